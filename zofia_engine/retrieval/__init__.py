@@ -1,0 +1,1 @@
+"""Stage 1 of ZoFia: entity-guided retrieval (paper §3)."""

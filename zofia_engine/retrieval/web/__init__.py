@@ -1,0 +1,1 @@
+"""Open-web search backends."""

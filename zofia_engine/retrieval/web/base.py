@@ -1,0 +1,50 @@
+"""The open-web search seam (paper §3.4, eq. 6): one async method per backend."""
+
+from __future__ import annotations
+
+import abc
+import datetime as dt
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from ..models import WebResult
+
+__all__ = ["SearchBackend", "WebQuery", "compose_query", "is_excluded"]
+
+
+@dataclass(frozen=True)
+class WebQuery:
+    """One search: every keyword required (eq. 6), at most ``max_results`` hits.
+
+    ``cutoff`` is the last day a result may be from: the day before the post's
+    publication date, so the answer cannot leak into the evidence.
+    """
+
+    keywords: tuple[str, ...]
+    max_results: int = 10
+    cutoff: dt.date | None = None
+    exclude_domains: tuple[str, ...] = field(default=())
+
+
+def compose_query(keywords: tuple[str, ...] | list[str]) -> str:
+    """Eq. 6: the conjunction of all keywords, each quoted so it must appear as a phrase."""
+    return " ".join('"' + k.replace('"', " ").strip() + '"' for k in keywords if k.strip())
+
+
+def is_excluded(url: str, domains: tuple[str, ...] | list[str]) -> bool:
+    """True when ``url``'s host is one of ``domains`` or a subdomain of one."""
+    host = (urlsplit(url).hostname or "").lower()
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+class SearchBackend(abc.ABC):
+    """A web search API. Implementations raise :class:`SourceError` subclasses on failure."""
+
+    name: str
+
+    @abc.abstractmethod
+    async def search(self, query: WebQuery) -> list[WebResult]:
+        """Run ``query`` and return at most ``query.max_results`` non-excluded results."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""

@@ -1,0 +1,26 @@
+"""The Wikipedia seam (paper §3.4): candidate senses for a keyword."""
+
+from __future__ import annotations
+
+import abc
+
+from ..models import WikiCandidate
+
+__all__ = ["WikipediaBackend"]
+
+
+class WikipediaBackend(abc.ABC):
+    """A source of Wikipedia articles. Failures raise :class:`SourceError` subclasses."""
+
+    name: str
+
+    @abc.abstractmethod
+    async def candidates(self, keyword: str, limit: int) -> list[WikiCandidate]:
+        """Return up to ``limit`` candidate senses of ``keyword``, best guesses first.
+
+        Each candidate carries its short description and its intro extract
+        (plain text); disambiguation pages are left out.
+        """
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
