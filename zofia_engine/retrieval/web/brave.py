@@ -1,0 +1,209 @@
+"""Brave Search as an open-web backend (paper §3.4, eq. 6).
+
+One GET to Brave's Web Search API per query. Wikipedia is excluded in the query
+itself (the paper takes Wikipedia from its own channel), the news vertical is
+left out with ``result_filter=web``, and the post's cutoff date becomes Brave's
+custom ``freshness`` range. Excluded domains and late-dated pages are filtered
+again on the way back, since neither the query operator nor the index date is
+a guarantee.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from ...config import WebSettings
+from ...errors import ConfigError, SourceResponseError
+from ..http import JsonHttpClient
+from ..models import WebResult
+from ._text import clean_text, parse_date
+from .base import SearchBackend, WebQuery, compose_query, is_excluded
+
+__all__ = ["BraveSearch"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.search.brave.com/res/v1"
+MAX_COUNT = 20  # Brave answers 422 above this
+MAX_QUERY_CHARS = 400  # Brave's limits on ``q``; beyond them it answers 422
+MAX_QUERY_WORDS = 50
+WIKIPEDIA_FILTER = " -site:wikipedia.org"
+# Brave's human-readable ``age``, used only when ``page_age`` is absent.
+AGE_FORMATS = ("%B %d, %Y", "%b %d, %Y")
+
+
+class BraveSearch(SearchBackend):
+    """The Brave Web Search API.
+
+    Args:
+        api_key: the subscription token; empty raises :class:`ConfigError`.
+        base_url: the API root, without ``/web/search``.
+        timeout_s: time allowed for one attempt.
+        retries: further attempts after a 429, a 5xx or a timeout.
+        requests_per_second: the plan's rate limit.
+        backoff_s: the first backoff step between retries.
+    """
+
+    name = "web:brave"
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        timeout_s: float = 10.0,
+        retries: int = 3,
+        requests_per_second: float = 1.0,
+        backoff_s: float = 0.5,
+    ) -> None:
+        if not api_key.strip():
+            raise ConfigError(
+                "web.brave.api_key is empty (set BRAVE_API_KEY or ZOFIA__WEB__BRAVE__API_KEY)"
+            )
+        self._endpoint = base_url.rstrip("/") + "/web/search"
+        self._http = JsonHttpClient(
+            self.name,
+            timeout_s=timeout_s,
+            retries=retries,
+            requests_per_second=requests_per_second,
+            headers={"X-Subscription-Token": api_key.strip(), "Accept": "application/json"},
+            backoff_s=backoff_s,
+        )
+
+    @classmethod
+    def from_settings(cls, web: WebSettings) -> BraveSearch:
+        """Build the backend from the ``[web]`` and ``[web.brave]`` settings.
+
+        Args:
+            web: the open-web settings.
+
+        Returns:
+            A backend with the configured key, URL, timeout, retries and rate.
+        """
+        return cls(
+            web.brave.api_key,
+            base_url=web.brave.base_url,
+            timeout_s=web.timeout_s,
+            retries=web.retries,
+            requests_per_second=web.brave.requests_per_second,
+        )
+
+    def params(self, query: WebQuery) -> dict[str, str | int]:
+        """The request's query-string parameters for ``query``.
+
+        Args:
+            query: the search to run.
+
+        Returns:
+            Brave's parameters. ``q`` is eq. 6 with Wikipedia excluded, cut to
+            Brave's 400 characters / 50 words by dropping trailing keywords;
+            ``count`` asks for twice ``max_results`` (at most 20) so that dropping
+            excluded domains still leaves enough hits.
+        """
+        params: dict[str, str | int] = {
+            "q": _fit_query(query.keywords),
+            "count": min(MAX_COUNT, max(1, query.max_results * 2)),
+            "result_filter": "web",
+            "extra_snippets": "true",
+            "safesearch": "moderate",
+        }
+        if query.cutoff is not None:
+            params["freshness"] = f"1970-01-01to{query.cutoff:%Y-%m-%d}"
+        return params
+
+    async def search(self, query: WebQuery) -> list[WebResult]:
+        """Run ``query`` against Brave.
+
+        Args:
+            query: the keywords, result budget, cutoff and excluded domains.
+
+        Returns:
+            At most ``query.max_results`` results, in Brave's order, none from an
+            excluded domain and none dated after the cutoff.
+
+        Raises:
+            SourceRateLimitedError: Brave kept answering 429.
+            SourceTimeoutError: Brave did not answer in time.
+            SourceResponseError: an error status, no connection, or a body that is
+                not Brave's format.
+        """
+        if query.max_results <= 0 or not compose_query(query.keywords):
+            return []
+        body = await self._http.get_json(self._endpoint, self.params(query))
+        results: list[WebResult] = []
+        for item in _web_results(body):
+            result = _to_result(item)
+            if result is None or is_excluded(result.url, query.exclude_domains):
+                continue
+            if query.cutoff and result.published and result.published > query.cutoff:
+                continue
+            results.append(result)
+            if len(results) >= query.max_results:
+                break
+        return results
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        await self._http.aclose()
+
+
+def _fit_query(keywords: tuple[str, ...]) -> str:
+    """Eq. 6 plus the Wikipedia filter, within Brave's limits on ``q``.
+
+    Keywords come in selection order, so when the whole conjunction would be
+    refused, the last ones are dropped until it fits.
+    """
+    kept = list(keywords)
+    while kept:
+        q = compose_query(kept) + WIKIPEDIA_FILTER
+        if len(q) <= MAX_QUERY_CHARS and len(q.split()) <= MAX_QUERY_WORDS:
+            if len(kept) < len(keywords):
+                log.info(
+                    "%s: query cut to %d of %d keywords", BraveSearch.name, len(kept), len(keywords)
+                )
+            return q
+        kept.pop()
+    # Not even the first keyword fits: keep the start of it.
+    first = " ".join(keywords[0].split()[: MAX_QUERY_WORDS // 2]) if keywords else ""
+    return compose_query([first[: MAX_QUERY_CHARS // 2]]) + WIKIPEDIA_FILTER
+
+
+def _web_results(body: Any) -> list[dict[str, Any]]:
+    """The ``web.results`` list of a Brave response, checked for shape."""
+    if not isinstance(body, dict):
+        raise SourceResponseError(
+            BraveSearch.name, f"expected a JSON object, got {type(body).__name__}"
+        )
+    web = body.get("web")
+    if web is None:
+        return []  # Brave leaves out the web section when nothing matched
+    if not isinstance(web, dict):
+        raise SourceResponseError(BraveSearch.name, "'web' is not an object")
+    items = web.get("results", [])
+    if not isinstance(items, list):
+        raise SourceResponseError(BraveSearch.name, "'web.results' is not a list")
+    if not all(isinstance(item, dict) for item in items):
+        raise SourceResponseError(BraveSearch.name, "'web.results' holds a non-object")
+    return items
+
+
+def _to_result(item: dict[str, Any]) -> WebResult | None:
+    """One Brave web result as a :class:`WebResult`; ``None`` when it has no URL."""
+    url = item.get("url")
+    if not isinstance(url, str) or not url.strip():
+        return None
+    extra = item.get("extra_snippets")
+    snippets = [clean_text(s) for s in extra] if isinstance(extra, list) else []
+    published: dt.date | None = parse_date(item.get("page_age"))
+    if published is None:
+        published = parse_date(item.get("age"), *AGE_FORMATS)
+    return WebResult(
+        title=clean_text(item.get("title")),
+        url=url.strip(),
+        snippet=clean_text(item.get("description")),
+        description=" ".join(s for s in snippets if s),
+        published=published,
+        source=BraveSearch.name,
+    )

@@ -1,0 +1,182 @@
+"""A SearXNG instance as an open-web backend (paper §3.4, eq. 6).
+
+SearXNG's JSON API (``/search?format=json``) must be enabled in the instance's
+``settings.yml``; otherwise it answers 403. It has no absolute date filter
+(only ``time_range=day|month|year``), so the post's cutoff is applied here, on
+each result's ``publishedDate``; undated results are kept, as the paper's
+pipeline has no other date to judge them by.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ...config import WebSettings
+from ...errors import ConfigError, SourceResponseError
+from ..http import JsonHttpClient
+from ..models import WebResult
+from ._text import clean_text, parse_date
+from .base import SearchBackend, WebQuery, compose_query, is_excluded
+
+__all__ = ["SearxngSearch"]
+
+log = logging.getLogger(__name__)
+
+WIKIPEDIA_FILTER = " -site:wikipedia.org"
+
+
+class SearxngSearch(SearchBackend):
+    """A SearXNG metasearch instance.
+
+    Args:
+        base_url: the instance root, e.g. ``http://localhost:8888``; empty raises
+            :class:`ConfigError`.
+        categories: SearXNG categories to search, comma-separated.
+        language: a language code, or ``"all"``.
+        timeout_s: time allowed for one attempt.
+        retries: further attempts after a 429, a 5xx or a timeout.
+        requests_per_second: the rate to stay under.
+        backoff_s: the first backoff step between retries.
+    """
+
+    name = "web:searxng"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        categories: str = "general",
+        language: str = "all",
+        timeout_s: float = 10.0,
+        retries: int = 3,
+        requests_per_second: float = 2.0,
+        backoff_s: float = 0.5,
+    ) -> None:
+        if not base_url.strip():
+            raise ConfigError("web.searxng.base_url is empty")
+        self._endpoint = base_url.strip().rstrip("/") + "/search"
+        self._categories = categories
+        self._language = language
+        self._http = JsonHttpClient(
+            self.name,
+            timeout_s=timeout_s,
+            retries=retries,
+            requests_per_second=requests_per_second,
+            headers={"Accept": "application/json"},
+            backoff_s=backoff_s,
+        )
+
+    @classmethod
+    def from_settings(cls, web: WebSettings) -> SearxngSearch:
+        """Build the backend from the ``[web]`` and ``[web.searxng]`` settings.
+
+        Args:
+            web: the open-web settings.
+
+        Returns:
+            A backend with the configured URL, categories, timeout, retries and rate.
+        """
+        return cls(
+            web.searxng.base_url,
+            categories=web.searxng.categories,
+            timeout_s=web.timeout_s,
+            retries=web.retries,
+            requests_per_second=web.searxng.requests_per_second,
+        )
+
+    def params(self, query: WebQuery) -> dict[str, str | int]:
+        """The request's query-string parameters for ``query``.
+
+        Args:
+            query: the search to run.
+
+        Returns:
+            SearXNG's parameters (no date parameter: the cutoff is applied afterwards).
+        """
+        return {
+            "q": compose_query(query.keywords) + WIKIPEDIA_FILTER,
+            "format": "json",
+            "categories": self._categories,
+            "language": self._language,
+            "safesearch": 1,
+            "pageno": 1,
+        }
+
+    async def search(self, query: WebQuery) -> list[WebResult]:
+        """Run ``query`` against the instance.
+
+        Args:
+            query: the keywords, result budget, cutoff and excluded domains.
+
+        Returns:
+            At most ``query.max_results`` results in SearXNG's order, none from an
+            excluded domain, none in the news category, none dated after the cutoff.
+
+        Raises:
+            SourceRateLimitedError: the instance kept answering 429.
+            SourceTimeoutError: the instance did not answer in time.
+            SourceResponseError: an error status, no connection, a body that is not
+                SearXNG's format, or no results because every engine failed.
+        """
+        if query.max_results <= 0 or not compose_query(query.keywords):
+            return []
+        body = await self._http.get_json(self._endpoint, self.params(query))
+        items, unresponsive = _parse_body(body)
+        if unresponsive:
+            log.info("%s: unresponsive engines: %s", self.name, ", ".join(unresponsive))
+        if not items and unresponsive:
+            raise SourceResponseError(
+                self.name, "no results; unresponsive engines: " + ", ".join(unresponsive)
+            )
+        results: list[WebResult] = []
+        for item in items:
+            if item.get("category") == "news":
+                continue
+            result = _to_result(item)
+            if result is None or is_excluded(result.url, query.exclude_domains):
+                continue
+            if query.cutoff and result.published and result.published > query.cutoff:
+                continue
+            results.append(result)
+            if len(results) >= query.max_results:
+                break
+        return results
+
+    async def aclose(self) -> None:
+        """Close the HTTP session."""
+        await self._http.aclose()
+
+
+def _parse_body(body: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """The result objects and the unresponsive engines' descriptions, checked for shape."""
+    if not isinstance(body, dict):
+        raise SourceResponseError(
+            SearxngSearch.name, f"expected a JSON object, got {type(body).__name__}"
+        )
+    items = body.get("results")
+    if not isinstance(items, list):
+        raise SourceResponseError(SearxngSearch.name, "'results' is missing or not a list")
+    if not all(isinstance(item, dict) for item in items):
+        raise SourceResponseError(SearxngSearch.name, "'results' holds a non-object")
+    unresponsive: list[str] = []
+    raw = body.get("unresponsive_engines")
+    for entry in raw if isinstance(raw, list) else []:
+        if isinstance(entry, list) and entry:
+            unresponsive.append(" ".join(str(part) for part in entry[:2]))
+    return items, unresponsive
+
+
+def _to_result(item: dict[str, Any]) -> WebResult | None:
+    """One SearXNG result as a :class:`WebResult`; ``None`` when it has no URL."""
+    url = item.get("url")
+    if not isinstance(url, str) or not url.strip():
+        return None
+    return WebResult(
+        title=clean_text(item.get("title")),
+        url=url.strip(),
+        snippet=clean_text(item.get("content")),
+        description="",
+        published=parse_date(item.get("publishedDate")),
+        source=SearxngSearch.name,
+    )
