@@ -20,6 +20,7 @@ from .ner.base import TaggedToken
 __all__ = [
     "EntityUnit",
     "aggregate_units",
+    "clean_units",
     "merge_variants",
     "select_by_dynamic_threshold",
 ]
@@ -74,6 +75,37 @@ def aggregate_units(tokens: Sequence[TaggedToken], text: str) -> list[EntityUnit
         group.append(tok)
     flush()
     return units
+
+
+# Characters that never occur inside a name: a span holding one is a tagging slip
+# of the small model on headlines and quotes ("Trump Shocks Hollywood-, Speaks Out").
+_NOT_IN_NAMES = set(':;?!"“”«»\n\r\t|')
+_EDGE = " \t\r\n'\"“”‘’«»()[]{}-–—,.:;!?*#"
+
+
+def clean_units(units: Sequence[EntityUnit], text: str, *, max_tokens: int = 8) -> list[EntityUnit]:
+    """Trim quotes and dashes off unit edges and drop spans that cannot be names.
+
+    Dropped: spans over ``max_tokens`` tokens, spans holding sentence
+    punctuation or quotes, and spans with a comma over four tokens (a list
+    or a clause, not "Washington, D.C.").
+    """
+    kept = []
+    for unit in units:
+        start, end = unit.start, unit.end
+        while start < end and text[start] in _EDGE:
+            start += 1
+        while end > start and text[end - 1] in _EDGE and text[end - 1] != ".":
+            end -= 1
+        if text[start:end].endswith(("'s", "’s")):  # possessive: "Bourdain’s"
+            end -= 2
+        name = text[start:end]
+        if not any(c.isalnum() for c in name) or unit.n_tokens > max_tokens:
+            continue
+        if _NOT_IN_NAMES & set(name) or ("," in name and unit.n_tokens > 4):
+            continue
+        kept.append(EntityUnit(name, unit.label, start, end, unit.confidence, unit.n_tokens))
+    return kept
 
 
 def select_by_dynamic_threshold(

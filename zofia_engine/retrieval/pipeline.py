@@ -17,7 +17,12 @@ from ..config import Settings
 from ..encoder import SentenceTransformerEncoder, TextEncoder
 from ..errors import SourceError
 from .disambiguation import choose_senses, first_sentences
-from .entities import aggregate_units, merge_variants, select_by_dynamic_threshold
+from .entities import (
+    aggregate_units,
+    clean_units,
+    merge_variants,
+    select_by_dynamic_threshold,
+)
 from .keywords import select_keywords, similarity_matrix
 from .models import (
     Entity,
@@ -171,11 +176,11 @@ class EntityGuidedRetrieval:
         t = time.perf_counter()
         tagged = self.ner.recognize(text)
         timings["ner_ms"] = _ms(time.perf_counter() - t)
-        units = [
-            u
-            for u in aggregate_units(tagged.tokens, text)
-            if u.label in s.ner.labels and u.n_tokens <= s.ner.max_entity_tokens
-        ]
+        units = clean_units(
+            [u for u in aggregate_units(tagged.tokens, text) if u.label in s.ner.labels],
+            text,
+            max_tokens=s.ner.max_entity_tokens,
+        )
         kept, threshold = select_by_dynamic_threshold(
             units,
             initial=s.ner.threshold_init,
