@@ -40,7 +40,8 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {"BRAVE_API_KEY": ("web", "brave", "ap
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Numbers given for string settings (a numeric API key from the environment) stay strings.
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
 class NERSettings(_Section):
@@ -170,14 +171,14 @@ class Settings(_Section):
     wikipedia: WikipediaSettings = WikipediaSettings()
 
 
-def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str) -> None:
+def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str, parse: bool = True) -> None:
     node = data
     for part in path[:-1]:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
             raise ConfigError(f"{'.'.join(path)}: environment override hits a non-table value")
         node = child
-    node[path[-1]] = _parse_env_value(value)
+    node[path[-1]] = _parse_env_value(value) if parse else value
 
 
 def _parse_env_value(value: str) -> Any:
@@ -190,8 +191,8 @@ def _parse_env_value(value: str) -> Any:
 
 def _apply_env(data: dict[str, Any], environ: Mapping[str, str]) -> None:
     for name, path in ENV_ALIASES.items():
-        if environ.get(name):
-            _set_path(data, path, environ[name])
+        if environ.get(name):  # a vendor's own variable: always a plain string
+            _set_path(data, path, environ[name], parse=False)
     for name, value in environ.items():
         if name.startswith(ENV_PREFIX):
             path = tuple(p.lower() for p in name[len(ENV_PREFIX) :].split("__") if p)
@@ -231,8 +232,10 @@ def load_config(
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
             raise ConfigError(f"config file not found: {path}") from exc
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from exc
     _apply_env(data, os.environ if environ is None else environ)
     try:
         return Settings.model_validate(data)

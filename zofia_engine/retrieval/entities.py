@@ -97,6 +97,7 @@ def clean_units(units: Sequence[EntityUnit], text: str, *, max_tokens: int = 8) 
             start += 1
         while end > start and text[end - 1] in _EDGE and text[end - 1] != ".":
             end -= 1
+        end = start + _name_prefix(text[start:end])
         if text[start:end].endswith(("'s", "’s")):  # possessive: "Bourdain’s"
             end -= 2
         name = text[start:end]
@@ -106,6 +107,66 @@ def clean_units(units: Sequence[EntityUnit], text: str, *, max_tokens: int = 8) 
             continue
         kept.append(EntityUnit(name, unit.label, start, end, unit.confidence, unit.n_tokens))
     return kept
+
+
+# Lower-case words that do occur inside names ("Bank of America", "Osama bin Laden").
+_CONNECTORS = frozenset(
+    [
+        "of",
+        "the",
+        "and",
+        "for",
+        "on",
+        "in",
+        "de",
+        "del",
+        "della",
+        "der",
+        "des",
+        "di",
+        "du",
+        "da",
+        "dos",
+        "la",
+        "le",
+        "van",
+        "von",
+        "bin",
+        "al",
+        "el",
+        "y",
+        "et",
+    ]
+)
+
+
+def _name_prefix(span: str) -> int:
+    """Length of the part of ``span`` that reads as a name.
+
+    The small tagger sometimes runs a name into the rest of its clause
+    ("Emmanuel Macron met her at the Elysee."): the name ends before the first
+    word with no capital or digit that is not a connector, and a sentence's
+    full stop is not part of it (an abbreviation's is: "D.C.", "U.S.").
+    """
+    end = 0
+    for match in re.finditer(r"\S+", span):
+        word = match.group()
+        bare = word.strip(".,")
+        if not (any(c.isupper() or c.isdigit() for c in bare) or bare.lower() in _CONNECTORS):
+            break
+        end = match.end()
+    name = span[:end].rstrip()
+    while name and (name[-1] in _EDGE_WORDS or name.split()[-1].lower() in _CONNECTORS):
+        name = name[:-1].rstrip() if name[-1] in _EDGE_WORDS else name.rsplit(None, 1)[0]
+        if len(name.split()) == 1 and name.lower() in _CONNECTORS:
+            return 0
+    last = name.split()[-1] if name.split() else ""
+    if last.endswith(".") and "." not in last[:-1] and len(last) > 3:
+        name = name[:-1]
+    return len(name)
+
+
+_EDGE_WORDS = ",;:"
 
 
 def select_by_dynamic_threshold(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from ..config import Settings
 from ..encoder import SentenceTransformerEncoder, TextEncoder
 from ..errors import SourceError
+from ..text import clean_post
 from .disambiguation import choose_senses, first_sentences
 from .entities import (
     aggregate_units,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["EntityGuidedRetrieval"]
 
 FALLBACK_QUERY_WORDS = 12
+FALLBACK_QUERY_CHARS = 100
 
 
 def _ms(seconds: float) -> float:
@@ -116,14 +118,15 @@ class EntityGuidedRetrieval:
         """
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        degraded: list[str] = []
-        text = text.replace("\x00", " ")
+        if isinstance(published, dt.datetime):
+            published = published.date()
+        text, degraded = clean_post(text)
         limit = self.settings.ner.max_chars
         if len(text) > limit:
             degraded.append(f"post cut to its first {limit} characters for entity extraction")
             text = text[:limit]
         if not text.strip():
-            return self._empty_result(["empty post: nothing to retrieve"], started)
+            return self._empty_result([*degraded, "empty post: nothing to retrieve"], started)
 
         t = time.perf_counter()
         analysed = await asyncio.to_thread(self._entities_and_salience, text, timings)
@@ -135,21 +138,22 @@ class EntityGuidedRetrieval:
         timings["keywords_ms"] = _ms(time.perf_counter() - t)
 
         if keywords:
-            query = compose_query([k.text for k in keywords])
             terms: tuple[str, ...] = tuple(k.text for k in keywords)
+            exact = True
         else:
             # Appendix A.1: with no entity anchors, fall back to a coarser clue.
-            words = (sentences[0] if sentences else text).split()[:FALLBACK_QUERY_WORDS]
-            query = " ".join(words)
-            terms = (query,) if query else ()
+            lead = (sentences[0] if sentences else text)[:FALLBACK_QUERY_CHARS]
+            terms = tuple(lead.split()[:FALLBACK_QUERY_WORDS])
+            exact = False
             degraded.append(
                 "no named entities: web search falls back to the post's first words "
                 "and Wikipedia is skipped"
             )
 
         cutoff = published - dt.timedelta(days=1) if published else None
+        query = compose_query(terms, exact=exact)
         (web, web_status), (wiki, wiki_status) = await asyncio.gather(
-            self._search_web(terms, cutoff, timings),
+            self._search_web(terms, exact, cutoff, timings),
             self._search_wikipedia(chosen, salience, timings),
         )
         sources = [*web_status, wiki_status]
@@ -224,7 +228,11 @@ class EntityGuidedRetrieval:
         return keywords, [p.index for p in picks]
 
     async def _search_web(
-        self, terms: tuple[str, ...], cutoff: dt.date | None, timings: dict[str, float]
+        self,
+        terms: tuple[str, ...],
+        exact: bool,
+        cutoff: dt.date | None,
+        timings: dict[str, float],
     ) -> tuple[list[WebResult], list[SourceStatus]]:
         if not self.search_backends:
             return [], [SourceStatus(name="web", status="disabled", detail="offline: none set")]
@@ -236,6 +244,7 @@ class EntityGuidedRetrieval:
             ]
         query = WebQuery(
             keywords=terms,
+            exact=exact,
             max_results=w.max_results,
             cutoff=cutoff,
             exclude_domains=tuple(w.exclude_domains),
@@ -317,10 +326,15 @@ class EntityGuidedRetrieval:
         timings["wikipedia_ms"] = _ms(elapsed)
         if failures and len(failures) == len(chosen):
             return entries, SourceStatus(
-                name=backend.name, status="failed", detail=str(failures[0]), elapsed_ms=_ms(elapsed)
+                name=backend.name,
+                status="failed",
+                detail=_reason(failures[0]),
+                elapsed_ms=_ms(elapsed),
             )
         detail = (
-            f"{len(failures)} of {len(chosen)} lookups failed: {failures[0]}" if failures else ""
+            f"{len(failures)} of {len(chosen)} lookups failed: {_reason(failures[0])}"
+            if failures
+            else ""
         )
         missing = sum(1 for c in found if not c)
         if missing and not failures:
@@ -351,6 +365,11 @@ async def _timed(awaitable: Awaitable[list[WebResult]]) -> tuple[list[WebResult]
     t = time.perf_counter()
     results = await awaitable
     return results, time.perf_counter() - t
+
+
+def _reason(exc: BaseException) -> str:
+    """A failure in words, without repeating the source's name."""
+    return exc.detail if isinstance(exc, SourceError) else f"{type(exc).__name__}: {exc}"
 
 
 def _interleave(lists: list[list[WebResult]], limit: int) -> list[WebResult]:

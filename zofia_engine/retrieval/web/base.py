@@ -16,19 +16,28 @@ __all__ = ["SearchBackend", "WebQuery", "compose_query", "is_excluded"]
 class WebQuery:
     """One search: every keyword required (eq. 6), at most ``max_results`` hits.
 
-    ``cutoff`` is the last day a result may be from: the day before the post's
-    publication date, so the answer cannot leak into the evidence.
+    ``exact`` quotes each keyword so it must appear as a phrase; the fallback
+    query of a post without entities is plain words. ``cutoff`` is the last day
+    a result may be from: the day before the post's publication date, so the
+    answer cannot leak into the evidence.
     """
 
     keywords: tuple[str, ...]
+    exact: bool = True
     max_results: int = 10
     cutoff: dt.date | None = None
     exclude_domains: tuple[str, ...] = field(default=())
 
 
-def compose_query(keywords: tuple[str, ...] | list[str]) -> str:
-    """Eq. 6: the conjunction of all keywords, each quoted so it must appear as a phrase."""
-    return " ".join('"' + k.replace('"', " ").strip() + '"' for k in keywords if k.strip())
+def compose_query(keywords: tuple[str, ...] | list[str], exact: bool = True) -> str:
+    """Eq. 6: the conjunction of all keywords, each quoted so it must appear as a phrase.
+
+    With ``exact=False`` the terms are joined as plain words.
+    """
+    terms = [k.replace('"', " ").strip() for k in keywords]
+    if not exact:
+        return " ".join(t for t in terms if t)
+    return " ".join(f'"{t}"' for t in terms if t)
 
 
 def is_excluded(url: str, domains: tuple[str, ...] | list[str]) -> bool:

@@ -103,7 +103,7 @@ class BraveSearch(SearchBackend):
             excluded domains still leaves enough hits.
         """
         params: dict[str, str | int] = {
-            "q": _fit_query(query.keywords),
+            "q": _fit_query(query.keywords, query.exact),
             "count": min(MAX_COUNT, max(1, query.max_results * 2)),
             "result_filter": "web",
             "extra_snippets": "true",
@@ -129,7 +129,7 @@ class BraveSearch(SearchBackend):
             SourceResponseError: an error status, no connection, or a body that is
                 not Brave's format.
         """
-        if query.max_results <= 0 or not compose_query(query.keywords):
+        if query.max_results <= 0 or not compose_query(query.keywords, query.exact):
             return []
         body = await self._http.get_json(self._endpoint, self.params(query))
         results: list[WebResult] = []
@@ -149,7 +149,7 @@ class BraveSearch(SearchBackend):
         await self._http.aclose()
 
 
-def _fit_query(keywords: tuple[str, ...]) -> str:
+def _fit_query(keywords: tuple[str, ...], exact: bool = True) -> str:
     """Eq. 6 plus the Wikipedia filter, within Brave's limits on ``q``.
 
     Keywords come in selection order, so when the whole conjunction would be
@@ -157,7 +157,7 @@ def _fit_query(keywords: tuple[str, ...]) -> str:
     """
     kept = list(keywords)
     while kept:
-        q = compose_query(kept) + WIKIPEDIA_FILTER
+        q = compose_query(kept, exact) + WIKIPEDIA_FILTER
         if len(q) <= MAX_QUERY_CHARS and len(q.split()) <= MAX_QUERY_WORDS:
             if len(kept) < len(keywords):
                 log.info(
@@ -167,7 +167,7 @@ def _fit_query(keywords: tuple[str, ...]) -> str:
         kept.pop()
     # Not even the first keyword fits: keep the start of it.
     first = " ".join(keywords[0].split()[: MAX_QUERY_WORDS // 2]) if keywords else ""
-    return compose_query([first[: MAX_QUERY_CHARS // 2]]) + WIKIPEDIA_FILTER
+    return compose_query([first[: MAX_QUERY_CHARS // 2]], exact) + WIKIPEDIA_FILTER
 
 
 def _web_results(body: Any) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ class SearxngSearch(SearchBackend):
             SearXNG's parameters (no date parameter: the cutoff is applied afterwards).
         """
         return {
-            "q": compose_query(query.keywords) + WIKIPEDIA_FILTER,
+            "q": compose_query(query.keywords, query.exact) + WIKIPEDIA_FILTER,
             "format": "json",
             "categories": self._categories,
             "language": self._language,
@@ -119,7 +119,7 @@ class SearxngSearch(SearchBackend):
             SourceResponseError: an error status, no connection, a body that is not
                 SearXNG's format, or no results because every engine failed.
         """
-        if query.max_results <= 0 or not compose_query(query.keywords):
+        if query.max_results <= 0 or not compose_query(query.keywords, query.exact):
             return []
         body = await self._http.get_json(self._endpoint, self.params(query))
         items, unresponsive = _parse_body(body)

@@ -1,0 +1,36 @@
+"""The engine's public names: exactly what ``__all__`` promises, each importable."""
+
+from __future__ import annotations
+
+import zofia_engine
+
+
+def test_public_names() -> None:
+    assert sorted(zofia_engine.__all__) == [
+        "ConfigError",
+        "Entity",
+        "EntityGuidedRetrieval",
+        "Keyword",
+        "ModelUnavailableError",
+        "Settings",
+        "SourceError",
+        "SourceRateLimitedError",
+        "SourceResponseError",
+        "SourceStatus",
+        "SourceTimeoutError",
+        "Stage1Result",
+        "WebResult",
+        "WikipediaEntry",
+        "ZofiaError",
+        "load_config",
+    ]
+    for name in zofia_engine.__all__:
+        assert getattr(zofia_engine, name) is not None
+
+
+def test_error_tree() -> None:
+    assert issubclass(zofia_engine.SourceRateLimitedError, zofia_engine.SourceError)
+    assert issubclass(zofia_engine.SourceError, zofia_engine.ZofiaError)
+    assert issubclass(zofia_engine.ConfigError, zofia_engine.ZofiaError)
+    err = zofia_engine.SourceTimeoutError("web:brave", "no answer")
+    assert str(err) == "web:brave: no answer" and err.source == "web:brave"

@@ -1,0 +1,99 @@
+"""Post hygiene before any model sees the text.
+
+Forwarded posts arrive with HTML fragments, control characters, broken
+surrogates from bad encoders and ragged whitespace. ``clean_post`` fixes what
+can be fixed and says what it did, so the report can tell the user.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+__all__ = ["clean_post"]
+
+_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
+_NEWLINES = re.compile(r"\s*\n\s*\n\s*")
+_BLOCK_TAGS = frozenset(
+    [
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "tr",
+        "table",
+        "blockquote",
+        "section",
+        "article",
+        "header",
+        "footer",
+    ]
+)
+
+
+class _TextOfHTML(HTMLParser):
+    """Collects the text of an HTML fragment; block elements become line breaks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self._skip += 1
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._skip = max(0, self._skip - 1)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.parts.append(data)
+
+
+def _strip_html(text: str) -> str:
+    parser = _TextOfHTML()
+    parser.feed(text)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def clean_post(text: str) -> tuple[str, list[str]]:
+    """Return the cleaned text and notes on what was changed.
+
+    Lone surrogates become U+FFFD, control characters (NUL included) become
+    spaces, HTML markup is reduced to its text, runs of spaces collapse (a
+    double space would split a name for the tagger) and paragraph breaks are
+    kept, since sentence splitting uses them.
+    """
+    notes: list[str] = []
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+        notes.append("invalid characters (lone surrogates) replaced")
+    controls = len(_CONTROL.findall(text))
+    if controls:
+        text = _CONTROL.sub(" ", text)
+        notes.append(f"{controls} control character(s) removed")
+    if _TAG.search(text):
+        text = _strip_html(text)
+        notes.append("HTML markup removed from the post")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _BLANKS.sub(" ", text)
+    text = _NEWLINES.sub("\n\n", text)
+    return text.strip(), notes
