@@ -13,6 +13,8 @@ import time
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..config import Settings
 from ..encoder import SentenceTransformerEncoder, TextEncoder
 from ..errors import SourceError
@@ -34,7 +36,7 @@ from .models import (
     WikiCandidate,
     WikipediaEntry,
 )
-from .ner import NERBackend, build_ner_backend
+from .ner import NERBackend, NEROutput, build_ner_backend
 from .ner.sentences import split_sentences
 from .salience import SalienceResult, score_salience
 from .web.base import SearchBackend, WebQuery, compose_query
@@ -129,9 +131,16 @@ class EntityGuidedRetrieval:
             return self._empty_result([*degraded, "empty post: nothing to retrieve"], started)
 
         t = time.perf_counter()
-        analysed = await asyncio.to_thread(self._entities_and_salience, text, timings)
+        # The post's own vector needs no entities: encode it while NER runs.
+        (v_text,), tagged = await asyncio.gather(
+            asyncio.to_thread(self._timed_encode, [text], "text_encode_ms", timings),
+            asyncio.to_thread(self._recognize, text, timings),
+        )
+        timings["ner_and_text_ms"] = _ms(time.perf_counter() - t)
+        t = time.perf_counter()
+        analysed = await asyncio.to_thread(self._entities_and_salience, text, tagged, v_text)
         entities, threshold, sentences, salience = analysed
-        timings["analysis_ms"] = _ms(time.perf_counter() - t)
+        timings["salience_ms"] = _ms(time.perf_counter() - t)
 
         t = time.perf_counter()
         keywords, chosen = self._keywords(salience)
@@ -173,13 +182,22 @@ class EntityGuidedRetrieval:
             degraded=degraded,
         )
 
-    def _entities_and_salience(
-        self, text: str, timings: dict[str, float]
-    ) -> tuple[list[Entity], float | None, list[str], SalienceResult]:
-        s = self.settings
+    def _recognize(self, text: str, timings: dict[str, float]) -> NEROutput:
         t = time.perf_counter()
         tagged = self.ner.recognize(text)
         timings["ner_ms"] = _ms(time.perf_counter() - t)
+        return tagged
+
+    def _timed_encode(self, texts: list[str], key: str, timings: dict[str, float]) -> np.ndarray:
+        t = time.perf_counter()
+        vectors = self.encoder.encode(texts)
+        timings[key] = _ms(time.perf_counter() - t)
+        return vectors
+
+    def _entities_and_salience(
+        self, text: str, tagged: NEROutput, v_text: np.ndarray
+    ) -> tuple[list[Entity], float | None, list[str], SalienceResult]:
+        s = self.settings
         units = clean_units(
             [u for u in aggregate_units(tagged.tokens, text) if u.label in s.ner.labels],
             text,
@@ -194,9 +212,9 @@ class EntityGuidedRetrieval:
         )
         entities = merge_variants(kept, tagged.sentences)
         sentences = [text[a:b] for a, b in tagged.sentences]
-        t = time.perf_counter()
-        salience = score_salience(entities, sentences, text, self.encoder, s.keywords.mentions)
-        timings["salience_ms"] = _ms(time.perf_counter() - t)
+        salience = score_salience(
+            entities, sentences, text, self.encoder, s.keywords.mentions, text_vector=v_text
+        )
         return salience.entities, threshold, sentences, salience
 
     def _keywords(self, salience: SalienceResult) -> tuple[list[Keyword], list[int]]:

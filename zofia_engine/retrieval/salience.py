@@ -59,8 +59,12 @@ def score_salience(
     text: str,
     encoder: TextEncoder,
     mentions: Literal["all", "first"] = "all",
+    text_vector: np.ndarray | None = None,
 ) -> SalienceResult:
     """Score every entity by eq. 3 with one encoder call.
+
+    ``text_vector`` is the post's vector when the caller already has it (the
+    pipeline encodes the post while NER runs).
 
     Returns entities (copies with ``salience``, ``local_salience``,
     ``global_salience`` and ``context_sentence`` set) in the input order.
@@ -74,10 +78,11 @@ def score_salience(
     context_of = {j: local_context(sentences, j) for js in per_entity for j in js}
     names = [e.text for e in entities]
     contexts = list(context_of.values())
-    vectors = encoder.encode([*names, *contexts, text])
+    post = [] if text_vector is not None else [text]
+    vectors = encoder.encode([*names, *contexts, *post])
     v_names = vectors[: len(names)]
     v_ctx = dict(zip(context_of, vectors[len(names) : len(names) + len(contexts)], strict=True))
-    v_text = vectors[-1]
+    v_text = vectors[-1] if text_vector is None else text_vector
 
     scored: list[Entity] = []
     best_contexts: list[str] = []
