@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ..models import WebResult
 
-__all__ = ["SearchBackend", "WebQuery", "compose_query", "is_excluded"]
+__all__ = ["SearchBackend", "WebQuery", "admit", "compose_query", "is_excluded"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,21 @@ def is_excluded(url: str, domains: tuple[str, ...] | list[str]) -> bool:
     """True when ``url``'s host is one of ``domains`` or a subdomain of one."""
     host = (urlsplit(url).hostname or "").lower()
     return any(host == d or host.endswith("." + d) for d in domains)
+
+
+def admit(results: Iterable[WebResult | None], query: WebQuery) -> list[WebResult]:
+    """Keep results in order, dropping unusable ones (``None``), excluded domains and
+    anything dated after the cutoff, up to ``query.max_results``."""
+    kept: list[WebResult] = []
+    for result in results:
+        if result is None or is_excluded(result.url, query.exclude_domains):
+            continue
+        if query.cutoff and result.published and result.published > query.cutoff:
+            continue
+        kept.append(result)
+        if len(kept) >= query.max_results:
+            break
+    return kept
 
 
 class SearchBackend(abc.ABC):

@@ -19,7 +19,7 @@ from ...errors import ConfigError, SourceResponseError
 from ..http import JsonHttpClient
 from ..models import WebResult
 from ._text import clean_text, parse_date
-from .base import SearchBackend, WebQuery, compose_query, is_excluded
+from .base import SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["BraveSearch"]
 
@@ -132,17 +132,7 @@ class BraveSearch(SearchBackend):
         if query.max_results <= 0 or not compose_query(query.keywords, query.exact):
             return []
         body = await self._http.get_json(self._endpoint, self.params(query))
-        results: list[WebResult] = []
-        for item in _web_results(body):
-            result = _to_result(item)
-            if result is None or is_excluded(result.url, query.exclude_domains):
-                continue
-            if query.cutoff and result.published and result.published > query.cutoff:
-                continue
-            results.append(result)
-            if len(results) >= query.max_results:
-                break
-        return results
+        return admit((_to_result(item) for item in _web_results(body)), query)
 
     async def aclose(self) -> None:
         """Close the HTTP session."""

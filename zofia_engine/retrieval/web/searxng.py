@@ -17,7 +17,7 @@ from ...errors import ConfigError, SourceResponseError
 from ..http import JsonHttpClient
 from ..models import WebResult
 from ._text import clean_text, parse_date
-from .base import SearchBackend, WebQuery, compose_query, is_excluded
+from .base import SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["SearxngSearch"]
 
@@ -129,19 +129,8 @@ class SearxngSearch(SearchBackend):
             raise SourceResponseError(
                 self.name, "no results; unresponsive engines: " + ", ".join(unresponsive)
             )
-        results: list[WebResult] = []
-        for item in items:
-            if item.get("category") == "news":
-                continue
-            result = _to_result(item)
-            if result is None or is_excluded(result.url, query.exclude_domains):
-                continue
-            if query.cutoff and result.published and result.published > query.cutoff:
-                continue
-            results.append(result)
-            if len(results) >= query.max_results:
-                break
-        return results
+        news_dropped = (item for item in items if item.get("category") != "news")
+        return admit((_to_result(item) for item in news_dropped), query)
 
     async def aclose(self) -> None:
         """Close the HTTP session."""
