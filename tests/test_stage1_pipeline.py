@@ -633,3 +633,38 @@ async def test_prompt_injection_is_just_text(
     assert "Ignore" not in result.query and "instructions" not in result.query
     assert _brave_q(brave_server) == result.query + " -site:wikipedia.org"
     assert not any("no named entities" in d for d in result.degraded)
+
+
+class _CountingEncoder:
+    """The real encoder, with a record of every call (instrumentation, not a fake)."""
+
+    def __init__(self, inner: SentenceTransformerEncoder) -> None:
+        self.inner = inner
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: Any) -> Any:
+        self.calls.append(list(texts))
+        return self.inner.encode(texts)
+
+
+async def test_each_string_is_encoded_once_in_three_calls(
+    ner: NERBackend, encoder: SentenceTransformerEncoder
+) -> None:
+    story = (
+        "Apple unveiled a new iPhone in Cupertino on Tuesday. Tim Cook said the phone "
+        "would ship in California first. Analysts in New York expect strong sales."
+    )
+    counting = _CountingEncoder(encoder)
+    async with EntityGuidedRetrieval(ner=ner, encoder=counting, search_backends=[]) as stage1:
+        result = await stage1.run(story)
+
+    assert result.keywords and result.wikipedia
+    # The post (while NER runs), salience (names + contexts), disambiguation.
+    assert len(counting.calls) == 3
+    post, salience, senses = counting.calls
+    assert post == [story]
+    names = [e.text for e in result.entities]
+    assert salience[: len(names)] == names
+    assert len(set(salience)) == len(salience), "no string twice in one call"
+    assert story not in salience
+    assert len(senses) == sum(len(w.candidates) for w in result.wikipedia)

@@ -35,6 +35,7 @@ from zofia_engine.errors import (
     SourceResponseError,
     SourceTimeoutError,
 )
+from zofia_engine.retrieval.http import retry_delay
 from zofia_engine.retrieval.models import WebResult
 from zofia_engine.retrieval.web.base import SearchBackend, WebQuery
 from zofia_engine.retrieval.web.brave import BraveSearch
@@ -624,3 +625,46 @@ async def test_build_search_backends_follows_settings_order(
 
 def test_offline_default_builds_no_backends() -> None:
     assert build_search_backends(WebSettings()) == []
+
+
+async def test_brave_rate_limit_reset_header_sets_the_wait(
+    brave_server: FakeBrave, make_brave: Callable[..., BraveSearch]
+) -> None:
+    # No Retry-After; the spent per-second window resets in 0 s: retried at once,
+    # even though the configured exponential backoff would wait 5 s.
+    brave_server.script(brave_rate_limited(remaining="0, 14000", reset="0, 1000000"))
+    brave_server.respond(brave_body([brave_result("https://ok.example/page")]))
+
+    started = time.perf_counter()
+    results = await make_brave(retries=2, backoff_s=5.0).search(WebQuery(("Merkel",)))
+
+    assert urls(results) == ["https://ok.example/page"]
+    assert time.perf_counter() - started < 2.0
+    assert len(brave_server.requests) == 2
+
+
+async def test_brave_spent_monthly_quota_fails_fast(
+    brave_server: FakeBrave, make_brave: Callable[..., BraveSearch]
+) -> None:
+    brave_server.respond(brave_rate_limited(remaining="0, 0", reset="1, 1000000"))
+
+    with pytest.raises(SourceRateLimitedError, match=r"quota exhausted.*1000000 s"):
+        await make_brave(retries=3).search(WebQuery(("Merkel",)))
+
+    assert len(brave_server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "3"}, 3.0),
+        ({"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}, None),
+        ({"X-RateLimit-Remaining": "0, 10", "X-RateLimit-Reset": "2, 900"}, 2.0),
+        ({"X-RateLimit-Remaining": "0, 0", "X-RateLimit-Reset": "2, 900"}, 900.0),
+        ({"X-RateLimit-Remaining": "5, 10", "X-RateLimit-Reset": "2, 900"}, None),
+        ({"X-RateLimit-Reset": "4"}, 4.0),
+        ({}, None),
+    ],
+)
+def test_retry_delay_from_headers(headers: dict[str, str], expected: float | None) -> None:
+    assert retry_delay(headers) == expected

@@ -246,13 +246,19 @@ def brave_error(status: int, code: str, detail: str, **meta: Any) -> dict[str, A
     return {"type": "ErrorResponse", "error": error, "time": int(time.time())}
 
 
-def brave_rate_limited(retry_after: str | None = None) -> Reply:
-    """Brave's 429: its rate-limit headers, plus ``Retry-After`` when given."""
+def brave_rate_limited(
+    retry_after: str | None = None, remaining: str = "0, 14000", reset: str = "0, 1000000"
+) -> Reply:
+    """Brave's 429: its per-window rate-limit headers, plus ``Retry-After`` when given.
+
+    The defaults are the per-second window spent and resetting now, the monthly
+    quota not spent.
+    """
     headers = {
         "X-RateLimit-Limit": "1, 15000",
         "X-RateLimit-Policy": "1;w=1, 15000;w=2592000",
-        "X-RateLimit-Remaining": "0, 14000",
-        "X-RateLimit-Reset": "1, 1000000",
+        "X-RateLimit-Remaining": remaining,
+        "X-RateLimit-Reset": reset,
     }
     if retry_after is not None:
         headers["Retry-After"] = retry_after

@@ -24,7 +24,7 @@ from tenacity import (
 
 from ..errors import SourceRateLimitedError, SourceResponseError, SourceTimeoutError
 
-__all__ = ["JsonHttpClient"]
+__all__ = ["JsonHttpClient", "retry_delay"]
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -47,6 +47,34 @@ def _parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None  # an HTTP date: fall back to exponential backoff
+
+
+def _numbers(value: str | None) -> list[float]:
+    try:
+        return [float(v) for v in (value or "").split(",") if v.strip()]
+    except ValueError:
+        return []
+
+
+def retry_delay(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait before retrying a 429, from the response headers.
+
+    ``Retry-After`` when present; otherwise the ``X-RateLimit-Reset`` of the
+    windows whose ``X-RateLimit-Remaining`` is 0 (Brave sends one value per
+    window: "1, 1419704" is one second for the per-second limit and about 16
+    days for the monthly quota). ``None`` when the headers say nothing.
+    """
+    after = _parse_retry_after(headers.get("Retry-After"))
+    if after is not None:
+        return after
+    reset = _numbers(headers.get("X-RateLimit-Reset"))
+    remaining = _numbers(headers.get("X-RateLimit-Remaining"))
+    if not reset:
+        return None
+    if len(remaining) == len(reset):
+        spent = [r for left, r in zip(remaining, reset, strict=True) if left <= 0]
+        return max(spent) if spent else None
+    return reset[0]
 
 
 class JsonHttpClient:
@@ -130,9 +158,13 @@ class JsonHttpClient:
         try:
             async with self._limiter, session.get(url, params=params) as resp:
                 if resp.status in RETRY_STATUSES:
-                    raise _RetryableStatus(
-                        resp.status, _parse_retry_after(resp.headers.get("Retry-After"))
-                    )
+                    delay = retry_delay(resp.headers)
+                    if resp.status == 429 and delay is not None and delay > self._max_backoff:
+                        # A spent quota: waiting for it within one check is pointless.
+                        raise SourceRateLimitedError(
+                            self.source, f"quota exhausted (HTTP 429); resets in {delay:.0f} s"
+                        )
+                    raise _RetryableStatus(resp.status, delay)
                 body = await resp.read()
                 if resp.status >= 400:
                     raise SourceResponseError(

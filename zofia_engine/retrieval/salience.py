@@ -77,12 +77,17 @@ def score_salience(
         per_entity.append(js[:1] if mentions == "first" else js)
     context_of = {j: local_context(sentences, j) for js in per_entity for j in js}
     names = [e.text for e in entities]
-    contexts = list(context_of.values())
-    post = [] if text_vector is not None else [text]
-    vectors = encoder.encode([*names, *contexts, *post])
+    # A short post can be its own context: encode each distinct string once.
+    contexts = list(dict.fromkeys(c for c in context_of.values() if c != text))
+    strings = [*names, *contexts]
+    if text_vector is None:
+        strings.append(text)
+    vectors = encoder.encode(strings)
     v_names = vectors[: len(names)]
-    v_ctx = dict(zip(context_of, vectors[len(names) : len(names) + len(contexts)], strict=True))
     v_text = vectors[-1] if text_vector is None else text_vector
+    v_string = dict(zip(contexts, vectors[len(names) : len(names) + len(contexts)], strict=True))
+    v_string[text] = v_text
+    v_ctx = {j: v_string[c] for j, c in context_of.items()}
 
     scored: list[Entity] = []
     best_contexts: list[str] = []
