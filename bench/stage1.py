@@ -8,7 +8,8 @@ passes (NER, salience encoding, disambiguation encoding), and peak RSS.
 
     python bench/stage1.py [--limit 50] [--data PATH] [--config zofia.toml]
 
-The last line is one JSON object: p50_ms, p95_ms, model_share, peak_rss_mb.
+The last line is one JSON object: p50_ms, p95_ms, model_share, peak_rss_mb,
+and how many keywords SC-MMR chose (mean, and how many posts got each count).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import resource
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 
 from zofia_engine.config import load_config
@@ -67,6 +69,7 @@ async def main() -> None:
         "mean_ms": round(statistics.fmean(totals), 1),
         "model_share": round(sum(model) / sum(totals), 3),
         "keywords_mean": round(statistics.fmean(keywords), 2),
+        "keywords_per_post": dict(sorted(Counter(keywords).items())),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     for name, value in figures.items():
