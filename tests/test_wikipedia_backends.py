@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.mediawiki_peer import CORPUS, Fault, MediaWikiPeer, refused_port_url
+from peers.mediawiki_peer import CORPUS, Fault, MediaWikiPeer, PeerPage, refused_port_url
 
 from zofia_engine.config import MediaWikiSettings, OfflineWikiSettings, WikipediaSettings
 from zofia_engine.errors import (
@@ -36,6 +36,7 @@ from zofia_engine.retrieval.wikipedia.offline import (
     normalize_title,
     packaged_summaries,
 )
+from zofia_engine.retrieval.wikipedia.titles import is_sense_of
 
 AGENT = "zofia-tests/1.0 (https://example.org/zofia; tests@example.org)"
 PAGES = {page.title: page for page in CORPUS}
@@ -558,3 +559,46 @@ def test_factory_reports_a_missing_offline_file(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"wikipedia\.offline\.path"):
         build_wikipedia_backend(settings)
+
+
+# ------------------------------------------------------------------ senses, not mentions
+
+
+async def test_pages_that_only_mention_the_keyword_are_not_senses() -> None:
+    pages = (
+        PeerPage(1, "Volvo Cars", "Volvo Cars is a carmaker based in Gothenburg. It makes cars."),
+        PeerPage(2, "Gothenburg", "Gothenburg is a Swedish port city. It is in Sweden."),
+        PeerPage(3, "Gothenburg, Nebraska", "Gothenburg is a city in Nebraska. It is small."),
+    )
+    peer = MediaWikiPeer(pages)
+    await peer.start()
+    backend = _backend(peer.url)
+    try:
+        found = await backend.candidates("Gothenburg", 5)
+        # The search itself returned the car maker too: the filter dropped it.
+        assert "Volvo Cars" in json.dumps(peer.responses[-1])
+        assert [c.title for c in found] == ["Gothenburg", "Gothenburg, Nebraska"]
+        # No title fits "Swedish port city": the best search hit stands alone.
+        peer.pages = (*pages, PeerPage(4, "Port of Gothenburg", "A Swedish port city harbour."))
+        alone = await backend.candidates("Swedish port city", 5)
+        assert len(json.dumps(peer.responses[-1]).split('"title"')) == 3  # two hits
+        assert [c.title for c in alone] == ["Port of Gothenburg"]  # the search's first
+    finally:
+        await backend.aclose()
+        await peer.close()
+
+
+@pytest.mark.parametrize(
+    ("keyword", "title", "fits"),
+    [
+        ("Apple", "Apple Inc.", True),
+        ("Apple", "Apple (fruit)", True),
+        ("Biden", "Joe Biden", True),
+        ("Volvo Cars", "AB Volvo", True),
+        ("Gothenburg", "Volvo Cars", False),
+        ("European Central Bank", "Bank", False),
+        ("", "Anything", False),
+    ],
+)
+def test_is_sense_of(keyword: str, title: str, fits: bool) -> None:
+    assert is_sense_of(keyword, title) is fits

@@ -30,6 +30,7 @@ from ...errors import ConfigError, SourceResponseError
 from ..http import JsonHttpClient
 from ..models import WikiCandidate
 from .base import WikipediaBackend
+from .titles import is_sense_of
 
 __all__ = ["DEFAULT_API_URL", "MediaWikiBackend", "article_url"]
 
@@ -169,8 +170,9 @@ class MediaWikiBackend(WikipediaBackend):
             limit: the most candidates to return.
 
         Returns:
-            Articles in search-rank order, without disambiguation pages or pages
-            with no extract; ``[]`` when the search finds nothing (or the keyword
+            Articles in search-rank order whose title has at least half of the
+            keyword's words (else only the top hit), without disambiguation pages or
+            pages with no extract; ``[]`` when the search finds nothing (or the keyword
             is blank, which sends no request).
 
         Raises:
@@ -183,7 +185,12 @@ class MediaWikiBackend(WikipediaBackend):
         if not query or limit <= 0:
             return []
         body = await self._http.get_json(self.api_url, self.search_params(query, limit))
-        return self._parse(body)[:limit]
+        found = self._parse(body)
+        # Full-text search also finds pages that merely mention the keyword; the
+        # senses are the pages whose title can name it. If none can, the best
+        # search hit stands alone ("Floridians" -> "Florida").
+        senses = [c for c in found if is_sense_of(query, c.title)]
+        return (senses or found[:1])[:limit]
 
     def _parse(self, body: Any) -> list[WikiCandidate]:
         if not isinstance(body, dict):

