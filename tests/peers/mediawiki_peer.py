@@ -36,6 +36,8 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from .loopback import LoopbackServer
+
 __all__ = [
     "CORPUS",
     "Fault",
@@ -209,7 +211,7 @@ def _validate(params: Mapping[str, str]) -> tuple[str, str] | None:
     return None
 
 
-class MediaWikiPeer:
+class MediaWikiPeer(LoopbackServer):
     """The fake API server. ``url`` is the ``api.php`` endpoint to configure.
 
     Args:
@@ -217,19 +219,12 @@ class MediaWikiPeer:
     """
 
     def __init__(self, pages: tuple[PeerPage, ...] = CORPUS) -> None:
+        super().__init__()
         self.pages = pages
         self.requests: list[PeerRequest] = []
         self.responses: list[Any] = []  # the normal JSON bodies sent, in order
         self._script: deque[Fault] = deque()
         self._standing: Fault | None = None
-        self._release = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    @property
-    def root(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        return f"http://127.0.0.1:{self.port}"
 
     @property
     def url(self) -> str:
@@ -245,24 +240,8 @@ class MediaWikiPeer:
         """Answer every request after the script with ``fault`` (``None``: serve normally)."""
         self._standing = fault
 
-    async def start(self) -> None:
-        """Listen on an ephemeral port of 127.0.0.1."""
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_get(API_PATH, self._handle)
-        self._runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    async def close(self) -> None:
-        """Release held answers and stop listening."""
-        self._release.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         params = dict(request.query)
@@ -287,7 +266,7 @@ class MediaWikiPeer:
     async def _fault(self, fault: Fault) -> web.StreamResponse:
         if fault.delay_s > 0:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._release.wait(), fault.delay_s)
+                await asyncio.wait_for(self.release.wait(), fault.delay_s)
         raw = fault.raw if fault.raw is not None else json.dumps(fault.body).encode()
         content_type = "application/json" if fault.raw is None else "text/html"
         return web.Response(

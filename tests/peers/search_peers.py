@@ -30,6 +30,8 @@ from urllib.parse import urlsplit
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDict
 
+from .loopback import LoopbackServer
+
 __all__ = [
     "BRAVE_TOKEN",
     "FakeBrave",
@@ -82,23 +84,16 @@ class RecordedRequest:
         return dict(self.query.items())
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     """An aiohttp server on 127.0.0.1 that answers GETs on ``path`` from a script."""
 
     path = "/"
 
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[RecordedRequest] = []
         self._script: deque[Reply] = deque()
         self._standing = Reply(body={})
-        self._release = asyncio.Event()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
-
-    @property
-    def root(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        return f"http://127.0.0.1:{self.port}"
 
     def respond(self, reply: Reply | Any) -> None:
         """Set the standing answer, given after the script runs out (a body means 200)."""
@@ -108,24 +103,8 @@ class ScriptedServer:
         """Queue one-shot answers, given in order before the standing one."""
         self._script.extend(replies)
 
-    async def start(self) -> None:
-        """Listen on an ephemeral port."""
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_route("*", self.path, self._handle)
-        self._runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    async def close(self) -> None:
-        """Release held answers and stop listening."""
-        self._release.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
 
     def check(self, request: web.Request) -> Reply | None:
         """A reply that refuses ``request`` as the real service would, or ``None``."""
@@ -149,7 +128,7 @@ class ScriptedServer:
             reply = self._standing
         if reply.delay_s > 0:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._release.wait(), reply.delay_s)
+                await asyncio.wait_for(self.release.wait(), reply.delay_s)
         raw = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
         return web.Response(
             status=reply.status,
