@@ -427,7 +427,9 @@ async def test_brave_failing_falls_back_to_searxng(
     assert str(failure.status) in statuses["web:brave"].detail
     assert statuses["web:searxng"].status == "ok"
     assert statuses["web:searxng"].results == len(SEARXNG_HITS)
-    assert any("web:brave" in d for d in result.degraded)
+    (note,) = [d for d in result.degraded if "web:brave" in d]
+    assert note.count("web:brave") == 1, "the source is named once, not twice"
+    assert not statuses["web:brave"].detail.startswith("web:brave")
     assert not any("web:searxng" in d for d in result.degraded)
     assert [r.url for r in result.web] == [h["url"] for h in SEARXNG_HITS]
     assert all(r.source == "web:searxng" for r in result.web)

@@ -28,7 +28,6 @@ from .entities import (
 )
 from .keywords import select_keywords, similarity_matrix
 from .models import (
-    Entity,
     Keyword,
     SourceStatus,
     Stage1Result,
@@ -94,9 +93,8 @@ class EntityGuidedRetrieval:
         await asyncio.to_thread(self.ner.load)
         if isinstance(self.encoder, SentenceTransformerEncoder):
             await asyncio.to_thread(self.encoder.load)
-        loader = getattr(self.wikipedia, "load", None)
-        if loader is not None:
-            await asyncio.to_thread(loader)
+        if self.wikipedia is not None:
+            await asyncio.to_thread(self.wikipedia.load)
 
     async def aclose(self) -> None:
         """Close the backends' connections."""
@@ -138,8 +136,9 @@ class EntityGuidedRetrieval:
         )
         timings["ner_and_text_ms"] = _ms(time.perf_counter() - t)
         t = time.perf_counter()
-        analysed = await asyncio.to_thread(self._entities_and_salience, text, tagged, v_text)
-        entities, threshold, sentences, salience = analysed
+        threshold, sentences, salience = await asyncio.to_thread(
+            self._entities_and_salience, text, tagged, v_text
+        )
         timings["salience_ms"] = _ms(time.perf_counter() - t)
 
         t = time.perf_counter()
@@ -159,10 +158,15 @@ class EntityGuidedRetrieval:
                 "and Wikipedia is skipped"
             )
 
-        cutoff = published - dt.timedelta(days=1) if published else None
-        query = compose_query(terms, exact=exact)
+        web_query = WebQuery(
+            keywords=terms,
+            exact=exact,
+            max_results=self.settings.web.max_results,
+            cutoff=published - dt.timedelta(days=1) if published else None,
+            exclude_domains=tuple(self.settings.web.exclude_domains),
+        )
         (web, web_status), (wiki, wiki_status) = await asyncio.gather(
-            self._search_web(terms, exact, cutoff, timings),
+            self._search_web(web_query, timings),
             self._search_wikipedia(chosen, salience, timings),
         )
         sources = [*web_status, wiki_status]
@@ -171,10 +175,10 @@ class EntityGuidedRetrieval:
             degraded.append("no web search backend configured: no open-web evidence (offline)")
         timings["total_ms"] = _ms(time.perf_counter() - started)
         return Stage1Result(
-            entities=entities,
+            entities=salience.entities,
             threshold=threshold,
             keywords=keywords,
-            query=query,
+            query=compose_query(terms, exact),
             web=web,
             wikipedia=wiki,
             sources=sources,
@@ -196,7 +200,7 @@ class EntityGuidedRetrieval:
 
     def _entities_and_salience(
         self, text: str, tagged: NEROutput, v_text: np.ndarray
-    ) -> tuple[list[Entity], float | None, list[str], SalienceResult]:
+    ) -> tuple[float | None, list[str], SalienceResult]:
         s = self.settings
         units = clean_units(
             [u for u in aggregate_units(tagged.tokens, text) if u.label in s.ner.labels],
@@ -215,7 +219,7 @@ class EntityGuidedRetrieval:
         salience = score_salience(
             entities, sentences, text, self.encoder, s.keywords.mentions, text_vector=v_text
         )
-        return salience.entities, threshold, sentences, salience
+        return threshold, sentences, salience
 
     def _keywords(self, salience: SalienceResult) -> tuple[list[Keyword], list[int]]:
         entities = salience.entities
@@ -246,27 +250,15 @@ class EntityGuidedRetrieval:
         return keywords, [p.index for p in picks]
 
     async def _search_web(
-        self,
-        terms: tuple[str, ...],
-        exact: bool,
-        cutoff: dt.date | None,
-        timings: dict[str, float],
+        self, query: WebQuery, timings: dict[str, float]
     ) -> tuple[list[WebResult], list[SourceStatus]]:
         if not self.search_backends:
             return [], [SourceStatus(name="web", status="disabled", detail="offline: none set")]
-        w = self.settings.web
-        if not terms:
+        if not query.keywords:
             return [], [
                 SourceStatus(name=b.name, status="skipped", detail="no query")
                 for b in self.search_backends
             ]
-        query = WebQuery(
-            keywords=terms,
-            exact=exact,
-            max_results=w.max_results,
-            cutoff=cutoff,
-            exclude_domains=tuple(w.exclude_domains),
-        )
         t = time.perf_counter()
         outcomes = await asyncio.gather(
             *(_timed(b.search(query)) for b in self.search_backends), return_exceptions=True
@@ -279,7 +271,7 @@ class EntityGuidedRetrieval:
                 if not isinstance(outcome, SourceError | OSError):
                     raise outcome
                 statuses.append(
-                    SourceStatus(name=backend.name, status="failed", detail=str(outcome))
+                    SourceStatus(name=backend.name, status="failed", detail=_reason(outcome))
                 )
                 continue
             results, elapsed = outcome
@@ -292,7 +284,7 @@ class EntityGuidedRetrieval:
                     elapsed_ms=_ms(elapsed),
                 )
             )
-        return _interleave(lists, w.max_results), statuses
+        return _interleave(lists, query.max_results), statuses
 
     async def _search_wikipedia(
         self, chosen: list[int], salience: SalienceResult, timings: dict[str, float]

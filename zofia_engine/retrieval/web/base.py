@@ -10,7 +10,17 @@ from urllib.parse import urlsplit
 
 from ..models import WebResult
 
-__all__ = ["SearchBackend", "WebQuery", "admit", "compose_query", "is_excluded"]
+__all__ = [
+    "WIKIPEDIA_EXCLUSION",
+    "SearchBackend",
+    "WebQuery",
+    "admit",
+    "compose_query",
+    "is_excluded",
+]
+
+# Appended to every web query: the paper takes Wikipedia from its own channel.
+WIKIPEDIA_EXCLUSION = " -site:wikipedia.org"
 
 
 @dataclass(frozen=True)

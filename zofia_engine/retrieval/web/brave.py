@@ -19,7 +19,7 @@ from ...errors import ConfigError, SourceResponseError
 from ..http import JsonHttpClient
 from ..models import WebResult
 from ._text import clean_text, parse_date
-from .base import SearchBackend, WebQuery, admit, compose_query
+from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["BraveSearch"]
 
@@ -29,7 +29,6 @@ DEFAULT_BASE_URL = "https://api.search.brave.com/res/v1"
 MAX_COUNT = 20  # Brave answers 422 above this
 MAX_QUERY_CHARS = 400  # Brave's limits on ``q``; beyond them it answers 422
 MAX_QUERY_WORDS = 50
-WIKIPEDIA_FILTER = " -site:wikipedia.org"
 # Brave's human-readable ``age``, used only when ``page_age`` is absent.
 AGE_FORMATS = ("%B %d, %Y", "%b %d, %Y")
 
@@ -147,7 +146,7 @@ def _fit_query(keywords: tuple[str, ...], exact: bool = True) -> str:
     """
     kept = list(keywords)
     while kept:
-        q = compose_query(kept, exact) + WIKIPEDIA_FILTER
+        q = compose_query(kept, exact) + WIKIPEDIA_EXCLUSION
         if len(q) <= MAX_QUERY_CHARS and len(q.split()) <= MAX_QUERY_WORDS:
             if len(kept) < len(keywords):
                 log.info(
@@ -157,7 +156,7 @@ def _fit_query(keywords: tuple[str, ...], exact: bool = True) -> str:
         kept.pop()
     # Not even the first keyword fits: keep the start of it.
     first = " ".join(keywords[0].split()[: MAX_QUERY_WORDS // 2]) if keywords else ""
-    return compose_query([first[: MAX_QUERY_CHARS // 2]], exact) + WIKIPEDIA_FILTER
+    return compose_query([first[: MAX_QUERY_CHARS // 2]], exact) + WIKIPEDIA_EXCLUSION
 
 
 def _web_results(body: Any) -> list[dict[str, Any]]:

@@ -17,13 +17,11 @@ from ...errors import ConfigError, SourceResponseError
 from ..http import JsonHttpClient
 from ..models import WebResult
 from ._text import clean_text, parse_date
-from .base import SearchBackend, WebQuery, admit, compose_query
+from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["SearxngSearch"]
 
 log = logging.getLogger(__name__)
-
-WIKIPEDIA_FILTER = " -site:wikipedia.org"
 
 
 class SearxngSearch(SearchBackend):
@@ -95,7 +93,7 @@ class SearxngSearch(SearchBackend):
             SearXNG's parameters (no date parameter: the cutoff is applied afterwards).
         """
         return {
-            "q": compose_query(query.keywords, query.exact) + WIKIPEDIA_FILTER,
+            "q": compose_query(query.keywords, query.exact) + WIKIPEDIA_EXCLUSION,
             "format": "json",
             "categories": self._categories,
             "language": self._language,

@@ -22,5 +22,8 @@ class WikipediaBackend(abc.ABC):
         (plain text); disambiguation pages are left out.
         """
 
+    def load(self) -> None:  # noqa: B027 - optional hook
+        """Read local data now rather than on the first lookup (blocking; call in a thread)."""
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
