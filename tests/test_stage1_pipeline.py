@@ -202,12 +202,8 @@ def offline_wiki() -> OfflineWikipedia:
 
 @pytest_asyncio.fixture
 async def news_wiki_peer() -> AsyncIterator[MediaWikiPeer]:
-    peer = MediaWikiPeer(NEWS_PAGES)
-    await peer.start()
-    try:
+    async with MediaWikiPeer(NEWS_PAGES) as peer:
         yield peer
-    finally:
-        await peer.close()
 
 
 @pytest_asyncio.fixture

@@ -56,12 +56,8 @@ def _backend(peer_url: str, **overrides: Any) -> MediaWikiBackend:
 
 @pytest_asyncio.fixture
 async def mediawiki_peer() -> AsyncIterator[MediaWikiPeer]:
-    peer = MediaWikiPeer()
-    await peer.start()
-    try:
+    async with MediaWikiPeer() as peer:
         yield peer
-    finally:
-        await peer.close()
 
 
 @pytest_asyncio.fixture
@@ -570,22 +566,20 @@ async def test_pages_that_only_mention_the_keyword_are_not_senses() -> None:
         PeerPage(2, "Gothenburg", "Gothenburg is a Swedish port city. It is in Sweden."),
         PeerPage(3, "Gothenburg, Nebraska", "Gothenburg is a city in Nebraska. It is small."),
     )
-    peer = MediaWikiPeer(pages)
-    await peer.start()
-    backend = _backend(peer.url)
-    try:
-        found = await backend.candidates("Gothenburg", 5)
-        # The search itself returned the car maker too: the filter dropped it.
-        assert "Volvo Cars" in json.dumps(peer.responses[-1])
-        assert [c.title for c in found] == ["Gothenburg", "Gothenburg, Nebraska"]
-        # No title fits "Swedish port city": the best search hit stands alone.
-        peer.pages = (*pages, PeerPage(4, "Port of Gothenburg", "A Swedish port city harbour."))
-        alone = await backend.candidates("Swedish port city", 5)
-        assert len(json.dumps(peer.responses[-1]).split('"title"')) == 3  # two hits
-        assert [c.title for c in alone] == ["Port of Gothenburg"]  # the search's first
-    finally:
-        await backend.aclose()
-        await peer.close()
+    async with MediaWikiPeer(pages) as peer:
+        backend = _backend(peer.url)
+        try:
+            found = await backend.candidates("Gothenburg", 5)
+            # The search itself returned the car maker too: the filter dropped it.
+            assert "Volvo Cars" in json.dumps(peer.responses[-1])
+            assert [c.title for c in found] == ["Gothenburg", "Gothenburg, Nebraska"]
+            # No title fits "Swedish port city": the best search hit stands alone.
+            peer.pages = (*pages, PeerPage(4, "Port of Gothenburg", "A Swedish port city harbour."))
+            alone = await backend.candidates("Swedish port city", 5)
+            assert len(json.dumps(peer.responses[-1]).split('"title"')) == 3  # two hits
+            assert [c.title for c in alone] == ["Port of Gothenburg"]  # the search's first
+        finally:
+            await backend.aclose()
 
 
 @pytest.mark.parametrize(

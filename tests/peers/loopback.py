@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Self
 
 from aiohttp import web
 
@@ -12,8 +13,9 @@ __all__ = ["LoopbackServer"]
 class LoopbackServer:
     """Starts and stops an aiohttp application on loopback; subclasses add routes.
 
-    ``release`` is set on close, so answers held back to provoke client
-    timeouts are let go at once and the server stops promptly.
+    Use as ``async with Peer() as peer:``. ``release`` is set on close, so
+    answers held back to provoke client timeouts are let go at once and the
+    server stops promptly.
     """
 
     def __init__(self) -> None:
@@ -41,6 +43,13 @@ class LoopbackServer:
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         self.port = self._runner.addresses[0][1]
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
         """Release held answers and stop listening."""

@@ -19,20 +19,12 @@ __all__ = ["brave_server", "searxng_server"]
 @pytest_asyncio.fixture
 async def brave_server() -> AsyncIterator[FakeBrave]:
     """A running fake Brave API, closed after the test."""
-    server = FakeBrave()
-    await server.start()
-    try:
+    async with FakeBrave() as server:
         yield server
-    finally:
-        await server.close()
 
 
 @pytest_asyncio.fixture
 async def searxng_server() -> AsyncIterator[FakeSearxng]:
     """A running fake SearXNG instance, closed after the test."""
-    server = FakeSearxng()
-    await server.start()
-    try:
+    async with FakeSearxng() as server:
         yield server
-    finally:
-        await server.close()
