@@ -105,7 +105,7 @@ class SentenceTransformerEncoder:
         Sorted by length, a batch grows while its padded size stays within
         ``PADDING_SLACK`` times its real tokens and it has at most
         ``batch_size`` rows. On a 2-core CPU this beat fixed batches of 1, 4
-        and 16 (bench/stage1.py): fewer forward passes than batch 1, far less
+        and 16 (bench/encoder.py): fewer forward passes than batch 1, far less
         padding than one big batch.
         """
         limit = model.max_seq_length or 512
