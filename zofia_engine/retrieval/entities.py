@@ -109,6 +109,8 @@ def clean_units(units: Sequence[EntityUnit], text: str, *, max_tokens: int = 8) 
     return kept
 
 
+# Punctuation that never ends a name ("Washington," at a clause break).
+_EDGE_WORDS = ",;:"
 # Lower-case words that do occur inside names ("Bank of America", "Osama bin Laden").
 _CONNECTORS = frozenset(
     [
@@ -164,9 +166,6 @@ def _name_prefix(span: str) -> int:
     if last.endswith(".") and "." not in last[:-1] and len(last) > 3:
         name = name[:-1]
     return len(name)
-
-
-_EDGE_WORDS = ",;:"
 
 
 def select_by_dynamic_threshold(
