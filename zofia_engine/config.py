@@ -22,12 +22,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .errors import ConfigError
 
 __all__ = [
+    "ROLES",
+    "AgentSettings",
     "BraveSettings",
+    "EmbeddedSettings",
     "EncoderSettings",
     "KeywordSettings",
+    "LLMSettings",
     "MediaWikiSettings",
     "NERSettings",
     "OfflineWikiSettings",
+    "OpenAISettings",
+    "Role",
+    "RoleSettings",
     "SearxngSettings",
     "Settings",
     "WebSettings",
@@ -36,7 +43,13 @@ __all__ = [
 ]
 
 ENV_PREFIX = "ZOFIA__"
-ENV_ALIASES: dict[str, tuple[str, ...]] = {"BRAVE_API_KEY": ("web", "brave", "api_key")}
+ENV_ALIASES: dict[str, tuple[str, ...]] = {
+    "BRAVE_API_KEY": ("web", "brave", "api_key"),
+    "OPENAI_API_KEY": ("llm", "openai", "api_key"),
+}
+
+ROLES = ("linguist", "expert", "extractor", "verifier", "debater", "judge")
+Role = Literal["linguist", "expert", "extractor", "verifier", "debater", "judge"]
 
 
 class _Section(BaseModel):
@@ -161,6 +174,87 @@ class WikipediaSettings(_Section):
     offline: OfflineWikiSettings = OfflineWikiSettings()
 
 
+class OpenAISettings(_Section):
+    """Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek, vLLM, Ollama,
+    llama.cpp server). Empty ``base_url`` means api.openai.com."""
+
+    base_url: str = ""
+    api_key: str = ""
+    model: str = "gpt-4o-mini"
+    # "json_schema": response_format with a strict schema (OpenAI, vLLM, llama.cpp server);
+    # "json_object": JSON mode only (DeepSeek); "none": parse free text, repair once.
+    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    logprobs: bool = True
+    max_concurrency: int = Field(8, ge=1)
+    requests_per_second: float = Field(0.0, ge=0)
+
+
+class EmbeddedSettings(_Section):
+    """llama.cpp in-process. Empty ``model_path`` means the packaged
+    Qwen2.5-Coder-1.5B-Instruct Q4_K_M (assembled once into the user cache)."""
+
+    model_path: str = ""
+    n_ctx: int = Field(8192, ge=512)
+    n_threads: int = Field(0, ge=0)
+    n_batch: int = Field(512, ge=8)
+    logprobs: bool = False
+
+
+class RoleSettings(_Section):
+    """Where one agent role's calls go; empty fields fall back to ``[llm]``.
+    ``max_tokens`` 0 keeps each step's own cap on reply length."""
+
+    backend: Literal["embedded", "openai", ""] = ""
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    max_tokens: int = Field(0, ge=0)
+
+
+class LLMSettings(_Section):
+    """The language models of Stage 2 (paper §4). Temperature 0 as in the paper."""
+
+    backend: Literal["embedded", "openai"] = "embedded"
+    temperature: float = Field(0.0, ge=0, le=2)
+    timeout_s: float = Field(120.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)
+    max_calls_per_check: int = Field(60, ge=1)
+    max_tokens_per_check: int = Field(300_000, ge=1000)
+    openai: OpenAISettings = OpenAISettings()
+    embedded: EmbeddedSettings = EmbeddedSettings()
+    roles: dict[Role, RoleSettings] = {}
+
+    @model_validator(mode="after")
+    def _openai_has_a_key(self) -> LLMSettings:
+        uses_openai = self.backend == "openai" or any(
+            r.backend == "openai" for r in self.roles.values()
+        )
+        official = not self.openai.base_url
+        if uses_openai and official and not self.openai.api_key:
+            raise ValueError(
+                "llm uses api.openai.com but llm.openai.api_key is empty "
+                "(set OPENAI_API_KEY, or llm.openai.base_url for a local server)"
+            )
+        return self
+
+
+class AgentSettings(_Section):
+    """Stage 2 agents and debate (paper §4.1-4.2, Algorithm 1)."""
+
+    linguist_dimensions: list[
+        Literal["sentence", "word", "grammar", "emotion", "information_quality"]
+    ] = ["sentence", "word", "grammar", "emotion", "information_quality"]
+    max_sub_claims: int = Field(4, ge=0, le=8)
+    min_sub_claims: int = Field(2, ge=0, le=8)
+    theta_sim: float = Field(0.1, ge=-1, le=1)
+    top_k_chunks: int = Field(5, ge=1, le=50)
+    chunk_sentences: int = Field(2, ge=1, le=10)
+    max_post_chars: int = Field(6000, ge=200)
+    max_evidence_chars: int = Field(600, ge=50)
+    debate_max_rounds: int = Field(5, ge=1, le=10)
+    debate_min_rounds: int = Field(1, ge=1, le=10)
+
+
 class Settings(_Section):
     """All settings. ``Settings()`` is the offline default."""
 
@@ -169,6 +263,8 @@ class Settings(_Section):
     keywords: KeywordSettings = KeywordSettings()
     web: WebSettings = WebSettings()
     wikipedia: WikipediaSettings = WikipediaSettings()
+    llm: LLMSettings = LLMSettings()
+    agents: AgentSettings = AgentSettings()
 
 
 def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str, parse: bool = True) -> None:

@@ -7,6 +7,12 @@
           ├── SourceRateLimitedError   HTTP 429 after every retry
           ├── SourceTimeoutError       no answer within the timeout
           └── SourceResponseError      bad status, or a body that is not the API's format
+     ├── LLMError               a language-model call did not deliver
+     │    ├── LLMRateLimitedError      HTTP 429 after every retry
+     │    ├── LLMTimeoutError          no answer within the timeout
+     │    ├── LLMResponseError         an error status, or a reply that is not the API's format
+     │    └── LLMBudgetExceededError   the check spent its call or token budget
+     └── InvalidPostError       the post cannot be checked (empty, unreadable URL)
 
 Third-party errors (aiohttp, json, tenacity) are translated at the boundary
 where they happen, with the original kept as ``__cause__``.
@@ -16,6 +22,12 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "InvalidPostError",
+    "LLMBudgetExceededError",
+    "LLMError",
+    "LLMRateLimitedError",
+    "LLMResponseError",
+    "LLMTimeoutError",
     "ModelUnavailableError",
     "SourceError",
     "SourceRateLimitedError",
@@ -56,3 +68,32 @@ class SourceTimeoutError(SourceError):
 
 class SourceResponseError(SourceError):
     """The source answered with an error status or a malformed body."""
+
+
+class LLMError(ZofiaError):
+    """A language-model call failed. ``backend`` names it (``openai:gpt-4o-mini``)."""
+
+    def __init__(self, backend: str, message: str) -> None:
+        super().__init__(f"{backend}: {message}")
+        self.backend = backend
+        self.detail = message
+
+
+class LLMRateLimitedError(LLMError):
+    """The server kept answering 429 Too Many Requests."""
+
+
+class LLMTimeoutError(LLMError):
+    """The server did not answer in time."""
+
+
+class LLMResponseError(LLMError):
+    """The server answered with an error status or a malformed body."""
+
+
+class LLMBudgetExceededError(LLMError):
+    """The check has used up its LLM call or token budget."""
+
+
+class InvalidPostError(ZofiaError):
+    """The post cannot be checked; the message says why in one sentence."""
