@@ -1,0 +1,246 @@
+"""Fetch a news article from a URL so its text can be checked.
+
+Guarded against server-side request forgery: every connection, redirect hops
+included, goes to public addresses only. Host names are checked in the resolver
+aiohttp connects with (so DNS rebinding cannot slip past a check); IP literals,
+which aiohttp does not resolve, before each hop. trafilatura extracts the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import ipaddress
+import re
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from yarl import URL
+
+from .errors import InvalidPostError, ModelUnavailableError
+
+__all__ = ["FetchedArticle", "fetch_article", "is_public_address"]
+
+_CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_REFUSED = "{} resolves to a private or local address ({}); fetching it is not allowed."
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+
+
+@dataclass(frozen=True)
+class FetchedArticle:
+    """An article as fetched: ``final_url`` is where the redirects ended."""
+
+    url: str
+    final_url: str
+    title: str
+    text: str
+    published: datetime.date | None
+    site: str
+
+
+def _address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why ``ip`` may not be fetched (``"loopback"``, ``"private"``, …); ``None`` if public."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if embedded is not None:
+            kind = _address_kind(embedded)
+            return None if kind is None else f"IPv4-embedded {kind}"
+    for kind in ("unspecified", "loopback", "link_local", "multicast", "private", "reserved"):
+        if getattr(ip, f"is_{kind}"):
+            return kind.replace("_", "-")
+    return None if ip.is_global else "non-public"
+
+
+def _text_kind(ip: str) -> str | None:
+    try:
+        return _address_kind(ipaddress.ip_address(ip))
+    except ValueError:
+        return "not an IP address"
+
+
+def is_public_address(ip: str) -> bool:
+    """True when ``ip`` is a globally routable unicast address; False for anything else."""
+    return _text_kind(ip) is None
+
+
+def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address an IP-literal host names, legacy forms (``127.1``, ``2130706433``) included."""
+    with contextlib.suppress(ValueError):
+        return ipaddress.ip_address(host.strip("[]"))
+    with contextlib.suppress(OSError):
+        return ipaddress.IPv4Address(socket.inet_aton(host))
+    return None
+
+
+def _check_target(url: URL, allow_private: bool) -> None:
+    """Refuse a URL before any connection: bad scheme, or a local name or IP literal."""
+    if url.scheme not in ("http", "https"):
+        raise InvalidPostError(f"{url} is not an http or https URL; only web pages can be fetched.")
+    host = (url.host or "").rstrip(".").lower()
+    address = _literal_address(host)
+    kind = _address_kind(address) if address else None
+    if host == "localhost" or host.endswith(".localhost"):
+        kind = "loopback"
+    if kind and not allow_private:
+        raise InvalidPostError(_REFUSED.format(url, kind))
+
+
+class _RefusedAddressError(OSError):
+    """No allowed address; ``args[0]`` says why (aiohttp wraps it in ClientConnectorDNSError)."""
+
+
+class _GuardedResolver(AbstractResolver):
+    """Wraps a resolver and drops forbidden addresses; raises when none is left."""
+
+    def __init__(self, inner: AbstractResolver) -> None:
+        self._inner = inner
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        results = await self._inner.resolve(host, port, family)
+        kinds = [_text_kind(r["host"]) for r in results]
+        allowed = [r for r, kind in zip(results, kinds, strict=True) if kind is None]
+        if not allowed:
+            raise _RefusedAddressError(next((k for k in kinds if k), "no address"))
+        return allowed
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, max_bytes: int, url: URL) -> bytes:
+    """The body, streamed; refused as soon as it is known to exceed ``max_bytes``."""
+    too_large = InvalidPostError(f"The page at {url} is larger than {max_bytes:,} bytes.")
+    if (resp.content_length or 0) > max_bytes:
+        raise too_large
+    body = bytearray()
+    async for chunk in resp.content.iter_chunked(65536):
+        body += chunk
+        if len(body) > max_bytes:
+            raise too_large
+    return bytes(body)
+
+
+async def _download(
+    url: URL, allow_private: bool, max_bytes: int, max_redirects: int, headers: dict[str, str]
+) -> tuple[URL, bytes, str, str | None]:
+    """Follow redirects by hand, checking each hop; return final URL, body, type, charset."""
+    inner = aiohttp.ThreadedResolver()
+    resolver: AbstractResolver = inner if allow_private else _GuardedResolver(inner)
+    connector = aiohttp.TCPConnector(resolver=resolver, use_dns_cache=False)
+    current = url
+    try:
+        async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
+            for _ in range(max_redirects + 1):
+                _check_target(current, allow_private)
+                async with session.get(current, allow_redirects=False) as resp:
+                    if resp.status in _REDIRECTS and (location := resp.headers.get("Location")):
+                        current = current.join(URL(location))
+                        continue
+                    if resp.status >= 300:
+                        raise InvalidPostError(f"{current} answered {resp.status} {resp.reason}.")
+                    ctype = resp.content_type if "Content-Type" in resp.headers else "text/html"
+                    if ctype not in _CONTENT_TYPES:
+                        why = "only HTML and plain-text pages can be checked"
+                        raise InvalidPostError(f"{current} is {ctype}; {why}.")
+                    body = await _read_capped(resp, max_bytes, current)
+                    return current, body, ctype, resp.charset
+    except TimeoutError:
+        raise  # aiohttp's timeouts are ClientErrors too; fetch_article reports them
+    except aiohttp.ClientConnectorDNSError as exc:
+        if isinstance(exc.os_error, _RefusedAddressError):
+            raise InvalidPostError(_REFUSED.format(current, exc.os_error.args[0])) from exc
+        raise InvalidPostError(f"The host name of {current} could not be resolved.") from exc
+    except ValueError as exc:  # aiohttp.InvalidURL included
+        raise InvalidPostError(f"{current} is not a valid URL.") from exc
+    except aiohttp.ClientError as exc:
+        raise InvalidPostError(f"{current} could not be fetched ({exc}).") from exc
+    finally:
+        await resolver.close()
+    raise InvalidPostError(f"{url} redirected more than {max_redirects} times; giving up.")
+
+
+def _decode(body: bytes, declared: str | None, ctype: str) -> str:
+    """Decode with the declared charset, else a ``<meta>`` one, else UTF-8, else a detected one."""
+    meta = _META_CHARSET.search(body[:4096]) if ctype != "text/plain" else None
+    for charset in (declared, meta.group(1).decode("ascii") if meta else None):
+        if charset:
+            with contextlib.suppress(LookupError):
+                return body.decode(charset, errors="replace")
+    with contextlib.suppress(UnicodeDecodeError):
+        return body.decode("utf-8-sig")
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(body).best()
+    return body.decode(best.encoding if best else "cp1252", errors="replace")
+
+
+def _field(doc: Any, name: str) -> str:
+    value = doc.get(name) if isinstance(doc, dict) else getattr(doc, name, None)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _extract(html: str, url: str) -> tuple[str, str, datetime.date | None, str]:
+    """Main text, title, publication date and site name of an HTML page (blocking)."""
+    try:
+        import trafilatura
+    except ImportError as exc:
+        msg = "Fetching articles needs trafilatura: pip install trafilatura"
+        raise ModelUnavailableError(msg) from exc
+    # Dates from metadata only, no guesses from years in the text ("by the end of 2026").
+    dates = {"original_date": True, "extensive_search": False}
+    doc = trafilatura.bare_extraction(
+        html, url=url, with_metadata=True, include_comments=False, date_extraction_params=dates
+    )
+    if doc is None:
+        return "", "", None, ""
+    published = None
+    with contextlib.suppress(ValueError):
+        published = datetime.date.fromisoformat(_field(doc, "date")[:10])
+    return _field(doc, "text"), _field(doc, "title"), published, _field(doc, "sitename")
+
+
+async def fetch_article(
+    url: str,
+    *,
+    allow_private: bool = False,
+    timeout_s: float = 15.0,
+    max_bytes: int = 5_000_000,
+    max_redirects: int = 5,
+    user_agent: str = "zofia-factcheck/0.1",
+) -> FetchedArticle:
+    """Download ``url`` and extract its article.
+
+    Raises:
+        InvalidPostError: the URL is refused (not http/https, or a private or local
+            address unless ``allow_private``), or the page cannot be fetched, is too
+            large, is not HTML or plain text, or holds no article text.
+    """
+    try:
+        start = URL(url.strip())
+    except (ValueError, TypeError) as exc:
+        raise InvalidPostError(f"{url} is not a valid URL.") from exc
+    _check_target(start, allow_private)
+    headers = {"User-Agent": user_agent, "Accept": "text/html,application/xhtml+xml,text/plain"}
+    try:
+        async with asyncio.timeout(timeout_s):
+            final, body, ctype, charset = await _download(
+                start, allow_private, max_bytes, max_redirects, headers
+            )
+    except TimeoutError as exc:
+        raise InvalidPostError(f"{url} did not answer within {timeout_s:g} s.") from exc
+    text = _decode(body, charset, ctype)
+    if ctype == "text/plain":
+        text, title, published, site = text.strip(), "", None, ""
+    else:
+        text, title, published, site = await asyncio.to_thread(_extract, text, str(final))
+    if not text:
+        raise InvalidPostError(f"No article text found at {url}.")
+    site = site or final.host or ""
+    return FetchedArticle(url, str(final), title, text, published, site)
