@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from zofia_engine.config import Settings, load_config
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.retrieval.disambiguation import choose_senses
 from zofia_engine.retrieval.models import Stage1Result
-from zofia_engine.retrieval.ner import NERBackend, build_ner_backend
+from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.ner.sentences import split_sentences
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.base import SearchBackend
@@ -43,7 +43,7 @@ from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.web.searxng import SearxngSearch
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures"]
+pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 
@@ -177,27 +177,6 @@ async def _assert_summary_start(
 
 
 # ------------------------------------------------------------------------ fixtures
-
-
-@pytest.fixture(scope="module")
-def ner() -> Iterator[NERBackend]:
-    backend = build_ner_backend(Settings().ner)
-    backend.load()
-    yield backend
-
-
-@pytest.fixture(scope="module")
-def encoder() -> SentenceTransformerEncoder:
-    model = SentenceTransformerEncoder()
-    model.load()
-    return model
-
-
-@pytest.fixture(scope="module")
-def offline_wiki() -> OfflineWikipedia:
-    backend = OfflineWikipedia()
-    backend.load()
-    return backend
 
 
 @pytest_asyncio.fixture

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
 from typing import Self
 
 from aiohttp import web
 
-__all__ = ["LoopbackServer"]
+__all__ = ["LoopbackServer", "running_in_thread"]
 
 
 class LoopbackServer:
@@ -57,3 +60,20 @@ class LoopbackServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+@contextlib.contextmanager
+def running_in_thread(server: LoopbackServer) -> Iterator[LoopbackServer]:
+    """Serve ``server`` from its own event loop in a thread, for code that runs its own
+    loop (a CLI under click's runner). Stopped and joined on exit."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(server.start(), loop).result(timeout=10)
+    try:
+        yield server
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result(timeout=10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.close()

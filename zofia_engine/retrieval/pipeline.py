@@ -11,7 +11,7 @@ import asyncio
 import datetime as dt
 import time
 from collections.abc import Awaitable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -109,12 +109,20 @@ class EntityGuidedRetrieval:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def run(self, text: str, *, published: dt.date | None = None) -> Stage1Result:
+    async def run(
+        self,
+        text: str,
+        *,
+        published: dt.date | None = None,
+        web: bool = True,
+        wikipedia: bool = True,
+    ) -> Stage1Result:
         """Run Stage 1 on ``text``.
 
         Args:
             text: the post.
             published: its publication date; web results are cut off the day before.
+            web, wikipedia: turn a source off for this run (the paper's ablations).
         """
         started = time.perf_counter()
         timings: dict[str, float] = {}
@@ -165,13 +173,17 @@ class EntityGuidedRetrieval:
             cutoff=published - dt.timedelta(days=1) if published else None,
             exclude_domains=tuple(self.settings.web.exclude_domains),
         )
-        (web, web_status), (wiki, wiki_status) = await asyncio.gather(
-            self._search_web(web_query, timings),
-            self._search_wikipedia(chosen, salience, timings),
+        (web_hits, web_status), (wiki, wiki_status) = await asyncio.gather(
+            self._search_web(web_query, timings)
+            if web
+            else _off("web", "turned off for this check"),
+            self._search_wikipedia(chosen, salience, timings)
+            if wikipedia
+            else _off("wikipedia", "turned off for this check"),
         )
         sources = [*web_status, wiki_status]
         degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
-        if not self.search_backends:
+        if web and not self.search_backends:
             degraded.append("no web search backend configured: no open-web evidence (offline)")
         timings["total_ms"] = _ms(time.perf_counter() - started)
         return Stage1Result(
@@ -179,7 +191,7 @@ class EntityGuidedRetrieval:
             threshold=threshold,
             keywords=keywords,
             query=compose_query(terms, exact),
-            web=web,
+            web=web_hits,
             wikipedia=wiki,
             sources=sources,
             timings_ms=timings,
@@ -369,6 +381,11 @@ class EntityGuidedRetrieval:
             timings_ms={"total_ms": _ms(time.perf_counter() - started)},
             degraded=degraded,
         )
+
+
+async def _off(name: str, detail: str) -> tuple[list[Any], Any]:
+    status = SourceStatus(name=name, status="disabled", detail=detail)
+    return [], [status] if name == "web" else status
 
 
 async def _timed(awaitable: Awaitable[list[WebResult]]) -> tuple[list[WebResult], float]:

@@ -1,0 +1,227 @@
+"""Stage 2's pure parts: templates, reply parsing, the judge's confidence, quotes, eq. 9."""
+
+from __future__ import annotations
+
+import math
+
+import jinja2
+import numpy as np
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from zofia_engine.agents.claims import (
+    ExtractorReply,
+    Passage,
+    find_quote,
+    relevant_passages,
+    split_passages,
+)
+from zofia_engine.agents.context import PanelContext
+from zofia_engine.agents.judge import decision_confidence
+from zofia_engine.agents.linguist import DIMENSIONS
+from zofia_engine.llm.base import TokenLogprob
+from zofia_engine.llm.structured import ReplyParseError, json_schema, parse_reply
+from zofia_engine.post import ABLATIONS, Ablation
+from zofia_engine.prompting import TEMPLATE_NAMES, render
+from zofia_engine.report import EvidenceItem
+
+# Every variable each template needs, with a value.
+TEMPLATE_VARIABLES = {
+    "analyses": {"lines": [{"id": "linguist", "text": "Reads as fabricated."}]},
+    "debate_turn": {
+        "round": 1,
+        "side_word": "pro",
+        "claim_word": "real",
+        "rebuttal": "r",
+        "argument": "a",
+        "cites": ["post"],
+    },
+    "debater": {"side_word": "real", "other_word": "fake", "opponent": "x", "max_words": 90},
+    "domain": {},
+    "evidence": {
+        "items": [
+            {"id": "web-1", "source_label": "Web page", "title": "t", "published": "", "text": "x"}
+        ]
+    },
+    "expert": {"expert_role": "economist", "max_words": 70},
+    "extractor": {"min_sub": 2, "max_sub": 4},
+    "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80},
+    "judge_final": {"rounds": 5, "max_words": 80},
+    "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},
+    "post": {"text": "A post.", "published": "2024-01-02", "origin": "a channel", "url": ""},
+    "repair": {"error": "no JSON", "schema": "{}"},
+    "system": {},
+    "verifier": {
+        "chunks": [Passage("web-1", "A passage.")],
+        "claim": "A claim.",
+        "max_words": 50,
+    },
+}
+
+
+def test_every_template_is_covered_here() -> None:
+    assert set(TEMPLATE_NAMES) == set(TEMPLATE_VARIABLES)
+
+
+@pytest.mark.parametrize("name", TEMPLATE_NAMES)
+def test_every_template_renders_and_needs_each_variable(name: str) -> None:
+    variables = TEMPLATE_VARIABLES[name]
+    assert render(name, **variables).strip()
+    for missing in variables:
+        with pytest.raises(jinja2.UndefinedError):
+            render(name, **{k: v for k, v in variables.items() if k != missing})
+
+
+def test_role_tasks_ask_for_word_labels_not_letters() -> None:
+    judge = render("judge", rounds=1, max_rounds=5, max_words=80)
+    assert '"real", "fake" or "continue"' in judge
+    assert "R:" not in judge and "F:" not in judge
+
+
+class Sample(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    cites: list[str]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"label": "fake", "cites": ["post"]}',
+        'Here you go:\n```json\n{"label": "fake", "cites": ["post"]}\n```',
+        'Sure. {"label": "fake", "cites": ["post"]} Hope that helps {not json}',
+        '{"other": 1} then {"label": "fake", "cites": ["post"]}',
+    ],
+)
+def test_parse_reply_finds_the_object(text: str) -> None:
+    assert parse_reply(text, Sample) == Sample(label="fake", cites=["post"])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("fake", "no JSON object"),
+        ('{"label": "fake"', "no JSON object"),
+        ('{"label": 3, "cites": []}', "label"),
+        ('{"label": "x", "cites": [], "extra": 1}', "extra"),
+    ],
+)
+def test_parse_reply_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ReplyParseError, match=message):
+        parse_reply(text, Sample)
+
+
+def test_json_schema_is_strict_and_narrowed() -> None:
+    schema = json_schema(Sample, enums={"cites": ["post", "web-1"]}, max_items={"cites": 2})
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == {"label", "cites"}
+    assert schema["properties"]["cites"]["items"]["enum"] == ["post", "web-1"]
+    assert schema["properties"]["cites"]["maxItems"] == 2
+    assert json_schema(ExtractorReply)["properties"]["sub_claims"]["type"] == "array"
+
+
+def _logprobs(p_fake: float, split: bool = False) -> list[TokenLogprob]:
+    top = {"fake": math.log(p_fake), "real": math.log(1 - p_fake), "continue": math.log(1e-6)}
+    if split:  # the value's first token carries the opening quote
+        top = {'"' + k: v for k, v in top.items()}
+        return [
+            TokenLogprob('{"decision": ', 0.0),
+            TokenLogprob('"fake', math.log(p_fake), top),
+            TokenLogprob('", "reason": "x"}', 0.0),
+        ]
+    return [
+        TokenLogprob('{"decision": "', 0.0),
+        TokenLogprob("fake", math.log(p_fake), top),
+        TokenLogprob('", "reason": "x"}', 0.0),
+    ]
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_decision_confidence_reads_the_decision_token(split: bool) -> None:
+    text = '{"decision": "fake", "reason": "x"}'
+    assert decision_confidence(text, _logprobs(0.9, split), "fake") == pytest.approx(0.9, 1e-3)
+    assert decision_confidence(text, _logprobs(0.9, split), "real") == pytest.approx(0.1, 1e-3)
+
+
+def test_decision_confidence_unavailable() -> None:
+    text = '{"decision": "fake", "reason": "x"}'
+    assert decision_confidence(text, None, "fake") is None
+    assert decision_confidence("no decision here", _logprobs(0.9), "fake") is None
+    unrelated = [TokenLogprob(text, 0.0, {})]
+    assert decision_confidence(text, unrelated, "fake") is None
+
+
+PASSAGES = [
+    Passage("web-1", "The council passed no ordinance on bicycles in March."),
+    Passage("web-2", "Cycling remains legal on all city streets, the mayor’s office said."),
+]
+
+
+@pytest.mark.parametrize(
+    ("quote", "source"),
+    [
+        ("passed no ordinance on bicycles", "web-1"),
+        ("THE COUNCIL   passed no ordinance", "web-1"),
+        ('"Cycling remains legal on all city streets"', "web-2"),
+        ("the mayor's office said", "web-2"),  # typographic apostrophe in the passage
+        ("The council passed … in March", "web-1"),
+        ("The council banned bicycles", None),
+        ("passed no ordinance ... the mayor", None),  # excerpts from two passages
+        ("...", None),
+    ],
+)
+def test_find_quote(quote: str, source: str | None) -> None:
+    assert find_quote(quote, PASSAGES) == source
+
+
+class KeywordEncoder:
+    """A transparent encoder: one axis per vocabulary word, for hand-checked cosines."""
+
+    VOCAB = ("bicycle", "ban", "mayor", "weather")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return np.array(
+            [[float(w in t.lower()) + 1e-3 for w in self.VOCAB] for t in texts], dtype=np.float32
+        )
+
+
+def test_relevant_passages_applies_top_k_and_theta() -> None:
+    passages = [
+        Passage("web-1", "bicycle ban"),
+        Passage("web-2", "mayor bicycle"),
+        Passage("web-3", "weather"),
+    ]
+    [chosen] = relevant_passages(["bicycle ban"], passages, KeywordEncoder(), top_k=2, theta=0.1)
+    assert [p.evidence_id for p in chosen] == ["web-1", "web-2"]
+    [strict] = relevant_passages(["bicycle ban"], passages, KeywordEncoder(), top_k=3, theta=0.9)
+    assert [p.evidence_id for p in strict] == ["web-1"]
+    assert relevant_passages(["x"], [], KeywordEncoder(), top_k=3, theta=0.1) == [[]]
+
+
+def test_split_passages_chunks_web_documents_only() -> None:
+    items = [
+        EvidenceItem(
+            id="web-1", source="web", provider="brave", title="t", url="u", text="A. B. C."
+        ),
+        EvidenceItem(
+            id="wiki-1", source="wikipedia", provider="offline", title="t", url="u", text="D."
+        ),
+    ]
+    chunks = split_passages(items, lambda t: [s.strip() + "." for s in t.split(".") if s.strip()], 2)
+    assert [(c.evidence_id, c.text) for c in chunks] == [("web-1", "A. B."), ("web-1", "C.")]
+
+
+def test_post_is_clipped_and_its_markers_defused() -> None:
+    ctx = PanelContext("word " * 3000 + "POST>>> <<<POST", max_post_chars=200)
+    post = ctx.shared[1].content
+    assert ctx.truncated and post.endswith("POST>>>") and post.count("POST>>>") == 1
+    short = PanelContext("Hi POST>>> there")
+    assert "POST›››" in short.shared[1].content and not short.truncated
+
+
+def test_ablation_names_match_the_papers_table() -> None:
+    assert set(ABLATIONS) >= {"full", "no-wikipedia", "no-web", "no-retrieval", "no-debate"}
+    assert Ablation.named("no-retrieval").removed == ["wikipedia", "web"]
+    with pytest.raises(ValueError, match="unknown ablation"):
+        Ablation.named("no-judge")

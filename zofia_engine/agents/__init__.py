@@ -1,0 +1,1 @@
+"""Stage 2 (paper §4): the panel of LLM agents and the adversarial debate."""

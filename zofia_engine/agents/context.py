@@ -1,0 +1,126 @@
+"""The material every agent of one check shares, laid out for prefix caches.
+
+Each conversation starts with the same system message and the same post
+message, byte for byte; evidence and analyses follow in a fixed order; the
+role's task always comes last. Servers with prefix caching (OpenAI, vLLM,
+llama.cpp) then evaluate the shared part once per check.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from ..llm.base import ChatMessage
+from ..prompting import render
+from ..report import EvidenceItem
+from ..retrieval.models import Stage1Result
+
+__all__ = ["PanelContext", "evidence_items"]
+
+_MARKERS = ("<<<POST", "POST>>>")
+_SOURCE_LABELS = {"web": "Web page", "wikipedia": "Wikipedia"}
+
+
+def _defuse(text: str) -> str:
+    """Keep the post from closing its own delimiters."""
+    for marker in _MARKERS:
+        text = text.replace(marker, marker.replace("<", "‹").replace(">", "›"))
+    return text
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
+    """Stage 1's documents as citable evidence: ``wiki-N`` first, then ``web-N``."""
+    items = [
+        EvidenceItem(
+            id=f"wiki-{i}",
+            source="wikipedia",
+            provider=entry.source,
+            title=entry.title,
+            url=entry.url,
+            text=entry.text,
+        )
+        for i, entry in enumerate(stage1.wikipedia, 1)
+    ]
+    items += [
+        EvidenceItem(
+            id=f"web-{i}",
+            source="web",
+            provider=hit.source,
+            title=hit.title,
+            url=hit.url,
+            text=" ".join(t for t in (hit.snippet, hit.description) if t),
+            published=hit.published,
+        )
+        for i, hit in enumerate(stage1.web, 1)
+    ]
+    return items
+
+
+@dataclass
+class PanelContext:
+    """Shared prompt material of one check.
+
+    Args:
+        text: the cleaned post.
+        published, origin, url: what is known about where the post came from.
+        max_post_chars: the post is cut to this length for the models.
+        max_evidence_chars: each evidence item is cut to this length.
+    """
+
+    text: str
+    published: dt.date | None = None
+    origin: str = ""
+    url: str = ""
+    max_post_chars: int = 6000
+    max_evidence_chars: int = 600
+    evidence: list[EvidenceItem] = field(default_factory=list)
+    truncated: bool = False
+
+    def __post_init__(self) -> None:
+        self.truncated = len(self.text) > self.max_post_chars
+        shown = _defuse(_clip(self.text, self.max_post_chars) if self.truncated else self.text)
+        self._shared = (
+            ChatMessage("system", render("system")),
+            ChatMessage(
+                "user",
+                render(
+                    "post",
+                    text=shown,
+                    published=self.published.isoformat() if self.published else "",
+                    origin=self.origin,
+                    url=self.url,
+                ),
+            ),
+        )
+
+    @property
+    def shared(self) -> tuple[ChatMessage, ...]:
+        """The system and post messages every conversation starts with."""
+        return self._shared
+
+    def evidence_message(self, sources: tuple[str, ...] = ("wikipedia", "web")) -> ChatMessage:
+        """The evidence of the given sources, each item with its id."""
+        items = [
+            {
+                "id": e.id,
+                "source_label": _SOURCE_LABELS[e.source],
+                "title": e.title,
+                "published": e.published.isoformat() if e.published else "",
+                "text": _defuse(_clip(e.text, self.max_evidence_chars)),
+            }
+            for e in self.evidence
+            if e.source in sources
+        ]
+        return ChatMessage("user", render("evidence", items=items))
+
+    def conversation(self, *middle: ChatMessage, task: str) -> list[ChatMessage]:
+        """Shared prefix, then ``middle``, then the role's ``task`` last."""
+        return [*self._shared, *middle, ChatMessage("user", task)]

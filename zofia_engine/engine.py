@@ -1,0 +1,410 @@
+"""The engine: one post in, one report out, with progress events on the way.
+
+Work that needs only the post starts at once, while Stage 1 retrieves: the
+five linguist conversations, the expert's domain detection and the claim
+extraction. The expert's analysis and the claim verification follow as soon
+as the evidence is in; the debate starts when every analysis is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
+
+from .agents.claims import PassageIndex, extract_claims, split_passages, verify_claims
+from .agents.context import PanelContext, evidence_items
+from .agents.debate import DebateOutcome, hold_debate
+from .agents.expert import analyse_as_expert, detect_domain
+from .agents.judge import decision_confidence, final_ruling
+from .agents.linguist import analyse_language
+from .config import Settings
+from .errors import InvalidPostError
+from .llm.base import ChatMessage
+from .llm.router import LLMRouter
+from .llm.session import CheckSession, StepFailed
+from .post import Ablation, Post, ProgressEvent, ProgressHook
+from .prompting import render
+from .report import (
+    Analyses,
+    ClaimResult,
+    Confidence,
+    Debate,
+    ExpertFinding,
+    LinguistFinding,
+    Report,
+    Usage,
+)
+from .retrieval.models import Stage1Result
+from .retrieval.ner.sentences import split_sentences
+from .retrieval.pipeline import EntityGuidedRetrieval
+from .text import clean_post
+
+__all__ = ["Engine"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
+
+
+class _Progress:
+    """Sends events to the caller's hook; a failing hook is logged, never fatal."""
+
+    def __init__(self, hook: ProgressHook | None, started: float) -> None:
+        self.hook = hook
+        self.started = started
+
+    async def emit(
+        self, kind: str, stage: str, detail: str = "", round_no: int | None = None
+    ) -> None:
+        if self.hook is None:
+            return
+        event = ProgressEvent(
+            kind=kind,
+            stage=stage,
+            detail=detail,
+            round=round_no,
+            elapsed_ms=round((time.perf_counter() - self.started) * 1000, 1),
+        )
+        try:
+            result = self.hook(event)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:  # a display problem must not lose the check
+            log.exception("progress hook failed on %s", event)
+
+    async def stage(self, name: str, work: Awaitable[T], timings: dict[str, float]) -> T:
+        """Await ``work`` between started/finished events, timing it as ``<name>_ms``."""
+        await self.emit("started", name)
+        t = time.perf_counter()
+        result = await work
+        timings[f"{name}_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        await self.emit("finished", name, _summary(result))
+        return result
+
+
+def _summary(result: Any) -> str:
+    if isinstance(result, Stage1Result):
+        documents = len(result.web) + len(result.wikipedia)
+        return f"{len(result.keywords)} keywords, {documents} documents"
+    if isinstance(result, list):
+        return f"{sum(1 for r in result if getattr(r, 'status', 'ok') == 'ok')} of {len(result)} ok"
+    if isinstance(result, ExpertFinding):
+        return result.expert_role if result.status == "ok" else f"failed: {result.error}"
+    return ""
+
+
+class Engine:
+    """ZoFia end to end.
+
+    Args:
+        settings: the checked settings (``Settings()`` is the offline default).
+        retrieval: a Stage 1 pipeline to use instead of the one the settings build.
+        llm: an LLM router to use instead of the one the settings build.
+
+    Use ``async with Engine(settings) as engine:`` and ``await engine.check(post)``.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        retrieval: EntityGuidedRetrieval | None = None,
+        llm: LLMRouter | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.retrieval = retrieval or EntityGuidedRetrieval(self.settings)
+        self.llm = llm or LLMRouter(self.settings.llm)
+
+    async def load(self) -> None:
+        """Load every model now, so the first check does not wait for it."""
+        await self.retrieval.load()
+        await self.llm.load()
+
+    async def aclose(self) -> None:
+        await self.retrieval.aclose()
+        await self.llm.aclose()
+
+    async def __aenter__(self) -> Engine:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def check(
+        self,
+        post: Post | str,
+        *,
+        on_progress: ProgressHook | None = None,
+        ablation: Ablation | None = None,
+    ) -> Report:
+        """Fact-check ``post``.
+
+        Args:
+            post: the post, or just its text.
+            on_progress: called (or awaited) with each :class:`ProgressEvent`.
+            ablation: parts of the method to leave out (evaluation only).
+
+        Returns:
+            The report; parts that failed are listed in ``report.degraded``.
+
+        Raises:
+            InvalidPostError: the post has no text to check.
+
+        Cancelling the awaiting task cancels every model call of the check.
+        """
+        if isinstance(post, str):
+            post = Post(text=post)
+        ab = ablation or Ablation()
+        started = time.perf_counter()
+        text, degraded = clean_post(post.text)
+        if not text.strip():
+            raise InvalidPostError(EMPTY_POST)
+        progress = _Progress(on_progress, started)
+        s = self.settings
+        session = self.llm.session()
+        ctx = PanelContext(
+            text,
+            published=post.published,
+            origin=post.origin,
+            url=post.url,
+            max_post_chars=s.agents.max_post_chars,
+            max_evidence_chars=s.agents.max_evidence_chars,
+        )
+        if ctx.truncated:
+            degraded.append(f"the models saw the post's first {s.agents.max_post_chars} characters")
+        degraded += [f"left out for this check: {part}" for part in ab.removed]
+        timings: dict[str, float] = {}
+
+        try:
+            async with asyncio.TaskGroup() as tg:
+                # The calls that start a chain go out first: they are on the critical path.
+                domain = tg.create_task(detect_domain(session, ctx)) if ab.expert else None
+                extraction = (
+                    tg.create_task(extract_claims(session, ctx, s.agents)) if ab.claims else None
+                )
+                linguist = tg.create_task(
+                    progress.stage(
+                        "linguist",
+                        analyse_language(session, ctx, s.agents.linguist_dimensions),
+                        timings,
+                    )
+                    if ab.linguist
+                    else _nothing(list[LinguistFinding]())
+                )
+                stage1 = await progress.stage(
+                    "retrieval",
+                    self.retrieval.run(
+                        text, published=post.published, web=ab.web, wikipedia=ab.wikipedia
+                    ),
+                    timings,
+                )
+                ctx.evidence = evidence_items(stage1)
+                expert = (
+                    tg.create_task(
+                        progress.stage("expert", self._expert(session, ctx, domain), timings)
+                    )
+                    if domain is not None
+                    else None
+                )
+                claims = (
+                    tg.create_task(
+                        progress.stage("claims", self._claims(session, ctx, extraction), timings)
+                    )
+                    if extraction is not None
+                    else None
+                )
+        except BaseExceptionGroup as group:
+            raise group.exceptions[0] from None
+
+        degraded += stage1.degraded
+        analyses = Analyses(linguist=linguist.result(), expert=expert.result() if expert else None)
+        claim_results, claim_problem = claims.result() if claims else ([], "")
+        if claim_problem:
+            degraded.append(claim_problem)
+        degraded += _agent_failures(analyses, claim_results)
+
+        pool, citable = self._pool(ctx, analyses, claim_results)
+        outcome = await progress.stage(
+            "debate", self._debate(session, ctx, pool, citable, ab, progress), timings
+        )
+        ruling = outcome.ruling
+        verdict = ruling.decision if ruling.decision in ("real", "fake") else "undetermined"
+        if verdict == "undetermined":
+            degraded.append(f"no verdict: the judge failed ({ruling.error})")
+        failed_turns = [t for t in outcome.debate.turns if t.status == "failed"]
+        if failed_turns:
+            degraded.append(f"{len(failed_turns)} debate turn(s) failed: {failed_turns[0].error}")
+        await progress.emit("finished", "verdict", verdict)
+
+        timings.update({f"stage1.{k}": v for k, v in stage1.timings_ms.items()})
+        timings["llm_ms"] = round(sum(c.latency_ms for c in session.calls), 2)
+        timings["total_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        return Report(
+            verdict=verdict,
+            confidence=_confidence(outcome, verdict),
+            summary=ruling.reason or _fallback_summary(verdict, ruling.error),
+            keywords=stage1.keywords,
+            evidence=ctx.evidence,
+            claims=claim_results,
+            analyses=analyses,
+            debate=outcome.debate,
+            usage=Usage.of(session.calls),
+            timings=timings,
+            degraded=degraded,
+        )
+
+    async def stream(
+        self, post: Post | str, *, ablation: Ablation | None = None
+    ) -> AsyncIterator[ProgressEvent | Report]:
+        """The check as an async iterator: progress events, then the report last.
+
+        Leaving the loop early cancels the check.
+        """
+        queue: asyncio.Queue[ProgressEvent | Report | BaseException] = asyncio.Queue()
+
+        async def run() -> None:
+            try:
+                queue.put_nowait(await self.check(post, on_progress=queue.put, ablation=ablation))
+            except Exception as exc:
+                queue.put_nowait(exc)
+
+        task = asyncio.create_task(run())
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+                if isinstance(item, Report):
+                    return
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _expert(
+        self, session: CheckSession, ctx: PanelContext, domain: asyncio.Task[Any]
+    ) -> ExpertFinding:
+        return await analyse_as_expert(session, ctx, await domain)
+
+    async def _claims(
+        self,
+        session: CheckSession,
+        ctx: PanelContext,
+        extraction: asyncio.Task[list[ClaimResult] | StepFailed],
+    ) -> tuple[list[ClaimResult], str]:
+        # Index the web passages while the extractor may still be writing.
+        passages = split_passages(
+            ctx.evidence, split_sentences, self.settings.agents.chunk_sentences
+        )
+        encoder = self.retrieval.encoder
+        index = await asyncio.to_thread(PassageIndex.build, passages, encoder)
+        claims = await extraction
+        if isinstance(claims, StepFailed):
+            return [], f"claim extraction failed: {claims.reason}"
+        verified = await verify_claims(session, ctx, claims, index, encoder, self.settings.agents)
+        return verified, ""
+
+    def _pool(
+        self, ctx: PanelContext, analyses: Analyses, claims: list[ClaimResult]
+    ) -> tuple[list[ChatMessage], list[str]]:
+        """The evidence pool of Algorithm 1: documents, then the panel's analyses."""
+        lines = []
+        done = [f for f in analyses.linguist if f.status == "ok"]
+        if done:
+            text = " | ".join(f"{f.dimension} (leans {f.lean}): {f.analysis}" for f in done)
+            lines.append({"id": "linguist", "text": f"Linguist. {text}"})
+        e = analyses.expert
+        if e is not None and e.status == "ok":
+            lines.append(
+                {
+                    "id": "expert",
+                    "text": f"{e.expert_role} (leans {e.lean}). Knowledge: "
+                    f"{e.knowledge_concordance} Logic: {e.logical_integrity}",
+                }
+            )
+        checked = [c for c in claims if c.label is not None]
+        if checked:
+            text = " | ".join(f'{c.kind} claim "{c.text}": {c.label}. {c.reason}' for c in checked)
+            lines.append({"id": "claims", "text": f"Claim verification. {text}"})
+        pool = [ctx.evidence_message(), ChatMessage("user", render("analyses", lines=lines))]
+        citable = ["post", *(item.id for item in ctx.evidence), *(line["id"] for line in lines)]
+        return pool, citable
+
+    async def _debate(
+        self,
+        session: CheckSession,
+        ctx: PanelContext,
+        pool: list[ChatMessage],
+        citable: list[str],
+        ab: Ablation,
+        progress: _Progress,
+    ) -> DebateOutcome:
+        if not ab.debate:
+            ruling, completion = await final_ruling(session, ctx, pool, 0)
+            debate = Debate(held=False, rulings=[ruling], forced=True)
+            return DebateOutcome(debate=debate, ruling=ruling, completion=completion)
+
+        async def on_round(ruling: Any) -> None:
+            await progress.emit("round", "debate", ruling.decision or "failed", ruling.round)
+
+        a = self.settings.agents
+        return await hold_debate(
+            session,
+            ctx,
+            pool,
+            citable,
+            max_rounds=a.debate_max_rounds,
+            min_rounds=min(a.debate_min_rounds, a.debate_max_rounds),
+            on_round=on_round,
+        )
+
+
+async def _nothing(value: T) -> T:
+    return value
+
+
+def _agent_failures(analyses: Analyses, claims: list[ClaimResult]) -> list[str]:
+    notes = []
+    failed = [f for f in analyses.linguist if f.status == "failed"]
+    if failed:
+        names = ", ".join(f.dimension for f in failed)
+        notes.append(f"linguist failed on {names}: {failed[0].error}")
+    if analyses.expert is not None and analyses.expert.status == "failed":
+        notes.append(f"domain expert failed: {analyses.expert.error}")
+    elif analyses.expert is not None and analyses.expert.error:
+        notes.append(analyses.expert.error)
+    bad = [c for c in claims if c.status == "failed"]
+    if bad:
+        notes.append(f"verification of {len(bad)} claim(s) failed: {bad[0].error}")
+    dropped = sum(c.dropped_quotes for c in claims)
+    if dropped:
+        notes.append(f"{dropped} quote(s) not found in the retrieved text were dropped")
+    return notes
+
+
+def _confidence(outcome: DebateOutcome, verdict: str) -> Confidence:
+    c = outcome.completion
+    if c is None or verdict == "undetermined":
+        return Confidence(basis="unavailable: no ruling was made")
+    value = decision_confidence(c.text, c.logprobs, verdict)
+    if value is None:
+        why = (
+            "the backend gives no token probabilities"
+            if not c.logprobs
+            else ("the decision token was not among the returned probabilities")
+        )
+        return Confidence(basis=f"unavailable: {why}")
+    return Confidence(value=value, basis="judge's token probabilities of real vs fake")
+
+
+def _fallback_summary(verdict: str, error: str) -> str:
+    if verdict == "undetermined":
+        return f"No verdict could be reached: {error or 'the judge gave no ruling'}."
+    return f"The panel ruled the post {verdict}."

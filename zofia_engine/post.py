@@ -1,0 +1,89 @@
+"""What goes into a check: the post, the parts of the method to run, and progress events."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["ABLATIONS", "Ablation", "Post", "ProgressEvent", "ProgressHook"]
+
+
+class Post(BaseModel):
+    """A post to check.
+
+    Args:
+        text: the post's text (news text, a caption, or an article fetched from ``url``).
+        url: where it came from, if it was a link.
+        published: its publication date; web search stops the day before.
+        origin: who it was forwarded from, in words (a channel, a user).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str
+    url: str = ""
+    published: dt.date | None = None
+    origin: str = ""
+
+
+class Ablation(BaseModel):
+    """Which parts of ZoFia run; the switches of the paper's ablation study (Table 2)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wikipedia: bool = True
+    web: bool = True
+    linguist: bool = True
+    expert: bool = True
+    claims: bool = True
+    debate: bool = True
+
+    @classmethod
+    def named(cls, name: str) -> Ablation:
+        """One of :data:`ABLATIONS` (``full``, ``no-wikipedia``, ``no-debate`` …)."""
+        try:
+            return cls(**ABLATIONS[name])
+        except KeyError:
+            raise ValueError(
+                f"unknown ablation {name!r}; choose one of: {', '.join(ABLATIONS)}"
+            ) from None
+
+    @property
+    def removed(self) -> list[str]:
+        return [name for name, on in self.model_dump().items() if not on]
+
+
+ABLATIONS: dict[str, dict[str, bool]] = {
+    "full": {},
+    "no-wikipedia": {"wikipedia": False},
+    "no-web": {"web": False},
+    "no-retrieval": {"wikipedia": False, "web": False},
+    "no-linguist": {"linguist": False},
+    "no-expert": {"expert": False},
+    "no-linguist-expert": {"linguist": False, "expert": False},
+    "no-claims": {"claims": False},
+    "no-debate": {"debate": False},
+}
+
+
+class ProgressEvent(BaseModel):
+    """A step of a running check, for progress displays.
+
+    ``kind`` is ``started``, ``finished`` or ``failed`` for a stage
+    (``retrieval``, ``linguist``, ``expert``, ``claims``, ``debate``, ``verdict``),
+    or ``round`` after each debate round (``round`` set, ``detail`` the judge's call).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["started", "finished", "failed", "round"]
+    stage: str
+    detail: str = ""
+    round: int | None = None
+    elapsed_ms: float = 0.0
+
+
+ProgressHook = Callable[[ProgressEvent], Awaitable[None] | None]

@@ -1,0 +1,216 @@
+"""The report: everything one check produced, as plain typed records.
+
+``Report`` is what the engine returns, what storage keeps and what the
+renderers turn into a verdict card. It round-trips through JSON unchanged,
+and its top-level keys are the ones ``zofia check --json`` prints.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .retrieval.models import Keyword
+
+__all__ = [
+    "Analyses",
+    "ClaimResult",
+    "Confidence",
+    "Debate",
+    "DebateTurn",
+    "EvidenceItem",
+    "ExpertFinding",
+    "JudgeRuling",
+    "LLMCall",
+    "LinguistFinding",
+    "Quote",
+    "Report",
+    "RoleUsage",
+    "Usage",
+]
+
+Verdict = Literal["real", "fake", "undetermined"]
+StepStatus = Literal["ok", "failed", "skipped"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EvidenceItem(_Record):
+    """One retrieved document. ``id`` (``web-1``, ``wiki-2``) is what agents cite."""
+
+    id: str
+    source: Literal["web", "wikipedia"]
+    provider: str
+    title: str
+    url: str
+    text: str
+    published: dt.date | None = None
+
+
+class Quote(_Record):
+    """A verbatim excerpt a claim verifier cited, found in ``evidence_id``'s text."""
+
+    text: str
+    evidence_id: str
+
+
+class ClaimResult(_Record):
+    """One claim (eq. 8) and its verification against the web passages (eq. 9)."""
+
+    id: str
+    kind: Literal["core", "sub"]
+    text: str
+    label: Literal["supports", "refutes", "not enough information"] | None = None
+    reason: str = ""
+    quotes: list[Quote] = []
+    dropped_quotes: int = 0
+    context: list[str] = Field(default=[], description="evidence ids of the passages used")
+    status: StepStatus = "ok"
+    error: str = ""
+
+
+class LinguistFinding(_Record):
+    """One linguistic dimension, judged in its own conversation."""
+
+    dimension: str
+    analysis: str = ""
+    lean: Literal["real", "fake"] | None = None
+    status: StepStatus = "ok"
+    error: str = ""
+
+
+class ExpertFinding(_Record):
+    """The domain expert's two-part analysis (paper §4.1.2)."""
+
+    domain: str = ""
+    expert_role: str = ""
+    knowledge_concordance: str = ""
+    logical_integrity: str = ""
+    lean: Literal["real", "fake"] | None = None
+    status: StepStatus = "ok"
+    error: str = ""
+
+
+class Analyses(_Record):
+    linguist: list[LinguistFinding] = []
+    expert: ExpertFinding | None = None
+
+
+class DebateTurn(_Record):
+    """One debater's turn: a rebuttal of the last opposing turn, then new evidence."""
+
+    round: int
+    side: Literal["pro", "con"]
+    rebuttal: str = ""
+    argument: str = ""
+    cites: list[str] = []
+    status: StepStatus = "ok"
+    error: str = ""
+
+
+class JudgeRuling(_Record):
+    """The judge's answer after a round; ``forced`` marks the ruling made at the cap."""
+
+    round: int
+    decision: Literal["real", "fake", "continue"] | None
+    reason: str = ""
+    forced: bool = False
+    status: StepStatus = "ok"
+    error: str = ""
+
+
+class Debate(_Record):
+    """Algorithm 1's transcript. ``forced`` is true when the judge never decided on its own."""
+
+    turns: list[DebateTurn] = []
+    rulings: list[JudgeRuling] = []
+    rounds: int = 0
+    max_rounds: int = 0
+    decided_in_round: int | None = None
+    forced: bool = False
+    held: bool = True
+
+
+class Confidence(_Record):
+    """How sure the judge was. ``value`` is ``None`` when the backend gives no logprobs."""
+
+    value: float | None = None
+    basis: str = ""
+
+
+class LLMCall(_Record):
+    """One model call, whatever its outcome."""
+
+    role: str
+    step: str
+    backend: str
+    ok: bool = True
+    error: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int | None = None
+    latency_ms: float = 0.0
+    attempts: int = 1
+    usage_reported: bool = True
+
+
+class RoleUsage(_Record):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+class Usage(_Record):
+    """Token and call accounting, summed from ``log``."""
+
+    calls: int = 0
+    failed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    by_role: dict[str, RoleUsage] = {}
+    log: list[LLMCall] = []
+
+    @classmethod
+    def of(cls, calls: list[LLMCall]) -> Usage:
+        by_role: dict[str, RoleUsage] = {}
+        for c in calls:
+            r = by_role.setdefault(c.role, RoleUsage())
+            r.calls += 1
+            r.prompt_tokens += c.prompt_tokens
+            r.completion_tokens += c.completion_tokens
+            r.latency_ms = round(r.latency_ms + c.latency_ms, 2)
+        return cls(
+            calls=len(calls),
+            failed_calls=sum(1 for c in calls if not c.ok),
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            cached_tokens=sum(c.cached_tokens or 0 for c in calls),
+            by_role=by_role,
+            log=calls,
+        )
+
+
+class Report(_Record):
+    """The outcome of one check.
+
+    ``verdict`` is ``undetermined`` only when no ruling could be made (the
+    judge's model failed); ``degraded`` then says what failed.
+    """
+
+    verdict: Verdict
+    confidence: Confidence
+    summary: str
+    keywords: list[Keyword]
+    evidence: list[EvidenceItem]
+    claims: list[ClaimResult]
+    analyses: Analyses
+    debate: Debate
+    usage: Usage
+    timings: dict[str, float]
+    degraded: list[str]
