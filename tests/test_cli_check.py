@@ -1,0 +1,117 @@
+"""``zofia check`` end to end: the real CLI, real models, the fake OpenAI server.
+
+The CLI runs its own event loop, so the fake servers run in a thread of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from peers.article_peer import BODY_SENTENCES, ArticlePeer
+from peers.loopback import running_in_thread
+from peers.openai_peer import FakeOpenAI
+from peers.panel_script import PanelScript, schema_name
+
+from bots.cli import main
+
+pytestmark = pytest.mark.slow
+
+POST = "The mayor of Springfield banned bicycles from every street, officials said on Monday."
+
+
+@pytest.fixture
+def panel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeOpenAI]:
+    """The fake server, and the environment that points the CLI at it (no config file)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    with running_in_thread(FakeOpenAI(PanelScript(), api_key="sk-cli")) as peer:
+        assert isinstance(peer, FakeOpenAI)
+        monkeypatch.setenv("ZOFIA__LLM__BACKEND", "openai")
+        monkeypatch.setenv("ZOFIA__LLM__OPENAI__BASE_URL", peer.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-cli")
+        yield peer
+
+
+def test_check_help_exists() -> None:
+    result = CliRunner().invoke(main, ["check", "--help"])
+    assert result.exit_code == 0 and "--url" in result.output and "--json" in result.output
+
+
+def test_check_json_prints_the_full_report(panel: FakeOpenAI) -> None:
+    result = CliRunner().invoke(main, ["check", "--json", POST])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert list(report) == [
+        "verdict",
+        "confidence",
+        "summary",
+        "keywords",
+        "evidence",
+        "claims",
+        "analyses",
+        "debate",
+        "usage",
+        "timings",
+        "degraded",
+    ]
+    assert report["verdict"] == "fake"
+    assert report["usage"]["calls"] == len(panel.requests)
+    assert any("no open-web evidence" in note for note in report["degraded"])
+    # Which parts run offline is said on stderr, not mixed into the JSON.
+    assert "web search: offline" in result.stderr
+
+
+def test_check_prints_a_verdict_card_from_a_file(panel: FakeOpenAI, tmp_path: Path) -> None:
+    post = tmp_path / "post.txt"
+    post.write_text(POST, encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "--file", str(post)])
+    assert result.exit_code == 0, result.output
+    assert "Likely fake" in result.stdout
+    assert "Web sources refute the core claim." in result.stdout
+    assert "debate round 1: judge says fake" in result.stderr
+    assert POST in panel.requests[0]["messages"][1]["content"]
+
+
+def test_check_wants_exactly_one_source_of_text(panel: FakeOpenAI) -> None:
+    result = CliRunner().invoke(main, ["check"])
+    assert result.exit_code == 2 and "exactly one of TEXT, --file or --url" in result.output
+    result = CliRunner().invoke(main, ["check", "--url", "https://example.org", POST])
+    assert result.exit_code == 2
+    assert panel.requests == []
+
+
+def test_check_url_refuses_loopback_unless_allowed(panel: FakeOpenAI) -> None:
+    with running_in_thread(ArticlePeer()) as site:
+        url = f"{site.root}/article"
+        refused = CliRunner().invoke(main, ["check", "--url", url])
+        assert refused.exit_code == 1
+        assert "private or local address" in refused.output
+        assert panel.requests == [] and not site.hits
+
+        allowed = CliRunner().invoke(
+            main, ["check", "--json", "--allow-private-urls", "--url", url]
+        )
+    assert allowed.exit_code == 0, allowed.output
+    post = panel.requests[0]["messages"][1]["content"]
+    assert BODY_SENTENCES[0] in post and "Publication date: 2024-03-05" in post
+    assert json.loads(allowed.stdout)["verdict"] == "fake"
+
+
+def test_check_reports_a_dead_llm_server_in_one_sentence(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ZOFIA__LLM__BACKEND", "openai")
+    monkeypatch.setenv("ZOFIA__LLM__OPENAI__BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("ZOFIA__LLM__RETRIES", "0")
+    result = CliRunner().invoke(main, ["check", "--json", POST])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "undetermined"
+    assert report["summary"].startswith("No verdict could be reached")
+    assert report["usage"]["failed_calls"] == report["usage"]["calls"] > 0
+    assert schema_name({}) == ""  # the helper used above tolerates bodies without a schema
