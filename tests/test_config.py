@@ -50,6 +50,14 @@ def test_defaults_are_the_papers_hyperparameters() -> None:
     assert s.web.backends == []
     assert s.web.brave.api_key == ""
     assert s.encoder.model == ""  # the packaged all-MiniLM-L6-v2
+    # §4.1.3 / eq. 9 and §4.2 / Algorithm 1: θ_sim, 2-4 sub-claims, at most 5 rounds.
+    assert s.agents.theta_sim == 0.1
+    assert (s.agents.min_sub_claims, s.agents.max_sub_claims) == (2, 4)
+    assert s.agents.debate_max_rounds == 5
+    assert len(s.agents.linguist_dimensions) == 5
+    # §5.1: temperature 0; the embedded model by default, no API key needed.
+    assert s.llm.temperature == 0.0
+    assert s.llm.backend == "embedded"
 
 
 def test_no_file_and_empty_environment_give_the_defaults() -> None:
@@ -192,6 +200,29 @@ def test_empty_brave_api_key_variable_does_not_count(tmp_path: Path) -> None:
 def test_environment_key_overrides_the_file(tmp_path: Path) -> None:
     path = _toml(tmp_path, '[web.brave]\napi_key = "from-file"\n')
     assert load_config(path, environ={"BRAVE_API_KEY": KEY}).web.brave.api_key == KEY
+
+
+def test_openai_without_a_key_names_the_variable(tmp_path: Path) -> None:
+    message = _error(_toml(tmp_path, '[llm]\nbackend = "openai"\n'))
+    assert "OPENAI_API_KEY" in message and "llm.openai.base_url" in message
+
+
+def test_a_local_openai_compatible_server_needs_no_key(tmp_path: Path) -> None:
+    path = _toml(
+        tmp_path, '[llm]\nbackend = "openai"\n[llm.openai]\nbase_url = "http://localhost:8000/v1"\n'
+    )
+    assert load_config(path, environ={}).llm.openai.base_url == "http://localhost:8000/v1"
+
+
+def test_roles_point_at_their_own_models(tmp_path: Path) -> None:
+    text = (
+        '[llm.roles.judge]\nbackend = "openai"\nmodel = "big"\n'
+        '[llm.roles.linguist]\nmodel = "small"\n'
+    )
+    s = load_config(_toml(tmp_path, text), environ={"OPENAI_API_KEY": KEY})
+    assert s.llm.roles["judge"].model == "big" and s.llm.roles["judge"].backend == "openai"
+    assert s.llm.openai.api_key == KEY
+    assert "llm.roles.umpire" in _error(_toml(tmp_path, '[llm.roles.umpire]\nmodel = "x"\n'))
 
 
 def test_numeric_looking_brave_key_stays_a_string() -> None:

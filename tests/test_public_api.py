@@ -7,11 +7,22 @@ import zofia_engine
 
 def test_public_names() -> None:
     assert sorted(zofia_engine.__all__) == [
+        "Ablation",
         "ConfigError",
+        "Engine",
         "Entity",
         "EntityGuidedRetrieval",
+        "InvalidPostError",
         "Keyword",
+        "LLMBudgetExceededError",
+        "LLMError",
+        "LLMRateLimitedError",
+        "LLMResponseError",
+        "LLMTimeoutError",
         "ModelUnavailableError",
+        "Post",
+        "ProgressEvent",
+        "Report",
         "Settings",
         "SourceError",
         "SourceRateLimitedError",
@@ -32,5 +43,8 @@ def test_error_tree() -> None:
     assert issubclass(zofia_engine.SourceRateLimitedError, zofia_engine.SourceError)
     assert issubclass(zofia_engine.SourceError, zofia_engine.ZofiaError)
     assert issubclass(zofia_engine.ConfigError, zofia_engine.ZofiaError)
+    assert issubclass(zofia_engine.LLMTimeoutError, zofia_engine.LLMError)
+    assert issubclass(zofia_engine.LLMError, zofia_engine.ZofiaError)
+    assert issubclass(zofia_engine.InvalidPostError, zofia_engine.ZofiaError)
     err = zofia_engine.SourceTimeoutError("web:brave", "no answer")
     assert str(err) == "web:brave: no answer" and err.source == "web:brave"

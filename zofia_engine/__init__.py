@@ -1,5 +1,5 @@
 """ZoFia engine: zero-shot fake-news detection with entity-guided retrieval (Stage 1)
-and multi-LLM interaction (Stage 2, coming with the Stage-2 issue).
+and multi-LLM interaction (Stage 2). ``Engine.check(post)`` runs both.
 
 No platform code lives here; bots and the CLI call in.
 """
@@ -7,8 +7,15 @@ No platform code lives here; bots and the CLI call in.
 from __future__ import annotations
 
 from .config import Settings, load_config
+from .engine import Engine
 from .errors import (
     ConfigError,
+    InvalidPostError,
+    LLMBudgetExceededError,
+    LLMError,
+    LLMRateLimitedError,
+    LLMResponseError,
+    LLMTimeoutError,
     ModelUnavailableError,
     SourceError,
     SourceRateLimitedError,
@@ -16,6 +23,8 @@ from .errors import (
     SourceTimeoutError,
     ZofiaError,
 )
+from .post import Ablation, Post, ProgressEvent
+from .report import Report
 from .retrieval.models import (
     Entity,
     Keyword,
@@ -27,11 +36,22 @@ from .retrieval.models import (
 from .retrieval.pipeline import EntityGuidedRetrieval
 
 __all__ = [
+    "Ablation",
     "ConfigError",
+    "Engine",
     "Entity",
     "EntityGuidedRetrieval",
+    "InvalidPostError",
     "Keyword",
+    "LLMBudgetExceededError",
+    "LLMError",
+    "LLMRateLimitedError",
+    "LLMResponseError",
+    "LLMTimeoutError",
     "ModelUnavailableError",
+    "Post",
+    "ProgressEvent",
+    "Report",
     "Settings",
     "SourceError",
     "SourceRateLimitedError",
