@@ -20,7 +20,7 @@ from zofia_engine.agents.context import PanelContext
 from zofia_engine.agents.judge import decision_confidence
 from zofia_engine.agents.linguist import DIMENSIONS
 from zofia_engine.llm.base import TokenLogprob
-from zofia_engine.llm.structured import ReplyParseError, json_schema, parse_reply
+from zofia_engine.llm.structured import ReplyParseError, bounded_schema, json_schema, parse_reply
 from zofia_engine.post import ABLATIONS, Ablation
 from zofia_engine.prompting import TEMPLATE_NAMES, render
 from zofia_engine.report import EvidenceItem
@@ -208,7 +208,9 @@ def test_split_passages_chunks_web_documents_only() -> None:
             id="wiki-1", source="wikipedia", provider="offline", title="t", url="u", text="D."
         ),
     ]
-    chunks = split_passages(items, lambda t: [s.strip() + "." for s in t.split(".") if s.strip()], 2)
+    chunks = split_passages(
+        items, lambda t: [s.strip() + "." for s in t.split(".") if s.strip()], 2
+    )
     assert [(c.evidence_id, c.text) for c in chunks] == [("web-1", "A. B."), ("web-1", "C.")]
 
 
@@ -225,3 +227,28 @@ def test_ablation_names_match_the_papers_table() -> None:
     assert Ablation.named("no-retrieval").removed == ["wikipedia", "web"]
     with pytest.raises(ValueError, match="unknown ablation"):
         Ablation.named("no-judge")
+
+
+def test_bounded_schema_caps_free_text_to_fit_the_token_budget() -> None:
+    from zofia_engine.agents.debate import DebaterReply
+
+    schema = json_schema(DebaterReply, enums={"cites": ["post", "web-1"]})
+    bounded = bounded_schema(schema, 360)
+    props = bounded["properties"]
+    assert props["rebuttal"]["maxLength"] == props["argument"]["maxLength"] > 100
+    assert props["cites"]["maxItems"] == 6 and "maxLength" not in props["cites"]["items"]
+    # Two strings of three characters a token, plus the structure, stay under 360 tokens.
+    assert 2 * props["argument"]["maxLength"] / 3 < 360
+    assert "maxLength" not in schema["properties"]["argument"]  # the input is not changed
+    claims = bounded_schema(json_schema(ExtractorReply, max_items={"sub_claims": 4}), 320)
+    per_claim = claims["properties"]["sub_claims"]["items"]["maxLength"]
+    assert per_claim == claims["properties"]["core_claim"]["maxLength"]
+    assert 5 * per_claim / 3 < 320
+    assert (
+        bounded_schema(json_schema(ExtractorReply), 10)["properties"]["core_claim"]["maxLength"]
+        == 24
+    )  # never below a useful minimum
+
+
+def test_parse_reply_accepts_raw_newlines_inside_strings() -> None:
+    assert parse_reply('{"label": "two\nlines", "cites": []}', Sample).label == "two\nlines"

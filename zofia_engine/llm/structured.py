@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["ReplyParseError", "json_schema", "parse_reply"]
+__all__ = ["ReplyParseError", "bounded_schema", "json_schema", "parse_reply"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -46,10 +46,48 @@ def json_schema(
     return schema
 
 
+CHARS_PER_TOKEN = 3  # conservative for English prose inside JSON strings
+DEFAULT_ITEMS = 4
+ENUM_ITEMS = 6
+
+
+def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """``schema`` with a ``maxLength`` on every free-text string, so that a reply
+    generated under a grammar closes its JSON within ``max_tokens``.
+
+    Small models otherwise write until the token cap and leave the object open.
+    Only for backends that enforce the schema with a grammar (llama.cpp); strict
+    OpenAI mode does not accept ``maxLength``.
+    """
+    schema = json.loads(json.dumps(schema))
+    props: dict[str, Any] = schema.get("properties", {})
+    slots: list[tuple[dict[str, Any], int]] = []
+    overhead = 8 * len(props) + 16  # keys, quotes, punctuation, enum values
+    for prop in props.values():
+        if prop.get("type") == "array" and "enum" in prop.get("items", {}):
+            prop.setdefault("maxItems", ENUM_ITEMS)
+            overhead += 4 * int(prop["maxItems"])
+        if prop.get("type") == "string" and "enum" not in prop and "maxLength" not in prop:
+            slots.append((prop, 1))
+        elif prop.get("type") == "array":
+            items = prop.get("items", {})
+            if items.get("type") == "string" and "enum" not in items and "maxLength" not in items:
+                count = int(prop.get("maxItems", DEFAULT_ITEMS))
+                prop.setdefault("maxItems", count)
+                slots.append((items, count))
+    if not slots:
+        return schema
+    budget = max(0, max_tokens - overhead) * CHARS_PER_TOKEN
+    per_slot = max(24, budget // sum(weight for _, weight in slots))
+    for target, _ in slots:
+        target["maxLength"] = per_slot
+    return schema
+
+
 def _candidates(text: str) -> list[Any]:
     """Top-level JSON objects found in ``text``: fenced ones first, then the rest in order."""
     found: list[Any] = []
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # raw newlines inside strings are common
     for source in [*_FENCE.findall(text), text]:
         pos = source.find("{")
         while pos != -1:

@@ -1,0 +1,69 @@
+"""One check end to end on a real embedded model: SmolLM2-135M through llama.cpp.
+
+A 135M model's verdicts mean little; what this test pins down is the plumbing
+with a real model: every agent's call goes through the grammar-constrained
+embedded backend, the shared prompt prefix is evaluated once and then reused
+from llama.cpp's KV cache, and the report accounts for all of it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from zofia_engine.config import Settings
+from zofia_engine.encoder import SentenceTransformerEncoder
+from zofia_engine.engine import Engine
+from zofia_engine.errors import ModelUnavailableError
+from zofia_engine.llm.gguf import smollm2_135m_path
+from zofia_engine.report import Report
+from zofia_engine.retrieval.ner import NERBackend
+from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
+
+pytest_plugins = ["peers.model_fixtures"]
+
+pytestmark = pytest.mark.slow
+
+POST = (
+    "Scientists at NASA announced that the Moon is moving away from Earth by about "
+    "3.8 centimetres every year. The measurement comes from lasers fired at mirrors "
+    "left on the Moon by the Apollo astronauts."
+)
+
+
+async def test_a_check_on_the_embedded_model(
+    ner: NERBackend, encoder: SentenceTransformerEncoder, offline_wiki: OfflineWikipedia
+) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    try:
+        model = smollm2_135m_path()
+    except ModelUnavailableError as exc:
+        pytest.skip(f"SmolLM2-135M is not installed: {exc}")
+    settings = Settings.model_validate(
+        {
+            "llm": {"embedded": {"model_path": str(model), "n_ctx": 4096}},
+            "agents": {"debate_max_rounds": 2},
+        }
+    )
+    stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
+    async with Engine(settings, retrieval=stage1) as engine:
+        await engine.load()
+        report = await engine.check(POST)
+
+    assert Report.model_validate_json(report.model_dump_json()) == report
+    log = report.usage.log
+    assert log and all(c.backend.startswith("embedded:SmolLM2") for c in log)
+    ok = [c for c in log if c.ok]
+    assert len(ok) >= 10  # 5 linguist, 2 expert, extraction, and the debate at least
+    assert all(c.usage_reported and c.prompt_tokens > 0 for c in ok)
+    # The system and post messages are shared: after the first call, llama.cpp
+    # reuses them from its KV cache instead of evaluating them again.
+    assert all(c.cached_tokens is not None for c in ok)
+    assert report.usage.cached_tokens > report.usage.prompt_tokens // 3
+    assert report.debate.rounds >= 1 and report.debate.turns
+    assert report.verdict in ("real", "fake", "undetermined")
+    if report.verdict != "undetermined":
+        assert report.summary
+    # Offline: no web backend, and the report says so.
+    assert any("no open-web evidence" in note for note in report.degraded)
+    assert report.confidence.value is None and "unavailable" in report.confidence.basis

@@ -1,0 +1,1 @@
+"""LLM backends, sessions and routing for Stage 2."""

