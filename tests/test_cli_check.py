@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from peers.article_peer import BODY_SENTENCES, ArticlePeer
 from peers.loopback import running_in_thread
 from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, schema_name
+from peers.panel_script import REPORT_KEYS, PanelScript, schema_name
 
 from bots.cli import main
 
@@ -45,19 +45,7 @@ def test_check_json_prints_the_full_report(panel: FakeOpenAI) -> None:
     result = CliRunner().invoke(main, ["check", "--json", POST])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert list(report) == [
-        "verdict",
-        "confidence",
-        "summary",
-        "keywords",
-        "evidence",
-        "claims",
-        "analyses",
-        "debate",
-        "usage",
-        "timings",
-        "degraded",
-    ]
+    assert list(report) == REPORT_KEYS
     assert report["verdict"] == "fake"
     assert report["usage"]["calls"] == len(panel.requests)
     assert any("no open-web evidence" in note for note in report["degraded"])

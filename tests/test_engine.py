@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
-from peers.panel_script import PanelScript, judge_logprobs, last_user_text, schema_name
+from peers.panel_script import REPORT_KEYS, PanelScript, judge_logprobs, last_user_text, schema_name
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import Settings
@@ -52,19 +52,6 @@ HITS = [
         "The mayor's office said cycling remains legal on all city streets.",
     ),
 ]
-TOP_LEVEL = {
-    "verdict",
-    "confidence",
-    "summary",
-    "keywords",
-    "evidence",
-    "claims",
-    "analyses",
-    "debate",
-    "usage",
-    "timings",
-    "degraded",
-}
 
 
 def _settings(peer: FakeOpenAI, **llm: Any) -> Settings:
@@ -129,7 +116,7 @@ async def test_full_pipeline_reaches_a_verdict(
 
     assert report.verdict == "fake"
     assert report.summary == "Web sources refute the core claim."
-    assert set(json.loads(report.model_dump_json())) == TOP_LEVEL
+    assert list(json.loads(report.model_dump_json())) == REPORT_KEYS
     assert Report.model_validate_json(report.model_dump_json()) == report
     # Five linguist conversations, the expert chain, the claim chain, one debate round.
     assert script.asked["linguistreply"] == 5

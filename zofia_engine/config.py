@@ -197,7 +197,7 @@ class EmbeddedSettings(_Section):
     n_ctx: int = Field(8192, ge=512)
     n_threads: int = Field(0, ge=0)
     n_batch: int = Field(512, ge=8)
-    logprobs: bool = False
+    logprobs: bool = True
 
 
 class RoleSettings(_Section):

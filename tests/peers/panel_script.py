@@ -16,7 +16,29 @@ from typing import Any
 
 from .openai_peer import ChatReply
 
-__all__ = ["SCHEMAS", "PanelScript", "judge_logprobs", "last_user_text", "schema_name"]
+__all__ = [
+    "REPORT_KEYS",
+    "SCHEMAS",
+    "PanelScript",
+    "judge_logprobs",
+    "last_user_text",
+    "schema_name",
+]
+
+# The report's top-level keys, in order, as the Stage-2 issue lists them.
+REPORT_KEYS = [
+    "verdict",
+    "confidence",
+    "summary",
+    "keywords",
+    "evidence",
+    "claims",
+    "analyses",
+    "debate",
+    "usage",
+    "timings",
+    "degraded",
+]
 
 SCHEMAS = (
     "linguistreply",
