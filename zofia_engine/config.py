@@ -35,6 +35,8 @@ __all__ = [
     "OpenAISettings",
     "Role",
     "RoleSettings",
+    "ServiceSettings",
+    "StorageSettings",
     "SearxngSettings",
     "Settings",
     "WebSettings",
@@ -255,6 +257,31 @@ class AgentSettings(_Section):
     debate_min_rounds: int = Field(1, ge=1, le=10)
 
 
+class StorageSettings(_Section):
+    """The SQLite store of checks and reports.
+
+    ``path`` empty means ``zofia.db`` in the user data directory. ``secret`` keys
+    the HMAC that replaces platform user ids; empty means one is generated on
+    first use into ``<db>.secret`` (mode 0600) next to the database.
+    """
+
+    path: str = ""
+    secret: str = ""
+    retention_days: int = Field(30, ge=1)
+
+
+class ServiceSettings(_Section):
+    """The check service: repeats, concurrency, rate limits and quotas."""
+
+    repeat_window_hours: float = Field(72.0, ge=0)
+    near_threshold: float = Field(0.95, gt=0, le=1)
+    max_concurrent_checks: int = Field(2, ge=1)
+    user_per_minute: int = Field(3, ge=1)
+    chat_per_minute: int = Field(10, ge=1)
+    user_daily: int = Field(50, ge=1)
+    chat_daily: int = Field(300, ge=1)
+
+
 class Settings(_Section):
     """All settings. ``Settings()`` is the offline default."""
 
@@ -265,6 +292,8 @@ class Settings(_Section):
     wikipedia: WikipediaSettings = WikipediaSettings()
     llm: LLMSettings = LLMSettings()
     agents: AgentSettings = AgentSettings()
+    storage: StorageSettings = StorageSettings()
+    service: ServiceSettings = ServiceSettings()
 
 
 def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str, parse: bool = True) -> None:

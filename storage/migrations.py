@@ -1,0 +1,246 @@
+"""The schema, as an ordered list of named migrations.
+
+Each migration runs in its own write transaction together with the row that
+records it in ``_migrations``; a migration that raises leaves no trace and
+stays pending. Migrations are only ever appended: a released one never
+changes, so any older database reaches the current schema by running the
+ones it lacks, in order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+from sqlite_utils import Database
+
+from .errors import StorageError
+from .transaction import write_transaction
+
+__all__ = ["MIGRATIONS", "applied_migrations", "migrate"]
+
+_CASCADE = "REFERENCES checks(id) ON DELETE CASCADE"
+
+_M001_STATEMENTS = [
+    """
+    CREATE TABLE checks (
+        id TEXT PRIMARY KEY,
+        platform TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        requester TEXT NOT NULL,
+        status TEXT NOT NULL
+            CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+        post_text TEXT,
+        text_hash TEXT NOT NULL,
+        url TEXT NOT NULL DEFAULT '',
+        origin TEXT NOT NULL DEFAULT '',
+        published TEXT,
+        created_at TEXT NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        error TEXT NOT NULL DEFAULT '',
+        repeat_of TEXT REFERENCES checks(id) ON DELETE SET NULL,
+        repeat_kind TEXT CHECK (repeat_kind IN ('exact', 'near')),
+        forced INTEGER NOT NULL DEFAULT 0 CHECK (forced IN (0, 1))
+    )
+    """,
+    "CREATE INDEX idx_checks_text_hash ON checks (text_hash, created_at)",
+    "CREATE INDEX idx_checks_requester ON checks (requester, created_at)",
+    "CREATE INDEX idx_checks_chat ON checks (platform, chat, created_at)",
+    "CREATE INDEX idx_checks_status ON checks (status)",
+    f"""
+    CREATE TABLE reports (
+        check_id TEXT PRIMARY KEY {_CASCADE},
+        verdict TEXT NOT NULL CHECK (verdict IN ('real', 'fake', 'undetermined')),
+        confidence REAL,
+        summary TEXT NOT NULL DEFAULT '',
+        report_json TEXT,
+        n_evidence INTEGER NOT NULL,
+        n_claims INTEGER NOT NULL,
+        rounds INTEGER NOT NULL,
+        llm_calls INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+    )
+    """,
+    f"""
+    CREATE TABLE evidence (
+        check_id TEXT NOT NULL {_CASCADE},
+        evidence_id TEXT NOT NULL,
+        source TEXT NOT NULL CHECK (source IN ('web', 'wikipedia')),
+        provider TEXT NOT NULL,
+        title TEXT NOT NULL,
+        url TEXT NOT NULL,
+        text TEXT,
+        published TEXT,
+        PRIMARY KEY (check_id, evidence_id)
+    )
+    """,
+    f"""
+    CREATE TABLE claims (
+        check_id TEXT NOT NULL {_CASCADE},
+        claim_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('core', 'sub')),
+        text TEXT,
+        label TEXT CHECK (label IN ('supports', 'refutes', 'not enough information')),
+        reason TEXT,
+        quotes_json TEXT,
+        dropped_quotes INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (check_id, claim_id)
+    )
+    """,
+    f"""
+    CREATE TABLE analyses (
+        check_id TEXT NOT NULL {_CASCADE},
+        agent TEXT NOT NULL CHECK (agent IN ('linguist', 'expert')),
+        dimension TEXT NOT NULL,
+        lean TEXT CHECK (lean IN ('real', 'fake')),
+        text TEXT,
+        status TEXT NOT NULL,
+        PRIMARY KEY (check_id, agent, dimension)
+    )
+    """,
+    f"""
+    CREATE TABLE debate_turns (
+        check_id TEXT NOT NULL {_CASCADE},
+        seq INTEGER NOT NULL,
+        round INTEGER NOT NULL,
+        side TEXT NOT NULL CHECK (side IN ('pro', 'con', 'judge')),
+        text TEXT,
+        decision TEXT CHECK (decision IN ('real', 'fake', 'continue')),
+        cites_json TEXT NOT NULL DEFAULT '[]',
+        status TEXT NOT NULL,
+        PRIMARY KEY (check_id, seq)
+    )
+    """,
+    f"""
+    CREATE TABLE llm_calls (
+        check_id TEXT NOT NULL {_CASCADE},
+        seq INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        step TEXT NOT NULL,
+        backend TEXT NOT NULL,
+        ok INTEGER NOT NULL CHECK (ok IN (0, 1)),
+        error TEXT NOT NULL DEFAULT '',
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        cached_tokens INTEGER,
+        latency_ms REAL NOT NULL,
+        attempts INTEGER NOT NULL,
+        PRIMARY KEY (check_id, seq)
+    )
+    """,
+    f"""
+    CREATE TABLE feedback (
+        check_id TEXT NOT NULL {_CASCADE},
+        user_hash TEXT NOT NULL,
+        vote INTEGER NOT NULL CHECK (vote IN (-1, 1)),
+        comment TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (check_id, user_hash)
+    )
+    """,
+    """
+    CREATE TABLE chat_settings (
+        platform TEXT NOT NULL,
+        chat TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value_json TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (platform, chat, key)
+    )
+    """,
+]
+
+
+def m001_initial(db: Database) -> None:
+    """Checks, their reports and the report's parts, feedback and chat settings."""
+    for statement in _M001_STATEMENTS:
+        db.execute(statement)
+
+
+def m002_post_vectors(db: Database) -> None:
+    """Post vectors (float32, little-endian) for near-duplicate search."""
+    db.execute(
+        f"""
+        CREATE TABLE post_vectors (
+            check_id TEXT PRIMARY KEY {_CASCADE},
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL CHECK (length(vector) = 4 * dim),
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
+    ("m001_initial", m001_initial),
+    ("m002_post_vectors", m002_post_vectors),
+]
+
+
+def _ensure_migrations_table(db: Database) -> None:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+
+
+def applied_migrations(db: Database) -> list[str]:
+    """The names of the migrations applied to ``db``, in the order they were applied.
+
+    Args:
+        db: the database.
+
+    Returns:
+        Migration names; empty for a new database.
+    """
+    if not db.table("_migrations").exists():
+        return []
+    return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def migrate(db: Database, upto: str | None = None) -> list[str]:
+    """Apply the pending migrations in order, each in its own transaction.
+
+    Safe to call on every open and from several processes at once: each
+    migration re-checks, under the write lock, that nobody applied it first.
+
+    Args:
+        db: the database.
+        upto: the last migration to apply (inclusive); ``None`` applies all.
+            Tests use it to build a database as an older version left it.
+
+    Returns:
+        The names of the migrations this call applied.
+
+    Raises:
+        ValueError: ``upto`` names no migration.
+        StorageError: the database has migrations this code does not know
+            (a newer version of zofia wrote it).
+    """
+    names = [name for name, _ in MIGRATIONS]
+    if upto is not None and upto not in names:
+        raise ValueError(f"unknown migration {upto!r}; known: {', '.join(names)}")
+    _ensure_migrations_table(db)
+    unknown = set(applied_migrations(db)) - set(names)
+    if unknown:
+        raise StorageError(
+            "the database has migrations this version does not know"
+            f" ({', '.join(sorted(unknown))}): a newer zofia wrote it"
+        )
+    wanted = names if upto is None else names[: names.index(upto) + 1]
+    applied_now: list[str] = []
+    for name, apply in MIGRATIONS:
+        if name not in wanted:
+            break
+        with write_transaction(db):
+            done = db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone()
+            if done:
+                continue
+            apply(db)
+            db.table("_migrations").insert(
+                {"name": name, "applied_at": dt.datetime.now(dt.UTC).isoformat()}
+            )
+        applied_now.append(name)
+    return applied_now

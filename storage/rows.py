@@ -1,0 +1,289 @@
+"""Typed rows, timestamps, and a report laid out as the rows of its tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import numpy as np
+import numpy.typing as npt
+from pydantic_core import PydanticSerializationError
+
+from zofia_engine.post import Post
+from zofia_engine.report import Report
+
+from .database import clean_text
+
+__all__ = [
+    "CheckRow",
+    "CheckStatus",
+    "RepeatKind",
+    "from_iso",
+    "report_rows",
+    "serializable_report",
+    "to_iso",
+    "vector_blob",
+]
+
+CheckStatus = Literal["queued", "running", "done", "failed", "cancelled"]
+RepeatKind = Literal["exact", "near"]
+CHECK_STATUSES: tuple[str, ...] = get_args(CheckStatus)
+REPEAT_KINDS: tuple[str, ...] = get_args(RepeatKind)
+
+
+def to_iso(moment: dt.datetime) -> str:
+    """A timezone-aware time as fixed-width ISO 8601 UTC, so that text order is time order.
+
+    Raises:
+        ValueError: ``moment`` is naive.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"naive datetime {moment!r}; pass a timezone-aware time")
+    return moment.astimezone(dt.UTC).isoformat(timespec="microseconds")
+
+
+def from_iso(text: str | None) -> dt.datetime | None:
+    """Parse what :func:`to_iso` wrote; ``None`` stays ``None``."""
+    return None if text is None else dt.datetime.fromisoformat(text)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRow:
+    """One row of ``checks``: a request to check a post, whatever came of it.
+
+    ``post_text`` is ``None`` once the check is purged; ``requester`` is the
+    HMAC of the platform user id, never the id itself.
+    """
+
+    id: str
+    platform: str
+    chat: str
+    requester: str
+    status: CheckStatus
+    post_text: str | None
+    text_hash: str
+    url: str
+    origin: str
+    published: dt.date | None
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
+    error: str
+    repeat_of: str | None
+    repeat_kind: RepeatKind | None
+    forced: bool
+
+    @property
+    def post(self) -> Post | None:
+        """The post as it was submitted, or ``None`` once purged."""
+        if self.post_text is None:
+            return None
+        return Post(text=self.post_text, url=self.url, published=self.published, origin=self.origin)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> CheckRow:
+        """Build from a ``checks`` row as a dict (column name → value)."""
+        published = row["published"]
+        return cls(
+            id=row["id"],
+            platform=row["platform"],
+            chat=row["chat"],
+            requester=row["requester"],
+            status=row["status"],
+            post_text=row["post_text"],
+            text_hash=row["text_hash"],
+            url=row["url"],
+            origin=row["origin"],
+            published=None if published is None else dt.date.fromisoformat(published),
+            created_at=dt.datetime.fromisoformat(row["created_at"]),
+            started_at=from_iso(row["started_at"]),
+            finished_at=from_iso(row["finished_at"]),
+            error=row["error"],
+            repeat_of=row["repeat_of"],
+            repeat_kind=row["repeat_kind"],
+            forced=bool(row["forced"]),
+        )
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _joined(*parts: str) -> str:
+    return "\n\n".join(part for part in parts if part)
+
+
+def report_rows(
+    check_id: str, report: Report, report_json: str, created_at: str
+) -> dict[str, list[dict[str, Any]]]:
+    """The rows ``report`` adds to each table, keyed by table name.
+
+    Args:
+        check_id: the check the report belongs to.
+        report: the report, free of lone surrogates.
+        report_json: its JSON, kept whole in ``reports.report_json``.
+        created_at: the ISO time to stamp the ``reports`` row with.
+
+    Returns:
+        Table name → rows, in insertion order.
+    """
+    usage = report.usage
+    reports = [
+        {
+            "check_id": check_id,
+            "verdict": report.verdict,
+            "confidence": report.confidence.value,
+            "summary": report.summary,
+            "report_json": report_json,
+            "n_evidence": len(report.evidence),
+            "n_claims": len(report.claims),
+            "rounds": report.debate.rounds,
+            "llm_calls": usage.calls,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "created_at": created_at,
+        }
+    ]
+    evidence = [
+        {
+            "check_id": check_id,
+            "evidence_id": item.id,
+            "source": item.source,
+            "provider": item.provider,
+            "title": item.title,
+            "url": item.url,
+            "text": item.text,
+            "published": None if item.published is None else item.published.isoformat(),
+        }
+        for item in report.evidence
+    ]
+    claims = [
+        {
+            "check_id": check_id,
+            "claim_id": claim.id,
+            "kind": claim.kind,
+            "text": claim.text,
+            "label": claim.label,
+            "reason": claim.reason,
+            "quotes_json": _json([quote.model_dump() for quote in claim.quotes]),
+            "dropped_quotes": claim.dropped_quotes,
+        }
+        for claim in report.claims
+    ]
+    analyses = [
+        {
+            "check_id": check_id,
+            "agent": "linguist",
+            "dimension": finding.dimension,
+            "lean": finding.lean,
+            "text": finding.analysis,
+            "status": finding.status,
+        }
+        for finding in report.analyses.linguist
+    ]
+    expert = report.analyses.expert
+    if expert is not None:
+        analyses.append(
+            {
+                "check_id": check_id,
+                "agent": "expert",
+                "dimension": "analysis",
+                "lean": expert.lean,
+                "text": _joined(expert.knowledge_concordance, expert.logical_integrity),
+                "status": expert.status,
+            }
+        )
+    return {
+        "reports": reports,
+        "evidence": evidence,
+        "claims": claims,
+        "analyses": analyses,
+        "debate_turns": _debate_rows(check_id, report),
+        "llm_calls": [
+            {
+                "check_id": check_id,
+                "seq": seq,
+                **call.model_dump(include={"role", "step", "backend", "ok", "error"}),
+                "prompt_tokens": call.prompt_tokens,
+                "completion_tokens": call.completion_tokens,
+                "cached_tokens": call.cached_tokens,
+                "latency_ms": call.latency_ms,
+                "attempts": call.attempts,
+            }
+            for seq, call in enumerate(usage.log, start=1)
+        ],
+    }
+
+
+def _debate_rows(check_id: str, report: Report) -> list[dict[str, Any]]:
+    """Debate turns then the judge's ruling, round by round, numbered in that order."""
+    debate = report.debate
+    entries: list[tuple[int, int, dict[str, Any]]] = []
+    for order, turn in enumerate(debate.turns):
+        entries.append(
+            (
+                turn.round,
+                order,
+                {
+                    "round": turn.round,
+                    "side": turn.side,
+                    "text": _joined(turn.rebuttal, turn.argument),
+                    "decision": None,
+                    "cites_json": _json(turn.cites),
+                    "status": turn.status,
+                },
+            )
+        )
+    for order, ruling in enumerate(debate.rulings, start=len(debate.turns)):
+        entries.append(
+            (
+                ruling.round,
+                order,
+                {
+                    "round": ruling.round,
+                    "side": "judge",
+                    "text": ruling.reason,
+                    "decision": ruling.decision,
+                    "cites_json": "[]",
+                    "status": ruling.status,
+                },
+            )
+        )
+    entries.sort(key=lambda entry: (entry[0], entry[1]))
+    return [
+        {"check_id": check_id, "seq": seq, **row}
+        for seq, (_, _, row) in enumerate(entries, start=1)
+    ]
+
+
+def vector_blob(vector: npt.NDArray[np.float32]) -> tuple[int, bytes]:
+    """``(dim, little-endian float32 bytes)`` of a post vector, after checking it."""
+    if not isinstance(vector, np.ndarray) or vector.dtype.kind != "f" or vector.itemsize != 4:
+        kind = getattr(vector, "dtype", type(vector).__name__)
+        raise TypeError(f"the post vector must be a float32 array, not {kind}")
+    if vector.ndim != 1 or vector.size == 0:
+        raise ValueError(f"the post vector must be 1-D and non-empty, not of shape {vector.shape}")
+    if not np.isfinite(vector).all():
+        raise ValueError("the post vector has NaN or infinite values")
+    return int(vector.size), vector.astype("<f4", copy=False).tobytes()
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {_scrub(key): _scrub(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrub(item) for item in value]
+    return value
+
+
+def serializable_report(report: Report) -> tuple[Report, str]:
+    """The report and its JSON; lone surrogates, which JSON cannot carry, become U+FFFD."""
+    try:
+        return report, report.model_dump_json()
+    except PydanticSerializationError:
+        clean = Report.model_validate(_scrub(report.model_dump()))
+        return clean, clean.model_dump_json()

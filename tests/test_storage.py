@@ -1,0 +1,672 @@
+"""The SQLite store: schema and migrations, reports in and out, repeats, limits, retention."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import os
+import re
+import sqlite3
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlite_utils import Database
+
+import storage
+from storage import (
+    MIGRATIONS,
+    CheckNotFoundError,
+    CheckRow,
+    CheckStore,
+    StorageError,
+    applied_migrations,
+    hash_user,
+    load_or_create_secret,
+    migrate,
+    new_check_id,
+    open_database,
+    text_hash,
+)
+from zofia_engine.config import StorageSettings
+from zofia_engine.post import Post
+from zofia_engine.report import (
+    Analyses,
+    ClaimResult,
+    Confidence,
+    Debate,
+    DebateTurn,
+    EvidenceItem,
+    ExpertFinding,
+    JudgeRuling,
+    LinguistFinding,
+    LLMCall,
+    Quote,
+    Report,
+    Usage,
+)
+from zofia_engine.retrieval.models import Keyword
+
+T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
+TABLES = {
+    "_migrations",
+    "checks",
+    "reports",
+    "evidence",
+    "claims",
+    "analyses",
+    "debate_turns",
+    "llm_calls",
+    "feedback",
+    "chat_settings",
+    "post_vectors",
+}
+POST = "The mayor of Springfield said the river bridge will close for all of 2027."
+
+
+class Clock:
+    """A settable clock for the store."""
+
+    def __init__(self, now: dt.datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> dt.datetime:
+        self.now += dt.timedelta(**delta)
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def db() -> Iterator[Database]:
+    database = open_database(":memory:")
+    yield database
+    database.close()
+
+
+@pytest.fixture
+def store(db: Database, clock: Clock) -> CheckStore:
+    return CheckStore(db, clock=clock)
+
+
+def make_report(*, marker: str = "", summary: str = "The bridge closure is confirmed.") -> Report:
+    """A report as a full check returns it: 2 documents, 3 claims, a 2-round debate."""
+    calls = [
+        LLMCall(role=role, step=step, backend="openai:gpt", prompt_tokens=300, completion_tokens=40)
+        for role, step in [
+            ("linguist", "style"),
+            ("linguist", "emotion"),
+            ("expert", "domain"),
+            ("expert", "analysis"),
+            ("claims", "extract"),
+            ("debater", "pro-1"),
+            ("debater", "con-1"),
+            ("judge", "round-1"),
+            ("debater", "pro-2"),
+            ("debater", "con-2"),
+        ]
+    ] + [
+        LLMCall(
+            role="judge",
+            step="round-2",
+            backend="openai:gpt",
+            ok=False,
+            error="timeout",
+            cached_tokens=128,
+            latency_ms=30000.5,
+            attempts=3,
+        )
+    ]
+    return Report(
+        verdict="real",
+        confidence=Confidence(value=0.82, basis="logprobs"),
+        summary=summary,
+        keywords=[
+            Keyword(text="Springfield", label="LOC", salience=0.9, mmr_score=0.9, lambda_k=1)
+        ],
+        evidence=[
+            EvidenceItem(
+                id="web-1",
+                source="web",
+                provider="brave",
+                title="Bridge to close",
+                url="https://news.example/bridge",
+                text=f"City hall confirmed the closure. {marker}",
+                published=dt.date(2026, 2, 27),
+            ),
+            EvidenceItem(
+                id="wiki-1",
+                source="wikipedia",
+                provider="offline",
+                title="Springfield",
+                url="https://en.wikipedia.org/wiki/Springfield",
+                text="Springfield is a city.",
+            ),
+        ],
+        claims=[
+            ClaimResult(
+                id="c0",
+                kind="core",
+                text=f"The bridge closes in 2027. {marker}",
+                label="supports",
+                reason="City hall confirmed it.",
+                quotes=[Quote(text="City hall confirmed the closure.", evidence_id="web-1")],
+                dropped_quotes=1,
+                context=["web-1"],
+            ),
+            ClaimResult(id="c1", kind="sub", text="The mayor said so.", label="supports"),
+            ClaimResult(
+                id="c2", kind="sub", text="For all of 2027.", label="not enough information"
+            ),
+        ],
+        analyses=Analyses(
+            linguist=[
+                LinguistFinding(dimension="style", analysis=f"Neutral. {marker}", lean="real"),
+                LinguistFinding(dimension="emotion", analysis="Calm.", lean="real"),
+                LinguistFinding(dimension="source", status="failed", error="timeout"),
+            ],
+            expert=ExpertFinding(
+                domain="civil engineering",
+                expert_role="city planner",
+                knowledge_concordance="Closures are announced a year ahead.",
+                logical_integrity="Consistent.",
+                lean="real",
+            ),
+        ),
+        debate=Debate(
+            turns=[
+                DebateTurn(
+                    round=1, side="pro", argument=f"web-1 confirms. {marker}", cites=["web-1"]
+                ),
+                DebateTurn(round=1, side="con", rebuttal="Weak.", argument="No date.", cites=[]),
+                DebateTurn(round=2, side="pro", argument="The date is there.", cites=["web-1"]),
+                DebateTurn(round=2, side="con", argument="Still unsure.", status="failed"),
+            ],
+            rulings=[
+                JudgeRuling(round=1, decision="continue", reason="Need more."),
+                JudgeRuling(round=2, decision="real", reason="The bridge closure is confirmed."),
+            ],
+            rounds=2,
+            max_rounds=5,
+            decided_in_round=2,
+        ),
+        usage=Usage.of(calls),
+        timings={"retrieval": 1200.0, "debate": 5300.5},
+        degraded=["no open-web evidence"],
+    )
+
+
+def new_check(
+    store: CheckStore, text: str = POST, *, requester: str = "u-hash", **kwargs: object
+) -> CheckRow:
+    defaults: dict[str, object] = {"platform": "telegram", "chat": "chat-1"}
+    return store.create_check(  # type: ignore[arg-type]
+        **{**defaults, **kwargs},
+        requester=requester,
+        post=Post(text=text, url="https://t.me/c/1", published=dt.date(2026, 2, 28), origin="ch"),
+        text_hash=text_hash(text),
+    )
+
+
+def done_check(store: CheckStore, text: str = POST, **kwargs: object) -> CheckRow:
+    row = new_check(store, text, **kwargs)
+    store.save_report(row.id, make_report())
+    return row
+
+
+def count(db: Database, table: str, check_id: str) -> int:
+    return int(
+        db.execute(f"SELECT count(*) FROM {table} WHERE check_id = ?", [check_id]).fetchone()[0]
+    )
+
+
+def dump(db: Database) -> str:
+    """Every row of every table, as text."""
+    names = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return "\n".join(repr(row) for name in names for row in db.execute(f"SELECT * FROM [{name}]"))
+
+
+# -- schema and migrations -------------------------------------------------------------------
+
+
+def test_a_new_file_gets_every_table_wal_and_foreign_keys(tmp_path: Path) -> None:
+    path = tmp_path / "zofia.db"
+    db = open_database(path)
+    assert set(db.table_names()) == TABLES
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+    assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors"]
+    assert [name for name, _ in MIGRATIONS] == applied_migrations(db)
+    db.close()
+    again = open_database(path)
+    assert migrate(again) == []
+    assert applied_migrations(again) == ["m001_initial", "m002_post_vectors"]
+    assert CheckStore(again).integrity_ok()
+    again.close()
+
+
+def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = Database(path)
+    assert migrate(old, upto="m001_initial") == ["m001_initial"]
+    assert "post_vectors" not in old.table_names()
+    row = done_check(CheckStore(old))
+    old.close()
+
+    db = open_database(path)
+    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors"]
+    store = CheckStore(db)
+    stored = store.get_check(row.id)
+    assert stored is not None and stored.finished_at is not None
+    assert stored == dataclasses.replace(row, status="done", finished_at=stored.finished_at)
+    assert store.get_report(row.id) == make_report()
+    ids, matrix = store.vectors()
+    assert ids == [] and matrix.shape == (0, 0)
+    db.close()
+
+
+def test_migrate_refuses_unknown_names_and_newer_databases(db: Database) -> None:
+    with pytest.raises(ValueError, match="unknown migration"):
+        migrate(db, upto="m999")
+    db.table("_migrations").insert({"name": "m003_future", "applied_at": "2030-01-01"})
+    with pytest.raises(StorageError, match="newer zofia"):
+        migrate(db)
+
+
+def test_public_names() -> None:
+    assert sorted(storage.__all__) == [
+        "CheckNotFoundError",
+        "CheckRow",
+        "CheckStatus",
+        "CheckStore",
+        "MIGRATIONS",
+        "RepeatKind",
+        "StorageError",
+        "applied_migrations",
+        "clean_text",
+        "default_database_path",
+        "hash_user",
+        "load_or_create_secret",
+        "migrate",
+        "new_check_id",
+        "open_database",
+        "text_hash",
+    ]
+    for name in storage.__all__:
+        assert getattr(storage, name) is not None
+
+
+# -- reports ---------------------------------------------------------------------------------
+
+
+def test_a_report_round_trips_and_fills_every_table(store: CheckStore, db: Database) -> None:
+    row = new_check(store)
+    store.set_status(row.id, "running")
+    report = make_report()
+    store.save_report(row.id, report, vector=np.arange(8, dtype=np.float32))
+
+    assert store.get_report(row.id) == report
+    stored = store.get_check(row.id)
+    assert stored is not None and stored.status == "done"
+    assert stored.started_at == stored.finished_at == T0
+    summary = next(db.query("SELECT * FROM reports WHERE check_id = ?", [row.id]))
+    assert summary["verdict"] == "real" and summary["confidence"] == 0.82
+    assert (summary["n_evidence"], summary["n_claims"], summary["rounds"]) == (2, 3, 2)
+    assert summary["llm_calls"] == 11 and summary["prompt_tokens"] == 3000
+    assert summary["completion_tokens"] == 400
+    assert {t: count(db, t, row.id) for t in ("evidence", "claims", "analyses", "llm_calls")} == {
+        "evidence": 2,
+        "claims": 3,
+        "analyses": 4,
+        "llm_calls": 11,
+    }
+    turns = list(db.query("SELECT * FROM debate_turns WHERE check_id = ? ORDER BY seq", [row.id]))
+    assert [(t["seq"], t["round"], t["side"], t["decision"]) for t in turns] == [
+        (1, 1, "pro", None),
+        (2, 1, "con", None),
+        (3, 1, "judge", "continue"),
+        (4, 2, "pro", None),
+        (5, 2, "con", None),
+        (6, 2, "judge", "real"),
+    ]
+    assert turns[1]["text"] == "Weak.\n\nNo date." and turns[0]["cites_json"] == '["web-1"]'
+    expert = next(db.query("SELECT * FROM analyses WHERE agent = 'expert'"))
+    assert expert["dimension"] == "analysis" and "Consistent." in expert["text"]
+    claim = next(db.query("SELECT * FROM claims WHERE claim_id = 'c0'"))
+    assert claim["dropped_quotes"] == 1 and "web-1" in claim["quotes_json"]
+    last_call = next(db.query("SELECT * FROM llm_calls ORDER BY seq DESC LIMIT 1"))
+    assert (last_call["ok"], last_call["cached_tokens"], last_call["attempts"]) == (0, 128, 3)
+    assert store.integrity_ok()
+
+
+def test_a_failed_save_writes_nothing(store: CheckStore, db: Database) -> None:
+    row = new_check(store)
+    broken = make_report()
+    broken.evidence.append(broken.evidence[0])  # two documents with one id
+    with pytest.raises(sqlite3.IntegrityError):
+        store.save_report(row.id, broken, vector=np.ones(4, dtype=np.float32))
+    with pytest.raises(TypeError, match="float32"):
+        store.save_report(row.id, make_report(), vector=np.ones(4))
+    with pytest.raises(ValueError, match="NaN"):
+        store.save_report(row.id, make_report(), vector=np.array([np.nan], dtype=np.float32))
+    for table in ("reports", "evidence", "claims", "analyses", "debate_turns", "post_vectors"):
+        assert count(db, table, row.id) == 0, table
+    assert store.get_check(row.id) == row  # still queued
+    store.save_report(row.id, make_report())
+    with pytest.raises(StorageError, match="already has a report"):
+        store.save_report(row.id, make_report())
+    with pytest.raises(CheckNotFoundError):
+        store.save_report("nope", make_report())
+
+
+def test_statuses_stamp_their_times(store: CheckStore, clock: Clock) -> None:
+    row = new_check(store)
+    assert (row.status, row.started_at, row.finished_at) == ("queued", None, None)
+    store.set_status(row.id, "running")
+    clock.advance(seconds=5)
+    store.set_status(row.id, "failed", error="the model timed out")
+    failed = store.get_check(row.id)
+    assert failed is not None and failed.error == "the model timed out"
+    assert (failed.started_at, failed.finished_at) == (T0, T0 + dt.timedelta(seconds=5))
+    with pytest.raises(CheckNotFoundError):
+        store.set_status("nope", "done")
+    with pytest.raises(ValueError):
+        store.set_status(row.id, "paused")  # type: ignore[arg-type]
+    with pytest.raises(CheckNotFoundError):
+        new_check(store, repeat_of="nope", repeat_kind="exact")
+    with pytest.raises(ValueError, match="together"):
+        new_check(store, repeat_of=row.id)
+
+
+# -- repeats, queue, history, export ---------------------------------------------------------
+
+
+def test_find_exact_returns_the_newest_original_in_the_window(
+    store: CheckStore, clock: Clock
+) -> None:
+    digest = text_hash(POST)
+    first = done_check(store)
+    clock.advance(hours=1)
+    repeat = new_check(store, status="done", repeat_of=first.id, repeat_kind="exact")
+    store.save_report(repeat.id, make_report())  # even with a report, a repeat is no original
+    new_check(store)  # queued, not an answer yet
+    assert store.find_exact(digest, since=T0) == store.get_check(first.id)
+    assert store.find_exact(digest, since=T0 + dt.timedelta(minutes=1)) is None
+    assert store.find_exact(text_hash("another post"), since=T0) is None
+    clock.advance(hours=1)
+    second = done_check(
+        store, "  the MAYOR of springfield said the river bridge will close for all of 2027.  "
+    )
+    assert store.find_exact(digest, since=T0) == store.get_check(second.id)
+    store.purge(older_than=clock.advance(seconds=1))
+    assert store.find_exact(digest, since=T0) is None
+    with pytest.raises(ValueError, match="naive"):
+        store.find_exact(digest, since=dt.datetime(2026, 1, 1))
+
+
+def test_unfinished_and_history(store: CheckStore, clock: Clock) -> None:
+    a = new_check(store)
+    clock.advance(seconds=1)
+    b = done_check(store, "b", platform="discord", chat="g1")
+    clock.advance(seconds=1)
+    c = new_check(store, "c")
+    store.set_status(c.id, "running")
+    clock.advance(seconds=1)
+    d = new_check(store, "d", chat="chat-2")
+    store.set_status(d.id, "cancelled")
+    assert [row.id for row in store.unfinished()] == [a.id, c.id]
+    history = store.history()
+    assert [(row.id, verdict) for row, verdict in history] == [
+        (d.id, None),
+        (c.id, None),
+        (b.id, "real"),
+        (a.id, None),
+    ]
+    assert [row.id for row, _ in store.history(limit=2)] == [d.id, c.id]
+    assert [row.id for row, _ in store.history(platform="discord")] == [b.id]
+    assert [row.id for row, _ in store.history(platform="telegram", chat="chat-1")] == [c.id, a.id]
+
+
+def test_export_has_done_checks_with_hashes_only(store: CheckStore, db: Database) -> None:
+    secret = b"s" * 32
+    who = hash_user(secret, "telegram", "123456789")
+    kept = done_check(store, requester=who)
+    new_check(store, "still queued", requester=who)
+    old = done_check(store, "old one", requester=who)
+    store.purge(older_than=T0 + dt.timedelta(seconds=1))  # both were made at T0
+    rows = list(store.export_reports())
+    assert [row["id"] for row in rows] == [kept.id, old.id]
+    assert rows[0]["requester"] == who and rows[0]["verdict"] == "real"
+    assert rows[0]["confidence"] == 0.82 and rows[0]["report"] is None  # purged
+    assert set(rows[0]) == {
+        "id", "platform", "chat", "requester", "created_at", "repeat_of", "repeat_kind",
+        "verdict", "confidence", "report",
+    }  # fmt: skip
+    fresh = done_check(store, "fresh", requester=who)
+    exported = {row["id"]: row for row in store.export_reports()}
+    assert exported[fresh.id]["report"] == make_report().model_dump(mode="json")
+    assert "123456789" not in repr(exported) and "123456789" not in dump(db)
+
+
+# -- feedback, settings, limits --------------------------------------------------------------
+
+
+def test_a_second_vote_replaces_the_first(store: CheckStore) -> None:
+    row = done_check(store)
+    store.add_feedback(row.id, "alice", 1)
+    store.add_feedback(row.id, "bob", 1, "right")
+    assert store.feedback_counts(row.id) == (2, 0)
+    store.add_feedback(row.id, "alice", -1, "changed my mind")
+    assert store.feedback_counts(row.id) == (1, 1)
+    assert store.feedback_counts("other") == (0, 0)
+    with pytest.raises(ValueError):
+        store.add_feedback(row.id, "carol", 0)
+    with pytest.raises(CheckNotFoundError):
+        store.add_feedback("nope", "carol", 1)
+
+
+def test_chat_settings_are_json_per_chat(store: CheckStore) -> None:
+    assert store.get_chat_setting("telegram", "1", "lang", "en") == "en"
+    store.set_chat_setting("telegram", "1", "lang", "uk")
+    store.set_chat_setting("telegram", "1", "limits", {"daily": 10, "roles": ["a", "ж"]})
+    store.set_chat_setting("telegram", "1", "lang", "pl")
+    assert store.get_chat_setting("telegram", "1", "lang") == "pl"
+    assert store.get_chat_setting("telegram", "1", "limits") == {"daily": 10, "roles": ["a", "ж"]}
+    assert store.get_chat_setting("telegram", "2", "lang") is None
+    assert store.get_chat_setting("discord", "1", "lang", "en") == "en"
+    with pytest.raises(TypeError):
+        store.set_chat_setting("telegram", "1", "bad", object())
+
+
+def test_request_counts_and_the_oldest_in_a_window(store: CheckStore, clock: Clock) -> None:
+    new_check(store, requester="alice")
+    clock.advance(seconds=30)
+    new_check(store, requester="alice", chat="chat-2")
+    new_check(store, requester="bob")
+    clock.advance(seconds=30)
+    done_check(store, requester="alice", platform="discord")
+    minute_ago = clock.now - dt.timedelta(seconds=45)
+    assert store.count_requests(since=T0) == 4
+    assert store.count_requests(since=T0, requester="alice") == 3
+    assert store.count_requests(since=minute_ago, requester="alice") == 2
+    assert store.count_requests(since=T0, platform="telegram", chat="chat-1") == 2
+    assert store.count_requests(since=T0, platform="discord") == 1
+    assert store.oldest_request(since=minute_ago, requester="alice") == T0 + dt.timedelta(
+        seconds=30
+    )
+    assert store.oldest_request(since=clock.advance(seconds=1)) is None
+
+
+# -- vectors and retention -------------------------------------------------------------------
+
+
+def test_vectors_of_answerable_checks_round_trip(store: CheckStore, clock: Clock) -> None:
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((3, 384)).astype(np.float32)
+    ids = []
+    for i, vector in enumerate(vectors):
+        row = new_check(store, f"post {i}")
+        store.save_report(row.id, make_report(), vector=vector)
+        ids.append(row.id)
+        clock.advance(minutes=1)
+    repeat = new_check(store, "post 0", status="done", repeat_of=ids[0], repeat_kind="near")
+    store.save_report(repeat.id, make_report(), vector=vectors[0])
+    got_ids, matrix = store.vectors()
+    assert got_ids == ids and matrix.dtype == np.float32 and matrix.shape == (3, 384)
+    np.testing.assert_array_equal(matrix, vectors)
+    got_ids, matrix = store.vectors(since=T0 + dt.timedelta(seconds=30))
+    assert got_ids == ids[1:]
+    np.testing.assert_array_equal(matrix, vectors[1:])
+    # After an encoder change only the newest dimension is comparable.
+    store.save_report(new_check(store, "new encoder").id, make_report(), vector=vectors[0, :16])
+    got_ids, matrix = store.vectors()
+    assert len(got_ids) == 1 and matrix.shape == (1, 16)
+    big_endian = new_check(store, "big endian")
+    store.save_report(big_endian.id, make_report(), vector=vectors[1, :16].astype(">f4"))
+    np.testing.assert_array_equal(store.vectors()[1][-1], vectors[1, :16])
+
+
+def test_purge_keeps_the_verdict_and_removes_the_text(tmp_path: Path, clock: Clock) -> None:
+    marker = "Xylophone-marker-7731 " * 300  # long enough to overflow into its own pages
+    db = open_database(tmp_path / "zofia.db")
+    store = CheckStore(db, clock=clock)
+    old = new_check(store, POST + marker)
+    store.save_report(old.id, make_report(marker=marker), vector=np.ones(8, dtype=np.float32))
+    store.add_feedback(old.id, "alice", 1, f"exactly: {marker}")
+    clock.advance(days=31)
+    recent = done_check(store, "a recent post")
+
+    assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 1
+    assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 0
+    purged = store.get_check(old.id)
+    assert purged is not None and purged.post_text is None and purged.post is None
+    assert purged.status == "done" and purged.text_hash == old.text_hash
+    assert store.get_report(old.id) is None and store.get_report(recent.id) == make_report()
+    summary = next(db.query("SELECT * FROM reports WHERE check_id = ?", [old.id]))
+    assert (summary["verdict"], summary["confidence"], summary["n_claims"]) == ("real", 0.82, 3)
+    assert summary["summary"] == "The bridge closure is confirmed."
+    labels = [r["label"] for r in db.query("SELECT label FROM claims WHERE check_id = ?", [old.id])]
+    assert labels == ["supports", "supports", "not enough information"]
+    assert count(db, "llm_calls", old.id) == 11 and count(db, "evidence", old.id) == 0
+    assert count(db, "post_vectors", old.id) == 0 and store.feedback_counts(old.id) == (1, 0)
+    assert store.vectors()[0] == []
+    assert "Xylophone" not in dump(db) and "Springfield said" not in dump(db)
+    assert "a recent post" in dump(db)
+    assert store.integrity_ok()
+    db.close()
+    for file in tmp_path.iterdir():  # the database, and what is left of the WAL
+        assert b"Xylophone" not in file.read_bytes(), file.name
+
+
+# -- awkward input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", ""),
+        ("a" * 1_000_000, "a" * 1_000_000),
+        ("before\x00after", "before\x00after"),
+        ("broken \ud800 surrogate", "broken \ufffd surrogate"),
+        ("北京宣布新的交通规则。", "北京宣布新的交通规则。"),
+        ("أعلنت الحكومة عن خطة جديدة", "أعلنت الحكومة عن خطة جديدة"),
+    ],
+    ids=["empty", "1MB", "nul", "lone-surrogate", "chinese", "arabic"],
+)
+def test_awkward_text_is_stored_safely(store: CheckStore, text: str, expected: str) -> None:
+    row = new_check(store, text)
+    assert row.post_text == expected
+    stored = store.get_check(row.id)
+    assert stored is not None and stored.post_text == expected
+    report = make_report(marker=text, summary=text)
+    store.save_report(row.id, report)
+    back = store.get_report(row.id)
+    assert back is not None and back.summary == expected
+    assert back.evidence[0].text == f"City hall confirmed the closure. {expected}"
+    assert store.integrity_ok()
+
+
+def test_text_hash_normalises_case_width_and_spacing() -> None:
+    assert text_hash("Hello   World") == text_hash(" hello\n\tworld ")
+    assert text_hash("Ｈｅｌｌｏ") == text_hash("hello")
+    assert text_hash("STRASSE") == text_hash("straße")
+    assert text_hash("hello") != text_hash("hello!")
+    assert re.fullmatch("[0-9a-f]{64}", text_hash("\ud800"))
+
+
+def test_user_hashes_are_keyed_and_never_the_raw_id(store: CheckStore, db: Database) -> None:
+    key, other_key = b"k" * 32, b"q" * 32
+    who = hash_user(key, "telegram", "987654321")
+    assert who == hash_user(key, "telegram", "987654321")
+    assert re.fullmatch("[0-9a-f]{64}", who)
+    assert who != hash_user(other_key, "telegram", "987654321")
+    assert who != hash_user(key, "discord", "987654321")
+    row = done_check(store, requester=who)
+    store.add_feedback(row.id, hash_user(key, "telegram", "555000555"), 1)
+    text = dump(db)
+    assert who in text and "987654321" not in text and "555000555" not in text
+
+
+def test_the_secret_file_is_private_and_reused(tmp_path: Path) -> None:
+    db_path = tmp_path / "zofia.db"
+    secret = load_or_create_secret(StorageSettings(), db_path)
+    secret_file = tmp_path / "zofia.db.secret"
+    assert len(secret) == 32
+    assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+    assert secret_file.read_text().strip() == secret.hex()
+    assert load_or_create_secret(StorageSettings(), db_path) == secret
+    assert load_or_create_secret(StorageSettings(secret="configured"), db_path) == b"configured"
+    memory = load_or_create_secret(StorageSettings(), Path(":memory:"))
+    assert len(memory) == 32 and not Path(":memory:.secret").exists()
+    secret_file.write_text("not hex\n")
+    with pytest.raises(StorageError, match="hex secret"):
+        load_or_create_secret(StorageSettings(), db_path)
+
+
+def test_check_ids_look_unguessable() -> None:
+    ids = {new_check_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    assert all(re.fullmatch("[A-Za-z0-9_-]{16}", check_id) for check_id in ids)
+
+
+def test_times_are_stored_as_utc(db: Database) -> None:
+    kyiv = dt.timezone(dt.timedelta(hours=2))
+    store = CheckStore(db, clock=lambda: dt.datetime(2026, 3, 1, 14, 0, tzinfo=kyiv))
+    row = new_check(store)
+    assert row.created_at == T0 and row.created_at.tzinfo == dt.UTC
+    raw = db.execute("SELECT created_at FROM checks").fetchone()[0]
+    assert raw == "2026-03-01T12:00:00.000000+00:00"
+    naive = CheckStore(db, clock=lambda: dt.datetime(2026, 3, 1))
+    with pytest.raises(ValueError, match="naive"):
+        new_check(naive)
+
+
+def test_threads_share_one_store(tmp_path: Path) -> None:
+    db = open_database(tmp_path / "zofia.db")
+    store = CheckStore(db)
+
+    def work(n: int) -> None:
+        for i in range(20):
+            row = new_check(store, f"post {n} {i}")
+            store.save_report(row.id, make_report())
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.count_requests(since=T0 - dt.timedelta(days=3650)) == 80
+    assert len(list(store.export_reports())) == 80 and store.integrity_ok()
+    db.close()
+    assert os.path.exists(tmp_path / "zofia.db")
