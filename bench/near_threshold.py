@@ -1,0 +1,503 @@
+"""Near-repeat threshold: how forwarded variants and different posts score under SBERT.
+
+The check service answers a post from a stored report when the cosine between
+the post and a stored post is at least ``service.near_threshold``. A false match
+answers someone's post with a DIFFERENT post's verdict; a missed repeat only
+costs one more check. This measures both sides with the packaged
+all-MiniLM-L6-v2:
+
+Positives ("same post"): each post against forward variants built with a fixed
+seed: ``Fwd:`` and ``Forwarded from X:`` prefixes, a hashtag line, a "share
+before they delete this" line, emoji, whitespace and case changes, the first
+80% of the words, the leading line removed, a few words dropped, and all the
+forward decorations at once.
+
+Negatives ("different post"): each post against its most similar OTHER post in
+the sample (the hardest negative: same topic), and each title alone against the
+most similar other title. A variant whose best match is another post also counts.
+
+Regimes:
+
+- ``post``: ``title`` + the first 300 words of ``text``, first N items of
+  ../shared/data/politifact_fnn.jsonl (the main figures);
+- ``title``: the title alone, a short post;
+- ``claim`` (extra): LIAR-PLUS claims, one sentence each: variants of the first
+  N, hardest negative among all 1,284, plus edited claims (a ``not`` inserted,
+  a number changed), which are different claims a cosine cannot tell apart.
+
+Each regime is scored twice: on the raw text, and on ``canonical_text`` (forward
+decorations stripped before encoding); "guard" rows also require
+``same_particulars`` (no negation or number edited between the two texts).
+
+all-MiniLM-L6-v2 reads at most 256 tokens; longer strings are cut here exactly
+where the model would cut them (so the run takes less time), and the variants
+that leave those tokens unchanged are counted ("invisible").
+
+Finally, NearDuplicateIndex.nearest is timed at 100k random unit vectors.
+
+    python bench/near_threshold.py [--limit 120] [--claims 1284]
+
+The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+# bench/storage.py would shadow the storage package: keep this folder off the path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import numpy as np  # noqa: E402
+
+from storage.near import NearDuplicateIndex, canonical_text, same_particulars  # noqa: E402
+from zofia_engine.encoder import SentenceTransformerEncoder  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+THRESHOLDS = (0.85, 0.90, 0.92, 0.95, 0.97)
+SEED = 20240601
+POST_WORDS = 300
+CHANNELS = ("Patriot News Daily", "Truth Uncensored", "Мама Оля", "Breaking 24/7", "Jim")
+HASHTAGS = ("#share", "#truth #wakeup", "#MAGA #share", "#news", "#FakeNews #spreadtheword")
+PLEAS = (
+    "Share before they delete this!!!",
+    "SHARE BEFORE THEY DELETE THIS",
+    "Please share, the media won't report this.",
+    "Pass it on. 🙏",
+)
+EMOJI = ("😡", "🚨", "‼️", "👇👇", "🇺🇸", "😱", "🔥")
+
+Variant = Callable[[str, random.Random], str | None]
+
+
+# --- forward variants --------------------------------------------------------------
+
+
+def fwd_prefix(text: str, rng: random.Random) -> str:
+    return rng.choice(("Fwd: ", "FWD: ", "Fw: ")) + text
+
+
+def forwarded_from(text: str, rng: random.Random) -> str:
+    return f"Forwarded from {rng.choice(CHANNELS)}:\n{text}"
+
+
+def hashtag_line(text: str, rng: random.Random) -> str:
+    return f"{text}\n\n{rng.choice(HASHTAGS)}"
+
+
+def share_plea(text: str, rng: random.Random) -> str:
+    return f"{text}\n\n{rng.choice(PLEAS)}"
+
+
+def emoji(text: str, rng: random.Random) -> str:
+    """One emoji before the text, one or two more between words."""
+    words = text.split(" ")
+    for _ in range(rng.randint(1, 2)):
+        words.insert(rng.randint(1, len(words)), rng.choice(EMOJI))
+    return f"{rng.choice(EMOJI)} " + " ".join(words)
+
+
+def whitespace_case(text: str, rng: random.Random) -> str:
+    """Doubled spaces, a line break, and the first line in capitals."""
+    first, _, rest = text.partition("\n")
+    words = (first.upper() + ("\n" + rest if rest else "")).split(" ")
+    for _ in range(3):
+        i = rng.randrange(len(words))
+        words[i] = words[i] + rng.choice(("  ", " \n", "   "))
+    return " ".join(words).strip() + " "
+
+
+def truncated_80(text: str, rng: random.Random) -> str | None:
+    words = text.split(" ")
+    if len(words) < 5:
+        return None
+    return " ".join(words[: max(1, round(len(words) * 0.8))])
+
+
+def lead_line_removed(text: str, rng: random.Random) -> str | None:
+    """The first line gone (the title, for a post); a one-line text loses its first sentence."""
+    _, _, rest = text.partition("\n")
+    if rest.strip():
+        return rest.strip()
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    return " ".join(sentences[1:]) if len(sentences) > 1 else None
+
+
+def words_dropped(text: str, rng: random.Random) -> str | None:
+    """Three random words dropped (one per ten words in a shorter text)."""
+    words = text.split(" ")
+    k = min(3, max(1, len(words) // 10))
+    if len(words) <= k + 3:
+        return None
+    gone = set(rng.sample(range(len(words)), k))
+    return " ".join(w for i, w in enumerate(words) if i not in gone)
+
+
+def full_forward(text: str, rng: random.Random) -> str:
+    """Every decoration at once: prefix, emoji, whitespace, a hashtag line."""
+    return hashtag_line(fwd_prefix(emoji(whitespace_case(text, rng), rng), rng), rng)
+
+
+VARIANTS: dict[str, Variant] = {
+    "fwd_prefix": fwd_prefix,
+    "forwarded_from": forwarded_from,
+    "hashtag_line": hashtag_line,
+    "share_plea": share_plea,
+    "emoji": emoji,
+    "whitespace_case": whitespace_case,
+    "truncated_80": truncated_80,
+    "lead_line_removed": lead_line_removed,
+    "words_dropped": words_dropped,
+    "full_forward": full_forward,
+}
+
+AUXILIARY = re.compile(
+    r"\b(is|was|are|were|has|have|had|will|would|can|could|does|did|do|should)\b", re.I
+)
+NUMBER = re.compile(r"\b\d[\d,]*(\.\d+)?\b")
+
+
+def negated(text: str) -> str | None:
+    """``not`` inserted after the first auxiliary verb: the opposite claim."""
+    found = AUXILIARY.search(text)
+    return None if found is None else f"{text[: found.end()]} not{text[found.end() :]}"
+
+
+def number_changed(text: str) -> str | None:
+    """The first number tripled: a different claim."""
+    found = NUMBER.search(text)
+    if found is None:
+        return None
+    value = float(found.group().replace(",", ""))
+    new = f"{value * 3:g}" if value else "3"
+    return f"{text[: found.start()]}{new}{text[found.end() :]}"
+
+
+# --- encoding ------------------------------------------------------------------------
+
+
+class Encoder:
+    """The packaged encoder; strings cut where the model cuts them, cached by token ids."""
+
+    def __init__(self) -> None:
+        self.encoder = SentenceTransformerEncoder()
+        model = self.encoder.load()
+        self.tokenizer = model.tokenizer
+        self.limit = (model.max_seq_length or 512) - 2  # [CLS] and [SEP]
+        self.cache: dict[tuple[int, ...], np.ndarray] = {}
+        self.encoded = 0
+
+    def tokens(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
+        """The token ids the model reads of each text."""
+        ids = self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]
+        return [tuple(x[: self.limit]) for x in ids]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit row per text; texts the model reads alike are encoded once."""
+        batch = self.tokenizer(
+            list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        keys = [tuple(ids[: self.limit]) for ids in batch["input_ids"]]
+        todo: dict[tuple[int, ...], str] = {}
+        for key, text, offsets in zip(keys, texts, batch["offset_mapping"], strict=True):
+            if key not in self.cache and key not in todo:
+                # Cut after the last token the model reads: the same input, less work.
+                cut = len(offsets) > self.limit
+                todo[key] = text[: offsets[self.limit - 1][1]] if cut else text
+        if todo:
+            rows = self.encoder.encode(list(todo.values()))
+            self.cache.update(zip(todo, rows, strict=True))
+            self.encoded += len(todo)
+        if not keys:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([self.cache[key] for key in keys])
+
+
+# --- figures -------------------------------------------------------------------------
+
+
+def pct(values: Sequence[float] | np.ndarray, q: float) -> float:
+    return round(float(np.percentile(np.asarray(values), q)), 4)
+
+
+def rate(values: Sequence[float] | np.ndarray, t: float) -> float:
+    array = np.asarray(values)
+    return round(float((array >= t).mean()), 4) if array.size else float("nan")
+
+
+def row(label: str, values: np.ndarray, note: str = "") -> str:
+    return f"  {label:<24}" + "".join(f"{rate(values, t):>7.3f}" for t in THRESHOLDS) + note
+
+
+class Scores:
+    """Cosines for one regime under one text preparation (raw or canonical)."""
+
+    def __init__(
+        self,
+        enc: Encoder,
+        texts: list[str],
+        pool: list[str],
+        pairs: list[tuple[int, str, str]],
+        edited: list[tuple[int, str, str]],
+        prepare: Callable[[str], str],
+    ) -> None:
+        originals = enc.encode([prepare(t) for t in texts])
+        others = originals if pool is texts else enc.encode([prepare(t) for t in pool])
+        variants = enc.encode([prepare(v) for _, _, v in pairs + edited])
+        own = np.array([i for i, _, _ in pairs], dtype=int)
+        vv = variants[: len(pairs)]
+        self.positive = np.einsum("ij,ij->i", vv, originals[own])
+        # Hardest negative: each text vs its most similar different text in the pool.
+        sims = originals @ others.T
+        for i, text in enumerate(texts):
+            sims[i, [j for j, other in enumerate(pool) if other == text]] = -np.inf
+        self.neighbour = sims.argmax(axis=1)
+        self.negative = sims[np.arange(len(texts)), self.neighbour]
+        # A variant's best match among the OTHER originals (it should be its own).
+        other = vv @ originals.T
+        other[np.arange(len(pairs)), own] = -np.inf
+        self.variant_negative = other.max(axis=1)
+        edit_own = np.array([i for i, _, _ in edited], dtype=int)
+        self.edited = np.einsum("ij,ij->i", variants[len(pairs) :], originals[edit_own])
+
+
+def run_regime(
+    name: str,
+    texts: list[str],
+    enc: Encoder,
+    pool: list[str] | None = None,
+    edits: bool = False,
+) -> dict[str, object]:
+    """Variants of ``texts`` vs their originals; hardest other text in ``pool`` (default texts)."""
+    rng = random.Random(f"{SEED}-{name}")
+    pairs: list[tuple[int, str, str]] = []  # (original index, kind, variant)
+    for i, text in enumerate(texts):
+        for kind, make in VARIANTS.items():
+            variant = make(text, rng)
+            if variant is not None and variant != text:
+                pairs.append((i, kind, variant))
+    edited: list[tuple[int, str, str]] = []
+    if edits:
+        for i, text in enumerate(texts):
+            for kind, edit in (("negated", negated), ("number_changed", number_changed)):
+                changed = edit(text)
+                if changed is not None:
+                    edited.append((i, kind, changed))
+    pool = texts if pool is None else pool
+    started = time.perf_counter()
+    raw = Scores(enc, texts, pool, pairs, edited, lambda t: t)
+    canon = Scores(enc, texts, pool, pairs, edited, canonical_text)
+    seconds = time.perf_counter() - started
+    same_tokens = enc.tokens(texts)
+    invisible = np.array([enc.tokens([v])[0] == same_tokens[i] for i, _, v in pairs])
+    kinds = np.array([k for _, k, _ in pairs])
+    guard = np.array([same_particulars(texts[i], v) for i, _, v in pairs])
+    edit_kinds = np.array([k for _, k, _ in edited])
+    edit_guard = np.array([same_particulars(texts[i], v) for i, _, v in edited], dtype=bool)
+    pos = raw.positive
+
+    print(f"\n== {name}: {len(texts)} texts, {len(pairs)} variant pairs ({seconds:.0f} s)")
+    print(
+        f"positives: min {pct(pos, 0)}  p5 {pct(pos, 5)}  p50 {pct(pos, 50)}"
+        f"   ({int(invisible.sum())} variants leave the tokens the model reads unchanged)"
+    )
+    neg = raw.negative
+    print(
+        f"hardest negatives: p50 {pct(neg, 50)}  p95 {pct(neg, 95)}  p99 {pct(neg, 99)}  "
+        f"max {pct(neg, 100)};  variant vs other text: max {pct(raw.variant_negative, 100)}"
+    )
+    header = f"  {'':<24}" + "".join(f"{t:>7}" for t in THRESHOLDS)
+    print("recall (share of variant pairs ≥ t), raw text")
+    print(header)
+    for kind in VARIANTS:
+        if (kinds == kind).any():
+            print(row(kind, pos[kinds == kind]))
+    print(row("ALL", pos))
+    print(row("ALL, visible changes", pos[~invisible]))
+    print(row("ALL, canonical_text", canon.positive))
+    print(row("ALL, canonical + guard", np.where(guard, canon.positive, -1.0)))
+    print("false match (share ≥ t)")
+    print(row("hardest other", neg))
+    print(row("variant vs other", raw.variant_negative))
+    print(row("hardest other, canonical", canon.negative))
+    print(row("variant vs other, canon.", canon.variant_negative))
+    if edited:
+        print("edited claim ≥ t (different claim, same words otherwise)")
+        for kind in ("negated", "number_changed"):
+            mask = edit_kinds == kind
+            note = f"   n={int(mask.sum())}, p50 {pct(raw.edited[mask], 50)}"
+            print(row(kind, raw.edited[mask], note))
+            kept = np.where(edit_guard[mask], canon.edited[mask], -1.0)
+            print(row(f"{kind}, canon. + guard", kept))
+    print("closest different pairs (raw):")
+    for i in np.argsort(-neg)[:3]:
+        print(f"  {neg[i]:.3f}  {texts[i][:55]!r} ~ {pool[raw.neighbour[i]][:55]!r}")
+    print("lowest-scoring variants (raw):")
+    for k in np.argsort(pos)[:3]:
+        i, kind, _ = pairs[k]
+        print(f"  {pos[k]:.3f}  {kind:<18} {texts[i][:70]!r}")
+
+    figures: dict[str, object] = {
+        "pairs": len(pairs),
+        "invisible_variants": int(invisible.sum()),
+        "positive_min": pct(pos, 0),
+        "positive_p5": pct(pos, 5),
+        "positive_p50": pct(pos, 50),
+        "hard_negative_p50": pct(neg, 50),
+        "hard_negative_p95": pct(neg, 95),
+        "hard_negative_p99": pct(neg, 99),
+        "hard_negative_max": pct(neg, 100),
+        "variant_vs_other_max": pct(raw.variant_negative, 100),
+        "top1_correct": round(float((raw.variant_negative < pos).mean()), 4),
+        "guard_keeps": round(float(guard.mean()), 4),
+        "recall_0.95_by_kind": {
+            kind: rate(pos[kinds == kind], 0.95) for kind in VARIANTS if (kinds == kind).any()
+        },
+        "canon_recall_0.95_by_kind": {
+            kind: rate(canon.positive[kinds == kind], 0.95)
+            for kind in VARIANTS
+            if (kinds == kind).any()
+        },
+        "positive_scores": pos,
+        "negative_scores": neg,
+        "variant_negative_scores": raw.variant_negative,
+    }
+    for t in THRESHOLDS:
+        figures[f"recall_{t}"] = rate(pos, t)
+        figures[f"canon_recall_{t}"] = rate(canon.positive, t)
+        figures[f"false_match_{t}"] = rate(neg, t)
+        figures[f"canon_false_match_{t}"] = rate(
+            np.concatenate([canon.negative, canon.variant_negative]), t
+        )
+    for kind in ("negated", "number_changed"):
+        mask = edit_kinds == kind
+        if mask.any():
+            figures[f"{kind}_0.95"] = rate(raw.edited[mask], 0.95)
+            figures[f"{kind}_guarded_0.95"] = rate(
+                np.where(edit_guard[mask], canon.edited[mask], -1.0), 0.95
+            )
+    return figures
+
+
+def time_index(n: int = 100_000, dim: int = 384, queries: int = 200) -> dict[str, float]:
+    rng = np.random.default_rng(SEED)
+    rows = rng.standard_normal((n, dim), dtype=np.float32)
+    index = NearDuplicateIndex(dim)
+    started = time.perf_counter()
+    index.load([f"c{i}" for i in range(n)], rows)
+    load_s = time.perf_counter() - started
+    adds = rng.standard_normal((10_000, dim), dtype=np.float32)
+    started = time.perf_counter()
+    for i, vector in enumerate(adds):
+        index.add(f"a{i}", vector)
+    add_us = (time.perf_counter() - started) / len(adds) * 1e6
+    index.remove(f"a{i}" for i in range(len(adds)))
+    probes = rng.standard_normal((queries, dim), dtype=np.float32)
+    probes[::2] = rows[: queries // 2 * 2 : 2] + 0.05 * probes[::2]  # half near a stored row
+    times = []
+    hits = 0
+    for probe in probes:
+        started = time.perf_counter()
+        hits += index.nearest(probe, threshold=0.95) is not None
+        times.append(time.perf_counter() - started)
+    ms = np.array(times) * 1000
+    figures = {
+        "query_p50_ms_100k": round(float(np.percentile(ms, 50)), 2),
+        "query_p95_ms_100k": round(float(np.percentile(ms, 95)), 2),
+        "load_s_100k": round(load_s, 2),
+        "add_us": round(add_us, 1),
+    }
+    print(
+        f"\n== NearDuplicateIndex, {n} x {dim}: nearest p50 {figures['query_p50_ms_100k']} ms, "
+        f"p95 {figures['query_p95_ms_100k']} ms ({hits}/{queries} hits); "
+        f"load {load_s:.2f} s; add {add_us:.0f} µs"
+    )
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--limit", type=int, default=120, help="politifact items (and claims)")
+    parser.add_argument("--claims", type=int, default=1284, help="LIAR claims in the pool; 0: skip")
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    with (args.data / "politifact_fnn.jsonl").open(encoding="utf-8") as f:
+        items = [json.loads(line) for line in f][: args.limit]
+    posts = [f"{x['title'].strip()}\n{' '.join(x['text'].split()[:POST_WORDS])}" for x in items]
+    titles = [x["title"].strip() for x in items]
+    enc = Encoder()
+
+    post = run_regime("post", posts, enc)
+    title = run_regime("title", titles, enc, edits=True)
+    claim: dict[str, object] = {}
+    if args.claims:
+        with (args.data / "liar_plus_val.jsonl").open(encoding="utf-8") as f:
+            claims = [json.loads(line)["claim"].strip() for line in f][: args.claims]
+        pool = list(dict.fromkeys(claims))
+        claim = run_regime("claim", pool[: args.limit], enc, pool=pool, edits=True)
+
+    # The headline: recall over post variants; false matches over the hard
+    # negatives (each post vs its most similar other post, each title vs its
+    # most similar other title).
+    positives: np.ndarray = post["positive_scores"]  # type: ignore[assignment]
+    negatives = np.concatenate(
+        [post["negative_scores"], title["negative_scores"]]  # type: ignore[list-item]
+    )
+    variant_negatives: np.ndarray = post["variant_negative_scores"]  # type: ignore[assignment]
+    print("\n== headline: post variants vs hard negatives (post + title); short texts beside")
+    print(
+        f"{'threshold':<10}{'recall':>8}{'false':>8}{'var.fm':>8}"
+        f"{'title':>8}{'claim':>8}{'canon:post':>11}{'title':>7}{'claim':>7}"
+    )
+    summary: dict[str, object] = {"posts": len(posts)}
+    for t in THRESHOLDS:
+        summary[f"recall_{t}"] = rate(positives, t)
+        summary[f"false_match_{t}"] = rate(negatives, t)
+        summary[f"variant_false_match_{t}"] = rate(variant_negatives, t)
+        line = (
+            f"{t:<10}{rate(positives, t):>8.3f}{rate(negatives, t):>8.3f}"
+            f"{rate(variant_negatives, t):>8.3f}{title[f'recall_{t}']:>8.3f}"
+            f"{claim.get(f'recall_{t}', float('nan')):>8.3f}"
+            f"{post[f'canon_recall_{t}']:>11.3f}{title[f'canon_recall_{t}']:>7.3f}"
+            f"{claim.get(f'canon_recall_{t}', float('nan')):>7.3f}"
+        )
+        print(line)
+    summary["hard_negative_max"] = pct(negatives, 100)
+    summary["hard_negative_p99"] = pct(negatives, 99)
+    summary["variant_vs_other_max"] = post["variant_vs_other_max"]
+    summary["positive_min"] = post["positive_min"]
+    summary["positive_p5"] = post["positive_p5"]
+    summary["positive_p50"] = post["positive_p50"]
+    summary["recall_0.95_by_kind"] = post["recall_0.95_by_kind"]
+    summary["invisible_variants"] = post["invisible_variants"]
+    summary["top1_correct"] = post["top1_correct"]
+    for t in (0.9, 0.92, 0.95):
+        summary[f"canon_recall_{t}"] = post[f"canon_recall_{t}"]
+    for regime_name, regime in (("title", title), ("claim", claim)):
+        if not regime:
+            continue
+        for t in (0.85, 0.9, 0.92, 0.95):
+            summary[f"{regime_name}_recall_{t}"] = regime[f"recall_{t}"]
+            summary[f"{regime_name}_canon_recall_{t}"] = regime[f"canon_recall_{t}"]
+        summary[f"{regime_name}_hard_negative_max"] = regime["hard_negative_max"]
+        for key in ("negated_0.95", "number_changed_0.95", "negated_guarded_0.95"):
+            summary[f"{regime_name}_{key}"] = regime.get(key)
+        summary[f"{regime_name}_number_changed_guarded_0.95"] = regime.get(
+            "number_changed_guarded_0.95"
+        )
+    summary["guard_keeps_post_variants"] = post["guard_keeps"]
+    summary.update(time_index())
+    summary["texts_encoded"] = enc.encoded
+    summary["seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
