@@ -1,0 +1,83 @@
+"""Per-user and per-chat rate limits and daily quotas, counted from the checks table.
+
+Counting stored checks (repeats included) instead of keeping counters in memory
+means a restart forgets nothing and every front-end shares the same limits.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+from zofia_engine.config import ServiceSettings
+from zofia_engine.errors import ZofiaError
+
+from .store import CheckStore
+
+__all__ = ["RateLimitedError", "RequestLimits"]
+
+MINUTE = dt.timedelta(minutes=1)
+DAY = dt.timedelta(days=1)
+
+
+class RateLimitedError(ZofiaError):
+    """A request was refused by a limit; ``retry_after_s`` says when to come back."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+def _wait_words(seconds: float) -> str:
+    seconds = max(1, math.ceil(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{math.ceil(seconds / 60)} min"
+    return f"{math.ceil(seconds / 3600)} h"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    scope: str  # "user" or "chat"
+    window: dt.timedelta
+    limit: int
+    what: str
+
+
+class RequestLimits:
+    """Checks a request against the settings' limits, oldest window first.
+
+    Args:
+        store: where past requests are counted.
+        settings: the ``[service]`` limits.
+    """
+
+    def __init__(self, store: CheckStore, settings: ServiceSettings) -> None:
+        self.store = store
+        self.rules = (
+            _Rule("user", MINUTE, settings.user_per_minute, "checks a minute for you"),
+            _Rule("chat", MINUTE, settings.chat_per_minute, "checks a minute in this chat"),
+            _Rule("user", DAY, settings.user_daily, "checks a day for you"),
+            _Rule("chat", DAY, settings.chat_daily, "checks a day in this chat"),
+        )
+
+    def check(self, *, requester: str, platform: str, chat: str, now: dt.datetime) -> None:
+        """Raise :class:`RateLimitedError` if one more request would pass a limit."""
+        for rule in self.rules:
+            since = now - rule.window
+            scope = (
+                {"requester": requester}
+                if rule.scope == "user"
+                else {"platform": platform, "chat": chat}
+            )
+            used = self.store.count_requests(since=since, up_to=rule.limit, **scope)
+            if used < rule.limit:
+                continue
+            oldest = self.store.oldest_request(since=since, **scope) or now
+            wait = (oldest + rule.window - now).total_seconds()
+            raise RateLimitedError(
+                f"Limit reached ({rule.limit} {rule.what}); try again in {_wait_words(wait)}.",
+                retry_after_s=max(1.0, wait),
+            )

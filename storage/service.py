@@ -1,0 +1,425 @@
+"""The check service: one platform-neutral front door for the CLI and the bots.
+
+``submit(post, requester)`` answers at once from the store when the same post
+(or a near copy, by SBERT cosine) was checked within the freshness window,
+joins a run already under way for the same text, and otherwise queues a new
+run of the engine. Every check is a row in SQLite from the moment it is
+submitted, so a crash loses nothing: :meth:`CheckService.start` resumes the
+checks left queued or running, or fails them with a stored reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zofia_engine.config import ServiceSettings
+from zofia_engine.encoder import TextEncoder
+from zofia_engine.engine import EMPTY_POST, Engine
+from zofia_engine.errors import InvalidPostError, ZofiaError
+from zofia_engine.post import Post, ProgressEvent
+from zofia_engine.report import Report
+from zofia_engine.text import clean_post
+
+from .database import hash_user, text_hash
+from .limits import RequestLimits
+from .near import NearDuplicateIndex, canonical_text, same_particulars
+from .rows import RepeatKind
+from .store import CheckRow, CheckStore
+
+__all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Requester"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Requester:
+    """Who asked, on which platform and in which chat (ids as the platform gives them)."""
+
+    platform: str
+    user_id: str
+    chat_id: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished check: its report, and where it came from when it is a repeat."""
+
+    check_id: str
+    report: Report
+    repeat_kind: RepeatKind | None = None
+    original_id: str | None = None
+    original_at: dt.datetime | None = None
+    similarity: float | None = None
+
+
+class CheckFailedError(ZofiaError):
+    """The engine could not finish the check; the message says what failed."""
+
+
+class _Run:
+    """One engine run: its events so far and its outcome, shared by every waiter."""
+
+    def __init__(self, check_id: str, created_at: dt.datetime) -> None:
+        self.check_id = check_id
+        self.created_at = created_at
+        self.events: list[ProgressEvent] = []
+        self.changed = asyncio.Event()
+        self.done: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        # Waiters read the outcome; this keeps an unread failure from being logged as lost.
+        self.done.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self.task: asyncio.Task[None] | None = None
+
+    def push(self, event: ProgressEvent) -> None:
+        self.events.append(event)
+        self.changed.set()
+
+
+class _Turnstile:
+    """A lock per post text, dropped when its last user leaves."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
+class CheckHandle:
+    """A submitted check. ``repeat_kind`` is known at once for answers from the store."""
+
+    def __init__(
+        self,
+        check_id: str,
+        outcome: asyncio.Future[Outcome],
+        run: _Run | None = None,
+        *,
+        owner: bool = False,
+    ) -> None:
+        self.check_id = check_id
+        self._outcome = outcome
+        self._run = run
+        self._owner = owner
+
+    @property
+    def done(self) -> bool:
+        return self._outcome.done()
+
+    async def result(self) -> Outcome:
+        """The outcome. Raises :class:`CheckFailedError`, or ``CancelledError`` if cancelled."""
+        return await asyncio.shield(self._outcome)
+
+    async def events(self) -> AsyncIterator[ProgressEvent]:
+        """Progress events from the start of the run, then live ones until it ends."""
+        run = self._run
+        if run is None:
+            return
+        seen = 0
+        while True:
+            while seen < len(run.events):
+                seen += 1
+                yield run.events[seen - 1]
+            if run.done.done():
+                return
+            run.changed.clear()
+            waiter: asyncio.Future[Any] = asyncio.ensure_future(run.changed.wait())
+            pending: list[asyncio.Future[Any]] = [waiter, run.done]
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+
+    def cancel(self) -> bool:
+        """Cancel the run if this handle started it; a joined waiter only stops waiting."""
+        if self._owner and self._run is not None and self._run.task is not None:
+            return self._run.task.cancel()
+        return self._outcome.cancel()
+
+
+class CheckService:
+    """Submits posts to the engine through the store.
+
+    Args:
+        engine: the loaded engine.
+        store: the open store.
+        settings: the ``[service]`` section.
+        secret: the HMAC key for user ids.
+        encoder: the SBERT encoder for near repeats (the engine's by default).
+        clock: the time source; the store's by default, so both agree.
+        retention: how long post text and evidence are kept (``None``: forever);
+            :meth:`start` and :meth:`purge_expired` delete what is older.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        store: CheckStore,
+        settings: ServiceSettings,
+        *,
+        secret: bytes,
+        encoder: TextEncoder | None = None,
+        clock: Callable[[], dt.datetime] | None = None,
+        retention: dt.timedelta | None = None,
+    ) -> None:
+        self.engine = engine
+        self.retention = retention
+        self.store = store
+        self.settings = settings
+        self.secret = secret
+        self.encoder = encoder or engine.retrieval.encoder
+        self.clock = clock or store.clock
+        self.limits = RequestLimits(store, settings)
+        self.index = NearDuplicateIndex()
+        self._slots = asyncio.Semaphore(settings.max_concurrent_checks)
+        self._by_text: dict[str, _Run] = {}
+        self._by_id: dict[str, CheckHandle] = {}
+        self._deciding: dict[str, _Turnstile] = {}
+        self._closing = False
+
+    @property
+    def window(self) -> dt.timedelta:
+        return dt.timedelta(hours=self.settings.repeat_window_hours)
+
+    async def start(self, *, resume: bool = True) -> list[str]:
+        """Load the near-repeat index and take up checks a crash left unfinished.
+
+        Args:
+            resume: take up unfinished checks (a one-shot CLI run leaves them to the bot).
+
+        Returns:
+            The ids of the checks resumed (the others were failed with a reason).
+        """
+        self.purge_expired()
+        ids, vectors = self.store.vectors(since=self.clock() - self.window)
+        if len(ids):
+            self.index.load(ids, vectors)
+        resumed: list[str] = []
+        if not resume:
+            return resumed
+        for row in self.store.unfinished():
+            if row.repeat_of is not None:
+                original = self.store.get_check(row.repeat_of)
+                if original is not None and original.status == "done":
+                    self.store.set_status(row.id, "done")
+                    continue
+            if not row.post_text:
+                self.store.set_status(
+                    row.id, "failed", error="interrupted by a restart, and its text is gone"
+                )
+                continue
+            post = Post(
+                text=row.post_text,
+                url=row.url or "",
+                published=row.published,
+                origin=row.origin or "",
+            )
+            self._launch(row.id, row.created_at, post, row.text_hash, None)
+            resumed.append(row.id)
+        return resumed
+
+    def purge_expired(self) -> int:
+        """Delete post text and evidence older than the retention; verdicts stay.
+
+        Returns:
+            How many checks were purged.
+        """
+        if self.retention is None:
+            return 0
+        purged = self.store.purge(older_than=self.clock() - self.retention)
+        if purged:
+            log.info("purged the text of %d checks older than %s", purged, self.retention)
+        return purged
+
+    def handle(self, check_id: str) -> CheckHandle | None:
+        """The handle of a check submitted or resumed in this process and still running."""
+        return self._by_id.get(check_id)
+
+    def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
+        """A stored check and its report, following a repeat to its original."""
+        row = self.store.get_check(check_id)
+        if row is None:
+            return None
+        source = row.repeat_of or row.id
+        report = self.store.get_report(source)
+        return (row, report) if report is not None else None
+
+    async def submit(
+        self, post: Post, requester: Requester, *, recheck: bool = False
+    ) -> CheckHandle:
+        """Start a check of ``post`` for ``requester``, or answer it from the store.
+
+        Args:
+            recheck: run the engine even when a fresh answer is stored.
+
+        Raises:
+            InvalidPostError: the post has no text.
+            RateLimitedError: a rate limit or quota is reached; ``retry_after_s`` says when.
+        """
+        text, _ = clean_post(post.text)
+        if not text.strip():
+            raise InvalidPostError(EMPTY_POST)
+        now = self.clock()
+        who = hash_user(self.secret, requester.platform, requester.user_id)
+        self.limits.check(
+            requester=who, platform=requester.platform, chat=requester.chat_id, now=now
+        )
+        digest = text_hash(text)
+
+        def record(**extra: Any) -> CheckRow:
+            return self.store.create_check(
+                platform=requester.platform,
+                chat=requester.chat_id,
+                requester=who,
+                post=post,
+                text_hash=digest,
+                **extra,
+            )
+
+        # One decision at a time per text, so that concurrent forwards of one post
+        # see each other's run instead of each starting their own.
+        entry = self._deciding.setdefault(digest, _Turnstile())
+        entry.users += 1
+        try:
+            async with entry.lock:
+                return await self._decide(post, text, digest, record, now, recheck)
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._deciding[digest]
+
+    async def _decide(
+        self,
+        post: Post,
+        text: str,
+        digest: str,
+        record: Callable[..., CheckRow],
+        now: dt.datetime,
+        recheck: bool,
+    ) -> CheckHandle:
+        running = self._by_text.get(digest)
+        if running is not None:  # the same text is being checked: wait on that run
+            row = record(repeat_of=running.check_id, repeat_kind="exact")
+            return self._join(row, running)
+        if not recheck:
+            repeat = self.store.find_exact(digest, since=now - self.window)
+            if repeat is not None:
+                answered = self._answer(record, repeat, "exact", 1.0)
+                if answered is not None:
+                    return answered
+        vector = await self._vector(text)
+        if not recheck:
+            near = self.index.nearest(vector, threshold=self.settings.near_threshold)
+            if near is not None:
+                original = self.store.get_check(near[0])
+                if (
+                    original is not None
+                    and original.created_at >= now - self.window
+                    and original.post_text is not None
+                    # Cosine misses an inserted "not" or a changed number: a different claim.
+                    and same_particulars(original.post_text, text)
+                ):
+                    answered = self._answer(record, original, "near", near[1])
+                    if answered is not None:
+                        return answered
+        row = record(forced=recheck)
+        return self._launch(row.id, row.created_at, post, digest, vector)
+
+    async def _vector(self, text: str) -> np.ndarray:
+        """The post's vector for near-repeat search, without forward decorations."""
+        vectors = await asyncio.to_thread(self.encoder.encode, [canonical_text(text)])
+        return np.asarray(vectors[0], dtype=np.float32)
+
+    def _answer(
+        self,
+        record: Callable[..., CheckRow],
+        original: CheckRow,
+        kind: RepeatKind,
+        score: float,
+    ) -> CheckHandle | None:
+        report = self.store.get_report(original.id)
+        if report is None:  # purged since: check it again
+            return None
+        row = record(status="done", repeat_of=original.id, repeat_kind=kind)
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        future.set_result(
+            Outcome(row.id, report, kind, original.id, original.created_at, round(score, 4))
+        )
+        return CheckHandle(row.id, future)
+
+    def _join(self, row: CheckRow, run: _Run) -> CheckHandle:
+        waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+
+        def settle(done: asyncio.Future[Outcome]) -> None:
+            self._by_id.pop(row.id, None)
+            if done.cancelled():
+                self.store.set_status(row.id, "cancelled")
+                waiter.cancel()
+            elif done.exception() is not None:
+                self.store.set_status(row.id, "failed", error=str(done.exception()))
+                waiter.set_exception(done.exception())  # type: ignore[arg-type]
+            elif not waiter.done():
+                self.store.set_status(row.id, "done")
+                result = done.result()
+                waiter.set_result(
+                    Outcome(row.id, result.report, "exact", run.check_id, run.created_at, 1.0)
+                )
+
+        run.done.add_done_callback(settle)
+        handle = CheckHandle(row.id, waiter, run)
+        self._by_id[row.id] = handle
+        return handle
+
+    def _launch(
+        self,
+        check_id: str,
+        created_at: dt.datetime,
+        post: Post,
+        digest: str,
+        vector: np.ndarray | None,
+    ) -> CheckHandle:
+        run = _Run(check_id, created_at)
+        self._by_text[digest] = run
+        handle = CheckHandle(check_id, run.done, run, owner=True)
+        self._by_id[check_id] = handle
+        run.task = asyncio.create_task(self._run(run, post, digest, vector))
+        return handle
+
+    async def _run(self, run: _Run, post: Post, digest: str, vector: np.ndarray | None) -> None:
+        check_id = run.check_id
+        try:
+            async with self._slots:
+                self.store.set_status(check_id, "running")
+                if vector is None:
+                    vector = await self._vector(clean_post(post.text)[0])
+                report = await self.engine.check(post, on_progress=run.push)
+            self.store.save_report(check_id, report, vector=vector)
+            self.index.add(check_id, vector)
+            run.done.set_result(Outcome(check_id, report))
+        except asyncio.CancelledError:
+            # At shutdown the check goes back to the queue, for the next start to resume.
+            self.store.set_status(check_id, "queued" if self._closing else "cancelled")
+            run.done.cancel()
+            raise
+        except Exception as exc:
+            reason = str(exc) if isinstance(exc, ZofiaError) else f"{type(exc).__name__}: {exc}"
+            log.exception("check %s failed", check_id)
+            self.store.set_status(check_id, "failed", error=reason)
+            run.done.set_exception(CheckFailedError(f"The check failed: {reason}"))
+        finally:
+            if self._by_text.get(digest) is run:
+                del self._by_text[digest]
+            self._by_id.pop(check_id, None)
+            run.changed.set()
+
+    async def aclose(self) -> None:
+        """Stop the runs still going; they are stored as queued and resume on the next start."""
+        self._closing = True
+        tasks = [run.task for run in self._by_text.values() if run.task is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,292 @@
+"""The check service on a real SQLite file, real Stage-1 models and the fake OpenAI
+server: repeats answered from the store, near repeats, coalescing, limits,
+retention, cancellation and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from peers.openai_peer import FakeOpenAI
+from peers.panel_script import PanelScript, schema_name
+
+from storage.limits import RateLimitedError
+from storage.opening import open_store
+from storage.service import CheckService, Requester
+from storage.store import CheckStore
+from zofia_engine.config import Settings
+from zofia_engine.encoder import SentenceTransformerEncoder
+from zofia_engine.engine import Engine
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.post import Post
+from zofia_engine.retrieval.ner import NERBackend
+from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
+
+pytest_plugins = ["peers.model_fixtures"]
+
+pytestmark = pytest.mark.slow
+
+POST = (
+    "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
+    "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
+)
+ALICE = Requester("telegram", "1001", "chat-1")
+BOB = Requester("telegram", "1002", "chat-1")
+GENEROUS = {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000}
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime(2026, 11, 21, 12, 0, tzinfo=dt.UTC)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest_asyncio.fixture
+async def panel() -> AsyncIterator[FakeOpenAI]:
+    async with FakeOpenAI(PanelScript(), api_key="sk-svc") as peer:
+        yield peer
+
+
+@pytest_asyncio.fixture
+async def make_service(
+    tmp_path: Path,
+    panel: FakeOpenAI,
+    ner: NERBackend,
+    encoder: SentenceTransformerEncoder,
+    offline_wiki: OfflineWikipedia,
+) -> AsyncIterator[Callable[..., CheckService]]:
+    """Services on one database file; engines and services closed after the test."""
+    made: list[tuple[CheckService, Engine]] = []
+
+    def make(
+        clock: Clock | None = None, retention: dt.timedelta | None = None, **service: Any
+    ) -> CheckService:
+        settings = Settings.model_validate(
+            {
+                "llm": {
+                    "backend": "openai",
+                    "openai": {"base_url": panel.base_url, "api_key": "sk-svc"},
+                },
+                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret"},
+                "service": service,
+            }
+        )
+        stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
+        engine = Engine(settings, retrieval=stage1)
+        store, secret = open_store(settings.storage, clock=clock)
+        svc = CheckService(engine, store, settings.service, secret=secret, retention=retention)
+        made.append((svc, engine))
+        return svc
+
+    yield make
+    for svc, engine in made:
+        await svc.aclose()
+        await engine.aclose()
+
+
+def _runs(peer: FakeOpenAI) -> int:
+    """Engine runs seen by the server: one judge call per round-1 ruling."""
+    return sum(1 for b in peer.requests if schema_name(b) == "judgereply")
+
+
+async def test_an_exact_repeat_is_answered_from_the_store(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    clock = Clock()
+    service = make_service(clock)
+    await service.start()
+    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    calls = len(panel.requests)
+    assert first.repeat_kind is None and calls > 0
+
+    clock.now += dt.timedelta(hours=1)
+    handle = await service.submit(Post(text="  " + POST.upper() + "\n"), BOB)
+    assert handle.done  # answered at once
+    again = await handle.result()
+    assert len(panel.requests) == calls  # no LLM call
+    assert again.repeat_kind == "exact" and again.original_id == first.check_id
+    assert again.original_at == clock.now - dt.timedelta(hours=1)
+    assert again.report == first.report
+    row = service.store.get_check(again.check_id)
+    assert row is not None and row.status == "done" and row.repeat_of == first.check_id
+    assert service.report_for(again.check_id) == (row, first.report)
+
+    # Outside the freshness window, or with --recheck, the engine runs again.
+    clock.now += dt.timedelta(hours=service.settings.repeat_window_hours)
+    later = await (await service.submit(Post(text=POST), BOB)).result()
+    assert later.repeat_kind is None and len(panel.requests) > calls
+    calls = len(panel.requests)
+    forced = await (await service.submit(Post(text=POST), ALICE, recheck=True)).result()
+    assert forced.repeat_kind is None and len(panel.requests) > calls
+
+
+async def test_a_near_repeat_reuses_the_stored_report(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    service = make_service()
+    await service.start()
+    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    calls = len(panel.requests)
+    variant = "Fwd: " + POST + " Share before they delete this!! 🚲"
+    near = await (await service.submit(Post(text=variant), BOB)).result()
+    assert near.repeat_kind == "near" and near.original_id == first.check_id
+    assert near.similarity is not None and near.similarity >= 0.95
+    assert len(panel.requests) == calls
+    edited = POST.replace("has banned", "has not banned")
+    changed = await (await service.submit(Post(text=edited), BOB)).result()
+    assert changed.repeat_kind is None  # a different claim, however close the cosine
+    calls = len(panel.requests)
+    other = "The city of Springfield opened a new public library on Main Street on Friday."
+    fresh = await (await service.submit(Post(text=other), BOB)).result()
+    assert fresh.repeat_kind is None and len(panel.requests) > calls
+
+
+async def test_twenty_concurrent_submissions_make_one_run(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    service = make_service(**GENEROUS)
+    await service.start()
+    people = [Requester("discord", f"user-{i}", "guild-1") for i in range(20)]
+    handles = await asyncio.gather(*(service.submit(Post(text=POST), p) for p in people))
+    outcomes = await asyncio.gather(*(h.result() for h in handles))
+    assert _runs(panel) == 1
+    assert sum(1 for b in panel.requests if schema_name(b) == "linguistreply") == 5
+    original = outcomes[0].check_id
+    assert all(o.report == outcomes[0].report for o in outcomes)
+    assert [o.repeat_kind for o in outcomes[1:]] == ["exact"] * 19
+    assert {o.original_id for o in outcomes[1:]} == {original}
+    assert len({o.check_id for o in outcomes}) == 20  # every request is its own stored check
+    for outcome in outcomes:
+        row = service.store.get_check(outcome.check_id)
+        assert row is not None and row.status == "done"
+
+
+async def test_a_joined_waiter_sees_the_runs_progress(
+    make_service: Callable[..., CheckService],
+) -> None:
+    service = make_service()
+    await service.start()
+    owner = await service.submit(Post(text=POST), ALICE)
+    joined = await service.submit(Post(text=POST), BOB)
+    stages = [e.stage async for e in joined.events() if e.kind == "finished"]
+    assert "debate" in stages and stages[-1] == "verdict"
+    assert (await joined.result()).report == (await owner.result()).report
+
+
+async def test_rate_limits_and_quotas_refuse_with_the_wait(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    clock = Clock()
+    service = make_service(clock, user_per_minute=2, user_daily=3, chat_per_minute=50)
+    await service.start()
+    for i in range(2):
+        await (await service.submit(Post(text=f"{POST} Update {i}."), ALICE)).result()
+    with pytest.raises(RateLimitedError, match=r"2 checks a minute for you.*try again in") as hit:
+        await service.submit(Post(text=POST + " Again."), ALICE)
+    assert 0 < hit.value.retry_after_s <= 60
+    await service.submit(Post(text=POST), BOB)  # others are not held back
+
+    clock.now += dt.timedelta(minutes=2)
+    await (await service.submit(Post(text=POST + " Third."), ALICE)).result()
+    clock.now += dt.timedelta(minutes=2)
+    with pytest.raises(RateLimitedError, match="3 checks a day for you") as quota:
+        await service.submit(Post(text=POST + " Fourth."), ALICE)
+    assert quota.value.retry_after_s > 3600
+
+
+async def test_retention_purge_keeps_verdicts_and_stops_repeats(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    clock = Clock()
+    # A window longer than the retention: only the purge can stop the repeat.
+    service = make_service(clock, retention=dt.timedelta(days=30), repeat_window_hours=2000)
+    await service.start()
+    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    clock.now += dt.timedelta(days=29)
+    assert service.purge_expired() == 0
+    clock.now += dt.timedelta(days=2)
+    assert service.purge_expired() == 1
+    row = service.store.get_check(first.check_id)
+    assert row is not None and row.post_text is None and row.status == "done"
+    assert service.store.get_report(first.check_id) is None
+    assert [v for _, v in service.store.history()] == ["fake"]
+    calls = len(panel.requests)
+    again = await (await service.submit(Post(text=POST), BOB)).result()
+    assert again.repeat_kind is None and len(panel.requests) > calls
+
+
+async def test_cancel_and_shutdown(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    panel.delay_s = 0.2
+    service = make_service()
+    await service.start()
+    handle = await service.submit(Post(text=POST), ALICE)
+    await asyncio.sleep(0.3)
+    assert handle.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await handle.result()
+    row = service.store.get_check(handle.check_id)
+    assert row is not None and row.status == "cancelled"
+
+    kept = await service.submit(Post(text=POST + " Later."), ALICE)
+    await asyncio.sleep(0.3)
+    await service.aclose()  # shutdown: the running check goes back to the queue
+    row = service.store.get_check(kept.check_id)
+    assert row is not None and row.status == "queued"
+    panel.delay_s = 0.0
+    successor = make_service()
+    assert await successor.start() == [kept.check_id]
+    resumed = successor.handle(kept.check_id)
+    assert resumed is not None and (await resumed.result()).report.verdict == "fake"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" * 1_000_000,
+        "Springfield\x00 banned\x00 bicycles, the mayor said.",
+        "The mayor \ud800 of Springfield banned bicycles.",
+        "斯普林菲尔德市长禁止所有街道上的自行车。",
+        "حظر عمدة سبرينغفيلد الدراجات في جميع الشوارع.",
+    ],
+)
+async def test_bad_input_is_stored_safely(
+    make_service: Callable[..., CheckService], text: str
+) -> None:
+    service = make_service()
+    await service.start()
+    outcome = await (await service.submit(Post(text=text), ALICE)).result()
+    row = service.store.get_check(outcome.check_id)
+    assert row is not None and row.status == "done" and row.post_text
+    assert service.store.get_report(outcome.check_id) == outcome.report
+    assert service.store.integrity_ok()
+
+
+async def test_an_empty_post_is_refused_and_not_stored(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    service = make_service()
+    await service.start()
+    for text in ("", "  \n ", "\x00"):
+        with pytest.raises(InvalidPostError, match="The post is empty"):
+            await service.submit(Post(text=text), ALICE)
+    assert service.store.history() == [] and panel.requests == []
+
+
+def test_requester_ids_are_stored_only_as_hashes(tmp_path: Path) -> None:
+    settings = Settings.model_validate({"storage": {"path": str(tmp_path / "z.db")}})
+    store, secret = open_store(settings.storage)
+    assert isinstance(store, CheckStore) and len(secret) >= 16
+    assert open_store(settings.storage)[1] == secret  # generated once, then reused
+    assert (tmp_path / "z.db.secret").stat().st_mode & 0o777 == 0o600
