@@ -4,36 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import os
+import getpass
 import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from zofia_engine.config import Settings, load_config
+from storage.opening import open_store
+from storage.service import CheckService, Requester
+from zofia_engine.config import Settings
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import ABLATIONS, Ablation, Post, ProgressEvent
 from zofia_engine.report import Report
 
+from .settings import CONFIG_OPTION, settings_from
 from .terminal import render_stage1
 from .terminal_report import describe_event, render_report
 
 __all__ = ["main"]
-
-CONFIG_ENV = "ZOFIA_CONFIG"
-
-
-def _settings(config: Path | None) -> Settings:
-    """``--config``, else $ZOFIA_CONFIG, else ./zofia.toml if present, else defaults."""
-    if config is None and os.environ.get(CONFIG_ENV):
-        config = Path(os.environ[CONFIG_ENV])
-    if config is None and Path("zofia.toml").is_file():
-        config = Path("zofia.toml")
-    try:
-        return load_config(config)
-    except ZofiaError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 def _read_text(text: str) -> str:
@@ -56,16 +45,12 @@ def main() -> None:
     type=click.DateTime(formats=["%Y-%m-%d"]),
     help="Publication date of the post; web search stops the day before.",
 )
-@click.option(
-    "--config",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help=f"TOML settings file (default: ${CONFIG_ENV}, then ./zofia.toml).",
-)
+@CONFIG_OPTION
 def keywords(text: str, as_json: bool, published: dt.datetime | None, config: Path | None) -> None:
     """Run Stage 1 on TEXT ('-' reads standard input): entities, keywords, evidence."""
     from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 
-    settings = _settings(config)
+    settings = settings_from(config)
     post = _read_text(text)
 
     async def run() -> str:
@@ -151,6 +136,7 @@ async def _post_from_options(
 )
 @click.option("--origin", default="", help="Where the post was forwarded from, in words.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@click.option("--recheck", is_flag=True, help="Run the check even if a recent answer is stored.")
 @click.option(
     "--ablate",
     type=click.Choice(list(ABLATIONS)),
@@ -158,11 +144,7 @@ async def _post_from_options(
     show_default=True,
     help="Leave out parts of the method (the paper's Table 2).",
 )
-@click.option(
-    "--config",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help=f"TOML settings file (default: ${CONFIG_ENV}, then ./zofia.toml).",
-)
+@CONFIG_OPTION
 def check(
     text: str | None,
     file: Path | None,
@@ -171,37 +153,67 @@ def check(
     published: dt.datetime | None,
     origin: str,
     as_json: bool,
+    recheck: bool,
     ablate: str,
     config: Path | None,
 ) -> None:
-    """Fact-check TEXT ('-' reads standard input), a --file or a --url."""
+    """Fact-check TEXT ('-' reads standard input), a --file or a --url; the check is stored."""
     from zofia_engine.engine import Engine
 
-    settings = _settings(config)
+    settings = settings_from(config)
     err = Console(stderr=True)
     for note in setup_notes(settings):
         err.print(f"[dim]{note}[/dim]")
 
-    async def run() -> Report:
+    async def run() -> tuple[Report, str]:
         post = await _post_from_options(
             text, file, url, published.date() if published else None, origin, allow_private_urls
         )
         async with Engine(settings) as engine:
-            with err.status("loading models…") as status:
-                await engine.load()
+            with err.status("starting…") as status:
 
                 def show(event: ProgressEvent) -> None:
                     status.update(describe_event(event) + "…")
                     if event.kind in ("finished", "failed", "round"):
                         err.print(f"[dim]· {describe_event(event)}[/dim]")
 
-                return await engine.check(post, on_progress=show, ablation=Ablation.named(ablate))
+                if ablate != "full":  # an experiment: not stored, never served as a repeat
+                    ablation = Ablation.named(ablate)
+                    report = await engine.check(post, on_progress=show, ablation=ablation)
+                    return report, f"ablation {ablate}: not stored"
+                store, secret = open_store(settings.storage)
+                retention = dt.timedelta(days=settings.storage.retention_days)
+                service = CheckService(
+                    engine, store, settings.service, secret=secret, retention=retention
+                )
+                await service.start(resume=False)
+                me = Requester("cli", getpass.getuser(), "terminal")
+                handle = await service.submit(post, me, recheck=recheck)
+                async for event in handle.events():
+                    show(event)
+                outcome = await handle.result()
+        note = f"check {outcome.check_id}"
+        if outcome.repeat_kind is not None and outcome.original_at is not None:
+            when = outcome.original_at.strftime("%Y-%m-%d %H:%M UTC")
+            note += (
+                f": {outcome.repeat_kind} repeat of check {outcome.original_id} from {when}"
+                " (--recheck runs it again)"
+            )
+        return outcome.report, note
 
     try:
-        report = asyncio.run(run())
+        report, note = asyncio.run(run())
     except ZofiaError as exc:
         raise click.ClickException(str(exc)) from None
+    err.print(f"[dim]{note}[/dim]")
     if as_json:
         click.echo(report.model_dump_json(indent=2))
     else:
         render_report(report, Console())
+
+
+from .cli_records import export, history, show  # noqa: E402  (commands live apart)
+
+main.add_command(history)
+main.add_command(show)
+main.add_command(export)

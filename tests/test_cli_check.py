@@ -28,6 +28,7 @@ def panel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeOpenA
     """The fake server, and the environment that points the CLI at it (no config file)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
     with running_in_thread(FakeOpenAI(PanelScript(), api_key="sk-cli")) as peer:
         assert isinstance(peer, FakeOpenAI)
         monkeypatch.setenv("ZOFIA__LLM__BACKEND", "openai")
@@ -36,9 +37,43 @@ def panel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeOpenA
         yield peer
 
 
-def test_check_help_exists() -> None:
-    result = CliRunner().invoke(main, ["check", "--help"])
-    assert result.exit_code == 0 and "--url" in result.output and "--json" in result.output
+@pytest.mark.parametrize("command", ["check", "history", "show", "export"])
+def test_help_exists(command: str) -> None:
+    result = CliRunner().invoke(main, [command, "--help"])
+    assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_checks_are_stored_repeats_answered_and_records_readable(panel: FakeOpenAI) -> None:
+    first = CliRunner().invoke(main, ["check", "--json", POST])
+    assert first.exit_code == 0, first.output
+    calls = len(panel.requests)
+    check_id = first.stderr.strip().splitlines()[-1].split()[1].rstrip(":")
+
+    again = CliRunner().invoke(main, ["check", POST])
+    assert again.exit_code == 0, again.output
+    assert f"exact repeat of check {check_id}" in again.stderr.replace("\n", " ")
+    assert len(panel.requests) == calls  # answered from the store
+    forced = CliRunner().invoke(main, ["check", "--json", "--recheck", POST])
+    assert forced.exit_code == 0 and len(panel.requests) > calls
+
+    history = CliRunner().invoke(main, ["history"])
+    assert history.exit_code == 0 and check_id in history.output
+    assert history.output.count("cli") >= 3
+
+    shown = CliRunner().invoke(main, ["show", check_id])
+    assert shown.exit_code == 0 and "Likely fake" in shown.output
+    as_json = CliRunner().invoke(main, ["show", "--json", check_id])
+    assert json.loads(as_json.output) == json.loads(first.stdout)
+    missing = CliRunner().invoke(main, ["show", "no-such-id"])
+    assert missing.exit_code == 1 and "no check with id no-such-id" in missing.output
+
+    exported = CliRunner().invoke(main, ["export", "--jsonl"])
+    rows = [json.loads(line) for line in exported.output.splitlines()]
+    assert len(rows) == 3 and {r["id"] for r in rows} >= {check_id}
+    assert all(len(r["requester"]) == 64 for r in rows)  # HMAC-SHA256 hex only
+    import getpass
+
+    assert getpass.getuser() not in exported.output
 
 
 def test_check_json_prints_the_full_report(panel: FakeOpenAI) -> None:
@@ -93,6 +128,7 @@ def test_check_reports_a_dead_llm_server_in_one_sentence(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
     monkeypatch.setenv("ZOFIA__LLM__BACKEND", "openai")
     monkeypatch.setenv("ZOFIA__LLM__OPENAI__BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("ZOFIA__LLM__RETRIES", "0")
