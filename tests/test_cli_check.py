@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from peers.article_peer import BODY_SENTENCES, ArticlePeer
 from peers.loopback import running_in_thread
 from peers.openai_peer import FakeOpenAI
-from peers.panel_script import REPORT_KEYS, PanelScript, schema_name
+from peers.panel_script import REPORT_KEYS, PanelScript
 
 from bots.cli import main
 
@@ -138,4 +138,3 @@ def test_check_reports_a_dead_llm_server_in_one_sentence(
     assert report["verdict"] == "undetermined"
     assert report["summary"].startswith("No verdict could be reached")
     assert report["usage"]["failed_calls"] == report["usage"]["calls"] > 0
-    assert schema_name({}) == ""  # the helper used above tolerates bodies without a schema
