@@ -284,7 +284,7 @@ async def test_an_empty_post_is_refused_and_not_stored(
     assert service.store.history() == [] and panel.requests == []
 
 
-def test_requester_ids_are_stored_only_as_hashes(tmp_path: Path) -> None:
+def test_the_user_id_secret_is_generated_once_and_kept_private(tmp_path: Path) -> None:
     settings = Settings.model_validate({"storage": {"path": str(tmp_path / "z.db")}})
     store, secret = open_store(settings.storage)
     assert isinstance(store, CheckStore) and len(secret) >= 16

@@ -184,7 +184,7 @@ async def _verify_one(
             }
         )
     task = render("verifier", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
-    context = sorted({p.evidence_id for p in passages}, key=passages_order(passages))
+    context = list(dict.fromkeys(p.evidence_id for p in passages))  # in passage order
     try:
         answer = await session.ask(
             "verifier",
@@ -213,13 +213,6 @@ async def _verify_one(
             "context": context,
         }
     )
-
-
-def passages_order(passages: Sequence[Passage]) -> Callable[[str], int]:
-    first: dict[str, int] = {}
-    for i, p in enumerate(passages):
-        first.setdefault(p.evidence_id, i)
-    return first.__getitem__
 
 
 async def verify_claims(

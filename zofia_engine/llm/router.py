@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..config import ROLES, LLMSettings
 from .base import LLMBackend
+from .gguf import QWEN_CODER_1_5B
 from .session import CheckSession, Route
 
 __all__ = ["LLMRouter"]
@@ -73,7 +74,7 @@ class LLMRouter:
 
     def _embedded_label(self) -> str:
         path = self.settings.embedded.model_path
-        return Path(path).stem if path else "qwen2.5-coder-1.5b-instruct-q4_k_m"
+        return Path(path or QWEN_CODER_1_5B.filename).stem
 
     @property
     def backends(self) -> list[LLMBackend]:

@@ -10,6 +10,7 @@ in the report instead of letting it end the check.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -133,18 +134,13 @@ class CheckSession:
         except ReplyParseError as exc:
             problem = str(exc)
         repair = render("repair", error=problem, schema=json.dumps(spec, separators=(",", ":")))
-        retry = CompletionRequest(
+        retry = dataclasses.replace(
+            request,
             messages=(
                 *request.messages,
                 ChatMessage("assistant", completion.text),
                 ChatMessage("user", repair),
             ),
-            model=request.model,
-            schema=request.schema,
-            schema_name=request.schema_name,
-            max_tokens=request.max_tokens,
-            temperature=request.temperature,
-            top_logprobs=request.top_logprobs,
         )
         completion = await self._call(role, f"{step}:repair", route, retry)
         try:
