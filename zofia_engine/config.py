@@ -25,6 +25,7 @@ __all__ = [
     "ROLES",
     "AgentSettings",
     "BraveSettings",
+    "DiscordSettings",
     "EmbeddedSettings",
     "EncoderSettings",
     "KeywordSettings",
@@ -39,6 +40,7 @@ __all__ = [
     "ServiceSettings",
     "Settings",
     "StorageSettings",
+    "TelegramSettings",
     "WebSettings",
     "WikipediaSettings",
     "load_config",
@@ -282,6 +284,36 @@ class ServiceSettings(_Section):
     chat_daily: int = Field(300, ge=1)
 
 
+class TelegramSettings(_Section):
+    """The Telegram bot. The token is read from the environment variable named here.
+
+    ``webhook_url`` empty means long polling; set, the library's webhook server
+    listens on ``webhook_listen:webhook_port`` and Telegram must reach ``webhook_url``.
+    """
+
+    token_env: str = "TELEGRAM_BOT_TOKEN"
+    base_url: str = "https://api.telegram.org/bot"
+    webhook_url: str = ""
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = Field(8443, ge=1, le=65535)
+    webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"
+    progress_interval_s: float = Field(1.5, ge=0)
+    chat_cooldown_s: float = Field(10.0, ge=0)
+
+
+class DiscordSettings(_Section):
+    """The Discord bot. The token is read from the environment variable named here.
+
+    ``dev_guild`` set syncs the commands to that one guild at once (development);
+    empty syncs them globally.
+    """
+
+    token_env: str = "DISCORD_BOT_TOKEN"
+    dev_guild: int = Field(0, ge=0)
+    progress_interval_s: float = Field(1.5, ge=0)
+    guild_cooldown_s: float = Field(10.0, ge=0)
+
+
 class Settings(_Section):
     """All settings. ``Settings()`` is the offline default."""
 
@@ -294,6 +326,8 @@ class Settings(_Section):
     agents: AgentSettings = AgentSettings()
     storage: StorageSettings = StorageSettings()
     service: ServiceSettings = ServiceSettings()
+    telegram: TelegramSettings = TelegramSettings()
+    discord: DiscordSettings = DiscordSettings()
 
 
 def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str, parse: bool = True) -> None:
