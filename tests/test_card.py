@@ -1,0 +1,225 @@
+"""The platform-neutral card and sections the bots render, and the text splitting."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import html
+
+import pytest
+
+from bots.card import (
+    card_from_store,
+    error_sentence,
+    pack,
+    progress_lines,
+    section,
+    split_text,
+    verdict_card,
+)
+from storage.limits import RateLimitedError
+from storage.rows import CheckRow
+from storage.service import CheckFailedError, Outcome
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.post import ProgressEvent
+from zofia_engine.report import (
+    Analyses,
+    ClaimResult,
+    Confidence,
+    Debate,
+    DebateTurn,
+    EvidenceItem,
+    JudgeRuling,
+    Quote,
+    Report,
+    Usage,
+)
+
+
+def _evidence(n: int, source: str = "web") -> EvidenceItem:
+    prefix = "web" if source == "web" else "wiki"
+    return EvidenceItem(
+        id=f"{prefix}-{n}",
+        source=source,  # type: ignore[arg-type]
+        provider="brave" if source == "web" else "offline",
+        title=f"Title {prefix} {n}",
+        url=f"https://example.org/{prefix}/{n}",
+        text=f"Evidence text {n}.",
+    )
+
+
+def _report(**changes: object) -> Report:
+    base = Report(
+        verdict="fake",
+        confidence=Confidence(value=0.873, basis="judge logprobs"),
+        summary="The post misquotes the mayor.",
+        keywords=[],
+        evidence=[
+            _evidence(1),
+            _evidence(2),
+            _evidence(3),
+            _evidence(4),
+            _evidence(1, "wikipedia"),
+        ],
+        claims=[
+            ClaimResult(
+                id="c0",
+                kind="core",
+                text="The mayor banned bicycles.",
+                label="refutes",
+                reason="No such ban was signed.",
+                quotes=[Quote(text="no ban", evidence_id="web-4")],
+            )
+        ],
+        analyses=Analyses(),
+        debate=Debate(
+            turns=[
+                DebateTurn(round=1, side="pro", argument="It is real.", cites=["web-1"]),
+                DebateTurn(round=1, side="con", argument="It is fake.", cites=["web-3", "web-4"]),
+            ],
+            rulings=[JudgeRuling(round=1, decision="fake", reason="Con cited the record.")],
+            rounds=1,
+            max_rounds=5,
+            decided_in_round=1,
+        ),
+        usage=Usage(),
+        timings={},
+        degraded=[],
+    )
+    return base.model_copy(update=changes)
+
+
+def test_card_ranks_the_evidence_the_winning_side_cited() -> None:
+    card = verdict_card(Outcome("abc123", _report()), origin="channel News", published=None)
+    assert [link.url for link in card.links] == [
+        "https://example.org/web/4",  # con (winning) cite + a claim quote
+        "https://example.org/web/3",  # con cite
+        "https://example.org/web/1",  # pro cite
+    ]
+    assert (card.icon, card.headline, card.confidence) == ("❌", "Likely fake", "87%")
+    assert card.origin == "channel News"
+    assert card.repeat_note == ""
+    assert card.notes == ()
+
+
+def test_card_notes_a_forced_ruling_missing_web_and_a_repeat() -> None:
+    debate = _report().debate.model_copy(update={"forced": True, "decided_in_round": None})
+    report = _report(
+        evidence=[_evidence(1, "wikipedia")],
+        debate=debate,
+        confidence=Confidence(value=None, basis="no logprobs"),
+        degraded=["expert: timeout"],
+    )
+    when = dt.datetime(2026, 11, 20, 14, 3, tzinfo=dt.UTC)
+    card = verdict_card(Outcome("x", report, repeat_kind="exact", original_at=when))
+    assert card.confidence == ""
+    assert card.repeat_note == "Repeat of a check from 2026-11-20 14:03 UTC."
+    assert any("forced" in note for note in card.notes)
+    assert any("No web evidence" in note for note in card.notes)
+    assert any("expert: timeout" in note for note in card.notes)
+
+
+def test_card_from_store_uses_the_rows_origin_and_date() -> None:
+    now = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
+    row = CheckRow(
+        id="r1", platform="telegram", chat="42", requester="h", status="done",
+        post_text="t", text_hash="d", url="", origin="channel X",
+        published=dt.date(2026, 11, 1), created_at=now, started_at=None, finished_at=None,
+        error="", repeat_of="r0", repeat_kind="near", forced=False,
+    )  # fmt: skip
+    card = card_from_store(row, _report(), original_at=now)
+    assert (card.origin, card.published) == ("channel X", dt.date(2026, 11, 1))
+    assert card.repeat_note.startswith("Near-repeat of a check from 2026-11-21")
+
+
+def test_sections_list_debate_in_round_order_and_claims_with_quotes() -> None:
+    debate = section("debate", _report())
+    assert [b.heading for b in debate.blocks] == [
+        "Round 1 · For (real)",
+        "Round 1 · Against (fake)",
+        "Round 1 · Judge: fake",
+    ]
+    assert debate.blocks[1].body.endswith("Cites: web-3, web-4")
+    claims = section("claims", _report())
+    assert claims.blocks[0].heading == "Core claim · refutes"
+    assert "“no ban” (web-4)" in claims.blocks[0].body
+    evidence = section("evidence", _report())
+    assert evidence.blocks[0].url == "https://example.org/web/1"
+    empty = section("debate", _report(debate=Debate()))
+    assert empty.blocks[0].body == "The debate did not run for this check."
+    with pytest.raises(ValueError, match="unknown section"):
+        section("usage", _report())
+
+
+def test_split_text_prefers_paragraphs_then_sentences_and_respects_the_measure() -> None:
+    paragraphs = [("word " * 150).strip() + "." for _ in range(12)]  # 750 chars each
+    text = "\n\n".join(paragraphs)
+    pieces = split_text(text, 4096)
+    assert all(len(p) <= 4096 for p in pieces)
+    assert "\n\n".join(pieces) == text  # cut only at paragraph boundaries
+    assert len(pieces) == 3
+
+    hostile = "<b>&</b> " * 800  # escapes to far more than its length
+    escaped = split_text(hostile, 1000, measure=lambda s: len(html.escape(s)))
+    assert all(len(html.escape(p)) <= 1000 for p in escaped)
+    assert " ".join(escaped).split() == hostile.split()
+
+    sentences = "First sentence here. " * 30
+    cut = split_text(sentences.strip(), 100)
+    assert all(p.endswith(".") and len(p) <= 100 for p in cut)
+
+    assert split_text("x" * 25, 10) == ["x" * 10, "x" * 10, "x" * 5]
+    assert split_text("", 10) == []
+    with pytest.raises(ValueError):
+        split_text("text", 0)
+
+
+def test_pack_joins_parts_greedily_and_refuses_oversized_parts() -> None:
+    assert pack(["a" * 4, "b" * 4, "c" * 4], 9) == ["aaaa", "bbbb", "cccc"]
+    assert pack(["aa", "bb", "cc"], 6) == ["aa\n\nbb", "cc"]
+    with pytest.raises(ValueError, match="exceeds"):
+        pack(["x" * 11], 10)
+
+
+def test_progress_lines_mark_finished_steps_and_the_running_one() -> None:
+    events = [
+        ProgressEvent(kind="started", stage="retrieval"),
+        ProgressEvent(kind="finished", stage="retrieval", detail="3 entities"),
+        ProgressEvent(kind="started", stage="debate"),
+        ProgressEvent(kind="round", stage="debate", round=1, detail="continue"),
+    ]
+    lines = progress_lines(events)
+    assert lines[0] == "✓ entity-guided retrieval finished (3 entities)"
+    assert lines[1] == "• debate round 1: judge says continue"
+    assert lines[-1].startswith("… debate started")
+
+
+def test_error_sentences_say_what_to_do() -> None:
+    assert "try again in 2 minutes" in error_sentence(RateLimitedError("x", retry_after_s=120))
+    assert "try again in 5 seconds" in error_sentence(RateLimitedError("x", retry_after_s=4.6))
+    assert error_sentence(InvalidPostError("The post is empty.")) == "The post is empty."
+    failed = error_sentence(CheckFailedError("the judge's model timed out"))
+    assert failed == "The check could not finish: the judge's model timed out."
+    assert error_sentence(asyncio.CancelledError()) == "The check was cancelled."
+    assert "logged" in error_sentence(KeyError("secret detail"))
+    assert "secret detail" not in error_sentence(KeyError("secret detail"))
+
+
+async def test_a_message_that_is_only_a_link_is_fetched_as_an_article() -> None:
+    from peers.article_peer import BODY_SENTENCES, ArticlePeer
+
+    from bots.runtime import post_from_message
+
+    async with ArticlePeer() as peer:
+        url = f"{peer.root}/article"
+        post = await post_from_message(f"  {url}\n", origin="channel X", allow_private_urls=True)
+        assert post.url == url
+        assert BODY_SENTENCES[0] in post.text
+        assert post.origin == "channel X"
+        # A link inside other text is kept as the URL, and the text is checked as it is.
+        mixed = await post_from_message(f"Read this: {url} now", allow_private_urls=True)
+        assert (mixed.text, mixed.url) == (f"Read this: {url} now", url)
+        assert peer.hits["/article"] == 1
+        # Private addresses are refused unless allowed.
+        with pytest.raises(InvalidPostError):
+            await post_from_message(url)
