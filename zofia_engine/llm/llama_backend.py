@@ -240,7 +240,9 @@ class LlamaCppBackend(LLMBackend):
                 )
             start = time.perf_counter()
             try:
-                llm = llama_cpp.Llama(
+                from .lazy_grammar import FastGrammarLlama
+
+                llm = FastGrammarLlama(
                     model_path=str(path),
                     n_ctx=self.n_ctx,
                     n_threads=self.n_threads or os.cpu_count() or 1,
