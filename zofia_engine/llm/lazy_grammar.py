@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any
+from typing import Any, cast
 
 import llama_cpp
 import numpy as np
@@ -75,7 +75,8 @@ class GreedyUnderGrammar:
         token = int(logits.argmax())
         self.steps += 1
         candidate = self._one[0]
-        candidate.id, candidate.logit, candidate.p = token, float(logits[token]), 0.0
+        candidate.id = token  # type: ignore[assignment]  # ctypes converts the int
+        candidate.logit, candidate.p = float(logits[token]), 0.0
         self._one_array.size, self._one_array.selected = 1, -1
         llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(self._one_array))
         if math.isinf(self._one[0].logit):
@@ -142,5 +143,5 @@ class FastGrammarLlama(llama_cpp.Llama):
         if not plain:
             self.last_sampler = None
             return super()._init_sampler(*args, **kwargs)
-        self.last_sampler = GreedyUnderGrammar(self, grammar)
+        self.last_sampler = GreedyUnderGrammar(self, cast("llama_grammar.LlamaGrammar", grammar))
         return self.last_sampler

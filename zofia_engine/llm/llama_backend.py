@@ -222,7 +222,7 @@ class LlamaCppBackend(LLMBackend):
             if self._llm is not None:
                 return
             try:
-                import llama_cpp
+                from .lazy_grammar import FastGrammarLlama
             except ImportError as exc:
                 raise ModelUnavailableError(
                     f"the embedded LLM backend needs llama-cpp-python: {_INSTALL_HINT}"
@@ -240,8 +240,6 @@ class LlamaCppBackend(LLMBackend):
                 )
             start = time.perf_counter()
             try:
-                from .lazy_grammar import FastGrammarLlama
-
                 llm = FastGrammarLlama(
                     model_path=str(path),
                     n_ctx=self.n_ctx,
