@@ -48,6 +48,7 @@ TEMPLATE_VARIABLES = {
     "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80},
     "judge_final": {"rounds": 5, "max_words": 80},
     "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},
+    "only_llm": {"max_words": 40},
     "post": {"text": "A post.", "published": "2024-01-02", "origin": "a channel", "url": ""},
     "repair": {"error": "no JSON", "schema": "{}"},
     "system": {},

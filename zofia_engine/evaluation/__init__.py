@@ -1,0 +1,56 @@
+"""Evaluation: verdict quality and cost on labelled datasets (``zofia eval``).
+
+Library first: :func:`load_items` reads a dataset, :func:`sample_items` draws
+a fixed sample, :func:`evaluate` runs it resumably, :func:`summarise` scores it.
+"""
+
+from __future__ import annotations
+
+from .baseline import OnlyLLMBaseline, OnlyLLMReply
+from .dataset import (
+    LABEL_MAPPINGS,
+    DatasetError,
+    EvalItem,
+    LabelMapping,
+    load_items,
+    sample_items,
+)
+from .metrics import (
+    ClassScores,
+    Interval,
+    Metrics,
+    accuracy,
+    bootstrap_interval,
+    class_scores,
+    confusion_matrix,
+    macro_f1,
+    score,
+)
+from .runner import Checker, ItemRecord, ResultLog, RunHeader, evaluate, run_key, summarise
+
+__all__ = [
+    "LABEL_MAPPINGS",
+    "Checker",
+    "ClassScores",
+    "DatasetError",
+    "EvalItem",
+    "Interval",
+    "ItemRecord",
+    "LabelMapping",
+    "Metrics",
+    "OnlyLLMBaseline",
+    "OnlyLLMReply",
+    "ResultLog",
+    "RunHeader",
+    "accuracy",
+    "bootstrap_interval",
+    "class_scores",
+    "confusion_matrix",
+    "evaluate",
+    "load_items",
+    "macro_f1",
+    "run_key",
+    "sample_items",
+    "score",
+    "summarise",
+]

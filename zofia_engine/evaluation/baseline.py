@@ -1,0 +1,129 @@
+"""The only-LLM baseline of the paper's tables: one call, the post alone.
+
+The same model the engine would use for its verdicts (the ``judge`` role's
+route) is shown the same system and post messages as the panel, and asked for
+``real`` or ``fake`` as a word in a JSON object. No retrieval, no agents, no
+debate. The answer comes back as a :class:`~zofia_engine.report.Report`, so
+the evaluation reads it, its usage and its confidence like an engine check.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..agents.context import PanelContext
+from ..agents.judge import decision_confidence
+from ..config import Settings
+from ..errors import InvalidPostError
+from ..llm.router import LLMRouter
+from ..llm.session import StepFailed
+from ..post import Post
+from ..prompting import render
+from ..report import Analyses, Confidence, Debate, Report, Usage
+from ..text import clean_post
+
+__all__ = ["ROLE", "OnlyLLMBaseline", "OnlyLLMReply"]
+
+ROLE = "judge"
+MAX_WORDS = 40
+MAX_TOKENS = 120
+TOP_LOGPROBS = 5
+
+
+class OnlyLLMReply(BaseModel):
+    """The baseline's answer; the request names its schema ``onlyllmreply``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["real", "fake"]
+    reason: str
+
+
+class OnlyLLMBaseline:
+    """Asks the judge's model for a verdict on the post alone.
+
+    Args:
+        settings: the checked settings; only ``[llm]`` and ``[agents]`` are used.
+        llm: a router to use instead of the one the settings build.
+
+    Use ``async with OnlyLLMBaseline(settings) as baseline:``, then
+    ``await baseline.load()`` and ``await baseline.check(post)``.
+    """
+
+    def __init__(self, settings: Settings | None = None, *, llm: LLMRouter | None = None) -> None:
+        self.settings = settings or Settings()
+        self.llm = llm or LLMRouter(self.settings.llm)
+
+    async def load(self) -> None:
+        await self.llm.load()
+
+    async def aclose(self) -> None:
+        await self.llm.aclose()
+
+    async def __aenter__(self) -> OnlyLLMBaseline:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def check(self, post: Post | str) -> Report:
+        """One call; a failed call gives an ``undetermined`` report saying why.
+
+        Raises:
+            InvalidPostError: the post has no text.
+        """
+        if isinstance(post, str):
+            post = Post(text=post)
+        started = time.perf_counter()
+        text, degraded = clean_post(post.text)
+        if not text.strip():
+            raise InvalidPostError("The post is empty.")
+        a = self.settings.agents
+        ctx = PanelContext(
+            text,
+            published=post.published,
+            origin=post.origin,
+            url=post.url,
+            max_post_chars=a.max_post_chars,
+        )
+        session = self.llm.session()
+        confidence = Confidence(basis="unavailable: no ruling was made")
+        try:
+            answer = await session.ask(
+                ROLE,
+                "only-llm",
+                ctx.conversation(task=render("only_llm", max_words=MAX_WORDS)),
+                OnlyLLMReply,
+                max_tokens=MAX_TOKENS,
+                top_logprobs=TOP_LOGPROBS,
+            )
+        except StepFailed as exc:
+            verdict: Literal["real", "fake", "undetermined"] = "undetermined"
+            summary = f"No verdict: {exc.reason}"
+            degraded.append(f"no verdict: the only-LLM call failed ({exc.reason})")
+        else:
+            verdict = answer.value.decision
+            summary = answer.value.reason.strip()
+            c = answer.completion
+            value = decision_confidence(c.text, c.logprobs, verdict)
+            confidence = (
+                Confidence(value=value, basis="token probabilities of real vs fake")
+                if value is not None
+                else Confidence(basis="unavailable: no usable token probabilities")
+            )
+        return Report(
+            verdict=verdict,
+            confidence=confidence,
+            summary=summary,
+            keywords=[],
+            evidence=[],
+            claims=[],
+            analyses=Analyses(),
+            debate=Debate(held=False),
+            usage=Usage.of(session.calls),
+            timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)},
+            degraded=degraded,
+        )
