@@ -217,3 +217,15 @@ from .cli_records import export, history, show  # noqa: E402  (commands live apa
 main.add_command(history)
 main.add_command(show)
 main.add_command(export)
+
+from .cli_eval import eval_command  # noqa: E402
+
+main.add_command(eval_command, name="eval")
+
+from .telegram_app import telegram_command  # noqa: E402
+
+main.add_command(telegram_command, name="telegram")
+
+from .discord_cli import discord_command  # noqa: E402
+
+main.add_command(discord_command, name="discord")

@@ -1,0 +1,167 @@
+"""The Telegram bot under load: many chats forwarding posts at once.
+
+The real bot (python-telegram-bot, polling, its rate limiter) talks to the fake Bot API
+server, which enforces a per-chat limit as Telegram does (a leaky bucket: a short burst,
+then about one message a second; beyond it, 429). Behind the bot are the real check
+service on a temporary SQLite file, the real Stage-1 models, and the fake OpenAI server
+answering every agent after a fixed delay. CHATS private chats forward POSTS posts
+within SPREAD seconds; rumours travel, so each of DISTINCT texts is forwarded by several
+chats (the first runs the engine, the others join that run or get the stored answer).
+
+    python bench/telegram_load.py [--chats 50] [--posts 200] [--distinct 40] [--spread 3]
+        [--llm-delay 0.05]
+
+The last line is one JSON object: sent, answered (a verdict card arrived), lost (no
+answer at all), errors (answered with an error sentence), refused (requests the fake
+server refused with 429), p50_s and p95_s from forward to card, and the settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# bench/storage.py shares its name with the storage package: keep this folder off the path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from peers.openai_peer import FakeOpenAI  # noqa: E402
+from peers.panel_script import PanelScript  # noqa: E402
+from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user  # noqa: E402
+
+from bots.runtime import running_service  # noqa: E402
+from bots.telegram_app import running_bot  # noqa: E402
+from zofia_engine.config import Settings  # noqa: E402
+
+CITIES = ["Springfield", "Chicago", "Denver", "Boston", "Seattle", "Austin", "Miami", "Omaha"]
+CLAIMS = [
+    "has banned bicycles from every street, with a fine of {n} dollars",
+    "will put {n} new speed cameras on the highway to Canada next week",
+    "found {n} crocodiles living in the sewers under the central station",
+    "is giving every resident {n} dollars to move to Mars by 2030",
+    "closed all {n} public libraries because nobody reads books anymore",
+]
+NEWS = channel(-1001234, "Rumour Daily", "rumour_daily")
+
+
+def posts(distinct: int) -> list[str]:
+    rng = random.Random(7)
+    texts: list[str] = []
+    while len(texts) < distinct:
+        city, claim = rng.choice(CITIES), rng.choice(CLAIMS)
+        text = f"BREAKING: the mayor of {city} {claim.format(n=rng.randint(2, 9000))}. Share!"
+        if text not in texts:
+            texts.append(text)
+    return texts
+
+
+def is_card(message: dict[str, object]) -> bool:
+    return '"d:' in json.dumps(message.get("reply_markup") or {})
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
+    texts = posts(args.distinct)
+    async with (
+        FakeBotAPI(chat_burst=5, chat_rate=1.0) as peer,
+        FakeOpenAI(PanelScript(), api_key="sk-bench", delay_s=args.llm_delay) as panel,
+    ):
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = Settings.model_validate(
+                {
+                    "llm": {
+                        "backend": "openai",
+                        "openai": {"base_url": panel.base_url, "api_key": "sk-bench"},
+                    },
+                    "storage": {"path": str(Path(tmp) / "bench.db"), "secret": "bench"},
+                    "service": {
+                        "max_concurrent_checks": 8,
+                        "user_per_minute": 1000,
+                        "chat_per_minute": 1000,
+                        "user_daily": 10000,
+                        "chat_daily": 10000,
+                    },
+                    "telegram": {"base_url": f"{peer.root}/bot"},
+                }
+            )
+            async with running_service(settings) as service, running_bot(settings, service, TOKEN):
+                rng = random.Random(11)
+                plan = sorted((rng.uniform(0, args.spread), n) for n in range(args.posts))
+                sent: dict[tuple[int, int], float] = {}
+                start = time.monotonic()
+                for at, n in plan:
+                    await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+                    person = user(10_000 + n % args.chats, f"User{n % args.chats}")
+                    chat = {
+                        "id": person["id"],
+                        "type": "private",
+                        "first_name": person["first_name"],
+                    }
+                    origin = {
+                        "type": "channel",
+                        "chat": NEWS,
+                        "message_id": n,
+                        "date": 1_790_000_000,
+                    }
+                    message = peer.send(chat, person, texts[n % len(texts)], forward_origin=origin)
+                    sent[(chat["id"], message["message_id"])] = time.monotonic()
+
+                def answers() -> dict[tuple[int, int], tuple[bool, float]]:
+                    found = {}
+                    for (chat_id, _), message in list(peer.messages.items()):
+                        target = message.get("reply_to_message")
+                        if message["from"]["id"] == BOT_ID and target is not None:
+                            key = (chat_id, target["message_id"])
+                            card = is_card(message)
+                            if card or "Checking" not in message.get("text", ""):
+                                when = peer.touched_at[(chat_id, message["message_id"])]
+                                found[key] = (card, when)
+                    return found
+
+                with contextlib.suppress(TimeoutError):
+                    await peer.wait_for(lambda: len(answers()) >= len(sent), args.timeout)
+                found = answers()
+    cards = [when - sent[key] for key, (card, when) in found.items() if card and key in sent]
+    errors = sum(1 for key, (card, _) in found.items() if not card and key in sent)
+    cards.sort()
+    return {
+        "sent": len(sent),
+        "answered": len(cards),
+        "lost": len(sent) - len(cards) - errors,
+        "errors": errors,
+        "refused": peer.refused,
+        "p50_s": round(statistics.median(cards), 2) if cards else None,
+        "p95_s": round(cards[int(0.95 * (len(cards) - 1))], 2) if cards else None,
+        "chats": args.chats,
+        "distinct": args.distinct,
+        "spread_s": args.spread,
+        "llm_delay_s": args.llm_delay,
+        "llm_calls": len(panel.requests),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chats", type=int, default=50)
+    parser.add_argument("--posts", type=int, default=200)
+    parser.add_argument("--distinct", type=int, default=40)
+    parser.add_argument("--spread", type=float, default=3.0)
+    parser.add_argument("--llm-delay", type=float, default=0.05)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    result = asyncio.run(run(args))
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

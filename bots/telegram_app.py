@@ -1,0 +1,248 @@
+"""The Telegram application: built with python-telegram-bot, run by polling or webhook.
+
+``zofia telegram`` reads the token from the environment variable the ``[telegram]``
+settings name, starts the check service, and serves updates until SIGINT or SIGTERM.
+On the way out it stops taking updates, gives running checks ``--grace`` seconds to
+finish, and puts the rest back in the queue (they resume on the next start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import click
+from aiolimiter import AsyncLimiter
+from telegram import Update
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
+
+from storage.service import CheckService
+from zofia_engine.config import Settings
+from zofia_engine.errors import ZofiaError
+
+from .runtime import running_service
+from .settings import CONFIG_OPTION, settings_from
+from .telegram_buttons import button_handlers
+from .telegram_commands import BOT_COMMANDS, command_handlers
+from .telegram_inputs import input_handlers
+from .telegram_state import BotState
+
+__all__ = [
+    "ChatPacedRateLimiter",
+    "TokenRedactor",
+    "build_application",
+    "running_bot",
+    "telegram_command",
+]
+
+log = logging.getLogger(__name__)
+
+# Opt in to PTB 23's durations as timedelta now: otherwise every 429 warns of the change.
+os.environ.setdefault("PTB_TIMEDELTA", "true")
+
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
+
+
+class ChatPacedRateLimiter(AIORateLimiter):
+    """PTB's limiter (30 messages a second, 20 a minute per group, retries after a 429)
+    plus Telegram's advice for private chats: about one message a second, short bursts.
+
+    Args:
+        chat_burst: messages a private chat may get at once; ``0`` turns pacing off.
+        chat_rate: messages a second a private chat gets in the long run.
+        max_retries: how often a request refused with 429 is tried again.
+    """
+
+    def __init__(self, *, chat_burst: int = 3, chat_rate: float = 1.0, max_retries: int = 3):
+        super().__init__(max_retries=max_retries)
+        self._chat_burst = chat_burst
+        self._chat_period = chat_burst / chat_rate if chat_burst else 0.0
+        self._chats: dict[int, AsyncLimiter] = {}
+
+    def _chat_limiter(self, chat_id: int) -> AsyncLimiter:
+        if len(self._chats) > 1024:  # forget chats whose bucket is empty again
+            for key, limiter in list(self._chats.items()):
+                if limiter.has_capacity(limiter.max_rate):
+                    del self._chats[key]
+        if chat_id not in self._chats:
+            self._chats[chat_id] = AsyncLimiter(self._chat_burst, self._chat_period)
+        return self._chats[chat_id]
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+        chat_id = data.get("chat_id")
+        if self._chat_burst and isinstance(chat_id, int) and chat_id > 0:
+            async with self._chat_limiter(chat_id):
+                return await super().process_request(
+                    callback, args, kwargs, endpoint, data, rate_limit_args
+                )
+        return await super().process_request(
+            callback, args, kwargs, endpoint, data, rate_limit_args
+        )
+
+
+class TokenRedactor(logging.Filter):
+    """Replaces the bot token in every log record (httpx logs request URLs that hold it)."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.token and self.token in record.getMessage():
+            record.msg = record.getMessage().replace(self.token, "<token>")
+            record.args = None
+        return True
+
+
+def _file_url(base_url: str) -> str:
+    root = base_url.removesuffix("/bot")
+    return f"{root}/file/bot"
+
+
+async def _on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    log.error("update failed", exc_info=context.error)
+
+
+def build_application(
+    state: BotState,
+    token: str,
+    *,
+    base_url: str,
+    rate_limiter: AIORateLimiter | None = None,
+) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The application with every handler, updates handled concurrently.
+
+    Args:
+        state: the service and settings the handlers share.
+        token: the bot token.
+        base_url: the Bot API root, ``https://api.telegram.org/bot`` (tests: a fake).
+        rate_limiter: by default :class:`ChatPacedRateLimiter` with its defaults.
+    """
+    application = (
+        ApplicationBuilder()
+        .token(token)
+        .base_url(base_url)
+        .base_file_url(_file_url(base_url))
+        .rate_limiter(rate_limiter or ChatPacedRateLimiter())
+        .concurrent_updates(True)
+        .build()
+    )
+    state.install(application.bot_data)
+    application.add_handlers([*command_handlers(), *input_handlers(), *button_handlers()])
+    application.add_error_handler(_on_error)
+    return application
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    settings: Settings,
+    service: CheckService,
+    token: str,
+    *,
+    grace_s: float = 30.0,
+    poll_timeout_s: float = 10.0,
+    rate_limiter: AIORateLimiter | None = None,
+    allow_private_urls: bool = False,
+) -> AsyncIterator[Application[Any, Any, Any, Any, Any, Any]]:
+    """The bot taking updates (webhook if ``settings.telegram.webhook_url``, else polling)
+    until the block ends; then running checks get ``grace_s`` to finish."""
+    config = settings.telegram
+    state = BotState(service, config, allow_private_urls=allow_private_urls)
+    application = build_application(
+        state, token, base_url=config.base_url, rate_limiter=rate_limiter
+    )
+    async with application:
+        await application.start()
+        updater = application.updater
+        assert updater is not None
+        if config.webhook_url:
+            secret = os.environ.get(config.webhook_secret_env) or secrets.token_urlsafe(32)
+            await updater.start_webhook(
+                listen=config.webhook_listen,
+                port=config.webhook_port,
+                url_path=urlsplit(config.webhook_url).path.lstrip("/"),
+                webhook_url=config.webhook_url,
+                secret_token=secret,
+                allowed_updates=ALLOWED_UPDATES,
+            )
+            log.info("webhook on %s:%d", config.webhook_listen, config.webhook_port)
+        else:
+            await updater.start_polling(
+                timeout=int(poll_timeout_s), allowed_updates=ALLOWED_UPDATES
+            )
+            log.info("polling for updates")
+        try:
+            await application.bot.set_my_commands(BOT_COMMANDS)
+        except Exception as exc:  # a convenience for the chat menu, not a reason to stop
+            log.warning("could not set the command menu: %s", exc)
+        try:
+            yield application
+        finally:
+            await updater.stop()
+            await state.drain(grace_s)
+            await application.stop()
+
+
+async def _serve(settings: Settings, token: str, grace_s: float) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with (
+        running_service(settings) as service,
+        running_bot(settings, service, token, grace_s=grace_s),
+    ):
+        await stop.wait()
+        log.info("stopping: no new updates; running checks get %.0f s", grace_s)
+
+
+def quiet_logs(token: str) -> None:
+    """INFO logs without request URLs (they hold the token), and the token redacted anyway."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    redactor = TokenRedactor(token)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(redactor)
+
+
+@click.command()
+@click.option(
+    "--grace",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds running checks get to finish at shutdown; the rest resume at the next start.",
+)
+@CONFIG_OPTION
+def telegram_command(grace: float, config: Path | None) -> None:
+    """Run the Telegram bot (polling, or webhook when [telegram] webhook_url is set)."""
+    settings = settings_from(config)
+    token = os.environ.get(settings.telegram.token_env, "").strip()
+    if not token:
+        raise click.ClickException(
+            f"no bot token: set ${settings.telegram.token_env} (create the bot with @BotFather)"
+        )
+    quiet_logs(token)
+    try:
+        asyncio.run(_serve(settings, token, grace))
+    except ZofiaError as exc:
+        raise click.ClickException(str(exc)) from None

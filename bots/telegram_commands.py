@@ -1,0 +1,90 @@
+"""``/start``, ``/help`` and ``/settings``: what the bot does, what it stores, and the
+per-group auto-check switch that only a chat admin may turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telegram import BotCommand, Update
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.ext import BaseHandler, CommandHandler, ContextTypes
+
+from .telegram_inputs import AUTO_CHECK
+from .telegram_state import PLATFORM, bot_state
+
+__all__ = ["BOT_COMMANDS", "HELP", "command_handlers"]
+
+HELP = """<b>ZoFia checks whether a post is likely real or fake.</b>
+
+<b>In this chat</b>: forward me a post, or send its text or a link; /check TEXT works too.
+<b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can \
+make me check every forwarded post with /settings autocheck on.
+
+You get a verdict card at once updated as the check goes: the verdict, how sure the \
+judge was, a summary and the strongest sources. Its buttons open the debate between the \
+agents, the evidence and the claims, and let you say whether the verdict was right.
+
+<b>What is stored</b>: the post's text, where it was forwarded from, the report, and a \
+keyed hash of your user id (never the id itself) to apply rate limits and count votes. \
+Post text and evidence are deleted after {days} days; verdicts are kept. Photos are not \
+read: add the text as a caption."""
+
+SETTINGS_HELP = (
+    "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"
+    "An admin can change it with /settings autocheck on (or off)."
+)
+
+BOT_COMMANDS = [
+    BotCommand("check", "check a post (reply to it) or the text that follows"),
+    BotCommand("help", "what the bot does and what it stores"),
+    BotCommand("settings", "auto-check of forwarded posts in a group (admins)"),
+]
+
+
+async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/start`` and ``/help``."""
+    message = update.effective_message
+    if message is None:
+        return
+    retention = bot_state(context).service.retention
+    days = retention.days if retention is not None else "many"
+    await message.reply_html(HELP.format(days=days), do_quote=message.chat.type != ChatType.PRIVATE)
+
+
+async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/settings`` shows the chat's auto-check; ``/settings autocheck on|off`` sets it."""
+    message = update.effective_message
+    if message is None:
+        return
+    store = bot_state(context).service.store
+    chat = str(message.chat_id)
+    if message.chat.type == ChatType.PRIVATE:
+        await message.reply_text("Everything sent here is checked; settings are for groups.")
+        return
+    args = [arg.lower() for arg in context.args or []]
+    if len(args) == 2 and args[0] == "autocheck" and args[1] in ("on", "off"):
+        if not await _is_admin(update, context):
+            await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
+            return
+        store.set_chat_setting(PLATFORM, chat, AUTO_CHECK, args[1] == "on")
+    state = "on" if store.get_chat_setting(PLATFORM, chat, AUTO_CHECK, False) else "off"
+    await message.reply_html(SETTINGS_HELP.format(state=state), do_quote=True)
+
+
+async def _is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    message = update.effective_message
+    if message is None:
+        return False
+    if message.sender_chat is not None and message.sender_chat.id == message.chat_id:
+        return True  # an anonymous admin posts as the group itself
+    if message.from_user is None:
+        return False
+    member = await context.bot.get_chat_member(message.chat_id, message.from_user.id)
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+def command_handlers() -> list[BaseHandler[Update, Any, Any]]:
+    return [
+        CommandHandler(["start", "help"], on_help),
+        CommandHandler("settings", on_settings),
+    ]

@@ -1,0 +1,87 @@
+"""What the Telegram handlers share: the check service, the settings, the checks being
+delivered (so shutdown can wait for them) and the per-chat cooldowns."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram.ext import CallbackContext
+
+from storage.database import hash_user
+from storage.service import CheckService
+from zofia_engine.config import TelegramSettings
+
+__all__ = ["PLATFORM", "BotState", "bot_state"]
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "telegram"
+_KEY = "zofia"
+
+
+@dataclass
+class BotState:
+    """The bot's state for one run of the application.
+
+    Args:
+        service: the started check service.
+        settings: the ``[telegram]`` section.
+        allow_private_urls: let a link to a private address be fetched (tests only).
+    """
+
+    service: CheckService
+    settings: TelegramSettings
+    allow_private_urls: bool = False
+    deliveries: set[asyncio.Task[None]] = field(default_factory=set)
+    last_check_at: dict[int, float] = field(default_factory=dict)
+    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+
+    def install(self, bot_data: dict[Any, Any]) -> None:
+        bot_data[_KEY] = self
+
+    def user_hash(self, user_id: int) -> str:
+        """The stored form of a Telegram user id (an HMAC, never the id)."""
+        return hash_user(self.service.secret, PLATFORM, str(user_id))
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Deliver a check in the background; shutdown waits for it (see :meth:`drain`)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.deliveries.add(task)
+        task.add_done_callback(self.deliveries.discard)
+
+    def cooldown_left(self, chat_id: int) -> float:
+        """Seconds until a group may start another check; 0 starts the cooldown anew."""
+        now = time.monotonic()
+        left = self.last_check_at.get(chat_id, -1e9) + self.settings.chat_cooldown_s - now
+        if left > 0:
+            return left
+        self.last_check_at[chat_id] = now
+        return 0.0
+
+    def lock(self, key: str) -> asyncio.Lock:
+        return self.locks.setdefault(key, asyncio.Lock())
+
+    async def drain(self, grace_s: float) -> None:
+        """Let deliveries finish for ``grace_s``, then cancel the rest: their checks go back
+        to the queue and their messages say so."""
+        pending = set(self.deliveries)
+        if pending:
+            log.info("waiting up to %.0f s for %d running checks", grace_s, len(pending))
+            _, pending = await asyncio.wait(pending, timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def bot_state(context: CallbackContext[Any, Any, Any, Any]) -> BotState:
+    state = context.bot_data[_KEY]
+    assert isinstance(state, BotState)
+    return state

@@ -1,0 +1,542 @@
+"""A fake Telegram Bot API server speaking the real JSON protocol.
+
+``POST /bot<token>/<method>`` on 127.0.0.1 answers ``{"ok": true, "result": ...}`` or
+``{"ok": false, "error_code": ..., "description": ...}`` as Telegram does. It serves
+``getMe``, ``getUpdates`` (long polling), ``deleteWebhook``, ``sendMessage``,
+``editMessageText``, ``editMessageReplyMarkup``, ``answerCallbackQuery``,
+``sendChatAction``, ``getChatMember`` and ``setMyCommands``. HTML is parsed as
+Telegram parses it: a stray ``<`` or ``&``, an unknown or unbalanced tag, or more
+than 4096 characters of text is a 400. A per-chat leaky bucket (opt-in) answers
+429 with ``retry_after`` when a chat gets more than Telegram allows, and
+:meth:`FakeBotAPI.refuse_next` makes the next call of a method a 429.
+
+Tests put updates in with :meth:`FakeBotAPI.send` and :meth:`FakeBotAPI.press`,
+and wait on what the bot did with :meth:`FakeBotAPI.wait_for`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import itertools
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from typing import Any
+
+from aiohttp import web
+
+from .loopback import LoopbackServer
+
+__all__ = ["BOT_ID", "BOT_USERNAME", "TOKEN", "BotCall", "FakeBotAPI", "channel", "group", "user"]
+
+TOKEN = "123456:TEST-token_abcdefghijklmnopqrstuvwxyz"
+BOT_ID = 123456
+BOT_USERNAME = "zofia_test_bot"
+MAX_TEXT = 4096
+
+# Form fields PTB sends JSON-encoded; every other field is a plain string.
+_JSON_FIELDS = {
+    "chat_id",
+    "message_id",
+    "message_thread_id",
+    "user_id",
+    "offset",
+    "limit",
+    "timeout",
+    "reply_markup",
+    "reply_parameters",
+    "link_preview_options",
+    "allowed_updates",
+    "show_alert",
+    "cache_time",
+    "disable_notification",
+    "drop_pending_updates",
+    "commands",
+    "entities",
+}
+_TAGS = {
+    "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
+    "blockquote", "tg-spoiler", "span", "tg-emoji",
+}  # fmt: skip
+_BAD_AMP = re.compile(r"&(?!(?:lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);)")
+
+
+def user(user_id: int, first_name: str = "Ann", username: str = "") -> dict[str, Any]:
+    found = {"id": user_id, "is_bot": False, "first_name": first_name}
+    return found | ({"username": username} if username else {})
+
+
+def group(chat_id: int, title: str = "Rumour mill", *, forum: bool = False) -> dict[str, Any]:
+    found = {"id": chat_id, "type": "supergroup", "title": title}
+    return found | ({"is_forum": True} if forum else {})
+
+
+def channel(chat_id: int, title: str, username: str = "") -> dict[str, Any]:
+    found = {"id": chat_id, "type": "channel", "title": title}
+    return found | ({"username": username} if username else {})
+
+
+class TelegramError(Exception):
+    def __init__(self, code: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.code = code
+        self.description = description
+        self.retry_after = retry_after
+
+
+class _TelegramHTML(HTMLParser):
+    """Telegram's HTML mode: a few tags, balanced, and entities only where escaped."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.open: list[str] = []
+        self.text: list[str] = []
+        self.blockquotes: list[bool] = []  # expandable or not, one per blockquote
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in _TAGS:
+            raise TelegramError(
+                400, f'Bad Request: can\'t parse entities: Unsupported start tag "{tag}"'
+            )
+        if tag == "blockquote":
+            if "blockquote" in self.open:
+                raise TelegramError(400, "Bad Request: can't parse entities: nested blockquote")
+            self.blockquotes.append(any(name == "expandable" for name, _ in attrs))
+        self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.open or self.open[-1] != tag:
+            raise TelegramError(
+                400,
+                f"Bad Request: can't parse entities: Can't find end tag corresponding to \"{tag}\"",
+            )
+        self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if "<" in data or ">" in data:
+            raise TelegramError(400, "Bad Request: can't parse entities: Unsupported start tag")
+        self.text.append(data)
+
+    def handle_entityref(self, name: str) -> None:
+        self.text.append(html.unescape(f"&{name};"))
+
+    def handle_charref(self, name: str) -> None:
+        self.text.append(html.unescape(f"&#{name};"))
+
+
+def parse_html(text: str) -> tuple[str, list[bool]]:
+    """The plain text of a Telegram HTML message and its blockquotes; 400 if it is malformed."""
+    if _BAD_AMP.search(text):
+        raise TelegramError(400, "Bad Request: can't parse entities: Unexpected end of name token")
+    parser = _TelegramHTML()
+    parser.feed(text)
+    parser.close()
+    if parser.rawdata:  # HTMLParser keeps what it could not parse, e.g. a stray "<"
+        raise TelegramError(400, "Bad Request: can't parse entities: Unexpected end tag")
+    if parser.open:
+        raise TelegramError(
+            400,
+            "Bad Request: can't parse entities: Can't find end tag corresponding to start tag"
+            f' "{parser.open[-1]}"',
+        )
+    return "".join(parser.text), parser.blockquotes
+
+
+@dataclass
+class BotCall:
+    """One request the bot made, with its parameters decoded."""
+
+    method: str
+    params: dict[str, Any]
+    at: float
+    error: str = ""
+
+
+@dataclass
+class _Bucket:
+    level: float = 0.0
+    at: float = field(default_factory=time.monotonic)
+
+
+class FakeBotAPI(LoopbackServer):
+    """The Bot API on loopback. Point the bot at ``f"{peer.root}/bot"``.
+
+    Args:
+        chat_burst: with ``chat_rate``, a per-chat leaky bucket: this many requests at
+            once, refilled at ``chat_rate`` a second; beyond it, 429. ``0``: no limit.
+        chat_rate: requests a second a chat is allowed in the long run.
+        admins: user ids that ``getChatMember`` reports as administrators.
+    """
+
+    def __init__(
+        self, *, chat_burst: int = 0, chat_rate: float = 1.0, admins: set[int] | None = None
+    ) -> None:
+        super().__init__()
+        self.calls: list[BotCall] = []
+        self.updates: list[dict[str, Any]] = []
+        self.messages: dict[tuple[int, int], dict[str, Any]] = {}  # everything in every chat
+        self.html: dict[tuple[int, int], str] = {}  # the bot's messages as it sent them
+        self.touched_at: dict[tuple[int, int], float] = {}  # when each was last sent or edited
+        self.answered: set[str] = set()
+        self.refused = 0
+        self.admins = admins or set()
+        self.chat_burst = chat_burst
+        self.chat_rate = chat_rate
+        self._buckets: dict[int, _Bucket] = {}
+        self._refusals: dict[str, int] = {}
+        self._update_ids = itertools.count(1)
+        self._message_ids: dict[int, itertools.count[int]] = {}
+        self._query_ids = itertools.count(1)
+        self._changed = asyncio.Condition()
+        self._chats: dict[int, dict[str, Any]] = {}
+        self.webhook: dict[str, Any] = {}  # what setWebhook was given
+        self.polls = 0  # getUpdates calls (not kept in ``calls``)
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_post("/bot{token}/{method}", self._serve)
+
+    # -- what tests do ----------------------------------------------------------------------
+
+    def send(
+        self,
+        chat: dict[str, Any],
+        sender: dict[str, Any],
+        text: str = "",
+        *,
+        caption: str | None = None,
+        photo: bool = False,
+        forward_origin: dict[str, Any] | None = None,
+        reply_to: dict[str, Any] | None = None,
+        thread_id: int | None = None,
+    ) -> dict[str, Any]:
+        """Put a message from ``sender`` in ``chat`` on the update queue; return it."""
+        self._chats[chat["id"]] = chat
+        message: dict[str, Any] = {
+            "message_id": self._next_message_id(chat["id"]),
+            "from": sender,
+            "chat": chat,
+            "date": int(time.time()),
+        }
+        body = caption if caption is not None else text
+        if caption is not None:
+            message["caption"] = caption
+        elif text:
+            message["text"] = text
+        entities = _entities(body)
+        if entities:
+            message["caption_entities" if caption is not None else "entities"] = entities
+        if photo:
+            message["photo"] = [
+                {"file_id": "AgAD-photo", "file_unique_id": "ph1", "width": 90, "height": 60}
+            ]
+        if forward_origin is not None:
+            message["forward_origin"] = forward_origin
+        if reply_to is not None:
+            message["reply_to_message"] = reply_to
+        if thread_id is not None:
+            message["message_thread_id"] = thread_id
+            message["is_topic_message"] = True
+        self.messages[(chat["id"], message["message_id"])] = message
+        self._push({"message": message})
+        return message
+
+    def press(self, message: dict[str, Any], data: str, sender: dict[str, Any]) -> str:
+        """Tap the button with callback ``data`` under the bot's ``message``; the query id."""
+        query_id = str(next(self._query_ids))
+        current = self.messages[(message["chat"]["id"], message["message_id"])]
+        self._push(
+            {
+                "callback_query": {
+                    "id": query_id,
+                    "from": sender,
+                    "message": current,
+                    "chat_instance": f"ci{current['chat']['id']}",
+                    "data": data,
+                }
+            }
+        )
+        return query_id
+
+    def refuse_next(self, method: str, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with 429, retry after 1 s."""
+        self._refusals[method] = self._refusals.get(method, 0) + times
+
+    def bot_messages(self, chat_id: int) -> list[dict[str, Any]]:
+        """The bot's messages in a chat as they stand now, oldest first."""
+        found = [
+            m
+            for (chat, _), m in self.messages.items()
+            if chat == chat_id and m["from"]["id"] == BOT_ID
+        ]
+        return sorted(found, key=lambda m: m["message_id"])
+
+    def sent(self, method: str, chat_id: int | None = None) -> list[BotCall]:
+        """The successful calls of ``method`` (in a chat), in order."""
+        return [
+            c
+            for c in self.calls
+            if c.method == method
+            and not c.error
+            and (chat_id is None or c.params.get("chat_id") == chat_id)
+        ]
+
+    async def wait_for(self, condition: Callable[[], Any], timeout: float = 20.0) -> Any:
+        """Wait until ``condition()`` is truthy (checked after every request); return it."""
+        async with asyncio.timeout(timeout), self._changed:
+            while not (found := condition()):
+                await self._changed.wait()
+            return found
+
+    # -- the protocol -----------------------------------------------------------------------
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        if request.match_info["token"] != TOKEN:
+            return web.json_response(
+                {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
+            )
+        params = _decode(dict(await request.post()))
+        call = BotCall(method, params, time.monotonic())
+        try:
+            self._limit(method, params)
+            handler = getattr(self, f"_m_{method}", None)
+            if handler is None:
+                raise TelegramError(404, "Not Found: method not found")
+            result = await handler(params)
+        except TelegramError as exc:
+            call.error = exc.description
+            body: dict[str, Any] = {
+                "ok": False,
+                "error_code": exc.code,
+                "description": exc.description,
+            }
+            if exc.retry_after is not None:
+                body["parameters"] = {"retry_after": exc.retry_after}
+            await self._record(call)
+            return web.json_response(body, status=exc.code)
+        await self._record(call)
+        return web.json_response({"ok": True, "result": result})
+
+    async def _record(self, call: BotCall) -> None:
+        if call.method != "getUpdates":
+            self.calls.append(call)
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _limit(self, method: str, params: dict[str, Any]) -> None:
+        if self._refusals.get(method):
+            self._refusals[method] -= 1
+            self.refused += 1
+            raise TelegramError(429, "Too Many Requests: retry after 1", retry_after=1)
+        chat_id = params.get("chat_id")
+        if not self.chat_burst or not isinstance(chat_id, int) or method == "getChatMember":
+            return
+        bucket = self._buckets.setdefault(chat_id, _Bucket())
+        now = time.monotonic()
+        bucket.level = max(0.0, bucket.level - (now - bucket.at) * self.chat_rate)
+        bucket.at = now
+        if bucket.level + 1 > self.chat_burst:
+            self.refused += 1
+            wait = max(1, round((bucket.level + 1 - self.chat_burst) / self.chat_rate))
+            raise TelegramError(429, f"Too Many Requests: retry after {wait}", retry_after=wait)
+        bucket.level += 1
+
+    def _push(self, update: dict[str, Any]) -> None:
+        self.updates.append({"update_id": next(self._update_ids), **update})
+        with contextlib.suppress(RuntimeError):
+            asyncio.get_running_loop().create_task(self._notify())
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _next_message_id(self, chat_id: int) -> int:
+        return next(self._message_ids.setdefault(chat_id, itertools.count(1)))
+
+    def _chat(self, chat_id: Any) -> dict[str, Any]:
+        if not isinstance(chat_id, int):
+            raise TelegramError(400, "Bad Request: chat not found")
+        kind = "private" if chat_id > 0 else "supergroup"
+        return self._chats.get(chat_id, {"id": chat_id, "type": kind})
+
+    def _stored(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = self.messages.get((params.get("chat_id"), params.get("message_id")))
+        if message is None:
+            raise TelegramError(400, "Bad Request: message to edit not found")
+        if message["from"]["id"] != BOT_ID:
+            raise TelegramError(400, "Bad Request: message can't be edited")
+        return message
+
+    @staticmethod
+    def _text(params: dict[str, Any]) -> tuple[str, list[bool]]:
+        text = str(params.get("text", ""))
+        plain, quotes = parse_html(text) if params.get("parse_mode") == "HTML" else (text, [])
+        if not plain.strip():
+            raise TelegramError(400, "Bad Request: message text is empty")
+        if len(plain) > MAX_TEXT:
+            raise TelegramError(400, "Bad Request: message is too long")
+        return plain, quotes
+
+    # Methods, named _m_<method>.
+
+    async def _m_getMe(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": BOT_ID,
+            "is_bot": True,
+            "first_name": "ZoFia",
+            "username": BOT_USERNAME,
+            "can_join_groups": True,
+            "can_read_all_group_messages": False,
+            "supports_inline_queries": False,
+        }
+
+    async def _m_deleteWebhook(self, params: dict[str, Any]) -> bool:
+        return True
+
+    async def _m_setMyCommands(self, params: dict[str, Any]) -> bool:
+        return True
+
+    async def _m_setWebhook(self, params: dict[str, Any]) -> bool:
+        if not str(params.get("url", "")).startswith(("http://127.0.0.1", "https://")):
+            raise TelegramError(400, "Bad Request: bad webhook: An HTTPS URL must be provided")
+        self.webhook = dict(params)
+        return True
+
+    async def _m_sendChatAction(self, params: dict[str, Any]) -> bool:
+        self._chat(params.get("chat_id"))
+        return True
+
+    async def _m_getChatMember(self, params: dict[str, Any]) -> dict[str, Any]:
+        uid = int(params["user_id"])
+        status = "administrator" if uid in self.admins else "member"
+        member: dict[str, Any] = {"status": status, "user": user(uid)}
+        if status == "administrator":
+            member |= {
+                "can_be_edited": False,
+                "is_anonymous": False,
+                "can_manage_chat": True,
+                "can_delete_messages": True,
+                "can_manage_video_chats": True,
+                "can_restrict_members": True,
+                "can_promote_members": False,
+                "can_change_info": True,
+                "can_invite_users": True,
+                "can_post_stories": False,
+                "can_edit_stories": False,
+                "can_delete_stories": False,
+            }
+        return member
+
+    async def _m_getUpdates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        self.polls += 1
+        offset = int(params.get("offset") or 0)
+        limit = int(params.get("limit") or 100)
+        timeout = float(params.get("timeout") or 0)
+        self.updates = [u for u in self.updates if u["update_id"] >= offset]
+        if not self.updates and timeout > 0:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(timeout, 1.0)), self._changed:
+                    while not self.updates and not self.release.is_set():
+                        await self._changed.wait()
+        return self.updates[:limit]
+
+    async def _m_sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params.get("chat_id"))
+        plain, _ = self._text(params)
+        message: dict[str, Any] = {
+            "message_id": self._next_message_id(chat["id"]),
+            "from": await self._m_getMe({}),
+            "chat": chat,
+            "date": int(time.time()),
+            "text": plain,
+        }
+        reply = params.get("reply_parameters") or {}
+        if reply:
+            target = self.messages.get((chat["id"], reply.get("message_id")))
+            if target is None and not reply.get("allow_sending_without_reply"):
+                raise TelegramError(400, "Bad Request: message to be replied not found")
+            if target is not None:
+                message["reply_to_message"] = target
+        if params.get("message_thread_id"):
+            message["message_thread_id"] = params["message_thread_id"]
+            message["is_topic_message"] = True
+        if params.get("reply_markup"):
+            message["reply_markup"] = params["reply_markup"]
+        self.messages[(chat["id"], message["message_id"])] = message
+        self.html[(chat["id"], message["message_id"])] = str(params.get("text", ""))
+        self.touched_at[(chat["id"], message["message_id"])] = time.monotonic()
+        return message
+
+    async def _m_editMessageText(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = self._stored(params)
+        plain, _ = self._text(params)
+        markup = params.get("reply_markup")
+        if plain == message.get("text") and markup == message.get("reply_markup"):
+            raise TelegramError(
+                400,
+                "Bad Request: message is not modified: specified new message content and reply"
+                " markup are exactly the same as a current content and reply markup of the message",
+            )
+        message["text"] = plain
+        message.pop("reply_markup", None)
+        if markup:
+            message["reply_markup"] = markup
+        message["edit_date"] = int(time.time())
+        self.html[(message["chat"]["id"], message["message_id"])] = str(params["text"])
+        self.touched_at[(message["chat"]["id"], message["message_id"])] = time.monotonic()
+        return message
+
+    async def _m_editMessageReplyMarkup(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = self._stored(params)
+        markup = params.get("reply_markup")
+        if markup == message.get("reply_markup"):
+            raise TelegramError(
+                400,
+                "Bad Request: message is not modified: specified new message content and reply"
+                " markup are exactly the same as a current content and reply markup of the message",
+            )
+        message.pop("reply_markup", None)
+        if markup:
+            message["reply_markup"] = markup
+        return message
+
+    async def _m_answerCallbackQuery(self, params: dict[str, Any]) -> bool:
+        query_id = str(params.get("callback_query_id", ""))
+        if query_id in self.answered:
+            raise TelegramError(
+                400,
+                "Bad Request: query is too old and response timeout expired or query ID is invalid",
+            )
+        self.answered.add(query_id)
+        return True
+
+
+def _decode(form: dict[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for name, value in form.items():
+        if name in _JSON_FIELDS and isinstance(value, str):
+            try:
+                params[name] = json.loads(value)
+            except json.JSONDecodeError:
+                params[name] = value
+        else:
+            params[name] = value
+    return params
+
+
+def _entities(text: str) -> list[dict[str, Any]]:
+    """The entities Telegram finds in plain text: a leading command, and @mentions."""
+    found = []
+    command = re.match(r"/\w+(@\w+)?", text)
+    if command:
+        found.append({"type": "bot_command", "offset": 0, "length": command.end()})
+    for mention in re.finditer(r"(?<!\w)@\w{5,32}", text):
+        # Offsets count UTF-16 code units, as Telegram's do.
+        offset = len(text[: mention.start()].encode("utf-16-le")) // 2
+        found.append({"type": "mention", "offset": offset, "length": len(mention.group(0))})
+    return found

@@ -1,0 +1,111 @@
+"""Telegram HTML rendering, checked by the fake Bot API's HTML parser (Telegram's rules),
+and the parts of the application that need no server: token redaction, the command."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+import pytest
+from click.testing import CliRunner
+from peers.telegram_peer import MAX_TEXT, TelegramError, parse_html
+
+from bots.card import Block, Link, Section, VerdictCard
+from bots.cli import main
+from bots.telegram_app import TokenRedactor
+from bots.telegram_render import card_html, card_keyboard, html_length, section_messages
+
+HOSTILE = 'A <b>bold</b> claim & a </blockquote> "quote" for @durov_news <script>'
+DEFUSED = HOSTILE.replace("@", "@\u2060")
+
+
+def _card(**changes: object) -> VerdictCard:
+    fields: dict[str, object] = {
+        "check_id": "abcDEF123_-xyz45",
+        "verdict": "fake",
+        "icon": "❌",
+        "headline": "Likely fake",
+        "colour": 0xC62828,
+        "confidence": "87%",
+        "summary": HOSTILE,
+        "links": (Link(HOSTILE, "https://example.org/a?b=1&c=<2>"),),
+        "origin": f"channel {HOSTILE}",
+        "published": dt.date(2026, 11, 20),
+        "repeat_note": "Repeat of a check from 2026-11-20 14:03 UTC.",
+        "notes": (HOSTILE,),
+    }
+    fields.update(changes)
+    return VerdictCard(**fields)  # type: ignore[arg-type]
+
+
+def test_the_card_escapes_every_model_string() -> None:
+    text, _ = parse_html(card_html(_card()))
+    assert text.startswith("❌ Likely fake · confidence 87%")
+    assert text.count(DEFUSED) == 4  # summary, link title, origin, note: all as plain text
+    assert "published 2026-11-20" in text and "Repeat of a check from 2026-11-20" in text
+    assert 'href="https://example.org/a?b=1&amp;c=&lt;2&gt;"' in card_html(_card())
+
+
+def test_a_runaway_summary_still_fits_one_card() -> None:
+    card = _card(summary="Words & more words. " * 600)
+    html = card_html(card)
+    text, _ = parse_html(html)
+    assert html_length(html) <= MAX_TEXT and "… (see Debate)" in text
+
+
+def test_sections_split_at_paragraphs_within_4096() -> None:
+    paragraphs = [f"Paragraph {n} <&>: " + "ünïcødé 🚲 text. " * 60 for n in range(20)]
+    blocks = (Block("Round 1 · For (real)", "\n\n".join(paragraphs), "https://e.org/?a=1&b=2"),)
+    messages = section_messages(Section("debate", "Debate", blocks))
+    assert len(messages) >= 5
+    plain = []
+    for message in messages:
+        assert html_length(message) <= MAX_TEXT
+        text, quotes = parse_html(message)
+        assert quotes and all(quotes)  # every body is in an expandable blockquote
+        plain.append(text)
+    joined = "\n".join(plain)
+    assert all(paragraph.strip() in joined for paragraph in paragraphs)
+    assert plain[0].startswith("Debate\n\nRound 1 · For (real)")
+    assert "Round 1 · For (real) (continued)" in plain[1]
+
+
+def test_a_word_longer_than_a_message_is_cut_hard() -> None:
+    block = Block("Evidence", "x" * 9000 + "&" * 3000)
+    messages = section_messages(Section("evidence", "Evidence", (block,)))
+    assert all(html_length(message) <= MAX_TEXT for message in messages)
+    assert "".join(parse_html(m)[0].split("\n")[-1] for m in messages).count("&") == 3000
+
+
+def test_the_fake_server_rejects_what_telegram_rejects() -> None:
+    for bad in ("<b>open", "a & b", "</blockquote>", "<script>x</script>", "1 < 2"):
+        with pytest.raises(TelegramError):
+            parse_html(bad)
+
+
+def test_callback_data_is_short() -> None:
+    keyboard = card_keyboard("abcDEF123_-xyz45", (3, 1))
+    data = [button.callback_data for row in keyboard.inline_keyboard for button in row]
+    assert data == [f"{letter}:abcDEF123_-xyz45" for letter in "decun"]
+    assert all(len(str(d).encode()) <= 64 for d in data)
+    assert keyboard.inline_keyboard[1][0].text == "👍 3"
+
+
+def test_the_token_never_reaches_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    token = "123456:SECRET-token"
+    logger = logging.getLogger("httpx")
+    redactor = TokenRedactor(token)
+    logger.addFilter(redactor)
+    try:
+        with caplog.at_level(logging.INFO):
+            logger.info("HTTP Request: POST %s", f"https://api.telegram.org/bot{token}/getMe")
+    finally:
+        logger.removeFilter(redactor)
+    assert "SECRET" not in caplog.text and "bot<token>/getMe" in caplog.text
+
+
+def test_the_command_needs_a_token_from_the_environment() -> None:
+    runner = CliRunner()
+    assert "polling" in runner.invoke(main, ["telegram", "--help"]).output
+    result = runner.invoke(main, ["telegram"], env={"TELEGRAM_BOT_TOKEN": ""})
+    assert result.exit_code != 0 and "$TELEGRAM_BOT_TOKEN" in result.output
