@@ -311,9 +311,14 @@ def split_text(
     return pieces
 
 
-def pack(parts: Sequence[str], limit: int, sep: str = "\n\n") -> list[str]:
-    """Join rendered ``parts`` into as few messages of at most ``limit`` characters
-    as keeping their order allows.
+def pack(
+    parts: Sequence[str],
+    limit: int,
+    sep: str = "\n\n",
+    measure: Callable[[str], int] = len,
+) -> list[str]:
+    """Join rendered ``parts`` into as few messages as keeping their order allows,
+    each with ``measure(message) <= limit`` (Telegram counts UTF-16 units).
 
     Raises:
         ValueError: a part alone is longer than ``limit`` (split it first).
@@ -321,10 +326,12 @@ def pack(parts: Sequence[str], limit: int, sep: str = "\n\n") -> list[str]:
     messages: list[str] = []
     current = ""
     for part in parts:
-        if len(part) > limit:
-            raise ValueError(f"a part of {len(part)} characters exceeds the limit of {limit}")
+        if measure(part) > limit:
+            raise ValueError(
+                f"a part of length {measure(part)} exceeds the limit of {limit}; split it first"
+            )
         candidate = f"{current}{sep}{part}" if current else part
-        if len(candidate) <= limit:
+        if measure(candidate) <= limit:
             current = candidate
         else:
             messages.append(current)

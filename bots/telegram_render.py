@@ -11,7 +11,7 @@ import html
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import MessageLimit
 
-from .card import Section, VerdictCard, split_text
+from .card import Section, VerdictCard, pack, split_text
 
 __all__ = [
     "BUTTON_ACTIONS",
@@ -142,11 +142,4 @@ def section_messages(section: Section, *, limit: int = MAX_MESSAGE) -> list[str]
     parts = [header]
     for block in section.blocks:
         parts.extend(_block_parts(block.heading, block.body, block.url, limit))
-    # card.pack counts code points; Telegram counts UTF-16 units, so join by that measure.
-    messages: list[str] = []
-    for part in parts:
-        if messages and html_length(f"{messages[-1]}\n\n{part}") <= limit:
-            messages[-1] = f"{messages[-1]}\n\n{part}"
-        else:
-            messages.append(part)
-    return messages
+    return pack(parts, limit, measure=html_length)

@@ -223,3 +223,12 @@ async def test_a_message_that_is_only_a_link_is_fetched_as_an_article() -> None:
         # Private addresses are refused unless allowed.
         with pytest.raises(InvalidPostError):
             await post_from_message(url)
+
+
+def test_pack_counts_with_the_platforms_measure() -> None:
+    def utf16(text: str) -> int:
+        return len(text.encode("utf-16-le")) // 2
+
+    emoji = "😀" * 3  # 3 code points, 6 UTF-16 units
+    assert pack([emoji, emoji], 10) == [f"{emoji}\n\n{emoji}"]
+    assert pack([emoji, emoji], 10, measure=utf16) == [emoji, emoji]
