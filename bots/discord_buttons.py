@@ -1,0 +1,144 @@
+"""The verdict's buttons: Debate, Evidence, Claims, 👍 and 👎.
+
+Each button's state is in its custom id (``zf:debate:<check id>``), and the
+report is read from SQLite when it is pressed, so buttons keep working after a
+restart. Debate, Evidence and Claims post into a thread on the verdict message
+(one per message), or, where no thread can be opened (DMs, ephemeral replies,
+missing permissions), as ephemeral follow-ups.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any, Self, cast
+
+import discord
+
+from .card import section
+from .discord_chats import stored_check, voter_of
+from .discord_render import section_messages, thread_name
+
+if TYPE_CHECKING:
+    from .discord_client import FactCheckBot
+
+__all__ = ["CheckButton", "verdict_view"]
+
+log = logging.getLogger(__name__)
+
+NOT_FOUND = "That check was not found."
+THREAD_EXISTS = 160004
+NONE = discord.AllowedMentions.none()
+
+_LOOKS = {
+    "debate": ("Debate", "🗣️", discord.ButtonStyle.primary),
+    "evidence": ("Evidence", "📚", discord.ButtonStyle.secondary),
+    "claims": ("Claims", "🔎", discord.ButtonStyle.secondary),
+    "up": ("", "👍", discord.ButtonStyle.success),
+    "down": ("", "👎", discord.ButtonStyle.danger),
+}
+
+
+class CheckButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"zf:(?P<kind>debate|evidence|claims|up|down):(?P<check_id>[A-Za-z0-9_-]{1,64})",
+):
+    """One of the verdict's buttons, for one check."""
+
+    def __init__(self, kind: str, check_id: str) -> None:
+        label, emoji, style = _LOOKS[kind]
+        super().__init__(
+            discord.ui.Button(
+                label=label or None,
+                emoji=emoji,
+                style=style,
+                custom_id=f"zf:{kind}:{check_id}",
+            )
+        )
+        self.kind = kind
+        self.check_id = check_id
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> Self:
+        return cls(match["kind"], match["check_id"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot = cast("FactCheckBot", interaction.client)
+        if self.kind in ("up", "down"):
+            await _vote(bot, interaction, self.check_id, 1 if self.kind == "up" else -1)
+        else:
+            await _open_section(bot, interaction, self.check_id, self.kind)
+
+
+def verdict_view(check_id: str) -> discord.ui.View:
+    """The five buttons under a verdict; the view never times out."""
+    view = discord.ui.View(timeout=None)
+    for kind in _LOOKS:
+        view.add_item(CheckButton(kind, check_id))
+    return view
+
+
+async def _vote(
+    bot: FactCheckBot, interaction: discord.Interaction[Any], check_id: str, vote: int
+) -> None:
+    if stored_check(bot, check_id, interaction) is None:
+        await interaction.response.send_message(NOT_FOUND, ephemeral=True)
+        return
+    store = bot.service.store
+    store.add_feedback(check_id, voter_of(bot, interaction), vote)
+    up, down = store.feedback_counts(check_id)
+    await interaction.response.send_message(
+        f"Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}", ephemeral=True
+    )
+
+
+async def _thread(
+    interaction: discord.Interaction[Any], check_id: str
+) -> discord.abc.Messageable | None:
+    """The thread on the verdict message, opened now or before; ``None`` where none can be."""
+    message = interaction.message
+    if message is None or message.guild is None or message.flags.ephemeral:
+        return None
+    try:
+        await message.create_thread(name=thread_name(check_id), auto_archive_duration=1440)
+    except discord.HTTPException as exc:
+        if exc.code != THREAD_EXISTS:
+            log.info("no thread on message %s: %s", message.id, exc.text)
+            return None
+    # A thread started from a message has the message's id.
+    thread: discord.PartialMessageable = interaction.client.get_partial_messageable(
+        message.id, guild_id=message.guild.id
+    )
+    return thread
+
+
+async def _open_section(
+    bot: FactCheckBot, interaction: discord.Interaction[Any], check_id: str, kind: str
+) -> None:
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    found = stored_check(bot, check_id, interaction)
+    if found is None:
+        await interaction.followup.send(NOT_FOUND, ephemeral=True)
+        return
+    part = section(kind, found[1])
+    messages = section_messages(part)
+    thread = await _thread(interaction, check_id)
+    if thread is not None:
+        try:
+            await thread.send(f"**{part.title}**", allowed_mentions=NONE)
+            for message in messages:
+                await thread.send(message, allowed_mentions=NONE)
+        except discord.HTTPException as exc:
+            log.info("cannot post into the thread of check %s: %s", check_id, exc.text)
+        else:
+            where = getattr(thread, "id", 0)
+            await interaction.followup.send(f"{part.title}: <#{where}>", ephemeral=True)
+            return
+    for message in messages:
+        await interaction.followup.send(message, ephemeral=True, allowed_mentions=NONE)

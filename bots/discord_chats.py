@@ -1,0 +1,55 @@
+"""Who and where an interaction comes from, and which stored checks it may see.
+
+Limits and settings are kept per chat: a server, or a DM channel. A check's
+buttons answer only in the chat the check was made in; any other id, forged or
+foreign, is "not found".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from storage.database import hash_user
+from storage.service import Requester
+from storage.store import CheckRow
+from zofia_engine.report import Report
+
+if TYPE_CHECKING:
+    from .discord_client import FactCheckBot
+
+__all__ = ["PLATFORM", "chat_of", "requester_of", "stored_check", "voter_of"]
+
+PLATFORM = "discord"
+
+
+def chat_of(interaction: discord.Interaction[Any]) -> str:
+    """The chat limits and settings are kept for: the server, or the DM channel."""
+    if interaction.guild_id is not None:
+        return str(interaction.guild_id)
+    return f"dm-{interaction.channel_id or interaction.user.id}"
+
+
+def requester_of(interaction: discord.Interaction[Any]) -> Requester:
+    """The service's requester for the user of ``interaction``."""
+    return Requester(PLATFORM, str(interaction.user.id), chat_of(interaction))
+
+
+def voter_of(bot: FactCheckBot, interaction: discord.Interaction[Any]) -> str:
+    """The stored stand-in for the user who pressed a button (never the raw id)."""
+    return hash_user(bot.service.secret, PLATFORM, str(interaction.user.id))
+
+
+def stored_check(
+    bot: FactCheckBot, check_id: str, interaction: discord.Interaction[Any]
+) -> tuple[CheckRow, Report] | None:
+    """A stored check and its report, if it was made on Discord in this chat; a forged
+    id, or one from another server or platform, is ``None`` (said as "not found")."""
+    found = bot.service.report_for(check_id)
+    if found is None:
+        return None
+    row, _ = found
+    if row.platform != PLATFORM or row.chat != chat_of(interaction):
+        return None
+    return found

@@ -1,0 +1,57 @@
+"""A server's own settings for the bot, kept in the store's chat settings.
+
+Admins change them with ``/factcheck-settings``; a server that never did gets
+the ``[discord]`` section's defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from storage.chat_records import ChatRecords
+from zofia_engine.config import DiscordSettings
+
+__all__ = ["MAX_COOLDOWN_S", "GuildSettings", "guild_settings", "save_guild_settings"]
+
+PLATFORM = "discord"
+MAX_COOLDOWN_S = 3600.0
+
+
+@dataclass(frozen=True)
+class GuildSettings:
+    """``cooldown_s``: the least time between two checks started in the server;
+    ``ephemeral``: verdicts are shown only to whoever asked."""
+
+    cooldown_s: float
+    ephemeral: bool
+
+    def describe(self) -> str:
+        seen = "only to whoever asked" if self.ephemeral else "to the whole channel"
+        return f"Cooldown between checks: {self.cooldown_s:g} s. Verdicts are shown {seen}."
+
+
+def guild_settings(store: ChatRecords, chat: str, defaults: DiscordSettings) -> GuildSettings:
+    """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
+    cooldown = store.get_chat_setting(PLATFORM, chat, "cooldown_s", defaults.guild_cooldown_s)
+    ephemeral = store.get_chat_setting(PLATFORM, chat, "ephemeral", False)
+    return GuildSettings(cooldown_s=float(cooldown), ephemeral=bool(ephemeral))
+
+
+def save_guild_settings(
+    store: ChatRecords,
+    chat: str,
+    *,
+    cooldown_s: float | None = None,
+    ephemeral: bool | None = None,
+) -> None:
+    """Store the settings given (``None`` leaves one as it is).
+
+    Raises:
+        ValueError: the cooldown is negative or above :data:`MAX_COOLDOWN_S`.
+    """
+    if cooldown_s is not None:
+        if not 0 <= cooldown_s <= MAX_COOLDOWN_S:
+            raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
+        store.set_chat_setting(PLATFORM, chat, "cooldown_s", cooldown_s)
+    if ephemeral is not None:
+        store.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)

@@ -1,0 +1,467 @@
+"""A fake Discord: the REST routes the bot uses and a gateway websocket, on loopback.
+
+Point a real discord.py client at it with ``Route.BASE = peer.api_base`` and
+``DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(peer.gateway_url)``. The gateway
+sends HELLO, answers IDENTIFY with READY and heartbeats with ACK; a test then
+sends ``INTERACTION_CREATE`` events with :meth:`FakeDiscord.dispatch`. Every
+REST call is recorded in :attr:`FakeDiscord.calls`; messages the bot posts are
+kept, so that a later button press can carry the message it was pressed on.
+
+Payloads follow Discord's JSON format (API v10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from .loopback import LoopbackServer
+
+__all__ = ["ADMIN", "MEMBER", "Call", "FakeDiscord"]
+
+DISCORD_EPOCH_MS = 1420070400000
+THREAD_TYPE = 11
+ADMIN = "2248473465835135"  # a member's permissions, Manage Server (32) among them
+MEMBER = "3072"  # view channel and send messages
+
+
+@dataclass
+class Call:
+    """One REST request the bot made."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+    status: int = 200
+    answer: Any = field(default=None, repr=False)
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat()
+
+
+class FakeDiscord(LoopbackServer):
+    """Discord's API v10 and gateway, as far as the fact-check bot uses them.
+
+    Args:
+        token: the bot token ``GET /users/@me`` accepts (others get 401).
+    """
+
+    APP_ID = 500000000000000001
+    BOT_ID = 500000000000000001
+    GUILD_ID = 600000000000000001
+    CHANNEL_ID = 700000000000000001
+
+    def __init__(self, token: str = "fake-token") -> None:
+        super().__init__()
+        self.token = token
+        self.calls: list[Call] = []
+        self.messages: dict[int, dict[str, Any]] = {}
+        self.threads: dict[int, dict[str, Any]] = {}
+        self.unreadable_channels: set[int] = set()
+        self.no_thread_channels: set[int] = set()
+        self.expired_tokens: set[str] = set()
+        self.originals: dict[str, int] = {}  # interaction token → its response message id
+        self.identified = asyncio.Event()
+        self.identifies = 0
+        self.sockets: list[web.WebSocketResponse] = []
+        self._seq = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._changed = asyncio.Event()
+
+    # -- addresses ---------------------------------------------------------------------------
+
+    @property
+    def api_base(self) -> str:
+        return f"{self.root}/api/v10"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/gw"
+
+    def snowflake(self, moment: dt.datetime | None = None) -> int:
+        """A fresh id whose timestamp is ``moment`` (now by default)."""
+        moment = moment or dt.datetime.now(dt.UTC)
+        ms = int(moment.timestamp() * 1000) - DISCORD_EPOCH_MS
+        return (ms << 22) + (next(self._ids) % 4096)
+
+    # -- payloads ----------------------------------------------------------------------------
+
+    def user(self, user_id: int, name: str = "member") -> dict[str, Any]:
+        return {
+            "id": str(user_id),
+            "username": name,
+            "discriminator": "0",
+            "global_name": name.title(),
+            "avatar": None,
+            "bot": user_id == self.BOT_ID,
+        }
+
+    def channel(self, channel_id: int | None = None) -> dict[str, Any]:
+        return {
+            "id": str(channel_id or self.CHANNEL_ID),
+            "type": 0,
+            "guild_id": str(self.GUILD_ID),
+            "name": "news",
+            "position": 0,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+        }
+
+    def message(
+        self,
+        content: str,
+        *,
+        author: dict[str, Any] | None = None,
+        channel_id: int | None = None,
+        extra: dict[str, Any] | None = None,
+        store: bool = True,
+    ) -> dict[str, Any]:
+        """A message payload, kept so that ``GET`` finds it."""
+        message = {
+            "id": str(self.snowflake()),
+            "channel_id": str(channel_id or self.CHANNEL_ID),
+            "author": author or self.user(self.BOT_ID, "zofia"),
+            "content": content,
+            "timestamp": _iso(dt.datetime.now(dt.UTC)),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "components": [],
+            "pinned": False,
+            "type": 0,
+            "flags": 0,
+            **(extra or {}),
+        }
+        if store:
+            self.messages[int(message["id"])] = message
+        return message
+
+    def action_row(self, *custom_ids: str) -> list[dict[str, Any]]:
+        """Message components: one row of buttons with these custom ids."""
+        buttons = [
+            {"type": 2, "style": 2, "label": custom, "custom_id": custom} for custom in custom_ids
+        ]
+        return [{"type": 1, "components": buttons}]
+
+    def _interaction(
+        self,
+        kind: int,
+        data: dict[str, Any],
+        *,
+        user_id: int,
+        guild: bool,
+        created: dt.datetime,
+        permissions: str = ADMIN,
+    ) -> dict[str, Any]:
+        interaction_id = self.snowflake(created)
+        payload: dict[str, Any] = {
+            "id": str(interaction_id),
+            "application_id": str(self.APP_ID),
+            "type": kind,
+            "data": data,
+            "token": f"itoken-{interaction_id}",
+            "version": 1,
+            "locale": "en-US",
+            "app_permissions": "2248473465835073",
+            "attachment_size_limit": 8388608,
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": str(self.GUILD_ID)} if guild else {},
+            "context": 0 if guild else 1,
+        }
+        if guild:
+            payload["guild_id"] = str(self.GUILD_ID)
+            payload["guild_locale"] = "en-US"
+            payload["channel_id"] = str(self.CHANNEL_ID)
+            payload["channel"] = self.channel()
+            payload["member"] = {
+                "user": self.user(user_id),
+                "roles": [],
+                "joined_at": _iso(dt.datetime(2025, 1, 1, tzinfo=dt.UTC)),
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+                "permissions": permissions,
+            }
+        else:
+            dm = 800000000000000000 + user_id % 1000
+            payload["channel_id"] = str(dm)
+            payload["channel"] = {"id": str(dm), "type": 1, "recipients": [self.user(user_id)]}
+            payload["user"] = self.user(user_id)
+        return payload
+
+    def slash(
+        self,
+        name: str,
+        options: dict[str, Any],
+        *,
+        user_id: int = 900000000000000001,
+        guild: bool = True,
+        created: dt.datetime | None = None,
+        permissions: str = ADMIN,
+    ) -> dict[str, Any]:
+        """An INTERACTION_CREATE payload for ``/name`` with string/number/bool options;
+        ``permissions`` are the member's (an admin's by default)."""
+        kinds = {str: 3, bool: 5, int: 4, float: 10}
+        opts = [
+            {"name": key, "type": kinds[type(value)], "value": value}
+            for key, value in options.items()
+        ]
+        data = {"id": str(self.snowflake()), "name": name, "type": 1, "options": opts}
+        when = created or dt.datetime.now(dt.UTC)
+        return self._interaction(
+            2, data, user_id=user_id, guild=guild, created=when, permissions=permissions
+        )
+
+    def message_command(
+        self, name: str, target: dict[str, Any], *, user_id: int = 900000000000000001
+    ) -> dict[str, Any]:
+        """An INTERACTION_CREATE payload for a message context-menu command on ``target``."""
+        data = {
+            "id": str(self.snowflake()),
+            "name": name,
+            "type": 3,
+            "target_id": target["id"],
+            "resolved": {"messages": {target["id"]: target}},
+        }
+        return self._interaction(
+            2, data, user_id=user_id, guild=True, created=dt.datetime.now(dt.UTC)
+        )
+
+    def button(
+        self, custom_id: str, message: dict[str, Any], *, user_id: int = 900000000000000001
+    ) -> dict[str, Any]:
+        """An INTERACTION_CREATE payload for a press of ``custom_id`` on ``message``."""
+        data = {"custom_id": custom_id, "component_type": 2}
+        payload = self._interaction(
+            3, data, user_id=user_id, guild=True, created=dt.datetime.now(dt.UTC)
+        )
+        payload["message"] = message
+        return payload
+
+    # -- gateway -----------------------------------------------------------------------------
+
+    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        """Send a DISPATCH event to every connected gateway socket."""
+        frame = json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data})
+        for socket in list(self.sockets):
+            if not socket.closed:
+                await socket.send_str(frame)
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        self.sockets.append(socket)
+        await socket.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 45000}}))
+        async for frame in socket:
+            if frame.type != WSMsgType.TEXT:
+                break
+            message = json.loads(frame.data)
+            if message["op"] == 1:
+                await socket.send_str(json.dumps({"op": 11}))
+            elif message["op"] == 2:
+                if message["d"]["token"] != self.token:
+                    await socket.close(code=4004, message=b"Authentication failed.")
+                    break
+                self.identifies += 1
+                ready = {
+                    "v": 10,
+                    "user": self.user(self.BOT_ID, "zofia"),
+                    "guilds": [],
+                    "session_id": f"session-{self.identifies}",
+                    "resume_gateway_url": self.gateway_url,
+                    "application": {"id": str(self.APP_ID), "flags": 0},
+                }
+                frame_out = {"op": 0, "t": "READY", "s": next(self._seq), "d": ready}
+                await socket.send_str(json.dumps(frame_out))
+                self.identified.set()
+        if socket in self.sockets:
+            self.sockets.remove(socket)
+        return socket
+
+    # -- REST --------------------------------------------------------------------------------
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_get("/gw", self._gateway)
+        app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+
+    async def _rest(self, request: web.Request) -> web.Response:
+        body: Any = None
+        if request.can_read_body:
+            raw = await request.read()
+            body = json.loads(raw) if raw else None
+        call = Call(request.method, "/" + request.match_info["tail"], dict(request.query), body)
+        status, answer = self._answer(request, call)
+        call.status, call.answer = status, answer
+        self.calls.append(call)
+        self._changed.set()
+        if status == 204:
+            return web.Response(status=204)
+        # discord.py reads a body as JSON only for exactly this content type.
+        headers = {"Content-Type": "application/json"}
+        return web.Response(body=json.dumps(answer).encode(), status=status, headers=headers)
+
+    def _answer(self, request: web.Request, call: Call) -> tuple[int, Any]:
+        parts = call.path.strip("/").split("/")
+        method, body = call.method, call.body or {}
+        if parts == ["users", "@me"]:
+            if request.headers.get("Authorization") != f"Bot {self.token}":
+                return 401, {"message": "401: Unauthorized", "code": 0}
+            return 200, self.user(self.BOT_ID, "zofia")
+        if parts == ["oauth2", "applications", "@me"]:
+            return 200, self._application()
+        if parts[:1] == ["gateway"]:
+            return 200, {"url": self.gateway_url, "shards": 1, "session_start_limit": {}}
+        if parts[:1] == ["applications"] and parts[-1] == "commands" and method == "PUT":
+            return 200, [
+                {
+                    "id": str(self.snowflake()),
+                    "application_id": str(self.APP_ID),
+                    "version": "1",
+                    "default_member_permissions": None,
+                    "description": "",
+                    **command,
+                }
+                for command in body
+            ]
+        if parts[:1] == ["interactions"] and parts[-1] == "callback":
+            return self._callback(parts[2], body)
+        if parts[:1] == ["webhooks"]:
+            return self._webhook(method, parts[2], parts[3:], body)
+        if parts[:1] == ["channels"]:
+            return self._channel(method, int(parts[1]), parts[2:], body)
+        return 404, {"message": "Unknown route", "code": 0}
+
+    def _application(self) -> dict[str, Any]:
+        return {
+            "id": str(self.APP_ID),
+            "name": "ZoFia",
+            "icon": None,
+            "description": "Fact-checks posts",
+            "bot_public": True,
+            "bot_require_code_grant": False,
+            "owner": self.user(400000000000000001, "owner"),
+            "verify_key": "0" * 64,
+            "flags": 0,
+        }
+
+    def _callback(self, token: str, body: dict[str, Any]) -> tuple[int, Any]:
+        flags = (body.get("data") or {}).get("flags", 0)
+        interaction = {
+            "id": token.removeprefix("itoken-"),
+            "type": 2,
+            "response_message_loading": body["type"] == 5,
+            "response_message_ephemeral": bool(flags & 64),
+        }
+        resource = None
+        if body["type"] in (4, 5, 7):
+            data = body.get("data") or {}
+            message = self.message(data.get("content", ""), extra=self._fields(data))
+            self.originals[token] = int(message["id"])
+            resource = {"type": body["type"], "message": message}
+        interaction["response_message_id"] = resource and resource["message"]["id"]
+        return 200, {"interaction": interaction, "resource": resource}
+
+    def _fields(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {key: data[key] for key in ("embeds", "components", "flags") if key in data}
+
+    def _webhook(
+        self, method: str, token: str, rest: list[str], body: dict[str, Any]
+    ) -> tuple[int, Any]:
+        if token in self.expired_tokens:
+            return 401, {"message": "Invalid Webhook Token", "code": 50027}
+        if rest == ["messages", "@original"] and method == "PATCH":
+            message_id = self.originals.get(token)
+            if message_id is None:
+                return 404, {"message": "Unknown Message", "code": 10008}
+            message = self.messages[message_id]
+            if "content" in body:
+                message["content"] = body["content"] or ""
+            message.update(self._fields(body))
+            return 200, message
+        if not rest and method == "POST":
+            return 200, self.message(body.get("content") or "", extra=self._fields(body))
+        return 404, {"message": "Unknown Webhook route", "code": 0}
+
+    def _channel(
+        self, method: str, channel_id: int, rest: list[str], body: dict[str, Any]
+    ) -> tuple[int, Any]:
+        if channel_id in self.unreadable_channels:
+            return 403, {"message": "Missing Access", "code": 50001}
+        if rest == ["messages"] and method == "POST":
+            content = body.get("content") or ""
+            return 200, self.message(content, channel_id=channel_id, extra=self._fields(body))
+        if len(rest) == 2 and rest[0] == "messages" and method == "GET":
+            message = self.messages.get(int(rest[1]))
+            if message is None or int(message["channel_id"]) != channel_id:
+                return 404, {"message": "Unknown Message", "code": 10008}
+            return 200, message
+        if len(rest) == 3 and rest[2] == "threads" and method == "POST":
+            if channel_id in self.no_thread_channels:
+                return 403, {"message": "Missing Permissions", "code": 50013}
+            message_id = int(rest[1])
+            if message_id in self.threads:
+                return 400, {"message": "A thread has already been created", "code": 160004}
+            thread = {
+                "id": str(message_id),
+                "guild_id": str(self.GUILD_ID),
+                "parent_id": str(channel_id),
+                "owner_id": str(self.BOT_ID),
+                "name": body.get("name", ""),
+                "type": THREAD_TYPE,
+                "last_message_id": None,
+                "message_count": 0,
+                "member_count": 1,
+                "rate_limit_per_user": 0,
+                "flags": 0,
+                "thread_metadata": {
+                    "archived": False,
+                    "auto_archive_duration": body.get("auto_archive_duration", 1440),
+                    "archive_timestamp": _iso(dt.datetime.now(dt.UTC)),
+                    "locked": False,
+                },
+            }
+            self.threads[message_id] = thread
+            return 201, thread
+        if not rest and method == "GET":
+            thread = self.threads.get(channel_id)
+            return (200, thread) if thread else (200, self.channel(channel_id))
+        return 404, {"message": "Unknown Channel route", "code": 0}
+
+    # -- waiting -----------------------------------------------------------------------------
+
+    async def wait_for(self, match: Callable[[Call], bool], timeout: float = 20.0) -> Call:
+        """The first recorded call that ``match`` accepts, waiting at most ``timeout`` s."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for call in self.calls:
+                    if match(call):
+                        return call
+                self._changed.clear()
+                await self._changed.wait()
+
+    def calls_to(self, method: str, prefix: str) -> list[Call]:
+        """The recorded calls of ``method`` whose path starts with ``prefix``."""
+        return [c for c in self.calls if c.method == method and c.path.startswith(prefix)]
+
+    async def close(self) -> None:
+        for socket in list(self.sockets):
+            await socket.close()
+        await super().close()

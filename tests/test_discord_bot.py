@@ -1,0 +1,426 @@
+"""The Discord bot, end to end: the real discord.py client against a fake Discord
+(REST and gateway on loopback), the real check service on a tmp SQLite file,
+real Stage-1 models and the fake OpenAI server scripting the panel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import warnings
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import yarl
+
+with warnings.catch_warnings():  # discord.py imports audioop, deprecated in Python 3.11
+    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
+    import discord  # noqa: F401
+from discord.gateway import DiscordWebSocket
+from discord.http import Route
+from peers.discord_peer import MEMBER, Call, FakeDiscord
+from peers.openai_peer import FakeOpenAI
+from peers.panel_script import PanelScript
+
+from bots.card import VERDICTS
+from bots.discord_client import FactCheckBot
+from bots.runtime import running_service
+from storage.service import Requester
+from zofia_engine.config import Settings
+from zofia_engine.encoder import SentenceTransformerEncoder
+from zofia_engine.engine import Engine
+from zofia_engine.post import Post
+from zofia_engine.retrieval.ner import NERBackend
+from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
+
+pytest_plugins = ["peers.model_fixtures"]
+
+pytestmark = pytest.mark.slow
+
+TOKEN = "MTIz.fake-bot-token.never-logged"
+POST = (
+    "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
+    "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
+)
+HOSTILE = (
+    "@everyone **Breaking**: see [the official source](https://evil.example/phish) "
+    "and ask <@123456789012345678>."
+)
+LONG_TURN = " ".join(f"Sentence {n} of a very long argument about bicycles." for n in range(60))
+GENEROUS = {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000}
+
+
+def _patches(peer: FakeDiscord, token: str) -> list[Call]:
+    return [c for c in peer.calls_to("PATCH", "/webhooks/") if f"/{token}/" in c.path]
+
+
+def _final(peer: FakeDiscord, token: str) -> Callable[[Call], bool]:
+    """Matches the edit of the deferred response that carries the verdict embed."""
+
+    def match(call: Call) -> bool:
+        return call.method == "PATCH" and f"/{token}/" in call.path and bool(call.body["embeds"])
+
+    return match
+
+
+def _custom_ids(message: dict[str, Any]) -> list[str]:
+    return [button["custom_id"] for row in message["components"] for button in row["components"]]
+
+
+@pytest_asyncio.fixture
+async def panel() -> AsyncIterator[FakeOpenAI]:
+    script = PanelScript(
+        debaterreply={"rebuttal": HOSTILE, "argument": LONG_TURN, "cites": ["post"]},
+        judgereply={"decision": "fake", "reason": HOSTILE},
+        finalreply={"decision": "fake", "reason": HOSTILE},
+    )
+    async with FakeOpenAI(script, api_key="sk-dc") as peer:
+        yield peer
+
+
+@pytest_asyncio.fixture
+async def discord_api() -> AsyncIterator[FakeDiscord]:
+    """The fake Discord, with discord.py's REST base and gateway pointed at it."""
+    base, gateway = Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
+    async with FakeDiscord(token=TOKEN) as peer:
+        Route.BASE = peer.api_base
+        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(peer.gateway_url)
+        try:
+            yield peer
+        finally:
+            Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path, panel: FakeOpenAI) -> Callable[..., Settings]:
+    def make(*, service: dict[str, Any] | None = None, **discord: Any) -> Settings:
+        return Settings.model_validate(
+            {
+                "llm": {
+                    "backend": "openai",
+                    "openai": {"base_url": panel.base_url, "api_key": "sk-dc"},
+                },
+                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret"},
+                "service": service or GENEROUS,
+                "discord": {"progress_interval_s": 0, "guild_cooldown_s": 0, **discord},
+            }
+        )
+
+    return make
+
+
+@pytest_asyncio.fixture
+async def engine(
+    make_settings: Callable[..., Settings],
+    ner: NERBackend,
+    encoder: SentenceTransformerEncoder,
+    offline_wiki: OfflineWikipedia,
+) -> AsyncIterator[Engine]:
+    settings = make_settings()
+    stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
+    async with Engine(settings, retrieval=stage1) as built:
+        yield built
+
+
+@pytest_asyncio.fixture
+async def start_bot(
+    discord_api: FakeDiscord, engine: Engine, make_settings: Callable[..., Settings]
+) -> AsyncIterator[Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]]]:
+    """Starts the bot (service and client) on the test's database; each use is one run."""
+
+    @contextlib.asynccontextmanager
+    async def start(settings: Settings | None = None) -> AsyncIterator[FactCheckBot]:
+        settings = settings or make_settings()
+        async with running_service(settings, engine=engine) as service:
+            bot = FactCheckBot(settings, service)
+            async with bot:
+                task = asyncio.create_task(bot.start(TOKEN))
+                try:
+                    async with asyncio.timeout(30):
+                        await bot.wait_until_ready()
+                    yield bot
+                finally:
+                    await bot.close()
+                    async with asyncio.timeout(10):
+                        await task
+
+    yield start
+
+
+async def _check(peer: FakeDiscord, payload: dict[str, Any]) -> dict[str, Any]:
+    """Send a command and return the verdict message once the embed is shown."""
+    await peer.dispatch("INTERACTION_CREATE", payload)
+    await peer.wait_for(_final(peer, payload["token"]), timeout=60)
+    return peer.messages[peer.originals[payload["token"]]]
+
+
+async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with start_bot() as bot:
+        synced = discord_api.calls_to("PUT", f"/applications/{discord_api.APP_ID}/commands")
+        assert synced, "commands are synced globally in setup_hook"
+        commands = {c["name"]: c for c in synced[0].body}
+        assert set(commands) == {"factcheck", "Fact-check", "factcheck-settings"}
+        assert commands["factcheck"]["integration_types"] == [0, 1]  # guilds and users
+        assert commands["Fact-check"]["type"] == 3
+        assert int(commands["factcheck-settings"]["default_member_permissions"]) == 32
+
+        payload = discord_api.slash("factcheck", {"text": POST})
+        message = await _check(discord_api, payload)
+
+        callback = discord_api.calls_to("POST", f"/interactions/{payload['id']}/")[0]
+        assert callback.body["type"] == 5  # deferred, "thinking"
+        edits = _patches(discord_api, payload["token"])
+        progress = [e for e in edits if (e.body.get("content") or "").startswith("⏳ Checking")]
+        assert progress and edits.index(progress[0]) < len(edits) - 1
+        assert any("✓" in (e.body["content"] or "") for e in progress)
+        final = edits[-1].body
+        assert final["allowed_mentions"] == {"parse": []}
+        embed = final["embeds"][0]
+        icon, words, colour = VERDICTS["fake"]
+        assert embed["title"] == f"{icon} {words}" and embed["color"] == colour
+        check_id = embed["footer"]["text"].split("Check ")[-1]
+        assert bot.service.store.get_check(check_id).status == "done"
+        kinds = [custom.split(":")[1] for custom in _custom_ids(message)]
+        assert kinds == ["debate", "evidence", "claims", "up", "down"]
+        assert all(custom.endswith(f":{check_id}") for custom in _custom_ids(message))
+        # The model's hostile summary is shown literally: no ping, no bold, no masked link.
+        description = embed["description"]
+        assert "@everyone" not in description and "@\u200beveryone" in description
+        assert r"\*\*Breaking\*\*" in description
+        assert r"\[the official source\]\(https" in description
+        assert r"\<@123456789012345678\>" in description
+    assert TOKEN not in caplog.text
+
+
+async def test_context_menu_checks_the_message_it_was_opened_on(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    author = discord_api.user(910000000000000001, "newsfan")
+    target = discord_api.message(POST, author=author)
+    async with start_bot() as bot:
+        payload = discord_api.message_command("Fact-check", target)
+        await _check(discord_api, payload)
+        embed = _patches(discord_api, payload["token"])[-1].body["embeds"][0]
+        fields = {field["name"]: field["value"] for field in embed["fields"]}
+        assert "Newsfan" in fields["Origin"]
+        check_id = embed["footer"]["text"].split("Check ")[-1]
+        row = bot.service.store.get_check(check_id)
+        assert row.post_text == POST and row.platform == "discord"
+        assert row.chat == str(discord_api.GUILD_ID)
+
+
+async def test_buttons_open_a_thread_and_work_after_a_restart(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    async with start_bot():
+        message = await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
+    debate, evidence, claims, up, down = _custom_ids(message)
+    message_id = int(message["id"])
+
+    async with start_bot() as bot:  # a new client and service on the same database
+        assert discord_api.identifies == 2
+        press = discord_api.button(debate, message)
+        await discord_api.dispatch("INTERACTION_CREATE", press)
+        done = await discord_api.wait_for(
+            lambda c: c.method == "POST" and f"/{press['token']}" in c.path and "<#" in str(c.body)
+        )
+        assert f"<#{message_id}>" in done.body["content"]
+        threads = discord_api.calls_to("POST", f"/channels/{discord_api.CHANNEL_ID}/messages/")
+        assert threads[0].path.endswith(f"/{message_id}/threads")
+        posted = discord_api.calls_to("POST", f"/channels/{message_id}/messages")
+        contents = [c.body["content"] for c in posted]
+        assert contents[0] == "**Debate**"
+        assert all(len(text) <= 2000 for text in contents)
+        assert any(len(text) > 1500 for text in contents)  # the long turn fills messages
+        report = bot.service.report_for(_id(message))[1]
+        blocks = len(report.debate.turns) + len(report.debate.rulings)
+        assert len(contents) > 1 + blocks  # a turn longer than 2000 characters was split
+        assert all(c.body["allowed_mentions"] == {"parse": []} for c in posted)
+        joined = "\n".join(contents)
+        assert "@everyone" not in joined and r"\[the official source\]" in joined
+
+        # Evidence goes into the same thread (Discord says it exists already).
+        before = len(posted)
+        press = discord_api.button(evidence, message)
+        await discord_api.dispatch("INTERACTION_CREATE", press)
+        await discord_api.wait_for(
+            lambda c: f"/{press['token']}" in c.path and "<#" in str(c.body), timeout=20
+        )
+        assert any(c.status == 400 for c in discord_api.calls if c.path.endswith("/threads"))
+        posted = discord_api.calls_to("POST", f"/channels/{message_id}/messages")
+        assert posted[before].body["content"] == "**Evidence**"
+
+        # The votes are stored and counted.
+        for token, custom in (("up", up), ("down", down), ("up-again", up)):
+            press = discord_api.button(custom, message, user_id=920000000000000000 + len(token))
+            await discord_api.dispatch("INTERACTION_CREATE", press)
+            await discord_api.wait_for(lambda c, t=press["token"]: f"/{t}/" in c.path)
+        assert bot.service.store.feedback_counts(_id(message)) == (2, 1)
+        assert claims.startswith("zf:claims:")
+
+
+def _id(message: dict[str, Any]) -> str:
+    return _custom_ids(message)[0].split(":")[-1]
+
+
+def _followups(peer: FakeDiscord, token: str) -> list[Call]:
+    return [c for c in peer.calls_to("POST", "/webhooks/") if c.path.endswith(f"/{token}")]
+
+
+async def _answer_of(peer: FakeDiscord, payload: dict[str, Any]) -> str:
+    """The text a quick answer (a reply, or the edit of a deferred one) ends with."""
+    token = payload["token"]
+    await peer.dispatch("INTERACTION_CREATE", payload)
+
+    def answered(call: Call) -> bool:
+        if call.path.startswith(f"/interactions/{payload['id']}/"):
+            return call.body["type"] == 4
+        return f"/{token}" in call.path and bool((call.body or {}).get("content"))
+
+    call = await peer.wait_for(answered, timeout=20)
+    return str(call.body["data"]["content"] if "data" in call.body else call.body["content"])
+
+
+async def test_a_forged_or_foreign_check_id_is_not_found(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    async with start_bot() as bot:
+        elsewhere = Requester("discord", "1", "600000000000000999")  # another server
+        handle = await bot.service.submit(Post(text=POST), elsewhere)
+        await handle.result()
+        foreign, forged = f"zf:debate:{handle.check_id}", "zf:evidence:AAAAAAAAAAAAAAAA"
+        vote = f"zf:up:{handle.check_id}"
+        row = discord_api.action_row(foreign, forged, vote)
+        message = discord_api.message("", extra={"components": row})
+        for custom in (foreign, forged):
+            press = discord_api.button(custom, message)
+            await discord_api.dispatch("INTERACTION_CREATE", press)
+            reply = await discord_api.wait_for(
+                lambda c, t=press["token"]: c.path.endswith(f"/{t}") and c.method == "POST"
+            )
+            assert reply.body["content"] == "That check was not found."
+            assert reply.body["flags"] == 64  # ephemeral
+        press = discord_api.button(vote, message)
+        assert await _answer_of(discord_api, press) == "That check was not found."
+        assert bot.service.store.feedback_counts(handle.check_id) == (0, 0)
+        assert not discord_api.calls_to("POST", f"/channels/{discord_api.CHANNEL_ID}/messages/")
+
+
+async def test_a_repeat_is_answered_from_the_store_and_its_buttons_work_without_threads(
+    discord_api: FakeDiscord,
+    panel: FakeOpenAI,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    async with start_bot() as bot:
+        await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
+        asked = len(panel.requests)
+        again = discord_api.slash("factcheck", {"text": POST}, user_id=930000000000000001)
+        message = await _check(discord_api, again)
+        assert len(panel.requests) == asked  # no model call: answered from SQLite
+        embed = _patches(discord_api, again["token"])[-1].body["embeds"][0]
+        assert embed["footer"]["text"].startswith("Repeat of a check from ")
+        repeat_id = _id(message)
+        assert bot.service.store.get_check(repeat_id).repeat_kind == "exact"
+
+        discord_api.no_thread_channels.add(discord_api.CHANNEL_ID)
+        press = discord_api.button(f"zf:claims:{repeat_id}", message)
+        await discord_api.dispatch("INTERACTION_CREATE", press)
+        first = await discord_api.wait_for(
+            lambda c: c.path.endswith(f"/{press['token']}") and c.method == "POST"
+        )
+        assert first.body["flags"] == 64 and "Core claim" in first.body["content"]
+        assert not discord_api.calls_to("POST", f"/channels/{message['id']}/messages")
+
+
+async def test_the_verdict_goes_to_the_channel_once_the_token_expired(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    async with start_bot():
+        payload = discord_api.slash("factcheck", {"text": POST}, user_id=940000000000000001)
+        discord_api.expired_tokens.add(payload["token"])
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        posted = await discord_api.wait_for(
+            lambda c: (
+                c.method == "POST"
+                and c.path == f"/channels/{discord_api.CHANNEL_ID}/messages"
+                and bool(c.body.get("embeds"))
+            ),
+            timeout=60,
+        )
+        assert posted.body["content"] == "<@940000000000000001>"
+        assert posted.body["allowed_mentions"]["parse"] == []
+        assert posted.body["allowed_mentions"]["users"] == [940000000000000001]
+        assert posted.body["components"][0]["components"][0]["custom_id"].startswith("zf:debate:")
+        assert all(c.status == 401 for c in _patches(discord_api, payload["token"]))
+
+
+async def test_bad_input_gets_a_clear_message_and_starts_no_check(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    hidden, textless = 700000000000000777, discord_api.message("")
+    discord_api.unreadable_channels.add(hidden)
+    base = f"https://discord.com/channels/{discord_api.GUILD_ID}"
+    cases = {
+        "Give either": {},
+        "not a Discord message link": {"message_link": "https://example.com/news/1"},
+        "cannot read that channel": {"message_link": f"{base}/{hidden}/123456789012345678"},
+        "no text I can see": {
+            "message_link": f"{base}/{discord_api.CHANNEL_ID}/{textless['id']}",
+        },
+        "The post is empty": {"text": "   \n "},
+    }
+    async with start_bot() as bot:
+        for expected, options in cases.items():
+            answer = await _answer_of(discord_api, discord_api.slash("factcheck", options))
+            assert expected in answer
+        assert bot.service.store.history() == []
+
+
+async def test_admins_set_ephemeral_replies_and_a_cooldown(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    async with start_bot() as bot:
+        member = discord_api.slash("factcheck-settings", {"ephemeral": True}, permissions=MEMBER)
+        assert "Only server admins" in await _answer_of(discord_api, member)
+        admin = discord_api.slash("factcheck-settings", {"ephemeral": True, "cooldown_s": 60.0})
+        assert "Cooldown between checks: 60 s" in await _answer_of(discord_api, admin)
+        chat = str(discord_api.GUILD_ID)
+        assert bot.service.store.get_chat_setting("discord", chat, "ephemeral") is True
+
+        first = discord_api.slash("factcheck", {"text": " "})
+        assert "empty" in await _answer_of(discord_api, first)
+        callback = discord_api.calls_to("POST", f"/interactions/{first['id']}/")[0]
+        assert callback.body == {"type": 5, "data": {"flags": 64}}
+        second = discord_api.slash("factcheck", {"text": POST}, user_id=950000000000000001)
+        assert "try again in 60 s" in await _answer_of(discord_api, second)
+
+
+async def test_the_service_limits_apply_per_user(
+    discord_api: FakeDiscord,
+    make_settings: Callable[..., Settings],
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    settings = make_settings(service={"user_per_minute": 1, "chat_per_minute": 100})
+    async with start_bot(settings):
+        await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
+        again = discord_api.slash("factcheck", {"text": "Zupełnie inny post po polsku."})
+        assert "Too many checks for now" in await _answer_of(discord_api, again)
+        other = discord_api.slash(
+            "factcheck", {"text": "Zupełnie inny post po polsku."}, user_id=960000000000000001
+        )
+        await _check(discord_api, other)  # another member, non-English text: a verdict
