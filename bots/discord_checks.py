@@ -113,14 +113,14 @@ async def run_check(
     Args:
         deferred: the response was deferred already (the caller fetched a message).
     """
+    chat_settings = guild_settings(bot.service.store, chat_of(interaction), bot.settings.discord)
     if not deferred:
-        ephemeral = guild_settings(
-            bot.service.store, chat_of(interaction), bot.settings.discord
-        ).ephemeral
-        await interaction.response.defer(thinking=True, ephemeral=ephemeral)
+        await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
     bot.last_check[chat_of(interaction)] = time.monotonic()
     try:
-        post = await post_from_message(text, published=published, origin=origin)
+        post = await post_from_message(
+            text, published=published, origin=origin, language=chat_settings.language
+        )
         handle = await bot.service.submit(post, requester_of(interaction))
         events: list[ProgressEvent] = []
         shown = 0.0

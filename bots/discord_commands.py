@@ -17,7 +17,7 @@ from discord import app_commands
 
 from .discord_chats import chat_of
 from .discord_checks import cooldown_left, finish, run_check
-from .discord_settings import MAX_COOLDOWN_S, guild_settings, save_guild_settings
+from .discord_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
 
 if TYPE_CHECKING:
     from .discord_client import FactCheckBot
@@ -138,11 +138,13 @@ async def fact_check_message(
 @app_commands.describe(
     cooldown_s="Least seconds between two checks started here.",
     ephemeral="Show verdicts only to whoever asked.",
+    language="The language the panel writes its summary and debate in (English to reset).",
 )
 async def factcheck_settings(
     interaction: discord.Interaction[Any],
     cooldown_s: app_commands.Range[float, 0.0, MAX_COOLDOWN_S] | None = None,
     ephemeral: bool | None = None,
+    language: app_commands.Range[str, 1, MAX_LANGUAGE] | None = None,
 ) -> None:
     """Show or change this server's fact-check settings."""
     bot = cast("FactCheckBot", interaction.client)
@@ -153,7 +155,13 @@ async def factcheck_settings(
         )
         return
     chat = chat_of(interaction)
-    save_guild_settings(bot.service.store, chat, cooldown_s=cooldown_s, ephemeral=ephemeral)
+    try:
+        save_guild_settings(
+            bot.service.store, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
+        )
+    except ValueError as exc:
+        await interaction.response.send_message(f"{str(exc).capitalize()}.", ephemeral=True)
+        return
     now = guild_settings(bot.service.store, chat, bot.settings.discord)
     await interaction.response.send_message(now.describe(), ephemeral=True)
 

@@ -11,30 +11,46 @@ from dataclasses import dataclass
 from storage.chat_records import ChatRecords
 from zofia_engine.config import DiscordSettings
 
-__all__ = ["MAX_COOLDOWN_S", "GuildSettings", "guild_settings", "save_guild_settings"]
+__all__ = [
+    "MAX_COOLDOWN_S",
+    "MAX_LANGUAGE",
+    "GuildSettings",
+    "guild_settings",
+    "save_guild_settings",
+]
 
 PLATFORM = "discord"
 MAX_COOLDOWN_S = 3600.0
+MAX_LANGUAGE = 40
 
 
 @dataclass(frozen=True)
 class GuildSettings:
     """``cooldown_s``: the least time between two checks started in the server;
-    ``ephemeral``: verdicts are shown only to whoever asked."""
+    ``ephemeral``: verdicts are shown only to whoever asked; ``language``: the
+    language the panel writes its summary and debate in (empty: English)."""
 
     cooldown_s: float
     ephemeral: bool
+    language: str = ""
 
     def describe(self) -> str:
         seen = "only to whoever asked" if self.ephemeral else "to the whole channel"
-        return f"Cooldown between checks: {self.cooldown_s:g} s. Verdicts are shown {seen}."
+        language = self.language or "English"
+        return (
+            f"Cooldown between checks: {self.cooldown_s:g} s. Verdicts are shown {seen}. "
+            f"The panel writes in {language}."
+        )
 
 
 def guild_settings(store: ChatRecords, chat: str, defaults: DiscordSettings) -> GuildSettings:
     """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
     cooldown = store.get_chat_setting(PLATFORM, chat, "cooldown_s", defaults.guild_cooldown_s)
     ephemeral = store.get_chat_setting(PLATFORM, chat, "ephemeral", False)
-    return GuildSettings(cooldown_s=float(cooldown), ephemeral=bool(ephemeral))
+    language = store.get_chat_setting(PLATFORM, chat, "language", "")
+    return GuildSettings(
+        cooldown_s=float(cooldown), ephemeral=bool(ephemeral), language=str(language)
+    )
 
 
 def save_guild_settings(
@@ -43,11 +59,13 @@ def save_guild_settings(
     *,
     cooldown_s: float | None = None,
     ephemeral: bool | None = None,
+    language: str | None = None,
 ) -> None:
-    """Store the settings given (``None`` leaves one as it is).
+    """Store the settings given (``None`` leaves one as it is; ``language=""`` is English).
 
     Raises:
-        ValueError: the cooldown is negative or above :data:`MAX_COOLDOWN_S`.
+        ValueError: the cooldown is negative or above :data:`MAX_COOLDOWN_S`, or the
+            language name is not a short name made of letters.
     """
     if cooldown_s is not None:
         if not 0 <= cooldown_s <= MAX_COOLDOWN_S:
@@ -55,3 +73,13 @@ def save_guild_settings(
         store.set_chat_setting(PLATFORM, chat, "cooldown_s", cooldown_s)
     if ephemeral is not None:
         store.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)
+    if language is not None:
+        name = " ".join(language.split())
+        if name.casefold() in ("english", "default", "none"):
+            name = ""
+        if len(name) > MAX_LANGUAGE or not all(c.isalpha() or c in " -()" for c in name):
+            raise ValueError(
+                f"the language must be a name such as French or Português brasileiro "
+                f"(letters only, at most {MAX_LANGUAGE} characters)"
+            )
+        store.set_chat_setting(PLATFORM, chat, "language", name)

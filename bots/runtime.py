@@ -87,13 +87,15 @@ async def post_from_message(
     *,
     published: dt.date | None = None,
     origin: str = "",
+    language: str = "",
     allow_private_urls: bool = False,
 ) -> Post:
     """The post a chat message stands for.
 
     A message that is only a link is fetched and its article checked (private and
     local addresses refused unless ``allow_private_urls``); any other text is
-    checked as it is, with its first link kept as the post's URL.
+    checked as it is, with its first link kept as the post's URL. ``language`` is
+    the language the panel answers in (empty: English).
 
     Raises:
         InvalidPostError: the link cannot be fetched or holds no article.
@@ -102,7 +104,11 @@ async def post_from_message(
     if only is None:
         first = _FIRST_URL.search(text)
         return Post(
-            text=text, url=first.group(0) if first else "", published=published, origin=origin
+            text=text,
+            url=first.group(0) if first else "",
+            published=published,
+            origin=origin,
+            language=language,
         )
     article = await fetch_article(only.group(1), allow_private=allow_private_urls)
     body = f"{article.title}\n\n{article.text}" if article.title else article.text
@@ -111,4 +117,5 @@ async def post_from_message(
         url=article.final_url,
         published=published or article.published,
         origin=origin,
+        language=language,
     )

@@ -288,6 +288,20 @@ async def test_the_shared_prefix_is_identical_across_agents(
     assert debater[-1]["content"].startswith("ROLE: You are a debater")
 
 
+async def test_the_panel_writes_in_the_language_the_post_asks_for(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    _script(panel)
+    engine = make_engine(_settings(panel))
+    await engine.check(Post(text=POST, language="French"))
+    systems = {body["messages"][0]["content"] for body in panel.requests}
+    assert len(systems) == 1  # still one shared prefix for every call of the check
+    assert "free-text field (analyses, arguments, reasons, the summary) in French" in systems.pop()
+    panel.requests.clear()
+    await engine.check(POST)
+    assert all(" in French" not in body["messages"][0]["content"] for body in panel.requests)
+
+
 async def test_token_accounting_equals_the_servers_usage_fields(
     panel: FakeOpenAI, make_engine: Callable[..., Engine]
 ) -> None:

@@ -51,7 +51,7 @@ TEMPLATE_VARIABLES = {
     "only_llm": {"max_words": 40},
     "post": {"text": "A post.", "published": "2024-01-02", "origin": "a channel", "url": ""},
     "repair": {"error": "no JSON", "schema": "{}"},
-    "system": {},
+    "system": {"language": "French"},
     "verifier": {
         "chunks": [Passage("web-1", "A passage.")],
         "claim": "A claim.",

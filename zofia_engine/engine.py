@@ -173,6 +173,7 @@ class Engine:
             published=post.published,
             origin=post.origin,
             url=post.url,
+            language=post.language,
             max_post_chars=s.agents.max_post_chars,
             max_evidence_chars=s.agents.max_evidence_chars,
         )

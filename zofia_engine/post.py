@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["ABLATIONS", "Ablation", "Post", "ProgressEvent", "ProgressHook"]
 
@@ -19,6 +19,8 @@ class Post(BaseModel):
         url: where it came from, if it was a link.
         published: its publication date; web search stops the day before.
         origin: who it was forwarded from, in words (a channel, a user).
+        language: the language the panel writes its analyses, arguments and summary
+            in (``"French"``); empty: English. Labels and JSON keys stay English.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -27,6 +29,7 @@ class Post(BaseModel):
     url: str = ""
     published: dt.date | None = None
     origin: str = ""
+    language: str = Field("", max_length=40)
 
 
 class Ablation(BaseModel):

@@ -71,6 +71,7 @@ class PanelContext:
     Args:
         text: the cleaned post.
         published, origin, url: what is known about where the post came from.
+        language: the language of the panel's free text; empty: English.
         max_post_chars: the post is cut to this length for the models.
         max_evidence_chars: each evidence item is cut to this length.
     """
@@ -79,6 +80,7 @@ class PanelContext:
     published: dt.date | None = None
     origin: str = ""
     url: str = ""
+    language: str = ""
     max_post_chars: int = 6000
     max_evidence_chars: int = 600
     evidence: list[EvidenceItem] = field(default_factory=list)
@@ -88,7 +90,7 @@ class PanelContext:
         self.truncated = len(self.text) > self.max_post_chars
         shown = _defuse(_clip(self.text, self.max_post_chars) if self.truncated else self.text)
         self._shared = (
-            ChatMessage("system", render("system")),
+            ChatMessage("system", render("system", language=self.language)),
             ChatMessage(
                 "user",
                 render(

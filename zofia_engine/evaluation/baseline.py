@@ -87,6 +87,7 @@ class OnlyLLMBaseline:
             published=post.published,
             origin=post.origin,
             url=post.url,
+            language=post.language,
             max_post_chars=a.max_post_chars,
         )
         session = self.llm.session()
