@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import warnings
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,6 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yarl
-
-with warnings.catch_warnings():  # discord.py imports audioop, deprecated in Python 3.11
-    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-    import discord  # noqa: F401
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 from peers.discord_peer import MEMBER, Call, FakeDiscord

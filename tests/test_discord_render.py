@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import warnings
 
 from click.testing import CliRunner
-
-with warnings.catch_warnings():  # discord.py imports audioop, deprecated in Python 3.11
-    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-    import discord  # noqa: F401
 
 from bots.card import VERDICTS, Block, Link, Section, VerdictCard
 from bots.cli import main
