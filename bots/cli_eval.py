@@ -33,6 +33,7 @@ from zofia_engine.evaluation import (
     RunHeader,
     evaluate,
     load_items,
+    method_settings,
     run_key,
     sample_items,
     summarise,
@@ -132,9 +133,11 @@ async def _run(
         runner = Engine(settings)
         models = runner.llm.describe()
         checker = functools.partial(runner.check, ablation=Ablation.named(ablate))
-    key = run_key(mode, ablation, mapping.name, models)
+    method = method_settings(settings)
+    key = run_key(mode, ablation, mapping.name, models, method)
     header = RunHeader(
         run_key=key,
+        method=method,
         mode=mode,
         ablation=ablation,
         labels=mapping.name,

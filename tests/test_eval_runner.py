@@ -28,6 +28,7 @@ from zofia_engine.evaluation import (
     ResultLog,
     RunHeader,
     evaluate,
+    method_settings,
     run_key,
     summarise,
 )
@@ -317,6 +318,14 @@ def test_run_key_names_mode_ablation_labels_and_models() -> None:
     assert key != run_key("only-llm", "none", "binary", models)
     assert key != run_key("full", "full", "liar-3", models)
     assert key != run_key("full", "full", "binary", {"judge": "openai:b"})
+    # Settings that change the answer change the key; a timeout does not.
+    default = method_settings(Settings())
+    capped = Settings.model_validate({"agents": {"debate_max_rounds": 2}})
+    patient = Settings.model_validate({"llm": {"timeout_s": 600}})
+    assert run_key("full", "full", "binary", models, default) != run_key(
+        "full", "full", "binary", models, method_settings(capped)
+    )
+    assert method_settings(patient) == default
 
 
 def _report(verdict: str) -> Report:

@@ -26,7 +26,16 @@ from .metrics import (
     macro_f1,
     score,
 )
-from .runner import Checker, ItemRecord, ResultLog, RunHeader, evaluate, run_key, summarise
+from .runner import (
+    Checker,
+    ItemRecord,
+    ResultLog,
+    RunHeader,
+    evaluate,
+    method_settings,
+    run_key,
+    summarise,
+)
 
 __all__ = [
     "LABEL_MAPPINGS",
@@ -49,6 +58,7 @@ __all__ = [
     "evaluate",
     "load_items",
     "macro_f1",
+    "method_settings",
     "run_key",
     "sample_items",
     "score",

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..config import Settings
 from ..post import Post
 from ..report import Report
 from .dataset import EvalItem, LabelMapping
@@ -39,6 +40,7 @@ __all__ = [
     "ResultLog",
     "RunHeader",
     "evaluate",
+    "method_settings",
     "run_key",
     "summarise",
 ]
@@ -88,12 +90,42 @@ class RunHeader(BaseModel):
     seed: int
     sample: list[str]
     started: str
+    method: dict[str, Any] = {}
 
 
-def run_key(mode: str, ablation: str, labels: str, models: dict[str, str]) -> str:
-    """A short hash naming what makes two results comparable."""
+def method_settings(settings: Settings) -> dict[str, Any]:
+    """The settings that change what a check answers: Stage 1's models and
+    hyperparameters, the sources, the agents' settings (debate rounds, θ_sim …) and
+    the temperature. No secrets, timeouts or rates: those change only how fast."""
+    return {
+        "ner": settings.ner.model_dump(mode="json"),
+        "encoder": settings.encoder.model_dump(mode="json", include={"model"}),
+        "keywords": settings.keywords.model_dump(mode="json"),
+        "web": {"backends": settings.web.backends, "max_results": settings.web.max_results},
+        "wikipedia": settings.wikipedia.backend,
+        "agents": settings.agents.model_dump(mode="json"),
+        "temperature": settings.llm.temperature,
+    }
+
+
+def run_key(
+    mode: str,
+    ablation: str,
+    labels: str,
+    models: dict[str, str],
+    method: dict[str, Any] | None = None,
+) -> str:
+    """A short hash naming what makes two results comparable: the mode, the ablation,
+    the label mapping, the models and :func:`method_settings`."""
     blob = json.dumps(
-        {"mode": mode, "ablation": ablation, "labels": labels, "models": models}, sort_keys=True
+        {
+            "mode": mode,
+            "ablation": ablation,
+            "labels": labels,
+            "models": models,
+            "method": method or {},
+        },
+        sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
