@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from storage.chat_records import ChatRecords
 from zofia_engine.config import DiscordSettings
 
+from .languages import LANGUAGE_KEY, MAX_LANGUAGE, language_name
+
 __all__ = [
     "MAX_COOLDOWN_S",
     "MAX_LANGUAGE",
@@ -21,7 +23,6 @@ __all__ = [
 
 PLATFORM = "discord"
 MAX_COOLDOWN_S = 3600.0
-MAX_LANGUAGE = 40
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def guild_settings(store: ChatRecords, chat: str, defaults: DiscordSettings) -> 
     """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
     cooldown = store.get_chat_setting(PLATFORM, chat, "cooldown_s", defaults.guild_cooldown_s)
     ephemeral = store.get_chat_setting(PLATFORM, chat, "ephemeral", False)
-    language = store.get_chat_setting(PLATFORM, chat, "language", "")
+    language = store.get_chat_setting(PLATFORM, chat, LANGUAGE_KEY, "")
     return GuildSettings(
         cooldown_s=float(cooldown), ephemeral=bool(ephemeral), language=str(language)
     )
@@ -74,12 +75,4 @@ def save_guild_settings(
     if ephemeral is not None:
         store.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)
     if language is not None:
-        name = " ".join(language.split())
-        if name.casefold() in ("english", "default", "none"):
-            name = ""
-        if len(name) > MAX_LANGUAGE or not all(c.isalpha() or c in " -()" for c in name):
-            raise ValueError(
-                f"the language must be a name such as French or Português brasileiro "
-                f"(letters only, at most {MAX_LANGUAGE} characters)"
-            )
-        store.set_chat_setting(PLATFORM, chat, "language", name)
+        store.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, language_name(language))

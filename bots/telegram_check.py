@@ -27,6 +27,7 @@ from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Post
 
 from .card import VerdictCard, error_sentence, verdict_card
+from .languages import LANGUAGE_KEY
 from .runtime import post_from_message
 from .telegram_progress import ProgressMessage
 from .telegram_render import card_html, card_keyboard, progress_html, progress_keyboard, quote_text
@@ -70,11 +71,13 @@ def post_text(message: Message) -> str:
     return (message.text or message.caption or "").strip()
 
 
-async def read_post(message: Message, text: str, *, allow_private_urls: bool = False) -> Post:
+async def read_post(
+    message: Message, text: str, *, language: str = "", allow_private_urls: bool = False
+) -> Post:
     """The post ``message`` stands for, with ``text`` as its text (a link alone is fetched).
 
     A forwarded message's origin becomes the post's origin, and the original date its
-    publication date (UTC).
+    publication date (UTC); ``language`` is the chat's reply language.
 
     Raises:
         InvalidPostError: a link that cannot be fetched.
@@ -84,7 +87,11 @@ async def read_post(message: Message, text: str, *, allow_private_urls: bool = F
         origin = describe_origin(message.forward_origin)
         published = message.forward_origin.date.astimezone(dt.UTC).date()
     return await post_from_message(
-        text, published=published, origin=origin, allow_private_urls=allow_private_urls
+        text,
+        published=published,
+        origin=origin,
+        language=language,
+        allow_private_urls=allow_private_urls,
     )
 
 
@@ -102,7 +109,10 @@ async def deliver_check(
     requester = Requester(PLATFORM, str(user_id), str(chat_id))
     reply: Message | None = None
     try:
-        post = await read_post(target, text, allow_private_urls=state.allow_private_urls)
+        language = state.service.store.get_chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+        post = await read_post(
+            target, text, language=language, allow_private_urls=state.allow_private_urls
+        )
         handle = await state.service.submit(post, requester)
         if not handle.done:
             reply = await anchor.reply_html(

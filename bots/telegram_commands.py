@@ -3,12 +3,14 @@ per-group auto-check switch that only a chat admin may turn."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from telegram import BotCommand, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 
+from .languages import LANGUAGE_KEY, language_name
 from .telegram_inputs import AUTO_CHECK
 from .telegram_state import PLATFORM, bot_state
 
@@ -31,13 +33,17 @@ read: add the text as a caption."""
 
 SETTINGS_HELP = (
     "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"
-    "An admin can change it with /settings autocheck on (or off)."
+    "An admin can change it with /settings autocheck on (or off).\n"
+)
+LANGUAGE_HELP = (
+    "The panel writes its summary and debate in <b>{language}</b> here; "
+    "change it with /settings language NAME (English resets it)."
 )
 
 BOT_COMMANDS = [
     BotCommand("check", "check a post (reply to it) or the text that follows"),
     BotCommand("help", "what the bot does and what it stores"),
-    BotCommand("settings", "auto-check of forwarded posts in a group (admins)"),
+    BotCommand("settings", "the reply language; auto-check of forwards in a group (admins)"),
 ]
 
 
@@ -52,23 +58,33 @@ async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/settings`` shows the chat's auto-check; ``/settings autocheck on|off`` sets it."""
+    """``/settings`` shows the chat's settings; ``/settings autocheck on|off`` (groups)
+    and ``/settings language NAME`` change them (in groups, admins only)."""
     message = update.effective_message
     if message is None:
         return
     store = bot_state(context).service.store
     chat = str(message.chat_id)
-    if message.chat.type == ChatType.PRIVATE:
-        await message.reply_text("Everything sent here is checked; settings are for groups.")
+    private = message.chat.type == ChatType.PRIVATE
+    args = context.args or []
+    wanted = args[0].lower() if args else ""
+    if wanted in ("autocheck", "language") and not private and not await _is_admin(update, context):
+        await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
         return
-    args = [arg.lower() for arg in context.args or []]
-    if len(args) == 2 and args[0] == "autocheck" and args[1] in ("on", "off"):
-        if not await _is_admin(update, context):
-            await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
-            return
+    if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
         store.set_chat_setting(PLATFORM, chat, AUTO_CHECK, args[1] == "on")
-    state = "on" if store.get_chat_setting(PLATFORM, chat, AUTO_CHECK, False) else "off"
-    await message.reply_html(SETTINGS_HELP.format(state=state), do_quote=True)
+    elif wanted == "language" and len(args) > 1:
+        try:
+            store.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, language_name(" ".join(args[1:])))
+        except ValueError as exc:
+            await message.reply_text(f"{str(exc).capitalize()}.", do_quote=True)
+            return
+    language = store.get_chat_setting(PLATFORM, chat, LANGUAGE_KEY, "") or "English"
+    text = LANGUAGE_HELP.format(language=html.escape(language))
+    if not private:
+        state = "on" if store.get_chat_setting(PLATFORM, chat, AUTO_CHECK, False) else "off"
+        text = SETTINGS_HELP.format(state=state) + text
+    await message.reply_html(text, do_quote=not private)
 
 
 async def _is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:

@@ -409,6 +409,24 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
     assert "From user Carl" in card["text"]
 
 
+async def test_the_chats_language_reaches_the_panel(harness: Harness) -> None:
+    peer = harness.peer
+    chat = private(ANN)
+    async with harness.bot():
+        peer.send(chat, ANN, "/settings language Fran<b>çais")
+        refused = await peer.wait_for(lambda: peer.bot_messages(ANN["id"]))
+        assert "letters only" in refused[-1]["text"]
+        peer.send(chat, ANN, "/settings language Français")
+        await peer.wait_for(lambda: "in Français here" in peer.bot_messages(ANN["id"])[-1]["text"])
+        forward(peer, chat, ANN)
+        await wait_card(peer, ANN["id"])
+        systems = {body["messages"][0]["content"] for body in harness.panel.requests}
+        assert systems and all("summary) in Français." in system for system in systems)
+        peer.send(GROUP, BOB, "/settings language German")
+        denied = await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
+        assert denied[0]["text"] == "Only a chat admin can change the settings."
+
+
 async def test_shutdown_puts_a_running_check_back_in_the_queue(harness: Harness) -> None:
     peer = harness.peer
     harness.panel.delay_s = 1.0
