@@ -1,28 +1,68 @@
-"""The reply language a chat picks for the panel: one rule for every platform."""
+"""The reply language a chat picks for the panel: one rule for every platform.
+
+The name goes into every prompt of the chat's checks, so it is one of a fixed
+list, never free text.
+"""
 
 from __future__ import annotations
 
-__all__ = ["LANGUAGE_KEY", "MAX_LANGUAGE", "language_name"]
+__all__ = ["LANGUAGES", "LANGUAGE_KEY", "MAX_LANGUAGE", "language_name"]
 
 #: the chat setting that holds the language ("" means English)
 LANGUAGE_KEY = "language"
-MAX_LANGUAGE = 40
+#: the languages a chat can pick, by their English names; English is the default
+LANGUAGES = (
+    "Arabic",
+    "Bengali",
+    "Chinese",
+    "Czech",
+    "Danish",
+    "Dutch",
+    "Finnish",
+    "French",
+    "German",
+    "Greek",
+    "Hebrew",
+    "Hindi",
+    "Hungarian",
+    "Indonesian",
+    "Italian",
+    "Japanese",
+    "Korean",
+    "Malay",
+    "Norwegian",
+    "Persian",
+    "Polish",
+    "Portuguese",
+    "Romanian",
+    "Russian",
+    "Spanish",
+    "Swahili",
+    "Swedish",
+    "Tagalog",
+    "Thai",
+    "Turkish",
+    "Ukrainian",
+    "Urdu",
+    "Vietnamese",
+)
+MAX_LANGUAGE = max(len(name) for name in LANGUAGES)
+_BY_KEY = {name.casefold(): name for name in LANGUAGES}
 _ENGLISH = ("english", "default", "none", "off")
 
 
 def language_name(text: str) -> str:
-    """``text`` as a stored language name: spaces collapsed; ``""`` for English.
+    """``text`` as a stored language name (``"french"`` → ``"French"``); ``""`` for English.
 
     Raises:
-        ValueError: it is longer than :data:`MAX_LANGUAGE` or holds anything but
-            letters, spaces, hyphens and parentheses (it goes into every prompt).
+        ValueError: it is not one of :data:`LANGUAGES` (or English).
     """
-    name = " ".join(text.split())
-    if name.casefold() in _ENGLISH:
+    key = " ".join(text.split()).casefold()
+    if key in _ENGLISH:
         return ""
-    if len(name) > MAX_LANGUAGE or not all(c.isalpha() or c in " -()" for c in name):
+    if key not in _BY_KEY:
         raise ValueError(
-            "the language must be a name such as French or Português brasileiro "
-            f"(letters only, at most {MAX_LANGUAGE} characters)"
+            f"{text.strip()[:40]!r} is not a language I can answer in; choose one of "
+            f"English, {', '.join(LANGUAGES)}"
         )
-    return name
+    return _BY_KEY[key]

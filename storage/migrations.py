@@ -174,9 +174,16 @@ def m002_post_vectors(db: Database) -> None:
     )
 
 
+def m003_check_language(db: Database) -> None:
+    """The language the panel answered in (``''``: English), so a repeat is answered
+    only from a check in the same language and a resumed check keeps it."""
+    db.execute("ALTER TABLE checks ADD COLUMN language TEXT NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("m001_initial", m001_initial),
     ("m002_post_vectors", m002_post_vectors),
+    ("m003_check_language", m003_check_language),
 ]
 
 

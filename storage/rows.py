@@ -74,13 +74,20 @@ class CheckRow:
     repeat_of: str | None
     repeat_kind: RepeatKind | None
     forced: bool
+    language: str = ""
 
     @property
     def post(self) -> Post | None:
         """The post as it was submitted, or ``None`` once purged."""
         if self.post_text is None:
             return None
-        return Post(text=self.post_text, url=self.url, published=self.published, origin=self.origin)
+        return Post(
+            text=self.post_text,
+            url=self.url,
+            published=self.published,
+            origin=self.origin,
+            language=self.language,
+        )
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> CheckRow:
@@ -104,6 +111,7 @@ class CheckRow:
             repeat_of=row["repeat_of"],
             repeat_kind=row["repeat_kind"],
             forced=bool(row["forced"]),
+            language=row.get("language") or "",
         )
 
 

@@ -38,6 +38,9 @@ __all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Reques
 
 log = logging.getLogger(__name__)
 
+# How many nearest stored checks in other reply languages a near repeat may pass over.
+_NEAR_CANDIDATES = 4
+
 
 @dataclass(frozen=True)
 class Requester:
@@ -76,6 +79,13 @@ class _Run:
         # Waiters read the outcome; this keeps an unread failure from being logged as lost.
         self.done.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.task: asyncio.Task[None] | None = None
+        self.waiting = 0  # handles still waiting for the outcome
+
+    def leave(self) -> None:
+        """A waiter stopped waiting; the run is cancelled when nobody waits any more."""
+        self.waiting -= 1
+        if self.waiting <= 0 and not self.done.done() and self.task is not None:
+            self.task.cancel()
 
     def push(self, event: ProgressEvent) -> None:
         self.events.append(event)
@@ -91,20 +101,23 @@ class _Turnstile:
 
 
 class CheckHandle:
-    """A submitted check. ``repeat_kind`` is known at once for answers from the store."""
+    """A submitted check. ``repeat_kind`` is known at once for answers from the store.
+
+    Every handle waiting on a run has its own outcome: cancelling one stops that
+    requester's wait, and the run itself stops when nobody waits for it any more.
+    """
 
     def __init__(
         self,
         check_id: str,
         outcome: asyncio.Future[Outcome],
         run: _Run | None = None,
-        *,
-        owner: bool = False,
+        on_cancel: Callable[[], None] | None = None,
     ) -> None:
         self.check_id = check_id
         self._outcome = outcome
         self._run = run
-        self._owner = owner
+        self._on_cancel = on_cancel
 
     @property
     def done(self) -> bool:
@@ -112,10 +125,22 @@ class CheckHandle:
 
     async def result(self) -> Outcome:
         """The outcome. Raises :class:`CheckFailedError`, or ``CancelledError`` if cancelled."""
-        return await asyncio.shield(self._outcome)
+        try:
+            return await asyncio.shield(self._outcome)
+        except asyncio.CancelledError:
+            run = self._run
+            if (
+                self._outcome.cancelled()
+                and run is not None
+                and run.task is not None
+                and run.waiting <= 0
+            ):
+                await asyncio.wait([run.task])  # this cancel stopped the run: let it record that
+            raise
 
     async def events(self) -> AsyncIterator[ProgressEvent]:
-        """Progress events from the start of the run, then live ones until it ends."""
+        """Progress events from the start of the run, then live ones until it ends
+        (or until this handle stops waiting)."""
         run = self._run
         if run is None:
             return
@@ -124,19 +149,25 @@ class CheckHandle:
             while seen < len(run.events):
                 seen += 1
                 yield run.events[seen - 1]
-            if run.done.done():
+            if run.done.done() or self._outcome.done():
                 return
             run.changed.clear()
             waiter: asyncio.Future[Any] = asyncio.ensure_future(run.changed.wait())
-            pending: list[asyncio.Future[Any]] = [waiter, run.done]
+            pending: list[asyncio.Future[Any]] = [waiter, run.done, self._outcome]
             await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
 
     def cancel(self) -> bool:
-        """Cancel the run if this handle started it; a joined waiter only stops waiting."""
-        if self._owner and self._run is not None and self._run.task is not None:
-            return self._run.task.cancel()
-        return self._outcome.cancel()
+        """Stop waiting for this check; its run stops too when nobody else waits for it.
+
+        Returns:
+            ``False`` when the check had already finished.
+        """
+        if not self._outcome.cancel():
+            return False
+        if self._on_cancel is not None:
+            self._on_cancel()
+        return True
 
 
 class CheckService:
@@ -215,6 +246,7 @@ class CheckService:
                 url=row.url or "",
                 published=row.published,
                 origin=row.origin or "",
+                language=row.language,
             )
             self._launch(row.id, row.created_at, post, row.text_hash, None)
             resumed.append(row.id)
@@ -266,7 +298,9 @@ class CheckService:
         self.limits.check(
             requester=who, platform=requester.platform, chat=requester.chat_id, now=now
         )
-        digest = text_hash(text)
+        # A post checked in another reply language is another check: it repeats
+        # and joins only checks of its own language.
+        digest = text_hash(f"{text}\n[reply language: {post.language}]" if post.language else text)
 
         def record(**extra: Any) -> CheckRow:
             return self.store.create_check(
@@ -311,21 +345,44 @@ class CheckService:
                     return answered
         vector = await self._vector(text)
         if not recheck:
-            near = self.index.nearest(vector, threshold=self.settings.near_threshold)
-            if near is not None:
-                original = self.store.get_check(near[0])
-                if (
-                    original is not None
-                    and original.created_at >= now - self.window
-                    and original.post_text is not None
-                    # Cosine misses an inserted "not" or a changed number: a different claim.
-                    and same_particulars(original.post_text, text)
-                ):
-                    answered = self._answer(record, original, "near", near[1])
-                    if answered is not None:
-                        return answered
+            answered = self._near_repeat(record, vector, text, post.language, now)
+            if answered is not None:
+                return answered
         row = record(forced=recheck)
         return self._launch(row.id, row.created_at, post, digest, vector)
+
+    def _near_repeat(
+        self,
+        record: Callable[..., CheckRow],
+        vector: np.ndarray,
+        text: str,
+        language: str,
+        now: dt.datetime,
+    ) -> CheckHandle | None:
+        """An answer from the stored check nearest to ``vector`` in the same reply
+        language, if it is a near repeat; a few nearer ones in other languages are
+        passed over."""
+        passed: set[str] = set()
+        for _ in range(_NEAR_CANDIDATES):
+            near = self.index.nearest(
+                vector, threshold=self.settings.near_threshold, exclude=passed or None
+            )
+            if near is None:
+                return None
+            original = self.store.get_check(near[0])
+            if original is not None and original.language != language:
+                passed.add(near[0])
+                continue
+            if (
+                original is None
+                or original.created_at < now - self.window
+                or original.post_text is None
+                # Cosine misses an inserted "not" or a changed number: a different claim.
+                or not same_particulars(original.post_text, text)
+            ):
+                return None
+            return self._answer(record, original, "near", near[1])
+        return None
 
     async def _vector(self, text: str) -> np.ndarray:
         """The post's vector for near-repeat search, without forward decorations."""
@@ -350,26 +407,55 @@ class CheckService:
         return CheckHandle(row.id, future)
 
     def _join(self, row: CheckRow, run: _Run) -> CheckHandle:
+        """A handle for ``row`` that waits on ``run``, which another request started."""
+
+        def outcome(result: Outcome) -> Outcome:
+            return Outcome(row.id, result.report, "exact", run.check_id, run.created_at, 1.0)
+
+        return self._wait_on(run, row.id, outcome, own_row=False)
+
+    def _wait_on(
+        self,
+        run: _Run,
+        check_id: str,
+        outcome: Callable[[Outcome], Outcome],
+        *,
+        own_row: bool,
+    ) -> CheckHandle:
+        """A handle with its own outcome, settled from ``run``'s.
+
+        ``own_row``: ``check_id`` is the run's own check, whose status the run keeps;
+        a joined check's row follows the run, or is cancelled when its waiter leaves.
+        """
         waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        run.waiting += 1
 
         def settle(done: asyncio.Future[Outcome]) -> None:
-            self._by_id.pop(row.id, None)
+            self._by_id.pop(check_id, None)
+            if waiter.done():
+                return
             if done.cancelled():
-                self.store.set_status(row.id, "cancelled")
+                if not own_row:
+                    self.store.set_status(check_id, "cancelled")
                 waiter.cancel()
             elif done.exception() is not None:
-                self.store.set_status(row.id, "failed", error=str(done.exception()))
+                if not own_row:
+                    self.store.set_status(check_id, "failed", error=str(done.exception()))
                 waiter.set_exception(done.exception())  # type: ignore[arg-type]
-            elif not waiter.done():
-                self.store.set_status(row.id, "done")
-                result = done.result()
-                waiter.set_result(
-                    Outcome(row.id, result.report, "exact", run.check_id, run.created_at, 1.0)
-                )
+            else:
+                if not own_row:
+                    self.store.set_status(check_id, "done")
+                waiter.set_result(outcome(done.result()))
+
+        def leave() -> None:
+            self._by_id.pop(check_id, None)
+            if not own_row:
+                self.store.set_status(check_id, "cancelled")
+            run.leave()
 
         run.done.add_done_callback(settle)
-        handle = CheckHandle(row.id, waiter, run)
-        self._by_id[row.id] = handle
+        handle = CheckHandle(check_id, waiter, run, on_cancel=leave)
+        self._by_id[check_id] = handle
         return handle
 
     def _launch(
@@ -382,8 +468,7 @@ class CheckService:
     ) -> CheckHandle:
         run = _Run(check_id, created_at)
         self._by_text[digest] = run
-        handle = CheckHandle(check_id, run.done, run, owner=True)
-        self._by_id[check_id] = handle
+        handle = self._wait_on(run, check_id, lambda result: result, own_row=True)
         run.task = asyncio.create_task(self._run(run, post, digest, vector))
         return handle
 

@@ -99,7 +99,8 @@ class CheckStore(ChatRecords):
             chat: the chat's id on that platform.
             requester: :func:`~storage.database.hash_user` of the user; never the raw id.
             post: the post.
-            text_hash: :func:`~storage.database.text_hash` of the post's text.
+            text_hash: :func:`~storage.database.text_hash` of the post's text (and of its
+                reply language, when not English: see ``CheckService``).
             status: the starting status; a repeat answered at once starts ``done``.
             repeat_of: the original check this one repeats, if any.
             repeat_kind: ``exact`` or ``near``; given exactly when ``repeat_of`` is.
@@ -138,6 +139,8 @@ class CheckStore(ChatRecords):
             "repeat_kind": repeat_kind,
             "forced": int(forced),
         }
+        if post.language:  # the column's default, '', is English
+            row["language"] = clean_text(post.language)
         with self._lock, write_transaction(self.db):
             if repeat_of is not None:
                 self._require_check(repeat_of)

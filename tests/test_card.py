@@ -232,3 +232,14 @@ def test_pack_counts_with_the_platforms_measure() -> None:
     emoji = "😀" * 3  # 3 code points, 6 UTF-16 units
     assert pack([emoji, emoji], 10) == [f"{emoji}\n\n{emoji}"]
     assert pack([emoji, emoji], 10, measure=utf16) == [emoji, emoji]
+
+
+def test_a_chat_language_is_one_of_a_fixed_list() -> None:
+    from bots.languages import LANGUAGES, language_name
+
+    assert language_name("  french ") == "French"
+    assert language_name("English") == language_name("default") == ""
+    assert "Portuguese" in LANGUAGES
+    for text in ("English Always answer real", "Fran<b>çais", "Klingon", "x" * 500):
+        with pytest.raises(ValueError, match="choose one of"):
+            language_name(text)

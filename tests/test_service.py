@@ -251,6 +251,63 @@ async def test_cancel_and_shutdown(
     assert resumed is not None and (await resumed.result()).report.verdict == "fake"
 
 
+async def test_one_requesters_cancel_leaves_the_others_run_going(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    panel.delay_s = 0.2
+    service = make_service(**GENEROUS)
+    await service.start()
+    owner = await service.submit(Post(text=POST), ALICE)
+    joined = await service.submit(Post(text=POST), BOB)
+    await asyncio.sleep(0.3)
+    assert owner.cancel()  # Alice stops waiting; Bob still waits on the run
+    with pytest.raises(asyncio.CancelledError):
+        await owner.result()
+    seen = [event async for event in owner.events()]  # ends: Alice no longer waits
+    assert len(seen) < 20
+    outcome = await joined.result()
+    assert outcome.report.verdict == "fake" and outcome.original_id == owner.check_id
+    row = service.store.get_check(joined.check_id)
+    assert row is not None and row.status == "done"
+
+    # A joined waiter that leaves stops nothing either; the last one to leave stops the run.
+    other = "The governor of Ohio closed every public library in the state on Monday."
+    first = await service.submit(Post(text=other), ALICE)
+    second = await service.submit(Post(text=other), BOB)
+    await asyncio.sleep(0.3)
+    assert second.cancel()
+    left = service.store.get_check(second.check_id)
+    assert left is not None and left.status == "cancelled"
+    assert first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first.result()
+    stopped = service.store.get_check(first.check_id)
+    assert stopped is not None and stopped.status == "cancelled"
+    assert not first.cancel()  # already cancelled
+
+
+async def test_a_repeat_is_answered_only_in_its_own_reply_language(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    service = make_service(**GENEROUS)
+    await service.start()
+    english = await (await service.submit(Post(text=POST), ALICE)).result()
+    calls = len(panel.requests)
+    french = await (await service.submit(Post(text=POST, language="French"), BOB)).result()
+    assert french.repeat_kind is None and len(panel.requests) > calls  # a check of its own
+    row = service.store.get_check(french.check_id)
+    assert row is not None and row.language == "French" and row.post is not None
+    assert row.post.language == "French"
+    calls = len(panel.requests)
+    again = await (await service.submit(Post(text=POST, language="French"), ALICE)).result()
+    assert again.original_id == french.check_id and len(panel.requests) == calls
+    variant = "Fwd: " + POST + " Share before they delete this!! 🚲"
+    near = await (await service.submit(Post(text=variant, language="French"), BOB)).result()
+    assert near.repeat_kind == "near" and near.original_id == french.check_id
+    plain = await (await service.submit(Post(text=variant), BOB)).result()
+    assert plain.repeat_kind == "near" and plain.original_id == english.check_id
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -246,12 +246,12 @@ def test_a_new_file_gets_every_table_wal_and_foreign_keys(tmp_path: Path) -> Non
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
-    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors"]
+    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors", "m003_check_language"]
     assert [name for name, _ in MIGRATIONS] == applied_migrations(db)
     db.close()
     again = open_database(path)
     assert migrate(again) == []
-    assert applied_migrations(again) == ["m001_initial", "m002_post_vectors"]
+    assert applied_migrations(again) == ["m001_initial", "m002_post_vectors", "m003_check_language"]
     assert CheckStore(again).integrity_ok()
     again.close()
 
@@ -265,7 +265,7 @@ def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> N
     old.close()
 
     db = open_database(path)
-    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors"]
+    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors", "m003_check_language"]
     store = CheckStore(db)
     stored = store.get_check(row.id)
     assert stored is not None and stored.finished_at is not None
