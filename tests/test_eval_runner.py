@@ -260,6 +260,8 @@ async def test_a_failed_item_is_recorded_scored_as_a_miss_and_retried_on_request
     metrics = summarise(records.values(), BINARY.classes, resamples=0)
     assert metrics.errors == 1 and metrics.undetermined == 0
     assert metrics.accuracy == 0.75 and metrics.confusion["fake"]["none"] == 1
+    # The cost of an item is averaged over the items that ran: 2 calls each, not 1.5.
+    assert metrics.mean_llm_calls == 2.0 and metrics.mean_prompt_tokens == 10.0
 
     await evaluate(items, checker, log, header, BINARY)
     assert len(seen) == 4  # a failure is a finished item unless asked

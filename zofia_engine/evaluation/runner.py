@@ -7,12 +7,14 @@ continues where it stopped: items that already have a line with the same
 run key are not checked again (``rerun`` redoes them, ``retry_errors`` only
 the failed ones); when an id has several lines the last one counts.
 
-The run key is a hash of the mode, the ablation, the label mapping and the
-models the roles are routed to. The sample (``limit``, ``seed``) is not part
+The run key is a hash of the mode, the ablation, the label mapping, the
+models the roles are routed to, and the settings that change an answer
+(:func:`method_settings`). The sample (``limit``, ``seed``) is not part
 of it, so a larger sample reuses the items a smaller one already checked.
 
 An item whose check raised is recorded with ``error`` set and ``predicted``
-``None``: it is scored as a miss and counted in ``Metrics.errors``.
+``None``: it is scored as a miss and counted in ``Metrics.errors``; the mean
+cost per item is taken over the items that did not raise.
 """
 
 from __future__ import annotations
@@ -274,14 +276,15 @@ def summarise(
         resamples=resamples,
         seed=seed,
     )
-    n = len(rows) or 1
+    ran = [r for r in rows if not r.error]  # a check that raised has no cost to average
+    m = len(ran) or 1
     return metrics.model_copy(
         update={
             "undetermined": sum(1 for r in rows if not r.error and r.predicted is None),
             "errors": sum(1 for r in rows if r.error),
-            "mean_llm_calls": sum(r.llm_calls for r in rows) / n,
-            "mean_prompt_tokens": sum(r.prompt_tokens for r in rows) / n,
-            "mean_completion_tokens": sum(r.completion_tokens for r in rows) / n,
-            "mean_wall_s": sum(r.wall_s for r in rows) / n,
+            "mean_llm_calls": sum(r.llm_calls for r in ran) / m,
+            "mean_prompt_tokens": sum(r.prompt_tokens for r in ran) / m,
+            "mean_completion_tokens": sum(r.completion_tokens for r in ran) / m,
+            "mean_wall_s": sum(r.wall_s for r in ran) / m,
         }
     )

@@ -4,7 +4,7 @@ llama-cpp-python puts the grammar sampler in the chain before the greedy pick,
 so at every step the grammar scores the whole vocabulary (151,936 tokens for
 Qwen2.5); on two cores that dominates generation. llama.cpp's own
 ``common_sampler`` instead picks the best token first and asks the grammar about
-that token alone. Here, when the grammar refuses it, the 64 best tokens are
+that token alone. Here, when the grammar refuses it, the best 2048 tokens are
 asked next, and the whole vocabulary only when all of them are refused. Under
 greedy decoding every tier gives the token the full scan would: the best
 allowed token among the k best is the best allowed token overall. This module does the same for
@@ -35,7 +35,7 @@ class GreedyUnderGrammar:
         grammar: the GBNF grammar the reply must follow.
 
     Attributes:
-        shortlist_scans: how many steps asked the grammar about the 64 best tokens.
+        shortlist_scans: how many steps asked the grammar about the best 2048 tokens.
         full_scans: how many steps needed the whole vocabulary scored.
         steps: how many tokens were sampled.
     """
