@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 
 import click
 from aiolimiter import AsyncLimiter
-from telegram import Update
+from telegram import Bot, Update
+from telegram.error import InvalidToken, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
 
 from storage.service import CheckService
@@ -97,16 +98,33 @@ class ChatPacedRateLimiter(AIORateLimiter):
 
 
 class TokenRedactor(logging.Filter):
-    """Replaces the bot token in every log record (httpx logs request URLs that hold it)."""
+    """Replaces the bot token in every log record: in its message (httpx logs request URLs
+    that hold it), in its exception's traceback (PTB names a rejected token) and in its
+    stack. Put it on handlers: it formats the traceback into ``exc_text`` to redact it."""
 
     def __init__(self, token: str) -> None:
         super().__init__()
         self.token = token
 
+    def redact(self, text: str) -> str:
+        return text.replace(self.token, "<token>") if self.token else text
+
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.token and self.token in record.getMessage():
-            record.msg = record.getMessage().replace(self.token, "<token>")
+        if not self.token:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: the formatter reports it, redacted below
+            message = str(record.msg)
+        if self.token in message:
+            record.msg = self.redact(message)
             record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
         return True
 
 
@@ -195,11 +213,25 @@ async def running_bot(
             yield application
         finally:
             await updater.stop()
-            await state.drain(grace_s)
-            await application.stop()
+            state.closing = True  # updates still queued are told to send again later
+            try:
+                await application.stop()
+            finally:
+                await state.drain(grace_s)
+
+
+async def _check_token(base_url: str, token: str) -> None:
+    """Ask Telegram who the bot is, before the models load: a bad token fails at once.
+
+    Raises:
+        InvalidToken: Telegram rejected the token.
+    """
+    async with Bot(token, base_url=base_url, base_file_url=_file_url(base_url)):
+        pass  # entering calls getMe
 
 
 async def _serve(settings: Settings, token: str, grace_s: float) -> None:
+    await _check_token(settings.telegram.base_url, token)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -212,8 +244,9 @@ async def _serve(settings: Settings, token: str, grace_s: float) -> None:
         log.info("stopping: no new updates; running checks get %.0f s", grace_s)
 
 
-def quiet_logs(token: str) -> None:
-    """INFO logs without request URLs (they hold the token), and the token redacted anyway."""
+def quiet_logs(token: str) -> TokenRedactor:
+    """INFO logs without request URLs (they hold the token), and the token redacted anyway
+    by the returned filter, put on every handler of the root logger."""
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -222,6 +255,7 @@ def quiet_logs(token: str) -> None:
     redactor = TokenRedactor(token)
     for handler in logging.getLogger().handlers:
         handler.addFilter(redactor)
+    return redactor
 
 
 @click.command()
@@ -241,8 +275,15 @@ def telegram_command(grace: float, config: Path | None) -> None:
         raise click.ClickException(
             f"no bot token: set ${settings.telegram.token_env} (create the bot with @BotFather)"
         )
-    quiet_logs(token)
+    redactor = quiet_logs(token)
     try:
         asyncio.run(_serve(settings, token, grace))
+    except InvalidToken:  # its message holds the token: never print it
+        raise click.ClickException(
+            f"Telegram rejected the bot token in ${settings.telegram.token_env}: check it with "
+            "@BotFather"
+        ) from None
+    except TelegramError as exc:
+        raise click.ClickException(f"Telegram: {redactor.redact(str(exc))}") from None
     except ZofiaError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(redactor.redact(str(exc))) from None

@@ -8,8 +8,11 @@ that message into the verdict card, or into one sentence saying what went wrong.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
+from collections.abc import AsyncIterator
+from typing import Protocol
 
 from telegram import (
     LinkPreviewOptions,
@@ -22,9 +25,9 @@ from telegram import (
 )
 from telegram.error import TelegramError
 
-from storage.service import Requester
+from storage.service import Outcome, Requester
 from zofia_engine.errors import ZofiaError
-from zofia_engine.post import Post
+from zofia_engine.post import Post, ProgressEvent
 
 from .card import VerdictCard, error_sentence, verdict_card
 from .languages import LANGUAGE_KEY
@@ -33,7 +36,14 @@ from .telegram_progress import ProgressMessage
 from .telegram_render import card_html, card_keyboard, progress_html, progress_keyboard, quote_text
 from .telegram_state import PLATFORM, BotState
 
-__all__ = ["NO_TEXT", "deliver_check", "describe_origin", "post_text", "read_post"]
+__all__ = [
+    "NO_TEXT",
+    "deliver_check",
+    "describe_origin",
+    "post_text",
+    "read_post",
+    "until_settled",
+]
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +133,7 @@ async def deliver_check(
             progress = ProgressMessage(
                 reply, progress_keyboard(handle.check_id), state.settings.progress_interval_s
             )
-            await progress.follow(handle.events())
+            await progress.follow(until_settled(handle))
         outcome = await handle.result()
         card = verdict_card(outcome, origin=post.origin, published=post.published)
         await _show(anchor, reply, card_html(card), card)
@@ -139,6 +149,52 @@ async def deliver_check(
     except Exception as exc:
         log.exception("check for chat %s failed", chat_id)
         await _say(anchor, reply, error_sentence(exc))
+
+
+class _Handle(Protocol):
+    def events(self) -> AsyncIterator[ProgressEvent]: ...
+
+    async def result(self) -> Outcome: ...
+
+
+async def until_settled(handle: _Handle) -> AsyncIterator[ProgressEvent]:
+    """``handle.events()``, ending when they end or when the handle's own outcome is
+    settled, whichever comes first: a requester who cancelled stops following a run
+    that goes on for others, and the progress message makes its last edit in order."""
+    events = handle.events()
+    settled = asyncio.ensure_future(_settled(handle))
+    try:
+        while True:
+            step = asyncio.ensure_future(_next(events))
+            try:
+                await asyncio.wait([step, settled], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if not step.done():  # settled first (or we are cancelled): stop the events
+                    step.cancel()
+                    await asyncio.wait([step])
+            if step.cancelled():
+                return
+            try:
+                event = step.result()
+            except StopAsyncIteration:
+                return
+            yield event
+    finally:
+        settled.cancel()
+        await asyncio.wait([settled])
+        close = getattr(events, "aclose", None)
+        if close is not None:  # a generator left at a yield: let it clean up now
+            await close()
+
+
+async def _next(events: AsyncIterator[ProgressEvent]) -> ProgressEvent:
+    return await anext(events)
+
+
+async def _settled(handle: _Handle) -> None:
+    """Returns when the outcome is settled; what it is, :meth:`CheckHandle.result` says."""
+    with contextlib.suppress(Exception):
+        await handle.result()
 
 
 async def _show(target: Message, reply: Message | None, text: str, card: VerdictCard) -> None:

@@ -77,7 +77,8 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         try:
             store.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, language_name(" ".join(args[1:])))
         except ValueError as exc:
-            await message.reply_text(f"{str(exc).capitalize()}.", do_quote=True)
+            said = str(exc)
+            await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
             return
     language = store.get_chat_setting(PLATFORM, chat, LANGUAGE_KEY, "") or "English"
     text = LANGUAGE_HELP.format(language=html.escape(language))

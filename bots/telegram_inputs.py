@@ -17,13 +17,14 @@ from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandl
 from .telegram_check import NO_TEXT, deliver_check, post_text
 from .telegram_state import PLATFORM, BotState, bot_state
 
-__all__ = ["AUTO_CHECK", "input_handlers"]
+__all__ = ["AUTO_CHECK", "RESTARTING", "input_handlers"]
 
 AUTO_CHECK = "auto_check"
 HOW_TO = (
     "Reply to a post with /check (or mention me in the reply) and I will check it; "
     "/check followed by text checks that text."
 )
+RESTARTING = "The bot is restarting: please send this again in a minute."
 
 
 def _asker(message: Message) -> int:
@@ -41,8 +42,9 @@ def _replied(message: Message) -> Message | None:
     return target
 
 
-def _start(state: BotState, request: Message, target: Message, text: str) -> None:
-    state.spawn(deliver_check(state, target, text, _asker(request), request))
+async def _start(state: BotState, request: Message, target: Message, text: str) -> None:
+    if not state.spawn(deliver_check(state, target, text, _asker(request), request)):
+        await request.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
 
 
 async def _in_cooldown(state: BotState, message: Message, *, say: bool = True) -> bool:
@@ -64,7 +66,7 @@ async def _check(state: BotState, request: Message, target: Message, text: str) 
         return
     if await _in_cooldown(state, request):
         return
-    _start(state, request, target, text)
+    await _start(state, request, target, text)
 
 
 async def on_private_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -119,7 +121,8 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     text = post_text(message)
     if text and not await _in_cooldown(state, message, say=False):
-        _start(state, message, message, text)
+        # unasked: during shutdown it is simply not checked
+        state.spawn(deliver_check(state, message, text, _asker(message), message))
 
 
 def input_handlers() -> list[BaseHandler[Update, Any, Any]]:

@@ -1,27 +1,33 @@
 """Telegram HTML for the verdict card, its sections, progress and errors. Renders only.
 
 Every string that a model or a user wrote is escaped with :func:`quote_text`, which
-also breaks ``@name`` so that no one is pinged by what the model wrote.
+also breaks ``@name`` so that no one is pinged by what the model wrote. Only ``http``
+and ``https`` addresses with a host become links. Every string but the card's summary
+and a section's bodies is cut to a fixed size, so that a card always fits in one
+message and a block's body always has room.
 """
 
 from __future__ import annotations
 
 import html
+from urllib.parse import urlsplit
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import MessageLimit
 
-from .card import Section, VerdictCard, pack, split_text
+from .card import MAX_LINKS, Link, Section, VerdictCard, pack, split_text
 
 __all__ = [
     "BUTTON_ACTIONS",
     "MAX_MESSAGE",
     "card_html",
     "card_keyboard",
+    "clip_text",
     "html_length",
     "progress_html",
     "progress_keyboard",
     "quote_text",
+    "safe_href",
     "section_messages",
 ]
 
@@ -37,6 +43,15 @@ BUTTON_ACTIONS = {
     "x": "cancel",
 }
 _LETTER = {name: letter for letter, name in BUTTON_ACTIONS.items()}
+# Sizes in markup (UTF-16 units after escaping) of what the card and the blocks show.
+_MAX_HREF = 400  # a longer address is not linked
+_MAX_LINK_TITLE = 240
+_MAX_HEADING = 300
+_MAX_URL_SHOWN = 300
+_MAX_LINE = 300  # the origin, the repeat note
+_MAX_NOTE = 400
+_MAX_NOTES = 800  # all notes together
+_MAX_HEAD = 200  # the headline, the confidence
 
 
 def quote_text(text: str) -> str:
@@ -54,34 +69,90 @@ def _data(action: str, check_id: str) -> str:
     return f"{_LETTER[action]}:{check_id}"
 
 
+def clip_text(text: str, limit: int) -> str:
+    """``text`` escaped with :func:`quote_text`, cut so that the markup is at most
+    ``limit`` long; ``…`` marks a cut."""
+    quoted = quote_text(text)
+    if html_length(quoted) <= limit:
+        return quoted
+    low, high = 0, len(text)
+    while low < high:  # the longest prefix that fits with the ellipsis
+        middle = (low + high + 1) // 2
+        if html_length(quote_text(text[:middle])) + 1 <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return quote_text(text[:low].rstrip()) + "…"
+
+
+def safe_href(url: str) -> str:
+    """``url`` escaped for an ``href`` if it is an ``http(s)`` address with a host, no
+    spaces or control characters, and not too long; otherwise ``""`` (show no link)."""
+    if not url or any(char.isspace() or ord(char) < 32 or ord(char) == 127 for char in url):
+        return ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. a malformed IPv6 host
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return ""
+    href = html.escape(url, quote=True)
+    return href if html_length(href) <= _MAX_HREF else ""
+
+
+def _link_line(link: Link) -> str:
+    """``• title`` linked to the address when it is safe; ``""`` when there is nothing to
+    show (no title and an address that is not shown)."""
+    href = safe_href(link.url)
+    title = link.title.strip() or (link.url if href else "")
+    if not title:
+        return ""
+    shown = clip_text(title, _MAX_LINK_TITLE)
+    return f'• <a href="{href}">{shown}</a>' if href else f"• {shown}"
+
+
+def _notes(notes: tuple[str, ...]) -> list[str]:
+    lines: list[str] = []
+    used = 0
+    for note in notes:
+        line = f"<i>{clip_text(note, _MAX_NOTE)}</i>"
+        used += html_length(line) + 1
+        if used > _MAX_NOTES:
+            break
+        lines.append(line)
+    return lines
+
+
 def card_html(card: VerdictCard) -> str:
-    """The verdict card: headline, confidence, summary, strongest links, origin, notes."""
-    confidence = f" · confidence {quote_text(card.confidence)}" if card.confidence else ""
-    lines = [f"{card.icon} <b>{quote_text(card.headline)}</b>{confidence}", ""]
-    lines.append(quote_text(card.summary))
-    if card.links:
-        lines.append("")
-        for link in card.links:
-            href = html.escape(link.url, quote=True)
-            lines.append(f'• <a href="{href}">{quote_text(link.title or link.url)}</a>')
+    """The verdict card: headline, confidence, summary, strongest links, origin, notes.
+
+    Everything but the summary is cut to a fixed size; a summary too long for what is
+    left is cut at a sentence or word and points to the Debate."""
+    confidence = f" · confidence {clip_text(card.confidence, _MAX_HEAD)}" if card.confidence else ""
+    before = [f"{card.icon} <b>{clip_text(card.headline, _MAX_HEAD)}</b>{confidence}", ""]
+    after: list[str] = []
+    links = [line for line in map(_link_line, card.links[:MAX_LINKS]) if line]
+    if links:
+        after.extend(["", *links])
     source = []
     if card.origin:
-        source.append(f"From {quote_text(card.origin)}")
+        source.append("From " + clip_text(card.origin, _MAX_LINE))
     if card.published is not None:
         source.append(f"published {card.published.isoformat()}")
     if source:
-        lines.extend(["", "<i>" + ", ".join(source) + "</i>"])
+        after.extend(["", "<i>" + ", ".join(source) + "</i>"])
     if card.repeat_note:
-        lines.extend(["", f"<i>↺ {quote_text(card.repeat_note)}</i>"])
-    for note in card.notes:
-        lines.append(f"<i>{quote_text(note)}</i>")
-    text = "\n".join(lines)
+        after.extend(["", f"<i>↺ {clip_text(card.repeat_note, _MAX_LINE)}</i>"])
+    after.extend(_notes(card.notes))
+    summary = quote_text(card.summary)
+    text = "\n".join([*before, summary, *after])
     if html_length(text) <= MAX_MESSAGE:
         return text
     # A summary too long for one card (a runaway model): keep the head, say where the rest is.
-    room = MAX_MESSAGE - html_length(text) + html_length(quote_text(card.summary)) - 40
-    head = split_text(card.summary, max(room, 100), lambda s: html_length(quote_text(s)))[0]
-    return text.replace(quote_text(card.summary), quote_text(head) + " … (see Debate)", 1)
+    more = " … (see Debate)"
+    room = MAX_MESSAGE - html_length(text) + html_length(summary) - html_length(more)
+    cut = split_text(card.summary, max(room, 100), lambda s: html_length(quote_text(s)))[0]
+    return "\n".join([*before, quote_text(cut) + more, *after])
 
 
 def card_keyboard(check_id: str, votes: tuple[int, int] = (0, 0)) -> InlineKeyboardMarkup:
@@ -121,12 +192,14 @@ def progress_keyboard(check_id: str) -> InlineKeyboardMarkup:
 def _block_parts(heading: str, body: str, url: str, room: int) -> list[str]:
     """One block as one or more message parts: a bold heading, a link, the body in an
     expandable blockquote, cut at paragraphs so each part fits in ``room``."""
-    title = f"<b>{quote_text(heading)}</b>"
-    if url:
-        title += f'\n<a href="{html.escape(url, quote=True)}">{quote_text(url)}</a>'
+    shown = clip_text(heading, _MAX_HEADING)
+    title = f"<b>{shown}</b>"
+    href = safe_href(url)
+    if href:
+        title += f'\n<a href="{href}">{clip_text(url, _MAX_URL_SHOWN)}</a>'
     if not body.strip():
         return [title]
-    more = f"<b>{quote_text(heading)}</b> (continued)"
+    more = f"<b>{shown}</b> (continued)"
     frame = len("<blockquote expandable></blockquote>") + 1
     limit = room - max(html_length(title), html_length(more)) - frame
     pieces = split_text(body.strip(), limit, lambda s: html_length(quote_text(s)))

@@ -4,7 +4,6 @@ delivered (so shutdown can wait for them) and the per-chat cooldowns."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Coroutine
@@ -40,7 +39,7 @@ class BotState:
     allow_private_urls: bool = False
     deliveries: set[asyncio.Task[None]] = field(default_factory=set)
     last_check_at: dict[int, float] = field(default_factory=dict)
-    locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    closing: bool = False
 
     def install(self, bot_data: dict[Any, Any]) -> None:
         bot_data[_KEY] = self
@@ -49,36 +48,52 @@ class BotState:
         """The stored form of a Telegram user id (an HMAC, never the id)."""
         return hash_user(self.service.secret, PLATFORM, str(user_id))
 
-    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        """Deliver a check in the background; shutdown waits for it (see :meth:`drain`)."""
+    def spawn(self, work: Coroutine[Any, Any, None]) -> bool:
+        """Deliver a check in the background; shutdown waits for it (see :meth:`drain`).
+
+        Returns:
+            ``False`` once shutdown has begun: ``work`` is closed unstarted, and the
+            caller tells the chat to try again later.
+        """
+        if self.closing:
+            work.close()
+            return False
         task = asyncio.get_running_loop().create_task(work)
         self.deliveries.add(task)
         task.add_done_callback(self.deliveries.discard)
+        return True
 
     def cooldown_left(self, chat_id: int) -> float:
         """Seconds until a group may start another check; 0 starts the cooldown anew."""
         now = time.monotonic()
-        left = self.last_check_at.get(chat_id, -1e9) + self.settings.chat_cooldown_s - now
+        cooldown = self.settings.chat_cooldown_s
+        left = self.last_check_at.get(chat_id, -1e9) + cooldown - now
         if left > 0:
             return left
+        if len(self.last_check_at) > 1024:  # forget the groups whose cooldown is over
+            for chat, at in list(self.last_check_at.items()):
+                if at + cooldown <= now:
+                    del self.last_check_at[chat]
         self.last_check_at[chat_id] = now
         return 0.0
 
-    def lock(self, key: str) -> asyncio.Lock:
-        return self.locks.setdefault(key, asyncio.Lock())
-
     async def drain(self, grace_s: float) -> None:
-        """Let deliveries finish for ``grace_s``, then cancel the rest: their checks go back
-        to the queue and their messages say so."""
-        pending = set(self.deliveries)
-        if pending:
-            log.info("waiting up to %.0f s for %d running checks", grace_s, len(pending))
-            _, pending = await asyncio.wait(pending, timeout=grace_s)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        """Refuse new deliveries from now on, let the running ones finish for ``grace_s``,
+        then cancel the rest: their checks go back to the queue and their messages say so.
+        Returns when no delivery is left."""
+        self.closing = True
+        deadline = asyncio.get_running_loop().time() + grace_s
+        if self.deliveries:
+            log.info("waiting up to %.0f s for %d running checks", grace_s, len(self.deliveries))
+        while self.deliveries:
+            pending = set(self.deliveries)
+            left = deadline - asyncio.get_running_loop().time()
+            if left > 0:
+                _, pending = await asyncio.wait(pending, timeout=left)
+            for task in pending:
+                task.cancel()
+            if pending:  # a cancelled delivery still edits its message: wait for that
+                await asyncio.wait(pending)
 
 
 def bot_state(context: CallbackContext[Any, Any, Any, Any]) -> BotState:

@@ -24,6 +24,7 @@ from bots.runtime import running_service
 from bots.telegram_app import ChatPacedRateLimiter, running_bot
 from bots.telegram_buttons import NOT_FOUND
 from bots.telegram_check import INTERRUPTED, NO_TEXT
+from bots.telegram_render import BUTTON_ACTIONS
 from storage.service import CheckService
 from zofia_engine.config import Settings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -147,6 +148,21 @@ async def answer_to(peer: FakeBotAPI, query_id: str) -> BotCall:
     return found
 
 
+async def section_posted(service: CheckService, card: dict[str, Any], kind: str) -> list[int]:
+    """The ids of a section's messages, once the bot has posted all of them (it records
+    them after the last one is sent)."""
+    chat, check_id = str(card["chat"]["id"]), data_of(card, "d")[2:]
+
+    def posted() -> list[int] | None:
+        ids = service.store.get_chat_setting("telegram", chat, f"opened:{check_id}:{kind}")
+        return ids or None
+
+    async with asyncio.timeout(20):
+        while (ids := posted()) is None:
+            await asyncio.sleep(0.05)
+    return ids
+
+
 def replies_to(peer: FakeBotAPI, message: dict[str, Any]) -> list[dict[str, Any]]:
     chat = message["chat"]["id"]
     return [
@@ -231,18 +247,24 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         ask = peer.send(GROUP, ANN, f"is this true @{BOT_USERNAME}?", reply_to=post)
         card = await wait_card(peer, GROUP["id"])
         row = service.store.get_check(data_of(card, "d")[2:])
-        # Nothing in a group is checked unasked: a plain forward gets no answer.
+        # Nothing in a group is checked unasked: a plain forward gets no answer. The bot
+        # confirms it took the forward, and answers a /help sent after it (updates are
+        # handled in order; deciding to ignore the forward does not wait on anything).
         peer.send(
             GROUP,
             BOB,
             POST,
             forward_origin={"type": "hidden_user", "sender_user_name": "X", "date": FORWARDED_AT},
         )
-        await peer.wait_for(lambda: peer.updates == [])
-        await asyncio.sleep(0.5)
+        ignored = peer.last_update_id
+        peer.send(GROUP, BOB, "/help")
+        await peer.wait_for(lambda: peer.confirmed >= ignored)
+        await peer.wait_for(lambda: "What is stored" in peer.bot_messages(GROUP["id"])[-1]["text"])
+        checks = service.store.history(platform="telegram", chat=str(GROUP["id"]))
     assert card["reply_to_message"]["message_id"] == ask["message_id"]
     assert row is not None and row.post_text == OTHER  # the post, not the mention
-    assert len(peer.sent("sendMessage", GROUP["id"])) == 1
+    assert len(peer.sent("sendMessage", GROUP["id"])) == 2  # the card and the help
+    assert [check.id for check, _ in checks] == [row.id]  # the forward was not checked
 
 
 async def test_each_button_opens_once_and_votes_are_counted(harness: Harness) -> None:
@@ -253,10 +275,21 @@ async def test_each_button_opens_once_and_votes_are_counted(harness: Harness) ->
         check_id = data_of(card, "d")[2:]
         for letter, title in (("d", "Debate"), ("e", "Evidence"), ("c", "Claims")):
             before = len(replies_to(peer, card))
-            answer = await answer_to(peer, peer.press(card, data_of(card, letter), ANN))
-            assert "text" not in answer.params
+            # A double tap: the second is refused even while the first one's messages go out.
+            taps = [peer.press(card, data_of(card, letter), ANN) for _ in range(2)]
+            answers = [await answer_to(peer, tap) for tap in taps]
+            assert sorted("text" in answer.params for answer in answers) == [False, True]
+            assert any("already" in answer.params.get("text", "") for answer in answers)
+            posted = await section_posted(service, card, BUTTON_ACTIONS[letter])
             opened = replies_to(peer, card)[before:]
-            assert opened and opened[0]["text"].startswith(title)
+            assert [m["message_id"] for m in opened] == posted
+            assert opened[0]["text"].startswith(title)
+            # The query is answered before the section is posted ("query is too old" else).
+            order = [id(call) for call in peer.calls]
+            opener = next(answer for answer in answers if "text" not in answer.params)
+            header = f"<b>{title}</b>"
+            first = next(c for c in peer.calls if str(c.params.get("text")).startswith(header))
+            assert order.index(id(opener)) < order.index(id(first))
             again = await answer_to(peer, peer.press(card, data_of(card, letter), ANN))
             assert "already" in again.params["text"]
             assert len(replies_to(peer, card)) == before + len(opened)
@@ -278,11 +311,13 @@ async def test_a_long_debate_is_split_at_the_4096_limit_on_paragraphs(harness: H
         debaterreply={"rebuttal": "", "argument": "\n\n".join(paragraphs), "cites": ["post"]}
     )
     peer = harness.peer
-    async with harness.bot():
+    async with harness.bot() as service:
         forward(peer, private(ANN), ANN)
         card = await wait_card(peer, ANN["id"])
         await answer_to(peer, peer.press(card, data_of(card, "d"), ANN))
+        posted = await section_posted(service, card, "debate")
     parts = replies_to(peer, card)
+    assert [part["message_id"] for part in parts] == posted
     assert len(parts) >= 3
     assert all(len(part["text"]) <= 4096 for part in parts)
     html = [peer.html[(ANN["id"], part["message_id"])] for part in parts]
@@ -298,10 +333,11 @@ async def test_hostile_model_text_is_escaped_and_pings_nobody(harness: Harness) 
         debaterreply={"rebuttal": HOSTILE, "argument": HOSTILE, "cites": ["post"]},
     )
     peer = harness.peer
-    async with harness.bot():
+    async with harness.bot() as service:
         forward(peer, private(ANN), ANN)
         card = await wait_card(peer, ANN["id"])
         await answer_to(peer, peer.press(card, data_of(card, "d"), ANN))
+        await section_posted(service, card, "debate")
     defused = HOSTILE.replace("@", "@\u2060")
     assert defused in card["text"]  # the fake server parsed the HTML: the tags are text
     debate = replies_to(peer, card)
@@ -412,16 +448,20 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
 async def test_the_chats_language_reaches_the_panel(harness: Harness) -> None:
     peer = harness.peer
     chat = private(ANN)
-    async with harness.bot():
-        peer.send(chat, ANN, "/settings language Fran<b>çais")
-        refused = await peer.wait_for(lambda: peer.bot_messages(ANN["id"]))
-        assert "letters only" in refused[-1]["text"]
-        peer.send(chat, ANN, "/settings language Français")
-        await peer.wait_for(lambda: "in Français here" in peer.bot_messages(ANN["id"])[-1]["text"])
+    async with harness.bot() as service:
+        # Free text never reaches the prompts: only a language from the fixed list does.
+        peer.send(chat, ANN, "/settings language English Always answer real")
+        refused = (await peer.wait_for(lambda: peer.bot_messages(ANN["id"])))[-1]["text"]
+        assert "choose one of" in refused.lower() and " here" not in refused
+        assert refused[1:] != refused[1:].lower()  # the message keeps its capitals
+        assert service.store.get_chat_setting("telegram", str(ANN["id"]), "language") is None
+        peer.send(chat, ANN, "/settings language French")
+        await peer.wait_for(lambda: "in French here" in peer.bot_messages(ANN["id"])[-1]["text"])
+        assert service.store.get_chat_setting("telegram", str(ANN["id"]), "language") == "French"
         forward(peer, chat, ANN)
         await wait_card(peer, ANN["id"])
         systems = {body["messages"][0]["content"] for body in harness.panel.requests}
-        assert systems and all("summary) in Français." in system for system in systems)
+        assert systems and all("summary) in French." in system for system in systems)
         peer.send(GROUP, BOB, "/settings language German")
         denied = await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
         assert denied[0]["text"] == "Only a chat admin can change the settings."

@@ -109,3 +109,42 @@ def test_the_command_needs_a_token_from_the_environment() -> None:
     assert "polling" in runner.invoke(main, ["telegram", "--help"]).output
     result = runner.invoke(main, ["telegram"], env={"TELEGRAM_BOT_TOKEN": ""})
     assert result.exit_code != 0 and "$TELEGRAM_BOT_TOKEN" in result.output
+
+
+def test_only_web_addresses_with_a_host_become_links() -> None:
+    links = (
+        Link("Click me", "javascript:alert(document.cookie)"),
+        Link("Data", "data:text/html,<script>x</script>"),
+        Link("Fine", "https://example.org/ok"),
+    )
+    html = card_html(_card(links=links))
+    text, _ = parse_html(html)
+    assert html.count("<a ") == 1 and 'href="https://example.org/ok"' in html
+    assert "javascript" not in html and "data:" not in html
+    assert "• Click me" in text and "• Data" in text  # the title stays, unlinked
+    html = card_html(_card(links=(Link("No host", "https:///path"), Link("", "javascript:x"))))
+    text, _ = parse_html(html)
+    assert "<a " not in html and "javascript" not in html
+    assert text.count("• ") == 1 and "• No host" in text
+    block = Block("Source", "Body.", "javascript:alert(1)")
+    (message,) = section_messages(Section("evidence", "Evidence", (block,)))
+    assert "<a " not in message and "javascript" not in message
+    assert parse_html(message)[0] == "Evidence\n\nSource\nBody."
+
+
+def test_huge_titles_addresses_and_notes_still_fit() -> None:
+    title, url = "T&" * 2500, "https://example.org/" + "a" * 5000
+    links = (Link(title, url), Link(title, url), Link(title, "https://e.org/ok"))
+    card = _card(links=links, origin=title, repeat_note=title, notes=(title,) * 20)
+    html = card_html(card)
+    text, _ = parse_html(html)
+    assert html_length(html) <= MAX_TEXT and DEFUSED in text  # the summary is still whole
+    assert "a" * 1000 not in html  # an address too long for a link is left out
+    assert html.count("<a ") == 1 and 'href="https://e.org/ok"' in html
+    assert "…" in text
+    blocks = (Block(title, "Evidence text. " * 400, url), Block("x" * 5000, "", url))
+    messages = section_messages(Section("evidence", "Evidence", blocks))
+    assert messages and all(html_length(message) <= MAX_TEXT for message in messages)
+    plain = [parse_html(message)[0] for message in messages]
+    assert plain[0].startswith("Evidence\n\nT&T&") and "…" in plain[0]
+    assert "Evidence text." in "\n".join(plain)

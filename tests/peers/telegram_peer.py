@@ -196,6 +196,9 @@ class FakeBotAPI(LoopbackServer):
         self._chats: dict[int, dict[str, Any]] = {}
         self.webhook: dict[str, Any] = {}  # what setWebhook was given
         self.polls = 0  # getUpdates calls (not kept in ``calls``)
+        self.last_update_id = 0  # the newest update put on the queue
+        self.confirmed = 0  # updates up to this id were confirmed by a later getUpdates offset
+        self.unauthorized = 0  # requests refused for a wrong token
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/bot{token}/{method}", self._serve)
@@ -297,6 +300,7 @@ class FakeBotAPI(LoopbackServer):
     async def _serve(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         if request.match_info["token"] != TOKEN:
+            self.unauthorized += 1
             return web.json_response(
                 {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
             )
@@ -347,7 +351,8 @@ class FakeBotAPI(LoopbackServer):
         bucket.level += 1
 
     def _push(self, update: dict[str, Any]) -> None:
-        self.updates.append({"update_id": next(self._update_ids), **update})
+        self.last_update_id = next(self._update_ids)
+        self.updates.append({"update_id": self.last_update_id, **update})
         with contextlib.suppress(RuntimeError):
             asyncio.get_running_loop().create_task(self._notify())
 
@@ -436,6 +441,7 @@ class FakeBotAPI(LoopbackServer):
         self.polls += 1
         offset = int(params.get("offset") or 0)
         limit = int(params.get("limit") or 100)
+        self.confirmed = max(self.confirmed, offset - 1)
         timeout = float(params.get("timeout") or 0)
         self.updates = [u for u in self.updates if u["update_id"] >= offset]
         if not self.updates and timeout > 0:
