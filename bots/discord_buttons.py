@@ -3,8 +3,11 @@
 Each button's state is in its custom id (``zf:debate:<check id>``), and the
 report is read from SQLite when it is pressed, so buttons keep working after a
 restart. Debate, Evidence and Claims post into a thread on the verdict message
-(one per message), or, where no thread can be opened (DMs, ephemeral replies,
-missing permissions), as ephemeral follow-ups.
+(one per message), once per section: a later press points to the thread (the
+"opened" marks are kept in the store's chat settings, like the Telegram bot's).
+Where no thread can be opened (DMs, ephemeral replies, missing permissions),
+a section comes as ephemeral follow-ups, to whoever pressed, each time.
+A vote on a repeat counts for the check it repeats, so a verdict's votes add up.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Self, cast
 import discord
 
 from .card import section
-from .discord_chats import stored_check, voter_of
-from .discord_render import section_messages, thread_name
+from .discord_chats import PLATFORM, stored_check, voter_of
+from .discord_render import NONE, section_messages, thread_name
 
 if TYPE_CHECKING:
     from .discord_client import FactCheckBot
@@ -28,7 +31,6 @@ log = logging.getLogger(__name__)
 
 NOT_FOUND = "That check was not found."
 THREAD_EXISTS = 160004
-NONE = discord.AllowedMentions.none()
 
 _LOOKS = {
     "debate": ("Debate", "🗣️", discord.ButtonStyle.primary),
@@ -87,12 +89,15 @@ def verdict_view(check_id: str) -> discord.ui.View:
 async def _vote(
     bot: FactCheckBot, interaction: discord.Interaction[Any], check_id: str, vote: int
 ) -> None:
-    if stored_check(bot, check_id, interaction) is None:
+    found = stored_check(bot, check_id, interaction)
+    if found is None:
         await interaction.response.send_message(NOT_FOUND, ephemeral=True)
         return
+    row = found[0]
+    original = row.repeat_of or row.id  # votes on one verdict add up across its repeats
     store = bot.service.store
-    store.add_feedback(check_id, voter_of(bot, interaction), vote)
-    up, down = store.feedback_counts(check_id)
+    store.add_feedback(original, voter_of(bot, interaction), vote)
+    up, down = store.feedback_counts(original)
     await interaction.response.send_message(
         f"Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}", ephemeral=True
     )
@@ -118,6 +123,26 @@ async def _thread(
     return thread
 
 
+def _opened_key(check_id: str, kind: str) -> str:
+    """The chat setting that marks a section as posted into the check's thread."""
+    return f"opened:{check_id}:{kind}"
+
+
+async def _post_to_thread(
+    thread: discord.abc.Messageable, title: str, messages: list[str], check_id: str
+) -> bool:
+    """Post a section into the thread; ``False`` when Discord refused (it is then
+    shown as ephemeral follow-ups instead)."""
+    try:
+        await thread.send(f"**{title}**", allowed_mentions=NONE, suppress_embeds=True)
+        for message in messages:
+            await thread.send(message, allowed_mentions=NONE, suppress_embeds=True)
+    except discord.HTTPException as exc:
+        log.info("cannot post into the thread of check %s: %s", check_id, exc.text)
+        return False
+    return True
+
+
 async def _open_section(
     bot: FactCheckBot, interaction: discord.Interaction[Any], check_id: str, kind: str
 ) -> None:
@@ -126,19 +151,25 @@ async def _open_section(
     if found is None:
         await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
-    part = section(kind, found[1])
+    row, report = found
+    part = section(kind, report)
     messages = section_messages(part)
-    thread = await _thread(interaction, check_id)
-    if thread is not None:
-        try:
-            await thread.send(f"**{part.title}**", allowed_mentions=NONE)
-            for message in messages:
-                await thread.send(message, allowed_mentions=NONE)
-        except discord.HTTPException as exc:
-            log.info("cannot post into the thread of check %s: %s", check_id, exc.text)
-        else:
+    store, key = bot.service.store, _opened_key(check_id, kind)
+    # One press at a time per section: a second press waits, then finds it posted.
+    async with bot.lock(f"{PLATFORM}:{row.chat}:{key}"):
+        where = store.get_chat_setting(PLATFORM, row.chat, key)
+        if where is not None:
+            await interaction.followup.send(
+                f"Already posted in the thread: <#{int(where)}>", ephemeral=True
+            )
+            return
+        thread = await _thread(interaction, check_id)
+        if thread is not None and await _post_to_thread(thread, part.title, messages, check_id):
             where = getattr(thread, "id", 0)
+            store.set_chat_setting(PLATFORM, row.chat, key, where)
             await interaction.followup.send(f"{part.title}: <#{where}>", ephemeral=True)
             return
     for message in messages:
-        await interaction.followup.send(message, ephemeral=True, allowed_mentions=NONE)
+        await interaction.followup.send(
+            message, ephemeral=True, allowed_mentions=NONE, suppress_embeds=True
+        )

@@ -8,7 +8,9 @@ button presses all arrive as interactions. Commands are synced in
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import weakref
 from typing import Any
 
 import discord
@@ -42,6 +44,16 @@ class FactCheckBot(discord.Client):
         self.tree: app_commands.CommandTree[FactCheckBot] = app_commands.CommandTree(self)
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
         self.last_check: dict[str, float] = {}  # chat → time.monotonic() of its last check
+        # One lock per key while someone holds or waits for it (then it is dropped).
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def lock(self, key: str) -> asyncio.Lock:
+        """The lock of ``key`` (say, one section of one check), shared by concurrent users."""
+        found = self._locks.get(key)
+        if found is None:
+            found = asyncio.Lock()
+            self._locks[key] = found
+        return found
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(CheckButton)

@@ -1,28 +1,30 @@
 """The application commands: ``/factcheck``, the "Fact-check" message command and
 ``/factcheck-settings``.
 
-The commands only route: they check the server's cooldown, find the text (the
+The commands only route: they claim the server's cooldown, find the text (the
 option, the linked message, or the message the menu was opened on) and hand
-it to :func:`~bots.discord_checks.run_check`.
+it to :func:`~bots.discord_checks.run_check`. A message link must point into
+the server (or DM) the command was used in: the bot reads no other server's
+messages for anyone.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import discord
 from discord import app_commands
 
 from .discord_chats import chat_of
-from .discord_checks import cooldown_left, finish, run_check
+from .discord_checks import claim_cooldown, finish, release_cooldown, run_check
 from .discord_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
 
 if TYPE_CHECKING:
     from .discord_client import FactCheckBot
 
-__all__ = ["build_commands", "message_text", "parse_message_link"]
+__all__ = ["MessageLink", "build_commands", "message_text", "parse_message_link"]
 
 MAX_TEXT = 4000
 _LINK = re.compile(
@@ -31,12 +33,35 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 EVERYWHERE = {"guilds": True, "dms": True, "private_channels": True}
+NOT_HERE = "I can only check messages from this server."
+CANNOT_READ = (
+    "I cannot read that channel. Use Apps → Fact-check on the message, "
+    "or paste its text into /factcheck."
+)
 
 
-def parse_message_link(link: str) -> tuple[int, int] | None:
-    """``(channel id, message id)`` of a Discord message link, or ``None``."""
+class MessageLink(NamedTuple):
+    """A parsed message link; ``guild`` is ``None`` for a DM (``@me``) link."""
+
+    guild: int | None
+    channel: int
+    message: int
+
+
+def parse_message_link(link: str) -> MessageLink | None:
+    """The guild, channel and message ids of a Discord message link, or ``None``."""
     match = _LINK.fullmatch(link.strip())
-    return (int(match["channel"]), int(match["message"])) if match else None
+    if match is None:
+        return None
+    guild = None if match["guild"] == "@me" else int(match["guild"])
+    return MessageLink(guild, int(match["channel"]), int(match["message"]))
+
+
+def _links_here(link: MessageLink, interaction: discord.Interaction[Any]) -> bool:
+    """Whether the link claims the interaction's own server (or its own DM channel)."""
+    if link.guild is None:
+        return interaction.guild_id is None and link.channel == interaction.channel_id
+    return link.guild == interaction.guild_id
 
 
 def message_text(message: discord.Message) -> str:
@@ -51,37 +76,74 @@ def _origin(message: discord.Message) -> str:
     return f"a Discord message by {message.author.display_name}"
 
 
-async def _refuse_during_cooldown(bot: FactCheckBot, interaction: discord.Interaction[Any]) -> bool:
-    wait = cooldown_left(bot, interaction)
-    if wait <= 0:
-        return False
+async def _claim_cooldown(bot: FactCheckBot, interaction: discord.Interaction[Any]) -> float | None:
+    """Claim the chat's cooldown (before any ``await``): the claim's time, or ``None``
+    when a check started here too recently (the user is told so)."""
+    chat = chat_of(interaction)
+    wait = guild_settings(bot.service.store, chat, bot.settings.discord).cooldown_s
+    left = claim_cooldown(bot, chat, wait)
+    if left <= 0:
+        return bot.last_check[chat]
     await interaction.response.send_message(
-        f"A check was started here moments ago; try again in {math.ceil(wait)} s.",
+        f"A check was started here moments ago; try again in {math.ceil(left)} s.",
         ephemeral=True,
     )
-    return True
+    return None
+
+
+async def _linked_message(
+    bot: FactCheckBot, interaction: discord.Interaction[Any], link: MessageLink
+) -> discord.Message | str:
+    """The linked message, or why it cannot be checked. The channel is looked up, so a
+    link that names this server but a channel of another one is refused too."""
+    try:
+        if link.guild is None:  # this DM's own channel (checked by the caller)
+            return await bot.get_partial_messageable(link.channel).fetch_message(link.message)
+        channel = bot.get_channel(link.channel) or await bot.fetch_channel(link.channel)
+        guild = getattr(channel, "guild", None)
+        if guild is None or guild.id != interaction.guild_id:
+            return NOT_HERE
+        if not isinstance(channel, discord.abc.Messageable):
+            return "That message was not found."
+        return await channel.fetch_message(link.message)
+    except discord.Forbidden:
+        return CANNOT_READ
+    except discord.NotFound:
+        return "That message was not found."
 
 
 async def _check_message(
-    bot: FactCheckBot, interaction: discord.Interaction[Any], message: discord.Message
+    bot: FactCheckBot,
+    interaction: discord.Interaction[Any],
+    message: discord.Message,
+    claim: float,
 ) -> None:
     text = message_text(message)
     if not text.strip():
+        chat = chat_of(interaction)
+        release_cooldown(bot, chat, claim)
         await finish(
             interaction,
             content="That message has no text I can see. Open its menu (Apps → Fact-check) "
             "instead, or paste its text into /factcheck.",
+            ephemeral=guild_settings(bot.service.store, chat, bot.settings.discord).ephemeral,
         )
         return
     published = message.created_at.date()
     await run_check(
-        bot, interaction, text, origin=_origin(message), published=published, deferred=True
+        bot,
+        interaction,
+        text,
+        cooldown_claim=claim,
+        origin=_origin(message),
+        published=published,
+        deferred=True,
     )
 
 
 @app_commands.describe(
     text="The post's text (or a link to an article).",
-    message_link="A link to a message in a channel I can read.",
+    message_link="A link to a message in this server.",
 )
 async def factcheck(
     interaction: discord.Interaction[Any],
@@ -95,32 +157,30 @@ async def factcheck(
             "Give either `text` or `message_link` (one of them).", ephemeral=True
         )
         return
-    if await _refuse_during_cooldown(bot, interaction):
-        return
-    if text is not None:
-        await run_check(bot, interaction, text)
-        return
-    ids = parse_message_link(message_link or "")
-    if ids is None:
+    link = parse_message_link(message_link) if message_link is not None else None
+    if message_link is not None and link is None:
         await interaction.response.send_message(
             "That is not a Discord message link (Copy Message Link gives one).", ephemeral=True
         )
         return
-    ephemeral = guild_settings(bot.service.store, chat_of(interaction), bot.settings.discord)
-    await interaction.response.defer(thinking=True, ephemeral=ephemeral.ephemeral)
-    try:
-        message = await bot.get_partial_messageable(ids[0]).fetch_message(ids[1])
-    except discord.Forbidden:
-        await finish(
-            interaction,
-            content="I cannot read that channel. Use Apps → Fact-check on the message, "
-            "or paste its text into /factcheck.",
-        )
+    if link is not None and not _links_here(link, interaction):
+        await interaction.response.send_message(NOT_HERE, ephemeral=True)
         return
-    except discord.NotFound:
-        await finish(interaction, content="That message was not found.")
+    claim = await _claim_cooldown(bot, interaction)
+    if claim is None:
         return
-    await _check_message(bot, interaction, message)
+    if link is None:
+        await run_check(bot, interaction, text or "", cooldown_claim=claim)
+        return
+    chat = chat_of(interaction)
+    chat_settings = guild_settings(bot.service.store, chat, bot.settings.discord)
+    await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
+    found = await _linked_message(bot, interaction, link)
+    if isinstance(found, str):
+        release_cooldown(bot, chat, claim)
+        await finish(interaction, content=found, ephemeral=chat_settings.ephemeral)
+        return
+    await _check_message(bot, interaction, found, claim)
 
 
 async def fact_check_message(
@@ -128,11 +188,12 @@ async def fact_check_message(
 ) -> None:
     """Fact-check the message the menu was opened on (it comes with the interaction)."""
     bot = cast("FactCheckBot", interaction.client)
-    if await _refuse_during_cooldown(bot, interaction):
+    claim = await _claim_cooldown(bot, interaction)
+    if claim is None:
         return
-    ephemeral = guild_settings(bot.service.store, chat_of(interaction), bot.settings.discord)
-    await interaction.response.defer(thinking=True, ephemeral=ephemeral.ephemeral)
-    await _check_message(bot, interaction, message)
+    chat_settings = guild_settings(bot.service.store, chat_of(interaction), bot.settings.discord)
+    await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
+    await _check_message(bot, interaction, message, claim)
 
 
 @app_commands.describe(
@@ -160,7 +221,10 @@ async def factcheck_settings(
             bot.service.store, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
         )
     except ValueError as exc:
-        await interaction.response.send_message(f"{str(exc).capitalize()}.", ephemeral=True)
+        reason = str(exc).rstrip(".")
+        await interaction.response.send_message(
+            f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True
+        )
         return
     now = guild_settings(bot.service.store, chat, bot.settings.discord)
     await interaction.response.send_message(now.describe(), ephemeral=True)

@@ -1,9 +1,13 @@
 """The verdict card and the report's sections as Discord embeds and messages.
 
-Everything the model wrote is escaped for Discord markdown (no bold, links,
-headings or mentions can be smuggled in) and cut to Discord's limits: 2000
-characters a message; in an embed 256 for the title, 4096 for the description,
-1024 a field value, 2048 for the footer and 6000 in all.
+Everything the model wrote is escaped for Discord markdown (no bold, masked
+links, headings or mentions can be smuggled in) and cut to Discord's limits:
+2000 characters a message; in an embed 256 for the title, 4096 for the
+description, 1024 a field value, 2048 for the footer and 6000 in all. A bare URL
+in the model's text stays a clickable link (Discord links any ``https://…``,
+escaped or not): it shows where it leads, and the bot posts sections with link
+previews suppressed, so no preview card is unfurled for it. Every message is
+sent with :data:`NONE` (no mention pings).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from .card import Section, VerdictCard, pack, split_text
 
 __all__ = [
     "MESSAGE_LIMIT",
+    "NONE",
     "escape",
     "progress_message",
     "section_messages",
@@ -25,6 +30,8 @@ __all__ = [
     "verdict_embed",
 ]
 
+#: what every message the bot sends allows to ping: nobody
+NONE = discord.AllowedMentions.none()
 MESSAGE_LIMIT = 2000
 TITLE_LIMIT = 256
 DESCRIPTION_LIMIT = 4096

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from storage.chat_records import ChatRecords
 from zofia_engine.config import DiscordSettings
 
+from .discord_chats import PLATFORM
 from .languages import LANGUAGE_KEY, MAX_LANGUAGE, language_name
 
 __all__ = [
@@ -21,7 +22,6 @@ __all__ = [
     "save_guild_settings",
 ]
 
-PLATFORM = "discord"
 MAX_COOLDOWN_S = 3600.0
 
 
@@ -66,13 +66,15 @@ def save_guild_settings(
 
     Raises:
         ValueError: the cooldown is negative or above :data:`MAX_COOLDOWN_S`, or the
-            language name is not a short name made of letters.
+            language is not one the bot can answer in.
     """
+    # Everything is checked before anything is stored: a refusal changes nothing.
+    if cooldown_s is not None and not 0 <= cooldown_s <= MAX_COOLDOWN_S:
+        raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
+    name = language_name(language) if language is not None else None
     if cooldown_s is not None:
-        if not 0 <= cooldown_s <= MAX_COOLDOWN_S:
-            raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
         store.set_chat_setting(PLATFORM, chat, "cooldown_s", cooldown_s)
     if ephemeral is not None:
         store.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)
-    if language is not None:
-        store.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, language_name(language))
+    if name is not None:
+        store.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)

@@ -118,8 +118,9 @@ def test_progress_keeps_the_latest_steps_within_one_message() -> None:
 
 
 def test_message_links_are_parsed() -> None:
-    assert parse_message_link("https://discord.com/channels/1/22/333") == (22, 333)
-    assert parse_message_link(" https://ptb.discordapp.com/channels/@me/22/333/ ") == (22, 333)
+    assert parse_message_link("https://discord.com/channels/1/22/333") == (1, 22, 333)
+    dm = parse_message_link(" https://ptb.discordapp.com/channels/@me/22/333/ ")
+    assert dm is not None and (dm.guild, dm.channel, dm.message) == (None, 22, 333)
     assert parse_message_link("https://discord.com/channels/1/22") is None
     assert parse_message_link("https://evil.example/channels/1/22/333") is None
 

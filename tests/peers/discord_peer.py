@@ -69,6 +69,8 @@ class FakeDiscord(LoopbackServer):
         self.unreadable_channels: set[int] = set()
         self.no_thread_channels: set[int] = set()
         self.expired_tokens: set[str] = set()
+        self.foreign_channels: dict[int, int] = {}  # channel id → the other guild it is in
+        self.dm_channels: dict[int, int] = {}  # user id → their DM channel with the bot
         self.originals: dict[str, int] = {}  # interaction token → its response message id
         self.identified = asyncio.Event()
         self.identifies = 0
@@ -106,10 +108,12 @@ class FakeDiscord(LoopbackServer):
         }
 
     def channel(self, channel_id: int | None = None) -> dict[str, Any]:
+        """A text channel: in the test guild, or in the one ``foreign_channels`` says."""
+        channel_id = channel_id or self.CHANNEL_ID
         return {
-            "id": str(channel_id or self.CHANNEL_ID),
+            "id": str(channel_id),
             "type": 0,
-            "guild_id": str(self.GUILD_ID),
+            "guild_id": str(self.foreign_channels.get(channel_id, self.GUILD_ID)),
             "name": "news",
             "position": 0,
             "permission_overwrites": [],
@@ -325,6 +329,8 @@ class FakeDiscord(LoopbackServer):
             if request.headers.get("Authorization") != f"Bot {self.token}":
                 return 401, {"message": "401: Unauthorized", "code": 0}
             return 200, self.user(self.BOT_ID, "zofia")
+        if parts == ["users", "@me", "channels"] and method == "POST":
+            return 200, self._dm_channel(int(body["recipient_id"]))
         if parts == ["oauth2", "applications", "@me"]:
             return 200, self._application()
         if parts[:1] == ["gateway"]:
@@ -378,6 +384,16 @@ class FakeDiscord(LoopbackServer):
             resource = {"type": body["type"], "message": message}
         interaction["response_message_id"] = resource and resource["message"]["id"]
         return 200, {"interaction": interaction, "resource": resource}
+
+    def _dm_channel(self, user_id: int) -> dict[str, Any]:
+        """The DM channel with ``user_id`` (opened on first use, then the same one)."""
+        channel_id = self.dm_channels.setdefault(user_id, 810000000000000000 + user_id % 1000)
+        return {
+            "id": str(channel_id),
+            "type": 1,
+            "last_message_id": None,
+            "recipients": [self.user(user_id)],
+        }
 
     def _fields(self, data: dict[str, Any]) -> dict[str, Any]:
         return {key: data[key] for key in ("embeds", "components", "flags") if key in data}
