@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript
+from peers.panel_script import SCHEMAS, PanelScript
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import Settings
@@ -63,15 +63,8 @@ SILENCED: dict[str, set[str]] = {
     "no-claims": {"extractorreply", "verifierreply"},
     "no-debate": {"debaterreply", "judgereply"},
 }
-PANEL = {
-    "linguistreply",
-    "domainreply",
-    "expertreply",
-    "extractorreply",
-    "verifierreply",
-    "debaterreply",
-    "judgereply",
-}
+# Every agent's reply schema; "finalreply" only follows a debate that reached its cap.
+PANEL = set(SCHEMAS) - {"finalreply"}
 
 
 @pytest_asyncio.fixture
