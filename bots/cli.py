@@ -15,10 +15,10 @@ from storage.opening import open_store
 from storage.service import CheckService, Requester
 from zofia_engine.config import Settings
 from zofia_engine.errors import ZofiaError
-from zofia_engine.post import ABLATIONS, Ablation, Post, ProgressEvent
+from zofia_engine.post import Ablation, Post, ProgressEvent
 from zofia_engine.report import Report
 
-from .settings import CONFIG_OPTION, settings_from
+from .settings import ABLATE_OPTION, CONFIG_OPTION, settings_from
 from .terminal import render_stage1
 from .terminal_report import describe_event, render_report
 
@@ -137,13 +137,7 @@ async def _post_from_options(
 @click.option("--origin", default="", help="Where the post was forwarded from, in words.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
 @click.option("--recheck", is_flag=True, help="Run the check even if a recent answer is stored.")
-@click.option(
-    "--ablate",
-    type=click.Choice(list(ABLATIONS)),
-    default="full",
-    show_default=True,
-    help="Leave out parts of the method (the paper's Table 2).",
-)
+@ABLATE_OPTION
 @CONFIG_OPTION
 def check(
     text: str | None,

@@ -40,9 +40,9 @@ from zofia_engine.evaluation import (
 )
 from zofia_engine.evaluation.baseline import ROLE as BASELINE_ROLE
 from zofia_engine.evaluation.metrics import NONE_COLUMN
-from zofia_engine.post import ABLATIONS, Ablation
+from zofia_engine.post import Ablation
 
-from .settings import CONFIG_OPTION, settings_from
+from .settings import ABLATE_OPTION, CONFIG_OPTION, settings_from
 
 __all__ = ["default_output", "eval_command"]
 
@@ -195,13 +195,7 @@ async def _run(
     type=click.Choice(["only-llm"]),
     help="Instead of the pipeline, one call to the judge's model with the post alone.",
 )
-@click.option(
-    "--ablate",
-    type=click.Choice(list(ABLATIONS)),
-    default="full",
-    show_default=True,
-    help="Leave out parts of the method (the paper's Table 2).",
-)
+@ABLATE_OPTION
 @click.option("--limit", type=click.IntRange(min=1), help="Evaluate a fixed sample of N items.")
 @click.option(
     "--seed",

@@ -9,8 +9,9 @@ import click
 
 from zofia_engine.config import Settings, load_config
 from zofia_engine.errors import ZofiaError
+from zofia_engine.post import ABLATIONS
 
-__all__ = ["CONFIG_ENV", "CONFIG_OPTION", "settings_from"]
+__all__ = ["ABLATE_OPTION", "CONFIG_ENV", "CONFIG_OPTION", "settings_from"]
 
 CONFIG_ENV = "ZOFIA_CONFIG"
 
@@ -18,6 +19,14 @@ CONFIG_OPTION = click.option(
     "--config",
     type=click.Path(dir_okay=False, path_type=Path),
     help=f"TOML settings file (default: ${CONFIG_ENV}, then ./zofia.toml).",
+)
+
+ABLATE_OPTION = click.option(
+    "--ablate",
+    type=click.Choice(list(ABLATIONS)),
+    default="full",
+    show_default=True,
+    help="Leave out parts of the method (the paper's Table 2).",
 )
 
 
