@@ -22,11 +22,11 @@ import numpy as np
 
 from zofia_engine.config import ServiceSettings
 from zofia_engine.encoder import TextEncoder
-from zofia_engine.engine import EMPTY_POST, Engine
-from zofia_engine.errors import InvalidPostError, ZofiaError
+from zofia_engine.engine import Engine
+from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Post, ProgressEvent
 from zofia_engine.report import Report
-from zofia_engine.text import clean_post
+from zofia_engine.text import checkable_text, clean_post
 
 from .database import hash_user, text_hash
 from .limits import RequestLimits
@@ -290,9 +290,7 @@ class CheckService:
             InvalidPostError: the post has no text.
             RateLimitedError: a rate limit or quota is reached; ``retry_after_s`` says when.
         """
-        text, _ = clean_post(post.text)
-        if not text.strip():
-            raise InvalidPostError(EMPTY_POST)
+        text, _ = checkable_text(post.text)
         now = self.clock()
         who = hash_user(self.secret, requester.platform, requester.user_id)
         self.limits.check(

@@ -23,7 +23,6 @@ from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import decision_confidence, final_ruling
 from .agents.linguist import analyse_language
 from .config import Settings
-from .errors import InvalidPostError
 from .llm.base import ChatMessage
 from .llm.router import LLMRouter
 from .llm.session import CheckSession, StepFailed
@@ -42,14 +41,12 @@ from .report import (
 from .retrieval.models import Stage1Result
 from .retrieval.ner.sentences import split_sentences
 from .retrieval.pipeline import EntityGuidedRetrieval
-from .text import clean_post
+from .text import checkable_text
 
 __all__ = ["Engine"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
 
 
 class _Progress:
@@ -162,9 +159,7 @@ class Engine:
             post = Post(text=post)
         ab = ablation or Ablation()
         started = time.perf_counter()
-        text, degraded = clean_post(post.text)
-        if not text.strip():
-            raise InvalidPostError(EMPTY_POST)
+        text, degraded = checkable_text(post.text)
         progress = _Progress(on_progress, started)
         s = self.settings
         session = self.llm.session()

@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-__all__ = ["clean_post"]
+from .errors import InvalidPostError
+
+__all__ = ["EMPTY_POST", "checkable_text", "clean_post"]
+
+EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
 
 _TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -97,3 +101,15 @@ def clean_post(text: str) -> tuple[str, list[str]]:
     text = _BLANKS.sub(" ", text)
     text = _NEWLINES.sub("\n\n", text)
     return text.strip(), notes
+
+
+def checkable_text(text: str) -> tuple[str, list[str]]:
+    """``clean_post``, refusing a post that has no text left after cleaning.
+
+    Raises:
+        InvalidPostError: nothing is left to check.
+    """
+    text, notes = clean_post(text)
+    if not text:
+        raise InvalidPostError(EMPTY_POST)
+    return text, notes

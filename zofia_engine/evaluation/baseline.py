@@ -17,13 +17,12 @@ from pydantic import BaseModel, ConfigDict
 from ..agents.context import PanelContext
 from ..agents.judge import decision_confidence
 from ..config import Settings
-from ..errors import InvalidPostError
 from ..llm.router import LLMRouter
 from ..llm.session import StepFailed
 from ..post import Post
 from ..prompting import render
 from ..report import Analyses, Confidence, Debate, Report, Usage
-from ..text import clean_post
+from ..text import checkable_text
 
 __all__ = ["ROLE", "OnlyLLMBaseline", "OnlyLLMReply"]
 
@@ -78,9 +77,7 @@ class OnlyLLMBaseline:
         if isinstance(post, str):
             post = Post(text=post)
         started = time.perf_counter()
-        text, degraded = clean_post(post.text)
-        if not text.strip():
-            raise InvalidPostError("The post is empty.")
+        text, degraded = checkable_text(post.text)
         a = self.settings.agents
         ctx = PanelContext(
             text,
