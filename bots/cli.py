@@ -101,13 +101,7 @@ async def _post_from_options(
         from zofia_engine.fetch import fetch_article
 
         article = await fetch_article(url, allow_private=allow_private)
-        body = f"{article.title}\n\n{article.text}" if article.title else article.text
-        return Post(
-            text=body,
-            url=article.final_url,
-            published=published or article.published,
-            origin=origin,
-        )
+        return article.as_post(published=published, origin=origin)
     if file is not None:
         try:
             body = file.read_text(encoding="utf-8", errors="replace")

@@ -111,11 +111,4 @@ async def post_from_message(
             language=language,
         )
     article = await fetch_article(only.group(1), allow_private=allow_private_urls)
-    body = f"{article.title}\n\n{article.text}" if article.title else article.text
-    return Post(
-        text=body,
-        url=article.final_url,
-        published=published or article.published,
-        origin=origin,
-        language=language,
-    )
+    return article.as_post(published=published, origin=origin, language=language)

@@ -22,6 +22,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from .errors import InvalidPostError, ModelUnavailableError
+from .post import Post
 
 __all__ = ["FetchedArticle", "fetch_article", "is_public_address"]
 
@@ -41,6 +42,19 @@ class FetchedArticle:
     text: str
     published: datetime.date | None
     site: str
+
+    def as_post(
+        self, *, published: datetime.date | None = None, origin: str = "", language: str = ""
+    ) -> Post:
+        """The article as a post: its title over its text; ``published`` overrides its own date."""
+        body = f"{self.title}\n\n{self.text}" if self.title else self.text
+        return Post(
+            text=body,
+            url=self.final_url,
+            published=published or self.published,
+            origin=origin,
+            language=language,
+        )
 
 
 def _address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
