@@ -18,9 +18,15 @@ from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
 from peers.search_peers import closed_port
 
 from zofia_engine.config import OpenAISettings
-from zofia_engine.errors import LLMRateLimitedError, LLMResponseError, LLMTimeoutError
+from zofia_engine.errors import (
+    LLMConfigError,
+    LLMRateLimitedError,
+    LLMResponseError,
+    LLMTimeoutError,
+)
 from zofia_engine.llm.base import ChatMessage, CompletionRequest
 from zofia_engine.llm.openai_backend import OpenAIBackend
+from zofia_engine.llm.structured import bounded_schema
 
 pytest.importorskip("openai")
 
@@ -31,6 +37,9 @@ SCHEMA: dict[str, Any] = {
     "required": ["verdict"],
     "additionalProperties": False,
 }
+
+# What a llama.cpp grammar gets: every free-text string bounded to close within max_tokens.
+BOUNDED = bounded_schema(SCHEMA, 512)
 
 
 def ask(text: str = "Is the sky green?", **kw: Any) -> CompletionRequest:
@@ -60,7 +69,7 @@ async def test_plain_text_completion() -> None:
     assert done.finish_reason == "stop"
     assert done.attempts == 1
     assert done.logprobs is None
-    assert llm.name == "openai" and llm.structured
+    assert llm.name == "openai" and llm.mode is None  # learnt from the first schema request
     [body] = peer.requests
     assert body["model"] == MODEL
     assert body["messages"] == [
@@ -73,7 +82,10 @@ async def test_plain_text_completion() -> None:
 
 
 async def test_json_schema_request_body() -> None:
-    async with FakeOpenAI(lambda body: '{"verdict": "false"}') as peer, backend_for(peer) as llm:
+    async with (
+        FakeOpenAI(lambda body: '{"verdict": "false"}') as peer,
+        backend_for(peer, structured_output="json_schema") as llm,
+    ):
         done = await llm.complete(ask(schema=SCHEMA, schema_name="verdict"))
     assert done.text == '{"verdict": "false"}'
     assert peer.requests[0]["response_format"] == {
@@ -83,18 +95,96 @@ async def test_json_schema_request_body() -> None:
 
 
 @pytest.mark.parametrize(
-    ("mode", "expected", "structured"),
-    [("json_object", {"type": "json_object"}, False), ("none", None, False)],
+    ("mode", "expected", "in_prompt"),
+    [
+        ("json_object_schema", {"type": "json_object", "schema": BOUNDED}, False),
+        ("json_object", {"type": "json_object"}, True),
+        ("none", None, True),
+    ],
 )
-async def test_json_object_and_none_modes(
-    mode: str, expected: dict[str, str] | None, structured: bool
-) -> None:
+async def test_the_other_modes(mode: str, expected: dict[str, Any] | None, in_prompt: bool) -> None:
     async with FakeOpenAI() as peer, backend_for(peer, structured_output=mode) as llm:
         await llm.complete(ask(schema=SCHEMA))
         await llm.complete(ask())  # no schema: never a response_format
-    assert llm.structured is structured
+    assert llm.structured is (not in_prompt)
     assert peer.requests[0].get("response_format") == expected
+    last = peer.requests[0]["messages"][-1]["content"]
+    # Where the server does not enforce the schema, the model reads it in the prompt.
+    assert ('"required":["verdict"]' in last) is in_prompt
     assert "response_format" not in peer.requests[1]
+    assert peer.requests[1]["messages"][-1]["content"] == "Is the sky green?"
+
+
+# ------------------------------------------------- structured output, learnt per server
+
+LLAMA_CPP_PYTHON = {"formats": ("text", "json_object"), "refusal_status": 500}
+
+
+async def test_auto_keeps_json_schema_where_the_server_takes_it() -> None:
+    async with FakeOpenAI() as peer, backend_for(peer) as llm:
+        await llm.complete(ask(schema=SCHEMA))
+        await llm.complete(ask(schema=SCHEMA))
+    assert llm.mode == "json_schema" and peer.calls == 2
+    assert [r["response_format"]["type"] for r in peer.requests] == ["json_schema"] * 2
+
+
+async def test_auto_learns_llama_cpp_pythons_json_object_with_schema(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("INFO", logger="zofia_engine.llm.openai_backend")
+    async with FakeOpenAI(**LLAMA_CPP_PYTHON) as peer, backend_for(peer, retries=3) as llm:
+        first = await llm.complete(ask(schema=SCHEMA))
+        second = await llm.complete(ask(schema=SCHEMA))
+    assert first.text == second.text == "ok"
+    # The refused json_schema is not retried (a 500 naming a field is not passing), and
+    # the second request goes straight to the mode that worked.
+    assert peer.calls == 3
+    kinds = [r["response_format"] for r in peer.requests]
+    assert kinds[0]["type"] == "json_schema"
+    assert kinds[1] == kinds[2] == {"type": "json_object", "schema": BOUNDED}
+    assert llm.mode == "json_object_schema"
+    learnt = [r for r in caplog.records if "takes structured output" in r.getMessage()]
+    assert len(learnt) == 1 and "json_object_schema" in learnt[0].getMessage()
+
+
+async def test_auto_falls_back_to_the_schema_in_the_prompt() -> None:
+    async with FakeOpenAI(formats=("text",)) as peer, backend_for(peer) as llm:
+        await llm.complete(ask(schema=SCHEMA))
+    assert llm.mode == "none"
+    assert [r.get("response_format", {}).get("type") for r in peer.requests] == [
+        "json_schema",
+        "json_object",
+        "json_object",
+        None,
+    ]
+    assert '"required":["verdict"]' in peer.requests[-1]["messages"][-1]["content"]
+
+
+async def test_concurrent_first_requests_learn_once() -> None:
+    async with FakeOpenAI(**LLAMA_CPP_PYTHON) as peer, backend_for(peer) as llm:
+        await asyncio.gather(*(llm.complete(ask(f"q{i}", schema=SCHEMA)) for i in range(5)))
+    assert peer.calls == 6  # one refusal, then five accepted requests
+
+
+async def test_an_explicit_mode_is_obeyed_and_a_refusal_names_the_setting() -> None:
+    async with (
+        FakeOpenAI(**LLAMA_CPP_PYTHON) as peer,
+        backend_for(peer, structured_output="json_schema", retries=3) as llm,
+    ):
+        with pytest.raises(LLMConfigError) as info:
+            await llm.complete(ask(schema=SCHEMA))
+    assert peer.calls == 1
+    assert info.value.setting == "llm.openai.structured_output"
+    assert "change llm.openai.structured_output" in str(info.value)
+    assert llm.mode == "json_schema"
+
+
+async def test_refused_logprobs_are_dropped_for_good() -> None:
+    async with FakeOpenAI(logprobs=False, refusal_status=500) as peer, backend_for(peer) as llm:
+        first = await llm.complete(ask(top_logprobs=3))
+        second = await llm.complete(ask(top_logprobs=3))
+    assert first.logprobs is None and second.logprobs is None
+    assert [bool(r.get("logprobs")) for r in peer.requests] == [True, False, False]
 
 
 async def test_model_falls_back_to_the_backend_default() -> None:
@@ -192,6 +282,16 @@ async def test_persistent_500_raises_response_error() -> None:
         with pytest.raises(LLMResponseError, match="HTTP 502"):
             await llm.complete(ask())
     assert peer.calls == 2
+
+
+@pytest.mark.parametrize("status", [400, 422])
+async def test_a_refused_request_is_not_retried_and_names_a_setting(status: int) -> None:
+    bad = ChatReply(status=status, error="Invalid value for 'temperature': must be <= 2.")
+    async with FakeOpenAI(lambda body: bad) as peer, backend_for(peer, retries=3) as llm:
+        with pytest.raises(LLMConfigError) as info:
+            await llm.complete(ask())
+    assert peer.calls == 1
+    assert info.value.setting == "llm.temperature"
 
 
 async def test_400_is_not_retried() -> None:

@@ -185,9 +185,13 @@ class OpenAISettings(_Section):
     base_url: str = ""
     api_key: str = ""
     model: str = "gpt-4o-mini"
-    # "json_schema": response_format with a strict schema (OpenAI, vLLM, llama.cpp server);
-    # "json_object": JSON mode only (DeepSeek); "none": parse free text, repair once.
-    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    # "auto": learn once per server which of the modes below it takes, strictest first.
+    # "json_schema": a strict schema (OpenAI, vLLM, llama-server); "json_object_schema":
+    # json_object carrying the schema (llama-cpp-python's server); "json_object": JSON
+    # mode, the schema in the prompt (DeepSeek); "none": the schema in the prompt alone.
+    structured_output: Literal[
+        "auto", "json_schema", "json_object_schema", "json_object", "none"
+    ] = "auto"
     logprobs: bool = True
     max_concurrency: int = Field(8, ge=1)
     requests_per_second: float = Field(0.0, ge=0)

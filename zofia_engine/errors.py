@@ -11,6 +11,7 @@
      │    ├── LLMRateLimitedError      HTTP 429 after every retry
      │    ├── LLMTimeoutError          no answer within the timeout
      │    ├── LLMResponseError         an error status, or a reply that is not the API's format
+     │    │    └── LLMConfigError      the server refused the request as configured
      │    └── LLMBudgetExceededError   the check spent its call or token budget
      └── InvalidPostError       the post cannot be checked (empty, unreadable URL)
 
@@ -24,6 +25,7 @@ __all__ = [
     "ConfigError",
     "InvalidPostError",
     "LLMBudgetExceededError",
+    "LLMConfigError",
     "LLMError",
     "LLMRateLimitedError",
     "LLMResponseError",
@@ -89,6 +91,16 @@ class LLMTimeoutError(LLMError):
 
 class LLMResponseError(LLMError):
     """The server answered with an error status or a malformed body."""
+
+
+class LLMConfigError(LLMResponseError):
+    """The server refused the request as the settings make it (a 400 or 422, an unknown
+    model, a bad key): retrying cannot help, so the check stops. ``setting`` names the
+    setting to change."""
+
+    def __init__(self, backend: str, message: str, setting: str) -> None:
+        super().__init__(backend, message)
+        self.setting = setting
 
 
 class LLMBudgetExceededError(LLMError):

@@ -90,6 +90,13 @@ class FakeOpenAI(LoopbackServer):
         delay_s: hold every answer back this long (a reply's ``delay_s`` wins).
         api_key: when set, requests must carry ``Authorization: Bearer <api_key>``.
         models: the ids listed by ``GET /v1/models``.
+        formats: the ``response_format`` types the server takes; others are refused
+            with ``refusal_status`` and a body naming the field, as real servers do
+            (llama-cpp-python's server: ``("text", "json_object")`` and 500).
+        refusal_status: the status of such a refusal (400 for OpenAI, vLLM and most).
+        logprobs: whether the server returns token log-probabilities; ``False`` refuses
+            a request that asks for them, as llama-cpp-python's server does without
+            ``logits_all``.
     """
 
     def __init__(
@@ -99,12 +106,18 @@ class FakeOpenAI(LoopbackServer):
         delay_s: float = 0.0,
         api_key: str | None = None,
         models: tuple[str, ...] = ("fake-model",),
+        formats: tuple[str, ...] = ("text", "json_object", "json_schema"),
+        refusal_status: int = 400,
+        logprobs: bool = True,
     ) -> None:
         super().__init__()
         self.responder = responder
         self.delay_s = delay_s
         self.api_key = api_key
         self.models = models
+        self.formats = formats
+        self.refusal_status = refusal_status
+        self.serves_logprobs = logprobs
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.calls = 0
@@ -164,6 +177,10 @@ class FakeOpenAI(LoopbackServer):
         if problem:
             return web.json_response(_error_body(400, problem), status=400)
         assert isinstance(body, dict)
+        refused = self._unsupported(body)
+        if refused:
+            status = self.refusal_status
+            return web.json_response(_error_body(status, refused), status=status)
         reply = await self._next_reply(body)
         delay = self.delay_s if reply.delay_s is None else reply.delay_s
         if reply.hang:
@@ -179,6 +196,16 @@ class FakeOpenAI(LoopbackServer):
                 _error_body(reply.status, message), status=reply.status, headers=reply.headers
             )
         return web.json_response(_completion(body, reply), headers=reply.headers)
+
+    def _unsupported(self, body: dict[str, Any]) -> str:
+        """Why this server would refuse a well-formed request, in its own words."""
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") not in self.formats:
+            allowed = " or ".join(repr(f) for f in self.formats)
+            return f"response_format.type: Input should be {allowed}"
+        if body.get("logprobs") and not self.serves_logprobs:
+            return "logprobs is not supported for models created with logits_all=False"
+        return ""
 
     async def _next_reply(self, body: dict[str, Any]) -> ChatReply:
         if self._script:

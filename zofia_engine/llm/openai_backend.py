@@ -1,22 +1,41 @@
 """Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp).
 
-The ``openai`` SDK does the HTTP with its own retries off; tenacity retries 429, 5xx,
-timeouts and failed connections with jittered exponential backoff (honouring
-``Retry-After``), a semaphore bounds attempts in flight and aiolimiter the request rate.
-What still fails is translated into the :class:`~zofia_engine.errors.LLMError` tree.
+The ``openai`` SDK does the HTTP with its own retries off; tenacity retries what can
+change (429, server errors, timeouts, failed connections) with jittered exponential
+backoff (honouring ``Retry-After``), a semaphore bounds attempts in flight and
+aiolimiter the request rate. A refusal of the request itself (400, 422, a 500 that
+names a request field, 401, 404) is not retried: it is a setting to change, and
+:class:`~zofia_engine.errors.LLMConfigError` names it. What still fails is
+translated into the :class:`~zofia_engine.errors.LLMError` tree.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
 import tenacity
 from aiolimiter import AsyncLimiter
 
-from ..errors import LLMRateLimitedError, LLMResponseError, LLMTimeoutError, ModelUnavailableError
+from ..errors import (
+    LLMConfigError,
+    LLMRateLimitedError,
+    LLMResponseError,
+    LLMTimeoutError,
+    ModelUnavailableError,
+)
 from .base import Completion, CompletionRequest, LLMBackend, TokenLogprob
+from .server_features import (
+    MODES,
+    StructuredMode,
+    refused_field,
+    response_format,
+    schema_instruction,
+    setting_for,
+)
 
 if TYPE_CHECKING:
     import openai
@@ -25,6 +44,11 @@ if TYPE_CHECKING:
     from ..config import OpenAISettings
 
 __all__ = ["OpenAIBackend", "retry_after"]
+
+log = logging.getLogger(__name__)
+
+STRUCTURED_SETTING = setting_for("response_format")
+LOGPROBS_SETTING = setting_for("logprobs")
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -41,11 +65,37 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def _retryable(exc: BaseException) -> bool:
+def _body_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    return json.dumps(body) if isinstance(body, dict | list) else str(body or exc.message)
+
+
+def _refusal(exc: BaseException) -> tuple[str, str] | None:
+    """``(field, setting)`` when ``exc`` is the server refusing the request as configured."""
     import openai
 
-    status = exc.status_code if isinstance(exc, openai.APIStatusError) else 0
-    return isinstance(exc, openai.APIConnectionError) or status == 429 or status >= 500
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    status = exc.status_code
+    if status in (401, 403):
+        return "api_key", "llm.openai.api_key"
+    if status == 404:
+        return "model", "llm.openai.model"
+    field = refused_field(status, _body_text(exc))
+    if field is None:
+        return None
+    return field, setting_for(field) if field else "llm.openai"
+
+
+def _retryable(exc: BaseException) -> bool:
+    """429, timeouts, lost connections and server errors that do not name a request field."""
+    import openai
+
+    if isinstance(exc, openai.APIConnectionError):
+        return True
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    return exc.status_code == 429 or (exc.status_code >= 500 and _refusal(exc) is None)
 
 
 def _detail(exc: openai.APIError) -> str:
@@ -61,12 +111,14 @@ class OpenAIBackend(LLMBackend):
     Args:
         base_url: the API root (``http://host:8000/v1``); empty means api.openai.com.
         api_key: the bearer key; local servers usually ignore it.
-        structured_output: ``json_schema`` (strict), ``json_object`` (JSON mode) or ``none``.
+        structured_output: ``auto`` (learn what the server takes, once), or one of
+            :data:`~zofia_engine.llm.server_features.MODES`, obeyed as given.
         timeout_s: time allowed for one attempt.
         retries: further attempts after the first, for 429/5xx/timeouts/connections.
         max_concurrency: attempts in flight at once.
         requests_per_second: rate limit; 0 means none.
-        logprobs: ask for token log-probabilities when a request wants them.
+        logprobs: ask for token log-probabilities when a request wants them (dropped,
+            once and for good, if the server refuses them).
         model: the model used when a request names none.
         backoff_s: first step of the exponential backoff (doubles each retry, plus jitter).
         max_backoff_s: longest wait; a 429 whose ``Retry-After`` is longer fails at once.
@@ -82,7 +134,7 @@ class OpenAIBackend(LLMBackend):
         *,
         base_url: str = "",
         api_key: str = "",
-        structured_output: Literal["json_schema", "json_object", "none"] = "json_schema",
+        structured_output: Literal["auto"] | StructuredMode = "auto",
         timeout_s: float = 120.0,
         retries: int = 3,
         max_concurrency: int = 8,
@@ -96,13 +148,17 @@ class OpenAIBackend(LLMBackend):
             import openai
         except ImportError as exc:
             raise ModelUnavailableError(
-                "the OpenAI backend needs the openai package: pip install 'zofia-factcheck[llm]'"
+                "the OpenAI backend needs the openai package: pip install openai"
             ) from exc
         self._client = openai.AsyncOpenAI(
             base_url=base_url or None, api_key=api_key or "unused", max_retries=0, timeout=timeout_s
         )
+        self.base_url = base_url or "https://api.openai.com/v1"
         self.structured_output = structured_output
-        self.structured = structured_output == "json_schema"
+        self._mode: StructuredMode | None = (
+            None if structured_output == "auto" else structured_output
+        )
+        self._learning = asyncio.Lock()
         self.timeout_s = timeout_s
         self.retries = retries
         self.logprobs = logprobs
@@ -117,6 +173,16 @@ class OpenAIBackend(LLMBackend):
             multiplier=backoff_s, max=max_backoff_s, jitter=backoff_s
         )
         self._max_backoff = max_backoff_s
+
+    @property
+    def mode(self) -> StructuredMode | None:
+        """The structured-output mode in use: as configured, or as learned (``None`` until
+        the first request with a schema, under ``auto``)."""
+        return self._mode
+
+    @property
+    def structured(self) -> bool:  # type: ignore[override]
+        return self._mode in ("json_schema", "json_object_schema")
 
     @classmethod
     def from_settings(
@@ -148,18 +214,23 @@ class OpenAIBackend(LLMBackend):
             return min(delay, self._max_backoff)
         return float(self._backoff(state))
 
-    def _arguments(self, request: CompletionRequest, model: str) -> dict[str, Any]:
+    def _arguments(
+        self, request: CompletionRequest, model: str, mode: StructuredMode
+    ) -> dict[str, Any]:
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
         args: dict[str, Any] = {
             "model": model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": messages,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
         }
-        if request.schema is not None and self.structured_output == "json_schema":
-            spec = {"name": request.schema_name, "schema": request.schema, "strict": True}
-            args["response_format"] = {"type": "json_schema", "json_schema": spec}
-        elif request.schema is not None and self.structured_output == "json_object":
-            args["response_format"] = {"type": "json_object"}
+        if request.schema is not None:
+            fmt = response_format(mode, request.schema, request.schema_name, request.max_tokens)
+            if fmt is not None:
+                args["response_format"] = fmt
+            extra = schema_instruction(mode, request.schema)
+            if extra and messages:
+                messages[-1] = {**messages[-1], "content": messages[-1]["content"] + extra}
         if request.top_logprobs > 0 and self.logprobs:
             args["logprobs"] = True
             args["top_logprobs"] = request.top_logprobs
@@ -168,6 +239,9 @@ class OpenAIBackend(LLMBackend):
     async def complete(self, request: CompletionRequest) -> Completion:
         """Run one chat completion, retrying transient failures.
 
+        Under ``structured_output = "auto"`` the first request with a schema finds the
+        mode the server takes (the strictest it accepts) and every later one uses it.
+
         Args:
             request: the messages, model, optional schema and sampling settings.
 
@@ -175,15 +249,50 @@ class OpenAIBackend(LLMBackend):
             The reply text with the server's token usage (estimated when absent).
 
         Raises:
+            LLMConfigError: the server refused the request as configured (a 400 or 422,
+                a 500 naming a request field, a bad key, an unknown model).
             LLMRateLimitedError: 429 on every attempt, or a ``Retry-After`` too long to wait.
             LLMTimeoutError: no answer within ``timeout_s`` on every attempt.
             LLMResponseError: another error status, no connection, or not a chat completion.
         """
+        if request.schema is not None and self._mode is None:
+            async with self._learning:
+                if self._mode is None:
+                    return await self._learn_mode(request)
+        return await self._send(request, self._mode or "none")
+
+    async def _learn_mode(self, request: CompletionRequest) -> Completion:
+        for mode in MODES:
+            try:
+                done = await self._send(request, mode)
+            except LLMConfigError as exc:
+                if exc.setting == STRUCTURED_SETTING and mode != MODES[-1]:
+                    log.debug("%s refused structured output as %s: %s", self.base_url, mode, exc)
+                    continue
+                raise
+            self._mode = mode
+            log.info("%s takes structured output as %s", self.base_url, mode)
+            return done
+        raise AssertionError("unreachable: the last mode sends no response_format")
+
+    async def _send(self, request: CompletionRequest, mode: StructuredMode) -> Completion:
+        """One request with its retries; a server that refuses logprobs is asked again
+        without them, and never asked for them again."""
+        try:
+            return await self._attempts(request, mode)
+        except LLMConfigError as exc:
+            if exc.setting != LOGPROBS_SETTING or not (self.logprobs and request.top_logprobs):
+                raise
+            self.logprobs = False
+            log.warning("%s refuses token log-probabilities; going on without them", self.base_url)
+            return await self._attempts(request, mode)
+
+    async def _attempts(self, request: CompletionRequest, mode: StructuredMode) -> Completion:
         import openai
 
         model = request.model or self.model
         label = f"openai:{model}"
-        args = self._arguments(request, model)
+        args = self._arguments(request, model, mode)
         start = time.perf_counter()
         attempts = 0
         retrying = tenacity.AsyncRetrying(
@@ -208,6 +317,15 @@ class OpenAIBackend(LLMBackend):
                 label, f"rate limited (HTTP 429) after {attempts} attempts: {_detail(exc)}"
             ) from exc
         except openai.APIStatusError as exc:
+            refused = _refusal(exc)
+            if refused is not None:
+                detail = _detail(exc)[:300]
+                raise LLMConfigError(
+                    label,
+                    f"the server at {self.base_url} refused the request (HTTP "
+                    f"{exc.status_code}: {detail}); change {refused[1]}",
+                    refused[1],
+                ) from exc
             raise LLMResponseError(
                 label, f"HTTP {exc.status_code} after {attempts} attempts: {_detail(exc)}"
             ) from exc
@@ -233,6 +351,24 @@ class OpenAIBackend(LLMBackend):
                         label, f"rate limited (HTTP 429); retry after {delay:.0f} s"
                     ) from exc
                 raise
+
+    async def list_models(self) -> list[str]:
+        """The model ids the server lists (``GET /models``), for ``zofia doctor``.
+
+        Raises:
+            LLMResponseError: the server cannot be reached or refuses the request.
+        """
+        import openai
+
+        try:
+            page = await self._client.models.list()
+        except openai.APIStatusError as exc:
+            raise LLMResponseError(
+                self.base_url, f"HTTP {exc.status_code}: {_detail(exc)}"
+            ) from exc
+        except openai.APIError as exc:
+            raise LLMResponseError(self.base_url, f"cannot reach the server: {exc}") from exc
+        return [model.id for model in page.data]
 
     async def aclose(self) -> None:
         """Close the SDK's connection pool."""

@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from ..errors import LLMBudgetExceededError, LLMError, ZofiaError
+from ..errors import LLMBudgetExceededError, LLMConfigError, LLMError, ZofiaError
 from ..prompting import render
 from ..report import LLMCall
 from .base import ChatMessage, Completion, CompletionRequest, LLMBackend
@@ -116,6 +116,8 @@ class CheckSession:
         Raises:
             StepFailed: the call failed after retries, the budget is spent, or
                 the reply did not parse even after one repair.
+            LLMConfigError: the server refused the request as configured; the
+                check cannot go on, so this is not a step's failure.
         """
         route = self.routes[role]
         spec = json_schema(schema, enums, max_items)
@@ -159,20 +161,25 @@ class CheckSession:
         started = time.perf_counter()
         try:
             completion = await route.backend.complete(request)
+        except LLMConfigError as exc:  # a wrong setting: every later call would fail too
+            self.calls.append(_failed(role, step, label, exc, started))
+            raise
         except LLMError as exc:
-            self.calls.append(
-                LLMCall(
-                    role=role,
-                    step=step,
-                    backend=label,
-                    ok=False,
-                    error=exc.detail,
-                    latency_ms=round((time.perf_counter() - started) * 1000, 2),
-                )
-            )
+            self.calls.append(_failed(role, step, label, exc, started))
             raise StepFailed(step, exc.detail) from exc
         self.calls.append(_record(role, step, label, completion))
         return completion
+
+
+def _failed(role: str, step: str, label: str, exc: LLMError, started: float) -> LLMCall:
+    return LLMCall(
+        role=role,
+        step=step,
+        backend=label,
+        ok=False,
+        error=exc.detail,
+        latency_ms=round((time.perf_counter() - started) * 1000, 2),
+    )
 
 
 def _record(role: str, step: str, label: str, c: Completion) -> LLMCall:
