@@ -206,6 +206,10 @@ main.add_command(history)
 main.add_command(show)
 main.add_command(export)
 
+from .cli_doctor import doctor  # noqa: E402
+
+main.add_command(doctor)
+
 from .cli_eval import eval_command  # noqa: E402
 
 main.add_command(eval_command, name="eval")

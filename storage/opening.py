@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
+import shutil
+import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+
+from sqlite_utils import Database
 
 from zofia_engine.config import StorageSettings
 
 from .database import default_database_path, load_or_create_secret, open_database
+from .migrations import MIGRATIONS, applied_migrations
 from .store import CheckStore
 
-__all__ = ["open_store"]
+__all__ = ["StoreStatus", "open_store", "store_status"]
 
 
 def open_store(
@@ -23,3 +29,35 @@ def open_store(
     path.parent.mkdir(parents=True, exist_ok=True)
     store = CheckStore(open_database(path), clock=clock)
     return store, load_or_create_secret(settings, path)
+
+
+@dataclass(frozen=True)
+class StoreStatus:
+    """Where the store is and what state it is in, for ``zofia doctor``."""
+
+    path: Path
+    schema: str
+    pending: tuple[str, ...]
+    free_bytes: int
+
+
+def store_status(settings: StorageSettings) -> StoreStatus:
+    """The store's file, its newest applied migration, those still pending (applied on
+    the next open) and the free space beside it. Reads only; creates nothing but the
+    data directory.
+
+    Raises:
+        sqlite3.Error: the file exists but is not a database.
+    """
+    path = Path(settings.path).expanduser() if settings.path else default_database_path()
+    applied: list[str] = []
+    if path.is_file():
+        db = Database(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
+        try:
+            applied = applied_migrations(db)
+        finally:
+            db.close()
+    known = [name for name, _ in MIGRATIONS]
+    pending = tuple(name for name in known if name not in applied)
+    free = shutil.disk_usage(path.parent if path.parent.exists() else Path.cwd()).free
+    return StoreStatus(path, applied[-1] if applied else "(new)", pending, free)

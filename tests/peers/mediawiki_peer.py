@@ -255,6 +255,10 @@ class MediaWikiPeer(LoopbackServer):
         if not agent or agent.startswith(("Python/", "python-requests/")):
             text = "Please set a user-agent and respect our robot policy."
             return web.Response(status=403, text=text)
+        if params.get("meta") == "siteinfo" and params.get("siprop") == "statistics":
+            return web.json_response(
+                {"batchcomplete": True, "query": {"statistics": {"articles": len(self.pages)}}}
+            )
         problem = _validate(params)
         if problem is not None:
             code, info = problem

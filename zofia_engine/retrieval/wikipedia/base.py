@@ -22,6 +22,10 @@ class WikipediaBackend(abc.ABC):
         (plain text); disambiguation pages are left out.
         """
 
+    async def count_articles(self) -> int | None:
+        """How many articles this source can return (``None`` when it cannot say)."""
+        return None
+
     def load(self) -> None:  # noqa: B027 - optional hook
         """Read local data now rather than on the first lookup (blocking; call in a thread)."""
 

@@ -192,6 +192,27 @@ class MediaWikiBackend(WikipediaBackend):
         senses = [c for c in found if is_sense_of(query, c.title)]
         return (senses or found[:1])[:limit]
 
+    async def count_articles(self) -> int | None:
+        """The wiki's own count of content articles (``meta=siteinfo``, statistics).
+
+        Raises:
+            SourceError: as for :meth:`candidates`.
+        """
+        params: dict[str, str | int] = {
+            "action": "query",
+            "format": "json",
+            "formatversion": 2,
+            "meta": "siteinfo",
+            "siprop": "statistics",
+        }
+        body = await self._http.get_json(self.api_url, params)
+        if isinstance(body, dict):
+            self._raise_api_error(body)
+        try:
+            return int(body["query"]["statistics"]["articles"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SourceResponseError(self.name, "siteinfo has no article count") from exc
+
     def _parse(self, body: Any) -> list[WikiCandidate]:
         if not isinstance(body, dict):
             raise SourceResponseError(

@@ -176,6 +176,9 @@ class OfflineWikipedia(WikipediaBackend):
         """
         return len(self._ensure_index().articles)
 
+    async def count_articles(self) -> int | None:
+        return await asyncio.to_thread(self.article_count)
+
     def load(self) -> None:
         """Read and index the file now; later calls do nothing. Safe from any thread.
 

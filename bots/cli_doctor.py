@@ -1,0 +1,54 @@
+"""``zofia doctor``: what each configured part is, and whether it answers."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from storage.opening import store_status
+from zofia_engine.diagnostics import Finding, Status, diagnose_engine
+
+from .settings import CONFIG_OPTION, settings_from
+
+__all__ = ["doctor"]
+
+_STYLE = {"ok": ("✓", "green"), "warning": ("!", "yellow"), "missing": ("✗", "red")}
+
+
+def _storage(config: Path | None) -> Finding:
+    settings = settings_from(config)
+    try:
+        status = store_status(settings.storage)
+    except Exception as exc:  # a corrupt file: said, not raised
+        return Finding("storage", "missing", f"failed: {exc}")
+    pending = (
+        f"; {len(status.pending)} migration(s) to apply on next open" if status.pending else ""
+    )
+    free = status.free_bytes / 2**30
+    verdict: Status = "ok" if free >= 0.5 else "warning"
+    summary = f"SQLite {status.path}; schema {status.schema}{pending}; {free:.1f} GiB free"
+    return Finding("storage", verdict, summary)
+
+
+@click.command()
+@CONFIG_OPTION
+def doctor(config: Path | None) -> None:
+    """Say what each configured part is and whether it answers (exit 1 if a check
+    cannot run)."""
+    settings = settings_from(config)
+    console = Console()
+    with console.status("trying every part…"):
+        findings = asyncio.run(diagnose_engine(settings))
+        findings.append(_storage(config))
+    for finding in findings:
+        mark, colour = _STYLE[finding.status]
+        console.print(
+            Text.assemble((f"{mark} ", colour), (finding.part, "bold"), ": ", finding.summary)
+        )
+    missing = [f.part for f in findings if f.status == "missing"]
+    if missing:
+        raise click.ClickException(f"a check cannot run: fix {', '.join(missing)} first")
