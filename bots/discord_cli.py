@@ -18,7 +18,7 @@ from zofia_engine.config import Settings
 
 from .settings import CONFIG_OPTION, settings_from
 
-__all__ = ["discord_command", "token_from_env"]
+__all__ = ["discord_command", "startup_failure", "token_from_env"]
 
 
 def token_from_env(settings: Settings, environ: dict[str, str] | None = None) -> str:
@@ -51,9 +51,31 @@ def discord_command(config: Path | None) -> None:
     discord.utils.setup_logging(level=logging.INFO)
     try:
         asyncio.run(run_bot(settings, token))
-    except discord.LoginFailure:
-        raise click.ClickException(
-            f"Discord refused the token in ${settings.discord.token_env}"
-        ) from None
     except KeyboardInterrupt:
         pass
+    except Exception as exc:
+        sentence = startup_failure(exc, settings.discord.token_env)
+        if sentence is None:
+            raise
+        raise click.ClickException(sentence) from None
+
+
+def startup_failure(exc: BaseException, token_env: str) -> str | None:
+    """One sentence for what stopped the bot from starting, or ``None`` if it is not one
+    of the failures a user can fix (those keep their traceback)."""
+    import aiohttp
+    import discord
+
+    if isinstance(exc, discord.LoginFailure):
+        return f"Discord refused the token in ${token_env}: reset it in the Developer Portal."
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        return (
+            "Discord refused the gateway intents the bot asked for: turn them on under "
+            "Bot → Privileged Gateway Intents, or run a version that does not need them."
+        )
+    if isinstance(exc, aiohttp.ClientError | OSError | discord.GatewayNotFound):
+        return (
+            "Could not reach Discord (discord.com): check this machine's network and DNS, "
+            "then start the bot again."
+        )
+    return None

@@ -84,7 +84,16 @@ class FactCheckBot(discord.Client):
 
 
 async def run_bot(settings: Settings, token: str, *, engine: Engine | None = None) -> None:
-    """Run the bot until it is stopped: the service, then the client on top of it."""
+    """Run the bot until it is stopped: the service, then the client on top of it.
+
+    The token and the connection are tried first, before any model loads, so that a
+    bad token or no network fails in a second.
+    """
+    probe = discord.Client(intents=discord.Intents(guilds=True))
+    try:
+        await probe.login(token)
+    finally:
+        await probe.close()
     async with (
         running_service(settings, engine=engine) as service,
         FactCheckBot(settings, service) as bot,

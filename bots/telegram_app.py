@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import click
 from aiolimiter import AsyncLimiter
 from telegram import Bot, Update
-from telegram.error import InvalidToken, TelegramError
+from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
 
 from storage.service import CheckService
@@ -282,6 +282,13 @@ def telegram_command(grace: float, config: Path | None) -> None:
         raise click.ClickException(
             f"Telegram rejected the bot token in ${settings.telegram.token_env}: check it with "
             "@BotFather"
+        ) from None
+    except NetworkError as exc:  # TimedOut included
+        host = urlsplit(settings.telegram.base_url).hostname or settings.telegram.base_url
+        log.debug("cannot reach Telegram", exc_info=exc)
+        raise click.ClickException(
+            f"Could not reach the Telegram Bot API at {host}: check this machine's network "
+            "and DNS, or [telegram] base_url."
         ) from None
     except TelegramError as exc:
         raise click.ClickException(f"Telegram: {redactor.redact(str(exc))}") from None

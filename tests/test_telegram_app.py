@@ -13,6 +13,7 @@ from typing import Any, cast
 import pytest
 from click.testing import CliRunner
 from peers.loopback import running_in_thread
+from peers.search_peers import closed_port
 from peers.telegram_peer import FakeBotAPI
 from telegram.error import InvalidToken
 
@@ -61,6 +62,22 @@ def test_a_rejected_token_names_its_variable_and_is_never_printed(
     assert "Traceback" not in result.output
     for text in (result.output, caplog.text):
         assert WRONG not in text and "WRONG-secret" not in text
+
+
+def test_no_network_at_start_is_one_sentence(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, logging_restored: None
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    env = {
+        "TELEGRAM_BOT_TOKEN": WRONG,
+        "ZOFIA__TELEGRAM__BASE_URL": f"http://127.0.0.1:{closed_port()}/bot",
+    }
+    result = CliRunner().invoke(main, ["telegram"], env=env)
+    assert result.exit_code == 1
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("Error: Could not reach the Telegram Bot API at 127.0.0.1")
+    assert "[telegram] base_url" in line and "httpx" not in line
 
 
 def test_a_logged_exception_never_shows_the_token(
