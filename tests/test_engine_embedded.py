@@ -59,7 +59,10 @@ async def test_a_check_on_the_embedded_model(
     # The system and post messages are shared: after the first call, llama.cpp
     # reuses them from its KV cache instead of evaluating them again.
     assert all(c.cached_tokens is not None for c in ok)
-    assert report.usage.cached_tokens > report.usage.prompt_tokens // 3
+    # Every call after the first starts with the same system and post messages, whatever
+    # the model wrote in between, so each reuses at least that much from the cache.
+    shared = min(c.prompt_tokens for c in ok)  # no prompt is shorter than the shared prefix
+    assert all((c.cached_tokens or 0) >= shared // 2 for c in ok[1:])
     assert report.debate.rounds >= 1 and report.debate.turns
     assert report.verdict in ("real", "fake", "undetermined")
     if report.verdict != "undetermined":

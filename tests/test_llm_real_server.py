@@ -50,7 +50,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     except ModelUnavailableError as exc:
         pytest.skip(f"SmolLM2-135M is not installed: {exc}")
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    with llama_server(model, log) as root:
+    with llama_server(model, log, n_ctx=8192) as root:
         yield root
 
 

@@ -137,7 +137,9 @@ async def test_a_near_repeat_reuses_the_stored_report(
     await service.start()
     first = await (await service.submit(Post(text=POST), ALICE)).result()
     calls = len(panel.requests)
-    variant = "Fwd: " + POST + " Share before they delete this!! 🚲"
+    # What a forward adds (header, hashtags, emoji) is dropped before encoding, so this
+    # variant is a near repeat for any encoder; the threshold itself is bench/near_threshold's.
+    variant = "Fwd: " + POST + "\n#share 🚲"
     near = await (await service.submit(Post(text=variant), BOB)).result()
     assert near.repeat_kind == "near" and near.original_id == first.check_id
     assert near.similarity is not None and near.similarity >= 0.95
@@ -301,7 +303,7 @@ async def test_a_repeat_is_answered_only_in_its_own_reply_language(
     calls = len(panel.requests)
     again = await (await service.submit(Post(text=POST, language="French"), ALICE)).result()
     assert again.original_id == french.check_id and len(panel.requests) == calls
-    variant = "Fwd: " + POST + " Share before they delete this!! 🚲"
+    variant = "Fwd: " + POST + "\n#share 🚲"
     near = await (await service.submit(Post(text=variant, language="French"), BOB)).result()
     assert near.repeat_kind == "near" and near.original_id == french.check_id
     plain = await (await service.submit(Post(text=variant), BOB)).result()
