@@ -32,7 +32,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import numpy as np  # noqa: E402
 
-from storage.database import new_check_id, text_hash  # noqa: E402
+from storage.keys import new_check_id, text_hash  # noqa: E402
 from storage.near import canonical_text  # noqa: E402
 from storage.opening import open_store  # noqa: E402
 from storage.service import CheckService, Requester  # noqa: E402
@@ -122,7 +122,10 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.model_validate(
             {
-                "storage": {"path": str(Path(tmp) / "bench.db"), "secret": "bench"},
+                "storage": {
+                    "path": str(Path(tmp) / "bench.db"),
+                    "secret": "bench-secret-0123456",
+                },
                 # No model is needed for repeats; a dead endpoint makes a miss fail fast.
                 "llm": {"backend": "openai", "openai": {"base_url": "http://127.0.0.1:9/v1"}},
                 "service": {

@@ -81,7 +81,10 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
                         "backend": "openai",
                         "openai": {"base_url": panel.base_url, "api_key": "sk-bench"},
                     },
-                    "storage": {"path": str(Path(tmp) / "bench.db"), "secret": "bench"},
+                    "storage": {
+                        "path": str(Path(tmp) / "bench.db"),
+                        "secret": "bench-secret-0123456",
+                    },
                     "service": {
                         "max_concurrent_checks": 8,
                         "user_per_minute": 1000,

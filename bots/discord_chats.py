@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from storage.database import hash_user
 from storage.service import Requester
 from storage.store import CheckRow
 from zofia_engine.report import Report
@@ -38,7 +37,7 @@ def requester_of(interaction: discord.Interaction[Any]) -> Requester:
 
 def voter_of(bot: FactCheckBot, interaction: discord.Interaction[Any]) -> str:
     """The stored stand-in for the user who pressed a button (never the raw id)."""
-    return hash_user(bot.service.secret, PLATFORM, str(interaction.user.id))
+    return bot.service.user_hash(PLATFORM, str(interaction.user.id))
 
 
 def stored_check(
@@ -46,10 +45,6 @@ def stored_check(
 ) -> tuple[CheckRow, Report] | None:
     """A stored check and its report, if it was made on Discord in this chat; a forged
     id, or one from another server or platform, is ``None`` (said as "not found")."""
-    found = bot.service.report_for(check_id)
-    if found is None:
+    if bot.service.check_in_chat(check_id, PLATFORM, chat_of(interaction)) is None:
         return None
-    row, _ = found
-    if row.platform != PLATFORM or row.chat != chat_of(interaction):
-        return None
-    return found
+    return bot.service.report_for(check_id)

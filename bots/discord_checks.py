@@ -166,7 +166,7 @@ async def run_check(
         deferred: the response was deferred already (the caller fetched a message).
     """
     chat = chat_of(interaction)
-    chat_settings = guild_settings(bot.service.store, chat, bot.settings.discord)
+    chat_settings = guild_settings(bot.service, chat, bot.settings.discord)
     private = chat_settings.ephemeral
     started = False
     try:

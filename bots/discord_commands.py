@@ -80,7 +80,7 @@ async def _claim_cooldown(bot: FactCheckBot, interaction: discord.Interaction[An
     """Claim the chat's cooldown (before any ``await``): the claim's time, or ``None``
     when a check started here too recently (the user is told so)."""
     chat = chat_of(interaction)
-    wait = guild_settings(bot.service.store, chat, bot.settings.discord).cooldown_s
+    wait = guild_settings(bot.service, chat, bot.settings.discord).cooldown_s
     left = claim_cooldown(bot, chat, wait)
     if left <= 0:
         return bot.last_check[chat]
@@ -126,7 +126,7 @@ async def _check_message(
             interaction,
             content="That message has no text I can see. Open its menu (Apps → Fact-check) "
             "instead, or paste its text into /factcheck.",
-            ephemeral=guild_settings(bot.service.store, chat, bot.settings.discord).ephemeral,
+            ephemeral=guild_settings(bot.service, chat, bot.settings.discord).ephemeral,
         )
         return
     published = message.created_at.date()
@@ -173,7 +173,7 @@ async def factcheck(
         await run_check(bot, interaction, text or "", cooldown_claim=claim)
         return
     chat = chat_of(interaction)
-    chat_settings = guild_settings(bot.service.store, chat, bot.settings.discord)
+    chat_settings = guild_settings(bot.service, chat, bot.settings.discord)
     await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
     found = await _linked_message(bot, interaction, link)
     if isinstance(found, str):
@@ -191,7 +191,7 @@ async def fact_check_message(
     claim = await _claim_cooldown(bot, interaction)
     if claim is None:
         return
-    chat_settings = guild_settings(bot.service.store, chat_of(interaction), bot.settings.discord)
+    chat_settings = guild_settings(bot.service, chat_of(interaction), bot.settings.discord)
     await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
     await _check_message(bot, interaction, message, claim)
 
@@ -218,7 +218,7 @@ async def factcheck_settings(
     chat = chat_of(interaction)
     try:
         save_guild_settings(
-            bot.service.store, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
+            bot.service, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
         )
     except ValueError as exc:
         reason = str(exc).rstrip(".")
@@ -226,7 +226,7 @@ async def factcheck_settings(
             f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True
         )
         return
-    now = guild_settings(bot.service.store, chat, bot.settings.discord)
+    now = guild_settings(bot.service, chat, bot.settings.discord)
     await interaction.response.send_message(now.describe(), ephemeral=True)
 
 

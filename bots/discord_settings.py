@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from storage.chat_records import ChatRecords
+from storage.service import CheckService
 from zofia_engine.config import DiscordSettings
 
 from .discord_chats import PLATFORM
@@ -44,18 +44,18 @@ class GuildSettings:
         )
 
 
-def guild_settings(store: ChatRecords, chat: str, defaults: DiscordSettings) -> GuildSettings:
+def guild_settings(service: CheckService, chat: str, defaults: DiscordSettings) -> GuildSettings:
     """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
-    cooldown = store.get_chat_setting(PLATFORM, chat, "cooldown_s", defaults.guild_cooldown_s)
-    ephemeral = store.get_chat_setting(PLATFORM, chat, "ephemeral", False)
-    language = store.get_chat_setting(PLATFORM, chat, LANGUAGE_KEY, "")
+    cooldown = service.chat_setting(PLATFORM, chat, "cooldown_s", defaults.guild_cooldown_s)
+    ephemeral = service.chat_setting(PLATFORM, chat, "ephemeral", False)
+    language = service.chat_setting(PLATFORM, chat, LANGUAGE_KEY, "")
     return GuildSettings(
         cooldown_s=float(cooldown), ephemeral=bool(ephemeral), language=str(language)
     )
 
 
 def save_guild_settings(
-    store: ChatRecords,
+    service: CheckService,
     chat: str,
     *,
     cooldown_s: float | None = None,
@@ -73,8 +73,8 @@ def save_guild_settings(
         raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
     name = language_name(language) if language is not None else None
     if cooldown_s is not None:
-        store.set_chat_setting(PLATFORM, chat, "cooldown_s", cooldown_s)
+        service.set_chat_setting(PLATFORM, chat, "cooldown_s", cooldown_s)
     if ephemeral is not None:
-        store.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)
+        service.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)
     if name is not None:
-        store.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)
+        service.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)

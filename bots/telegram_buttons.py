@@ -65,8 +65,8 @@ async def _route(state: BotState, query: CallbackQuery) -> tuple[str, bool, Foll
     action = BUTTON_ACTIONS.get(match["action"]) if match else None
     if match is None or action is None or message is None:
         return NOT_FOUND, True, None
-    row = state.service.store.get_check(match["check_id"])
-    if row is None or row.platform != PLATFORM or row.chat != str(message.chat.id):
+    row = state.service.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
+    if row is None:
         log.info("button for an unknown or foreign check in chat %s", message.chat.id)
         return NOT_FOUND, True, None
     if action == "cancel":

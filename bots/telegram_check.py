@@ -119,7 +119,7 @@ async def deliver_check(
     requester = Requester(PLATFORM, str(user_id), str(chat_id))
     reply: Message | None = None
     try:
-        language = state.service.store.get_chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+        language = state.service.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
         post = await read_post(
             target, text, language=language, allow_private_urls=state.allow_private_urls
         )

@@ -63,7 +63,7 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     message = update.effective_message
     if message is None:
         return
-    store = bot_state(context).service.store
+    service = bot_state(context).service
     chat = str(message.chat_id)
     private = message.chat.type == ChatType.PRIVATE
     args = context.args or []
@@ -72,18 +72,19 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
         return
     if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
-        store.set_chat_setting(PLATFORM, chat, AUTO_CHECK, args[1] == "on")
+        service.set_chat_setting(PLATFORM, chat, AUTO_CHECK, args[1] == "on")
     elif wanted == "language" and len(args) > 1:
         try:
-            store.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, language_name(" ".join(args[1:])))
+            name = language_name(" ".join(args[1:]))
+            service.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)
         except ValueError as exc:
             said = str(exc)
             await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
             return
-    language = store.get_chat_setting(PLATFORM, chat, LANGUAGE_KEY, "") or "English"
+    language = service.chat_setting(PLATFORM, chat, LANGUAGE_KEY, "") or "English"
     text = LANGUAGE_HELP.format(language=html.escape(language))
     if not private:
-        state = "on" if store.get_chat_setting(PLATFORM, chat, AUTO_CHECK, False) else "off"
+        state = "on" if service.chat_setting(PLATFORM, chat, AUTO_CHECK, False) else "off"
         text = SETTINGS_HELP.format(state=state) + text
     await message.reply_html(text, do_quote=not private)
 

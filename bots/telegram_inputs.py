@@ -117,7 +117,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if message is None:
         return
     state = bot_state(context)
-    if not state.service.store.get_chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False):
+    if not state.service.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False):
         return
     text = post_text(message)
     if text and not await _in_cooldown(state, message, say=False):

@@ -12,7 +12,6 @@ from typing import Any
 
 from telegram.ext import CallbackContext
 
-from storage.database import hash_user
 from storage.service import CheckService
 from zofia_engine.config import TelegramSettings
 
@@ -46,7 +45,7 @@ class BotState:
 
     def user_hash(self, user_id: int) -> str:
         """The stored form of a Telegram user id (an HMAC, never the id)."""
-        return hash_user(self.service.secret, PLATFORM, str(user_id))
+        return self.service.user_hash(PLATFORM, str(user_id))
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> bool:
         """Deliver a check in the background; shutdown waits for it (see :meth:`drain`).

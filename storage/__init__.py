@@ -1,23 +1,17 @@
 """SQLite storage of checks and reports.
 
 ``open_database`` opens and migrates the file; ``CheckStore`` reads and
-writes checks, reports, feedback and chat settings; user ids are stored only
-as ``hash_user`` HMACs. The check service that the CLI and the bots share,
-built on the store and the engine, is :class:`storage.service.CheckService`.
+writes checks, reports, feedback and chat settings; user ids, chat ids and the
+keys of texts are stored only as HMACs (:mod:`storage.keys`). The check
+service that the CLI and the bots share, built on the store and the engine, is
+:class:`storage.service.CheckService`.
 """
 
 from __future__ import annotations
 
-from .database import (
-    clean_text,
-    default_database_path,
-    hash_user,
-    load_or_create_secret,
-    new_check_id,
-    open_database,
-    text_hash,
-)
+from .database import default_database_path, load_or_create_secret, open_database
 from .errors import CheckNotFoundError, StorageError
+from .keys import clean_text, hash_chat, hash_user, keyed_text_hash, new_check_id, text_hash
 from .migrations import MIGRATIONS, applied_migrations, migrate
 from .rows import CheckRow, CheckStatus, RepeatKind
 from .store import CheckStore
@@ -33,7 +27,9 @@ __all__ = [
     "applied_migrations",
     "clean_text",
     "default_database_path",
+    "hash_chat",
     "hash_user",
+    "keyed_text_hash",
     "load_or_create_secret",
     "migrate",
     "new_check_id",

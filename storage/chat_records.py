@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .database import clean_text
 from .errors import CheckNotFoundError
+from .keys import clean_text
 from .rows import CheckRow, from_iso, to_iso
 from .transaction import write_transaction
 
@@ -63,7 +63,7 @@ class ChatRecords:
 
         Args:
             check_id: the check.
-            user_hash: :func:`~storage.database.hash_user` of the voter.
+            user_hash: :func:`~storage.keys.hash_user` of the voter.
             vote: ``1`` (right) or ``-1`` (wrong).
             comment: optional free text.
 
@@ -157,7 +157,7 @@ class ChatRecords:
 
         Args:
             since: the start of the window (timezone-aware).
-            requester: only this user's (the :func:`~storage.database.hash_user` hash).
+            requester: only this user's (the :func:`~storage.keys.hash_user` hash).
             platform: only this platform's.
             chat: only this chat's.
             up_to: stop counting here (a limit only needs to know "at least N"),

@@ -1,21 +1,16 @@
-"""Opening the database, and the small pure helpers around identities and text.
+"""Opening the database, and the secret that keys every stored identity.
 
-User ids never reach the database: :func:`hash_user` replaces them with an
-HMAC keyed by a secret that lives outside it (the setting, else a ``0600``
-file next to the database), so a copy of the database alone cannot be
-matched back to accounts.
+The secret lives outside the database (the setting, else a ``0600`` file next to
+it); :mod:`storage.keys` turns user ids, chat ids and texts into HMACs with it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import contextlib
 import os
-import re
 import secrets
 import sqlite3
 import time
-import unicodedata
 from pathlib import Path
 
 import platformdirs
@@ -26,24 +21,17 @@ from zofia_engine.config import StorageSettings
 from .errors import StorageError
 from .migrations import migrate
 
-__all__ = [
-    "clean_text",
-    "default_database_path",
-    "hash_user",
-    "load_or_create_secret",
-    "new_check_id",
-    "open_database",
-    "text_hash",
-]
+__all__ = ["default_database_path", "load_or_create_secret", "open_database"]
 
 MEMORY = ":memory:"
 _SECRET_BYTES = 32
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_WHITESPACE = re.compile(r"\s+")
 
 
-def open_database(path: str | Path) -> Database:
+def open_database(path: str | Path, *, secret: bytes | None = None) -> Database:
     """Open (creating if needed) the database and bring its schema up to date.
+
+    A new file is created readable by its owner only (``0600``); SQLite gives its WAL
+    and shared-memory files the same mode.
 
     Sets WAL journaling (files only), foreign keys, a 5 s busy timeout,
     ``synchronous=NORMAL`` and ``secure_delete`` (purged text is overwritten
@@ -52,6 +40,8 @@ def open_database(path: str | Path) -> Database:
 
     Args:
         path: a file path, or ``":memory:"`` for a private in-memory database.
+        secret: the key of :func:`hash_user`; migrations that rewrite stored
+            identities with it need it when the database holds any.
 
     Returns:
         The open database; close it with ``db.close()``.
@@ -61,6 +51,8 @@ def open_database(path: str | Path) -> Database:
         StorageError: a newer version of zofia wrote the database.
     """
     in_memory = str(path) == MEMORY
+    if not in_memory:
+        _create_private(Path(path))
     conn = sqlite3.connect(MEMORY if in_memory else str(path), check_same_thread=False)
     try:
         db = Database(conn)
@@ -73,21 +65,27 @@ def open_database(path: str | Path) -> Database:
             "secure_delete=ON",
         ):
             db.execute(f"PRAGMA {pragma}")
-        migrate(db)
+        migrate(db, secret=secret)
     except BaseException:
         conn.close()
         raise
     return db
 
 
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty with mode ``0600`` if it does not exist yet."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def default_database_path() -> Path:
-    """``zofia.db`` in the user data directory, which is created if missing.
+    """``zofia.db`` in the user data directory, which is created (``0700``) if missing.
 
     Returns:
         The path (the file itself may not exist yet).
     """
     directory = Path(platformdirs.user_data_dir("zofia", appauthor=False))
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     return directory / "zofia.db"
 
 
@@ -145,58 +143,3 @@ def _read_secret(secret_path: Path) -> bytes:
             " a new one (existing user hashes will then no longer match)"
         )
     return key
-
-
-def hash_user(secret: bytes, platform: str, user_id: str) -> str:
-    """The stored stand-in for a platform user id.
-
-    Args:
-        secret: the key from :func:`load_or_create_secret`.
-        platform: ``telegram``, ``discord``, ``cli`` ….
-        user_id: the platform's user id.
-
-    Returns:
-        HMAC-SHA256 of ``"{platform}:{user_id}"``, as 64 hex characters.
-    """
-    message = clean_text(f"{platform}:{user_id}").encode("utf-8")
-    return hmac.new(secret, message, hashlib.sha256).hexdigest()
-
-
-def new_check_id() -> str:
-    """A new check id: 16 URL-safe characters (96 random bits), fit for callback data.
-
-    Returns:
-        The id.
-    """
-    return secrets.token_urlsafe(12)
-
-
-def text_hash(text: str) -> str:
-    """The key that finds exact repeats of a post.
-
-    The text is NFKC-normalised, case-folded, its whitespace collapsed and
-    stripped; broken surrogates become U+FFFD.
-
-    Args:
-        text: the post's text.
-
-    Returns:
-        SHA-256 of the normalised text, as 64 hex characters.
-    """
-    normalized = unicodedata.normalize("NFKC", clean_text(text)).casefold()
-    normalized = _WHITESPACE.sub(" ", normalized).strip()
-    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()
-
-
-def clean_text(text: str) -> str:
-    """``text`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD.
-
-    NUL and other characters are kept: SQLite stores them as they are.
-
-    Args:
-        text: any Python string.
-
-    Returns:
-        A string that encodes to UTF-8.
-    """
-    return _SURROGATE.sub("\ufffd", text)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from sqlite_utils import Database
 
 from .errors import StorageError
+from .keys import hash_chat, rekey_text_hash
 from .transaction import write_transaction
 
 __all__ = ["MIGRATIONS", "applied_migrations", "migrate"]
@@ -154,13 +155,13 @@ _M001_STATEMENTS = [
 ]
 
 
-def m001_initial(db: Database) -> None:
+def m001_initial(db: Database, secret: bytes | None) -> None:
     """Checks, their reports and the report's parts, feedback and chat settings."""
     for statement in _M001_STATEMENTS:
         db.execute(statement)
 
 
-def m002_post_vectors(db: Database) -> None:
+def m002_post_vectors(db: Database, secret: bytes | None) -> None:
     """Post vectors (float32, little-endian) for near-duplicate search."""
     db.execute(
         f"""
@@ -174,16 +175,46 @@ def m002_post_vectors(db: Database) -> None:
     )
 
 
-def m003_check_language(db: Database) -> None:
+def m003_check_language(db: Database, secret: bytes | None) -> None:
     """The language the panel answered in (``''``: English), so a repeat is answered
     only from a check in the same language and a resumed check keeps it."""
     db.execute("ALTER TABLE checks ADD COLUMN language TEXT NOT NULL DEFAULT ''")
 
 
-MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
+def m004_keyed_chats_and_texts(db: Database, secret: bytes | None) -> None:
+    """Chat ids and the keys of texts become HMACs, as user ids already were.
+
+    A private chat's id on Telegram is its user's id, and a Discord DM's chat was
+    named after its channel; an unsalted SHA-256 of a text lets anyone test whether
+    it was ever checked. Every stored chat (checks and chat settings) becomes
+    :func:`~storage.keys.hash_chat` of what was stored, and every text key
+    :func:`~storage.keys.rekey_text_hash` of the plain digest.
+
+    Raises:
+        StorageError: the database holds rows and no secret was given.
+    """
+    has_rows = db.execute(
+        "SELECT EXISTS (SELECT 1 FROM checks) OR EXISTS (SELECT 1 FROM chat_settings)"
+    ).fetchone()[0]
+    if not has_rows:
+        return
+    if secret is None:
+        raise StorageError("migration m004 rewrites stored ids with the secret; open with it")
+    conn = db.conn
+    conn.create_function("zofia_chat", 2, lambda p, c: hash_chat(secret, p, c), deterministic=True)
+    conn.create_function("zofia_text", 1, lambda d: rekey_text_hash(secret, d), deterministic=True)
+    db.execute("UPDATE checks SET chat = zofia_chat(platform, chat)")
+    db.execute("UPDATE checks SET text_hash = zofia_text(text_hash) WHERE text_hash != ''")
+    db.execute("UPDATE chat_settings SET chat = zofia_chat(platform, chat)")
+
+
+Migration = Callable[[Database, bytes | None], None]
+
+MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
     ("m002_post_vectors", m002_post_vectors),
     ("m003_check_language", m003_check_language),
+    ("m004_keyed_chats_and_texts", m004_keyed_chats_and_texts),
 ]
 
 
@@ -207,7 +238,7 @@ def applied_migrations(db: Database) -> list[str]:
     return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
 
 
-def migrate(db: Database, upto: str | None = None) -> list[str]:
+def migrate(db: Database, upto: str | None = None, *, secret: bytes | None = None) -> list[str]:
     """Apply the pending migrations in order, each in its own transaction.
 
     Safe to call on every open and from several processes at once: each
@@ -217,6 +248,7 @@ def migrate(db: Database, upto: str | None = None) -> list[str]:
         db: the database.
         upto: the last migration to apply (inclusive); ``None`` applies all.
             Tests use it to build a database as an older version left it.
+        secret: the key of the stored identities, for migrations that rewrite them.
 
     Returns:
         The names of the migrations this call applied.
@@ -245,7 +277,7 @@ def migrate(db: Database, upto: str | None = None) -> list[str]:
             done = db.execute("SELECT 1 FROM _migrations WHERE name = ?", [name]).fetchone()
             if done:
                 continue
-            apply(db)
+            apply(db, secret)
             db.table("_migrations").insert(
                 {"name": name, "applied_at": dt.datetime.now(dt.UTC).isoformat()}
             )

@@ -26,9 +26,9 @@ def open_store(
     """The store at ``settings.path`` (the user data directory by default), migrated,
     and the HMAC secret for user ids. ``clock`` is for tests that move time."""
     path = Path(settings.path).expanduser() if settings.path else default_database_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    store = CheckStore(open_database(path), clock=clock)
-    return store, load_or_create_secret(settings, path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    secret = load_or_create_secret(settings, path)
+    return CheckStore(open_database(path, secret=secret), clock=clock), secret
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pydantic_core import PydanticSerializationError
 from zofia_engine.post import Post
 from zofia_engine.report import Report
 
-from .database import clean_text
+from .keys import clean_text
 
 __all__ = [
     "CheckRow",

@@ -28,7 +28,7 @@ from zofia_engine.post import Post, ProgressEvent
 from zofia_engine.report import Report
 from zofia_engine.text import checkable_text, clean_post
 
-from .database import hash_user, text_hash
+from .keys import hash_chat, hash_user, keyed_text_hash
 from .limits import RequestLimits
 from .near import NearDuplicateIndex, canonical_text, same_particulars
 from .rows import RepeatKind
@@ -265,6 +265,32 @@ class CheckService:
             log.info("purged the text of %d checks older than %s", purged, self.retention)
         return purged
 
+    # -- the stored forms of who asked and where, and what the bots read and write ----------
+
+    def user_hash(self, platform: str, user_id: str) -> str:
+        """The stored stand-in for a platform user id (an HMAC, never the id)."""
+        return hash_user(self.secret, platform, user_id)
+
+    def chat_key(self, platform: str, chat_id: str) -> str:
+        """The stored stand-in for a chat id (an HMAC: a private chat's id is a user's)."""
+        return hash_chat(self.secret, platform, chat_id)
+
+    def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:
+        """A chat's setting (the reply language, auto-check …), or ``default``."""
+        return self.store.get_chat_setting(platform, self.chat_key(platform, chat_id), key, default)
+
+    def set_chat_setting(self, platform: str, chat_id: str, key: str, value: Any) -> None:
+        """Store a chat's setting, keyed by the chat's stored stand-in."""
+        self.store.set_chat_setting(platform, self.chat_key(platform, chat_id), key, value)
+
+    def check_in_chat(self, check_id: str, platform: str, chat_id: str) -> CheckRow | None:
+        """The check, if it was asked in this chat of this platform; ``None`` for an unknown,
+        forged or foreign id (a button shows it as "not found")."""
+        row = self.store.get_check(check_id)
+        if row is None or row.platform != platform or row.chat != self.chat_key(platform, chat_id):
+            return None
+        return row
+
     def handle(self, check_id: str) -> CheckHandle | None:
         """The handle of a check submitted or resumed in this process and still running."""
         return self._by_id.get(check_id)
@@ -292,18 +318,18 @@ class CheckService:
         """
         text, _ = checkable_text(post.text)
         now = self.clock()
-        who = hash_user(self.secret, requester.platform, requester.user_id)
-        self.limits.check(
-            requester=who, platform=requester.platform, chat=requester.chat_id, now=now
-        )
+        who = self.user_hash(requester.platform, requester.user_id)
+        chat = self.chat_key(requester.platform, requester.chat_id)
+        self.limits.check(requester=who, platform=requester.platform, chat=chat, now=now)
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
-        digest = text_hash(f"{text}\n[reply language: {post.language}]" if post.language else text)
+        keyed = f"{text}\n[reply language: {post.language}]" if post.language else text
+        digest = keyed_text_hash(self.secret, keyed)
 
         def record(**extra: Any) -> CheckRow:
             return self.store.create_check(
                 platform=requester.platform,
-                chat=requester.chat_id,
+                chat=chat,
                 requester=who,
                 post=post,
                 text_hash=digest,

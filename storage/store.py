@@ -2,7 +2,7 @@
 
 Every time is timezone-aware UTC, stored as fixed-width ISO 8601 text (so
 text order is time order). Every string written goes through
-:func:`~storage.database.clean_text` first, so a post with broken surrogates
+:func:`~storage.keys.clean_text` first, so a post with broken surrogates
 is stored (with U+FFFD) instead of crashing the check. Methods hold a lock,
 so one store may serve several threads.
 """
@@ -21,8 +21,8 @@ from zofia_engine.post import Post
 from zofia_engine.report import Report
 
 from .chat_records import ChatRecords, filters
-from .database import clean_text, new_check_id
 from .errors import CheckNotFoundError, StorageError
+from .keys import clean_text, new_check_id
 from .rows import (
     CHECK_STATUSES,
     REPEAT_KINDS,
@@ -96,10 +96,10 @@ class CheckStore(ChatRecords):
 
         Args:
             platform: where it came from (``telegram``, ``discord``, ``cli``).
-            chat: the chat's id on that platform.
-            requester: :func:`~storage.database.hash_user` of the user; never the raw id.
+            chat: :func:`~storage.keys.hash_chat` of the chat; never the raw id.
+            requester: :func:`~storage.keys.hash_user` of the user; never the raw id.
             post: the post.
-            text_hash: :func:`~storage.database.text_hash` of the post's text (and of its
+            text_hash: :func:`~storage.keys.keyed_text_hash` of the post's text (and of its
                 reply language, when not English: see ``CheckService``).
             status: the starting status; a repeat answered at once starts ``done``.
             repeat_of: the original check this one repeats, if any.
@@ -264,7 +264,7 @@ class CheckStore(ChatRecords):
         """The newest original ``done`` check of this text since ``since``, report intact.
 
         Args:
-            text_hash: :func:`~storage.database.text_hash` of the post.
+            text_hash: :func:`~storage.keys.keyed_text_hash` of the post.
             since: the start of the repeat window (timezone-aware).
 
         Returns:

@@ -77,7 +77,7 @@ async def make_service(
                     "backend": "openai",
                     "openai": {"base_url": panel.base_url, "api_key": "sk-svc"},
                 },
-                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret"},
+                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
                 "service": service,
             }
         )

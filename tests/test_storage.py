@@ -24,7 +24,9 @@ from storage import (
     CheckStore,
     StorageError,
     applied_migrations,
+    hash_chat,
     hash_user,
+    keyed_text_hash,
     load_or_create_secret,
     migrate,
     new_check_id,
@@ -238,6 +240,15 @@ def dump(db: Database) -> str:
 # -- schema and migrations -------------------------------------------------------------------
 
 
+ALL_MIGRATIONS = [
+    "m001_initial",
+    "m002_post_vectors",
+    "m003_check_language",
+    "m004_keyed_chats_and_texts",
+]
+KEY = b"k" * 32
+
+
 def test_a_new_file_gets_every_table_wal_and_foreign_keys(tmp_path: Path) -> None:
     path = tmp_path / "zofia.db"
     db = open_database(path)
@@ -246,12 +257,12 @@ def test_a_new_file_gets_every_table_wal_and_foreign_keys(tmp_path: Path) -> Non
     assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
     assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
     assert db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
-    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors", "m003_check_language"]
+    assert applied_migrations(db) == ALL_MIGRATIONS
     assert [name for name, _ in MIGRATIONS] == applied_migrations(db)
     db.close()
     again = open_database(path)
     assert migrate(again) == []
-    assert applied_migrations(again) == ["m001_initial", "m002_post_vectors", "m003_check_language"]
+    assert applied_migrations(again) == ALL_MIGRATIONS
     assert CheckStore(again).integrity_ok()
     again.close()
 
@@ -264,15 +275,56 @@ def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> N
     row = done_check(CheckStore(old))
     old.close()
 
-    db = open_database(path)
-    assert applied_migrations(db) == ["m001_initial", "m002_post_vectors", "m003_check_language"]
+    db = open_database(path, secret=KEY)
+    assert applied_migrations(db) == ALL_MIGRATIONS
     store = CheckStore(db)
     stored = store.get_check(row.id)
     assert stored is not None and stored.finished_at is not None
-    assert stored == dataclasses.replace(row, status="done", finished_at=stored.finished_at)
+    # m004: the chat and the text key are HMACs now; nothing else changed.
+    assert stored.chat == hash_chat(KEY, "telegram", "chat-1") != row.chat
+    assert stored.text_hash == keyed_text_hash(KEY, POST)
+    assert stored == dataclasses.replace(
+        row,
+        status="done",
+        finished_at=stored.finished_at,
+        chat=stored.chat,
+        text_hash=stored.text_hash,
+    )
     assert store.get_report(row.id) == make_report()
     ids, matrix = store.vectors()
     assert ids == [] and matrix.shape == (0, 0)
+    db.close()
+
+
+def test_raw_chat_ids_are_rewritten_only_with_the_secret(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = Database(path)
+    migrate(old, upto="m003_check_language")
+    store = CheckStore(old)
+    new_check(store, chat="123456789")  # a private chat: Telegram's id of the user
+    store.set_chat_setting("telegram", "123456789", "language", "French")
+    old.close()
+    with pytest.raises(StorageError, match="secret"):
+        open_database(path)
+    db = open_database(path, secret=KEY)
+    raw = dump(db)
+    assert "123456789" not in raw
+    assert hash_chat(KEY, "telegram", "123456789") in raw
+    assert (
+        CheckStore(db).get_chat_setting(
+            "telegram", hash_chat(KEY, "telegram", "123456789"), "language"
+        )
+        == "French"
+    )
+    db.close()
+
+
+def test_a_new_database_and_its_wal_are_private(tmp_path: Path) -> None:
+    path = tmp_path / "zofia.db"
+    db = open_database(path)
+    done_check(CheckStore(db))
+    for name in ("zofia.db", "zofia.db-wal"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
     db.close()
 
 
@@ -296,15 +348,15 @@ def test_public_names() -> None:
         "applied_migrations",
         "clean_text",
         "default_database_path",
+        "hash_chat",
         "hash_user",
+        "keyed_text_hash",
         "load_or_create_secret",
         "migrate",
         "new_check_id",
         "open_database",
         "text_hash",
     ]
-    for name in storage.__all__:
-        assert getattr(storage, name) is not None
 
 
 # -- reports ---------------------------------------------------------------------------------
@@ -626,7 +678,10 @@ def test_the_secret_file_is_private_and_reused(tmp_path: Path) -> None:
     assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
     assert secret_file.read_text().strip() == secret.hex()
     assert load_or_create_secret(StorageSettings(), db_path) == secret
-    assert load_or_create_secret(StorageSettings(secret="configured"), db_path) == b"configured"
+    configured = "a-configured-secret-0123456789"
+    assert load_or_create_secret(StorageSettings(secret=configured), db_path) == configured.encode()
+    with pytest.raises(ValueError, match="at least 16 characters"):
+        StorageSettings(secret="short")
     memory = load_or_create_secret(StorageSettings(), Path(":memory:"))
     assert len(memory) == 32 and not Path(":memory:.secret").exists()
     secret_file.write_text("not hex\n")

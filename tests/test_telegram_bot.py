@@ -99,7 +99,7 @@ async def harness(
                     "backend": "openai",
                     "openai": {"base_url": panel.base_url, "api_key": "sk-tg"},
                 },
-                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret"},
+                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
                 "service": {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000},
                 "telegram": {
                     "base_url": f"{peer.root}/bot",
@@ -154,7 +154,7 @@ async def section_posted(service: CheckService, card: dict[str, Any], kind: str)
     chat, check_id = str(card["chat"]["id"]), data_of(card, "d")[2:]
 
     def posted() -> list[int] | None:
-        ids = service.store.get_chat_setting("telegram", chat, f"opened:{check_id}:{kind}")
+        ids = service.chat_setting("telegram", chat, f"opened:{check_id}:{kind}")
         return ids or None
 
     async with asyncio.timeout(20):
@@ -203,7 +203,9 @@ async def test_a_forwarded_channel_post_gets_a_card_with_origin_and_date(
     assert card["reply_to_message"]["message_id"] == post["message_id"]
     assert [d[0] for d in _buttons(card)] == ["d", "e", "c", "u", "n"]
     assert row is not None and row.published == dt.date(2026, 11, 20)
-    assert row.origin.startswith("channel Springfield News") and row.chat == str(ANN["id"])
+    assert row.origin.startswith("channel Springfield News")
+    # A private chat's id is its user's id: only its keyed stand-in is stored.
+    assert row.chat == service.chat_key("telegram", str(ANN["id"])) != str(ANN["id"])
     # Links in the card never unfurl into previews.
     edit = peer.sent("editMessageText", ANN["id"])[-1]
     assert edit.params["link_preview_options"] == {"is_disabled": True}
@@ -260,7 +262,9 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         peer.send(GROUP, BOB, "/help")
         await peer.wait_for(lambda: peer.confirmed >= ignored)
         await peer.wait_for(lambda: "What is stored" in peer.bot_messages(GROUP["id"])[-1]["text"])
-        checks = service.store.history(platform="telegram", chat=str(GROUP["id"]))
+        checks = service.store.history(
+            platform="telegram", chat=service.chat_key("telegram", str(GROUP["id"]))
+        )
     assert card["reply_to_message"]["message_id"] == ask["message_id"]
     assert row is not None and row.post_text == OTHER  # the post, not the mention
     assert len(peer.sent("sendMessage", GROUP["id"])) == 2  # the card and the help
@@ -439,7 +443,7 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
         assert refused[0]["text"] == "Only a chat admin can change the settings."
         peer.send(GROUP, ANN, "/settings autocheck on")
         await peer.wait_for(lambda: "is on" in peer.bot_messages(GROUP["id"])[-1]["text"])
-        assert service.store.get_chat_setting("telegram", str(GROUP["id"]), "auto_check")
+        assert service.chat_setting("telegram", str(GROUP["id"]), "auto_check")
         peer.send(GROUP, BOB, POST, forward_origin=origin)
         card = await wait_card(peer, GROUP["id"])
     assert "From user Carl" in card["text"]
@@ -454,10 +458,10 @@ async def test_the_chats_language_reaches_the_panel(harness: Harness) -> None:
         refused = (await peer.wait_for(lambda: peer.bot_messages(ANN["id"])))[-1]["text"]
         assert "choose one of" in refused.lower() and " here" not in refused
         assert refused[1:] != refused[1:].lower()  # the message keeps its capitals
-        assert service.store.get_chat_setting("telegram", str(ANN["id"]), "language") is None
+        assert service.chat_setting("telegram", str(ANN["id"]), "language") is None
         peer.send(chat, ANN, "/settings language French")
         await peer.wait_for(lambda: "in French here" in peer.bot_messages(ANN["id"])[-1]["text"])
-        assert service.store.get_chat_setting("telegram", str(ANN["id"]), "language") == "French"
+        assert service.chat_setting("telegram", str(ANN["id"]), "language") == "French"
         forward(peer, chat, ANN)
         await wait_card(peer, ANN["id"])
         systems = {body["messages"][0]["content"] for body in harness.panel.requests}

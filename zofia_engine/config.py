@@ -52,6 +52,7 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "OPENAI_API_KEY": ("llm", "openai", "api_key"),
 }
 
+MIN_SECRET_CHARS = 16
 ROLES = ("linguist", "expert", "extractor", "verifier", "debater", "judge")
 Role = Literal["linguist", "expert", "extractor", "verifier", "debater", "judge"]
 
@@ -274,6 +275,15 @@ class StorageSettings(_Section):
     path: str = ""
     secret: str = ""
     retention_days: int = Field(30, ge=1)
+
+    @model_validator(mode="after")
+    def _secret_is_long_enough(self) -> StorageSettings:
+        if self.secret and len(self.secret) < MIN_SECRET_CHARS:
+            raise ValueError(
+                f"storage.secret must be at least {MIN_SECRET_CHARS} characters "
+                "(or empty, to have one generated)"
+            )
+        return self
 
 
 class ServiceSettings(_Section):
