@@ -369,23 +369,21 @@ class CheckService:
                     return answered
         vector = await self._vector(text)
         if not recheck:
-            answered = self._near_repeat(record, vector, text, post.language, now)
-            if answered is not None:
-                return answered
+            # The index search and the word alignment are CPU work: off the event loop.
+            near = await asyncio.to_thread(self._near_original, vector, text, post.language, now)
+            if near is not None:
+                answered = self._answer(record, near[0], "near", near[1])
+                if answered is not None:
+                    return answered
         row = record(forced=recheck)
         return self._launch(row.id, row.created_at, post, digest, vector)
 
-    def _near_repeat(
-        self,
-        record: Callable[..., CheckRow],
-        vector: np.ndarray,
-        text: str,
-        language: str,
-        now: dt.datetime,
-    ) -> CheckHandle | None:
-        """An answer from the stored check nearest to ``vector`` in the same reply
-        language, if it is a near repeat; a few nearer ones in other languages are
-        passed over."""
+    def _near_original(
+        self, vector: np.ndarray, text: str, language: str, now: dt.datetime
+    ) -> tuple[CheckRow, float] | None:
+        """The stored check nearest to ``vector`` in the same reply language, with its
+        score, if it is a near repeat; a few nearer ones in other languages are passed
+        over. Blocking: run it in a worker thread."""
         passed: set[str] = set()
         for _ in range(_NEAR_CANDIDATES):
             near = self.index.nearest(
@@ -405,12 +403,12 @@ class CheckService:
                 or not same_particulars(original.post_text, text)
             ):
                 return None
-            return self._answer(record, original, "near", near[1])
+            return original, near[1]
         return None
 
     async def _vector(self, text: str) -> np.ndarray:
         """The post's vector for near-repeat search, without forward decorations."""
-        vectors = await asyncio.to_thread(self.encoder.encode, [canonical_text(text)])
+        vectors = await asyncio.to_thread(lambda: self.encoder.encode([canonical_text(text)]))
         return np.asarray(vectors[0], dtype=np.float32)
 
     def _answer(

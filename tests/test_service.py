@@ -349,3 +349,58 @@ def test_the_user_id_secret_is_generated_once_and_kept_private(tmp_path: Path) -
     assert isinstance(store, CheckStore) and len(secret) >= 16
     assert open_store(settings.storage)[1] == secret  # generated once, then reused
     assert (tmp_path / "z.db.secret").stat().st_mode & 0o777 == 0o600
+
+
+class Ticker:
+    """A timer that should fire every 10 ms; ``worst`` is the longest gap it saw."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while True:
+            await asyncio.sleep(0.01)
+            now = loop.time()
+            self.worst = max(self.worst, now - last)
+            last = now
+
+    async def __aenter__(self) -> Ticker:
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+
+def _long_post(figure: int) -> str:
+    """About 5 MB of common words, with ``figure`` far beyond what the encoder reads."""
+    sentence = "The council said the members of the city approved the plan for the people. "
+    head = sentence * 300
+    return head + f"The plan costs {figure} dollars. " + sentence * 70_000
+
+
+async def test_a_5_mb_near_repeat_keeps_the_event_loop_responsive(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    service = make_service(**GENEROUS)
+    await service.start()
+    text = _long_post(12)
+    first = await (await service.submit(Post(text=text), ALICE)).result()
+    said = f"the post had {len(text):,} characters; only its first"
+    assert any(note.startswith(said) for note in first.report.degraded)
+    stored = service.store.get_check(first.check_id)
+    assert stored is not None and stored.post_text is not None
+    assert len(stored.post_text) <= 50_000  # the post is kept bounded
+    calls = len(panel.requests)
+    async with Ticker() as ticker:
+        # The same words with one figure changed: the encoder sees the same opening, so
+        # the word alignment runs; it must not hold up the loop (it once took minutes).
+        handle = await service.submit(Post(text=_long_post(13)), BOB)
+        changed = await handle.result()
+    assert changed.repeat_kind is None and len(panel.requests) > calls  # a different claim
+    assert ticker.worst < 0.5, f"the event loop stalled for {ticker.worst:.2f} s"

@@ -172,6 +172,11 @@ class Engine:
             max_post_chars=s.agents.max_post_chars,
             max_evidence_chars=s.agents.max_evidence_chars,
         )
+        if post.original_chars:
+            degraded.append(
+                f"the post had {post.original_chars:,} characters; only its first "
+                f"{len(post.text):,} were checked"
+            )
         if ctx.truncated:
             degraded.append(f"the models saw the post's first {s.agents.max_post_chars} characters")
         degraded += [f"left out for this check: {part}" for part in ab.removed]

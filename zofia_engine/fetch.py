@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import datetime
 import ipaddress
+import logging
 import re
 import socket
 from dataclasses import dataclass
@@ -22,9 +23,16 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from .errors import InvalidPostError, ModelUnavailableError
-from .post import Post
+from .post import MAX_POST_CHARS, Post, cut_at_word
 
 __all__ = ["FetchedArticle", "fetch_article", "is_public_address"]
+
+log = logging.getLogger(__name__)
+
+#: The most page text trafilatura is given (about 2 MB of HTML, far above an article's),
+#: and the time its extraction may take: together they bound the work one link causes.
+MAX_HTML_CHARS = 2_000_000
+EXTRACT_TIMEOUT_S = 20.0
 
 _CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -174,7 +182,10 @@ async def _download(
     except ValueError as exc:  # aiohttp.InvalidURL included
         raise InvalidPostError(f"{current} is not a valid URL.") from exc
     except aiohttp.ClientError as exc:
-        raise InvalidPostError(f"{current} could not be fetched ({exc}).") from exc
+        # What failed stays in the log: a user who learns "refused" or "reset" from us could
+        # map the ports of a site through the bot.
+        log.info("fetching %s failed: %r", current, exc)
+        raise InvalidPostError(f"{current} could not be fetched.") from exc
     finally:
         await resolver.close()
     raise InvalidPostError(f"{url} redirected more than {max_redirects} times; giving up.")
@@ -253,8 +264,14 @@ async def fetch_article(
     if ctype == "text/plain":
         text, title, published, site = text.strip(), "", None, ""
     else:
-        text, title, published, site = await asyncio.to_thread(_extract, text, str(final))
+        html = text[:MAX_HTML_CHARS]
+        try:
+            async with asyncio.timeout(EXTRACT_TIMEOUT_S):
+                text, title, published, site = await asyncio.to_thread(_extract, html, str(final))
+        except TimeoutError as exc:
+            raise InvalidPostError(f"The page at {url} is too complex to read.") from exc
     if not text:
         raise InvalidPostError(f"No article text found at {url}.")
+    text = cut_at_word(text, MAX_POST_CHARS)
     site = site or final.host or ""
     return FetchedArticle(url, str(final), title, text, published, site)

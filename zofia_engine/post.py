@@ -6,9 +6,31 @@ import datetime as dt
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["ABLATIONS", "Ablation", "Post", "ProgressEvent", "ProgressHook"]
+__all__ = [
+    "ABLATIONS",
+    "MAX_POST_CHARS",
+    "Ablation",
+    "Post",
+    "ProgressEvent",
+    "ProgressHook",
+    "cut_at_word",
+]
+
+#: The longest post text kept (about 50 kB of prose; a long article is under 30,000
+#: characters). Anything longer is cut on the way in, whatever the front-end, so that
+#: no step downstream (storage, repeat search, the models) meets an unbounded text.
+MAX_POST_CHARS = 50_000
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at a space when one is near the end."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ", max(0, limit - 200))
+    return cut[:space] if space > 0 else cut
 
 
 class Post(BaseModel):
@@ -21,6 +43,8 @@ class Post(BaseModel):
         origin: who it was forwarded from, in words (a channel, a user).
         language: the language the panel writes its analyses, arguments and summary
             in (``"French"``); empty: English. Labels and JSON keys stay English.
+        original_chars: set when the text was longer than :data:`MAX_POST_CHARS` and
+            was cut: how long it was (the report says so).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -30,6 +54,21 @@ class Post(BaseModel):
     published: dt.date | None = None
     origin: str = ""
     language: str = Field("", max_length=40)
+    original_chars: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: object) -> object:
+        if isinstance(data, dict):
+            text = data.get("text")
+            if isinstance(text, str) and len(text) > MAX_POST_CHARS:
+                original = data.get("original_chars") or len(text)
+                data = {
+                    **data,
+                    "text": cut_at_word(text, MAX_POST_CHARS),
+                    "original_chars": original,
+                }
+        return data
 
 
 class Ablation(BaseModel):
