@@ -24,6 +24,7 @@ import discord
 
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import ProgressEvent
+from zofia_engine.text import checkable_text
 
 from .card import error_sentence, progress_lines, verdict_card
 from .discord_buttons import verdict_view
@@ -172,11 +173,15 @@ async def run_check(
     try:
         if not deferred:
             await interaction.response.defer(thinking=True, ephemeral=private)
+        requester = requester_of(interaction)
+        checkable_text(text)  # an empty post is refused before it costs the chat anything
+        bot.service.admit(requester)  # before a link is fetched: a refusal costs nothing
+        # From here the request costs work (a fetch, a check): the cooldown stays spent.
+        started = True
         post = await post_from_message(
             text, published=published, origin=origin, language=chat_settings.language
         )
-        handle = await bot.service.submit(post, requester_of(interaction))
-        started = True
+        handle = await bot.service.submit(post, requester)
         events: list[ProgressEvent] = []
         shown = 0.0
         interval = bot.settings.discord.progress_interval_s

@@ -34,6 +34,11 @@ _LINK = re.compile(
 )
 EVERYWHERE = {"guilds": True, "dms": True, "private_channels": True}
 NOT_HERE = "I can only check messages from this server."
+OTHER_CHANNEL = (
+    "I can only check messages linked from their own channel: run /factcheck there, "
+    "or use Apps → Fact-check on the message."
+)
+NOT_FOUND = "That message was not found."
 CANNOT_READ = (
     "I cannot read that channel. Use Apps → Fact-check on the message, "
     "or paste its text into /factcheck."
@@ -62,6 +67,27 @@ def _links_here(link: MessageLink, interaction: discord.Interaction[Any]) -> boo
     if link.guild is None:
         return interaction.guild_id is None and link.channel == interaction.channel_id
     return link.guild == interaction.guild_id
+
+
+def _refusal(link: MessageLink, interaction: discord.Interaction[Any]) -> str | None:
+    """Why the requester may not have the linked message checked, before anything is read.
+
+    The bot reads with its own permissions, so a link is followed only where the
+    requester's are known to allow it: in the channel the command was run in (whose
+    permissions Discord sends with the interaction), and only if they may read its
+    history. Anything else is refused without a request that could tell whether the
+    message exists.
+    """
+    if not _links_here(link, interaction):
+        return NOT_HERE
+    if link.channel != interaction.channel_id:
+        return OTHER_CHANNEL
+    if interaction.guild_id is None:  # the requester's own DM
+        return None
+    allowed = interaction.permissions
+    if not (allowed.view_channel and allowed.read_message_history):
+        return NOT_FOUND
+    return None
 
 
 def message_text(message: discord.Message) -> str:
@@ -94,22 +120,15 @@ async def _claim_cooldown(bot: FactCheckBot, interaction: discord.Interaction[An
 async def _linked_message(
     bot: FactCheckBot, interaction: discord.Interaction[Any], link: MessageLink
 ) -> discord.Message | str:
-    """The linked message, or why it cannot be checked. The channel is looked up, so a
-    link that names this server but a channel of another one is refused too."""
+    """The linked message (in the interaction's own channel: see :func:`_refusal`), or
+    why it cannot be checked."""
+    channel = bot.get_partial_messageable(link.channel, guild_id=interaction.guild_id)
     try:
-        if link.guild is None:  # this DM's own channel (checked by the caller)
-            return await bot.get_partial_messageable(link.channel).fetch_message(link.message)
-        channel = bot.get_channel(link.channel) or await bot.fetch_channel(link.channel)
-        guild = getattr(channel, "guild", None)
-        if guild is None or guild.id != interaction.guild_id:
-            return NOT_HERE
-        if not isinstance(channel, discord.abc.Messageable):
-            return "That message was not found."
         return await channel.fetch_message(link.message)
     except discord.Forbidden:
         return CANNOT_READ
     except discord.NotFound:
-        return "That message was not found."
+        return NOT_FOUND
 
 
 async def _check_message(
@@ -163,8 +182,9 @@ async def factcheck(
             "That is not a Discord message link (Copy Message Link gives one).", ephemeral=True
         )
         return
-    if link is not None and not _links_here(link, interaction):
-        await interaction.response.send_message(NOT_HERE, ephemeral=True)
+    refused = _refusal(link, interaction) if link is not None else None
+    if refused is not None:
+        await interaction.response.send_message(refused, ephemeral=True)
         return
     claim = await _claim_cooldown(bot, interaction)
     if claim is None:

@@ -120,6 +120,7 @@ async def deliver_check(
     reply: Message | None = None
     try:
         language = state.service.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+        state.service.admit(requester)  # before a link is fetched: a refusal costs nothing
         post = await read_post(
             target, text, language=language, allow_private_urls=state.allow_private_urls
         )

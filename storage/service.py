@@ -283,6 +283,22 @@ class CheckService:
         """Store a chat's setting, keyed by the chat's stored stand-in."""
         self.store.set_chat_setting(platform, self.chat_key(platform, chat_id), key, value)
 
+    def admit(self, requester: Requester) -> None:
+        """Refuse now, before any work, a request the limits would refuse at :meth:`submit`.
+
+        The bots call this before they fetch a link, so that a refused request costs
+        nothing (the same limits apply again when the post is submitted).
+
+        Raises:
+            RateLimitedError: a limit is reached; ``retry_after_s`` says when to come back.
+        """
+        self.limits.check(
+            requester=self.user_hash(requester.platform, requester.user_id),
+            platform=requester.platform,
+            chat=self.chat_key(requester.platform, requester.chat_id),
+            now=self.clock(),
+        )
+
     def check_in_chat(self, check_id: str, platform: str, chat_id: str) -> CheckRow | None:
         """The check, if it was asked in this chat of this platform; ``None`` for an unknown,
         forged or foreign id (a button shows it as "not found")."""
@@ -318,9 +334,9 @@ class CheckService:
         """
         text, _ = checkable_text(post.text)
         now = self.clock()
+        self.admit(requester)
         who = self.user_hash(requester.platform, requester.user_id)
         chat = self.chat_key(requester.platform, requester.chat_id)
-        self.limits.check(requester=who, platform=requester.platform, chat=chat, now=now)
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
         keyed = f"{text}\n[reply language: {post.language}]" if post.language else text

@@ -464,7 +464,8 @@ async def test_bad_input_gets_a_clear_message_and_starts_no_check(
     cases = [
         ("Give either", {}),
         ("not a Discord message link", {"message_link": "https://example.com/news/1"}),
-        ("cannot read that channel", {"message_link": f"{base}/{hidden}/123456789012345678"}),
+        # Another channel of this server: the requester's permissions there are unknown.
+        ("from their own channel", {"message_link": f"{base}/{hidden}/123456789012345678"}),
         (
             "no text I can see",
             {"message_link": f"{base}/{discord_api.CHANNEL_ID}/{textless['id']}"},
@@ -476,7 +477,8 @@ async def test_bad_input_gets_a_clear_message_and_starts_no_check(
                 "message_link": f"https://discord.com/channels/{other_guild}/{foreign}/{elsewhere['id']}"
             },
         ),
-        (not_here, {"message_link": f"{base}/{foreign}/{elsewhere['id']}"}),  # a forged guild id
+        # A forged guild id: refused as another channel, before any request.
+        ("from their own channel", {"message_link": f"{base}/{foreign}/{elsewhere['id']}"}),
         (
             not_here,  # a DM link, used in a server
             {
@@ -494,6 +496,13 @@ async def test_bad_input_gets_a_clear_message_and_starts_no_check(
         link = f"https://discord.com/channels/@me/{dm['channel_id']}/{dm_textless['id']}"
         dm["data"]["options"] = [{"name": "message_link", "type": 3, "value": link}]
         assert "no text I can see" in await _answer_of(discord_api, dm)
+        # A member who may not read this channel's history learns nothing of the message.
+        link = f"{base}/{discord_api.CHANNEL_ID}/{here['id']}"
+        blind = discord_api.slash("factcheck", {"message_link": link}, permissions=MEMBER)
+        assert await _answer_of(discord_api, blind) == "That message was not found."
+        assert not discord_api.calls_to(
+            "GET", f"/channels/{discord_api.CHANNEL_ID}/messages/{here['id']}"
+        )
         assert bot.service.store.history() == []
         assert not discord_api.calls_to("GET", f"/channels/{foreign}/messages")
 
@@ -576,3 +585,18 @@ async def test_the_service_limits_apply_per_user(
             "factcheck", {"text": "Zupełnie inny post po polsku."}, user_id=960000000000000001
         )
         await _check(discord_api, other)  # another member, non-English text: a verdict
+
+
+async def test_a_link_that_fails_to_fetch_still_spends_the_cooldown(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+    make_settings: Callable[..., Settings],
+) -> None:
+    async with start_bot(make_settings(guild_cooldown_s=60.0)) as bot:
+        link = discord_api.slash("factcheck", {"text": "http://127.0.0.1:9/story"})
+        assert "not allowed" in await _answer_of(discord_api, link)
+        # Each link costs a request to some site: a failed one must not open the way
+        # to another at once (the bot would fetch on demand, as fast as anyone asks).
+        again = discord_api.slash("factcheck", {"text": POST}, user_id=950000000000000003)
+        assert "try again in" in await _answer_of(discord_api, again)
+        assert bot.service.store.history() == []

@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
+from peers.article_peer import ArticlePeer
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, channel, group, user
@@ -63,7 +64,9 @@ class Harness:
         self.script = PanelScript()
 
     @asynccontextmanager
-    async def bot(self, grace_s: float = 5.0) -> AsyncIterator[CheckService]:
+    async def bot(
+        self, grace_s: float = 5.0, allow_private_urls: bool = False
+    ) -> AsyncIterator[CheckService]:
         async with (
             running_service(self.settings, engine=self.engine) as service,
             running_bot(
@@ -73,6 +76,7 @@ class Harness:
                 grace_s=grace_s,
                 poll_timeout_s=1,
                 rate_limiter=ChatPacedRateLimiter(chat_burst=0),
+                allow_private_urls=allow_private_urls,
             ),
         ):
             yield service
@@ -508,6 +512,21 @@ async def test_a_group_gets_one_check_per_cooldown(harness: Harness) -> None:
         )
     assert refused
     assert harness.llm_calls() > 0 and len(peer.sent("sendMessage", GROUP["id"])) == 2
+
+
+async def test_a_link_is_not_fetched_once_the_limit_is_reached(harness: Harness) -> None:
+    limits = harness.settings.service.model_copy(update={"user_per_minute": 1})
+    harness.settings = harness.settings.model_copy(update={"service": limits})
+    peer = harness.peer
+    async with ArticlePeer() as site, harness.bot(allow_private_urls=True):
+        peer.send(private(ANN), ANN, POST)
+        await wait_card(peer, ANN["id"])
+        peer.send(private(ANN), ANN, f"{site.root}/article")
+        refused = await peer.wait_for(
+            lambda: "Too many checks" in peer.bot_messages(ANN["id"])[-1]["text"]
+        )
+    assert refused
+    assert sum(site.hits.values()) == 0  # the refusal came before any request to the site
 
 
 async def test_webhook_mode_checks_the_secret_token(
