@@ -12,6 +12,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from ..llm.base import ChatMessage
+from ..llm.special_tokens import defuse
 from ..prompting import render
 from ..report import EvidenceItem
 from ..retrieval.models import Stage1Result
@@ -20,13 +21,15 @@ __all__ = ["PanelContext", "evidence_items"]
 
 _MARKERS = ("<<<POST", "POST>>>")
 _SOURCE_LABELS = {"web": "Web page", "wikipedia": "Wikipedia"}
+MAX_FIELD_CHARS = 300  # the origin, the link, an evidence title
 
 
 def _defuse(text: str) -> str:
-    """Keep the post from closing its own delimiters."""
+    """Keep untrusted text (a post, where it came from, a page) from closing the post's
+    delimiters or forging a chat role (see :mod:`~zofia_engine.llm.special_tokens`)."""
     for marker in _MARKERS:
         text = text.replace(marker, marker.replace("<", "‹").replace(">", "›"))
-    return text
+    return defuse(text)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -97,8 +100,8 @@ class PanelContext:
                     "post",
                     text=shown,
                     published=self.published.isoformat() if self.published else "",
-                    origin=self.origin,
-                    url=self.url,
+                    origin=_defuse(_clip(self.origin, MAX_FIELD_CHARS)),
+                    url=_defuse(_clip(self.url, MAX_FIELD_CHARS)),
                 ),
             ),
         )
@@ -114,7 +117,7 @@ class PanelContext:
             {
                 "id": e.id,
                 "source_label": _SOURCE_LABELS[e.source],
-                "title": e.title,
+                "title": _defuse(_clip(e.title, MAX_FIELD_CHARS)),
                 "published": e.published.isoformat() if e.published else "",
                 "text": _defuse(_clip(e.text, self.max_evidence_chars)),
             }

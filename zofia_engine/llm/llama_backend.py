@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ import numpy as np
 
 from ..errors import LLMResponseError, ModelUnavailableError
 from .base import Completion, CompletionRequest, LLMBackend, TokenLogprob
+from .special_tokens import defuse, vocabulary_pattern
 from .structured import bounded_schema
 
 if TYPE_CHECKING:
@@ -181,6 +183,8 @@ class LlamaCppBackend(LLMBackend):
         self._load_lock = threading.Lock()
         self._model_lock = threading.Lock()  # held while a worker thread uses the model
         self._call: _Call | None = None
+        self._special: re.Pattern[str] | None = None
+        self._template: Any = None
         self._async_lock: asyncio.Lock | None = None
         self._async_lock_loop: asyncio.AbstractEventLoop | None = None
         self.load_seconds: float | None = None
@@ -222,6 +226,8 @@ class LlamaCppBackend(LLMBackend):
             if self._llm is not None:
                 return
             try:
+                from llama_cpp import llama_chat_format
+
                 from .lazy_grammar import FastGrammarLlama
             except ImportError as exc:
                 raise ModelUnavailableError(
@@ -251,25 +257,13 @@ class LlamaCppBackend(LLMBackend):
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise ModelUnavailableError(f"cannot load GGUF model {str(path)!r}: {exc}") from exc
-            llm.chat_handler = self._chat_handler(llm)
+            self._template = _template(llm)
+            llm.chat_handler = llama_chat_format.chat_formatter_to_chat_completion_handler(
+                _CheckingFormatter(self, llm, self._template)
+            )
+            self._special = vocabulary_pattern(llm)
             self.load_seconds = time.perf_counter() - start
             self._llm = llm
-
-    def _chat_handler(self, llm: Llama) -> Any:
-        """The model's own chat template, wrapped so each call can check and stop itself."""
-        from llama_cpp import llama_chat_format
-
-        template = llm.metadata.get("tokenizer.chat_template") or _CHATML_TEMPLATE
-        eos_id, bos_id = llm.token_eos(), llm.token_bos()
-        inner = llama_chat_format.Jinja2ChatFormatter(
-            template=template,
-            eos_token=llm._model.token_get_text(eos_id) if eos_id != -1 else "",
-            bos_token=llm._model.token_get_text(bos_id) if bos_id != -1 else "",
-            stop_token_ids=[eos_id],
-        )
-        return llama_chat_format.chat_formatter_to_chat_completion_handler(
-            _CheckingFormatter(self, llm, inner)
-        )
 
     # ------------------------------------------------------------------ calls
 
@@ -292,6 +286,23 @@ class LlamaCppBackend(LLMBackend):
                 await _wait_ignoring_cancellation(work)
                 raise
 
+    def defuse(self, content: str) -> str:
+        """``content`` with every control-token string of the loaded vocabulary broken,
+        so that the template's text is the only source of role tokens: the prompt is
+        tokenised with special tokens parsed, and posts and pages reach it as content."""
+        return defuse(content, self._special) if self._special is not None else content
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        """The token ids the model is given for ``messages`` (after :meth:`defuse`),
+        exactly as a call tokenises them. The model must be loaded."""
+        llm = self._llm
+        if llm is None:
+            raise LLMResponseError(self.name, "the model is not loaded")
+        defused = [{**m, "content": self.defuse(m["content"])} for m in messages]
+        result = self._template(messages=defused)
+        prompt = result.prompt.encode("utf-8")
+        return list(llm.tokenize(prompt, add_bos=not result.added_special, special=True))
+
     def _lock(self) -> asyncio.Lock:
         """The waiting room: one ``asyncio.Lock`` per event loop (tests run several loops)."""
         loop = asyncio.get_running_loop()
@@ -312,7 +323,9 @@ class LlamaCppBackend(LLMBackend):
                 top_logprobs=request.top_logprobs if self.logprobs else 0,
             )
             kwargs: dict[str, Any] = {
-                "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+                "messages": [
+                    {"role": m.role, "content": self.defuse(m.content)} for m in request.messages
+                ],
                 "temperature": request.temperature,
                 "max_tokens": request.max_tokens,
                 "seed": self.seed,
@@ -378,6 +391,20 @@ class LlamaCppBackend(LLMBackend):
             llm, self._llm = self._llm, None
         if llm is not None:
             llm.close()
+
+
+def _template(llm: Llama) -> Any:
+    """The model's own chat template (ChatML when the file has none), as a formatter."""
+    from llama_cpp import llama_chat_format
+
+    template = llm.metadata.get("tokenizer.chat_template") or _CHATML_TEMPLATE
+    eos_id, bos_id = llm.token_eos(), llm.token_bos()
+    return llama_chat_format.Jinja2ChatFormatter(
+        template=template,
+        eos_token=llm._model.token_get_text(eos_id) if eos_id != -1 else "",
+        bos_token=llm._model.token_get_text(bos_id) if bos_id != -1 else "",
+        stop_token_ids=[eos_id],
+    )
 
 
 class _CheckingFormatter:

@@ -1,0 +1,59 @@
+"""Keeping text from posts and web pages from becoming chat-role tokens.
+
+A chat template turns messages into one string with control tokens between them
+(``<|im_start|>system``, ``<|start_header_id|>``, ``[INST]``). A server, or the
+embedded backend, then tokenises that string with special tokens parsed, so a post
+that contains ``<|im_end|>\\n<|im_start|>system`` would close its own message and
+open a forged system turn. :func:`defuse` breaks every such string with a word
+joiner (U+2060) after its first character: a reader sees the same text, a tokenizer
+sees plain characters.
+
+:data:`TEMPLATE_TOKENS` matches the control strings of the common template
+families, for text sent to any server; :func:`vocabulary_pattern` matches exactly
+the control and user-defined tokens of a loaded GGUF vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+__all__ = ["TEMPLATE_TOKENS", "defuse", "vocabulary_pattern"]
+
+JOINER = "\u2060"
+
+TEMPLATE_TOKENS = re.compile(
+    r"<\|[^<>|\n]{1,48}\|>"  # ChatML, Qwen, Llama 3, Phi: <|im_start|>, <|eot_id|>
+    r"|<｜[^<>｜\n]{1,48}｜>"  # DeepSeek: <｜begin▁of▁sentence｜>
+    r"|</?s>|\[/?INST\]|<</?SYS>>"  # Llama 2, Mistral
+    r"|<(?:start|end)_of_turn>"  # Gemma
+    r"|<\|?(?:system|user|assistant)\|?>",
+    re.IGNORECASE,
+)
+
+
+def defuse(text: str, pattern: re.Pattern[str] = TEMPLATE_TOKENS) -> str:
+    """``text`` with every match of ``pattern`` broken by a word joiner after its first
+    character, so that no tokenizer reads it as a control token."""
+    return pattern.sub(lambda m: m.group(0)[0] + JOINER + m.group(0)[1:], text)
+
+
+def vocabulary_pattern(llm: Llama) -> re.Pattern[str] | None:
+    """A pattern of the texts of ``llm``'s control and user-defined tokens (longest
+    first), or ``None`` when it has none that could appear in text."""
+    import llama_cpp
+
+    model = llm._model  # llama-cpp-python's own vocabulary accessors
+    flags = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED
+    texts = set()
+    for token in range(llm.n_vocab()):
+        if model.token_get_attr(token) & flags:
+            text = model.token_get_text(token)
+            if len(text) > 1 and not text.isspace():
+                texts.add(text)
+    if not texts:
+        return None
+    return re.compile("|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True)))
