@@ -4,7 +4,7 @@ Each button's state is in its custom id (``zf:debate:<check id>``), and the
 report is read from SQLite when it is pressed, so buttons keep working after a
 restart. Debate, Evidence and Claims post into a thread on the verdict message
 (one per message), once per section: a later press points to the thread (the
-"opened" marks are kept in the store's chat settings, like the Telegram bot's).
+service keeps a mark per posted section, like the Telegram bot's).
 Where no thread can be opened (DMs, ephemeral replies, missing permissions),
 a section comes as ephemeral follow-ups, to whoever pressed, each time.
 A vote on a repeat counts for the check it repeats, so a verdict's votes add up.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 import discord
 
 from .card import section
-from .discord_chats import PLATFORM, stored_check, voter_of
+from .discord_chats import PLATFORM, stored_check
 from .discord_render import NONE, section_messages, thread_name
 
 if TYPE_CHECKING:
@@ -93,11 +93,7 @@ async def _vote(
     if found is None:
         await interaction.response.send_message(NOT_FOUND, ephemeral=True)
         return
-    row = found[0]
-    original = row.repeat_of or row.id  # votes on one verdict add up across its repeats
-    store = bot.service.store
-    store.add_feedback(original, voter_of(bot, interaction), vote)
-    up, down = store.feedback_counts(original)
+    up, down = bot.service.vote(found[0], PLATFORM, str(interaction.user.id), vote)
     await interaction.response.send_message(
         f"Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}", ephemeral=True
     )
@@ -121,11 +117,6 @@ async def _thread(
         message.id, guild_id=message.guild.id
     )
     return thread
-
-
-def _opened_key(check_id: str, kind: str) -> str:
-    """The chat setting that marks a section as posted into the check's thread."""
-    return f"opened:{check_id}:{kind}"
 
 
 async def _post_to_thread(
@@ -154,10 +145,10 @@ async def _open_section(
     row, report = found
     part = section(kind, report)
     messages = section_messages(part)
-    store, key = bot.service.store, _opened_key(check_id, kind)
+    service = bot.service
     # One press at a time per section: a second press waits, then finds it posted.
-    async with bot.lock(f"{PLATFORM}:{row.chat}:{key}"):
-        where = store.get_chat_setting(PLATFORM, row.chat, key)
+    async with bot.lock(f"{row.id}:{kind}"):
+        where = service.section_mark(row.id, kind)
         if where is not None:
             await interaction.followup.send(
                 f"Already posted in the thread: <#{int(where)}>", ephemeral=True
@@ -166,7 +157,7 @@ async def _open_section(
         thread = await _thread(interaction, check_id)
         if thread is not None and await _post_to_thread(thread, part.title, messages, check_id):
             where = getattr(thread, "id", 0)
-            store.set_chat_setting(PLATFORM, row.chat, key, where)
+            service.set_section_mark(row.id, kind, where)
             await interaction.followup.send(f"{part.title}: <#{where}>", ephemeral=True)
             return
     for message in messages:

@@ -18,7 +18,7 @@ from zofia_engine.report import Report
 if TYPE_CHECKING:
     from .discord_client import FactCheckBot
 
-__all__ = ["PLATFORM", "chat_of", "requester_of", "stored_check", "voter_of"]
+__all__ = ["PLATFORM", "chat_of", "requester_of", "stored_check"]
 
 PLATFORM = "discord"
 
@@ -33,11 +33,6 @@ def chat_of(interaction: discord.Interaction[Any]) -> str:
 def requester_of(interaction: discord.Interaction[Any]) -> Requester:
     """The service's requester for the user of ``interaction``."""
     return Requester(PLATFORM, str(interaction.user.id), chat_of(interaction))
-
-
-def voter_of(bot: FactCheckBot, interaction: discord.Interaction[Any]) -> str:
-    """The stored stand-in for the user who pressed a button (never the raw id)."""
-    return bot.service.user_hash(PLATFORM, str(interaction.user.id))
 
 
 def stored_check(

@@ -36,10 +36,6 @@ _DATA = re.compile(r"(?P<action>[a-z]):(?P<check_id>[A-Za-z0-9_-]{1,32})")
 FollowUp = Callable[[], Awaitable[None]] | None
 
 
-def _opened_key(check_id: str, kind: str) -> str:
-    return f"opened:{check_id}:{kind}"
-
-
 async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Route a button tap; the query is always answered, with a note when there is one."""
     query = update.callback_query
@@ -91,13 +87,9 @@ def _cancel(state: BotState, row: CheckRow, user_id: int) -> tuple[str, bool]:
 async def _vote(
     state: BotState, row: CheckRow, query: CallbackQuery, vote: int
 ) -> tuple[str, bool]:
-    store = state.service.store
-    original = row.repeat_of or row.id  # votes on one verdict add up across its repeats
-    store.add_feedback(original, state.user_hash(query.from_user.id), vote)
+    votes = state.service.vote(row, PLATFORM, str(query.from_user.id), vote)
     try:
-        await query.edit_message_reply_markup(
-            card_keyboard(row.id, store.feedback_counts(original))
-        )
+        await query.edit_message_reply_markup(card_keyboard(row.id, votes))
     except BadRequest as exc:
         if "not modified" not in exc.message.lower():  # the same vote again: nothing changes
             raise
@@ -111,31 +103,31 @@ def _open(state: BotState, row: CheckRow, card: Message, kind: str) -> tuple[str
     Nothing here awaits between reading the mark and setting it, so two taps handled at
     the same time cannot both pass (the event loop runs one of them to the end first).
     """
-    store = state.service.store
-    key = _opened_key(row.id, kind)
-    if store.get_chat_setting(PLATFORM, row.chat, key) is not None:
+    service = state.service
+    if service.section_mark(row.id, kind) is not None:
         return f"The {kind} is already in this thread.", False, None
-    found = state.service.report_for(row.id)
+    found = service.report_for(row.id)
     if found is None:
         return "The details of this check have expired.", True, None
     messages = section_messages(section(kind, found[1]))
-    store.set_chat_setting(PLATFORM, row.chat, key, [])  # opened; the message ids follow
-    return "", False, partial(_post, state, row.chat, key, card, messages)
+    service.set_section_mark(row.id, kind, [])  # opened; the message ids follow
+    return "", False, partial(_post, state, row.id, kind, card, messages)
 
 
-async def _post(state: BotState, chat: str, key: str, card: Message, messages: list[str]) -> None:
+async def _post(
+    state: BotState, check_id: str, kind: str, card: Message, messages: list[str]
+) -> None:
     """Post a section's messages (paced by the rate limiter), then record their ids. If
     posting fails or is cut short, the mark is cleared so that a later tap tries again."""
-    store = state.service.store
     sent = []
     try:
         for text in messages:
             reply = await card.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
             sent.append(reply.message_id)
     except BaseException:
-        store.set_chat_setting(PLATFORM, chat, key, None)
+        state.service.set_section_mark(check_id, kind, None)
         raise
-    store.set_chat_setting(PLATFORM, chat, key, sent)
+    state.service.set_section_mark(check_id, kind, sent)
 
 
 def button_handlers() -> list[BaseHandler[Update, Any, Any]]:

@@ -26,10 +26,11 @@ You get a verdict card at once updated as the check goes: the verdict, how sure 
 judge was, a summary and the strongest sources. Its buttons open the debate between the \
 agents, the evidence and the claims, and let you say whether the verdict was right.
 
-<b>What is stored</b>: the post's text, where it was forwarded from, the report, and a \
-keyed hash of your user id (never the id itself) to apply rate limits and count votes. \
-Post text and evidence are deleted after {days} days; verdicts are kept. Photos are not \
-read: add the text as a caption."""
+<b>What is stored</b>: the post's text, where it was forwarded from, its link, and the \
+report; your user id and this chat's id only as keyed hashes (never the ids themselves), \
+to apply rate limits and count votes. After {days} days the text, its origin and link, the \
+summary and the evidence are deleted; the verdict, its confidence and the vote counts are \
+kept. Photos are not read: add the text as a caption."""
 
 SETTINGS_HELP = (
     "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"

@@ -144,6 +144,38 @@ class ChatRecords:
         with self._lock, write_transaction(self.db):
             self.db.table("chat_settings").upsert(row, pk=("platform", "chat", "key"))
 
+    def section_mark(self, check_id: str, kind: str) -> Any:
+        """What a bot recorded when it posted a section of a check (message ids, a thread
+        id), or ``None`` when it has not posted it."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT value_json FROM section_marks WHERE check_id = ? AND kind = ?",
+                [check_id, kind],
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def set_section_mark(self, check_id: str, kind: str, value: Any) -> None:
+        """Record that a section of a check was posted (``value``: where); ``None`` clears
+        the mark, so that a later press posts the section again.
+
+        Raises:
+            CheckNotFoundError: no such check.
+        """
+        with self._lock, write_transaction(self.db):
+            if value is None:
+                self.db.execute(
+                    "DELETE FROM section_marks WHERE check_id = ? AND kind = ?", [check_id, kind]
+                )
+                return
+            self._require_check(check_id)
+            row = {
+                "check_id": check_id,
+                "kind": clean_text(kind),
+                "value_json": json.dumps(value, allow_nan=False),
+                "updated_at": self._now(),
+            }
+            self.db.table("section_marks").upsert(row, pk=("check_id", "kind"))
+
     def count_requests(
         self,
         *,

@@ -208,6 +208,34 @@ def m004_keyed_chats_and_texts(db: Database, secret: bytes | None) -> None:
     db.execute("UPDATE chat_settings SET chat = zofia_chat(platform, chat)")
 
 
+def m005_section_marks(db: Database, secret: bytes | None) -> None:
+    """The "section already posted" marks of the bots' buttons get a table of their own,
+    tied to their check (so they go when it goes), out of the chat settings."""
+    db.execute(
+        f"""
+        CREATE TABLE section_marks (
+            check_id TEXT NOT NULL {_CASCADE},
+            kind TEXT NOT NULL,
+            value_json TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (check_id, kind)
+        )
+        """
+    )
+    db.execute(
+        """
+        INSERT OR REPLACE INTO section_marks (check_id, kind, value_json, updated_at)
+        SELECT substr(key, 8, instr(substr(key, 8), ':') - 1),
+               substr(substr(key, 8), instr(substr(key, 8), ':') + 1),
+               value_json, updated_at
+        FROM chat_settings
+        WHERE key LIKE 'opened:%:%'
+          AND substr(key, 8, instr(substr(key, 8), ':') - 1) IN (SELECT id FROM checks)
+        """
+    )
+    db.execute("DELETE FROM chat_settings WHERE key LIKE 'opened:%'")
+
+
 Migration = Callable[[Database, bytes | None], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = [
@@ -215,6 +243,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m002_post_vectors", m002_post_vectors),
     ("m003_check_language", m003_check_language),
     ("m004_keyed_chats_and_texts", m004_keyed_chats_and_texts),
+    ("m005_section_marks", m005_section_marks),
 ]
 
 

@@ -283,6 +283,25 @@ class CheckService:
         """Store a chat's setting, keyed by the chat's stored stand-in."""
         self.store.set_chat_setting(platform, self.chat_key(platform, chat_id), key, value)
 
+    def section_mark(self, check_id: str, kind: str) -> Any:
+        """Where a bot posted a section of the check (``None``: not posted yet)."""
+        return self.store.section_mark(check_id, kind)
+
+    def set_section_mark(self, check_id: str, kind: str, value: Any) -> None:
+        """Record where a section was posted; ``None`` clears it (a later press retries)."""
+        self.store.set_section_mark(check_id, kind, value)
+
+    def vote(self, row: CheckRow, platform: str, user_id: str, vote: int) -> tuple[int, int]:
+        """Record a user's vote on a check's verdict; votes on a repeat count for the
+        check it repeats, so one verdict's votes add up.
+
+        Returns:
+            ``(up, down)`` for that verdict, this vote included.
+        """
+        original = row.repeat_of or row.id
+        self.store.add_feedback(original, self.user_hash(platform, user_id), vote)
+        return self.store.feedback_counts(original)
+
     def admit(self, requester: Requester) -> None:
         """Refuse now, before any work, a request the limits would refuse at :meth:`submit`.
 

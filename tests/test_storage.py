@@ -34,7 +34,7 @@ from storage import (
     text_hash,
 )
 from zofia_engine.config import StorageSettings
-from zofia_engine.post import Post
+from zofia_engine.post import MAX_POST_CHARS, Post
 from zofia_engine.report import (
     Analyses,
     ClaimResult,
@@ -65,6 +65,7 @@ TABLES = {
     "feedback",
     "chat_settings",
     "post_vectors",
+    "section_marks",
 }
 POST = "The mayor of Springfield said the river bridge will close for all of 2027."
 
@@ -245,6 +246,7 @@ ALL_MIGRATIONS = [
     "m002_post_vectors",
     "m003_check_language",
     "m004_keyed_chats_and_texts",
+    "m005_section_marks",
 ]
 KEY = b"k" * 32
 
@@ -593,32 +595,54 @@ def test_purge_keeps_the_verdict_and_removes_the_text(tmp_path: Path, clock: Clo
     marker = "Xylophone-marker-7731 " * 300  # long enough to overflow into its own pages
     db = open_database(tmp_path / "zofia.db")
     store = CheckStore(db, clock=clock)
-    old = new_check(store, POST + marker)
-    store.save_report(old.id, make_report(marker=marker), vector=np.ones(8, dtype=np.float32))
+    # Everything a post brings that could name someone: the text, who forwarded it (a
+    # name, an @username), its link (a private invite), a summary restating it.
+    post = Post(
+        text=POST + marker,
+        url="https://t.me/+Xylophone-invite",
+        origin="user Xylophone Smith (@xylophone_smith)",
+    )
+    old = store.create_check(
+        platform="telegram", chat="chat-1", requester="u-hash", post=post, text_hash="Xylohash"
+    )
+    store.save_report(
+        old.id,
+        make_report(marker=marker, summary=f"Xylophone Smith says {marker}"),
+        vector=np.ones(8, dtype=np.float32),
+    )
+    failed = new_check(store, "another post", chat="chat-2")
+    store.set_status(failed.id, "failed", error="Xylophone error text")
     store.add_feedback(old.id, "alice", 1, f"exactly: {marker}")
+    store.set_section_mark(old.id, "debate", [101, 102])
+    store.set_chat_setting("telegram", "chat-2", "language", "Xylophonian")  # a quiet chat
     clock.advance(days=31)
+    store.set_chat_setting("telegram", "chat-3", "language", "French")  # an active one
     recent = done_check(store, "a recent post")
 
-    assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 1
+    assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 2
     assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 0
     purged = store.get_check(old.id)
     assert purged is not None and purged.post_text is None and purged.post is None
-    assert purged.status == "done" and purged.text_hash == old.text_hash
+    assert purged.status == "done" and purged.chat == "chat-1"
+    assert (purged.text_hash, purged.origin, purged.url) == ("", "", "")
     assert store.get_report(old.id) is None and store.get_report(recent.id) == make_report()
     summary = next(db.query("SELECT * FROM reports WHERE check_id = ?", [old.id]))
     assert (summary["verdict"], summary["confidence"], summary["n_claims"]) == ("real", 0.82, 3)
-    assert summary["summary"] == "The bridge closure is confirmed."
+    assert summary["summary"] == ""
     labels = [r["label"] for r in db.query("SELECT label FROM claims WHERE check_id = ?", [old.id])]
     assert labels == ["supports", "supports", "not enough information"]
     assert count(db, "llm_calls", old.id) == 11 and count(db, "evidence", old.id) == 0
     assert count(db, "post_vectors", old.id) == 0 and store.feedback_counts(old.id) == (1, 0)
+    assert store.section_mark(old.id, "debate") is None
+    assert store.get_chat_setting("telegram", "chat-2", "language") is None
+    assert store.get_chat_setting("telegram", "chat-3", "language") == "French"
     assert store.vectors()[0] == []
-    assert "Xylophone" not in dump(db) and "Springfield said" not in dump(db)
+    assert "Xylo" not in dump(db) and "Springfield said" not in dump(db)
     assert "a recent post" in dump(db)
     assert store.integrity_ok()
     db.close()
     for file in tmp_path.iterdir():  # the database, and what is left of the WAL
-        assert b"Xylophone" not in file.read_bytes(), file.name
+        assert b"Xylo" not in file.read_bytes(), file.name
 
 
 # -- awkward input ---------------------------------------------------------------------------
@@ -628,13 +652,13 @@ def test_purge_keeps_the_verdict_and_removes_the_text(tmp_path: Path, clock: Clo
     ("text", "expected"),
     [
         ("", ""),
-        ("a" * 1_000_000, "a" * 1_000_000),
+        ("a" * MAX_POST_CHARS, "a" * MAX_POST_CHARS),  # the longest a post can be
         ("before\x00after", "before\x00after"),
         ("broken \ud800 surrogate", "broken \ufffd surrogate"),
         ("北京宣布新的交通规则。", "北京宣布新的交通规则。"),
         ("أعلنت الحكومة عن خطة جديدة", "أعلنت الحكومة عن خطة جديدة"),
     ],
-    ids=["empty", "1MB", "nul", "lone-surrogate", "chinese", "arabic"],
+    ids=["empty", "longest", "nul", "lone-surrogate", "chinese", "arabic"],
 )
 def test_awkward_text_is_stored_safely(store: CheckStore, text: str, expected: str) -> None:
     row = new_check(store, text)

@@ -155,10 +155,10 @@ async def answer_to(peer: FakeBotAPI, query_id: str) -> BotCall:
 async def section_posted(service: CheckService, card: dict[str, Any], kind: str) -> list[int]:
     """The ids of a section's messages, once the bot has posted all of them (it records
     them after the last one is sent)."""
-    chat, check_id = str(card["chat"]["id"]), data_of(card, "d")[2:]
+    check_id = data_of(card, "d")[2:]
 
     def posted() -> list[int] | None:
-        ids = service.chat_setting("telegram", chat, f"opened:{check_id}:{kind}")
+        ids = service.section_mark(check_id, kind)
         return ids or None
 
     async with asyncio.timeout(20):
