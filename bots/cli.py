@@ -21,6 +21,7 @@ from zofia_engine.report import Report
 from .settings import ABLATE_OPTION, CONFIG_OPTION, settings_from
 from .terminal import render_stage1
 from .terminal_report import describe_event, render_report
+from .terminal_text import plain
 
 __all__ = ["main"]
 
@@ -161,9 +162,9 @@ def check(
             with err.status("starting…") as status:
 
                 def show(event: ProgressEvent) -> None:
-                    status.update(describe_event(event) + "…")
+                    status.update(plain(describe_event(event) + "…"))
                     if event.kind in ("finished", "failed", "round"):
-                        err.print(f"[dim]· {describe_event(event)}[/dim]")
+                        err.print(plain(f"· {describe_event(event)}", "dim"))
 
                 if ablate != "full":  # an experiment: not stored, never served as a repeat
                     ablation = Ablation.named(ablate)

@@ -43,6 +43,7 @@ from zofia_engine.evaluation.metrics import NONE_COLUMN
 from zofia_engine.post import Ablation
 
 from .settings import ABLATE_OPTION, CONFIG_OPTION, settings_from
+from .terminal_text import plain
 
 __all__ = ["default_output", "eval_command"]
 
@@ -165,7 +166,7 @@ async def _run(
                 right[1] += 1
                 bar.update(task, advance=1, score=f"acc {right[0]}/{right[1]}")
                 if record.error:
-                    bar.console.print(f"[red]{record.id}: {record.error}[/red]")
+                    bar.console.print(plain(f"{record.id}: {record.error}", "red"))
 
             return await evaluate(
                 items,

@@ -15,6 +15,7 @@ from storage.store import CheckStore
 
 from .settings import CONFIG_OPTION, settings_from
 from .terminal_report import VERDICT_STYLE, render_report
+from .terminal_text import plain
 
 __all__ = ["export", "history", "show"]
 
@@ -43,7 +44,7 @@ def history(limit: int, platform: str | None, config: Path | None) -> None:
             row.platform,
             row.status + note,
             f"{icon}{verdict or '-'}",
-            Text(post[:60] + ("…" if len(post) > 60 else "")),
+            plain(post[:60] + ("…" if len(post) > 60 else "")),
         )
     console = Console()
     if not console.is_terminal:  # piped: no terminal width to fit, keep rows whole
@@ -77,7 +78,9 @@ def show(check_id: str, as_json: bool, config: Path | None) -> None:
     render_report(report, console)
     for item in report.evidence:
         console.print(
-            Text.assemble((f"[{item.id}] ", "bold"), item.title, (f"  {item.url}", "cyan"))
+            Text.assemble(
+                plain(f"[{item.id}] ", "bold"), plain(item.title), plain(f"  {item.url}", "cyan")
+            )
         )
 
 

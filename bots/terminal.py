@@ -9,6 +9,8 @@ from rich.text import Text
 
 from zofia_engine.retrieval.models import Stage1Result
 
+from .terminal_text import plain
+
 __all__ = ["render_stage1"]
 
 STATUS_STYLE = {
@@ -27,7 +29,7 @@ def render_stage1(result: Stage1Result, console: Console) -> None:
         entities.add_column(column, justify="left" if column in ("entity", "label") else "right")
     for e in sorted(result.entities, key=lambda e: -e.salience):
         entities.add_row(
-            Text(e.text),
+            plain(e.text),
             e.label,
             f"{e.confidence:.3f}",
             f"{e.salience:.3f}",
@@ -41,14 +43,17 @@ def render_stage1(result: Stage1Result, console: Console) -> None:
         keywords.add_column(column, justify="left" if column == "keyword" else "right")
     for i, k in enumerate(result.keywords, 1):
         keywords.add_row(
-            str(i), Text(k.text), f"{k.salience:.3f}", f"{k.mmr_score:.3f}", f"{k.lambda_k:.3f}"
+            str(i), plain(k.text), f"{k.salience:.3f}", f"{k.mmr_score:.3f}", f"{k.lambda_k:.3f}"
         )
 
-    parts: list[object] = [entities, keywords, Text(f"query: {result.query}", style="bold")]
+    parts: list[object] = [entities, keywords, plain(f"query: {result.query}", "bold")]
     for w in result.wikipedia:
         parts.append(
             Panel(
-                Text(w.text), title=Text(f"{w.keyword} → {w.title}"), subtitle=w.url, expand=False
+                plain(w.text),
+                title=plain(f"{w.keyword} → {w.title}"),
+                subtitle=plain(w.url),
+                expand=False,
             )
         )
     if result.web:
@@ -56,7 +61,7 @@ def render_stage1(result: Stage1Result, console: Console) -> None:
         web.add_column("title")
         web.add_column("url")
         for r in result.web:
-            web.add_row(Text(r.title), Text(r.url))
+            web.add_row(plain(r.title), plain(r.url))
         parts.append(web)
     lines = []
     for s in result.sources:
@@ -66,7 +71,7 @@ def render_stage1(result: Stage1Result, console: Console) -> None:
         lines.append(line)
     parts.append(Panel(Text("\n").join(lines), title="Sources", expand=False))
     for note in result.degraded:
-        parts.append(Text(f"! {note}", style="yellow"))
+        parts.append(plain(f"! {note}", "yellow"))
     total = result.timings_ms.get("total_ms", 0.0)
     parts.append(Text(f"Stage 1 took {total:.0f} ms", style="dim"))
     console.print(Group(*parts))  # type: ignore[arg-type]

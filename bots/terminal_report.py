@@ -10,6 +10,8 @@ from rich.text import Text
 from zofia_engine.post import ProgressEvent
 from zofia_engine.report import Report
 
+from .terminal_text import plain
+
 __all__ = ["VERDICT_STYLE", "describe_event", "render_report"]
 
 VERDICT_STYLE = {
@@ -42,10 +44,10 @@ def _card(report: Report) -> Panel:
     c = report.confidence
     confidence = f"{c.value:.0%}" if c.value is not None else "n/a"
     title = Text.assemble(f"{icon} ", (words, f"bold {colour}"), f"  confidence {confidence}")
-    parts: list[RenderableType] = [Text(report.summary)]
+    parts: list[RenderableType] = [plain(report.summary)]
     cited = [e for e in report.evidence if e.url][:3]
     for e in cited:
-        parts.append(Text.assemble(("• ", "dim"), Text(e.title), (f"  {e.url}", "cyan")))
+        parts.append(Text.assemble(("• ", "dim"), plain(e.title), plain(f"  {e.url}", "cyan")))
     if report.debate.forced and report.debate.held:
         parts.append(Text("The judge did not decide within the round limit: ruling forced.", "dim"))
     return Panel(Group(*parts), title=title, title_align="left", border_style=colour)
@@ -59,9 +61,9 @@ def _claims(report: Report) -> Table:
     for claim in report.claims:
         label = claim.label or claim.status
         table.add_row(
-            Text(("★ " if claim.kind == "core" else "") + claim.text),
-            Text(label, LABEL_STYLE.get(label, "dim")),
-            Text(claim.reason or claim.error),
+            plain(("★ " if claim.kind == "core" else "") + claim.text),
+            plain(label, LABEL_STYLE.get(label, "dim")),
+            plain(claim.reason or claim.error),
         )
     return table
 
@@ -72,11 +74,15 @@ def _analyses(report: Report) -> Table:
     table.add_column("lean")
     table.add_column("analysis")
     for f in report.analyses.linguist:
-        table.add_row(f"linguist: {f.dimension}", f.lean or f.status, Text(f.analysis or f.error))
+        table.add_row(
+            plain(f"linguist: {f.dimension}"),
+            plain(f.lean or f.status),
+            plain(f.analysis or f.error),
+        )
     e = report.analyses.expert
     if e is not None:
         text = f"{e.knowledge_concordance} {e.logical_integrity}".strip() or e.error
-        table.add_row(f"expert: {e.expert_role}", e.lean or e.status, Text(text))
+        table.add_row(plain(f"expert: {e.expert_role}"), plain(e.lean or e.status), plain(text))
     return table
 
 
@@ -90,11 +96,11 @@ def _debate(report: Report) -> Table:
     table.add_column("cites")
     for t in d.turns:
         text = f"{t.rebuttal}\n{t.argument}".strip() if t.status == "ok" else t.error
-        table.add_row(str(t.round), t.side, Text(text), ", ".join(t.cites))
+        table.add_row(str(t.round), t.side, plain(text), plain(", ".join(t.cites)))
     for r in d.rulings:
         decision = r.decision or "failed"
         label = f"judge{' (forced)' if r.forced else ''}"
-        table.add_row(str(r.round), label, Text(f"{decision}: {r.reason or r.error}"), "")
+        table.add_row(str(r.round), label, plain(f"{decision}: {r.reason or r.error}"), "")
     return table
 
 
@@ -109,7 +115,7 @@ def render_report(report: Report, console: Console, *, details: bool = True) -> 
         if report.debate.turns or report.debate.rulings:
             parts.append(_debate(report))
     for note in report.degraded:
-        parts.append(Text(f"! {note}", style="yellow"))
+        parts.append(plain(f"! {note}", "yellow"))
     u = report.usage
     total_s = report.timings.get("total_ms", 0.0) / 1000
     parts.append(

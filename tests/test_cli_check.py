@@ -138,3 +138,22 @@ def test_check_reports_a_dead_llm_server_in_one_sentence(
     assert report["verdict"] == "undetermined"
     assert report["summary"].startswith("No verdict could be reached")
     assert report["usage"]["failed_calls"] == report["usage"]["calls"] > 0
+
+
+def test_escapes_and_markup_from_posts_and_models_are_printed_inert(panel: FakeOpenAI) -> None:
+    osc8 = "\x1b]8;;https://evil.example\x1b\\click here\x1b]8;;\x1b\\"
+    panel.responder = PanelScript(
+        domainreply={"domain": "politics", "expert_role": "x[/] [bold red]boss"},
+        judgereply={"decision": "fake", "reason": f"Refuted \x1b[2J{osc8} [/]."},
+    )
+    post = f"{POST} {osc8} \u202eevil"
+    check = CliRunner().invoke(main, ["check", post])
+    assert check.exit_code == 0, check.output
+    check_id = check.stderr.strip().splitlines()[-1].split()[1].rstrip(":")
+    for args in (["history"], ["show", check_id]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\u202e" not in result.output
+    shown = CliRunner().invoke(main, ["show", check_id]).output
+    assert "x[/] [bold red]boss" in shown  # the model's brackets, printed as they are
+    assert "\x1b" not in check.output
