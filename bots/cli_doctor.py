@@ -34,6 +34,22 @@ def _storage(config: Path | None) -> Finding:
     return Finding("storage", verdict, summary)
 
 
+def _bounds(config: Path | None) -> Finding:
+    """The limits that protect the deployment, and how much of today's budget is spent."""
+    settings = settings_from(config)
+    s = settings.service
+    used = store_status(settings.storage).tokens_today
+    budget = f"{s.daily_token_budget:,} LLM tokens a day" if s.daily_token_budget else "no"
+    summary = (
+        f"{s.max_concurrent_checks} checks at once, at most {s.max_pending_checks} pending; "
+        f"{budget} budget ({used:,} used today, UTC); per user {s.user_per_minute} a minute "
+        f"and {s.user_daily} a day, per chat {s.chat_per_minute} a minute and "
+        f"{s.chat_daily} a day"
+    )
+    spent = bool(s.daily_token_budget) and used >= s.daily_token_budget
+    return Finding("limits", "warning" if spent else "ok", summary)
+
+
 @click.command()
 @CONFIG_OPTION
 def doctor(config: Path | None) -> None:
@@ -44,6 +60,7 @@ def doctor(config: Path | None) -> None:
     with console.status("trying every part…"):
         findings = asyncio.run(diagnose_engine(settings))
         findings.append(_storage(config))
+        findings.append(_bounds(config))
     for finding in findings:
         mark, colour = _STYLE[finding.status]
         console.print(

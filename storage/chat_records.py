@@ -176,6 +176,30 @@ class ChatRecords:
             }
             self.db.table("section_marks").upsert(row, pk=("check_id", "kind"))
 
+    def tokens_since(self, since: dt.datetime) -> int:
+        """LLM tokens (prompt and completion) of the reports stored since ``since``."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT coalesce(sum(prompt_tokens + completion_tokens), 0) FROM reports"
+                " WHERE created_at >= ?",
+                [to_iso(since)],
+            ).fetchone()
+        return int(row[0])
+
+    def recent_check_seconds(self, limit: int = 20) -> list[float]:
+        """How long the latest ``limit`` finished engine runs took, newest first."""
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT started_at, finished_at FROM checks WHERE status = 'done'"
+                " AND repeat_of IS NULL AND started_at IS NOT NULL"
+                " ORDER BY finished_at DESC LIMIT ?",
+                [limit],
+            ).fetchall()
+        return [
+            (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds()
+            for start, end in rows
+        ]
+
     def count_requests(
         self,
         *,

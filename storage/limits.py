@@ -15,7 +15,7 @@ from zofia_engine.errors import ZofiaError
 
 from .store import CheckStore
 
-__all__ = ["RateLimitedError", "RequestLimits"]
+__all__ = ["BusyError", "RateLimitedError", "RequestLimits", "wait_words"]
 
 MINUTE = dt.timedelta(minutes=1)
 DAY = dt.timedelta(days=1)
@@ -29,7 +29,12 @@ class RateLimitedError(ZofiaError):
         self.retry_after_s = retry_after_s
 
 
-def _wait_words(seconds: float) -> str:
+class BusyError(RateLimitedError):
+    """The deployment as a whole is at its bound (checks queued, or the day's token
+    budget); the message says which, and when to come back."""
+
+
+def wait_words(seconds: float) -> str:
     seconds = max(1, math.ceil(seconds))
     if seconds < 120:
         return f"{seconds} s"
@@ -78,6 +83,6 @@ class RequestLimits:
             oldest = self.store.oldest_request(since=since, **scope) or now
             wait = (oldest + rule.window - now).total_seconds()
             raise RateLimitedError(
-                f"Limit reached ({rule.limit} {rule.what}); try again in {_wait_words(wait)}.",
+                f"Limit reached ({rule.limit} {rule.what}); try again in {wait_words(wait)}.",
                 retry_after_s=max(1.0, wait),
             )

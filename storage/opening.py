@@ -39,6 +39,7 @@ class StoreStatus:
     schema: str
     pending: tuple[str, ...]
     free_bytes: int
+    tokens_today: int
 
 
 def store_status(settings: StorageSettings) -> StoreStatus:
@@ -51,13 +52,17 @@ def store_status(settings: StorageSettings) -> StoreStatus:
     """
     path = Path(settings.path).expanduser() if settings.path else default_database_path()
     applied: list[str] = []
+    tokens = 0
     if path.is_file():
         db = Database(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
         try:
             applied = applied_migrations(db)
+            if "reports" in db.table_names():
+                midnight = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0)
+                tokens = CheckStore(db).tokens_since(midnight)
         finally:
             db.close()
     known = [name for name, _ in MIGRATIONS]
     pending = tuple(name for name in known if name not in applied)
     free = shutil.disk_usage(path.parent if path.parent.exists() else Path.cwd()).free
-    return StoreStatus(path, applied[-1] if applied else "(new)", pending, free)
+    return StoreStatus(path, applied[-1] if applied else "(new)", pending, free, tokens)

@@ -28,8 +28,9 @@ from zofia_engine.post import Post, ProgressEvent
 from zofia_engine.report import Report
 from zofia_engine.text import checkable_text, clean_post
 
+from .fair_slots import FairSlots
 from .keys import hash_chat, hash_user, keyed_text_hash
-from .limits import RequestLimits
+from .limits import BusyError, RequestLimits, wait_words
 from .near import NearDuplicateIndex, canonical_text, same_particulars
 from .rows import RepeatKind
 from .store import CheckRow, CheckStore
@@ -204,7 +205,7 @@ class CheckService:
         self.clock = clock or store.clock
         self.limits = RequestLimits(store, settings)
         self.index = NearDuplicateIndex()
-        self._slots = asyncio.Semaphore(settings.max_concurrent_checks)
+        self._slots = FairSlots(settings.max_concurrent_checks)
         self._by_text: dict[str, _Run] = {}
         self._by_id: dict[str, CheckHandle] = {}
         self._deciding: dict[str, _Turnstile] = {}
@@ -248,7 +249,7 @@ class CheckService:
                 origin=row.origin or "",
                 language=row.language,
             )
-            self._launch(row.id, row.created_at, post, row.text_hash, None)
+            self._launch(row.id, row.created_at, post, row.text_hash, None, row.chat)
             resumed.append(row.id)
         return resumed
 
@@ -410,8 +411,36 @@ class CheckService:
                 answered = self._answer(record, near[0], "near", near[1])
                 if answered is not None:
                     return answered
+        self._refuse_if_full(now)
         row = record(forced=recheck)
-        return self._launch(row.id, row.created_at, post, digest, vector)
+        return self._launch(row.id, row.created_at, post, digest, vector, row.chat)
+
+    def _refuse_if_full(self, now: dt.datetime) -> None:
+        """Refuse a new engine run when the deployment is at its bounds (repeats, which
+        cost nothing, are answered before this).
+
+        Raises:
+            BusyError: too many checks are pending here, or today's tokens are spent.
+        """
+        s = self.settings
+        if s.daily_token_budget:
+            midnight = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+            if self.store.tokens_since(midnight) >= s.daily_token_budget:
+                left = (midnight + dt.timedelta(days=1) - now).total_seconds()
+                raise BusyError(
+                    "Today's checking budget is spent; answers to posts already checked "
+                    f"still come. New checks start again in {wait_words(left)}.",
+                    retry_after_s=left,
+                )
+        pending = len(self._by_text)
+        if pending >= s.max_pending_checks:
+            times = self.store.recent_check_seconds()
+            typical = sum(times) / len(times) if times else 120.0
+            wait = typical * (pending - s.max_pending_checks + 1) / s.max_concurrent_checks
+            raise BusyError(
+                f"The bot is busy with {pending} checks; please try again in {wait_words(wait)}.",
+                retry_after_s=max(wait, 1.0),
+            )
 
     def _near_original(
         self, vector: np.ndarray, text: str, language: str, now: dt.datetime
@@ -522,17 +551,20 @@ class CheckService:
         post: Post,
         digest: str,
         vector: np.ndarray | None,
+        chat: str,
     ) -> CheckHandle:
         run = _Run(check_id, created_at)
         self._by_text[digest] = run
         handle = self._wait_on(run, check_id, lambda result: result, own_row=True)
-        run.task = asyncio.create_task(self._run(run, post, digest, vector))
+        run.task = asyncio.create_task(self._run(run, post, digest, vector, chat))
         return handle
 
-    async def _run(self, run: _Run, post: Post, digest: str, vector: np.ndarray | None) -> None:
+    async def _run(
+        self, run: _Run, post: Post, digest: str, vector: np.ndarray | None, chat: str
+    ) -> None:
         check_id = run.check_id
         try:
-            async with self._slots:
+            async with self._slots.slot(chat):
                 self.store.set_status(check_id, "running")
                 if vector is None:
                     vector = await self._vector(clean_post(post.text)[0])

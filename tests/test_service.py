@@ -15,7 +15,7 @@ import pytest_asyncio
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
 
-from storage.limits import RateLimitedError
+from storage.limits import BusyError, RateLimitedError
 from storage.opening import open_store
 from storage.service import CheckService, Requester
 from storage.store import CheckStore
@@ -404,3 +404,37 @@ async def test_a_5_mb_near_repeat_keeps_the_event_loop_responsive(
         changed = await handle.result()
     assert changed.repeat_kind is None and len(panel.requests) > calls  # a different claim
     assert ticker.worst < 0.5, f"the event loop stalled for {ticker.worst:.2f} s"
+
+
+async def test_a_full_queue_refuses_new_checks_but_not_repeats(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    service = make_service(max_pending_checks=1, **GENEROUS)
+    await service.start()
+    panel.delay_s = 0.3  # the first check is still running when the others arrive
+    first = await service.submit(Post(text=POST), ALICE)
+    joined = await service.submit(Post(text=POST), BOB)  # the same post: it waits on the run
+    with pytest.raises(BusyError, match=r"busy with 1 checks; please try again in \d+ (s|min)"):
+        await service.submit(Post(text="The river bridge in Springfield will close in May."), BOB)
+    assert (await joined.result()).original_id == first.check_id
+    await first.result()
+
+
+async def test_the_daily_token_budget_stops_new_checks_until_midnight(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    clock = Clock()  # 12:00 UTC
+    service = make_service(clock, daily_token_budget=1000, **GENEROUS)
+    await service.start()
+    spent = await (await service.submit(Post(text=POST), ALICE)).result()
+    assert spent.report.usage.prompt_tokens > 1000  # this one check spends the budget
+    calls = len(panel.requests)
+    other = Post(text="The river bridge in Springfield will close in May.")
+    with pytest.raises(BusyError, match=r"budget is spent.*again in 12 h") as refused:
+        await service.submit(other, BOB)
+    assert refused.value.retry_after_s == 12 * 3600
+    repeat = await (await service.submit(Post(text=POST), BOB)).result()
+    assert repeat.repeat_kind == "exact" and len(panel.requests) == calls
+    clock.now += dt.timedelta(hours=12)  # a new day
+    fresh = await (await service.submit(other, BOB)).result()
+    assert fresh.repeat_kind is None and len(panel.requests) > calls

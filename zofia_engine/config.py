@@ -292,6 +292,11 @@ class ServiceSettings(_Section):
     repeat_window_hours: float = Field(72.0, ge=0)
     near_threshold: float = Field(0.95, gt=0, le=1)
     max_concurrent_checks: int = Field(2, ge=1)
+    # Checks waiting for or holding an engine slot; past it, new checks are refused
+    # ("busy, try again in N min") while repeats are still answered from the store.
+    max_pending_checks: int = Field(20, ge=1)
+    # LLM tokens (prompt + completion) all checks may spend per UTC day; 0: no budget.
+    daily_token_budget: int = Field(2_000_000, ge=0)
     user_per_minute: int = Field(3, ge=1)
     chat_per_minute: int = Field(10, ge=1)
     user_daily: int = Field(50, ge=1)
