@@ -16,10 +16,10 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from storage.limits import RateLimitedError
+from storage.limits import BusyError, RateLimitedError
 from storage.rows import CheckRow
 from storage.service import CheckFailedError, Outcome
-from zofia_engine.errors import InvalidPostError, ZofiaError
+from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.report import Report
 
@@ -105,9 +105,23 @@ def _notes(report: Report) -> tuple[str, ...]:
         )
     if not any(item.source == "web" for item in report.evidence):
         notes.append("No web evidence: web search is off or found nothing.")
-    if report.degraded:
-        notes.append("Some steps failed: " + "; ".join(report.degraded) + ".")
+    failed, steps = _failed_steps(report)
+    if failed:
+        # One plain sentence: what failed, in words a backend wrote (hosts, ports, error
+        # bodies), stays in the report and the log, not in a chat.
+        notes.append(f"{failed} of {steps} analysis steps failed; the verdict used the rest.")
     return tuple(notes)
+
+
+def _failed_steps(report: Report) -> tuple[int, int]:
+    """How many of the panel's steps (analyses, claims, debate turns, rulings) failed."""
+    statuses = [finding.status for finding in report.analyses.linguist]
+    if report.analyses.expert is not None:
+        statuses.append(report.analyses.expert.status)
+    statuses += [claim.status for claim in report.claims]
+    statuses += [turn.status for turn in report.debate.turns]
+    statuses += [ruling.status for ruling in report.debate.rulings]
+    return sum(status == "failed" for status in statuses), len(statuses)
 
 
 def _repeat_note(kind: str | None, original_at: dt.datetime | None) -> str:
@@ -369,15 +383,19 @@ def _wait(seconds: float) -> str:
 
 
 def error_sentence(exc: BaseException) -> str:
-    """One sentence a user can act on; the details belong in the log."""
+    """One sentence a chat user can act on. What failed inside (hosts, ports, error
+    bodies, key fragments) belongs in the log, which the caller writes."""
+    if isinstance(exc, BusyError):
+        return str(exc)
     if isinstance(exc, RateLimitedError):
         return f"Too many checks for now: please try again in {_wait(exc.retry_after_s)}."
     if isinstance(exc, InvalidPostError):
         return str(exc)
     if isinstance(exc, CheckFailedError):
-        return f"The check could not finish: {str(exc).rstrip('.')}."
+        return (
+            "The check could not finish: a service it relies on failed. The bot's operator "
+            "can see why in the log; please try again later."
+        )
     if isinstance(exc, asyncio.CancelledError):
         return "The check was cancelled."
-    if isinstance(exc, ZofiaError):
-        return f"{str(exc).rstrip('.')}."
     return "Something went wrong on our side; the error was logged."

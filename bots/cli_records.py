@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -98,7 +99,8 @@ def export(as_jsonl: bool, output: Path | None, config: Path | None) -> None:
             click.echo(line)
         return
     count = 0
-    with output.open("w", encoding="utf-8") as out:
+    # Created readable by its owner only, like the database it comes from.
+    with os.fdopen(os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
         for count, line in enumerate(lines, 1):  # noqa: B007  (the count is reported)
             out.write(line + "\n")
     click.echo(f"wrote {count} checks to {output}", err=True)

@@ -30,7 +30,7 @@ from .card import error_sentence, progress_lines, verdict_card
 from .discord_buttons import verdict_view
 from .discord_chats import chat_of, requester_of
 from .discord_render import NONE, escape, progress_message, verdict_embed
-from .discord_settings import guild_settings
+from .discord_settings import MAX_COOLDOWN_S, guild_settings
 from .runtime import post_from_message
 
 if TYPE_CHECKING:
@@ -59,6 +59,10 @@ def claim_cooldown(bot: FactCheckBot, chat: str, wait_s: float) -> float:
     last = bot.last_check.get(chat)
     if last is not None and last + wait_s > now:
         return last + wait_s - now
+    if len(bot.last_check) > 1024:  # forget chats whose longest cooldown is over
+        for key, at in list(bot.last_check.items()):
+            if at + MAX_COOLDOWN_S <= now:
+                del bot.last_check[key]
     bot.last_check[chat] = now
     return 0.0
 

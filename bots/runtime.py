@@ -29,7 +29,7 @@ async def _purge_periodically(service: CheckService, every_s: float) -> None:
     while True:
         await asyncio.sleep(every_s)
         try:
-            service.purge_expired()
+            await asyncio.to_thread(service.purge_expired)
         except Exception:  # a failed purge must not stop the bot; the next one retries
             log.exception("purging expired checks failed")
 

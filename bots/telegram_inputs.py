@@ -28,10 +28,14 @@ RESTARTING = "The bot is restarting: please send this again in a minute."
 
 
 def _asker(message: Message) -> int:
-    """Who asked: the user, or the chat posting as itself (anonymous admins, channels)."""
+    """Who asked: the chat posting as itself when there is one (an anonymous admin, a
+    channel, a linked channel's auto-forward: Telegram then names a shared service
+    account as the user, one for every such chat), else the user."""
+    if message.sender_chat is not None:
+        return message.sender_chat.id
     if message.from_user is not None:
         return message.from_user.id
-    return message.sender_chat.id if message.sender_chat is not None else message.chat_id
+    return message.chat_id
 
 
 def _replied(message: Message) -> Message | None:

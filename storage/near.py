@@ -185,6 +185,13 @@ class NearDuplicateIndex:
 
     # --- introspection ----------------------------------------------------------
 
+    def keep_only(self, check_ids: Iterable[str]) -> int:
+        """Drop every stored id not in ``check_ids``; return how many were dropped."""
+        wanted = set(check_ids)
+        with self._lock:
+            stale = [check_id for check_id in self._ids if check_id not in wanted]
+        return self.remove(stale)
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._ids)

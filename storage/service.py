@@ -259,9 +259,13 @@ class CheckService:
         Returns:
             How many checks were purged.
         """
+        now = self.clock()
+        # The index holds what a repeat may be answered from (the window), no more;
+        # a check added meanwhile is newer than the window's start, so it stays.
+        self.index.keep_only(self.store.answerable_ids(since=now - self.window))
         if self.retention is None:
             return 0
-        purged = self.store.purge(older_than=self.clock() - self.retention)
+        purged = self.store.purge(older_than=now - self.retention)
         if purged:
             log.info("purged the text of %d checks older than %s", purged, self.retention)
         return purged

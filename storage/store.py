@@ -340,6 +340,15 @@ class CheckStore(ChatRecords):
                 row.pop("_rowid")
                 yield {**row, "report": None if report_json is None else json.loads(report_json)}
 
+    def answerable_ids(self, since: dt.datetime) -> list[str]:
+        """The checks a repeat may be answered from, created at or after ``since``."""
+        with self._lock:
+            rows = self.db.execute(
+                f"SELECT c.id FROM checks c WHERE c.created_at >= ? AND {_ANSWERABLE}",
+                [to_iso(since)],
+            ).fetchall()
+        return [row[0] for row in rows]
+
     def vectors(
         self, since: dt.datetime | None = None
     ) -> tuple[list[str], npt.NDArray[np.float32]]:

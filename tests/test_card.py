@@ -17,7 +17,7 @@ from bots.card import (
     split_text,
     verdict_card,
 )
-from storage.limits import RateLimitedError
+from storage.limits import BusyError, RateLimitedError
 from storage.rows import CheckRow
 from storage.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
@@ -104,11 +104,13 @@ def test_card_ranks_the_evidence_the_winning_side_cited() -> None:
 
 def test_card_notes_a_forced_ruling_missing_web_and_a_repeat() -> None:
     debate = _report().debate.model_copy(update={"forced": True, "decided_in_round": None})
+    leak = "openai:m: HTTP 500 from http://10.0.0.7:8000/v1 (key sk-...x7Qa)"
+    turns = [*debate.turns, DebateTurn(round=2, side="pro", status="failed", error=leak)]
     report = _report(
         evidence=[_evidence(1, "wikipedia")],
-        debate=debate,
+        debate=debate.model_copy(update={"turns": turns}),
         confidence=Confidence(value=None, basis="no logprobs"),
-        degraded=["expert: timeout"],
+        degraded=[f"1 debate turn(s) failed: {leak}"],
     )
     when = dt.datetime(2026, 11, 20, 14, 3, tzinfo=dt.UTC)
     card = verdict_card(Outcome("x", report, repeat_kind="exact", original_at=when))
@@ -116,7 +118,10 @@ def test_card_notes_a_forced_ruling_missing_web_and_a_repeat() -> None:
     assert card.repeat_note == "Repeat of a check from 2026-11-20 14:03 UTC."
     assert any("forced" in note for note in card.notes)
     assert any("No web evidence" in note for note in card.notes)
-    assert any("expert: timeout" in note for note in card.notes)
+    steps = len(report.debate.turns) + len(report.debate.rulings) + len(report.claims)
+    assert f"1 of {steps} analysis steps failed; the verdict used the rest." in card.notes
+    # What the backend said (an internal address, a key's tail) is not for the chat.
+    assert not any("10.0.0.7" in note or "sk-" in note for note in card.notes)
 
 
 def test_card_from_store_uses_the_rows_origin_and_date() -> None:
@@ -198,8 +203,10 @@ def test_error_sentences_say_what_to_do() -> None:
     assert "try again in 2 minutes" in error_sentence(RateLimitedError("x", retry_after_s=120))
     assert "try again in 5 seconds" in error_sentence(RateLimitedError("x", retry_after_s=4.6))
     assert error_sentence(InvalidPostError("The post is empty.")) == "The post is empty."
-    failed = error_sentence(CheckFailedError("the judge's model timed out"))
-    assert failed == "The check could not finish: the judge's model timed out."
+    failed = error_sentence(CheckFailedError("openai:m: HTTP 500 from http://10.0.0.7:8000/v1"))
+    assert failed.startswith("The check could not finish") and "10.0.0.7" not in failed
+    busy = BusyError("The bot is busy with 20 checks; please try again in 4 min.", 240)
+    assert error_sentence(busy) == "The bot is busy with 20 checks; please try again in 4 min."
     assert error_sentence(asyncio.CancelledError()) == "The check was cancelled."
     assert "logged" in error_sentence(KeyError("secret detail"))
     assert "secret detail" not in error_sentence(KeyError("secret detail"))

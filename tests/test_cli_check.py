@@ -5,7 +5,9 @@ The CLI runs its own event loop, so the fake servers run in a thread of their ow
 
 from __future__ import annotations
 
+import getpass
 import json
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,9 +73,11 @@ def test_checks_are_stored_repeats_answered_and_records_readable(panel: FakeOpen
     rows = [json.loads(line) for line in exported.output.splitlines()]
     assert len(rows) == 3 and {r["id"] for r in rows} >= {check_id}
     assert all(len(r["requester"]) == 64 for r in rows)  # HMAC-SHA256 hex only
-    import getpass
-
-    assert getpass.getuser() not in exported.output
+    assert all(len(r["chat"]) == 64 for r in rows)  # the chat too ("terminal" here)
+    assert getpass.getuser() not in exported.output and '"terminal"' not in exported.output
+    to_file = CliRunner().invoke(main, ["export", "--jsonl", "--output", "checks.jsonl"])
+    assert to_file.exit_code == 0 and "wrote 3 checks" in to_file.output
+    assert stat.S_IMODE(Path("checks.jsonl").stat().st_mode) == 0o600
 
 
 def test_check_json_prints_the_full_report(panel: FakeOpenAI) -> None:

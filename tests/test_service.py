@@ -438,3 +438,16 @@ async def test_the_daily_token_budget_stops_new_checks_until_midnight(
     clock.now += dt.timedelta(hours=12)  # a new day
     fresh = await (await service.submit(other, BOB)).result()
     assert fresh.repeat_kind is None and len(panel.requests) > calls
+
+
+async def test_the_near_repeat_index_keeps_only_the_window(
+    make_service: Callable[..., CheckService], panel: FakeOpenAI
+) -> None:
+    clock = Clock()
+    service = make_service(clock, **GENEROUS)
+    await service.start()
+    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    assert first.check_id in service.index
+    clock.now += dt.timedelta(hours=service.settings.repeat_window_hours, minutes=1)
+    service.purge_expired()  # what the bots run every day
+    assert len(service.index) == 0  # a check nobody can repeat any more holds no memory

@@ -189,3 +189,31 @@ async def test_progress_ends_with_the_events_when_they_end_first() -> None:
     async with asyncio.timeout(10):
         seen = [event async for event in until_settled(handle)]
     assert seen == [1, 2] and not handle.outcome.done()
+
+
+def test_a_chat_posting_as_itself_is_its_own_requester() -> None:
+    """Anonymous admins, channels and linked-channel forwards all come "from" one of
+    Telegram's shared service accounts; each chat must count as itself, not as that."""
+    import datetime as dt
+
+    from telegram import Chat, Message, User
+
+    from bots.telegram_inputs import _asker
+
+    when = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
+    anonymous = User(1087968824, "Group", is_bot=True, username="GroupAnonymousBot")
+    seen = {
+        _asker(
+            Message(
+                1,
+                when,
+                Chat(group, "supergroup"),
+                from_user=anonymous,
+                sender_chat=Chat(group, "supergroup"),
+            )
+        )
+        for group in (-1001, -1002)
+    }
+    assert seen == {-1001, -1002}
+    person = User(42, "Ann", is_bot=False)
+    assert _asker(Message(2, when, Chat(-1001, "supergroup"), from_user=person)) == 42
