@@ -41,7 +41,7 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.engine import Engine
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch
@@ -93,7 +93,7 @@ async def main() -> None:
     script = PanelScript(judgereply=judge_after(r))
     async with FakeOpenAI(script, delay_s=d) as llm, FakeBrave() as brave_server:
         brave_server.respond(brave_body(HITS))
-        settings = Settings.model_validate(
+        settings = EngineSettings.model_validate(
             {"llm": {"backend": "openai", "openai": {"base_url": llm.base_url, "api_key": "x"}}}
         )
         brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1e3)

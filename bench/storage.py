@@ -32,11 +32,11 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 import numpy as np  # noqa: E402
 
+from bots.common.settings import Settings  # noqa: E402
 from storage.keys import new_check_id, text_hash  # noqa: E402
 from storage.near import canonical_text  # noqa: E402
 from storage.opening import open_store  # noqa: E402
 from storage.service import CheckService, Requester  # noqa: E402
-from zofia_engine.config import Settings  # noqa: E402
 from zofia_engine.engine import Engine  # noqa: E402
 from zofia_engine.post import Post  # noqa: E402
 from zofia_engine.report import (  # noqa: E402

@@ -38,9 +38,9 @@ from peers.openai_peer import FakeOpenAI  # noqa: E402
 from peers.panel_script import PanelScript  # noqa: E402
 from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user  # noqa: E402
 
-from bots.runtime import running_service  # noqa: E402
-from bots.telegram_app import running_bot  # noqa: E402
-from zofia_engine.config import Settings  # noqa: E402
+from bots.common.runtime import running_service  # noqa: E402
+from bots.common.settings import Settings  # noqa: E402
+from bots.telegram.app import running_bot  # noqa: E402
 
 CITIES = ["Springfield", "Chicago", "Denver", "Boston", "Seattle", "Austin", "Miami", "Omaha"]
 CLAIMS = [

@@ -16,10 +16,9 @@ from pathlib import Path
 import platformdirs
 from sqlite_utils import Database
 
-from zofia_engine.config import StorageSettings
-
 from .errors import StorageError
 from .migrations import migrate
+from .settings import StorageSettings
 
 __all__ = ["default_database_path", "load_or_create_secret", "open_database"]
 

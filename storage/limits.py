@@ -10,9 +10,9 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
-from zofia_engine.config import ServiceSettings
 from zofia_engine.errors import ZofiaError
 
+from .settings import ServiceSettings
 from .store import CheckStore
 
 __all__ = ["BusyError", "RateLimitedError", "RequestLimits", "wait_words"]

@@ -11,10 +11,9 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from zofia_engine.config import StorageSettings
-
 from .database import default_database_path, load_or_create_secret, open_database
 from .migrations import MIGRATIONS, applied_migrations
+from .settings import StorageSettings
 from .store import CheckStore
 
 __all__ = ["StoreStatus", "open_store", "store_status"]

@@ -20,10 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from zofia_engine.config import ServiceSettings
-from zofia_engine.encoder import TextEncoder
-from zofia_engine.engine import Engine
 from zofia_engine.errors import ZofiaError
+from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import Post, ProgressEvent
 from zofia_engine.report import Report
 from zofia_engine.text import checkable_text, clean_post
@@ -33,6 +31,7 @@ from .keys import hash_chat, hash_user, keyed_text_hash
 from .limits import BusyError, RequestLimits, wait_words
 from .near import NearDuplicateIndex, canonical_text, same_particulars
 from .rows import RepeatKind
+from .settings import ServiceSettings
 from .store import CheckRow, CheckStore
 
 __all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Requester"]
@@ -175,11 +174,12 @@ class CheckService:
     """Submits posts to the engine through the store.
 
     Args:
-        engine: the loaded engine.
+        checker: what checks a post (the engine, or a stand-in in tests).
         store: the open store.
         settings: the ``[service]`` section.
-        secret: the HMAC key for user ids.
-        encoder: the SBERT encoder for near repeats (the engine's by default).
+        secret: the HMAC key for user ids, chat ids and text keys.
+        encoder: the sentence encoder that finds near repeats (the engine's, so that
+            the model is loaded once); its dimension sizes the index.
         clock: the time source; the store's by default, so both agree.
         retention: how long post text and evidence are kept (``None``: forever);
             :meth:`start` and :meth:`purge_expired` delete what is older.
@@ -187,24 +187,24 @@ class CheckService:
 
     def __init__(
         self,
-        engine: Engine,
+        checker: Checker,
         store: CheckStore,
         settings: ServiceSettings,
         *,
         secret: bytes,
-        encoder: TextEncoder | None = None,
+        encoder: TextEncoder,
         clock: Callable[[], dt.datetime] | None = None,
         retention: dt.timedelta | None = None,
     ) -> None:
-        self.engine = engine
+        self.checker = checker
         self.retention = retention
         self.store = store
         self.settings = settings
         self.secret = secret
-        self.encoder = encoder or engine.retrieval.encoder
+        self.encoder = encoder
         self.clock = clock or store.clock
         self.limits = RequestLimits(store, settings)
-        self.index = NearDuplicateIndex()
+        self.index = NearDuplicateIndex()  # sized to the encoder by start()
         self._slots = FairSlots(settings.max_concurrent_checks)
         self._by_text: dict[str, _Run] = {}
         self._by_id: dict[str, CheckHandle] = {}
@@ -224,9 +224,11 @@ class CheckService:
         Returns:
             The ids of the checks resumed (the others were failed with a reason).
         """
+        dim = await asyncio.to_thread(lambda: self.encoder.dimension)
+        self.index = NearDuplicateIndex(dim)
         self.purge_expired()
         ids, vectors = self.store.vectors(since=self.clock() - self.window)
-        if len(ids):
+        if len(ids) and vectors.shape[1] == dim:  # vectors of another encoder never match
             self.index.load(ids, vectors)
         resumed: list[str] = []
         if not resume:
@@ -337,12 +339,7 @@ class CheckService:
 
     def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
         """A stored check and its report, following a repeat to its original."""
-        row = self.store.get_check(check_id)
-        if row is None:
-            return None
-        source = row.repeat_of or row.id
-        report = self.store.get_report(source)
-        return (row, report) if report is not None else None
+        return self.store.report_for(check_id)
 
     async def submit(
         self, post: Post, requester: Requester, *, recheck: bool = False
@@ -572,7 +569,7 @@ class CheckService:
                 self.store.set_status(check_id, "running")
                 if vector is None:
                     vector = await self._vector(clean_post(post.text)[0])
-                report = await self.engine.check(post, on_progress=run.push)
+                report = await self.checker.check(post, on_progress=run.push)
             self.store.save_report(check_id, report, vector=vector)
             self.index.add(check_id, vector)
             run.done.set_result(Outcome(check_id, report))

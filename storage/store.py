@@ -268,6 +268,18 @@ class CheckStore(ChatRecords):
             return None
         return Report.model_validate_json(row[0])
 
+    def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
+        """A check and the report it shows: its own, or for a repeat its original's.
+
+        Returns:
+            ``None`` when there is no such check, or no report (yet, or purged).
+        """
+        row = self.get_check(check_id)
+        if row is None:
+            return None
+        report = self.get_report(row.repeat_of or row.id)
+        return (row, report) if report is not None else None
+
     def find_exact(self, text_hash: str, since: dt.datetime) -> CheckRow | None:
         """The newest original ``done`` check of this text since ``since``, report intact.
 

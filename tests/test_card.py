@@ -8,17 +8,12 @@ import html
 
 import pytest
 
-from bots.card import (
-    card_from_store,
-    error_sentence,
-    pack,
-    progress_lines,
-    section,
-    split_text,
-    verdict_card,
-)
+from bots.common.card import verdict_card
+from bots.common.progress import progress_lines
+from bots.common.sections import section
+from bots.common.sentences import error_sentence
+from bots.common.splitting import pack, split_text
 from storage.limits import BusyError, RateLimitedError
-from storage.rows import CheckRow
 from storage.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
@@ -124,19 +119,6 @@ def test_card_notes_a_forced_ruling_missing_web_and_a_repeat() -> None:
     assert not any("10.0.0.7" in note or "sk-" in note for note in card.notes)
 
 
-def test_card_from_store_uses_the_rows_origin_and_date() -> None:
-    now = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
-    row = CheckRow(
-        id="r1", platform="telegram", chat="42", requester="h", status="done",
-        post_text="t", text_hash="d", url="", origin="channel X",
-        published=dt.date(2026, 11, 1), created_at=now, started_at=None, finished_at=None,
-        error="", repeat_of="r0", repeat_kind="near", forced=False,
-    )  # fmt: skip
-    card = card_from_store(row, _report(), original_at=now)
-    assert (card.origin, card.published) == ("channel X", dt.date(2026, 11, 1))
-    assert card.repeat_note.startswith("Near-repeat of a check from 2026-11-21")
-
-
 def test_sections_list_debate_in_round_order_and_claims_with_quotes() -> None:
     debate = section("debate", _report())
     assert [b.heading for b in debate.blocks] == [
@@ -200,8 +182,10 @@ def test_progress_lines_mark_finished_steps_and_the_running_one() -> None:
 
 
 def test_error_sentences_say_what_to_do() -> None:
-    assert "try again in 2 minutes" in error_sentence(RateLimitedError("x", retry_after_s=120))
-    assert "try again in 5 seconds" in error_sentence(RateLimitedError("x", retry_after_s=4.6))
+    # One rule for the wait in words, whoever words it (the limits, the card).
+    assert error_sentence(RateLimitedError("x", retry_after_s=120)).endswith("try again in 2 min.")
+    assert error_sentence(RateLimitedError("x", retry_after_s=4.6)).endswith("try again in 5 s.")
+    assert error_sentence(RateLimitedError("x", retry_after_s=9000)).endswith("try again in 3 h.")
     assert error_sentence(InvalidPostError("The post is empty.")) == "The post is empty."
     failed = error_sentence(CheckFailedError("openai:m: HTTP 500 from http://10.0.0.7:8000/v1"))
     assert failed.startswith("The check could not finish") and "10.0.0.7" not in failed
@@ -215,7 +199,7 @@ def test_error_sentences_say_what_to_do() -> None:
 async def test_a_message_that_is_only_a_link_is_fetched_as_an_article() -> None:
     from peers.article_peer import BODY_SENTENCES, ArticlePeer
 
-    from bots.runtime import post_from_message
+    from bots.common.posts import post_from_message
 
     async with ArticlePeer() as peer:
         url = f"{peer.root}/article"
@@ -242,7 +226,7 @@ def test_pack_counts_with_the_platforms_measure() -> None:
 
 
 def test_a_chat_language_is_one_of_a_fixed_list() -> None:
-    from bots.languages import LANGUAGES, language_name
+    from bots.common.languages import LANGUAGES, language_name
 
     assert language_name("  french ") == "French"
     assert language_name("English") == language_name("default") == ""

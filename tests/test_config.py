@@ -6,12 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from zofia_engine.config import Settings, load_config
+from bots.common.settings import Settings
+from zofia_engine.config import EngineSettings
+from zofia_engine.config import load_config as load_engine_config
 from zofia_engine.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO_ROOT / "config.example.toml"
 KEY = "BSAtestkey123"
+
+
+def load_config(path: Path | None, environ: dict[str, str] | None = None) -> Settings:
+    """The deployment's loader: the engine's sections and every other layer's."""
+    return load_engine_config(path, environ, schema=Settings)
 
 
 def _toml(tmp_path: Path, text: str, name: str = "zofia.toml") -> Path:
@@ -328,3 +335,19 @@ def test_example_config_loads_and_equals_the_defaults() -> None:
     if not EXAMPLE.is_file():
         pytest.skip("config.example.toml is not written yet")
     assert load_config(EXAMPLE, environ={}) == Settings()
+
+
+def test_the_engine_knows_no_platform(tmp_path: Path) -> None:
+    path = _toml(tmp_path, "[telegram]\ntoken_env = 'X'\n")
+    with pytest.raises(ConfigError, match="telegram: unknown setting"):
+        load_engine_config(path, environ={})
+    assert set(EngineSettings.model_fields) == {
+        "ner",
+        "encoder",
+        "keywords",
+        "web",
+        "wikipedia",
+        "llm",
+        "agents",
+    }
+    assert load_config(path, environ={}).telegram.token_env == "X"

@@ -20,11 +20,11 @@ from peers.discord_peer import MEMBER, Call, FakeDiscord
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 
-from bots.card import VERDICTS
-from bots.discord_client import FactCheckBot
-from bots.runtime import running_service
+from bots.common.card import VERDICTS
+from bots.common.runtime import running_service
+from bots.common.settings import Settings
+from bots.discord.client import FactCheckBot
 from storage.service import Requester
-from zofia_engine.config import Settings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.post import Post
@@ -131,7 +131,7 @@ async def start_bot(
     async def start(settings: Settings | None = None) -> AsyncIterator[FactCheckBot]:
         settings = settings or make_settings()
         async with running_service(settings, engine=engine) as service:
-            bot = FactCheckBot(settings, service)
+            bot = FactCheckBot(settings.discord, service)
             async with bot:
                 task = asyncio.create_task(bot.start(TOKEN))
                 try:

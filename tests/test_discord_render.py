@@ -7,16 +7,11 @@ import re
 
 from click.testing import CliRunner
 
-from bots.card import VERDICTS, Block, Link, Section, VerdictCard
 from bots.cli import main
-from bots.discord_commands import parse_message_link
-from bots.discord_render import (
-    escape,
-    progress_message,
-    section_messages,
-    shorten,
-    verdict_embed,
-)
+from bots.common.card import VERDICTS, Link, VerdictCard
+from bots.common.sections import Block, Section
+from bots.discord.commands import parse_message_link
+from bots.discord.render import escape, progress_message, section_messages, shorten, verdict_embed
 
 HOSTILE = (
     "@everyone @here **Breaking**: [the official source](https://evil.example/phish) "

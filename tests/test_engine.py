@@ -18,7 +18,7 @@ from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
 from peers.panel_script import REPORT_KEYS, PanelScript, judge_logprobs, last_user_text, schema_name
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.errors import InvalidPostError
@@ -54,14 +54,14 @@ HITS = [
 ]
 
 
-def _settings(peer: FakeOpenAI, **llm: Any) -> Settings:
+def _settings(peer: FakeOpenAI, **llm: Any) -> EngineSettings:
     base = {
         "backend": "openai",
         "timeout_s": 5.0,
         "retries": 1,
         "openai": {"base_url": peer.base_url, "api_key": "sk-test", "model": "panel"},
     }
-    return Settings.model_validate({"llm": {**base, **llm}})
+    return EngineSettings.model_validate({"llm": {**base, **llm}})
 
 
 @pytest_asyncio.fixture
@@ -81,7 +81,7 @@ async def make_engine(
     brave_server.respond(brave_body(HITS))
     made: list[Engine] = []
 
-    def make(settings: Settings) -> Engine:
+    def make(settings: EngineSettings) -> Engine:
         brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1000.0)
         stage1 = EntityGuidedRetrieval(
             settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=offline_wiki

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.errors import ModelUnavailableError
@@ -39,7 +39,7 @@ async def test_a_check_on_the_embedded_model(
         model = smollm2_135m_path()
     except ModelUnavailableError as exc:
         pytest.skip(f"SmolLM2-135M is not installed: {exc}")
-    settings = Settings.model_validate(
+    settings = EngineSettings.model_validate(
         {
             "llm": {"embedded": {"model_path": str(model), "n_ctx": 4096}},
             "agents": {"debate_max_rounds": 2},

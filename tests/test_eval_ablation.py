@@ -17,7 +17,7 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import SCHEMAS, PanelScript
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.evaluation import LABEL_MAPPINGS, EvalItem, ResultLog, RunHeader, evaluate
@@ -78,7 +78,7 @@ async def make_engine(
     made: list[Engine] = []
 
     def make(peer: FakeOpenAI) -> Engine:
-        settings = Settings.model_validate(
+        settings = EngineSettings.model_validate(
             {
                 "llm": {
                     "backend": "openai",

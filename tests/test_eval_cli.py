@@ -18,7 +18,7 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
 
 from bots.cli import main
-from bots.cli_eval import default_output
+from bots.cli.evaluate import default_output
 
 ROWS = [
     {

@@ -19,7 +19,7 @@ import pytest_asyncio
 from peers.openai_peer import FakeOpenAI, prompt_token_count
 from peers.panel_script import PanelScript, last_user_text, schema_name
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.evaluation import (
     LABEL_MAPPINGS,
     EvalItem,
@@ -38,14 +38,14 @@ from zofia_engine.report import Report
 BINARY = LABEL_MAPPINGS["binary"]
 
 
-def _settings(peer: FakeOpenAI, **llm: Any) -> Settings:
+def _settings(peer: FakeOpenAI, **llm: Any) -> EngineSettings:
     base = {
         "backend": "openai",
         "timeout_s": 5.0,
         "retries": 1,
         "openai": {"base_url": peer.base_url, "api_key": "sk-test", "model": "panel"},
     }
-    return Settings.model_validate({"llm": {**base, **llm}})
+    return EngineSettings.model_validate({"llm": {**base, **llm}})
 
 
 def _baseline_script(**answers: Any) -> PanelScript:
@@ -320,10 +320,10 @@ def test_run_key_names_mode_ablation_labels_and_models() -> None:
     assert key != run_key("only-llm", "none", "binary", models)
     assert key != run_key("full", "full", "liar-3", models)
     assert key != run_key("full", "full", "binary", {"judge": "openai:b"})
-    # Settings that change the answer change the key; a timeout does not.
-    default = method_settings(Settings())
-    capped = Settings.model_validate({"agents": {"debate_max_rounds": 2}})
-    patient = Settings.model_validate({"llm": {"timeout_s": 600}})
+    # EngineSettings that change the answer change the key; a timeout does not.
+    default = method_settings(EngineSettings())
+    capped = EngineSettings.model_validate({"agents": {"debate_max_rounds": 2}})
+    patient = EngineSettings.model_validate({"llm": {"timeout_s": 600}})
     assert run_key("full", "full", "binary", models, default) != run_key(
         "full", "full", "binary", models, method_settings(capped)
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from peers.llama_server import MODEL_ALIAS, llama_server
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.diagnostics import diagnose_engine
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
@@ -93,8 +93,8 @@ async def test_json_schema_on_this_server_is_a_configuration_error(server: str) 
     assert "response_format" in str(info.value)
 
 
-def _settings(server: str) -> Settings:
-    return Settings.model_validate(
+def _settings(server: str) -> EngineSettings:
+    return EngineSettings.model_validate(
         {
             "llm": {
                 "backend": "openai",

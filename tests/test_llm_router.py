@@ -5,7 +5,7 @@ from __future__ import annotations
 from peers.openai_peer import FakeOpenAI
 from pydantic import BaseModel, ConfigDict
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.llm.base import ChatMessage
 from zofia_engine.llm.router import LLMRouter
 from zofia_engine.llm.session import StepFailed
@@ -17,8 +17,8 @@ class Reply(BaseModel):
     answer: str
 
 
-def _settings(main: FakeOpenAI, judge: FakeOpenAI, **llm: object) -> Settings:
-    return Settings.model_validate(
+def _settings(main: FakeOpenAI, judge: FakeOpenAI, **llm: object) -> EngineSettings:
+    return EngineSettings.model_validate(
         {
             "llm": {
                 "backend": "openai",

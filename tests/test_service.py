@@ -15,11 +15,12 @@ import pytest_asyncio
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
 
+from bots.common.runtime import build_service
+from bots.common.settings import Settings
 from storage.limits import BusyError, RateLimitedError
 from storage.opening import open_store
 from storage.service import CheckService, Requester
 from storage.store import CheckStore
-from zofia_engine.config import Settings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.errors import InvalidPostError
@@ -83,8 +84,8 @@ async def make_service(
         )
         stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
         engine = Engine(settings, retrieval=stage1)
-        store, secret = open_store(settings.storage, clock=clock)
-        svc = CheckService(engine, store, settings.service, secret=secret, retention=retention)
+        svc = build_service(settings, engine, encoder, clock=clock)
+        svc.retention = retention
         made.append((svc, engine))
         return svc
 

@@ -25,9 +25,8 @@ from peers.loopback import running_in_thread
 from peers.openai_peer import ChatReply, FakeOpenAI
 from peers.panel_script import DEFAULTS, PanelScript, schema_name
 
-from storage.opening import open_store
-from storage.service import CheckService
-from zofia_engine.config import Settings
+from bots.common.runtime import build_service
+from bots.common.settings import Settings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.retrieval.ner import NERBackend
@@ -43,18 +42,14 @@ POST = "The mayor of Springfield banned bicycles from every street, officials sa
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from storage.opening import open_store
-    from storage.service import CheckService, Requester
-    from zofia_engine.config import load_config
-    from zofia_engine.engine import Engine
+    from bots.common.runtime import running_service
+    from bots.common.settings import load_settings
+    from storage.service import Requester
     from zofia_engine.post import Post
 
     async def main() -> None:
-        settings = load_config(None)
-        store, secret = open_store(settings.storage)
-        async with Engine(settings) as engine:
-            service = CheckService(engine, store, settings.service, secret=secret)
-            await service.start()
+        settings = load_settings(None)
+        async with running_service(settings, load=False, purge_every_s=None) as service:
             handle = await service.submit(Post(text=sys.argv[1]), Requester("cli", "u1", "c1"))
             print(handle.check_id, flush=True)
             await handle.result()
@@ -133,13 +128,13 @@ def test_a_check_killed_mid_debate_is_resumed(
         )
 
         async def restart() -> None:
-            store, secret = open_store(settings.storage)
-            assert store.integrity_ok()
             stage1 = EntityGuidedRetrieval(
                 settings, ner=ner, encoder=encoder, wikipedia=offline_wiki
             )
             async with Engine(settings, retrieval=stage1) as engine:
-                service = CheckService(engine, store, settings.service, secret=secret)
+                service = build_service(settings, engine, encoder)
+                store = service.store
+                assert store.integrity_ok()
                 assert await service.start() == [check_id]
                 handle = service.handle(check_id)
                 assert handle is not None

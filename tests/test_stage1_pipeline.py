@@ -31,7 +31,7 @@ from peers.search_peers import (
     searxng_result,
 )
 
-from zofia_engine.config import Settings, load_config
+from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.retrieval.disambiguation import choose_senses
 from zofia_engine.retrieval.models import Stage1Result
@@ -192,7 +192,7 @@ async def make_stage1(
     """Build pipelines on the shared models; every one is closed after the test."""
     made: list[EntityGuidedRetrieval] = []
 
-    def make(settings: Settings | None = None, **overrides: Any) -> EntityGuidedRetrieval:
+    def make(settings: EngineSettings | None = None, **overrides: Any) -> EntityGuidedRetrieval:
         stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, **overrides)
         made.append(stage1)
         return stage1
@@ -497,7 +497,7 @@ async def test_eq7_on_a_fruit_context_with_the_real_encoder_and_offline_candidat
 async def test_no_web_backend_is_reported_as_offline(
     offline_wiki: OfflineWikipedia, make_stage1: Callable[..., EntityGuidedRetrieval]
 ) -> None:
-    result = await make_stage1(Settings(), wikipedia=offline_wiki).run(APPLE_COMPANY)
+    result = await make_stage1(EngineSettings(), wikipedia=offline_wiki).run(APPLE_COMPANY)
 
     assert result.web == []
     web = [s for s in result.sources if s.name.startswith("web")]

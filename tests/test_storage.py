@@ -33,7 +33,7 @@ from storage import (
     open_database,
     text_hash,
 )
-from zofia_engine.config import StorageSettings
+from storage.settings import StorageSettings
 from zofia_engine.post import MAX_POST_CHARS, Post
 from zofia_engine.report import (
     Analyses,

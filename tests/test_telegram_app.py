@@ -18,11 +18,11 @@ from peers.telegram_peer import FakeBotAPI
 from telegram.error import InvalidToken
 
 from bots.cli import main
-from bots.telegram_app import quiet_logs
-from bots.telegram_check import until_settled
-from bots.telegram_state import BotState
+from bots.telegram.app import quiet_logs
+from bots.telegram.delivery import until_settled
+from bots.telegram.settings import TelegramSettings
+from bots.telegram.state import BotState
 from storage.service import CheckService, Outcome
-from zofia_engine.config import TelegramSettings
 from zofia_engine.post import ProgressEvent
 
 WRONG = "987654:WRONG-secret_token_0123456789abcdef"
@@ -198,7 +198,7 @@ def test_a_chat_posting_as_itself_is_its_own_requester() -> None:
 
     from telegram import Chat, Message, User
 
-    from bots.telegram_inputs import _asker
+    from bots.telegram.inputs import _asker
 
     when = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
     anonymous = User(1087968824, "Group", is_bot=True, username="GroupAnonymousBot")

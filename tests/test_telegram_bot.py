@@ -21,13 +21,13 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, channel, group, user
 
-from bots.runtime import running_service
-from bots.telegram_app import ChatPacedRateLimiter, running_bot
-from bots.telegram_buttons import NOT_FOUND
-from bots.telegram_check import INTERRUPTED, NO_TEXT
-from bots.telegram_render import BUTTON_ACTIONS
+from bots.common.runtime import running_service
+from bots.common.settings import Settings
+from bots.telegram.app import ChatPacedRateLimiter, running_bot
+from bots.telegram.buttons import NOT_FOUND
+from bots.telegram.delivery import INTERRUPTED, NO_TEXT
+from bots.telegram.render import BUTTON_ACTIONS
 from storage.service import CheckService
-from zofia_engine.config import Settings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.retrieval.ner import NERBackend

@@ -10,10 +10,11 @@ import pytest
 from click.testing import CliRunner
 from peers.telegram_peer import MAX_TEXT, TelegramError, parse_html
 
-from bots.card import Block, Link, Section, VerdictCard
 from bots.cli import main
-from bots.telegram_app import TokenRedactor
-from bots.telegram_render import card_html, card_keyboard, html_length, section_messages
+from bots.common.card import Link, VerdictCard
+from bots.common.sections import Block, Section
+from bots.telegram.app import TokenRedactor
+from bots.telegram.render import card_html, card_keyboard, html_length, section_messages
 
 HOSTILE = 'A <b>bold</b> claim & a </blockquote> "quote" for @durov_news <script>'
 DEFUSED = HOSTILE.replace("@", "@\u2060")

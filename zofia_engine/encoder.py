@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,17 +18,9 @@ from .errors import ModelUnavailableError
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["SentenceTransformerEncoder", "TextEncoder", "packaged_minilm_path"]
+__all__ = ["SentenceTransformerEncoder", "packaged_minilm_path"]
 
 PADDING_SLACK = 1.5
-
-
-class TextEncoder(Protocol):
-    """Anything that turns strings into unit-length vectors."""
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Return one L2-normalised row per input string, in input order."""
-        ...
 
 
 def packaged_minilm_path() -> str:

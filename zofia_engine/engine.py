@@ -22,7 +22,7 @@ from .agents.debate import DebateOutcome, hold_debate
 from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import decision_confidence, final_ruling
 from .agents.linguist import analyse_language
-from .config import Settings
+from .config import EngineSettings
 from .llm.base import ChatMessage
 from .llm.router import LLMRouter
 from .llm.session import CheckSession, StepFailed
@@ -100,7 +100,7 @@ class Engine:
     """ZoFia end to end.
 
     Args:
-        settings: the checked settings (``Settings()`` is the offline default).
+        settings: the checked settings (``EngineSettings()`` is the offline default).
         retrieval: a Stage 1 pipeline to use instead of the one the settings build.
         llm: an LLM router to use instead of the one the settings build.
 
@@ -109,12 +109,12 @@ class Engine:
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        settings: EngineSettings | None = None,
         *,
         retrieval: EntityGuidedRetrieval | None = None,
         llm: LLMRouter | None = None,
     ) -> None:
-        self.settings = settings or Settings()
+        self.settings = settings or EngineSettings()
         self.retrieval = retrieval or EntityGuidedRetrieval(self.settings)
         self.llm = llm or LLMRouter(self.settings.llm)
 

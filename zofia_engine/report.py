@@ -134,6 +134,19 @@ class Debate(_Record):
     forced: bool = False
     held: bool = True
 
+    def timeline(self) -> list[DebateTurn | JudgeRuling]:
+        """The debate in the order it happened: each round's turns, then that round's
+        ruling (a forced ruling at the cap comes last)."""
+        ordered: list[tuple[int, int, DebateTurn | JudgeRuling]] = [
+            (turn.round, order, turn) for order, turn in enumerate(self.turns)
+        ]
+        ordered += [
+            (ruling.round, len(self.turns) + order, ruling)
+            for order, ruling in enumerate(self.rulings)
+        ]
+        ordered.sort(key=lambda entry: entry[:2])
+        return [entry for *_, entry in ordered]
+
 
 class Confidence(_Record):
     """How sure the judge was. ``value`` is ``None`` when the backend gives no logprobs."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from zofia_engine.config import Settings
+from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.retrieval.ner import NERBackend, build_ner_backend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
@@ -17,7 +17,7 @@ __all__ = ["encoder", "ner", "offline_wiki"]
 
 @pytest.fixture(scope="session")
 def ner() -> NERBackend:
-    backend = build_ner_backend(Settings().ner)
+    backend = build_ner_backend(EngineSettings().ner)
     backend.load()
     return backend
 

@@ -20,8 +20,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import AgentSettings
-from ..encoder import TextEncoder
 from ..llm.session import CheckSession, StepFailed
+from ..ports import TextEncoder
 from ..prompting import render
 from ..report import ClaimResult, EvidenceItem, Quote
 from .context import PanelContext

@@ -27,7 +27,7 @@ from .metrics import (
     score,
 )
 from .runner import (
-    Checker,
+    CheckFunction,
     ItemRecord,
     ResultLog,
     RunHeader,
@@ -39,7 +39,7 @@ from .runner import (
 
 __all__ = [
     "LABEL_MAPPINGS",
-    "Checker",
+    "CheckFunction",
     "ClassScores",
     "DatasetError",
     "EvalItem",

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..agents.context import PanelContext
 from ..agents.judge import decision_confidence
-from ..config import Settings
+from ..config import EngineSettings
 from ..llm.router import LLMRouter
 from ..llm.session import StepFailed
 from ..post import Post
@@ -52,8 +52,10 @@ class OnlyLLMBaseline:
     ``await baseline.load()`` and ``await baseline.check(post)``.
     """
 
-    def __init__(self, settings: Settings | None = None, *, llm: LLMRouter | None = None) -> None:
-        self.settings = settings or Settings()
+    def __init__(
+        self, settings: EngineSettings | None = None, *, llm: LLMRouter | None = None
+    ) -> None:
+        self.settings = settings or EngineSettings()
         self.llm = llm or LLMRouter(self.settings.llm)
 
     async def load(self) -> None:

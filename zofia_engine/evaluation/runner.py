@@ -24,20 +24,20 @@ import datetime as dt
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..config import Settings
+from ..config import EngineSettings
+from ..ports import CheckFunction
 from ..post import Post
-from ..report import Report
 from .dataset import EvalItem, LabelMapping
 from .metrics import Metrics, score
 
 __all__ = [
-    "Checker",
+    "CheckFunction",
     "ItemRecord",
     "ResultLog",
     "RunHeader",
@@ -47,7 +47,6 @@ __all__ = [
     "summarise",
 ]
 
-Checker = Callable[[Post], Awaitable[Report]]
 Mode = Literal["full", "only-llm"]
 
 
@@ -95,7 +94,7 @@ class RunHeader(BaseModel):
     method: dict[str, Any] = {}
 
 
-def method_settings(settings: Settings) -> dict[str, Any]:
+def method_settings(settings: EngineSettings) -> dict[str, Any]:
     """The settings that change what a check answers: Stage 1's models and
     hyperparameters, the sources, the agents' settings (debate rounds, θ_sim …) and
     the temperature. No secrets, timeouts or rates: those change only how fast."""
@@ -170,7 +169,12 @@ def _now() -> str:
 
 
 async def _check_one(
-    item: EvalItem, checker: Checker, mapping: LabelMapping, key: str, mode: str, ablation: str
+    item: EvalItem,
+    checker: CheckFunction,
+    mapping: LabelMapping,
+    key: str,
+    mode: str,
+    ablation: str,
 ) -> ItemRecord:
     post = Post(text=item.text, published=item.published)
     started = time.perf_counter()
@@ -208,7 +212,7 @@ async def _check_one(
 
 async def evaluate(
     items: Sequence[EvalItem],
-    checker: Checker,
+    checker: CheckFunction,
     log: ResultLog,
     header: RunHeader,
     mapping: LabelMapping,

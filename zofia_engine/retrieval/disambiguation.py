@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..encoder import TextEncoder
+from ..ports import TextEncoder
 from .models import WikiCandidate
 
 __all__ = ["SenseChoice", "choose_senses", "first_sentences", "sense_text", "substitute"]

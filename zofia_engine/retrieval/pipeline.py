@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..config import Settings
-from ..encoder import SentenceTransformerEncoder, TextEncoder
+from ..config import EngineSettings
+from ..encoder import SentenceTransformerEncoder
 from ..errors import SourceError
+from ..ports import TextEncoder
 from ..text import clean_post
 from .disambiguation import choose_senses, first_sentences
 from .entities import (
@@ -64,14 +65,14 @@ class EntityGuidedRetrieval:
 
     def __init__(
         self,
-        settings: Settings | None = None,
+        settings: EngineSettings | None = None,
         *,
         ner: NERBackend | None = None,
         encoder: TextEncoder | None = None,
         search_backends: Sequence[SearchBackend] | None = None,
         wikipedia: WikipediaBackend | bool | None = True,
     ) -> None:
-        self.settings = settings or Settings()
+        self.settings = settings or EngineSettings()
         s = self.settings
         self.ner = ner or build_ner_backend(s.ner)
         self.encoder: TextEncoder = encoder or SentenceTransformerEncoder(

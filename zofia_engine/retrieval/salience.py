@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..encoder import TextEncoder
+from ..ports import TextEncoder
 from .models import Entity
 
 __all__ = ["SalienceResult", "hierarchical_salience", "local_context", "score_salience"]

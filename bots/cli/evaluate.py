@@ -1,0 +1,289 @@
+"""``zofia eval``: verdict quality on a labelled dataset, resumable, as in the paper's tables."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from bots.common.settings import Settings
+from zofia_engine.errors import ZofiaError
+from zofia_engine.evaluation import (
+    LABEL_MAPPINGS,
+    CheckFunction,
+    EvalItem,
+    ItemRecord,
+    LabelMapping,
+    Metrics,
+    OnlyLLMBaseline,
+    ResultLog,
+    RunHeader,
+    evaluate,
+    load_items,
+    method_settings,
+    run_key,
+    sample_items,
+    summarise,
+)
+from zofia_engine.evaluation.baseline import ROLE as BASELINE_ROLE
+from zofia_engine.evaluation.metrics import NONE_COLUMN
+from zofia_engine.post import Ablation
+
+from .options import ABLATE_OPTION, CONFIG_OPTION, settings_from
+from .text import plain
+
+__all__ = ["default_output", "eval_command"]
+
+
+def default_output(dataset: Path, mode: str) -> Path:
+    """``eval-<dataset stem>-<mode>.jsonl`` in the working directory."""
+    return Path(f"eval-{dataset.stem}-{mode}.jsonl")
+
+
+def _progress(err: Console) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[score]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+    )
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def render_metrics(metrics: Metrics, title: str, console: Console) -> None:
+    """The metrics as rich tables: summary, per class, confusion matrix."""
+    summary = Table(title=title, show_header=False)
+    summary.add_column("metric")
+    summary.add_column("value", justify="right")
+
+    def ci(interval: object) -> str:
+        low, high = getattr(interval, "low", None), getattr(interval, "high", None)
+        return f" [{_pct(low)}, {_pct(high)}]" if low is not None and high is not None else ""
+
+    summary.add_row("items", str(metrics.items))
+    summary.add_row("accuracy % (95% CI)", _pct(metrics.accuracy) + ci(metrics.accuracy_ci))
+    summary.add_row("macro-F1 % (95% CI)", _pct(metrics.macro_f1) + ci(metrics.macro_f1_ci))
+    summary.add_row("undetermined (scored wrong)", str(metrics.undetermined))
+    summary.add_row("failed items (scored wrong)", str(metrics.errors))
+    summary.add_row("mean LLM calls / item", f"{metrics.mean_llm_calls:.1f}")
+    summary.add_row("mean prompt tokens / item", f"{metrics.mean_prompt_tokens:.0f}")
+    summary.add_row("mean completion tokens / item", f"{metrics.mean_completion_tokens:.0f}")
+    summary.add_row("mean wall time / item (s)", f"{metrics.mean_wall_s:.1f}")
+    console.print(summary)
+
+    per_class = Table(title="per class")
+    for name in ("class", "precision %", "recall %", "F1 %", "support"):
+        per_class.add_column(name, justify="left" if name == "class" else "right")
+    for label, s in metrics.per_class.items():
+        per_class.add_row(label, _pct(s.precision), _pct(s.recall), _pct(s.f1), str(s.support))
+    console.print(per_class)
+
+    matrix = Table(title="confusion (rows gold, columns predicted)")
+    matrix.add_column("gold \\ predicted")
+    columns = [*metrics.classes, NONE_COLUMN]
+    for column in columns:
+        matrix.add_column(column, justify="right")
+    for gold, row in metrics.confusion.items():
+        matrix.add_row(gold, *(str(row[c]) for c in columns))
+    console.print(matrix)
+
+
+async def _run(
+    settings: Settings,
+    items: list[EvalItem],
+    mapping: LabelMapping,
+    source: tuple[str, int | None, int],
+    baseline: bool,
+    ablate: str,
+    log: ResultLog,
+    concurrency: int,
+    rerun: bool,
+    retry_errors: bool,
+    err: Console,
+) -> dict[str, ItemRecord]:
+    from zofia_engine.engine import Engine
+
+    mode = "only-llm" if baseline else "full"
+    ablation = "none" if baseline else ablate
+    runner: Engine | OnlyLLMBaseline
+    if baseline:
+        runner = OnlyLLMBaseline(settings)
+        models = {BASELINE_ROLE: runner.llm.describe()[BASELINE_ROLE]}
+        checker: CheckFunction = runner.check
+    else:
+        runner = Engine(settings)
+        models = runner.llm.describe()
+        checker = functools.partial(runner.check, ablation=Ablation.named(ablate))
+    method = method_settings(settings)
+    key = run_key(mode, ablation, mapping.name, models, method)
+    header = RunHeader(
+        run_key=key,
+        method=method,
+        mode=mode,
+        ablation=ablation,
+        labels=mapping.name,
+        models=models,
+        sample=[item.id for item in items],
+        started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        dataset=source[0],
+        limit=source[1],
+        seed=source[2],
+    )
+    async with runner:
+        with err.status("loading models…"):
+            await runner.load()
+        with _progress(err) as bar:
+            task = bar.add_task(mode if ablate == "full" else ablate, total=len(items), score="")
+            right = [0, 0]
+
+            def start(done: int, todo: int) -> None:
+                if done:
+                    err.print(f"[dim]{done} item(s) already done in {log.path}, {todo} to go[/dim]")
+                bar.update(task, completed=done)
+
+            def finished(record: ItemRecord) -> None:
+                right[0] += record.predicted == record.gold
+                right[1] += 1
+                bar.update(task, advance=1, score=f"acc {right[0]}/{right[1]}")
+                if record.error:
+                    bar.console.print(plain(f"{record.id}: {record.error}", "red"))
+
+            return await evaluate(
+                items,
+                checker,
+                log,
+                header,
+                mapping,
+                concurrency=concurrency,
+                rerun=rerun,
+                retry_errors=retry_errors,
+                on_start=start,
+                on_done=finished,
+            )
+
+
+@click.command()
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--labels",
+    type=click.Choice(["auto", *LABEL_MAPPINGS]),
+    default="auto",
+    show_default=True,
+    help="How dataset labels map to scored classes (auto: binary, or liar-binary for LIAR).",
+)
+@click.option(
+    "--baseline",
+    type=click.Choice(["only-llm"]),
+    help="Instead of the pipeline, one call to the judge's model with the post alone.",
+)
+@ABLATE_OPTION
+@click.option("--limit", type=click.IntRange(min=1), help="Evaluate a fixed sample of N items.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the sample and of the bootstrap.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Items checked at the same time.",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Results JSONL, appended to and resumed from "
+    "(default: eval-<dataset>-<mode or ablation>.jsonl here).",
+)
+@click.option("--rerun", is_flag=True, help="Check every item again, even those already done.")
+@click.option("--retry-errors", is_flag=True, help="Check again the items that failed.")
+@click.option(
+    "--bootstrap",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples for the 95% intervals (0: none).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
+@CONFIG_OPTION
+def eval_command(
+    dataset: Path,
+    labels: str,
+    baseline: str | None,
+    ablate: str,
+    limit: int | None,
+    seed: int,
+    concurrency: int,
+    output: Path | None,
+    rerun: bool,
+    retry_errors: bool,
+    bootstrap: int,
+    as_json: bool,
+    config: Path | None,
+) -> None:
+    """Measure verdict quality on DATASET (JSONL: text or title+text or claim, and label).
+
+    Results are stored item by item in the output file; running the same
+    command again continues where it stopped.
+    """
+    if baseline and ablate != "full":
+        raise click.UsageError("--ablate applies to the pipeline, not to --baseline")
+    settings = settings_from(config)
+    err = Console(stderr=True)
+    try:
+        items, mapping = load_items(dataset, labels)
+    except ZofiaError as exc:
+        raise click.ClickException(str(exc)) from None
+    sample = sample_items(items, limit, seed)
+    mode = baseline or ablate
+    log = ResultLog(output or default_output(dataset, mode))
+    err.print(
+        f"[dim]{len(sample)} of {len(items)} items from {dataset.name}, labels {mapping.name}, "
+        f"mode {mode}; results in {log.path}[/dim]"
+    )
+    try:
+        records = asyncio.run(
+            _run(
+                settings,
+                sample,
+                mapping,
+                (str(dataset), limit, seed),
+                baseline is not None,
+                ablate,
+                log,
+                concurrency,
+                rerun,
+                retry_errors,
+                err,
+            )
+        )
+    except ZofiaError as exc:
+        raise click.ClickException(str(exc)) from None
+    metrics = summarise(records.values(), mapping.classes, resamples=bootstrap, seed=seed)
+    if as_json:
+        click.echo(metrics.model_dump_json(indent=2))
+    else:
+        render_metrics(metrics, f"{dataset.name}: {mode}", Console())

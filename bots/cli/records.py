@@ -1,0 +1,107 @@
+"""``zofia history``, ``zofia show`` and ``zofia export``: reading the store."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from bots.common.card import VERDICTS
+from storage.opening import open_store
+from storage.store import CheckStore
+
+from .options import CONFIG_OPTION, settings_from
+from .report_view import render_report
+from .text import plain
+
+__all__ = ["export", "history", "show"]
+
+
+def _store(config: Path | None) -> CheckStore:
+    return open_store(settings_from(config).storage)[0]
+
+
+@click.command()
+@click.option("--limit", default=20, show_default=True, help="How many checks to list.")
+@click.option("--platform", help="Only checks from this platform (cli, telegram, discord).")
+@CONFIG_OPTION
+def history(limit: int, platform: str | None, config: Path | None) -> None:
+    """List the latest checks, newest first."""
+    table = Table(title="Checks", title_justify="left")
+    for column in ("id", "when", "platform", "status", "verdict"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("post", overflow="ellipsis", no_wrap=True, max_width=40)
+    for row, verdict in _store(config).history(limit=limit, platform=platform):
+        icon = VERDICTS[verdict][0] + " " if verdict in VERDICTS else ""
+        note = f" ({row.repeat_kind} repeat)" if row.repeat_of else ""
+        post = (row.post_text or "(purged)").replace("\n", " ")
+        table.add_row(
+            row.id,
+            row.created_at.strftime("%Y-%m-%d %H:%M"),
+            row.platform,
+            row.status + note,
+            f"{icon}{verdict or '-'}",
+            plain(post[:60] + ("…" if len(post) > 60 else "")),
+        )
+    console = Console()
+    if not console.is_terminal:  # piped: no terminal width to fit, keep rows whole
+        console.width = 200
+    console.print(table)
+
+
+@click.command()
+@click.argument("check_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored report as JSON.")
+@CONFIG_OPTION
+def show(check_id: str, as_json: bool, config: Path | None) -> None:
+    """Show a stored check: the verdict card, claims, analyses, the debate and evidence."""
+    store = _store(config)
+    row = store.get_check(check_id)
+    if row is None:
+        raise click.ClickException(f"no check with id {check_id}")
+    found = store.report_for(check_id)
+    if found is None:
+        detail = row.error or (
+            "its text was purged" if row.status == "done" else f"it is {row.status}"
+        )
+        raise click.ClickException(f"check {check_id} has no report: {detail}")
+    report = found[1]
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+        return
+    console = Console()
+    if row.repeat_of:
+        console.print(f"[dim]{row.repeat_kind} repeat of check {row.repeat_of}[/dim]")
+    render_report(report, console)
+    for item in report.evidence:
+        console.print(
+            Text.assemble(
+                plain(f"[{item.id}] ", "bold"), plain(item.title), plain(f"  {item.url}", "cyan")
+            )
+        )
+
+
+@click.command()
+@click.option("--jsonl", "as_jsonl", is_flag=True, required=True, help="One JSON object a line.")
+@click.option(
+    "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not stdout."
+)
+@CONFIG_OPTION
+def export(as_jsonl: bool, output: Path | None, config: Path | None) -> None:
+    """Export every finished check with its report; requesters appear only as hashes."""
+    lines = (json.dumps(item, default=str) for item in _store(config).export_reports())
+    if output is None:
+        for line in lines:
+            click.echo(line)
+        return
+    count = 0
+    # Created readable by its owner only, like the database it comes from.
+    with os.fdopen(os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+        for count, line in enumerate(lines, 1):  # noqa: B007  (the count is reported)
+            out.write(line + "\n")
+    click.echo(f"wrote {count} checks to {output}", err=True)

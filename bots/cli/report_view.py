@@ -1,0 +1,120 @@
+"""Terminal rendering of a report and of a check's progress (rich). Renders only."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from bots.common.card import VerdictCard, report_card
+from zofia_engine.report import JudgeRuling, Report
+
+from .text import plain
+
+__all__ = ["VERDICT_COLOURS", "render_report"]
+
+#: verdict → rich colour (the icon, words and notes come from the card)
+VERDICT_COLOURS = {"real": "green", "fake": "red", "undetermined": "yellow"}
+LABEL_STYLE = {"supports": "green", "refutes": "red", "not enough information": "yellow"}
+
+
+def _card(card: VerdictCard) -> Panel:
+    """The same verdict card the chats show, in the terminal's colours."""
+    colour = VERDICT_COLOURS.get(card.verdict, "white")
+    confidence = card.confidence or "n/a"
+    title = Text.assemble(
+        f"{card.icon} ", (card.headline, f"bold {colour}"), f"  confidence {confidence}"
+    )
+    parts: list[RenderableType] = [plain(card.summary)]
+    for link in card.links:
+        parts.append(
+            Text.assemble(("• ", "dim"), plain(link.title), plain(f"  {link.url}", "cyan"))
+        )
+    if card.repeat_note:
+        parts.append(plain(card.repeat_note, "dim"))
+    parts.extend(plain(note, "dim") for note in card.notes)
+    return Panel(Group(*parts), title=title, title_align="left", border_style=colour)
+
+
+def _claims(report: Report) -> Table:
+    table = Table(title="Claims", title_justify="left")
+    table.add_column("claim")
+    table.add_column("label")
+    table.add_column("reason")
+    for claim in report.claims:
+        label = claim.label or claim.status
+        table.add_row(
+            plain(("★ " if claim.kind == "core" else "") + claim.text),
+            plain(label, LABEL_STYLE.get(label, "dim")),
+            plain(claim.reason or claim.error),
+        )
+    return table
+
+
+def _analyses(report: Report) -> Table:
+    table = Table(title="Analyses", title_justify="left")
+    table.add_column("agent")
+    table.add_column("lean")
+    table.add_column("analysis")
+    for f in report.analyses.linguist:
+        table.add_row(
+            plain(f"linguist: {f.dimension}"),
+            plain(f.lean or f.status),
+            plain(f.analysis or f.error),
+        )
+    e = report.analyses.expert
+    if e is not None:
+        text = f"{e.knowledge_concordance} {e.logical_integrity}".strip() or e.error
+        table.add_row(plain(f"expert: {e.expert_role}"), plain(e.lean or e.status), plain(text))
+    return table
+
+
+def _debate(report: Report) -> Table:
+    d = report.debate
+    title = f"Debate ({d.rounds} of at most {d.max_rounds} rounds)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("round", justify="right")
+    table.add_column("side")
+    table.add_column("argument")
+    table.add_column("cites")
+    for entry in d.timeline():
+        if isinstance(entry, JudgeRuling):
+            decision = entry.decision or "failed"
+            label = f"judge{' (forced)' if entry.forced else ''}"
+            text = f"{decision}: {entry.reason or entry.error}"
+            table.add_row(str(entry.round), label, plain(text), "")
+            continue
+        text = (
+            f"{entry.rebuttal}\n{entry.argument}".strip() if entry.status == "ok" else entry.error
+        )
+        table.add_row(str(entry.round), entry.side, plain(text), plain(", ".join(entry.cites)))
+    return table
+
+
+def render_report(
+    report: Report, console: Console, *, card: VerdictCard | None = None, details: bool = True
+) -> None:
+    """Print the verdict card (``card``, or the report's own), then (with ``details``)
+    claims, analyses, debate, what went wrong, and the usage."""
+    card = card or report_card("", report, "", None, "")
+    parts: list[RenderableType] = [_card(card)]
+    if details:
+        if report.claims:
+            parts.append(_claims(report))
+        if report.analyses.linguist or report.analyses.expert:
+            parts.append(_analyses(report))
+        if report.debate.turns or report.debate.rulings:
+            parts.append(_debate(report))
+    for note in report.degraded:
+        parts.append(plain(f"! {note}", "yellow"))
+    u = report.usage
+    total_s = report.timings.get("total_ms", 0.0) / 1000
+    parts.append(
+        Text(
+            f"{u.calls} LLM calls, {u.prompt_tokens} prompt tokens ({u.cached_tokens} cached), "
+            f"{u.completion_tokens} completion tokens, {total_s:.1f} s",
+            style="dim",
+        )
+    )
+    console.print(Group(*parts))

@@ -1,0 +1,58 @@
+"""``zofia telegram`` and ``zofia discord``: run a bot until it is stopped.
+
+Each platform's library is imported only when its command runs.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import click
+
+from bots.common.runtime import StartupError
+
+from .options import CONFIG_OPTION, settings_from
+
+__all__ = ["discord", "telegram"]
+
+
+@click.command()
+@click.option(
+    "--grace",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds running checks get to finish at shutdown; the rest resume at the next start.",
+)
+@CONFIG_OPTION
+def telegram(grace: float, config: Path | None) -> None:
+    """Run the Telegram bot (polling, or webhook when [telegram] webhook_url is set)."""
+    settings = settings_from(config)
+    token = os.environ.get(settings.telegram.token_env, "").strip()
+    if not token:
+        raise click.ClickException(
+            f"no bot token: set ${settings.telegram.token_env} (create the bot with @BotFather)"
+        )
+    from bots.telegram.app import run_telegram
+
+    try:
+        run_telegram(settings, token, grace)
+    except StartupError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command()
+@CONFIG_OPTION
+def discord(config: Path | None) -> None:
+    """Run the Discord bot (token from $DISCORD_BOT_TOKEN, or [discord] token_env)."""
+    settings = settings_from(config)
+    with warnings.catch_warnings():  # discord.py imports audioop, deprecated since 3.11
+        warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
+        from bots.discord.app import run_discord, token_from_env
+
+    try:
+        run_discord(settings, token_from_env(settings))
+    except StartupError as exc:
+        raise click.ClickException(str(exc)) from None

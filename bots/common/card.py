@@ -1,0 +1,148 @@
+"""The verdict card: what every front-end shows first, before any platform markup.
+
+Everything here is plain text. Model-written strings are passed through as they
+are; each renderer escapes them for its own markup (Telegram HTML, Discord
+markdown, the terminal's rich text).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass
+
+from storage.service import Outcome
+from zofia_engine.report import EvidenceItem, Report
+
+__all__ = [
+    "MAX_LINKS",
+    "VERDICTS",
+    "Link",
+    "VerdictCard",
+    "report_card",
+    "top_evidence",
+    "verdict_card",
+]
+
+#: verdict → (icon, words, colour as 0xRRGGBB)
+VERDICTS: dict[str, tuple[str, str, int]] = {
+    "real": ("✅", "Likely real", 0x2E7D32),
+    "fake": ("❌", "Likely fake", 0xC62828),
+    "undetermined": ("❔", "Undetermined", 0xF9A825),
+}
+MAX_LINKS = 3
+
+
+@dataclass(frozen=True)
+class Link:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class VerdictCard:
+    """The compact answer to a check, as plain text fields.
+
+    ``confidence`` is ``"87%"``, or ``""`` when the backend gave no
+    probabilities; ``repeat_note`` is ``""`` unless the answer came from the store.
+    """
+
+    check_id: str
+    verdict: str
+    icon: str
+    headline: str
+    colour: int
+    confidence: str
+    summary: str
+    links: tuple[Link, ...]
+    origin: str
+    published: dt.date | None
+    repeat_note: str
+    notes: tuple[str, ...]
+
+
+def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
+    """The linked evidence the verdict leans on most: cited by the debaters arguing for
+    the verdict (twice the weight), by the other side, or quoted by a claim verifier;
+    web pages before Wikipedia, then in retrieval order."""
+    winning = {"real": "pro", "fake": "con"}.get(report.verdict)
+    weight: Counter[str] = Counter()
+    for turn in report.debate.turns:
+        for cited in turn.cites:
+            weight[cited] += 2 if turn.side == winning else 1
+    for claim in report.claims:
+        for quote in claim.quotes:
+            weight[quote.evidence_id] += 1
+    linked = [item for item in report.evidence if item.url]
+    order = {item.id: position for position, item in enumerate(linked)}
+    linked.sort(key=lambda item: (-weight[item.id], item.source != "web", order[item.id]))
+    return linked[:count]
+
+
+def _notes(report: Report) -> tuple[str, ...]:
+    notes = []
+    debate = report.debate
+    if debate.forced and debate.held:
+        notes.append(
+            f"The judge did not decide within {debate.max_rounds} rounds; the ruling was forced."
+        )
+    if not any(item.source == "web" for item in report.evidence):
+        notes.append("No web evidence: web search is off or found nothing.")
+    failed, steps = _failed_steps(report)
+    if failed:
+        # One plain sentence: what failed, in words a backend wrote (hosts, ports, error
+        # bodies), stays in the report and the log, not in a chat.
+        notes.append(f"{failed} of {steps} analysis steps failed; the verdict used the rest.")
+    return tuple(notes)
+
+
+def _failed_steps(report: Report) -> tuple[int, int]:
+    """How many of the panel's steps (analyses, claims, debate turns, rulings) failed."""
+    statuses = [finding.status for finding in report.analyses.linguist]
+    if report.analyses.expert is not None:
+        statuses.append(report.analyses.expert.status)
+    statuses += [claim.status for claim in report.claims]
+    statuses += [turn.status for turn in report.debate.turns]
+    statuses += [ruling.status for ruling in report.debate.rulings]
+    return sum(status == "failed" for status in statuses), len(statuses)
+
+
+def _repeat_note(kind: str | None, original_at: dt.datetime | None) -> str:
+    if kind is None:
+        return ""
+    when = f" from {original_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if original_at else ""
+    what = "Repeat" if kind == "exact" else "Near-repeat"
+    return f"{what} of a check{when}."
+
+
+def report_card(
+    check_id: str,
+    report: Report,
+    origin: str,
+    published: dt.date | None,
+    repeat_note: str,
+) -> VerdictCard:
+    icon, headline, colour = VERDICTS[report.verdict]
+    value = report.confidence.value
+    return VerdictCard(
+        check_id=check_id,
+        verdict=report.verdict,
+        icon=icon,
+        headline=headline,
+        colour=colour,
+        confidence="" if value is None else f"{value:.0%}",
+        summary=report.summary,
+        links=tuple(Link(item.title or item.url, item.url) for item in top_evidence(report)),
+        origin=origin,
+        published=published,
+        repeat_note=repeat_note,
+        notes=_notes(report),
+    )
+
+
+def verdict_card(
+    outcome: Outcome, *, origin: str = "", published: dt.date | None = None
+) -> VerdictCard:
+    """The card for a check that just finished (or was answered from the store)."""
+    note = _repeat_note(outcome.repeat_kind, outcome.original_at)
+    return report_card(outcome.check_id, outcome.report, origin, published, note)

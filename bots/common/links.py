@@ -1,0 +1,28 @@
+"""Which links a card may show: one rule for every platform."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+__all__ = ["MAX_URL", "safe_url"]
+
+MAX_URL = 400  # a longer address is shown as text, never linked
+
+
+def safe_url(url: str) -> str:
+    """``url`` when it may be linked: ``http`` or ``https``, with a host, no spaces or
+    control characters, at most :data:`MAX_URL` long; otherwise ``""`` (no link).
+
+    Each renderer still escapes what it returns for its own markup.
+    """
+    if not url or len(url) > MAX_URL:
+        return ""
+    if any(char.isspace() or ord(char) < 32 or 127 <= ord(char) < 160 for char in url):
+        return ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. a malformed IPv6 host
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return ""
+    return url

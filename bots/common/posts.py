@@ -1,0 +1,46 @@
+"""The post a chat message stands for: one rule for every platform."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from zofia_engine.fetch import fetch_article
+from zofia_engine.post import Post
+
+__all__ = ["post_from_message"]
+
+_ONLY_A_URL = re.compile(r"\s*(https?://\S+)\s*", re.IGNORECASE)
+_FIRST_URL = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
+
+
+async def post_from_message(
+    text: str,
+    *,
+    published: dt.date | None = None,
+    origin: str = "",
+    language: str = "",
+    allow_private_urls: bool = False,
+) -> Post:
+    """The post a chat message stands for.
+
+    A message that is only a link is fetched and its article checked (private and
+    local addresses refused unless ``allow_private_urls``); any other text is
+    checked as it is, with its first link kept as the post's URL. ``language`` is
+    the language the panel answers in (empty: English).
+
+    Raises:
+        InvalidPostError: the link cannot be fetched or holds no article.
+    """
+    only = _ONLY_A_URL.fullmatch(text)
+    if only is None:
+        first = _FIRST_URL.search(text)
+        return Post(
+            text=text,
+            url=first.group(0) if first else "",
+            published=published,
+            origin=origin,
+            language=language,
+        )
+    article = await fetch_article(only.group(1), allow_private=allow_private_urls)
+    return article.as_post(published=published, origin=origin, language=language)

@@ -1,0 +1,113 @@
+"""The composition root: the engine, the store and the check service, built one way
+for the CLI, both bots, the bench scripts and the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+from storage.opening import open_store
+from storage.service import CheckService
+from zofia_engine.errors import ZofiaError
+from zofia_engine.ports import Checker, TextEncoder
+
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from zofia_engine.engine import Engine
+
+__all__ = ["StartupError", "build_service", "running_service"]
+
+log = logging.getLogger(__name__)
+
+
+def build_service(
+    settings: Settings,
+    checker: Checker,
+    encoder: TextEncoder,
+    *,
+    clock: Callable[[], dt.datetime] | None = None,
+) -> CheckService:
+    """A check service over the store the settings name (opened and migrated now),
+    keeping post text for ``storage.retention_days``. Start it with ``await start()``."""
+    store, secret = open_store(settings.storage, clock=clock)
+    return CheckService(
+        checker,
+        store,
+        settings.service,
+        secret=secret,
+        encoder=encoder,
+        clock=clock,
+        retention=dt.timedelta(days=settings.storage.retention_days),
+    )
+
+
+async def _purge_periodically(service: CheckService, every_s: float) -> None:
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await asyncio.to_thread(service.purge_expired)
+        except Exception:  # a failed purge must not stop the bot; the next one retries
+            log.exception("purging expired checks failed")
+
+
+@contextlib.asynccontextmanager
+async def running_service(
+    settings: Settings,
+    *,
+    engine: Engine | None = None,
+    load: bool = True,
+    resume: bool = True,
+    purge_every_s: float | None = 86_400.0,
+    clock: Callable[[], dt.datetime] | None = None,
+) -> AsyncIterator[CheckService]:
+    """A loaded engine behind a started :class:`CheckService`, for a process's lifetime.
+
+    Expired post text and evidence are purged at start and every ``purge_every_s``
+    (``None``: at start only, for a one-shot command). With ``resume``, checks a crash
+    left unfinished are taken up. On exit, checks still running go back to the queue
+    (the next start resumes them) and everything is closed.
+
+    Args:
+        engine: an engine to use (tests pass one wired to fake servers); by default
+            one is built from ``settings`` and closed on exit.
+        load: load every model now (a bot, before its first update); otherwise each
+            loads when first used (a one-shot command that may need none).
+    """
+    from zofia_engine.engine import Engine
+
+    own_engine = engine is None
+    engine = engine if engine is not None else Engine(settings)
+    try:
+        if load:
+            await engine.load()
+        service = build_service(settings, engine, engine.retrieval.encoder, clock=clock)
+        resumed = await service.start(resume=resume)
+        if resumed:
+            log.info("resumed %d unfinished checks", len(resumed))
+        purge = (
+            asyncio.create_task(_purge_periodically(service, purge_every_s))
+            if purge_every_s is not None
+            else None
+        )
+        try:
+            yield service
+        finally:
+            if purge is not None:
+                purge.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await purge
+            await service.aclose()
+            service.store.db.close()
+    finally:
+        if own_engine:
+            await engine.aclose()
+
+
+class StartupError(ZofiaError):
+    """A bot could not start (no network, a refused token, missing intents); the
+    message says so in one sentence, never with the token."""

@@ -1,0 +1,46 @@
+"""A deployment's settings: the engine's sections and those of the layers around it,
+composed into one model and read by one loader, for the CLI and the bots alike."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from bots.discord.settings import DiscordSettings
+from bots.telegram.settings import TelegramSettings
+from storage.settings import ServiceSettings, StorageSettings
+from zofia_engine.config import EngineSettings, load_config
+
+__all__ = ["CONFIG_ENV", "Settings", "find_config", "load_settings"]
+
+CONFIG_ENV = "ZOFIA_CONFIG"
+
+
+class Settings(EngineSettings):
+    """Every section. ``Settings()`` is the offline default."""
+
+    storage: StorageSettings = StorageSettings()
+    service: ServiceSettings = ServiceSettings()
+    telegram: TelegramSettings = TelegramSettings()
+    discord: DiscordSettings = DiscordSettings()
+
+
+def find_config(config: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The settings file: ``config``, else ``$ZOFIA_CONFIG``, else ``./zofia.toml`` if it
+    exists, else none (the defaults)."""
+    environ = os.environ if environ is None else environ
+    if config is None and environ.get(CONFIG_ENV):
+        config = Path(environ[CONFIG_ENV])
+    if config is None and Path("zofia.toml").is_file():
+        config = Path("zofia.toml")
+    return config
+
+
+def load_settings(config: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """The checked settings from the file :func:`find_config` names and the environment.
+
+    Raises:
+        ConfigError: the file is unreadable, or a setting is wrong (the message names it).
+    """
+    return load_config(find_config(config, environ), environ, schema=Settings)

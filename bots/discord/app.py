@@ -1,0 +1,91 @@
+"""Running the Discord bot: the service and the client, and start-up failures said
+in one sentence."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from typing import TYPE_CHECKING
+
+import aiohttp
+import discord
+
+from bots.common.runtime import StartupError, running_service
+from bots.common.settings import Settings
+
+from .client import FactCheckBot
+
+if TYPE_CHECKING:
+    from zofia_engine.engine import Engine
+
+__all__ = ["run_bot", "run_discord", "startup_failure", "token_from_env"]
+
+
+def token_from_env(settings: Settings, environ: dict[str, str] | None = None) -> str:
+    """The bot token from the environment variable the settings name.
+
+    Raises:
+        StartupError: the variable is unset or empty (its name is said, never a value).
+    """
+    name = settings.discord.token_env
+    token = (os.environ if environ is None else environ).get(name, "").strip()
+    if not token:
+        raise StartupError(
+            f"set ${name} to the bot token (Developer Portal → your application → Bot)"
+        )
+    return token
+
+
+async def run_bot(settings: Settings, token: str, *, engine: Engine | None = None) -> None:
+    """Run the bot until it is stopped: the service, then the client on top of it.
+
+    The token and the connection are tried first, before any model loads, so that a
+    bad token or no network fails in a second.
+    """
+    probe = discord.Client(intents=discord.Intents(guilds=True))
+    try:
+        await probe.login(token)
+    finally:
+        await probe.close()
+    async with (
+        running_service(settings, engine=engine) as service,
+        FactCheckBot(settings.discord, service) as bot,
+    ):
+        await bot.start(token)
+
+
+def run_discord(settings: Settings, token: str) -> None:
+    """Serve the bot until it is interrupted (blocking).
+
+    Raises:
+        StartupError: Discord refused the token or the intents, or could not be reached.
+    """
+    discord.utils.setup_logging(level=logging.INFO)
+    try:
+        asyncio.run(run_bot(settings, token))
+    except KeyboardInterrupt:
+        pass
+    except Exception as exc:
+        sentence = startup_failure(exc, settings.discord.token_env)
+        if sentence is None:
+            raise
+        raise StartupError(sentence) from None
+
+
+def startup_failure(exc: BaseException, token_env: str) -> str | None:
+    """One sentence for what stopped the bot from starting, or ``None`` if it is not one
+    of the failures a user can fix (those keep their traceback)."""
+    if isinstance(exc, discord.LoginFailure):
+        return f"Discord refused the token in ${token_env}: reset it in the Developer Portal."
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        return (
+            "Discord refused the gateway intents the bot asked for: turn them on under "
+            "Bot → Privileged Gateway Intents, or run a version that does not need them."
+        )
+    if isinstance(exc, aiohttp.ClientError | OSError | discord.GatewayNotFound):
+        return (
+            "Could not reach Discord (discord.com): check this machine's network and DNS, "
+            "then start the bot again."
+        )
+    return None

@@ -1,0 +1,165 @@
+"""The verdict's buttons: Debate, Evidence, Claims, 👍 and 👎.
+
+Each button's state is in its custom id (``zf:debate:<check id>``), and the
+report is read from SQLite when it is pressed, so buttons keep working after a
+restart. Debate, Evidence and Claims post into a thread on the verdict message
+(one per message), once per section: a later press points to the thread (the
+service keeps a mark per posted section, like the Telegram bot's).
+Where no thread can be opened (DMs, ephemeral replies, missing permissions),
+a section comes as ephemeral follow-ups, to whoever pressed, each time.
+A vote on a repeat counts for the check it repeats, so a verdict's votes add up.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Self
+
+import discord
+
+from bots.common.sections import section
+
+from .chats import PLATFORM, stored_check
+from .context import DiscordContext, context_of
+from .render import NONE, section_messages, thread_name
+
+__all__ = ["CheckButton", "verdict_view"]
+
+log = logging.getLogger(__name__)
+
+NOT_FOUND = "That check was not found."
+THREAD_EXISTS = 160004
+
+_LOOKS = {
+    "debate": ("Debate", "🗣️", discord.ButtonStyle.primary),
+    "evidence": ("Evidence", "📚", discord.ButtonStyle.secondary),
+    "claims": ("Claims", "🔎", discord.ButtonStyle.secondary),
+    "up": ("", "👍", discord.ButtonStyle.success),
+    "down": ("", "👎", discord.ButtonStyle.danger),
+}
+
+
+class CheckButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"zf:(?P<kind>debate|evidence|claims|up|down):(?P<check_id>[A-Za-z0-9_-]{1,64})",
+):
+    """One of the verdict's buttons, for one check."""
+
+    def __init__(self, kind: str, check_id: str) -> None:
+        label, emoji, style = _LOOKS[kind]
+        super().__init__(
+            discord.ui.Button(
+                label=label or None,
+                emoji=emoji,
+                style=style,
+                custom_id=f"zf:{kind}:{check_id}",
+            )
+        )
+        self.kind = kind
+        self.check_id = check_id
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> Self:
+        return cls(match["kind"], match["check_id"])
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        ctx = context_of(interaction)
+        if self.kind in ("up", "down"):
+            await _vote(ctx, interaction, self.check_id, 1 if self.kind == "up" else -1)
+        else:
+            await _open_section(ctx, interaction, self.check_id, self.kind)
+
+
+def verdict_view(check_id: str) -> discord.ui.View:
+    """The five buttons under a verdict; the view never times out."""
+    view = discord.ui.View(timeout=None)
+    for kind in _LOOKS:
+        view.add_item(CheckButton(kind, check_id))
+    return view
+
+
+async def _vote(
+    ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, vote: int
+) -> None:
+    found = stored_check(ctx, check_id, interaction)
+    if found is None:
+        await interaction.response.send_message(NOT_FOUND, ephemeral=True)
+        return
+    up, down = ctx.service.vote(found[0], PLATFORM, str(interaction.user.id), vote)
+    await interaction.response.send_message(
+        f"Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}", ephemeral=True
+    )
+
+
+async def _thread(
+    interaction: discord.Interaction[Any], check_id: str
+) -> discord.abc.Messageable | None:
+    """The thread on the verdict message, opened now or before; ``None`` where none can be."""
+    message = interaction.message
+    if message is None or message.guild is None or message.flags.ephemeral:
+        return None
+    try:
+        await message.create_thread(name=thread_name(check_id), auto_archive_duration=1440)
+    except discord.HTTPException as exc:
+        if exc.code != THREAD_EXISTS:
+            log.info("no thread on message %s: %s", message.id, exc.text)
+            return None
+    # A thread started from a message has the message's id.
+    thread: discord.PartialMessageable = interaction.client.get_partial_messageable(
+        message.id, guild_id=message.guild.id
+    )
+    return thread
+
+
+async def _post_to_thread(
+    thread: discord.abc.Messageable, title: str, messages: list[str], check_id: str
+) -> bool:
+    """Post a section into the thread; ``False`` when Discord refused (it is then
+    shown as ephemeral follow-ups instead)."""
+    try:
+        await thread.send(f"**{title}**", allowed_mentions=NONE, suppress_embeds=True)
+        for message in messages:
+            await thread.send(message, allowed_mentions=NONE, suppress_embeds=True)
+    except discord.HTTPException as exc:
+        log.info("cannot post into the thread of check %s: %s", check_id, exc.text)
+        return False
+    return True
+
+
+async def _open_section(
+    ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, kind: str
+) -> None:
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    found = stored_check(ctx, check_id, interaction)
+    if found is None:
+        await interaction.followup.send(NOT_FOUND, ephemeral=True)
+        return
+    row, report = found
+    part = section(kind, report)
+    messages = section_messages(part)
+    service = ctx.service
+    # One press at a time per section: a second press waits, then finds it posted.
+    async with ctx.lock(f"{row.id}:{kind}"):
+        where = service.section_mark(row.id, kind)
+        if where is not None:
+            await interaction.followup.send(
+                f"Already posted in the thread: <#{int(where)}>", ephemeral=True
+            )
+            return
+        thread = await _thread(interaction, check_id)
+        if thread is not None and await _post_to_thread(thread, part.title, messages, check_id):
+            where = getattr(thread, "id", 0)
+            service.set_section_mark(row.id, kind, where)
+            await interaction.followup.send(f"{part.title}: <#{where}>", ephemeral=True)
+            return
+    for message in messages:
+        await interaction.followup.send(
+            message, ephemeral=True, allowed_mentions=NONE, suppress_embeds=True
+        )

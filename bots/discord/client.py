@@ -1,0 +1,73 @@
+"""The Discord bot: the client and its command tree.
+
+The client needs no privileged intent (only ``guilds``): slash commands, the message menu and
+button presses all arrive as interactions. Commands are synced in
+:meth:`FactCheckBot.setup_hook`, to the ``dev_guild`` alone when one is set
+(instant, for development) and globally otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from storage.service import CheckService
+
+from .buttons import CheckButton
+from .commands import build_commands
+from .context import DiscordContext
+from .settings import DiscordSettings
+
+__all__ = ["FactCheckBot"]
+
+log = logging.getLogger(__name__)
+
+
+class FactCheckBot(discord.Client):
+    """A discord.py client that answers fact-check commands from ``service``.
+
+    Args:
+        settings: the ``[discord]`` section.
+        service: a started check service (see
+            :func:`~bots.common.runtime.running_service`).
+    """
+
+    def __init__(self, settings: DiscordSettings, service: CheckService, **options: Any) -> None:
+        super().__init__(intents=discord.Intents(guilds=True), **options)
+        self.context = DiscordContext(service, settings)
+        self.tree: app_commands.CommandTree[FactCheckBot] = app_commands.CommandTree(self)
+        self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
+
+    @property
+    def service(self) -> CheckService:
+        return self.context.service
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(CheckButton)
+        for command in build_commands():
+            self.tree.add_command(command)
+        dev_guild = self.context.settings.dev_guild
+        if dev_guild:
+            guild = discord.Object(id=dev_guild)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+            log.info("synced %d commands to guild %d", len(synced), dev_guild)
+        else:
+            synced = await self.tree.sync()
+            log.info("synced %d commands globally", len(synced))
+
+    async def _on_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        log.error("command failed", exc_info=error)
+        text = "Something went wrong on our side; the error was logged."
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(text, ephemeral=True)
+            else:
+                await interaction.response.send_message(text, ephemeral=True)
+        except discord.HTTPException:
+            log.warning("could not tell the user about the error")

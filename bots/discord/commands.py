@@ -1,0 +1,274 @@
+"""The application commands: ``/factcheck``, the "Fact-check" message command and
+``/factcheck-settings``.
+
+The commands only route: they claim the server's cooldown, find the text (the
+option, the linked message, or the message the menu was opened on) and hand
+it to :func:`~bots.discord.checks.run_check`. A message link must point into
+the server (or DM) the command was used in: the bot reads no other server's
+messages for anyone.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, NamedTuple
+
+import discord
+from discord import app_commands
+
+from .chats import chat_of
+from .checks import finish, run_check
+from .context import DiscordContext, context_of
+from .guild_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
+
+__all__ = ["MessageLink", "build_commands", "message_text", "parse_message_link"]
+
+MAX_TEXT = 4000
+_LINK = re.compile(
+    r"https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/channels/"
+    r"(?P<guild>\d+|@me)/(?P<channel>\d+)/(?P<message>\d+)/?",
+    re.IGNORECASE,
+)
+EVERYWHERE = {"guilds": True, "dms": True, "private_channels": True}
+NOT_HERE = "I can only check messages from this server."
+OTHER_CHANNEL = (
+    "I can only check messages linked from their own channel: run /factcheck there, "
+    "or use Apps → Fact-check on the message."
+)
+NOT_FOUND = "That message was not found."
+CANNOT_READ = (
+    "I cannot read that channel. Use Apps → Fact-check on the message, "
+    "or paste its text into /factcheck."
+)
+
+
+class MessageLink(NamedTuple):
+    """A parsed message link; ``guild`` is ``None`` for a DM (``@me``) link."""
+
+    guild: int | None
+    channel: int
+    message: int
+
+
+def parse_message_link(link: str) -> MessageLink | None:
+    """The guild, channel and message ids of a Discord message link, or ``None``."""
+    match = _LINK.fullmatch(link.strip())
+    if match is None:
+        return None
+    guild = None if match["guild"] == "@me" else int(match["guild"])
+    return MessageLink(guild, int(match["channel"]), int(match["message"]))
+
+
+def _links_here(link: MessageLink, interaction: discord.Interaction[Any]) -> bool:
+    """Whether the link claims the interaction's own server (or its own DM channel)."""
+    if link.guild is None:
+        return interaction.guild_id is None and link.channel == interaction.channel_id
+    return link.guild == interaction.guild_id
+
+
+def _refusal(link: MessageLink, interaction: discord.Interaction[Any]) -> str | None:
+    """Why the requester may not have the linked message checked, before anything is read.
+
+    The bot reads with its own permissions, so a link is followed only where the
+    requester's are known to allow it: in the channel the command was run in (whose
+    permissions Discord sends with the interaction), and only if they may read its
+    history. Anything else is refused without a request that could tell whether the
+    message exists.
+    """
+    if not _links_here(link, interaction):
+        return NOT_HERE
+    if link.channel != interaction.channel_id:
+        return OTHER_CHANNEL
+    if interaction.guild_id is None:  # the requester's own DM
+        return None
+    allowed = interaction.permissions
+    if not (allowed.view_channel and allowed.read_message_history):
+        return NOT_FOUND
+    return None
+
+
+def message_text(message: discord.Message) -> str:
+    """What there is to check in a message: its text, else the text of its embeds."""
+    if message.content.strip():
+        return message.content
+    parts = [part for embed in message.embeds for part in (embed.title, embed.description) if part]
+    return "\n\n".join(parts)
+
+
+def _origin(message: discord.Message) -> str:
+    return f"a Discord message by {message.author.display_name}"
+
+
+async def _claim_cooldown(
+    ctx: DiscordContext, interaction: discord.Interaction[Any]
+) -> float | None:
+    """Claim the chat's cooldown (before any ``await``): the claim, or ``None`` when a
+    check started here too recently (the user is told so)."""
+    chat = chat_of(interaction)
+    wait = guild_settings(ctx.service, chat, ctx.settings).cooldown_s
+    left, claim = ctx.cooldowns.claim(chat, wait)
+    if left <= 0:
+        return claim
+    await interaction.response.send_message(
+        f"A check was started here moments ago; try again in {math.ceil(left)} s.",
+        ephemeral=True,
+    )
+    return None
+
+
+async def _linked_message(
+    interaction: discord.Interaction[Any], link: MessageLink
+) -> discord.Message | str:
+    """The linked message (in the interaction's own channel: see :func:`_refusal`), or
+    why it cannot be checked."""
+    client: discord.Client = interaction.client
+    channel = client.get_partial_messageable(link.channel, guild_id=interaction.guild_id)
+    try:
+        message: discord.Message = await channel.fetch_message(link.message)
+        return message
+    except discord.Forbidden:
+        return CANNOT_READ
+    except discord.NotFound:
+        return NOT_FOUND
+
+
+async def _check_message(
+    ctx: DiscordContext,
+    interaction: discord.Interaction[Any],
+    message: discord.Message,
+    claim: float,
+) -> None:
+    text = message_text(message)
+    if not text.strip():
+        chat = chat_of(interaction)
+        ctx.cooldowns.release(chat, claim)
+        await finish(
+            interaction,
+            content="That message has no text I can see. Open its menu (Apps → Fact-check) "
+            "instead, or paste its text into /factcheck.",
+            ephemeral=guild_settings(ctx.service, chat, ctx.settings).ephemeral,
+        )
+        return
+    published = message.created_at.date()
+    await run_check(
+        ctx,
+        interaction,
+        text,
+        cooldown_claim=claim,
+        origin=_origin(message),
+        published=published,
+        deferred=True,
+    )
+
+
+@app_commands.describe(
+    text="The post's text (or a link to an article).",
+    message_link="A link to a message in this server.",
+)
+async def factcheck(
+    interaction: discord.Interaction[Any],
+    text: app_commands.Range[str, 1, MAX_TEXT] | None = None,
+    message_link: str | None = None,
+) -> None:
+    """Fact-check a post: paste its text, or link to a message."""
+    ctx = context_of(interaction)
+    if (text is None) == (message_link is None):
+        await interaction.response.send_message(
+            "Give either `text` or `message_link` (one of them).", ephemeral=True
+        )
+        return
+    link = parse_message_link(message_link) if message_link is not None else None
+    if message_link is not None and link is None:
+        await interaction.response.send_message(
+            "That is not a Discord message link (Copy Message Link gives one).", ephemeral=True
+        )
+        return
+    refused = _refusal(link, interaction) if link is not None else None
+    if refused is not None:
+        await interaction.response.send_message(refused, ephemeral=True)
+        return
+    claim = await _claim_cooldown(ctx, interaction)
+    if claim is None:
+        return
+    if link is None:
+        await run_check(ctx, interaction, text or "", cooldown_claim=claim)
+        return
+    chat = chat_of(interaction)
+    chat_settings = guild_settings(ctx.service, chat, ctx.settings)
+    await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
+    found = await _linked_message(interaction, link)
+    if isinstance(found, str):
+        ctx.cooldowns.release(chat, claim)
+        await finish(interaction, content=found, ephemeral=chat_settings.ephemeral)
+        return
+    await _check_message(ctx, interaction, found, claim)
+
+
+async def fact_check_message(
+    interaction: discord.Interaction[Any], message: discord.Message
+) -> None:
+    """Fact-check the message the menu was opened on (it comes with the interaction)."""
+    ctx = context_of(interaction)
+    claim = await _claim_cooldown(ctx, interaction)
+    if claim is None:
+        return
+    chat_settings = guild_settings(ctx.service, chat_of(interaction), ctx.settings)
+    await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
+    await _check_message(ctx, interaction, message, claim)
+
+
+@app_commands.describe(
+    cooldown_s="Least seconds between two checks started here.",
+    ephemeral="Show verdicts only to whoever asked.",
+    language="The language the panel writes its summary and debate in (English to reset).",
+)
+async def factcheck_settings(
+    interaction: discord.Interaction[Any],
+    cooldown_s: app_commands.Range[float, 0.0, MAX_COOLDOWN_S] | None = None,
+    ephemeral: bool | None = None,
+    language: app_commands.Range[str, 1, MAX_LANGUAGE] | None = None,
+) -> None:
+    """Show or change this server's fact-check settings."""
+    ctx = context_of(interaction)
+    permissions = interaction.permissions
+    if interaction.guild_id is None or not permissions.manage_guild:
+        await interaction.response.send_message(
+            "Only server admins (Manage Server) can change these settings.", ephemeral=True
+        )
+        return
+    chat = chat_of(interaction)
+    try:
+        save_guild_settings(
+            ctx.service, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
+        )
+    except ValueError as exc:
+        reason = str(exc).rstrip(".")
+        await interaction.response.send_message(
+            f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True
+        )
+        return
+    now = guild_settings(ctx.service, chat, ctx.settings)
+    await interaction.response.send_message(now.describe(), ephemeral=True)
+
+
+def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands.ContextMenu]:
+    """Fresh command objects for a client's tree (one set per client)."""
+    slash: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="factcheck",
+        description="Fact-check a post: paste its text, or link to a message.",
+        callback=factcheck,
+    )
+    menu = app_commands.ContextMenu(name="Fact-check", callback=fact_check_message)
+    for command in (slash, menu):
+        app_commands.allowed_installs(guilds=True, users=True)(command)
+        app_commands.allowed_contexts(**EVERYWHERE)(command)
+    settings: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="factcheck-settings",
+        description="Show or change this server's fact-check settings (admins).",
+        callback=factcheck_settings,
+    )
+    settings.default_permissions = discord.Permissions(manage_guild=True)
+    app_commands.allowed_installs(guilds=True, users=False)(settings)
+    app_commands.allowed_contexts(guilds=True, dms=False, private_channels=False)(settings)
+    return [slash, menu, settings]

@@ -1,0 +1,77 @@
+"""A server's own settings for the bot, kept in the store's chat settings.
+
+Admins change them with ``/factcheck-settings``; a server that never did gets
+the ``[discord]`` section's defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bots.common.languages import LANGUAGE_KEY, MAX_LANGUAGE, language_name
+from storage.service import CheckService
+
+from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
+
+__all__ = [
+    "MAX_COOLDOWN_S",
+    "MAX_LANGUAGE",
+    "GuildSettings",
+    "guild_settings",
+    "save_guild_settings",
+]
+
+
+@dataclass(frozen=True)
+class GuildSettings:
+    """``cooldown_s``: the least time between two checks started in the server;
+    ``ephemeral``: verdicts are shown only to whoever asked; ``language``: the
+    language the panel writes its summary and debate in (empty: English)."""
+
+    cooldown_s: float
+    ephemeral: bool
+    language: str = ""
+
+    def describe(self) -> str:
+        seen = "only to whoever asked" if self.ephemeral else "to the whole channel"
+        language = self.language or "English"
+        return (
+            f"Cooldown between checks: {self.cooldown_s:g} s. Verdicts are shown {seen}. "
+            f"The panel writes in {language}."
+        )
+
+
+def guild_settings(service: CheckService, chat: str, defaults: DiscordSettings) -> GuildSettings:
+    """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
+    cooldown = service.chat_setting(PLATFORM, chat, "cooldown_s", defaults.guild_cooldown_s)
+    ephemeral = service.chat_setting(PLATFORM, chat, "ephemeral", False)
+    language = service.chat_setting(PLATFORM, chat, LANGUAGE_KEY, "")
+    return GuildSettings(
+        cooldown_s=float(cooldown), ephemeral=bool(ephemeral), language=str(language)
+    )
+
+
+def save_guild_settings(
+    service: CheckService,
+    chat: str,
+    *,
+    cooldown_s: float | None = None,
+    ephemeral: bool | None = None,
+    language: str | None = None,
+) -> None:
+    """Store the settings given (``None`` leaves one as it is; ``language=""`` is English).
+
+    Raises:
+        ValueError: the cooldown is negative or above :data:`MAX_COOLDOWN_S`, or the
+            language is not one the bot can answer in.
+    """
+    # Everything is checked before anything is stored: a refusal changes nothing.
+    if cooldown_s is not None and not 0 <= cooldown_s <= MAX_COOLDOWN_S:
+        raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
+    name = language_name(language) if language is not None else None
+    if cooldown_s is not None:
+        service.set_chat_setting(PLATFORM, chat, "cooldown_s", cooldown_s)
+    if ephemeral is not None:
+        service.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)
+    if name is not None:
+        service.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)

@@ -1,0 +1,283 @@
+"""The Telegram application: built with python-telegram-bot, run by polling or webhook.
+
+``zofia telegram`` reads the token from the environment variable the ``[telegram]``
+settings name, starts the check service, and serves updates until SIGINT or SIGTERM.
+On the way out it stops taking updates, gives running checks ``--grace`` seconds to
+finish, and puts the rest back in the queue (they resume on the next start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiolimiter import AsyncLimiter
+from telegram import Bot, Update
+from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
+
+from bots.common.runtime import StartupError, running_service
+from bots.common.settings import Settings
+from storage.service import CheckService
+from zofia_engine.errors import ZofiaError
+
+from .buttons import button_handlers
+from .commands import BOT_COMMANDS, command_handlers
+from .inputs import input_handlers
+from .state import BotState
+
+__all__ = [
+    "ChatPacedRateLimiter",
+    "TokenRedactor",
+    "build_application",
+    "run_telegram",
+    "running_bot",
+]
+
+log = logging.getLogger(__name__)
+
+# Opt in to PTB 23's durations as timedelta now: otherwise every 429 warns of the change.
+os.environ.setdefault("PTB_TIMEDELTA", "true")
+
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
+
+
+class ChatPacedRateLimiter(AIORateLimiter):
+    """PTB's limiter (30 messages a second, 20 a minute per group, retries after a 429)
+    plus Telegram's advice for private chats: about one message a second, short bursts.
+
+    Args:
+        chat_burst: messages a private chat may get at once; ``0`` turns pacing off.
+        chat_rate: messages a second a private chat gets in the long run.
+        max_retries: how often a request refused with 429 is tried again.
+    """
+
+    def __init__(self, *, chat_burst: int = 3, chat_rate: float = 1.0, max_retries: int = 3):
+        super().__init__(max_retries=max_retries)
+        self._chat_burst = chat_burst
+        self._chat_period = chat_burst / chat_rate if chat_burst else 0.0
+        self._chats: dict[int, AsyncLimiter] = {}
+
+    def _chat_limiter(self, chat_id: int) -> AsyncLimiter:
+        if len(self._chats) > 1024:  # forget chats whose bucket is empty again
+            for key, limiter in list(self._chats.items()):
+                if limiter.has_capacity(limiter.max_rate):
+                    del self._chats[key]
+        if chat_id not in self._chats:
+            self._chats[chat_id] = AsyncLimiter(self._chat_burst, self._chat_period)
+        return self._chats[chat_id]
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
+        chat_id = data.get("chat_id")
+        if self._chat_burst and isinstance(chat_id, int) and chat_id > 0:
+            async with self._chat_limiter(chat_id):
+                return await super().process_request(
+                    callback, args, kwargs, endpoint, data, rate_limit_args
+                )
+        return await super().process_request(
+            callback, args, kwargs, endpoint, data, rate_limit_args
+        )
+
+
+class TokenRedactor(logging.Filter):
+    """Replaces the bot token in every log record: in its message (httpx logs request URLs
+    that hold it), in its exception's traceback (PTB names a rejected token) and in its
+    stack. Put it on handlers: it formats the traceback into ``exc_text`` to redact it."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self.token = token
+
+    def redact(self, text: str) -> str:
+        return text.replace(self.token, "<token>") if self.token else text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.token:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: the formatter reports it, redacted below
+            message = str(record.msg)
+        if self.token in message:
+            record.msg = self.redact(message)
+            record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True
+
+
+def _file_url(base_url: str) -> str:
+    root = base_url.removesuffix("/bot")
+    return f"{root}/file/bot"
+
+
+async def _on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    log.error("update failed", exc_info=context.error)
+
+
+def build_application(
+    state: BotState,
+    token: str,
+    *,
+    base_url: str,
+    rate_limiter: AIORateLimiter | None = None,
+) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The application with every handler, updates handled concurrently.
+
+    Args:
+        state: the service and settings the handlers share.
+        token: the bot token.
+        base_url: the Bot API root, ``https://api.telegram.org/bot`` (tests: a fake).
+        rate_limiter: by default :class:`ChatPacedRateLimiter` with its defaults.
+    """
+    application = (
+        ApplicationBuilder()
+        .token(token)
+        .base_url(base_url)
+        .base_file_url(_file_url(base_url))
+        .rate_limiter(rate_limiter or ChatPacedRateLimiter())
+        .concurrent_updates(True)
+        .build()
+    )
+    state.install(application.bot_data)
+    application.add_handlers([*command_handlers(), *input_handlers(), *button_handlers()])
+    application.add_error_handler(_on_error)
+    return application
+
+
+@contextlib.asynccontextmanager
+async def running_bot(
+    settings: Settings,
+    service: CheckService,
+    token: str,
+    *,
+    grace_s: float = 30.0,
+    poll_timeout_s: float = 10.0,
+    rate_limiter: AIORateLimiter | None = None,
+    allow_private_urls: bool = False,
+) -> AsyncIterator[Application[Any, Any, Any, Any, Any, Any]]:
+    """The bot taking updates (webhook if ``settings.telegram.webhook_url``, else polling)
+    until the block ends; then running checks get ``grace_s`` to finish."""
+    config = settings.telegram
+    state = BotState(service, config, allow_private_urls=allow_private_urls)
+    application = build_application(
+        state, token, base_url=config.base_url, rate_limiter=rate_limiter
+    )
+    async with application:
+        await application.start()
+        updater = application.updater
+        assert updater is not None
+        if config.webhook_url:
+            secret = os.environ.get(config.webhook_secret_env) or secrets.token_urlsafe(32)
+            await updater.start_webhook(
+                listen=config.webhook_listen,
+                port=config.webhook_port,
+                url_path=urlsplit(config.webhook_url).path.lstrip("/"),
+                webhook_url=config.webhook_url,
+                secret_token=secret,
+                allowed_updates=ALLOWED_UPDATES,
+            )
+            log.info("webhook on %s:%d", config.webhook_listen, config.webhook_port)
+        else:
+            await updater.start_polling(
+                timeout=int(poll_timeout_s), allowed_updates=ALLOWED_UPDATES
+            )
+            log.info("polling for updates")
+        try:
+            await application.bot.set_my_commands(BOT_COMMANDS)
+        except Exception as exc:  # a convenience for the chat menu, not a reason to stop
+            log.warning("could not set the command menu: %s", exc)
+        try:
+            yield application
+        finally:
+            await updater.stop()
+            state.closing = True  # updates still queued are told to send again later
+            try:
+                await application.stop()
+            finally:
+                await state.drain(grace_s)
+
+
+async def _check_token(base_url: str, token: str) -> None:
+    """Ask Telegram who the bot is, before the models load: a bad token fails at once.
+
+    Raises:
+        InvalidToken: Telegram rejected the token.
+    """
+    async with Bot(token, base_url=base_url, base_file_url=_file_url(base_url)):
+        pass  # entering calls getMe
+
+
+async def _serve(settings: Settings, token: str, grace_s: float) -> None:
+    await _check_token(settings.telegram.base_url, token)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with (
+        running_service(settings) as service,
+        running_bot(settings, service, token, grace_s=grace_s),
+    ):
+        await stop.wait()
+        log.info("stopping: no new updates; running checks get %.0f s", grace_s)
+
+
+def quiet_logs(token: str) -> TokenRedactor:
+    """INFO logs without request URLs (they hold the token), and the token redacted anyway
+    by the returned filter, put on every handler of the root logger."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    redactor = TokenRedactor(token)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(redactor)
+    return redactor
+
+
+def run_telegram(settings: Settings, token: str, grace_s: float) -> None:
+    """Serve the bot until SIGINT or SIGTERM (blocking).
+
+    Raises:
+        StartupError: Telegram refused the token or could not be reached, in one
+            sentence that never holds the token.
+    """
+    redactor = quiet_logs(token)
+    try:
+        asyncio.run(_serve(settings, token, grace_s))
+    except InvalidToken:  # its message holds the token: never print it
+        raise StartupError(
+            f"Telegram rejected the bot token in ${settings.telegram.token_env}: check it with "
+            "@BotFather"
+        ) from None
+    except NetworkError as exc:  # TimedOut included
+        host = urlsplit(settings.telegram.base_url).hostname or settings.telegram.base_url
+        log.debug("cannot reach Telegram", exc_info=exc)
+        raise StartupError(
+            f"Could not reach the Telegram Bot API at {host}: check this machine's network "
+            "and DNS, or [telegram] base_url."
+        ) from None
+    except TelegramError as exc:
+        raise StartupError(f"Telegram: {redactor.redact(str(exc))}") from None
+    except ZofiaError as exc:
+        raise StartupError(redactor.redact(str(exc))) from None

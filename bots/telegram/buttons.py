@@ -1,0 +1,134 @@
+"""The card's buttons: Debate, Evidence, Claims, 👍 / 👎, and Cancel on "checking…".
+
+Callback data is ``"<letter>:<check id>"`` and nothing else; the check is read from
+SQLite, so buttons work after a restart. A check is only shown in the chat it was
+asked in: a forged or foreign id gets "not found". Every query is answered, and at
+once: a section is posted only after its query was answered.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any
+
+from telegram import CallbackQuery, Message, Update
+from telegram.error import BadRequest, TelegramError
+from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
+
+from bots.common.sections import section
+from storage.rows import CheckRow
+
+from .delivery import NO_PREVIEW
+from .render import BUTTON_ACTIONS, card_keyboard, section_messages
+from .state import PLATFORM, BotState, bot_state
+
+__all__ = ["NOT_FOUND", "button_handlers"]
+
+log = logging.getLogger(__name__)
+
+NOT_FOUND = "This check was not found in this chat."
+_DATA = re.compile(r"(?P<action>[a-z]):(?P<check_id>[A-Za-z0-9_-]{1,32})")
+
+#: what a button does after its query is answered (posting a section), if anything
+FollowUp = Callable[[], Awaitable[None]] | None
+
+
+async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Route a button tap; the query is always answered, with a note when there is one."""
+    query = update.callback_query
+    if query is None:
+        return
+    follow_up: FollowUp = None
+    try:
+        note, alert, follow_up = await _route(bot_state(context), query)
+    except Exception:
+        log.exception("button %r failed", query.data)
+        note, alert = "Something went wrong on our side; the error was logged.", True
+    try:
+        await query.answer(note or None, show_alert=alert)
+    except TelegramError as exc:  # e.g. too old: what the button does is still done
+        log.warning("could not answer button %r: %s", query.data, exc)
+    if follow_up is not None:
+        await follow_up()
+
+
+async def _route(state: BotState, query: CallbackQuery) -> tuple[str, bool, FollowUp]:
+    match = _DATA.fullmatch(query.data or "")
+    message = query.message
+    action = BUTTON_ACTIONS.get(match["action"]) if match else None
+    if match is None or action is None or message is None:
+        return NOT_FOUND, True, None
+    row = state.service.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
+    if row is None:
+        log.info("button for an unknown or foreign check in chat %s", message.chat.id)
+        return NOT_FOUND, True, None
+    if action == "cancel":
+        return (*_cancel(state, row, query.from_user.id), None)
+    if action in ("up", "down"):
+        return (*await _vote(state, row, query, 1 if action == "up" else -1), None)
+    if not isinstance(message, Message):  # too old to reply to
+        return "This card is too old; forward the post again.", True, None
+    return _open(state, row, message, action)
+
+
+def _cancel(state: BotState, row: CheckRow, user_id: int) -> tuple[str, bool]:
+    if state.user_hash(user_id) != row.requester:
+        return "Only the person who asked can cancel this check.", True
+    handle = state.service.handle(row.id)
+    if handle is None or handle.done:
+        return "This check is no longer running.", False
+    handle.cancel()
+    return "Cancelling…", False
+
+
+async def _vote(
+    state: BotState, row: CheckRow, query: CallbackQuery, vote: int
+) -> tuple[str, bool]:
+    votes = state.service.vote(row, PLATFORM, str(query.from_user.id), vote)
+    try:
+        await query.edit_message_reply_markup(card_keyboard(row.id, votes))
+    except BadRequest as exc:
+        if "not modified" not in exc.message.lower():  # the same vote again: nothing changes
+            raise
+    return "Thanks, your vote is recorded.", False
+
+
+def _open(state: BotState, row: CheckRow, card: Message, kind: str) -> tuple[str, bool, FollowUp]:
+    """Mark a section opened and return how to post it as replies to the card, once: a
+    second tap, even while the first one's messages go out, points back to it.
+
+    Nothing here awaits between reading the mark and setting it, so two taps handled at
+    the same time cannot both pass (the event loop runs one of them to the end first).
+    """
+    service = state.service
+    if service.section_mark(row.id, kind) is not None:
+        return f"The {kind} is already in this thread.", False, None
+    found = service.report_for(row.id)
+    if found is None:
+        return "The details of this check have expired.", True, None
+    messages = section_messages(section(kind, found[1]))
+    service.set_section_mark(row.id, kind, [])  # opened; the message ids follow
+    return "", False, partial(_post, state, row.id, kind, card, messages)
+
+
+async def _post(
+    state: BotState, check_id: str, kind: str, card: Message, messages: list[str]
+) -> None:
+    """Post a section's messages (paced by the rate limiter), then record their ids. If
+    posting fails or is cut short, the mark is cleared so that a later tap tries again."""
+    sent = []
+    try:
+        for text in messages:
+            reply = await card.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
+            sent.append(reply.message_id)
+    except BaseException:
+        state.service.set_section_mark(check_id, kind, None)
+        raise
+    state.service.set_section_mark(check_id, kind, sent)
+
+
+def button_handlers() -> list[BaseHandler[Update, Any, Any]]:
+    return [CallbackQueryHandler(on_button)]

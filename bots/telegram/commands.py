@@ -1,0 +1,110 @@
+"""``/start``, ``/help`` and ``/settings``: what the bot does, what it stores, and the
+per-group auto-check switch that only a chat admin may turn."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from telegram import BotCommand, Update
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.ext import BaseHandler, CommandHandler, ContextTypes
+
+from bots.common.languages import LANGUAGE_KEY, language_name
+
+from .inputs import AUTO_CHECK
+from .state import PLATFORM, bot_state
+
+__all__ = ["BOT_COMMANDS", "HELP", "command_handlers"]
+
+HELP = """<b>ZoFia checks whether a post is likely real or fake.</b>
+
+<b>In this chat</b>: forward me a post, or send its text or a link; /check TEXT works too.
+<b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can \
+make me check every forwarded post with /settings autocheck on.
+
+You get a verdict card at once updated as the check goes: the verdict, how sure the \
+judge was, a summary and the strongest sources. Its buttons open the debate between the \
+agents, the evidence and the claims, and let you say whether the verdict was right.
+
+<b>What is stored</b>: the post's text, where it was forwarded from, its link, and the \
+report; your user id and this chat's id only as keyed hashes (never the ids themselves), \
+to apply rate limits and count votes. After {days} days the text, its origin and link, the \
+summary and the evidence are deleted; the verdict, its confidence and the vote counts are \
+kept. Photos are not read: add the text as a caption."""
+
+SETTINGS_HELP = (
+    "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"
+    "An admin can change it with /settings autocheck on (or off).\n"
+)
+LANGUAGE_HELP = (
+    "The panel writes its summary and debate in <b>{language}</b> here; "
+    "change it with /settings language NAME (English resets it)."
+)
+
+BOT_COMMANDS = [
+    BotCommand("check", "check a post (reply to it) or the text that follows"),
+    BotCommand("help", "what the bot does and what it stores"),
+    BotCommand("settings", "the reply language; auto-check of forwards in a group (admins)"),
+]
+
+
+async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/start`` and ``/help``."""
+    message = update.effective_message
+    if message is None:
+        return
+    retention = bot_state(context).service.retention
+    days = retention.days if retention is not None else "many"
+    await message.reply_html(HELP.format(days=days), do_quote=message.chat.type != ChatType.PRIVATE)
+
+
+async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/settings`` shows the chat's settings; ``/settings autocheck on|off`` (groups)
+    and ``/settings language NAME`` change them (in groups, admins only)."""
+    message = update.effective_message
+    if message is None:
+        return
+    service = bot_state(context).service
+    chat = str(message.chat_id)
+    private = message.chat.type == ChatType.PRIVATE
+    args = context.args or []
+    wanted = args[0].lower() if args else ""
+    if wanted in ("autocheck", "language") and not private and not await _is_admin(update, context):
+        await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
+        return
+    if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
+        service.set_chat_setting(PLATFORM, chat, AUTO_CHECK, args[1] == "on")
+    elif wanted == "language" and len(args) > 1:
+        try:
+            name = language_name(" ".join(args[1:]))
+            service.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)
+        except ValueError as exc:
+            said = str(exc)
+            await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
+            return
+    language = service.chat_setting(PLATFORM, chat, LANGUAGE_KEY, "") or "English"
+    text = LANGUAGE_HELP.format(language=html.escape(language))
+    if not private:
+        state = "on" if service.chat_setting(PLATFORM, chat, AUTO_CHECK, False) else "off"
+        text = SETTINGS_HELP.format(state=state) + text
+    await message.reply_html(text, do_quote=not private)
+
+
+async def _is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    message = update.effective_message
+    if message is None:
+        return False
+    if message.sender_chat is not None and message.sender_chat.id == message.chat_id:
+        return True  # an anonymous admin posts as the group itself
+    if message.from_user is None:
+        return False
+    member = await context.bot.get_chat_member(message.chat_id, message.from_user.id)
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+def command_handlers() -> list[BaseHandler[Update, Any, Any]]:
+    return [
+        CommandHandler(["start", "help"], on_help),
+        CommandHandler("settings", on_settings),
+    ]

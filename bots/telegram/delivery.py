@@ -1,0 +1,222 @@
+"""One check from a Telegram message to its verdict card.
+
+:func:`read_post` turns a message (with its forward origin) into a post;
+:func:`deliver_check` submits it, keeps a "checking…" message up to date, and turns
+that message into the verdict card, or into one sentence saying what went wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+from telegram import (
+    LinkPreviewOptions,
+    Message,
+    MessageOrigin,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+)
+from telegram.error import TelegramError
+
+from bots.common.card import VerdictCard, verdict_card
+from bots.common.languages import LANGUAGE_KEY
+from bots.common.posts import post_from_message
+from bots.common.sentences import error_sentence
+from storage.service import Outcome, Requester
+from zofia_engine.errors import ZofiaError
+from zofia_engine.post import Post, ProgressEvent
+
+from .progress import ProgressMessage
+from .render import card_html, card_keyboard, progress_html, progress_keyboard, quote_text
+from .state import PLATFORM, BotState
+
+__all__ = [
+    "NO_TEXT",
+    "deliver_check",
+    "describe_origin",
+    "post_text",
+    "read_post",
+    "until_settled",
+]
+
+log = logging.getLogger(__name__)
+
+NO_TEXT = (
+    "I can only check text for now: please send the post's text, or add it as a caption "
+    "to the photo."
+)
+INTERRUPTED = (
+    "The bot restarted before this check finished. It will resume; send the post again "
+    "in a few minutes to get the answer."
+)
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+
+
+def describe_origin(origin: MessageOrigin) -> str:
+    """Who a forwarded message came from, in words: a channel, a chat, a user."""
+    if isinstance(origin, MessageOriginChannel):
+        name = origin.chat.title or "a channel"
+        at = f" (@{origin.chat.username})" if origin.chat.username else ""
+        by = f", signed {origin.author_signature}" if origin.author_signature else ""
+        return f"channel {name}{at}{by}"
+    if isinstance(origin, MessageOriginChat):
+        name = origin.sender_chat.title or "a group"
+        return f"chat {name}"
+    if isinstance(origin, MessageOriginUser):
+        at = f" (@{origin.sender_user.username})" if origin.sender_user.username else ""
+        return f"user {origin.sender_user.full_name}{at}"
+    if isinstance(origin, MessageOriginHiddenUser):
+        return f"user {origin.sender_user_name} (hidden account)"
+    return "a forwarded message"
+
+
+def post_text(message: Message) -> str:
+    """The text to check in a message: its text or its photo's caption."""
+    return (message.text or message.caption or "").strip()
+
+
+async def read_post(
+    message: Message, text: str, *, language: str = "", allow_private_urls: bool = False
+) -> Post:
+    """The post ``message`` stands for, with ``text`` as its text (a link alone is fetched).
+
+    A forwarded message's origin becomes the post's origin, and the original date its
+    publication date (UTC); ``language`` is the chat's reply language.
+
+    Raises:
+        InvalidPostError: a link that cannot be fetched.
+    """
+    origin, published = "", None
+    if message.forward_origin is not None:
+        origin = describe_origin(message.forward_origin)
+        published = message.forward_origin.date.astimezone(dt.UTC).date()
+    return await post_from_message(
+        text,
+        published=published,
+        origin=origin,
+        language=language,
+        allow_private_urls=allow_private_urls,
+    )
+
+
+async def deliver_check(
+    state: BotState, target: Message, text: str, user_id: int, request: Message | None = None
+) -> None:
+    """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
+    message that asked: ``/check``, a mention), or to ``target`` itself.
+
+    The reply starts as "checking…" with a Cancel button, is edited as the check goes,
+    and ends as the verdict card. A repeat answered from the store gets the card at once.
+    """
+    anchor = request or target
+    chat_id = target.chat_id
+    requester = Requester(PLATFORM, str(user_id), str(chat_id))
+    reply: Message | None = None
+    try:
+        language = state.service.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+        state.service.admit(requester)  # before a link is fetched: a refusal costs nothing
+        post = await read_post(
+            target, text, language=language, allow_private_urls=state.allow_private_urls
+        )
+        handle = await state.service.submit(post, requester)
+        if not handle.done:
+            reply = await anchor.reply_html(
+                progress_html([]),
+                do_quote=True,
+                reply_markup=progress_keyboard(handle.check_id),
+            )
+            progress = ProgressMessage(
+                reply, progress_keyboard(handle.check_id), state.settings.progress_interval_s
+            )
+            await progress.follow(until_settled(handle))
+        outcome = await handle.result()
+        card = verdict_card(outcome, origin=post.origin, published=post.published)
+        await _show(anchor, reply, card_html(card), card)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():  # shutdown: the check goes back to the queue
+            await _say(anchor, reply, INTERRUPTED)
+            raise
+        await _say(anchor, reply, "The check was cancelled.")
+    except (ZofiaError, TelegramError) as exc:
+        log.warning("check for chat %s failed: %s", chat_id, exc, exc_info=True)
+        await _say(anchor, reply, error_sentence(exc))
+    except Exception as exc:
+        log.exception("check for chat %s failed", chat_id)
+        await _say(anchor, reply, error_sentence(exc))
+
+
+class _Handle(Protocol):
+    def events(self) -> AsyncIterator[ProgressEvent]: ...
+
+    async def result(self) -> Outcome: ...
+
+
+async def until_settled(handle: _Handle) -> AsyncIterator[ProgressEvent]:
+    """``handle.events()``, ending when they end or when the handle's own outcome is
+    settled, whichever comes first: a requester who cancelled stops following a run
+    that goes on for others, and the progress message makes its last edit in order."""
+    events = handle.events()
+    settled = asyncio.ensure_future(_settled(handle))
+    try:
+        while True:
+            step = asyncio.ensure_future(_next(events))
+            try:
+                await asyncio.wait([step, settled], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if not step.done():  # settled first (or we are cancelled): stop the events
+                    step.cancel()
+                    await asyncio.wait([step])
+            if step.cancelled():
+                return
+            try:
+                event = step.result()
+            except StopAsyncIteration:
+                return
+            yield event
+    finally:
+        settled.cancel()
+        await asyncio.wait([settled])
+        close = getattr(events, "aclose", None)
+        if close is not None:  # a generator left at a yield: let it clean up now
+            await close()
+
+
+async def _next(events: AsyncIterator[ProgressEvent]) -> ProgressEvent:
+    return await anext(events)
+
+
+async def _settled(handle: _Handle) -> None:
+    """Returns when the outcome is settled; what it is, :meth:`CheckHandle.result` says."""
+    with contextlib.suppress(Exception):
+        await handle.result()
+
+
+async def _show(target: Message, reply: Message | None, text: str, card: VerdictCard) -> None:
+    keyboard = card_keyboard(card.check_id)
+    if reply is None:
+        await target.reply_html(
+            text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
+        )
+    else:
+        await reply.edit_text(
+            text, parse_mode="HTML", reply_markup=keyboard, link_preview_options=NO_PREVIEW
+        )
+
+
+async def _say(target: Message, reply: Message | None, sentence: str) -> None:
+    """One sentence in place of the progress message (or in a reply); never raises."""
+    try:
+        if reply is None:
+            await target.reply_html(quote_text(sentence), do_quote=True)
+        else:
+            await reply.edit_text(quote_text(sentence), parse_mode="HTML", reply_markup=None)
+    except TelegramError as exc:
+        log.warning("could not tell chat %s: %s", target.chat_id, exc)

@@ -1,0 +1,149 @@
+"""What starts a check: a message in a private chat, ``/check``, a mention of the bot in a
+reply, and (when a group's admin turned it on) a post forwarded into a group.
+
+Each handler only decides what to check and for whom; :func:`deliver_check` does the rest,
+in the background, so that updates keep flowing while checks run.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from telegram import Message, MessageEntity, Update
+from telegram.constants import ChatType
+from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
+
+from .delivery import NO_TEXT, deliver_check, post_text
+from .state import PLATFORM, BotState, bot_state
+
+__all__ = ["AUTO_CHECK", "RESTARTING", "input_handlers"]
+
+AUTO_CHECK = "auto_check"
+HOW_TO = (
+    "Reply to a post with /check (or mention me in the reply) and I will check it; "
+    "/check followed by text checks that text."
+)
+RESTARTING = "The bot is restarting: please send this again in a minute."
+
+
+def _asker(message: Message) -> int:
+    """Who asked: the chat posting as itself when there is one (an anonymous admin, a
+    channel, a linked channel's auto-forward: Telegram then names a shared service
+    account as the user, one for every such chat), else the user."""
+    if message.sender_chat is not None:
+        return message.sender_chat.id
+    if message.from_user is not None:
+        return message.from_user.id
+    return message.chat_id
+
+
+def _replied(message: Message) -> Message | None:
+    """The message replied to; not the topic opener that every forum message points at."""
+    target = message.reply_to_message
+    if target is None or target.forum_topic_created is not None:
+        return None
+    return target
+
+
+async def _start(state: BotState, request: Message, target: Message, text: str) -> None:
+    if not state.spawn(deliver_check(state, target, text, _asker(request), request)):
+        await request.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
+
+
+async def _in_cooldown(state: BotState, message: Message, *, say: bool = True) -> bool:
+    """Groups get one check every ``chat_cooldown_s``; private chats only the service limits."""
+    if message.chat.type == ChatType.PRIVATE:
+        return False
+    left, _ = state.cooldowns.claim(str(message.chat_id), state.settings.chat_cooldown_s)
+    if left and say:
+        await message.reply_text(
+            f"One check at a time in this group: please try again in {math.ceil(left)} s.",
+            do_quote=True,
+        )
+    return bool(left)
+
+
+async def _check(state: BotState, request: Message, target: Message, text: str) -> None:
+    if not text:
+        await request.reply_text(NO_TEXT, do_quote=True)
+        return
+    if await _in_cooldown(state, request):
+        return
+    await _start(state, request, target, text)
+
+
+async def on_private_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A private chat: anything sent or forwarded is checked."""
+    message = update.effective_message
+    if message is None:
+        return
+    await _check(bot_state(context), message, message, post_text(message))
+
+
+async def on_check_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/check`` in reply to a post checks the post; ``/check TEXT`` checks TEXT."""
+    message = update.effective_message
+    if message is None or message.text is None:
+        return
+    target = _replied(message)
+    if target is not None:
+        await _check(bot_state(context), message, target, post_text(target))
+        return
+    command = message.parse_entities([MessageEntity.BOT_COMMAND])
+    length = next(iter(command)).length if command else 0
+    text = message.text[length:].strip()
+    if not text:
+        await message.reply_text(HOW_TO, do_quote=True)
+        return
+    await _check(bot_state(context), message, message, text)
+
+
+async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A reply that mentions the bot checks the message it replies to."""
+    message = update.effective_message
+    if message is None:
+        return
+    me = f"@{context.bot.username}".lower()
+    mentions = message.parse_entities([MessageEntity.MENTION]).values()
+    if me not in (mention.lower() for mention in mentions):
+        return
+    target = _replied(message)
+    if target is None:
+        await message.reply_text(HOW_TO, do_quote=True)
+        return
+    await _check(bot_state(context), message, target, post_text(target))
+
+
+async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A post forwarded into a group: checked only if an admin turned auto-check on."""
+    message = update.effective_message
+    if message is None:
+        return
+    state = bot_state(context)
+    if not state.service.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False):
+        return
+    text = post_text(message)
+    if text and not await _in_cooldown(state, message, say=False):
+        # unasked: during shutdown it is simply not checked
+        state.spawn(deliver_check(state, message, text, _asker(message), message))
+
+
+def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
+    """The handlers, in the order they are tried."""
+    private = filters.ChatType.PRIVATE
+    groups = filters.ChatType.GROUPS
+    return [
+        CommandHandler("check", on_check_command),
+        MessageHandler(
+            private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | filters.PHOTO),
+            on_private_message,
+        ),
+        MessageHandler(
+            groups & filters.REPLY & filters.Entity(MessageEntity.MENTION) & ~filters.COMMAND,
+            on_mention,
+        ),
+        MessageHandler(
+            groups & filters.FORWARDED & (filters.TEXT | filters.CAPTION), on_group_forward
+        ),
+    ]

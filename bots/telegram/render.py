@@ -1,0 +1,220 @@
+"""Telegram HTML for the verdict card, its sections, progress and errors. Renders only.
+
+Every string that a model or a user wrote is escaped with :func:`quote_text`, which
+also breaks ``@name`` so that no one is pinged by what the model wrote. Only ``http``
+and ``https`` addresses with a host become links. Every string but the card's summary
+and a section's bodies is cut to a fixed size, so that a card always fits in one
+message and a block's body always has room.
+"""
+
+from __future__ import annotations
+
+import html
+from urllib.parse import urlsplit
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import MessageLimit
+
+from bots.common.card import MAX_LINKS, Link, VerdictCard
+from bots.common.sections import Section
+from bots.common.splitting import pack, split_text
+
+__all__ = [
+    "BUTTON_ACTIONS",
+    "MAX_MESSAGE",
+    "card_html",
+    "card_keyboard",
+    "clip_text",
+    "html_length",
+    "progress_html",
+    "progress_keyboard",
+    "quote_text",
+    "safe_href",
+    "section_messages",
+]
+
+MAX_MESSAGE = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096
+WORD_JOINER = "\u2060"
+#: callback action letter → what the button does; callback data is ``"<letter>:<check id>"``
+BUTTON_ACTIONS = {
+    "d": "debate",
+    "e": "evidence",
+    "c": "claims",
+    "u": "up",
+    "n": "down",
+    "x": "cancel",
+}
+_LETTER = {name: letter for letter, name in BUTTON_ACTIONS.items()}
+# Sizes in markup (UTF-16 units after escaping) of what the card and the blocks show.
+_MAX_HREF = 400  # a longer address is not linked
+_MAX_LINK_TITLE = 240
+_MAX_HEADING = 300
+_MAX_URL_SHOWN = 300
+_MAX_LINE = 300  # the origin, the repeat note
+_MAX_NOTE = 400
+_MAX_NOTES = 800  # all notes together
+_MAX_HEAD = 200  # the headline, the confidence
+
+
+def quote_text(text: str) -> str:
+    """``text`` escaped for Telegram HTML, with ``@mentions`` defused (no pings)."""
+    return html.escape(text, quote=True).replace("@", "@" + WORD_JOINER)
+
+
+def html_length(text: str) -> int:
+    """The length Telegram counts (UTF-16 code units), of the markup itself: an upper bound
+    of the text length after parsing, so a message within it is never too long."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _data(action: str, check_id: str) -> str:
+    return f"{_LETTER[action]}:{check_id}"
+
+
+def clip_text(text: str, limit: int) -> str:
+    """``text`` escaped with :func:`quote_text`, cut so that the markup is at most
+    ``limit`` long; ``…`` marks a cut."""
+    quoted = quote_text(text)
+    if html_length(quoted) <= limit:
+        return quoted
+    low, high = 0, len(text)
+    while low < high:  # the longest prefix that fits with the ellipsis
+        middle = (low + high + 1) // 2
+        if html_length(quote_text(text[:middle])) + 1 <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return quote_text(text[:low].rstrip()) + "…"
+
+
+def safe_href(url: str) -> str:
+    """``url`` escaped for an ``href`` if it is an ``http(s)`` address with a host, no
+    spaces or control characters, and not too long; otherwise ``""`` (show no link)."""
+    if not url or any(char.isspace() or ord(char) < 32 or ord(char) == 127 for char in url):
+        return ""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. a malformed IPv6 host
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return ""
+    href = html.escape(url, quote=True)
+    return href if html_length(href) <= _MAX_HREF else ""
+
+
+def _link_line(link: Link) -> str:
+    """``• title`` linked to the address when it is safe; ``""`` when there is nothing to
+    show (no title and an address that is not shown)."""
+    href = safe_href(link.url)
+    title = link.title.strip() or (link.url if href else "")
+    if not title:
+        return ""
+    shown = clip_text(title, _MAX_LINK_TITLE)
+    return f'• <a href="{href}">{shown}</a>' if href else f"• {shown}"
+
+
+def _notes(notes: tuple[str, ...]) -> list[str]:
+    lines: list[str] = []
+    used = 0
+    for note in notes:
+        line = f"<i>{clip_text(note, _MAX_NOTE)}</i>"
+        used += html_length(line) + 1
+        if used > _MAX_NOTES:
+            break
+        lines.append(line)
+    return lines
+
+
+def card_html(card: VerdictCard) -> str:
+    """The verdict card: headline, confidence, summary, strongest links, origin, notes.
+
+    Everything but the summary is cut to a fixed size; a summary too long for what is
+    left is cut at a sentence or word and points to the Debate."""
+    confidence = f" · confidence {clip_text(card.confidence, _MAX_HEAD)}" if card.confidence else ""
+    before = [f"{card.icon} <b>{clip_text(card.headline, _MAX_HEAD)}</b>{confidence}", ""]
+    after: list[str] = []
+    links = [line for line in map(_link_line, card.links[:MAX_LINKS]) if line]
+    if links:
+        after.extend(["", *links])
+    source = []
+    if card.origin:
+        source.append("From " + clip_text(card.origin, _MAX_LINE))
+    if card.published is not None:
+        source.append(f"published {card.published.isoformat()}")
+    if source:
+        after.extend(["", "<i>" + ", ".join(source) + "</i>"])
+    if card.repeat_note:
+        after.extend(["", f"<i>↺ {clip_text(card.repeat_note, _MAX_LINE)}</i>"])
+    after.extend(_notes(card.notes))
+    summary = quote_text(card.summary)
+    text = "\n".join([*before, summary, *after])
+    if html_length(text) <= MAX_MESSAGE:
+        return text
+    # A summary too long for one card (a runaway model): keep the head, say where the rest is.
+    more = " … (see Debate)"
+    room = MAX_MESSAGE - html_length(text) + html_length(summary) - html_length(more)
+    cut = split_text(card.summary, max(room, 100), lambda s: html_length(quote_text(s)))[0]
+    return "\n".join([*before, quote_text(cut) + more, *after])
+
+
+def card_keyboard(check_id: str, votes: tuple[int, int] = (0, 0)) -> InlineKeyboardMarkup:
+    """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes."""
+    up, down = votes
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton("Debate", callback_data=_data("debate", check_id)),
+                InlineKeyboardButton("Evidence", callback_data=_data("evidence", check_id)),
+                InlineKeyboardButton("Claims", callback_data=_data("claims", check_id)),
+            ],
+            [
+                InlineKeyboardButton(
+                    f"👍 {up}" if up else "👍", callback_data=_data("up", check_id)
+                ),
+                InlineKeyboardButton(
+                    f"👎 {down}" if down else "👎", callback_data=_data("down", check_id)
+                ),
+            ],
+        ]
+    )
+
+
+def progress_html(lines: list[str]) -> str:
+    """The "checking…" message: what is done so far, one step a line."""
+    body = "\n".join(quote_text(line) for line in lines[-30:])
+    return "🔎 <b>Checking…</b>" + (f"\n\n{body}" if body else "")
+
+
+def progress_keyboard(check_id: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup(
+        [[InlineKeyboardButton("Cancel", callback_data=_data("cancel", check_id))]]
+    )
+
+
+def _block_parts(heading: str, body: str, url: str, room: int) -> list[str]:
+    """One block as one or more message parts: a bold heading, a link, the body in an
+    expandable blockquote, cut at paragraphs so each part fits in ``room``."""
+    shown = clip_text(heading, _MAX_HEADING)
+    title = f"<b>{shown}</b>"
+    href = safe_href(url)
+    if href:
+        title += f'\n<a href="{href}">{clip_text(url, _MAX_URL_SHOWN)}</a>'
+    if not body.strip():
+        return [title]
+    more = f"<b>{shown}</b> (continued)"
+    frame = len("<blockquote expandable></blockquote>") + 1
+    limit = room - max(html_length(title), html_length(more)) - frame
+    pieces = split_text(body.strip(), limit, lambda s: html_length(quote_text(s)))
+    return [
+        f"{title if n == 0 else more}\n<blockquote expandable>{quote_text(piece)}</blockquote>"
+        for n, piece in enumerate(pieces)
+    ]
+
+
+def section_messages(section: Section, *, limit: int = MAX_MESSAGE) -> list[str]:
+    """A Debate, Evidence or Claims section as Telegram HTML messages, each within ``limit``."""
+    header = f"<b>{quote_text(section.title)}</b>"
+    parts = [header]
+    for block in section.blocks:
+        parts.extend(_block_parts(block.heading, block.body, block.url, limit))
+    return pack(parts, limit, measure=html_length)

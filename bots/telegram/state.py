@@ -1,0 +1,88 @@
+"""What the Telegram handlers share: the check service, the settings, the checks being
+delivered (so shutdown can wait for them) and the groups' cooldowns."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram.ext import CallbackContext
+
+from bots.common.cooldowns import Cooldowns
+from storage.service import CheckService
+
+from .settings import TelegramSettings
+
+__all__ = ["PLATFORM", "BotState", "bot_state"]
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "telegram"
+_KEY = "zofia"
+
+
+@dataclass
+class BotState:
+    """The bot's state for one run of the application.
+
+    Args:
+        service: the started check service.
+        settings: the ``[telegram]`` section.
+        allow_private_urls: let a link to a private address be fetched (tests only).
+    """
+
+    service: CheckService
+    settings: TelegramSettings
+    allow_private_urls: bool = False
+    deliveries: set[asyncio.Task[None]] = field(default_factory=set)
+    cooldowns: Cooldowns = field(default_factory=Cooldowns)
+    closing: bool = False
+
+    def install(self, bot_data: dict[Any, Any]) -> None:
+        bot_data[_KEY] = self
+
+    def user_hash(self, user_id: int) -> str:
+        """The stored form of a Telegram user id (an HMAC, never the id)."""
+        return self.service.user_hash(PLATFORM, str(user_id))
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> bool:
+        """Deliver a check in the background; shutdown waits for it (see :meth:`drain`).
+
+        Returns:
+            ``False`` once shutdown has begun: ``work`` is closed unstarted, and the
+            caller tells the chat to try again later.
+        """
+        if self.closing:
+            work.close()
+            return False
+        task = asyncio.get_running_loop().create_task(work)
+        self.deliveries.add(task)
+        task.add_done_callback(self.deliveries.discard)
+        return True
+
+    async def drain(self, grace_s: float) -> None:
+        """Refuse new deliveries from now on, let the running ones finish for ``grace_s``,
+        then cancel the rest: their checks go back to the queue and their messages say so.
+        Returns when no delivery is left."""
+        self.closing = True
+        deadline = asyncio.get_running_loop().time() + grace_s
+        if self.deliveries:
+            log.info("waiting up to %.0f s for %d running checks", grace_s, len(self.deliveries))
+        while self.deliveries:
+            pending = set(self.deliveries)
+            left = deadline - asyncio.get_running_loop().time()
+            if left > 0:
+                _, pending = await asyncio.wait(pending, timeout=left)
+            for task in pending:
+                task.cancel()
+            if pending:  # a cancelled delivery still edits its message: wait for that
+                await asyncio.wait(pending)
+
+
+def bot_state(context: CallbackContext[Any, Any, Any, Any]) -> BotState:
+    state = context.bot_data[_KEY]
+    assert isinstance(state, BotState)
+    return state
