@@ -18,6 +18,7 @@ from urllib.parse import quote
 import discord
 
 from bots.common.card import VerdictCard
+from bots.common.links import safe_url
 from bots.common.sections import Section
 from bots.common.splitting import pack, split_text
 
@@ -68,10 +69,9 @@ def shorten(text: str, limit: int) -> str:
 
 
 def _safe_url(url: str) -> str:
-    """An http(s) URL with the characters that would end a markdown link encoded."""
-    if not re.match(r"https?://", url, re.IGNORECASE):
-        return ""
-    return quote(url, safe=":/?#@!$&'*+,;=%~._-")
+    """An address :func:`~bots.common.links.safe_url` lets be linked, with the
+    characters that would end a markdown link encoded; ``""`` for any other."""
+    return quote(safe_url(url), safe=":/?#@!$&'*+,;=%~._-")
 
 
 def _links_field(card: VerdictCard) -> str:

@@ -10,12 +10,12 @@ message and a block's body always has room.
 from __future__ import annotations
 
 import html
-from urllib.parse import urlsplit
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import MessageLimit
 
 from bots.common.card import MAX_LINKS, Link, VerdictCard
+from bots.common.links import safe_url
 from bots.common.sections import Section
 from bots.common.splitting import pack, split_text
 
@@ -88,17 +88,9 @@ def clip_text(text: str, limit: int) -> str:
 
 
 def safe_href(url: str) -> str:
-    """``url`` escaped for an ``href`` if it is an ``http(s)`` address with a host, no
-    spaces or control characters, and not too long; otherwise ``""`` (show no link)."""
-    if not url or any(char.isspace() or ord(char) < 32 or ord(char) == 127 for char in url):
-        return ""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # e.g. a malformed IPv6 host
-        return ""
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return ""
-    href = html.escape(url, quote=True)
+    """``url`` escaped for an ``href`` when :func:`~bots.common.links.safe_url` lets it
+    be linked and it still fits; otherwise ``""`` (show no link)."""
+    href = html.escape(safe_url(url), quote=True)
     return href if html_length(href) <= _MAX_HREF else ""
 
 
