@@ -8,6 +8,7 @@ retries, timeouts and error translation.
 from __future__ import annotations
 
 import datetime as dt
+import email.utils
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -35,12 +36,12 @@ from zofia_engine.errors import (
     SourceResponseError,
     SourceTimeoutError,
 )
-from zofia_engine.retrieval.http import retry_delay
 from zofia_engine.retrieval.models import WebResult
 from zofia_engine.retrieval.web.base import SearchBackend, WebQuery
 from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.web.factory import build_search_backends
 from zofia_engine.retrieval.web.searxng import SearxngSearch
+from zofia_engine.retrying import retry_delay
 
 pytest_plugins = ["peers.search_fixtures"]
 
@@ -658,7 +659,8 @@ async def test_brave_spent_monthly_quota_fails_fast(
     ("headers", "expected"),
     [
         ({"Retry-After": "3"}, 3.0),
-        ({"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}, None),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date already past
+        ({"retry-after-ms": "250", "Retry-After": "9"}, 0.25),
         ({"X-RateLimit-Remaining": "0, 10", "X-RateLimit-Reset": "2, 900"}, 2.0),
         ({"X-RateLimit-Remaining": "0, 0", "X-RateLimit-Reset": "2, 900"}, 900.0),
         ({"X-RateLimit-Remaining": "5, 10", "X-RateLimit-Reset": "2, 900"}, None),
@@ -668,3 +670,9 @@ async def test_brave_spent_monthly_quota_fails_fast(
 )
 def test_retry_delay_from_headers(headers: dict[str, str], expected: float | None) -> None:
     assert retry_delay(headers) == expected
+
+
+def test_retry_after_as_a_date_is_the_time_until_it() -> None:
+    when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=120)
+    delay = retry_delay({"Retry-After": email.utils.format_datetime(when, usegmt=True)})
+    assert delay is not None and 110 <= delay <= 120

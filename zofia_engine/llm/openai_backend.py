@@ -1,9 +1,9 @@
 """Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp).
 
-The ``openai`` SDK does the HTTP with its own retries off; tenacity retries what can
-change (429, server errors, timeouts, failed connections) with jittered exponential
-backoff (honouring ``Retry-After``), a semaphore bounds attempts in flight and
-aiolimiter the request rate. A refusal of the request itself (400, 422, a 500 that
+The ``openai`` SDK does the HTTP with its own retries off; :mod:`zofia_engine.retrying`
+retries what can change (429, server errors, timeouts, failed connections) with
+jittered exponential backoff (honouring ``Retry-After``) and keeps the request rate;
+a semaphore bounds attempts in flight. A refusal of the request itself (400, 422, a 500 that
 names a request field, 401, 404) is not retried: it is a setting to change, and
 :class:`~zofia_engine.errors.LLMConfigError` names it. What still fails is
 translated into the :class:`~zofia_engine.errors.LLMError` tree.
@@ -17,9 +17,6 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Literal
 
-import tenacity
-from aiolimiter import AsyncLimiter
-
 from ..errors import (
     LLMConfigError,
     LLMRateLimitedError,
@@ -27,6 +24,7 @@ from ..errors import (
     LLMTimeoutError,
     ModelUnavailableError,
 )
+from ..retrying import Backoff, rate_limiter, retry_delay, retrying
 from .base import Completion, CompletionRequest, LLMBackend, TokenLogprob
 from .server_features import (
     MODES,
@@ -52,17 +50,9 @@ LOGPROBS_SETTING = setting_for("logprobs")
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the server asks to wait (``retry-after-ms``, then ``Retry-After``), or ``None``."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            return max(0.0, float(headers.get(name, "")) / scale)
-        except ValueError:
-            continue  # absent, or an HTTP date: fall back to exponential backoff
-    return None
+    """Seconds the server asked to wait in the response that ``exc`` carries, or ``None``."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return retry_delay(headers) if headers is not None else None
 
 
 def _body_text(exc: openai.APIStatusError) -> str:
@@ -164,14 +154,8 @@ class OpenAIBackend(LLMBackend):
         self.logprobs = logprobs
         self.model = model
         self._semaphore = asyncio.Semaphore(max_concurrency)
-        self._limiter: AsyncLimiter | None = None
-        if requests_per_second >= 1:
-            self._limiter = AsyncLimiter(requests_per_second, 1.0)
-        elif requests_per_second > 0:
-            self._limiter = AsyncLimiter(1, 1.0 / requests_per_second)
-        self._backoff = tenacity.wait_exponential_jitter(
-            multiplier=backoff_s, max=max_backoff_s, jitter=backoff_s
-        )
+        self._limiter = rate_limiter(requests_per_second)
+        self._wait = Backoff(backoff_s, max_backoff_s, retry_after)
         self._max_backoff = max_backoff_s
 
     @property
@@ -206,13 +190,6 @@ class OpenAIBackend(LLMBackend):
             logprobs=s.logprobs,
             model=s.model,
         )
-
-    def _wait(self, state: tenacity.RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        delay = retry_after(exc) if exc is not None else None
-        if delay is not None:
-            return min(delay, self._max_backoff)
-        return float(self._backoff(state))
 
     def _arguments(
         self, request: CompletionRequest, model: str, mode: StructuredMode
@@ -295,14 +272,8 @@ class OpenAIBackend(LLMBackend):
         args = self._arguments(request, model, mode)
         start = time.perf_counter()
         attempts = 0
-        retrying = tenacity.AsyncRetrying(
-            retry=tenacity.retry_if_exception(_retryable),
-            stop=tenacity.stop_after_attempt(self.retries + 1),
-            wait=self._wait,
-            reraise=True,
-        )
         try:
-            async for attempt in retrying:
+            async for attempt in retrying(_retryable, self.retries, self._wait):
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
                     response = await self._attempt(args, label)

@@ -1,7 +1,7 @@
 """A small JSON-over-HTTP client shared by the search and Wikipedia backends.
 
-aiohttp does the HTTP, aiolimiter keeps each backend under its request rate,
-and tenacity retries 429, 5xx and timeouts with exponential backoff (honouring
+aiohttp does the HTTP; :mod:`zofia_engine.retrying` keeps each backend under its
+request rate and retries 429, 5xx and timeouts with exponential backoff (honouring
 ``Retry-After``). Whatever still fails is translated into the engine's
 :class:`~zofia_engine.errors.SourceError` tree, so callers catch one family.
 """
@@ -13,18 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
-from aiolimiter import AsyncLimiter
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-)
 
 from ..errors import SourceRateLimitedError, SourceResponseError, SourceTimeoutError
+from ..retrying import Backoff, rate_limiter, retry_delay, retrying
 
-__all__ = ["JsonHttpClient", "retry_delay"]
+__all__ = ["JsonHttpClient"]
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -40,41 +33,8 @@ class _Timeout(Exception):
     pass
 
 
-def _parse_retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None  # an HTTP date: fall back to exponential backoff
-
-
-def _numbers(value: str | None) -> list[float]:
-    try:
-        return [float(v) for v in (value or "").split(",") if v.strip()]
-    except ValueError:
-        return []
-
-
-def retry_delay(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait before retrying a 429, from the response headers.
-
-    ``Retry-After`` when present; otherwise the ``X-RateLimit-Reset`` of the
-    windows whose ``X-RateLimit-Remaining`` is 0 (Brave sends one value per
-    window: "1, 1419704" is one second for the per-second limit and about 16
-    days for the monthly quota). ``None`` when the headers say nothing.
-    """
-    after = _parse_retry_after(headers.get("Retry-After"))
-    if after is not None:
-        return after
-    reset = _numbers(headers.get("X-RateLimit-Reset"))
-    remaining = _numbers(headers.get("X-RateLimit-Remaining"))
-    if not reset:
-        return None
-    if len(remaining) == len(reset):
-        spent = [r for left, r in zip(remaining, reset, strict=True) if left <= 0]
-        return max(spent) if spent else None
-    return reset[0]
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, _RetryableStatus | _Timeout)
 
 
 class JsonHttpClient:
@@ -103,21 +63,16 @@ class JsonHttpClient:
         self.source = source
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._retries = retries
-        # Whole requests per period: 0.5 rps is 1 request per 2 s, 5 rps is 5 per 1 s.
-        if requests_per_second >= 1:
-            self._limiter = AsyncLimiter(requests_per_second, 1.0)
-        else:
-            self._limiter = AsyncLimiter(1, 1.0 / requests_per_second)
+        self._limiter = rate_limiter(requests_per_second)
         self._headers = dict(headers or {})
-        self._backoff = wait_exponential(multiplier=backoff_s, max=max_backoff_s)
+        self._wait = Backoff(
+            backoff_s,
+            max_backoff_s,
+            lambda exc: exc.retry_after if isinstance(exc, _RetryableStatus) else None,
+            jitter=False,
+        )
         self._max_backoff = max_backoff_s
         self._session: aiohttp.ClientSession | None = None
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, _RetryableStatus) and exc.retry_after is not None:
-            return min(exc.retry_after, self._max_backoff)
-        return float(self._backoff(state))
 
     async def get_json(self, url: str, params: Mapping[str, str | int] | None = None) -> Any:
         """GET ``url`` and return the decoded JSON body.
@@ -129,14 +84,8 @@ class JsonHttpClient:
                 that is not JSON.
         """
         attempts = self._retries + 1
-        retrying = AsyncRetrying(
-            retry=retry_if_exception_type((_RetryableStatus, _Timeout)),
-            stop=stop_after_attempt(attempts),
-            wait=self._wait,
-            reraise=True,
-        )
         try:
-            async for attempt in retrying:
+            async for attempt in retrying(_retryable, self._retries, self._wait):
                 with attempt:
                     return await self._get_once(url, params)
         except _RetryableStatus as exc:
@@ -156,7 +105,9 @@ class JsonHttpClient:
     async def _get_once(self, url: str, params: Mapping[str, str | int] | None) -> Any:
         session = self._ensure_session()
         try:
-            async with self._limiter, session.get(url, params=params) as resp:
+            if self._limiter is not None:
+                await self._limiter.acquire()
+            async with session.get(url, params=params) as resp:
                 if resp.status in RETRY_STATUSES:
                     delay = retry_delay(resp.headers)
                     if resp.status == 429 and delay is not None and delay > self._max_backoff:
