@@ -15,7 +15,7 @@ from zofia_engine.errors import ZofiaError
 from .settings import ServiceSettings
 from .store import CheckStore
 
-__all__ = ["BusyError", "RateLimitedError", "RequestLimits", "wait_words"]
+__all__ = ["BusyError", "RateLimitedError", "RequestLimits", "refuse_if_full", "wait_words"]
 
 MINUTE = dt.timedelta(minutes=1)
 DAY = dt.timedelta(days=1)
@@ -86,3 +86,33 @@ class RequestLimits:
                 f"Limit reached ({rule.limit} {rule.what}); try again in {wait_words(wait)}.",
                 retry_after_s=max(1.0, wait),
             )
+
+
+def refuse_if_full(
+    store: CheckStore, settings: ServiceSettings, pending: int, now: dt.datetime
+) -> None:
+    """Refuse a new engine run when the deployment is at its bounds: ``pending`` runs
+    already, or today's token budget spent. Repeats, which cost nothing, are answered
+    before this is asked.
+
+    Raises:
+        BusyError: too many checks are pending here, or today's tokens are spent.
+    """
+    if settings.daily_token_budget:
+        midnight = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        if store.tokens_since(midnight) >= settings.daily_token_budget:
+            left = (midnight + dt.timedelta(days=1) - now).total_seconds()
+            raise BusyError(
+                "Today's checking budget is spent; answers to posts already checked "
+                f"still come. New checks start again in {wait_words(left)}.",
+                retry_after_s=left,
+            )
+    if pending >= settings.max_pending_checks:
+        times = store.recent_check_seconds()
+        typical = sum(times) / len(times) if times else 120.0
+        queued = pending - settings.max_pending_checks + 1
+        wait = typical * queued / settings.max_concurrent_checks
+        raise BusyError(
+            f"The bot is busy with {pending} checks; please try again in {wait_words(wait)}.",
+            retry_after_s=max(wait, 1.0),
+        )

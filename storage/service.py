@@ -14,22 +14,22 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
-from zofia_engine.post import Post, ProgressEvent
+from zofia_engine.post import Post
 from zofia_engine.report import Report
 from zofia_engine.text import checkable_text, clean_post
 
 from .fair_slots import FairSlots
+from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile
 from .keys import hash_chat, hash_user, keyed_text_hash
-from .limits import BusyError, RequestLimits, wait_words
-from .near import NearDuplicateIndex, canonical_text, same_particulars
+from .limits import RequestLimits, refuse_if_full
+from .repeats import NearRepeats
 from .rows import RepeatKind
 from .settings import ServiceSettings
 from .store import CheckRow, CheckStore
@@ -37,137 +37,6 @@ from .store import CheckRow, CheckStore
 __all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Requester"]
 
 log = logging.getLogger(__name__)
-
-# How many nearest stored checks in other reply languages a near repeat may pass over.
-_NEAR_CANDIDATES = 4
-
-
-@dataclass(frozen=True)
-class Requester:
-    """Who asked, on which platform and in which chat (ids as the platform gives them)."""
-
-    platform: str
-    user_id: str
-    chat_id: str = ""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A finished check: its report, and where it came from when it is a repeat."""
-
-    check_id: str
-    report: Report
-    repeat_kind: RepeatKind | None = None
-    original_id: str | None = None
-    original_at: dt.datetime | None = None
-    similarity: float | None = None
-
-
-class CheckFailedError(ZofiaError):
-    """The engine could not finish the check; the message says what failed."""
-
-
-class _Run:
-    """One engine run: its events so far and its outcome, shared by every waiter."""
-
-    def __init__(self, check_id: str, created_at: dt.datetime) -> None:
-        self.check_id = check_id
-        self.created_at = created_at
-        self.events: list[ProgressEvent] = []
-        self.changed = asyncio.Event()
-        self.done: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        # Waiters read the outcome; this keeps an unread failure from being logged as lost.
-        self.done.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self.task: asyncio.Task[None] | None = None
-        self.waiting = 0  # handles still waiting for the outcome
-
-    def leave(self) -> None:
-        """A waiter stopped waiting; the run is cancelled when nobody waits any more."""
-        self.waiting -= 1
-        if self.waiting <= 0 and not self.done.done() and self.task is not None:
-            self.task.cancel()
-
-    def push(self, event: ProgressEvent) -> None:
-        self.events.append(event)
-        self.changed.set()
-
-
-class _Turnstile:
-    """A lock per post text, dropped when its last user leaves."""
-
-    def __init__(self) -> None:
-        self.lock = asyncio.Lock()
-        self.users = 0
-
-
-class CheckHandle:
-    """A submitted check. ``repeat_kind`` is known at once for answers from the store.
-
-    Every handle waiting on a run has its own outcome: cancelling one stops that
-    requester's wait, and the run itself stops when nobody waits for it any more.
-    """
-
-    def __init__(
-        self,
-        check_id: str,
-        outcome: asyncio.Future[Outcome],
-        run: _Run | None = None,
-        on_cancel: Callable[[], None] | None = None,
-    ) -> None:
-        self.check_id = check_id
-        self._outcome = outcome
-        self._run = run
-        self._on_cancel = on_cancel
-
-    @property
-    def done(self) -> bool:
-        return self._outcome.done()
-
-    async def result(self) -> Outcome:
-        """The outcome. Raises :class:`CheckFailedError`, or ``CancelledError`` if cancelled."""
-        try:
-            return await asyncio.shield(self._outcome)
-        except asyncio.CancelledError:
-            run = self._run
-            if (
-                self._outcome.cancelled()
-                and run is not None
-                and run.task is not None
-                and run.waiting <= 0
-            ):
-                await asyncio.wait([run.task])  # this cancel stopped the run: let it record that
-            raise
-
-    async def events(self) -> AsyncIterator[ProgressEvent]:
-        """Progress events from the start of the run, then live ones until it ends
-        (or until this handle stops waiting)."""
-        run = self._run
-        if run is None:
-            return
-        seen = 0
-        while True:
-            while seen < len(run.events):
-                seen += 1
-                yield run.events[seen - 1]
-            if run.done.done() or self._outcome.done():
-                return
-            run.changed.clear()
-            waiter: asyncio.Future[Any] = asyncio.ensure_future(run.changed.wait())
-            pending: list[asyncio.Future[Any]] = [waiter, run.done, self._outcome]
-            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-
-    def cancel(self) -> bool:
-        """Stop waiting for this check; its run stops too when nobody else waits for it.
-
-        Returns:
-            ``False`` when the check had already finished.
-        """
-        if not self._outcome.cancel():
-            return False
-        if self._on_cancel is not None:
-            self._on_cancel()
-        return True
 
 
 class CheckService:
@@ -204,11 +73,11 @@ class CheckService:
         self.encoder = encoder
         self.clock = clock or store.clock
         self.limits = RequestLimits(store, settings)
-        self.index = NearDuplicateIndex()  # sized to the encoder by start()
+        self.repeats = NearRepeats(store, encoder, settings)
         self._slots = FairSlots(settings.max_concurrent_checks)
-        self._by_text: dict[str, _Run] = {}
+        self._by_text: dict[str, Run] = {}
         self._by_id: dict[str, CheckHandle] = {}
-        self._deciding: dict[str, _Turnstile] = {}
+        self._deciding: dict[str, Turnstile] = {}
         self._closing = False
 
     @property
@@ -224,12 +93,8 @@ class CheckService:
         Returns:
             The ids of the checks resumed (the others were failed with a reason).
         """
-        dim = await asyncio.to_thread(lambda: self.encoder.dimension)
-        self.index = NearDuplicateIndex(dim)
+        await self.repeats.load(since=self.clock() - self.window)
         self.purge_expired()
-        ids, vectors = self.store.vectors(since=self.clock() - self.window)
-        if len(ids) and vectors.shape[1] == dim:  # vectors of another encoder never match
-            self.index.load(ids, vectors)
         resumed: list[str] = []
         if not resume:
             return resumed
@@ -264,7 +129,7 @@ class CheckService:
         now = self.clock()
         # The index holds what a repeat may be answered from (the window), no more;
         # a check added meanwhile is newer than the window's start, so it stays.
-        self.index.keep_only(self.store.answerable_ids(since=now - self.window))
+        self.repeats.keep_since(now - self.window)
         if self.retention is None:
             return 0
         purged = self.store.purge(older_than=now - self.retention)
@@ -375,7 +240,7 @@ class CheckService:
 
         # One decision at a time per text, so that concurrent forwards of one post
         # see each other's run instead of each starting their own.
-        entry = self._deciding.setdefault(digest, _Turnstile())
+        entry = self._deciding.setdefault(digest, Turnstile())
         entry.users += 1
         try:
             async with entry.lock:
@@ -404,77 +269,20 @@ class CheckService:
                 answered = self._answer(record, repeat, "exact", 1.0)
                 if answered is not None:
                     return answered
-        vector = await self._vector(text)
+        vector = await self.repeats.vector(text)
         if not recheck:
             # The index search and the word alignment are CPU work: off the event loop.
-            near = await asyncio.to_thread(self._near_original, vector, text, post.language, now)
+            since = now - self.window
+            near = await asyncio.to_thread(
+                self.repeats.original, vector, text, post.language, since
+            )
             if near is not None:
                 answered = self._answer(record, near[0], "near", near[1])
                 if answered is not None:
                     return answered
-        self._refuse_if_full(now)
+        refuse_if_full(self.store, self.settings, len(self._by_text), now)
         row = record(forced=recheck)
         return self._launch(row.id, row.created_at, post, digest, vector, row.chat)
-
-    def _refuse_if_full(self, now: dt.datetime) -> None:
-        """Refuse a new engine run when the deployment is at its bounds (repeats, which
-        cost nothing, are answered before this).
-
-        Raises:
-            BusyError: too many checks are pending here, or today's tokens are spent.
-        """
-        s = self.settings
-        if s.daily_token_budget:
-            midnight = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-            if self.store.tokens_since(midnight) >= s.daily_token_budget:
-                left = (midnight + dt.timedelta(days=1) - now).total_seconds()
-                raise BusyError(
-                    "Today's checking budget is spent; answers to posts already checked "
-                    f"still come. New checks start again in {wait_words(left)}.",
-                    retry_after_s=left,
-                )
-        pending = len(self._by_text)
-        if pending >= s.max_pending_checks:
-            times = self.store.recent_check_seconds()
-            typical = sum(times) / len(times) if times else 120.0
-            wait = typical * (pending - s.max_pending_checks + 1) / s.max_concurrent_checks
-            raise BusyError(
-                f"The bot is busy with {pending} checks; please try again in {wait_words(wait)}.",
-                retry_after_s=max(wait, 1.0),
-            )
-
-    def _near_original(
-        self, vector: np.ndarray, text: str, language: str, now: dt.datetime
-    ) -> tuple[CheckRow, float] | None:
-        """The stored check nearest to ``vector`` in the same reply language, with its
-        score, if it is a near repeat; a few nearer ones in other languages are passed
-        over. Blocking: run it in a worker thread."""
-        passed: set[str] = set()
-        for _ in range(_NEAR_CANDIDATES):
-            near = self.index.nearest(
-                vector, threshold=self.settings.near_threshold, exclude=passed or None
-            )
-            if near is None:
-                return None
-            original = self.store.get_check(near[0])
-            if original is not None and original.language != language:
-                passed.add(near[0])
-                continue
-            if (
-                original is None
-                or original.created_at < now - self.window
-                or original.post_text is None
-                # Cosine misses an inserted "not" or a changed number: a different claim.
-                or not same_particulars(original.post_text, text)
-            ):
-                return None
-            return original, near[1]
-        return None
-
-    async def _vector(self, text: str) -> np.ndarray:
-        """The post's vector for near-repeat search, without forward decorations."""
-        vectors = await asyncio.to_thread(lambda: self.encoder.encode([canonical_text(text)]))
-        return np.asarray(vectors[0], dtype=np.float32)
 
     def _answer(
         self,
@@ -493,7 +301,7 @@ class CheckService:
         )
         return CheckHandle(row.id, future)
 
-    def _join(self, row: CheckRow, run: _Run) -> CheckHandle:
+    def _join(self, row: CheckRow, run: Run) -> CheckHandle:
         """A handle for ``row`` that waits on ``run``, which another request started."""
 
         def outcome(result: Outcome) -> Outcome:
@@ -503,7 +311,7 @@ class CheckService:
 
     def _wait_on(
         self,
-        run: _Run,
+        run: Run,
         check_id: str,
         outcome: Callable[[Outcome], Outcome],
         *,
@@ -554,24 +362,24 @@ class CheckService:
         vector: np.ndarray | None,
         chat: str,
     ) -> CheckHandle:
-        run = _Run(check_id, created_at)
+        run = Run(check_id, created_at)
         self._by_text[digest] = run
         handle = self._wait_on(run, check_id, lambda result: result, own_row=True)
         run.task = asyncio.create_task(self._run(run, post, digest, vector, chat))
         return handle
 
     async def _run(
-        self, run: _Run, post: Post, digest: str, vector: np.ndarray | None, chat: str
+        self, run: Run, post: Post, digest: str, vector: np.ndarray | None, chat: str
     ) -> None:
         check_id = run.check_id
         try:
             async with self._slots.slot(chat):
                 self.store.set_status(check_id, "running")
                 if vector is None:
-                    vector = await self._vector(clean_post(post.text)[0])
+                    vector = await self.repeats.vector(clean_post(post.text)[0])
                 report = await self.checker.check(post, on_progress=run.push)
             self.store.save_report(check_id, report, vector=vector)
-            self.index.add(check_id, vector)
+            self.repeats.add(check_id, vector)
             run.done.set_result(Outcome(check_id, report))
         except asyncio.CancelledError:
             # At shutdown the check goes back to the queue, for the next start to resume.

@@ -23,6 +23,7 @@ from zofia_engine.report import Report
 from .chat_records import ChatRecords, filters
 from .errors import CheckNotFoundError, StorageError
 from .keys import clean_text, new_check_id
+from .retention import purge_content
 from .rows import (
     CHECK_STATUSES,
     REPEAT_KINDS,
@@ -45,36 +46,6 @@ _ANSWERABLE = (
     "c.status = 'done' AND c.repeat_of IS NULL AND EXISTS "
     "(SELECT 1 FROM reports r WHERE r.check_id = c.id AND r.report_json IS NOT NULL)"
 )
-_HAS_CONTENT = """
-    c.post_text IS NOT NULL OR c.origin != '' OR c.url != '' OR c.error != '' OR c.text_hash != ''
-    OR EXISTS (SELECT 1 FROM reports WHERE check_id = c.id AND summary != '')
-    OR EXISTS (SELECT 1 FROM section_marks WHERE check_id = c.id)
-    OR EXISTS (SELECT 1 FROM reports WHERE check_id = c.id AND report_json IS NOT NULL)
-    OR EXISTS (SELECT 1 FROM evidence WHERE check_id = c.id)
-    OR EXISTS (SELECT 1 FROM post_vectors WHERE check_id = c.id)
-    OR EXISTS (SELECT 1 FROM claims WHERE check_id = c.id
-               AND (text IS NOT NULL OR reason IS NOT NULL OR quotes_json IS NOT NULL))
-    OR EXISTS (SELECT 1 FROM analyses WHERE check_id = c.id AND text IS NOT NULL)
-    OR EXISTS (SELECT 1 FROM debate_turns WHERE check_id = c.id AND text IS NOT NULL)
-    OR EXISTS (SELECT 1 FROM feedback WHERE check_id = c.id AND comment != '')
-"""
-_OLD = "check_id IN (SELECT id FROM checks WHERE created_at < :cutoff)"
-_PURGE_STATEMENTS = [
-    "UPDATE checks SET post_text = NULL, origin = '', url = '', error = '', text_hash = ''"
-    " WHERE created_at < :cutoff",
-    f"UPDATE reports SET report_json = NULL, summary = '' WHERE {_OLD}",
-    f"DELETE FROM section_marks WHERE {_OLD}",
-    # A chat's settings go once the chat has been quiet for the whole retention.
-    "DELETE FROM chat_settings WHERE updated_at < :cutoff AND NOT EXISTS"
-    " (SELECT 1 FROM checks c WHERE c.platform = chat_settings.platform"
-    " AND c.chat = chat_settings.chat AND c.created_at >= :cutoff)",
-    f"DELETE FROM evidence WHERE {_OLD}",
-    f"DELETE FROM post_vectors WHERE {_OLD}",
-    f"UPDATE claims SET text = NULL, reason = NULL, quotes_json = NULL WHERE {_OLD}",
-    f"UPDATE analyses SET text = NULL WHERE {_OLD} AND text IS NOT NULL",
-    f"UPDATE debate_turns SET text = NULL WHERE {_OLD} AND text IS NOT NULL",
-    f"UPDATE feedback SET comment = '' WHERE {_OLD} AND comment != ''",
-]
 
 
 class CheckStore(ChatRecords):
@@ -415,20 +386,8 @@ class CheckStore(ChatRecords):
         return ids, matrix.astype(np.float32, copy=False)
 
     def purge(self, older_than: dt.datetime) -> int:
-        """Remove the content of checks created before ``older_than``, keeping the record.
-
-        Post text, where it was forwarded from, its link, the key that finds its
-        repeats, any error text, the evidence, the report's JSON and summary, claim
-        texts and reasons, analysis and debate texts, post vectors, section marks and
-        feedback comments go, and so do the settings of chats quiet for as long. Kept:
-        the check's id, platform, keyed chat and requester, times, status and reply
-        language; the verdict, confidence, counts, claim labels, votes and model-call
-        accounting. One transaction; the WAL is then checkpointed and truncated, and
-        ``secure_delete`` has zeroed the freed space, so the text is gone from the
-        files too.
-
-        Args:
-            older_than: the retention cut-off (timezone-aware).
+        """Remove the content of checks created before ``older_than``, keeping the
+        record; :mod:`storage.retention` says what goes and what stays.
 
         Returns:
             How many checks had something to remove.
@@ -436,20 +395,8 @@ class CheckStore(ChatRecords):
         Raises:
             ValueError: ``older_than`` is naive.
         """
-        params = {"cutoff": to_iso(older_than)}
         with self._lock:
-            changes = self.db.conn.total_changes
-            with write_transaction(self.db):
-                (purged,) = self.db.execute(
-                    "SELECT count(*) FROM checks c"
-                    f" WHERE c.created_at < :cutoff AND ({_HAS_CONTENT})",
-                    params,
-                ).fetchone()
-                for statement in _PURGE_STATEMENTS:
-                    self.db.execute(statement, params)
-            if self.db.conn.total_changes != changes:
-                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        return int(purged)
+            return purge_content(self.db, older_than)
 
     def integrity_ok(self) -> bool:
         """Whether ``PRAGMA integrity_check`` says ``ok`` and no foreign key dangles."""

@@ -448,7 +448,7 @@ async def test_the_near_repeat_index_keeps_only_the_window(
     service = make_service(clock, **GENEROUS)
     await service.start()
     first = await (await service.submit(Post(text=POST), ALICE)).result()
-    assert first.check_id in service.index
+    assert first.check_id in service.repeats.index
     clock.now += dt.timedelta(hours=service.settings.repeat_window_hours, minutes=1)
     service.purge_expired()  # what the bots run every day
-    assert len(service.index) == 0  # a check nobody can repeat any more holds no memory
+    assert len(service.repeats.index) == 0  # a check nobody can repeat any more holds no memory

@@ -1,0 +1,146 @@
+"""What a submitted check is to its requesters: who asked, the handle they wait on,
+and the outcome they get; and the one engine run that every waiter shares."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from zofia_engine.errors import ZofiaError
+from zofia_engine.post import ProgressEvent
+from zofia_engine.report import Report
+
+from .rows import RepeatKind
+
+__all__ = ["CheckFailedError", "CheckHandle", "Outcome", "Requester", "Run", "Turnstile"]
+
+
+@dataclass(frozen=True)
+class Requester:
+    """Who asked, on which platform and in which chat (ids as the platform gives them)."""
+
+    platform: str
+    user_id: str
+    chat_id: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished check: its report, and where it came from when it is a repeat."""
+
+    check_id: str
+    report: Report
+    repeat_kind: RepeatKind | None = None
+    original_id: str | None = None
+    original_at: dt.datetime | None = None
+    similarity: float | None = None
+
+
+class CheckFailedError(ZofiaError):
+    """The engine could not finish the check; the message says what failed."""
+
+
+class Run:
+    """One engine run: its events so far and its outcome, shared by every waiter."""
+
+    def __init__(self, check_id: str, created_at: dt.datetime) -> None:
+        self.check_id = check_id
+        self.created_at = created_at
+        self.events: list[ProgressEvent] = []
+        self.changed = asyncio.Event()
+        self.done: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        # Waiters read the outcome; this keeps an unread failure from being logged as lost.
+        self.done.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self.task: asyncio.Task[None] | None = None
+        self.waiting = 0  # handles still waiting for the outcome
+
+    def leave(self) -> None:
+        """A waiter stopped waiting; the run is cancelled when nobody waits any more."""
+        self.waiting -= 1
+        if self.waiting <= 0 and not self.done.done() and self.task is not None:
+            self.task.cancel()
+
+    def push(self, event: ProgressEvent) -> None:
+        self.events.append(event)
+        self.changed.set()
+
+
+class Turnstile:
+    """A lock per post text, dropped when its last user leaves."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
+class CheckHandle:
+    """A submitted check. ``repeat_kind`` is known at once for answers from the store.
+
+    Every handle waiting on a run has its own outcome: cancelling one stops that
+    requester's wait, and the run itself stops when nobody waits for it any more.
+    """
+
+    def __init__(
+        self,
+        check_id: str,
+        outcome: asyncio.Future[Outcome],
+        run: Run | None = None,
+        on_cancel: Callable[[], None] | None = None,
+    ) -> None:
+        self.check_id = check_id
+        self._outcome = outcome
+        self._run = run
+        self._on_cancel = on_cancel
+
+    @property
+    def done(self) -> bool:
+        return self._outcome.done()
+
+    async def result(self) -> Outcome:
+        """The outcome. Raises :class:`CheckFailedError`, or ``CancelledError`` if cancelled."""
+        try:
+            return await asyncio.shield(self._outcome)
+        except asyncio.CancelledError:
+            run = self._run
+            if (
+                self._outcome.cancelled()
+                and run is not None
+                and run.task is not None
+                and run.waiting <= 0
+            ):
+                await asyncio.wait([run.task])  # this cancel stopped the run: let it record that
+            raise
+
+    async def events(self) -> AsyncIterator[ProgressEvent]:
+        """Progress events from the start of the run, then live ones until it ends
+        (or until this handle stops waiting)."""
+        run = self._run
+        if run is None:
+            return
+        seen = 0
+        while True:
+            while seen < len(run.events):
+                seen += 1
+                yield run.events[seen - 1]
+            if run.done.done() or self._outcome.done():
+                return
+            run.changed.clear()
+            waiter: asyncio.Future[Any] = asyncio.ensure_future(run.changed.wait())
+            pending: list[asyncio.Future[Any]] = [waiter, run.done, self._outcome]
+            await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+
+    def cancel(self) -> bool:
+        """Stop waiting for this check; its run stops too when nobody else waits for it.
+
+        Returns:
+            ``False`` when the check had already finished.
+        """
+        if not self._outcome.cancel():
+            return False
+        if self._on_cancel is not None:
+            self._on_cancel()
+        return True

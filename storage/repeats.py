@@ -1,0 +1,91 @@
+"""Near repeats: which stored post a new one may be a forward of.
+
+The stored posts of the repeat window are kept as unit vectors of their canonical
+text (:mod:`storage.near`); a new post's nearest one, in the same reply language,
+is its original when the cosine reaches ``service.near_threshold`` and no negation
+or number differs between them. The CPU work runs in worker threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import numpy as np
+
+from zofia_engine.ports import TextEncoder
+
+from .near import NearDuplicateIndex, canonical_text, same_particulars
+from .rows import CheckRow
+from .settings import ServiceSettings
+from .store import CheckStore
+
+__all__ = ["NearRepeats"]
+
+# How many nearest stored checks in other reply languages a near repeat may pass over.
+_NEAR_CANDIDATES = 4
+
+
+class NearRepeats:
+    """The posts a near repeat may be answered from, and the search among them.
+
+    Args:
+        store: where the vectors and the originals are read.
+        encoder: the sentence encoder (its dimension sizes the index).
+        settings: the ``[service]`` section (the threshold).
+    """
+
+    def __init__(self, store: CheckStore, encoder: TextEncoder, settings: ServiceSettings) -> None:
+        self.store = store
+        self.encoder = encoder
+        self.settings = settings
+        self.index = NearDuplicateIndex()  # sized to the encoder by load()
+
+    async def load(self, since: dt.datetime) -> None:
+        """Size the index to the encoder and fill it with the posts stored since ``since``."""
+        dim = await asyncio.to_thread(lambda: self.encoder.dimension)
+        self.index = NearDuplicateIndex(dim)
+        ids, vectors = self.store.vectors(since=since)
+        if len(ids) and vectors.shape[1] == dim:  # vectors of another encoder never match
+            self.index.load(ids, vectors)
+
+    def keep_since(self, since: dt.datetime) -> None:
+        """Forget every post a repeat can no longer be answered from (blocking). A post
+        added meanwhile is newer than ``since``, so it stays."""
+        self.index.keep_only(self.store.answerable_ids(since=since))
+
+    def add(self, check_id: str, vector: np.ndarray) -> None:
+        self.index.add(check_id, vector)
+
+    async def vector(self, text: str) -> np.ndarray:
+        """The post's vector for near-repeat search, without forward decorations."""
+        vectors = await asyncio.to_thread(lambda: self.encoder.encode([canonical_text(text)]))
+        return np.asarray(vectors[0], dtype=np.float32)
+
+    def original(
+        self, vector: np.ndarray, text: str, language: str, since: dt.datetime
+    ) -> tuple[CheckRow, float] | None:
+        """The stored check ``text`` repeats, with the cosine, or ``None``: the nearest
+        in the same reply language and stored since ``since``; a few nearer ones in other
+        languages are passed over. Blocking: run it in a worker thread."""
+        passed: set[str] = set()
+        for _ in range(_NEAR_CANDIDATES):
+            near = self.index.nearest(
+                vector, threshold=self.settings.near_threshold, exclude=passed or None
+            )
+            if near is None:
+                return None
+            original = self.store.get_check(near[0])
+            if original is not None and original.language != language:
+                passed.add(near[0])
+                continue
+            if (
+                original is None
+                or original.created_at < since
+                or original.post_text is None
+                # Cosine misses an inserted "not" or a changed number: a different claim.
+                or not same_particulars(original.post_text, text)
+            ):
+                return None
+            return original, near[1]
+        return None
