@@ -208,7 +208,7 @@ def test_logprobs_match_llama_cpp_python_with_logits_all(smol: LlamaCppBackend) 
     assert reply.logprobs is not None
     assert reply.text == expected["choices"][0]["message"]["content"]  # type: ignore[index]
     # Whatever length the model chose: every reply token llama.cpp evaluated has an entry
-    # (a last token that hit max_tokens never was, see ``_Call``), and the reference,
+    # (a last token that hit max_tokens never was, see ``CallState``), and the reference,
     # which keeps every logit, has one more only then.
     n = len(reply.logprobs)
     assert n == reply.completion_tokens - (reply.finish_reason == "length") >= 1
