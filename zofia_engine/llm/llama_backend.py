@@ -19,7 +19,7 @@ prompt costs ~14 s cold and under a second when only its last message changed.
 
 The prompt is rendered with the GGUF file's own chat template
 (``tokenizer.chat_template``; ChatML when a file has none), never a built-in
-format guessed from it. The template is wrapped (:class:`~zofia_engine.llm.llama_calls.CheckingFormatter`)
+format guessed from it. The template is wrapped (``llama_calls.CheckingFormatter``)
 so that each call can refuse a prompt that does not fit the context before
 any token is evaluated, count the reused prefix, stop on cancellation and
 collect log-probabilities, all through ``create_chat_completion``.
