@@ -12,7 +12,7 @@ import numpy.typing as npt
 from pydantic_core import PydanticSerializationError
 
 from zofia_engine.post import Post
-from zofia_engine.report import Report
+from zofia_engine.report import ClaimResult, EvidenceItem, JudgeRuling, LLMCall, Report
 
 from .keys import clean_text
 
@@ -137,52 +137,63 @@ def report_rows(
     Returns:
         Table name → rows, in insertion order.
     """
+    rows = {
+        "reports": [_report_row(report, report_json, created_at)],
+        "evidence": [_evidence_row(item) for item in report.evidence],
+        "claims": [_claim_row(claim) for claim in report.claims],
+        "analyses": _analysis_rows(report),
+        "debate_turns": _debate_rows(report),
+        "llm_calls": [_call_row(seq, call) for seq, call in enumerate(report.usage.log, 1)],
+    }
+    return {
+        table: [{"check_id": check_id, **row} for row in found] for table, found in rows.items()
+    }
+
+
+def _report_row(report: Report, report_json: str, created_at: str) -> dict[str, Any]:
     usage = report.usage
-    reports = [
+    return {
+        "verdict": report.verdict,
+        "confidence": report.confidence.value,
+        "summary": report.summary,
+        "report_json": report_json,
+        "n_evidence": len(report.evidence),
+        "n_claims": len(report.claims),
+        "rounds": report.debate.rounds,
+        "llm_calls": usage.calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "created_at": created_at,
+    }
+
+
+def _evidence_row(item: EvidenceItem) -> dict[str, Any]:
+    return {
+        "evidence_id": item.id,
+        "source": item.source,
+        "provider": item.provider,
+        "title": item.title,
+        "url": item.url,
+        "text": item.text,
+        "published": None if item.published is None else item.published.isoformat(),
+    }
+
+
+def _claim_row(claim: ClaimResult) -> dict[str, Any]:
+    return {
+        "claim_id": claim.id,
+        "kind": claim.kind,
+        "text": claim.text,
+        "label": claim.label,
+        "reason": claim.reason,
+        "quotes_json": _json([quote.model_dump() for quote in claim.quotes]),
+        "dropped_quotes": claim.dropped_quotes,
+    }
+
+
+def _analysis_rows(report: Report) -> list[dict[str, Any]]:
+    rows = [
         {
-            "check_id": check_id,
-            "verdict": report.verdict,
-            "confidence": report.confidence.value,
-            "summary": report.summary,
-            "report_json": report_json,
-            "n_evidence": len(report.evidence),
-            "n_claims": len(report.claims),
-            "rounds": report.debate.rounds,
-            "llm_calls": usage.calls,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "created_at": created_at,
-        }
-    ]
-    evidence = [
-        {
-            "check_id": check_id,
-            "evidence_id": item.id,
-            "source": item.source,
-            "provider": item.provider,
-            "title": item.title,
-            "url": item.url,
-            "text": item.text,
-            "published": None if item.published is None else item.published.isoformat(),
-        }
-        for item in report.evidence
-    ]
-    claims = [
-        {
-            "check_id": check_id,
-            "claim_id": claim.id,
-            "kind": claim.kind,
-            "text": claim.text,
-            "label": claim.label,
-            "reason": claim.reason,
-            "quotes_json": _json([quote.model_dump() for quote in claim.quotes]),
-            "dropped_quotes": claim.dropped_quotes,
-        }
-        for claim in report.claims
-    ]
-    analyses = [
-        {
-            "check_id": check_id,
             "agent": "linguist",
             "dimension": finding.dimension,
             "lean": finding.lean,
@@ -193,9 +204,8 @@ def report_rows(
     ]
     expert = report.analyses.expert
     if expert is not None:
-        analyses.append(
+        rows.append(
             {
-                "check_id": check_id,
                 "agent": "expert",
                 "dimension": "analysis",
                 "lean": expert.lean,
@@ -203,67 +213,41 @@ def report_rows(
                 "status": expert.status,
             }
         )
+    return rows
+
+
+def _call_row(seq: int, call: LLMCall) -> dict[str, Any]:
     return {
-        "reports": reports,
-        "evidence": evidence,
-        "claims": claims,
-        "analyses": analyses,
-        "debate_turns": _debate_rows(check_id, report),
-        "llm_calls": [
-            {
-                "check_id": check_id,
-                "seq": seq,
-                **call.model_dump(include={"role", "step", "backend", "ok", "error"}),
-                "prompt_tokens": call.prompt_tokens,
-                "completion_tokens": call.completion_tokens,
-                "cached_tokens": call.cached_tokens,
-                "latency_ms": call.latency_ms,
-                "attempts": call.attempts,
-            }
-            for seq, call in enumerate(usage.log, start=1)
-        ],
+        "seq": seq,
+        **call.model_dump(include={"role", "step", "backend", "ok", "error"}),
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "cached_tokens": call.cached_tokens,
+        "latency_ms": call.latency_ms,
+        "attempts": call.attempts,
     }
 
 
-def _debate_rows(check_id: str, report: Report) -> list[dict[str, Any]]:
-    """Debate turns then the judge's ruling, round by round, numbered in that order."""
-    debate = report.debate
-    entries: list[tuple[int, int, dict[str, Any]]] = []
-    for order, turn in enumerate(debate.turns):
-        entries.append(
-            (
-                turn.round,
-                order,
-                {
-                    "round": turn.round,
-                    "side": turn.side,
-                    "text": _joined(turn.rebuttal, turn.argument),
-                    "decision": None,
-                    "cites_json": _json(turn.cites),
-                    "status": turn.status,
-                },
-            )
-        )
-    for order, ruling in enumerate(debate.rulings, start=len(debate.turns)):
-        entries.append(
-            (
-                ruling.round,
-                order,
-                {
-                    "round": ruling.round,
-                    "side": "judge",
-                    "text": ruling.reason,
-                    "decision": ruling.decision,
-                    "cites_json": "[]",
-                    "status": ruling.status,
-                },
-            )
-        )
-    entries.sort(key=lambda entry: (entry[0], entry[1]))
-    return [
-        {"check_id": check_id, "seq": seq, **row}
-        for seq, (_, _, row) in enumerate(entries, start=1)
-    ]
+def _debate_rows(report: Report) -> list[dict[str, Any]]:
+    """Debate turns and rulings in the order they happened, numbered in that order."""
+    rows = []
+    for seq, entry in enumerate(report.debate.timeline(), start=1):
+        if isinstance(entry, JudgeRuling):
+            row = {
+                "side": "judge",
+                "text": entry.reason,
+                "decision": entry.decision,
+                "cites_json": "[]",
+            }
+        else:
+            row = {
+                "side": entry.side,
+                "text": _joined(entry.rebuttal, entry.argument),
+                "decision": None,
+                "cites_json": _json(entry.cites),
+            }
+        rows.append({"seq": seq, "round": entry.round, **row, "status": entry.status})
+    return rows
 
 
 def vector_blob(vector: npt.NDArray[np.float32]) -> tuple[int, bytes]:

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict
 from zofia_engine.agents.claims import (
     ExtractorReply,
     Passage,
+    PassageIndex,
     find_quote,
-    relevant_passages,
     split_passages,
 )
 from zofia_engine.agents.context import PanelContext
@@ -187,17 +187,19 @@ class KeywordEncoder:
         )
 
 
-def test_relevant_passages_applies_top_k_and_theta() -> None:
+def test_passage_selection_applies_top_k_and_theta() -> None:
     passages = [
         Passage("web-1", "bicycle ban"),
         Passage("web-2", "mayor bicycle"),
         Passage("web-3", "weather"),
     ]
-    [chosen] = relevant_passages(["bicycle ban"], passages, KeywordEncoder(), top_k=2, theta=0.1)
+    encoder = KeywordEncoder()
+    index = PassageIndex.build(passages, encoder)
+    [chosen] = index.select(["bicycle ban"], encoder, top_k=2, theta=0.1)
     assert [p.evidence_id for p in chosen] == ["web-1", "web-2"]
-    [strict] = relevant_passages(["bicycle ban"], passages, KeywordEncoder(), top_k=3, theta=0.9)
+    [strict] = index.select(["bicycle ban"], encoder, top_k=3, theta=0.9)
     assert [p.evidence_id for p in strict] == ["web-1"]
-    assert relevant_passages(["x"], [], KeywordEncoder(), top_k=3, theta=0.1) == [[]]
+    assert PassageIndex.build([], encoder).select(["x"], encoder, top_k=3, theta=0.1) == [[]]
 
 
 def test_split_passages_chunks_web_documents_only() -> None:

@@ -31,7 +31,6 @@ __all__ = [
     "PassageIndex",
     "extract_claims",
     "find_quote",
-    "relevant_passages",
     "split_passages",
     "verify_claims",
 ]
@@ -135,19 +134,6 @@ class PassageIndex:
             order = np.argsort(-row, kind="stable")[:top_k]
             chosen.append([self.passages[j] for j in order if row[j] >= theta])
         return chosen
-
-
-def relevant_passages(
-    claims: Sequence[str],
-    passages: Sequence[Passage],
-    encoder: TextEncoder,
-    *,
-    top_k: int,
-    theta: float,
-) -> list[list[Passage]]:
-    """Eq. 9 in one call: index ``passages``, then select for each claim."""
-    index = PassageIndex.build(passages, encoder)
-    return index.select(claims, encoder, top_k=top_k, theta=theta)
 
 
 _QUOTE_CHARS = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-"})

@@ -47,8 +47,6 @@ __all__ = [
     "summarise",
 ]
 
-Mode = Literal["full", "only-llm"]
-
 
 class ItemRecord(BaseModel):
     """One finished item, as one line of the output."""

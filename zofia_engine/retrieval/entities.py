@@ -230,17 +230,27 @@ def merge_variants(
     text is the most frequent surface form of the longest variant; the label is
     the most frequent one; the confidence is the best mention's.
     """
-    starts = [s for s, _ in sentences]
     groups: dict[str, list[EntityUnit]] = defaultdict(list)
     for unit in units:
         key = normalize_name(unit.text)
         if key:
             groups[key].append(unit)
+    parent = _person_parents(groups)
+    merged: dict[str, list[EntityUnit]] = defaultdict(list)
+    for key, members in groups.items():
+        merged[_root(key, parent)].extend(members)
+    starts = [s for s, _ in sentences]
+    entities = [_entity(groups[key], members, starts) for key, members in merged.items()]
+    entities.sort(key=lambda e: e.mentions[0].start)
+    return entities
+
+
+def _person_parents(groups: dict[str, list[EntityUnit]]) -> dict[str, str]:
+    """Each partial person name → the single longer person name it belongs to."""
 
     def label_of(key: str) -> str:
         return Counter(u.label for u in groups[key]).most_common(1)[0][0]
 
-    # Attach partial person names to the single longer person name they belong to.
     people = [k for k in groups if label_of(k) == "PER"]
     parent: dict[str, str] = {}
     for key in people:
@@ -252,45 +262,40 @@ def merge_variants(
         ]
         if len(longer) == 1:
             parent[key] = longer[0]
+    return parent
 
-    def root(key: str) -> str:
-        seen = set()
-        while key in parent and key not in seen:
-            seen.add(key)
-            key = parent[key]
-        return key
 
-    merged: dict[str, list[EntityUnit]] = defaultdict(list)
-    for key, members in groups.items():
-        merged[root(key)].extend(members)
+def _root(key: str, parent: dict[str, str]) -> str:
+    seen = set()
+    while key in parent and key not in seen:
+        seen.add(key)
+        key = parent[key]
+    return key
 
-    entities = []
-    for key, members in merged.items():
-        own = groups[key]
-        text = Counter(u.text for u in own).most_common(1)[0][0]
-        mentions = sorted(
-            (
-                Mention(
-                    start=u.start,
-                    end=u.end,
-                    sentence=_sentence_of(u.start, starts),
-                    confidence=round(u.confidence, 6),
-                )
-                for u in members
-            ),
-            key=lambda m: m.start,
-        )
-        entities.append(
-            Entity(
-                text=text,
-                label=Counter(u.label for u in members).most_common(1)[0][0],
-                confidence=round(max(u.confidence for u in members), 6),
-                variants=sorted({u.text for u in members} - {text}),
-                mentions=mentions,
+
+def _entity(own: list[EntityUnit], members: list[EntityUnit], starts: list[int]) -> Entity:
+    """One merged entity: named by its own most frequent surface form, labelled by its
+    members' most frequent label, as confident as its best mention."""
+    text = Counter(u.text for u in own).most_common(1)[0][0]
+    mentions = sorted(
+        (
+            Mention(
+                start=u.start,
+                end=u.end,
+                sentence=_sentence_of(u.start, starts),
+                confidence=round(u.confidence, 6),
             )
-        )
-    entities.sort(key=lambda e: e.mentions[0].start)
-    return entities
+            for u in members
+        ),
+        key=lambda m: m.start,
+    )
+    return Entity(
+        text=text,
+        label=Counter(u.label for u in members).most_common(1)[0][0],
+        confidence=round(max(u.confidence for u in members), 6),
+        variants=sorted({u.text for u in members} - {text}),
+        mentions=mentions,
+    )
 
 
 def _is_part(words: list[str], longer: list[str]) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,7 +33,6 @@ from .models import (
     Keyword,
     SourceStatus,
     Stage1Result,
-    WebResult,
     WikiCandidate,
     WikipediaEntry,
 )
@@ -40,6 +40,7 @@ from .ner import NERBackend, NEROutput, build_ner_backend
 from .ner.sentences import split_sentences
 from .salience import SalienceResult, score_salience
 from .web.base import SearchBackend, WebQuery, compose_query
+from .web.search import search_all, source_failure
 
 if TYPE_CHECKING:
     from .wikipedia.base import WikipediaBackend
@@ -52,6 +53,18 @@ FALLBACK_QUERY_CHARS = 100
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
+
+
+@dataclass(frozen=True)
+class _Keyphrases:
+    """What the post's entities give Stage 1: the NER threshold used, the sentences,
+    the salience of every entity, and the keywords SC-MMR chose (with their entities)."""
+
+    threshold: float | None
+    sentences: list[str]
+    salience: SalienceResult
+    keywords: list[Keyword]
+    chosen: list[int]
 
 
 class EntityGuidedRetrieval:
@@ -137,6 +150,35 @@ class EntityGuidedRetrieval:
         if not text.strip():
             return self._empty_result([*degraded, "empty post: nothing to retrieve"], started)
 
+        found = await self._keyphrases(text, timings)
+        query = self._query(found, text, published, degraded)
+        (web_hits, web_status), (wiki, wiki_status) = await asyncio.gather(
+            search_all(self.search_backends, query, timings)
+            if web
+            else _off("web", "turned off for this check"),
+            self._search_wikipedia(found.chosen, found.salience, timings)
+            if wikipedia
+            else _off("wikipedia", "turned off for this check"),
+        )
+        sources = [*web_status, wiki_status]
+        degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
+        if web and not self.search_backends:
+            degraded.append("no web search backend configured: no open-web evidence (offline)")
+        timings["total_ms"] = _ms(time.perf_counter() - started)
+        return Stage1Result(
+            entities=found.salience.entities,
+            threshold=found.threshold,
+            keywords=found.keywords,
+            query=compose_query(query.keywords, query.exact),
+            web=web_hits,
+            wikipedia=wiki,
+            sources=sources,
+            timings_ms=timings,
+            degraded=degraded,
+        )
+
+    async def _keyphrases(self, text: str, timings: dict[str, float]) -> _Keyphrases:
+        """Algorithm 2, eq. 3 and SC-MMR: the entities, their salience, the keywords."""
         t = time.perf_counter()
         # The post's own vector needs no entities: encode it while NER runs.
         (v_text,), tagged = await asyncio.gather(
@@ -149,54 +191,33 @@ class EntityGuidedRetrieval:
             self._entities_and_salience, text, tagged, v_text
         )
         timings["salience_ms"] = _ms(time.perf_counter() - t)
-
         t = time.perf_counter()
         keywords, chosen = self._keywords(salience)
         timings["keywords_ms"] = _ms(time.perf_counter() - t)
+        return _Keyphrases(threshold, sentences, salience, keywords, chosen)
 
-        if keywords:
-            terms: tuple[str, ...] = tuple(k.text for k in keywords)
+    def _query(
+        self, found: _Keyphrases, text: str, published: dt.date | None, degraded: list[str]
+    ) -> WebQuery:
+        """Eq. 6: every keyword required; with no entity anchors (Appendix A.1), the
+        post's first words instead."""
+        if found.keywords:
+            terms: tuple[str, ...] = tuple(k.text for k in found.keywords)
             exact = True
         else:
-            # Appendix A.1: with no entity anchors, fall back to a coarser clue.
-            lead = (sentences[0] if sentences else text)[:FALLBACK_QUERY_CHARS]
+            lead = (found.sentences[0] if found.sentences else text)[:FALLBACK_QUERY_CHARS]
             terms = tuple(lead.split()[:FALLBACK_QUERY_WORDS])
             exact = False
             degraded.append(
                 "no named entities: web search falls back to the post's first words "
                 "and Wikipedia is skipped"
             )
-
-        web_query = WebQuery(
+        return WebQuery(
             keywords=terms,
             exact=exact,
             max_results=self.settings.web.max_results,
             cutoff=published - dt.timedelta(days=1) if published else None,
             exclude_domains=tuple(self.settings.web.exclude_domains),
-        )
-        (web_hits, web_status), (wiki, wiki_status) = await asyncio.gather(
-            self._search_web(web_query, timings)
-            if web
-            else _off("web", "turned off for this check"),
-            self._search_wikipedia(chosen, salience, timings)
-            if wikipedia
-            else _off("wikipedia", "turned off for this check"),
-        )
-        sources = [*web_status, wiki_status]
-        degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
-        if web and not self.search_backends:
-            degraded.append("no web search backend configured: no open-web evidence (offline)")
-        timings["total_ms"] = _ms(time.perf_counter() - started)
-        return Stage1Result(
-            entities=salience.entities,
-            threshold=threshold,
-            keywords=keywords,
-            query=compose_query(terms, exact),
-            web=web_hits,
-            wikipedia=wiki,
-            sources=sources,
-            timings_ms=timings,
-            degraded=degraded,
         )
 
     def _recognize(self, text: str, timings: dict[str, float]) -> NEROutput:
@@ -262,43 +283,6 @@ class EntityGuidedRetrieval:
         ]
         return keywords, [p.index for p in picks]
 
-    async def _search_web(
-        self, query: WebQuery, timings: dict[str, float]
-    ) -> tuple[list[WebResult], list[SourceStatus]]:
-        if not self.search_backends:
-            return [], [SourceStatus(name="web", status="disabled", detail="offline: none set")]
-        if not query.keywords:
-            return [], [
-                SourceStatus(name=b.name, status="skipped", detail="no query")
-                for b in self.search_backends
-            ]
-        t = time.perf_counter()
-        outcomes = await asyncio.gather(
-            *(_timed(b.search(query)) for b in self.search_backends), return_exceptions=True
-        )
-        timings["web_ms"] = _ms(time.perf_counter() - t)
-        statuses: list[SourceStatus] = []
-        lists: list[list[WebResult]] = []
-        for backend, outcome in zip(self.search_backends, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                if not isinstance(outcome, SourceError | OSError):
-                    raise outcome
-                statuses.append(
-                    SourceStatus(name=backend.name, status="failed", detail=_reason(outcome))
-                )
-                continue
-            results, elapsed = outcome
-            lists.append(results)
-            statuses.append(
-                SourceStatus(
-                    name=backend.name,
-                    status="ok" if results else "empty",
-                    results=len(results),
-                    elapsed_ms=_ms(elapsed),
-                )
-            )
-        return _interleave(lists, query.max_results), statuses
-
     async def _search_wikipedia(
         self, chosen: list[int], salience: SalienceResult, timings: dict[str, float]
     ) -> tuple[list[WikipediaEntry], SourceStatus]:
@@ -351,11 +335,11 @@ class EntityGuidedRetrieval:
             return entries, SourceStatus(
                 name=backend.name,
                 status="failed",
-                detail=_reason(failures[0]),
+                detail=source_failure(failures[0]),
                 elapsed_ms=_ms(elapsed),
             )
         detail = (
-            f"{len(failures)} of {len(chosen)} lookups failed: {_reason(failures[0])}"
+            f"{len(failures)} of {len(chosen)} lookups failed: {source_failure(failures[0])}"
             if failures
             else ""
         )
@@ -387,26 +371,3 @@ class EntityGuidedRetrieval:
 async def _off(name: str, detail: str) -> tuple[list[Any], Any]:
     status = SourceStatus(name=name, status="disabled", detail=detail)
     return [], [status] if name == "web" else status
-
-
-async def _timed(awaitable: Awaitable[list[WebResult]]) -> tuple[list[WebResult], float]:
-    t = time.perf_counter()
-    results = await awaitable
-    return results, time.perf_counter() - t
-
-
-def _reason(exc: BaseException) -> str:
-    """A failure in words, without repeating the source's name."""
-    return exc.detail if isinstance(exc, SourceError) else f"{type(exc).__name__}: {exc}"
-
-
-def _interleave(lists: list[list[WebResult]], limit: int) -> list[WebResult]:
-    """Round-robin over the backends' lists, first URL wins, at most ``limit``."""
-    merged: list[WebResult] = []
-    seen: set[str] = set()
-    for rank in range(max((len(x) for x in lists), default=0)):
-        for results in lists:
-            if rank < len(results) and results[rank].url not in seen:
-                seen.add(results[rank].url)
-                merged.append(results[rank])
-    return merged[:limit]
