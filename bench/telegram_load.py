@@ -30,17 +30,15 @@ import tempfile
 import time
 from pathlib import Path
 
-# bench/storage.py shares its name with the storage package: keep this folder off the path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from peers.openai_peer import FakeOpenAI  # noqa: E402
-from peers.panel_script import PanelScript  # noqa: E402
-from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user  # noqa: E402
+from peers.openai_peer import FakeOpenAI
+from peers.panel_script import PanelScript
+from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
 
-from bots.common.runtime import running_service  # noqa: E402
-from bots.common.settings import Settings  # noqa: E402
-from bots.telegram.app import running_bot  # noqa: E402
+from bots.common.runtime import running_service
+from bots.common.settings import Settings
+from bots.telegram.app import running_bot
 
 CITIES = ["Springfield", "Chicago", "Denver", "Boston", "Seattle", "Austin", "Miami", "Omaha"]
 CLAIMS = [

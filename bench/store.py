@@ -9,7 +9,7 @@ MiniLM for near repeats; no LLM is called), it times ``submit`` → report in ha
 for exact repeats (the same text, re-spaced) and near repeats (the text with a
 "Fwd:" prefix and a hashtag).
 
-    python bench/storage.py [--checks 100000] [--queries 200]
+    python bench/store.py [--checks 100000] [--queries 200]
 
 The last line is one JSON object: exact_p50_ms, exact_p95_ms, near_p50_ms,
 near_p95_ms, reports_per_s, and the sizes.
@@ -22,24 +22,21 @@ import asyncio
 import datetime as dt
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 # This script shares its name with the package it measures: keep its folder off the path.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from bots.common.settings import Settings  # noqa: E402
-from storage.keys import new_check_id, text_hash  # noqa: E402
-from storage.near import canonical_text  # noqa: E402
-from storage.opening import open_store  # noqa: E402
-from storage.service import CheckService, Requester  # noqa: E402
-from zofia_engine.engine import Engine  # noqa: E402
-from zofia_engine.post import Post  # noqa: E402
-from zofia_engine.report import (  # noqa: E402
+from bots.common.runtime import build_service
+from bots.common.settings import Settings
+from storage.keys import keyed_text_hash, new_check_id
+from storage.near import canonical_text
+from storage.service import Requester
+from zofia_engine.engine import Engine
+from zofia_engine.post import Post
+from zofia_engine.report import (
     Analyses,
     ClaimResult,
     Confidence,
@@ -136,10 +133,10 @@ async def main() -> None:
                 },
             }
         )
-        store, secret = open_store(settings.storage)
         engine = Engine(settings)
-        service = CheckService(engine, store, settings.service, secret=secret)
         encoder = engine.retrieval.encoder
+        service = build_service(settings, engine, encoder)
+        store, secret = service.store, service.secret
         posts = [
             f"Post number {i}: the mayor of Town {i} banned bicycles on {i % 28 + 1} May."
             for i in range(args.queries)
@@ -157,7 +154,7 @@ async def main() -> None:
                 chat="c",
                 requester="r",
                 post=Post(text=text),
-                text_hash=text_hash(text),
+                text_hash=keyed_text_hash(secret, text),
             )
             vector = vectors[i] if i < len(posts) else rng.standard_normal(384).astype(np.float32)
             store.save_report(row.id, sample_report(i), vector=vector)
@@ -181,7 +178,7 @@ async def main() -> None:
                             f"chat-{k % 1000}",
                             f"user-{k % 5000}",
                             f"Bulk {cid}",
-                            text_hash(f"Bulk {cid}"),
+                            keyed_text_hash(secret, f"Bulk {cid}"),
                             now,
                         )
                         for k, cid in enumerate(ids, start)
@@ -203,7 +200,7 @@ async def main() -> None:
         # check by check has it checkpointed all along. Start from that steady state.
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         await service.start(resume=False)
-        stored = len(service.index)
+        stored = len(service.repeats.index)
 
         async def timed(text: str, user: int) -> tuple[float, str | None]:
             t = time.perf_counter()
