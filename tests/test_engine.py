@@ -486,6 +486,9 @@ async def test_huge_and_non_english_posts_are_checked(
     report = await engine.check(huge)
     assert report.verdict == "fake"
     assert any("first 6000 characters" in note for note in report.degraded)
+    # Past 50,000 characters the post itself is cut on the way in, and the report says so.
+    said = f"the post had {len(huge):,} characters; only its first"
+    assert any(note.startswith(said) for note in report.degraded)
     assert max(prompt_token_count(b) for b in panel.requests) < 5000
 
     report = await engine.check("Der Bürgermeister hat alle Fahrräder verboten! Teilen!")

@@ -1,6 +1,7 @@
-"""The check service on a real SQLite file, real Stage-1 models and the fake OpenAI
-server: repeats answered from the store, near repeats, coalescing, limits,
-retention, cancellation and shutdown."""
+"""The check service on a real SQLite file, with the engine's ports taken by
+in-process stand-ins (``peers.fake_checker``): repeats answered from the store, near
+repeats, coalescing, limits, retention, cancellation and shutdown. These prove the
+orchestration around a check, not a check: the checker answers every post alike."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, schema_name
+from peers.fake_checker import FakeChecker, HashingEncoder
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
@@ -21,17 +21,8 @@ from storage.limits import BusyError, RateLimitedError
 from storage.opening import open_store
 from storage.service import CheckService, Requester
 from storage.store import CheckStore
-from zofia_engine.encoder import SentenceTransformerEncoder
-from zofia_engine.engine import Engine
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import Post
-from zofia_engine.retrieval.ner import NERBackend
-from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
-from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
-
-pytest_plugins = ["peers.model_fixtures"]
-
-pytestmark = pytest.mark.slow
 
 POST = (
     "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
@@ -52,69 +43,52 @@ class Clock:
         return self.now
 
 
-@pytest_asyncio.fixture
-async def panel() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI(PanelScript(), api_key="sk-svc") as peer:
-        yield peer
+@pytest.fixture
+def checker() -> FakeChecker:
+    return FakeChecker()
 
 
 @pytest_asyncio.fixture
 async def make_service(
-    tmp_path: Path,
-    panel: FakeOpenAI,
-    ner: NERBackend,
-    encoder: SentenceTransformerEncoder,
-    offline_wiki: OfflineWikipedia,
+    tmp_path: Path, checker: FakeChecker
 ) -> AsyncIterator[Callable[..., CheckService]]:
-    """Services on one database file; engines and services closed after the test."""
-    made: list[tuple[CheckService, Engine]] = []
+    """Services on one database file, one checker; closed after the test."""
+    made: list[CheckService] = []
 
     def make(
         clock: Clock | None = None, retention: dt.timedelta | None = None, **service: Any
     ) -> CheckService:
         settings = Settings.model_validate(
             {
-                "llm": {
-                    "backend": "openai",
-                    "openai": {"base_url": panel.base_url, "api_key": "sk-svc"},
-                },
                 "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
                 "service": service,
             }
         )
-        stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
-        engine = Engine(settings, retrieval=stage1)
-        svc = build_service(settings, engine, encoder, clock=clock)
+        svc = build_service(settings, checker, HashingEncoder(), clock=clock)
         svc.retention = retention
-        made.append((svc, engine))
+        made.append(svc)
         return svc
 
     yield make
-    for svc, engine in made:
+    for svc in made:
         await svc.aclose()
-        await engine.aclose()
-
-
-def _runs(peer: FakeOpenAI) -> int:
-    """Engine runs seen by the server: one judge call per round-1 ruling."""
-    return sum(1 for b in peer.requests if schema_name(b) == "judgereply")
 
 
 async def test_an_exact_repeat_is_answered_from_the_store(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     clock = Clock()
     service = make_service(clock)
     await service.start()
     first = await (await service.submit(Post(text=POST), ALICE)).result()
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     assert first.repeat_kind is None and calls > 0
 
     clock.now += dt.timedelta(hours=1)
     handle = await service.submit(Post(text="  " + POST.upper() + "\n"), BOB)
     assert handle.done  # answered at once
     again = await handle.result()
-    assert len(panel.requests) == calls  # no LLM call
+    assert len(checker.runs) == calls  # no LLM call
     assert again.repeat_kind == "exact" and again.original_id == first.check_id
     assert again.original_at == clock.now - dt.timedelta(hours=1)
     assert again.report == first.report
@@ -125,45 +99,44 @@ async def test_an_exact_repeat_is_answered_from_the_store(
     # Outside the freshness window, or with --recheck, the engine runs again.
     clock.now += dt.timedelta(hours=service.settings.repeat_window_hours)
     later = await (await service.submit(Post(text=POST), BOB)).result()
-    assert later.repeat_kind is None and len(panel.requests) > calls
-    calls = len(panel.requests)
+    assert later.repeat_kind is None and len(checker.runs) > calls
+    calls = len(checker.runs)
     forced = await (await service.submit(Post(text=POST), ALICE, recheck=True)).result()
-    assert forced.repeat_kind is None and len(panel.requests) > calls
+    assert forced.repeat_kind is None and len(checker.runs) > calls
 
 
 async def test_a_near_repeat_reuses_the_stored_report(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     service = make_service()
     await service.start()
     first = await (await service.submit(Post(text=POST), ALICE)).result()
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     # What a forward adds (header, hashtags, emoji) is dropped before encoding, so this
     # variant is a near repeat for any encoder; the threshold itself is bench/near_threshold's.
     variant = "Fwd: " + POST + "\n#share 🚲"
     near = await (await service.submit(Post(text=variant), BOB)).result()
     assert near.repeat_kind == "near" and near.original_id == first.check_id
     assert near.similarity is not None and near.similarity >= 0.95
-    assert len(panel.requests) == calls
+    assert len(checker.runs) == calls
     edited = POST.replace("has banned", "has not banned")
     changed = await (await service.submit(Post(text=edited), BOB)).result()
     assert changed.repeat_kind is None  # a different claim, however close the cosine
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     other = "The city of Springfield opened a new public library on Main Street on Friday."
     fresh = await (await service.submit(Post(text=other), BOB)).result()
-    assert fresh.repeat_kind is None and len(panel.requests) > calls
+    assert fresh.repeat_kind is None and len(checker.runs) > calls
 
 
 async def test_twenty_concurrent_submissions_make_one_run(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     service = make_service(**GENEROUS)
     await service.start()
     people = [Requester("discord", f"user-{i}", "guild-1") for i in range(20)]
     handles = await asyncio.gather(*(service.submit(Post(text=POST), p) for p in people))
     outcomes = await asyncio.gather(*(h.result() for h in handles))
-    assert _runs(panel) == 1
-    assert sum(1 for b in panel.requests if schema_name(b) == "linguistreply") == 5
+    assert len(checker.runs) == 1
     original = outcomes[0].check_id
     assert all(o.report == outcomes[0].report for o in outcomes)
     assert [o.repeat_kind for o in outcomes[1:]] == ["exact"] * 19
@@ -187,7 +160,7 @@ async def test_a_joined_waiter_sees_the_runs_progress(
 
 
 async def test_rate_limits_and_quotas_refuse_with_the_wait(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     clock = Clock()
     service = make_service(clock, user_per_minute=2, user_daily=3, chat_per_minute=50)
@@ -208,7 +181,7 @@ async def test_rate_limits_and_quotas_refuse_with_the_wait(
 
 
 async def test_retention_purge_keeps_verdicts_and_stops_repeats(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     clock = Clock()
     # A window longer than the retention: only the purge can stop the repeat.
@@ -223,19 +196,19 @@ async def test_retention_purge_keeps_verdicts_and_stops_repeats(
     assert row is not None and row.post_text is None and row.status == "done"
     assert service.store.get_report(first.check_id) is None
     assert [v for _, v in service.store.history()] == ["fake"]
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     again = await (await service.submit(Post(text=POST), BOB)).result()
-    assert again.repeat_kind is None and len(panel.requests) > calls
+    assert again.repeat_kind is None and len(checker.runs) > calls
 
 
 async def test_cancel_and_shutdown(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
-    panel.delay_s = 0.2
+    checker.delay_s = 5.0  # until it is cancelled
     service = make_service()
     await service.start()
     handle = await service.submit(Post(text=POST), ALICE)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.05)
     assert handle.cancel()
     with pytest.raises(asyncio.CancelledError):
         await handle.result()
@@ -243,11 +216,11 @@ async def test_cancel_and_shutdown(
     assert row is not None and row.status == "cancelled"
 
     kept = await service.submit(Post(text=POST + " Later."), ALICE)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.05)
     await service.aclose()  # shutdown: the running check goes back to the queue
     row = service.store.get_check(kept.check_id)
     assert row is not None and row.status == "queued"
-    panel.delay_s = 0.0
+    checker.delay_s = 0.0
     successor = make_service()
     assert await successor.start() == [kept.check_id]
     resumed = successor.handle(kept.check_id)
@@ -255,14 +228,14 @@ async def test_cancel_and_shutdown(
 
 
 async def test_one_requesters_cancel_leaves_the_others_run_going(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
-    panel.delay_s = 0.2
+    checker.delay_s = 0.5
     service = make_service(**GENEROUS)
     await service.start()
     owner = await service.submit(Post(text=POST), ALICE)
     joined = await service.submit(Post(text=POST), BOB)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.05)
     assert owner.cancel()  # Alice stops waiting; Bob still waits on the run
     with pytest.raises(asyncio.CancelledError):
         await owner.result()
@@ -275,9 +248,10 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
 
     # A joined waiter that leaves stops nothing either; the last one to leave stops the run.
     other = "The governor of Ohio closed every public library in the state on Monday."
+    checker.delay_s = 5.0  # until the last waiter leaves
     first = await service.submit(Post(text=other), ALICE)
     second = await service.submit(Post(text=other), BOB)
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.05)
     assert second.cancel()
     left = service.store.get_check(second.check_id)
     assert left is not None and left.status == "cancelled"
@@ -290,20 +264,20 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
 
 
 async def test_a_repeat_is_answered_only_in_its_own_reply_language(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     service = make_service(**GENEROUS)
     await service.start()
     english = await (await service.submit(Post(text=POST), ALICE)).result()
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     french = await (await service.submit(Post(text=POST, language="French"), BOB)).result()
-    assert french.repeat_kind is None and len(panel.requests) > calls  # a check of its own
+    assert french.repeat_kind is None and len(checker.runs) > calls  # a check of its own
     row = service.store.get_check(french.check_id)
     assert row is not None and row.language == "French" and row.post is not None
     assert row.post.language == "French"
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     again = await (await service.submit(Post(text=POST, language="French"), ALICE)).result()
-    assert again.original_id == french.check_id and len(panel.requests) == calls
+    assert again.original_id == french.check_id and len(checker.runs) == calls
     variant = "Fwd: " + POST + "\n#share 🚲"
     near = await (await service.submit(Post(text=variant, language="French"), BOB)).result()
     assert near.repeat_kind == "near" and near.original_id == french.check_id
@@ -334,14 +308,14 @@ async def test_bad_input_is_stored_safely(
 
 
 async def test_an_empty_post_is_refused_and_not_stored(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     service = make_service()
     await service.start()
     for text in ("", "  \n ", "\x00"):
         with pytest.raises(InvalidPostError, match="The post is empty"):
             await service.submit(Post(text=text), ALICE)
-    assert service.store.history() == [] and panel.requests == []
+    assert service.store.history() == [] and checker.runs == []
 
 
 def test_the_user_id_secret_is_generated_once_and_kept_private(tmp_path: Path) -> None:
@@ -386,33 +360,34 @@ def _long_post(figure: int) -> str:
 
 
 async def test_a_5_mb_near_repeat_keeps_the_event_loop_responsive(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     service = make_service(**GENEROUS)
     await service.start()
     text = _long_post(12)
     first = await (await service.submit(Post(text=text), ALICE)).result()
-    said = f"the post had {len(text):,} characters; only its first"
-    assert any(note.startswith(said) for note in first.report.degraded)
+    # The check gets the post cut to 50,000 characters, and how long it was (to say so).
+    assert checker.runs[0].original_chars == len(text)
+    assert len(checker.runs[0].text) <= 50_000
     stored = service.store.get_check(first.check_id)
     assert stored is not None and stored.post_text is not None
     assert len(stored.post_text) <= 50_000  # the post is kept bounded
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     async with Ticker() as ticker:
         # The same words with one figure changed: the encoder sees the same opening, so
         # the word alignment runs; it must not hold up the loop (it once took minutes).
         handle = await service.submit(Post(text=_long_post(13)), BOB)
         changed = await handle.result()
-    assert changed.repeat_kind is None and len(panel.requests) > calls  # a different claim
+    assert changed.repeat_kind is None and len(checker.runs) > calls  # a different claim
     assert ticker.worst < 0.5, f"the event loop stalled for {ticker.worst:.2f} s"
 
 
 async def test_a_full_queue_refuses_new_checks_but_not_repeats(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     service = make_service(max_pending_checks=1, **GENEROUS)
     await service.start()
-    panel.delay_s = 0.3  # the first check is still running when the others arrive
+    checker.delay_s = 0.3  # the first check is still running when the others arrive
     first = await service.submit(Post(text=POST), ALICE)
     joined = await service.submit(Post(text=POST), BOB)  # the same post: it waits on the run
     with pytest.raises(BusyError, match=r"busy with 1 checks; please try again in \d+ (s|min)"):
@@ -422,27 +397,27 @@ async def test_a_full_queue_refuses_new_checks_but_not_repeats(
 
 
 async def test_the_daily_token_budget_stops_new_checks_until_midnight(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     clock = Clock()  # 12:00 UTC
     service = make_service(clock, daily_token_budget=1000, **GENEROUS)
     await service.start()
     spent = await (await service.submit(Post(text=POST), ALICE)).result()
     assert spent.report.usage.prompt_tokens > 1000  # this one check spends the budget
-    calls = len(panel.requests)
+    calls = len(checker.runs)
     other = Post(text="The river bridge in Springfield will close in May.")
     with pytest.raises(BusyError, match=r"budget is spent.*again in 12 h") as refused:
         await service.submit(other, BOB)
     assert refused.value.retry_after_s == 12 * 3600
     repeat = await (await service.submit(Post(text=POST), BOB)).result()
-    assert repeat.repeat_kind == "exact" and len(panel.requests) == calls
+    assert repeat.repeat_kind == "exact" and len(checker.runs) == calls
     clock.now += dt.timedelta(hours=12)  # a new day
     fresh = await (await service.submit(other, BOB)).result()
-    assert fresh.repeat_kind is None and len(panel.requests) > calls
+    assert fresh.repeat_kind is None and len(checker.runs) > calls
 
 
 async def test_the_near_repeat_index_keeps_only_the_window(
-    make_service: Callable[..., CheckService], panel: FakeOpenAI
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
     clock = Clock()
     service = make_service(clock, **GENEROUS)

@@ -1,0 +1,141 @@
+"""In-process stand-ins for the engine's ports, as httpx tests use ``MockTransport``.
+
+:class:`FakeChecker` is a :class:`~zofia_engine.ports.Checker` that answers every
+post with a scripted report: a test with it proves what the service and the bots
+do around a check (repeats, joins, limits, cancellation, buttons), not that any
+fact-checking happened. :class:`HashingEncoder` is a
+:class:`~zofia_engine.ports.TextEncoder` whose cosine is the overlap of two texts'
+words: the same words give 1.0, a changed word a little less, other words about 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from zofia_engine.post import Post, ProgressEvent, ProgressHook
+from zofia_engine.report import (
+    Analyses,
+    ClaimResult,
+    Confidence,
+    Debate,
+    DebateTurn,
+    EvidenceItem,
+    JudgeRuling,
+    LLMCall,
+    Report,
+    Usage,
+)
+from zofia_engine.text import checkable_text
+
+__all__ = ["FakeChecker", "HashingEncoder", "scripted_report"]
+
+_WORD = re.compile(r"\w+")
+
+
+class HashingEncoder:
+    """Bag-of-words vectors, each word hashed to one of ``dimension`` axes."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        self._dimension = dimension
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            for word in _WORD.findall(text.casefold()):
+                digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                row[int.from_bytes(digest, "little") % self._dimension] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.maximum(norms, 1e-12)
+
+
+def scripted_report(
+    post: Post, *, verdict: str = "fake", summary: str = "", tokens: int = 1500
+) -> Report:
+    """A whole report for ``post``: evidence, a claim, a one-round debate, usage."""
+    evidence = [
+        EvidenceItem(
+            id="web-1",
+            source="web",
+            provider="web:fake",
+            title="City council minutes",
+            url="https://council.example.org/minutes",
+            text="The council passed no such law.",
+        )
+    ]
+    turns = [
+        DebateTurn(round=1, side="pro", argument="The post names a real city.", cites=["post"]),
+        DebateTurn(round=1, side="con", argument="The minutes show no law.", cites=["web-1"]),
+    ]
+    ruling = JudgeRuling(round=1, decision=verdict, reason=summary or "The minutes refute it.")  # type: ignore[arg-type]
+    calls = [LLMCall(role="judge", step="debate:judge:1", backend="fake", prompt_tokens=tokens)]
+    return Report(
+        verdict=verdict,  # type: ignore[arg-type]
+        confidence=Confidence(value=0.8, basis="scripted"),
+        summary=summary or f"Scripted verdict on: {post.text[:40]}",
+        keywords=[],
+        evidence=evidence,
+        claims=[ClaimResult(id="claim-0", kind="core", text=post.text[:80], label="refutes")],
+        analyses=Analyses(),
+        debate=Debate(turns=turns, rulings=[ruling], rounds=1, max_rounds=5, decided_in_round=1),
+        usage=Usage.of(calls),
+        timings={"total_ms": 1.0},
+        degraded=[],
+    )
+
+
+@dataclass
+class FakeChecker:
+    """Answers every post with :func:`scripted_report`, after ``delay_s``.
+
+    Attributes:
+        runs: every post checked, in order (a repeat answered from the store is none).
+        delay_s: how long a check takes (tests of joins, cancellation, shutdown).
+        fail: raise this instead of answering.
+        verdict, summary, tokens: what the report says and costs.
+    """
+
+    delay_s: float = 0.0
+    fail: BaseException | None = None
+    verdict: str = "fake"
+    summary: str = ""
+    tokens: int = 1500
+    runs: list[Post] = field(default_factory=list)
+
+    async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
+        # Cleaned (and an empty post refused) as the engine does before any model sees it.
+        text, _ = checkable_text(post.text)
+        self.runs.append(post)
+        for stage in ("retrieval", "linguist", "debate"):
+            await _emit(on_progress, ProgressEvent(kind="started", stage=stage))
+            if stage == "debate" and self.delay_s:
+                await asyncio.sleep(self.delay_s)
+            await _emit(on_progress, ProgressEvent(kind="finished", stage=stage))
+        if self.fail is not None:
+            raise self.fail
+        report = scripted_report(
+            post.model_copy(update={"text": text}),
+            verdict=self.verdict,
+            summary=self.summary,
+            tokens=self.tokens,
+        )
+        await _emit(on_progress, ProgressEvent(kind="finished", stage="verdict"))
+        return report
+
+
+async def _emit(hook: ProgressHook | None, event: ProgressEvent) -> None:
+    if hook is None:
+        return
+    result = hook(event)
+    if inspect.isawaitable(result):
+        await result

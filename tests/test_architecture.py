@@ -1,0 +1,104 @@
+"""The layers stay apart: data flows post → engine → report → storage → renderer →
+platform, and no module imports back up that line or in a circle."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("zofia_engine", "storage", "bots")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The project modules ``module`` imports, TYPE_CHECKING imports included."""
+    found = set()
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package[: len(package) - node.level + 1]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != module:
+                found.add(target)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    known = _modules()
+    return {module: _imports(module, path, known) for module, path in known.items()}
+
+
+def test_no_import_circle() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                circles.append([*trail[trail.index(target) :], target])
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []
+
+
+def test_the_engine_knows_no_storage_or_platform_and_storage_no_engine() -> None:
+    graph = _graph()
+    upward = [
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if (module.startswith("zofia_engine") and target.startswith(("storage", "bots")))
+        or (module.startswith("storage") and target.startswith(("bots", "zofia_engine.engine")))
+    ]
+    assert upward == []
+
+
+def _imported_after(code: str) -> set[str]:
+    probe = f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return set(out.stdout.split())
+
+
+def test_storage_imports_neither_the_engine_nor_torch() -> None:
+    every = [name for name in _modules() if name.startswith("storage")]
+    loaded = _imported_after("\n".join(f"import {name}" for name in every))
+    assert "zofia_engine.engine" not in loaded and "torch" not in loaded
+
+
+def test_zofia_check_help_imports_no_chat_platform() -> None:
+    loaded = _imported_after(
+        "from click.testing import CliRunner\nfrom bots.cli import main\n"
+        "assert CliRunner().invoke(main, ['check', '--help']).exit_code == 0"
+    )
+    assert "telegram" not in loaded and "discord" not in loaded
+    assert "bots.cli.check" in loaded
