@@ -64,7 +64,9 @@ async def test_a_check_on_the_embedded_model(
     shared = min(c.prompt_tokens for c in ok)  # no prompt is shorter than the shared prefix
     assert all((c.cached_tokens or 0) >= shared // 2 for c in ok[1:])
     assert report.debate.rounds >= 1 and report.debate.turns
-    assert report.verdict in ("real", "fake", "undetermined")
+    # The verdict is the last ruling's decision, whichever way SmolLM2 ruled.
+    decision = report.debate.rulings[-1].decision
+    assert report.verdict == (decision if decision in ("real", "fake") else "undetermined")
     if report.verdict != "undetermined":
         assert report.summary
     # Offline: no web backend, and the report says so.
