@@ -85,7 +85,7 @@ def test_a_logged_exception_never_shows_the_token(
 ) -> None:
     redactor = quiet_logs(WRONG)
     assert any(redactor in handler.filters for handler in logging.getLogger().handlers)
-    log = logging.getLogger("bots.telegram_app")
+    log = logging.getLogger("bots.telegram.app")
     with caplog.at_level(logging.INFO):
         try:
             raise InvalidToken(f"The token `{WRONG}` was rejected by the server.")
