@@ -236,6 +236,71 @@ def m005_section_marks(db: Database, secret: bytes | None) -> None:
     db.execute("DELETE FROM chat_settings WHERE key LIKE 'opened:%'")
 
 
+_VERDICTS = (
+    "'true', 'false', 'misleading', 'unproven', 'undetermined', 'no_claim', 'satire', 'scam'"
+)
+_DECISIONS = "'true', 'false', 'misleading', 'unproven', 'continue'"
+_MODERN = "CASE {0} WHEN 'real' THEN 'true' WHEN 'fake' THEN 'false' ELSE {0} END"
+
+
+def m006_four_outcomes(db: Database, secret: bytes | None) -> None:
+    """Verdicts on four outcomes (true, false, misleading, unproven) and triage's kinds,
+    where ZoFia's real / fake were; RADAR's debaters and phases in the debate rows.
+    SQLite cannot change a CHECK, so both tables are rebuilt; stored real and fake
+    become true and false (report JSON is read the same way when it is loaded)."""
+    db.execute(
+        f"""
+        CREATE TABLE reports_v6 (
+            check_id TEXT PRIMARY KEY {_CASCADE},
+            verdict TEXT NOT NULL CHECK (verdict IN ({_VERDICTS})),
+            confidence REAL,
+            summary TEXT NOT NULL DEFAULT '',
+            report_json TEXT,
+            n_evidence INTEGER NOT NULL,
+            n_claims INTEGER NOT NULL,
+            rounds INTEGER NOT NULL,
+            llm_calls INTEGER NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        f"""
+        INSERT INTO reports_v6 SELECT check_id, {_MODERN.format("verdict")}, confidence,
+            summary, report_json, n_evidence, n_claims, rounds, llm_calls, prompt_tokens,
+            completion_tokens, created_at FROM reports
+        """
+    )
+    db.execute("DROP TABLE reports")
+    db.execute("ALTER TABLE reports_v6 RENAME TO reports")
+    db.execute(
+        f"""
+        CREATE TABLE debate_turns_v6 (
+            check_id TEXT NOT NULL {_CASCADE},
+            seq INTEGER NOT NULL,
+            round INTEGER NOT NULL,
+            side TEXT NOT NULL CHECK (side IN ('pro', 'con', 'politician', 'scientist', 'judge')),
+            phase TEXT CHECK (phase IN ('opening', 'rebuttal', 'closing')),
+            text TEXT,
+            decision TEXT CHECK (decision IN ({_DECISIONS})),
+            cites_json TEXT NOT NULL DEFAULT '[]',
+            status TEXT NOT NULL,
+            PRIMARY KEY (check_id, seq)
+        )
+        """
+    )
+    db.execute(
+        f"""
+        INSERT INTO debate_turns_v6 SELECT check_id, seq, round, side, NULL, text,
+            {_MODERN.format("decision")}, cites_json, status FROM debate_turns
+        """
+    )
+    db.execute("DROP TABLE debate_turns")
+    db.execute("ALTER TABLE debate_turns_v6 RENAME TO debate_turns")
+
+
 Migration = Callable[[Database, bytes | None], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = [
@@ -244,6 +309,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m003_check_language", m003_check_language),
     ("m004_keyed_chats_and_texts", m004_keyed_chats_and_texts),
     ("m005_section_marks", m005_section_marks),
+    ("m006_four_outcomes", m006_four_outcomes),
 ]
 
 

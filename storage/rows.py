@@ -235,6 +235,7 @@ def _debate_rows(report: Report) -> list[dict[str, Any]]:
         if isinstance(entry, JudgeRuling):
             row = {
                 "side": "judge",
+                "phase": None,
                 "text": entry.reason,
                 "decision": entry.decision,
                 "cites_json": "[]",
@@ -242,6 +243,7 @@ def _debate_rows(report: Report) -> list[dict[str, Any]]:
         else:
             row = {
                 "side": entry.side,
+                "phase": entry.phase,
                 "text": _joined(entry.rebuttal, entry.argument),
                 "decision": None,
                 "cites_json": _json(entry.cites),

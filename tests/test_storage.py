@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import os
 import re
 import sqlite3
@@ -33,6 +34,7 @@ from storage import (
     open_database,
     text_hash,
 )
+from storage.rows import report_rows, serializable_report, to_iso
 from storage.settings import StorageSettings
 from zofia_engine.post import MAX_POST_CHARS, Post
 from zofia_engine.report import (
@@ -130,7 +132,7 @@ def make_report(*, marker: str = "", summary: str = "The bridge closure is confi
         )
     ]
     return Report(
-        verdict="real",
+        verdict="true",
         confidence=Confidence(value=0.82, basis="logprobs"),
         summary=summary,
         keywords=[
@@ -196,7 +198,7 @@ def make_report(*, marker: str = "", summary: str = "The bridge closure is confi
             ],
             rulings=[
                 JudgeRuling(round=1, decision="continue", reason="Need more."),
-                JudgeRuling(round=2, decision="real", reason="The bridge closure is confirmed."),
+                JudgeRuling(round=2, decision="true", reason="The bridge closure is confirmed."),
             ],
             rounds=2,
             max_rounds=5,
@@ -226,6 +228,32 @@ def done_check(store: CheckStore, text: str = POST, **kwargs: object) -> CheckRo
     return row
 
 
+def legacy_done_check(store: CheckStore) -> CheckRow:
+    """A done check as the code before the four outcomes stored it (schema m001-m005):
+    real / fake verdicts and decisions, no phase column."""
+    row = new_check(store)
+    report, report_json = serializable_report(make_report())
+    legacy = {"true": "real", "false": "fake"}
+    old_json = json.loads(report_json)
+    old_json["verdict"] = legacy[old_json["verdict"]]
+    for ruling in old_json["debate"]["rulings"]:
+        ruling["decision"] = legacy.get(ruling["decision"], ruling["decision"])
+    for key in ("basis", "lean", "triage"):
+        del old_json[key]
+    now = to_iso(dt.datetime.now(dt.UTC))
+    rows = report_rows(row.id, report, json.dumps(old_json), now)
+    rows["reports"][0]["verdict"] = legacy[report.verdict]
+    for turn in rows["debate_turns"]:
+        del turn["phase"]
+        turn["decision"] = legacy.get(turn["decision"], turn["decision"])
+    for table, table_rows in rows.items():
+        store.db.table(table).insert_all(table_rows)
+    store.db.execute(
+        "UPDATE checks SET status = 'done', finished_at = ? WHERE id = ?", [now, row.id]
+    )
+    return row
+
+
 def count(db: Database, table: str, check_id: str) -> int:
     return int(
         db.execute(f"SELECT count(*) FROM {table} WHERE check_id = ?", [check_id]).fetchone()[0]
@@ -247,6 +275,7 @@ ALL_MIGRATIONS = [
     "m003_check_language",
     "m004_keyed_chats_and_texts",
     "m005_section_marks",
+    "m006_four_outcomes",
 ]
 KEY = b"k" * 32
 
@@ -274,7 +303,8 @@ def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> N
     old = Database(path)
     assert migrate(old, upto="m001_initial") == ["m001_initial"]
     assert "post_vectors" not in old.table_names()
-    row = done_check(CheckStore(old))
+    row = legacy_done_check(CheckStore(old))
+    assert old.execute("SELECT verdict FROM reports").fetchone()[0] == "real"
     old.close()
 
     db = open_database(path, secret=KEY)
@@ -292,7 +322,11 @@ def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> N
         chat=stored.chat,
         text_hash=stored.text_hash,
     )
+    # m006: real / fake became true / false, in the rows and in the report read back.
     assert store.get_report(row.id) == make_report()
+    assert db.execute("SELECT verdict FROM reports").fetchone()[0] == "true"
+    decisions = [r[0] for r in db.execute("SELECT decision FROM debate_turns WHERE side = 'judge'")]
+    assert decisions == ["continue", "true"]
     ids, matrix = store.vectors()
     assert ids == [] and matrix.shape == (0, 0)
     db.close()
@@ -375,7 +409,7 @@ def test_a_report_round_trips_and_fills_every_table(store: CheckStore, db: Datab
     assert stored is not None and stored.status == "done"
     assert stored.started_at == stored.finished_at == T0
     summary = next(db.query("SELECT * FROM reports WHERE check_id = ?", [row.id]))
-    assert summary["verdict"] == "real" and summary["confidence"] == 0.82
+    assert summary["verdict"] == "true" and summary["confidence"] == 0.82
     assert (summary["n_evidence"], summary["n_claims"], summary["rounds"]) == (2, 3, 2)
     assert summary["llm_calls"] == 11 and summary["prompt_tokens"] == 3000
     assert summary["completion_tokens"] == 400
@@ -392,7 +426,7 @@ def test_a_report_round_trips_and_fills_every_table(store: CheckStore, db: Datab
         (3, 1, "judge", "continue"),
         (4, 2, "pro", None),
         (5, 2, "con", None),
-        (6, 2, "judge", "real"),
+        (6, 2, "judge", "true"),
     ]
     assert turns[1]["text"] == "Weak.\n\nNo date." and turns[0]["cites_json"] == '["web-1"]'
     expert = next(db.query("SELECT * FROM analyses WHERE agent = 'expert'"))
@@ -484,7 +518,7 @@ def test_unfinished_and_history(store: CheckStore, clock: Clock) -> None:
     assert [(row.id, verdict) for row, verdict in history] == [
         (d.id, None),
         (c.id, None),
-        (b.id, "real"),
+        (b.id, "true"),
         (a.id, None),
     ]
     assert [row.id for row, _ in store.history(limit=2)] == [d.id, c.id]
@@ -501,7 +535,7 @@ def test_export_has_done_checks_with_hashes_only(store: CheckStore, db: Database
     store.purge(older_than=T0 + dt.timedelta(seconds=1))  # both were made at T0
     rows = list(store.export_reports())
     assert [row["id"] for row in rows] == [kept.id, old.id]
-    assert rows[0]["requester"] == who and rows[0]["verdict"] == "real"
+    assert rows[0]["requester"] == who and rows[0]["verdict"] == "true"
     assert rows[0]["confidence"] == 0.82 and rows[0]["report"] is None  # purged
     assert set(rows[0]) == {
         "id", "platform", "chat", "requester", "created_at", "repeat_of", "repeat_kind",
@@ -627,7 +661,7 @@ def test_purge_keeps_the_verdict_and_removes_the_text(tmp_path: Path, clock: Clo
     assert (purged.text_hash, purged.origin, purged.url) == ("", "", "")
     assert store.get_report(old.id) is None and store.get_report(recent.id) == make_report()
     summary = next(db.query("SELECT * FROM reports WHERE check_id = ?", [old.id]))
-    assert (summary["verdict"], summary["confidence"], summary["n_claims"]) == ("real", 0.82, 3)
+    assert (summary["verdict"], summary["confidence"], summary["n_claims"]) == ("true", 0.82, 3)
     assert summary["summary"] == ""
     labels = [r["label"] for r in db.query("SELECT label FROM claims WHERE check_id = ?", [old.id])]
     assert labels == ["supports", "supports", "not enough information"]

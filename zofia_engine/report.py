@@ -10,11 +10,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .retrieval.models import Keyword
 
 __all__ = [
+    "OUTCOMES",
+    "TRIAGED",
     "Analyses",
     "ClaimResult",
     "Confidence",
@@ -24,15 +26,35 @@ __all__ = [
     "ExpertFinding",
     "JudgeRuling",
     "LLMCall",
+    "Lean",
     "LinguistFinding",
+    "Outcome",
     "Quote",
     "Report",
     "RoleUsage",
+    "Triage",
     "Usage",
+    "Verdict",
 ]
 
-Verdict = Literal["real", "fake", "undetermined"]
+#: What the panel rules on: RADAR's half-true is ``misleading`` (right in its facts, but
+#: missing context that changes its meaning) and AgentFact's ``unproven`` (absence of
+#: evidence does not imply falsity).
+Outcome = Literal["true", "false", "misleading", "unproven"]
+OUTCOMES: tuple[Outcome, ...] = ("true", "false", "misleading", "unproven")
+#: A check's verdict: an outcome; ``undetermined`` when no ruling could be made (the
+#: judge's model failed); or, when triage found nothing to check, what it found instead.
+Verdict = Literal[
+    "true", "false", "misleading", "unproven", "undetermined", "no_claim", "satire", "scam"
+]
+TRIAGED: tuple[str, ...] = ("no_claim", "satire", "scam")
 StepStatus = Literal["ok", "failed", "skipped"]
+# Reports stored before the four outcomes said ZoFia's real / fake.
+_LEGACY = {"real": "true", "fake": "false"}
+
+
+def _modern(value: object) -> object:
+    return _LEGACY.get(value, value) if isinstance(value, str) else value
 
 
 class _Record(BaseModel):
@@ -101,10 +123,13 @@ class Analyses(_Record):
 
 
 class DebateTurn(_Record):
-    """One debater's turn: a rebuttal of the last opposing turn, then new evidence."""
+    """One debater's turn. In ZoFia's debate (``pro``, ``con``) a rebuttal of the last
+    opposing turn, then new evidence; in RADAR's (``politician``, ``scientist``) the
+    argument of one ``phase``: opening, rebuttal or closing."""
 
     round: int
-    side: Literal["pro", "con"]
+    side: Literal["pro", "con", "politician", "scientist"]
+    phase: Literal["opening", "rebuttal", "closing"] | None = None
     rebuttal: str = ""
     argument: str = ""
     cites: list[str] = []
@@ -113,19 +138,38 @@ class DebateTurn(_Record):
 
 
 class JudgeRuling(_Record):
-    """The judge's answer after a round; ``forced`` marks the ruling made at the cap."""
+    """The judge's answer after a round: the ``outcome`` it would give now, and as the
+    ``decision`` that outcome when the debate stops here or ``continue``. ``forced`` marks the
+    ruling made at the round cap. ``stop_margin`` is RADAR's s = p(STOP) − p(CONTINUE)
+    and ``label_confidence`` its c = max p(outcome), both from the judge's token
+    probabilities (``None`` without them); ``probabilities`` are p(outcome) for each
+    of the four outcomes."""
 
     round: int
-    decision: Literal["real", "fake", "continue"] | None
+    decision: Literal["true", "false", "misleading", "unproven", "continue"] | None
+    outcome: Outcome | None = None
     reason: str = ""
     forced: bool = False
+    stop_margin: float | None = None
+    label_confidence: float | None = None
+    probabilities: dict[str, float] | None = None
     status: StepStatus = "ok"
     error: str = ""
 
+    @field_validator("decision", "outcome", mode="before")
+    @classmethod
+    def _legacy(cls, value: object) -> object:
+        return _modern(value)
+
 
 class Debate(_Record):
-    """Algorithm 1's transcript. ``forced`` is true when the judge never decided on its own."""
+    """The debate's transcript: ZoFia's Algorithm 1 or RADAR's role-anchored debate.
+    ``forced`` is true when the judge never decided on its own; ``stopped_by`` says
+    what ended it early: the token probabilities against the thresholds, or (without
+    them) the judge's word."""
 
+    style: Literal["zofia", "radar"] = "zofia"
+    stopped_by: Literal["", "probabilities", "judge"] = ""
     turns: list[DebateTurn] = []
     rulings: list[JudgeRuling] = []
     rounds: int = 0
@@ -209,11 +253,35 @@ class Usage(_Record):
         )
 
 
+class Triage(_Record):
+    """What the post is, decided before any evidence is sought: only a checkable claim
+    gets the full check; the signs say why a post looks like a scam."""
+
+    kind: Literal["claim", "no_claim", "satire", "scam"]
+    reason: str = ""
+    signs: list[str] = []
+    status: StepStatus = "ok"
+    error: str = ""
+
+
+class Lean(_Record):
+    """Which way the panel leaned when the evidence could not carry a verdict, how
+    strongly (the judge's probability, ``None`` without token probabilities), and what
+    would settle it."""
+
+    outcome: Literal["true", "false", "misleading"]
+    probability: float | None = None
+    settle: str = ""
+
+
 class Report(_Record):
     """The outcome of one check.
 
     ``verdict`` is ``undetermined`` only when no ruling could be made (the
-    judge's model failed); ``degraded`` then says what failed.
+    judge's model failed); ``degraded`` then says what failed. ``basis`` lists what
+    a ``true``, ``false`` or ``misleading`` verdict rests on (claim ids whose quotes
+    were found in the evidence, published fact-checks); with none, the verdict is
+    ``unproven`` and ``lean`` says which way the panel leaned.
     """
 
     verdict: Verdict
@@ -227,3 +295,11 @@ class Report(_Record):
     usage: Usage
     timings: dict[str, float]
     degraded: list[str]
+    basis: list[str] = []
+    lean: Lean | None = None
+    triage: Triage | None = None
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _legacy(cls, value: object) -> object:
+        return _modern(value)
