@@ -60,7 +60,10 @@ def test_defaults_are_the_papers_hyperparameters() -> None:
     # §4.1.3 / eq. 9 and §4.2 / Algorithm 1: θ_sim, 2-4 sub-claims, at most 5 rounds.
     assert s.agents.theta_sim == 0.1
     assert (s.agents.min_sub_claims, s.agents.max_sub_claims) == (2, 4)
-    assert s.agents.debate_max_rounds == 5
+    assert s.debate.max_rounds == 5
+    assert s.debate.style == "zofia"
+    assert (s.debate.stop_margin, s.debate.verdict_confidence) == (-0.15, 0.7)  # RADAR §4.1
+    assert s.agents.require_evidence and s.triage.enabled
     assert len(s.agents.linguist_dimensions) == 5
     # §5.1: temperature 0; the embedded model by default, no API key needed.
     assert s.llm.temperature == 0.0
@@ -349,5 +352,20 @@ def test_the_engine_knows_no_platform(tmp_path: Path) -> None:
         "wikipedia",
         "llm",
         "agents",
+        "debate",
+        "triage",
     }
     assert load_config(path, environ={}).telegram.token_env == "X"
+
+
+def test_stop_thresholds_per_judge_model(tmp_path: Path) -> None:
+    path = _toml(
+        tmp_path,
+        "[debate.thresholds]\n'qwen2.5' = [-0.3, 0.6]\n'qwen2.5-coder-1.5b' = [0.1, 0.8]\n",
+    )
+    debate = load_engine_config(path, environ={}).debate
+    assert debate.taus("Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf") == (0.1, 0.8)  # longest match
+    assert debate.taus("qwen2.5-7b-instruct") == (-0.3, 0.6)
+    assert debate.taus("llama3-8b") == (-0.15, 0.7)  # the paper's values
+    with pytest.raises(ConfigError, match="style"):
+        load_engine_config(_toml(tmp_path, "[debate]\nstyle = 'chess'\n"), environ={})

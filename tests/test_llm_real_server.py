@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 from peers.llama_server import MODEL_ALIAS, llama_server
 
+from zofia_engine.check_run import CheckRun
 from zofia_engine.config import EngineSettings
 from zofia_engine.diagnostics import diagnose_engine
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -22,6 +23,7 @@ from zofia_engine.errors import LLMConfigError, ModelUnavailableError
 from zofia_engine.llm.base import ChatMessage, CompletionRequest
 from zofia_engine.llm.gguf import smollm2_135m_path
 from zofia_engine.llm.openai_backend import OpenAIBackend
+from zofia_engine.post import Ablation, Post
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
@@ -93,7 +95,7 @@ async def test_json_schema_on_this_server_is_a_configuration_error(server: str) 
     assert "response_format" in str(info.value)
 
 
-def _settings(server: str) -> EngineSettings:
+def _settings(server: str, triage: bool = False) -> EngineSettings:
     return EngineSettings.model_validate(
         {
             "llm": {
@@ -101,7 +103,8 @@ def _settings(server: str) -> EngineSettings:
                 "timeout_s": 120.0,
                 "openai": {"base_url": server, "api_key": "local", "model": MODEL_ALIAS},
             },
-            "agents": {"debate_max_rounds": 1},
+            "debate": {"max_rounds": 1},
+            "triage": {"enabled": triage},
         }
     )
 
@@ -123,8 +126,22 @@ async def test_a_whole_check_through_the_server(
     assert all(call.usage_reported and call.prompt_tokens > 0 for call in log)
     assert not any("schema" in note for note in report.degraded), report.degraded
     # The judge's probabilities came from the server's logprobs.
-    if report.verdict != "undetermined":
-        assert report.confidence.value is not None, report.confidence.basis
+    final = report.debate.rulings[-1]
+    if final.status == "ok":
+        assert final.probabilities is not None and final.label_confidence is not None
+
+
+async def test_triage_through_the_server(server: str) -> None:
+    # Whatever kind the 135M model picks, the call fits the server's JSON mode.
+    settings = _settings(server, triage=True)
+    async with Engine(settings) as engine:
+        post = Post(text="Good morning everyone! Have a lovely Sunday.")
+        run = CheckRun(settings, engine.retrieval, engine.llm.session(), post, Ablation(), None)
+        found = await run.triage()
+    assert found.status == "ok", found.error
+    assert found.kind in ("claim", "no_claim", "satire", "scam")
+    assert [c.step for c in run.session.calls] == ["triage"]
+    assert run.session.calls[0].ok
 
 
 async def test_doctor_reports_the_mode_it_found(server: str) -> None:

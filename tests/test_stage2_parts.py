@@ -17,7 +17,7 @@ from zofia_engine.agents.claims import (
     split_passages,
 )
 from zofia_engine.agents.context import PanelContext
-from zofia_engine.agents.judge import decision_confidence
+from zofia_engine.agents.judge import calibrated, option_probabilities
 from zofia_engine.agents.linguist import DIMENSIONS
 from zofia_engine.llm.base import TokenLogprob
 from zofia_engine.llm.structured import ReplyParseError, bounded_schema, json_schema, parse_reply
@@ -31,12 +31,17 @@ TEMPLATE_VARIABLES = {
     "debate_turn": {
         "round": 1,
         "side_word": "pro",
-        "claim_word": "real",
+        "position": "true",
         "rebuttal": "r",
         "argument": "a",
         "cites": ["post"],
     },
-    "debater": {"side_word": "real", "other_word": "fake", "opponent": "x", "max_words": 90},
+    "debater": {
+        "position": "true",
+        "other_position": "false or misleading",
+        "opponent": "x",
+        "max_words": 90,
+    },
     "domain": {},
     "evidence": {
         "items": [
@@ -49,9 +54,12 @@ TEMPLATE_VARIABLES = {
     "judge_final": {"rounds": 5, "max_words": 80},
     "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},
     "only_llm": {"max_words": 40},
+    "outcomes": {},
     "post": {"text": "A post.", "published": "2024-01-02", "origin": "a channel", "url": ""},
+    "radar_debater": {"role": "scientist", "phase": "rebuttal", "opponent": "x", "max_words": 90},
     "repair": {"error": "no JSON", "schema": "{}"},
     "system": {"language": "French"},
+    "triage": {},
     "verifier": {
         "chunks": [Passage("web-1", "A passage.")],
         "claim": "A claim.",
@@ -75,8 +83,11 @@ def test_every_template_renders_and_needs_each_variable(name: str) -> None:
 
 def test_role_tasks_ask_for_word_labels_not_letters() -> None:
     judge = render("judge", rounds=1, max_rounds=5, max_words=80)
-    assert '"real", "fake" or "continue"' in judge
+    assert '"true", "false", "misleading" or "unproven"' in judge
+    assert '"stop" or "continue"' in judge
     assert "R:" not in judge and "F:" not in judge
+    final = render("judge_final", rounds=0, max_words=80)
+    assert "There was no debate" in final and '"next"' not in final
 
 
 class Sample(BaseModel):
@@ -122,35 +133,55 @@ def test_json_schema_is_strict_and_narrowed() -> None:
     assert json_schema(ExtractorReply)["properties"]["sub_claims"]["type"] == "array"
 
 
-def _logprobs(p_fake: float, split: bool = False) -> list[TokenLogprob]:
-    top = {"fake": math.log(p_fake), "real": math.log(1 - p_fake), "continue": math.log(1e-6)}
+def _logprobs(p_false: float, split: bool = False) -> list[TokenLogprob]:
+    rest = (1 - p_false) / 3
+    top = {"false": p_false, "true": rest, "misleading": rest / 2, "mis": rest / 2}
+    top |= {"unproven": rest, "continue": 1e-6}
+    logs = {k: math.log(v) for k, v in top.items()}
     if split:  # the value's first token carries the opening quote
-        top = {'"' + k: v for k, v in top.items()}
+        logs = {'"' + k: v for k, v in logs.items()}
         return [
-            TokenLogprob('{"decision": ', 0.0),
-            TokenLogprob('"fake', math.log(p_fake), top),
+            TokenLogprob('{"verdict": ', 0.0),
+            TokenLogprob('"false', math.log(p_false), logs),
             TokenLogprob('", "reason": "x"}', 0.0),
         ]
     return [
-        TokenLogprob('{"decision": "', 0.0),
-        TokenLogprob("fake", math.log(p_fake), top),
+        TokenLogprob('{"verdict": "', 0.0),
+        TokenLogprob("false", math.log(p_false), logs),
         TokenLogprob('", "reason": "x"}', 0.0),
     ]
 
 
 @pytest.mark.parametrize("split", [False, True])
-def test_decision_confidence_reads_the_decision_token(split: bool) -> None:
-    text = '{"decision": "fake", "reason": "x"}'
-    assert decision_confidence(text, _logprobs(0.9, split), "fake") == pytest.approx(0.9, 1e-3)
-    assert decision_confidence(text, _logprobs(0.9, split), "real") == pytest.approx(0.1, 1e-3)
+def test_option_probabilities_read_the_verdict_token(split: bool) -> None:
+    text = '{"verdict": "false", "reason": "x"}'
+    options = ("true", "false", "misleading", "unproven")
+    p = option_probabilities(text, _logprobs(0.7, split), "verdict", options)
+    assert p is not None
+    assert p["false"] == pytest.approx(0.7, abs=1e-3)
+    # "misleading" and the prefix "mis" are one option; "continue" names none
+    assert p["misleading"] == pytest.approx(0.1, abs=1e-3)
+    assert p["true"] == pytest.approx(0.1, abs=1e-3)
+    assert sum(p.values()) == pytest.approx(1.0, abs=1e-3)
 
 
-def test_decision_confidence_unavailable() -> None:
-    text = '{"decision": "fake", "reason": "x"}'
-    assert decision_confidence(text, None, "fake") is None
-    assert decision_confidence("no decision here", _logprobs(0.9), "fake") is None
+def test_option_probabilities_unavailable() -> None:
+    text = '{"verdict": "false", "reason": "x"}'
+    options = ("true", "false")
+    assert option_probabilities(text, None, "verdict", options) is None
+    assert option_probabilities("no verdict here", _logprobs(0.9), "verdict", options) is None
     unrelated = [TokenLogprob(text, 0.0, {})]
-    assert decision_confidence(text, unrelated, "fake") is None
+    assert option_probabilities(text, unrelated, "verdict", options) is None
+
+
+def test_contextual_calibration_divides_out_the_prior() -> None:
+    # A judge that says "false" 80% of the time on a post with no content: its 0.8 for
+    # "false" on a real post is no evidence at all, and calibration brings it to even.
+    prior = {"true": 0.1, "false": 0.8, "misleading": 0.05, "unproven": 0.05}
+    seen = {"true": 0.1, "false": 0.8, "misleading": 0.05, "unproven": 0.05}
+    assert calibrated(seen, prior) == pytest.approx(dict.fromkeys(seen, 0.25), abs=1e-3)
+    tilted = calibrated({"true": 0.3, "false": 0.6, "misleading": 0.05, "unproven": 0.05}, prior)
+    assert tilted["true"] > tilted["false"]
 
 
 PASSAGES = [

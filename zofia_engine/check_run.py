@@ -20,9 +20,13 @@ from typing import Any, TypeVar
 from .agents.claims import PassageIndex, extract_claims, split_passages, verify_claims
 from .agents.context import PanelContext, evidence_items
 from .agents.debate import DebateOutcome, hold_debate
+from .agents.early_stop import EarlyStop
 from .agents.expert import analyse_as_expert, detect_domain
-from .agents.judge import decision_confidence, final_ruling
+from .agents.judge import calibrated, final_ruling
 from .agents.linguist import analyse_language
+from .agents.radar import hold_radar_debate
+from .agents.triage import triage
+from .agents.verdict import fallback_summary, triaged_report, verdict_of
 from .config import EngineSettings
 from .llm.base import ChatMessage
 from .llm.session import CheckSession, StepFailed
@@ -31,17 +35,18 @@ from .prompting import render
 from .report import (
     Analyses,
     ClaimResult,
-    Confidence,
     Debate,
     ExpertFinding,
+    JudgeRuling,
     LinguistFinding,
     Report,
+    Triage,
     Usage,
 )
 from .retrieval.models import Stage1Result
 from .retrieval.ner.sentences import split_sentences
 from .retrieval.pipeline import EntityGuidedRetrieval
-from .text import checkable_text
+from .text import checkable_text, whole_sentences
 
 __all__ = ["CheckRun"]
 
@@ -115,6 +120,8 @@ class CheckRun:
         post: the post.
         ablation: parts of the method to leave out.
         on_progress: called (or awaited) with each progress event.
+        prior: the judge's outcome probabilities on a content-free post, to correct
+            its probabilities by (contextual calibration); ``None``: as they are.
 
     Raises:
         InvalidPostError: the post has no text to check.
@@ -128,8 +135,10 @@ class CheckRun:
         post: Post,
         ablation: Ablation,
         on_progress: ProgressHook | None,
+        prior: dict[str, float] | None = None,
     ) -> None:
         self.started = time.perf_counter()
+        self.prior = prior
         self.settings = settings
         self.retrieval = retrieval
         self.session = session
@@ -160,12 +169,25 @@ class CheckRun:
         self.degraded += [f"left out for this check: {part}" for part in ablation.removed]
 
     async def run(self) -> Report:
-        """Gather, deliberate, report."""
-        gathered = await self.gather()
-        outcome = await self.deliberate(gathered)
-        report = self.report(gathered, outcome)
+        """Triage, then gather, deliberate and report; a post with nothing to check gets
+        the triage's short report instead."""
+        found = await self.triage() if self.settings.triage.enabled else None
+        if found is not None and found.kind != "claim":
+            report = triaged_report(found, *self._usage_and_timings(), self.degraded)
+        else:
+            gathered = await self.gather()
+            outcome = await self.deliberate(gathered)
+            report = self.report(gathered, outcome)
+            report.triage = found
         await self.progress.emit("finished", "verdict", report.verdict)
         return report
+
+    async def triage(self) -> Triage:
+        """What kind of post this is (one short call on the post alone)."""
+        found = await self.progress.stage("triage", triage(self.session, self.ctx), self.timings)
+        if found.status == "failed":
+            self.degraded.append(f"triage failed ({found.error}); the post was checked in full")
+        return found
 
     async def gather(self) -> Gathered:
         """Stage 1 and every analysis, each started as soon as what it needs is there."""
@@ -230,28 +252,48 @@ class CheckRun:
         return outcome
 
     def report(self, gathered: Gathered, outcome: DebateOutcome) -> Report:
-        """The report of the check, timings and accounting included."""
-        ruling = outcome.ruling
-        verdict = ruling.decision if ruling.decision in ("real", "fake") else "undetermined"
-        if verdict == "undetermined":
-            self.degraded.append(f"no verdict: the judge failed ({ruling.error})")
-        timings = self.timings
-        timings.update({f"stage1.{k}": v for k, v in gathered.stage1.timings_ms.items()})
-        timings["llm_ms"] = round(sum(c.latency_ms for c in self.session.calls), 2)
-        timings["total_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
+        """The report of the check: the verdict the evidence allows, timings, accounting."""
+        judged, debate = outcome.judged, outcome.debate
+        if self.settings.debate.early_stop == "thresholds" and debate.stopped_by == "judge":
+            self.degraded.append("no token probabilities: the judge's own word ended the debate")
+        outcomes = judged.outcomes
+        if outcomes is not None and self.prior is not None:
+            outcomes = calibrated(outcomes, self.prior)
+        ruled, confidence = verdict_of(
+            judged.ruling,
+            outcomes,
+            gathered.claims,
+            require_evidence=self.settings.agents.require_evidence,
+            no_logprobs=judged.completion is not None and not judged.completion.logprobs,
+        )
+        if ruled.verdict == "undetermined":
+            self.degraded.append(f"no verdict: the judge failed ({judged.ruling.error})")
+        usage, timings = self._usage_and_timings(gathered.stage1.timings_ms)
         return Report(
-            verdict=verdict,
-            confidence=_confidence(outcome, verdict),
-            summary=ruling.reason or _fallback_summary(verdict, ruling.error),
+            verdict=ruled.verdict,
+            confidence=confidence,
+            summary=whole_sentences(judged.ruling.reason)
+            or fallback_summary(ruled.verdict, judged.ruling.error),
             keywords=gathered.stage1.keywords,
             evidence=self.ctx.evidence,
             claims=gathered.claims,
             analyses=gathered.analyses,
-            debate=outcome.debate,
-            usage=Usage.of(self.session.calls),
+            debate=debate,
+            usage=usage,
             timings=timings,
             degraded=self.degraded,
+            basis=ruled.basis,
+            lean=ruled.lean,
         )
+
+    def _usage_and_timings(
+        self, stage1_ms: dict[str, float] | None = None
+    ) -> tuple[Usage, dict[str, float]]:
+        timings = self.timings
+        timings.update({f"stage1.{k}": v for k, v in (stage1_ms or {}).items()})
+        timings["llm_ms"] = round(sum(c.latency_ms for c in self.session.calls), 2)
+        timings["total_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
+        return Usage.of(self.session.calls), timings
 
     async def _expert(self, domain: asyncio.Task[Any]) -> ExpertFinding:
         return await analyse_as_expert(self.session, self.ctx, await domain)
@@ -298,23 +340,31 @@ class CheckRun:
         return pool, citable
 
     async def _debate(self, pool: list[ChatMessage], citable: list[str]) -> DebateOutcome:
-        session, ctx = self.session, self.ctx
+        session, ctx, d = self.session, self.ctx, self.settings.debate
         if not self.ablation.debate:
-            ruling, completion = await final_ruling(session, ctx, pool, 0)
-            debate = Debate(held=False, rulings=[ruling], forced=True)
-            return DebateOutcome(debate=debate, ruling=ruling, completion=completion)
+            judged = await final_ruling(session, ctx, pool, 0)
+            debate = Debate(style=d.style, held=False, rulings=[judged.ruling], forced=True)
+            return DebateOutcome(debate=debate, judged=judged)
 
-        async def on_round(ruling: Any) -> None:
-            await self.progress.emit("round", "debate", ruling.decision or "failed", ruling.round)
+        async def on_round(ruling: JudgeRuling) -> None:
+            word = ruling.decision or "failed"
+            await self.progress.emit("round", "debate", word, ruling.round)
 
-        a = self.settings.agents
+        stop_margin, confidence = d.taus(session.routes["judge"].model)
+        controller = EarlyStop(d.early_stop, stop_margin, confidence)
+        if d.style == "radar":
+            return await hold_radar_debate(
+                session, ctx, pool, citable, max_rounds=d.max_rounds, controller=controller,
+                on_round=on_round,
+            )  # fmt: skip
         return await hold_debate(
             session,
             ctx,
             pool,
             citable,
-            max_rounds=a.debate_max_rounds,
-            min_rounds=min(a.debate_min_rounds, a.debate_max_rounds),
+            max_rounds=d.max_rounds,
+            min_rounds=min(d.min_rounds, d.max_rounds),
+            controller=controller,
             on_round=on_round,
         )
 
@@ -340,24 +390,3 @@ def _agent_failures(analyses: Analyses, claims: list[ClaimResult]) -> list[str]:
     if dropped:
         notes.append(f"{dropped} quote(s) not found in the retrieved text were dropped")
     return notes
-
-
-def _confidence(outcome: DebateOutcome, verdict: str) -> Confidence:
-    c = outcome.completion
-    if c is None or verdict == "undetermined":
-        return Confidence(basis="unavailable: no ruling was made")
-    value = decision_confidence(c.text, c.logprobs, verdict)
-    if value is None:
-        why = (
-            "the backend gives no token probabilities"
-            if not c.logprobs
-            else ("the decision token was not among the returned probabilities")
-        )
-        return Confidence(basis=f"unavailable: {why}")
-    return Confidence(value=value, basis="judge's token probabilities of real vs fake")
-
-
-def _fallback_summary(verdict: str, error: str) -> str:
-    if verdict == "undetermined":
-        return f"No verdict could be reached: {error or 'the judge gave no ruling'}."
-    return f"The panel ruled the post {verdict}."

@@ -25,6 +25,7 @@ __all__ = [
     "ROLES",
     "AgentSettings",
     "BraveSettings",
+    "DebateSettings",
     "EmbeddedSettings",
     "EncoderSettings",
     "EngineSettings",
@@ -38,6 +39,7 @@ __all__ = [
     "RoleSettings",
     "SearxngSettings",
     "SettingsSection",
+    "TriageSettings",
     "WebSettings",
     "WikipediaSettings",
     "load_config",
@@ -49,8 +51,8 @@ ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "OPENAI_API_KEY": ("llm", "openai", "api_key"),
 }
 
-ROLES = ("linguist", "expert", "extractor", "verifier", "debater", "judge")
-Role = Literal["linguist", "expert", "extractor", "verifier", "debater", "judge"]
+ROLES = ("triage", "linguist", "expert", "extractor", "verifier", "debater", "judge")
+Role = Literal["triage", "linguist", "expert", "extractor", "verifier", "debater", "judge"]
 
 
 class SettingsSection(BaseModel):
@@ -258,8 +260,52 @@ class AgentSettings(SettingsSection):
     chunk_sentences: int = Field(2, ge=1, le=10)
     max_post_chars: int = Field(6000, ge=200)
     max_evidence_chars: int = Field(600, ge=50)
-    debate_max_rounds: int = Field(5, ge=1, le=10)
-    debate_min_rounds: int = Field(1, ge=1, le=10)
+    # No verdict without evidence: true, false or misleading needs a claim whose quote
+    # was found in the retrieved text (or a published fact-check); else it is unproven.
+    # Off reproduces the paper, which always rules real or fake.
+    require_evidence: bool = True
+
+
+class DebateSettings(SettingsSection):
+    """The debate (ZoFia's Algorithm 1, or RADAR's role-anchored debate) and when it stops.
+
+    ``zofia``: pro and con, the judge rules or lets it continue, at most ``max_rounds``
+    (the paper: 5). ``radar``: a Politician and a Scientist argue from the shared
+    evidence in three phases (opening, rebuttal, closing), at most 3 rounds, both of a
+    round at once. With ``early_stop``, after each round the debate ends when RADAR's
+    stop margin s = p(STOP) − p(CONTINUE) reaches ``stop_margin`` (τs) and the judge's
+    top outcome probability reaches ``verdict_confidence`` (τv); the defaults are the
+    paper's for LLaMA3-8B, ``thresholds`` holds others per judge model name
+    (``zofia calibrate`` prints them). Without token probabilities the judge's word
+    decides, as with ``early_stop = "judge"``.
+    """
+
+    style: Literal["zofia", "radar"] = "zofia"
+    max_rounds: int = Field(5, ge=1, le=10)
+    min_rounds: int = Field(1, ge=1, le=10)
+    # "thresholds": RADAR's controller; "judge": the judge's word alone (Algorithm 1);
+    # "never": every round is held (zofia calibrate collects its scores that way).
+    early_stop: Literal["thresholds", "judge", "never"] = "thresholds"
+    stop_margin: float = Field(-0.15, ge=-1, le=1)
+    verdict_confidence: float = Field(0.7, ge=0, le=1)
+    thresholds: dict[str, tuple[float, float]] = {}
+    # Divide the judge's outcome probabilities by its prior on a content-free post
+    # (contextual calibration); off unless zofia calibrate shows that it helps.
+    contextual_calibration: bool = False
+
+    def taus(self, model: str) -> tuple[float, float]:
+        """(τs, τv) for the judge model ``model``: the longest key of ``thresholds`` it
+        contains, else the defaults."""
+        name = model.casefold()
+        keys = sorted((k for k in self.thresholds if k.casefold() in name), key=len)
+        return self.thresholds[keys[-1]] if keys else (self.stop_margin, self.verdict_confidence)
+
+
+class TriageSettings(SettingsSection):
+    """One short call on the post alone before the full check: a checkable claim gets
+    the full check; an opinion or greeting, satire, or a likely scam gets a short card."""
+
+    enabled: bool = True
 
 
 class EngineSettings(SettingsSection):
@@ -276,6 +322,8 @@ class EngineSettings(SettingsSection):
     wikipedia: WikipediaSettings = WikipediaSettings()
     llm: LLMSettings = LLMSettings()
     agents: AgentSettings = AgentSettings()
+    debate: DebateSettings = DebateSettings()
+    triage: TriageSettings = TriageSettings()
 
 
 S = TypeVar("S", bound=BaseModel)

@@ -10,6 +10,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+from .agents.context import PanelContext
+from .agents.judge import final_ruling
 from .check_run import CheckRun
 from .config import EngineSettings
 from .llm.router import LLMRouter
@@ -17,7 +19,10 @@ from .post import Ablation, Post, ProgressEvent, ProgressHook
 from .report import Report
 from .retrieval.pipeline import EntityGuidedRetrieval
 
-__all__ = ["Engine"]
+__all__ = ["CONTENT_FREE", "Engine"]
+
+#: The content-free post of contextual calibration (Zhao et al. 2021): no claim at all.
+CONTENT_FREE = "N/A"
 
 
 class Engine:
@@ -41,6 +46,9 @@ class Engine:
         self.settings = settings or EngineSettings()
         self.retrieval = retrieval or EntityGuidedRetrieval(self.settings)
         self.llm = llm or LLMRouter(self.settings.llm)
+        self._prior: dict[str, float] | None = None
+        self._prior_lock = asyncio.Lock()
+        self._prior_asked = False
 
     async def load(self) -> None:
         """Load every model now, so the first check does not wait for it."""
@@ -81,6 +89,7 @@ class Engine:
         """
         if isinstance(post, str):
             post = Post(text=post)
+        prior = await self.judge_prior() if self.settings.debate.contextual_calibration else None
         run = CheckRun(
             self.settings,
             self.retrieval,
@@ -88,8 +97,21 @@ class Engine:
             post,
             ablation or Ablation(),
             on_progress,
+            prior,
         )
         return await run.run()
+
+    async def judge_prior(self) -> dict[str, float] | None:
+        """The judge's outcome probabilities on a content-free post (contextual
+        calibration's prior), asked once per engine; ``None`` without token
+        probabilities."""
+        async with self._prior_lock:
+            if not self._prior_asked:
+                ctx = PanelContext(CONTENT_FREE)
+                judged = await final_ruling(self.llm.session(), ctx, [ctx.evidence_message()], 0)
+                self._prior = judged.ruling.probabilities
+                self._prior_asked = judged.ruling.status == "ok"  # a failed call is asked again
+        return self._prior
 
     async def stream(
         self, post: Post | str, *, ablation: Ablation | None = None

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 from .errors import InvalidPostError
 
-__all__ = ["EMPTY_POST", "checkable_text", "clean_post"]
+__all__ = ["EMPTY_POST", "checkable_text", "clean_post", "whole_sentences"]
 
 EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
 
@@ -113,3 +113,16 @@ def checkable_text(text: str) -> tuple[str, list[str]]:
     if not text:
         raise InvalidPostError(EMPTY_POST)
     return text, notes
+
+
+_SENTENCE_END = re.compile(r"[.!?…](?:[\"'”’)\]]*)(?=\s|$)")
+
+
+def whole_sentences(text: str) -> str:
+    """``text`` without a last sentence cut off before its end (a reply that ran into
+    its length cap); unchanged when it ends a sentence or has no complete one."""
+    text = text.strip()
+    ends = list(_SENTENCE_END.finditer(text))
+    if not ends or ends[-1].end() == len(text):
+        return text
+    return text[: ends[-1].end()]

@@ -9,6 +9,7 @@ well-behaved model would send: JSON objects that fit the schema.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -38,9 +39,13 @@ REPORT_KEYS = [
     "usage",
     "timings",
     "degraded",
+    "basis",
+    "lean",
+    "triage",
 ]
 
 SCHEMAS = (
+    "triagereply",
     "linguistreply",
     "domainreply",
     "expertreply",
@@ -49,6 +54,7 @@ SCHEMAS = (
     "debaterreply",
     "judgereply",
     "finalreply",
+    "radarreply",
 )
 
 Answer = (
@@ -80,6 +86,7 @@ def _verifier(body: dict[str, Any]) -> dict[str, Any]:
 
 
 DEFAULTS: dict[str, Answer] = {
+    "triagereply": {"kind": "claim", "reason": "It states a checkable fact.", "signs": []},
     "linguistreply": {"analysis": "Sensational wording and vague sourcing.", "lean": "fake"},
     "domainreply": {"domain": "politics", "expert_role": "political journalist"},
     "expertreply": {
@@ -93,25 +100,38 @@ DEFAULTS: dict[str, Answer] = {
     },
     "verifierreply": _verifier,
     "debaterreply": {"rebuttal": "", "argument": "The post names a real city.", "cites": ["post"]},
-    "judgereply": {"decision": "fake", "reason": "Web sources refute the core claim."},
-    "finalreply": {"decision": "fake", "reason": "On balance the evidence refutes the post."},
+    "judgereply": {
+        "verdict": "false",
+        "next": "stop",
+        "reason": "Web sources refute the core claim.",
+    },
+    "finalreply": {"verdict": "false", "reason": "On balance the evidence refutes the post."},
+    "radarreply": {"argument": "The record settles the post.", "cites": ["post"]},
 }
 
 
-def judge_logprobs(content: str, p_fake: float) -> list[tuple[str, float, dict[str, float]]]:
-    """Per-token logprobs for a judge reply whose decision token carries ``p_fake``."""
-    import math
-
-    head, _, tail = content.partition('"decision": "')
+def _split_at(content: str, key: str) -> tuple[str, str, str]:
+    head, found, tail = content.partition(f'"{key}": "')
+    if not found:
+        raise ValueError(f"no {key!r} value in {content!r}")
     word, _, rest = tail.partition('"')
-    p_real = 1.0 - p_fake
-    chosen = math.log(p_fake if word == "fake" else p_real)
-    top = {"fake": math.log(p_fake), "real": math.log(p_real)}
-    return [
-        (head + '"decision": "', 0.0, {}),
-        (word, chosen, top),
-        ('"' + rest, 0.0, {}),
-    ]
+    return head + found, word, '"' + rest
+
+
+def judge_logprobs(
+    content: str, verdict: dict[str, float], stop: float | None = None
+) -> list[tuple[str, float, dict[str, float]]]:
+    """Per-token logprobs for a judge reply: at its ``verdict`` value the alternatives
+    carry the probabilities ``verdict`` gives (outcome → p), and at its ``next`` value
+    (when ``stop`` is given) ``stop`` carries p(stop) and ``continue`` the rest."""
+    head, word, rest = _split_at(content, "verdict")
+    top = {k: math.log(v) for k, v in verdict.items() if v > 0}
+    tokens = [(head, 0.0, {}), (word, top.get(word, math.log(1e-6)), top)]
+    if stop is None:
+        return [*tokens, (rest, 0.0, {})]
+    middle, word2, tail = _split_at(rest, "next")
+    options = {"stop": math.log(max(stop, 1e-9)), "continue": math.log(max(1 - stop, 1e-9))}
+    return [*tokens, (middle, 0.0, {}), (word2, options[word2], options), (tail, 0.0, {})]
 
 
 class PanelScript:

@@ -1,10 +1,11 @@
-"""The adversarial debate (paper §4.2, Algorithm 1).
+"""ZoFia's adversarial debate (paper §4.2, Algorithm 1).
 
-Each round the pro debater (the post is real) rebuts the con side's last
-argument and adds new evidence, the con debater (fake) does the same against
-it, and the judge reads the whole history and answers real, fake or continue.
-The debate ends on the judge's ruling or at ``max_rounds``, where the judge
-must rule and the report marks the ruling as forced.
+Each round the pro debater (the post is true) rebuts the con side's last argument
+and adds new evidence, the con debater (false or misleading) does the same against
+it, and the judge reads the whole history. The debate ends when the judge rules
+(:class:`~zofia_engine.agents.early_stop.EarlyStop` decides from its token
+probabilities, or its word) or at ``max_rounds``, where the judge must rule and the
+report marks the ruling as forced.
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..llm.base import ChatMessage, Completion
+from ..llm.base import ChatMessage
 from ..llm.session import CheckSession, StepFailed
 from ..prompting import render
 from ..report import Debate, DebateTurn, JudgeRuling
 from .context import PanelContext
-from .judge import final_ruling, rule_on_round
+from .early_stop import EarlyStop
+from .judge import Judged, final_ruling, round_ruling
 
-__all__ = ["DebateOutcome", "hold_debate"]
+__all__ = ["DebateOutcome", "RoundHook", "hold_debate", "turn_message"]
 
 MAX_WORDS = 90
 MAX_TOKENS = 360
@@ -38,25 +40,24 @@ class DebaterReply(BaseModel):
 
 
 class DebateOutcome(BaseModel):
-    """The transcript and the ruling that ended it, with the completion it came from."""
+    """The transcript and the judgement that ended it."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     debate: Debate
-    ruling: JudgeRuling
-    completion: Completion | None = None
+    judged: Judged
 
 
-_WORDS = {"pro": ("real", "fake"), "con": ("fake", "real")}
+_POSITIONS = {"pro": "true", "con": "false or misleading"}
 
 
-def _turn_message(turn: DebateTurn) -> ChatMessage:
-    claim_word = _WORDS[turn.side][0]
+def turn_message(turn: DebateTurn) -> ChatMessage:
+    """One turn as the next speakers and the judge read it."""
     text = render(
         "debate_turn",
         round=turn.round,
-        side_word=turn.side,
-        claim_word=claim_word,
+        side_word=(turn.phase and f"{turn.side}, {turn.phase}") or turn.side,
+        position=_POSITIONS.get(turn.side, ""),
         rebuttal=turn.rebuttal,
         argument=turn.argument,
         cites=turn.cites,
@@ -73,10 +74,14 @@ async def _argue(
     opponent: DebateTurn | None,
     citable: list[str],
 ) -> DebateTurn:
-    side_word, other_word = _WORDS[side]
+    other = "con" if side == "pro" else "pro"
     last = opponent.argument if opponent is not None and opponent.status == "ok" else ""
     task = render(
-        "debater", side_word=side_word, other_word=other_word, opponent=last, max_words=MAX_WORDS
+        "debater",
+        position=_POSITIONS[side],
+        other_position=_POSITIONS[other],
+        opponent=last,
+        max_words=MAX_WORDS,
     )
     try:
         answer = await session.ask(
@@ -91,13 +96,12 @@ async def _argue(
         return DebateTurn(round=round_no, side=side, status="failed", error=exc.reason)
     reply = answer.value
     known = set(citable)
-    cites = list(dict.fromkeys(c for c in reply.cites if c in known))
     return DebateTurn(
         round=round_no,
         side=side,
         rebuttal=reply.rebuttal.strip() if last else "",
         argument=reply.argument.strip(),
-        cites=cites,
+        cites=list(dict.fromkeys(c for c in reply.cites if c in known)),
     )
 
 
@@ -108,6 +112,7 @@ async def hold_debate(
     citable: list[str],
     *,
     max_rounds: int,
+    controller: EarlyStop,
     min_rounds: int = 1,
     on_round: RoundHook | None = None,
 ) -> DebateOutcome:
@@ -116,29 +121,38 @@ async def hold_debate(
     Args:
         citable: ids a debater may cite (``post``, evidence ids, analysis ids).
         max_rounds: the cap (the paper: 5); the judge is forced to rule there.
+        controller: decides after each round whether the debate may stop.
         min_rounds: rulings before this round are read as ``continue``.
         on_round: awaited after each round with the judge's ruling.
     """
-    debate = Debate(max_rounds=max_rounds)
+    debate = Debate(style="zofia", max_rounds=max_rounds)
     material = list(pool)
     con_turn: DebateTurn | None = None
     for round_no in range(1, max_rounds + 1):
         pro_turn = await _argue(session, ctx, material, "pro", round_no, con_turn, citable)
         if pro_turn.status == "ok":
-            material.append(_turn_message(pro_turn))
+            material.append(turn_message(pro_turn))
         con_turn = await _argue(session, ctx, material, "con", round_no, pro_turn, citable)
         if con_turn.status == "ok":
-            material.append(_turn_message(con_turn))
+            material.append(turn_message(con_turn))
         debate.turns += [pro_turn, con_turn]
         debate.rounds = round_no
-        ruling, completion = await rule_on_round(session, ctx, material, round_no, max_rounds)
+        if round_no == max_rounds:
+            break  # the cap: the judge must rule, below
+        judged = await round_ruling(session, ctx, material, round_no, max_rounds)
+        ruling, stop, by = controller.apply(judged.ruling)
+        if round_no < min_rounds:
+            ruling, stop = ruling.model_copy(update={"decision": "continue"}), False
         debate.rulings.append(ruling)
         if on_round is not None:
             await on_round(ruling)
-        if ruling.decision in ("real", "fake") and round_no >= min_rounds:
+        if stop:
             debate.decided_in_round = round_no
-            return DebateOutcome(debate=debate, ruling=ruling, completion=completion)
-    ruling, completion = await final_ruling(session, ctx, material, debate.rounds)
-    debate.rulings.append(ruling)
+            debate.stopped_by = by
+            return DebateOutcome(
+                debate=debate, judged=Judged(ruling, judged.outcomes, judged.completion)
+            )
+    judged = await final_ruling(session, ctx, material, debate.rounds)
+    debate.rulings.append(judged.ruling)
     debate.forced = True
-    return DebateOutcome(debate=debate, ruling=ruling, completion=completion)
+    return DebateOutcome(debate=debate, judged=judged)

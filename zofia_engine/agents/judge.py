@@ -1,8 +1,11 @@
-"""The judge (paper §4.2, Appendix A.8) and the confidence read from its tokens.
+"""The judge (ZoFia §4.2, RADAR §3.3) and what its tokens say about how sure it is.
 
-The judge answers with word labels in a JSON object (small models answer
-one-letter questions badly): ``real``, ``fake`` or ``continue`` after a
-round, ``real`` or ``fake`` when forced to rule at the cap.
+After each round the judge gives the outcome it would rule now and whether it has
+heard enough (``stop``) or the debate should go on (``continue``); at the round cap
+it must rule. Both answers are words in a JSON object (small models answer
+one-letter questions badly). The token probabilities at those words give RADAR's
+controller its two signals, the stop margin s = p(STOP) − p(CONTINUE) and the
+label confidence c = max p(outcome), and give the verdict its confidence.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -17,31 +21,50 @@ from pydantic import BaseModel, ConfigDict
 from ..llm.base import ChatMessage, Completion, TokenLogprob
 from ..llm.session import CheckSession, StepFailed
 from ..prompting import render
-from ..report import JudgeRuling
+from ..report import OUTCOMES, JudgeRuling, Outcome
 from .context import PanelContext
 
-__all__ = ["decision_confidence", "final_ruling", "rule_on_round"]
+__all__ = [
+    "FinalReply",
+    "JudgeReply",
+    "Judged",
+    "calibrated",
+    "final_ruling",
+    "option_probabilities",
+    "round_ruling",
+]
 
-MAX_WORDS = 80
+MAX_WORDS = 70
 MAX_TOKENS = 220
 TOP_LOGPROBS = 5
 
 
 class JudgeReply(BaseModel):
+    """After a round: the outcome now, whether to stop, and why."""
+
     model_config = ConfigDict(extra="forbid")
 
-    decision: Literal["real", "fake", "continue"]
+    verdict: Outcome
+    next: Literal["stop", "continue"]
     reason: str
 
 
 class FinalReply(BaseModel):
+    """At the end: the outcome and why, for readers."""
+
     model_config = ConfigDict(extra="forbid")
 
-    decision: Literal["real", "fake"]
+    verdict: Outcome
     reason: str
 
 
-_VALUE = re.compile(r'"decision"\s*:\s*"')
+@dataclass(frozen=True)
+class Judged:
+    """A ruling and the probabilities read from its tokens (``None`` without them)."""
+
+    ruling: JudgeRuling
+    outcomes: dict[str, float] | None = None
+    completion: Completion | None = None
 
 
 def _token_at(logprobs: Sequence[TokenLogprob], pos: int) -> tuple[TokenLogprob, int] | None:
@@ -53,50 +76,60 @@ def _token_at(logprobs: Sequence[TokenLogprob], pos: int) -> tuple[TokenLogprob,
     return None
 
 
-def decision_confidence(
-    text: str, logprobs: Sequence[TokenLogprob] | None, decision: str
-) -> float | None:
-    """P(decision) / (P(real) + P(fake)) at the token where the decision word starts.
+def option_probabilities(
+    text: str, logprobs: Sequence[TokenLogprob] | None, key: str, options: Sequence[str]
+) -> dict[str, float] | None:
+    """p(option) for each of ``options``, normalised over them, at the token where the
+    value of ``key`` starts in the JSON ``text``.
 
-    Alternatives are matched by prefix, so ``fa`` counts for ``fake``. ``None``
-    when there are no logprobs or the decision cannot be located.
+    Alternatives are matched by prefix (``fa`` counts for ``false``, ``mis`` for
+    ``misleading``). ``None`` when there are no logprobs, the value cannot be located,
+    or no alternative names an option.
     """
     if not logprobs:
         return None
-    match = _VALUE.search(text)
+    match = re.search(rf'"{re.escape(key)}"\s*:\s*"', text)
     if match is None:
         return None
     found = _token_at(logprobs, match.end())
     if found is None:
         return None
     token, cut = found
-    if not token.top:  # no alternatives: nothing to weigh the decision against
+    if not token.top:  # no alternatives: nothing to weigh the choice against
         return None
     lead = token.token[:cut]
-    mass = {"real": 0.0, "fake": 0.0}
-    alternatives = {**token.top, token.token: token.logprob}
-    for alt, logprob in alternatives.items():
+    mass = dict.fromkeys(options, 0.0)
+    for alt, logprob in {**token.top, token.token: token.logprob}.items():
         if not alt.startswith(lead):
             continue
         fragment = alt[cut:].strip().lower()
-        for option in mass:
+        for option in options:
             if fragment and (option.startswith(fragment) or fragment.startswith(option)):
                 mass[option] += math.exp(logprob)
                 break
-    total = mass["real"] + mass["fake"]
-    if total <= 0 or decision not in mass:
+    total = sum(mass.values())
+    if total <= 0:
         return None
-    return round(mass[decision] / total, 4)
+    return {option: round(value / total, 4) for option, value in mass.items()}
 
 
-async def rule_on_round(
+def calibrated(outcomes: dict[str, float], prior: dict[str, float]) -> dict[str, float]:
+    """Contextual calibration: each probability divided by the judge's prior for that
+    outcome (its answer on a content-free post), renormalised."""
+    scaled = {k: v / max(prior.get(k, 0.0), 1e-6) for k, v in outcomes.items()}
+    total = sum(scaled.values()) or 1.0
+    return {k: round(v / total, 4) for k, v in scaled.items()}
+
+
+async def round_ruling(
     session: CheckSession,
     ctx: PanelContext,
     material: Sequence[ChatMessage],
     round_no: int,
     max_rounds: int,
-) -> tuple[JudgeRuling, Completion | None]:
-    """The judge's ruling after ``round_no``; a failed call counts as ``continue``."""
+) -> Judged:
+    """The judge after ``round_no``: the outcome now and stop or continue. A failed call
+    reads as ``continue``."""
     task = render("judge", rounds=round_no, max_rounds=max_rounds, max_words=MAX_WORDS)
     try:
         answer = await session.ask(
@@ -108,16 +141,27 @@ async def rule_on_round(
             top_logprobs=TOP_LOGPROBS,
         )
     except StepFailed as exc:
-        return JudgeRuling(round=round_no, decision=None, status="failed", error=exc.reason), None
-    reply = answer.value
-    ruling = JudgeRuling(round=round_no, decision=reply.decision, reason=reply.reason.strip())
-    return ruling, answer.completion
+        failed = JudgeRuling(round=round_no, decision=None, status="failed", error=exc.reason)
+        return Judged(failed)
+    reply, completion = answer.value, answer.completion
+    outcomes = option_probabilities(completion.text, completion.logprobs, "verdict", OUTCOMES)
+    stop = option_probabilities(completion.text, completion.logprobs, "next", ("stop", "continue"))
+    ruling = JudgeRuling(
+        round=round_no,
+        decision=reply.verdict if reply.next == "stop" else "continue",
+        outcome=reply.verdict,
+        reason=reply.reason.strip(),
+        stop_margin=None if stop is None else round(stop["stop"] - stop["continue"], 4),
+        label_confidence=None if outcomes is None else max(outcomes.values()),
+        probabilities=outcomes,
+    )
+    return Judged(ruling, outcomes, completion)
 
 
 async def final_ruling(
     session: CheckSession, ctx: PanelContext, material: Sequence[ChatMessage], rounds: int
-) -> tuple[JudgeRuling, Completion | None]:
-    """A forced real/fake ruling, when the debate hit its cap or was not held."""
+) -> Judged:
+    """The ruling the judge must give: at the round cap, or when there was no debate."""
     task = render("judge_final", rounds=rounds, max_words=MAX_WORDS)
     try:
         answer = await session.ask(
@@ -129,13 +173,19 @@ async def final_ruling(
             top_logprobs=TOP_LOGPROBS,
         )
     except StepFailed as exc:
-        ruling = JudgeRuling(
+        failed = JudgeRuling(
             round=rounds, decision=None, forced=True, status="failed", error=exc.reason
         )
-        return ruling, None
-    reply = answer.value
-    decision: Literal["real", "fake"] = reply.decision
-    return (
-        JudgeRuling(round=rounds, decision=decision, reason=reply.reason.strip(), forced=True),
-        answer.completion,
+        return Judged(failed)
+    reply, completion = answer.value, answer.completion
+    outcomes = option_probabilities(completion.text, completion.logprobs, "verdict", OUTCOMES)
+    ruling = JudgeRuling(
+        round=rounds,
+        decision=reply.verdict,
+        outcome=reply.verdict,
+        reason=reply.reason.strip(),
+        forced=True,
+        label_confidence=None if outcomes is None else max(outcomes.values()),
+        probabilities=outcomes,
     )
+    return Judged(ruling, outcomes, completion)

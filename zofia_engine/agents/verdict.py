@@ -1,0 +1,145 @@
+"""No verdict without evidence: the rule that turns the judge's ruling into the verdict.
+
+``true``, ``false`` or ``misleading`` stands only when at least one claim was
+supported or refuted by a quote found word for word in the retrieved evidence (or a
+published fact-check matched the post). Otherwise the verdict is ``unproven``, the
+way AgentFact reads an absence of evidence, and the report keeps which way the panel
+leaned, how strongly, and what would settle it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..report import (
+    OUTCOMES,
+    Analyses,
+    ClaimResult,
+    Confidence,
+    Debate,
+    JudgeRuling,
+    Lean,
+    Report,
+    Triage,
+    Usage,
+    Verdict,
+)
+
+__all__ = [
+    "Ruled",
+    "fallback_summary",
+    "grounded_claims",
+    "rule_on_evidence",
+    "triaged_report",
+    "verdict_of",
+]
+
+_TRIAGED = {
+    "no_claim": "Nothing to fact-check: the post states no checkable fact.",
+    "satire": "This reads as satire, not as a claim of fact.",
+    "scam": "This looks like a scam.",
+}
+
+
+@dataclass(frozen=True)
+class Ruled:
+    """The verdict, what it rests on, and (for ``unproven``) the panel's lean."""
+
+    verdict: Verdict
+    basis: list[str]
+    lean: Lean | None = None
+
+
+def grounded_claims(claims: Sequence[ClaimResult]) -> list[str]:
+    """Ids of the claims supported or refuted by a quote found in the evidence."""
+    return [
+        c.id for c in claims if c.label in ("supports", "refutes") and c.quotes and c.status == "ok"
+    ]
+
+
+def _settle(claims: Sequence[ClaimResult]) -> str:
+    core = next((c.text for c in claims if c.kind == "core" and c.text), "")
+    if core:
+        return f"A trustworthy source that confirms or denies that {core.rstrip('.')}."
+    return "A trustworthy source that reports on what the post claims."
+
+
+def rule_on_evidence(
+    outcome: str,
+    probability: float | None,
+    claims: Sequence[ClaimResult],
+    *,
+    fact_checks: Sequence[str] = (),
+    require_evidence: bool = True,
+) -> Ruled:
+    """The verdict for the judge's ``outcome`` (``probability``: the judge's, if known).
+
+    Args:
+        claims: the verified claims.
+        fact_checks: ids of published fact-checks that match the post.
+        require_evidence: off, the judge's outcome stands as it is (the paper's rule).
+    """
+    basis = [*fact_checks, *grounded_claims(claims)]
+    if outcome not in ("true", "false", "misleading"):
+        return Ruled(outcome, basis)  # type: ignore[arg-type]
+    if basis or not require_evidence:
+        return Ruled(outcome, basis)  # type: ignore[arg-type]
+    lean = Lean(outcome=outcome, probability=probability, settle=_settle(claims))
+    return Ruled("unproven", [], lean)
+
+
+def verdict_of(
+    ruling: JudgeRuling,
+    outcomes: dict[str, float] | None,
+    claims: Sequence[ClaimResult],
+    *,
+    require_evidence: bool,
+    no_logprobs: bool,
+) -> tuple[Ruled, Confidence]:
+    """The verdict the judge's final ``ruling`` and the evidence allow, and how sure the
+    judge was of it (its probability of that outcome, ``None`` with the reason)."""
+    outcome = ruling.decision if ruling.decision in OUTCOMES else None
+    if outcome is None:
+        return Ruled("undetermined", []), Confidence(basis="unavailable: no ruling was made")
+    probability = outcomes.get(outcome) if outcomes else None
+    ruled = rule_on_evidence(outcome, probability, claims, require_evidence=require_evidence)
+    if ruled.verdict != outcome:
+        why = "unproven: no claim was settled by a quote from the evidence"
+        return ruled, Confidence(basis=why)
+    if probability is None:
+        why = (
+            "the backend gives no token probabilities"
+            if no_logprobs
+            else "the outcome's token was not among the returned probabilities"
+        )
+        return ruled, Confidence(basis=f"unavailable: {why}")
+    return ruled, Confidence(value=probability, basis="the judge's token probability of it")
+
+
+def fallback_summary(verdict: str, error: str) -> str:
+    """A summary when the judge gave no reason."""
+    if verdict == "undetermined":
+        return f"No verdict could be reached: {error or 'the judge gave no ruling'}."
+    return f"The panel's verdict: {verdict}."
+
+
+def triaged_report(
+    found: Triage, usage: Usage, timings: dict[str, float], degraded: list[str]
+) -> Report:
+    """The short report of a post triage found nothing to check in (or a scam)."""
+    summary = found.reason or _TRIAGED[found.kind]
+    return Report(
+        verdict=found.kind,
+        confidence=Confidence(basis="triage: no claim was checked"),
+        summary=summary,
+        keywords=[],
+        evidence=[],
+        claims=[],
+        analyses=Analyses(),
+        debate=Debate(held=False),
+        usage=usage,
+        timings=timings,
+        degraded=degraded,
+        triage=found,
+    )
