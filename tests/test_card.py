@@ -25,8 +25,10 @@ from zofia_engine.report import (
     DebateTurn,
     EvidenceItem,
     JudgeRuling,
+    Lean,
     Quote,
     Report,
+    Triage,
     Usage,
 )
 
@@ -45,7 +47,7 @@ def _evidence(n: int, source: str = "web") -> EvidenceItem:
 
 def _report(**changes: object) -> Report:
     base = Report(
-        verdict="fake",
+        verdict="false",
         confidence=Confidence(value=0.873, basis="judge logprobs"),
         summary="The post misquotes the mayor.",
         keywords=[],
@@ -72,7 +74,7 @@ def _report(**changes: object) -> Report:
                 DebateTurn(round=1, side="pro", argument="It is real.", cites=["web-1"]),
                 DebateTurn(round=1, side="con", argument="It is fake.", cites=["web-3", "web-4"]),
             ],
-            rulings=[JudgeRuling(round=1, decision="fake", reason="Con cited the record.")],
+            rulings=[JudgeRuling(round=1, decision="false", reason="Con cited the record.")],
             rounds=1,
             max_rounds=5,
             decided_in_round=1,
@@ -91,7 +93,8 @@ def test_card_ranks_the_evidence_the_winning_side_cited() -> None:
         "https://example.org/web/3",  # con cite
         "https://example.org/web/1",  # pro cite
     ]
-    assert (card.icon, card.headline, card.confidence) == ("❌", "Likely fake", "87%")
+    assert (card.icon, card.headline, card.confidence) == ("❌", "False", "87%")
+    assert card.lean == ""
     assert card.origin == "channel News"
     assert card.repeat_note == ""
     assert card.notes == ()
@@ -122,9 +125,9 @@ def test_card_notes_a_forced_ruling_missing_web_and_a_repeat() -> None:
 def test_sections_list_debate_in_round_order_and_claims_with_quotes() -> None:
     debate = section("debate", _report())
     assert [b.heading for b in debate.blocks] == [
-        "Round 1 · For (real)",
-        "Round 1 · Against (fake)",
-        "Round 1 · Judge: fake",
+        "Round 1 · For (true)",
+        "Round 1 · Against (false or misleading)",
+        "Round 1 · Judge: false",
     ]
     assert debate.blocks[1].body.endswith("Cites: web-3, web-4")
     claims = section("claims", _report())
@@ -136,6 +139,64 @@ def test_sections_list_debate_in_round_order_and_claims_with_quotes() -> None:
     assert empty.blocks[0].body == "The debate did not run for this check."
     with pytest.raises(ValueError, match="unknown section"):
         section("usage", _report())
+
+
+def test_an_unproven_card_says_which_way_the_panel_leaned_and_what_would_settle_it() -> None:
+    report = _report(
+        verdict="unproven",
+        confidence=Confidence(basis="unproven: no claim was settled by a quote"),
+        lean=Lean(outcome="false", probability=0.62, settle="The council's minutes."),
+        basis=[],
+    )
+    card = verdict_card(Outcome("u1", report))
+    assert (card.icon, card.headline, card.confidence) == ("❔", "Unproven", "")
+    assert card.lean == (
+        "No evidence found; the panel leans false (62%). "
+        "What would settle it: The council's minutes."
+    )
+    without = verdict_card(Outcome("u2", report.model_copy(update={"lean": None})))
+    assert without.lean == "The evidence found does not settle it either way."
+    misleading = verdict_card(Outcome("m", _report(verdict="misleading")))
+    assert misleading.headline == "Misleading: missing context" and misleading.lean == ""
+    # The evidence the Scientist (arguing it misleads) cited weighs twice.
+    assert misleading.links[0].url == "https://example.org/web/4"
+
+
+def test_a_scam_card_lists_its_signs_and_no_panel_notes() -> None:
+    report = _report(
+        verdict="scam",
+        evidence=[],
+        claims=[],
+        debate=Debate(held=False),
+        triage=Triage(kind="scam", reason="Asks for a bank login.", signs=["look-alike domain"]),
+    )
+    card = verdict_card(Outcome("s", report))
+    assert (card.icon, card.headline) == ("🚨", "Looks like a scam")
+    assert card.notes == ("Signs: look-alike domain.",)  # no "no web evidence" for a scam
+
+
+def test_reports_stored_as_real_or_fake_still_render() -> None:
+    stored = _report().model_dump(mode="json")
+    stored["verdict"] = "real"
+    stored["debate"]["rulings"][0]["decision"] = "real"
+    del stored["basis"], stored["lean"], stored["triage"]  # written before they existed
+    old = Report.model_validate(stored)
+    assert old.verdict == "true" and old.debate.rulings[0].decision == "true"
+    card = verdict_card(Outcome("old", old))
+    assert (card.icon, card.headline) == ("✅", "True")
+    assert section("debate", old).blocks[-1].heading == "Round 1 · Judge: true"
+    stored["verdict"] = "fake"
+    assert verdict_card(Outcome("old", Report.model_validate(stored))).headline == "False"
+
+
+def test_radar_turns_are_headed_by_role_and_phase() -> None:
+    turns = [
+        DebateTurn(round=1, side="politician", phase="opening", argument="It happened."),
+        DebateTurn(round=1, side="scientist", phase="opening", argument="Context is missing."),
+    ]
+    debate = Debate(style="radar", turns=turns, rounds=1, max_rounds=3)
+    headings = [b.heading for b in section("debate", _report(debate=debate)).blocks]
+    assert headings == ["Round 1 · Politician, opening", "Round 1 · Scientist, opening"]
 
 
 def test_split_text_prefers_paragraphs_then_sentences_and_respects_the_measure() -> None:

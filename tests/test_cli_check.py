@@ -63,7 +63,7 @@ def test_checks_are_stored_repeats_answered_and_records_readable(panel: FakeOpen
     assert history.output.count("cli") >= 3
 
     shown = CliRunner().invoke(main, ["show", check_id])
-    assert shown.exit_code == 0 and "Likely fake" in shown.output
+    assert shown.exit_code == 0 and "Unproven" in shown.output
     as_json = CliRunner().invoke(main, ["show", "--json", check_id])
     assert json.loads(as_json.output) == json.loads(first.stdout)
     missing = CliRunner().invoke(main, ["show", "no-such-id"])
@@ -85,7 +85,8 @@ def test_check_json_prints_the_full_report(panel: FakeOpenAI) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert list(report) == REPORT_KEYS
-    assert report["verdict"] == "fake"
+    # Offline there is no web page to quote: the judge's "false" stands on nothing.
+    assert report["verdict"] == "unproven" and report["lean"]["outcome"] == "false"
     assert report["usage"]["calls"] == len(panel.requests)
     assert any("no open-web evidence" in note for note in report["degraded"])
     # Which parts run offline is said on stderr, not mixed into the JSON.
@@ -97,9 +98,10 @@ def test_check_prints_a_verdict_card_from_a_file(panel: FakeOpenAI, tmp_path: Pa
     post.write_text(POST, encoding="utf-8")
     result = CliRunner().invoke(main, ["check", "--file", str(post)])
     assert result.exit_code == 0, result.output
-    assert "Likely fake" in result.stdout
+    assert "❔ Unproven" in result.stdout
+    assert "No evidence found; the panel leans false." in result.stdout
     assert "Web sources refute the core claim." in result.stdout
-    assert "debate round 1: judge says fake" in result.stderr
+    assert "debate round 1: judge says false" in result.stderr
     assert POST in panel.requests[0]["messages"][1]["content"]
 
 
@@ -125,7 +127,7 @@ def test_check_url_refuses_loopback_unless_allowed(panel: FakeOpenAI) -> None:
     assert allowed.exit_code == 0, allowed.output
     post = panel.requests[0]["messages"][1]["content"]
     assert BODY_SENTENCES[0] in post and "Publication date: 2024-03-05" in post
-    assert json.loads(allowed.stdout)["verdict"] == "fake"
+    assert json.loads(allowed.stdout)["verdict"] == "unproven"
 
 
 def test_check_reports_a_dead_llm_server_in_one_sentence(
@@ -148,7 +150,7 @@ def test_escapes_and_markup_from_posts_and_models_are_printed_inert(panel: FakeO
     osc8 = "\x1b]8;;https://evil.example\x1b\\click here\x1b]8;;\x1b\\"
     panel.responder = PanelScript(
         domainreply={"domain": "politics", "expert_role": "x[/] [bold red]boss"},
-        judgereply={"decision": "fake", "reason": f"Refuted \x1b[2J{osc8} [/]."},
+        judgereply={"verdict": "false", "next": "stop", "reason": f"Refuted \x1b[2J{osc8} [/]."},
     )
     post = f"{POST} {osc8} \u202eevil"
     check = CliRunner().invoke(main, ["check", post])

@@ -70,8 +70,8 @@ def _custom_ids(message: dict[str, Any]) -> list[str]:
 async def panel() -> AsyncIterator[FakeOpenAI]:
     script = PanelScript(
         debaterreply={"rebuttal": HOSTILE, "argument": LONG_TURN, "cites": ["post"]},
-        judgereply={"decision": "fake", "reason": HOSTILE},
-        finalreply={"decision": "fake", "reason": HOSTILE},
+        judgereply={"verdict": "false", "next": "stop", "reason": HOSTILE},
+        finalreply={"verdict": "false", "reason": HOSTILE},
     )
     async with FakeOpenAI(script, api_key="sk-dc") as peer:
         yield peer
@@ -180,7 +180,7 @@ async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
         final = edits[-1].body
         assert final["allowed_mentions"] == {"parse": []}
         embed = final["embeds"][0]
-        icon, words, colour = VERDICTS["fake"]
+        icon, words, colour = VERDICTS["unproven"]  # offline: no web page to quote
         assert embed["title"] == f"{icon} {words}" and embed["color"] == colour
         check_id = embed["footer"]["text"].split("Check ")[-1]
         assert bot.service.store.get_check(check_id).status == "done"

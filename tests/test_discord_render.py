@@ -5,13 +5,18 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import discord
+import pytest
 from click.testing import CliRunner
+from peers.fake_checker import scripted_report
 
 from bots.cli import main
-from bots.common.card import VERDICTS, Link, VerdictCard
+from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
 from bots.common.sections import Block, Section
 from bots.discord.commands import parse_message_link
 from bots.discord.render import escape, progress_message, section_messages, shorten, verdict_embed
+from storage.service import Outcome
+from zofia_engine.post import Post
 
 HOSTILE = (
     "@everyone @here **Breaking**: [the official source](https://evil.example/phish) "
@@ -20,15 +25,16 @@ HOSTILE = (
 
 
 def _card(**changes: object) -> VerdictCard:
-    icon, words, colour = VERDICTS["real"]
+    icon, words, colour = VERDICTS["true"]
     fields: dict[str, object] = {
         "check_id": "abcDEF123_-xyz00",
-        "verdict": "real",
+        "verdict": "true",
         "icon": icon,
         "headline": words,
         "colour": colour,
         "confidence": "87%",
         "summary": "The city council confirmed the new law.",
+        "lean": "",
         "links": (Link("City council minutes", "https://example.org/minutes"),),
         "origin": "a Discord message by Newsfan",
         "published": dt.date(2026, 3, 1),
@@ -73,16 +79,16 @@ def test_the_embed_shows_the_card() -> None:
     fields = {field.name: field.value for field in embed.fields}
     assert fields["Confidence"] == "87%" and fields["Published"] == "2026-03-01"
     assert fields["Top evidence"] == "• [City council minutes](https://example.org/minutes)"
-    assert embed.title == "✅ Likely real"
+    assert embed.title == "✅ True"
     assert "@everyone" not in (embed.description or "")
 
 
 def test_a_long_debate_turn_is_split_at_2000_characters_and_loses_nothing() -> None:
     long_body = " ".join(f"Sentence {n} about a *bold* claim." for n in range(300))
     turns = (
-        Block("Round 1 · For (real)", long_body),
+        Block("Round 1 · For (true)", long_body),
         Block("Round 1 · Judge: continue", "Short."),
-        Block("Round 2 · Against (fake)", "x" * 4500),  # no break at all: hard cuts
+        Block("Round 2 · Against (false)", "x" * 4500),  # no break at all: hard cuts
     )
     messages = section_messages(Section("debate", "Debate", turns))
     assert all(len(message) <= 2000 for message in messages)
@@ -127,3 +133,19 @@ def test_zofia_discord_needs_a_token_and_never_prints_it() -> None:
     missing = runner.invoke(main, ["discord"], env={"DISCORD_BOT_TOKEN": ""})
     assert missing.exit_code == 1
     assert "DISCORD_BOT_TOKEN" in missing.output
+
+
+@pytest.mark.parametrize("verdict", list(VERDICTS))
+def test_every_outcome_has_an_embed_within_discords_limits(verdict: str) -> None:
+    post = Post(text=HOSTILE * 40)
+    report = scripted_report(post, verdict=verdict, summary=("Long *odd* words. " * 400))
+    card = verdict_card(Outcome("abcDEF123_-xyz00", report), origin=HOSTILE * 20)
+    embed = verdict_embed(card)
+    icon, words, colour = VERDICTS[verdict]
+    assert len(embed) <= 6000 and len(embed.description or "") <= 4096
+    assert all(len(field.value or "") <= 1024 for field in embed.fields)
+    assert embed.title == f"{icon} {words}" and embed.colour == discord.Colour(colour)
+    fields = {field.name: field.value or "" for field in embed.fields}
+    lean = fields.get("Not settled", "").replace("\\", "")  # as a reader sees it
+    assert ("the panel leans false (62%)" in lean) == (verdict == "unproven")
+    assert ("Confidence" in fields) == (verdict in ("true", "false", "misleading"))

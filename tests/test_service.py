@@ -195,7 +195,7 @@ async def test_retention_purge_keeps_verdicts_and_stops_repeats(
     row = service.store.get_check(first.check_id)
     assert row is not None and row.post_text is None and row.status == "done"
     assert service.store.get_report(first.check_id) is None
-    assert [v for _, v in service.store.history()] == ["fake"]
+    assert [v for _, v in service.store.history()] == ["false"]
     calls = len(checker.runs)
     again = await (await service.submit(Post(text=POST), BOB)).result()
     assert again.repeat_kind is None and len(checker.runs) > calls
@@ -224,7 +224,7 @@ async def test_cancel_and_shutdown(
     successor = make_service()
     assert await successor.start() == [kept.check_id]
     resumed = successor.handle(kept.check_id)
-    assert resumed is not None and (await resumed.result()).report.verdict == "fake"
+    assert resumed is not None and (await resumed.result()).report.verdict == "false"
 
 
 async def test_one_requesters_cancel_leaves_the_others_run_going(
@@ -242,7 +242,7 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
     seen = [event async for event in owner.events()]  # ends: Alice no longer waits
     assert len(seen) < 20
     outcome = await joined.result()
-    assert outcome.report.verdict == "fake" and outcome.original_id == owner.check_id
+    assert outcome.report.verdict == "false" and outcome.original_id == owner.check_id
     row = service.store.get_check(joined.check_id)
     assert row is not None and row.status == "done"
 

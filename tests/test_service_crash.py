@@ -139,7 +139,8 @@ def test_a_check_killed_mid_debate_is_resumed(
                 handle = service.handle(check_id)
                 assert handle is not None
                 outcome = await handle.result()
-            assert outcome.check_id == check_id and outcome.report.verdict == "fake"
+            # Offline, the scripted "false" has no web page to rest on.
+            assert outcome.check_id == check_id and outcome.report.verdict == "unproven"
             row = store.get_check(check_id)
             assert row is not None and row.status == "done"
             assert store.get_report(check_id) == outcome.report

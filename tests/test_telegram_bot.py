@@ -201,7 +201,8 @@ async def test_a_forwarded_channel_post_gets_a_card_with_origin_and_date(
         # The engine was given the forward's date and origin: they are stored with the check.
         row = service.store.get_check(data_of(card, "d")[2:])
     text = card["text"]
-    assert text.startswith("❌ Likely fake")
+    # Offline (no web page to quote) the judge's "false" is not a verdict: it is unproven.
+    assert text.startswith("❔ Unproven\nNo evidence found; the panel leans false.")
     assert "From channel Springfield News (@\u2060springfield_news), signed News desk" in text
     assert "published 2026-11-20" in text
     assert card["reply_to_message"]["message_id"] == post["message_id"]
@@ -301,7 +302,7 @@ async def test_each_button_opens_once_and_votes_are_counted(harness: Harness) ->
             again = await answer_to(peer, peer.press(card, data_of(card, letter), ANN))
             assert "already" in again.params["text"]
             assert len(replies_to(peer, card)) == before + len(opened)
-        assert "Round 1 · Judge: fake" in replies_to(peer, card)[0]["text"]
+        assert "Round 1 · Judge: false" in replies_to(peer, card)[0]["text"]
         await answer_to(peer, peer.press(card, data_of(card, "u"), ANN))
         assert service.store.feedback_counts(check_id) == (1, 0)
         assert "👍 1" in str(peer.messages[(ANN["id"], card["message_id"])]["reply_markup"])
@@ -337,7 +338,7 @@ async def test_a_long_debate_is_split_at_the_4096_limit_on_paragraphs(harness: H
 
 async def test_hostile_model_text_is_escaped_and_pings_nobody(harness: Harness) -> None:
     harness.script = PanelScript(
-        judgereply={"decision": "fake", "reason": HOSTILE},
+        judgereply={"verdict": "false", "next": "stop", "reason": HOSTILE},
         debaterreply={"rebuttal": HOSTILE, "argument": HOSTILE, "cites": ["post"]},
     )
     peer = harness.peer
@@ -451,6 +452,36 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
         peer.send(GROUP, BOB, POST, forward_origin=origin)
         card = await wait_card(peer, GROUP["id"])
     assert "From user Carl" in card["text"]
+
+
+async def test_auto_check_answers_claims_and_scams_only(harness: Harness) -> None:
+    def triage(body: dict[str, Any]) -> dict[str, Any]:
+        post = body["messages"][1]["content"]
+        if "Good morning" in post:
+            return {"kind": "no_claim", "reason": "A greeting.", "signs": []}
+        if "paypa1" in post:
+            return {"kind": "scam", "reason": "Asks for a login.", "signs": ["look-alike domain"]}
+        return {"kind": "claim", "reason": "A checkable fact.", "signs": []}
+
+    harness.script = PanelScript(triagereply=triage)
+    peer = harness.peer
+    origin = {"type": "user", "sender_user": user(77, "Carl"), "date": FORWARDED_AT}
+    async with harness.bot() as service:
+        peer.send(GROUP, ANN, "/settings autocheck on")
+        await peer.wait_for(
+            lambda: any("is on" in m["text"] for m in peer.bot_messages(GROUP["id"]))
+        )
+        said = len(peer.bot_messages(GROUP["id"]))
+        peer.send(GROUP, BOB, "Good morning all, what lovely weather!", forward_origin=origin)
+        await peer.wait_for(lambda: [v for _, v in service.store.history()] == ["no_claim"])
+        peer.send(GROUP, BOB, "Verify at https://paypa1-secure.com now", forward_origin=origin)
+        card = await wait_card(peer, GROUP["id"])
+    # The greeting got no reply at all (one LLM call, no card, no progress message);
+    # the scam got the warning, with its signs.
+    assert len(peer.bot_messages(GROUP["id"])) == said + 1
+    assert card["text"].startswith("🚨 Looks like a scam")
+    assert "Signs: look-alike domain." in card["text"]
+    assert harness.script.asked["triagereply"] == 2 and harness.llm_calls() == 2
 
 
 async def test_the_chats_language_reaches_the_panel(harness: Harness) -> None:

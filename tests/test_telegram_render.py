@@ -8,13 +8,16 @@ import logging
 
 import pytest
 from click.testing import CliRunner
+from peers.fake_checker import scripted_report
 from peers.telegram_peer import MAX_TEXT, TelegramError, parse_html
 
 from bots.cli import main
-from bots.common.card import Link, VerdictCard
+from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
 from bots.common.sections import Block, Section
 from bots.telegram.app import TokenRedactor
 from bots.telegram.render import card_html, card_keyboard, html_length, section_messages
+from storage.service import Outcome
+from zofia_engine.post import Post
 
 HOSTILE = 'A <b>bold</b> claim & a </blockquote> "quote" for @durov_news <script>'
 DEFUSED = HOSTILE.replace("@", "@\u2060")
@@ -23,12 +26,13 @@ DEFUSED = HOSTILE.replace("@", "@\u2060")
 def _card(**changes: object) -> VerdictCard:
     fields: dict[str, object] = {
         "check_id": "abcDEF123_-xyz45",
-        "verdict": "fake",
+        "verdict": "false",
         "icon": "❌",
-        "headline": "Likely fake",
+        "headline": "False",
         "colour": 0xC62828,
         "confidence": "87%",
         "summary": HOSTILE,
+        "lean": "",
         "links": (Link(HOSTILE, "https://example.org/a?b=1&c=<2>"),),
         "origin": f"channel {HOSTILE}",
         "published": dt.date(2026, 11, 20),
@@ -41,7 +45,7 @@ def _card(**changes: object) -> VerdictCard:
 
 def test_the_card_escapes_every_model_string() -> None:
     text, _ = parse_html(card_html(_card()))
-    assert text.startswith("❌ Likely fake · confidence 87%")
+    assert text.startswith("❌ False · confidence 87%")
     assert text.count(DEFUSED) == 4  # summary, link title, origin, note: all as plain text
     assert "published 2026-11-20" in text and "Repeat of a check from 2026-11-20" in text
     assert 'href="https://example.org/a?b=1&amp;c=&lt;2&gt;"' in card_html(_card())
@@ -56,7 +60,7 @@ def test_a_runaway_summary_still_fits_one_card() -> None:
 
 def test_sections_split_at_paragraphs_within_4096() -> None:
     paragraphs = [f"Paragraph {n} <&>: " + "ünïcødé 🚲 text. " * 60 for n in range(20)]
-    blocks = (Block("Round 1 · For (real)", "\n\n".join(paragraphs), "https://e.org/?a=1&b=2"),)
+    blocks = (Block("Round 1 · For (true)", "\n\n".join(paragraphs), "https://e.org/?a=1&b=2"),)
     messages = section_messages(Section("debate", "Debate", blocks))
     assert len(messages) >= 5
     plain = []
@@ -67,8 +71,8 @@ def test_sections_split_at_paragraphs_within_4096() -> None:
         plain.append(text)
     joined = "\n".join(plain)
     assert all(paragraph.strip() in joined for paragraph in paragraphs)
-    assert plain[0].startswith("Debate\n\nRound 1 · For (real)")
-    assert "Round 1 · For (real) (continued)" in plain[1]
+    assert plain[0].startswith("Debate\n\nRound 1 · For (true)")
+    assert "Round 1 · For (true) (continued)" in plain[1]
 
 
 def test_a_word_longer_than_a_message_is_cut_hard() -> None:
@@ -149,3 +153,17 @@ def test_huge_titles_addresses_and_notes_still_fit() -> None:
     plain = [parse_html(message)[0] for message in messages]
     assert plain[0].startswith("Evidence\n\nT&T&") and "…" in plain[0]
     assert "Evidence text." in "\n".join(plain)
+
+
+@pytest.mark.parametrize("verdict", list(VERDICTS))
+def test_every_outcome_has_a_card_within_telegrams_limit(verdict: str) -> None:
+    post = Post(text=HOSTILE * 40)
+    report = scripted_report(post, verdict=verdict, summary=("Long & <odd> words. " * 400))
+    card = verdict_card(Outcome("abcDEF123_-xyz45", report), origin=HOSTILE * 20)
+    html = card_html(card)
+    text, _ = parse_html(html)  # Telegram would accept it
+    icon, words, _ = VERDICTS[verdict]
+    assert html_length(html) <= MAX_TEXT
+    assert text.startswith(f"{icon} {words}")
+    assert ("No evidence found; the panel leans false (62%)" in text) == (verdict == "unproven")
+    assert ("Signs: a look-alike bank domain" in text) == (verdict == "scam")

@@ -21,6 +21,7 @@ COMMANDS = {
     "export": "bots.cli.records:export",
     "doctor": "bots.cli.doctor:doctor",
     "eval": "bots.cli.evaluate:eval_command",
+    "calibrate": "bots.cli.calibrate:calibrate",
     "telegram": "bots.cli.serve:telegram",
     "discord": "bots.cli.serve:discord",
 }

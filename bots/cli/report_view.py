@@ -15,7 +15,16 @@ from .text import plain
 __all__ = ["VERDICT_COLOURS", "render_report"]
 
 #: verdict → rich colour (the icon, words and notes come from the card)
-VERDICT_COLOURS = {"real": "green", "fake": "red", "undetermined": "yellow"}
+VERDICT_COLOURS = {
+    "true": "green",
+    "false": "red",
+    "misleading": "dark_orange",
+    "unproven": "grey70",
+    "undetermined": "yellow",
+    "no_claim": "grey50",
+    "satire": "magenta",
+    "scam": "bold red",
+}
 LABEL_STYLE = {"supports": "green", "refutes": "red", "not enough information": "yellow"}
 
 
@@ -26,7 +35,8 @@ def _card(card: VerdictCard) -> Panel:
     title = Text.assemble(
         f"{card.icon} ", (card.headline, f"bold {colour}"), f"  confidence {confidence}"
     )
-    parts: list[RenderableType] = [plain(card.summary)]
+    parts: list[RenderableType] = [plain(card.lean, "bold")] if card.lean else []
+    parts.append(plain(card.summary))
     for link in card.links:
         parts.append(
             Text.assemble(("• ", "dim"), plain(link.title), plain(f"  {link.url}", "cyan"))

@@ -24,11 +24,22 @@ __all__ = [
     "verdict_card",
 ]
 
-#: verdict → (icon, words, colour as 0xRRGGBB)
+#: verdict → (icon, words, colour as 0xRRGGBB); "unproven" is said as plainly as "false"
 VERDICTS: dict[str, tuple[str, str, int]] = {
-    "real": ("✅", "Likely real", 0x2E7D32),
-    "fake": ("❌", "Likely fake", 0xC62828),
-    "undetermined": ("❔", "Undetermined", 0xF9A825),
+    "true": ("✅", "True", 0x2E7D32),
+    "false": ("❌", "False", 0xC62828),
+    "misleading": ("⚠️", "Misleading: missing context", 0xEF6C00),
+    "unproven": ("❔", "Unproven", 0x546E7A),
+    "undetermined": ("⏸️", "No verdict", 0xF9A825),
+    "no_claim": ("💬", "Nothing to fact-check", 0x9E9E9E),
+    "satire": ("🎭", "Satire", 0x8E24AA),
+    "scam": ("🚨", "Looks like a scam", 0xB71C1C),
+}
+# Which debaters argued for a verdict (their citations weigh twice).
+_SIDES_FOR = {
+    "true": ("pro", "politician"),
+    "false": ("con", "scientist"),
+    "misleading": ("con", "scientist"),
 }
 MAX_LINKS = 3
 
@@ -44,7 +55,9 @@ class VerdictCard:
     """The compact answer to a check, as plain text fields.
 
     ``confidence`` is ``"87%"``, or ``""`` when the backend gave no
-    probabilities; ``repeat_note`` is ``""`` unless the answer came from the store.
+    probabilities; ``lean`` says, for an unproven post, which way the panel leaned
+    and what would settle it; ``repeat_note`` is ``""`` unless the answer came from
+    the store.
     """
 
     check_id: str
@@ -54,6 +67,7 @@ class VerdictCard:
     colour: int
     confidence: str
     summary: str
+    lean: str
     links: tuple[Link, ...]
     origin: str
     published: dt.date | None
@@ -65,11 +79,11 @@ def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
     """The linked evidence the verdict leans on most: cited by the debaters arguing for
     the verdict (twice the weight), by the other side, or quoted by a claim verifier;
     web pages before Wikipedia, then in retrieval order."""
-    winning = {"real": "pro", "fake": "con"}.get(report.verdict)
+    winning = _SIDES_FOR.get(report.verdict, ())
     weight: Counter[str] = Counter()
     for turn in report.debate.turns:
         for cited in turn.cites:
-            weight[cited] += 2 if turn.side == winning else 1
+            weight[cited] += 2 if turn.side in winning else 1
     for claim in report.claims:
         for quote in claim.quotes:
             weight[quote.evidence_id] += 1
@@ -79,8 +93,25 @@ def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
     return linked[:count]
 
 
+def _lean(report: Report) -> str:
+    """For an unproven post: no evidence settled it, which way the panel leaned, and
+    what would settle it."""
+    if report.verdict != "unproven":
+        return ""
+    if report.lean is None:
+        return "The evidence found does not settle it either way."
+    strength = f" ({report.lean.probability:.0%})" if report.lean.probability is not None else ""
+    words = VERDICTS[report.lean.outcome][1].split(":")[0].lower()
+    settle = f" What would settle it: {report.lean.settle}" if report.lean.settle else ""
+    return f"No evidence found; the panel leans {words}{strength}.{settle}"
+
+
 def _notes(report: Report) -> tuple[str, ...]:
     notes = []
+    if report.triage is not None and report.triage.signs:
+        notes.append("Signs: " + "; ".join(report.triage.signs) + ".")
+    if report.verdict in ("no_claim", "satire", "scam"):
+        return tuple(notes)
     debate = report.debate
     if debate.forced and debate.held:
         notes.append(
@@ -122,6 +153,7 @@ def report_card(
     published: dt.date | None,
     repeat_note: str,
 ) -> VerdictCard:
+    """The card for ``report`` of check ``check_id``, with where the post came from."""
     icon, headline, colour = VERDICTS[report.verdict]
     value = report.confidence.value
     return VerdictCard(
@@ -132,6 +164,7 @@ def report_card(
         colour=colour,
         confidence="" if value is None else f"{value:.0%}",
         summary=report.summary,
+        lean=_lean(report),
         links=tuple(Link(item.title or item.url, item.url) for item in top_evidence(report)),
         origin=origin,
         published=published,

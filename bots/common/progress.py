@@ -9,6 +9,7 @@ from zofia_engine.post import ProgressEvent
 __all__ = ["STAGE_NAMES", "describe_event", "progress_lines"]
 
 STAGE_NAMES = {
+    "triage": "triage",
     "retrieval": "entity-guided retrieval",
     "linguist": "linguist (5 dimensions)",
     "expert": "domain expert",

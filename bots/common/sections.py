@@ -29,7 +29,12 @@ class Section:
     blocks: tuple[Block, ...]
 
 
-_SIDES = {"pro": "For (real)", "con": "Against (fake)"}
+_SIDES = {
+    "pro": "For (true)",
+    "con": "Against (false or misleading)",
+    "politician": "Politician",
+    "scientist": "Scientist",
+}
 
 
 def _debate(report: Report) -> tuple[Block, ...]:
@@ -46,7 +51,8 @@ def _debate(report: Report) -> tuple[Block, ...]:
             body = f"(this turn failed: {entry.error or entry.status})"
         elif entry.cites:
             body += "\n\nCites: " + ", ".join(entry.cites)
-        blocks.append(Block(f"Round {entry.round} · {_SIDES[entry.side]}", body))
+        phase = f", {entry.phase}" if entry.phase else ""
+        blocks.append(Block(f"Round {entry.round} · {_SIDES[entry.side]}{phase}", body))
     return tuple(blocks)
 
 

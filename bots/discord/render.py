@@ -93,6 +93,8 @@ def verdict_embed(card: VerdictCard) -> discord.Embed:
         title=f"{card.icon} {card.headline}"[:TITLE_LIMIT],
         colour=discord.Colour(card.colour),
     )
+    if card.lean:
+        embed.add_field(name="Not settled", value=shorten(card.lean, FIELD_LIMIT), inline=False)
     if card.confidence:
         embed.add_field(name="Confidence", value=card.confidence, inline=True)
     if card.origin:

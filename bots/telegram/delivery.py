@@ -57,6 +57,8 @@ INTERRUPTED = (
     "in a few minutes to get the answer."
 )
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+#: what an unasked check (auto-check in a group) keeps to itself
+QUIET_UNASKED = ("no_claim", "satire")
 
 
 def describe_origin(origin: MessageOrigin) -> str:
@@ -107,13 +109,21 @@ async def read_post(
 
 
 async def deliver_check(
-    state: BotState, target: Message, text: str, user_id: int, request: Message | None = None
+    state: BotState,
+    target: Message,
+    text: str,
+    user_id: int,
+    request: Message | None = None,
+    *,
+    unasked: bool = False,
 ) -> None:
     """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
     message that asked: ``/check``, a mention), or to ``target`` itself.
 
     The reply starts as "checking…" with a Cancel button, is edited as the check goes,
     and ends as the verdict card. A repeat answered from the store gets the card at once.
+    An ``unasked`` check (a group's auto-check) shows no progress and answers only a
+    checkable claim or a scam: an opinion, a greeting or satire gets no reply.
     """
     anchor = request or target
     chat_id = target.chat_id
@@ -126,7 +136,7 @@ async def deliver_check(
             target, text, language=language, allow_private_urls=state.allow_private_urls
         )
         handle = await state.service.submit(post, requester)
-        if not handle.done:
+        if not handle.done and not unasked:
             reply = await anchor.reply_html(
                 progress_html([]),
                 do_quote=True,
@@ -137,6 +147,8 @@ async def deliver_check(
             )
             await progress.follow(until_settled(handle))
         outcome = await handle.result()
+        if unasked and outcome.report.verdict in QUIET_UNASKED:
+            return
         card = verdict_card(outcome, origin=post.origin, published=post.published)
         await _show(anchor, reply, card_html(card), card)
     except asyncio.CancelledError:

@@ -126,7 +126,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     text = post_text(message)
     if text and not await _in_cooldown(state, message, say=False):
         # unasked: during shutdown it is simply not checked
-        state.spawn(deliver_check(state, message, text, _asker(message), message))
+        state.spawn(deliver_check(state, message, text, _asker(message), message, unasked=True))
 
 
 def input_handlers() -> list[BaseHandler[Update, Any, Any]]:

@@ -54,6 +54,7 @@ _MAX_LINE = 300  # the origin, the repeat note
 _MAX_NOTE = 400
 _MAX_NOTES = 800  # all notes together
 _MAX_HEAD = 200  # the headline, the confidence
+_MAX_LEAN = 600  # the unproven post's lean and what would settle it
 
 
 def quote_text(text: str) -> str:
@@ -124,6 +125,8 @@ def card_html(card: VerdictCard) -> str:
     left is cut at a sentence or word and points to the Debate."""
     confidence = f" · confidence {clip_text(card.confidence, _MAX_HEAD)}" if card.confidence else ""
     before = [f"{card.icon} <b>{clip_text(card.headline, _MAX_HEAD)}</b>{confidence}", ""]
+    if card.lean:  # an unproven post: said at once, in its own line
+        before[-1:] = [f"<b>{clip_text(card.lean, _MAX_LEAN)}</b>", ""]
     after: list[str] = []
     links = [line for line in map(_link_line, card.links[:MAX_LINKS]) if line]
     if links:

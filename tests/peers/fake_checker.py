@@ -21,6 +21,7 @@ import numpy as np
 
 from zofia_engine.post import Post, ProgressEvent, ProgressHook
 from zofia_engine.report import (
+    TRIAGED,
     Analyses,
     ClaimResult,
     Confidence,
@@ -28,8 +29,11 @@ from zofia_engine.report import (
     DebateTurn,
     EvidenceItem,
     JudgeRuling,
+    Lean,
     LLMCall,
+    Quote,
     Report,
+    Triage,
     Usage,
 )
 from zofia_engine.text import checkable_text
@@ -60,9 +64,28 @@ class HashingEncoder:
 
 
 def scripted_report(
-    post: Post, *, verdict: str = "fake", summary: str = "", tokens: int = 1500
+    post: Post, *, verdict: str = "false", summary: str = "", tokens: int = 1500
 ) -> Report:
-    """A whole report for ``post``: evidence, a claim, a one-round debate, usage."""
+    """A whole report for ``post`` with ``verdict``, as the engine would give it: for an
+    outcome, evidence, a claim, a one-round debate and usage (an ``unproven`` one with
+    no quote and the panel's lean); for what triage found, the triage alone."""
+    calls = [LLMCall(role="judge", step="debate:judge:1", backend="fake", prompt_tokens=tokens)]
+    if verdict in TRIAGED:
+        signs = ["a look-alike bank domain", "asks for a login"] if verdict == "scam" else []
+        return Report(
+            verdict=verdict,  # type: ignore[arg-type]
+            confidence=Confidence(basis="triage: no claim was checked"),
+            summary=summary or f"Triage: {verdict}.",
+            keywords=[],
+            evidence=[],
+            claims=[],
+            analyses=Analyses(),
+            debate=Debate(held=False),
+            usage=Usage.of(calls),
+            timings={"total_ms": 1.0},
+            degraded=[],
+            triage=Triage(kind=verdict, reason=summary or "scripted", signs=signs),  # type: ignore[arg-type]
+        )
     evidence = [
         EvidenceItem(
             id="web-1",
@@ -77,20 +100,28 @@ def scripted_report(
         DebateTurn(round=1, side="pro", argument="The post names a real city.", cites=["post"]),
         DebateTurn(round=1, side="con", argument="The minutes show no law.", cites=["web-1"]),
     ]
-    ruling = JudgeRuling(round=1, decision=verdict, reason=summary or "The minutes refute it.")  # type: ignore[arg-type]
-    calls = [LLMCall(role="judge", step="debate:judge:1", backend="fake", prompt_tokens=tokens)]
+    decision = "false" if verdict in ("unproven", "undetermined") else verdict
+    ruling = JudgeRuling(round=1, decision=decision, reason=summary or "The minutes refute it.")  # type: ignore[arg-type]
+    grounded = verdict in ("true", "false", "misleading")
+    label = {"true": "supports"}.get(verdict, "refutes")
+    quotes = [Quote(text="passed no such law", evidence_id="web-1")] if grounded else []
+    claim = ClaimResult(id="claim-0", kind="core", text=post.text[:80], label=label, quotes=quotes)
     return Report(
         verdict=verdict,  # type: ignore[arg-type]
-        confidence=Confidence(value=0.8, basis="scripted"),
+        confidence=Confidence(value=0.8 if grounded else None, basis="scripted"),
         summary=summary or f"Scripted verdict on: {post.text[:40]}",
         keywords=[],
         evidence=evidence,
-        claims=[ClaimResult(id="claim-0", kind="core", text=post.text[:80], label="refutes")],
+        claims=[claim],
         analyses=Analyses(),
         debate=Debate(turns=turns, rulings=[ruling], rounds=1, max_rounds=5, decided_in_round=1),
         usage=Usage.of(calls),
         timings={"total_ms": 1.0},
         degraded=[],
+        basis=["claim-0"] if grounded else [],
+        lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
+        if verdict == "unproven"
+        else None,
     )
 
 
@@ -107,7 +138,7 @@ class FakeChecker:
 
     delay_s: float = 0.0
     fail: BaseException | None = None
-    verdict: str = "fake"
+    verdict: str = "false"
     summary: str = ""
     tokens: int = 1500
     runs: list[Post] = field(default_factory=list)
