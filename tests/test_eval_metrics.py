@@ -96,3 +96,37 @@ def test_bootstrap_is_reproducible_with_its_seed() -> None:
     assert first is not None and other is not None
     assert 0.0 <= first.low < 4 / 7 < first.high <= 1.0
     assert first.level == 0.95
+
+
+def test_abstention_scores_by_hand() -> None:
+    from zofia_engine.evaluation.abstention import Judged, selective
+
+    # 6 items; two abstained (unproven), one of them skipped by triage.
+    items = [
+        Judged("real", "real", 0.9),  # right, sure
+        Judged("fake", "real", 0.8),  # wrong, sure: confidently wrong
+        Judged("fake", "fake", 0.55),  # right, unsure
+        Judged("real", "fake", 0.6),  # wrong, unsure: not "confidently" wrong
+        Judged("real", None, None),
+        Judged("fake", None, None, skipped=True),
+    ]
+    sel = selective(items, ["real", "fake"])
+    assert (sel.items, sel.covered, sel.coverage) == (6, 4, pytest.approx(4 / 6))
+    assert sel.covered_accuracy == 0.5
+    # real: tp 1, said 2, support 2 -> F1 0.5; fake: tp 1, said 2, support 2 -> F1 0.5
+    assert sel.covered_macro_f1 == pytest.approx(0.5)
+    assert sel.confidently_wrong == pytest.approx(1 / 6)
+    assert sel.triage_skipped == 1
+    curve = {p.threshold: (p.coverage, p.risk) for p in sel.risk_coverage}
+    assert curve[0.0] == (pytest.approx(4 / 6), 0.5)
+    assert curve[0.7] == (pytest.approx(2 / 6), 0.5)  # 0.9 right, 0.8 wrong
+    assert curve[0.9] == (pytest.approx(1 / 6), 0.0)
+    bins = {(b.low, b.high): b for b in sel.reliability}
+    top = bins[(0.8, 1.0)]
+    assert top.count == 2 and top.confidence == pytest.approx(0.85) and top.accuracy == 0.5
+    middle = bins[(0.4, 0.6)]
+    assert middle.count == 1 and middle.accuracy == 1.0
+    # ECE: (2·|0.85-0.5| + 1·|0.55-1| + 1·|0.6-0|) / 4
+    assert sel.ece == pytest.approx((2 * 0.35 + 0.45 + 0.6) / 4)
+    nothing = selective([Judged("real", None, None)], ["real", "fake"])
+    assert nothing.coverage == 0 and nothing.covered_accuracy is None and nothing.ece is None

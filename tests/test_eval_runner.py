@@ -117,7 +117,7 @@ async def test_baseline_is_one_judge_call_on_the_post_alone(panel: FakeOpenAI) -
     assert "Publication date: 2016-01-12" in body["messages"][1]["content"]
     assert '"real"' in last_user_text(body) and '"fake"' in last_user_text(body)
 
-    assert report.verdict == "fake" and report.summary == "Sensational."
+    assert report.verdict == "false" and report.summary == "Sensational."  # "fake", as an outcome
     assert report.usage.calls == 1
     assert report.usage.prompt_tokens == prompt_token_count(body)
     assert report.usage.by_role["judge"].calls == 1
@@ -153,7 +153,7 @@ async def test_records_carry_usage_and_each_item_is_asked_once(
     assert {line["id"] for line in item_lines} == {i.id for i in items}
     first = ItemRecord.model_validate(item_lines[0])
     assert first.llm_calls == 1 and first.prompt_tokens > 0 and first.completion_tokens > 0
-    assert first.mode == "only-llm" and first.ablation == "none" and first.verdict == "fake"
+    assert first.mode == "only-llm" and first.ablation == "none" and first.verdict == "false"
     assert sum(r.prompt_tokens for r in records.values()) == sum(
         prompt_token_count(b) for b in panel.requests
     )
@@ -322,8 +322,18 @@ def test_run_key_names_mode_ablation_labels_and_models() -> None:
     assert key != run_key("full", "full", "binary", {"judge": "openai:b"})
     # EngineSettings that change the answer change the key; a timeout does not.
     default = method_settings(EngineSettings())
-    capped = EngineSettings.model_validate({"agents": {"debate_max_rounds": 2}})
+    capped = EngineSettings.model_validate({"debate": {"max_rounds": 2}})
     patient = EngineSettings.model_validate({"llm": {"timeout_s": 600}})
+    for changed in (
+        {"debate": {"style": "radar"}},
+        {"debate": {"early_stop": "judge"}},
+        {"agents": {"require_evidence": False}},
+        {"triage": {"enabled": False}},
+    ):
+        other = method_settings(EngineSettings.model_validate(changed))
+        assert run_key("full", "full", "binary", models, other) != run_key(
+            "full", "full", "binary", models, default
+        ), changed
     assert run_key("full", "full", "binary", models, default) != run_key(
         "full", "full", "binary", models, method_settings(capped)
     )

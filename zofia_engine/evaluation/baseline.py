@@ -2,9 +2,10 @@
 
 The same model the engine would use for its verdicts (the ``judge`` role's
 route) is shown the same system and post messages as the panel, and asked for
-``real`` or ``fake`` as a word in a JSON object. No retrieval, no agents, no
-debate. The answer comes back as a :class:`~zofia_engine.report.Report`, so
-the evaluation reads it, its usage and its confidence like an engine check.
+``real`` or ``fake`` as a word in a JSON object (the paper's question), read as
+the outcomes ``true`` and ``false``. No retrieval, no agents, no debate. The
+answer comes back as a :class:`~zofia_engine.report.Report`, so the evaluation
+reads it, its usage and its confidence like an engine check.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..agents.context import PanelContext
-from ..agents.judge import decision_confidence
+from ..agents.judge import option_probabilities
 from ..config import EngineSettings
 from ..llm.router import LLMRouter
 from ..llm.session import StepFailed
@@ -101,17 +102,18 @@ class OnlyLLMBaseline:
                 top_logprobs=TOP_LOGPROBS,
             )
         except StepFailed as exc:
-            verdict: Literal["real", "fake", "undetermined"] = "undetermined"
+            verdict = "undetermined"
             summary = f"No verdict: {exc.reason}"
             degraded.append(f"no verdict: the only-LLM call failed ({exc.reason})")
         else:
-            verdict = answer.value.decision
+            word = answer.value.decision
+            verdict = "true" if word == "real" else "false"  # the paper's words, read as outcomes
             summary = answer.value.reason.strip()
             c = answer.completion
-            value = decision_confidence(c.text, c.logprobs, verdict)
+            odds = option_probabilities(c.text, c.logprobs, "decision", ("real", "fake"))
             confidence = (
-                Confidence(value=value, basis="token probabilities of real vs fake")
-                if value is not None
+                Confidence(value=odds[word], basis="token probabilities of real vs fake")
+                if odds is not None
                 else Confidence(basis="unavailable: no usable token probabilities")
             )
         return Report(

@@ -14,9 +14,11 @@ Label mappings (``--labels``):
     half-true, mostly-true, true → ``real``.
 ``liar-3``
     LIAR's six labels in three: pants-fire, false, barely-true → ``false``;
-    half-true → ``half-true``; mostly-true, true → ``true``. The engine answers
-    real or fake only, read as ``true`` or ``false``, so ``half-true`` items
-    are always missed: this mapping is for backends that can say more.
+    half-true → ``half-true``; mostly-true, true → ``true``. The engine's
+    ``misleading`` (RADAR's half-true) is scored as ``half-true``.
+
+In every mapping ``true`` and ``false`` count as the real and the false side, and
+``unproven`` is an abstention: the item is not covered (see the metrics).
 ``auto``
     ``liar-binary`` when a label only LIAR uses occurs (pants-fire, barely-true,
     half-true, mostly-true), else ``binary``.
@@ -46,6 +48,7 @@ __all__ = [
 DATE_FIELDS = ("publish_date", "published", "date")
 _LIAR_LOW = ("pants-fire", "false", "barely-true")
 _LIAR_HIGH = ("mostly-true", "true")
+_LEGACY = {"real": "true", "fake": "false"}  # records written before the four outcomes
 
 
 class DatasetError(ZofiaError):
@@ -60,7 +63,8 @@ class LabelMapping:
         name: how ``--labels`` names it.
         classes: the classes scored, in the order tables show them.
         gold: dataset label (lower case) → class.
-        verdicts: the engine's ``real`` / ``fake`` → class.
+        verdicts: the engine's outcomes → class. ``unproven``, ``undetermined`` and
+            triage's kinds are in none: the engine abstained (the item is not covered).
     """
 
     name: str
@@ -69,8 +73,8 @@ class LabelMapping:
     verdicts: dict[str, str]
 
     def predicted(self, verdict: str) -> str | None:
-        """The class a verdict counts as; ``None`` for ``undetermined``."""
-        return self.verdicts.get(verdict)
+        """The class a verdict counts as; ``None`` when the engine abstained."""
+        return self.verdicts.get(_LEGACY.get(verdict, verdict))
 
 
 LABEL_MAPPINGS: dict[str, LabelMapping] = {
@@ -78,7 +82,8 @@ LABEL_MAPPINGS: dict[str, LabelMapping] = {
         "binary",
         ("real", "fake"),
         {"real": "real", "fake": "fake", "true": "real", "false": "fake"},
-        {"real": "real", "fake": "fake"},
+        # A post right in its facts but missing context that changes them is not real news.
+        {"true": "real", "false": "fake", "misleading": "fake"},
     ),
     "liar-binary": LabelMapping(
         "liar-binary",
@@ -88,7 +93,8 @@ LABEL_MAPPINGS: dict[str, LabelMapping] = {
             "half-true": "real",
             **dict.fromkeys(_LIAR_HIGH, "real"),
         },
-        {"real": "real", "fake": "fake"},
+        # LIAR's binary split puts half-true on the true side.
+        {"true": "real", "false": "fake", "misleading": "real"},
     ),
     "liar-3": LabelMapping(
         "liar-3",
@@ -98,7 +104,7 @@ LABEL_MAPPINGS: dict[str, LabelMapping] = {
             "half-true": "half-true",
             **dict.fromkeys(_LIAR_HIGH, "true"),
         },
-        {"real": "true", "fake": "false"},
+        {"true": "true", "false": "false", "misleading": "half-true"},
     ),
 }
 

@@ -14,6 +14,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from .abstention import Selective
+from .scores import ClassScores, accuracy, class_scores, macro_f1
+
 __all__ = [
     "NONE_COLUMN",
     "ClassScores",
@@ -30,15 +33,6 @@ __all__ = [
 NONE_COLUMN = "none"
 
 Labels = Sequence[str | None]
-
-
-class ClassScores(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    precision: float
-    recall: float
-    f1: float
-    support: int
 
 
 class Interval(BaseModel):
@@ -75,6 +69,7 @@ class Metrics(BaseModel):
     mean_prompt_tokens: float = 0.0
     mean_completion_tokens: float = 0.0
     mean_wall_s: float = 0.0
+    selective: Selective | None = None
 
 
 def confusion_matrix(
@@ -86,41 +81,6 @@ def confusion_matrix(
     for g, p in zip(gold, predicted, strict=True):
         matrix[g][p if p is not None and p in classes else NONE_COLUMN] += 1
     return matrix
-
-
-def accuracy(gold: Sequence[str], predicted: Labels) -> float:
-    """Share of items predicted right; ``None`` is wrong. 0 for no items."""
-    if not gold:
-        return 0.0
-    return sum(1 for g, p in zip(gold, predicted, strict=True) if g == p) / len(gold)
-
-
-def _ratio(num: int, den: int) -> float:
-    return num / den if den else 0.0
-
-
-def class_scores(
-    gold: Sequence[str], predicted: Labels, classes: Sequence[str]
-) -> dict[str, ClassScores]:
-    """Precision, recall, F1 and support of each class (0 where undefined)."""
-    scores = {}
-    for c in classes:
-        tp = sum(1 for g, p in zip(gold, predicted, strict=True) if g == c and p == c)
-        said = sum(1 for p in predicted if p == c)
-        support = sum(1 for g in gold if g == c)
-        precision, recall = _ratio(tp, said), _ratio(tp, support)
-        f1 = _ratio(2 * tp, said + support)
-        scores[c] = ClassScores(precision=precision, recall=recall, f1=f1, support=support)
-    return scores
-
-
-def macro_f1(gold: Sequence[str], predicted: Labels, classes: Sequence[str]) -> float:
-    """Mean F1 over the ``classes`` seen in ``gold`` or ``predicted``."""
-    present = [c for c in classes if c in gold or c in predicted]
-    if not present:
-        return 0.0
-    scores = class_scores(gold, predicted, present)
-    return sum(s.f1 for s in scores.values()) / len(present)
 
 
 def bootstrap_interval(

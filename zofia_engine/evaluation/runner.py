@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..config import EngineSettings
 from ..ports import CheckFunction
 from ..post import Post
+from ..report import TRIAGED
+from .abstention import Judged, selective
 from .dataset import EvalItem, LabelMapping
 from .metrics import Metrics, score
 
@@ -94,8 +96,9 @@ class RunHeader(BaseModel):
 
 def method_settings(settings: EngineSettings) -> dict[str, Any]:
     """The settings that change what a check answers: Stage 1's models and
-    hyperparameters, the sources, the agents' settings (debate rounds, θ_sim …) and
-    the temperature. No secrets, timeouts or rates: those change only how fast."""
+    hyperparameters, the sources, the agents' settings (θ_sim, the evidence rule …),
+    the debate (style, rounds, early stop), triage and the temperature. No secrets,
+    timeouts or rates: those change only how fast."""
     return {
         "ner": settings.ner.model_dump(mode="json"),
         "encoder": settings.encoder.model_dump(mode="json", include={"model"}),
@@ -103,6 +106,8 @@ def method_settings(settings: EngineSettings) -> dict[str, Any]:
         "web": {"backends": settings.web.backends, "max_results": settings.web.max_results},
         "wikipedia": settings.wikipedia.backend,
         "agents": settings.agents.model_dump(mode="json"),
+        "debate": settings.debate.model_dump(mode="json"),
+        "triage": settings.triage.model_dump(mode="json"),
         "temperature": settings.llm.temperature,
     }
 
@@ -280,8 +285,10 @@ def summarise(
     )
     ran = [r for r in rows if not r.error]  # a check that raised has no cost to average
     m = len(ran) or 1
+    judged = [Judged(r.gold, r.predicted, r.confidence, skipped=r.verdict in TRIAGED) for r in rows]
     return metrics.model_copy(
         update={
+            "selective": selective(judged, classes),
             "undetermined": sum(1 for r in rows if not r.error and r.predicted is None),
             "errors": sum(1 for r in rows if r.error),
             "mean_llm_calls": sum(r.llm_calls for r in ran) / m,
