@@ -62,7 +62,7 @@ def test_the_grid_finds_the_pair_that_is_right_on_every_item_in_fewest_rounds(
     assert (best.stop_margin, best.verdict_confidence) == (0.5, 0.8)
     assert best.accuracy == 1.0 and best.mean_rounds == pytest.approx(2.0)
     assert best.stopped_early == 2
-    assert len(points) == 41 * 21
+    assert len(points) == 41 * 21 and points[0] == best  # listed best first
     never = next(p for p in points if p.stop_margin == 1.0 and p.verdict_confidence == 1.0)
     assert never.accuracy == 1.0 and never.mean_rounds == 3.0  # all to the end: right, slower
     eager = next(p for p in points if p.stop_margin == -1.0 and p.verdict_confidence == 0.0)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from peers.loopback import running_in_thread
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, schema_name
+from peers.openai_peer import ChatReply, FakeOpenAI
+from peers.panel_script import PanelScript, judge_logprobs, schema_name
 
 from bots.cli import main
 from bots.cli.evaluate import default_output
@@ -71,6 +71,10 @@ def test_baseline_run_prints_metrics_and_resumes(panel: FakeOpenAI, tmp_path: Pa
     assert metrics["items"] == 4 and metrics["accuracy"] == 0.5
     assert metrics["mean_llm_calls"] == 1.0 and metrics["accuracy_ci"]["resamples"] == 1000
     assert set(metrics["confusion"]) == {"real", "fake"}
+    # The baseline never abstains; the fake server gives no probabilities to be sure with.
+    selective = metrics["selective"]
+    assert selective["coverage"] == 1.0 and selective["covered_accuracy"] == 0.5
+    assert selective["confidently_wrong"] == 0.0 and selective["ece"] is None
     assert panel.calls == 4
     assert all(schema_name(b) == "onlyllmreply" for b in panel.requests)
     output = tmp_path / "eval-news-only-llm.jsonl"
@@ -84,6 +88,8 @@ def test_baseline_run_prints_metrics_and_resumes(panel: FakeOpenAI, tmp_path: Pa
     assert panel.calls == 4  # every item was done
     assert "4 item(s) already done" in again.stderr
     assert "accuracy" in again.stdout and "confusion" in again.stdout
+    assert "coverage %" in again.stdout and "risk against coverage" in again.stdout
+    assert "reliability (confidence against accuracy)" in again.stdout
 
     redo = _eval(str(data), "--baseline", "only-llm", "--limit", "4", "--seed", "2", "--rerun")
     assert redo.exit_code == 0 and panel.calls == 8
@@ -146,3 +152,37 @@ def test_pipeline_and_baseline_evaluate_the_same_sample(panel: FakeOpenAI, tmp_p
     assert full["sample"] == only["sample"] and len(full["sample"]) == 2
     assert full["ablation"] == "no-debate" and only["mode"] == "only-llm"
     assert full["run_key"] != only["run_key"]
+
+
+@pytest.mark.slow
+def test_calibrate_caches_round_scores_and_prints_the_thresholds(
+    panel: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scripted: after round 1 the judge is sure (s 0.8, c 0.9) of "false"; the final
+    # ruling says "false" too. On a set of fake items, stopping at round 1 is right.
+    round_one = json.dumps({"verdict": "false", "next": "stop", "reason": "Refuted."})
+    odds = {"true": 0.05, "false": 0.9, "misleading": 0.03, "unproven": 0.02}
+    final = json.dumps({"verdict": "false", "reason": "Refuted."})
+    panel.responder = PanelScript(
+        judgereply=ChatReply(content=round_one, logprobs=judge_logprobs(round_one, odds, 0.9)),
+        finalreply=ChatReply(content=final, logprobs=judge_logprobs(final, odds)),
+    )
+    monkeypatch.setenv("ZOFIA__DEBATE__MAX_ROUNDS", "2")
+    rows = [{"id": f"f{k}", "label": "fake", "text": f"Body {k}."} for k in range(2)]
+    data = _dataset(tmp_path, rows)
+    result = CliRunner().invoke(main, ["calibrate", str(data)])
+    assert result.exit_code == 0, result.output
+    scores = [
+        json.loads(line) for line in (tmp_path / "calibrate-news.jsonl").read_text().splitlines()
+    ]
+    assert [s["id"] for s in scores] == ["f0", "f1"]
+    # Every round held ("never" stops early): round 1 scored, then the final ruling.
+    assert all(len(s["rounds"]) == 1 and s["final"] == "false" for s in scores)
+    assert scores[0]["rounds"][0]["stop_margin"] == pytest.approx(0.8, abs=1e-3)
+    assert scores[0]["rounds"][0]["label_confidence"] == pytest.approx(0.9, abs=1e-3)
+    assert "[debate.thresholds]" in result.stdout
+    assert "Contextual calibration: expected calibration error" in result.stdout
+    asked = panel.calls
+    again = CliRunner().invoke(main, ["calibrate", str(data)])
+    assert again.exit_code == 0, again.output
+    assert panel.calls == asked + 1  # cached: only the prior is asked again

@@ -92,7 +92,7 @@ def calibrate(
     table = Table(title=f"early stop on {len(cached)} items ({path})")
     for name in ("τs", "τv", "accuracy %", "mean rounds", "stopped early"):
         table.add_column(name, justify="right")
-    for point in sorted(points, key=lambda p: (-p.accuracy, p.mean_rounds))[:10]:
+    for point in points[:10]:
         table.add_row(
             f"{point.stop_margin:+.2f}",
             f"{point.verdict_confidence:.2f}",

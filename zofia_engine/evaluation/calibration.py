@@ -119,7 +119,8 @@ def grid_search(
     tau_s: Iterable[float] = TAU_S,
     tau_v: Iterable[float] = TAU_V,
 ) -> tuple[GridPoint, list[GridPoint]]:
-    """Every pair replayed; the best one (see the module's docstring) and all of them."""
+    """Every pair replayed: the best one (see the module's docstring), and all of them,
+    best first (those near the top accuracy in order of preference, then the rest)."""
     points = []
     for s in tau_s:
         for v in tau_v:
@@ -141,10 +142,12 @@ def grid_search(
             )
     top = max(p.accuracy for p in points)
     near = [p for p in points if p.accuracy >= top - NEAR_BEST]
-    best = min(
-        near, key=lambda p: (p.mean_rounds, -p.accuracy, -p.stop_margin, -p.verdict_confidence)
-    )
-    return best, points
+    best = min(near, key=_preference)
+    return best, sorted(points, key=lambda p: (p not in near, *_preference(p)))
+
+
+def _preference(p: GridPoint) -> tuple[float, ...]:
+    return (p.mean_rounds, -p.accuracy, -p.stop_margin, -p.verdict_confidence)
 
 
 def calibration_effect(
