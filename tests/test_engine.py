@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
-from peers.panel_script import REPORT_KEYS, PanelScript, judge_logprobs, last_user_text, schema_name
+from peers.panel_script import (
+    REPORT_KEYS,
+    PanelScript,
+    judge_logprobs,
+    last_user_text,
+    schema_name,
+    word_logprobs,
+)
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
@@ -717,6 +724,38 @@ async def test_a_scam_gets_the_warning_with_its_signs(
     assert report.verdict == "scam" and len(panel.requests) == 1
     assert report.triage is not None
     assert report.triage.signs == ["look-alike domain paypa1-secure.com", "asks for a bank login"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "p_kind", "checked"),
+    [
+        ({"kind": "scam", "reason": "A phone number.", "signs": ["a phone number"]}, 0.55, True),
+        ({"kind": "scam", "reason": "Looks off.", "signs": []}, 0.95, True),  # no sign named
+        ({"kind": "no_claim", "reason": "An opinion.", "signs": []}, 0.9, False),
+    ],
+)
+async def test_triage_skips_a_check_only_when_it_is_sure(
+    panel: FakeOpenAI,
+    make_engine: Callable[..., Engine],
+    reply: dict[str, Any],
+    p_kind: float,
+    checked: bool,
+) -> None:
+    content = json.dumps(reply)
+    rest = (1 - p_kind) / 3
+    odds = {k: rest for k in ("claim", "no_claim", "satire", "scam")} | {reply["kind"]: p_kind}
+    script = _script(
+        panel, triagereply=ChatReply(content, logprobs=word_logprobs(content, kind=odds))
+    )
+    report = await make_engine(_settings(panel)).check(POST)
+    assert report.triage is not None
+    assert report.triage.probability == pytest.approx(p_kind, abs=1e-3)
+    if checked:  # below [triage] min_confidence (0.8), or a scam without a sign: checked
+        assert report.verdict == "false" and script.asked["debaterreply"] == 2
+        assert report.triage.kind == "claim" and report.triage.overruled == reply["kind"]
+        assert any(note.startswith(f"triage leaned {reply['kind']}") for note in report.degraded)
+    else:
+        assert report.verdict == reply["kind"] and len(panel.requests) == 1
 
 
 async def test_a_failed_triage_checks_the_post_in_full_and_triage_can_be_off(

@@ -93,6 +93,8 @@ async def test_plain_reply_has_text_and_token_counts(smol: LlamaCppBackend) -> N
     assert 0 < reply.completion_tokens <= 32
     assert reply.finish_reason in {"stop", "length"}
     assert reply.latency_ms > 0
+    # Reading the prompt ends when the first token is sampled; generation is the rest.
+    assert reply.prompt_ms is not None and 0 < reply.prompt_ms < reply.latency_ms
     assert reply.model == "SmolLM2-135M-Instruct.Q4_1"
     assert reply.cached_tokens is not None and 0 <= reply.cached_tokens < reply.prompt_tokens
 

@@ -17,10 +17,11 @@ from zofia_engine.agents.claims import (
     split_passages,
 )
 from zofia_engine.agents.context import PanelContext
-from zofia_engine.agents.judge import calibrated, option_probabilities
+from zofia_engine.agents.judge import calibrated
 from zofia_engine.agents.linguist import DIMENSIONS
 from zofia_engine.llm.base import TokenLogprob
 from zofia_engine.llm.structured import ReplyParseError, bounded_schema, json_schema, parse_reply
+from zofia_engine.llm.token_odds import option_probabilities
 from zofia_engine.post import ABLATIONS, Ablation
 from zofia_engine.prompting import TEMPLATE_NAMES, render
 from zofia_engine.report import EvidenceItem

@@ -184,9 +184,14 @@ class CheckRun:
 
     async def triage(self) -> Triage:
         """What kind of post this is (one short call on the post alone)."""
-        found = await self.progress.stage("triage", triage(self.session, self.ctx), self.timings)
+        work = triage(self.session, self.ctx, self.settings.triage.min_confidence)
+        found = await self.progress.stage("triage", work, self.timings)
         if found.status == "failed":
             self.degraded.append(f"triage failed ({found.error}); the post was checked in full")
+        elif found.overruled:
+            self.degraded.append(
+                f"triage leaned {found.overruled} without enough confidence; checked in full"
+            )
         return found
 
     async def gather(self) -> Gathered:

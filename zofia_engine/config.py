@@ -303,9 +303,13 @@ class DebateSettings(SettingsSection):
 
 class TriageSettings(SettingsSection):
     """One short call on the post alone before the full check: a checkable claim gets
-    the full check; an opinion or greeting, satire, or a likely scam gets a short card."""
+    the full check; an opinion or greeting, satire, or a likely scam gets a short card.
+    A post is taken as not a claim only when the model's token probability of that
+    kind is at least ``min_confidence`` (when the backend gives probabilities): a
+    skipped claim costs more than a needless check."""
 
     enabled: bool = True
+    min_confidence: float = Field(0.8, ge=0, le=1)
 
 
 class EngineSettings(SettingsSection):

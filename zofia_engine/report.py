@@ -211,6 +211,9 @@ class LLMCall(_Record):
     completion_tokens: int = 0
     cached_tokens: int | None = None
     latency_ms: float = 0.0
+    # Of latency_ms, the time before the first token (reading the prompt); None when
+    # the backend cannot tell. The rest is generation.
+    prompt_ms: float | None = None
     attempts: int = 1
     usage_reported: bool = True
 
@@ -260,6 +263,10 @@ class Triage(_Record):
     kind: Literal["claim", "no_claim", "satire", "scam"]
     reason: str = ""
     signs: list[str] = []
+    # The model's token probability of the kind it named (None without probabilities);
+    # overruled is the kind it named when that probability was too low to skip a check.
+    probability: float | None = None
+    overruled: str = ""
     status: StepStatus = "ok"
     error: str = ""
 

@@ -24,6 +24,7 @@ __all__ = [
     "judge_logprobs",
     "last_user_text",
     "schema_name",
+    "word_logprobs",
 ]
 
 # The report's top-level keys, in order, as the Stage-2 issue lists them.
@@ -110,28 +111,35 @@ DEFAULTS: dict[str, Answer] = {
 }
 
 
-def _split_at(content: str, key: str) -> tuple[str, str, str]:
-    head, found, tail = content.partition(f'"{key}": "')
-    if not found:
-        raise ValueError(f"no {key!r} value in {content!r}")
-    word, _, rest = tail.partition('"')
-    return head + found, word, '"' + rest
+def word_logprobs(
+    content: str, **odds: dict[str, float]
+) -> list[tuple[str, float, dict[str, float]]]:
+    """Per-token logprobs for a JSON reply: at the value of each key named in ``odds``
+    the alternatives carry the probabilities given (word → p); every other stretch of
+    text is one certain token."""
+    tokens: list[tuple[str, float, dict[str, float]]] = []
+    rest = content
+    keys = sorted(odds, key=lambda k: content.index(f'"{k}": "'))
+    for key in keys:
+        head, found, tail = rest.partition(f'"{key}": "')
+        if not found:
+            raise ValueError(f"no {key!r} value in {content!r}")
+        word, _, rest = tail.partition('"')
+        top = {k: math.log(v) for k, v in odds[key].items() if v > 0}
+        tokens += [(head + found, 0.0, {}), (word, top.get(word, math.log(1e-6)), top)]
+        rest = '"' + rest
+    return [*tokens, (rest, 0.0, {})]
 
 
 def judge_logprobs(
     content: str, verdict: dict[str, float], stop: float | None = None
 ) -> list[tuple[str, float, dict[str, float]]]:
-    """Per-token logprobs for a judge reply: at its ``verdict`` value the alternatives
-    carry the probabilities ``verdict`` gives (outcome → p), and at its ``next`` value
-    (when ``stop`` is given) ``stop`` carries p(stop) and ``continue`` the rest."""
-    head, word, rest = _split_at(content, "verdict")
-    top = {k: math.log(v) for k, v in verdict.items() if v > 0}
-    tokens = [(head, 0.0, {}), (word, top.get(word, math.log(1e-6)), top)]
+    """Per-token logprobs for a judge reply: ``verdict`` (outcome → p) at its verdict
+    and, when ``stop`` is given, p(stop) = ``stop`` and p(continue) the rest at its
+    ``next``."""
     if stop is None:
-        return [*tokens, (rest, 0.0, {})]
-    middle, word2, tail = _split_at(rest, "next")
-    options = {"stop": math.log(max(stop, 1e-9)), "continue": math.log(max(1 - stop, 1e-9))}
-    return [*tokens, (middle, 0.0, {}), (word2, options[word2], options), (tail, 0.0, {})]
+        return word_logprobs(content, verdict=verdict)
+    return word_logprobs(content, verdict=verdict, next={"stop": stop, "continue": 1 - stop})
 
 
 class PanelScript:

@@ -25,8 +25,8 @@ from .judge import Judged, final_ruling, round_ruling
 
 __all__ = ["DebateOutcome", "RoundHook", "hold_debate", "turn_message"]
 
-MAX_WORDS = 90
-MAX_TOKENS = 360
+MAX_WORDS = 60  # each of the rebuttal and the argument
+MAX_TOKENS = 260
 
 RoundHook = Callable[[JudgeRuling], Awaitable[None]]
 

@@ -10,16 +10,15 @@ label confidence c = max p(outcome), and give the verdict its confidence.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..llm.base import ChatMessage, Completion, TokenLogprob
+from ..llm.base import ChatMessage, Completion
 from ..llm.session import CheckSession, StepFailed
+from ..llm.token_odds import option_probabilities
 from ..prompting import render
 from ..report import OUTCOMES, JudgeRuling, Outcome
 from .context import PanelContext
@@ -30,12 +29,11 @@ __all__ = [
     "Judged",
     "calibrated",
     "final_ruling",
-    "option_probabilities",
     "round_ruling",
 ]
 
-MAX_WORDS = 70
-MAX_TOKENS = 220
+MAX_WORDS = 60
+MAX_TOKENS = 200
 TOP_LOGPROBS = 5
 
 
@@ -65,52 +63,6 @@ class Judged:
     ruling: JudgeRuling
     outcomes: dict[str, float] | None = None
     completion: Completion | None = None
-
-
-def _token_at(logprobs: Sequence[TokenLogprob], pos: int) -> tuple[TokenLogprob, int] | None:
-    offset = 0
-    for token in logprobs:
-        if offset + len(token.token) > pos:
-            return token, pos - offset
-        offset += len(token.token)
-    return None
-
-
-def option_probabilities(
-    text: str, logprobs: Sequence[TokenLogprob] | None, key: str, options: Sequence[str]
-) -> dict[str, float] | None:
-    """p(option) for each of ``options``, normalised over them, at the token where the
-    value of ``key`` starts in the JSON ``text``.
-
-    Alternatives are matched by prefix (``fa`` counts for ``false``, ``mis`` for
-    ``misleading``). ``None`` when there are no logprobs, the value cannot be located,
-    or no alternative names an option.
-    """
-    if not logprobs:
-        return None
-    match = re.search(rf'"{re.escape(key)}"\s*:\s*"', text)
-    if match is None:
-        return None
-    found = _token_at(logprobs, match.end())
-    if found is None:
-        return None
-    token, cut = found
-    if not token.top:  # no alternatives: nothing to weigh the choice against
-        return None
-    lead = token.token[:cut]
-    mass = dict.fromkeys(options, 0.0)
-    for alt, logprob in {**token.top, token.token: token.logprob}.items():
-        if not alt.startswith(lead):
-            continue
-        fragment = alt[cut:].strip().lower()
-        for option in options:
-            if fragment and (option.startswith(fragment) or fragment.startswith(option)):
-                mass[option] += math.exp(logprob)
-                break
-    total = sum(mass.values())
-    if total <= 0:
-        return None
-    return {option: round(value / total, 4) for option, value in mass.items()}
 
 
 def calibrated(outcomes: dict[str, float], prior: dict[str, float]) -> dict[str, float]:

@@ -29,8 +29,8 @@ from .judge import Judged, final_ruling, round_ruling
 __all__ = ["MAX_RADAR_ROUNDS", "hold_radar_debate", "phases"]
 
 MAX_RADAR_ROUNDS = 3
-MAX_WORDS = 90
-MAX_TOKENS = 300
+MAX_WORDS = 70
+MAX_TOKENS = 200
 
 Phase = Literal["opening", "rebuttal", "closing"]
 Role = Literal["politician", "scientist"]

@@ -13,14 +13,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.session import CheckSession, StepFailed
+from ..llm.token_odds import option_probabilities
 from ..prompting import render
 from ..report import Triage
 from .context import PanelContext
 
-__all__ = ["TriageReply", "triage"]
+__all__ = ["KINDS", "TriageReply", "triage"]
 
 MAX_TOKENS = 120
 MAX_SIGNS = 3
+TOP_LOGPROBS = 5
 
 
 class TriageReply(BaseModel):
@@ -31,8 +33,17 @@ class TriageReply(BaseModel):
     signs: list[str]
 
 
-async def triage(session: CheckSession, ctx: PanelContext) -> Triage:
-    """The post's kind, why, and for a scam the signs that give it away."""
+KINDS = ("claim", "no_claim", "satire", "scam")
+
+
+async def triage(session: CheckSession, ctx: PanelContext, min_confidence: float) -> Triage:
+    """The post's kind, why, and for a scam the signs that give it away.
+
+    A kind other than ``claim`` stands only when the model's token probability of it
+    is at least ``min_confidence`` (when there are probabilities), and a scam only
+    with at least one sign; otherwise the post is checked in full as a claim, and the
+    report keeps what the model said (``overruled``).
+    """
     try:
         answer = await session.ask(
             "triage",
@@ -41,13 +52,26 @@ async def triage(session: CheckSession, ctx: PanelContext) -> Triage:
             TriageReply,
             max_tokens=MAX_TOKENS,
             max_items={"signs": MAX_SIGNS},
+            top_logprobs=TOP_LOGPROBS,
         )
     except StepFailed as exc:
         return Triage(kind="claim", status="failed", error=exc.reason)
-    reply = answer.value
+    reply, completion = answer.value, answer.completion
+    odds = option_probabilities(completion.text, completion.logprobs, "kind", KINDS)
+    probability = odds[reply.kind] if odds is not None else None
     signs = [s.strip() for s in reply.signs if s.strip()][:MAX_SIGNS]
+    unsure = probability is not None and probability < min_confidence
+    unfounded = reply.kind == "scam" and not signs
+    if reply.kind != "claim" and (unsure or unfounded):
+        return Triage(
+            kind="claim",
+            reason=reply.reason.strip(),
+            probability=probability,
+            overruled=reply.kind,
+        )
     return Triage(
         kind=reply.kind,
         reason=reply.reason.strip(),
         signs=signs if reply.kind == "scam" else [],
+        probability=probability,
     )

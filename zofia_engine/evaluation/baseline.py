@@ -16,10 +16,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..agents.context import PanelContext
-from ..agents.judge import option_probabilities
 from ..config import EngineSettings
 from ..llm.router import LLMRouter
 from ..llm.session import StepFailed
+from ..llm.token_odds import option_probabilities
 from ..post import Post
 from ..prompting import render
 from ..report import Analyses, Confidence, Debate, Report, Usage

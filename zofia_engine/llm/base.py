@@ -70,7 +70,9 @@ class Completion:
     fields when it sends them. ``cached_tokens`` is the part of the prompt the
     server did not have to evaluate (prefix cache / KV reuse), ``None`` when
     the server does not say. ``usage_reported`` is false when the server sent
-    no usage and the counts are estimates. ``latency_ms`` covers every attempt.
+    no usage and the counts are estimates. ``latency_ms`` covers every attempt;
+    ``prompt_ms`` is the part of it before the first token was sampled (reading the
+    prompt), when the backend can tell (the embedded one can).
     """
 
     text: str
@@ -83,6 +85,7 @@ class Completion:
     logprobs: tuple[TokenLogprob, ...] | None = None
     usage_reported: bool = True
     attempts: int = 1
+    prompt_ms: float | None = None
 
     @property
     def evaluated_prompt_tokens(self) -> int | None:

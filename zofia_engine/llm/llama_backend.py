@@ -268,6 +268,8 @@ class LlamaCppBackend(LLMBackend):
             finally:
                 self._call = None
             latency_ms = (time.perf_counter() - start) * 1000.0
+            if call.first_token_at is not None:
+                call.prompt_ms = (call.first_token_at - start) * 1000.0
         return self._completion(response, call, latency_ms)
 
     def _completion(
@@ -293,6 +295,7 @@ class LlamaCppBackend(LLMBackend):
             cached_tokens=min(call.reused_tokens, prompt_tokens),
             finish_reason=finish,
             logprobs=tuple(call.logprobs) if call.top_logprobs > 0 else None,
+            prompt_ms=call.prompt_ms,
         )
 
     # ------------------------------------------------------------------ closing

@@ -9,6 +9,7 @@ model's own chat template so that each call can check and stop itself.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -70,6 +71,8 @@ class CallState:
     prompt_tokens: int = -1
     reused_tokens: int = 0
     stopped_early: bool = False
+    first_token_at: float | None = None  # perf_counter() when the first token was sampled
+    prompt_ms: float | None = None  # from the call's start to that token
     logprobs: list[TokenLogprob] = field(default_factory=list)
     _pending: npt.NDArray[np.float32] | None = None
     _seen: int = -1
@@ -77,6 +80,8 @@ class CallState:
     def stop_requested(
         self, input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]
     ) -> bool:
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
         if self.top_logprobs > 0:
             self._record(input_ids)
         if self.cancel.is_set():

@@ -194,4 +194,5 @@ def _record(role: str, step: str, label: str, c: Completion) -> LLMCall:
         latency_ms=round(c.latency_ms, 2),
         attempts=c.attempts,
         usage_reported=c.usage_reported,
+        prompt_ms=None if c.prompt_ms is None else round(c.prompt_ms, 2),
     )
