@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from zofia_engine.config import EmbeddedSettings
 from zofia_engine.errors import LLMResponseError, ModelUnavailableError
 from zofia_engine.llm.base import ChatMessage, Completion, CompletionRequest
 from zofia_engine.llm.gguf import (
@@ -461,3 +462,11 @@ def test_packaged_qwen_0_5b_assembles(tmp_path: Path) -> None:
     assert path.stat().st_size == sum(sizes)
     with path.open("rb") as f:
         assert f.read(4) == GGUF_MAGIC
+
+
+def test_the_model_is_read_not_mapped_by_default(smol: LlamaCppBackend) -> None:
+    # Mapped, the file's pages stay resident beside llama.cpp's repacked weights.
+    assert smol.model_path is not None
+    assert str(smol.model_path) not in Path("/proc/self/maps").read_text()
+    mapped = LlamaCppBackend.from_settings(EmbeddedSettings(use_mmap=True))
+    assert mapped.use_mmap is True

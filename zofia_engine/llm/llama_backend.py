@@ -72,6 +72,9 @@ class LlamaCppBackend(LLMBackend):
         n_ctx: context window in tokens (prompt plus reply).
         n_threads: CPU threads; 0 means one per core.
         n_batch: prompt tokens evaluated per ``llama_decode`` call.
+        use_mmap: map the file instead of reading it. llama.cpp repacks quantised
+            weights for the CPU into memory of its own, so mapped pages double the
+            resident memory; reading costs a second at load.
         logprobs: requests with ``top_logprobs > 0`` get per-token
             log-probabilities (about a millisecond per token; see ``CallState``).
         seed: sampling seed; with temperature 0 decoding is greedy anyway.
@@ -87,6 +90,7 @@ class LlamaCppBackend(LLMBackend):
         n_ctx: int = 8192,
         n_threads: int = 0,
         n_batch: int = 512,
+        use_mmap: bool = False,
         logprobs: bool = False,
         seed: int = 0,
     ) -> None:
@@ -94,6 +98,7 @@ class LlamaCppBackend(LLMBackend):
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.n_batch = n_batch
+        self.use_mmap = use_mmap
         self.logprobs = logprobs
         self.seed = seed
         self._llm: Llama | None = None
@@ -114,6 +119,7 @@ class LlamaCppBackend(LLMBackend):
             n_ctx=s.n_ctx,
             n_threads=s.n_threads,
             n_batch=s.n_batch,
+            use_mmap=s.use_mmap,
             logprobs=s.logprobs,
         )
 
@@ -169,6 +175,7 @@ class LlamaCppBackend(LLMBackend):
                     n_threads=self.n_threads or os.cpu_count() or 1,
                     n_threads_batch=self.n_threads or os.cpu_count() or 1,
                     n_batch=self.n_batch,
+                    use_mmap=self.use_mmap,
                     seed=self.seed,
                     verbose=False,
                 )
