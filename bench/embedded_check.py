@@ -89,9 +89,10 @@ def summary(report: dict[str, Any], wall: float, rss: int) -> dict[str, Any]:
             f"(reading {prompt_s:5.1f} s)  {'ok' if call['ok'] else call['error'][:50]}"
         )
     for ruling in report["debate"]["rulings"]:
+        s, c = ruling.get("stop_margin"), ruling.get("label_confidence")
         print(
             f"  ruling after round {ruling['round']}: {ruling.get('outcome')} -> "
-            f"{ruling['decision']}  s={ruling.get('stop_margin')}  c={ruling.get('label_confidence')}"
+            f"{ruling['decision']}  s={s}  c={c}"
         )
     llm_s = sum(c["latency_ms"] for c in usage["log"]) / 1000
     prompt_s = sum(c.get("prompt_ms") or 0 for c in calls) / 1000
