@@ -354,6 +354,10 @@ def test_the_engine_knows_no_platform(tmp_path: Path) -> None:
         "agents",
         "debate",
         "triage",
+        "retrieval",
+        "factcheck",
+        "evidence",
+        "tree",
     }
     assert load_config(path, environ={}).telegram.token_env == "X"
 

@@ -1,0 +1,205 @@
+"""Stage 2's settings (ZoFia §4, RADAR, ToE): the language models and their roles, the
+agents, triage, the debate and its early stop, the evidence's weighing and the tree
+of claims."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from .settings_base import SettingsSection
+
+__all__ = [
+    "ROLES",
+    "AgentSettings",
+    "DebateSettings",
+    "EmbeddedSettings",
+    "EvidenceSettings",
+    "LLMSettings",
+    "OpenAISettings",
+    "Role",
+    "RoleSettings",
+    "TreeSettings",
+    "TriageSettings",
+]
+
+ROLES = ("triage", "linguist", "expert", "extractor", "verifier", "debater", "judge")
+Role = Literal["triage", "linguist", "expert", "extractor", "verifier", "debater", "judge"]
+
+
+class OpenAISettings(SettingsSection):
+    """Any OpenAI-compatible chat-completions server (OpenAI, DeepSeek, vLLM, Ollama,
+    llama.cpp server). Empty ``base_url`` means api.openai.com."""
+
+    base_url: str = ""
+    api_key: str = ""
+    model: str = "gpt-4o-mini"
+    # "auto": learn once per server which of the modes below it takes, strictest first.
+    # "json_schema": a strict schema (OpenAI, vLLM, llama-server); "json_object_schema":
+    # json_object carrying the schema (llama-cpp-python's server); "json_object": JSON
+    # mode, the schema in the prompt (DeepSeek); "none": the schema in the prompt alone.
+    structured_output: Literal[
+        "auto", "json_schema", "json_object_schema", "json_object", "none"
+    ] = "auto"
+    logprobs: bool = True
+    max_concurrency: int = Field(8, ge=1)
+    requests_per_second: float = Field(0.0, ge=0)
+
+
+class EmbeddedSettings(SettingsSection):
+    """llama.cpp in-process. Empty ``model_path`` means the packaged
+    Qwen2.5-Coder-1.5B-Instruct Q4_K_M (assembled once into the user cache)."""
+
+    model_path: str = ""
+    n_ctx: int = Field(8192, ge=512)
+    n_threads: int = Field(0, ge=0)
+    n_batch: int = Field(512, ge=8)
+    # llama.cpp repacks quantised weights into memory of its own for the CPU; mapped,
+    # the file's pages stay resident too (2.0 instead of 1.4 GB for the packaged model).
+    use_mmap: bool = False
+    logprobs: bool = True
+
+
+class RoleSettings(SettingsSection):
+    """Where one agent role's calls go; empty fields fall back to ``[llm]``.
+    ``max_tokens`` 0 keeps each step's own cap on reply length."""
+
+    backend: Literal["embedded", "openai", ""] = ""
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    max_tokens: int = Field(0, ge=0)
+
+
+class LLMSettings(SettingsSection):
+    """The language models of Stage 2 (paper §4). Temperature 0 as in the paper."""
+
+    backend: Literal["embedded", "openai"] = "embedded"
+    temperature: float = Field(0.0, ge=0, le=2)
+    timeout_s: float = Field(120.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)
+    max_calls_per_check: int = Field(60, ge=1)
+    max_tokens_per_check: int = Field(300_000, ge=1000)
+    openai: OpenAISettings = OpenAISettings()
+    embedded: EmbeddedSettings = EmbeddedSettings()
+    roles: dict[Role, RoleSettings] = {}
+
+    @model_validator(mode="after")
+    def _openai_has_a_key(self) -> LLMSettings:
+        uses_openai = self.backend == "openai" or any(
+            r.backend == "openai" for r in self.roles.values()
+        )
+        official = not self.openai.base_url
+        if uses_openai and official and not self.openai.api_key:
+            raise ValueError(
+                "llm uses api.openai.com but llm.openai.api_key is empty "
+                "(set OPENAI_API_KEY, or llm.openai.base_url for a local server)"
+            )
+        return self
+
+
+class AgentSettings(SettingsSection):
+    """Stage 2 agents and debate (paper §4.1-4.2, Algorithm 1)."""
+
+    linguist_dimensions: list[
+        Literal["sentence", "word", "grammar", "emotion", "information_quality"]
+    ] = ["sentence", "word", "grammar", "emotion", "information_quality"]
+    max_sub_claims: int = Field(4, ge=0, le=8)
+    min_sub_claims: int = Field(2, ge=0, le=8)
+    theta_sim: float = Field(0.1, ge=-1, le=1)
+    top_k_chunks: int = Field(5, ge=1, le=50)
+    chunk_sentences: int = Field(2, ge=1, le=10)
+    max_post_chars: int = Field(6000, ge=200)
+    max_evidence_chars: int = Field(600, ge=50)
+    # No verdict without evidence: true, false or misleading needs a claim whose quote
+    # was found in the retrieved text (or a published fact-check); else it is unproven.
+    # Off reproduces the paper, which always rules real or fake.
+    require_evidence: bool = True
+
+
+class DebateSettings(SettingsSection):
+    """The debate (ZoFia's Algorithm 1, or RADAR's role-anchored debate) and when it stops.
+
+    ``zofia``: pro and con, the judge rules or lets it continue, at most ``max_rounds``
+    (the paper: 5). ``radar``: a Politician and a Scientist argue from the shared
+    evidence in three phases (opening, rebuttal, closing), at most 3 rounds, both of a
+    round at once. With ``early_stop``, after each round the debate ends when RADAR's
+    stop margin s = p(STOP) − p(CONTINUE) reaches ``stop_margin`` (τs) and the judge's
+    top outcome probability reaches ``verdict_confidence`` (τv); the defaults are the
+    paper's for LLaMA3-8B, ``thresholds`` holds others per judge model name
+    (``zofia calibrate`` prints them). Without token probabilities the judge's word
+    decides, as with ``early_stop = "judge"``.
+    """
+
+    style: Literal["zofia", "radar"] = "zofia"
+    max_rounds: int = Field(5, ge=1, le=10)
+    min_rounds: int = Field(1, ge=1, le=10)
+    # "thresholds": RADAR's controller; "judge": the judge's word alone (Algorithm 1);
+    # "never": every round is held (zofia calibrate collects its scores that way).
+    early_stop: Literal["thresholds", "judge", "never"] = "thresholds"
+    stop_margin: float = Field(-0.15, ge=-1, le=1)
+    verdict_confidence: float = Field(0.7, ge=0, le=1)
+    thresholds: dict[str, tuple[float, float]] = {}
+    # Divide the judge's outcome probabilities by its prior on a content-free post
+    # (contextual calibration); off unless zofia calibrate shows that it helps.
+    contextual_calibration: bool = False
+
+    def taus(self, model: str) -> tuple[float, float]:
+        """(τs, τv) for the judge model ``model``: the longest key of ``thresholds`` it
+        contains, else the defaults."""
+        name = model.casefold()
+        keys = sorted((k for k in self.thresholds if k.casefold() in name), key=len)
+        return self.thresholds[keys[-1]] if keys else (self.stop_margin, self.verdict_confidence)
+
+
+class EvidenceSettings(SettingsSection):
+    """What each document is worth (ToE's evidence objects, AgentFact's source rule).
+
+    ``stance``: one short call per web document, all at once, on whether it supports or
+    refutes the core claim, with the sentence that shows it. ``credibility``: each
+    document's source rated from the news-domain quality data shipped with the engine;
+    with it, support from a low-quality or satire source counts against the post
+    (AgentFact), and never carries a ``true`` verdict on its own.
+    """
+
+    stance: bool = True
+    credibility: bool = True
+    max_stance_documents: int = Field(10, ge=0, le=30)
+
+
+class TreeSettings(SettingsSection):
+    """ToE's tree of claims. The core claim is the root, the extracted sub-claims its
+    children; a node whose own reliability is below ``expand_below`` (the root always,
+    once) is split into 2 to 4 sub-claims, one dimension each, with importances
+    summing to 1. A parent's veracity is its children's, weighted by reliability times
+    importance. The search stops when the root is decisive (reliability above
+    ``decide_above`` and veracity outside [``false_below``, ``true_above``]) or has
+    converged (veracity within ``converge_within`` over the last 3 updates with
+    reliability above ``expand_below``). The root's veracity maps to false below
+    ``verdict_false_below``, true above ``verdict_true_above``. The paper's values,
+    except ``max_depth`` (its 5, here 3). Off: ZoFia's flat claims, exactly.
+    """
+
+    enabled: bool = True
+    max_depth: int = Field(3, ge=1, le=5)
+    max_evaluations: int = Field(20, ge=1, le=100)
+    max_documents: int = Field(10, ge=1, le=30)
+    expand_below: float = Field(0.7, ge=0, le=1)
+    decide_above: float = Field(0.7, ge=0, le=1)
+    true_above: float = Field(0.7, ge=0, le=1)
+    false_below: float = Field(0.3, ge=0, le=1)
+    converge_within: float = Field(0.1, ge=0, le=1)
+    verdict_true_above: float = Field(0.6, ge=0, le=1)
+    verdict_false_below: float = Field(0.4, ge=0, le=1)
+
+
+class TriageSettings(SettingsSection):
+    """One short call on the post alone before the full check: a checkable claim gets
+    the full check; an opinion or greeting, satire, or a likely scam gets a short card.
+    A post is taken as not a claim only when the model's token probability of that
+    kind is at least ``min_confidence`` (when the backend gives probabilities): a
+    skipped claim costs more than a needless check."""
+
+    enabled: bool = True
+    min_confidence: float = Field(0.8, ge=0, le=1)
