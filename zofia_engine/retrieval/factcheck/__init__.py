@@ -1,0 +1,1 @@
+"""Published fact-check lookup backends (ClaimReview)."""
