@@ -22,6 +22,7 @@ COMMANDS = {
     "doctor": "bots.cli.doctor:doctor",
     "eval": "bots.cli.evaluate:eval_command",
     "calibrate": "bots.cli.calibrate:calibrate",
+    "corpus": "bots.cli.corpus:corpus",
     "telegram": "bots.cli.serve:telegram",
     "discord": "bots.cli.serve:discord",
 }

@@ -6,6 +6,7 @@ from ...config import WebSettings
 from ...errors import ConfigError
 from .base import SearchBackend
 from .brave import BraveSearch
+from .corpus import CorpusSearch
 from .searxng import SearxngSearch
 
 __all__ = ["build_search_backends"]
@@ -36,6 +37,8 @@ def build_search_backends(web: WebSettings) -> list[SearchBackend]:
             backends.append(BraveSearch.from_settings(web))
         elif name == "searxng":
             backends.append(SearxngSearch.from_settings(web))
+        elif name == "corpus":
+            backends.append(CorpusSearch.from_settings(web))
         else:  # pragma: no cover - the settings' Literal type rules this out
             raise ConfigError(f"web.backends: unknown backend {name!r}")
     return backends
