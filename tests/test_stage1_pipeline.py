@@ -193,6 +193,11 @@ async def make_stage1(
     made: list[EntityGuidedRetrieval] = []
 
     def make(settings: EngineSettings | None = None, **overrides: Any) -> EntityGuidedRetrieval:
+        # ZoFia's Stage 1 unless a test says otherwise: one eq. 6 query, its exclusions.
+        if settings is None:
+            settings = EngineSettings.model_validate(
+                {"retrieval": {"mode": "paper", "counter_query": False}}
+            )
         stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, **overrides)
         made.append(stage1)
         return stage1
@@ -217,6 +222,11 @@ def brave_stage1(
 def _write_config(path: Path, brave: FakeBrave, wiki_url: str) -> Path:
     path.write_text(
         f"""
+# These tests are about ZoFia's Stage 1: its one eq. 6 query and its exclusions.
+[retrieval]
+mode = "paper"
+counter_query = false
+
 [web]
 backends = ["brave"]
 retries = 0

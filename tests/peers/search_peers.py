@@ -22,7 +22,7 @@ import socket
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -94,10 +94,18 @@ class ScriptedServer(LoopbackServer):
         self.requests: list[RecordedRequest] = []
         self._script: deque[Reply] = deque()
         self._standing = Reply(body={})
+        self._when: list[tuple[Callable[[Mapping[str, str]], bool], Reply]] = []
 
     def respond(self, reply: Reply | Any) -> None:
         """Set the standing answer, given after the script runs out (a body means 200)."""
         self._standing = reply if isinstance(reply, Reply) else Reply(body=reply)
+
+    def respond_when(
+        self, matches: Callable[[Mapping[str, str]], bool], reply: Reply | Any
+    ) -> None:
+        """Answer requests whose parameters ``matches`` with ``reply`` (the first rule
+        that matches wins, before the script and the standing answer)."""
+        self._when.append((matches, reply if isinstance(reply, Reply) else Reply(body=reply)))
 
     def script(self, *replies: Reply) -> None:
         """Queue one-shot answers, given in order before the standing one."""
@@ -120,8 +128,11 @@ class ScriptedServer(LoopbackServer):
             )
         )
         refusal = self.check(request)
+        ruled = next((r for matches, r in self._when if matches(request.query)), None)
         if refusal is not None:
             reply = refusal
+        elif ruled is not None:
+            reply = ruled
         elif self._script:
             reply = self._script.popleft()
         else:

@@ -68,6 +68,7 @@ class WebResult(_Record):
     description: str = ""
     published: dt.date | None = None
     source: str
+    query: Literal["main", "counter"] = "main"
 
 
 class WikiCandidate(_Record):
@@ -109,6 +110,8 @@ class Stage1Result(_Record):
     threshold: float | None
     keywords: list[Keyword]
     query: str
+    counter_query: str = ""
+    mode: Literal["live", "paper"] = "live"
     web: list[WebResult]
     wikipedia: list[WikipediaEntry]
     sources: list[SourceStatus]

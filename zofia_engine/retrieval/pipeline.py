@@ -8,6 +8,7 @@ a worker thread; a failing source is recorded and the others carry on.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import Sequence
@@ -18,29 +19,28 @@ import numpy as np
 
 from ..config import EngineSettings
 from ..encoder import SentenceTransformerEncoder
-from ..errors import SourceError
 from ..ports import TextEncoder
 from ..text import clean_post
-from .disambiguation import choose_senses, first_sentences
 from .entities import (
     aggregate_units,
     clean_units,
     merge_variants,
     select_by_dynamic_threshold,
 )
+from .factcheck.base import FactCheckBackend
+from .factcheck.lookup import FactCheckLookup
 from .keywords import select_keywords, similarity_matrix
 from .models import (
     Keyword,
     SourceStatus,
     Stage1Result,
-    WikiCandidate,
-    WikipediaEntry,
+    WebResult,
 )
 from .ner import NERBackend, NEROutput, build_ner_backend
-from .ner.sentences import split_sentences
 from .salience import SalienceResult, score_salience
-from .web.base import SearchBackend, WebQuery, compose_query
-from .web.search import search_all, source_failure
+from .web.base import WIKIPEDIA_DOMAINS, SearchBackend, WebQuery, compose_query
+from .web.search import search_all
+from .wikipedia.lookup import search_wikipedia
 
 if TYPE_CHECKING:
     from .wikipedia.base import WikipediaBackend
@@ -72,8 +72,11 @@ class EntityGuidedRetrieval:
 
     Args:
         settings: the checked settings.
-        ner, encoder, search_backends, wikipedia: override the backends the
-            settings would build (tests and benchmarks pass their own).
+        ner, encoder, search_backends, wikipedia, factcheck_backends: override the
+            backends the settings would build (tests and benchmarks pass their own).
+
+    ``factchecks`` looks posts up among published fact-checks; Stage 2 asks it with
+    the post's first sentence and with the core claim.
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class EntityGuidedRetrieval:
         encoder: TextEncoder | None = None,
         search_backends: Sequence[SearchBackend] | None = None,
         wikipedia: WikipediaBackend | bool | None = True,
+        factcheck_backends: Sequence[FactCheckBackend] | None = None,
     ) -> None:
         self.settings = settings or EngineSettings()
         s = self.settings
@@ -101,6 +105,16 @@ class EntityGuidedRetrieval:
 
             wikipedia = build_wikipedia_backend(s.wikipedia)
         self.wikipedia: WikipediaBackend | None = wikipedia or None
+        if factcheck_backends is None:
+            from .factcheck.factory import build_factcheck_backends
+
+            factcheck_backends = build_factcheck_backends(s.factcheck)
+        self.factchecks = FactCheckLookup(
+            factcheck_backends,
+            self.encoder,
+            min_similarity=s.factcheck.min_similarity,
+            max_results=s.factcheck.max_results,
+        )
 
     async def load(self) -> None:
         """Load the models and offline data now, so the first post is not slow."""
@@ -114,6 +128,7 @@ class EntityGuidedRetrieval:
         """Close the backends' connections."""
         for backend in self.search_backends:
             await backend.aclose()
+        await self.factchecks.aclose()
         if self.wikipedia is not None:
             await self.wikipedia.aclose()
 
@@ -152,15 +167,31 @@ class EntityGuidedRetrieval:
 
         found = await self._keyphrases(text, timings)
         query = self._query(found, text, published, degraded)
-        (web_hits, web_status), (wiki, wiki_status) = await asyncio.gather(
+        counter = self._counter_query(query, found) if web and self.search_backends else None
+        (
+            (web_hits, web_status),
+            (counter_hits, counter_status),
+            (wiki, wiki_status),
+        ) = await asyncio.gather(
             search_all(self.search_backends, query, timings)
             if web
             else _off("web", "turned off for this check"),
-            self._search_wikipedia(found.chosen, found.salience, timings)
+            search_all(self.search_backends, counter, timings, label="counter")
+            if counter is not None
+            else _nothing(),
+            search_wikipedia(
+                self.wikipedia,
+                self.settings.wikipedia,
+                self.encoder,
+                found.chosen,
+                found.salience,
+                timings,
+            )
             if wikipedia
             else _off("wikipedia", "turned off for this check"),
         )
-        sources = [*web_status, wiki_status]
+        web_hits = _with_counter(web_hits, counter_hits, self.settings.retrieval.counter_results)
+        sources = [*web_status, *counter_status, wiki_status]
         degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
         if web and not self.search_backends:
             degraded.append("no web search backend configured: no open-web evidence (offline)")
@@ -170,6 +201,8 @@ class EntityGuidedRetrieval:
             threshold=found.threshold,
             keywords=found.keywords,
             query=compose_query(query.keywords, query.exact),
+            counter_query=compose_query(counter.keywords, True, counter.any_of) if counter else "",
+            mode=self.settings.retrieval.mode,
             web=web_hits,
             wikipedia=wiki,
             sources=sources,
@@ -212,13 +245,26 @@ class EntityGuidedRetrieval:
                 "no named entities: web search falls back to the post's first words "
                 "and Wikipedia is skipped"
             )
+        paper = self.settings.retrieval.mode == "paper"
         return WebQuery(
             keywords=terms,
             exact=exact,
             max_results=self.settings.web.max_results,
             cutoff=published - dt.timedelta(days=1) if published else None,
-            exclude_domains=tuple(self.settings.web.exclude_domains),
+            # The paper keeps news sites out of an evaluation; live, they are evidence.
+            exclude_domains=tuple(self.settings.web.exclude_domains)
+            if paper
+            else WIKIPEDIA_DOMAINS,
         )
+
+    def _counter_query(self, query: WebQuery, found: _Keyphrases) -> WebQuery | None:
+        """ToE's counter-evidence query: the top keywords with any of the debunking
+        terms; ``None`` when it is off or the post has no keywords."""
+        r = self.settings.retrieval
+        if not r.counter_query or not found.keywords or not r.counter_terms:
+            return None
+        terms = tuple(k.text for k in found.keywords[: r.counter_keywords])
+        return dataclasses.replace(query, keywords=terms, exact=True, any_of=tuple(r.counter_terms))
 
     def _recognize(self, text: str, timings: dict[str, float]) -> NEROutput:
         t = time.perf_counter()
@@ -283,77 +329,6 @@ class EntityGuidedRetrieval:
         ]
         return keywords, [p.index for p in picks]
 
-    async def _search_wikipedia(
-        self, chosen: list[int], salience: SalienceResult, timings: dict[str, float]
-    ) -> tuple[list[WikipediaEntry], SourceStatus]:
-        backend = self.wikipedia
-        if backend is None:
-            return [], SourceStatus(name="wikipedia", status="disabled", detail="turned off")
-        if not chosen:
-            return [], SourceStatus(name=backend.name, status="skipped", detail="no keywords")
-        wiki = self.settings.wikipedia
-        t = time.perf_counter()
-        lookups = await asyncio.gather(
-            *(backend.candidates(salience.entities[i].text, wiki.max_candidates) for i in chosen),
-            return_exceptions=True,
-        )
-        failures = [o for o in lookups if isinstance(o, BaseException)]
-        for failure in failures:
-            if not isinstance(failure, SourceError | OSError):
-                raise failure
-        found: list[Sequence[WikiCandidate]] = [
-            [] if isinstance(o, BaseException) else o for o in lookups
-        ]
-        requests = []
-        for i, candidates in zip(chosen, found, strict=True):
-            entity = salience.entities[i]
-            names = [entity.text, *entity.variants]
-            requests.append((salience.contexts[i], names, salience.context_vectors[i], candidates))
-        d = time.perf_counter()
-        choices = await asyncio.to_thread(choose_senses, requests, self.encoder, split_sentences)
-        timings["disambiguation_ms"] = _ms(time.perf_counter() - d)
-        entries = []
-        for i, choice, candidates in zip(chosen, choices, found, strict=True):
-            if choice is None:
-                continue
-            c = choice.candidate
-            entries.append(
-                WikipediaEntry(
-                    keyword=salience.entities[i].text,
-                    title=c.title,
-                    url=c.url,
-                    text=first_sentences(c.extract, wiki.sentences, split_sentences),
-                    description=c.description,
-                    score=round(choice.score, 6),
-                    candidates=[x.title for x in candidates],
-                    source=backend.name,
-                )
-            )
-        elapsed = time.perf_counter() - t
-        timings["wikipedia_ms"] = _ms(elapsed)
-        if failures and len(failures) == len(chosen):
-            return entries, SourceStatus(
-                name=backend.name,
-                status="failed",
-                detail=source_failure(failures[0]),
-                elapsed_ms=_ms(elapsed),
-            )
-        detail = (
-            f"{len(failures)} of {len(chosen)} lookups failed: {source_failure(failures[0])}"
-            if failures
-            else ""
-        )
-        missing = sum(1 for c in found if not c)
-        if missing and not failures:
-            detail = f"{missing} of {len(chosen)} keywords have no article"
-        return entries, SourceStatus(
-            name=backend.name,
-            status="ok" if entries else "empty",
-            detail=detail,
-            results=len(entries),
-            elapsed_ms=_ms(elapsed),
-        )
-
     def _empty_result(self, degraded: list[str], started: float) -> Stage1Result:
         return Stage1Result(
             entities=[],
@@ -366,6 +341,18 @@ class EntityGuidedRetrieval:
             timings_ms={"total_ms": _ms(time.perf_counter() - started)},
             degraded=degraded,
         )
+
+
+async def _nothing() -> tuple[list[WebResult], list[SourceStatus]]:
+    return [], []
+
+
+def _with_counter(main: list[WebResult], counter: list[WebResult], limit: int) -> list[WebResult]:
+    """The main query's results, then up to ``limit`` of the counter query's not already
+    there, each marked as found by it."""
+    seen = {hit.url for hit in main}
+    extra = [hit.model_copy(update={"query": "counter"}) for hit in counter if hit.url not in seen]
+    return [*main, *extra[:limit]]
 
 
 async def _off(name: str, detail: str) -> tuple[list[Any], Any]:

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from ..models import WebResult
 
 __all__ = [
+    "WIKIPEDIA_DOMAINS",
     "WIKIPEDIA_EXCLUSION",
     "SearchBackend",
     "WebQuery",
@@ -21,6 +22,8 @@ __all__ = [
 
 # Appended to every web query: the paper takes Wikipedia from its own channel.
 WIKIPEDIA_EXCLUSION = " -site:wikipedia.org"
+#: What every search mode leaves out of the web results: Wikipedia has its own channel.
+WIKIPEDIA_DOMAINS = ("wikipedia.org", "wikimedia.org")
 
 
 @dataclass(frozen=True)
@@ -28,9 +31,10 @@ class WebQuery:
     """One search: every keyword required (eq. 6), at most ``max_results`` hits.
 
     ``exact`` quotes each keyword so it must appear as a phrase; the fallback
-    query of a post without entities is plain words. ``cutoff`` is the last day
-    a result may be from: the day before the post's publication date, so the
-    answer cannot leak into the evidence.
+    query of a post without entities is plain words. ``any_of`` adds terms of which
+    one must appear (the counter-evidence query's "hoax", "fact check" …).
+    ``cutoff`` is the last day a result may be from: the day before the post's
+    publication date, so the answer cannot leak into the evidence.
     """
 
     keywords: tuple[str, ...]
@@ -38,17 +42,24 @@ class WebQuery:
     max_results: int = 10
     cutoff: dt.date | None = None
     exclude_domains: tuple[str, ...] = field(default=())
+    any_of: tuple[str, ...] = field(default=())
 
 
-def compose_query(keywords: tuple[str, ...] | list[str], exact: bool = True) -> str:
+def compose_query(
+    keywords: tuple[str, ...] | list[str], exact: bool = True, any_of: tuple[str, ...] = ()
+) -> str:
     """Eq. 6: the conjunction of all keywords, each quoted so it must appear as a phrase.
 
-    With ``exact=False`` the terms are joined as plain words.
+    With ``exact=False`` the terms are joined as plain words. ``any_of`` is appended as
+    a disjunction, ``("fact check" OR hoax)``, multi-word terms quoted.
     """
     terms = [k.replace('"', " ").strip() for k in keywords]
-    if not exact:
-        return " ".join(t for t in terms if t)
-    return " ".join(f'"{t}"' for t in terms if t)
+    query = " ".join(f'"{t}"' for t in terms if t) if exact else " ".join(t for t in terms if t)
+    options = [t.replace('"', " ").strip() for t in any_of]
+    options = [f'"{t}"' if " " in t else t for t in options if t]
+    if options:
+        query = f"{query} ({' OR '.join(options)})"
+    return query
 
 
 def is_excluded(url: str, domains: tuple[str, ...] | list[str]) -> bool:

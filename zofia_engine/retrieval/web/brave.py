@@ -102,7 +102,7 @@ class BraveSearch(SearchBackend):
             excluded domains still leaves enough hits.
         """
         params: dict[str, str | int] = {
-            "q": _fit_query(query.keywords, query.exact),
+            "q": _fit_query(query.keywords, query.exact, query.any_of),
             "count": min(MAX_COUNT, max(1, query.max_results * 2)),
             "result_filter": "web",
             "extra_snippets": "true",
@@ -138,7 +138,7 @@ class BraveSearch(SearchBackend):
         await self._http.aclose()
 
 
-def _fit_query(keywords: tuple[str, ...], exact: bool = True) -> str:
+def _fit_query(keywords: tuple[str, ...], exact: bool = True, any_of: tuple[str, ...] = ()) -> str:
     """Eq. 6 plus the Wikipedia filter, within Brave's limits on ``q``.
 
     Keywords come in selection order, so when the whole conjunction would be
@@ -146,7 +146,7 @@ def _fit_query(keywords: tuple[str, ...], exact: bool = True) -> str:
     """
     kept = list(keywords)
     while kept:
-        q = compose_query(kept, exact) + WIKIPEDIA_EXCLUSION
+        q = compose_query(kept, exact, any_of) + WIKIPEDIA_EXCLUSION
         if len(q) <= MAX_QUERY_CHARS and len(q.split()) <= MAX_QUERY_WORDS:
             if len(kept) < len(keywords):
                 log.info(
@@ -156,7 +156,7 @@ def _fit_query(keywords: tuple[str, ...], exact: bool = True) -> str:
         kept.pop()
     # Not even the first keyword fits: keep the start of it.
     first = " ".join(keywords[0].split()[: MAX_QUERY_WORDS // 2]) if keywords else ""
-    return compose_query([first[: MAX_QUERY_CHARS // 2]], exact) + WIKIPEDIA_EXCLUSION
+    return compose_query([first[: MAX_QUERY_CHARS // 2]], exact, any_of) + WIKIPEDIA_EXCLUSION
 
 
 def _web_results(body: Any) -> list[dict[str, Any]]:

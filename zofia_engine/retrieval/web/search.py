@@ -14,22 +14,29 @@ __all__ = ["search_all", "source_failure"]
 
 
 async def search_all(
-    backends: Sequence[SearchBackend], query: WebQuery, timings: dict[str, float]
+    backends: Sequence[SearchBackend],
+    query: WebQuery,
+    timings: dict[str, float],
+    *,
+    label: str = "",
 ) -> tuple[list[WebResult], list[SourceStatus]]:
     """Run ``query`` on every backend at once; their results interleaved (first URL
     wins, at most ``query.max_results``), and each backend's status. A backend that
-    fails is a status, not an error; ``timings["web_ms"]`` is the wall time."""
+    fails is a status, not an error; ``timings["web_ms"]`` is the wall time. A
+    ``label`` (``"counter"``) suffixes the status names and the timing key."""
+    suffix = f" ({label})" if label else ""
     if not backends:
         return [], [SourceStatus(name="web", status="disabled", detail="offline: none set")]
     if not query.keywords:
         return [], [
-            SourceStatus(name=b.name, status="skipped", detail="no query") for b in backends
+            SourceStatus(name=b.name + suffix, status="skipped", detail="no query")
+            for b in backends
         ]
     t = time.perf_counter()
     outcomes = await asyncio.gather(
         *(_timed(b.search(query)) for b in backends), return_exceptions=True
     )
-    timings["web_ms"] = _ms(time.perf_counter() - t)
+    timings[f"{label or 'web'}_ms"] = _ms(time.perf_counter() - t)
     statuses: list[SourceStatus] = []
     lists: list[list[WebResult]] = []
     for backend, outcome in zip(backends, outcomes, strict=True):
@@ -37,14 +44,16 @@ async def search_all(
             if not isinstance(outcome, SourceError | OSError):
                 raise outcome
             statuses.append(
-                SourceStatus(name=backend.name, status="failed", detail=source_failure(outcome))
+                SourceStatus(
+                    name=backend.name + suffix, status="failed", detail=source_failure(outcome)
+                )
             )
             continue
         results, elapsed = outcome
         lists.append(results)
         statuses.append(
             SourceStatus(
-                name=backend.name,
+                name=backend.name + suffix,
                 status="ok" if results else "empty",
                 results=len(results),
                 elapsed_ms=_ms(elapsed),

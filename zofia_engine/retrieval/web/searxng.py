@@ -93,7 +93,7 @@ class SearxngSearch(SearchBackend):
             SearXNG's parameters (no date parameter: the cutoff is applied afterwards).
         """
         return {
-            "q": compose_query(query.keywords, query.exact) + WIKIPEDIA_EXCLUSION,
+            "q": compose_query(query.keywords, query.exact, query.any_of) + WIKIPEDIA_EXCLUSION,
             "format": "json",
             "categories": self._categories,
             "language": self._language,
