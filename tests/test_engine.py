@@ -129,13 +129,16 @@ async def test_full_pipeline_reaches_a_verdict(
     assert report.summary == "Web sources refute the core claim."
     assert list(json.loads(report.model_dump_json())) == REPORT_KEYS
     assert Report.model_validate_json(report.model_dump_json()) == report
-    # Triage, five linguist conversations, the expert chain, the claim chain, one round.
+    # Triage, five linguist conversations, the expert chain, the claim chain (a tree of
+    # three judged nodes), a stance per web page, one round.
     assert script.asked["triagereply"] == 1
     assert report.triage is not None and report.triage.kind == "claim"
     assert script.asked["linguistreply"] == 5
     assert script.asked["domainreply"] == script.asked["expertreply"] == 1
     assert script.asked["extractorreply"] == 1
-    assert script.asked["verifierreply"] == 3  # the core claim and two sub-claims
+    assert script.asked["nodereply"] == 3  # the core claim and two sub-claims
+    assert script.asked["verifierreply"] == script.asked["decomposereply"] == 0
+    assert script.asked["stancereply"] == 2  # web-1 and web-2
     assert script.asked["debaterreply"] == 2
     assert script.asked["judgereply"] == 1 and script.asked["finalreply"] == 0
     assert [d.dimension for d in report.analyses.linguist] == [
@@ -148,15 +151,27 @@ async def test_full_pipeline_reaches_a_verdict(
     assert report.analyses.expert is not None
     assert report.analyses.expert.expert_role == "political journalist"
     assert [c.kind for c in report.claims] == ["core", "sub", "sub"]
+    assert [c.parent for c in report.claims] == [None, "claim-0", "claim-0"]
     assert all(c.label == "refutes" and c.quotes for c in report.claims)
-    assert {e.id for e in report.evidence} >= {"web-1", "web-2"}
+    # Each node judged false (0.1) firmly (0.9): the root is decisive at once.
+    assert report.tree is not None and report.tree.decision == "false"
+    assert report.tree.stopped_by == "decisive" and report.tree.evaluations == 3
+    assert report.claims[0].tree_veracity == pytest.approx(0.1)
+    web = {e.id: e for e in report.evidence if e.source == "web"}
+    assert set(web) == {"web-1", "web-2"}
+    assert all(e.stance is not None and e.stance.label == "refutes" for e in web.values())
+    assert web["web-2"].stance is not None
+    assert web["web-2"].stance.sentence == "Claims that Springfield banned bicycles are false."
+    assert web["web-1"].credibility is not None  # springfield.il.us: not in the ratings
+    assert web["web-1"].credibility.label == "unknown"
+    assert report.search_mode == "live"
     assert report.debate.rounds == 1 and report.debate.decided_in_round == 1
     assert not report.debate.forced
     assert [t.side for t in report.debate.turns] == ["pro", "con"]
     # The fake server sends no token probabilities: the judge's word ended the debate.
     assert report.debate.stopped_by == "judge"
     assert "no token probabilities: the judge's own word ended the debate" in report.degraded
-    assert report.usage.calls == len(panel.requests) == 15
+    assert report.usage.calls == len(panel.requests) == 17
     assert report.timings["total_ms"] >= report.timings["debate_ms"] > 0
 
 
@@ -242,7 +257,11 @@ async def test_rate_limit_then_success(
     _script(panel)
     panel.script(ChatReply(status=429, error="Rate limit reached", headers={"Retry-After": "0"}))
     report = await make_engine(_settings(panel)).check(POST)
-    assert report.verdict == "false" and not report.degraded[1:]
+    # Nothing failed: the notes say only what this setup lacks.
+    assert report.verdict == "false" and report.degraded == [
+        "no fact-check source configured: no published fact-checks",
+        "no token probabilities: the judge's own word ended the debate",
+    ]
     assert sorted(c.attempts for c in report.usage.log)[-1] == 2
     assert report.usage.failed_calls == 0
     assert len(panel.requests) == report.usage.calls + 1
@@ -276,7 +295,8 @@ async def test_a_fabricated_quote_is_dropped_and_counted(
         }
 
     _script(panel, verifierreply=verifier)
-    report = await make_engine(_settings(panel)).check(POST)
+    # ZoFia's flat claims: the verifier's quotes.
+    report = await make_engine(_settings(panel, {"tree": {"enabled": False}})).check(POST)
     core = report.claims[0]
     assert [q.text for q in core.quotes] == [
         "The Springfield city council passed no ordinance on bicycles"
@@ -420,6 +440,7 @@ async def test_progress_events_and_stream(
     finished = [e.stage for e in events if e.kind == "finished"]
     assert set(finished) == {
         "triage",
+        "evidence",
         "retrieval",
         "linguist",
         "expert",
@@ -505,6 +526,8 @@ async def test_call_budget_ends_steps_cleanly(
 # model would rule that way.
 
 UNSETTLED = {"label": "not enough information", "reason": "The passages do not say.", "quotes": []}
+# A node of the tree the passages do not settle, firmly (no split, no decision).
+UNSETTLED_NODE = {**UNSETTLED, "veracity": 0.5, "reliability": 0.8}
 ODDS = {"true": 0.2, "false": 0.62, "misleading": 0.1, "unproven": 0.08}
 
 
@@ -527,6 +550,7 @@ async def test_a_ruling_no_quote_backs_becomes_unproven_with_the_panels_lean(
     _script(
         panel,
         verifierreply=UNSETTLED,
+        nodereply=UNSETTLED_NODE,
         judgereply=_judge("false", "stop", ODDS, 0.9),
         finalreply=_final("false", ODDS),
     )

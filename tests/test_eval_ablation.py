@@ -52,19 +52,24 @@ HITS = [
 ]
 
 # What each switch of the paper's Table 2 must silence (reply schemas at the LLM server).
+# Claims are judged as a tree's nodes against web passages only; stances are of web
+# pages toward the extracted core claim.
+_WEB_ONLY = {"nodereply", "stancereply"}
 SILENCED: dict[str, set[str]] = {
     "full": set(),
     "no-wikipedia": set(),
-    "no-web": {"verifierreply"},  # claims are verified against web passages only
-    "no-retrieval": {"verifierreply"},
+    "no-web": _WEB_ONLY,
+    "no-retrieval": _WEB_ONLY,
     "no-linguist": {"linguistreply"},
     "no-expert": {"domainreply", "expertreply"},
     "no-linguist-expert": {"linguistreply", "domainreply", "expertreply"},
-    "no-claims": {"extractorreply", "verifierreply"},
+    "no-claims": {"extractorreply", *_WEB_ONLY},
     "no-debate": {"debaterreply", "judgereply"},
 }
-# Every agent's reply schema; "finalreply" only follows a debate that reached its cap.
-PANEL = set(SCHEMAS) - {"finalreply", "radarreply"}  # ZoFia's debate, the default
+# Every agent's reply schema that the default path asks: "finalreply" only follows a
+# debate that reached its cap, RADAR's debaters and the flat verifier are not the
+# default, and the scripted nodes are reliable enough never to be split.
+PANEL = set(SCHEMAS) - {"finalreply", "radarreply", "verifierreply", "decomposereply"}
 
 
 @pytest_asyncio.fixture

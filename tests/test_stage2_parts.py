@@ -43,10 +43,18 @@ TEMPLATE_VARIABLES = {
         "opponent": "x",
         "max_words": 90,
     },
+    "decompose": {"claim": "A claim.", "min_sub": 2, "max_sub": 4},
     "domain": {},
     "evidence": {
         "items": [
-            {"id": "web-1", "source_label": "Web page", "title": "t", "published": "", "text": "x"}
+            {
+                "id": "web-1",
+                "source_label": "Web page",
+                "title": "t",
+                "published": "",
+                "note": "",
+                "text": "x",
+            }
         ]
     },
     "expert": {"expert_role": "economist", "max_words": 70},
@@ -54,11 +62,17 @@ TEMPLATE_VARIABLES = {
     "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80},
     "judge_final": {"rounds": 5, "max_words": 80},
     "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},
+    "node": {
+        "chunks": [Passage("web-1", "A passage.")],
+        "claim": "A claim.",
+        "max_words": 50,
+    },
     "only_llm": {"max_words": 40},
     "outcomes": {},
     "post": {"text": "A post.", "published": "2024-01-02", "origin": "a channel", "url": ""},
     "radar_debater": {"role": "scientist", "phase": "rebuttal", "opponent": "x", "max_words": 90},
     "repair": {"error": "no JSON", "schema": "{}"},
+    "stance": {"id": "web-1", "title": "t", "text": "A page.", "claim": "A claim."},
     "system": {"language": "French"},
     "triage": {},
     "verifier": {
@@ -287,3 +301,22 @@ def test_bounded_schema_caps_free_text_to_fit_the_token_budget() -> None:
 
 def test_parse_reply_accepts_raw_newlines_inside_strings() -> None:
     assert parse_reply('{"label": "two\nlines", "cites": []}', Sample).label == "two\nlines"
+
+
+def test_templates_keep_their_line_breaks() -> None:
+    # trim_blocks eats the newline after a block tag: a title once ran into its text.
+    item = {"id": "web-1", "source_label": "Web page", "title": "T", "published": "2024-01-02"}
+    evidence = render("evidence", items=[{**item, "note": "refutes", "text": "Body."}])
+    assert "[web-1] Web page: T (2024-01-02)\n(refutes)\nBody." in evidence
+    plain = render("evidence", items=[{**item, "published": "", "note": "", "text": "Body."}])
+    assert "[web-1] Web page: T\nBody." in plain
+    turn = render(
+        "debate_turn",
+        round=2,
+        side_word="con",
+        position="false",
+        rebuttal="R.",
+        argument="A.",
+        cites=["web-1"],
+    )
+    assert turn.endswith("Rebuttal: R.\nArgument: A.\nCites: web-1")

@@ -10,10 +10,9 @@ as soon as the evidence is in; the debate starts when every analysis is done
 from __future__ import annotations
 
 import asyncio
-import inspect
+import datetime as dt
 import logging
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -24,81 +23,41 @@ from .agents.early_stop import EarlyStop
 from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import calibrated, final_ruling
 from .agents.linguist import analyse_language
+from .agents.pool import agent_failures, evidence_pool
 from .agents.radar import hold_radar_debate
+from .agents.tree import grow_tree
 from .agents.triage import triage
 from .agents.verdict import fallback_summary, triaged_report, verdict_of
+from .agents.weighing import Weighing
 from .config import EngineSettings
 from .llm.base import ChatMessage
 from .llm.session import CheckSession, StepFailed
-from .post import Ablation, Post, ProgressEvent, ProgressHook
-from .prompting import render
+from .post import Ablation, Post, ProgressHook
 from .report import (
     Analyses,
     ClaimResult,
     Debate,
+    EvidenceItem,
     ExpertFinding,
     JudgeRuling,
     LinguistFinding,
     Report,
+    TreeSummary,
     Triage,
     Usage,
 )
+from .retrieval.factcheck.lookup import Matched
 from .retrieval.models import Stage1Result
 from .retrieval.ner.sentences import split_sentences
 from .retrieval.pipeline import EntityGuidedRetrieval
+from .run_progress import Progress
 from .text import checkable_text, whole_sentences
 
 __all__ = ["CheckRun"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-class _Progress:
-    """Sends events to the caller's hook; a failing hook is logged, never fatal."""
-
-    def __init__(self, hook: ProgressHook | None, started: float) -> None:
-        self.hook = hook
-        self.started = started
-
-    async def emit(
-        self, kind: str, stage: str, detail: str = "", round_no: int | None = None
-    ) -> None:
-        if self.hook is None:
-            return
-        event = ProgressEvent(
-            kind=kind,
-            stage=stage,
-            detail=detail,
-            round=round_no,
-            elapsed_ms=round((time.perf_counter() - self.started) * 1000, 1),
-        )
-        try:
-            result = self.hook(event)
-            if inspect.isawaitable(result):
-                await result
-        except Exception:  # a display problem must not lose the check
-            log.exception("progress hook failed on %s", event)
-
-    async def stage(self, name: str, work: Awaitable[T], timings: dict[str, float]) -> T:
-        """Await ``work`` between started/finished events, timing it as ``<name>_ms``."""
-        await self.emit("started", name)
-        t = time.perf_counter()
-        result = await work
-        timings[f"{name}_ms"] = round((time.perf_counter() - t) * 1000, 2)
-        await self.emit("finished", name, _summary(result))
-        return result
-
-
-def _summary(result: Any) -> str:
-    if isinstance(result, Stage1Result):
-        documents = len(result.web) + len(result.wikipedia)
-        return f"{len(result.keywords)} keywords, {documents} documents"
-    if isinstance(result, list):
-        return f"{sum(1 for r in result if getattr(r, 'status', 'ok') == 'ok')} of {len(result)} ok"
-    if isinstance(result, ExpertFinding):
-        return result.expert_role if result.status == "ok" else f"failed: {result.error}"
-    return ""
+LEAD_CHARS = 300  # the post's first sentence, as a fact-check query
 
 
 @dataclass
@@ -108,6 +67,16 @@ class Gathered:
     stage1: Stage1Result
     analyses: Analyses
     claims: list[ClaimResult]
+    tree: TreeSummary | None = None
+
+
+@dataclass
+class _Claims:
+    """The checked claims (flat, or the tree's nodes), the tree's summary, a problem."""
+
+    claims: list[ClaimResult]
+    tree: TreeSummary | None
+    problem: str
 
 
 class CheckRun:
@@ -144,7 +113,7 @@ class CheckRun:
         self.session = session
         self.post = post
         self.ablation = ablation
-        self.progress = _Progress(on_progress, self.started)
+        self.progress = Progress(on_progress, self.started)
         self.timings: dict[str, float] = {}
         text, self.degraded = checkable_text(post.text)
         agents = settings.agents
@@ -195,9 +164,12 @@ class CheckRun:
         return found
 
     async def gather(self) -> Gathered:
-        """Stage 1 and every analysis, each started as soon as what it needs is there."""
+        """Stage 1, the published fact-checks and every analysis, each started as soon
+        as what it needs is there."""
         session, ctx, ab, progress = self.session, self.ctx, self.ablation, self.progress
         agents, timings = self.settings.agents, self.timings
+        weighing = self._weighing()
+        lead = (split_sentences(ctx.text) or [ctx.text])[0][:LEAD_CHARS]
         try:
             async with asyncio.TaskGroup() as tg:
                 # The calls that start a chain go out first: they are on the critical path.
@@ -205,6 +177,7 @@ class CheckRun:
                 extraction = (
                     tg.create_task(extract_claims(session, ctx, agents)) if ab.claims else None
                 )
+                published = tg.create_task(weighing.published([lead]))
                 linguist = tg.create_task(
                     progress.stage(
                         "linguist",
@@ -224,7 +197,7 @@ class CheckRun:
                     ),
                     timings,
                 )
-                ctx.evidence = evidence_items(stage1)
+                ctx.evidence = weighing.rated(evidence_items(stage1))
                 expert = (
                     tg.create_task(progress.stage("expert", self._expert(domain), timings))
                     if domain is not None
@@ -235,19 +208,22 @@ class CheckRun:
                     if extraction is not None
                     else None
                 )
+                weigh = self._weigh(weighing, extraction, published)
+                weighed = tg.create_task(progress.stage("evidence", weigh, timings))
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
-        self.degraded += stage1.degraded
+        ctx.evidence = weighed.result()
+        self.degraded += stage1.degraded + weighing.notes
         analyses = Analyses(linguist=linguist.result(), expert=expert.result() if expert else None)
-        claim_results, claim_problem = claims.result() if claims else ([], "")
-        if claim_problem:
-            self.degraded.append(claim_problem)
-        self.degraded += _agent_failures(analyses, claim_results)
-        return Gathered(stage1, analyses, claim_results)
+        checked = claims.result() if claims else _Claims([], None, "")
+        if checked.problem:
+            self.degraded.append(checked.problem)
+        self.degraded += agent_failures(analyses, checked.claims)
+        return Gathered(stage1, analyses, checked.claims, checked.tree)
 
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
         """The debate over the evidence pool, and the judge's ruling."""
-        pool, citable = self._pool(gathered.analyses, gathered.claims)
+        pool, citable = evidence_pool(self.ctx, gathered.analyses, gathered.claims, gathered.tree)
         outcome = await self.progress.stage("debate", self._debate(pool, citable), self.timings)
         failed_turns = [t for t in outcome.debate.turns if t.status == "failed"]
         if failed_turns:
@@ -268,6 +244,7 @@ class CheckRun:
             judged.ruling,
             outcomes,
             gathered.claims,
+            self.ctx.evidence,
             require_evidence=self.settings.agents.require_evidence,
             no_logprobs=judged.completion is not None and not judged.completion.logprobs,
         )
@@ -289,6 +266,8 @@ class CheckRun:
             degraded=self.degraded,
             basis=ruled.basis,
             lean=ruled.lean,
+            search_mode=gathered.stage1.mode,
+            tree=gathered.tree,
         )
 
     def _usage_and_timings(
@@ -303,46 +282,37 @@ class CheckRun:
     async def _expert(self, domain: asyncio.Task[Any]) -> ExpertFinding:
         return await analyse_as_expert(self.session, self.ctx, await domain)
 
-    async def _claims(
-        self, extraction: asyncio.Task[list[ClaimResult] | StepFailed]
-    ) -> tuple[list[ClaimResult], str]:
+    def _weighing(self) -> Weighing:
+        published = self.post.published
+        cutoff = published - dt.timedelta(days=1) if published else None
+        return Weighing(self.settings, self.session, self.ctx, self.retrieval.factchecks, cutoff)
+
+    async def _weigh(
+        self,
+        weighing: Weighing,
+        extraction: asyncio.Task[list[ClaimResult] | StepFailed] | None,
+        published: asyncio.Task[list[Matched]],
+    ) -> list[EvidenceItem]:
+        claims = await extraction if extraction is not None else None
+        core = claims[0].text if isinstance(claims, list) and claims else None
+        return await weighing.weigh(core, published, stances=self.ablation.web)
+
+    async def _claims(self, extraction: asyncio.Task[list[ClaimResult] | StepFailed]) -> _Claims:
         # Index the web passages while the extractor may still be writing.
-        agents = self.settings.agents
+        agents, tree = self.settings.agents, self.settings.tree
         passages = split_passages(self.ctx.evidence, split_sentences, agents.chunk_sentences)
         encoder = self.retrieval.encoder
         index = await asyncio.to_thread(PassageIndex.build, passages, encoder)
         claims = await extraction
         if isinstance(claims, StepFailed):
-            return [], f"claim extraction failed: {claims.reason}"
-        verified = await verify_claims(self.session, self.ctx, claims, index, encoder, agents)
-        return verified, ""
-
-    def _pool(
-        self, analyses: Analyses, claims: list[ClaimResult]
-    ) -> tuple[list[ChatMessage], list[str]]:
-        """The evidence pool of Algorithm 1: documents, then the panel's analyses."""
-        lines = []
-        done = [f for f in analyses.linguist if f.status == "ok"]
-        if done:
-            text = " | ".join(f"{f.dimension} (leans {f.lean}): {f.analysis}" for f in done)
-            lines.append({"id": "linguist", "text": f"Linguist. {text}"})
-        e = analyses.expert
-        if e is not None and e.status == "ok":
-            lines.append(
-                {
-                    "id": "expert",
-                    "text": f"{e.expert_role} (leans {e.lean}). Knowledge: "
-                    f"{e.knowledge_concordance} Logic: {e.logical_integrity}",
-                }
+            return _Claims([], None, f"claim extraction failed: {claims.reason}")
+        if tree.enabled and claims:
+            nodes, summary = await grow_tree(
+                self.session, self.ctx, claims, index, encoder, agents, tree
             )
-        checked = [c for c in claims if c.label is not None]
-        if checked:
-            text = " | ".join(f'{c.kind} claim "{c.text}": {c.label}. {c.reason}' for c in checked)
-            lines.append({"id": "claims", "text": f"Claim verification. {text}"})
-        ctx = self.ctx
-        pool = [ctx.evidence_message(), ChatMessage("user", render("analyses", lines=lines))]
-        citable = ["post", *(item.id for item in ctx.evidence), *(line["id"] for line in lines)]
-        return pool, citable
+            return _Claims(nodes, summary, "")
+        verified = await verify_claims(self.session, self.ctx, claims, index, encoder, agents)
+        return _Claims(verified, None, "")
 
     async def _debate(self, pool: list[ChatMessage], citable: list[str]) -> DebateOutcome:
         session, ctx, d = self.session, self.ctx, self.settings.debate
@@ -376,22 +346,3 @@ class CheckRun:
 
 async def _nothing(value: T) -> T:
     return value
-
-
-def _agent_failures(analyses: Analyses, claims: list[ClaimResult]) -> list[str]:
-    notes = []
-    failed = [f for f in analyses.linguist if f.status == "failed"]
-    if failed:
-        names = ", ".join(f.dimension for f in failed)
-        notes.append(f"linguist failed on {names}: {failed[0].error}")
-    if analyses.expert is not None and analyses.expert.status == "failed":
-        notes.append(f"domain expert failed: {analyses.expert.error}")
-    elif analyses.expert is not None and analyses.expert.error:
-        notes.append(analyses.expert.error)
-    bad = [c for c in claims if c.status == "failed"]
-    if bad:
-        notes.append(f"verification of {len(bad)} claim(s) failed: {bad[0].error}")
-    dropped = sum(c.dropped_quotes for c in claims)
-    if dropped:
-        notes.append(f"{dropped} quote(s) not found in the retrieved text were dropped")
-    return notes

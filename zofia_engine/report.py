@@ -20,6 +20,7 @@ __all__ = [
     "Analyses",
     "ClaimResult",
     "Confidence",
+    "Credibility",
     "Debate",
     "DebateTurn",
     "EvidenceItem",
@@ -32,6 +33,8 @@ __all__ = [
     "Quote",
     "Report",
     "RoleUsage",
+    "Stance",
+    "TreeSummary",
     "Triage",
     "Usage",
     "Verdict",
@@ -61,16 +64,45 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Credibility(_Record):
+    """How far a document's source can be trusted: its domain, the domain's news quality
+    rating (Lin et al. 2023, 0 lowest to 1 highest; ``None`` when unrated) and its class."""
+
+    domain: str
+    quality: float | None = None
+    label: Literal["high", "medium", "low", "fact-checker", "satire", "unknown"] = "unknown"
+
+
+class Stance(_Record):
+    """Which way a document goes on the post's core claim, and the sentence that shows it
+    (found word for word in the document; empty when none was)."""
+
+    label: Literal["supports", "refutes", "neutral"]
+    sentence: str = ""
+    status: StepStatus = "ok"
+    error: str = ""
+
+
 class EvidenceItem(_Record):
-    """One retrieved document. ``id`` (``web-1``, ``wiki-2``) is what agents cite."""
+    """One retrieved document. ``id`` (``fc-1``, ``web-1``, ``wiki-2``) is what agents
+    cite. ``query`` says which web query found it (the paper's conjunctive one, or the
+    counter-evidence one); a published fact-check (``source = "factcheck"``) carries
+    its publisher, its rating and the day it was published. ``reversed`` marks support
+    from a source whose support counts against the post (AgentFact's reverse use)."""
 
     id: str
-    source: Literal["web", "wikipedia"]
+    source: Literal["web", "wikipedia", "factcheck"]
     provider: str
     title: str
     url: str
     text: str
     published: dt.date | None = None
+    query: Literal["main", "counter"] = "main"
+    stance: Stance | None = None
+    credibility: Credibility | None = None
+    publisher: str = ""
+    rating: str = ""
+    reversed: bool = False
 
 
 class Quote(_Record):
@@ -81,11 +113,25 @@ class Quote(_Record):
 
 
 class ClaimResult(_Record):
-    """One claim (eq. 8) and its verification against the web passages (eq. 9)."""
+    """One claim (eq. 8) and its verification against the web passages (eq. 9).
+
+    In ToE's tree of claims a claim is a node: ``parent`` is its parent's id (``None``
+    for the root, the core claim), ``dimension`` what it checks and ``importance`` its
+    weight among its siblings; ``veracity`` and ``reliability`` are its own judgement
+    over its evidence, ``tree_veracity`` and ``tree_reliability`` those aggregated
+    from its children (its own when it has none)."""
 
     id: str
     kind: Literal["core", "sub"]
     text: str
+    parent: str | None = None
+    depth: int = 0
+    dimension: str = ""
+    importance: float | None = None
+    veracity: float | None = None
+    reliability: float | None = None
+    tree_veracity: float | None = None
+    tree_reliability: float | None = None
     label: Literal["supports", "refutes", "not enough information"] | None = None
     reason: str = ""
     quotes: list[Quote] = []
@@ -281,6 +327,19 @@ class Lean(_Record):
     settle: str = ""
 
 
+class TreeSummary(_Record):
+    """ToE's tree of claims, at its root: the aggregated veracity v and reliability r, the
+    decision they map to (v < 0.4 false, v > 0.6 true, else none), how many node
+    judgements it took, and why it stopped (the root was decisive, it converged, the
+    budget of judgements was spent, or nothing was left to split)."""
+
+    veracity: float | None = None
+    reliability: float | None = None
+    decision: Literal["true", "false"] | None = None
+    evaluations: int = 0
+    stopped_by: Literal["decisive", "converged", "budget", "exhausted", ""] = ""
+
+
 class Report(_Record):
     """The outcome of one check.
 
@@ -305,6 +364,8 @@ class Report(_Record):
     basis: list[str] = []
     lean: Lean | None = None
     triage: Triage | None = None
+    search_mode: Literal["paper", "live"] | None = None
+    tree: TreeSummary | None = None
 
     @field_validator("verdict", mode="before")
     @classmethod

@@ -43,6 +43,8 @@ REPORT_KEYS = [
     "basis",
     "lean",
     "triage",
+    "search_mode",
+    "tree",
 ]
 
 SCHEMAS = (
@@ -56,6 +58,9 @@ SCHEMAS = (
     "judgereply",
     "finalreply",
     "radarreply",
+    "stancereply",
+    "nodereply",
+    "decomposereply",
 )
 
 Answer = (
@@ -86,6 +91,17 @@ def _verifier(body: dict[str, Any]) -> dict[str, Any]:
     return {"label": "refutes", "reason": "The passage contradicts the claim.", "quotes": [quote]}
 
 
+def _node(body: dict[str, Any]) -> dict[str, Any]:
+    """A node of the tree of claims judged false, firmly, on its first passage."""
+    return {**_verifier(body), "veracity": 0.1, "reliability": 0.9}
+
+
+def _stance(body: dict[str, Any]) -> dict[str, Any]:
+    """The document refutes the claim, shown by its first sentence."""
+    match = re.search(r"^DOCUMENT \[[\w-]+\].*\n(.+?[.!?])(?:\s|$)", last_user_text(body), re.M)
+    return {"stance": "refutes", "sentence": match.group(1) if match else ""}
+
+
 DEFAULTS: dict[str, Answer] = {
     "triagereply": {"kind": "claim", "reason": "It states a checkable fact.", "signs": []},
     "linguistreply": {"analysis": "Sensational wording and vague sourcing.", "lean": "fake"},
@@ -108,6 +124,14 @@ DEFAULTS: dict[str, Answer] = {
     },
     "finalreply": {"verdict": "false", "reason": "On balance the evidence refutes the post."},
     "radarreply": {"argument": "The record settles the post.", "cites": ["post"]},
+    "stancereply": _stance,
+    "nodereply": _node,
+    "decomposereply": {
+        "sub_claims": [
+            {"claim": "The ban was signed in March.", "dimension": "event", "importance": 0.6},
+            {"claim": "The fine is 500 dollars.", "dimension": "quantity", "importance": 0.4},
+        ]
+    },
 }
 
 

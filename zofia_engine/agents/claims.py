@@ -29,6 +29,7 @@ from .context import PanelContext
 __all__ = [
     "Passage",
     "PassageIndex",
+    "checked_quotes",
     "extract_claims",
     "find_quote",
     "split_passages",
@@ -158,6 +159,19 @@ def find_quote(quote: str, passages: Sequence[Passage]) -> str | None:
     return None
 
 
+def checked_quotes(texts: Sequence[str], passages: Sequence[Passage]) -> tuple[list[Quote], int]:
+    """The quotes found word for word in ``passages`` (with the id of the page each
+    is from), and how many were not there and were dropped."""
+    quotes, dropped = [], 0
+    for text in texts:
+        source = find_quote(text, passages)
+        if source is None:
+            dropped += 1
+        else:
+            quotes.append(Quote(text=text.strip(), evidence_id=source))
+    return quotes, dropped
+
+
 async def _verify_one(
     session: CheckSession, ctx: PanelContext, claim: ClaimResult, passages: list[Passage]
 ) -> ClaimResult:
@@ -183,13 +197,7 @@ async def _verify_one(
         failed = {"status": "failed", "error": exc.reason, "context": context}
         return claim.model_copy(update=failed)
     reply = answer.value
-    quotes, dropped = [], 0
-    for text in reply.quotes:
-        source = find_quote(text, passages)
-        if source is None:
-            dropped += 1
-        else:
-            quotes.append(Quote(text=text.strip(), evidence_id=source))
+    quotes, dropped = checked_quotes(reply.quotes, passages)
     return claim.model_copy(
         update={
             "label": reply.label,

@@ -15,12 +15,13 @@ from ..llm.base import ChatMessage
 from ..llm.special_tokens import defuse
 from ..prompting import render
 from ..report import EvidenceItem
+from ..retrieval.credibility import counts_against
 from ..retrieval.models import Stage1Result
 
-__all__ = ["PanelContext", "evidence_items"]
+__all__ = ["PanelContext", "clip", "evidence_items", "evidence_note", "reversed_support"]
 
 _MARKERS = ("<<<POST", "POST>>>")
-_SOURCE_LABELS = {"web": "Web page", "wikipedia": "Wikipedia"}
+_SOURCE_LABELS = {"web": "Web page", "wikipedia": "Wikipedia", "factcheck": "Published fact-check"}
 MAX_FIELD_CHARS = 300  # the origin, the link, an evidence title
 
 
@@ -32,11 +33,53 @@ def _defuse(text: str) -> str:
     return defuse(text)
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word to at most ``limit`` characters."""
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
     return text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+_clip = clip
+_QUALITY_WORDS = {
+    "high": "high-quality source",
+    "medium": "medium-quality source",
+    "low": "low-quality source",
+    "fact-checker": "fact-checker",
+    "satire": "satire site",
+    "unknown": "unrated source",
+}
+
+
+def evidence_note(item: EvidenceItem) -> str:
+    """What is known of a document besides its text, in words: its stance on the core
+    claim, its source and the source's quality, whether the counter-evidence query
+    found it, and when support counts against the post (AgentFact: a low-quality or
+    satire source agreeing with a post is a warning sign, not support)."""
+    parts = []
+    if item.source == "factcheck":
+        parts.append(f"rated {item.rating!r} by {item.publisher}")
+    if item.stance is not None and item.stance.status == "ok":
+        parts.append(item.stance.label)
+    if item.credibility is not None:
+        parts.append(f"{item.credibility.domain} · {_QUALITY_WORDS[item.credibility.label]}")
+    if item.query == "counter":
+        parts.append("found by the counter-evidence search")
+    if item.reversed:
+        parts.append("support from this source counts against the post")
+    return " · ".join(parts)
+
+
+def reversed_support(item: EvidenceItem) -> bool:
+    """A document that supports the claim from a source whose support counts against
+    the post (AgentFact's reverse use; the rule is :func:`counts_against`)."""
+    return (
+        item.stance is not None
+        and item.stance.label == "supports"
+        and item.credibility is not None
+        and counts_against("supports", item.credibility)
+    )
 
 
 def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
@@ -61,6 +104,7 @@ def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
             url=hit.url,
             text=" ".join(t for t in (hit.snippet, hit.description) if t),
             published=hit.published,
+            query=hit.query,
         )
         for i, hit in enumerate(stage1.web, 1)
     ]
@@ -106,12 +150,18 @@ class PanelContext:
             ),
         )
 
+    def untrusted(self, text: str) -> str:
+        """``text`` from outside (a page, a title) made safe to put in a prompt."""
+        return _defuse(text)
+
     @property
     def shared(self) -> tuple[ChatMessage, ...]:
         """The system and post messages every conversation starts with."""
         return self._shared
 
-    def evidence_message(self, sources: tuple[str, ...] = ("wikipedia", "web")) -> ChatMessage:
+    def evidence_message(
+        self, sources: tuple[str, ...] = ("factcheck", "wikipedia", "web")
+    ) -> ChatMessage:
         """The evidence of the given sources, each item with its id."""
         items = [
             {
@@ -119,6 +169,7 @@ class PanelContext:
                 "source_label": _SOURCE_LABELS[e.source],
                 "title": _defuse(_clip(e.title, MAX_FIELD_CHARS)),
                 "published": e.published.isoformat() if e.published else "",
+                "note": _defuse(evidence_note(e)),
                 "text": _defuse(_clip(e.text, self.max_evidence_chars)),
             }
             for e in self.evidence

@@ -4,7 +4,9 @@
 supported or refuted by a quote found word for word in the retrieved evidence (or a
 published fact-check matched the post). Otherwise the verdict is ``unproven``, the
 way AgentFact reads an absence of evidence, and the report keeps which way the panel
-leaned, how strongly, and what would settle it.
+leaned, how strongly, and what would settle it. A quote from a low-quality or satire
+source carries no support (AgentFact's reverse use: such a source agreeing with a post
+is a warning sign), so pages written to rank can never be the only ground of ``true``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..report import (
     ClaimResult,
     Confidence,
     Debate,
+    EvidenceItem,
     JudgeRuling,
     Lean,
     Report,
@@ -25,6 +28,7 @@ from ..report import (
     Usage,
     Verdict,
 )
+from ..retrieval.credibility import counts_against
 
 __all__ = [
     "Ruled",
@@ -51,10 +55,23 @@ class Ruled:
     lean: Lean | None = None
 
 
-def grounded_claims(claims: Sequence[ClaimResult]) -> list[str]:
-    """Ids of the claims supported or refuted by a quote found in the evidence."""
+def grounded_claims(
+    claims: Sequence[ClaimResult], evidence: Sequence[EvidenceItem] = ()
+) -> list[str]:
+    """Ids of the claims supported or refuted by a quote found in the evidence; a
+    supporting quote counts only from a source whose support is not reversed."""
+    sources = {item.id: item.credibility for item in evidence}
+
+    def counts(claim: ClaimResult) -> bool:
+        if claim.label == "refutes":
+            return bool(claim.quotes)
+        rated = [sources.get(q.evidence_id) for q in claim.quotes]
+        return any(c is None or not counts_against("supports", c) for c in rated)
+
     return [
-        c.id for c in claims if c.label in ("supports", "refutes") and c.quotes and c.status == "ok"
+        c.id
+        for c in claims
+        if c.label in ("supports", "refutes") and c.quotes and c.status == "ok" and counts(c)
     ]
 
 
@@ -69,18 +86,20 @@ def rule_on_evidence(
     outcome: str,
     probability: float | None,
     claims: Sequence[ClaimResult],
+    evidence: Sequence[EvidenceItem] = (),
     *,
-    fact_checks: Sequence[str] = (),
     require_evidence: bool = True,
 ) -> Ruled:
     """The verdict for the judge's ``outcome`` (``probability``: the judge's, if known).
 
     Args:
         claims: the verified claims.
-        fact_checks: ids of published fact-checks that match the post.
+        evidence: the check's evidence: its published fact-checks count as a basis,
+            and its sources' credibility decides whose support counts.
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
     """
-    basis = [*fact_checks, *grounded_claims(claims)]
+    fact_checks = [item.id for item in evidence if item.source == "factcheck"]
+    basis = [*fact_checks, *grounded_claims(claims, evidence)]
     if outcome not in ("true", "false", "misleading"):
         return Ruled(outcome, basis)  # type: ignore[arg-type]
     if basis or not require_evidence:
@@ -93,6 +112,7 @@ def verdict_of(
     ruling: JudgeRuling,
     outcomes: dict[str, float] | None,
     claims: Sequence[ClaimResult],
+    evidence: Sequence[EvidenceItem],
     *,
     require_evidence: bool,
     no_logprobs: bool,
@@ -103,7 +123,9 @@ def verdict_of(
     if outcome is None:
         return Ruled("undetermined", []), Confidence(basis="unavailable: no ruling was made")
     probability = outcomes.get(outcome) if outcomes else None
-    ruled = rule_on_evidence(outcome, probability, claims, require_evidence=require_evidence)
+    ruled = rule_on_evidence(
+        outcome, probability, claims, evidence, require_evidence=require_evidence
+    )
     if ruled.verdict != outcome:
         why = "unproven: no claim was settled by a quote from the evidence"
         return ruled, Confidence(basis=why)

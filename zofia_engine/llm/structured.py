@@ -36,7 +36,7 @@ def json_schema(
         enums: restrict string fields (or the items of string-list fields) to
             these values, e.g. the evidence ids a debater may cite.
     """
-    schema = model.model_json_schema()
+    schema = _inlined(model.model_json_schema())
     for name, values in (enums or {}).items():
         prop = schema["properties"][name]
         target = prop["items"] if prop.get("type") == "array" else prop
@@ -44,6 +44,25 @@ def json_schema(
     for name, limit in (max_items or {}).items():
         schema["properties"][name]["maxItems"] = limit
     return schema
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` to its ``$defs`` replaced by the definition, so that
+    nested objects (a list of sub-claims) are bounded and checked like the top level."""
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return resolve(defs[ref.removeprefix("#/$defs/")])
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
 
 
 CHARS_PER_TOKEN = 3  # conservative for English prose inside JSON strings
@@ -71,16 +90,25 @@ def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
             slots.append((prop, 1))
         elif prop.get("type") == "array":
             items = prop.get("items", {})
+            count = int(prop.get("maxItems", DEFAULT_ITEMS))
             if items.get("type") == "string" and "enum" not in items and "maxLength" not in items:
-                count = int(prop.get("maxItems", DEFAULT_ITEMS))
                 prop.setdefault("maxItems", count)
                 slots.append((items, count))
+            elif items.get("type") == "object":  # a list of objects: each one's strings
+                prop.setdefault("maxItems", count)
+                inner = items.get("properties", {})
+                overhead += count * (8 * len(inner) + 4)
+                for field in inner.values():
+                    if field.get("type") == "string" and "enum" not in field:
+                        field.setdefault("maxLength", 0)
+                        slots.append((field, count))
     if not slots:
         return schema
     budget = max(0, max_tokens - overhead) * CHARS_PER_TOKEN
     per_slot = max(24, budget // sum(weight for _, weight in slots))
     for target, _ in slots:
-        target["maxLength"] = per_slot
+        if not target.get("maxLength"):
+            target["maxLength"] = per_slot
     return schema
 
 

@@ -1,0 +1,215 @@
+"""Growing ToE's tree of claims over the retrieved evidence (ToE Algorithm 1, with its
+rule-based aggregation; see :mod:`~zofia_engine.agents.claim_tree`).
+
+The extractor's core claim is the root and its sub-claims the root's children (the
+root's one split that always happens). Each round judges a group of siblings at once,
+each over its own most similar passages (at most ``max_documents``), then updates the
+tree bottom-up. The search stops when the root is decisive or has converged, when the
+budget of judgements is spent, or when no node is left to split: a node is split
+when its own reliability is low, it had evidence to judge, and the depth allows.
+A node with no passage at all is judged without a call, as the flat verifier does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config import AgentSettings, TreeSettings
+from ..llm.session import CheckSession, StepFailed
+from ..ports import TextEncoder
+from ..prompting import render
+from ..report import ClaimResult, TreeSummary
+from .claim_tree import ClaimTree, decision_of
+from .claims import Passage, PassageIndex, checked_quotes
+from .context import PanelContext
+
+__all__ = ["DecomposeReply", "NodeReply", "grow_tree"]
+
+MAX_WORDS = 50
+NODE_TOKENS = 320
+SPLIT_TOKENS = 300
+MIN_SPLIT, MAX_SPLIT = 2, 4
+
+Dimension = Literal["place", "entity", "event", "cause", "source", "quantity", "context"]
+
+
+class NodeReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: Literal["supports", "refutes", "not enough information"]
+    veracity: float = Field(ge=0, le=1)
+    reliability: float = Field(ge=0, le=1)
+    reason: str
+    quotes: list[str] = Field(max_length=3)
+
+
+class SubClaim(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    claim: str
+    dimension: Dimension
+    importance: float = Field(ge=0, le=1)
+
+
+class DecomposeReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sub_claims: list[SubClaim]
+
+
+async def _judge(
+    session: CheckSession, ctx: PanelContext, claim: ClaimResult, passages: list[Passage]
+) -> ClaimResult:
+    context = list(dict.fromkeys(p.evidence_id for p in passages))
+    if not passages:
+        return claim.model_copy(
+            update={
+                "label": "not enough information",
+                "reason": "No web passage was similar enough to this claim to judge it on.",
+                "veracity": 0.5,
+                "reliability": 0.0,
+                "status": "skipped",
+            }
+        )
+    task = render("node", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
+    try:
+        answer = await session.ask(
+            "verifier",
+            f"claims:node:{claim.id}",
+            ctx.conversation(task=task),
+            NodeReply,
+            max_tokens=NODE_TOKENS,
+        )
+    except StepFailed as exc:
+        failed = {"status": "failed", "error": exc.reason, "context": context}
+        return claim.model_copy(update=failed)
+    reply = answer.value
+    quotes, dropped = checked_quotes(reply.quotes, passages)
+    return claim.model_copy(
+        update={
+            "label": reply.label,
+            "reason": reply.reason.strip(),
+            "veracity": round(reply.veracity, 4),
+            "reliability": round(reply.reliability, 4),
+            "quotes": quotes,
+            "dropped_quotes": dropped,
+            "context": context,
+        }
+    )
+
+
+async def _split(
+    session: CheckSession, ctx: PanelContext, claim: ClaimResult, first_id: int
+) -> list[ClaimResult]:
+    """2 to 4 sub-claims of ``claim``, one dimension each (none when the call fails or
+    gives fewer than two usable ones)."""
+    task = render("decompose", claim=claim.text, min_sub=MIN_SPLIT, max_sub=MAX_SPLIT)
+    try:
+        answer = await session.ask(
+            "extractor",
+            f"claims:split:{claim.id}",
+            ctx.conversation(task=task),
+            DecomposeReply,
+            max_tokens=SPLIT_TOKENS,
+            max_items={"sub_claims": MAX_SPLIT},
+        )
+    except StepFailed:
+        return []
+    seen = {claim.text.casefold()}
+    subs: list[ClaimResult] = []
+    for sub in answer.value.sub_claims[:MAX_SPLIT]:
+        text = sub.claim.strip()
+        if not text or text.casefold() in seen:
+            continue
+        seen.add(text.casefold())
+        subs.append(
+            ClaimResult(
+                id=f"claim-{first_id + len(subs)}",
+                kind="sub",
+                text=text,
+                dimension=sub.dimension,
+                importance=sub.importance,
+            )
+        )
+    return subs if len(subs) >= MIN_SPLIT else []
+
+
+async def grow_tree(
+    session: CheckSession,
+    ctx: PanelContext,
+    extracted: Sequence[ClaimResult],
+    index: PassageIndex,
+    encoder: TextEncoder,
+    agents: AgentSettings,
+    settings: TreeSettings,
+) -> tuple[list[ClaimResult], TreeSummary]:
+    """The tree over ``extracted`` (the core claim first): every node's claim, depth
+    first, and the root's summary."""
+    tree = ClaimTree(extracted[0], settings)
+    pending = [tree.root_id, *tree.add_children(tree.root_id, extracted[1:])]
+    if len(extracted) == 1:  # no sub-claims: the root's first split is asked for below
+        tree.root.expanded = False
+    evaluations, stopped_by = 0, ""
+    next_id = len(extracted)
+    while True:
+        batch = tree.pruned(pending)[: settings.max_evaluations - evaluations]
+        pending = []
+        if batch:
+            await _judge_batch(session, ctx, tree, batch, index, encoder, agents, settings)
+            evaluations += len(batch)
+            tree.aggregate()
+        if tree.decisive(tree.root_id):
+            stopped_by = "decisive"
+            break
+        if tree.converged():
+            stopped_by = "converged"
+            break
+        if evaluations >= settings.max_evaluations:
+            stopped_by = "budget"
+            break
+        node = tree.next_to_split()
+        if node is None:
+            stopped_by = "exhausted"
+            break
+        subs = await _split(session, ctx, node.claim, next_id)
+        next_id += len(subs)
+        pending = tree.add_children(node.id, subs)
+    root = tree.root
+    summary = TreeSummary(
+        veracity=root.v,
+        reliability=root.r,
+        decision=decision_of(root.v, settings),
+        evaluations=evaluations,
+        stopped_by=stopped_by,
+    )
+    return tree.claims(), summary
+
+
+async def _judge_batch(
+    session: CheckSession,
+    ctx: PanelContext,
+    tree: ClaimTree,
+    batch: list[str],
+    index: PassageIndex,
+    encoder: TextEncoder,
+    agents: AgentSettings,
+    settings: TreeSettings,
+) -> None:
+    """Judge the nodes of ``batch`` (siblings) at once, each over its own passages."""
+    claims = [tree.nodes[node_id].claim for node_id in batch]
+    contexts = await asyncio.to_thread(
+        index.select,
+        [c.text for c in claims],
+        encoder,
+        top_k=settings.max_documents,
+        theta=agents.theta_sim,
+    )
+    judged = await asyncio.gather(
+        *(_judge(session, ctx, c, p) for c, p in zip(claims, contexts, strict=True))
+    )
+    for claim, passages in zip(judged, contexts, strict=True):
+        tree.judged(claim, has_evidence=bool(passages))

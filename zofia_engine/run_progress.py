@@ -1,0 +1,74 @@
+"""The progress of one check as events for the caller's hook: started and finished
+stages with a one-line summary, debate rounds, timings."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from .post import ProgressEvent, ProgressHook
+from .report import EvidenceItem, ExpertFinding
+from .retrieval.models import Stage1Result
+
+__all__ = ["Progress"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Progress:
+    """Sends events to the caller's hook; a failing hook is logged, never fatal."""
+
+    def __init__(self, hook: ProgressHook | None, started: float) -> None:
+        self.hook = hook
+        self.started = started
+
+    async def emit(
+        self, kind: str, stage: str, detail: str = "", round_no: int | None = None
+    ) -> None:
+        if self.hook is None:
+            return
+        event = ProgressEvent(
+            kind=kind,
+            stage=stage,
+            detail=detail,
+            round=round_no,
+            elapsed_ms=round((time.perf_counter() - self.started) * 1000, 1),
+        )
+        try:
+            result = self.hook(event)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:  # a display problem must not lose the check
+            log.exception("progress hook failed on %s", event)
+
+    async def stage(self, name: str, work: Awaitable[T], timings: dict[str, float]) -> T:
+        """Await ``work`` between started/finished events, timing it as ``<name>_ms``."""
+        await self.emit("started", name)
+        t = time.perf_counter()
+        result = await work
+        timings[f"{name}_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        await self.emit("finished", name, _summary(result))
+        return result
+
+
+def _summary(result: Any) -> str:
+    if isinstance(result, Stage1Result):
+        documents = len(result.web) + len(result.wikipedia)
+        return f"{len(result.keywords)} keywords, {documents} documents"
+    if isinstance(result, list) and result and isinstance(result[0], EvidenceItem):
+        checks = sum(1 for item in result if item.source == "factcheck")
+        stances = sum(1 for item in result if item.stance is not None)
+        return f"{checks} published fact-checks, {stances} stances"
+    if isinstance(result, list):
+        return f"{sum(1 for r in result if getattr(r, 'status', 'ok') == 'ok')} of {len(result)} ok"
+    claims = getattr(result, "claims", None)  # the claims step: flat, or a tree's nodes
+    if isinstance(claims, list):
+        settled = sum(1 for c in claims if c.label in ("supports", "refutes"))
+        return f"{settled} of {len(claims)} claims settled"
+    if isinstance(result, ExpertFinding):
+        return result.expert_role if result.status == "ok" else f"failed: {result.error}"
+    return ""
