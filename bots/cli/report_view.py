@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bots.common.card import VerdictCard, report_card
+from bots.common.sections import section
 from zofia_engine.report import JudgeRuling, Report
 
 from .text import plain
@@ -25,7 +26,6 @@ VERDICT_COLOURS = {
     "satire": "magenta",
     "scam": "bold red",
 }
-LABEL_STYLE = {"supports": "green", "refutes": "red", "not enough information": "yellow"}
 
 
 def _card(card: VerdictCard) -> Panel:
@@ -36,6 +36,10 @@ def _card(card: VerdictCard) -> Panel:
         f"{card.icon} ", (card.headline, f"bold {colour}"), f"  confidence {confidence}"
     )
     parts: list[RenderableType] = [plain(card.lean, "bold")] if card.lean else []
+    parts.extend(
+        Text.assemble(plain(link.title, "bold"), plain(f"  {link.url}", "cyan"))
+        for link in card.checked_by
+    )
     parts.append(plain(card.summary))
     for link in card.links:
         parts.append(
@@ -47,18 +51,14 @@ def _card(card: VerdictCard) -> Panel:
     return Panel(Group(*parts), title=title, title_align="left", border_style=colour)
 
 
-def _claims(report: Report) -> Table:
-    table = Table(title="Claims", title_justify="left")
-    table.add_column("claim")
-    table.add_column("label")
-    table.add_column("reason")
-    for claim in report.claims:
-        label = claim.label or claim.status
-        table.add_row(
-            plain(("★ " if claim.kind == "core" else "") + claim.text),
-            plain(label, LABEL_STYLE.get(label, "dim")),
-            plain(claim.reason or claim.error),
-        )
+def _section(kind: str, report: Report) -> Table:
+    """The Claims or Evidence section the chats open, as a table: heading, then body."""
+    part = section(kind, report)
+    table = Table(title=part.title, title_justify="left", show_header=False)
+    table.add_column(kind)
+    for block in part.blocks:
+        url = f"\n{block.url}" if block.url else ""
+        table.add_row(Text.assemble(plain(block.heading, "bold"), "\n", plain(block.body + url)))
     return table
 
 
@@ -111,7 +111,9 @@ def render_report(
     parts: list[RenderableType] = [_card(card)]
     if details:
         if report.claims:
-            parts.append(_claims(report))
+            parts.append(_section("claims", report))
+        if report.evidence:
+            parts.append(_section("evidence", report))
         if report.analyses.linguist or report.analyses.expert:
             parts.append(_analyses(report))
         if report.debate.turns or report.debate.rulings:

@@ -56,8 +56,9 @@ class VerdictCard:
 
     ``confidence`` is ``"87%"``, or ``""`` when the backend gave no
     probabilities; ``lean`` says, for an unproven post, which way the panel leaned
-    and what would settle it; ``repeat_note`` is ``""`` unless the answer came from
-    the store.
+    and what would settle it; ``checked_by`` has a line per published fact-check of
+    the post ("Already checked by PolitiFact (2024-03-02): False"); ``repeat_note`` is
+    ``""`` unless the answer came from the store.
     """
 
     check_id: str
@@ -73,6 +74,7 @@ class VerdictCard:
     published: dt.date | None
     repeat_note: str
     notes: tuple[str, ...]
+    checked_by: tuple[Link, ...] = ()
 
 
 def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
@@ -170,7 +172,20 @@ def report_card(
         published=published,
         repeat_note=repeat_note,
         notes=_notes(report),
+        checked_by=tuple(_checked_by(report)),
     )
+
+
+def _checked_by(report: Report) -> list[Link]:
+    """ "Already checked by PolitiFact (2024-03-02): False", linked to the review."""
+    lines = []
+    for item in report.evidence:
+        if item.source != "factcheck":
+            continue
+        when = f" ({item.published.isoformat()})" if item.published else ""
+        who = item.publisher or item.provider
+        lines.append(Link(f"Already checked by {who}{when}: {item.rating}", item.url))
+    return lines[:MAX_LINKS]
 
 
 def verdict_card(

@@ -14,6 +14,7 @@ STAGE_NAMES = {
     "linguist": "linguist (5 dimensions)",
     "expert": "domain expert",
     "claims": "claim verification",
+    "evidence": "fact-checks and sources",
     "debate": "debate",
     "verdict": "verdict",
 }

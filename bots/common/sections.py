@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zofia_engine.report import JudgeRuling, Report
+from zofia_engine.report import ClaimResult, EvidenceItem, JudgeRuling, Report
 
 __all__ = ["SECTION_KINDS", "Block", "Section", "section"]
 
@@ -61,21 +61,87 @@ def _evidence(report: Report) -> tuple[Block, ...]:
     for item in report.evidence:
         date = f", {item.published.isoformat()}" if item.published else ""
         heading = f"[{item.id}] {item.title} ({item.provider}{date})"
-        blocks.append(Block(heading, item.text, item.url))
+        weight = _weight(item)
+        body = f"{weight}\n{item.text}" if weight else item.text
+        if item.stance is not None and item.stance.sentence:
+            body += f"\n\nShown by: “{item.stance.sentence}”"
+        blocks.append(Block(heading, body, item.url))
     return tuple(blocks)
+
+
+_QUALITY = {
+    "high": "high quality",
+    "medium": "medium quality",
+    "low": "low quality",
+    "fact-checker": "fact-checker",
+    "satire": "satire",
+    "unknown": "unrated source",
+}
+
+
+def _weight(item: EvidenceItem) -> str:
+    """What a document weighs, in one line: "refutes · reuters.com · high quality"."""
+    parts = []
+    if item.source == "factcheck":
+        parts.append(f"published fact-check · rated “{item.rating}”")
+    if item.stance is not None and item.stance.status == "ok":
+        parts.append(item.stance.label)
+    if item.credibility is not None:
+        domain = f"{item.credibility.domain} · " if item.credibility.domain else ""
+        parts.append(domain + _QUALITY[item.credibility.label])
+    if item.query == "counter":
+        parts.append("found by the counter-evidence search")
+    if item.reversed:
+        parts.append("its support counts against the post")
+    return " · ".join(parts)
 
 
 def _claims(report: Report) -> tuple[Block, ...]:
+    """Each claim; in a tree of claims, indented by depth, with its veracity v and
+    reliability r (its own, and from its parts when it was split)."""
     blocks = []
+    if report.tree is not None and report.tree.veracity is not None:
+        t = report.tree
+        decision = t.decision or "no decision"
+        blocks.append(
+            Block(
+                f"Tree of claims · {decision}",
+                f"v {t.veracity:.2f} · r {t.reliability or 0:.2f} after {t.evaluations} "
+                f"judgements ({_STOPS.get(t.stopped_by, t.stopped_by)}).",
+            )
+        )
     for claim in report.claims:
         kind = "Core claim" if claim.kind == "core" else "Sub-claim"
         label = claim.label or claim.status
+        indent = "  " * claim.depth + ("└ " if claim.depth else "")
+        dimension = f" ({claim.dimension})" if claim.dimension else ""
         parts = [claim.text]
+        scores = _scores(claim)
+        if scores:
+            parts.append(scores)
         if claim.reason or claim.error:
             parts.append(claim.reason or claim.error)
         parts.extend(f"“{quote.text}” ({quote.evidence_id})" for quote in claim.quotes)
-        blocks.append(Block(f"{kind} · {label}", "\n\n".join(parts)))
+        blocks.append(Block(f"{indent}{kind}{dimension} · {label}", "\n\n".join(parts)))
     return tuple(blocks)
+
+
+_STOPS = {
+    "decisive": "the core claim was settled",
+    "converged": "it stopped changing",
+    "budget": "the budget of judgements was spent",
+    "exhausted": "nothing was left to split",
+}
+
+
+def _scores(claim: ClaimResult) -> str:
+    if claim.veracity is None or claim.reliability is None:
+        return ""
+    own = f"v {claim.veracity:.2f} · r {claim.reliability:.2f}"
+    tv, tr = claim.tree_veracity, claim.tree_reliability
+    if tv is not None and tr is not None and (tv, tr) != (claim.veracity, claim.reliability):
+        own += f"; from its parts v {tv:.2f} · r {tr:.2f}"
+    return own
 
 
 _EMPTY = {

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import discord
 
-from bots.common.card import VerdictCard
+from bots.common.card import Link, VerdictCard
 from bots.common.links import safe_url
 from bots.common.sections import Section
 from bots.common.splitting import pack, split_text
@@ -74,9 +74,9 @@ def _safe_url(url: str) -> str:
     return quote(safe_url(url), safe=":/?#@!$&'*+,;=%~._-")
 
 
-def _links_field(card: VerdictCard) -> str:
+def _links_field(links: tuple[Link, ...]) -> str:
     lines = []
-    for link in card.links:
+    for link in links:
         url = _safe_url(link.url)
         if url:
             lines.append(f"• [{shorten(link.title, 200)}]({url})")
@@ -95,13 +95,16 @@ def verdict_embed(card: VerdictCard) -> discord.Embed:
     )
     if card.lean:
         embed.add_field(name="Not settled", value=shorten(card.lean, FIELD_LIMIT), inline=False)
+    checked = _links_field(card.checked_by)
+    if checked:
+        embed.add_field(name="Published fact-checks", value=checked, inline=False)
     if card.confidence:
         embed.add_field(name="Confidence", value=card.confidence, inline=True)
     if card.origin:
         embed.add_field(name="Origin", value=shorten(card.origin, 200), inline=True)
     if card.published is not None:
         embed.add_field(name="Published", value=card.published.isoformat(), inline=True)
-    links = _links_field(card)
+    links = _links_field(card.links)
     if links:
         embed.add_field(name="Top evidence", value=links, inline=False)
     if card.notes:

@@ -127,6 +127,9 @@ def card_html(card: VerdictCard) -> str:
     before = [f"{card.icon} <b>{clip_text(card.headline, _MAX_HEAD)}</b>{confidence}", ""]
     if card.lean:  # an unproven post: said at once, in its own line
         before[-1:] = [f"<b>{clip_text(card.lean, _MAX_LEAN)}</b>", ""]
+    checked = [line for line in map(_link_line, card.checked_by[:MAX_LINKS]) if line]
+    if checked:  # published fact-checks: the strongest evidence there is, said first
+        before[-1:] = [*checked, ""]
     after: list[str] = []
     links = [line for line in map(_link_line, card.links[:MAX_LINKS]) if line]
     if links:
