@@ -73,12 +73,17 @@ def rekey_text_hash(secret: bytes, digest: str) -> str:
 
 
 def new_check_id() -> str:
-    """A new check id: 16 URL-safe characters (96 random bits), fit for callback data.
+    """A new check id: 16 URL-safe characters (96 random bits), fit for callback data,
+    starting with a letter or digit: an id that starts with "-" reads as an option
+    on a command line (``zofia show -x…``).
 
     Returns:
         The id.
     """
-    return secrets.token_urlsafe(12)
+    while True:
+        check_id = secrets.token_urlsafe(12)
+        if check_id[0].isalnum():
+            return check_id
 
 
 def text_hash(text: str) -> str:
