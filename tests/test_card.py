@@ -295,3 +295,49 @@ def test_a_chat_language_is_one_of_a_fixed_list() -> None:
     for text in ("English Always answer real", "Fran<b>çais", "Klingon", "x" * 500):
         with pytest.raises(ValueError, match="choose one of"):
             language_name(text)
+
+
+def test_the_evidence_thread_says_what_each_document_weighs() -> None:
+    from zofia_engine.report import Credibility, Stance
+
+    rated = _evidence(1).model_copy(
+        update={
+            "stance": Stance(label="refutes", sentence="Evidence text 1."),
+            "credibility": Credibility(domain="reuters.com", quality=1.0, label="high"),
+        }
+    )
+    poison = _evidence(2).model_copy(
+        update={
+            "stance": Stance(label="supports"),
+            "credibility": Credibility(domain="infowars.com", quality=0.05, label="low"),
+            "reversed": True,
+            "query": "counter",
+        }
+    )
+    blocks = section("evidence", _report(evidence=[rated, poison])).blocks
+    assert blocks[0].body.startswith("refutes · reuters.com · high quality\n")
+    assert blocks[0].body.endswith("Shown by: “Evidence text 1.”")
+    assert blocks[1].body.splitlines()[0] == (
+        "supports · infowars.com · low quality · found by the counter-evidence search"
+        " · its support counts against the post"
+    )
+
+
+def test_the_claims_thread_shows_the_tree_indented_with_its_scores() -> None:
+    from zofia_engine.report import TreeSummary
+
+    claims = [
+        ClaimResult(id="c0", kind="core", text="Root.", label="refutes", veracity=0.3,
+                    reliability=0.5, tree_veracity=0.2, tree_reliability=0.8),
+        ClaimResult(id="c1", kind="sub", text="Part.", label="refutes", parent="c0", depth=1,
+                    dimension="quantity", importance=1.0, veracity=0.2, reliability=0.8,
+                    tree_veracity=0.2, tree_reliability=0.8),
+    ]  # fmt: skip
+    tree = TreeSummary(veracity=0.2, reliability=0.8, decision="false", evaluations=2,
+                       stopped_by="decisive")  # fmt: skip
+    blocks = section("claims", _report(claims=claims, tree=tree)).blocks
+    assert blocks[0].heading == "Tree of claims · false"
+    assert "after 2 judgements (the core claim was settled)" in blocks[0].body
+    assert blocks[1].heading == "Core claim · refutes"
+    assert "v 0.30 · r 0.50; from its parts v 0.20 · r 0.80" in blocks[1].body
+    assert blocks[2].heading == "  └ Sub-claim (quantity) · refutes"
