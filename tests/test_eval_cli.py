@@ -149,6 +149,7 @@ def test_pipeline_and_baseline_evaluate_the_same_sample(panel: FakeOpenAI, tmp_p
         return dict(json.loads((tmp_path / name).read_text().splitlines()[0]))
 
     full, only = header("eval-news-no-debate.jsonl"), header("eval-news-only-llm.jsonl")
+    assert full["method"]["retrieval"]["mode"] == "paper"  # zofia eval's default
     assert full["sample"] == only["sample"] and len(full["sample"]) == 2
     assert full["ablation"] == "no-debate" and only["mode"] == "only-llm"
     assert full["run_key"] != only["run_key"]

@@ -329,6 +329,9 @@ def test_run_key_names_mode_ablation_labels_and_models() -> None:
         {"debate": {"early_stop": "judge"}},
         {"agents": {"require_evidence": False}},
         {"triage": {"enabled": False}},
+        {"retrieval": {"mode": "paper"}},
+        {"tree": {"enabled": False}},
+        {"evidence": {"credibility": False}},
     ):
         other = method_settings(EngineSettings.model_validate(changed))
         assert run_key("full", "full", "binary", models, other) != run_key(

@@ -262,6 +262,14 @@ async def _run(
     show_default=True,
     help="Bootstrap resamples for the 95% intervals (0: none).",
 )
+@click.option(
+    "--search-mode",
+    type=click.Choice(["paper", "live"]),
+    default="paper",
+    show_default=True,
+    help="paper: ZoFia's exclusions, so no answer is found where it was published; "
+    "live: news and fact-check sites are evidence, as in the bots.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @CONFIG_OPTION
 def eval_command(
@@ -276,6 +284,7 @@ def eval_command(
     rerun: bool,
     retry_errors: bool,
     bootstrap: int,
+    search_mode: str,
     as_json: bool,
     config: Path | None,
 ) -> None:
@@ -287,6 +296,8 @@ def eval_command(
     if baseline and ablate != "full":
         raise click.UsageError("--ablate applies to the pipeline, not to --baseline")
     settings = settings_from(config)
+    retrieval = settings.retrieval.model_copy(update={"mode": search_mode})
+    settings = settings.model_copy(update={"retrieval": retrieval})
     err = Console(stderr=True)
     try:
         items, mapping = load_items(dataset, labels)
@@ -297,7 +308,7 @@ def eval_command(
     log = ResultLog(output or default_output(dataset, mode))
     err.print(
         f"[dim]{len(sample)} of {len(items)} items from {dataset.name}, labels {mapping.name}, "
-        f"mode {mode}; results in {log.path}[/dim]"
+        f"mode {mode}, search {search_mode}; results in {log.path}[/dim]"
     )
     try:
         records = asyncio.run(

@@ -97,7 +97,8 @@ class RunHeader(BaseModel):
 def method_settings(settings: EngineSettings) -> dict[str, Any]:
     """The settings that change what a check answers: Stage 1's models and
     hyperparameters, the sources, the agents' settings (θ_sim, the evidence rule …),
-    the debate (style, rounds, early stop), triage and the temperature. No secrets,
+    the debate (style, rounds, early stop), triage, the search mode, the evidence's
+    weighing, the tree of claims, the fact-check sources and the temperature. No secrets,
     timeouts or rates: those change only how fast."""
     return {
         "ner": settings.ner.model_dump(mode="json"),
@@ -108,6 +109,13 @@ def method_settings(settings: EngineSettings) -> dict[str, Any]:
         "agents": settings.agents.model_dump(mode="json"),
         "debate": settings.debate.model_dump(mode="json"),
         "triage": settings.triage.model_dump(mode="json"),
+        "retrieval": settings.retrieval.model_dump(mode="json"),
+        "evidence": settings.evidence.model_dump(mode="json"),
+        "tree": settings.tree.model_dump(mode="json"),
+        "factcheck": {
+            "backends": settings.factcheck.backends,
+            "min_similarity": settings.factcheck.min_similarity,
+        },
         "temperature": settings.llm.temperature,
     }
 
