@@ -1,0 +1,142 @@
+"""Does evidence improve verdicts? LIAR-PLUS claims against an archive of their own
+fact-checks, with the ratings taken out (RADAR's "retrieved evidence" setting, offline).
+
+1. The justifications of ../shared/data/liar_plus_val.jsonl become a local corpus with
+   every sentence that states the rating removed (``bench/liar_corpus.py``), indexed
+   with SQLite FTS5 (``zofia corpus index``): 1,279 documents.
+2. ``zofia eval`` runs a stratified sample (default 60, seed 0) with ``liar-3`` labels,
+   the corpus as the only source (no Wikipedia, no web), on the embedded model: the
+   full pipeline, then the only-LLM baseline on the same items.
+3. Stage 1 alone runs each sampled claim again to see whether the claim's own
+   justification was among the main query's first 10 results (recall@10).
+
+    python bench/quality_corpus.py [--limit 60] [--seed 0] [--work DIR]
+
+Everything is written under ``--work`` (default ./quality-corpus): the corpus, its
+index, the config, both result files; a second run resumes. The last line is one JSON
+object: macro-F1 and misleading (half-true) F1 of both, the pipeline's coverage and
+confidently-wrong rate, and recall@10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from liar_corpus import DEFAULT_DATA, strip_ratings
+
+from zofia_engine.config import EngineSettings, load_config
+from zofia_engine.evaluation import load_items, sample_items
+from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+from zofia_engine.retrieval.web.corpus import index_corpus
+
+
+def build_corpus(data: Path, work: Path) -> Path:
+    """The rating-free corpus and its index under ``work``; the index path."""
+    database = work / "corpus.db"
+    if database.exists():
+        return database
+    documents = work / "corpus.jsonl"
+    with data.open(encoding="utf-8") as rows, documents.open("w", encoding="utf-8") as out:
+        for line in rows:
+            item = json.loads(line)
+            kept, _ = strip_ratings(item.get("justification") or "")
+            if kept:
+                out.write(json.dumps({"id": str(item["id"]), "text": " ".join(kept)}) + "\n")
+    index_corpus(documents, database)
+    return database
+
+
+def write_config(work: Path, database: Path) -> Path:
+    config = work / "zofia.toml"
+    config.write_text(
+        f"""# The corpus as the only source (bench/quality_corpus.py)
+[web]
+backends = ["corpus"]
+[web.corpus]
+path = "{database}"
+[wikipedia]
+backend = "none"
+""",
+        encoding="utf-8",
+    )
+    return config
+
+
+def run_eval(data: Path, config: Path, output: Path, args: argparse.Namespace, *extra: str) -> Any:
+    zofia = Path(sys.executable).with_name("zofia")
+    command = [
+        str(zofia), "eval", str(data), "--labels", "liar-3", "--limit", str(args.limit),
+        "--seed", str(args.seed), "--config", str(config), "--output", str(output), "--json",
+        *extra,
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout)
+
+
+async def recall_at_10(data: Path, config: Path, args: argparse.Namespace) -> float:
+    """The share of sampled claims whose own justification is among the main query's
+    first 10 corpus results."""
+    items, _ = load_items(data, "liar-3")
+    sample = sample_items(items, args.limit, args.seed)
+    settings: EngineSettings = load_config(config, environ={})
+    hits = 0
+    async with EntityGuidedRetrieval(settings) as stage1:
+        for item in sample:
+            result = await stage1.run(item.text)
+            main = [hit.url for hit in result.web if hit.query == "main"][:10]
+            hits += f"corpus:{item.id}" in main
+    return hits / len(sample) if sample else 0.0
+
+
+def half_true_f1(metrics: dict[str, Any]) -> float:
+    return float(metrics["per_class"]["half-true"]["f1"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--work", type=Path, default=Path("quality-corpus"))
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    database = build_corpus(args.data, args.work).resolve()
+    config = write_config(args.work, database)
+    recall = asyncio.run(recall_at_10(args.data, config, args))
+    print(f"recall@10 {recall:.3f}", flush=True)
+    full = run_eval(args.data, config, args.work / "full.jsonl", args)
+    print(f"full pipeline: macro-F1 {full['macro_f1']:.3f}", flush=True)
+    only = run_eval(args.data, config, args.work / "only-llm.jsonl", args, "--baseline", "only-llm")
+    sel = full["selective"]
+    print(
+        json.dumps(
+            {
+                "items": full["items"],
+                "full_macro_f1": round(full["macro_f1"], 3),
+                "full_misleading_f1": round(half_true_f1(full), 3),
+                "full_coverage": round(sel["coverage"], 3),
+                "full_covered_macro_f1": sel["covered_macro_f1"],
+                "full_confidently_wrong": round(sel["confidently_wrong"], 3),
+                "only_llm_macro_f1": round(only["macro_f1"], 3),
+                "only_llm_misleading_f1": round(half_true_f1(only), 3),
+                "gain_macro_f1_points": round(100 * (full["macro_f1"] - only["macro_f1"]), 1),
+                "recall_at_10": round(recall, 3),
+                "full_mean_llm_calls": round(full["mean_llm_calls"], 1),
+                "full_mean_wall_s": round(full["mean_wall_s"], 1),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
