@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from zofia_engine.report import ClaimResult, EvidenceItem, JudgeRuling, Report
+from zofia_engine.retrieval.credibility import QUALITY_WORDS
 
 __all__ = ["SECTION_KINDS", "Block", "Section", "section"]
 
@@ -69,16 +70,6 @@ def _evidence(report: Report) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-_QUALITY = {
-    "high": "high quality",
-    "medium": "medium quality",
-    "low": "low quality",
-    "fact-checker": "fact-checker",
-    "satire": "satire",
-    "unknown": "unrated source",
-}
-
-
 def _weight(item: EvidenceItem) -> str:
     """What a document weighs, in one line: "refutes · reuters.com · high quality"."""
     parts = []
@@ -88,7 +79,7 @@ def _weight(item: EvidenceItem) -> str:
         parts.append(item.stance.label)
     if item.credibility is not None:
         domain = f"{item.credibility.domain} · " if item.credibility.domain else ""
-        parts.append(domain + _QUALITY[item.credibility.label])
+        parts.append(domain + QUALITY_WORDS[item.credibility.label])
     if item.query == "counter":
         parts.append("found by the counter-evidence search")
     if item.reversed:

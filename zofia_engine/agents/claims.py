@@ -33,6 +33,7 @@ __all__ = [
     "extract_claims",
     "find_quote",
     "split_passages",
+    "unchecked",
     "verify_claims",
 ]
 
@@ -172,17 +173,24 @@ def checked_quotes(texts: Sequence[str], passages: Sequence[Passage]) -> tuple[l
     return quotes, dropped
 
 
+def unchecked(claim: ClaimResult, **scores: float) -> ClaimResult:
+    """A claim no web passage is similar enough to: not enough information, with no call
+    (``scores``: what the tree records for it)."""
+    return claim.model_copy(
+        update={
+            "label": "not enough information",
+            "reason": "No web passage was similar enough to this claim to check it against.",
+            "status": "skipped",
+            **scores,
+        }
+    )
+
+
 async def _verify_one(
     session: CheckSession, ctx: PanelContext, claim: ClaimResult, passages: list[Passage]
 ) -> ClaimResult:
     if not passages:
-        return claim.model_copy(
-            update={
-                "label": "not enough information",
-                "reason": "No web passage was similar enough to this claim to check it against.",
-                "status": "skipped",
-            }
-        )
+        return unchecked(claim)
     task = render("verifier", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
     context = list(dict.fromkeys(p.evidence_id for p in passages))  # in passage order
     try:

@@ -15,7 +15,7 @@ from ..llm.base import ChatMessage
 from ..llm.special_tokens import defuse
 from ..prompting import render
 from ..report import EvidenceItem
-from ..retrieval.credibility import counts_against
+from ..retrieval.credibility import QUALITY_WORDS, counts_against
 from ..retrieval.models import Stage1Result
 
 __all__ = ["PanelContext", "clip", "evidence_items", "evidence_note", "reversed_support"]
@@ -42,14 +42,6 @@ def clip(text: str, limit: int) -> str:
 
 
 _clip = clip
-_QUALITY_WORDS = {
-    "high": "high-quality source",
-    "medium": "medium-quality source",
-    "low": "low-quality source",
-    "fact-checker": "fact-checker",
-    "satire": "satire site",
-    "unknown": "unrated source",
-}
 
 
 def evidence_note(item: EvidenceItem) -> str:
@@ -63,7 +55,7 @@ def evidence_note(item: EvidenceItem) -> str:
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)
     if item.credibility is not None:
-        parts.append(f"{item.credibility.domain} · {_QUALITY_WORDS[item.credibility.label]}")
+        parts.append(f"{item.credibility.domain} · {QUALITY_WORDS[item.credibility.label]}")
     if item.query == "counter":
         parts.append("found by the counter-evidence search")
     if item.reversed:

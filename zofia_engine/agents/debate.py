@@ -11,6 +11,7 @@ report marks the ruling as forced.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -23,7 +24,7 @@ from .context import PanelContext
 from .early_stop import EarlyStop
 from .judge import Judged, final_ruling, round_ruling
 
-__all__ = ["DebateOutcome", "RoundHook", "hold_debate", "turn_message"]
+__all__ = ["DebateOutcome", "Moderator", "RoundHook", "hold_debate", "turn_message"]
 
 MAX_WORDS = 60  # each of the rebuttal and the argument
 MAX_TOKENS = 260
@@ -105,6 +106,50 @@ async def _argue(
     )
 
 
+@dataclass(frozen=True)
+class Moderator:
+    """The judge's part in either debate: a ruling after each round, read by the early
+    stop controller, and the ruling it must give when the debate is over.
+
+    Args:
+        min_rounds: rulings before this round are read as ``continue``.
+        on_round: awaited after each round with the judge's ruling.
+    """
+
+    session: CheckSession
+    ctx: PanelContext
+    controller: EarlyStop
+    min_rounds: int = 1
+    on_round: RoundHook | None = None
+
+    async def after_round(
+        self, debate: Debate, material: list[ChatMessage], round_no: int, cap: int
+    ) -> DebateOutcome | None:
+        """The ruling after ``round_no`` of at most ``cap``; the outcome if it ends the
+        debate, else ``None``."""
+        judged = await round_ruling(self.session, self.ctx, material, round_no, cap)
+        ruling, stop, by = self.controller.apply(judged.ruling)
+        if round_no < self.min_rounds:
+            ruling, stop = ruling.model_copy(update={"decision": "continue"}), False
+        debate.rulings.append(ruling)
+        if self.on_round is not None:
+            await self.on_round(ruling)
+        if not stop:
+            return None
+        debate.decided_in_round = round_no
+        debate.stopped_by = by
+        return DebateOutcome(
+            debate=debate, judged=Judged(ruling, judged.outcomes, judged.completion)
+        )
+
+    async def final(self, debate: Debate, material: list[ChatMessage]) -> DebateOutcome:
+        """The ruling the judge must give when no round ended the debate."""
+        judged = await final_ruling(self.session, self.ctx, material, debate.rounds)
+        debate.rulings.append(judged.ruling)
+        debate.forced = True
+        return DebateOutcome(debate=debate, judged=judged)
+
+
 async def hold_debate(
     session: CheckSession,
     ctx: PanelContext,
@@ -126,6 +171,7 @@ async def hold_debate(
         on_round: awaited after each round with the judge's ruling.
     """
     debate = Debate(style="zofia", max_rounds=max_rounds)
+    moderator = Moderator(session, ctx, controller, min_rounds, on_round)
     material = list(pool)
     con_turn: DebateTurn | None = None
     for round_no in range(1, max_rounds + 1):
@@ -139,20 +185,7 @@ async def hold_debate(
         debate.rounds = round_no
         if round_no == max_rounds:
             break  # the cap: the judge must rule, below
-        judged = await round_ruling(session, ctx, material, round_no, max_rounds)
-        ruling, stop, by = controller.apply(judged.ruling)
-        if round_no < min_rounds:
-            ruling, stop = ruling.model_copy(update={"decision": "continue"}), False
-        debate.rulings.append(ruling)
-        if on_round is not None:
-            await on_round(ruling)
-        if stop:
-            debate.decided_in_round = round_no
-            debate.stopped_by = by
-            return DebateOutcome(
-                debate=debate, judged=Judged(ruling, judged.outcomes, judged.completion)
-            )
-    judged = await final_ruling(session, ctx, material, debate.rounds)
-    debate.rulings.append(judged.ruling)
-    debate.forced = True
-    return DebateOutcome(debate=debate, judged=judged)
+        ended = await moderator.after_round(debate, material, round_no, max_rounds)
+        if ended is not None:
+            return ended
+    return await moderator.final(debate, material)

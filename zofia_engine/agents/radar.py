@@ -22,9 +22,8 @@ from ..llm.session import CheckSession, StepFailed
 from ..prompting import render
 from ..report import Debate, DebateTurn
 from .context import PanelContext
-from .debate import DebateOutcome, RoundHook, turn_message
+from .debate import DebateOutcome, Moderator, RoundHook, turn_message
 from .early_stop import EarlyStop
-from .judge import Judged, final_ruling, round_ruling
 
 __all__ = ["MAX_RADAR_ROUNDS", "hold_radar_debate", "phases"]
 
@@ -102,6 +101,7 @@ async def hold_radar_debate(
     """The Politician and the Scientist over the evidence pool ``pool``."""
     plan = phases(max_rounds)
     debate = Debate(style="radar", max_rounds=len(plan))
+    moderator = Moderator(session, ctx, controller, on_round=on_round)
     material = list(pool)
     last: dict[Role, DebateTurn | None] = {"politician": None, "scientist": None}
     for round_no, phase in enumerate(plan, start=1):
@@ -121,18 +121,7 @@ async def hold_radar_debate(
         debate.rounds = round_no
         if round_no == len(plan):
             break  # after the closing round the judge must rule, below
-        judged = await round_ruling(session, ctx, material, round_no, len(plan))
-        ruling, stop, by = controller.apply(judged.ruling)
-        debate.rulings.append(ruling)
-        if on_round is not None:
-            await on_round(ruling)
-        if stop:
-            debate.decided_in_round = round_no
-            debate.stopped_by = by
-            return DebateOutcome(
-                debate=debate, judged=Judged(ruling, judged.outcomes, judged.completion)
-            )
-    judged = await final_ruling(session, ctx, material, debate.rounds)
-    debate.rulings.append(judged.ruling)
-    debate.forced = True
-    return DebateOutcome(debate=debate, judged=judged)
+        ended = await moderator.after_round(debate, material, round_no, len(plan))
+        if ended is not None:
+            return ended
+    return await moderator.final(debate, material)

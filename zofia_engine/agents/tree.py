@@ -24,7 +24,7 @@ from ..ports import TextEncoder
 from ..prompting import render
 from ..report import ClaimResult, TreeSummary
 from .claim_tree import ClaimTree, decision_of
-from .claims import Passage, PassageIndex, checked_quotes
+from .claims import Passage, PassageIndex, checked_quotes, unchecked
 from .context import PanelContext
 
 __all__ = ["DecomposeReply", "NodeReply", "grow_tree"]
@@ -66,15 +66,7 @@ async def _judge(
 ) -> ClaimResult:
     context = list(dict.fromkeys(p.evidence_id for p in passages))
     if not passages:
-        return claim.model_copy(
-            update={
-                "label": "not enough information",
-                "reason": "No web passage was similar enough to this claim to judge it on.",
-                "veracity": 0.5,
-                "reliability": 0.0,
-                "status": "skipped",
-            }
-        )
+        return unchecked(claim, veracity=0.5, reliability=0.0)
     task = render("node", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
     try:
         answer = await session.ask(
