@@ -554,7 +554,8 @@ async def test_a_ruling_no_quote_backs_becomes_unproven_with_the_panels_lean(
         judgereply=_judge("false", "stop", ODDS, 0.9),
         finalreply=_final("false", ODDS),
     )
-    report = await make_engine(_settings(panel)).check(POST)
+    plain = _settings(panel, {"debate": {"contextual_calibration": False}})
+    report = await make_engine(plain).check(POST)
     assert all(c.label == "not enough information" for c in report.claims)
     assert report.verdict == "unproven" and report.basis == []
     assert report.lean is not None and report.lean.outcome == "false"
@@ -565,7 +566,10 @@ async def test_a_ruling_no_quote_backs_becomes_unproven_with_the_panels_lean(
     assert report.debate.rulings[-1].decision == "false"  # the judge's own ruling is kept
 
     # The rule is a setting: off, the judge's ruling stands as the paper has it.
-    settings = _settings(panel, {"agents": {"require_evidence": False}})
+    settings = _settings(
+        panel,
+        {"agents": {"require_evidence": False}, "debate": {"contextual_calibration": False}},
+    )
     report = await make_engine(settings).check(POST)
     assert report.verdict == "false" and report.lean is None
     assert report.confidence.value == pytest.approx(0.62, abs=1e-3)
@@ -600,7 +604,7 @@ async def test_the_early_stop_needs_both_thresholds(
     odds = {"true": rest, "false": p_false, "misleading": rest, "unproven": rest}
     # The judge's word is "stop" every time: the thresholds decide, not the word.
     script = _script(panel, judgereply=_judge("false", "stop", odds, p_stop))
-    settings = _settings(panel, {"debate": {"max_rounds": 3}})
+    settings = _settings(panel, {"debate": {"max_rounds": 3, "contextual_calibration": False}})
     report = await make_engine(settings).check(POST)
     first = report.debate.rulings[0]
     assert first.stop_margin == pytest.approx(2 * p_stop - 1, abs=1e-3)

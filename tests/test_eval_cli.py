@@ -183,6 +183,8 @@ def test_calibrate_caches_round_scores_and_prints_the_thresholds(
     assert scores[0]["rounds"][0]["label_confidence"] == pytest.approx(0.9, abs=1e-3)
     assert "[debate.thresholds]" in result.stdout
     assert "Contextual calibration: expected calibration error" in result.stdout
+    # The same odds as the prior, after every ruling: correcting by it only hurts here.
+    assert "0.100 as given, 0.250 corrected; turn it off." in result.stdout.replace("\n", "")
     asked = panel.calls
     again = CliRunner().invoke(main, ["calibrate", str(data)])
     assert again.exit_code == 0, again.output

@@ -13,6 +13,7 @@ import asyncio
 import datetime as dt
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -89,8 +90,9 @@ class CheckRun:
         post: the post.
         ablation: parts of the method to leave out.
         on_progress: called (or awaited) with each progress event.
-        prior: the judge's outcome probabilities on a content-free post, to correct
-            its probabilities by (contextual calibration); ``None``: as they are.
+        prior: gives the judge's outcome probabilities on a content-free post, to
+            correct its probabilities by (contextual calibration); asked only when
+            the judge's ruling came with probabilities; ``None``: as they are.
 
     Raises:
         InvalidPostError: the post has no text to check.
@@ -104,10 +106,11 @@ class CheckRun:
         post: Post,
         ablation: Ablation,
         on_progress: ProgressHook | None,
-        prior: dict[str, float] | None = None,
+        prior: Callable[[], Awaitable[dict[str, float] | None]] | None = None,
     ) -> None:
         self.started = time.perf_counter()
         self.prior = prior
+        self.judge_prior: dict[str, float] | None = None
         self.settings = settings
         self.retrieval = retrieval
         self.session = session
@@ -230,6 +233,8 @@ class CheckRun:
             self.degraded.append(
                 f"{len(failed_turns)} debate turn(s) failed: {failed_turns[0].error}"
             )
+        if self.prior is not None and outcome.judged.outcomes is not None:
+            self.judge_prior = await self.prior()  # nothing to correct without probabilities
         return outcome
 
     def report(self, gathered: Gathered, outcome: DebateOutcome) -> Report:
@@ -238,8 +243,8 @@ class CheckRun:
         if self.settings.debate.early_stop == "thresholds" and debate.stopped_by == "judge":
             self.degraded.append("no token probabilities: the judge's own word ended the debate")
         outcomes = judged.outcomes
-        if outcomes is not None and self.prior is not None:
-            outcomes = calibrated(outcomes, self.prior)
+        if outcomes is not None and self.judge_prior is not None:
+            outcomes = calibrated(outcomes, self.judge_prior)
         ruled, confidence = verdict_of(
             judged.ruling,
             outcomes,

@@ -89,7 +89,6 @@ class Engine:
         """
         if isinstance(post, str):
             post = Post(text=post)
-        prior = await self.judge_prior() if self.settings.debate.contextual_calibration else None
         run = CheckRun(
             self.settings,
             self.retrieval,
@@ -97,7 +96,7 @@ class Engine:
             post,
             ablation or Ablation(),
             on_progress,
-            prior,
+            self.judge_prior if self.settings.debate.contextual_calibration else None,
         )
         return await run.run()
 

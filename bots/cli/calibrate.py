@@ -119,5 +119,7 @@ def calibrate(
     console.print(
         f"Contextual calibration: expected calibration error {before:.3f} as given, "
         f"{after:.3f} corrected; "
-        + ("keep it: set [debate] contextual_calibration = true." if helps else "leave it off.")
+        + ("keep it: set [debate] contextual_calibration = true." if helps else "turn it off."),
+        markup=False,
+        highlight=False,
     )
