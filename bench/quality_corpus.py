@@ -10,12 +10,13 @@ fact-checks, with the ratings taken out (RADAR's "retrieved evidence" setting, o
 3. Stage 1 alone runs each sampled claim again to see whether the claim's own
    justification was among the main query's first 10 results (recall@10).
 
-    python bench/quality_corpus.py [--limit 60] [--seed 0] [--work DIR]
+    python bench/quality_corpus.py [--limit 60] [--seed 0] [--work DIR] [--recall-only]
 
 Everything is written under ``--work`` (default ./quality-corpus): the corpus, its
 index, the config, both result files; a second run resumes. The last line is one JSON
 object: macro-F1 and misleading (half-true) F1 of both, the pipeline's coverage and
-confidently-wrong rate, and recall@10.
+confidently-wrong rate, and recall@10 (with ``--recall-only``: step 3 alone, which
+needs no model).
 """
 
 from __future__ import annotations
@@ -108,12 +109,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--work", type=Path, default=Path("quality-corpus"))
+    parser.add_argument(
+        "--recall-only", action="store_true", help="Stage 1's recall@10 alone (no model calls)"
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     database = build_corpus(args.data, args.work).resolve()
     config = write_config(args.work, database)
     recall = asyncio.run(recall_at_10(args.data, config, args))
     print(f"recall@10 {recall:.3f}", flush=True)
+    if args.recall_only:
+        print(json.dumps({"items": args.limit, "recall_at_10": round(recall, 3)}))
+        return
     full = run_eval(args.data, config, args.work / "full.jsonl", args)
     print(f"full pipeline: macro-F1 {full['macro_f1']:.3f}", flush=True)
     only = run_eval(args.data, config, args.work / "only-llm.jsonl", args, "--baseline", "only-llm")

@@ -139,3 +139,25 @@ def test_public_names_are_importable() -> None:
 
     for name in evaluation.__all__:
         assert getattr(evaluation, name) is not None, name
+
+
+@pytest.mark.parametrize(
+    ("mapping", "expected"),
+    [
+        # misleading: not real news under the binary split, half-true's side in LIAR's.
+        ("binary", {"true": "real", "false": "fake", "misleading": "fake"}),
+        ("liar-binary", {"true": "real", "false": "fake", "misleading": "real"}),
+        ("liar-3", {"true": "true", "false": "false", "misleading": "half-true"}),
+    ],
+)
+def test_the_four_outcomes_score_per_mapping_and_unproven_abstains(
+    mapping: str, expected: dict[str, str]
+) -> None:
+    labels = LABEL_MAPPINGS[mapping]
+    assert {v: labels.predicted(v) for v in expected} == expected
+    # The engine abstained: the item is not covered, whatever the mapping.
+    for verdict in ("unproven", "undetermined", "no_claim", "satire", "scam"):
+        assert labels.predicted(verdict) is None, verdict
+    # Reports stored before the four outcomes still score as they did.
+    assert labels.predicted("real") == expected["true"]
+    assert labels.predicted("fake") == expected["false"]

@@ -232,6 +232,11 @@ async def test_support_from_a_low_quality_site_carries_no_true_verdict(
     assert page.credibility is not None and page.credibility.label == "low"
     assert page.stance is not None and page.stance.label == "supports" and page.reversed
     assert any(q.evidence_id == page.id for c in report.claims for q in c.quotes)
+    # The judge is told what the page is worth, beside its text.
+    judge = next(b for b in panel.requests if schema_name(b) == "judgereply")
+    seen = " ".join(str(m["content"]) for m in judge["messages"])
+    assert "infowars.com · low quality" in seen
+    assert "support from this source counts against the post" in seen
     # The judge said true, on the poisoned page alone: not a verdict.
     assert report.verdict == "unproven" and report.basis == []
     assert report.lean is not None and report.lean.outcome == "true"
@@ -267,6 +272,10 @@ async def test_the_flat_claims_switch_gives_zofias_calls_exactly(
         "claims:node:claim-2",
     ]
     assert tree.tree is not None
+    # The tree's result reaches the judge as an analysis it can cite.
+    judge = [b for b in panel.requests if schema_name(b) == "judgereply"][-1]
+    seen = " ".join(str(m["content"]) for m in judge["messages"])
+    assert f"from {tree.tree.evaluations} judgements of it and its parts" in seen
 
 
 async def test_an_unreliable_root_is_split_into_weighted_parts_within_the_caps(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zofia_engine.retrieval.entities import EntityUnit, clean_units
-from zofia_engine.text import clean_post
+from zofia_engine.text import clean_post, whole_sentences
 
 
 def test_plain_text_is_left_alone() -> None:
@@ -63,3 +63,25 @@ def test_clean_units_cuts_a_name_out_of_a_run_on_span(span: str, expected: str) 
 def test_clean_units_drops_a_lone_connector() -> None:
     unit = EntityUnit("the", "ORG", 0, 3, 0.9, 1)
     assert clean_units([unit], "the cat") == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept"),
+    [
+        # A summary that ran into its length cap loses the sentence it was cut in.
+        (
+            "The mayor signed no law. Cyclists face no fine. The council then",
+            "The mayor signed no law. Cyclists face no fine.",
+        ),
+        ('He said "no ban." And then the', 'He said "no ban."'),
+        ("Is it true? Nobody knows", "Is it true?"),
+        # Whole already, or no complete sentence to fall back on: unchanged.
+        ("The mayor signed no law.", "The mayor signed no law."),
+        ("  No ban was signed!  ", "No ban was signed!"),
+        ("a reply with no full stop at all", "a reply with no full stop at all"),
+        # A decimal point is not a sentence end.
+        ("The fine is 5.5 dollars. It rose", "The fine is 5.5 dollars."),
+    ],
+)
+def test_whole_sentences_drops_a_sentence_cut_off(reply: str, kept: str) -> None:
+    assert whole_sentences(reply) == kept

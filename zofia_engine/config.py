@@ -6,7 +6,8 @@ file) gives the offline ZoFia configuration. ``load_config`` raises
 
 Environment overrides: ``ZOFIA__SECTION__KEY=value`` sets ``[section] key``
 (nest deeper with more ``__``), so secrets never have to be written in the
-file. ``BRAVE_API_KEY`` is also read, as Brave's own docs name it.
+file. ``BRAVE_API_KEY``, ``GOOGLE_FACTCHECK_API_KEY`` and ``OPENAI_API_KEY`` are
+also read, as their providers' docs name them (:data:`ENV_ALIASES`).
 """
 
 from __future__ import annotations
