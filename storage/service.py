@@ -215,17 +215,23 @@ class CheckService:
             recheck: run the engine even when a fresh answer is stored.
 
         Raises:
-            InvalidPostError: the post has no text.
+            InvalidPostError: the post has no text, or a picture of it is refused.
             RateLimitedError: a rate limit or quota is reached; ``retry_after_s`` says when.
         """
-        text, _ = checkable_text(post.text)
+        if not post.images:
+            checkable_text(post.text)  # an empty post is refused before any limit counts
         now = self.clock()
         self.admit(requester)
+        # Pictures are read first: the text in them is part of what is checked and keyed.
+        post = await self.checker.read_post(post)
+        text, _ = checkable_text(post.text)
         who = self.user_hash(requester.platform, requester.user_id)
         chat = self.chat_key(requester.platform, requester.chat_id)
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
         keyed = f"{text}\n[reply language: {post.language}]" if post.language else text
+        pictures = [p.finding.sha256 for p in post.images if p.finding is not None]
+        keyed += f"\n[pictures: {' '.join(pictures)}]" if pictures else ""
         digest = keyed_text_hash(self.secret, keyed)
 
         def record(**extra: Any) -> CheckRow:

@@ -358,6 +358,7 @@ def test_the_engine_knows_no_platform(tmp_path: Path) -> None:
         "factcheck",
         "evidence",
         "tree",
+        "images",
     }
     assert load_config(path, environ={}).telegram.token_env == "X"
 

@@ -75,6 +75,7 @@ TEMPLATE_VARIABLES = {
     "stance": {"id": "web-1", "title": "t", "text": "A page.", "claim": "A claim."},
     "system": {"language": "French"},
     "triage": {},
+    "vision": {},
     "verifier": {
         "chunks": [Passage("web-1", "A passage.")],
         "claim": "A claim.",

@@ -13,7 +13,7 @@ import asyncio
 import datetime as dt
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,6 +31,8 @@ from .agents.triage import triage
 from .agents.verdict import fallback_summary, triaged_report, verdict_of
 from .agents.weighing import Weighing
 from .config import EngineSettings
+from .images.analysis import ImageEvidence
+from .images.models import ImageFinding
 from .llm.base import ChatMessage
 from .llm.session import CheckSession, StepFailed
 from .post import Ablation, Post, ProgressHook
@@ -69,6 +71,14 @@ class Gathered:
     analyses: Analyses
     claims: list[ClaimResult]
     tree: TreeSummary | None = None
+    pictures: ImageEvidence | None = None
+
+
+#: Looks at a post's read pictures (vision, reverse search) with the check's session
+#: and the shared messages (system, post); the engine binds its backends.
+ExaminePictures = Callable[
+    [Post, CheckSession, tuple[ChatMessage, ...]], Coroutine[Any, Any, ImageEvidence]
+]
 
 
 @dataclass
@@ -107,8 +117,10 @@ class CheckRun:
         ablation: Ablation,
         on_progress: ProgressHook | None,
         prior: Callable[[], Awaitable[dict[str, float] | None]] | None = None,
+        examine: ExaminePictures | None = None,
     ) -> None:
         self.started = time.perf_counter()
+        self.examine = examine
         self.prior = prior
         self.judge_prior: dict[str, float] | None = None
         self.settings = settings
@@ -146,6 +158,7 @@ class CheckRun:
         found = await self.triage() if self.settings.triage.enabled else None
         if found is not None and found.kind != "claim":
             report = triaged_report(found, *self._usage_and_timings(), self.degraded)
+            report.images, report.caption = self._read_only(), self.post.has_caption
         else:
             gathered = await self.gather()
             outcome = await self.deliberate(gathered)
@@ -181,6 +194,11 @@ class CheckRun:
                     tg.create_task(extract_claims(session, ctx, agents)) if ab.claims else None
                 )
                 published = tg.create_task(weighing.published([lead]))
+                pictures = (
+                    tg.create_task(self.examine(self.post, session, ctx.shared))
+                    if self.examine is not None and self.post.images
+                    else None
+                )
                 linguist = tg.create_task(
                     progress.stage(
                         "linguist",
@@ -215,14 +233,15 @@ class CheckRun:
                 weighed = tg.create_task(progress.stage("evidence", weigh, timings))
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
-        ctx.evidence = weighed.result()
-        self.degraded += stage1.degraded + weighing.notes
+        seen = pictures.result() if pictures is not None else None
+        ctx.evidence = [*(seen.items if seen else []), *weighed.result()]
+        self.degraded += stage1.degraded + weighing.notes + (seen.notes if seen else [])
         analyses = Analyses(linguist=linguist.result(), expert=expert.result() if expert else None)
         checked = claims.result() if claims else _Claims([], None, "")
         if checked.problem:
             self.degraded.append(checked.problem)
         self.degraded += agent_failures(analyses, checked.claims)
-        return Gathered(stage1, analyses, checked.claims, checked.tree)
+        return Gathered(stage1, analyses, checked.claims, checked.tree, seen)
 
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
         """The debate over the evidence pool, and the judge's ruling."""
@@ -273,7 +292,13 @@ class CheckRun:
             lean=ruled.lean,
             search_mode=gathered.stage1.mode,
             tree=gathered.tree,
+            images=gathered.pictures.findings if gathered.pictures else self._read_only(),
+            caption=self.post.has_caption,
         )
+
+    def _read_only(self) -> list[ImageFinding]:
+        """The pictures' findings when they were only read (no examination ran)."""
+        return [p.finding for p in self.post.images if p.finding is not None]
 
     def _usage_and_timings(
         self, stage1_ms: dict[str, float] | None = None

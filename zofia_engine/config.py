@@ -6,8 +6,8 @@ file) gives the offline ZoFia configuration. ``load_config`` raises
 
 Environment overrides: ``ZOFIA__SECTION__KEY=value`` sets ``[section] key``
 (nest deeper with more ``__``), so secrets never have to be written in the
-file. ``BRAVE_API_KEY``, ``GOOGLE_FACTCHECK_API_KEY`` and ``OPENAI_API_KEY`` are
-also read, as their providers' docs name them (:data:`ENV_ALIASES`).
+file. ``BRAVE_API_KEY``, ``GOOGLE_FACTCHECK_API_KEY``, ``GOOGLE_VISION_API_KEY`` and
+``OPENAI_API_KEY`` are also read, as their providers' docs name them (:data:`ENV_ALIASES`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import ConfigError
+from .image_settings import ImageSettings, ReverseImageSettings
 from .settings_base import SettingsSection
 from .stage1_settings import (
     BraveSettings,
@@ -63,6 +64,7 @@ __all__ = [
     "EvidenceSettings",
     "FactCheckSettings",
     "GoogleFactCheckSettings",
+    "ImageSettings",
     "KeywordSettings",
     "LLMSettings",
     "MediaWikiSettings",
@@ -70,6 +72,7 @@ __all__ = [
     "OfflineWikiSettings",
     "OpenAISettings",
     "RetrievalSettings",
+    "ReverseImageSettings",
     "Role",
     "RoleSettings",
     "SearxngSettings",
@@ -85,6 +88,7 @@ ENV_PREFIX = "ZOFIA__"
 ENV_ALIASES: dict[str, tuple[str, ...]] = {
     "BRAVE_API_KEY": ("web", "brave", "api_key"),
     "GOOGLE_FACTCHECK_API_KEY": ("factcheck", "google", "api_key"),
+    "GOOGLE_VISION_API_KEY": ("images", "reverse", "api_key"),
     "OPENAI_API_KEY": ("llm", "openai", "api_key"),
 }
 
@@ -109,6 +113,7 @@ class EngineSettings(SettingsSection):
     factcheck: FactCheckSettings = FactCheckSettings()
     evidence: EvidenceSettings = EvidenceSettings()
     tree: TreeSettings = TreeSettings()
+    images: ImageSettings = ImageSettings()
 
 
 S = TypeVar("S", bound=BaseModel)

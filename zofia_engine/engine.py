@@ -14,7 +14,12 @@ from .agents.context import PanelContext
 from .agents.judge import final_ruling
 from .check_run import CheckRun
 from .config import EngineSettings
+from .images.analysis import ImageEvidence, examine_images
+from .images.reader import ImageReader
+from .images.reverse import ReverseImageBackend, reverse_backend
+from .llm.base import ChatMessage
 from .llm.router import LLMRouter
+from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressEvent, ProgressHook
 from .report import Report
 from .retrieval.pipeline import EntityGuidedRetrieval
@@ -46,6 +51,8 @@ class Engine:
         self.settings = settings or EngineSettings()
         self.retrieval = retrieval or EntityGuidedRetrieval(self.settings)
         self.llm = llm or LLMRouter(self.settings.llm)
+        self.images = ImageReader(self.settings.images)
+        self.reverse: ReverseImageBackend | None = reverse_backend(self.settings.images.reverse)
         self._prior: dict[str, float] | None = None
         self._prior_lock = asyncio.Lock()
         self._prior_asked = False
@@ -58,6 +65,8 @@ class Engine:
     async def aclose(self) -> None:
         await self.retrieval.aclose()
         await self.llm.aclose()
+        if self.reverse is not None:
+            await self.reverse.aclose()
 
     async def __aenter__(self) -> Engine:
         return self
@@ -89,6 +98,7 @@ class Engine:
         """
         if isinstance(post, str):
             post = Post(text=post)
+        post = await self.read_post(post)
         run = CheckRun(
             self.settings,
             self.retrieval,
@@ -97,8 +107,31 @@ class Engine:
             ablation or Ablation(),
             on_progress,
             self.judge_prior if self.settings.debate.contextual_calibration else None,
+            self._examine,
         )
         return await run.run()
+
+    async def read_post(self, post: Post) -> Post:
+        """``post`` with its pictures decoded, cleaned of metadata and read (their text
+        joins the post's, each picture's under its marker); as it is without pictures.
+
+        Raises:
+            InvalidPostError: a picture is refused, or there is no text anywhere; the
+                message is one sentence for the user.
+        """
+        return await self.images.read(post)
+
+    async def _examine(
+        self, post: Post, session: CheckSession, shared: tuple[ChatMessage, ...]
+    ) -> ImageEvidence:
+        return await examine_images(
+            post,
+            session,
+            shared,
+            vision=self.llm.has_vision,
+            reverse=self.reverse,
+            max_results=self.settings.images.reverse.max_results,
+        )
 
     async def judge_prior(self) -> dict[str, float] | None:
         """The judge's outcome probabilities on a content-free post (contextual

@@ -29,6 +29,15 @@ class Checker(Protocol):
         """
         ...
 
+    async def read_post(self, post: Post) -> Post:
+        """``post`` with its pictures read: decoded, cleaned, their text in its text
+        (the post as it is without pictures).
+
+        Raises:
+            InvalidPostError: a picture is refused, or there is no text anywhere.
+        """
+        ...
+
 
 #: A checker's ``check`` alone (an ablation bound, the only-LLM baseline).
 CheckFunction = Callable[[Post], Awaitable[Report]]

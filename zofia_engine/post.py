@@ -8,11 +8,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .images.models import ImageFinding
+
 __all__ = [
     "ABLATIONS",
     "MAX_POST_CHARS",
     "Ablation",
     "Post",
+    "PostImage",
     "ProgressEvent",
     "ProgressHook",
     "cut_at_word",
@@ -33,6 +36,18 @@ def cut_at_word(text: str, limit: int) -> str:
     return cut[:space] if space > 0 else cut
 
 
+class PostImage(BaseModel):
+    """A picture of a post: its bytes and media type as received; once the engine has
+    read it (:meth:`Engine.read_post`), the bytes are the cleaned picture (no metadata)
+    and ``finding`` holds what was read from it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data: bytes = Field(repr=False)
+    media_type: str = ""
+    finding: ImageFinding | None = None
+
+
 class Post(BaseModel):
     """A post to check.
 
@@ -45,6 +60,8 @@ class Post(BaseModel):
             in (``"French"``); empty: English. Labels and JSON keys stay English.
         original_chars: set when the text was longer than :data:`MAX_POST_CHARS` and
             was cut: how long it was (the report says so).
+        images: the post's pictures (a photo, a screenshot, an album).
+        has_caption: false when the post's text was all read from its pictures.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -55,6 +72,8 @@ class Post(BaseModel):
     origin: str = ""
     language: str = Field("", max_length=40)
     original_chars: int | None = None
+    images: tuple[PostImage, ...] = ()
+    has_caption: bool = True
 
     @model_validator(mode="before")
     @classmethod

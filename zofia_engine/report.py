@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .images.models import ImageFinding
 from .retrieval.models import Keyword
 
 __all__ = [
@@ -87,11 +88,13 @@ class EvidenceItem(_Record):
     """One retrieved document. ``id`` (``fc-1``, ``web-1``, ``wiki-2``) is what agents
     cite. ``query`` says which web query found it (the paper's conjunctive one, or the
     counter-evidence one); a published fact-check (``source = "factcheck"``) carries
-    its publisher, its rating and the day it was published. ``reversed`` marks support
+    its publisher, its rating and the day it was published; a finding on the post's own
+    picture (``source = "image"``, ``img-1-label`` …) the outcome it points to as its
+    ``rating``. ``reversed`` marks support
     from a source whose support counts against the post (AgentFact's reverse use)."""
 
     id: str
-    source: Literal["web", "wikipedia", "factcheck"]
+    source: Literal["web", "wikipedia", "factcheck", "image"]
     provider: str
     title: str
     url: str
@@ -346,8 +349,11 @@ class Report(_Record):
     ``verdict`` is ``undetermined`` only when no ruling could be made (the
     judge's model failed); ``degraded`` then says what failed. ``basis`` lists what
     a ``true``, ``false`` or ``misleading`` verdict rests on (claim ids whose quotes
-    were found in the evidence, published fact-checks); with none, the verdict is
-    ``unproven`` and ``lean`` says which way the panel leaned.
+    were found in the evidence, published fact-checks, findings on the post's picture
+    that point to that outcome); with none, the verdict is ``unproven`` and ``lean``
+    says which way the panel leaned. ``images`` holds what was read and found in each
+    picture of the post (never the picture); ``caption`` is false when all the text
+    checked was read from them.
     """
 
     verdict: Verdict
@@ -366,6 +372,8 @@ class Report(_Record):
     triage: Triage | None = None
     search_mode: Literal["paper", "live"] | None = None
     tree: TreeSummary | None = None
+    images: list[ImageFinding] = []
+    caption: bool = True
 
     @field_validator("verdict", mode="before")
     @classmethod

@@ -25,7 +25,9 @@ __all__ = [
 ]
 
 ROLES = ("triage", "linguist", "expert", "extractor", "verifier", "debater", "judge")
-Role = Literal["triage", "linguist", "expert", "extractor", "verifier", "debater", "judge"]
+Role = Literal[
+    "triage", "linguist", "expert", "extractor", "verifier", "debater", "judge", "vision"
+]
 
 
 class OpenAISettings(SettingsSection):
@@ -87,10 +89,18 @@ class LLMSettings(SettingsSection):
 
     @model_validator(mode="after")
     def _openai_has_a_key(self) -> LLMSettings:
-        uses_openai = self.backend == "openai" or any(
-            r.backend == "openai" for r in self.roles.values()
+        vision = self.roles.get("vision")
+        uses_openai = (
+            self.backend == "openai"
+            or any(r.backend == "openai" for r in self.roles.values())
+            or (vision is not None and bool(vision.model) and not vision.base_url)
         )
         official = not self.openai.base_url
+        if vision is not None and vision.backend == "embedded":
+            raise ValueError(
+                "llm.roles.vision: the embedded model reads no pictures; name a vision "
+                'model on an OpenAI-compatible server (backend = "openai")'
+            )
         if uses_openai and official and not self.openai.api_key:
             raise ValueError(
                 "llm uses api.openai.com but llm.openai.api_key is empty "

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.images.reader import ImageReader
 from zofia_engine.post import Post, ProgressEvent, ProgressHook
 from zofia_engine.report import (
     TRIAGED,
@@ -122,6 +124,8 @@ def scripted_report(
         lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
         if verdict == "unproven"
         else None,
+        images=[p.finding for p in post.images if p.finding is not None],
+        caption=post.has_caption,
     )
 
 
@@ -142,6 +146,12 @@ class FakeChecker:
     summary: str = ""
     tokens: int = 1500
     runs: list[Post] = field(default_factory=list)
+    # The real picture reader (Pillow, RapidOCR): what a photo post becomes is the
+    # engine's rule, not the fake's.
+    reader: ImageReader = field(default_factory=lambda: ImageReader(ImageSettings()))
+
+    async def read_post(self, post: Post) -> Post:
+        return await self.reader.read(post)
 
     async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
         # Cleaned (and an empty post refused) as the engine does before any model sees it.

@@ -21,7 +21,12 @@ from ..retrieval.models import Stage1Result
 __all__ = ["PanelContext", "clip", "evidence_items", "evidence_note", "reversed_support"]
 
 _MARKERS = ("<<<POST", "POST>>>")
-_SOURCE_LABELS = {"web": "Web page", "wikipedia": "Wikipedia", "factcheck": "Published fact-check"}
+_SOURCE_LABELS = {
+    "web": "Web page",
+    "wikipedia": "Wikipedia",
+    "factcheck": "Published fact-check",
+    "image": "Picture of the post",
+}
 MAX_FIELD_CHARS = 300  # the origin, the link, an evidence title
 
 
@@ -52,6 +57,8 @@ def evidence_note(item: EvidenceItem) -> str:
     parts = []
     if item.source == "factcheck":
         parts.append(f"rated {item.rating!r} by {item.publisher}")
+    if item.source == "image" and item.rating:
+        parts.append(f"a finding on the post's own picture that points to {item.rating!r}")
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)
     if item.credibility is not None:
@@ -152,7 +159,7 @@ class PanelContext:
         return self._shared
 
     def evidence_message(
-        self, sources: tuple[str, ...] = ("factcheck", "wikipedia", "web")
+        self, sources: tuple[str, ...] = ("image", "factcheck", "wikipedia", "web")
     ) -> ChatMessage:
         """The evidence of the given sources, each item with its id."""
         items = [

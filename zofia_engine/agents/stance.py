@@ -84,7 +84,7 @@ def rate_sources(items: Sequence[EvidenceItem], quality: SourceQuality) -> list[
     fact-check by its publisher's site (a fact-checker by definition)."""
     rated = []
     for item in items:
-        if item.source == "wikipedia":
+        if item.source in ("wikipedia", "image"):
             rated.append(item)
             continue
         found = quality.classify(item.url)

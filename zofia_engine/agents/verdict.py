@@ -95,11 +95,14 @@ def rule_on_evidence(
     Args:
         claims: the verified claims.
         evidence: the check's evidence: its published fact-checks count as a basis,
-            and its sources' credibility decides whose support counts.
+            and so do findings on the post's picture that point to ``outcome`` (a
+            fact-checker's label, a vision model's miscaption or tampering score); its
+            sources' credibility decides whose support counts.
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
     """
     fact_checks = [item.id for item in evidence if item.source == "factcheck"]
-    basis = [*fact_checks, *grounded_claims(claims, evidence)]
+    pictures = [i.id for i in evidence if i.source == "image" and i.rating and i.rating == outcome]
+    basis = [*fact_checks, *pictures, *grounded_claims(claims, evidence)]
     if outcome not in ("true", "false", "misleading"):
         return Ruled(outcome, basis)  # type: ignore[arg-type]
     if basis or not require_evidence:

@@ -24,10 +24,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ChatMessage:
-    """One chat turn, as in the OpenAI chat format."""
+    """One chat turn, as in the OpenAI chat format. ``images`` are ``data:`` URLs sent
+    after the text as image content parts (only to a vision model)."""
 
     role: Literal["system", "user", "assistant"]
     content: str
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from ..errors import (
     ModelUnavailableError,
 )
 from ..retrying import Backoff, rate_limiter, retry_delay, retrying
-from .base import Completion, CompletionRequest, LLMBackend, TokenLogprob
+from .base import ChatMessage, Completion, CompletionRequest, LLMBackend, TokenLogprob
 from .server_features import (
     MODES,
     StructuredMode,
@@ -194,7 +194,7 @@ class OpenAIBackend(LLMBackend):
     def _arguments(
         self, request: CompletionRequest, model: str, mode: StructuredMode
     ) -> dict[str, Any]:
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        messages = [_message(m) for m in request.messages]
         args: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -207,7 +207,7 @@ class OpenAIBackend(LLMBackend):
                 args["response_format"] = fmt
             extra = schema_instruction(mode, request.schema)
             if extra and messages:
-                messages[-1] = {**messages[-1], "content": messages[-1]["content"] + extra}
+                messages[-1] = _with_text(messages[-1], extra)
         if request.top_logprobs > 0 and self.logprobs:
             args["logprobs"] = True
             args["top_logprobs"] = request.top_logprobs
@@ -390,3 +390,21 @@ def _completion(
         usage_reported=reported,
         attempts=attempts,
     )
+
+
+def _message(m: ChatMessage) -> dict[str, Any]:
+    """A message in the chat-completions format; with images, a list of content parts
+    (the text, then each picture as an ``image_url`` part)."""
+    if not m.images:
+        return {"role": m.role, "content": m.content}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}]
+    parts += [{"type": "image_url", "image_url": {"url": url}} for url in m.images]
+    return {"role": m.role, "content": parts}
+
+
+def _with_text(message: dict[str, Any], extra: str) -> dict[str, Any]:
+    content = message["content"]
+    if isinstance(content, str):
+        return {**message, "content": content + extra}
+    first, *rest = content
+    return {**message, "content": [{**first, "text": first["text"] + extra}, *rest]}

@@ -49,6 +49,18 @@ class LLMRouter:
                 backend = self._embedded()
                 model = self._embedded_label()
             self.routes[role] = Route(backend=backend, model=model, max_tokens=max_tokens)
+        vision = settings.roles.get("vision")
+        if vision is not None and vision.model:  # never the text-only embedded model
+            backend = overrides.get("vision") or self._openai(
+                vision.base_url or settings.openai.base_url,
+                vision.api_key or settings.openai.api_key,
+            )
+            self.routes["vision"] = Route(backend, vision.model, vision.max_tokens)
+
+    @property
+    def has_vision(self) -> bool:
+        """A vision model is configured (``[llm.roles.vision]`` names one)."""
+        return "vision" in self.routes
 
     def _openai(self, base_url: str, api_key: str) -> LLMBackend:
         key = ("openai", base_url, api_key)

@@ -38,7 +38,8 @@ def _retryable(exc: BaseException) -> bool:
 
 
 class JsonHttpClient:
-    """GET JSON from one API with rate limiting, retries and translated errors.
+    """JSON from one API (GET, or POST with a JSON body) with rate limiting, retries
+    and translated errors.
 
     Args:
         source: the name used in errors and reports, e.g. ``"web:brave"``.
@@ -75,7 +76,13 @@ class JsonHttpClient:
         self._session: aiohttp.ClientSession | None = None
 
     async def get_json(self, url: str, params: Mapping[str, str | int] | None = None) -> Any:
-        """GET ``url`` and return the decoded JSON body.
+        """GET ``url`` and return the decoded JSON body (errors as :meth:`post_json`)."""
+        return await self._json(url, params, None)
+
+    async def post_json(
+        self, url: str, body: Any, params: Mapping[str, str | int] | None = None
+    ) -> Any:
+        """POST ``body`` as JSON to ``url`` and return the decoded JSON answer.
 
         Raises:
             SourceRateLimitedError: 429 on every attempt.
@@ -83,11 +90,14 @@ class JsonHttpClient:
             SourceResponseError: another error status, a failed connection, or a body
                 that is not JSON.
         """
+        return await self._json(url, params, body)
+
+    async def _json(self, url: str, params: Mapping[str, str | int] | None, payload: Any) -> Any:
         attempts = self._retries + 1
         try:
             async for attempt in retrying(_retryable, self._retries, self._wait):
                 with attempt:
-                    return await self._get_once(url, params)
+                    return await self._once(url, params, payload)
         except _RetryableStatus as exc:
             if exc.status == 429:
                 raise SourceRateLimitedError(
@@ -102,12 +112,13 @@ class JsonHttpClient:
             ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _get_once(self, url: str, params: Mapping[str, str | int] | None) -> Any:
+    async def _once(self, url: str, params: Mapping[str, str | int] | None, payload: Any) -> Any:
         session = self._ensure_session()
         try:
             if self._limiter is not None:
                 await self._limiter.acquire()
-            async with session.get(url, params=params) as resp:
+            method = "GET" if payload is None else "POST"
+            async with session.request(method, url, params=params, json=payload) as resp:
                 if resp.status in RETRY_STATUSES:
                     delay = retry_delay(resp.headers)
                     if resp.status == 429 and delay is not None and delay > self._max_backoff:

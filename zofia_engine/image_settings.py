@@ -1,0 +1,39 @@
+"""Settings of photo posts (AgentFact's image agent): decoding limits, the text in the
+picture, fact-check labels, and reverse image search."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .settings_base import SettingsSection
+
+__all__ = ["ImageSettings", "ReverseImageSettings"]
+
+
+class ReverseImageSettings(SettingsSection):
+    """Where else a picture appeared. ``google``: Google Cloud Vision's web detection,
+    which takes the image bytes (no public URL needed); ``none`` offline."""
+
+    backend: Literal["none", "google"] = "none"
+    api_key: str = ""
+    base_url: str = "https://vision.googleapis.com/v1"
+    max_results: int = Field(10, ge=1, le=50)
+    timeout_s: float = Field(20.0, gt=0)
+
+
+class ImageSettings(SettingsSection):
+    """Pictures in posts: at most ``max_images`` per post, each at most ``max_bytes``
+    and ``max_pixels`` (a decompression bomb is refused before it is decoded). ``ocr``
+    reads the text in them offline; lines read with less than ``min_ocr_confidence``
+    are dropped. A vision model, when ``[llm.roles.vision]`` names one, describes each
+    picture and scores AgentFact's miscaption and tampering checks."""
+
+    enabled: bool = True
+    max_images: int = Field(4, ge=1, le=10)
+    max_bytes: int = Field(10_000_000, ge=10_000)
+    max_pixels: int = Field(40_000_000, ge=10_000)
+    ocr: Literal["rapidocr", "none"] = "rapidocr"
+    min_ocr_confidence: float = Field(0.5, ge=0, le=1)
+    reverse: ReverseImageSettings = ReverseImageSettings()

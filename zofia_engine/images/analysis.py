@@ -1,0 +1,156 @@
+"""The pictures' part of a check: what was read in each (labels), what a vision model
+sees in it, and where else it appeared, as evidence items the panel can cite
+(``img-1-label``, ``img-1-vision``, ``img-1-seen``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ..errors import SourceError
+from ..llm.base import ChatMessage
+from ..llm.session import CheckSession, StepFailed
+from ..post import Post, PostImage
+from ..report import EvidenceItem
+from .decode import CleanImage
+from .models import ImageFinding, ImageSighting, VisionFinding
+from .reverse import ReverseImageBackend
+from .vision import look_at
+
+__all__ = ["ImageEvidence", "examine_images", "vision_outcome"]
+
+log = logging.getLogger(__name__)
+
+
+class ImageEvidence:
+    """The findings on a post's pictures, their evidence items and what was not done."""
+
+    def __init__(self) -> None:
+        self.findings: list[ImageFinding] = []
+        self.items: list[EvidenceItem] = []
+        self.notes: list[str] = []
+
+
+def vision_outcome(found: VisionFinding) -> str:
+    """The outcome a vision finding points to: a picture that misleads or lacks context
+    for its caption points to ``misleading``; one unrelated to it, or likely tampered
+    with, to ``false``; otherwise to none."""
+    if found.band == "unrelated" or found.tampering >= 60:
+        return "false"
+    if found.band in ("missing context", "misleading"):
+        return "misleading"
+    return ""
+
+
+def _image(picture: PostImage, finding: ImageFinding) -> CleanImage:
+    return CleanImage(
+        data=picture.data,
+        media_type=picture.media_type,
+        width=finding.width,
+        height=finding.height,
+        sha256=finding.sha256,
+        received_bytes=finding.bytes,
+        source_format="",
+    )
+
+
+async def examine_images(
+    post: Post,
+    session: CheckSession,
+    shared: tuple[ChatMessage, ...],
+    *,
+    vision: bool,
+    reverse: ReverseImageBackend | None,
+    max_results: int,
+) -> ImageEvidence:
+    """Look at every read picture of ``post`` (a vision model, when ``vision``) and
+    search for it (``reverse``), all at once; a failure becomes a note."""
+    out = ImageEvidence()
+    pictures = [(p, p.finding) for p in post.images if p.finding is not None]
+    if not pictures:
+        return out
+    if not vision:
+        out.notes.append("no vision model configured: the pictures were read for text only")
+    if reverse is None:
+        out.notes.append(
+            "no reverse image search configured: where the pictures appeared before is unknown"
+        )
+
+    async def one(picture: PostImage, finding: ImageFinding) -> ImageFinding:
+        image = _image(picture, finding)
+        looked, seen = await asyncio.gather(
+            _look(session, shared, image, finding.index, out.notes) if vision else _none_v(),
+            _search(reverse, image, max_results, finding.index, out.notes)
+            if reverse
+            else _none_s(),
+        )
+        return finding.model_copy(update={"vision": looked, "sightings": seen})
+
+    out.findings = list(await asyncio.gather(*(one(p, f) for p, f in pictures)))
+    for finding in out.findings:
+        out.items += _items(finding)
+    return out
+
+
+async def _look(
+    session: CheckSession,
+    shared: tuple[ChatMessage, ...],
+    image: CleanImage,
+    n: int,
+    notes: list[str],
+) -> VisionFinding | None:
+    try:
+        return await look_at(session, shared, image, n)
+    except StepFailed as exc:
+        notes.append(f"picture {n}: the vision model failed ({exc.reason})")
+        return None
+
+
+async def _search(
+    reverse: ReverseImageBackend, image: CleanImage, limit: int, n: int, notes: list[str]
+) -> list[ImageSighting]:
+    try:
+        return await reverse.search(image, limit)
+    except SourceError as exc:
+        log.warning("reverse image search failed: %s", exc)
+        notes.append(f"picture {n}: reverse image search failed ({exc.detail})")
+        return []
+
+
+async def _none_v() -> VisionFinding | None:
+    return None
+
+
+async def _none_s() -> list[ImageSighting]:
+    return []
+
+
+def _items(found: ImageFinding) -> list[EvidenceItem]:
+    n, items = found.index, []
+    for hit in found.labels[:1]:
+        items.append(EvidenceItem(
+            id=f"img-{n}-label", source="image", provider="ocr",
+            title=f"A fact-checker's label in picture {n}", url="",
+            text=f'Picture {n} carries the words "{hit.line}", the way fact-checkers '
+            f"stamp a picture they have rated ({hit.word}).",
+            rating=hit.outcome,
+        ))  # fmt: skip
+    if found.vision is not None:
+        v = found.vision
+        items.append(EvidenceItem(
+            id=f"img-{n}-vision", source="image", provider="vision",
+            title=f"What picture {n} shows", url="",
+            text=f"{v.description} Miscaption rate {v.miscaption_rate}/100 ({v.band}): "
+            f"{v.miscaption_reason} Tampering likelihood {v.tampering}/100: {v.tampering_reason}",
+            rating=vision_outcome(v),
+        ))  # fmt: skip
+    if found.sightings:
+        pages = "; ".join(
+            f"{s.title or s.url} ({s.url}, {s.relation})" for s in found.sightings[:5]
+        )
+        items.append(EvidenceItem(
+            id=f"img-{n}-seen", source="image", provider="reverse image search",
+            title=f"Where picture {n} appeared", url=found.sightings[0].url,
+            text=f"The picture was found on {len(found.sightings)} page(s): {pages}.",
+        ))  # fmt: skip
+    return items

@@ -1,0 +1,117 @@
+"""Pictures decoded safely with Pillow: size and pixel caps checked before any pixel is
+decoded, the formats a chat sends (JPEG, PNG, WebP, the first frame of a GIF) and
+nothing else, EXIF orientation applied, and every byte of metadata dropped by
+re-encoding, so that neither a camera's GPS tag nor a decompression bomb goes further.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import warnings
+from dataclasses import dataclass
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from ..errors import InvalidPostError
+
+__all__ = ["ACCEPTED", "CleanImage", "ImageRefusedError", "clean_image"]
+
+#: Pillow's format name → the media type it is sent on as.
+ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
+
+
+class ImageRefusedError(InvalidPostError):
+    """A picture that cannot be checked; the message is one sentence for the user."""
+
+
+@dataclass(frozen=True)
+class CleanImage:
+    """A picture as the engine passes it on: re-encoded without metadata (PNG for
+    drawings and screenshots, JPEG for photos), with the hash and size of what was
+    received and a note for what was left out (the other frames of a GIF)."""
+
+    data: bytes
+    media_type: str
+    width: int
+    height: int
+    sha256: str
+    received_bytes: int
+    source_format: str
+    note: str = ""
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1_000_000:.0f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
+
+
+def _looks_like_svg(data: bytes) -> bool:
+    head = data[:2048].lstrip().lower()
+    return head.startswith((b"<?xml", b"<svg", b"<!doctype svg")) or b"<svg" in head
+
+
+def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
+    """``data`` decoded within the caps and re-encoded without metadata (blocking: call
+    it in a worker thread).
+
+    Raises:
+        ImageRefusedError: too large, too many pixels, an SVG, not an image Pillow
+            reads as JPEG, PNG, WebP or GIF, or cut short.
+    """
+    if len(data) > max_bytes:
+        raise ImageRefusedError(
+            f"The picture is {_megabytes(len(data))}; pictures up to "
+            f"{_megabytes(max_bytes)} are checked."
+        )
+    if _looks_like_svg(data):
+        raise ImageRefusedError(
+            "SVG drawings are not checked; send the picture as PNG, JPEG, WebP or GIF."
+        )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data), formats=list(ACCEPTED))
+    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise ImageRefusedError(
+            "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF."
+        ) from None
+    with image:
+        pixels = image.width * image.height
+        if pixels > max_pixels:
+            raise ImageRefusedError(
+                f"The picture is {pixels / 1e6:.0f} megapixels; pictures up to "
+                f"{max_pixels / 1e6:.0f} megapixels are checked."
+            )
+        source = image.format or ""
+        frames = getattr(image, "n_frames", 1)
+        try:
+            image.seek(0)
+            image.load()
+            upright = ImageOps.exif_transpose(image)
+            rgb = _flatten(upright)
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+            raise ImageRefusedError("The picture is damaged or cut short; send it again.") from None
+    photo = source in ("JPEG", "WEBP")
+    out = io.BytesIO()
+    rgb.save(out, format="JPEG" if photo else "PNG", quality=92, optimize=not photo)
+    note = f"only the first of the GIF's {frames} frames was read" if frames > 1 else ""
+    return CleanImage(
+        data=out.getvalue(),
+        media_type="image/jpeg" if photo else "image/png",
+        width=rgb.width,
+        height=rgb.height,
+        sha256=hashlib.sha256(data).hexdigest(),
+        received_bytes=len(data),
+        source_format=source,
+        note=note,
+    )
+
+
+def _flatten(image: Image.Image) -> Image.Image:
+    """RGB, transparent parts on white (how a chat app shows them)."""
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        white = Image.new("RGB", rgba.size, "white")
+        white.paste(rgba, mask=rgba.getchannel("A"))
+        return white
+    return image.convert("RGB")

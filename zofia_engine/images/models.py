@@ -1,0 +1,71 @@
+"""What a check learnt from a picture, as the report keeps it: never the picture itself,
+only its hash, its size and what was read and found in it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["ImageFinding", "ImageSighting", "LabelHit", "MiscaptionBand", "VisionFinding"]
+
+#: AgentFact's miscaption scoring guide (appendix, IR-2), band by band.
+MiscaptionBand = Literal["supports", "missing context", "misleading", "unrelated"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LabelHit(_Record):
+    """A fact-checker's label found in the picture's text (AgentFact, Table S1): the
+    word, the line it stood on, and the outcome it stands for."""
+
+    word: str
+    line: str
+    outcome: str
+
+
+class VisionFinding(_Record):
+    """A vision model's reading of one picture against the post's text (AgentFact's
+    image checks): a description, the miscaption rate (0–100) with its band, and the
+    likelihood that the picture was tampered with (0–100)."""
+
+    description: str
+    miscaption_rate: int
+    band: MiscaptionBand
+    miscaption_reason: str
+    tampering: int
+    tampering_reason: str
+
+
+class ImageSighting(_Record):
+    """A page where the same picture (``same source``) or a picture of the same event
+    was found by reverse image search; ``published`` when the source gives a date."""
+
+    url: str
+    title: str
+    relation: Literal["same source", "same event"]
+    published: dt.date | None = None
+
+
+class ImageFinding(_Record):
+    """One picture of the post: its SHA-256 and size as received, its pixel size, the
+    text read from it (with the mean confidence and the milliseconds it took), labels,
+    the vision model's finding and the reverse search's sightings; ``notes`` say what
+    was not done for it and why."""
+
+    index: int
+    sha256: str
+    bytes: int
+    width: int
+    height: int
+    media_type: str
+    text: str = ""
+    ocr_confidence: float | None = None
+    ocr_ms: float = 0.0
+    labels: list[LabelHit] = []
+    vision: VisionFinding | None = None
+    sightings: list[ImageSighting] = []
+    notes: list[str] = []

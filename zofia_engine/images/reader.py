@@ -1,0 +1,134 @@
+"""A post's pictures read before it is checked: each one decoded within the caps and
+cleaned of metadata, its text read offline and searched for fact-checkers' labels. The
+text read becomes part of the post, each picture's under its own marker, so Stage 1
+and every agent see it, and so a repeat of the same screenshot is a repeat of the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from ..errors import InvalidPostError
+from ..image_settings import ImageSettings
+from ..post import Post, PostImage
+from ..text import clean_post
+from .decode import CleanImage, ImageRefusedError, clean_image
+from .labels import find_labels
+from .models import ImageFinding
+from .ocr import OCRBackend, OCRResult, RapidOCRBackend
+
+__all__ = ["NO_TEXT", "ImageReader", "image_marker"]
+
+NO_TEXT = (
+    "I found no text to check in the picture; add a caption that says what it claims, "
+    "or send the claim as text."
+)
+
+
+def image_marker(index: int) -> str:
+    """The line that opens picture ``index``'s text in the post."""
+    return f"[Text read from picture {index}]"
+
+
+@dataclass(frozen=True)
+class _Read:
+    image: CleanImage
+    ocr: OCRResult | None
+
+
+class ImageReader:
+    """Reads the pictures of posts.
+
+    Args:
+        settings: the ``[images]`` section.
+        ocr: the OCR to use instead of the one the settings name (tests, benchmarks).
+    """
+
+    def __init__(self, settings: ImageSettings, *, ocr: OCRBackend | None = None) -> None:
+        self.settings = settings
+        if ocr is None and settings.ocr == "rapidocr":
+            ocr = RapidOCRBackend(settings.min_ocr_confidence)
+        self.ocr = ocr
+
+    def load(self) -> None:
+        """Load the OCR models now (blocking)."""
+        load = getattr(self.ocr, "load", None)
+        if load is not None:
+            load()
+
+    async def read(self, post: Post) -> Post:
+        """``post`` with its pictures cleaned and read, and their text in its text.
+
+        Raises:
+            ImageRefusedError: a picture is refused (too large, not an image …); the
+                message names which one when there are several.
+            InvalidPostError: pictures are off, or there is no text anywhere.
+        """
+        if not post.images or all(i.finding is not None for i in post.images):
+            return post
+        s = self.settings
+        if not s.enabled:
+            raise InvalidPostError("Pictures are not checked here; send the claim as text.")
+        if len(post.images) > s.max_images:
+            raise InvalidPostError(
+                f"The post has {len(post.images)} pictures; up to {s.max_images} are checked."
+            )
+        read = [
+            await asyncio.to_thread(self._read_one, image.data, n, len(post.images))
+            for n, image in enumerate(post.images, 1)
+        ]
+        caption = post.text.strip()
+        blocks = [caption] if caption else []
+        images = []
+        for n, done in enumerate(read, 1):
+            text = clean_post(done.ocr.text)[0].strip() if done.ocr else ""
+            if text:
+                blocks.append(f"{image_marker(n)}\n{text}")
+            images.append(
+                PostImage(
+                    data=done.image.data,
+                    media_type=done.image.media_type,
+                    finding=_finding(n, done, text),
+                )
+            )
+        if not any(b for b in blocks):
+            raise InvalidPostError(NO_TEXT)
+        return post.model_copy(
+            update={
+                "text": "\n\n".join(blocks),
+                "images": tuple(images),
+                "has_caption": bool(caption),
+            }
+        )
+
+    def _read_one(self, data: bytes, n: int, of: int) -> _Read:
+        try:
+            image = clean_image(
+                data, max_bytes=self.settings.max_bytes, max_pixels=self.settings.max_pixels
+            )
+        except ImageRefusedError as exc:
+            if of > 1:
+                raise ImageRefusedError(f"Picture {n} of {of}: {exc}") from None
+            raise
+        return _Read(image, self.ocr.read(image) if self.ocr is not None else None)
+
+
+def _finding(n: int, done: _Read, text: str) -> ImageFinding:
+    image, ocr = done.image, done.ocr
+    notes = [image.note] if image.note else []
+    if ocr is None:
+        notes.append("its text was not read (OCR is off)")
+    return ImageFinding(
+        index=n,
+        sha256=image.sha256,
+        bytes=image.received_bytes,
+        width=image.width,
+        height=image.height,
+        media_type=image.media_type,
+        text=text,
+        ocr_confidence=ocr.confidence if ocr and text else None,
+        ocr_ms=ocr.ms if ocr else 0.0,
+        labels=find_labels(text),
+        notes=notes,
+    )
