@@ -23,7 +23,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from .errors import InvalidPostError, ModelUnavailableError
-from .post import MAX_POST_CHARS, Post, cut_at_word
+from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
 
 __all__ = ["FetchedArticle", "fetch_article", "is_public_address"]
 
@@ -35,6 +35,9 @@ MAX_HTML_CHARS = 2_000_000
 EXTRACT_TIMEOUT_S = 20.0
 
 _CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
+#: A link straight to a picture is a photo post; the reader decodes it within its caps.
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+MAX_IMAGE_BYTES = 10_000_000
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _REFUSED = "{} resolves to a private or local address ({}); fetching it is not allowed."
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
@@ -50,11 +53,14 @@ class FetchedArticle:
     text: str
     published: datetime.date | None
     site: str
+    image: bytes = b""
+    media_type: str = ""
 
     def as_post(
         self, *, published: datetime.date | None = None, origin: str = "", language: str = ""
     ) -> Post:
-        """The article as a post: its title over its text; ``published`` overrides its own date."""
+        """The article as a post: its title over its text; ``published`` overrides its own
+        date. A link to a picture is a post of that picture (its text is read later)."""
         body = f"{self.title}\n\n{self.text}" if self.title else self.text
         return Post(
             text=body,
@@ -62,6 +68,7 @@ class FetchedArticle:
             published=published or self.published,
             origin=origin,
             language=language,
+            images=(PostImage(data=self.image, media_type=self.media_type),) if self.image else (),
         )
 
 
@@ -168,10 +175,11 @@ async def _download(
                     if resp.status >= 300:
                         raise InvalidPostError(f"{current} answered {resp.status} {resp.reason}.")
                     ctype = resp.content_type if "Content-Type" in resp.headers else "text/html"
-                    if ctype not in _CONTENT_TYPES:
-                        why = "only HTML and plain-text pages can be checked"
+                    if ctype not in _CONTENT_TYPES | _IMAGE_TYPES:
+                        why = "only HTML and plain-text pages and pictures can be checked"
                         raise InvalidPostError(f"{current} is {ctype}; {why}.")
-                    body = await _read_capped(resp, max_bytes, current)
+                    cap = MAX_IMAGE_BYTES if ctype in _IMAGE_TYPES else max_bytes
+                    body = await _read_capped(resp, cap, current)
                     return current, body, ctype, resp.charset
     except TimeoutError:
         raise  # aiohttp's timeouts are ClientErrors too; fetch_article reports them
@@ -245,14 +253,15 @@ async def fetch_article(
     Raises:
         InvalidPostError: the URL is refused (not http/https, or a private or local
             address unless ``allow_private``), or the page cannot be fetched, is too
-            large, is not HTML or plain text, or holds no article text.
+            large, is not HTML, plain text or a picture, or holds no article text.
     """
     try:
         start = URL(url.strip())
     except (ValueError, TypeError) as exc:
         raise InvalidPostError(f"{url} is not a valid URL.") from exc
     _check_target(start, allow_private)
-    headers = {"User-Agent": user_agent, "Accept": "text/html,application/xhtml+xml,text/plain"}
+    accept = "text/html,application/xhtml+xml,text/plain,image/jpeg,image/png,image/webp,image/gif"
+    headers = {"User-Agent": user_agent, "Accept": accept}
     try:
         async with asyncio.timeout(timeout_s):
             final, body, ctype, charset = await _download(
@@ -260,6 +269,8 @@ async def fetch_article(
             )
     except TimeoutError as exc:
         raise InvalidPostError(f"{url} did not answer within {timeout_s:g} s.") from exc
+    if ctype in _IMAGE_TYPES:
+        return FetchedArticle(url, str(final), "", "", None, final.host or "", body, ctype)
     text = _decode(body, charset, ctype)
     if ctype == "text/plain":
         text, title, published, site = text.strip(), "", None, ""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 
 from zofia_engine.fetch import fetch_article
-from zofia_engine.post import Post
+from zofia_engine.post import Post, PostImage
 
 __all__ = ["post_from_message"]
 
@@ -17,6 +18,7 @@ _FIRST_URL = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
 async def post_from_message(
     text: str,
     *,
+    pictures: Sequence[tuple[bytes, str]] = (),
     published: dt.date | None = None,
     origin: str = "",
     language: str = "",
@@ -24,16 +26,18 @@ async def post_from_message(
 ) -> Post:
     """The post a chat message stands for.
 
-    A message that is only a link is fetched and its article checked (private and
-    local addresses refused unless ``allow_private_urls``); any other text is
-    checked as it is, with its first link kept as the post's URL. ``language`` is
+    A message with pictures (``(bytes, media type)`` each, as the platform sent them)
+    is those pictures with the message's text as their caption; the engine reads them.
+    A message that is only a link is fetched and its article (or picture) checked
+    (private and local addresses refused unless ``allow_private_urls``); any other text
+    is checked as it is, with its first link kept as the post's URL. ``language`` is
     the language the panel answers in (empty: English).
 
     Raises:
         InvalidPostError: the link cannot be fetched or holds no article.
     """
     only = _ONLY_A_URL.fullmatch(text)
-    if only is None:
+    if pictures or only is None:
         first = _FIRST_URL.search(text)
         return Post(
             text=text,
@@ -41,6 +45,7 @@ async def post_from_message(
             published=published,
             origin=origin,
             language=language,
+            images=tuple(PostImage(data=data, media_type=kind) for data, kind in pictures),
         )
     article = await fetch_article(only.group(1), allow_private=allow_private_urls)
     return article.as_post(published=published, origin=origin, language=language)
