@@ -17,6 +17,7 @@ from peers.article_peer import BODY_SENTENCES, ArticlePeer
 from peers.loopback import running_in_thread
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import REPORT_KEYS, PanelScript
+from peers.pictures import headline, pixel_bomb
 
 from bots.cli import main
 
@@ -105,9 +106,33 @@ def test_check_prints_a_verdict_card_from_a_file(panel: FakeOpenAI, tmp_path: Pa
     assert POST in panel.requests[0]["messages"][1]["content"]
 
 
+def test_check_an_image_with_a_caption(panel: FakeOpenAI, tmp_path: Path) -> None:
+    picture = tmp_path / "shot.png"
+    picture.write_bytes(headline(["Springfield bans bicycles", "from every street"]))
+    result = CliRunner().invoke(
+        main, ["check", "--json", "--image", str(picture), "Seen on my feed today"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    [image] = report["images"]
+    assert "bicycles" in image["text"].casefold() and image["ocr_confidence"] > 0.5
+    assert report["caption"] is True
+    post = panel.requests[0]["messages"][1]["content"]
+    assert "Seen on my feed today" in post and "[Text read from picture 1]" in post
+    assert "from every street" in post.casefold()
+    card = CliRunner().invoke(main, ["check", "--image", str(picture), "Seen on my feed today"])
+    assert "Checked: the caption and the text in 1 image" in card.stdout  # a repeat, from the store
+
+    bomb = tmp_path / "bomb.png"
+    bomb.write_bytes(pixel_bomb())
+    refused = CliRunner().invoke(main, ["check", "--image", str(bomb)])
+    assert refused.exit_code == 1
+    assert "60 megapixels; pictures up to 40 megapixels are checked" in refused.output
+
+
 def test_check_wants_exactly_one_source_of_text(panel: FakeOpenAI) -> None:
     result = CliRunner().invoke(main, ["check"])
-    assert result.exit_code == 2 and "exactly one of TEXT, --file or --url" in result.output
+    assert result.exit_code == 2 and "give one of TEXT, --file or --url" in result.output
     result = CliRunner().invoke(main, ["check", "--url", "https://example.org", POST])
     assert result.exit_code == 2
     assert panel.requests == []

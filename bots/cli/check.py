@@ -17,7 +17,7 @@ from bots.common.runtime import running_service
 from bots.common.settings import Settings
 from storage.service import Requester
 from zofia_engine.errors import ZofiaError
-from zofia_engine.post import Ablation, Post, ProgressEvent
+from zofia_engine.post import Ablation, Post, PostImage, ProgressEvent
 from zofia_engine.report import Report
 
 from .options import ABLATE_OPTION, CONFIG_OPTION, settings_from
@@ -90,10 +90,20 @@ async def _post_from_options(
     published: dt.date | None,
     origin: str,
     allow_private: bool,
+    images: tuple[Path, ...] = (),
 ) -> Post:
     given = [x for x in (text, file, url) if x is not None]
-    if len(given) != 1:
-        raise click.UsageError("give exactly one of TEXT, --file or --url")
+    if len(given) > 1 or (not given and not images):
+        raise click.UsageError("give one of TEXT, --file or --url, and/or --image")
+    if images:
+        if url is not None:
+            raise click.UsageError("--image takes its caption as TEXT or --file, not --url")
+        caption = (
+            await _post_from_options(text, file, None, published, origin, False) if given else None
+        )
+        pictures = tuple(PostImage(data=_read_bytes(path), media_type="") for path in images)
+        body = caption.text if caption else ""
+        return Post(text=body, published=published, origin=origin, images=pictures)
     if url is not None:
         from zofia_engine.fetch import fetch_article
 
@@ -109,12 +119,26 @@ async def _post_from_options(
     return Post(text=body, published=published, origin=origin)
 
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc.strerror}") from None
+
+
 @click.command()
 @click.argument("text", required=False)
 @click.option(
     "--file", type=click.Path(dir_okay=False, path_type=Path), help="Read the post from a file."
 )
-@click.option("--url", help="Fetch the article at this URL and check it.")
+@click.option("--url", help="Fetch the article (or picture) at this URL and check it.")
+@click.option(
+    "--image",
+    "images",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A picture of the post (repeatable); TEXT or --file is its caption.",
+)
 @click.option(
     "--allow-private-urls",
     is_flag=True,
@@ -134,6 +158,7 @@ def check(
     text: str | None,
     file: Path | None,
     url: str | None,
+    images: tuple[Path, ...],
     allow_private_urls: bool,
     published: dt.datetime | None,
     origin: str,
@@ -142,7 +167,8 @@ def check(
     ablate: str,
     config: Path | None,
 ) -> None:
-    """Fact-check TEXT ('-' reads standard input), a --file or a --url; the check is stored."""
+    """Fact-check TEXT ('-' reads standard input), a --file, a --url or --image pictures
+    (with TEXT or --file as their caption); the check is stored."""
     from zofia_engine.engine import Engine
 
     settings = settings_from(config)
@@ -152,7 +178,13 @@ def check(
 
     async def run() -> tuple[Report, VerdictCard | None, str]:
         post = await _post_from_options(
-            text, file, url, published.date() if published else None, origin, allow_private_urls
+            text,
+            file,
+            url,
+            published.date() if published else None,
+            origin,
+            allow_private_urls,
+            images,
         )
         with err.status("starting…") as status:
 

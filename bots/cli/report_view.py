@@ -36,6 +36,8 @@ def _card(card: VerdictCard) -> Panel:
         f"{card.icon} ", (card.headline, f"bold {colour}"), f"  confidence {confidence}"
     )
     parts: list[RenderableType] = [plain(card.lean, "bold")] if card.lean else []
+    if card.checked:
+        parts.append(plain(card.checked, "dim"))
     parts.extend(
         Text.assemble(plain(link.title, "bold"), plain(f"  {link.url}", "cyan"))
         for link in card.checked_by

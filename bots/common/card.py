@@ -58,7 +58,8 @@ class VerdictCard:
     probabilities; ``lean`` says, for an unproven post, which way the panel leaned
     and what would settle it; ``checked_by`` has a line per published fact-check of
     the post ("Already checked by PolitiFact (2024-03-02): False"); ``repeat_note`` is
-    ``""`` unless the answer came from the store.
+    ``""`` unless the answer came from the store; ``checked`` says, for a photo post,
+    what was checked ("Checked: the caption and the text in 1 image").
     """
 
     check_id: str
@@ -75,6 +76,7 @@ class VerdictCard:
     repeat_note: str
     notes: tuple[str, ...]
     checked_by: tuple[Link, ...] = ()
+    checked: str = ""
 
 
 def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
@@ -108,8 +110,35 @@ def _lean(report: Report) -> str:
     return f"No evidence found; the panel leans {words}{strength}.{settle}"
 
 
-def _notes(report: Report) -> tuple[str, ...]:
+def _checked(report: Report) -> str:
+    """What a photo post's check read: the caption, the text in its pictures."""
+    if not report.images:
+        return ""
+    n = len(report.images)
+    pictures = f"{n} image{'s' if n > 1 else ''}"
+    with_text = sum(1 for image in report.images if image.text)
+    read = f"the text in {pictures}" if with_text else f"{pictures} (no text found in it)"
+    return f"Checked: {'the caption and ' if report.caption else ''}{read}"
+
+
+def _picture_notes(report: Report) -> list[str]:
+    """A fact-checker's label found in a picture, and where the picture appeared before."""
     notes = []
+    for image in report.images:
+        which = f"picture {image.index}" if len(report.images) > 1 else "the picture"
+        for hit in image.labels[:1]:
+            notes.append(f'A fact-checker\'s label is printed on {which}: "{hit.line}".')
+        same = [s for s in image.sightings if s.relation == "same source"]
+        if same:
+            first = min(same, key=lambda s: s.published or dt.date.max)
+            when = f" on {first.published.isoformat()}" if first.published else ""
+            where = first.title or first.url
+            notes.append(f"This photo appeared{when} at {where} ({first.url}).")
+    return notes
+
+
+def _notes(report: Report) -> tuple[str, ...]:
+    notes = _picture_notes(report)
     if report.triage is not None and report.triage.signs:
         notes.append("Signs: " + "; ".join(report.triage.signs) + ".")
     if report.verdict in ("no_claim", "satire", "scam"):
@@ -173,6 +202,7 @@ def report_card(
         repeat_note=repeat_note,
         notes=_notes(report),
         checked_by=tuple(_checked_by(report)),
+        checked=_checked(report),
     )
 
 

@@ -57,8 +57,21 @@ def _debate(report: Report) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-def _evidence(report: Report) -> tuple[Block, ...]:
+def _pictures(report: Report) -> list[Block]:
+    """Each picture of the post: the text read from it and what was not done."""
     blocks = []
+    for image in report.images:
+        sure = f", confidence {image.ocr_confidence:.0%}" if image.ocr_confidence else ""
+        heading = f"Picture {image.index} ({image.width}×{image.height}{sure})"
+        body = f"Text read from it:\n{image.text}" if image.text else "No text was found in it."
+        if image.notes:
+            body += "\n\n" + "; ".join(image.notes).capitalize() + "."
+        blocks.append(Block(heading, body, ""))
+    return blocks
+
+
+def _evidence(report: Report) -> tuple[Block, ...]:
+    blocks = _pictures(report)
     for item in report.evidence:
         date = f", {item.published.isoformat()}" if item.published else ""
         heading = f"[{item.id}] {item.title} ({item.provider}{date})"
@@ -75,6 +88,8 @@ def _weight(item: EvidenceItem) -> str:
     parts = []
     if item.source == "factcheck":
         parts.append(f"published fact-check · rated “{item.rating}”")
+    if item.source == "image" and item.rating:
+        parts.append(f"a finding on the post's picture · points to “{item.rating}”")
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)
     if item.credibility is not None:

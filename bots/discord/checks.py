@@ -18,6 +18,7 @@ import asyncio
 import datetime as dt
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import discord
@@ -34,6 +35,7 @@ from .buttons import verdict_view
 from .chats import chat_of, requester_of
 from .context import DiscordContext
 from .guild_settings import guild_settings
+from .pictures import download_pictures, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
 
 __all__ = ["finish", "run_check"]
@@ -132,15 +134,19 @@ async def run_check(
     text: str,
     *,
     cooldown_claim: float,
+    pictures: Sequence[discord.Attachment] = (),
     origin: str = "",
     published: dt.date | None = None,
     deferred: bool = False,
 ) -> None:
-    """Check ``text`` for the user of ``interaction`` and answer with the verdict.
+    """Check ``text`` (with ``pictures``, the text is their caption and may be empty)
+    for the user of ``interaction`` and answer with the verdict.
 
     Args:
         cooldown_claim: what the chat's cooldown claim recorded for this request; it is
-            given back when no check starts (the text is refused, or limits apply).
+            given back when no check starts (the text or a picture's declared size is
+            refused, or limits apply).
+        pictures: attachments to download and check (see :mod:`.pictures`).
         deferred: the response was deferred already (the caller fetched a message).
     """
     chat = chat_of(interaction)
@@ -151,12 +157,20 @@ async def run_check(
         if not deferred:
             await interaction.response.defer(thinking=True, ephemeral=private)
         requester = requester_of(interaction)
-        checkable_text(text)  # an empty post is refused before it costs the chat anything
-        ctx.service.admit(requester)  # before a link is fetched: a refusal costs nothing
-        # From here the request costs work (a fetch, a check): the cooldown stays spent.
+        # An empty post, or a picture too large, is refused before it costs the chat anything.
+        if pictures:
+            refuse_before_download(pictures)
+        else:
+            checkable_text(text)
+        ctx.service.admit(requester)  # before a link or picture is fetched
+        # From here the request costs work (a download, a check): the cooldown stays spent.
         started = True
         post = await post_from_message(
-            text, published=published, origin=origin, language=chat_settings.language
+            text,
+            pictures=await download_pictures(pictures),
+            published=published,
+            origin=origin,
+            language=chat_settings.language,
         )
         handle = await ctx.service.submit(post, requester)
         events: list[ProgressEvent] = []

@@ -1,9 +1,9 @@
 """The application commands: ``/factcheck``, the "Fact-check" message command and
 ``/factcheck-settings``.
 
-The commands only route: they claim the server's cooldown, find the text (the
-option, the linked message, or the message the menu was opened on) and hand
-it to :func:`~bots.discord.checks.run_check`. A message link must point into
+The commands only route: they claim the server's cooldown, find the text and
+pictures (the options, the linked message, or the message the menu was opened on)
+and hand them to :func:`~bots.discord.checks.run_check`. A message link must point into
 the server (or DM) the command was used in: the bot reads no other server's
 messages for anyone.
 """
@@ -21,6 +21,7 @@ from .chats import chat_of
 from .checks import finish, run_check
 from .context import DiscordContext, context_of
 from .guild_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
+from .pictures import message_pictures
 
 __all__ = ["MessageLink", "build_commands", "message_text", "parse_message_link"]
 
@@ -140,7 +141,8 @@ async def _check_message(
     claim: float,
 ) -> None:
     text = message_text(message)
-    if not text.strip():
+    pictures = message_pictures(message)
+    if not text.strip() and not pictures:
         chat = chat_of(interaction)
         ctx.cooldowns.release(chat, claim)
         await finish(
@@ -156,6 +158,7 @@ async def _check_message(
         interaction,
         text,
         cooldown_claim=claim,
+        pictures=pictures,
         origin=_origin(message),
         published=published,
         deferred=True,
@@ -163,19 +166,23 @@ async def _check_message(
 
 
 @app_commands.describe(
-    text="The post's text (or a link to an article).",
+    text="The post's text (or a link to an article); with an image, its caption.",
+    image="A picture of the post (a screenshot, a photo with text on it).",
     message_link="A link to a message in this server.",
 )
 async def factcheck(
     interaction: discord.Interaction[Any],
     text: app_commands.Range[str, 1, MAX_TEXT] | None = None,
+    image: discord.Attachment | None = None,
     message_link: str | None = None,
 ) -> None:
-    """Fact-check a post: paste its text, or link to a message."""
+    """Fact-check a post: paste its text, attach its picture, or link to a message."""
     ctx = context_of(interaction)
-    if (text is None) == (message_link is None):
+    post_given = text is not None or image is not None
+    if post_given == (message_link is not None):
         await interaction.response.send_message(
-            "Give either `text` or `message_link` (one of them).", ephemeral=True
+            "Give either the post (`text`, `image` or both) or a `message_link`.",
+            ephemeral=True,
         )
         return
     link = parse_message_link(message_link) if message_link is not None else None
@@ -192,7 +199,8 @@ async def factcheck(
     if claim is None:
         return
     if link is None:
-        await run_check(ctx, interaction, text or "", cooldown_claim=claim)
+        pictures = [image] if image is not None else []
+        await run_check(ctx, interaction, text or "", cooldown_claim=claim, pictures=pictures)
         return
     chat = chat_of(interaction)
     chat_settings = guild_settings(ctx.service, chat, ctx.settings)
@@ -256,7 +264,7 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
     """Fresh command objects for a client's tree (one set per client)."""
     slash: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="factcheck",
-        description="Fact-check a post: paste its text, or link to a message.",
+        description="Fact-check a post: paste its text, attach its picture, or link a message.",
         callback=factcheck,
     )
     menu = app_commands.ContextMenu(name="Fact-check", callback=fact_check_message)

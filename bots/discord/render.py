@@ -98,6 +98,9 @@ def verdict_embed(card: VerdictCard) -> discord.Embed:
     checked = _links_field(card.checked_by)
     if checked:
         embed.add_field(name="Published fact-checks", value=checked, inline=False)
+    if card.checked:
+        what = card.checked.removeprefix("Checked: ")
+        embed.add_field(name="Checked", value=shorten(what, 200), inline=False)
     if card.confidence:
         embed.add_field(name="Confidence", value=card.confidence, inline=True)
     if card.origin:

@@ -130,6 +130,8 @@ def card_html(card: VerdictCard) -> str:
     checked = [line for line in map(_link_line, card.checked_by[:MAX_LINKS]) if line]
     if checked:  # published fact-checks: the strongest evidence there is, said first
         before[-1:] = [*checked, ""]
+    if card.checked:  # a photo post: what was read
+        before[-1:] = [f"<i>{clip_text(card.checked, _MAX_LINE)}</i>", ""]
     after: list[str] = []
     links = [line for line in map(_link_line, card.links[:MAX_LINKS]) if line]
     if links:

@@ -6,6 +6,9 @@ sends HELLO, answers IDENTIFY with READY and heartbeats with ACK; a test then
 sends ``INTERACTION_CREATE`` events with :meth:`FakeDiscord.dispatch`. Every
 REST call is recorded in :attr:`FakeDiscord.calls`; messages the bot posts are
 kept, so that a later button press can carry the message it was pressed on.
+Attachments (:meth:`FakeDiscord.attachment`) are served from the peer as Discord's
+CDN serves them (``url``) and its media proxy (``proxy_url``); each download is
+recorded in :attr:`FakeDiscord.downloads`.
 
 Payloads follow Discord's JSON format (API v10).
 """
@@ -72,6 +75,8 @@ class FakeDiscord(LoopbackServer):
         self.foreign_channels: dict[int, int] = {}  # channel id → the other guild it is in
         self.dm_channels: dict[int, int] = {}  # user id → their DM channel with the bot
         self.originals: dict[str, int] = {}  # interaction token → its response message id
+        self.files: dict[int, tuple[bytes, str]] = {}  # attachment id → its bytes and type
+        self.downloads: list[str] = []  # the path of every attachment download
         self.identified = asyncio.Event()
         self.identifies = 0
         self.sockets: list[web.WebSocketResponse] = []
@@ -125,16 +130,46 @@ class FakeDiscord(LoopbackServer):
             "flags": 0,
         }
 
+    def attachment(
+        self,
+        data: bytes,
+        filename: str,
+        *,
+        content_type: str | None = None,
+        size: int | None = None,
+        channel_id: int | None = None,
+    ) -> dict[str, Any]:
+        """An attachment payload whose ``url`` and ``proxy_url`` serve ``data`` from the
+        peer; ``size`` is what Discord declares (the length of ``data`` by default), and
+        ``content_type`` is left out when ``None`` (Discord sends none for some files)."""
+        attachment_id = self.snowflake()
+        channel = channel_id or self.CHANNEL_ID
+        self.files[attachment_id] = (data, content_type or "application/octet-stream")
+        where = f"attachments/{channel}/{attachment_id}/{filename}"
+        query = "?ex=6a000000&is=69f00000&hm=00ff"
+        payload: dict[str, Any] = {
+            "id": str(attachment_id),
+            "filename": filename,
+            "size": len(data) if size is None else size,
+            "url": f"{self.root}/cdn/{where}{query}",
+            "proxy_url": f"{self.root}/media/{where}{query}",
+        }
+        if content_type is not None:
+            payload["content_type"] = content_type
+        return payload
+
     def message(
         self,
         content: str,
         *,
         author: dict[str, Any] | None = None,
         channel_id: int | None = None,
+        attachments: list[dict[str, Any]] | None = None,
         extra: dict[str, Any] | None = None,
         store: bool = True,
     ) -> dict[str, Any]:
-        """A message payload, kept so that ``GET`` finds it."""
+        """A message payload, kept so that ``GET`` finds it; ``attachments`` are
+        :meth:`attachment` payloads."""
         message = {
             "id": str(self.snowflake()),
             "channel_id": str(channel_id or self.CHANNEL_ID),
@@ -146,7 +181,7 @@ class FakeDiscord(LoopbackServer):
             "mention_everyone": False,
             "mentions": [],
             "mention_roles": [],
-            "attachments": [],
+            "attachments": attachments or [],
             "embeds": [],
             "components": [],
             "pinned": False,
@@ -221,14 +256,27 @@ class FakeDiscord(LoopbackServer):
         created: dt.datetime | None = None,
         permissions: str = ADMIN,
     ) -> dict[str, Any]:
-        """An INTERACTION_CREATE payload for ``/name`` with string/number/bool options;
+        """An INTERACTION_CREATE payload for ``/name`` with string/number/bool options and
+        attachment options (an :meth:`attachment` payload: the option's value is its id,
+        and the attachment comes in ``resolved.attachments``, as Discord sends it);
         ``permissions`` are the member's (an admin's by default)."""
         kinds = {str: 3, bool: 5, int: 4, float: 10}
-        opts = [
-            {"name": key, "type": kinds[type(value)], "value": value}
-            for key, value in options.items()
-        ]
-        data = {"id": str(self.snowflake()), "name": name, "type": 1, "options": opts}
+        opts = []
+        resolved: dict[str, dict[str, Any]] = {}
+        for key, value in options.items():
+            if isinstance(value, dict):
+                resolved[value["id"]] = value
+                opts.append({"name": key, "type": 11, "value": value["id"]})
+            else:
+                opts.append({"name": key, "type": kinds[type(value)], "value": value})
+        data: dict[str, Any] = {
+            "id": str(self.snowflake()),
+            "name": name,
+            "type": 1,
+            "options": opts,
+        }
+        if resolved:
+            data["resolved"] = {"attachments": resolved}
         when = created or dt.datetime.now(dt.UTC)
         return self._interaction(
             2, data, user_id=user_id, guild=guild, created=when, permissions=permissions
@@ -305,6 +353,18 @@ class FakeDiscord(LoopbackServer):
     def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/gw", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        for host in ("cdn", "media"):
+            app.router.add_get(f"/{host}/attachments/{{channel}}/{{id}}/{{name}}", self._file)
+
+    async def _file(self, request: web.Request) -> web.Response:
+        """An attachment's bytes, as Discord's CDN (or media proxy) serves them."""
+        self.downloads.append(request.path)
+        self._changed.set()
+        found = self.files.get(int(request.match_info["id"]))
+        if found is None:
+            return web.Response(status=404, text="Not Found")
+        data, content_type = found
+        return web.Response(body=data, headers={"Content-Type": content_type})
 
     async def _rest(self, request: web.Request) -> web.Response:
         body: Any = None

@@ -45,6 +45,8 @@ REPORT_KEYS = [
     "triage",
     "search_mode",
     "tree",
+    "images",
+    "caption",
 ]
 
 SCHEMAS = (
