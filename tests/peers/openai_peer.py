@@ -69,7 +69,7 @@ _ERROR_KIND = {
 def prompt_token_count(body: dict[str, Any]) -> int:
     """The fake's prompt token count: words of every message content, plus 4 a message."""
     messages = body.get("messages") or []
-    return sum(len(str(m.get("content", "")).split()) + 4 for m in messages)
+    return sum(len(str(m.get("content", "")).split()) + 4 for m in messages)  # parts: as text
 
 
 def _error_body(status: int, message: str) -> dict[str, Any]:
@@ -218,6 +218,17 @@ class FakeOpenAI(LoopbackServer):
         return answer if isinstance(answer, ChatReply) else ChatReply(content=answer)
 
 
+def _valid_part(part: Any) -> bool:
+    """A content part as the chat-completions API takes it: text, or an image by URL
+    (an https address or a ``data:image/...;base64,`` URL)."""
+    if not isinstance(part, dict):
+        return False
+    if part.get("type") == "text":
+        return isinstance(part.get("text"), str)
+    url = (part.get("image_url") or {}).get("url") if part.get("type") == "image_url" else None
+    return isinstance(url, str) and url.startswith(("https://", "data:image/"))
+
+
 def _validate(body: Any) -> str:
     if not isinstance(body, dict):
         return "We could not parse the JSON body of your request."
@@ -229,6 +240,8 @@ def _validate(body: Any) -> str:
     for m in messages:
         if not isinstance(m, dict) or m.get("role") not in {"system", "user", "assistant"}:
             return "Invalid value for 'messages': each message needs a valid 'role'."
+        if isinstance(m.get("content"), list) and not all(map(_valid_part, m["content"])):
+            return "Invalid content part: expected {'type': 'text', 'text'} or 'image_url'."
     fmt = body.get("response_format")
     if fmt is not None:
         kind = fmt.get("type") if isinstance(fmt, dict) else None

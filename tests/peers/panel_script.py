@@ -63,6 +63,7 @@ SCHEMAS = (
     "stancereply",
     "nodereply",
     "decomposereply",
+    "visionreply",
 )
 
 Answer = (
@@ -128,6 +129,13 @@ DEFAULTS: dict[str, Answer] = {
     "radarreply": {"argument": "The record settles the post.", "cites": ["post"]},
     "stancereply": _stance,
     "nodereply": _node,
+    "visionreply": {
+        "description": "A printed headline on a white background.",
+        "miscaption_rate": 10,
+        "miscaption_reason": "The caption repeats the headline.",
+        "tampering": 5,
+        "tampering_reason": "none seen",
+    },
     "decomposereply": {
         "sub_claims": [
             {"claim": "The ban was signed in March.", "dimension": "event", "importance": 0.6},
