@@ -36,4 +36,6 @@ class ImageSettings(SettingsSection):
     max_pixels: int = Field(40_000_000, ge=10_000)
     ocr: Literal["rapidocr", "none"] = "rapidocr"
     min_ocr_confidence: float = Field(0.5, ge=0, le=1)
+    # The OCR reads a picture scaled down to this area: its memory grows with it.
+    max_ocr_pixels: int = Field(1_500_000, ge=100_000)
     reverse: ReverseImageSettings = ReverseImageSettings()

@@ -48,7 +48,7 @@ class ImageReader:
     def __init__(self, settings: ImageSettings, *, ocr: OCRBackend | None = None) -> None:
         self.settings = settings
         if ocr is None and settings.ocr == "rapidocr":
-            ocr = RapidOCRBackend(settings.min_ocr_confidence)
+            ocr = RapidOCRBackend(settings.min_ocr_confidence, settings.max_ocr_pixels)
         self.ocr = ocr
 
     def load(self) -> None:
