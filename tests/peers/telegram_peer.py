@@ -4,14 +4,18 @@
 ``{"ok": false, "error_code": ..., "description": ...}`` as Telegram does. It serves
 ``getMe``, ``getUpdates`` (long polling), ``deleteWebhook``, ``sendMessage``,
 ``editMessageText``, ``editMessageReplyMarkup``, ``answerCallbackQuery``,
-``sendChatAction``, ``getChatMember`` and ``setMyCommands``. HTML is parsed as
+``sendChatAction``, ``getChatMember``, ``setMyCommands`` and ``getFile``, and serves
+the files it registered at ``GET /file/bot<token>/<file_path>`` (``getFile`` refuses
+a file over 20 MB, as Telegram does for bots). HTML is parsed as
 Telegram parses it: a stray ``<`` or ``&``, an unknown or unbalanced tag, or more
 than 4096 characters of text is a 400. A per-chat leaky bucket (opt-in) answers
 429 with ``retry_after`` when a chat gets more than Telegram allows, and
 :meth:`FakeBotAPI.refuse_next` makes the next call of a method a 429.
 
 Tests put updates in with :meth:`FakeBotAPI.send` and :meth:`FakeBotAPI.press`,
-and wait on what the bot did with :meth:`FakeBotAPI.wait_for`.
+and wait on what the bot did with :meth:`FakeBotAPI.wait_for`. Pictures are made into
+messages with :meth:`FakeBotAPI.photo` (a photo's sizes), :meth:`FakeBotAPI.document`
+and :meth:`FakeBotAPI.send_album`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import io
 import itertools
 import json
 import re
@@ -29,6 +34,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from aiohttp import web
+from PIL import Image
 
 from .loopback import LoopbackServer
 
@@ -38,6 +44,7 @@ TOKEN = "123456:TEST-token_abcdefghijklmnopqrstuvwxyz"
 BOT_ID = 123456
 BOT_USERNAME = "zofia_test_bot"
 MAX_TEXT = 4096
+MAX_DOWNLOAD = 20_000_000  # the largest file a bot may download from the Bot API
 
 # Form fields PTB sends JSON-encoded; every other field is a plain string.
 _JSON_FIELDS = {
@@ -199,11 +206,88 @@ class FakeBotAPI(LoopbackServer):
         self.last_update_id = 0  # the newest update put on the queue
         self.confirmed = 0  # updates up to this id were confirmed by a later getUpdates offset
         self.unauthorized = 0  # requests refused for a wrong token
+        self.files: dict[str, _File] = {}  # file_id → what getFile and downloads give
+        self.downloads: list[str] = []  # the file_path of every file downloaded
+        self._file_ids = itertools.count(1)
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/bot{token}/{method}", self._serve)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
 
     # -- what tests do ----------------------------------------------------------------------
+
+    def add_file(
+        self, data: bytes, *, file_size: int | None = None, name: str = "file.jpg"
+    ) -> dict[str, Any]:
+        """Register ``data`` as a file the bot may ask for; its ``file_id``,
+        ``file_unique_id`` and ``file_size`` (the length of ``data`` unless declared
+        otherwise, e.g. larger than what is served)."""
+        n = next(self._file_ids)
+        suffix = name.rpartition(".")[2] if "." in name else "bin"
+        file = _File(
+            file_id=f"AgAD-file-{n}",
+            unique_id=f"uniq{n}",
+            data=data,
+            size=len(data) if file_size is None else file_size,
+            path=f"{'photos' if name.startswith('photo') else 'documents'}/file_{n}.{suffix}",
+        )
+        self.files[file.file_id] = file
+        return {"file_id": file.file_id, "file_unique_id": file.unique_id, "file_size": file.size}
+
+    def photo(self, data: bytes, *, file_size: int | None = None) -> list[dict[str, Any]]:
+        """A photo's ``PhotoSize`` list, smallest first, as Telegram sends it: thumbnails
+        at 90 and 320 pixels wide when it is wider (each a smaller picture of its own)
+        and ``data`` at its full size, declared as ``file_size`` if given."""
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                full = image.size
+                thumbnails = []
+                for width in (w for w in (90, 320) if w < full[0]):
+                    small = image.copy()
+                    small.thumbnail((width, width * full[1] // max(full[0], 1)))
+                    out = io.BytesIO()
+                    small.convert("RGB").save(out, format="JPEG", quality=80)
+                    thumbnails.append((small.size, out.getvalue()))
+        except (OSError, ValueError, Image.DecompressionBombError):
+            full = (1280, 960)
+            thumbnails = [((90, 68), data), ((320, 240), data)]
+        sizes = [
+            {**self.add_file(thumb, name="photo.jpg"), "width": size[0], "height": size[1]}
+            for size, thumb in thumbnails
+        ]
+        original = self.add_file(data, file_size=file_size, name="photo.jpg")
+        return [*sizes, {**original, "width": full[0], "height": full[1]}]
+
+    def document(
+        self, data: bytes, *, file_name: str, mime_type: str, file_size: int | None = None
+    ) -> dict[str, Any]:
+        """A ``Document`` holding ``data``, sent as ``mime_type`` under ``file_name``."""
+        found = self.add_file(data, file_size=file_size, name=file_name)
+        return {**found, "file_name": file_name, "mime_type": mime_type}
+
+    def send_album(
+        self,
+        chat: dict[str, Any],
+        sender: dict[str, Any],
+        pictures: list[bytes],
+        *,
+        caption: str | None = None,
+        forward_origin: dict[str, Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """An album of photos: one message each, sharing a ``media_group_id``, the
+        caption on the first, all put on the queue at once."""
+        group_id = f"album{next(self._file_ids)}"
+        return [
+            self.send(
+                chat,
+                sender,
+                caption=caption if n == 0 else None,
+                photo=self.photo(data),
+                media_group_id=group_id,
+                forward_origin=forward_origin,
+            )
+            for n, data in enumerate(pictures)
+        ]
 
     def send(
         self,
@@ -212,12 +296,18 @@ class FakeBotAPI(LoopbackServer):
         text: str = "",
         *,
         caption: str | None = None,
-        photo: bool = False,
+        photo: bool | list[dict[str, Any]] = False,
+        document: dict[str, Any] | None = None,
+        media_group_id: str | None = None,
         forward_origin: dict[str, Any] | None = None,
         reply_to: dict[str, Any] | None = None,
         thread_id: int | None = None,
     ) -> dict[str, Any]:
-        """Put a message from ``sender`` in ``chat`` on the update queue; return it."""
+        """Put a message from ``sender`` in ``chat`` on the update queue; return it.
+
+        ``photo`` is a list from :meth:`photo`, or ``True`` for a small blank photo;
+        ``document`` one from :meth:`document`.
+        """
         self._chats[chat["id"]] = chat
         message: dict[str, Any] = {
             "message_id": self._next_message_id(chat["id"]),
@@ -233,10 +323,14 @@ class FakeBotAPI(LoopbackServer):
         entities = _entities(body)
         if entities:
             message["caption_entities" if caption is not None else "entities"] = entities
+        if photo is True:
+            photo = self.photo(_blank())
         if photo:
-            message["photo"] = [
-                {"file_id": "AgAD-photo", "file_unique_id": "ph1", "width": 90, "height": 60}
-            ]
+            message["photo"] = photo
+        if document is not None:
+            message["document"] = document
+        if media_group_id is not None:
+            message["media_group_id"] = media_group_id
         if forward_origin is not None:
             message["forward_origin"] = forward_origin
         if reply_to is not None:
@@ -325,6 +419,23 @@ class FakeBotAPI(LoopbackServer):
             return web.json_response(body, status=exc.code)
         await self._record(call)
         return web.json_response({"ok": True, "result": result})
+
+    async def _download(self, request: web.Request) -> web.Response:
+        """``GET /file/bot<token>/<file_path>``: the bytes of a file ``getFile`` gave."""
+        if request.match_info["token"] != TOKEN:
+            self.unauthorized += 1
+            return web.json_response(
+                {"ok": False, "error_code": 401, "description": "Unauthorized"}, status=401
+            )
+        path = request.match_info["path"]
+        file = next((f for f in self.files.values() if f.path == path), None)
+        if file is None:
+            return web.json_response(
+                {"ok": False, "error_code": 404, "description": "Not Found"}, status=404
+            )
+        self.downloads.append(path)
+        await self._record(BotCall("download", {"file_path": path}, time.monotonic()))
+        return web.Response(body=file.data, content_type="application/octet-stream")
 
     async def _record(self, call: BotCall) -> None:
         if call.method != "getUpdates":
@@ -511,6 +622,19 @@ class FakeBotAPI(LoopbackServer):
             message["reply_markup"] = markup
         return message
 
+    async def _m_getFile(self, params: dict[str, Any]) -> dict[str, Any]:
+        file = self.files.get(str(params.get("file_id", "")))
+        if file is None:
+            raise TelegramError(400, "Bad Request: invalid file_id")
+        if file.size > MAX_DOWNLOAD:
+            raise TelegramError(400, "Bad Request: file is too big")
+        return {
+            "file_id": file.file_id,
+            "file_unique_id": file.unique_id,
+            "file_size": file.size,
+            "file_path": file.path,
+        }
+
     async def _m_answerCallbackQuery(self, params: dict[str, Any]) -> bool:
         query_id = str(params.get("callback_query_id", ""))
         if query_id in self.answered:
@@ -520,6 +644,22 @@ class FakeBotAPI(LoopbackServer):
             )
         self.answered.add(query_id)
         return True
+
+
+@dataclass(frozen=True)
+class _File:
+    file_id: str
+    unique_id: str
+    data: bytes
+    size: int  # as declared to the bot
+    path: str
+
+
+def _blank() -> bytes:
+    """A small white picture with nothing written on it."""
+    out = io.BytesIO()
+    Image.new("RGB", (90, 60), "white").save(out, format="PNG")
+    return out.getvalue()
 
 
 def _decode(form: dict[str, Any]) -> dict[str, Any]:
