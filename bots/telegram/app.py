@@ -178,7 +178,7 @@ async def running_bot(
     """The bot taking updates (webhook if ``settings.telegram.webhook_url``, else polling)
     until the block ends; then running checks get ``grace_s`` to finish."""
     config = settings.telegram
-    state = BotState(service, config, allow_private_urls=allow_private_urls)
+    state = BotState(service, config, allow_private_urls=allow_private_urls, images=settings.images)
     application = build_application(
         state, token, base_url=config.base_url, rate_limiter=rate_limiter
     )

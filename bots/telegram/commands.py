@@ -19,7 +19,8 @@ __all__ = ["BOT_COMMANDS", "HELP", "command_handlers"]
 
 HELP = """<b>ZoFia checks whether a post is likely real or fake.</b>
 
-<b>In this chat</b>: forward me a post, or send its text or a link; /check TEXT works too.
+<b>In this chat</b>: forward me a post, or send its text, a link, or a photo or \
+screenshot of it (an album is one post); /check TEXT works too.
 <b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can \
 make me check every forwarded post with /settings autocheck on.
 
@@ -27,11 +28,12 @@ You get a verdict card at once updated as the check goes: the verdict, how sure 
 judge was, a summary and the strongest sources. Its buttons open the debate between the \
 agents, the evidence and the claims, and let you say whether the verdict was right.
 
-<b>What is stored</b>: the post's text, where it was forwarded from, its link, and the \
+<b>What is stored</b>: the post's text (with the text read from its pictures), where it \
+was forwarded from, its link, and the \
 report; your user id and this chat's id only as keyed hashes (never the ids themselves), \
 to apply rate limits and count votes. After {days} days the text, its origin and link, the \
 summary and the evidence are deleted; the verdict, its confidence and the vote counts are \
-kept. Photos are not read: add the text as a caption."""
+kept. Pictures themselves are never stored, only a fingerprint (hash) of each."""
 
 SETTINGS_HELP = (
     "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"

@@ -1,6 +1,6 @@
 """One check from a Telegram message to its verdict card.
 
-:func:`read_post` turns a message (with its forward origin) into a post;
+:func:`read_post` turns a message (with its forward origin and pictures) into a post;
 :func:`deliver_check` submits it, keeps a "checking…" message up to date, and turns
 that message into the verdict card, or into one sentence saying what went wrong.
 """
@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from telegram import (
@@ -23,6 +23,7 @@ from telegram import (
     MessageOriginHiddenUser,
     MessageOriginUser,
 )
+from telegram.constants import ChatAction
 from telegram.error import TelegramError
 
 from bots.common.card import VerdictCard, verdict_card
@@ -30,14 +31,17 @@ from bots.common.languages import LANGUAGE_KEY
 from bots.common.posts import post_from_message
 from bots.common.sentences import error_sentence
 from storage.service import Outcome, Requester
-from zofia_engine.errors import ZofiaError
+from zofia_engine.errors import InvalidPostError, ZofiaError
+from zofia_engine.images.reader import NO_TEXT as NO_TEXT_IN_PICTURE
 from zofia_engine.post import Post, ProgressEvent
 
+from .photos import download_pictures
 from .progress import ProgressMessage
 from .render import card_html, card_keyboard, progress_html, progress_keyboard, quote_text
 from .state import PLATFORM, BotState
 
 __all__ = [
+    "NOTHING_TO_CHECK",
     "NO_TEXT",
     "deliver_check",
     "describe_origin",
@@ -48,9 +52,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-NO_TEXT = (
-    "I can only check text for now: please send the post's text, or add it as a caption "
-    "to the photo."
+#: a picture with no text in it (the engine's sentence, whichever layer finds it)
+NO_TEXT = NO_TEXT_IN_PICTURE
+NOTHING_TO_CHECK = (
+    "I found nothing to check in this message: please send the post's text, a link, "
+    "or a photo or screenshot of it."
 )
 INTERRUPTED = (
     "The bot restarted before this check finished. It will resume; send the post again "
@@ -85,9 +91,16 @@ def post_text(message: Message) -> str:
 
 
 async def read_post(
-    message: Message, text: str, *, language: str = "", allow_private_urls: bool = False
+    message: Message,
+    text: str,
+    *,
+    pictures: Sequence[tuple[bytes, str]] = (),
+    language: str = "",
+    allow_private_urls: bool = False,
 ) -> Post:
-    """The post ``message`` stands for, with ``text`` as its text (a link alone is fetched).
+    """The post ``message`` stands for, with ``text`` as its text (a link alone is
+    fetched) and ``pictures`` (``(bytes, media type)``) as its pictures, which the
+    check service reads.
 
     A forwarded message's origin becomes the post's origin, and the original date its
     publication date (UTC); ``language`` is the chat's reply language.
@@ -101,6 +114,7 @@ async def read_post(
         published = message.forward_origin.date.astimezone(dt.UTC).date()
     return await post_from_message(
         text,
+        pictures=pictures,
         published=published,
         origin=origin,
         language=language,
@@ -115,15 +129,19 @@ async def deliver_check(
     user_id: int,
     request: Message | None = None,
     *,
+    photos: Sequence[Message] = (),
     unasked: bool = False,
 ) -> None:
     """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
-    message that asked: ``/check``, a mention), or to ``target`` itself.
+    message that asked: ``/check``, a mention), or to ``target`` itself. The pictures
+    of ``photos`` (``target``, or an album's messages) are downloaded and checked with
+    the text; a refused picture gets one sentence, and no check is stored.
 
     The reply starts as "checking…" with a Cancel button, is edited as the check goes,
     and ends as the verdict card. A repeat answered from the store gets the card at once.
     An ``unasked`` check (a group's auto-check) shows no progress and answers only a
-    checkable claim or a scam: an opinion, a greeting or satire gets no reply.
+    checkable claim or a scam: an opinion, a greeting or satire gets no reply, nor
+    does a picture that cannot be read.
     """
     anchor = request or target
     chat_id = target.chat_id
@@ -131,9 +149,18 @@ async def deliver_check(
     reply: Message | None = None
     try:
         language = state.service.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
-        state.service.admit(requester)  # before a link is fetched: a refusal costs nothing
+        # before a link or a picture is fetched: a refusal costs nothing
+        state.service.admit(requester)
+        if photos and not unasked:  # downloading and reading pictures takes a moment
+            with contextlib.suppress(TelegramError):
+                await anchor.reply_chat_action(ChatAction.TYPING)
+        pictures = await download_pictures(target.get_bot(), photos, state.images)
         post = await read_post(
-            target, text, language=language, allow_private_urls=state.allow_private_urls
+            target,
+            text,
+            pictures=pictures,
+            language=language,
+            allow_private_urls=state.allow_private_urls,
         )
         handle = await state.service.submit(post, requester)
         if not handle.done and not unasked:
@@ -158,6 +185,9 @@ async def deliver_check(
             raise
         await _say(anchor, reply, "The check was cancelled.")
     except (ZofiaError, TelegramError) as exc:
+        if unasked and photos and isinstance(exc, InvalidPostError):
+            log.info("unasked picture post in chat %s not checked: %s", chat_id, exc)
+            return
         log.warning("check for chat %s failed: %s", chat_id, exc, exc_info=True)
         await _say(anchor, reply, error_sentence(exc))
     except Exception as exc:

@@ -1,20 +1,28 @@
 """What starts a check: a message in a private chat, ``/check``, a mention of the bot in a
 reply, and (when a group's admin turned it on) a post forwarded into a group.
 
+Each may be text, a photo or an image file (with or without a caption), or an album:
+its messages are gathered for ``album_wait_s`` and checked as one post.
+
 Each handler only decides what to check and for whom; :func:`deliver_check` does the rest,
 in the background, so that updates keep flowing while checks run.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import math
 from typing import Any
 
 from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
+from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from .delivery import NO_TEXT, deliver_check, post_text
+from .delivery import NOTHING_TO_CHECK, deliver_check, post_text
+from .photos import IMAGE_DOCUMENT, album_caption, has_picture
 from .state import PLATFORM, BotState, bot_state
 
 __all__ = ["AUTO_CHECK", "RESTARTING", "input_handlers"]
@@ -25,6 +33,8 @@ HOW_TO = (
     "/check followed by text checks that text."
 )
 RESTARTING = "The bot is restarting: please send this again in a minute."
+
+log = logging.getLogger(__name__)
 
 
 def _asker(message: Message) -> int:
@@ -46,9 +56,45 @@ def _replied(message: Message) -> Message | None:
     return target
 
 
+def _photos(message: Message) -> list[Message]:
+    return [message] if has_picture(message) else []
+
+
 async def _start(state: BotState, request: Message, target: Message, text: str) -> None:
-    if not state.spawn(deliver_check(state, target, text, _asker(request), request)):
+    work = deliver_check(state, target, text, _asker(request), request, photos=_photos(target))
+    if not state.spawn(work):
         await request.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
+
+
+async def _album(state: BotState, opener: Message, *, unasked: bool = False) -> None:
+    """Gather the album ``opener`` opened, then check it as one post, answered in a reply
+    to its first message."""
+    try:
+        messages = await state.albums.gather(opener, state.settings.album_wait_s)
+    except asyncio.CancelledError:  # shutdown while gathering: nothing was submitted
+        if not unasked:
+            with contextlib.suppress(TelegramError):
+                await opener.reply_text(RESTARTING, do_quote=True)
+        raise
+    first = messages[0]
+    photos = [m for m in messages if has_picture(m)]
+    text = album_caption(messages)
+    try:
+        if not text and not photos:
+            if not unasked:
+                await first.reply_text(NOTHING_TO_CHECK, do_quote=True)
+            return
+        if await _in_cooldown(state, first, say=not unasked):
+            return
+    except TelegramError as exc:
+        log.warning("could not answer an album in chat %s: %s", first.chat_id, exc)
+        return
+    await deliver_check(state, first, text, _asker(first), photos=photos, unasked=unasked)
+
+
+def _joined_album(state: BotState, message: Message) -> bool:
+    """An album's message that joined one being gathered: its check is under way."""
+    return message.media_group_id is not None and not state.albums.add(message)
 
 
 async def _in_cooldown(state: BotState, message: Message, *, say: bool = True) -> bool:
@@ -65,8 +111,8 @@ async def _in_cooldown(state: BotState, message: Message, *, say: bool = True) -
 
 
 async def _check(state: BotState, request: Message, target: Message, text: str) -> None:
-    if not text:
-        await request.reply_text(NO_TEXT, do_quote=True)
+    if not text and not has_picture(target):
+        await request.reply_text(NOTHING_TO_CHECK, do_quote=True)
         return
     if await _in_cooldown(state, request):
         return
@@ -74,11 +120,19 @@ async def _check(state: BotState, request: Message, target: Message, text: str) 
 
 
 async def on_private_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A private chat: anything sent or forwarded is checked."""
+    """A private chat: anything sent or forwarded is checked; an album once."""
     message = update.effective_message
     if message is None:
         return
-    await _check(bot_state(context), message, message, post_text(message))
+    state = bot_state(context)
+    if _joined_album(state, message):
+        return
+    if message.media_group_id is not None:
+        if not state.spawn(_album(state, message)):
+            state.albums.discard(message)
+            await message.reply_text(RESTARTING, do_quote=True)
+        return
+    await _check(state, message, message, post_text(message))
 
 
 async def on_check_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -123,20 +177,37 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     state = bot_state(context)
     if not state.service.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False):
         return
+    if _joined_album(state, message):
+        return
+    # unasked: during shutdown it is simply not checked
+    if message.media_group_id is not None:
+        if not state.spawn(_album(state, message, unasked=True)):
+            state.albums.discard(message)
+        return
     text = post_text(message)
-    if text and not await _in_cooldown(state, message, say=False):
-        # unasked: during shutdown it is simply not checked
-        state.spawn(deliver_check(state, message, text, _asker(message), message, unasked=True))
+    if (text or has_picture(message)) and not await _in_cooldown(state, message, say=False):
+        state.spawn(
+            deliver_check(
+                state,
+                message,
+                text,
+                _asker(message),
+                message,
+                photos=_photos(message),
+                unasked=True,
+            )
+        )
 
 
 def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
     """The handlers, in the order they are tried."""
     private = filters.ChatType.PRIVATE
     groups = filters.ChatType.GROUPS
+    pictures = filters.PHOTO | IMAGE_DOCUMENT
     return [
         CommandHandler("check", on_check_command),
         MessageHandler(
-            private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | filters.PHOTO),
+            private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | pictures),
             on_private_message,
         ),
         MessageHandler(
@@ -144,6 +215,7 @@ def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
             on_mention,
         ),
         MessageHandler(
-            groups & filters.FORWARDED & (filters.TEXT | filters.CAPTION), on_group_forward
+            groups & filters.FORWARDED & (filters.TEXT | filters.CAPTION | pictures),
+            on_group_forward,
         ),
     ]

@@ -14,6 +14,8 @@ class TelegramSettings(SettingsSection):
 
     ``webhook_url`` empty means long polling; set, the library's webhook server
     listens on ``webhook_listen:webhook_port`` and Telegram must reach ``webhook_url``.
+    An album's pictures come as messages of their own: they are gathered into one post
+    until none came for ``album_wait_s`` seconds.
     """
 
     token_env: str = "TELEGRAM_BOT_TOKEN"
@@ -24,3 +26,4 @@ class TelegramSettings(SettingsSection):
     webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"
     progress_interval_s: float = Field(1.5, ge=0)
     chat_cooldown_s: float = Field(10.0, ge=0)
+    album_wait_s: float = Field(1.0, ge=0, le=10)

@@ -1,5 +1,6 @@
 """What the Telegram handlers share: the check service, the settings, the checks being
-delivered (so shutdown can wait for them) and the groups' cooldowns."""
+delivered (so shutdown can wait for them), the groups' cooldowns and the albums being
+gathered."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from telegram.ext import CallbackContext
 
 from bots.common.cooldowns import Cooldowns
 from storage.service import CheckService
+from zofia_engine.image_settings import ImageSettings
 
+from .photos import Albums
 from .settings import TelegramSettings
 
 __all__ = ["PLATFORM", "BotState", "bot_state"]
@@ -32,11 +35,15 @@ class BotState:
         service: the started check service.
         settings: the ``[telegram]`` section.
         allow_private_urls: let a link to a private address be fetched (tests only).
+        images: the ``[images]`` section: how many pictures a post may have, and how
+            large each may be (a larger one is refused before it is downloaded).
     """
 
     service: CheckService
     settings: TelegramSettings
     allow_private_urls: bool = False
+    images: ImageSettings = field(default_factory=ImageSettings)
+    albums: Albums = field(default_factory=Albums)
     deliveries: set[asyncio.Task[None]] = field(default_factory=set)
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
     closing: bool = False

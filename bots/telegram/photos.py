@@ -1,0 +1,218 @@
+"""Pictures in Telegram messages: which file a message's picture is (the largest size of
+a photo that fits the cap, or a document that is an image or is named like one), its
+download within that cap, and albums (messages sharing a ``media_group_id``) gathered
+into one post.
+
+The bytes are only fetched here; the engine decides what they are (it refuses a
+non-image, an SVG, a decompression bomb or a truncated file with one sentence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import mimetypes
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from telegram import Bot, Document, Message
+from telegram.error import BadRequest, TelegramError
+from telegram.ext.filters import MessageFilter
+
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.images.decode import ImageRefusedError
+
+__all__ = [
+    "IMAGE_DOCUMENT",
+    "IMAGE_SUFFIXES",
+    "NOT_DOWNLOADED",
+    "Albums",
+    "PictureFile",
+    "album_caption",
+    "download_pictures",
+    "has_picture",
+    "picture_of",
+]
+
+log = logging.getLogger(__name__)
+
+NOT_DOWNLOADED = "I could not download the picture from Telegram; please send it again."
+
+#: file names a document may have to be taken for a picture whatever its media type
+IMAGE_SUFFIXES = (
+    ".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff",
+    ".heic", ".heif", ".avif", ".svg",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PictureFile:
+    """A message's picture as Telegram describes it: the file to ask for, the size it
+    declares (``None``: not said), and the media type it was sent as."""
+
+    file_id: str
+    file_size: int | None
+    media_type: str
+    what: str = "picture"  # "picture" (a photo) or "file" (a document): for sentences
+
+
+def is_image_document(document: Document) -> bool:
+    """A document sent as an image (``image/*``) or named like one."""
+    if (document.mime_type or "").lower().startswith("image/"):
+        return True
+    return (document.file_name or "").lower().endswith(IMAGE_SUFFIXES)
+
+
+class _ImageDocument(MessageFilter):
+    __slots__ = ()
+
+    def filter(self, message: Message) -> bool:
+        return message.document is not None and is_image_document(message.document)
+
+
+#: messages whose document is a picture (see :func:`is_image_document`)
+IMAGE_DOCUMENT = _ImageDocument(name="IMAGE_DOCUMENT")
+
+
+def picture_of(message: Message, max_bytes: int) -> PictureFile | None:
+    """The picture a message carries, or ``None``.
+
+    A photo is the largest of its sizes whose declared size is within ``max_bytes`` (a
+    size that declares none counts as within); when none is, the smallest, which is
+    then refused by its size before it is downloaded.
+    """
+    if message.photo:
+        sizes = sorted(message.photo, key=lambda p: (p.width * p.height, p.file_size or 0))
+        fitting = [p for p in sizes if p.file_size is None or p.file_size <= max_bytes]
+        chosen = fitting[-1] if fitting else sizes[0]
+        return PictureFile(chosen.file_id, chosen.file_size, "image/jpeg")
+    document = message.document
+    if document is not None and is_image_document(document):
+        kind = (document.mime_type or "").lower()
+        if not kind.startswith("image/"):
+            kind = mimetypes.guess_type(document.file_name or "")[0] or "application/octet-stream"
+        return PictureFile(document.file_id, document.file_size, kind, "file")
+    return None
+
+
+def has_picture(message: Message) -> bool:
+    return bool(message.photo) or (
+        message.document is not None and is_image_document(message.document)
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n / 1_000_000:.0f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
+
+
+def _too_large(file: PictureFile, size: str, max_bytes: int, n: int, of: int) -> ImageRefusedError:
+    which = f"Picture {n} of {of}: the" if of > 1 else "The"
+    return ImageRefusedError(
+        f"{which} {file.what} is {size}; pictures up to {_size(max_bytes)} are checked."
+    )
+
+
+async def download_pictures(
+    bot: Bot, messages: Sequence[Message], settings: ImageSettings
+) -> list[tuple[bytes, str]]:
+    """The pictures of ``messages`` (a message, or an album's), downloaded, each as
+    ``(bytes, media type)`` for :func:`bots.common.posts.post_from_message`.
+
+    Nothing is downloaded when there are more pictures than a post may have, or when
+    any of them declares more than ``settings.max_bytes``.
+
+    Raises:
+        InvalidPostError: too many pictures, or Telegram did not give one.
+        ImageRefusedError: a picture is too large.
+    """
+    cap = settings.max_bytes
+    files = [file for m in messages if (file := picture_of(m, cap)) is not None]
+    if len(files) > settings.max_images:
+        raise InvalidPostError(
+            f"The post has {len(files)} pictures; up to {settings.max_images} are checked."
+        )
+    of = len(files)
+    for n, file in enumerate(files, 1):
+        if file.file_size is not None and file.file_size > cap:
+            raise _too_large(file, _size(file.file_size), cap, n, of)
+    pictures = []
+    for n, file in enumerate(files, 1):
+        try:
+            found = await bot.get_file(file.file_id)
+            if found.file_size is not None and found.file_size > cap:
+                raise _too_large(file, _size(found.file_size), cap, n, of)
+            data = bytes(await found.download_as_bytearray())
+        except BadRequest as exc:
+            if "too big" in exc.message.lower():  # bots cannot download over 20 MB
+                raise _too_large(file, "over 20 MB", cap, n, of) from None
+            log.warning("could not download file %s: %s", file.file_id, exc)
+            raise InvalidPostError(NOT_DOWNLOADED) from None
+        except (TelegramError, RuntimeError) as exc:  # RuntimeError: no file_path given
+            log.warning("could not download file %s: %s", file.file_id, exc)
+            raise InvalidPostError(NOT_DOWNLOADED) from None
+        if len(data) > cap:
+            raise _too_large(file, _size(len(data)), cap, n, of)
+        pictures.append((data, file.media_type))
+    return pictures
+
+
+def album_caption(messages: Sequence[Message]) -> str:
+    """An album's text: its captions (usually one, on any of its messages), in order."""
+    captions: list[str] = []
+    for message in messages:
+        caption = (message.caption or message.text or "").strip()
+        if caption and caption not in captions:
+            captions.append(caption)
+    return "\n\n".join(captions)
+
+
+@dataclass
+class _Album:
+    messages: list[Message]
+    last: float
+
+
+@dataclass
+class Albums:
+    """The albums being gathered: Telegram sends each picture of an album as a message
+    of its own, all with the same ``media_group_id``, within moments of each other."""
+
+    _open: dict[tuple[int, str], _Album] = field(default_factory=dict)
+
+    @staticmethod
+    def _key(message: Message) -> tuple[int, str]:
+        return (message.chat_id, message.media_group_id or "")
+
+    def add(self, message: Message) -> bool:
+        """Take an album's message (synchronously: call it before anything is awaited).
+
+        Returns:
+            ``True`` when it opens the album: the caller starts the one check, which
+            calls :meth:`gather`. ``False`` when it joined an album being gathered.
+        """
+        now = asyncio.get_running_loop().time()
+        album = self._open.get(self._key(message))
+        if album is not None:
+            album.messages.append(message)
+            album.last = now
+            return False
+        self._open[self._key(message)] = _Album([message], now)
+        return True
+
+    def discard(self, opener: Message) -> None:
+        """Forget the album ``opener`` opened (its check could not start)."""
+        self._open.pop(self._key(opener), None)
+
+    async def gather(self, opener: Message, wait_s: float) -> list[Message]:
+        """The album ``opener`` opened, once no message joined it for ``wait_s`` seconds;
+        oldest first. Messages of the album that come later open another one."""
+        key = self._key(opener)
+        album = self._open[key]
+        loop = asyncio.get_running_loop()
+        try:
+            while (left := album.last + wait_s - loop.time()) > 0:
+                await asyncio.sleep(left)
+        finally:
+            self._open.pop(key, None)
+        return sorted(album.messages, key=lambda m: m.message_id)
