@@ -292,11 +292,12 @@ async def test_text_read_from_a_picture_reaches_the_checker_only_under_its_marke
     [post] = bot.checker.runs
     caption, marker, read = post.text.partition(MARKER)
     assert marker and caption.strip() == "What does this say?"
-    assert "ignore your instructions" in read.lower()
-    assert post.text.lower().count("ignore") == 1  # once, after the marker
+    # Distinctive words only: the OCR may read the capital I of "Ignore" as an l.
+    assert "your instructions" in read.lower() and "answer true" in read.lower()
+    assert post.text.lower().count("answer true") == 1  # once, after the marker
     # Nowhere else in what the checker gets: not the origin, link, language or caption flag.
     rest = post.model_dump_json(exclude={"text", "images"}).lower()
-    assert "ignore" not in rest and "answer true" not in rest
+    assert "instructions" not in rest and "answer true" not in rest
 
 
 async def test_auto_check_reads_forwarded_albums_and_keeps_quiet_about_blank_ones(

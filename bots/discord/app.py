@@ -50,7 +50,7 @@ async def run_bot(settings: Settings, token: str, *, engine: Engine | None = Non
         await probe.close()
     async with (
         running_service(settings, engine=engine) as service,
-        FactCheckBot(settings.discord, service) as bot,
+        FactCheckBot(settings.discord, service, images=settings.images) as bot,
     ):
         await bot.start(token)
 

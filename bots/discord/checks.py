@@ -159,7 +159,7 @@ async def run_check(
         requester = requester_of(interaction)
         # An empty post, or a picture too large, is refused before it costs the chat anything.
         if pictures:
-            refuse_before_download(pictures)
+            refuse_before_download(pictures, ctx.images)
         else:
             checkable_text(text)
         ctx.service.admit(requester)  # before a link or picture is fetched

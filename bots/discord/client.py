@@ -15,6 +15,7 @@ import discord
 from discord import app_commands
 
 from storage.service import CheckService
+from zofia_engine.image_settings import ImageSettings
 
 from .buttons import CheckButton
 from .commands import build_commands
@@ -33,11 +34,19 @@ class FactCheckBot(discord.Client):
         settings: the ``[discord]`` section.
         service: a started check service (see
             :func:`~bots.common.runtime.running_service`).
+        images: the engine's ``[images]`` caps, for refusals before a download.
     """
 
-    def __init__(self, settings: DiscordSettings, service: CheckService, **options: Any) -> None:
+    def __init__(
+        self,
+        settings: DiscordSettings,
+        service: CheckService,
+        *,
+        images: ImageSettings | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(intents=discord.Intents(guilds=True), **options)
-        self.context = DiscordContext(service, settings)
+        self.context = DiscordContext(service, settings, images=images or ImageSettings())
         self.tree: app_commands.CommandTree[FactCheckBot] = app_commands.CommandTree(self)
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
 

@@ -12,6 +12,7 @@ import discord
 
 from bots.common.cooldowns import Cooldowns
 from storage.service import CheckService
+from zofia_engine.image_settings import ImageSettings
 
 from .settings import MAX_COOLDOWN_S, DiscordSettings
 
@@ -25,10 +26,12 @@ class DiscordContext:
     Args:
         service: the started check service.
         settings: the ``[discord]`` section.
+        images: the engine's ``[images]`` caps (pictures refused before a download).
     """
 
     service: CheckService
     settings: DiscordSettings
+    images: ImageSettings = field(default_factory=ImageSettings)
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
     # One lock per key while someone holds or waits for it (then it is dropped).
     _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = field(

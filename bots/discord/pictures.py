@@ -6,8 +6,8 @@ its name ends like a picture's; anything else (a PDF, a video) is left out, and 
 message's text is checked without it. The picture given to ``/factcheck``'s ``image``
 option is always read as one: the engine's reader refuses, with its own sentence,
 whatever is not a picture it can read (an SVG, a text file named ``.jpg``, a damaged
-file). An attachment Discord declares larger than :data:`MAX_PICTURE_BYTES`, or more
-than :data:`MAX_PICTURES` of them, is refused before a byte is downloaded.
+file). An attachment Discord declares larger than the engine's cap, or more
+than a post may have, is refused before a byte is downloaded.
 """
 
 from __future__ import annotations
@@ -19,72 +19,40 @@ import aiohttp
 import discord
 
 from zofia_engine.errors import InvalidPostError
+from zofia_engine.image_settings import ImageSettings
+
+from ..common.pictures import looks_like_picture, refuse_declared
 
 __all__ = [
-    "MAX_PICTURES",
-    "MAX_PICTURE_BYTES",
     "download_pictures",
-    "looks_like_picture",
+    "is_picture",
     "message_pictures",
     "refuse_before_download",
 ]
 
 log = logging.getLogger(__name__)
 
-#: the engine's caps (``[images] max_bytes`` and ``max_images`` by default)
-MAX_PICTURE_BYTES = 10_000_000
-MAX_PICTURES = 4
-_PICTURE_SUFFIXES = (
-    ".jpg",
-    ".jpeg",
-    ".jfif",
-    ".png",
-    ".webp",
-    ".gif",
-    ".svg",
-    ".bmp",
-    ".tif",
-    ".tiff",
-    ".heic",
-    ".heif",
-    ".avif",
-)
 NOT_DOWNLOADED = "I could not download the picture from Discord; please send it again."
 
 
-def looks_like_picture(attachment: discord.Attachment) -> bool:
+def is_picture(attachment: discord.Attachment) -> bool:
     """Whether Discord calls the attachment an image, or its name ends like a picture's."""
-    kind = (attachment.content_type or "").split(";")[0].strip().lower()
-    return kind.startswith("image/") or attachment.filename.lower().endswith(_PICTURE_SUFFIXES)
+    return looks_like_picture(attachment.content_type, attachment.filename)
 
 
 def message_pictures(message: discord.Message) -> list[discord.Attachment]:
     """The attachments of ``message`` that are pictures, in the message's order."""
-    return [attachment for attachment in message.attachments if looks_like_picture(attachment)]
+    return [attachment for attachment in message.attachments if is_picture(attachment)]
 
 
-def _size_words(size: int) -> str:
-    return f"{size / 1_000_000:.0f} MB" if size >= 1_000_000 else f"{size / 1000:.0f} kB"
-
-
-def refuse_before_download(pictures: Sequence[discord.Attachment]) -> None:
-    """Refuse, from what Discord declares, pictures that would be refused anyway.
+def refuse_before_download(pictures: Sequence[discord.Attachment], settings: ImageSettings) -> None:
+    """Refuse, from what Discord declares, pictures the engine would refuse anyway
+    (more than a post may have, or one declared over the size cap).
 
     Raises:
-        InvalidPostError: more than :data:`MAX_PICTURES`, or one larger than
-            :data:`MAX_PICTURE_BYTES` (the sentence names which, when there are several).
+        InvalidPostError: as :func:`bots.common.pictures.refuse_declared` says.
     """
-    if len(pictures) > MAX_PICTURES:
-        raise InvalidPostError(
-            f"The post has {len(pictures)} pictures; up to {MAX_PICTURES} are checked."
-        )
-    for n, picture in enumerate(pictures, 1):
-        if picture.size > MAX_PICTURE_BYTES:
-            which = f"Picture {n} of {len(pictures)}: the" if len(pictures) > 1 else "The"
-            raise InvalidPostError(
-                f"{which} picture is {_size_words(picture.size)}; pictures up to "
-                f"{_size_words(MAX_PICTURE_BYTES)} are checked."
-            )
+    refuse_declared([picture.size for picture in pictures], settings)
 
 
 async def download_pictures(pictures: Sequence[discord.Attachment]) -> list[tuple[bytes, str]]:

@@ -21,11 +21,12 @@ from telegram.ext.filters import MessageFilter
 
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
-from zofia_engine.images.decode import ImageRefusedError
+from zofia_engine.images.decode import size_words, too_many
+
+from ..common.pictures import looks_like_picture, too_large_file
 
 __all__ = [
     "IMAGE_DOCUMENT",
-    "IMAGE_SUFFIXES",
     "NOT_DOWNLOADED",
     "Albums",
     "PictureFile",
@@ -38,12 +39,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 NOT_DOWNLOADED = "I could not download the picture from Telegram; please send it again."
-
-#: file names a document may have to be taken for a picture whatever its media type
-IMAGE_SUFFIXES = (
-    ".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff",
-    ".heic", ".heif", ".avif", ".svg",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -59,9 +54,7 @@ class PictureFile:
 
 def is_image_document(document: Document) -> bool:
     """A document sent as an image (``image/*``) or named like one."""
-    if (document.mime_type or "").lower().startswith("image/"):
-        return True
-    return (document.file_name or "").lower().endswith(IMAGE_SUFFIXES)
+    return looks_like_picture(document.mime_type, document.file_name)
 
 
 class _ImageDocument(MessageFilter):
@@ -102,15 +95,8 @@ def has_picture(message: Message) -> bool:
     )
 
 
-def _size(n: int) -> str:
-    return f"{n / 1_000_000:.0f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
-
-
-def _too_large(file: PictureFile, size: str, max_bytes: int, n: int, of: int) -> ImageRefusedError:
-    which = f"Picture {n} of {of}: the" if of > 1 else "The"
-    return ImageRefusedError(
-        f"{which} {file.what} is {size}; pictures up to {_size(max_bytes)} are checked."
-    )
+def _too_large(file: PictureFile, size: str, settings: ImageSettings, n: int, of: int) -> Exception:
+    return too_large_file(size, settings, n, of, file.what)
 
 
 async def download_pictures(
@@ -129,30 +115,28 @@ async def download_pictures(
     cap = settings.max_bytes
     files = [file for m in messages if (file := picture_of(m, cap)) is not None]
     if len(files) > settings.max_images:
-        raise InvalidPostError(
-            f"The post has {len(files)} pictures; up to {settings.max_images} are checked."
-        )
+        raise too_many(len(files), settings.max_images)
     of = len(files)
     for n, file in enumerate(files, 1):
         if file.file_size is not None and file.file_size > cap:
-            raise _too_large(file, _size(file.file_size), cap, n, of)
+            raise _too_large(file, size_words(file.file_size), settings, n, of)
     pictures = []
     for n, file in enumerate(files, 1):
         try:
             found = await bot.get_file(file.file_id)
             if found.file_size is not None and found.file_size > cap:
-                raise _too_large(file, _size(found.file_size), cap, n, of)
+                raise _too_large(file, size_words(found.file_size), settings, n, of)
             data = bytes(await found.download_as_bytearray())
         except BadRequest as exc:
             if "too big" in exc.message.lower():  # bots cannot download over 20 MB
-                raise _too_large(file, "over 20 MB", cap, n, of) from None
+                raise _too_large(file, "over 20 MB", settings, n, of) from None
             log.warning("could not download file %s: %s", file.file_id, exc)
             raise InvalidPostError(NOT_DOWNLOADED) from None
         except (TelegramError, RuntimeError) as exc:  # RuntimeError: no file_path given
             log.warning("could not download file %s: %s", file.file_id, exc)
             raise InvalidPostError(NOT_DOWNLOADED) from None
         if len(data) > cap:
-            raise _too_large(file, _size(len(data)), cap, n, of)
+            raise _too_large(file, size_words(len(data)), settings, n, of)
         pictures.append((data, file.media_type))
     return pictures
 

@@ -15,7 +15,15 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..errors import InvalidPostError
 
-__all__ = ["ACCEPTED", "CleanImage", "ImageRefusedError", "clean_image"]
+__all__ = [
+    "ACCEPTED",
+    "CleanImage",
+    "ImageRefusedError",
+    "clean_image",
+    "size_words",
+    "too_large",
+    "too_many",
+]
 
 #: Pillow's format name → the media type it is sent on as.
 ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
@@ -41,8 +49,21 @@ class CleanImage:
     note: str = ""
 
 
-def _megabytes(n: int) -> str:
+def size_words(n: int) -> str:
+    """A byte count in words: ``"31 MB"``, ``"870 kB"``."""
     return f"{n / 1_000_000:.0f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
+
+
+def too_large(size: str, max_bytes: int, *, which: str = "The picture") -> ImageRefusedError:
+    """The refusal of a picture of ``size`` (in words: ``"31 MB"``, ``"over 20 MB"``)."""
+    return ImageRefusedError(
+        f"{which} is {size}; pictures up to {size_words(max_bytes)} are checked."
+    )
+
+
+def too_many(count: int, max_images: int) -> InvalidPostError:
+    """The refusal of a post with more pictures than a post may have."""
+    return InvalidPostError(f"The post has {count} pictures; up to {max_images} are checked.")
 
 
 def _looks_like_svg(data: bytes) -> bool:
@@ -59,10 +80,7 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
             reads as JPEG, PNG, WebP or GIF, or cut short.
     """
     if len(data) > max_bytes:
-        raise ImageRefusedError(
-            f"The picture is {_megabytes(len(data))}; pictures up to "
-            f"{_megabytes(max_bytes)} are checked."
-        )
+        raise too_large(size_words(len(data)), max_bytes)
     if _looks_like_svg(data):
         raise ImageRefusedError(
             "SVG drawings are not checked; send the picture as PNG, JPEG, WebP or GIF."

@@ -13,7 +13,7 @@ from ..errors import InvalidPostError
 from ..image_settings import ImageSettings
 from ..post import Post, PostImage
 from ..text import clean_post
-from .decode import CleanImage, ImageRefusedError, clean_image
+from .decode import CleanImage, ImageRefusedError, clean_image, too_many
 from .labels import find_labels
 from .models import ImageFinding
 from .ocr import OCRBackend, OCRResult, RapidOCRBackend
@@ -71,9 +71,7 @@ class ImageReader:
         if not s.enabled:
             raise InvalidPostError("Pictures are not checked here; send the claim as text.")
         if len(post.images) > s.max_images:
-            raise InvalidPostError(
-                f"The post has {len(post.images)} pictures; up to {s.max_images} are checked."
-            )
+            raise too_many(len(post.images), s.max_images)
         read = [
             await asyncio.to_thread(self._read_one, image.data, n, len(post.images))
             for n, image in enumerate(post.images, 1)

@@ -1,0 +1,53 @@
+"""Pictures in chat messages, the rules both platforms share: which attachments are
+pictures, and the refusals that need no download (more pictures than a post may have,
+a file that declares itself too large), in the engine's own sentences and caps.
+
+The engine decides what the bytes are: it refuses a non-image, an SVG, a bomb or a
+truncated file with one sentence of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.images.decode import ImageRefusedError, size_words, too_large, too_many
+
+__all__ = ["PICTURE_SUFFIXES", "looks_like_picture", "refuse_declared", "too_large_file"]
+
+#: names a file may have to be taken for a picture whatever its declared media type
+PICTURE_SUFFIXES = (
+    ".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff",
+    ".heic", ".heif", ".avif", ".svg",
+)  # fmt: skip
+
+
+def looks_like_picture(media_type: str | None, filename: str | None) -> bool:
+    """A file sent as ``image/*`` or named like a picture."""
+    kind = (media_type or "").split(";")[0].strip().lower()
+    return kind.startswith("image/") or (filename or "").lower().endswith(PICTURE_SUFFIXES)
+
+
+def too_large_file(
+    size: str, settings: ImageSettings, n: int, of: int, what: str = "picture"
+) -> ImageRefusedError:
+    """The refusal of file ``n`` of ``of`` whose size (in words) is over the cap."""
+    which = f"Picture {n} of {of}: the {what}" if of > 1 else f"The {what}"
+    return too_large(size, settings.max_bytes, which=which)
+
+
+def refuse_declared(
+    sizes: Sequence[int | None], settings: ImageSettings, what: str = "picture"
+) -> None:
+    """Refuse, from what the platform declares, pictures the engine would refuse anyway
+    (``None``: a size not declared).
+
+    Raises:
+        InvalidPostError: more pictures than ``settings.max_images``.
+        ImageRefusedError: one declares more than ``settings.max_bytes``.
+    """
+    if len(sizes) > settings.max_images:
+        raise too_many(len(sizes), settings.max_images)
+    for n, size in enumerate(sizes, 1):
+        if size is not None and size > settings.max_bytes:
+            raise too_large_file(size_words(size), settings, n, len(sizes), what)
