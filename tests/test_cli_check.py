@@ -120,6 +120,13 @@ def test_check_an_image_with_a_caption(panel: FakeOpenAI, tmp_path: Path) -> Non
     post = panel.requests[0]["messages"][1]["content"]
     assert "Seen on my feed today" in post and "[Text read from picture 1]" in post
     assert "from every street" in post.casefold()
+    # The store keeps the picture's hash and text, never the picture.
+    stored = b"".join(f.read_bytes() for f in tmp_path.glob("zofia.db*"))
+    data = picture.read_bytes()
+    assert image["sha256"].encode() in stored
+    assert not any(data[i : i + 48] in stored for i in range(64, len(data) - 48, 997))
+    # Nor the cleaned picture the engine passed on, raw or base64 (PNG's signature).
+    assert b"\x89PNG" not in stored and b"iVBORw0KGgo" not in stored
     card = CliRunner().invoke(main, ["check", "--image", str(picture), "Seen on my feed today"])
     assert "Checked: the caption and the text in 1 image" in card.stdout  # a repeat, from the store
 
