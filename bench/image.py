@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from peers.pictures import headline, tweet
+from peers.pictures import cer, headline, tweet
 
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
@@ -65,16 +65,6 @@ TWEETS = [
     ("Market Watch", "@marketwatch", ["Gold rose 2 percent on Thursday", "as the dollar weakened"]),
     ("Science Daily", "@sciencedaily", ["Octopuses have three hearts", "and blue blood"]),
 ]
-
-
-def cer(read: str, truth: str) -> float:
-    a, b = " ".join(read.split()).casefold(), " ".join(truth.split()).casefold()
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[-1] / max(1, len(b))
 
 
 def pictures(count: int) -> list[tuple[bytes, str]]:

@@ -13,10 +13,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-import yarl
-from discord.gateway import DiscordWebSocket
-from discord.http import Route
-from peers.discord_peer import MEMBER, Call, FakeDiscord
+from peers.discord_peer import DISCORD_TOKEN, MEMBER, Call, FakeDiscord
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 
@@ -32,11 +29,11 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["peers.model_fixtures", "peers.discord_fixtures"]
 
 pytestmark = pytest.mark.slow
 
-TOKEN = "MTIz.fake-bot-token.never-logged"
+TOKEN = DISCORD_TOKEN
 POST = (
     "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
     "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
@@ -75,19 +72,6 @@ async def panel() -> AsyncIterator[FakeOpenAI]:
     )
     async with FakeOpenAI(script, api_key="sk-dc") as peer:
         yield peer
-
-
-@pytest_asyncio.fixture
-async def discord_api() -> AsyncIterator[FakeDiscord]:
-    """The fake Discord, with discord.py's REST base and gateway pointed at it."""
-    base, gateway = Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
-    async with FakeDiscord(token=TOKEN) as peer:
-        Route.BASE = peer.api_base
-        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(peer.gateway_url)
-        try:
-            yield peer
-        finally:
-            Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
 
 
 @pytest.fixture

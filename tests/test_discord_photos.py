@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yarl
-from discord.gateway import DiscordWebSocket
-from discord.http import Route
-from peers.discord_peer import Call, FakeDiscord
+from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.pictures import headline, pixel_bomb, svg, truncated_jpeg
 
@@ -28,7 +26,8 @@ from zofia_engine.images.reader import ImageReader, image_marker
 
 pytestmark = pytest.mark.slow  # RapidOCR reads every picture
 
-TOKEN = "MTIz.fake-bot-token.for-photos"
+pytest_plugins = ["peers.discord_fixtures"]
+TOKEN = DISCORD_TOKEN
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 GENEROUS = {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000}
 StartBot = Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]]
@@ -45,19 +44,6 @@ def reader() -> Iterator[ImageReader]:
 @pytest.fixture
 def checker(reader: ImageReader) -> FakeChecker:
     return FakeChecker(reader=reader)
-
-
-@pytest_asyncio.fixture
-async def discord_api() -> AsyncIterator[FakeDiscord]:
-    """The fake Discord, with discord.py's REST base and gateway pointed at it."""
-    base, gateway = Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
-    async with FakeDiscord(token=TOKEN) as peer:
-        Route.BASE = peer.api_base
-        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(peer.gateway_url)
-        try:
-            yield peer
-        finally:
-            Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = base, gateway
 
 
 @pytest_asyncio.fixture

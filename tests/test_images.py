@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
-from peers.pictures import animated_gif, headline, pixel_bomb, svg, truncated_jpeg, with_exif
+from peers.pictures import animated_gif, cer, headline, pixel_bomb, svg, truncated_jpeg, with_exif
 from peers.vision_peer import VISION_KEY, FakeVision, page
 from PIL import Image
 
@@ -45,17 +45,6 @@ pytest_plugins = ["peers.model_fixtures"]
 
 CAPS = {"max_bytes": 10_000_000, "max_pixels": 40_000_000}
 LINES = ["Springfield mayor bans bicycles", "from every street in the city"]
-
-
-def cer(read: str, truth: str) -> float:
-    """Character error rate: edit distance over the truth's length (spaces folded)."""
-    a, b = " ".join(read.split()).casefold(), " ".join(truth.split()).casefold()
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, row[0] = row[0], i
-        for j, cb in enumerate(b, 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
-    return row[-1] / max(1, len(b))
 
 
 # ------------------------------------------------------------------ decoding

@@ -27,7 +27,16 @@ from aiohttp import WSMsgType, web
 
 from .loopback import LoopbackServer
 
-__all__ = ["ADMIN", "MEMBER", "Call", "FakeDiscord"]
+#: the bot token the fake accepts (tests/peers/discord_fixtures.py starts it with it)
+DISCORD_TOKEN = "MTIz.fake-bot-token.never-logged"
+
+__all__ = [
+    "ADMIN",
+    "DISCORD_TOKEN",
+    "MEMBER",
+    "Call",
+    "FakeDiscord",
+]
 
 DISCORD_EPOCH_MS = 1420070400000
 THREAD_TYPE = 11

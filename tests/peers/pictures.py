@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 __all__ = [
     "animated_gif",
+    "cer",
     "headline",
     "pixel_bomb",
     "svg",
@@ -105,3 +106,15 @@ def animated_gif(first: list[str], second: list[str]) -> bytes:
     out = io.BytesIO()
     frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=500, loop=0)
     return out.getvalue()
+
+
+def cer(read: str, truth: str) -> float:
+    """Character error rate of ``read`` against ``truth``: the edit distance over the
+    truth's length, case and runs of white space folded."""
+    a, b = " ".join(read.split()).casefold(), " ".join(truth.split()).casefold()
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1] / max(1, len(b))
