@@ -58,7 +58,7 @@ class EmbeddedSettings(SettingsSection):
     n_threads: int = Field(0, ge=0)
     n_batch: int = Field(512, ge=8)
     # llama.cpp repacks quantised weights into memory of its own for the CPU; mapped,
-    # the file's pages stay resident too (2.0 instead of 1.4 GB for the packaged model).
+    # the file's pages stay resident too.
     use_mmap: bool = False
     logprobs: bool = True
 
