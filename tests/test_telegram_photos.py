@@ -31,6 +31,8 @@ from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader, image_marker
 
+pytestmark = pytest.mark.slow  # RapidOCR reads every picture
+
 ANN = user(601, "Ann", "ann_p")
 BOB = user(602, "Bob")
 CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
