@@ -301,6 +301,30 @@ def m006_four_outcomes(db: Database, secret: bytes | None) -> None:
     db.execute("ALTER TABLE debate_turns_v6 RENAME TO debate_turns")
 
 
+def m007_evidence_sources(db: Database, secret: bytes | None) -> None:
+    """Evidence rows from every source a report has: published fact-checks and findings
+    on the post's pictures besides web pages and Wikipedia (the CHECK allowed the first
+    two only, so a report with either could not be saved). The table is rebuilt."""
+    db.execute(
+        f"""
+        CREATE TABLE evidence_v7 (
+            check_id TEXT NOT NULL {_CASCADE},
+            evidence_id TEXT NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('web', 'wikipedia', 'factcheck', 'image')),
+            provider TEXT NOT NULL,
+            title TEXT NOT NULL,
+            url TEXT NOT NULL,
+            text TEXT,
+            published TEXT,
+            PRIMARY KEY (check_id, evidence_id)
+        )
+        """
+    )
+    db.execute("INSERT INTO evidence_v7 SELECT * FROM evidence")
+    db.execute("DROP TABLE evidence")
+    db.execute("ALTER TABLE evidence_v7 RENAME TO evidence")
+
+
 Migration = Callable[[Database, bytes | None], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = [
@@ -310,6 +334,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m004_keyed_chats_and_texts", m004_keyed_chats_and_texts),
     ("m005_section_marks", m005_section_marks),
     ("m006_four_outcomes", m006_four_outcomes),
+    ("m007_evidence_sources", m007_evidence_sources),
 ]
 
 

@@ -276,6 +276,7 @@ ALL_MIGRATIONS = [
     "m004_keyed_chats_and_texts",
     "m005_section_marks",
     "m006_four_outcomes",
+    "m007_evidence_sources",
 ]
 KEY = b"k" * 32
 
@@ -436,6 +437,22 @@ def test_a_report_round_trips_and_fills_every_table(store: CheckStore, db: Datab
     last_call = next(db.query("SELECT * FROM llm_calls ORDER BY seq DESC LIMIT 1"))
     assert (last_call["ok"], last_call["cached_tokens"], last_call["attempts"]) == (0, 128, 3)
     assert store.integrity_ok()
+
+
+def test_fact_checks_and_picture_findings_are_stored_as_evidence(
+    store: CheckStore, db: Database
+) -> None:
+    row = new_check(store)
+    report = make_report()
+    first = report.evidence[0]
+    report.evidence += [
+        first.model_copy(update={"id": "fc-1", "source": "factcheck", "rating": "False"}),
+        first.model_copy(update={"id": "img-1-label", "source": "image", "url": ""}),
+    ]
+    store.save_report(row.id, report)
+    assert store.get_report(row.id) == report
+    sources = [r[0] for r in db.execute("SELECT source FROM evidence ORDER BY evidence_id")]
+    assert sorted(sources) == ["factcheck", "image", "web", "wikipedia"]
 
 
 def test_a_failed_save_writes_nothing(store: CheckStore, db: Database) -> None:
