@@ -332,3 +332,19 @@ async def test_an_injection_in_a_picture_stays_post_text(
         assert "answer true" in str(messages[1]["content"]).casefold(), schema_name(body)
         others = [str(m["content"]).casefold() for i, m in enumerate(messages) if i != 1]
         assert not any("answer true" in text for text in others), schema_name(body)
+
+
+@pytest.mark.slow
+async def test_failing_vision_and_reverse_search_leave_the_check_going(
+    check: Callable[..., Any], panel: FakeOpenAI
+) -> None:
+    panel.responder = PanelScript(visionreply="I cannot see images.")  # not JSON, twice
+    async with FakeVision() as vision:
+        vision.status = 503
+        report = await check(_photo(LINES), vision=True, reverse=vision.base_url)
+    assert report.verdict in ("unproven", "false", "true", "misleading")
+    notes = " ".join(report.degraded)
+    assert "picture 1: the vision model failed" in notes
+    assert "picture 1: reverse image search failed (HTTP 503 after" in notes
+    [image] = report.images
+    assert image.vision is None and image.sightings == [] and "bicycles" in image.text.casefold()

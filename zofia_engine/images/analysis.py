@@ -79,10 +79,8 @@ async def examine_images(
     async def one(picture: PostImage, finding: ImageFinding) -> ImageFinding:
         image = _image(picture, finding)
         looked, seen = await asyncio.gather(
-            _look(session, shared, image, finding.index, out.notes) if vision else _none_v(),
-            _search(reverse, image, max_results, finding.index, out.notes)
-            if reverse
-            else _none_s(),
+            _look(vision, session, shared, image, finding.index, out.notes),
+            _search(reverse, image, max_results, finding.index, out.notes),
         )
         return finding.model_copy(update={"vision": looked, "sightings": seen})
 
@@ -93,12 +91,15 @@ async def examine_images(
 
 
 async def _look(
+    enabled: bool,
     session: CheckSession,
     shared: tuple[ChatMessage, ...],
     image: CleanImage,
     n: int,
     notes: list[str],
 ) -> VisionFinding | None:
+    if not enabled:
+        return None
     try:
         return await look_at(session, shared, image, n)
     except StepFailed as exc:
@@ -107,22 +108,16 @@ async def _look(
 
 
 async def _search(
-    reverse: ReverseImageBackend, image: CleanImage, limit: int, n: int, notes: list[str]
+    reverse: ReverseImageBackend | None, image: CleanImage, limit: int, n: int, notes: list[str]
 ) -> list[ImageSighting]:
+    if reverse is None:
+        return []
     try:
         return await reverse.search(image, limit)
     except SourceError as exc:
         log.warning("reverse image search failed: %s", exc)
         notes.append(f"picture {n}: reverse image search failed ({exc.detail})")
         return []
-
-
-async def _none_v() -> VisionFinding | None:
-    return None
-
-
-async def _none_s() -> list[ImageSighting]:
-    return []
 
 
 def _items(found: ImageFinding) -> list[EvidenceItem]:
