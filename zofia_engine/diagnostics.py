@@ -9,6 +9,7 @@ search backend one query, the Wikipedia source its article count.
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -145,18 +146,62 @@ async def _wikipedia(settings: EngineSettings) -> Finding:
     return Finding(backend.name, "ok", articles)
 
 
+async def _pictures(settings: EngineSettings, vision: bool) -> list[Finding]:
+    """The OCR, tried on a picture drawn here; the vision role and reverse search named."""
+    s = settings.images
+    if not s.enabled:
+        return [Finding("pictures", "warning", "off: photo posts are refused")]
+    found = [await _guard("OCR", False, _ocr(settings))]
+    if not vision:
+        found.append(Finding("vision", "warning", "none: pictures are read for their text only"))
+    if s.reverse.backend == "none":
+        found.append(Finding("reverse image search", "warning", "off: offline"))
+    else:  # a search costs quota: configured, not tried
+        found.append(Finding("reverse image search", "ok", f"{s.reverse.backend}, not tried"))
+    return found
+
+
+async def _ocr(settings: EngineSettings) -> Finding:
+    if settings.images.ocr == "none":
+        return Finding("OCR", "warning", "off: pictures are not read")
+    from PIL import Image, ImageDraw, ImageFont
+
+    from .images.decode import clean_image
+    from .images.ocr import RapidOCRBackend
+
+    drawn = Image.new("RGB", (640, 160), "white")
+    ImageDraw.Draw(drawn).text(
+        (20, 50), "zofia doctor", fill="black", font=ImageFont.load_default(48)
+    )
+    with io.BytesIO() as out:
+        drawn.save(out, format="PNG")
+        image = clean_image(out.getvalue(), max_bytes=10**6, max_pixels=10**6)
+    ocr = RapidOCRBackend(settings.images.min_ocr_confidence, settings.images.max_ocr_pixels)
+    seconds = await _timed(asyncio.to_thread(ocr.load))
+    read = await asyncio.to_thread(ocr.read, image)
+    if "doctor" not in read.text.casefold():
+        return Finding("OCR", "warning", f"RapidOCR read {read.text!r} for 'zofia doctor'")
+    return Finding(
+        "OCR",
+        "ok",
+        f"RapidOCR, loaded in {seconds:.1f} s, read a test line in {read.ms / 1000:.1f} s",
+    )
+
+
 async def diagnose_engine(settings: EngineSettings) -> list[Finding]:
     """Try every part the settings name; nothing here raises for a part that fails.
 
     Returns:
         One finding per part: the LLM backends (one per distinct server, with the
-        roles routed to it), NER, the encoder, each web backend and Wikipedia.
+        roles routed to it), NER, the encoder, each web backend, Wikipedia, and the
+        parts of photo posts (the OCR, the vision role, reverse image search).
     """
     findings: list[Finding] = []
     try:
         router = LLMRouter(settings.llm)
     except ZofiaError as exc:
         return [Finding("LLM", "missing", f"failed: {exc}")]
+    vision = router.has_vision
     try:
         for backend in router.backends:
             routes = [(r, route) for r, route in router.routes.items() if route.backend is backend]
@@ -169,4 +214,5 @@ async def diagnose_engine(settings: EngineSettings) -> list[Finding]:
     findings.append(await _guard("encoder", True, _encoder(settings)))
     findings.extend(await _web(settings))
     findings.append(await _guard("Wikipedia", False, _wikipedia(settings)))
+    findings.extend(await _pictures(settings, vision))
     return findings
