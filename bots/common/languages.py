@@ -6,7 +6,14 @@ list, never free text.
 
 from __future__ import annotations
 
-__all__ = ["LANGUAGES", "LANGUAGE_KEY", "MAX_LANGUAGE", "language_name"]
+__all__ = [
+    "LANGUAGES",
+    "LANGUAGE_KEY",
+    "LANGUAGE_TAGS",
+    "MAX_LANGUAGE",
+    "language_name",
+    "language_tag",
+]
 
 #: the chat setting that holds the language ("" means English)
 LANGUAGE_KEY = "language"
@@ -47,6 +54,42 @@ LANGUAGES = (
     "Vietnamese",
 )
 MAX_LANGUAGE = max(len(name) for name in LANGUAGES)
+#: each language's BCP 47 tag, for a page's ``lang``
+LANGUAGE_TAGS = {
+    "Arabic": "ar",
+    "Bengali": "bn",
+    "Chinese": "zh",
+    "Czech": "cs",
+    "Danish": "da",
+    "Dutch": "nl",
+    "Finnish": "fi",
+    "French": "fr",
+    "German": "de",
+    "Greek": "el",
+    "Hebrew": "he",
+    "Hindi": "hi",
+    "Hungarian": "hu",
+    "Indonesian": "id",
+    "Italian": "it",
+    "Japanese": "ja",
+    "Korean": "ko",
+    "Malay": "ms",
+    "Norwegian": "no",
+    "Persian": "fa",
+    "Polish": "pl",
+    "Portuguese": "pt",
+    "Romanian": "ro",
+    "Russian": "ru",
+    "Spanish": "es",
+    "Swahili": "sw",
+    "Swedish": "sv",
+    "Tagalog": "tl",
+    "Thai": "th",
+    "Turkish": "tr",
+    "Ukrainian": "uk",
+    "Urdu": "ur",
+    "Vietnamese": "vi",
+}
 _BY_KEY = {name.casefold(): name for name in LANGUAGES}
 _ENGLISH = ("english", "default", "none", "off")
 
@@ -66,3 +109,9 @@ def language_name(text: str) -> str:
             f"English, {', '.join(LANGUAGES)}"
         )
     return _BY_KEY[key]
+
+
+def language_tag(name: str) -> str:
+    """The BCP 47 tag of a stored language name (``"French"`` → ``"fr"``); ``"en"`` for
+    English (``""``) and for a name not in :data:`LANGUAGES` (a row from an older list)."""
+    return LANGUAGE_TAGS.get(name, "en")

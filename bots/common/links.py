@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-__all__ = ["MAX_URL", "safe_url"]
+__all__ = ["MAX_URL", "report_url", "safe_url"]
 
 MAX_URL = 400  # a longer address is shown as text, never linked
 
@@ -26,3 +26,11 @@ def safe_url(url: str) -> str:
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         return ""
     return url
+
+
+def report_url(public_url: str, check_id: str) -> str:
+    """The address of a check's report page under ``public_url`` (``[site]
+    public_url``), or ``""`` when no public address is set (the cards get no link)."""
+    if not public_url:
+        return ""
+    return f"{public_url.rstrip('/')}/c/{check_id}"

@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from zofia_engine.report import ClaimResult, EvidenceItem, JudgeRuling, Report
 from zofia_engine.retrieval.credibility import QUALITY_WORDS
 
-__all__ = ["SECTION_KINDS", "Block", "Section", "section"]
+__all__ = [
+    "SECTION_KINDS",
+    "SIDE_NAMES",
+    "TREE_STOPS",
+    "Block",
+    "Section",
+    "claim_scores",
+    "evidence_weight",
+    "section",
+]
 
 SECTION_KINDS = ("debate", "evidence", "claims")
 
@@ -30,7 +39,8 @@ class Section:
     blocks: tuple[Block, ...]
 
 
-_SIDES = {
+#: a debater's side, in words
+SIDE_NAMES = {
     "pro": "For (true)",
     "con": "Against (false or misleading)",
     "politician": "Politician",
@@ -53,7 +63,7 @@ def _debate(report: Report) -> tuple[Block, ...]:
         elif entry.cites:
             body += "\n\nCites: " + ", ".join(entry.cites)
         phase = f", {entry.phase}" if entry.phase else ""
-        blocks.append(Block(f"Round {entry.round} · {_SIDES[entry.side]}{phase}", body))
+        blocks.append(Block(f"Round {entry.round} · {SIDE_NAMES[entry.side]}{phase}", body))
     return tuple(blocks)
 
 
@@ -75,7 +85,7 @@ def _evidence(report: Report) -> tuple[Block, ...]:
     for item in report.evidence:
         date = f", {item.published.isoformat()}" if item.published else ""
         heading = f"[{item.id}] {item.title} ({item.provider}{date})"
-        weight = _weight(item)
+        weight = evidence_weight(item)
         body = f"{weight}\n{item.text}" if weight else item.text
         if item.stance is not None and item.stance.sentence:
             body += f"\n\nShown by: “{item.stance.sentence}”"
@@ -83,7 +93,7 @@ def _evidence(report: Report) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-def _weight(item: EvidenceItem) -> str:
+def evidence_weight(item: EvidenceItem) -> str:
     """What a document weighs, in one line: "refutes · reuters.com · high quality"."""
     parts = []
     if item.source == "factcheck":
@@ -113,7 +123,7 @@ def _claims(report: Report) -> tuple[Block, ...]:
             Block(
                 f"Tree of claims · {decision}",
                 f"v {t.veracity:.2f} · r {t.reliability or 0:.2f} after {t.evaluations} "
-                f"judgements ({_STOPS.get(t.stopped_by, t.stopped_by)}).",
+                f"judgements ({TREE_STOPS.get(t.stopped_by, t.stopped_by)}).",
             )
         )
     for claim in report.claims:
@@ -122,7 +132,7 @@ def _claims(report: Report) -> tuple[Block, ...]:
         indent = "  " * claim.depth + ("└ " if claim.depth else "")
         dimension = f" ({claim.dimension})" if claim.dimension else ""
         parts = [claim.text]
-        scores = _scores(claim)
+        scores = claim_scores(claim)
         if scores:
             parts.append(scores)
         if claim.reason or claim.error:
@@ -132,7 +142,8 @@ def _claims(report: Report) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-_STOPS = {
+#: why the tree of claims stopped, in words
+TREE_STOPS = {
     "decisive": "the core claim was settled",
     "converged": "it stopped changing",
     "budget": "the budget of judgements was spent",
@@ -140,7 +151,8 @@ _STOPS = {
 }
 
 
-def _scores(claim: ClaimResult) -> str:
+def claim_scores(claim: ClaimResult) -> str:
+    """A claim's veracity v and reliability r: its own, and from its parts when split."""
     if claim.veracity is None or claim.reliability is None:
         return ""
     own = f"v {claim.veracity:.2f} · r {claim.reliability:.2f}"
