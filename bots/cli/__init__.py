@@ -25,6 +25,7 @@ COMMANDS = {
     "corpus": "bots.cli.corpus:corpus",
     "telegram": "bots.cli.serve:telegram",
     "discord": "bots.cli.serve:discord",
+    "web": "bots.cli.web:web",
 }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bots.discord.settings import DiscordSettings
 from bots.telegram.settings import TelegramSettings
+from bots.web.settings import SiteSettings
 from storage.settings import ServiceSettings, StorageSettings
 from zofia_engine.config import EngineSettings, load_config
 
@@ -24,6 +25,7 @@ class Settings(EngineSettings):
     service: ServiceSettings = ServiceSettings()
     telegram: TelegramSettings = TelegramSettings()
     discord: DiscordSettings = DiscordSettings()
+    site: SiteSettings = SiteSettings()
 
 
 def find_config(config: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:

@@ -1,0 +1,267 @@
+"""The report pages' server: aiohttp, over the store of checks.
+
+Routes: ``GET /c/<check id>`` (the page), ``GET /c/<check id>.json`` (the report),
+``GET /healthz``. The check id is the only key: there is no listing and no search.
+Every response carries the security headers; every route but the health check counts
+against the client address's requests a minute. The store is read in the event loop
+(a lookup by primary key, well under a millisecond).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import re
+import signal
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from aiolimiter import AsyncLimiter
+
+from storage.store import CheckRow, CheckStore
+from zofia_engine.report import Report
+
+from .page import report_page
+from .parts import cut
+from .render import CONTENT_SECURITY_POLICY, Missing, missing_html, report_html
+from .safety import redact
+from .settings import SiteSettings
+
+__all__ = [
+    "CHECK_ID",
+    "build_app",
+    "public_json",
+    "serve_until_stopped",
+    "serving_site",
+    "site_beside_bot",
+]
+
+log = logging.getLogger(__name__)
+
+#: what a check id looks like (``storage.keys.new_check_id``)
+CHECK_ID = re.compile(r"[A-Za-z0-9_-]{16}")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Permissions-Policy": "interest-cohort=(), camera=(), microphone=(), geolocation=()",
+    "X-Robots-Tag": "noindex, nofollow",
+}
+_MAX_CLIENTS = 10_000  # address buckets kept before the full ones are dropped
+_TRIMMED_TEXT = 1000
+# Access log lines without the client's address: the pages are public, their readers not.
+ACCESS_LOG_FORMAT = '"%r" %s %b %Tf'
+_STORE: web.AppKey[CheckStore] = web.AppKey("store", CheckStore)
+_SITE: web.AppKey[SiteSettings] = web.AppKey("site", SiteSettings)
+_RETENTION: web.AppKey[int] = web.AppKey("retention_days", int)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def public_json(report: Report) -> dict[str, Any]:
+    """The report as the JSON route sends it: every field, with the addresses of the
+    deployment's backends taken out of errors and notes."""
+
+    def scrub(value: Any, key: str = "") -> Any:
+        if isinstance(value, dict):
+            return {k: scrub(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v, key) for v in value]
+        if isinstance(value, str) and key in ("error", "degraded", "notes"):
+            return redact(value)
+        return value
+
+    scrubbed: dict[str, Any] = scrub(report.model_dump(mode="json"))
+    return scrubbed
+
+
+def _encode(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+class _ClientLimits:
+    """Requests a minute per client address, refused (not queued) past the rate."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self._buckets: dict[str, AsyncLimiter] = {}
+
+    async def admit(self, address: str) -> bool:
+        if len(self._buckets) > _MAX_CLIENTS:
+            for key, bucket in list(self._buckets.items()):
+                if bucket.has_capacity(bucket.max_rate):
+                    del self._buckets[key]
+        if address not in self._buckets:
+            self._buckets[address] = AsyncLimiter(self.per_minute, 60)
+        bucket = self._buckets[address]
+        if not bucket.has_capacity():
+            return False
+        await bucket.acquire()  # there is capacity: taken at once, without waiting
+        return True
+
+
+def _client(request: web.Request, site: SiteSettings) -> str:
+    if site.forwarded_for:
+        forwarded = request.headers.get("X-Forwarded-For", "")
+        last = forwarded.rsplit(",", 1)[-1].strip()
+        if last:
+            return last
+    return request.remote or "unknown"
+
+
+def _limit_middleware(limits: _ClientLimits, site: SiteSettings) -> Any:
+    retry = str(math.ceil(60 / limits.per_minute))
+
+    @web.middleware
+    async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != "/healthz" and not await limits.admit(_client(request, site)):
+            return web.Response(
+                status=429,
+                text="Too many requests from your address; try again in a minute.\n",
+                headers={"Retry-After": retry},
+            )
+        return await handler(request)
+
+    return limit
+
+
+async def _secure(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(SECURITY_HEADERS)
+    response.headers["Server"] = "zofia"
+
+
+def _lookup(store: CheckStore, check_id: str) -> tuple[CheckRow, Report] | Missing:
+    if not CHECK_ID.fullmatch(check_id):
+        return "unknown"
+    row = store.get_check(check_id)
+    if row is None:
+        return "unknown"
+    found = store.report_for(check_id)
+    if found is not None:
+        return found
+    if row.status in ("queued", "running"):
+        return "pending"
+    return "purged" if row.status == "done" else "failed"
+
+
+def _timed(response: web.Response, started: float) -> web.Response:
+    response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
+    return response
+
+
+async def _check(request: web.Request) -> web.Response:
+    started = time.perf_counter()
+    name = request.match_info["name"]
+    as_json = name.endswith(".json")
+    found = _lookup(request.app[_STORE], name.removesuffix(".json") if as_json else name)
+    if isinstance(found, str):
+        headers = {"Cache-Control": "no-store"}
+        if as_json:
+            return web.json_response({"error": found}, status=404, headers=headers)
+        days = request.app[_RETENTION]
+        page = missing_html(found, retention_days=days)
+        return web.Response(status=404, text=page, content_type="text/html", headers=headers)
+    row, report = found
+    headers = {"Cache-Control": "private, max-age=300"}
+    if not as_json:
+        html = report_html(report_page(row, report))
+        response = web.Response(text=html, content_type="text/html", headers=headers)
+        return _timed(response, started)
+    cap = request.app[_SITE].max_json_bytes
+    data = public_json(report)
+    body = _encode(data)
+    if len(body) > cap:
+        data["usage"]["log"] = []
+        for item in data["evidence"]:
+            item["text"] = cut(item["text"], _TRIMMED_TEXT)
+        body = _encode(data)
+        headers["X-Zofia-Trimmed"] = "usage.log, evidence.text"
+    if len(body) > cap:
+        return web.json_response(
+            {"error": "too_large", "page": f"/c/{row.id}"}, status=413, headers=headers
+        )
+    response = web.Response(body=body, content_type="application/json", headers=headers)
+    return _timed(response, started)
+
+
+async def _health(request: web.Request) -> web.Response:
+    try:
+        request.app[_STORE].db.execute("SELECT 1").fetchone()
+    except sqlite3.Error as exc:
+        log.warning("health check: the store is unreadable: %s", exc)
+        return web.json_response({"status": "store unreadable"}, status=503)
+    return web.json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
+
+
+async def _no_icon(request: web.Request) -> web.Response:
+    return web.Response(status=204, headers={"Cache-Control": "max-age=86400"})
+
+
+def build_app(store: CheckStore, site: SiteSettings, *, retention_days: int) -> web.Application:
+    """The application serving the pages of ``store``'s checks.
+
+    Args:
+        store: the open store (the bot's own, or one opened on the same database).
+        site: the ``[site]`` section: the rate per client address, the JSON cap.
+        retention_days: how long reports are kept, said on a purged check's page.
+    """
+    app = web.Application(middlewares=[_limit_middleware(_ClientLimits(site.per_minute), site)])
+    app[_STORE] = store
+    app[_SITE] = site
+    app[_RETENTION] = retention_days
+    app.on_response_prepare.append(_secure)
+    app.router.add_get("/c/{name}", _check)
+    app.router.add_get("/healthz", _health)
+    app.router.add_get("/favicon.ico", _no_icon)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serving_site(
+    store: CheckStore, site: SiteSettings, *, retention_days: int, port: int | None = None
+) -> AsyncIterator[web.AppRunner]:
+    """The pages served on ``site.listen:site.port`` (or ``port``; ``0`` picks a free
+    one, read from the runner's ``addresses``) until the block ends."""
+    runner = web.AppRunner(
+        build_app(store, site, retention_days=retention_days),
+        access_log_format=ACCESS_LOG_FORMAT,
+        shutdown_timeout=5.0,
+    )
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, site.listen, site.port if port is None else port).start()
+        log.info("report pages on http://%s:%d", *runner.addresses[0][:2])
+        yield runner
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.asynccontextmanager
+async def site_beside_bot(
+    store: CheckStore, site: SiteSettings, *, retention_days: int
+) -> AsyncIterator[None]:
+    """The pages served from a bot's own process while the block runs, when ``[site]
+    with_bot`` is on; nothing otherwise."""
+    if not site.with_bot:
+        yield
+        return
+    async with serving_site(store, site, retention_days=retention_days):
+        yield
+
+
+async def serve_until_stopped(store: CheckStore, site: SiteSettings, retention_days: int) -> None:
+    """Serve the pages until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with serving_site(store, site, retention_days=retention_days):
+        await stop.wait()

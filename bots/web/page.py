@@ -1,0 +1,236 @@
+"""What a report page shows, built from a stored check and its report: plain typed
+records, no markup. The card's wording (``bots.common.card``) and the sections'
+(``bots.common.sections``) are reused, so a page says what a chat says.
+
+Nothing here names who asked or where: no requester hash, no chat, no forward origin
+(it holds user names). Addresses a backend wrote into an error are replaced by
+``[address]``. Strings stay as written; the template escapes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bots.common.card import VERDICTS, report_card
+from bots.common.languages import language_tag
+from bots.common.sections import TREE_STOPS
+from storage.store import CheckRow
+from zofia_engine.report import Report
+
+from .parts import (
+    ClaimView,
+    EvidenceView,
+    FindingView,
+    LinkView,
+    PictureView,
+    RoundView,
+    claim_views,
+    cut,
+    evidence_views,
+    linguist_views,
+    pictures,
+    rounds,
+)
+from .safety import href, redact
+
+__all__ = ["MAX_POST", "ReportPage", "UsageRow", "report_page"]
+
+#: characters of the post shown; the rest is said as a count
+MAX_POST = 6000
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    """One row of the cost table: a role (or the total), its calls, tokens and time."""
+
+    role: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ReportPage:
+    """Everything one report page shows, in page order."""
+
+    check_id: str
+    lang: str
+    checked_on: str
+    verdict: str
+    icon: str
+    headline: str
+    colour: str
+    confidence: str
+    confidence_value: float | None
+    confidence_basis: str
+    summary: str
+    lean: str
+    notes: tuple[str, ...]
+    repeat_note: str
+    post_text: str
+    post_cut: int
+    post_link: LinkView | None
+    checked: str
+    pictures: tuple[PictureView, ...]
+    factchecks: tuple[EvidenceView, ...]
+    tree_line: str
+    claims: tuple[ClaimView, ...]
+    debate_note: str
+    rounds: tuple[RoundView, ...]
+    evidence: tuple[EvidenceView, ...]
+    linguist: tuple[FindingView, ...]
+    expert: FindingView | None
+    triage: FindingView | None
+    failures: tuple[str, ...]
+    usage: tuple[UsageRow, ...]
+    cached_tokens: int
+    timings: tuple[tuple[str, float], ...]
+
+
+def report_page(row: CheckRow, report: Report) -> ReportPage:
+    """The page of check ``row`` showing ``report`` (for a repeat, its original's)."""
+    card = report_card(row.id, report, origin="", published=row.published, repeat_note="")
+    value = report.confidence.value
+    text = row.post_text or ""
+    link = href(row.url)
+    evidence = evidence_views(report)
+    anchors = {item.id: item.anchor for item in evidence}
+    return ReportPage(
+        check_id=row.id,
+        lang=language_tag(row.language),
+        checked_on=row.created_at.date().isoformat(),
+        verdict=report.verdict,
+        icon=card.icon,
+        headline=card.headline,
+        colour=f"#{VERDICTS[report.verdict][2]:06x}",
+        confidence=card.confidence,
+        confidence_value=value,
+        confidence_basis=report.confidence.basis,
+        summary=cut(report.summary),
+        lean=card.lean,
+        notes=card.notes,
+        repeat_note=_repeat_note(row),
+        post_text=text[:MAX_POST],
+        post_cut=max(0, len(text) - MAX_POST),
+        post_link=LinkView(row.url, link) if row.url else None,
+        checked=card.checked,
+        pictures=pictures(report),
+        factchecks=tuple(item for item in evidence if item.source == "factcheck"),
+        tree_line=_tree_line(report),
+        claims=claim_views(report, anchors),
+        debate_note=_debate_note(report),
+        rounds=rounds(report, anchors),
+        evidence=tuple(item for item in evidence if item.source != "factcheck"),
+        linguist=linguist_views(report),
+        expert=_expert(report),
+        triage=_triage(report),
+        failures=_failures(report),
+        usage=_usage(report),
+        cached_tokens=report.usage.cached_tokens,
+        timings=tuple(
+            (name.removesuffix("_ms").replace("_", " "), round(ms / 1000, 3))
+            for name, ms in report.timings.items()
+        ),
+    )
+
+
+def _repeat_note(row: CheckRow) -> str:
+    if row.repeat_of is None:
+        return ""
+    kind = "the same post" if row.repeat_kind == "exact" else "a nearly identical post"
+    return f"This answer comes from an earlier check of {kind}."
+
+
+def _tree_line(report: Report) -> str:
+    tree = report.tree
+    if tree is None or tree.veracity is None:
+        return ""
+    decision = tree.decision or "no decision"
+    why = TREE_STOPS.get(tree.stopped_by, tree.stopped_by)
+    return (
+        f"Tree of claims: {decision}; veracity {tree.veracity:.2f}, reliability "
+        f"{tree.reliability or 0:.2f} after {tree.evaluations} judgements ({why})."
+    )
+
+
+def _debate_note(report: Report) -> str:
+    debate = report.debate
+    if not debate.held:
+        return "No debate was held for this check."
+    style = "RADAR's role-anchored debate" if debate.style == "radar" else "ZoFia's debate"
+    parts = [f"{style}: {debate.rounds} of at most {debate.max_rounds} rounds."]
+    if debate.decided_in_round is not None:
+        parts.append(f"The judge decided in round {debate.decided_in_round}.")
+    if debate.forced:
+        parts.append("The judge did not decide on its own; the ruling was forced at the cap.")
+    if debate.stopped_by == "probabilities":
+        parts.append("The judge's token probabilities ended it.")
+    return " ".join(parts)
+
+
+def _expert(report: Report) -> FindingView | None:
+    expert = report.analyses.expert
+    if expert is None:
+        return None
+    who = " · ".join(part for part in (expert.domain, expert.expert_role) if part)
+    parts = []
+    if expert.knowledge_concordance:
+        parts.append(("Knowledge concordance", expert.knowledge_concordance))
+    if expert.logical_integrity:
+        parts.append(("Logical integrity", expert.logical_integrity))
+    return FindingView(
+        title=f"Domain expert{f' ({who})' if who else ''}",
+        lean=expert.lean or "",
+        parts=tuple(parts),
+        failed=redact(expert.error or "failed") if expert.status == "failed" else "",
+    )
+
+
+def _triage(report: Report) -> FindingView | None:
+    triage = report.triage
+    if triage is None:
+        return None
+    sure = f" ({triage.probability:.0%})" if triage.probability is not None else ""
+    parts = [("Why", triage.reason)] if triage.reason else []
+    if triage.signs:
+        parts.append(("Signs", "; ".join(triage.signs)))
+    if triage.overruled:
+        parts.append(("Overruled", f"it first said {triage.overruled}, too unsure to skip"))
+    return FindingView(
+        title=f"Triage: {triage.kind.replace('_', ' ')}{sure}",
+        lean="",
+        parts=tuple(parts),
+        failed=redact(triage.error or "failed") if triage.status == "failed" else "",
+    )
+
+
+def _failures(report: Report) -> tuple[str, ...]:
+    """What failed or ran without a source: the report's own notes, then each failed step."""
+    lines = [redact(note) for note in report.degraded]
+    steps: list[tuple[str, str, str]] = [
+        (f"linguist ({f.dimension})", f.status, f.error) for f in report.analyses.linguist
+    ]
+    if report.analyses.expert is not None:
+        steps.append(("domain expert", report.analyses.expert.status, report.analyses.expert.error))
+    steps += [(f"claim {c.id}", c.status, c.error) for c in report.claims]
+    steps += [(f"round {t.round} {t.side}", t.status, t.error) for t in report.debate.turns]
+    steps += [(f"round {r.round} judge", r.status, r.error) for r in report.debate.rulings]
+    for name, status, error in steps:
+        if status == "failed":
+            lines.append(f"{name} failed" + (f": {redact(error)}" if error else ""))
+    failed_calls = report.usage.failed_calls
+    if failed_calls:
+        lines.append(f"{failed_calls} of {report.usage.calls} model calls failed.")
+    return tuple(dict.fromkeys(lines))
+
+
+def _usage(report: Report) -> tuple[UsageRow, ...]:
+    usage = report.usage
+    rows = [
+        UsageRow(role, r.calls, r.prompt_tokens, r.completion_tokens, round(r.latency_ms / 1000, 2))
+        for role, r in usage.by_role.items()
+    ]
+    seconds = round(sum(call.latency_ms for call in usage.log) / 1000, 2)
+    rows.append(UsageRow("all", usage.calls, usage.prompt_tokens, usage.completion_tokens, seconds))
+    return tuple(rows)
