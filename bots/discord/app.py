@@ -13,6 +13,7 @@ import discord
 
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
+from bots.web.app import site_beside_bot
 
 from .client import FactCheckBot
 
@@ -50,7 +51,15 @@ async def run_bot(settings: Settings, token: str, *, engine: Engine | None = Non
         await probe.close()
     async with (
         running_service(settings, engine=engine) as service,
-        FactCheckBot(settings.discord, service, images=settings.images) as bot,
+        site_beside_bot(
+            service.store, settings.site, retention_days=settings.storage.retention_days
+        ),
+        FactCheckBot(
+            settings.discord,
+            service,
+            images=settings.images,
+            public_url=settings.site.public_url,
+        ) as bot,
     ):
         await bot.start(token)
 

@@ -77,11 +77,14 @@ class CheckButton(
             await _open_section(ctx, interaction, self.check_id, self.kind)
 
 
-def verdict_view(check_id: str) -> discord.ui.View:
-    """The five buttons under a verdict; the view never times out."""
+def verdict_view(check_id: str, *, report_url: str = "") -> discord.ui.View:
+    """The five buttons under a verdict, and a "Full report" link to ``report_url`` when
+    there is one (the report page); the view never times out."""
     view = discord.ui.View(timeout=None)
     for kind in _LOOKS:
         view.add_item(CheckButton(kind, check_id))
+    if report_url:
+        view.add_item(discord.ui.Button(label="Full report", emoji="📄", url=report_url))
     return view
 
 

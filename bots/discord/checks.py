@@ -203,6 +203,6 @@ async def run_check(
         interaction,
         content=None,
         embed=verdict_embed(card),
-        view=verdict_view(card.check_id),
+        view=verdict_view(card.check_id, report_url=ctx.report_url(card.check_id)),
         ephemeral=private,
     )

@@ -35,6 +35,7 @@ class FactCheckBot(discord.Client):
         service: a started check service (see
             :func:`~bots.common.runtime.running_service`).
         images: the engine's ``[images]`` caps, for refusals before a download.
+        public_url: ``[site] public_url``; set, each verdict links to its report page.
     """
 
     def __init__(
@@ -43,10 +44,13 @@ class FactCheckBot(discord.Client):
         service: CheckService,
         *,
         images: ImageSettings | None = None,
+        public_url: str = "",
         **options: Any,
     ) -> None:
         super().__init__(intents=discord.Intents(guilds=True), **options)
-        self.context = DiscordContext(service, settings, images=images or ImageSettings())
+        self.context = DiscordContext(
+            service, settings, images=images or ImageSettings(), public_url=public_url
+        )
         self.tree: app_commands.CommandTree[FactCheckBot] = app_commands.CommandTree(self)
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]
 

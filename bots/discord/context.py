@@ -11,6 +11,7 @@ from typing import Any
 import discord
 
 from bots.common.cooldowns import Cooldowns
+from bots.common.links import report_url
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
@@ -27,16 +28,23 @@ class DiscordContext:
         service: the started check service.
         settings: the ``[discord]`` section.
         images: the engine's ``[images]`` caps (pictures refused before a download).
+        public_url: ``[site] public_url``: where the report pages are; empty, the
+            verdicts have no "Full report" link.
     """
 
     service: CheckService
     settings: DiscordSettings
     images: ImageSettings = field(default_factory=ImageSettings)
+    public_url: str = ""
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
     # One lock per key while someone holds or waits for it (then it is dropped).
     _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = field(
         default_factory=weakref.WeakValueDictionary
     )
+
+    def report_url(self, check_id: str) -> str:
+        """The check's report page, or ``""`` when no public address is set."""
+        return report_url(self.public_url, check_id)
 
     def lock(self, key: str) -> asyncio.Lock:
         """The lock of ``key`` (say, one section of one check), shared by concurrent users."""

@@ -25,6 +25,7 @@ from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, Contex
 
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
+from bots.web.app import site_beside_bot
 from storage.service import CheckService
 from zofia_engine.errors import ZofiaError
 
@@ -178,7 +179,13 @@ async def running_bot(
     """The bot taking updates (webhook if ``settings.telegram.webhook_url``, else polling)
     until the block ends; then running checks get ``grace_s`` to finish."""
     config = settings.telegram
-    state = BotState(service, config, allow_private_urls=allow_private_urls, images=settings.images)
+    state = BotState(
+        service,
+        config,
+        allow_private_urls=allow_private_urls,
+        images=settings.images,
+        public_url=settings.site.public_url,
+    )
     application = build_application(
         state, token, base_url=config.base_url, rate_limiter=rate_limiter
     )
@@ -235,6 +242,9 @@ async def _serve(settings: Settings, token: str, grace_s: float) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with (
         running_service(settings) as service,
+        site_beside_bot(
+            service.store, settings.site, retention_days=settings.storage.retention_days
+        ),
         running_bot(settings, service, token, grace_s=grace_s),
     ):
         await stop.wait()

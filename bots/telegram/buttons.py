@@ -89,7 +89,9 @@ async def _vote(
 ) -> tuple[str, bool]:
     votes = state.service.vote(row, PLATFORM, str(query.from_user.id), vote)
     try:
-        await query.edit_message_reply_markup(card_keyboard(row.id, votes))
+        await query.edit_message_reply_markup(
+            card_keyboard(row.id, votes, report_url=state.report_url(row.id))
+        )
     except BadRequest as exc:
         if "not modified" not in exc.message.lower():  # the same vote again: nothing changes
             raise

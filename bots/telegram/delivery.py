@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from telegram import (
+    InlineKeyboardMarkup,
     LinkPreviewOptions,
     Message,
     MessageOrigin,
@@ -26,7 +27,7 @@ from telegram import (
 from telegram.constants import ChatAction
 from telegram.error import TelegramError
 
-from bots.common.card import VerdictCard, verdict_card
+from bots.common.card import verdict_card
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.posts import post_from_message
 from bots.common.sentences import error_sentence
@@ -177,7 +178,12 @@ async def deliver_check(
         if unasked and outcome.report.verdict in QUIET_UNASKED:
             return
         card = verdict_card(outcome, origin=post.origin, published=post.published)
-        await _show(anchor, reply, card_html(card), card)
+        await _show(
+            anchor,
+            reply,
+            card_html(card),
+            card_keyboard(card.check_id, report_url=state.report_url(card.check_id)),
+        )
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None and task.cancelling():  # shutdown: the check goes back to the queue
@@ -241,8 +247,9 @@ async def _settled(handle: _Handle) -> None:
         await handle.result()
 
 
-async def _show(target: Message, reply: Message | None, text: str, card: VerdictCard) -> None:
-    keyboard = card_keyboard(card.check_id)
+async def _show(
+    target: Message, reply: Message | None, text: str, keyboard: InlineKeyboardMarkup
+) -> None:
     if reply is None:
         await target.reply_html(
             text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW

@@ -157,9 +157,13 @@ def card_html(card: VerdictCard) -> str:
     return "\n".join([*before, quote_text(cut) + more, *after])
 
 
-def card_keyboard(check_id: str, votes: tuple[int, int] = (0, 0)) -> InlineKeyboardMarkup:
-    """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes."""
+def card_keyboard(
+    check_id: str, votes: tuple[int, int] = (0, 0), *, report_url: str = ""
+) -> InlineKeyboardMarkup:
+    """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes,
+    then a "Full report" link to ``report_url`` when there is one (the report page)."""
     up, down = votes
+    link = [[InlineKeyboardButton("Full report", url=report_url)]] if report_url else []
     return InlineKeyboardMarkup(
         [
             [
@@ -175,6 +179,7 @@ def card_keyboard(check_id: str, votes: tuple[int, int] = (0, 0)) -> InlineKeybo
                     f"👎 {down}" if down else "👎", callback_data=_data("down", check_id)
                 ),
             ],
+            *link,
         ]
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 from telegram.ext import CallbackContext
 
 from bots.common.cooldowns import Cooldowns
+from bots.common.links import report_url
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
@@ -37,12 +38,15 @@ class BotState:
         allow_private_urls: let a link to a private address be fetched (tests only).
         images: the ``[images]`` section: how many pictures a post may have, and how
             large each may be (a larger one is refused before it is downloaded).
+        public_url: ``[site] public_url``: where the report pages are; empty, the
+            cards have no "Full report" link.
     """
 
     service: CheckService
     settings: TelegramSettings
     allow_private_urls: bool = False
     images: ImageSettings = field(default_factory=ImageSettings)
+    public_url: str = ""
     albums: Albums = field(default_factory=Albums)
     deliveries: set[asyncio.Task[None]] = field(default_factory=set)
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
@@ -50,6 +54,10 @@ class BotState:
 
     def install(self, bot_data: dict[Any, Any]) -> None:
         bot_data[_KEY] = self
+
+    def report_url(self, check_id: str) -> str:
+        """The check's report page, or ``""`` when no public address is set."""
+        return report_url(self.public_url, check_id)
 
     def user_hash(self, user_id: int) -> str:
         """The stored form of a Telegram user id (an HMAC, never the id)."""
