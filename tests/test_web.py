@@ -159,6 +159,15 @@ async def test_every_verdict_has_its_page(client: Client, store: CheckStore, ver
     assert f".v-{verdict}{{--c:#{colour:06x}}}" in html
 
 
+async def test_triage_is_shown_when_it_decided(client: Client, store: CheckStore) -> None:
+    running = await client()
+    scam = stored_check(store, report_of("scam"), text="Your bank account is locked, log in")
+    html = await (await running.get(f"/c/{scam.id}")).text()
+    assert "Triage: scam" in html and "a look-alike bank domain; asks for a login" in html
+    claim = stored_check(store, full_report("false"))  # triage found a claim: the usual path
+    assert 'id="triage"' not in await (await running.get(f"/c/{claim.id}")).text()
+
+
 async def test_the_gauge_and_bar_follow_the_report(client: Client, store: CheckStore) -> None:
     row = stored_check(store, full_report("true"))
     html = await (await (await client()).get(f"/c/{row.id}")).text()

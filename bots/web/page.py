@@ -189,7 +189,9 @@ def _expert(report: Report) -> FindingView | None:
 
 def _triage(report: Report) -> FindingView | None:
     triage = report.triage
-    if triage is None:
+    # A checkable claim, found so at once, is the usual path: nothing to say.
+    routine = triage is not None and triage.kind == "claim" and triage.status == "ok"
+    if triage is None or (routine and not triage.overruled):
         return None
     sure = f" ({triage.probability:.0%})" if triage.probability is not None else ""
     parts = [("Why", triage.reason)] if triage.reason else []
