@@ -69,7 +69,13 @@ SILENCED: dict[str, set[str]] = {
 # Every agent's reply schema that the default path asks: "finalreply" only follows a
 # debate that reached its cap, RADAR's debaters and the flat verifier are not the
 # default, and the scripted nodes are reliable enough never to be split.
-PANEL = set(SCHEMAS) - {"finalreply", "radarreply", "verifierreply", "decomposereply"}
+PANEL = set(SCHEMAS) - {
+    "finalreply",
+    "radarreply",
+    "verifierreply",
+    "decomposereply",
+    "visionreply",
+}
 
 
 @pytest_asyncio.fixture
