@@ -276,7 +276,7 @@ class CheckService:
                 if answered is not None:
                     return answered
         vector = await self.repeats.vector(text)
-        if not recheck:
+        if not recheck and not post.images:  # a near text is not the same picture
             # The index search and the word alignment are CPU work: off the event loop.
             since = now - self.window
             near = await asyncio.to_thread(

@@ -71,6 +71,45 @@ def test_bad_pictures_are_refused_in_one_sentence(data: bytes, sentence: str) ->
     assert str(refused.value).count(".") <= 2  # one sentence (a size may carry a point)
 
 
+def test_a_header_cut_short_and_a_thin_strip_are_refused_in_one_sentence() -> None:
+    webp = io.BytesIO()
+    Image.open(io.BytesIO(headline(LINES))).convert("RGB").save(webp, "WEBP")
+    said = set()
+    for cut in range(8, len(webp.getvalue()), 97):  # never a bare OSError from Pillow
+        with pytest.raises(ImageRefusedError) as refused:
+            clean_image(webp.getvalue()[:cut], **CAPS)
+        said.add(str(refused.value))
+    assert said == {
+        "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF.",
+        "The picture is damaged or cut short; send it again.",
+    }
+    strip = io.BytesIO()
+    Image.new("RGB", (3000, 2), "white").save(strip, "PNG")
+    with pytest.raises(ImageRefusedError, match=r"3000×2 pixels, too long or thin to read"):
+        clean_image(strip.getvalue(), **CAPS)
+
+
+def test_a_jpeg_comment_does_not_survive() -> None:
+    commented = io.BytesIO()
+    Image.open(io.BytesIO(headline(LINES))).convert("RGB").save(
+        commented, "JPEG", comment=b"sent by +1 555 0100"
+    )
+    assert b"555 0100" in commented.getvalue()
+    assert b"555 0100" not in clean_image(commented.getvalue(), **CAPS).data
+
+
+async def test_an_ocr_failure_is_a_note_and_the_caption_is_still_checked() -> None:
+    class Broken:
+        def read(self, image: object) -> object:
+            raise RuntimeError("the detector gave up")
+
+    reader = ImageReader(ImageSettings(), ocr=Broken())  # type: ignore[arg-type]
+    post = await reader.read(Post(text="Is this real?", images=(PostImage(data=headline(LINES)),)))
+    [image] = post.images
+    assert post.text == "Is this real?" and image.finding is not None
+    assert image.finding.notes == ["its text could not be read"]
+
+
 def test_exif_orientation_is_applied_and_every_tag_dropped() -> None:
     upright = headline(LINES, size=(800, 400))
     clean = clean_image(with_exif(upright), **CAPS)
@@ -147,7 +186,10 @@ async def test_no_text_anywhere_and_too_many_pictures(reader: ImageReader) -> No
         ),
         ("MISSING CONTEXT\nIndependent fact-checkers say", [("missing context", "misleading")]),
         ("A photo of the flood\nAltered photo", [("altered", "false")]),
+        ("FALSE: no ban exists\nSpringfield", [("false", "false")]),
         ("He said the claim was false and then left the room", []),
+        ("Fake news media is lying again", []),
+        ("False flag attack in Ohio", []),
         ("Fake news is a problem for every democracy today, experts say", []),
     ],
 )

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.pictures import headline
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
@@ -22,7 +23,7 @@ from storage.opening import open_store
 from storage.service import CheckService, Requester
 from storage.store import CheckStore
 from zofia_engine.errors import InvalidPostError
-from zofia_engine.post import Post
+from zofia_engine.post import Post, PostImage
 
 POST = (
     "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
@@ -427,3 +428,27 @@ async def test_the_near_repeat_index_keeps_only_the_window(
     clock.now += dt.timedelta(hours=service.settings.repeat_window_hours, minutes=1)
     service.purge_expired()  # what the bots run every day
     assert len(service.repeats.index) == 0  # a check nobody can repeat any more holds no memory
+
+
+async def test_pictures_are_keyed_by_their_hash_and_never_near_repeats(
+    make_service: Callable[..., CheckService], checker: FakeChecker
+) -> None:
+    """The same caption on another picture is another check, however close the text; the
+    same picture again is an exact repeat."""
+    service = make_service()
+    await service.start()
+    first = headline(["Springfield bans bicycles", "from every street"])
+    other = headline(["Springfield bans bicycles", "from every street"], stamp="FALSE")
+    caption = "Is this real?"
+    one = await (
+        await service.submit(Post(text=caption, images=(PostImage(data=first),)), ALICE)
+    ).result()
+    two = await (
+        await service.submit(Post(text=caption, images=(PostImage(data=other),)), BOB)
+    ).result()
+    assert (one.repeat_kind, two.repeat_kind) == (None, None) and len(checker.runs) == 2
+    again = await (
+        await service.submit(Post(text=caption, images=(PostImage(data=first),)), BOB)
+    ).result()
+    assert again.repeat_kind == "exact" and again.original_id == one.check_id
+    assert len(checker.runs) == 2

@@ -26,9 +26,9 @@ async def post_from_message(
 ) -> Post:
     """The post a chat message stands for.
 
-    A message with pictures (``(bytes, media type)`` each, as the platform sent them)
-    is those pictures with the message's text as their caption; the engine reads them.
-    A message that is only a link is fetched and its article (or picture) checked
+    A message's pictures (``(bytes, media type)`` each, as the platform sent them) are
+    part of its post, the message's text their caption; the engine reads them. A
+    message (or caption) that is only a link is fetched and its article (or picture) checked
     (private and local addresses refused unless ``allow_private_urls``); any other text
     is checked as it is, with its first link kept as the post's URL. ``language`` is
     the language the panel answers in (empty: English).
@@ -36,8 +36,9 @@ async def post_from_message(
     Raises:
         InvalidPostError: the link cannot be fetched or holds no article.
     """
+    images = tuple(PostImage(data=data, media_type=kind) for data, kind in pictures)
     only = _ONLY_A_URL.fullmatch(text)
-    if pictures or only is None:
+    if only is None:
         first = _FIRST_URL.search(text)
         return Post(
             text=text,
@@ -45,7 +46,9 @@ async def post_from_message(
             published=published,
             origin=origin,
             language=language,
-            images=tuple(PostImage(data=data, media_type=kind) for data, kind in pictures),
+            images=images,
         )
     article = await fetch_article(only.group(1), allow_private=allow_private_urls)
-    return article.as_post(published=published, origin=origin, language=language)
+    post = article.as_post(published=published, origin=origin, language=language)
+    # A picture captioned with a link: the article and the picture are one post.
+    return post.model_copy(update={"images": post.images + images}) if images else post

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from ..errors import SourceError
+from ..errors import LLMConfigError, SourceError
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession, StepFailed
 from ..post import Post, PostImage
@@ -104,6 +104,9 @@ async def _look(
         return await look_at(session, shared, image, n)
     except StepFailed as exc:
         notes.append(f"picture {n}: the vision model failed ({exc.reason})")
+        return None
+    except LLMConfigError as exc:  # e.g. a server that takes no pictures: not fatal here
+        notes.append(f"picture {n}: the vision model refused it ({exc})")
         return None
 
 

@@ -29,6 +29,14 @@ __all__ = [
 ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 
 
+DAMAGED = "The picture is damaged or cut short; send it again."
+#: Pictures thinner than this, or longer than MAX_ASPECT times their width, hold no
+#: readable post (and stall the text detector); photos are decoded at up to MAX_SIDE.
+MIN_SIDE = 16
+MAX_ASPECT = 12
+MAX_SIDE = 4096
+
+
 class ImageRefusedError(InvalidPostError):
     """A picture that cannot be checked; the message is one sentence for the user."""
 
@@ -93,6 +101,8 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
         raise ImageRefusedError(
             "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF."
         ) from None
+    except (OSError, ValueError, SyntaxError, EOFError):  # a header cut short
+        raise ImageRefusedError(DAMAGED) from None
     with image:
         pixels = image.width * image.height
         if pixels > max_pixels:
@@ -100,15 +110,24 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
                 f"The picture is {pixels / 1e6:.0f} megapixels; pictures up to "
                 f"{max_pixels / 1e6:.0f} megapixels are checked."
             )
+        short, long = sorted(image.size)
+        if short < MIN_SIDE or long > MAX_ASPECT * short:
+            raise ImageRefusedError(
+                f"The picture is {image.width}×{image.height} pixels, too long or thin to "
+                "read; send the part that matters."
+            )
         source = image.format or ""
         frames = getattr(image, "n_frames", 1)
         try:
             image.seek(0)
+            if source == "JPEG":  # decode a large photo at a reduced scale: less memory
+                image.draft("RGB", (MAX_SIDE, MAX_SIDE))
             image.load()
             upright = ImageOps.exif_transpose(image)
             rgb = _flatten(upright)
-        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
-            raise ImageRefusedError("The picture is damaged or cut short; send it again.") from None
+        except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError):
+            raise ImageRefusedError(DAMAGED) from None
+    rgb.info.clear()  # nothing of the file's own (a JPEG comment, ICC, XMP) goes on
     photo = source in ("JPEG", "WEBP")
     out = io.BytesIO()
     rgb.save(out, format="JPEG" if photo else "PNG", quality=92, optimize=not photo)

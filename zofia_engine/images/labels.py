@@ -1,9 +1,10 @@
 """Fact-checkers' labels in a picture's text (AgentFact, appendix Table S1): a picture
-stamped FALSE or ALTERED has already been rated. A label counts when it stands as a
-stamp does: alone on its line or opening a short one ("False information", "ALTERED
-PHOTO"), or anywhere on a line that names fact-checkers ("Checked by independent
-fact-checkers"). A sentence that merely uses the word ("that is false, he said") does
-not count.
+stamped FALSE or ALTERED has already been rated. A label counts only where it stands as
+a stamp does: a line that is the label alone, or the label and one noun ("Altered
+photo", "False information"), or the label before a colon or dash ("FALSE: no ban
+exists"), or any line that names fact-checkers ("Checked by independent
+fact-checkers"). A headline that merely starts with the word ("Fake news media is
+lying", "False flag attack in Ohio") or a sentence that uses it does not count.
 """
 
 from __future__ import annotations
@@ -38,13 +39,24 @@ LABELS: dict[str, str] = {
     "false information": "false",
 }
 _WORDS = sorted(LABELS, key=len, reverse=True)
-_STAMP_WORDS = 6
+_STAMP_NOUNS = frozenset({"photo", "image", "picture", "video", "claim", "information", "content"})
 _CHECKERS = re.compile(r"fact[\s-]?check", re.IGNORECASE)
 
 
 def _normal(line: str) -> str:
     line = line.replace("’", "'").casefold()
     return " ".join(re.sub(r"[^\w' ]+", " ", line).split())
+
+
+def _stamped(word: str, line: str, raw: str) -> bool:
+    """``line`` (normalised; ``raw`` as read) is ``word`` standing as a stamp."""
+    if line == word:
+        return True
+    rest = line.removeprefix(word + " ")
+    if rest != line and rest in _STAMP_NOUNS:
+        return True
+    opening = re.match(rf"\s*{re.escape(word)}\s*[:\-–—]", raw.replace("’", "'"), re.IGNORECASE)
+    return opening is not None
 
 
 def find_labels(text: str) -> list[LabelHit]:
@@ -55,11 +67,10 @@ def find_labels(text: str) -> list[LabelHit]:
         if not line:
             continue
         checker_line = bool(_CHECKERS.search(raw))
-        short = len(line.split()) <= _STAMP_WORDS
         for word in _WORDS:
-            opens = line == word or line.startswith(word + " ")
-            inside = re.search(rf"\b{re.escape(word)}\b", line) is not None
-            if (short and opens) or (checker_line and inside):
+            if _stamped(word, line, raw) or (
+                checker_line and re.search(rf"\b{re.escape(word)}\b", line)
+            ):
                 hits.setdefault(
                     word, LabelHit(word=word, line=raw.strip()[:120], outcome=LABELS[word])
                 )

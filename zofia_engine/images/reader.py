@@ -7,6 +7,7 @@ and every agent see it, and so a repeat of the same screenshot is a repeat of th
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 
 from ..errors import InvalidPostError
@@ -19,6 +20,8 @@ from .models import ImageFinding
 from .ocr import OCRBackend, OCRResult, RapidOCRBackend
 
 __all__ = ["NO_TEXT", "ImageReader", "image_marker"]
+
+log = logging.getLogger(__name__)
 
 NO_TEXT = (
     "I found no text to check in the picture; add a caption that says what it claims, "
@@ -35,6 +38,7 @@ def image_marker(index: int) -> str:
 class _Read:
     image: CleanImage
     ocr: OCRResult | None
+    note: str = ""
 
 
 class ImageReader:
@@ -50,6 +54,7 @@ class ImageReader:
         if ocr is None and settings.ocr == "rapidocr":
             ocr = RapidOCRBackend(settings.min_ocr_confidence, settings.max_ocr_pixels)
         self.ocr = ocr
+        self._one_at_a_time = asyncio.Semaphore(1)
 
     def load(self) -> None:
         """Load the OCR models now (blocking)."""
@@ -72,10 +77,11 @@ class ImageReader:
             raise InvalidPostError("Pictures are not checked here; send the claim as text.")
         if len(post.images) > s.max_images:
             raise too_many(len(post.images), s.max_images)
-        read = [
-            await asyncio.to_thread(self._read_one, image.data, n, len(post.images))
-            for n, image in enumerate(post.images, 1)
-        ]
+        async with self._one_at_a_time:  # a decoded picture can take hundreds of MB
+            read = [
+                await asyncio.to_thread(self._read_one, image.data, n, len(post.images))
+                for n, image in enumerate(post.images, 1)
+            ]
         caption = post.text.strip()
         blocks = [caption] if caption else []
         images = []
@@ -109,12 +115,18 @@ class ImageReader:
             if of > 1:
                 raise ImageRefusedError(f"Picture {n} of {of}: {exc}") from None
             raise
-        return _Read(image, self.ocr.read(image) if self.ocr is not None else None)
+        if self.ocr is None:
+            return _Read(image, None)
+        try:
+            return _Read(image, self.ocr.read(image))
+        except Exception as exc:  # the OCR's own failure: the picture is still checked
+            log.warning("OCR failed on a %dx%d picture: %r", image.width, image.height, exc)
+            return _Read(image, OCRResult("", None, 0.0), "its text could not be read")
 
 
 def _finding(n: int, done: _Read, text: str) -> ImageFinding:
     image, ocr = done.image, done.ocr
-    notes = [image.note] if image.note else []
+    notes = [note for note in (image.note, done.note) if note]
     if ocr is None:
         notes.append("its text was not read (OCR is off)")
     return ImageFinding(
