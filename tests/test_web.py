@@ -252,6 +252,8 @@ async def test_the_json_route_gives_the_report(client: Client, store: CheckStore
     assert served.debate == report.debate and served.evidence == report.evidence
     assert "10.0.0.5" not in body and "192.168.1.20" not in body
     assert served.usage.log[7].error == "timed out at [address]"
+    assert served.images and all(i.sha256 == "" for i in served.images)  # no photo lookups
+    assert report.images[0].sha256 not in body
 
 
 def _bulky() -> Report:

@@ -23,6 +23,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from .errors import InvalidPostError, ModelUnavailableError
+from .image_settings import ImageSettings
+from .images.models import ACCEPTED
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
 
 __all__ = ["FetchedArticle", "fetch_article", "is_public_address"]
@@ -36,8 +38,8 @@ EXTRACT_TIMEOUT_S = 20.0
 
 _CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 #: A link straight to a picture is a photo post; the reader decodes it within its caps.
-_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
-MAX_IMAGE_BYTES = 10_000_000
+_IMAGE_TYPES = frozenset(ACCEPTED.values())
+MAX_IMAGE_BYTES = ImageSettings().max_bytes
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _REFUSED = "{} resolves to a private or local address ({}); fetching it is not allowed."
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)

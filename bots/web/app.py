@@ -68,11 +68,12 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def public_json(report: Report) -> dict[str, Any]:
     """The report as the JSON route sends it: every field, with the addresses of the
-    deployment's backends taken out of errors and notes."""
+    deployment's backends taken out of errors and notes, and without the pictures'
+    hashes (with one, anyone could confirm that a known photo was sent)."""
 
     def scrub(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
-            return {k: scrub(v, k) for k, v in value.items()}
+            return {k: scrub(v, k) for k, v in value.items() if k != "sha256"}
         if isinstance(value, list):
             return [scrub(v, key) for v in value]
         if isinstance(value, str) and key in ("error", "degraded", "notes"):

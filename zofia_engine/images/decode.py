@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..errors import InvalidPostError
+from .models import ACCEPTED
 
 __all__ = [
     "ACCEPTED",
@@ -24,9 +25,6 @@ __all__ = [
     "too_large",
     "too_many",
 ]
-
-#: Pillow's format name → the media type it is sent on as.
-ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 
 
 DAMAGED = "The picture is damaged or cut short; send it again."

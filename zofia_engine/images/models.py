@@ -8,7 +8,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["ImageFinding", "ImageSighting", "LabelHit", "MiscaptionBand", "VisionFinding"]
+__all__ = [
+    "ACCEPTED",
+    "ImageFinding",
+    "ImageSighting",
+    "LabelHit",
+    "MiscaptionBand",
+    "VisionFinding",
+]
+
+#: The formats read (Pillow's names) → the media type each is sent as.
+ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp", "GIF": "image/gif"}
 
 #: AgentFact's miscaption scoring guide (appendix, IR-2), band by band.
 MiscaptionBand = Literal["supports", "missing context", "misleading", "unrelated"]
@@ -57,7 +67,6 @@ class ImageFinding(_Record):
     was not done for it and why."""
 
     index: int
-    sha256: str
     bytes: int
     width: int
     height: int
@@ -69,3 +78,4 @@ class ImageFinding(_Record):
     vision: VisionFinding | None = None
     sightings: list[ImageSighting] = []
     notes: list[str] = []
+    sha256: str = ""  # empty where it is not shown (the report page's JSON)

@@ -73,7 +73,9 @@ class ImageReader:
         if not post.images or all(i.finding is not None for i in post.images):
             return post
         s = self.settings
-        if not s.enabled:
+        if not s.enabled:  # the caption alone, if there is one
+            if post.text.strip():
+                return post.model_copy(update={"images": ()})
             raise InvalidPostError("Pictures are not checked here; send the claim as text.")
         if len(post.images) > s.max_images:
             raise too_many(len(post.images), s.max_images)
@@ -98,11 +100,15 @@ class ImageReader:
             )
         if not any(b for b in blocks):
             raise InvalidPostError(NO_TEXT)
-        return post.model_copy(
-            update={
+        # Validated again, so that the caption and the pictures' text keep the length cap.
+        fields = post.model_dump(exclude={"text", "images", "has_caption", "original_chars"})
+        return Post.model_validate(
+            {
+                **fields,
                 "text": "\n\n".join(blocks),
                 "images": tuple(images),
                 "has_caption": bool(caption),
+                "original_chars": post.original_chars,
             }
         )
 
