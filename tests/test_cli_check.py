@@ -195,3 +195,25 @@ def test_escapes_and_markup_from_posts_and_models_are_printed_inert(panel: FakeO
     shown = CliRunner().invoke(main, ["show", check_id]).output
     assert "x[/] [bold red]boss" in shown  # the model's brackets, printed as they are
     assert "\x1b" not in check.output
+
+
+def test_a_refused_request_ends_the_whole_check_in_one_sentence(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A server that refuses the request as configured (here: a strict schema to a server
+    that takes none) ends the check at once, with the setting to change, and no retry."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
+    with running_in_thread(FakeOpenAI(formats=("text", "json_object"), api_key="sk-cli")) as peer:
+        assert isinstance(peer, FakeOpenAI)
+        monkeypatch.setenv("ZOFIA__LLM__BACKEND", "openai")
+        monkeypatch.setenv("ZOFIA__LLM__OPENAI__BASE_URL", peer.base_url)
+        monkeypatch.setenv("ZOFIA__LLM__OPENAI__STRUCTURED_OUTPUT", "json_schema")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-cli")
+        result = CliRunner().invoke(main, ["check", POST])
+        asked = len(peer.requests)
+    assert result.exit_code == 1
+    assert "llm.openai.structured_output" in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) <= 3
+    assert asked <= 6  # the calls already in flight, each refused once: none retried
