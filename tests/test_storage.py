@@ -365,6 +365,17 @@ def test_a_new_database_and_its_wal_are_private(tmp_path: Path) -> None:
     db.close()
 
 
+def test_a_new_data_folder_is_private(tmp_path: Path) -> None:
+    from storage.opening import open_store
+    from storage.settings import StorageSettings
+
+    folder = tmp_path / "data" / "zofia"
+    store, _ = open_store(StorageSettings(path=str(folder / "zofia.db")))
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "zofia.db.secret").stat().st_mode) == 0o600
+    store.db.close()
+
+
 def test_migrate_refuses_unknown_names_and_newer_databases(db: Database) -> None:
     with pytest.raises(ValueError, match="unknown migration"):
         migrate(db, upto="m999")
