@@ -4,7 +4,6 @@ real Stage-1 models and the fake OpenAI server scripting the panel."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.discord_peer import DISCORD_TOKEN, MEMBER, Call, FakeDiscord
+from peers.discord_peer import DISCORD_TOKEN, MEMBER, Call, FakeDiscord, running_client
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 
@@ -114,18 +113,11 @@ async def start_bot(
     @contextlib.asynccontextmanager
     async def start(settings: Settings | None = None) -> AsyncIterator[FactCheckBot]:
         settings = settings or make_settings()
-        async with running_service(settings, engine=engine) as service:
-            bot = FactCheckBot(settings.discord, service)
-            async with bot:
-                task = asyncio.create_task(bot.start(TOKEN))
-                try:
-                    async with asyncio.timeout(30):
-                        await bot.wait_until_ready()
-                    yield bot
-                finally:
-                    await bot.close()
-                    async with asyncio.timeout(10):
-                        await task
+        async with (
+            running_service(settings, engine=engine) as service,
+            running_client(FactCheckBot(settings.discord, service)) as bot,
+        ):
+            yield bot
 
     yield start
 

@@ -5,7 +5,6 @@ engine's own (Pillow within its caps, RapidOCR reading the text)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yarl
-from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord
+from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.pictures import headline, pixel_bomb, svg, truncated_jpeg
 
@@ -64,16 +63,8 @@ async def start_bot(
         service = build_service(settings, checker, HashingEncoder())
         await service.start()
         try:
-            async with FactCheckBot(settings.discord, service) as bot:
-                task = asyncio.create_task(bot.start(TOKEN))
-                try:
-                    async with asyncio.timeout(30):
-                        await bot.wait_until_ready()
-                    yield bot
-                finally:
-                    await bot.close()
-                    async with asyncio.timeout(10):
-                        await task
+            async with running_client(FactCheckBot(settings.discord, service)) as bot:
+                yield bot
         finally:
             await service.aclose()
             service.store.db.close()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord
+from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.telegram_peer import TOKEN, FakeBotAPI, user
 
@@ -143,18 +143,9 @@ async def discord_bot(discord_api: FakeDiscord, tmp_path: Path) -> AsyncIterator
         service = build_service(settings, FakeChecker(), HashingEncoder())
         await service.start()
         try:
-            async with FactCheckBot(
-                settings.discord, service, public_url=settings.site.public_url
-            ) as bot:
-                task = asyncio.create_task(bot.start(DISCORD_TOKEN))
-                try:
-                    async with asyncio.timeout(30):
-                        await bot.wait_until_ready()
-                    yield discord_api
-                finally:
-                    await bot.close()
-                    async with asyncio.timeout(10):
-                        await task
+            bot = FactCheckBot(settings.discord, service, public_url=settings.site.public_url)
+            async with running_client(bot):
+                yield discord_api
         finally:
             await service.aclose()
             service.store.db.close()

@@ -16,13 +16,15 @@ Payloads follow Discord's JSON format (API v10).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+import discord
 from aiohttp import WSMsgType, web
 
 from .loopback import LoopbackServer
@@ -550,3 +552,22 @@ class FakeDiscord(LoopbackServer):
         for socket in list(self.sockets):
             await socket.close()
         await super().close()
+
+
+C = TypeVar("C", bound=discord.Client)
+
+
+@contextlib.asynccontextmanager
+async def running_client(bot: C, token: str = DISCORD_TOKEN) -> AsyncIterator[C]:
+    """``bot`` logged in to the fake (which discord_fixtures.discord_api points it at)
+    and ready; closed, and its task awaited, on the way out (both bounded)."""
+    async with bot:
+        task = asyncio.create_task(bot.start(token))
+        try:
+            async with asyncio.timeout(30):
+                await bot.wait_until_ready()
+            yield bot
+        finally:
+            await bot.close()
+            async with asyncio.timeout(10):
+                await task
