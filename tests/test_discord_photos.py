@@ -14,10 +14,9 @@ import pytest
 import pytest_asyncio
 import yarl
 from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.fake_checker import FakeChecker, fake_service
 from peers.pictures import headline, pixel_bomb, svg, truncated_jpeg
 
-from bots.common.runtime import build_service
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from zofia_engine.image_settings import ImageSettings
@@ -60,14 +59,11 @@ async def start_bot(
                 "discord": {"progress_interval_s": 0, "guild_cooldown_s": 0, **discord},
             }
         )
-        service = build_service(settings, checker, HashingEncoder())
-        await service.start()
-        try:
-            async with running_client(FactCheckBot(settings.discord, service)) as bot:
-                yield bot
-        finally:
-            await service.aclose()
-            service.store.db.close()
+        async with (
+            fake_service(settings, checker) as service,
+            running_client(FactCheckBot(settings.discord, service)) as bot,
+        ):
+            yield bot
 
     yield start
 

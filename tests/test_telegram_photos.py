@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.fake_checker import FakeChecker, fake_service
 from peers.pictures import animated_gif, headline, pixel_bomb, svg, truncated_jpeg
 from peers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, channel, group, user
 from telegram import Message
 
-from bots.common.runtime import build_service
 from bots.common.settings import Settings
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.delivery import NO_TEXT
@@ -81,21 +80,18 @@ async def bot(tmp_path: Path, reader: ImageReader) -> AsyncIterator[Bot]:
             }
         )
         checker = FakeChecker(reader=reader)
-        service = build_service(settings, checker, HashingEncoder())
-        await service.start()
-        try:
-            async with running_bot(
+        async with (
+            fake_service(settings, checker) as service,
+            running_bot(
                 settings,
                 service,
                 TOKEN,
                 grace_s=5.0,
                 poll_timeout_s=1,
                 rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-            ):
-                yield Bot(peer, checker, service)
-        finally:
-            await service.aclose()
-            service.store.db.close()
+            ),
+        ):
+            yield Bot(peer, checker, service)
 
 
 def _buttons(message: dict[str, Any]) -> list[str]:

@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from peers.discord_peer import Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.fake_checker import FakeChecker, fake_service
 from peers.telegram_peer import TOKEN, FakeBotAPI, user
 
 from bots.common.links import report_url
-from bots.common.runtime import build_service
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
@@ -74,21 +73,18 @@ async def telegram(tmp_path: Path) -> AsyncIterator[Start]:
                     "chat_cooldown_s": 0,
                 },
             )
-            service = build_service(settings, FakeChecker(), HashingEncoder())
-            await service.start()
-            try:
-                async with running_bot(
+            async with (
+                fake_service(settings, FakeChecker()) as service,
+                running_bot(
                     settings,
                     service,
                     TOKEN,
                     grace_s=5.0,
                     poll_timeout_s=1,
                     rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-                ):
-                    yield peer
-            finally:
-                await service.aclose()
-                service.store.db.close()
+                ),
+            ):
+                yield peer
 
     yield start
 
@@ -140,15 +136,10 @@ async def discord_bot(discord_api: FakeDiscord, tmp_path: Path) -> AsyncIterator
         settings = _settings(
             tmp_path, public_url, discord={"progress_interval_s": 0, "guild_cooldown_s": 0}
         )
-        service = build_service(settings, FakeChecker(), HashingEncoder())
-        await service.start()
-        try:
+        async with fake_service(settings, FakeChecker()) as service:
             bot = FactCheckBot(settings.discord, service, public_url=settings.site.public_url)
             async with running_client(bot):
                 yield discord_api
-        finally:
-            await service.aclose()
-            service.store.db.close()
 
     yield start
 

@@ -11,14 +11,18 @@ words: the same words give 1.0, a changed word a little less, other words about 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from bots.common.runtime import build_service
+from bots.common.settings import Settings
+from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.post import Post, ProgressEvent, ProgressHook
@@ -40,7 +44,7 @@ from zofia_engine.report import (
 )
 from zofia_engine.text import checkable_text
 
-__all__ = ["FakeChecker", "HashingEncoder", "scripted_report"]
+__all__ = ["FakeChecker", "HashingEncoder", "fake_service", "scripted_report"]
 
 _WORD = re.compile(r"\w+")
 
@@ -180,3 +184,16 @@ async def _emit(hook: ProgressHook | None, event: ProgressEvent) -> None:
     result = hook(event)
     if inspect.isawaitable(result):
         await result
+
+
+@contextlib.asynccontextmanager
+async def fake_service(settings: Settings, checker: FakeChecker) -> AsyncIterator[CheckService]:
+    """The real check service over the store ``settings`` name, checking with ``checker``
+    and :class:`HashingEncoder`; started, then closed with its database."""
+    service = build_service(settings, checker, HashingEncoder())
+    await service.start()
+    try:
+        yield service
+    finally:
+        await service.aclose()
+        service.store.db.close()
