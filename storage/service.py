@@ -104,18 +104,12 @@ class CheckService:
                 if original is not None and original.status == "done":
                     self.store.set_status(row.id, "done")
                     continue
-            if not row.post_text:
+            post = row.post  # its text only: the pictures' bytes were never kept
+            if post is None or not post.text:
                 self.store.set_status(
                     row.id, "failed", error="interrupted by a restart, and its text is gone"
                 )
                 continue
-            post = Post(
-                text=row.post_text,
-                url=row.url or "",
-                published=row.published,
-                origin=row.origin or "",
-                language=row.language,
-            )
             self._launch(row.id, row.created_at, post, row.text_hash, None, row.chat)
             resumed.append(row.id)
         return resumed
