@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,6 +45,9 @@ class ExtractorReply(BaseModel):
 
     core_claim: str
     sub_claims: list[str]
+
+
+R = TypeVar("R", bound=BaseModel)
 
 
 class VerifierReply(BaseModel):
@@ -186,35 +189,60 @@ def unchecked(claim: ClaimResult, **scores: float) -> ClaimResult:
     )
 
 
+async def ask_verifier(
+    session: CheckSession,
+    ctx: PanelContext,
+    claim: ClaimResult,
+    passages: list[Passage],
+    *,
+    step: str,
+    task: str,
+    schema: type[R],
+    max_tokens: int,
+) -> tuple[ClaimResult, R | None]:
+    """``claim`` judged by the verifier role over ``passages`` (the flat verification
+    and the tree's nodes alike): its label, reason and the quotes found word for word in
+    the passages, and the reply itself (``None`` when the step failed)."""
+    context = list(dict.fromkeys(p.evidence_id for p in passages))  # in passage order
+    try:
+        answer = await session.ask(
+            "verifier", step, ctx.conversation(task=task), schema, max_tokens=max_tokens
+        )
+    except StepFailed as exc:
+        failed = {"status": "failed", "error": exc.reason, "context": context}
+        return claim.model_copy(update=failed), None
+    reply = answer.value
+    said: Any = reply  # every verifier reply has a label, a reason and quotes
+    quotes, dropped = checked_quotes(said.quotes, passages)
+    judged = claim.model_copy(
+        update={
+            "label": said.label,
+            "reason": said.reason.strip(),
+            "quotes": quotes,
+            "dropped_quotes": dropped,
+            "context": context,
+        }
+    )
+    return judged, reply
+
+
 async def _verify_one(
     session: CheckSession, ctx: PanelContext, claim: ClaimResult, passages: list[Passage]
 ) -> ClaimResult:
     if not passages:
         return unchecked(claim)
     task = render("verifier", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
-    context = list(dict.fromkeys(p.evidence_id for p in passages))  # in passage order
-    try:
-        answer = await session.ask(
-            "verifier",
-            f"claims:verify:{claim.id}",
-            ctx.conversation(task=task),
-            VerifierReply,
-            max_tokens=320,
-        )
-    except StepFailed as exc:
-        failed = {"status": "failed", "error": exc.reason, "context": context}
-        return claim.model_copy(update=failed)
-    reply = answer.value
-    quotes, dropped = checked_quotes(reply.quotes, passages)
-    return claim.model_copy(
-        update={
-            "label": reply.label,
-            "reason": reply.reason.strip(),
-            "quotes": quotes,
-            "dropped_quotes": dropped,
-            "context": context,
-        }
+    judged, _ = await ask_verifier(
+        session,
+        ctx,
+        claim,
+        passages,
+        step=f"claims:verify:{claim.id}",
+        task=task,
+        schema=VerifierReply,
+        max_tokens=320,
     )
+    return judged
 
 
 async def verify_claims(

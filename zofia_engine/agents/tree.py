@@ -24,7 +24,7 @@ from ..ports import TextEncoder
 from ..prompting import render
 from ..report import ClaimResult, TreeSummary
 from .claim_tree import ClaimTree, decision_of
-from .claims import Passage, PassageIndex, checked_quotes, unchecked
+from .claims import Passage, PassageIndex, ask_verifier, unchecked
 from .context import PanelContext
 
 __all__ = ["DecomposeReply", "NodeReply", "grow_tree"]
@@ -64,34 +64,23 @@ class DecomposeReply(BaseModel):
 async def _judge(
     session: CheckSession, ctx: PanelContext, claim: ClaimResult, passages: list[Passage]
 ) -> ClaimResult:
-    context = list(dict.fromkeys(p.evidence_id for p in passages))
     if not passages:
         return unchecked(claim, veracity=0.5, reliability=0.0)
     task = render("node", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
-    try:
-        answer = await session.ask(
-            "verifier",
-            f"claims:node:{claim.id}",
-            ctx.conversation(task=task),
-            NodeReply,
-            max_tokens=NODE_TOKENS,
-        )
-    except StepFailed as exc:
-        failed = {"status": "failed", "error": exc.reason, "context": context}
-        return claim.model_copy(update=failed)
-    reply = answer.value
-    quotes, dropped = checked_quotes(reply.quotes, passages)
-    return claim.model_copy(
-        update={
-            "label": reply.label,
-            "reason": reply.reason.strip(),
-            "veracity": round(reply.veracity, 4),
-            "reliability": round(reply.reliability, 4),
-            "quotes": quotes,
-            "dropped_quotes": dropped,
-            "context": context,
-        }
+    judged, reply = await ask_verifier(
+        session,
+        ctx,
+        claim,
+        passages,
+        step=f"claims:node:{claim.id}",
+        task=task,
+        schema=NodeReply,
+        max_tokens=NODE_TOKENS,
     )
+    if reply is None:
+        return judged
+    scores = {"veracity": round(reply.veracity, 4), "reliability": round(reply.reliability, 4)}
+    return judged.model_copy(update=scores)
 
 
 async def _split(

@@ -15,9 +15,8 @@ import abc
 import base64
 from typing import Any
 
-from ..errors import ConfigError
 from ..image_settings import ReverseImageSettings
-from ..retrieval.http import JsonHttpClient
+from ..retrieval.http import JsonHttpClient, required_key
 from ..retrieval.web._text import clean_text
 from .decode import CleanImage
 from .models import ImageSighting
@@ -49,12 +48,7 @@ class GoogleVisionWeb(ReverseImageBackend):
     name = "images:google"
 
     def __init__(self, api_key: str, *, base_url: str, timeout_s: float = 20.0) -> None:
-        if not api_key.strip():
-            raise ConfigError(
-                "images.reverse.api_key is empty (set GOOGLE_VISION_API_KEY or "
-                "ZOFIA__IMAGES__REVERSE__API_KEY)"
-            )
-        self._key = api_key.strip()
+        self._key = required_key(api_key, "images.reverse.api_key")
         self._endpoint = base_url.rstrip("/") + "/images:annotate"
         self._http = JsonHttpClient(self.name, timeout_s=timeout_s, retries=2)
 

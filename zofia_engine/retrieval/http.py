@@ -14,12 +14,30 @@ from typing import Any
 
 import aiohttp
 
-from ..errors import SourceRateLimitedError, SourceResponseError, SourceTimeoutError
+from ..config import ENV_ALIASES
+from ..errors import (
+    ConfigError,
+    SourceRateLimitedError,
+    SourceResponseError,
+    SourceTimeoutError,
+)
 from ..retrying import Backoff, rate_limiter, retry_delay, retrying
 
-__all__ = ["JsonHttpClient"]
+__all__ = ["JsonHttpClient", "required_key"]
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def required_key(value: str, setting: str) -> str:
+    """The API key ``value`` of the setting ``setting`` (``"web.brave.api_key"``),
+    stripped; empty, a :class:`ConfigError` that says where to set it."""
+    key = value.strip()
+    if not key:
+        path = tuple(setting.split("."))
+        aliases = [name for name, target in ENV_ALIASES.items() if target == path]
+        override = "ZOFIA__" + "__".join(part.upper() for part in path)
+        raise ConfigError(f"{setting} is empty (set {' or '.join([*aliases, override])})")
+    return key
 
 
 class _RetryableStatus(Exception):

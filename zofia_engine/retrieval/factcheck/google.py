@@ -21,9 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...config import FactCheckSettings
-from ...errors import ConfigError, SourceError, SourceResponseError
+from ...errors import SourceError, SourceResponseError
 from ...post import cut_at_word
-from ..http import JsonHttpClient
+from ..http import JsonHttpClient, required_key
 from ..web._text import clean_text, parse_date
 from .base import FactCheck, FactCheckBackend, FactCheckQuery, language_code
 
@@ -66,12 +66,7 @@ class GoogleFactCheck(FactCheckBackend):
         requests_per_second: float = 5.0,
         backoff_s: float = 0.5,
     ) -> None:
-        if not api_key.strip():
-            raise ConfigError(
-                f"{_SETTING} is empty "
-                "(set GOOGLE_FACTCHECK_API_KEY or ZOFIA__FACTCHECK__GOOGLE__API_KEY)"
-            )
-        self._key = api_key.strip()
+        self._key = required_key(api_key, _SETTING)
         self._endpoint = base_url.rstrip("/") + "/claims:search"
         self._http = JsonHttpClient(
             self.name,

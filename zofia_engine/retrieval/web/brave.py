@@ -15,8 +15,8 @@ import logging
 from typing import Any
 
 from ...config import WebSettings
-from ...errors import ConfigError, SourceResponseError
-from ..http import JsonHttpClient
+from ...errors import SourceResponseError
+from ..http import JsonHttpClient, required_key
 from ..models import WebResult
 from ._text import clean_text, parse_date
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
@@ -57,17 +57,14 @@ class BraveSearch(SearchBackend):
         requests_per_second: float = 1.0,
         backoff_s: float = 0.5,
     ) -> None:
-        if not api_key.strip():
-            raise ConfigError(
-                "web.brave.api_key is empty (set BRAVE_API_KEY or ZOFIA__WEB__BRAVE__API_KEY)"
-            )
+        key = required_key(api_key, "web.brave.api_key")
         self._endpoint = base_url.rstrip("/") + "/web/search"
         self._http = JsonHttpClient(
             self.name,
             timeout_s=timeout_s,
             retries=retries,
             requests_per_second=requests_per_second,
-            headers={"X-Subscription-Token": api_key.strip(), "Accept": "application/json"},
+            headers={"X-Subscription-Token": key, "Accept": "application/json"},
             backoff_s=backoff_s,
         )
 
