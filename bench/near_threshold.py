@@ -50,7 +50,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from near_variants import VARIANTS, negated, number_changed
+from lib.near_variants import VARIANTS, negated, number_changed
 
 from storage.near import NearDuplicateIndex, canonical_text, same_particulars
 from zofia_engine.encoder import SentenceTransformerEncoder

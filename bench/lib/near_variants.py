@@ -1,4 +1,5 @@
-"""The forward variants and edited claims bench/near_threshold.py scores: what people
+"""Not a bench script: helpers of ``bench/near_threshold.py`` (``bench/lib/`` holds
+such). The forward variants and edited claims it scores: what people
 do to a post when they forward it (each reproducible from a seeded ``random.Random``),
 and the edits that make a different claim out of one."""
 
