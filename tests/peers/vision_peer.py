@@ -45,7 +45,9 @@ class FakeVision(LoopbackServer):
 
     async def _annotate(self, request: web.Request) -> web.Response:
         if request.query.get("key") != VISION_KEY:
-            error = {"code": 400, "message": "API key not valid.", "status": "INVALID_ARGUMENT"}
+            # The request echoed back, as some gateways do: the client must not pass it on.
+            message = f"API key not valid: {request.path_qs}"
+            error = {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
             return web.json_response({"error": error}, status=400)
         if self.status != 200:
             return web.json_response({"error": {"code": self.status}}, status=self.status)

@@ -15,6 +15,7 @@ import abc
 import base64
 from typing import Any
 
+from ..errors import SourceError
 from ..image_settings import ReverseImageSettings
 from ..retrieval.http import JsonHttpClient, required_key
 from ..retrieval.web._text import clean_text
@@ -61,7 +62,12 @@ class GoogleVisionWeb(ReverseImageBackend):
                 }
             ]
         }
-        body = await self._http.post_json(self._endpoint, request, {"key": self._key})
+        try:
+            body = await self._http.post_json(self._endpoint, request, {"key": self._key})
+        except SourceError as exc:
+            if self._key not in exc.detail:
+                raise
+            raise type(exc)(self.name, exc.detail.replace(self._key, "[key]")) from None
         return sightings_of(body, max_results)
 
     async def aclose(self) -> None:
