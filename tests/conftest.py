@@ -1,0 +1,25 @@
+"""Fixtures shared by the test modules."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from pg_server import PostgresServer
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the whole session (tests/pg_server.py)."""
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh, empty database for this test, dropped after it; yields its URL."""
+    name = f"test_{uuid.uuid4().hex[:16]}"
+    url = postgres_server.create_database(name)
+    yield url
+    postgres_server.drop_database(name)
