@@ -12,10 +12,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from sqlite_utils import Database
-
 from .errors import CheckNotFoundError
 from .keys import clean_text
+from .postgres import StoreDatabase
 from .rows import CheckRow, from_iso, to_iso
 from .transaction import write_transaction
 
@@ -34,7 +33,9 @@ class ChatRecords:
         clock: returns the current timezone-aware time; tests pass a fake one.
     """
 
-    def __init__(self, db: Database, *, clock: Callable[[], dt.datetime] | None = None) -> None:
+    def __init__(
+        self, db: StoreDatabase, *, clock: Callable[[], dt.datetime] | None = None
+    ) -> None:
         self.db = db
         self._clock = clock or _utc_now
         self._lock = threading.RLock()
@@ -95,7 +96,7 @@ class ChatRecords:
         """
         with self._lock:
             up, down = self.db.execute(
-                "SELECT coalesce(sum(vote = 1), 0), coalesce(sum(vote = -1), 0)"
+                "SELECT count(*) FILTER (WHERE vote = 1), count(*) FILTER (WHERE vote = -1)"
                 " FROM feedback WHERE check_id = ?",
                 [check_id],
             ).fetchone()
@@ -228,7 +229,10 @@ class ChatRecords:
         where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
         sql = f"SELECT count(*) FROM checks c WHERE {where}"
         if up_to is not None:
-            sql = f"SELECT count(*) FROM (SELECT 1 FROM checks c WHERE {where} LIMIT :up_to)"
+            sql = (
+                "SELECT count(*) FROM"
+                f" (SELECT 1 FROM checks c WHERE {where} LIMIT :up_to) AS recent"
+            )
             params = {**params, "up_to": up_to}
         with self._lock:
             row = self.db.execute(sql, params).fetchone()
@@ -273,11 +277,11 @@ def filters(
     platform: str | None = None,
     chat: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """A ``WHERE`` clause over ``checks c`` and its parameters; ``1`` when nothing filters."""
+    """A ``WHERE`` clause over ``checks c`` and its parameters; ``1 = 1`` when nothing filters."""
     values = {"requester": requester, "platform": platform, "chat": chat}
     params: dict[str, Any] = {name: value for name, value in values.items() if value is not None}
     clauses = [f"c.{name} = :{name}" for name in params]
     if since is not None:
         params["since"] = to_iso(since)
         clauses.append("c.created_at >= :since")
-    return " AND ".join(clauses) or "1", params
+    return " AND ".join(clauses) or "1 = 1", params

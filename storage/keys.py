@@ -24,7 +24,7 @@ __all__ = [
     "text_hash",
 ]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -104,9 +104,8 @@ def text_hash(text: str) -> str:
 
 
 def clean_text(text: str) -> str:
-    """``text`` with lone surrogates (which UTF-8 cannot encode) replaced by U+FFFD.
-
-    NUL and other characters are kept: SQLite stores them as they are.
+    """``text`` with lone surrogates (which UTF-8 cannot encode) and NUL (which a
+    PostgreSQL text cannot hold) replaced by U+FFFD, so both engines store the same.
 
     Args:
         text: any Python string.
@@ -114,4 +113,4 @@ def clean_text(text: str) -> str:
     Returns:
         A string that encodes to UTF-8.
     """
-    return _SURROGATE.sub("\ufffd", text)
+    return _UNSTORABLE.sub("\ufffd", text)

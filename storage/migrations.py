@@ -5,6 +5,12 @@ records it in ``_migrations``; a migration that raises leaves no trace and
 stays pending. Migrations are only ever appended: a released one never
 changes, so any older database reaches the current schema by running the
 ones it lacks, in order.
+
+The same list builds a PostgreSQL store (:mod:`storage.postgres` rewrites the
+column types SQLite names differently). There, ``checks``, ``post_vectors`` and
+``_migrations`` also get an identity column named ``rowid``, SQLite's implicit
+one, so that insertion order reads alike; and the data rewrites of m004 and m005
+have nothing to rewrite, since a PostgreSQL store starts at this version.
 """
 
 from __future__ import annotations
@@ -12,10 +18,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
-from sqlite_utils import Database
-
 from .errors import StorageError
 from .keys import hash_chat, rekey_text_hash
+from .postgres import StoreDatabase, is_postgres
 from .transaction import write_transaction
 
 __all__ = ["MIGRATIONS", "applied_migrations", "migrate"]
@@ -155,13 +160,20 @@ _M001_STATEMENTS = [
 ]
 
 
-def m001_initial(db: Database, secret: bytes | None) -> None:
+def _add_rowid(db: StoreDatabase, table: str) -> None:
+    """PostgreSQL: the insertion-order column SQLite gives every table."""
+    if is_postgres(db):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY")
+
+
+def m001_initial(db: StoreDatabase, secret: bytes | None) -> None:
     """Checks, their reports and the report's parts, feedback and chat settings."""
     for statement in _M001_STATEMENTS:
         db.execute(statement)
+    _add_rowid(db, "checks")
 
 
-def m002_post_vectors(db: Database, secret: bytes | None) -> None:
+def m002_post_vectors(db: StoreDatabase, secret: bytes | None) -> None:
     """Post vectors (float32, little-endian) for near-duplicate search."""
     db.execute(
         f"""
@@ -173,15 +185,16 @@ def m002_post_vectors(db: Database, secret: bytes | None) -> None:
         )
         """
     )
+    _add_rowid(db, "post_vectors")
 
 
-def m003_check_language(db: Database, secret: bytes | None) -> None:
+def m003_check_language(db: StoreDatabase, secret: bytes | None) -> None:
     """The language the panel answered in (``''``: English), so a repeat is answered
     only from a check in the same language and a resumed check keeps it."""
     db.execute("ALTER TABLE checks ADD COLUMN language TEXT NOT NULL DEFAULT ''")
 
 
-def m004_keyed_chats_and_texts(db: Database, secret: bytes | None) -> None:
+def m004_keyed_chats_and_texts(db: StoreDatabase, secret: bytes | None) -> None:
     """Chat ids and the keys of texts become HMACs, as user ids already were.
 
     A private chat's id on Telegram is its user's id, and a Discord DM's chat was
@@ -208,7 +221,7 @@ def m004_keyed_chats_and_texts(db: Database, secret: bytes | None) -> None:
     db.execute("UPDATE chat_settings SET chat = zofia_chat(platform, chat)")
 
 
-def m005_section_marks(db: Database, secret: bytes | None) -> None:
+def m005_section_marks(db: StoreDatabase, secret: bytes | None) -> None:
     """The "section already posted" marks of the bots' buttons get a table of their own,
     tied to their check (so they go when it goes), out of the chat settings."""
     db.execute(
@@ -222,6 +235,8 @@ def m005_section_marks(db: Database, secret: bytes | None) -> None:
         )
         """
     )
+    if is_postgres(db):  # SQLite-only string functions, and no old marks to move
+        return
     db.execute(
         """
         INSERT OR REPLACE INTO section_marks (check_id, kind, value_json, updated_at)
@@ -243,7 +258,7 @@ _DECISIONS = "'true', 'false', 'misleading', 'unproven', 'continue'"
 _MODERN = "CASE {0} WHEN 'real' THEN 'true' WHEN 'fake' THEN 'false' ELSE {0} END"
 
 
-def m006_four_outcomes(db: Database, secret: bytes | None) -> None:
+def m006_four_outcomes(db: StoreDatabase, secret: bytes | None) -> None:
     """Verdicts on four outcomes (true, false, misleading, unproven) and triage's kinds,
     where ZoFia's real / fake were; RADAR's debaters and phases in the debate rows.
     SQLite cannot change a CHECK, so both tables are rebuilt; stored real and fake
@@ -301,7 +316,7 @@ def m006_four_outcomes(db: Database, secret: bytes | None) -> None:
     db.execute("ALTER TABLE debate_turns_v6 RENAME TO debate_turns")
 
 
-def m007_evidence_sources(db: Database, secret: bytes | None) -> None:
+def m007_evidence_sources(db: StoreDatabase, secret: bytes | None) -> None:
     """Evidence rows from every source a report has: published fact-checks and findings
     on the post's pictures besides web pages and Wikipedia (the CHECK allowed the first
     two only, so a report with either could not be saved). The table is rebuilt."""
@@ -325,7 +340,7 @@ def m007_evidence_sources(db: Database, secret: bytes | None) -> None:
     db.execute("ALTER TABLE evidence_v7 RENAME TO evidence")
 
 
-Migration = Callable[[Database, bytes | None], None]
+Migration = Callable[[StoreDatabase, bytes | None], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -338,13 +353,15 @@ MIGRATIONS: list[tuple[str, Migration]] = [
 ]
 
 
-def _ensure_migrations_table(db: Database) -> None:
+def _ensure_migrations_table(db: StoreDatabase) -> None:
+    rowid = ", rowid BIGINT GENERATED ALWAYS AS IDENTITY" if is_postgres(db) else ""
     db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        "CREATE TABLE IF NOT EXISTS _migrations"
+        f" (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL{rowid})"
     )
 
 
-def applied_migrations(db: Database) -> list[str]:
+def applied_migrations(db: StoreDatabase) -> list[str]:
     """The names of the migrations applied to ``db``, in the order they were applied.
 
     Args:
@@ -358,7 +375,9 @@ def applied_migrations(db: Database) -> list[str]:
     return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
 
 
-def migrate(db: Database, upto: str | None = None, *, secret: bytes | None = None) -> list[str]:
+def migrate(
+    db: StoreDatabase, upto: str | None = None, *, secret: bytes | None = None
+) -> list[str]:
     """Apply the pending migrations in order, each in its own transaction.
 
     Safe to call on every open and from several processes at once: each
@@ -381,7 +400,8 @@ def migrate(db: Database, upto: str | None = None, *, secret: bytes | None = Non
     names = [name for name, _ in MIGRATIONS]
     if upto is not None and upto not in names:
         raise ValueError(f"unknown migration {upto!r}; known: {', '.join(names)}")
-    _ensure_migrations_table(db)
+    with write_transaction(db):  # two processes starting at once create it once
+        _ensure_migrations_table(db)
     unknown = set(applied_migrations(db)) - set(names)
     if unknown:
         raise StorageError(

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlite_utils import Database
-
+from .postgres import StoreDatabase, is_postgres
 from .rows import to_iso
 from .transaction import write_transaction
 
@@ -53,10 +52,11 @@ _PURGE_STATEMENTS = [
 ]
 
 
-def purge_content(db: Database, older_than: dt.datetime) -> int:
+def purge_content(db: StoreDatabase, older_than: dt.datetime) -> int:
     """Purge the checks created before ``older_than`` (see the module's docstring), in
-    one transaction; then checkpoint and truncate the WAL, so that with
-    ``secure_delete`` the text is gone from the files too.
+    one transaction; then, on SQLite, checkpoint and truncate the WAL, so that with
+    ``secure_delete`` the text is gone from the files too (PostgreSQL's autovacuum
+    reclaims the dead rows in its own time).
 
     Returns:
         How many checks had something to remove.
@@ -65,7 +65,6 @@ def purge_content(db: Database, older_than: dt.datetime) -> int:
         ValueError: ``older_than`` is naive.
     """
     params = {"cutoff": to_iso(older_than)}
-    changes = db.conn.total_changes
     with write_transaction(db):
         (purged,) = db.execute(
             f"SELECT count(*) FROM checks c WHERE c.created_at < :cutoff AND ({_HAS_CONTENT})",
@@ -73,6 +72,6 @@ def purge_content(db: Database, older_than: dt.datetime) -> int:
         ).fetchone()
         for statement in _PURGE_STATEMENTS:
             db.execute(statement, params)
-    if db.conn.total_changes != changes:
+    if purged and not is_postgres(db):
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     return int(purged)

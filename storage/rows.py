@@ -135,7 +135,7 @@ def report_rows(
         created_at: the ISO time to stamp the ``reports`` row with.
 
     Returns:
-        Table name → rows, in insertion order.
+        Table name → rows, in insertion order; their text is :func:`clean_text`'s.
     """
     rows = {
         "reports": [_report_row(report, report_json, created_at)],
@@ -146,7 +146,8 @@ def report_rows(
         "llm_calls": [_call_row(seq, call) for seq, call in enumerate(report.usage.log, 1)],
     }
     return {
-        table: [{"check_id": check_id, **row} for row in found] for table, found in rows.items()
+        table: [_scrub({"check_id": check_id, **row}) for row in found]
+        for table, found in rows.items()
     }
 
 

@@ -23,6 +23,7 @@ from zofia_engine.report import Report
 from .chat_records import ChatRecords, filters
 from .errors import CheckNotFoundError, StorageError
 from .keys import clean_text, new_check_id
+from .postgres import consistent, is_postgres
 from .retention import purge_content
 from .rows import (
     CHECK_STATUSES,
@@ -352,9 +353,11 @@ class CheckStore(ChatRecords):
         Raises:
             ValueError: ``since`` is naive.
         """
-        # Scan post_vectors in storage order, looking each check up by key: no sort.
+        # Scan post_vectors in storage order, looking each check up by key: no sort
+        # (SQLite's CROSS JOIN fixes that join order; PostgreSQL plans its own).
+        join = "JOIN" if is_postgres(self.db) else "CROSS JOIN"
         sql = (
-            "SELECT v.check_id, v.vector FROM post_vectors v CROSS JOIN checks c"
+            f"SELECT v.check_id, v.vector FROM post_vectors v {join} checks c"
             f" ON c.id = v.check_id WHERE v.dim = ? AND {_ANSWERABLE}"
         )
         params: list[Any] = []
@@ -399,7 +402,12 @@ class CheckStore(ChatRecords):
             return purge_content(self.db, older_than)
 
     def integrity_ok(self) -> bool:
-        """Whether ``PRAGMA integrity_check`` says ``ok`` and no foreign key dangles."""
+        """Whether ``PRAGMA integrity_check`` says ``ok`` and no foreign key dangles; on
+        PostgreSQL, whether amcheck finds every index of the store consistent with its
+        table and no report lacks its check (:func:`storage.postgres.consistent`)."""
+        if is_postgres(self.db):
+            with self._lock:
+                return consistent(self.db)
         with self._lock:
             integrity = self.db.execute("PRAGMA integrity_check").fetchall()
             dangling = self.db.execute("PRAGMA foreign_key_check").fetchall()

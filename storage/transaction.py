@@ -6,6 +6,8 @@ transaction, so ``with db.conn:`` does not make several statements atomic.
 taken (waiting up to ``busy_timeout``) before anything is read, so two
 processes never both read a snapshot and then fail to upgrade it. sqlite-utils'
 own writes inside it (``table.insert``) nest as savepoints and commit with it.
+On PostgreSQL the same block is :meth:`~storage.postgres.PostgresDatabase.transaction`,
+which takes one advisory write lock first, to the same effect.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlite_utils import Database
+
+from .postgres import is_postgres
 
 __all__ = ["write_transaction"]
 
@@ -33,7 +37,12 @@ def write_transaction(db: Database) -> Iterator[Database]:
 
     Raises:
         sqlite3.OperationalError: the write lock was not free within ``busy_timeout``.
+        psycopg.OperationalError: the PostgreSQL connection was lost mid-transaction.
     """
+    if is_postgres(db):
+        with db.transaction():  # type: ignore[attr-defined]
+            yield db
+        return
     conn = db.conn
     if conn.in_transaction:
         savepoint = f"zofia_{secrets.token_hex(8)}"

@@ -28,6 +28,8 @@ def _storage(config: Path | None) -> Finding:
     pending = (
         f"; {len(status.pending)} migration(s) to apply on next open" if status.pending else ""
     )
+    if isinstance(status.path, str):  # a server: its disk is not ours to measure
+        return Finding("storage", "ok", f"{status.path}; schema {status.schema}{pending}")
     free = status.free_bytes / 2**30
     verdict: Status = "ok" if free >= 0.5 else "warning"
     summary = f"SQLite {status.path}; schema {status.schema}{pending}; {free:.1f} GiB free"
