@@ -340,6 +340,27 @@ def m007_evidence_sources(db: StoreDatabase, secret: bytes | None) -> None:
     db.execute("ALTER TABLE evidence_v7 RENAME TO evidence")
 
 
+def m008_deliveries(db: StoreDatabase, secret: bytes | None) -> None:
+    """Where each check's card is to be posted, for the bot that delivers it: any replica,
+    once (``claimed_at`` is a lease; ``delivered_at`` ends it). ``target_json`` holds the
+    platform's raw chat and message ids, needed to post, and is blanked on delivery; the
+    retention purge deletes the row."""
+    db.execute(
+        f"""
+        CREATE TABLE deliveries (
+            check_id TEXT PRIMARY KEY {_CASCADE},
+            platform TEXT NOT NULL,
+            target_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            claimed_at TEXT,
+            delivered_at TEXT
+        )
+        """
+    )
+    if is_postgres(db):  # SQLite's rowid is its tables' key already
+        db.execute("CREATE INDEX idx_post_vectors_rowid ON post_vectors (rowid)")
+
+
 Migration = Callable[[StoreDatabase, bytes | None], None]
 
 MIGRATIONS: list[tuple[str, Migration]] = [
@@ -350,6 +371,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m005_section_marks", m005_section_marks),
     ("m006_four_outcomes", m006_four_outcomes),
     ("m007_evidence_sources", m007_evidence_sources),
+    ("m008_deliveries", m008_deliveries),
 ]
 
 

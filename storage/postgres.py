@@ -110,6 +110,7 @@ class PostgresDatabase:
         self._timeout = connect_timeout_s
         self._lock = threading.RLock()
         self._depth = 0
+        self._closed = False
         self._conn = self._connect()
 
     def _connect(self) -> psycopg.Connection[Any]:
@@ -125,6 +126,9 @@ class PostgresDatabase:
         """The connection, reopened (waiting up to :data:`RECONNECT_S`) if it was lost."""
         if not (self._conn.closed or self._conn.broken):
             return self._conn
+        if self._closed:
+            raise psycopg.InterfaceError("the store's database was closed")
+        self._conn.close()
         deadline = time.monotonic() + RECONNECT_S
         while True:
             try:
@@ -173,6 +177,7 @@ class PostgresDatabase:
         return [row[0] for row in rows]
 
     def close(self) -> None:
+        self._closed = True
         self._conn.close()
 
     # -- transactions --------------------------------------------------------------------

@@ -40,11 +40,13 @@ class NearRepeats:
         self.encoder = encoder
         self.settings = settings
         self.index = NearDuplicateIndex()  # sized to the encoder by load()
+        self._seen_row = 0  # the newest stored vector the index has taken in
 
     async def load(self, since: dt.datetime) -> None:
         """Size the index to the encoder and fill it with the posts stored since ``since``."""
         dim = await asyncio.to_thread(lambda: self.encoder.dimension)
         self.index = NearDuplicateIndex(dim)
+        self._seen_row = self.store.last_vector_row()  # read first: no vector is missed
         ids, vectors = self.store.vectors(since=since)
         if len(ids) and vectors.shape[1] == dim:  # vectors of another encoder never match
             self.index.load(ids, vectors)
@@ -53,6 +55,16 @@ class NearRepeats:
         """Forget every post a repeat can no longer be answered from (blocking). A post
         added meanwhile is newer than ``since``, so it stays."""
         self.index.keep_only(self.store.answerable_ids(since=since))
+
+    def catch_up(self) -> int:
+        """Take in the vectors other processes stored since the last look (blocking): one
+        indexed read of the rows after the newest seen. Returns how many were new."""
+        ids, blobs, self._seen_row = self.store.vectors_after(self._seen_row)
+        dim = self.index.dim
+        for check_id, blob in zip(ids, blobs, strict=True):
+            if len(blob) == 4 * dim:  # another encoder's vectors never match
+                self.index.add(check_id, np.frombuffer(blob, dtype="<f4").astype(np.float32))
+        return len(ids)
 
     def add(self, check_id: str, vector: np.ndarray) -> None:
         self.index.add(check_id, vector)

@@ -4,7 +4,8 @@ After ``storage.retention_days`` everything that can name someone or restate the
 post goes: its text, where it was forwarded from, its link, the key that finds its
 repeats, any error text, the evidence, the report's JSON and summary, claim texts
 and reasons, analysis and debate texts, the post vector, the bots' section marks,
-feedback comments, and the settings of chats quiet for as long. The record stays
+where a card was to be delivered, feedback comments, and the settings of chats quiet
+for as long. The record stays
 for statistics: the check's id, platform, keyed chat and requester, times, status
 and reply language; the verdict, confidence, counts, claim labels, votes and the
 model-call accounting.
@@ -27,6 +28,7 @@ _HAS_CONTENT = """
     OR EXISTS (SELECT 1 FROM reports WHERE check_id = c.id AND report_json IS NOT NULL)
     OR EXISTS (SELECT 1 FROM evidence WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM post_vectors WHERE check_id = c.id)
+    OR EXISTS (SELECT 1 FROM deliveries WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM claims WHERE check_id = c.id
                AND (text IS NOT NULL OR reason IS NOT NULL OR quotes_json IS NOT NULL))
     OR EXISTS (SELECT 1 FROM analyses WHERE check_id = c.id AND text IS NOT NULL)
@@ -45,6 +47,7 @@ _PURGE_STATEMENTS = [
     " AND c.chat = chat_settings.chat AND c.created_at >= :cutoff)",
     f"DELETE FROM evidence WHERE {_OLD}",
     f"DELETE FROM post_vectors WHERE {_OLD}",
+    f"DELETE FROM deliveries WHERE {_OLD}",
     f"UPDATE claims SET text = NULL, reason = NULL, quotes_json = NULL WHERE {_OLD}",
     f"UPDATE analyses SET text = NULL WHERE {_OLD} AND text IS NOT NULL",
     f"UPDATE debate_turns SET text = NULL WHERE {_OLD} AND text IS NOT NULL",

@@ -6,7 +6,7 @@ from pydantic import Field, model_validator
 
 from zofia_engine.config import SettingsSection
 
-__all__ = ["MIN_SECRET_CHARS", "ServiceSettings", "StorageSettings"]
+__all__ = ["MIN_SECRET_CHARS", "QueueSettings", "ServiceSettings", "StorageSettings"]
 
 MIN_SECRET_CHARS = 16
 
@@ -75,3 +75,31 @@ class ServiceSettings(SettingsSection):
     chat_per_minute: int = Field(10, ge=1)
     user_daily: int = Field(50, ge=1)
     chat_daily: int = Field(300, ge=1)
+
+
+class QueueSettings(SettingsSection):
+    """Checks on worker processes, with PostgreSQL (``storage.url``); unused on SQLite.
+
+    Heartbeats and the stall limit are Procrastinate's: a job whose worker has sent no
+    heartbeat for ``stalled_after_s`` is put back in the queue and run again from the
+    start by another worker (it must exceed every worker's ``heartbeat_s``).
+    """
+
+    worker_concurrency: int = Field(2, ge=1)
+    heartbeat_s: float = Field(10.0, gt=0)
+    stalled_after_s: float = Field(30.0, gt=0)
+    # How often workers look for jobs without a NOTIFY (retries, a missed wake-up).
+    poll_s: float = Field(2.0, gt=0)
+    # Engine runs a check's job gets in all (a run cut short by a lost database counts).
+    max_attempts: int = Field(3, ge=1)
+    # /healthz and /metrics on 127.0.0.1 of every worker and bot; 0: off.
+    health_port: int = Field(0, ge=0, le=65535)
+
+    @model_validator(mode="after")
+    def _stall_outlasts_heartbeats(self) -> QueueSettings:
+        if self.stalled_after_s <= self.heartbeat_s:
+            raise ValueError(
+                "queue.stalled_after_s must exceed queue.heartbeat_s, or live workers'"
+                " checks would be taken from them"
+            )
+        return self

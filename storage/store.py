@@ -388,6 +388,26 @@ class CheckStore(ChatRecords):
             matrix = matrix[: len(ids)].copy()
         return ids, matrix.astype(np.float32, copy=False)
 
+    def vectors_after(self, rowid: int) -> tuple[list[str], list[bytes], int]:
+        """Post vectors stored after row ``rowid`` (another process's checks), of checks a
+        repeat may be answered from: their ids, little-endian float32 blobs, and the
+        newest row seen (``rowid`` when none is newer)."""
+        sql = (
+            "SELECT v.rowid, v.check_id, v.vector FROM post_vectors v JOIN checks c"
+            f" ON c.id = v.check_id WHERE v.rowid > ? AND {_ANSWERABLE} ORDER BY v.rowid"
+        )
+        with self._lock:
+            rows = self.db.execute(sql, [rowid]).fetchall()
+        if not rows:
+            return [], [], rowid
+        return [row[1] for row in rows], [bytes(row[2]) for row in rows], int(rows[-1][0])
+
+    def last_vector_row(self) -> int:
+        """The row of the newest stored post vector (0: none)."""
+        with self._lock:
+            newest = self.db.execute("SELECT max(rowid) FROM post_vectors").fetchone()[0]
+        return int(newest or 0)
+
     def purge(self, older_than: dt.datetime) -> int:
         """Remove the content of checks created before ``older_than``, keeping the
         record; :mod:`storage.retention` says what goes and what stays.

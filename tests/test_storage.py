@@ -73,6 +73,7 @@ TABLES = {
     "chat_settings",
     "post_vectors",
     "section_marks",
+    "deliveries",
 }
 POST = "The mayor of Springfield said the river bridge will close for all of 2027."
 
@@ -286,6 +287,7 @@ ALL_MIGRATIONS = [
     "m005_section_marks",
     "m006_four_outcomes",
     "m007_evidence_sources",
+    "m008_deliveries",
 ]
 KEY = b"k" * 32
 

@@ -26,6 +26,8 @@ COMMANDS = {
     "telegram": "bots.cli.serve:telegram",
     "discord": "bots.cli.serve:discord",
     "web": "bots.cli.web:web",
+    "worker": "bots.cli.worker:worker",
+    "queue": "bots.cli.worker:queue",
 }
 
 

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from storage.opening import open_store
+from storage.queue.service import QueuedCheckService
 from storage.service import CheckService
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
@@ -33,9 +34,13 @@ def build_service(
     clock: Callable[[], dt.datetime] | None = None,
 ) -> CheckService:
     """A check service over the store the settings name (opened and migrated now),
-    keeping post text for ``storage.retention_days``. Start it with ``await start()``."""
+    keeping post text for ``storage.retention_days``. Start it with ``await start()``.
+
+    With the store on PostgreSQL it is a :class:`QueuedCheckService`: ``zofia worker``
+    processes run the engine, and ``checker`` here only reads pictures."""
     store, secret = open_store(settings.storage, clock=clock)
-    return CheckService(
+    kind = QueuedCheckService if settings.storage.is_postgres else CheckService
+    return kind(
         checker,
         store,
         settings.service,
@@ -76,14 +81,16 @@ async def running_service(
         engine: an engine to use (tests pass one wired to fake servers); by default
             one is built from ``settings`` and closed on exit.
         load: load every model now (a bot, before its first update); otherwise each
-            loads when first used (a one-shot command that may need none).
+            loads when first used (a one-shot command that may need none). With the
+            store on PostgreSQL the workers hold the models, and a bot loads none
+            up front.
     """
     from zofia_engine.engine import Engine
 
     own_engine = engine is None
     engine = engine if engine is not None else Engine(settings)
     try:
-        if load:
+        if load and not settings.storage.is_postgres:
             await engine.load()
         service = build_service(settings, engine, engine.retrieval.encoder, clock=clock)
         resumed = await service.start(resume=resume)

@@ -10,7 +10,7 @@ from pathlib import Path
 from bots.discord.settings import DiscordSettings
 from bots.telegram.settings import TelegramSettings
 from bots.web.settings import SiteSettings
-from storage.settings import ServiceSettings, StorageSettings
+from storage.settings import QueueSettings, ServiceSettings, StorageSettings
 from zofia_engine.config import EngineSettings, load_config
 
 __all__ = ["CONFIG_ENV", "Settings", "find_config", "load_settings"]
@@ -23,6 +23,7 @@ class Settings(EngineSettings):
 
     storage: StorageSettings = StorageSettings()
     service: ServiceSettings = ServiceSettings()
+    queue: QueueSettings = QueueSettings()
     telegram: TelegramSettings = TelegramSettings()
     discord: DiscordSettings = DiscordSettings()
     site: SiteSettings = SiteSettings()

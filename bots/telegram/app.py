@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import secrets
@@ -23,6 +24,7 @@ from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
 
+from bots.common.job_deliveries import delivering
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
 from bots.web.app import site_beside_bot
@@ -31,8 +33,9 @@ from zofia_engine.errors import ZofiaError
 
 from .buttons import button_handlers
 from .commands import BOT_COMMANDS, command_handlers
+from .delivery import post_delivered
 from .inputs import input_handlers
-from .state import BotState
+from .state import PLATFORM, BotState
 
 __all__ = [
     "ChatPacedRateLimiter",
@@ -214,7 +217,9 @@ async def running_bot(
         except Exception as exc:  # a convenience for the chat menu, not a reason to stop
             log.warning("could not set the command menu: %s", exc)
         try:
-            yield application
+            post = functools.partial(post_delivered, state, application.bot)
+            async with delivering(settings, service, PLATFORM, post):
+                yield application
         finally:
             await updater.stop()
             state.closing = True  # updates still queued are told to send again later

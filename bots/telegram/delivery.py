@@ -12,9 +12,10 @@ import contextlib
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from telegram import (
+    Bot,
     InlineKeyboardMarkup,
     LinkPreviewOptions,
     Message,
@@ -23,15 +24,18 @@ from telegram import (
     MessageOriginChat,
     MessageOriginHiddenUser,
     MessageOriginUser,
+    ReplyParameters,
 )
 from telegram.constants import ChatAction
-from telegram.error import TelegramError
+from telegram.error import BadRequest, TelegramError
 
 from bots.common.card import verdict_card
+from bots.common.job_deliveries import delivers_by_job
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.posts import post_from_message
 from bots.common.sentences import error_sentence
-from storage.service import Outcome, Requester
+from storage.deliveries import Claim
+from storage.service import CheckFailedError, Outcome, Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.images.reader import NO_TEXT as NO_TEXT_IN_PICTURE
 from zofia_engine.post import Post, ProgressEvent
@@ -46,6 +50,7 @@ __all__ = [
     "NO_TEXT",
     "deliver_check",
     "describe_origin",
+    "post_delivered",
     "post_text",
     "read_post",
     "until_settled",
@@ -148,6 +153,7 @@ async def deliver_check(
     chat_id = target.chat_id
     requester = Requester(PLATFORM, str(user_id), str(chat_id))
     reply: Message | None = None
+    queued = False
     try:
         language = state.service.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
         # before a link or a picture is fetched: a refusal costs nothing
@@ -164,6 +170,31 @@ async def deliver_check(
             allow_private_urls=state.allow_private_urls,
         )
         handle = await state.service.submit(post, requester)
+        if delivers_by_job(state.service) and not handle.done:
+            # A worker runs the check and a deliver job posts the card, on whichever
+            # replica is alive then; this one shows progress while it is.
+            queued = True
+            target: dict[str, Any] = {
+                "chat_id": chat_id,
+                "origin": post.origin,
+                "published": post.published.isoformat() if post.published else "",
+            }
+            if unasked:
+                target.update(reply_to=anchor.message_id, unasked=True)
+            else:
+                reply = await anchor.reply_html(
+                    progress_html([]),
+                    do_quote=True,
+                    reply_markup=progress_keyboard(handle.check_id),
+                )
+                target["message_id"] = reply.message_id
+            await state.service.expect_delivery(handle.check_id, PLATFORM, target)  # type: ignore[attr-defined]
+            if reply is not None:
+                progress = ProgressMessage(
+                    reply, progress_keyboard(handle.check_id), state.settings.progress_interval_s
+                )
+                await progress.follow(until_settled(handle))
+            return
         if not handle.done and not unasked:
             reply = await anchor.reply_html(
                 progress_html([]),
@@ -187,7 +218,8 @@ async def deliver_check(
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None and task.cancelling():  # shutdown: the check goes back to the queue
-            await _say(anchor, reply, INTERRUPTED)
+            if not queued:  # queued, it goes on, and a deliver job posts its card
+                await _say(anchor, reply, INTERRUPTED)
             raise
         await _say(anchor, reply, "The check was cancelled.")
     except (ZofiaError, TelegramError) as exc:
@@ -199,6 +231,53 @@ async def deliver_check(
     except Exception as exc:
         log.exception("check for chat %s failed", chat_id)
         await _say(anchor, reply, error_sentence(exc))
+
+
+async def post_delivered(state: BotState, bot: Bot, claim: Claim, found: Outcome | str) -> None:
+    """A deliver job's card: edit the "checking…" message it names into the verdict card
+    (or the failure's sentence), or, for an unasked check, reply to the post. Editing
+    to what the message already shows is not an error: a retried job may do it."""
+    target = claim.target
+    chat_id = int(target["chat_id"])
+    if isinstance(found, str):
+        if target.get("unasked"):
+            return
+        text, keyboard = quote_text(error_sentence(CheckFailedError(found))), None
+    else:
+        if target.get("unasked") and found.report.verdict in QUIET_UNASKED:
+            return
+        published = target.get("published") or ""
+        card = verdict_card(
+            found,
+            origin=str(target.get("origin") or ""),
+            published=dt.date.fromisoformat(published) if published else None,
+        )
+        text = card_html(card)
+        keyboard = card_keyboard(card.check_id, report_url=state.report_url(card.check_id))
+    if "message_id" not in target:
+        await bot.send_message(
+            chat_id,
+            text,
+            parse_mode="HTML",
+            reply_markup=keyboard,
+            link_preview_options=NO_PREVIEW,
+            reply_parameters=ReplyParameters(
+                int(target["reply_to"]), allow_sending_without_reply=True
+            ),
+        )
+        return
+    try:
+        await bot.edit_message_text(
+            text,
+            chat_id=chat_id,
+            message_id=int(target["message_id"]),
+            parse_mode="HTML",
+            reply_markup=keyboard,
+            link_preview_options=NO_PREVIEW,
+        )
+    except BadRequest as exc:
+        if "not modified" not in str(exc).lower():
+            raise
 
 
 class _Handle(Protocol):

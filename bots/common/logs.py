@@ -1,0 +1,40 @@
+"""Structured logs: one JSON object per line, with the check id on every line logged
+while a check's job runs (engine and libraries included: the id is a context variable,
+which worker threads started with ``asyncio.to_thread`` inherit)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+from storage.queue.worker import CHECK_ID
+
+__all__ = ["JsonLines", "log_json_lines"]
+
+
+class JsonLines(logging.Formatter):
+    """``{"ts", "level", "logger", "check", "msg"}`` (and ``"exc"`` with a traceback)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}",
+            "level": record.levelname,
+            "logger": record.name,
+            "check": CHECK_ID.get(),
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def log_json_lines(level: int = logging.INFO) -> None:
+    """Send the root logger's records to stderr as JSON lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLines())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for name in ("httpx", "httpcore", "procrastinate"):
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,133 @@
+"""Where each check's card goes, and which bot replica posts it, once.
+
+A bot that asks for a check records where its answer belongs (the chat and the
+"checking…" message, as the platform names them). When the check ends, a ``deliver``
+job is queued; whichever replica runs it claims the delivery with a lease, posts the
+card and marks it delivered. A replica that dies holding the claim loses nothing:
+the lease runs out and the job's next attempt claims it again. The raw ids are
+blanked once the card is posted, and the retention purge deletes the row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .keys import clean_text
+from .store import CheckStore
+from .transaction import write_transaction
+
+__all__ = ["Claim", "Deliveries"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A delivery this replica holds: post the card, then :meth:`Deliveries.delivered`."""
+
+    check_id: str
+    platform: str
+    target: dict[str, Any]
+
+
+class Deliveries:
+    """The ``deliveries`` table of a store.
+
+    Args:
+        store: the store (its database, lock and clock).
+        lease: how long a claim keeps other replicas off a delivery.
+    """
+
+    def __init__(self, store: CheckStore, *, lease: dt.timedelta = dt.timedelta(seconds=60)):
+        self.store = store
+        self.lease = lease
+
+    def expect(self, check_id: str, platform: str, target: dict[str, Any]) -> bool:
+        """Record where ``check_id``'s card goes (replacing an earlier target).
+
+        Returns:
+            Whether the check has already ended, in which case nobody will queue its
+            delivery any more and the caller queues it (in the same transaction).
+        """
+        db = self.store.db
+        row = {
+            "check_id": check_id,
+            "platform": clean_text(platform),
+            "target_json": json.dumps(target, allow_nan=False),
+            "created_at": self.store._now(),
+            "claimed_at": None,
+            "delivered_at": None,
+        }
+        with self.store._lock, write_transaction(db):
+            db.table("deliveries").upsert(row, pk=("check_id",))
+            status = db.execute("SELECT status FROM checks WHERE id = ?", [check_id]).fetchone()
+        return status is not None and status[0] in ("done", "failed")
+
+    def pending(self, check_ids: list[str]) -> list[tuple[str, str]]:
+        """``(check_id, platform)`` of the undelivered ones among ``check_ids``."""
+        if not check_ids:
+            return []
+        marks = ", ".join("?" for _ in check_ids)
+        with self.store._lock:
+            rows = self.store.db.execute(
+                f"SELECT check_id, platform FROM deliveries WHERE check_id IN ({marks})"
+                " AND delivered_at IS NULL ORDER BY check_id",
+                check_ids,
+            ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
+    def claim(self, check_id: str) -> Claim | None:
+        """Take the delivery of ``check_id`` for this replica for :attr:`lease`.
+
+        Returns:
+            The claim, or ``None`` when it was delivered already, was never
+            expected, or another replica's lease on it is still running.
+        """
+        now = self.store.clock()
+        stale = (now - self.lease).astimezone(dt.UTC).isoformat(timespec="microseconds")
+        db = self.store.db
+        with self.store._lock, write_transaction(db):
+            row = db.execute(
+                "SELECT platform, target_json FROM deliveries WHERE check_id = ?"
+                " AND delivered_at IS NULL AND (claimed_at IS NULL OR claimed_at < ?)",
+                [check_id, stale],
+            ).fetchone()
+            if row is None:
+                return None
+            db.execute(
+                "UPDATE deliveries SET claimed_at = ? WHERE check_id = ?",
+                [self.store._now(), check_id],
+            )
+        return Claim(check_id, row[0], json.loads(row[1]))
+
+    def is_claimed(self, check_id: str) -> bool:
+        """Whether a delivery is still to be made and someone holds it now."""
+        with self.store._lock:
+            row = self.store.db.execute(
+                "SELECT claimed_at FROM deliveries WHERE check_id = ? AND delivered_at IS NULL",
+                [check_id],
+            ).fetchone()
+        return row is not None and row[0] is not None
+
+    def delivered(self, claim: Claim) -> None:
+        """The card is posted: end the delivery and forget the platform's raw ids."""
+        self._write(
+            "UPDATE deliveries SET delivered_at = ?, target_json = '{}' WHERE check_id = ?",
+            [self.store._now(), claim.check_id],
+        )
+
+    def release(self, claim: Claim) -> None:
+        """Posting failed: let the next attempt (here or on another replica) claim it."""
+        self._write(
+            "UPDATE deliveries SET claimed_at = NULL WHERE check_id = ? AND delivered_at IS NULL",
+            [claim.check_id],
+        )
+
+    def drop(self, check_id: str) -> None:
+        """Nobody waits for this card any more (the requester cancelled)."""
+        self._write("DELETE FROM deliveries WHERE check_id = ?", [check_id])
+
+    def _write(self, sql: str, params: list[Any]) -> None:
+        with self.store._lock, write_transaction(self.store.db):
+            self.store.db.execute(sql, params)

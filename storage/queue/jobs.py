@@ -1,0 +1,117 @@
+"""The job queue: Procrastinate on the store's PostgreSQL.
+
+Jobs are deferred with Procrastinate's own SQL function inside the store's write
+transaction, so a check row and its job commit together or not at all (the library's
+``defer`` would use a connection of its own). Workers take jobs with ``FOR UPDATE
+SKIP LOCKED`` and wake on ``NOTIFY``; a job whose worker stopped sending heartbeats
+is put back by :data:`RETRY_STALLED_TASK`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import psycopg
+from procrastinate import App, PsycopgConnector
+from procrastinate.schema import SchemaManager
+
+from ..postgres import PostgresDatabase
+from ..transaction import write_transaction
+
+__all__ = [
+    "CHECKS_QUEUE",
+    "CHECK_TASK",
+    "DELIVER_TASK",
+    "MAINTENANCE_QUEUE",
+    "RETRY_STALLED_TASK",
+    "defer",
+    "deliver_queue",
+    "ensure_schema",
+    "make_app",
+    "queue_depth",
+]
+
+CHECKS_QUEUE = "checks"
+MAINTENANCE_QUEUE = "maintenance"
+CHECK_TASK = "zofia.check"
+DELIVER_TASK = "zofia.deliver"
+RETRY_STALLED_TASK = "zofia.retry_stalled"
+_QUEUEING_LOCK_INDEX = "procrastinate_jobs_queueing_lock_idx_v1"
+_DEFER = (
+    "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(?::varchar, ?::varchar, 0, ?::text,"
+    " ?::text, ?::jsonb, ?::timestamptz)::procrastinate_job_to_defer_v1])) AS id"
+)
+# Schema creation is not idempotent in Procrastinate: one process at a time creates it.
+_SCHEMA_LOCK = 0x7A6F666971
+
+
+def deliver_queue(platform: str) -> str:
+    """The queue only ``platform``'s bot processes take jobs from."""
+    return f"deliver.{platform}"
+
+
+def ensure_schema(db: PostgresDatabase) -> bool:
+    """Create Procrastinate's tables in the store's database unless they exist.
+
+    Returns:
+        Whether this call created them.
+    """
+    with db.transaction():
+        conn = db.current()
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [_SCHEMA_LOCK])
+        row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+        if row is not None and row[0] is not None:
+            return False
+        conn.execute(SchemaManager.get_schema().encode())  # no parameters: sent as it is
+    return True
+
+
+def defer(
+    db: PostgresDatabase,
+    task: str,
+    queue: str,
+    args: dict[str, Any],
+    *,
+    lock: str | None = None,
+    queueing_lock: str | None = None,
+    at: dt.datetime | None = None,
+) -> int | None:
+    """Queue one job in the caller's transaction (or in one of its own).
+
+    Args:
+        lock: jobs with the same lock never run at the same time.
+        queueing_lock: at most one job with this lock waits in the queue.
+        at: not before this time (timezone-aware); ``None``: now.
+
+    Returns:
+        The job's id, or ``None`` when a job with the same ``queueing_lock`` is waiting
+        already (the caller's transaction goes on: the attempt ran in a savepoint).
+    """
+    when = None if at is None else at.astimezone(dt.UTC).isoformat()
+    params = [queue, task, lock, queueing_lock, json.dumps(args), when]
+    try:
+        with write_transaction(db):
+            row = db.execute(_DEFER, params).fetchone()
+    except psycopg.errors.UniqueViolation as exc:
+        if exc.diag.constraint_name == _QUEUEING_LOCK_INDEX:
+            return None
+        raise
+    return int(row[0])
+
+
+def queue_depth(db: PostgresDatabase, queue: str = CHECKS_QUEUE) -> int:
+    """Jobs of ``queue`` waiting or running."""
+    row = db.execute(
+        "SELECT count(*) FROM procrastinate_jobs WHERE queue_name = ?"
+        " AND status IN ('todo', 'doing')",
+        [queue],
+    ).fetchone()
+    return int(row[0])
+
+
+def make_app(url: str, *, max_connections: int = 4) -> App:
+    """A Procrastinate app on the store's database (open it with ``open_async``)."""
+    connector = PsycopgConnector(conninfo=url, min_size=1, max_size=max_connections)
+    return App(connector=connector)

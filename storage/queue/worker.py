@@ -1,0 +1,261 @@
+"""The jobs: a check run by a worker, a card delivered by a bot, stalled jobs put back.
+
+A check job runs the engine on the stored post and saves the report; the save is
+idempotent per check id, so a job run twice (its worker was thought dead, or was)
+leaves exactly one report. Ending a check is one transaction: the checks that joined
+it end with it, a ``deliver`` job is queued for every card still to post, and the
+``done`` event is published, all on commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import datetime as dt
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from procrastinate import App, JobContext, RetryStrategy
+from procrastinate.exceptions import ConnectorException
+
+from zofia_engine.errors import ZofiaError
+from zofia_engine.ports import Checker, TextEncoder
+from zofia_engine.post import ProgressEvent
+
+from ..deliveries import Claim, Deliveries
+from ..errors import StorageError
+from ..handles import Outcome
+from ..near import canonical_text
+from ..postgres import PostgresDatabase
+from ..settings import QueueSettings
+from ..store import CheckStore
+from ..transaction import write_transaction
+from . import metrics
+from .events import publish
+from .jobs import (
+    CHECK_TASK,
+    CHECKS_QUEUE,
+    DELIVER_TASK,
+    MAINTENANCE_QUEUE,
+    RETRY_STALLED_TASK,
+    defer,
+    deliver_queue,
+)
+from .service import stored_outcome
+
+__all__ = [
+    "CHECK_ID",
+    "CheckRunner",
+    "DeliveryBusyError",
+    "register_check_tasks",
+    "register_deliver_task",
+    "run_jobs",
+]
+
+log = logging.getLogger(__name__)
+
+#: the check whose job is running in this context ("" outside one), for the logs
+CHECK_ID: contextvars.ContextVar[str] = contextvars.ContextVar("zofia_check_id", default="")
+
+#: what a bot does with a claimed delivery: post the outcome, or the failure's sentence
+PostCard = Callable[[Claim, Outcome | str], Awaitable[None]]
+
+
+class DeliveryBusyError(Exception):
+    """Another replica holds this delivery's lease; the job tries again later."""
+
+
+class CheckRunner:
+    """Runs check jobs in a worker process, with the engine loaded once.
+
+    Args:
+        checker: the engine.
+        store: the store, on PostgreSQL.
+        encoder: the engine's sentence encoder (the post vector for near repeats).
+    """
+
+    def __init__(self, checker: Checker, store: CheckStore, encoder: TextEncoder) -> None:
+        if not isinstance(store.db, PostgresDatabase):
+            raise TypeError("check jobs need the store on PostgreSQL")
+        self.checker = checker
+        self.store = store
+        self.db: PostgresDatabase = store.db
+        self.encoder = encoder
+        self.deliveries = Deliveries(store)
+        # Progress events go out in order, off the event loop.
+        self._publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zofia-events")
+        self.runs = 0  # engine runs started in this process (the tests count them)
+
+    async def run(self, check_id: str) -> None:
+        """Check ``check_id`` unless it has ended; end it (and its joiners) either way."""
+        CHECK_ID.set(check_id)
+        row = await asyncio.to_thread(self.store.get_check, check_id)
+        if row is None or row.status == "cancelled":
+            return
+        if row.status == "failed":
+            await asyncio.to_thread(self._end, check_id, row.error)
+            return
+        if row.status != "done":
+            error = await self._check(check_id, row.post)
+            if error is not None:
+                await asyncio.to_thread(self._end, check_id, error)
+                return
+        await asyncio.to_thread(self._end, check_id, None)
+
+    async def _check(self, check_id: str, post: Any) -> str | None:
+        """Run the engine and save its report; the reason it failed, or ``None``."""
+        if post is None or not post.text:
+            return "its text is gone (purged before a worker took it up)"
+        await asyncio.to_thread(self.store.set_status, check_id, "running")
+        self.runs += 1
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+
+        def progress(event: ProgressEvent) -> None:
+            loop.run_in_executor(
+                self._publisher, publish, self.db, check_id, "progress", event.model_dump()
+            )
+
+        try:
+            report = await self.checker.check(post, on_progress=progress)
+            vectors = await asyncio.to_thread(self.encoder.encode, [canonical_text(post.text)])
+        except ZofiaError as exc:
+            log.warning("check %s failed: %s", check_id, exc)
+            metrics.CHECKS.labels(outcome="failed").inc()
+            return str(exc)
+        except Exception as exc:  # a bug is a failed check, not a job to retry forever
+            log.exception("check %s failed", check_id)
+            metrics.CHECKS.labels(outcome="failed").inc()
+            return f"{type(exc).__name__}: {exc}"
+        vector = vectors[0]
+        try:
+            await asyncio.to_thread(self.store.save_report, check_id, report, vector=vector)
+        except StorageError:  # another run of this job saved first: one report, theirs
+            log.info("check %s already had its report", check_id)
+        metrics.CHECKS.labels(outcome=report.verdict).inc()
+        metrics.CHECK_SECONDS.observe(time.monotonic() - started)
+        metrics.LLM_TOKENS.labels(kind="prompt").inc(report.usage.prompt_tokens)
+        metrics.LLM_TOKENS.labels(kind="completion").inc(report.usage.completion_tokens)
+        return None
+
+    def _end(self, check_id: str, error: str | None) -> None:
+        """In one transaction: fail the check if it failed, end its joiners, queue the
+        deliveries still to make, publish the outcome."""
+        with self.store._lock, write_transaction(self.db):
+            if error is not None:
+                self.store.set_status(check_id, "failed", error=error)
+            joiners = [
+                row[0]
+                for row in self.db.execute(
+                    "SELECT id FROM checks WHERE repeat_of = ? AND status IN ('queued', 'running')",
+                    [check_id],
+                ).fetchall()
+            ]
+            for joiner in joiners:
+                self.store.set_status(joiner, "failed" if error else "done", error=error or "")
+            for waiting, platform in self.deliveries.pending([check_id, *joiners]):
+                defer(
+                    self.db,
+                    DELIVER_TASK,
+                    deliver_queue(platform),
+                    {"check_id": waiting},
+                    lock=f"deliver:{waiting}",
+                )
+            publish(self.db, check_id, "failed" if error else "done", {"error": error or ""})
+
+    def close(self) -> None:
+        self._publisher.shutdown(wait=True)
+
+
+def _retry_stalled(app: App, settings: QueueSettings) -> None:
+    """Register the periodic job that puts back jobs whose worker went silent (once)."""
+    if RETRY_STALLED_TASK in app.tasks:
+        return
+    every = max(1, round(settings.heartbeat_s))
+
+    @app.periodic(cron=f"* * * * * */{every}")
+    @app.task(name=RETRY_STALLED_TASK, queue=MAINTENANCE_QUEUE, queueing_lock="retry-stalled")
+    async def retry_stalled(timestamp: int) -> None:
+        manager = app.job_manager
+        for job in await manager.get_stalled_jobs(seconds_since_heartbeat=settings.stalled_after_s):
+            try:
+                await manager.retry_job(job)
+                log.warning("job %s (%s) was stalled: queued again", job.id, job.task_name)
+            except ConnectorException:  # moved on meanwhile, or its twin already waits
+                log.info("stalled job %s not retried", job.id, exc_info=True)
+
+
+def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings) -> None:
+    """The jobs a worker process takes: checks, and the stalled-job sweep."""
+
+    @app.task(
+        name=CHECK_TASK,
+        queue=CHECKS_QUEUE,
+        retry=RetryStrategy(max_attempts=settings.max_attempts - 1, wait=1),
+    )
+    async def check(check_id: str) -> None:
+        await runner.run(check_id)
+
+    _retry_stalled(app, settings)
+
+
+def register_deliver_task(
+    app: App, store: CheckStore, platform: str, post_card: PostCard, settings: QueueSettings
+) -> None:
+    """The jobs a bot process takes: its platform's deliveries, and the stalled-job sweep."""
+    deliveries = Deliveries(store)
+
+    @app.task(
+        name=DELIVER_TASK,
+        queue=deliver_queue(platform),
+        pass_context=True,
+        retry=RetryStrategy(max_attempts=8, wait=1, exponential_wait=2),
+    )
+    async def deliver(context: JobContext, check_id: str) -> None:
+        CHECK_ID.set(check_id)
+        claim = await asyncio.to_thread(deliveries.claim, check_id)
+        if claim is None:
+            if await asyncio.to_thread(deliveries.is_claimed, check_id):
+                raise DeliveryBusyError(f"delivery of {check_id} is held by another replica")
+            return  # delivered already, or nobody waits for it
+        try:
+            found = await asyncio.to_thread(stored_outcome, store, check_id)
+            if found is None:
+                found = "The check ended without an answer to show."
+            await post_card(claim, found)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(deliveries.release, claim)
+            raise
+        await asyncio.to_thread(deliveries.delivered, claim)
+        metrics.DELIVERIES.labels(platform=platform).inc()
+
+    _retry_stalled(app, settings)
+
+
+async def run_jobs(
+    app: App, queues: list[str], settings: QueueSettings, *, concurrency: int, name: str
+) -> None:
+    """Take jobs from ``queues`` until cancelled. Procrastinate's worker returns when its
+    listener loses the database (a restart); it is started again, after a pause."""
+    while True:
+        started = dt.datetime.now(dt.UTC)
+        await app.run_worker_async(
+            queues=[*queues, MAINTENANCE_QUEUE],
+            name=name,
+            concurrency=concurrency,
+            install_signal_handlers=False,
+            delete_jobs="successful",
+            fetch_job_polling_interval=settings.poll_s,
+            update_heartbeat_interval=settings.heartbeat_s,
+            stalled_worker_timeout=settings.stalled_after_s,
+        )
+        log.warning(
+            "the job worker stopped (lost the database?) after %s; restarting",
+            dt.datetime.now(dt.UTC) - started,
+        )
+        await asyncio.sleep(1.0)
