@@ -92,6 +92,9 @@ class QueueSettings(SettingsSection):
     poll_s: float = Field(2.0, gt=0)
     # Engine runs a check's job gets in all (a run cut short by a lost database counts).
     max_attempts: int = Field(3, ge=1)
+    # A card is posted this long after its check ends: a progress edit already on its
+    # way to the chat lands first instead of over the card.
+    deliver_delay_s: float = Field(1.0, ge=0)
     # /healthz and /metrics on 127.0.0.1 of every worker and bot; 0: off.
     health_port: int = Field(0, ge=0, le=65535)
 

@@ -95,10 +95,7 @@ async def test_one_run_per_text_across_replicas_and_every_waiter_answered(
     async with replica(settings, checker) as one, replica(settings, checker) as two:
         posts = [POST, POST.upper(), "Another claim about the moon landing in 1969 entirely."]
         handles = await asyncio.gather(
-            *(
-                (one if n % 2 else two).submit(Post(text=posts[n % 3]), asker(n))
-                for n in range(12)
-            )
+            *((one if n % 2 else two).submit(Post(text=posts[n % 3]), asker(n)) for n in range(12))
         )
         assert queue_depth(one.db) == 2  # the first two posts normalise to one text key
         async with worker(settings, checker) as runner:

@@ -65,7 +65,12 @@ async def _work(settings: Settings, concurrency: int) -> None:
     await asyncio.to_thread(ensure_schema, store.db)  # type: ignore[arg-type]
     async with Engine(settings) as engine:
         await engine.load()
-        runner = CheckRunner(engine, store, engine.retrieval.encoder)
+        runner = CheckRunner(
+            engine,
+            store,
+            engine.retrieval.encoder,
+            deliver_delay=dt.timedelta(seconds=settings.queue.deliver_delay_s),
+        )
         app = make_app(settings.storage.url, max_connections=concurrency + 3)
         register_check_tasks(app, runner, settings.queue)
         name = f"worker@{socket.gethostname()}:{os.getpid()}"

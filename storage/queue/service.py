@@ -100,6 +100,7 @@ class QueuedCheckService(CheckService):
         self._listener = Listener(db.url, self._on_event, self._catch_up)
         self._tasks: list[asyncio.Task[None]] = []
         self._settling: set[asyncio.Task[None]] = set()
+        self._ending: set[str] = set()
 
     async def start(self, *, resume: bool = True) -> list[str]:
         """Load the near-repeat index and listen for the workers' events. Nothing is
@@ -228,9 +229,11 @@ class QueuedCheckService(CheckService):
         if run is None:
             return
         if event.kind == "progress":
-            with contextlib.suppress(ValueError):
-                run.push(ProgressEvent.model_validate(event.event))
+            if event.check_id not in self._ending:
+                with contextlib.suppress(ValueError):
+                    run.push(ProgressEvent.model_validate(event.event))
             return
+        self._ending.add(event.check_id)  # no more progress edits: the card is coming
         self._settle_soon(event.check_id)
 
     async def _settle_from_store(self, check_id: str) -> None:
@@ -246,6 +249,7 @@ class QueuedCheckService(CheckService):
         else:
             run.done.set_result(found)
         self._runs.pop(check_id, None)
+        self._ending.discard(check_id)
         run.changed.set()
 
     async def _catch_up(self) -> None:

@@ -76,9 +76,17 @@ class CheckRunner:
         checker: the engine.
         store: the store, on PostgreSQL.
         encoder: the engine's sentence encoder (the post vector for near repeats).
+        deliver_delay: how long after a check ends its cards are posted.
     """
 
-    def __init__(self, checker: Checker, store: CheckStore, encoder: TextEncoder) -> None:
+    def __init__(
+        self,
+        checker: Checker,
+        store: CheckStore,
+        encoder: TextEncoder,
+        *,
+        deliver_delay: dt.timedelta = dt.timedelta(seconds=1),
+    ) -> None:
         if not isinstance(store.db, PostgresDatabase):
             raise TypeError("check jobs need the store on PostgreSQL")
         self.checker = checker
@@ -86,6 +94,7 @@ class CheckRunner:
         self.db: PostgresDatabase = store.db
         self.encoder = encoder
         self.deliveries = Deliveries(store)
+        self.deliver_delay = deliver_delay
         # Progress events go out in order, off the event loop.
         self._publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zofia-events")
         self.runs = 0  # engine runs started in this process (the tests count them)
@@ -144,7 +153,13 @@ class CheckRunner:
 
     def _end(self, check_id: str, error: str | None) -> None:
         """In one transaction: fail the check if it failed, end its joiners, queue the
-        deliveries still to make, publish the outcome."""
+        deliveries still to make, publish the outcome.
+
+        Progress events still on their way go out first, so none follows the outcome;
+        the deliveries wait :attr:`deliver_delay` so that a progress edit already on
+        its way to the chat lands before the card, not over it."""
+        self._publisher.submit(lambda: None).result()
+        at = self.store.clock() + self.deliver_delay
         with self.store._lock, write_transaction(self.db):
             if error is not None:
                 self.store.set_status(check_id, "failed", error=error)
@@ -164,6 +179,7 @@ class CheckRunner:
                     deliver_queue(platform),
                     {"check_id": waiting},
                     lock=f"deliver:{waiting}",
+                    at=at,
                 )
             publish(self.db, check_id, "failed" if error else "done", {"error": error or ""})
 
