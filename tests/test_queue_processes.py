@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -40,6 +41,7 @@ SECRET = "deployment-test-secret-0123"
 HOOK_SECRET = "hook-secret-0123456789"
 ENGINE_S = 240.0  # the longest any wait below may take (bounded loops only)
 ZOFIA = [sys.executable, "-c", "from bots.cli import main; main()"]
+PROCFILE = Path(__file__).parents[1] / "Procfile"
 TOPICS = [
     "Springfield", "Shelbyville", "Ogdenville", "North Haverbrook", "Capital City",
     "Brockway", "Cypress Creek", "Waverly Hills", "Rome", "Paris",
@@ -50,6 +52,18 @@ ACTS = ["banned bicycles", "closed the river bridge", "raised the bus fare", "ca
 def post_text(n: int) -> str:
     """Forty different claims (ten towns, four acts)."""
     return f"The mayor of {TOPICS[n % 10]} {ACTS[n // 10]} on Monday, officials said. ({n})"
+
+
+def procfile() -> dict[str, list[str]]:
+    """The README's process file: name → the ``zofia`` command's arguments."""
+    found = {}
+    for line in PROCFILE.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, command = line.split(":", 1)
+            program, *args = shlex.split(command)
+            assert program == "zofia", line
+            found[name.strip()] = args
+    return found
 
 
 def free_port() -> int:
@@ -78,7 +92,7 @@ class Deployment:
         self.logs: list[Any] = []
 
     def start_worker(self, name: str) -> None:
-        self._start(name, ["worker", "--concurrency", "2"], self.env)
+        self._start(name, procfile()["worker"], self.env)
 
     def start_bot(self, name: str) -> None:
         port = free_port()
@@ -89,7 +103,7 @@ class Deployment:
             "TELEGRAM_WEBHOOK_SECRET": HOOK_SECRET,
         }
         self.hooks[name] = port
-        self._start(name, ["telegram", "--grace", "1"], env)
+        self._start(name, [*procfile()["telegram"], "--grace", "1"], env)
 
     def _start(self, name: str, args: list[str], env: dict[str, str]) -> None:
         log = (self.folder / f"{name}.log").open("a")

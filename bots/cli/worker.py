@@ -57,12 +57,14 @@ def worker(concurrency: int | None, config: Path | None) -> None:
 
 async def _work(settings: Settings, concurrency: int) -> None:
     from storage.opening import open_store
-    from storage.queue.jobs import CHECKS_QUEUE, ensure_schema, make_app
+    from storage.queue.jobs import CHECKS_QUEUE, ensure_schema, make_app, queue_counts
+    from storage.queue.metrics import watch_queue_depth
     from storage.queue.worker import CheckRunner, register_check_tasks, run_jobs
     from zofia_engine.engine import Engine
 
     store, _ = open_store(settings.storage)
     await asyncio.to_thread(ensure_schema, store.db)  # type: ignore[arg-type]
+    watch_queue_depth(lambda: queue_counts(store.db))  # type: ignore[arg-type]
     async with Engine(settings) as engine:
         await engine.load()
         runner = CheckRunner(

@@ -14,9 +14,11 @@ import socket
 from collections.abc import AsyncIterator
 
 from storage.queue.jobs import deliver_queue, make_app
+from storage.queue.metrics import DELIVERIES
 from storage.queue.worker import PostCard, register_deliver_task, run_jobs
 from storage.service import CheckService
 
+from .health import serving_health
 from .settings import Settings
 
 __all__ = ["DELIVERY_CONCURRENCY", "delivering", "delivers_by_job"]
@@ -51,8 +53,19 @@ async def delivering(
                 name=name,
             )
         )
+
+        async def database() -> bool:
+            await asyncio.to_thread(service.store.db.execute, "SELECT 1")
+            return True
+
+        async def taking_deliveries() -> bool:
+            return not jobs.done()
+
+        DELIVERIES.labels(platform=platform)  # the series exists from the start, at 0
+        probes = {"database": database, "deliveries": taking_deliveries}
         try:
-            yield
+            async with serving_health(settings.queue.health_port, probes):
+                yield
         finally:
             jobs.cancel()
             with contextlib.suppress(asyncio.CancelledError):

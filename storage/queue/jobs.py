@@ -30,6 +30,7 @@ __all__ = [
     "deliver_queue",
     "ensure_schema",
     "make_app",
+    "queue_counts",
     "queue_depth",
 ]
 
@@ -109,6 +110,16 @@ def queue_depth(db: PostgresDatabase, queue: str = CHECKS_QUEUE) -> int:
         [queue],
     ).fetchone()
     return int(row[0])
+
+
+def queue_counts(db: PostgresDatabase) -> list[tuple[str, str, int]]:
+    """``(queue, status, jobs)`` for every queue with jobs waiting (``todo``) or running
+    (``doing``): the ``zofia_queue_depth`` gauge."""
+    rows = db.execute(
+        "SELECT queue_name, status::text, count(*) FROM procrastinate_jobs"
+        " WHERE status IN ('todo', 'doing') GROUP BY 1, 2 ORDER BY 1, 2"
+    ).fetchall()
+    return [(str(queue), str(status), int(count)) for queue, status, count in rows]
 
 
 def make_app(url: str, *, max_connections: int = 4) -> App:
