@@ -1,0 +1,351 @@
+"""Checks on 1, 2, 4 ``zofia worker`` processes: how throughput scales with workers.
+
+A temporary PostgreSQL server (tests/pg_server.py) holds the store and the job queue;
+the fake OpenAI server answers every LLM call after a fixed delay (``--llm-delay-s``),
+so Stage 2 is waiting, not computing; Stage 1 is real (spaCy NER, MiniLM, the offline
+Wikipedia) inside each worker. For each worker count (a fresh database each time) the
+script starts that many ``zofia worker --concurrency C`` processes, waits until each
+prints ``worker ready``, submits ``--checks`` distinct posts at once through the real
+:class:`QueuedCheckService` (the submitter's ``FakeChecker`` only reads pictures; the
+engine runs in the workers), asks for each card's delivery, and takes the ``deliver``
+jobs in this process as a bot replica would. Then it stops the workers (SIGTERM, a
+bounded wait, then SIGKILL).
+
+Measured per worker count:
+
+* ``checks_per_min``: completed checks / the wall time from the first submit to the
+  last result, times 60.
+* ``enqueue_to_start_p50_ms``/``p95``: ``checks.created_at`` to ``started_at`` (the
+  worker marks a check running as it takes the job; Procrastinate's own events are
+  deleted with the job once it succeeds).
+* ``delivery_p50_ms``/``p95``: the card posted minus the moment the handle resolved.
+  It includes ``queue.deliver_delay_s`` (1.0 by default, deliberately: a progress edit
+  on its way lands before the card) and up to ``queue.poll_s``: a job deferred into
+  the future is picked up by polling, not by NOTIFY.
+* ``worker_cpu_s_per_check``: the workers' CPU time (user + system) over the batch,
+  per check; ``bench_cpu_s_per_check`` this process's (submitter, deliver consumer and
+  the fake LLM's thread); ``postgres_cpu_s_per_check`` the server's live processes';
+  ``machine_busy``: the share of all cores busy over the batch (the whole machine,
+  anyone else's load included).
+
+    python bench/scale.py [--workers 1,2,4] [--concurrency 2] [--checks 16]
+        [--llm-delay-s 0.5] [--deliver-delay-s 1.0] [--poll-s 2.0]
+
+Run it on an otherwise idle machine. The last line is one JSON object: the settings,
+``cpu_count``, ``runs`` (per worker count) and ``speedup_2_over_1``/``speedup_4_over_1``
+(ratios of checks_per_min).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+# The fakes and the throwaway PostgreSQL server live with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.loopback import running_in_thread
+from peers.openai_peer import FakeOpenAI
+from peers.panel_script import PanelScript, schema_name
+from pg_server import PostgresServer
+
+from bots.common.runtime import build_service
+from bots.common.settings import Settings
+from storage.deliveries import Claim
+from storage.handles import CheckFailedError, Outcome, Requester
+from storage.queue.jobs import deliver_queue, make_app
+from storage.queue.worker import register_deliver_task, run_jobs
+from zofia_engine.post import Post
+
+SECRET = "bench-scale-secret-0123"
+API_KEY = "sk-bench"
+ZOFIA = [sys.executable, "-c", "from bots.cli import main; main()"]
+TOWNS = [
+    "Springfield", "Shelbyville", "Ogdenville", "North Haverbrook", "Capital City",
+    "Brockway", "Cypress Creek", "Waverly Hills", "Rome", "Paris", "Lisbon", "Oslo",
+    "Krakow", "Denver", "Omaha", "Austin",
+]  # fmt: skip
+ACTS = [
+    "banned bicycles from every street, with a fine of {n} dollars",
+    "closed all {n} public libraries because nobody reads books anymore",
+    "found {n} crocodiles living in the sewers under the central station",
+    "raised the bus fare to {n} dollars for pensioners only",
+    "will give every resident {n} dollars to move to Mars by 2030",
+    "ordered {n} new speed cameras for the highway to the border",
+]
+
+
+def post_text(n: int) -> str:
+    """Distinct claims: sixteen towns, six acts, a number each."""
+    town, act = TOWNS[n % len(TOWNS)], ACTS[(n // len(TOWNS)) % len(ACTS)]
+    return f"BREAKING: the mayor of {town} {act.format(n=137 + 31 * n)}, officials said."
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[int(q * (len(ordered) - 1))], 1)
+
+
+def cpu_s(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def postgres_pids(server: PostgresServer) -> list[int]:
+    postmaster = psutil.Process(int((server.data_dir / "postmaster.pid").read_text().split()[0]))
+    return [postmaster.pid, *(child.pid for child in postmaster.children())]
+
+
+def machine_busy_since(before: Any) -> float:
+    after = psutil.cpu_times()
+    spent = {f: getattr(after, f) - getattr(before, f) for f in after._fields}
+    idle = spent.get("idle", 0.0) + spent.get("iowait", 0.0)
+    total = sum(v for f, v in spent.items() if f not in ("guest", "guest_nice"))
+    return round(1 - idle / total, 3) if total > 0 else 0.0
+
+
+class Workers:
+    """``zofia worker`` processes with their logs; stopped (bounded) by :meth:`stop`."""
+
+    def __init__(self, env: dict[str, str], folder: Path) -> None:
+        self.env, self.folder = env, folder
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, count: int, concurrency: int) -> None:
+        for i in range(count):
+            log = (self.folder / f"worker-{i}.log").open("w")
+            self.procs.append(
+                subprocess.Popen(
+                    [*ZOFIA, "worker", "--concurrency", str(concurrency)],
+                    env=self.env,
+                    cwd=self.folder,
+                    stdout=log,
+                    stderr=log,
+                    text=True,
+                )
+            )
+            log.close()  # the child holds its own descriptor
+
+    def log(self, i: int) -> str:
+        return (self.folder / f"worker-{i}.log").read_text(errors="replace")
+
+    async def ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        for i, proc in enumerate(self.procs):
+            while "worker ready" not in self.log(i):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"worker {i} exited:\n{self.log(i)[-3000:]}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"worker {i} not ready in {timeout_s} s")
+                await asyncio.sleep(0.2)
+
+    def stop(self, wait_s: float = 30.0) -> None:
+        for proc in self.procs:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + wait_s
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+        self.procs.clear()
+
+
+def round_settings(url: str, args: argparse.Namespace) -> Settings:
+    return Settings.model_validate(
+        {
+            "storage": {"url": url, "secret": SECRET},
+            "service": {
+                "user_per_minute": 100_000,
+                "chat_per_minute": 100_000,
+                "user_daily": 100_000,
+                "chat_daily": 100_000,
+                "max_pending_checks": 100_000,
+                "daily_token_budget": 10**12,
+            },
+            "queue": {"deliver_delay_s": args.deliver_delay_s, "poll_s": args.poll_s},
+        }
+    )
+
+
+def worker_env(url: str, llm_url: str, args: argparse.Namespace) -> dict[str, str]:
+    return {
+        **os.environ,
+        "ZOFIA__STORAGE__URL": url,
+        "ZOFIA__STORAGE__SECRET": SECRET,
+        "ZOFIA__LLM__BACKEND": "openai",
+        "ZOFIA__LLM__OPENAI__BASE_URL": llm_url,
+        "OPENAI_API_KEY": API_KEY,
+        "ZOFIA__QUEUE__DELIVER_DELAY_S": str(args.deliver_delay_s),
+        "ZOFIA__QUEUE__POLL_S": str(args.poll_s),
+    }
+
+
+async def one_round(
+    server: PostgresServer, llm: FakeOpenAI, count: int, args: argparse.Namespace, tmp: Path
+) -> dict[str, Any]:
+    """Start ``count`` workers on a fresh database, run one batch, stop them."""
+    name = f"bench_scale_{count}"
+    url = server.create_database(name)
+    settings = round_settings(url, args)
+    service = build_service(settings, FakeChecker(), HashingEncoder())  # migrates the store
+    await service.start()  # and creates the queue's tables
+    folder = tmp / name
+    folder.mkdir()
+    workers = Workers(worker_env(url, llm.base_url, args), folder)
+    cards: dict[str, float] = {}
+
+    async def post_card(claim: Claim, found: Outcome | str) -> None:
+        cards[claim.check_id] = time.monotonic()
+
+    app = make_app(url, max_connections=10)
+    register_deliver_task(app, service.store, "bench", post_card, settings.queue)
+    try:
+        workers.start(count, args.concurrency)
+        await workers.ready(args.ready_timeout_s)
+        pids = [p.pid for p in workers.procs]
+        async with app.open_async():
+            consumer = asyncio.create_task(
+                run_jobs(app, [deliver_queue("bench")], settings.queue, concurrency=8, name="bench")
+            )
+            resolved: dict[str, float] = {}
+            failed: list[str] = []
+            calls_before = len(llm.requests)
+            cpu_before, machine_before = cpu_s(pids), psutil.cpu_times()
+            pg_before, own_before = cpu_s(postgres_pids(server)), time.process_time()
+
+            async def one(i: int) -> None:
+                requester = Requester("bench", f"user-{i}", f"chat-{i}")
+                handle = await service.submit(Post(text=post_text(i)), requester)
+                await service.expect_delivery(handle.check_id, "bench", {"n": i})
+                try:
+                    await handle.result()
+                    resolved[handle.check_id] = time.monotonic()
+                except CheckFailedError as exc:
+                    failed.append(str(exc))
+
+            start = time.monotonic()
+            async with asyncio.timeout(args.timeout_s):
+                await asyncio.gather(*(one(i) for i in range(args.checks)))
+            wall = (max(resolved.values()) if resolved else time.monotonic()) - start
+            worker_cpu = cpu_s(pids) - cpu_before
+            own_cpu = time.process_time() - own_before
+            pg_cpu = cpu_s(postgres_pids(server)) - pg_before  # backends that ended: lost
+            busy = machine_busy_since(machine_before)
+            batch_calls = llm.requests[calls_before:]
+            deadline = time.monotonic() + args.deliver_delay_s + 3 * args.poll_s + 30
+            while not set(resolved) <= set(cards) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            consumer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await consumer
+        rows = service.store.db.execute(
+            "SELECT created_at, started_at FROM checks WHERE started_at IS NOT NULL"
+        ).fetchall()
+    finally:
+        workers.stop()
+        await service.aclose()
+        service.store.db.close()
+        server.drop_database(name)
+    waits = [
+        (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds() * 1000
+        for a, b in rows
+    ]
+    delivery = [(cards[c] - at) * 1000 for c, at in resolved.items() if c in cards]
+    done = len(resolved)
+    return {
+        "workers": count,
+        "completed": done,
+        "failed": len(failed),
+        "first_failure": failed[0][:200] if failed else None,
+        "wall_s": round(wall, 2),
+        "checks_per_min": round(done / wall * 60, 2) if done and wall > 0 else 0.0,
+        "enqueue_to_start_p50_ms": percentile(waits, 0.5),
+        "enqueue_to_start_p95_ms": percentile(waits, 0.95),
+        "delivered": len(delivery),
+        "delivery_p50_ms": percentile(delivery, 0.5),
+        "delivery_p95_ms": percentile(delivery, 0.95),
+        "llm_calls_per_check": round(len(batch_calls) / max(1, done), 1),
+        "engine_runs": sum(schema_name(b) == "triagereply" for b in batch_calls),
+        "worker_cpu_s_per_check": round(worker_cpu / max(1, done), 2),
+        "bench_cpu_s_per_check": round(own_cpu / max(1, done), 2),
+        "postgres_cpu_s_per_check": round(pg_cpu / max(1, done), 2),
+        "machine_busy": busy,
+    }
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    counts = [int(part) for part in args.workers.split(",") if part.strip()]
+    results: dict[str, dict[str, Any]] = {}
+    llm_server = FakeOpenAI(PanelScript(), api_key=API_KEY, delay_s=args.llm_delay_s)
+    with (
+        tempfile.TemporaryDirectory(prefix="zofia-scale-") as tmp,
+        PostgresServer() as server,
+        running_in_thread(llm_server) as llm,
+    ):
+        assert isinstance(llm, FakeOpenAI)
+        for count in counts:
+            llm.max_in_flight = 0
+            result = await one_round(server, llm, count, args, Path(tmp))
+            result["llm_max_in_flight"] = llm.max_in_flight
+            results[str(count)] = result
+            shown = ("checks_per_min", "completed", "wall_s", "enqueue_to_start_p50_ms")
+            shown += ("enqueue_to_start_p95_ms", "delivery_p50_ms", "delivery_p95_ms")
+            shown += ("worker_cpu_s_per_check", "machine_busy")
+            print(f"{count} x {args.concurrency}:", *(f"{k}={result[k]}" for k in shown))
+    summary: dict[str, Any] = {
+        "cpu_count": os.cpu_count(),
+        "checks": args.checks,
+        "concurrency": args.concurrency,
+        "llm_delay_s": args.llm_delay_s,
+        "deliver_delay_s": args.deliver_delay_s,
+        "poll_s": args.poll_s,
+        "runs": results,
+    }
+    base = results.get("1", {}).get("checks_per_min")
+    for n in ("2", "4"):
+        rate = results.get(n, {}).get("checks_per_min")
+        summary[f"speedup_{n}_over_1"] = round(rate / base, 2) if base and rate else None
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
+    parser.add_argument("--concurrency", type=int, default=2, help="checks per worker")
+    parser.add_argument("--checks", type=int, default=16, help="distinct posts per count")
+    parser.add_argument("--llm-delay-s", type=float, default=0.5)
+    parser.add_argument("--deliver-delay-s", type=float, default=1.0)
+    parser.add_argument("--poll-s", type=float, default=2.0)
+    parser.add_argument("--ready-timeout-s", type=float, default=600.0)
+    parser.add_argument("--timeout-s", type=float, default=1800.0, help="per batch")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    print(json.dumps(asyncio.run(run(args))))
+
+
+if __name__ == "__main__":
+    main()
