@@ -27,8 +27,11 @@ __all__ = ["FactCheckBot"]
 log = logging.getLogger(__name__)
 
 
-class FactCheckBot(discord.Client):
+class FactCheckBot(discord.AutoShardedClient):
     """A discord.py client that answers fact-check commands from ``service``.
+
+    Auto-sharded: it asks Discord how many shards the bot needs (one below 2,500 guilds)
+    and runs them all in this process.
 
     Args:
         settings: the ``[discord]`` section.

@@ -352,6 +352,8 @@ class FakeDiscord(LoopbackServer):
                     "resume_gateway_url": self.gateway_url,
                     "application": {"id": str(self.APP_ID), "flags": 0},
                 }
+                if "shard" in message["d"]:  # an auto-sharded client names its shard
+                    ready["shard"] = message["d"]["shard"]
                 frame_out = {"op": 0, "t": "READY", "s": next(self._seq), "d": ready}
                 await socket.send_str(json.dumps(frame_out))
                 self.identified.set()
