@@ -65,6 +65,10 @@ CHECK_ID: contextvars.ContextVar[str] = contextvars.ContextVar("zofia_check_id",
 PostCard = Callable[[Claim, Outcome | str], Awaitable[None]]
 
 
+#: the longest a deliver job waits for its ``not_before`` (a skewed clock cannot stall it)
+MAX_DELIVER_WAIT_S = 10.0
+
+
 class DeliveryBusyError(Exception):
     """Another replica holds this delivery's lease; the job tries again later."""
 
@@ -157,7 +161,9 @@ class CheckRunner:
 
         Progress events still on their way go out first, so none follows the outcome;
         the deliveries wait :attr:`deliver_delay` so that a progress edit already on
-        its way to the chat lands before the card, not over it."""
+        its way to the chat lands before the card, not over it. The wait is the job's
+        own (``not_before``): a job scheduled for later would wake no bot by NOTIFY and
+        wait for the next poll."""
         self._publisher.submit(lambda: None).result()
         at = self.store.clock() + self.deliver_delay
         with self.store._lock, write_transaction(self.db):
@@ -177,9 +183,8 @@ class CheckRunner:
                     self.db,
                     DELIVER_TASK,
                     deliver_queue(platform),
-                    {"check_id": waiting},
+                    {"check_id": waiting, "not_before": at.isoformat()},
                     lock=f"deliver:{waiting}",
-                    at=at,
                 )
             publish(self.db, check_id, "failed" if error else "done", {"error": error or ""})
 
@@ -231,8 +236,11 @@ def register_deliver_task(
         pass_context=True,
         retry=RetryStrategy(max_attempts=8, wait=1, exponential_wait=2),
     )
-    async def deliver(context: JobContext, check_id: str) -> None:
+    async def deliver(context: JobContext, check_id: str, not_before: str = "") -> None:
         CHECK_ID.set(check_id)
+        if not_before:
+            wait = dt.datetime.fromisoformat(not_before) - store.clock()
+            await asyncio.sleep(min(max(wait.total_seconds(), 0.0), MAX_DELIVER_WAIT_S))
         claim = await asyncio.to_thread(deliveries.claim, check_id)
         if claim is None:
             if await asyncio.to_thread(deliveries.is_claimed, check_id):
