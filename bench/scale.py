@@ -18,17 +18,20 @@ Measured per worker count:
 * ``enqueue_to_start_p50_ms``/``p95``: ``checks.created_at`` to ``started_at`` (the
   worker marks a check running as it takes the job; Procrastinate's own events are
   deleted with the job once it succeeds).
+  With ``--checks`` submitted at once this is mostly waiting for a free slot; so
+* ``pickup_p50_ms``/``p95``: the same, for ``--probes`` checks submitted one at a time
+  after the batch, each when the previous one is done (a slot is free): how long a job
+  takes to reach an idle worker (NOTIFY, fetch, the running mark).
 * ``delivery_p50_ms``/``p95``: the card posted minus the moment the handle resolved.
   It includes ``queue.deliver_delay_s`` (1.0 by default, deliberately: a progress edit
-  on its way lands before the card) and up to ``queue.poll_s``: a job deferred into
-  the future is picked up by polling, not by NOTIFY.
+  on its way lands before the card).
 * ``worker_cpu_s_per_check``: the workers' CPU time (user + system) over the batch,
   per check; ``bench_cpu_s_per_check`` this process's (submitter, deliver consumer and
   the fake LLM's thread); ``postgres_cpu_s_per_check`` the server's live processes';
   ``machine_busy``: the share of all cores busy over the batch (the whole machine,
   anyone else's load included).
 
-    python bench/scale.py [--workers 1,2,4] [--concurrency 2] [--checks 16]
+    python bench/scale.py [--workers 1,2,4] [--concurrency 2] [--checks 16] [--probes 8]
         [--llm-delay-s 0.5] [--deliver-delay-s 1.0] [--poll-s 2.0]
 
 Run it on an otherwise idle machine. The last line is one JSON object: the settings,
@@ -217,6 +220,7 @@ async def one_round(
     folder.mkdir()
     workers = Workers(worker_env(url, llm.base_url, args), folder)
     cards: dict[str, float] = {}
+    probes: list[str] = []  # the one-at-a-time checks after the batch
 
     async def post_card(claim: Claim, found: Outcome | str) -> None:
         cards[claim.check_id] = time.monotonic()
@@ -259,21 +263,30 @@ async def one_round(
             deadline = time.monotonic() + args.deliver_delay_s + 3 * args.poll_s + 30
             while not set(resolved) <= set(cards) and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
+            async with asyncio.timeout(args.timeout_s):
+                for i in range(args.checks, args.checks + args.probes):
+                    requester = Requester("bench", f"user-{i}", f"chat-{i}")
+                    handle = await service.submit(Post(text=post_text(i)), requester)
+                    probes.append(handle.check_id)
+                    with contextlib.suppress(CheckFailedError):
+                        await handle.result()
             consumer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await consumer
         rows = service.store.db.execute(
-            "SELECT created_at, started_at FROM checks WHERE started_at IS NOT NULL"
+            "SELECT id, created_at, started_at FROM checks WHERE started_at IS NOT NULL"
         ).fetchall()
     finally:
         workers.stop()
         await service.aclose()
         service.store.db.close()
         server.drop_database(name)
-    waits = [
-        (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds() * 1000
-        for a, b in rows
-    ]
+    waited = {
+        check: (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds() * 1000
+        for check, a, b in rows
+    }
+    waits = [ms for check, ms in waited.items() if check not in probes]
+    pickups = [waited[check] for check in probes if check in waited]
     delivery = [(cards[c] - at) * 1000 for c, at in resolved.items() if c in cards]
     done = len(resolved)
     return {
@@ -285,6 +298,8 @@ async def one_round(
         "checks_per_min": round(done / wall * 60, 2) if done and wall > 0 else 0.0,
         "enqueue_to_start_p50_ms": percentile(waits, 0.5),
         "enqueue_to_start_p95_ms": percentile(waits, 0.95),
+        "pickup_p50_ms": percentile(pickups, 0.5),
+        "pickup_p95_ms": percentile(pickups, 0.95),
         "delivered": len(delivery),
         "delivery_p50_ms": percentile(delivery, 0.5),
         "delivery_p95_ms": percentile(delivery, 0.95),
@@ -313,7 +328,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             result["llm_max_in_flight"] = llm.max_in_flight
             results[str(count)] = result
             shown = ("checks_per_min", "completed", "wall_s", "enqueue_to_start_p50_ms")
-            shown += ("enqueue_to_start_p95_ms", "delivery_p50_ms", "delivery_p95_ms")
+            shown += ("enqueue_to_start_p95_ms", "pickup_p50_ms", "pickup_p95_ms")
+            shown += ("delivery_p50_ms", "delivery_p95_ms")
             shown += ("worker_cpu_s_per_check", "machine_busy")
             print(f"{count} x {args.concurrency}:", *(f"{k}={result[k]}" for k in shown))
     summary: dict[str, Any] = {
@@ -337,6 +353,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated")
     parser.add_argument("--concurrency", type=int, default=2, help="checks per worker")
     parser.add_argument("--checks", type=int, default=16, help="distinct posts per count")
+    parser.add_argument("--probes", type=int, default=8, help="one-at-a-time checks after")
     parser.add_argument("--llm-delay-s", type=float, default=0.5)
     parser.add_argument("--deliver-delay-s", type=float, default=1.0)
     parser.add_argument("--poll-s", type=float, default=2.0)
