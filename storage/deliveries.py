@@ -124,6 +124,18 @@ class Deliveries:
             [claim.check_id],
         )
 
+    def forget_stale(self, older_than: dt.datetime) -> int:
+        """Blank the raw ids of deliveries that never happened (their jobs gave up)
+        and were expected before ``older_than``; returns how many."""
+        cutoff = older_than.astimezone(dt.UTC).isoformat(timespec="microseconds")
+        with self.store._lock, write_transaction(self.store.db):
+            cursor = self.store.db.execute(
+                "UPDATE deliveries SET target_json = '{}' WHERE delivered_at IS NULL"
+                " AND created_at < ? AND target_json != '{}'",
+                [cutoff],
+            )
+        return int(cursor.rowcount)
+
     def drop(self, check_id: str) -> None:
         """Nobody waits for this card any more (the requester cancelled)."""
         self._write("DELETE FROM deliveries WHERE check_id = ?", [check_id])

@@ -99,6 +99,11 @@ class CheckHandle:
     def done(self) -> bool:
         return self._outcome.done()
 
+    @property
+    def cancelled(self) -> bool:
+        """Whether this requester stopped waiting (the Cancel button)."""
+        return self._outcome.cancelled()
+
     async def result(self) -> Outcome:
         """The outcome. Raises :class:`CheckFailedError`, or ``CancelledError`` if cancelled."""
         try:

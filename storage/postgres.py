@@ -49,6 +49,8 @@ __all__ = [
 # Key of the advisory lock every write transaction takes ("zofia" in ASCII).
 WRITE_LOCK = 0x7A6F666961
 RECONNECT_S = 30.0
+LOCK_TIMEOUT_MS = 30_000
+IDLE_IN_TRANSACTION_MS = 60_000
 _TOKENS = re.compile(r"'(?:[^']|'')*'|\?|(?<!:):([A-Za-z_]\w*)|%")
 _SQLITE_TYPES = ((re.compile(r"\bBLOB\b"), "BYTEA"), (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"))
 
@@ -115,7 +117,17 @@ class PostgresDatabase:
 
     def _connect(self) -> psycopg.Connection[Any]:
         return psycopg.connect(
-            self.url, autocommit=True, connect_timeout=max(1, round(self._timeout))
+            self.url,
+            autocommit=True,
+            connect_timeout=max(1, round(self._timeout)),
+            # A process frozen inside a transaction holds the write lock of every other:
+            # the server ends such a session, and waits for the lock are bounded.
+            options=f"-c lock_timeout={LOCK_TIMEOUT_MS} -c idle_in_transaction_session_timeout="
+            f"{IDLE_IN_TRANSACTION_MS}",
+            keepalives=1,
+            keepalives_idle=30,
+            keepalives_interval=10,
+            keepalives_count=3,
         )
 
     def current(self) -> psycopg.Connection[Any]:
@@ -186,15 +198,38 @@ class PostgresDatabase:
     def transaction(self) -> Iterator[PostgresDatabase]:
         """One transaction (a savepoint when nested) holding the store's write lock."""
         with self._lock:
-            conn = self.current()
-            with conn.transaction():
-                if self._depth == 0:
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
+            if self._depth:
+                with self._conn.transaction():  # a savepoint
+                    self._depth += 1
+                    try:
+                        yield self
+                    finally:
+                        self._depth -= 1
+                return
+            with self._begin():
                 self._depth += 1
                 try:
                     yield self
                 finally:
                     self._depth -= 1
+
+    @contextmanager
+    def _begin(self) -> Iterator[None]:
+        """An outermost transaction with the write lock taken. A connection found dead
+        at its start (the server restarted while it was idle) is reopened once: nothing
+        of the transaction had run yet."""
+        for attempt in range(2):
+            conn = self._healthy()
+            started = False
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
+                    started = True
+                    yield
+                return
+            except psycopg.OperationalError:
+                if started or attempt or not conn.broken:
+                    raise
 
 
 class _Table:

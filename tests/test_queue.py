@@ -229,3 +229,41 @@ async def test_the_queueing_lock_and_schema_are_there(postgres_url: str) -> None
         ).fetchone()
     assert row[0] == CHECK_TASK and row[1].startswith("check:") and row[2] == handle.check_id
     db.close()
+
+
+class NaNEncoder(HashingEncoder):
+    """An encoder gone wrong: its vectors cannot be stored."""
+
+    def encode(self, texts: Any) -> Any:
+        return super().encode(texts) * float("nan")
+
+
+async def test_a_report_that_cannot_be_stored_fails_the_check(postgres_url: str) -> None:
+    settings = settings_for(postgres_url)
+    checker = FakeChecker()
+    async with replica(settings, checker) as service:
+        handle = await service.submit(Post(text=POST), asker(1))
+        runner = CheckRunner(checker, service.store, NaNEncoder())
+        await runner.run(handle.check_id)
+        runner.close()
+        with pytest.raises(Exception, match="could not be stored"):
+            await asyncio.wait_for(handle.result(), 10)
+        row = service.store.get_check(handle.check_id)
+    assert row is not None and row.status == "failed"
+
+
+async def test_a_job_out_of_attempts_ends_its_check_and_its_joiners(postgres_url: str) -> None:
+    settings = settings_for(postgres_url, max_attempts=2)
+    checker = FakeChecker()
+    async with replica(settings, checker) as service:
+        first = await service.submit(Post(text=POST), asker(1))
+        second = await service.submit(Post(text=POST), asker(2))
+        # What two runs that each took their worker down leave: the job, twice tried.
+        service.db.execute("UPDATE procrastinate_jobs SET attempts = 2")
+        async with worker(settings, checker):
+            for handle in (first, second):
+                with pytest.raises(Exception, match="tried 2 times"):
+                    await asyncio.wait_for(handle.result(), 10)
+        assert checker.runs == []  # given up without a third run
+        rows = [service.store.get_check(h.check_id) for h in (first, second)]
+    assert [r.status for r in rows if r] == ["failed", "failed"]

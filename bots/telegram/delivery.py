@@ -194,6 +194,8 @@ async def deliver_check(
                     reply, progress_keyboard(handle.check_id), state.settings.progress_interval_s
                 )
                 await progress.follow(until_settled(handle))
+            if handle.cancelled:  # the requester pressed Cancel: no card comes
+                raise asyncio.CancelledError
             return
         if not handle.done and not unasked:
             reply = await anchor.reply_html(

@@ -90,6 +90,8 @@ class Listener:
                     await self._receive(conn)
             except psycopg.OperationalError as exc:
                 log.warning("event listener lost its connection (%s); retrying", exc)
+            except Exception:  # a bad notification or a bug: logged, and listening goes on
+                log.exception("event listener failed; retrying")
             finally:
                 self.connected.clear()
             await asyncio.sleep(pause)

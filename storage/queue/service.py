@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 
 #: how long :meth:`QueuedCheckService.start` waits for the event listener
 LISTEN_WAIT_S = 10.0
+#: after this, a card not delivered is given up and its chat ids are blanked
+STALE_DELIVERY = dt.timedelta(days=1)
 #: how often waiting requesters' checks are read from the store, should an event be lost
 POLL_S = 15.0
 
@@ -128,6 +130,12 @@ class QueuedCheckService(CheckService):
         for run in self._runs.values():
             run.done.cancel()
         self._runs.clear()
+
+    def purge_expired(self) -> int:
+        """As the base class; also blank the chat ids of deliveries that never happened
+        and are a day old (their jobs gave up), rather than keep them for the retention."""
+        self.deliveries.forget_stale(self.clock() - STALE_DELIVERY)
+        return super().purge_expired()
 
     async def expect_delivery(self, check_id: str, platform: str, target: dict[str, Any]) -> None:
         """Have ``check_id``'s card posted at ``target`` (the platform's chat and message

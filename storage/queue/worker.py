@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import psycopg
 from procrastinate import App, JobContext, RetryStrategy
 from procrastinate.exceptions import ConnectorException
 
@@ -149,6 +150,10 @@ class CheckRunner:
             await asyncio.to_thread(self.store.save_report, check_id, report, vector=vector)
         except StorageError:  # another run of this job saved first: one report, theirs
             log.info("check %s already had its report", check_id)
+        except (ValueError, TypeError, psycopg.IntegrityError) as exc:  # never saveable
+            log.exception("check %s: its report cannot be stored", check_id)
+            metrics.CHECKS.labels(outcome="failed").inc()
+            return f"its report could not be stored ({type(exc).__name__})"
         metrics.CHECKS.labels(outcome=report.verdict).inc()
         metrics.CHECK_SECONDS.observe(time.monotonic() - started)
         metrics.LLM_TOKENS.labels(kind="prompt").inc(report.usage.prompt_tokens)
@@ -167,17 +172,20 @@ class CheckRunner:
         self._publisher.submit(lambda: None).result()
         at = self.store.clock() + self.deliver_delay
         with self.store._lock, write_transaction(self.db):
+            row = self.store.get_check(check_id)
+            if row is not None and row.status == "done":
+                error = None  # its report is stored: a later failure does not undo it
             if error is not None:
                 self.store.set_status(check_id, "failed", error=error)
-            joiners = [
-                row[0]
-                for row in self.db.execute(
-                    "SELECT id FROM checks WHERE repeat_of = ? AND status IN ('queued', 'running')",
-                    [check_id],
-                ).fetchall()
-            ]
-            for joiner in joiners:
-                self.store.set_status(joiner, "failed" if error else "done", error=error or "")
+            joiners = self.db.execute(
+                "SELECT id, status FROM checks WHERE repeat_of = ? AND repeat_kind = 'exact'",
+                [check_id],
+            ).fetchall()
+            for joiner, status in joiners:
+                if status in ("queued", "running"):
+                    self.store.set_status(joiner, "failed" if error else "done", error=error or "")
+            # Every joiner's card: ended here, or already by a waiter that saw the outcome.
+            joiners = [joiner for joiner, _ in joiners]
             for waiting, platform in self.deliveries.pending([check_id, *joiners]):
                 defer(
                     self.db,
@@ -216,10 +224,26 @@ def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings)
     @app.task(
         name=CHECK_TASK,
         queue=CHECKS_QUEUE,
+        pass_context=True,
         retry=RetryStrategy(max_attempts=settings.max_attempts - 1, wait=1),
     )
-    async def check(check_id: str) -> None:
-        await runner.run(check_id)
+    async def check(context: JobContext, check_id: str) -> None:
+        # Attempts count every run, those the stalled-job sweep started included: a post
+        # whose run kills its worker is given up, not retried forever.
+        attempts = context.job.attempts if context.job is not None else 0
+        if attempts >= settings.max_attempts:
+            reason = f"it was tried {attempts} times and never finished"
+            await asyncio.to_thread(runner._end, check_id, reason)
+            return
+        try:
+            await runner.run(check_id)
+        except Exception as exc:
+            if attempts + 1 < settings.max_attempts:
+                raise  # Procrastinate runs it again
+            log.exception("check %s: giving up after %d attempts", check_id, attempts + 1)
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(runner._end, check_id, f"{type(exc).__name__}: {exc}")
+            raise
 
     _retry_stalled(app, settings)
 
@@ -265,21 +289,28 @@ async def run_jobs(
     app: App, queues: list[str], settings: QueueSettings, *, concurrency: int, name: str
 ) -> None:
     """Take jobs from ``queues`` until cancelled. Procrastinate's worker returns when its
-    listener loses the database (a restart); it is started again, after a pause."""
+    listener loses the database (a restart), or raises while the database is still
+    away; either way it is started again, after a pause that grows while it fails."""
+    pause = 1.0
     while True:
         started = dt.datetime.now(dt.UTC)
-        await app.run_worker_async(
-            queues=[*queues, MAINTENANCE_QUEUE],
-            name=name,
-            concurrency=concurrency,
-            install_signal_handlers=False,
-            delete_jobs="successful",
-            fetch_job_polling_interval=settings.poll_s,
-            update_heartbeat_interval=settings.heartbeat_s,
-            stalled_worker_timeout=settings.stalled_after_s,
-        )
-        log.warning(
-            "the job worker stopped (lost the database?) after %s; restarting",
-            dt.datetime.now(dt.UTC) - started,
-        )
-        await asyncio.sleep(1.0)
+        try:
+            await app.run_worker_async(
+                queues=[*queues, MAINTENANCE_QUEUE],
+                name=name,
+                concurrency=concurrency,
+                install_signal_handlers=False,
+                delete_jobs="successful",
+                fetch_job_polling_interval=settings.poll_s,
+                update_heartbeat_interval=settings.heartbeat_s,
+                stalled_worker_timeout=settings.stalled_after_s,
+            )
+            pause = 1.0
+            log.warning(
+                "the job worker stopped (lost the database?) after %s; restarting",
+                dt.datetime.now(dt.UTC) - started,
+            )
+        except Exception:
+            log.exception("the job worker failed; restarting in %.0f s", pause)
+            pause = min(pause * 2, 30.0)
+        await asyncio.sleep(pause)
