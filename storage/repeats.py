@@ -79,7 +79,9 @@ class NearRepeats:
     ) -> tuple[CheckRow, float] | None:
         """The stored check ``text`` repeats, with the cosine, or ``None``: the nearest
         in the same reply language and stored since ``since``; a few nearer ones in other
-        languages are passed over. Blocking: run it in a worker thread."""
+        languages are passed over. The vectors other processes stored since the last
+        search are taken in first (:meth:`catch_up`). Blocking: run it in a worker thread."""
+        self.catch_up()
         passed: set[str] = set()
         for _ in range(_NEAR_CANDIDATES):
             near = self.index.nearest(

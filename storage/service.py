@@ -263,26 +263,36 @@ class CheckService:
         if running is not None:  # the same text is being checked: wait on that run
             row = record(repeat_of=running.check_id, repeat_kind="exact")
             return self._join(row, running)
+        vector = None
         if not recheck:
-            repeat = self.store.find_exact(digest, since=now - self.window)
-            if repeat is not None:
-                answered = self._answer(record, repeat, "exact", 1.0)
-                if answered is not None:
-                    return answered
-        vector = await self.repeats.vector(text)
-        if not recheck and not post.images:  # a near text is not the same picture
-            # The index search and the word alignment are CPU work: off the event loop.
-            since = now - self.window
-            near = await asyncio.to_thread(
-                self.repeats.original, vector, text, post.language, since
-            )
-            if near is not None:
-                answered = self._answer(record, near[0], "near", near[1])
-                if answered is not None:
-                    return answered
+            answered, vector = await self._from_store(post, text, digest, record, now)
+            if answered is not None:
+                return answered
+        if vector is None:
+            vector = await self.repeats.vector(text)
         refuse_if_full(self.store, self.settings, len(self._by_text), now)
         row = record(forced=recheck)
         return self._launch(row.id, row.created_at, post, digest, vector, row.chat)
+
+    async def _from_store(
+        self, post: Post, text: str, digest: str, record: Callable[..., CheckRow], now: dt.datetime
+    ) -> tuple[CheckHandle | None, np.ndarray | None]:
+        """The answer to an exact or near repeat from the store, or ``None``; and the
+        post's vector, when the near-repeat search needed it."""
+        since = now - self.window
+        repeat = await asyncio.to_thread(self.store.find_exact, digest, since)
+        if repeat is not None:
+            answered = self._answer(record, repeat, "exact", 1.0)
+            if answered is not None:
+                return answered, None
+        if post.images:  # a near text is not the same picture
+            return None, None
+        vector = await self.repeats.vector(text)
+        # The index search and the word alignment are CPU work: off the event loop.
+        near = await asyncio.to_thread(self.repeats.original, vector, text, post.language, since)
+        if near is not None:
+            return self._answer(record, near[0], "near", near[1]), vector
+        return None, vector
 
     def _answer(
         self,

@@ -8,6 +8,8 @@ import psycopg
 import pytest
 from pg_server import PostgresServer
 
+pytestmark = pytest.mark.slow  # starts real PostgreSQL servers
+
 
 def test_server_answers_select_1(postgres_url: str) -> None:
     with psycopg.connect(postgres_url) as conn:

@@ -17,9 +17,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.fake_checker import FakeChecker, HashingEncoder, fake_service
 
-from bots.common.runtime import build_service
 from bots.common.settings import Settings
 from storage.deliveries import Claim, Deliveries
 from storage.errors import StorageError
@@ -30,6 +29,8 @@ from storage.queue.service import QueuedCheckService
 from storage.queue.worker import CheckRunner, register_check_tasks, register_deliver_task, run_jobs
 from storage.store import CheckStore
 from zofia_engine.post import Post
+
+pytestmark = pytest.mark.slow  # a real PostgreSQL server on loopback
 
 SECRET = "queue-test-secret-0123456789"
 POST = "The river bridge in Springfield will close for all of 2027, the mayor said."
@@ -47,14 +48,10 @@ def settings_for(url: str, **queue: Any) -> Settings:
 
 @contextlib.asynccontextmanager
 async def replica(settings: Settings, checker: FakeChecker) -> AsyncIterator[QueuedCheckService]:
-    service = build_service(settings, checker, HashingEncoder())
-    assert isinstance(service, QueuedCheckService)
-    await service.start()
-    try:
+    """One bot process's check service (the composition root picks the queued one)."""
+    async with fake_service(settings, checker) as service:
+        assert isinstance(service, QueuedCheckService)
         yield service
-    finally:
-        await service.aclose()
-        service.store.db.close()
 
 
 @contextlib.asynccontextmanager

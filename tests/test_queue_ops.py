@@ -54,6 +54,7 @@ async def _submit(url: str, texts: list[str]) -> list[str]:
         service.store.db.close()
 
 
+@pytest.mark.slow  # a real PostgreSQL server
 def test_zofia_queue_lists_queued_stalled_and_failed_jobs(postgres_url: str) -> None:
     texts = ["The dam will open on Monday.", "Bread prices doubled.", "The zoo has a new lion."]
     ids = asyncio.run(_submit(postgres_url, texts))
@@ -107,6 +108,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow  # a real PostgreSQL server
 async def test_healthz_says_which_probe_failed_and_metrics_are_served(
     postgres_url: str,
 ) -> None:
@@ -146,6 +148,7 @@ async def test_healthz_says_which_probe_failed_and_metrics_are_served(
         assert off == 0
 
 
+@pytest.mark.slow  # a real PostgreSQL server
 async def test_the_queue_depth_gauge_reads_the_database(postgres_url: str) -> None:
     await _submit(postgres_url, ["The harbour closes tonight.", "A comet hits Tuesday."])
     db = PostgresDatabase(postgres_url)
@@ -169,6 +172,7 @@ def test_log_lines_are_json_with_the_check_id() -> None:
     assert json.loads(JsonLines().format(record))["check"] == ""
 
 
+@pytest.mark.slow  # a real PostgreSQL server
 def test_the_store_reconnects_after_a_server_restart() -> None:
     with PostgresServer() as server:  # its own server: the session's stays up
         db = PostgresDatabase(server.create_database("restarting"))

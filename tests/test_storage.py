@@ -1,7 +1,8 @@
 """The store on both engines: schema and migrations, reports in and out, repeats, limits,
 retention. Every test that takes the ``db`` or ``store`` fixture runs on SQLite and on a
-real PostgreSQL server (``postgres_url``, started by the suite); those about the SQLite
-file itself (its mode, its WAL, its pragmas) run on SQLite only."""
+real PostgreSQL server (``postgres_url``, started by the suite; a loopback peer, so
+those runs are in the slow tier); those about the SQLite file itself (its mode, its WAL,
+its pragmas) run on SQLite only."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreDatabase]:
     """A new, migrated store database: an SQLite file, or a fresh PostgreSQL database."""
     if request.param == "postgresql":

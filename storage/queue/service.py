@@ -159,21 +159,9 @@ class QueuedCheckService(CheckService):
         recheck: bool,
     ) -> CheckHandle:
         if not recheck:
-            repeat = await asyncio.to_thread(self.store.find_exact, digest, now - self.window)
-            if repeat is not None:
-                answered = self._answer(record, repeat, "exact", 1.0)
-                if answered is not None:
-                    return answered
-            if not post.images:  # a near text is not the same picture
-                vector = await self.repeats.vector(text)
-                await asyncio.to_thread(self.repeats.catch_up)
-                near = await asyncio.to_thread(
-                    self.repeats.original, vector, text, post.language, now - self.window
-                )
-                if near is not None:
-                    answered = self._answer(record, near[0], "near", near[1])
-                    if answered is not None:
-                        return answered
+            answered, _ = await self._from_store(post, text, digest, record, now)
+            if answered is not None:
+                return answered
         row, original = await asyncio.to_thread(self._join_or_queue, digest, record, recheck, now)
         return self._follow(row, original)
 
