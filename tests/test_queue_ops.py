@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from bots.cli import main
 from bots.common.health import serving_health
-from bots.common.logs import JsonLines
+from bots.common.logs import JsonLines, json_lines_when_queued
 from bots.common.runtime import build_service
 from bots.common.settings import Settings, load_settings
 from storage.handles import Requester
@@ -188,3 +188,18 @@ def test_the_store_reconnects_after_a_server_restart() -> None:
         db.close()
         with pytest.raises(Exception, match="closed"):
             db.execute("SELECT 1")
+
+
+def test_bot_replicas_of_a_queued_deployment_log_json_lines() -> None:
+    root = logging.getLogger()
+    handler = logging.StreamHandler()
+    plain = logging.Formatter("%(message)s")
+    handler.setFormatter(plain)
+    root.addHandler(handler)
+    try:
+        json_lines_when_queued(False)
+        assert handler.formatter is plain
+        json_lines_when_queued(True)
+        assert isinstance(handler.formatter, JsonLines)
+    finally:
+        root.removeHandler(handler)

@@ -10,7 +10,7 @@ import sys
 
 from storage.queue.worker import CHECK_ID
 
-__all__ = ["JsonLines", "log_json_lines"]
+__all__ = ["JsonLines", "json_lines_when_queued", "log_json_lines"]
 
 
 class JsonLines(logging.Formatter):
@@ -38,3 +38,13 @@ def log_json_lines(level: int = logging.INFO) -> None:
     root.setLevel(level)
     for name in ("httpx", "httpcore", "procrastinate"):
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def json_lines_when_queued(queued: bool) -> None:
+    """A bot replica of a queued deployment logs JSON lines like the workers, so that
+    one query over every process's logs follows a check; the handlers (and their
+    filters, such as the token redactor) stay."""
+    if not queued:
+        return
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(JsonLines())

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import aiohttp
 import discord
 
+from bots.common.logs import json_lines_when_queued
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
 from bots.web.app import site_beside_bot
@@ -71,6 +72,7 @@ def run_discord(settings: Settings, token: str) -> None:
         StartupError: Discord refused the token or the intents, or could not be reached.
     """
     discord.utils.setup_logging(level=logging.INFO)
+    json_lines_when_queued(settings.storage.is_postgres)
     try:
         asyncio.run(run_bot(settings, token))
     except KeyboardInterrupt:

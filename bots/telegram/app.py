@@ -25,6 +25,7 @@ from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
 
 from bots.common.job_deliveries import delivering
+from bots.common.logs import json_lines_when_queued
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
 from bots.web.app import site_beside_bot
@@ -278,6 +279,7 @@ def run_telegram(settings: Settings, token: str, grace_s: float) -> None:
             sentence that never holds the token.
     """
     redactor = quiet_logs(token)
+    json_lines_when_queued(settings.storage.is_postgres)
     try:
         asyncio.run(_serve(settings, token, grace_s))
     except InvalidToken:  # its message holds the token: never print it
