@@ -22,12 +22,12 @@ import numpy as np
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import Post
-from zofia_engine.report import Report
 from zofia_engine.text import checkable_text, clean_post
 
+from .chat_operations import ChatOperations
 from .fair_slots import FairSlots
 from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile
-from .keys import hash_chat, hash_user, keyed_text_hash
+from .keys import keyed_text_hash
 from .limits import RequestLimits, refuse_if_full
 from .repeats import NearRepeats
 from .rows import RepeatKind
@@ -39,7 +39,7 @@ __all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Reques
 log = logging.getLogger(__name__)
 
 
-class CheckService:
+class CheckService(ChatOperations):
     """Submits posts to the engine through the store.
 
     Args:
@@ -131,43 +131,6 @@ class CheckService:
             log.info("purged the text of %d checks older than %s", purged, self.retention)
         return purged
 
-    # -- the stored forms of who asked and where, and what the bots read and write ----------
-
-    def user_hash(self, platform: str, user_id: str) -> str:
-        """The stored stand-in for a platform user id (an HMAC, never the id)."""
-        return hash_user(self.secret, platform, user_id)
-
-    def chat_key(self, platform: str, chat_id: str) -> str:
-        """The stored stand-in for a chat id (an HMAC: a private chat's id is a user's)."""
-        return hash_chat(self.secret, platform, chat_id)
-
-    def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:
-        """A chat's setting (the reply language, auto-check …), or ``default``."""
-        return self.store.get_chat_setting(platform, self.chat_key(platform, chat_id), key, default)
-
-    def set_chat_setting(self, platform: str, chat_id: str, key: str, value: Any) -> None:
-        """Store a chat's setting, keyed by the chat's stored stand-in."""
-        self.store.set_chat_setting(platform, self.chat_key(platform, chat_id), key, value)
-
-    def section_mark(self, check_id: str, kind: str) -> Any:
-        """Where a bot posted a section of the check (``None``: not posted yet)."""
-        return self.store.section_mark(check_id, kind)
-
-    def set_section_mark(self, check_id: str, kind: str, value: Any) -> None:
-        """Record where a section was posted; ``None`` clears it (a later press retries)."""
-        self.store.set_section_mark(check_id, kind, value)
-
-    def vote(self, row: CheckRow, platform: str, user_id: str, vote: int) -> tuple[int, int]:
-        """Record a user's vote on a check's verdict; votes on a repeat count for the
-        check it repeats, so one verdict's votes add up.
-
-        Returns:
-            ``(up, down)`` for that verdict, this vote included.
-        """
-        original = row.repeat_of or row.id
-        self.store.add_feedback(original, self.user_hash(platform, user_id), vote)
-        return self.store.feedback_counts(original)
-
     def admit(self, requester: Requester) -> None:
         """Refuse now, before any work, a request the limits would refuse at :meth:`submit`.
 
@@ -184,21 +147,9 @@ class CheckService:
             now=self.clock(),
         )
 
-    def check_in_chat(self, check_id: str, platform: str, chat_id: str) -> CheckRow | None:
-        """The check, if it was asked in this chat of this platform; ``None`` for an unknown,
-        forged or foreign id (a button shows it as "not found")."""
-        row = self.store.get_check(check_id)
-        if row is None or row.platform != platform or row.chat != self.chat_key(platform, chat_id):
-            return None
-        return row
-
     def handle(self, check_id: str) -> CheckHandle | None:
         """The handle of a check submitted or resumed in this process and still running."""
         return self._by_id.get(check_id)
-
-    def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
-        """A stored check and its report, following a repeat to its original."""
-        return self.store.report_for(check_id)
 
     async def submit(
         self, post: Post, requester: Requester, *, recheck: bool = False

@@ -8,6 +8,7 @@ import asyncio
 import json
 import logging
 import socket
+import sys
 from pathlib import Path
 
 import aiohttp
@@ -196,6 +197,7 @@ def test_bot_replicas_of_a_queued_deployment_log_json_lines() -> None:
     plain = logging.Formatter("%(message)s")
     handler.setFormatter(plain)
     root.addHandler(handler)
+    before = {h: h.formatter for h in root.handlers}
     try:
         json_lines_when_queued(False)
         assert handler.formatter is plain
@@ -203,3 +205,20 @@ def test_bot_replicas_of_a_queued_deployment_log_json_lines() -> None:
         assert isinstance(handler.formatter, JsonLines)
     finally:
         root.removeHandler(handler)
+        for other, formatter in before.items():
+            other.setFormatter(formatter)
+
+
+def test_json_lines_keep_the_token_redacted() -> None:
+    from bots.telegram.app import TokenRedactor
+
+    token = "987654:WRONG-secret_token_0123456789abcdef"
+    try:
+        raise RuntimeError(f"The token `{token}` was rejected.")
+    except RuntimeError:
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", None, sys.exc_info())
+    record.stack_info = f"Stack (most recent call last):\n  token={token}"
+    assert TokenRedactor(token).filter(record)
+    line = JsonLines().format(record)
+    assert token not in line and "<token>" in json.loads(line)["exc"]
+    assert "<token>" in json.loads(line)["stack"]

@@ -14,7 +14,8 @@ __all__ = ["JsonLines", "json_lines_when_queued", "log_json_lines"]
 
 
 class JsonLines(logging.Formatter):
-    """``{"ts", "level", "logger", "check", "msg"}`` (and ``"exc"`` with a traceback)."""
+    """``{"ts", "level", "logger", "check", "msg"}``, and ``"exc"`` / ``"stack"`` with a
+    traceback or a stack."""
 
     def format(self, record: logging.LogRecord) -> str:
         line = {
@@ -24,8 +25,14 @@ class JsonLines(logging.Formatter):
             "check": CHECK_ID.get(),
             "msg": record.getMessage(),
         }
-        if record.exc_info:
-            line["exc"] = self.formatException(record.exc_info)
+        # A traceback a filter has already formatted (and redacted: the Telegram bot's
+        # token filter does) is used as it is, as logging.Formatter does.
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            line["exc"] = record.exc_text
+        if record.stack_info:
+            line["stack"] = self.formatStack(record.stack_info)
         return json.dumps(line, ensure_ascii=False)
 
 
