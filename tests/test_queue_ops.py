@@ -222,3 +222,20 @@ def test_json_lines_keep_the_token_redacted() -> None:
     line = JsonLines().format(record)
     assert token not in line and "<token>" in json.loads(line)["exc"]
     assert "<token>" in json.loads(line)["stack"]
+
+
+@pytest.mark.slow  # a real PostgreSQL server
+def test_store_status_on_postgresql_names_the_server_not_the_password(postgres_url: str) -> None:
+    from storage.opening import open_store, store_status
+    from storage.settings import StorageSettings
+
+    settings = StorageSettings(url=postgres_url.replace("zofia@", "zofia:hunter2@"), secret=SECRET)
+    fresh = store_status(settings)
+    assert fresh.schema == "(new)" and "m008_deliveries" in fresh.pending
+    store, _ = open_store(settings)
+    store.db.close()
+    status = store_status(settings)
+    assert str(status.path).startswith("PostgreSQL 127.0.0.1:") and "hunter2" not in str(
+        status.path
+    )
+    assert status.schema == "m008_deliveries" and status.pending == ()
