@@ -21,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import psycopg
 from aiohttp import web
 from aiolimiter import AsyncLimiter
 
@@ -195,8 +196,8 @@ async def _check(request: web.Request) -> web.Response:
 
 async def _health(request: web.Request) -> web.Response:
     try:
-        request.app[_STORE].db.execute("SELECT 1").fetchone()
-    except sqlite3.Error as exc:
+        await asyncio.to_thread(lambda: request.app[_STORE].db.execute("SELECT 1").fetchone())
+    except (sqlite3.Error, psycopg.Error) as exc:
         log.warning("health check: the store is unreadable: %s", exc)
         return web.json_response({"status": "store unreadable"}, status=503)
     return web.json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
