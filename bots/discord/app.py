@@ -4,6 +4,7 @@ in one sentence."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from typing import TYPE_CHECKING
@@ -11,12 +12,15 @@ from typing import TYPE_CHECKING
 import aiohttp
 import discord
 
+from bots.common.job_deliveries import delivering
 from bots.common.logs import json_lines_when_queued
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
 from bots.web.app import site_beside_bot
 
+from .chats import PLATFORM
 from .client import FactCheckBot
+from .delivery import post_delivered
 
 if TYPE_CHECKING:
     from zofia_engine.engine import Engine
@@ -61,6 +65,9 @@ async def run_bot(settings: Settings, token: str, *, engine: Engine | None = Non
             images=settings.images,
             public_url=settings.site.public_url,
         ) as bot,
+        delivering(
+            settings, service, PLATFORM, functools.partial(post_delivered, bot.context, bot)
+        ),
     ):
         await bot.start(token)
 

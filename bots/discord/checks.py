@@ -24,6 +24,7 @@ from typing import Any
 import discord
 
 from bots.common.card import verdict_card
+from bots.common.job_deliveries import delivers_by_job
 from bots.common.posts import post_from_message
 from bots.common.progress import progress_lines
 from bots.common.sentences import error_sentence
@@ -32,8 +33,9 @@ from zofia_engine.post import ProgressEvent
 from zofia_engine.text import checkable_text
 
 from .buttons import verdict_view
-from .chats import chat_of, requester_of
+from .chats import PLATFORM, chat_of, requester_of
 from .context import DiscordContext
+from .delivery import INVALID_WEBHOOK_TOKEN, LATE_PRIVATE, UNKNOWN_WEBHOOK, delivery_target
 from .guild_settings import guild_settings
 from .pictures import download_pictures, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
@@ -41,12 +43,6 @@ from .render import NONE, escape, progress_message, verdict_embed
 __all__ = ["finish", "run_check"]
 
 log = logging.getLogger(__name__)
-
-INVALID_WEBHOOK_TOKEN = 50027
-UNKNOWN_WEBHOOK = 10015
-LATE_PRIVATE = (
-    "Your fact-check took longer than Discord keeps a private reply open, so here is its answer."
-)
 
 
 async def _show(
@@ -173,6 +169,14 @@ async def run_check(
             language=chat_settings.language,
         )
         handle = await ctx.service.submit(post, requester)
+        # Queued on workers: a deliver job posts the verdict, from whichever replica is
+        # alive then; this one shows progress while it is.
+        queued = delivers_by_job(ctx.service) and not handle.done
+        if queued:
+            target = delivery_target(
+                interaction, ephemeral=private, origin=post.origin, published=post.published
+            )
+            await ctx.service.expect_delivery(handle.check_id, PLATFORM, target)  # type: ignore[attr-defined]
         events: list[ProgressEvent] = []
         shown = 0.0
         interval = ctx.settings.progress_interval_s
@@ -186,6 +190,10 @@ async def run_check(
                 except discord.HTTPException as exc:  # progress is a courtesy; go on
                     log.warning("could not show progress: %s", exc.text)
                 shown = time.monotonic()
+        if queued:
+            if handle.cancelled:
+                raise asyncio.CancelledError
+            return
         outcome = await handle.result()
     except ZofiaError as exc:
         if not started:

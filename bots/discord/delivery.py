@@ -1,0 +1,131 @@
+"""Cards of a queued deployment's Discord checks, posted by whichever replica runs the
+``deliver`` job.
+
+The request records the interaction's application id and token (Discord lets anyone
+holding them edit the deferred response for 15 minutes), its channel, the requester
+and whether the answer was private. The job edits the deferred response into the
+verdict; once the token has expired it posts in the channel, or, for a private answer,
+in a DM, as :func:`~bots.discord.checks.finish` does for a live check.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+import discord
+
+from bots.common.card import verdict_card
+from bots.common.sentences import error_sentence
+from storage.deliveries import Claim
+from storage.handles import CheckFailedError, Outcome
+
+from .buttons import verdict_view
+from .context import DiscordContext
+from .render import NONE, escape, verdict_embed
+
+__all__ = [
+    "INTERACTION_LIFETIME",
+    "INVALID_WEBHOOK_TOKEN",
+    "LATE_PRIVATE",
+    "UNKNOWN_WEBHOOK",
+    "delivery_target",
+    "post_delivered",
+]
+
+log = logging.getLogger(__name__)
+
+INVALID_WEBHOOK_TOKEN = 50027
+UNKNOWN_WEBHOOK = 10015
+LATE_PRIVATE = (
+    "Your fact-check took longer than Discord keeps a private reply open, so here is its answer."
+)
+
+#: how long Discord keeps an interaction's token valid
+INTERACTION_LIFETIME = dt.timedelta(minutes=15)
+#: an edit started this close to the token's end might not land: post instead
+_MARGIN = dt.timedelta(seconds=30)
+
+
+def delivery_target(
+    interaction: discord.Interaction[Any], *, ephemeral: bool, origin: str, published: Any
+) -> dict[str, Any]:
+    """What a deliver job needs to answer ``interaction`` from any replica."""
+    return {
+        "application_id": str(interaction.application_id),
+        "token": interaction.token,
+        "expires": (interaction.created_at + INTERACTION_LIFETIME).isoformat(),
+        "channel_id": str(interaction.channel_id or ""),
+        "user_id": str(interaction.user.id),
+        "ephemeral": ephemeral,
+        "origin": origin,
+        "published": published.isoformat() if published else "",
+    }
+
+
+async def post_delivered(
+    context: DiscordContext, bot: discord.Client, claim: Claim, found: Outcome | str
+) -> None:
+    """Post a deliver job's verdict (or the failure's sentence) where ``claim`` says."""
+    target = claim.target
+    content: str | None
+    embed: discord.Embed | None = None
+    view: discord.ui.View | None = None
+    if isinstance(found, str):
+        content = escape(error_sentence(CheckFailedError(found)))
+    else:
+        published = target.get("published") or ""
+        card = verdict_card(
+            found,
+            origin=str(target.get("origin") or ""),
+            published=dt.date.fromisoformat(published) if published else None,
+        )
+        content = None
+        embed = verdict_embed(card)
+        view = verdict_view(card.check_id, report_url=context.report_url(card.check_id))
+    expires = dt.datetime.fromisoformat(target["expires"])
+    if dt.datetime.now(dt.UTC) < expires - _MARGIN:
+        webhook = discord.Webhook.partial(
+            int(target["application_id"]), target["token"], client=bot
+        )
+        try:
+            # "@original" is Discord's name for the deferred response of the interaction.
+            await webhook.edit_message(
+                "@original",  # type: ignore[arg-type]
+                content=content,
+                embed=embed,
+                view=view or discord.utils.MISSING,
+                allowed_mentions=NONE,
+            )
+            return
+        except discord.HTTPException as exc:
+            if exc.code not in (INVALID_WEBHOOK_TOKEN, UNKNOWN_WEBHOOK) and exc.status != 401:
+                raise
+    await _post_late(bot, target, content, embed, view)
+
+
+async def _post_late(
+    bot: discord.Client,
+    target: dict[str, Any],
+    content: str | None,
+    embed: discord.Embed | None,
+    view: discord.ui.View | None,
+) -> None:
+    """The token has expired: a DM for a private answer, else a message in the channel
+    naming the requester (by id: nothing is fetched first)."""
+    user = discord.Object(int(target["user_id"]))
+    if target.get("ephemeral"):
+        dm = await bot.create_dm(user)
+        await dm.send(content=content or LATE_PRIVATE, embed=embed or discord.utils.MISSING)
+        return
+    channel = bot.get_partial_messageable(int(target["channel_id"]))
+    mention = f"<@{user.id}> " if content is None else ""
+    await channel.send(
+        content=f"{mention}{content or ''}".strip() or None,
+        embed=embed or discord.utils.MISSING,
+        view=view or discord.utils.MISSING,
+        allowed_mentions=discord.AllowedMentions(
+            everyone=False, roles=False, replied_user=False, users=[user]
+        ),
+    )
