@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .keys import clean_text
+from .rows import to_iso
 from .store import CheckStore
 from .transaction import write_transaction
 
@@ -85,7 +86,7 @@ class Deliveries:
             expected, or another replica's lease on it is still running.
         """
         now = self.store.clock()
-        stale = (now - self.lease).astimezone(dt.UTC).isoformat(timespec="microseconds")
+        stale = to_iso(now - self.lease)
         db = self.store.db
         with self.store._lock, write_transaction(db):
             row = db.execute(
@@ -127,7 +128,7 @@ class Deliveries:
     def forget_stale(self, older_than: dt.datetime) -> int:
         """Blank the raw ids of deliveries that never happened (their jobs gave up)
         and were expected before ``older_than``; returns how many."""
-        cutoff = older_than.astimezone(dt.UTC).isoformat(timespec="microseconds")
+        cutoff = to_iso(older_than)
         with self.store._lock, write_transaction(self.store.db):
             cursor = self.store.db.execute(
                 "UPDATE deliveries SET target_json = '{}' WHERE delivered_at IS NULL"

@@ -20,10 +20,16 @@ from .rows import CheckRow
 from .settings import ServiceSettings
 from .store import CheckStore
 
-__all__ = ["NearRepeats"]
+__all__ = ["NearRepeats", "post_vector"]
 
 # How many nearest stored checks in other reply languages a near repeat may pass over.
 _NEAR_CANDIDATES = 4
+
+
+def post_vector(encoder: TextEncoder, text: str) -> np.ndarray:
+    """The vector a post is stored and searched with: its cleaned text without forward
+    decorations (:func:`~storage.near.canonical_text`), float32. Blocking."""
+    return np.asarray(encoder.encode([canonical_text(text)])[0], dtype=np.float32)
 
 
 class NearRepeats:
@@ -70,9 +76,8 @@ class NearRepeats:
         self.index.add(check_id, vector)
 
     async def vector(self, text: str) -> np.ndarray:
-        """The post's vector for near-repeat search, without forward decorations."""
-        vectors = await asyncio.to_thread(lambda: self.encoder.encode([canonical_text(text)]))
-        return np.asarray(vectors[0], dtype=np.float32)
+        """The post's vector for near-repeat search (:func:`post_vector`), off the loop."""
+        return await asyncio.to_thread(post_vector, self.encoder, text)
 
     def original(
         self, vector: np.ndarray, text: str, language: str, since: dt.datetime

@@ -54,6 +54,9 @@ class CheckService(ChatOperations):
             :meth:`start` and :meth:`purge_expired` delete what is older.
     """
 
+    #: whether deliver jobs post the cards (the bots then only show progress)
+    delivers_cards = False
+
     def __init__(
         self,
         checker: Checker,
@@ -277,11 +280,13 @@ class CheckService(ChatOperations):
         outcome: Callable[[Outcome], Outcome],
         *,
         own_row: bool,
+        on_leave: Callable[[], None] | None = None,
     ) -> CheckHandle:
         """A handle with its own outcome, settled from ``run``'s.
 
-        ``own_row``: ``check_id`` is the run's own check, whose status the run keeps;
-        a joined check's row follows the run, or is cancelled when its waiter leaves.
+        ``own_row``: ``check_id``'s status is kept by the run (its own check, or any
+        check when a worker runs it); otherwise a joined check's row follows the run,
+        or is cancelled when its waiter leaves. ``on_leave``: also called then.
         """
         waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         run.waiting += 1
@@ -307,6 +312,8 @@ class CheckService(ChatOperations):
             self._by_id.pop(check_id, None)
             if not own_row:
                 self.store.set_status(check_id, "cancelled")
+            if on_leave is not None:
+                on_leave()
             run.leave()
 
         run.done.add_done_callback(settle)

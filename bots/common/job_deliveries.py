@@ -21,15 +21,10 @@ from storage.service import CheckService
 from .health import serving_health
 from .settings import Settings
 
-__all__ = ["DELIVERY_CONCURRENCY", "delivering", "delivers_by_job"]
+__all__ = ["DELIVERY_CONCURRENCY", "delivering"]
 
 #: cards one bot process posts at once (each is one or two Bot API calls)
 DELIVERY_CONCURRENCY = 8
-
-
-def delivers_by_job(service: CheckService) -> bool:
-    """Whether cards of ``service``'s checks are posted by deliver jobs."""
-    return bool(getattr(service, "delivers_cards", False))
 
 
 @contextlib.asynccontextmanager
@@ -37,7 +32,7 @@ async def delivering(
     settings: Settings, service: CheckService, platform: str, post_card: PostCard
 ) -> AsyncIterator[None]:
     """Take ``platform``'s deliver jobs for the block (queued service only)."""
-    if not delivers_by_job(service):
+    if not service.delivers_cards:
         yield
         return
     app = make_app(settings.storage.url, max_connections=DELIVERY_CONCURRENCY + 2)

@@ -24,7 +24,6 @@ from typing import Any
 import discord
 
 from bots.common.card import verdict_card
-from bots.common.job_deliveries import delivers_by_job
 from bots.common.posts import post_from_message
 from bots.common.progress import progress_lines
 from bots.common.sentences import error_sentence
@@ -171,7 +170,7 @@ async def run_check(
         handle = await ctx.service.submit(post, requester)
         # Queued on workers: a deliver job posts the verdict, from whichever replica is
         # alive then; this one shows progress while it is.
-        queued = delivers_by_job(ctx.service) and not handle.done
+        queued = ctx.service.delivers_cards and not handle.done
         if queued:
             target = delivery_target(
                 interaction, ephemeral=private, origin=post.origin, published=post.published

@@ -30,7 +30,6 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest, TelegramError
 
 from bots.common.card import verdict_card
-from bots.common.job_deliveries import delivers_by_job
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.posts import post_from_message
 from bots.common.sentences import error_sentence
@@ -170,7 +169,7 @@ async def deliver_check(
             allow_private_urls=state.allow_private_urls,
         )
         handle = await state.service.submit(post, requester)
-        if delivers_by_job(state.service) and not handle.done:
+        if state.service.delivers_cards and not handle.done:
             # A worker runs the check and a deliver job posts the card, on whichever
             # replica is alive then; this one shows progress while it is.
             queued = True

@@ -10,7 +10,6 @@ reconnect the service asks the store for the state of everything it waits on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -21,7 +20,7 @@ import psycopg
 
 from ..postgres import PostgresDatabase
 
-__all__ = ["CHANNEL", "CheckEvent", "Listener", "listening", "publish"]
+__all__ = ["CHANNEL", "CheckEvent", "Listener", "publish"]
 
 log = logging.getLogger(__name__)
 
@@ -105,18 +104,3 @@ class Listener:
                 if event is not None:
                     self.on_event(event)
             await conn.execute("SELECT 1")
-
-
-@contextlib.asynccontextmanager
-async def listening(listener: Listener, *, wait_s: float = 10.0) -> Any:
-    """Run ``listener`` for the block, once it is listening (or ``wait_s`` has passed)."""
-    task = asyncio.create_task(listener.run(), name="zofia-event-listener")
-    try:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait_s):
-                await listener.connected.wait()
-        yield listener
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

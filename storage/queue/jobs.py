@@ -9,7 +9,6 @@ is put back by :data:`RETRY_STALLED_TASK`.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import Any
 
@@ -42,7 +41,7 @@ RETRY_STALLED_TASK = "zofia.retry_stalled"
 _QUEUEING_LOCK_INDEX = "procrastinate_jobs_queueing_lock_idx_v1"
 _DEFER = (
     "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(?::varchar, ?::varchar, 0, ?::text,"
-    " ?::text, ?::jsonb, ?::timestamptz)::procrastinate_job_to_defer_v1])) AS id"
+    " ?::text, ?::jsonb, NULL)::procrastinate_job_to_defer_v1])) AS id"
 )
 # Schema creation is not idempotent in Procrastinate: one process at a time creates it.
 _SCHEMA_LOCK = 0x7A6F666971
@@ -77,21 +76,18 @@ def defer(
     *,
     lock: str | None = None,
     queueing_lock: str | None = None,
-    at: dt.datetime | None = None,
 ) -> int | None:
     """Queue one job in the caller's transaction (or in one of its own).
 
     Args:
         lock: jobs with the same lock never run at the same time.
         queueing_lock: at most one job with this lock waits in the queue.
-        at: not before this time (timezone-aware); ``None``: now.
 
     Returns:
         The job's id, or ``None`` when a job with the same ``queueing_lock`` is waiting
         already (the caller's transaction goes on: the attempt ran in a savepoint).
     """
-    when = None if at is None else at.astimezone(dt.UTC).isoformat()
-    params = [queue, task, lock, queueing_lock, json.dumps(args), when]
+    params = [queue, task, lock, queueing_lock, json.dumps(args)]
     try:
         with write_transaction(db):
             row = db.execute(_DEFER, params).fetchone()

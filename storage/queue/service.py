@@ -25,7 +25,7 @@ from ..handles import CheckFailedError, CheckHandle, Outcome, Run
 from ..limits import refuse_if_full
 from ..postgres import PostgresDatabase
 from ..service import CheckService
-from ..store import CheckRow
+from ..store import CheckRow, CheckStore
 from ..transaction import write_transaction
 from .events import CheckEvent, Listener
 from .jobs import (
@@ -50,7 +50,7 @@ STALE_DELIVERY = dt.timedelta(days=1)
 POLL_S = 15.0
 
 
-def in_flight(store: Any, digest: str) -> CheckRow | None:
+def in_flight(store: CheckStore, digest: str) -> CheckRow | None:
     """The original check of this text key still queued or running, if any."""
     found = store._checks(
         "SELECT * FROM checks WHERE text_hash = ? AND repeat_of IS NULL"
@@ -60,7 +60,7 @@ def in_flight(store: Any, digest: str) -> CheckRow | None:
     return found[0] if found else None
 
 
-def stored_outcome(store: Any, check_id: str) -> Outcome | str | None:
+def stored_outcome(store: CheckStore, check_id: str) -> Outcome | str | None:
     """What a finished check answers: its outcome, the reason it failed, or ``None``
     (unknown, cancelled, not finished, or its report purged)."""
     row = store.get_check(check_id)
@@ -89,7 +89,7 @@ class QueuedCheckService(CheckService):
     encoder to find near repeats. Takes the same arguments as the base class.
     """
 
-    delivers_cards = True
+    delivers_cards = True  # see CheckService
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -191,24 +191,17 @@ class QueuedCheckService(CheckService):
         run = self._runs.get(original.id)
         if run is None:
             run = self._runs[original.id] = Run(original.id, original.created_at)
-        if row.id == original.id:
-            handle = self._wait_on(run, row.id, lambda result: result, own_row=True)
-        else:
 
-            def joined(result: Outcome) -> Outcome:
-                return Outcome(
-                    row.id, result.report, "exact", original.id, original.created_at, 1.0
-                )
+        def answer(result: Outcome) -> Outcome:
+            if row.id == original.id:
+                return result
+            return Outcome(row.id, result.report, "exact", original.id, original.created_at, 1.0)
 
-            handle = self._wait_on(run, row.id, joined, own_row=False)
-        leave = handle._on_cancel
-
-        def cancel() -> None:
-            self.deliveries.drop(row.id)
-            if leave is not None:
-                leave()
-
-        handle._on_cancel = cancel
+        # The worker keeps every row's status (a replica shutting down cancels nothing);
+        # a requester who leaves only gives up the card.
+        handle = self._wait_on(
+            run, row.id, answer, own_row=True, on_leave=lambda: self.deliveries.drop(row.id)
+        )
         # It may have ended before this process began to listen for it.
         self._settle_soon(original.id)
         return handle

@@ -26,12 +26,13 @@ from procrastinate.exceptions import ConnectorException
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
+from zofia_engine.text import clean_post
 
 from ..deliveries import Claim, Deliveries
 from ..errors import StorageError
 from ..handles import Outcome
-from ..near import canonical_text
 from ..postgres import PostgresDatabase
+from ..repeats import post_vector
 from ..settings import QueueSettings
 from ..store import CheckStore
 from ..transaction import write_transaction
@@ -136,7 +137,8 @@ class CheckRunner:
 
         try:
             report = await self.checker.check(post, on_progress=progress)
-            vectors = await asyncio.to_thread(self.encoder.encode, [canonical_text(post.text)])
+            # The same vector an in-process run stores (CheckService._run).
+            vector = await asyncio.to_thread(post_vector, self.encoder, clean_post(post.text)[0])
         except ZofiaError as exc:
             log.warning("check %s failed: %s", check_id, exc)
             metrics.CHECKS.labels(outcome="failed").inc()
@@ -145,7 +147,6 @@ class CheckRunner:
             log.exception("check %s failed", check_id)
             metrics.CHECKS.labels(outcome="failed").inc()
             return f"{type(exc).__name__}: {exc}"
-        vector = vectors[0]
         try:
             await asyncio.to_thread(self.store.save_report, check_id, report, vector=vector)
         except StorageError:  # another run of this job saved first: one report, theirs
