@@ -19,6 +19,7 @@ __all__ = [
     "VERDICTS",
     "Link",
     "VerdictCard",
+    "panel_steps",
     "report_card",
     "top_evidence",
     "verdict_card",
@@ -158,15 +159,23 @@ def _notes(report: Report) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def panel_steps(report: Report) -> list[tuple[str, str, str]]:
+    """The panel's steps (analyses, claims, debate turns, rulings) as ``(name, status,
+    error)``, in the order they ran."""
+    analyses = report.analyses
+    steps = [(f"linguist ({f.dimension})", f.status, f.error) for f in analyses.linguist]
+    if analyses.expert is not None:
+        steps.append(("domain expert", analyses.expert.status, analyses.expert.error))
+    steps += [(f"claim {c.id}", c.status, c.error) for c in report.claims]
+    steps += [(f"round {t.round} {t.side}", t.status, t.error) for t in report.debate.turns]
+    steps += [(f"round {r.round} judge", r.status, r.error) for r in report.debate.rulings]
+    return steps
+
+
 def _failed_steps(report: Report) -> tuple[int, int]:
-    """How many of the panel's steps (analyses, claims, debate turns, rulings) failed."""
-    statuses = [finding.status for finding in report.analyses.linguist]
-    if report.analyses.expert is not None:
-        statuses.append(report.analyses.expert.status)
-    statuses += [claim.status for claim in report.claims]
-    statuses += [turn.status for turn in report.debate.turns]
-    statuses += [ruling.status for ruling in report.debate.rulings]
-    return sum(status == "failed" for status in statuses), len(statuses)
+    """How many of the panel's steps failed, of how many."""
+    steps = panel_steps(report)
+    return sum(status == "failed" for _, status, _ in steps), len(steps)
 
 
 def _repeat_note(kind: str | None, original_at: dt.datetime | None) -> str:

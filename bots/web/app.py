@@ -143,12 +143,12 @@ async def _secure(request: web.Request, response: web.StreamResponse) -> None:
 def _lookup(store: CheckStore, check_id: str) -> tuple[CheckRow, Report] | Missing:
     if not CHECK_ID.fullmatch(check_id):
         return "unknown"
+    found = store.report_for(check_id)  # the check and its report, in one read of each
+    if found is not None:
+        return found
     row = store.get_check(check_id)
     if row is None:
         return "unknown"
-    found = store.report_for(check_id)
-    if found is not None:
-        return found
     if row.status in ("queued", "running"):
         return "pending"
     return "purged" if row.status == "done" else "failed"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bots.common.card import VERDICTS, report_card
+from bots.common.card import VERDICTS, panel_steps, report_card
 from bots.common.languages import language_tag
 from bots.common.sections import TREE_STOPS
 from storage.store import CheckRow
@@ -27,6 +27,7 @@ from .parts import (
     claim_views,
     cut,
     evidence_views,
+    failure,
     linguist_views,
     pictures,
     rounds,
@@ -183,7 +184,7 @@ def _expert(report: Report) -> FindingView | None:
         title=f"Domain expert{f' ({who})' if who else ''}",
         lean=expert.lean or "",
         parts=tuple(parts),
-        failed=redact(expert.error or "failed") if expert.status == "failed" else "",
+        failed=failure(expert.status, expert.error),
     )
 
 
@@ -203,22 +204,14 @@ def _triage(report: Report) -> FindingView | None:
         title=f"Triage: {triage.kind.replace('_', ' ')}{sure}",
         lean="",
         parts=tuple(parts),
-        failed=redact(triage.error or "failed") if triage.status == "failed" else "",
+        failed=failure(triage.status, triage.error),
     )
 
 
 def _failures(report: Report) -> tuple[str, ...]:
     """What failed or ran without a source: the report's own notes, then each failed step."""
     lines = [redact(note) for note in report.degraded]
-    steps: list[tuple[str, str, str]] = [
-        (f"linguist ({f.dimension})", f.status, f.error) for f in report.analyses.linguist
-    ]
-    if report.analyses.expert is not None:
-        steps.append(("domain expert", report.analyses.expert.status, report.analyses.expert.error))
-    steps += [(f"claim {c.id}", c.status, c.error) for c in report.claims]
-    steps += [(f"round {t.round} {t.side}", t.status, t.error) for t in report.debate.turns]
-    steps += [(f"round {r.round} judge", r.status, r.error) for r in report.debate.rulings]
-    for name, status, error in steps:
+    for name, status, error in panel_steps(report):
         if status == "failed":
             lines.append(f"{name} failed" + (f": {redact(error)}" if error else ""))
     failed_calls = report.usage.failed_calls

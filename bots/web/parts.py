@@ -32,6 +32,7 @@ __all__ = [
     "claim_views",
     "cut",
     "evidence_views",
+    "failure",
     "linguist_views",
     "pictures",
     "rounds",
@@ -41,6 +42,11 @@ __all__ = [
 MAX_DOCUMENT = 1500
 #: characters of any one thing a model wrote (a runaway reply must not fill the page)
 MAX_TEXT = 8000
+
+
+def failure(status: str, error: str) -> str:
+    """What a failed step says on the page (redacted); ``""`` for a step that ran."""
+    return redact(error or "failed") if status == "failed" else ""
 
 
 def cut(text: str, limit: int = MAX_TEXT) -> str:
@@ -215,7 +221,7 @@ def claim_views(report: Report, anchors: dict[str, str]) -> tuple[ClaimView, ...
                 reason=cut(claim.reason),
                 quotes=tuple((cut(q.text), _cite(q.evidence_id, anchors)) for q in claim.quotes),
                 context=tuple(_cite(evidence_id, anchors) for evidence_id in claim.context),
-                failed=redact(claim.error or "failed") if claim.status == "failed" else "",
+                failed=failure(claim.status, claim.error),
             )
         )
     return tuple(views)
@@ -241,7 +247,7 @@ def rounds(report: Report, anchors: dict[str, str]) -> tuple[RoundView, ...]:
                 rebuttal=cut(turn.rebuttal),
                 argument=cut(turn.argument),
                 cites=tuple(_cite(cited, anchors) for cited in turn.cites),
-                failed=redact(turn.error or "failed") if turn.status == "failed" else "",
+                failed=failure(turn.status, turn.error),
             )
         )
     for ruling in report.debate.rulings:
@@ -255,7 +261,7 @@ def rounds(report: Report, anchors: dict[str, str]) -> tuple[RoundView, ...]:
                 reason=cut(ruling.reason),
                 forced=ruling.forced,
                 odds=_odds(ruling.probabilities),
-                failed=redact(ruling.error or "failed") if ruling.status == "failed" else "",
+                failed=failure(ruling.status, ruling.error),
             )
         )
     return tuple(
@@ -309,7 +315,7 @@ def linguist_views(report: Report) -> tuple[FindingView, ...]:
             title=finding.dimension.replace("_", " ").capitalize(),
             lean=finding.lean or "",
             parts=(("", cut(finding.analysis)),) if finding.analysis else (),
-            failed=redact(finding.error or "failed") if finding.status == "failed" else "",
+            failed=failure(finding.status, finding.error),
         )
         for finding in report.analyses.linguist
     )

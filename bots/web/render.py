@@ -36,6 +36,7 @@ _ENV = Environment(
     autoescape=select_autoescape(("html",)),
     undefined=StrictUndefined,
     finalize=shown,
+    auto_reload=False,  # package data: no stat of the templates on every request
     trim_blocks=True,
     lstrip_blocks=True,
 )
