@@ -9,7 +9,11 @@ import random
 
 from PIL import Image, ImageDraw, ImageFont
 
+from zofia_engine.images.decode import CleanImage
+from zofia_engine.images.ocr import OCRResult
+
 __all__ = [
+    "ScriptedOCR",
     "animated_gif",
     "cer",
     "headline",
@@ -118,3 +122,14 @@ def cer(read: str, truth: str) -> float:
         for j, cb in enumerate(b, 1):
             prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
     return row[-1] / max(1, len(b))
+
+
+class ScriptedOCR:
+    """An OCR backend (the engine's ``OCRBackend`` port) that reads ``text`` in every
+    picture: for tests of what the engine does with a picture's words, not of the OCR."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def read(self, image: CleanImage) -> OCRResult:
+        return OCRResult(self.text, 0.99 if self.text else None, 1.0)
