@@ -178,7 +178,7 @@ class CheckService(ChatOperations):
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
         keyed = f"{text}\n[reply language: {post.language}]" if post.language else text
-        pictures = [p.finding.sha256 for p in post.images if p.finding is not None]
+        pictures = [finding.sha256 for finding in post.findings]
         keyed += f"\n[pictures: {' '.join(pictures)}]" if pictures else ""
         digest = keyed_text_hash(self.secret, keyed)
 

@@ -32,7 +32,6 @@ from .agents.verdict import fallback_summary, triaged_report, verdict_of
 from .agents.weighing import Weighing
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
-from .images.models import ImageFinding
 from .llm.base import ChatMessage
 from .llm.session import CheckSession, StepFailed
 from .post import Ablation, Post, ProgressHook
@@ -158,7 +157,7 @@ class CheckRun:
         found = await self.triage() if self.settings.triage.enabled else None
         if found is not None and found.kind != "claim":
             report = triaged_report(found, *self._usage_and_timings(), self.degraded)
-            report.images, report.caption = self._read_only(), self.post.has_caption
+            report.images, report.caption = self.post.findings, self.post.has_caption
         else:
             gathered = await self.gather()
             outcome = await self.deliberate(gathered)
@@ -292,13 +291,9 @@ class CheckRun:
             lean=ruled.lean,
             search_mode=gathered.stage1.mode,
             tree=gathered.tree,
-            images=gathered.pictures.findings if gathered.pictures else self._read_only(),
+            images=gathered.pictures.findings if gathered.pictures else self.post.findings,
             caption=self.post.has_caption,
         )
-
-    def _read_only(self) -> list[ImageFinding]:
-        """The pictures' findings when they were only read (no examination ran)."""
-        return [p.finding for p in self.post.images if p.finding is not None]
 
     def _usage_and_timings(
         self, stage1_ms: dict[str, float] | None = None

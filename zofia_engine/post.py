@@ -89,6 +89,11 @@ class Post(BaseModel):
                 }
         return data
 
+    @property
+    def findings(self) -> list[ImageFinding]:
+        """What reading found in each picture read so far, in order."""
+        return [image.finding for image in self.images if image.finding is not None]
+
 
 class Ablation(BaseModel):
     """Which parts of ZoFia run; the switches of the paper's ablation study (Table 2)."""

@@ -128,7 +128,7 @@ def scripted_report(
         lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
         if verdict == "unproven"
         else None,
-        images=[p.finding for p in post.images if p.finding is not None],
+        images=post.findings,
         caption=post.has_caption,
     )
 

@@ -101,7 +101,7 @@ def rule_on_evidence(
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
     """
     fact_checks = [item.id for item in evidence if item.source == "factcheck"]
-    pictures = [i.id for i in evidence if i.source == "image" and i.rating and i.rating == outcome]
+    pictures = [i.id for i in evidence if i.source == "image" and i.rating == outcome]
     basis = [*fact_checks, *pictures, *grounded_claims(claims, evidence)]
     if outcome not in ("true", "false", "misleading"):
         return Ruled(outcome, basis)  # type: ignore[arg-type]
