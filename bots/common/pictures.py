@@ -37,10 +37,13 @@ def too_large_file(
 
 
 def refuse_declared(
-    sizes: Sequence[int | None], settings: ImageSettings, what: str = "picture"
+    sizes: Sequence[int | None],
+    settings: ImageSettings,
+    what: str | Sequence[str] = "picture",
 ) -> None:
     """Refuse, from what the platform declares, pictures the engine would refuse anyway
-    (``None``: a size not declared).
+    (``None``: a size not declared). ``what`` names them in the sentence: one word for
+    all, or one per picture ("picture", "file").
 
     Raises:
         InvalidPostError: more pictures than ``settings.max_images``.
@@ -48,6 +51,7 @@ def refuse_declared(
     """
     if len(sizes) > settings.max_images:
         raise too_many(len(sizes), settings.max_images)
-    for n, size in enumerate(sizes, 1):
+    words = [what] * len(sizes) if isinstance(what, str) else list(what)
+    for n, (size, word) in enumerate(zip(sizes, words, strict=True), 1):
         if size is not None and size > settings.max_bytes:
-            raise too_large_file(size_words(size), settings, n, len(sizes), what)
+            raise too_large_file(size_words(size), settings, n, len(sizes), word)

@@ -21,9 +21,9 @@ from telegram.ext.filters import MessageFilter
 
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
-from zofia_engine.images.decode import size_words, too_many
+from zofia_engine.images.decode import size_words
 
-from ..common.pictures import looks_like_picture, too_large_file
+from ..common.pictures import looks_like_picture, refuse_declared, too_large_file
 
 __all__ = [
     "IMAGE_DOCUMENT",
@@ -95,10 +95,6 @@ def has_picture(message: Message) -> bool:
     )
 
 
-def _too_large(file: PictureFile, size: str, settings: ImageSettings, n: int, of: int) -> Exception:
-    return too_large_file(size, settings, n, of, file.what)
-
-
 async def download_pictures(
     bot: Bot, messages: Sequence[Message], settings: ImageSettings
 ) -> list[tuple[bytes, str]]:
@@ -114,29 +110,25 @@ async def download_pictures(
     """
     cap = settings.max_bytes
     files = [file for m in messages if (file := picture_of(m, cap)) is not None]
-    if len(files) > settings.max_images:
-        raise too_many(len(files), settings.max_images)
+    refuse_declared([f.file_size for f in files], settings, [f.what for f in files])
     of = len(files)
-    for n, file in enumerate(files, 1):
-        if file.file_size is not None and file.file_size > cap:
-            raise _too_large(file, size_words(file.file_size), settings, n, of)
     pictures = []
     for n, file in enumerate(files, 1):
         try:
             found = await bot.get_file(file.file_id)
             if found.file_size is not None and found.file_size > cap:
-                raise _too_large(file, size_words(found.file_size), settings, n, of)
+                raise too_large_file(size_words(found.file_size), settings, n, of, file.what)
             data = bytes(await found.download_as_bytearray())
         except BadRequest as exc:
             if "too big" in exc.message.lower():  # bots cannot download over 20 MB
-                raise _too_large(file, "over 20 MB", settings, n, of) from None
+                raise too_large_file("over 20 MB", settings, n, of, file.what) from None
             log.warning("could not download file %s: %s", file.file_id, exc)
             raise InvalidPostError(NOT_DOWNLOADED) from None
         except (TelegramError, RuntimeError) as exc:  # RuntimeError: no file_path given
             log.warning("could not download file %s: %s", file.file_id, exc)
             raise InvalidPostError(NOT_DOWNLOADED) from None
         if len(data) > cap:
-            raise _too_large(file, size_words(len(data)), settings, n, of)
+            raise too_large_file(size_words(len(data)), settings, n, of, file.what)
         pictures.append((data, file.media_type))
     return pictures
 
