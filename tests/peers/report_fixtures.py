@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 
 from storage.store import CheckRow, CheckStore
-from zofia_engine.images.models import ImageFinding, LabelHit
+from zofia_engine.images.models import ImageFinding, ImageSighting, LabelHit, VisionFinding
 from zofia_engine.post import Post
 from zofia_engine.report import (
     Analyses,
@@ -275,7 +275,7 @@ def full_report(verdict: str = "false", *, summary: str = "") -> Report:
                 media_type="image/png",
                 text="BIKES BANNED IN SPRINGFIELD — $500 FINE",
                 ocr_confidence=0.93,
-                labels=[LabelHit(word="FALSE", line="FALSE: no ban exists", outcome="false")],
+                labels=[LabelHit(word="false", line="FALSE: no ban exists", outcome="false")],
                 notes=["no vision model configured"],
             )
         ],
@@ -319,8 +319,26 @@ def hostile_report() -> Report:
         claim.model_copy(update={"text": f"{claim.text} {SCRIPT}", "reason": ATTRIBUTE})
         for claim in report.claims
     ]
+    # Text read from a user's picture is the most attacker-written of all.
+    picture = report.images[0].model_copy(
+        update={
+            "text": f"{SCRIPT}{ATTRIBUTE}",
+            "labels": [LabelHit(word="false", line=ATTRIBUTE, outcome="false")],
+            "notes": [SCRIPT],
+            "vision": VisionFinding(
+                description=SCRIPT,
+                miscaption_rate=70,
+                band="misleading",
+                miscaption_reason=ATTRIBUTE,
+                tampering=10,
+                tampering_reason=RTL,
+            ),
+            "sightings": [ImageSighting(url=JS_URL, title=SCRIPT + RTL, relation="same source")],
+        }
+    )
     return report.model_copy(
         update={
+            "images": [picture],
             "evidence": evidence,
             "debate": report.debate.model_copy(update={"turns": turns}),
             "claims": claims,
