@@ -227,7 +227,7 @@ async def test_reverse_search_keeps_same_source_and_same_event_only() -> None:
     async with FakeVision(pages) as peer:
         search = GoogleVisionWeb(VISION_KEY, base_url=peer.base_url)
         clean = clean_image(headline(LINES), **CAPS)
-        found = await search.search(clean, 10)
+        found = await search.search(PostImage(data=clean.data, media_type=clean.media_type), 10)
         await search.aclose()
         assert peer.images == [clean.data]  # the cleaned bytes, no address needed
     assert [(s.url, s.relation) for s in found] == [
@@ -240,7 +240,7 @@ async def test_a_refused_key_is_an_error_without_the_key() -> None:
     async with FakeVision() as peer:
         search = GoogleVisionWeb("wrong-key", base_url=peer.base_url)
         with pytest.raises(SourceResponseError) as failed:
-            await search.search(clean_image(headline(LINES), **CAPS), 10)
+            await search.search(PostImage(data=headline(LINES), media_type="image/png"), 10)
         await search.aclose()
     assert "HTTP 400" in str(failed.value) and "wrong-key" not in str(failed.value)
 

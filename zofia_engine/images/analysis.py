@@ -12,7 +12,6 @@ from ..llm.base import ChatMessage
 from ..llm.session import CheckSession, StepFailed
 from ..post import Post, PostImage
 from ..report import EvidenceItem
-from .decode import CleanImage
 from .models import ImageFinding, ImageSighting, VisionFinding
 from .reverse import ReverseImageBackend
 from .vision import look_at
@@ -42,18 +41,6 @@ def vision_outcome(found: VisionFinding) -> str:
     return ""
 
 
-def _image(picture: PostImage, finding: ImageFinding) -> CleanImage:
-    return CleanImage(
-        data=picture.data,
-        media_type=picture.media_type,
-        width=finding.width,
-        height=finding.height,
-        sha256=finding.sha256,
-        received_bytes=finding.bytes,
-        source_format="",
-    )
-
-
 async def examine_images(
     post: Post,
     session: CheckSession,
@@ -77,10 +64,10 @@ async def examine_images(
         )
 
     async def one(picture: PostImage, finding: ImageFinding) -> ImageFinding:
-        image = _image(picture, finding)
+        # The read picture: its bytes are the cleaned ones, what the models are shown.
         looked, seen = await asyncio.gather(
-            _look(vision, session, shared, image, finding.index, out.notes),
-            _search(reverse, image, max_results, finding.index, out.notes),
+            _look(vision, session, shared, picture, finding.index, out.notes),
+            _search(reverse, picture, max_results, finding.index, out.notes),
         )
         return finding.model_copy(update={"vision": looked, "sightings": seen})
 
@@ -94,7 +81,7 @@ async def _look(
     enabled: bool,
     session: CheckSession,
     shared: tuple[ChatMessage, ...],
-    image: CleanImage,
+    image: PostImage,
     n: int,
     notes: list[str],
 ) -> VisionFinding | None:
@@ -111,7 +98,7 @@ async def _look(
 
 
 async def _search(
-    reverse: ReverseImageBackend | None, image: CleanImage, limit: int, n: int, notes: list[str]
+    reverse: ReverseImageBackend | None, image: PostImage, limit: int, n: int, notes: list[str]
 ) -> list[ImageSighting]:
     if reverse is None:
         return []

@@ -17,9 +17,9 @@ from typing import Any
 
 from ..errors import SourceError
 from ..image_settings import ReverseImageSettings
+from ..post import PostImage
 from ..retrieval.http import JsonHttpClient, required_key
 from ..retrieval.web._text import clean_text
-from .decode import CleanImage
 from .models import ImageSighting
 
 __all__ = ["GoogleVisionWeb", "ReverseImageBackend", "reverse_backend", "sightings_of"]
@@ -31,7 +31,7 @@ class ReverseImageBackend(abc.ABC):
     name: str
 
     @abc.abstractmethod
-    async def search(self, image: CleanImage, max_results: int) -> list[ImageSighting]:
+    async def search(self, image: PostImage, max_results: int) -> list[ImageSighting]:
         """Pages showing ``image`` (same source first), at most ``max_results``.
 
         Raises:
@@ -53,7 +53,7 @@ class GoogleVisionWeb(ReverseImageBackend):
         self._endpoint = base_url.rstrip("/") + "/images:annotate"
         self._http = JsonHttpClient(self.name, timeout_s=timeout_s, retries=2)
 
-    async def search(self, image: CleanImage, max_results: int) -> list[ImageSighting]:
+    async def search(self, image: PostImage, max_results: int) -> list[ImageSighting]:
         request = {
             "requests": [
                 {

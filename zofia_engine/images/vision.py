@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession
+from ..post import PostImage
 from ..prompting import render
-from .decode import CleanImage
 from .models import MiscaptionBand, VisionFinding
 
 __all__ = ["VisionReply", "band_of", "look_at"]
@@ -39,12 +39,12 @@ def band_of(rate: int) -> MiscaptionBand:
     return "unrelated"
 
 
-def data_url(image: CleanImage) -> str:
+def data_url(image: PostImage) -> str:
     return f"data:{image.media_type};base64,{base64.b64encode(image.data).decode('ascii')}"
 
 
 async def look_at(
-    session: CheckSession, shared: tuple[ChatMessage, ...], image: CleanImage, index: int
+    session: CheckSession, shared: tuple[ChatMessage, ...], image: PostImage, index: int
 ) -> VisionFinding:
     """The vision model's finding on picture ``index`` (1-based) of the post whose
     ``shared`` messages (system, post) open the conversation.
