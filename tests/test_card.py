@@ -151,7 +151,7 @@ def test_an_unproven_card_says_which_way_the_panel_leaned_and_what_would_settle_
     card = verdict_card(Outcome("u1", report))
     assert (card.icon, card.headline, card.confidence) == ("❔", "Unproven", "")
     assert card.lean == (
-        "No evidence found; the panel leans false (62%). "
+        "The panel leans false (62%). "
         "What would settle it: The council's minutes."
     )
     without = verdict_card(Outcome("u2", report.model_copy(update={"lean": None})))

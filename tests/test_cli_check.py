@@ -100,7 +100,7 @@ def test_check_prints_a_verdict_card_from_a_file(panel: FakeOpenAI, tmp_path: Pa
     result = CliRunner().invoke(main, ["check", "--file", str(post)])
     assert result.exit_code == 0, result.output
     assert "❔ Unproven" in result.stdout
-    assert "No evidence found; the panel leans false." in result.stdout
+    assert "The panel leans false." in result.stdout
     assert "Web sources refute the core claim." in result.stdout
     assert "debate round 1: judge says false" in result.stderr
     assert POST in panel.requests[0]["messages"][1]["content"]

@@ -147,5 +147,5 @@ def test_every_outcome_has_an_embed_within_discords_limits(verdict: str) -> None
     assert embed.title == f"{icon} {words}" and embed.colour == discord.Colour(colour)
     fields = {field.name: field.value or "" for field in embed.fields}
     lean = fields.get("Not settled", "").replace("\\", "")  # as a reader sees it
-    assert ("the panel leans false (62%)" in lean) == (verdict == "unproven")
+    assert ("The panel leans false (62%)" in lean) == (verdict == "unproven")
     assert ("Confidence" in fields) == (verdict in ("true", "false", "misleading"))

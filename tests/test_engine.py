@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest_asyncio
 from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
 from peers.panel_script import (
     REPORT_KEYS,
+    closest_sentence,
     PanelScript,
     judge_logprobs,
     last_user_text,
@@ -71,7 +73,10 @@ def _settings(
         "retries": 1,
         "openai": {"base_url": peer.base_url, "api_key": "sk-test", "model": "panel"},
     }
-    return EngineSettings.model_validate({"llm": {**base, **llm}, **(sections or {})})
+    sections = dict(sections or {})
+    # The paper's whole run unless a test asks for another depth (the adaptive tests do).
+    sections["agents"] = {"depth": "full", **sections.get("agents", {})}
+    return EngineSettings.model_validate({"llm": {**base, **llm}, **sections})
 
 
 @pytest_asyncio.fixture
@@ -281,30 +286,46 @@ async def test_timeout_then_success_and_a_judge_that_never_answers(
     assert len(report.analyses.linguist) == 5 and report.evidence
 
 
-async def test_a_fabricated_quote_is_dropped_and_counted(
+async def test_citations_by_number_count_only_in_range_and_on_the_claim(
     panel: FakeOpenAI, make_engine: Callable[..., Engine]
 ) -> None:
-    def verifier(body: dict[str, Any]) -> dict[str, Any]:
+    def reader(body: dict[str, Any]) -> dict[str, Any]:
+        # The closest sentence, one that does not exist, and the list's farthest one.
+        listed = re.findall(r"^(\d+)\. ", str(body["messages"][2]["content"]), re.M)
         return {
-            "label": "refutes",
+            "stance": "refutes",
+            "sentences": [closest_sentence(body), 99, int(listed[-1])],
             "reason": "Records show no ban.",
-            "quotes": [
-                "The Springfield city council passed no ordinance on bicycles",
-                "The mayor admitted the ban was a hoax",
-            ],
         }
 
-    _script(panel, verifierreply=verifier)
-    # ZoFia's flat claims: the verifier's quotes.
+    _script(panel, readerreply=reader)
+    # ZoFia's flat claims, read over numbered sentences.
     report = await make_engine(_settings(panel, {"tree": {"enabled": False}})).check(POST)
     core = report.claims[0]
-    assert [q.text for q in core.quotes] == [
-        "The Springfield city council passed no ordinance on bicycles"
-    ]
-    assert core.quotes[0].evidence_id == "web-1"
-    assert core.dropped_quotes == 1
-    dropped = sum(c.dropped_quotes for c in report.claims)
-    assert f"{dropped} quote(s) not found in the retrieved text were dropped" in report.degraded
+    assert core.label == "refutes" and core.sentence == 1
+    first = core.quotes[0]
+    item = next(e for e in report.evidence if e.id == first.evidence_id)
+    assert first.text in item.text  # the quote is the evidence's own sentence
+    # 99 is out of range; the farthest sentence counts only if it is about the claim.
+    assert 1 <= core.dropped_quotes <= 2 and len(core.quotes) == 3 - core.dropped_quotes
+    assert report.dropped.citations == sum(c.dropped_quotes for c in report.claims)
+    assert "readerreply" in {schema_name(b) for b in panel.requests}
+
+
+async def test_a_claim_the_post_does_not_make_is_dropped_and_counted(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    extracted = {
+        "core_claim": {"sentence": 1, "claim": "The mayor of Springfield banned bicycles."},
+        "sub_claims": [
+            {"sentence": 2, "claim": "Springfield is the capital of Illinois."},
+            {"sentence": 9, "claim": "The mayor banned bicycles."},
+        ],
+    }
+    _script(panel, extractorreply=extracted)
+    report = await make_engine(_settings(panel, {"tree": {"enabled": False}})).check(POST)
+    assert [c.text for c in report.claims] == ["The mayor of Springfield banned bicycles."]
+    assert report.dropped.claims == 2
 
 
 # ------------------------------------------------------------------ prompts and accounting
@@ -319,7 +340,8 @@ async def test_the_shared_prefix_is_identical_across_agents(
     assert len(prefixes) == 1
     system, post = panel.requests[0]["messages"][:2]
     assert system["role"] == "system" and post["role"] == "user"
-    assert POST in post["content"]
+    assert POST in re.sub(r"\[S\d+\] ", "", post["content"])
+    assert "[S1] BREAKING" in post["content"] and "[S3] Share" in post["content"]
     # The role's task comes last; evidence sits between the post and the task.
     debater = _asked(panel, "debaterreply")[0]["messages"]
     assert debater[2]["content"].startswith("EVIDENCE")
@@ -440,7 +462,6 @@ async def test_progress_events_and_stream(
     finished = [e.stage for e in events if e.kind == "finished"]
     assert set(finished) == {
         "triage",
-        "evidence",
         "retrieval",
         "linguist",
         "expert",
@@ -479,9 +500,9 @@ async def test_cancelling_a_check_stops_its_calls(
         ("no-linguist", {"linguistreply"}),
         ("no-expert", {"domainreply", "expertreply"}),
         ("no-linguist-expert", {"linguistreply", "domainreply", "expertreply"}),
-        ("no-claims", {"extractorreply", "verifierreply"}),
-        ("no-web", {"verifierreply"}),
-        ("no-retrieval", {"verifierreply"}),
+        ("no-claims", {"extractorreply", "nodereply", "readerreply"}),
+        ("no-web", {"stancereply"}),
+        ("no-retrieval", {"nodereply", "readerreply", "stancereply"}),
         ("no-wikipedia", set()),
     ],
 )
@@ -496,8 +517,9 @@ async def test_ablations_remove_the_calls_they_name(
     report = await make_engine(_settings(panel)).check(POST, ablation=Ablation.named(name))
     for schema in absent:
         assert script.asked[schema] == 0, schema
-    # Without verified claims nothing is settled by a quote: the verdict is unproven.
-    grounded = name not in ("no-claims", "no-web", "no-retrieval")
+    # Without claims or evidence nothing is settled by a sentence: the verdict is unproven
+    # (without the web, the Wikipedia article's sentences are still read).
+    grounded = name not in ("no-claims", "no-retrieval")
     assert report.verdict == ("false" if grounded else "unproven")
     sources = {e.source for e in report.evidence}
     if name in ("no-web", "no-retrieval"):
@@ -525,7 +547,7 @@ async def test_call_budget_ends_steps_cleanly(
 # Scripted judge paths: each proves how the engine treats a given ruling, not that a
 # model would rule that way.
 
-UNSETTLED = {"label": "not enough information", "reason": "The passages do not say.", "quotes": []}
+UNSETTLED = {"stance": "neither", "reason": "The sentences do not say.", "sentences": []}
 # A node of the tree the passages do not settle, firmly (no split, no decision).
 UNSETTLED_NODE = {**UNSETTLED, "veracity": 0.5, "reliability": 0.8}
 ODDS = {"true": 0.2, "false": 0.62, "misleading": 0.1, "unproven": 0.08}
@@ -549,7 +571,7 @@ async def test_a_ruling_no_quote_backs_becomes_unproven_with_the_panels_lean(
     # c = 0.62 is below τv: the debate runs to the cap, where the judge must rule.
     _script(
         panel,
-        verifierreply=UNSETTLED,
+        readerreply=UNSETTLED,
         nodereply=UNSETTLED_NODE,
         judgereply=_judge("false", "stop", ODDS, 0.9),
         finalreply=_final("false", ODDS),
@@ -735,7 +757,8 @@ async def test_a_post_with_nothing_to_check_gets_a_short_answer_and_no_further_c
     assert not brave_server.requests and not report.evidence and not report.debate.held
     assert [e.stage for e in events if e.kind == "finished"] == ["triage", "verdict"]
     body = panel.requests[0]
-    assert body["max_tokens"] <= 150 and text in body["messages"][1]["content"]
+    shown = re.sub(r"\[S\d+\] ", "", body["messages"][1]["content"])
+    assert body["max_tokens"] <= 150 and text in shown
 
 
 async def test_a_scam_gets_the_warning_with_its_signs(
@@ -828,6 +851,117 @@ async def test_huge_and_non_english_posts_are_checked(
     assert any(note.startswith(said) for note in report.degraded)
     assert max(prompt_token_count(b) for b in panel.requests) < 5000
 
+    german = {
+        "core_claim": {"sentence": 1, "claim": "Der Bürgermeister hat Fahrräder verboten."},
+        "sub_claims": [],
+    }
+    script = _script(panel, extractorreply=german)
     report = await engine.check("Der Bürgermeister hat alle Fahrräder verboten! Teilen!")
-    assert report.verdict == "false"
+    assert report.verdict != "undetermined"
+    assert [c.text for c in report.claims][:1] == ["Der Bürgermeister hat Fahrräder verboten."]
+    assert script.asked["nodereply"] >= 1  # the German claim was read against the evidence
     assert "Fahrräder" in panel.requests[-1]["messages"][1]["content"]
+
+
+# ------------------------------------------------------------------ evidence first (depth)
+# Scripted paths, counted at the fake server: they prove which calls each depth makes for
+# a given reading of the evidence, not that a model reads it that way.
+
+ADAPTIVE = {"agents": {"depth": "adaptive"}}
+
+
+async def test_adaptive_with_nothing_settled_holds_one_round_and_rules_unproven(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    final = {"verdict": "true", "reason": "The evidence provided supports the claim."}
+    script = _script(panel, readerreply=UNSETTLED, finalreply=final)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert report.depth == "adaptive"
+    assert report.verdict == "unproven" and report.lean is not None
+    assert report.lean.outcome == "true"
+    # One round, both sides from the same material, then the judge's ruling; no tree, no
+    # per-document stance calls, no round rulings.
+    assert script.asked["debaterreply"] == 2 and script.asked["finalreply"] == 1
+    for absent in ("judgereply", "nodereply", "decomposereply", "stancereply"):
+        assert script.asked[absent] == 0, absent
+    assert script.asked["readerreply"] == 3  # the three claims, over one shared list
+    assert report.debate.rounds == 1 and report.debate.stopped_by == "no_evidence"
+    assert "supports" not in report.summary  # the overruled reasoning is not shown
+    # The judge was told that nothing was settled.
+    told = _asked(panel, "finalreply")[0]
+    assert "no claim of the post was settled by the evidence" in last_user_text(told)
+    readers = _asked(panel, "readerreply")
+    assert len({json.dumps(b["messages"][:3]) for b in readers}) == 1  # one shared list
+
+
+async def test_adaptive_with_a_settled_claim_holds_the_full_debate(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    rulings = iter(["continue", "stop"])
+
+    def judge(body: dict[str, Any]) -> dict[str, Any]:
+        return {"verdict": "false", "next": next(rulings), "reason": "Refuted by the record."}
+
+    script = _script(panel, judgereply=judge)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert report.verdict == "false" and report.basis
+    assert script.asked["judgereply"] == 2 and report.debate.rounds == 2
+    assert report.debate.stopped_by == "judge" and script.asked["stancereply"] == 0
+    # Each web page's stance comes from the core claim's reading, with no call.
+    cited = {q.evidence_id for q in report.claims[0].quotes}
+    weighed = {e.id for e in report.evidence if e.stance is not None}
+    assert weighed == {i for i in cited if i.startswith("web-")}
+    # The debate is grounded in the settled claims: their sentences are in its material.
+    pool = _asked(panel, "debaterreply")[0]["messages"][3]["content"]
+    assert f'Shown by [{report.claims[0].quotes[0].evidence_id}]' in pool
+
+
+async def test_full_depth_holds_the_papers_debate_whatever_the_evidence(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    judge = {"verdict": "false", "next": "continue", "reason": "Unclear yet."}
+    script = _script(panel, readerreply=UNSETTLED, nodereply=UNSETTLED_NODE, judgereply=judge)
+    settings = _settings(panel, {"agents": {"depth": "full"}, "debate": {"max_rounds": 3}})
+    report = await make_engine(settings).check(POST)
+    assert report.verdict == "unproven" and report.depth == "full"
+    assert report.debate.rounds == 3 and script.asked["judgereply"] == 2
+    assert script.asked["stancereply"] == 2  # one per web page
+    assert report.debate.stopped_by == ""  # the cap, with a forced ruling
+    # The judge was told, every round, that nothing was settled.
+    assert all(
+        "no claim of the post was settled" in last_user_text(b) for b in _asked(panel, "judgereply")
+    )
+
+
+async def test_a_debate_that_repeats_itself_ends_and_shows_each_text_once(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    same = {"rebuttal": "", "argument": "The post names a real city and a real mayor.", "cites": []}
+    judge = {"verdict": "false", "next": "continue", "reason": "Unclear yet."}
+    linguist = {"analysis": "Sensational wording and vague sourcing throughout.", "lean": "fake"}
+    copying = {"rebuttal": "", "argument": linguist["analysis"], "cites": []}
+    answers = iter([same, copying, same, copying])
+    script = _script(
+        panel, debaterreply=lambda body: next(answers), judgereply=judge, linguistreply=linguist
+    )
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    debate = report.debate
+    assert debate.stopped_by == "repetition" and debate.rounds == 2
+    assert script.asked["debaterreply"] == 4 and script.asked["judgereply"] == 1
+    shown = [t.argument for t in debate.turns if t.argument]
+    assert shown == [same["argument"]]  # the con side copied the linguist; round 2 repeated
+    assert [t.repeated for t in debate.turns] == [False, True, True, True]
+    assert report.dropped.repeats == 3
+
+
+async def test_a_quote_in_neither_the_post_nor_the_evidence_is_dropped_and_counted(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    linguist = {
+        "analysis": "It uses superlatives like 'newest' and 'best'. It says \"BREAKING\".",
+        "lean": "fake",
+    }
+    _script(panel, linguistreply=linguist)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert all(f.analysis == 'It says "BREAKING".' for f in report.analyses.linguist)
+    assert report.dropped.quotes == 2 * 5  # two phrases, five dimensions

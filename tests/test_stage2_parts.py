@@ -9,16 +9,12 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from zofia_engine.agents.claims import (
-    ExtractorReply,
-    Passage,
-    PassageIndex,
-    find_quote,
-    split_passages,
-)
+from zofia_engine.agents.claims import ExtractorReply
 from zofia_engine.agents.context import PanelContext
 from zofia_engine.agents.judge import calibrated
 from zofia_engine.agents.linguist import DIMENSIONS
+from zofia_engine.agents.quotes import find_quote
+from zofia_engine.agents.reading import SentenceIndex
 from zofia_engine.llm.base import TokenLogprob
 from zofia_engine.llm.structured import ReplyParseError, bounded_schema, json_schema, parse_reply
 from zofia_engine.llm.token_odds import option_probabilities
@@ -59,14 +55,10 @@ TEMPLATE_VARIABLES = {
     },
     "expert": {"expert_role": "economist", "max_words": 70},
     "extractor": {"min_sub": 2, "max_sub": 4},
-    "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80},
-    "judge_final": {"rounds": 5, "max_words": 80},
+    "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80, "settled": True},
+    "judge_final": {"rounds": 5, "max_words": 80, "settled": False},
     "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},
-    "node": {
-        "chunks": [Passage("web-1", "A passage.")],
-        "claim": "A claim.",
-        "max_words": 50,
-    },
+    "node": {"claim": "A claim.", "own": [1, 3], "max_words": 50, "max_cited": 3},
     "only_llm": {"max_words": 40},
     "outcomes": {},
     "post": {"text": "A post.", "published": "2024-01-02", "origin": "a channel", "url": ""},
@@ -76,11 +68,9 @@ TEMPLATE_VARIABLES = {
     "system": {"language": "French"},
     "triage": {},
     "vision": {},
-    "verifier": {
-        "chunks": [Passage("web-1", "A passage.")],
-        "claim": "A claim.",
-        "max_words": 50,
-    },
+    "reader": {"claim": "A claim.", "own": [2], "max_words": 40, "max_cited": 3},
+    "sentences": {"lines": [{"number": 1, "id": "wiki-1", "text": "A sentence."}]},
+    "unsettled": {"settled": False},
 }
 
 
@@ -98,12 +88,15 @@ def test_every_template_renders_and_needs_each_variable(name: str) -> None:
 
 
 def test_role_tasks_ask_for_word_labels_not_letters() -> None:
-    judge = render("judge", rounds=1, max_rounds=5, max_words=80)
+    judge = render("judge", rounds=1, max_rounds=5, max_words=80, settled=True)
     assert '"true", "false", "misleading" or "unproven"' in judge
     assert '"stop" or "continue"' in judge
     assert "R:" not in judge and "F:" not in judge
-    final = render("judge_final", rounds=0, max_words=80)
+    final = render("judge_final", rounds=0, max_words=80, settled=True)
     assert "There was no debate" in final and '"next"' not in final
+    assert "no claim of the post was settled" not in final
+    told = render("judge_final", rounds=1, max_words=80, settled=False)
+    assert "no claim of the post was settled by the evidence" in told
 
 
 class Sample(BaseModel):
@@ -201,8 +194,8 @@ def test_contextual_calibration_divides_out_the_prior() -> None:
 
 
 PASSAGES = [
-    Passage("web-1", "The council passed no ordinance on bicycles in March."),
-    Passage("web-2", "Cycling remains legal on all city streets, the mayor’s office said."),
+    ("web-1", "The council passed no ordinance on bicycles in March."),
+    ("web-2", "Cycling remains legal on all city streets, the mayor’s office said."),
 ]
 
 
@@ -234,34 +227,38 @@ class KeywordEncoder:
         )
 
 
-def test_passage_selection_applies_top_k_and_theta() -> None:
-    passages = [
-        Passage("web-1", "bicycle ban"),
-        Passage("web-2", "mayor bicycle"),
-        Passage("web-3", "weather"),
+def _item(id_: str, source: str, text: str) -> EvidenceItem:
+    return EvidenceItem(id=id_, source=source, provider="p", title="t", url="u", text=text)
+
+
+def _split(text: str) -> list[str]:
+    return [s.strip() + "." for s in text.split(".") if s.strip()]
+
+
+def test_sentence_shortlist_applies_top_k_and_theta_and_numbers_one_list() -> None:
+    items = [
+        _item("web-1", "web", "The bicycle ban is here. The weather is fine today."),
+        _item("wiki-1", "wikipedia", "The mayor rode a bicycle home."),
+        _item("fc-1", "factcheck", "Claim reviewed: a bicycle ban. Rating: False."),
+        _item("img-1-text", "image", "A bicycle ban printed on the picture."),
     ]
     encoder = KeywordEncoder()
-    index = PassageIndex.build(passages, encoder)
-    [chosen] = index.select(["bicycle ban"], encoder, top_k=2, theta=0.1)
-    assert [p.evidence_id for p in chosen] == ["web-1", "web-2"]
-    [strict] = index.select(["bicycle ban"], encoder, top_k=3, theta=0.9)
-    assert [p.evidence_id for p in strict] == ["web-1"]
-    assert PassageIndex.build([], encoder).select(["x"], encoder, top_k=3, theta=0.1) == [[]]
-
-
-def test_split_passages_chunks_web_documents_only() -> None:
-    items = [
-        EvidenceItem(
-            id="web-1", source="web", provider="brave", title="t", url="u", text="A. B. C."
-        ),
-        EvidenceItem(
-            id="wiki-1", source="wikipedia", provider="offline", title="t", url="u", text="D."
-        ),
-    ]
-    chunks = split_passages(
-        items, lambda t: [s.strip() + "." for s in t.split(".") if s.strip()], 2
+    index = SentenceIndex.build(items, _split, encoder)
+    # Every source but the post's own picture; sentences of fewer than three words go.
+    assert {s.evidence_id for s in index.sentences} == {"web-1", "wiki-1", "fc-1"}
+    shown, own = index.shortlist(["bicycle ban", "weather"], encoder, top_k=2, theta=0.5)
+    texts = [s.text for s in shown.sentences]
+    assert texts == [
+        "The bicycle ban is here.",
+        "The weather is fine today.",
+        "Claim reviewed: a bicycle ban.",
+    ]  # in evidence order, each once
+    assert own == [[1, 3], [2]]  # closest first (here a tie, kept in evidence order)
+    assert shown.similarity.shape == (2, 3)
+    empty, none = SentenceIndex.build([], _split, encoder).shortlist(
+        ["x"], encoder, top_k=3, theta=0.1
     )
-    assert [(c.evidence_id, c.text) for c in chunks] == [("web-1", "A. B."), ("web-1", "C.")]
+    assert empty.sentences == [] and none == [[]]
 
 
 def test_post_is_clipped_and_its_markers_defused() -> None:
@@ -291,13 +288,12 @@ def test_bounded_schema_caps_free_text_to_fit_the_token_budget() -> None:
     assert 2 * props["argument"]["maxLength"] / 3 < 360
     assert "maxLength" not in schema["properties"]["argument"]  # the input is not changed
     claims = bounded_schema(json_schema(ExtractorReply, max_items={"sub_claims": 4}), 320)
-    per_claim = claims["properties"]["sub_claims"]["items"]["maxLength"]
-    assert per_claim == claims["properties"]["core_claim"]["maxLength"]
+    core = claims["properties"]["core_claim"]["properties"]["claim"]["maxLength"]
+    per_claim = claims["properties"]["sub_claims"]["items"]["properties"]["claim"]["maxLength"]
+    assert per_claim == core  # the one object and the list's objects alike
     assert 5 * per_claim / 3 < 320
-    assert (
-        bounded_schema(json_schema(ExtractorReply), 10)["properties"]["core_claim"]["maxLength"]
-        == 24
-    )  # never below a useful minimum
+    tiny = bounded_schema(json_schema(ExtractorReply), 10)["properties"]["core_claim"]
+    assert tiny["properties"]["claim"]["maxLength"] == 24  # never below a useful minimum
 
 
 def test_parse_reply_accepts_raw_newlines_inside_strings() -> None:

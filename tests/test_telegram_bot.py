@@ -202,7 +202,7 @@ async def test_a_forwarded_channel_post_gets_a_card_with_origin_and_date(
         row = service.store.get_check(data_of(card, "d")[2:])
     text = card["text"]
     # Offline (no web page to quote) the judge's "false" is not a verdict: it is unproven.
-    assert text.startswith("❔ Unproven\nNo evidence found; the panel leans false.")
+    assert text.startswith("❔ Unproven\nThe panel leans false.")
     assert "From channel Springfield News (@\u2060springfield_news), signed News desk" in text
     assert "published 2026-11-20" in text
     assert card["reply_to_message"]["message_id"] == post["message_id"]

@@ -17,19 +17,29 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .agents.claims import PassageIndex, extract_claims, split_passages, verify_claims
+from .agents.claims import Extracted, extract_claims
 from .agents.context import PanelContext, evidence_items
-from .agents.debate import DebateOutcome, hold_debate
+from .agents.debate import (
+    DebateOutcome,
+    Moderator,
+    TurnEditor,
+    hold_debate,
+    hold_opening_round,
+)
 from .agents.early_stop import EarlyStop
 from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import calibrated, final_ruling
 from .agents.linguist import analyse_language
+from .agents.novelty import Novelty
 from .agents.pool import agent_failures, evidence_pool
+from .agents.quotes import Haystack, unfounded
 from .agents.radar import hold_radar_debate
+from .agents.reading import SentenceIndex, read_claims
+from .agents.stance import stances_read
 from .agents.tree import grow_tree
 from .agents.triage import triage
-from .agents.verdict import fallback_summary, triaged_report, verdict_of
-from .agents.weighing import Weighing
+from .agents.verdict import can_settle, ruling_summary, triaged_report, verdict_of
+from .agents.weighing import Weighing, reversed_marked
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
 from .llm.base import ChatMessage
@@ -39,7 +49,7 @@ from .report import (
     Analyses,
     ClaimResult,
     Debate,
-    EvidenceItem,
+    Dropped,
     ExpertFinding,
     JudgeRuling,
     LinguistFinding,
@@ -53,7 +63,7 @@ from .retrieval.models import Stage1Result
 from .retrieval.ner.sentences import split_sentences
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
-from .text import checkable_text, whole_sentences
+from .text import checkable_text
 
 __all__ = ["CheckRun"]
 
@@ -82,11 +92,13 @@ ExaminePictures = Callable[
 
 @dataclass
 class _Claims:
-    """The checked claims (flat, or the tree's nodes), the tree's summary, a problem."""
+    """The read claims (flat, or the tree's nodes), the tree's summary, a problem, and
+    how many claims the extractor wrote that the post does not make."""
 
     claims: list[ClaimResult]
     tree: TreeSummary | None
     problem: str
+    dropped: int = 0
 
 
 class CheckRun:
@@ -129,6 +141,7 @@ class CheckRun:
         self.ablation = ablation
         self.progress = Progress(on_progress, self.started)
         self.timings: dict[str, float] = {}
+        self.dropped = Dropped()
         text, self.degraded = checkable_text(post.text)
         agents = settings.agents
         self.ctx = PanelContext(
@@ -179,19 +192,19 @@ class CheckRun:
         return found
 
     async def gather(self) -> Gathered:
-        """Stage 1, the published fact-checks and every analysis, each started as soon
-        as what it needs is there."""
+        """Stage 1, the published fact-checks, the claims read against the evidence, and
+        every analysis, each started as soon as what it needs is there."""
         session, ctx, ab, progress = self.session, self.ctx, self.ablation, self.progress
         agents, timings = self.settings.agents, self.timings
         weighing = self._weighing()
-        lead = (split_sentences(ctx.text) or [ctx.text])[0][:LEAD_CHARS]
+        lead = (ctx.sentences or [ctx.text])[0][:LEAD_CHARS]
         try:
             async with asyncio.TaskGroup() as tg:
                 # The calls that start a chain go out first: they are on the critical path.
-                domain = tg.create_task(detect_domain(session, ctx)) if ab.expert else None
                 extraction = (
                     tg.create_task(extract_claims(session, ctx, agents)) if ab.claims else None
                 )
+                domain = tg.create_task(detect_domain(session, ctx)) if ab.expert else None
                 published = tg.create_task(weighing.published([lead]))
                 pictures = (
                     tg.create_task(self.examine(self.post, session, ctx.shared))
@@ -210,10 +223,7 @@ class CheckRun:
                 stage1 = await progress.stage(
                     "retrieval",
                     self.retrieval.run(
-                        ctx.text,
-                        published=self.post.published,
-                        web=ab.web,
-                        wikipedia=ab.wikipedia,
+                        ctx.text, published=self.post.published, web=ab.web, wikipedia=ab.wikipedia
                     ),
                     timings,
                 )
@@ -223,29 +233,32 @@ class CheckRun:
                     if domain is not None
                     else None
                 )
-                claims = (
-                    tg.create_task(progress.stage("claims", self._claims(extraction), timings))
-                    if extraction is not None
-                    else None
-                )
-                weigh = self._weigh(weighing, extraction, published)
-                weighed = tg.create_task(progress.stage("evidence", weigh, timings))
+                read = self._evidence(weighing, extraction, published, pictures)
+                claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
         seen = pictures.result() if pictures is not None else None
-        ctx.evidence = [*(seen.items if seen else []), *weighed.result()]
         self.degraded += stage1.degraded + weighing.notes + (seen.notes if seen else [])
         analyses = Analyses(linguist=linguist.result(), expert=expert.result() if expert else None)
-        checked = claims.result() if claims else _Claims([], None, "")
-        if checked.problem:
-            self.degraded.append(checked.problem)
-        self.degraded += agent_failures(analyses, checked.claims)
-        return Gathered(stage1, analyses, checked.claims, checked.tree, seen)
+        if claims.problem:
+            self.degraded.append(claims.problem)
+        self.degraded += agent_failures(analyses, claims.claims)
+        self.dropped.claims += claims.dropped
+        self.dropped.citations += sum(c.dropped_quotes for c in claims.claims)
+        return Gathered(stage1, self._grounded(analyses), claims.claims, claims.tree, seen)
 
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
-        """The debate over the evidence pool, and the judge's ruling."""
+        """The debate over the evidence pool, and the judge's ruling: the full debate when
+        the evidence can settle a verdict (or at the full depth), else one round."""
         pool, citable = evidence_pool(self.ctx, gathered.analyses, gathered.claims, gathered.tree)
-        outcome = await self.progress.stage("debate", self._debate(pool, citable), self.timings)
+        settled = can_settle(gathered.claims, self.ctx.evidence)
+        full = settled or self.settings.agents.depth == "full"
+        shown = [f.analysis for f in gathered.analyses.linguist]
+        expert = gathered.analyses.expert
+        if expert is not None:
+            shown += [expert.knowledge_concordance, expert.logical_integrity]
+        debate = self._debate(pool, citable, shown, settled=settled, full=full)
+        outcome = await self.progress.stage("debate", debate, self.timings)
         failed_turns = [t for t in outcome.debate.turns if t.status == "failed"]
         if failed_turns:
             self.degraded.append(
@@ -277,8 +290,7 @@ class CheckRun:
         return Report(
             verdict=ruled.verdict,
             confidence=confidence,
-            summary=whole_sentences(judged.ruling.reason)
-            or fallback_summary(ruled.verdict, judged.ruling.error),
+            summary=ruling_summary(ruled, judged.ruling, settled=bool(ruled.basis)),
             keywords=gathered.stage1.keywords,
             evidence=self.ctx.evidence,
             claims=gathered.claims,
@@ -293,6 +305,8 @@ class CheckRun:
             tree=gathered.tree,
             images=gathered.pictures.findings if gathered.pictures else self.post.findings,
             caption=self.post.has_caption,
+            dropped=self.dropped,
+            depth=self.settings.agents.depth,
         )
 
     def _usage_and_timings(
@@ -312,37 +326,100 @@ class CheckRun:
         cutoff = published - dt.timedelta(days=1) if published else None
         return Weighing(self.settings, self.session, self.ctx, self.retrieval.factchecks, cutoff)
 
-    async def _weigh(
+    async def _evidence(
         self,
         weighing: Weighing,
-        extraction: asyncio.Task[list[ClaimResult] | StepFailed] | None,
+        extraction: asyncio.Task[Extracted | StepFailed] | None,
         published: asyncio.Task[list[Matched]],
-    ) -> list[EvidenceItem]:
-        claims = await extraction if extraction is not None else None
-        core = claims[0].text if isinstance(claims, list) and claims else None
-        return await weighing.weigh(core, published, stances=self.ablation.web)
+        pictures: asyncio.Task[ImageEvidence] | None,
+    ) -> _Claims:
+        """The evidence weighed and the claims read against it: the published fact-checks
+        first (their text is evidence too), then every claim read over the sentences of
+        every source (the tree of claims at the full depth), then each document's stance,
+        from the readings (adaptive) or one call per document (full)."""
+        ctx, full = self.ctx, self.settings.agents.depth == "full"
+        extracted = await extraction if extraction is not None else None
+        if isinstance(extracted, StepFailed):
+            problem, claims, dropped = f"claim extraction failed: {extracted.reason}", [], 0
+        else:
+            problem, claims = "", extracted.claims if extracted else []
+            dropped = extracted.dropped if extracted else 0
+        core = claims[0].text if claims else None
+        found = await weighing.factchecks(core, published)
+        seen = await pictures if pictures is not None else None
+        documents = ctx.evidence
+        ctx.evidence = [*(seen.items if seen else []), *found, *documents]
+        stances = (
+            weighing.stances(core, documents) if full and self.ablation.web else _nothing(documents)
+        )
+        read = self._read(claims, tree=full and self.settings.tree.enabled)
+        weighed, (checked, tree) = await asyncio.gather(stances, read)
+        if not full:
+            weighed = stances_read(weighed, checked[0] if checked else None)
+        ctx.evidence = reversed_marked([*(seen.items if seen else []), *found, *weighed])
+        return _Claims(checked, tree, problem, dropped)
 
-    async def _claims(self, extraction: asyncio.Task[list[ClaimResult] | StepFailed]) -> _Claims:
-        # Index the web passages while the extractor may still be writing.
-        agents, tree = self.settings.agents, self.settings.tree
-        passages = split_passages(self.ctx.evidence, split_sentences, agents.chunk_sentences)
-        encoder = self.retrieval.encoder
-        index = await asyncio.to_thread(PassageIndex.build, passages, encoder)
-        claims = await extraction
-        if isinstance(claims, StepFailed):
-            return _Claims([], None, f"claim extraction failed: {claims.reason}")
-        if tree.enabled and claims:
-            nodes, summary = await grow_tree(
-                self.session, self.ctx, claims, index, encoder, agents, tree
+    async def _read(
+        self, claims: list[ClaimResult], *, tree: bool
+    ) -> tuple[list[ClaimResult], TreeSummary | None]:
+        """The claims read over the evidence's sentences: flat, or as ToE's tree."""
+        if not claims:
+            return [], None
+        agents, encoder = self.settings.agents, self.retrieval.encoder
+        index = await asyncio.to_thread(
+            SentenceIndex.build, self.ctx.evidence, split_sentences, encoder
+        )
+        if tree:
+            return await grow_tree(
+                self.session, self.ctx, claims, index, encoder, agents, self.settings.tree
             )
-            return _Claims(nodes, summary, "")
-        verified = await verify_claims(self.session, self.ctx, claims, index, encoder, agents)
-        return _Claims(verified, None, "")
+        read = await read_claims(
+            self.session,
+            self.ctx,
+            claims,
+            index,
+            encoder,
+            top_k=agents.top_k_sentences,
+            theta=agents.theta_sim,
+            threshold=agents.min_citation_similarity,
+        )
+        return read, None
 
-    async def _debate(self, pool: list[ChatMessage], citable: list[str]) -> DebateOutcome:
+    def _grounded(self, analyses: Analyses) -> Analyses:
+        """``analyses`` without the sentences that quote a phrase found in neither the post
+        nor the evidence (counted)."""
+        sources = self._haystack()
+        linguist = []
+        for finding in analyses.linguist:
+            text, dropped = unfounded(finding.analysis, sources)
+            self.dropped.quotes += dropped
+            linguist.append(finding.model_copy(update={"analysis": text}))
+        expert = analyses.expert
+        if expert is not None:
+            knowledge, d1 = unfounded(expert.knowledge_concordance, sources)
+            logic, d2 = unfounded(expert.logical_integrity, sources)
+            self.dropped.quotes += d1 + d2
+            update = {"knowledge_concordance": knowledge, "logical_integrity": logic}
+            expert = expert.model_copy(update=update)
+        return Analyses(linguist=linguist, expert=expert)
+
+    def _haystack(self) -> Haystack:
+        return Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
+
+    async def _debate(
+        self,
+        pool: list[ChatMessage],
+        citable: list[str],
+        shown: list[str],
+        *,
+        settled: bool,
+        full: bool,
+    ) -> DebateOutcome:
+        """The debate (``full``) or its opening round alone; ``shown``: the analyses'
+        texts, which no turn may repeat."""
         session, ctx, d = self.session, self.ctx, self.settings.debate
         if not self.ablation.debate:
-            judged = await final_ruling(session, ctx, pool, 0)
+            judged = await final_ruling(session, ctx, pool, 0, settled=settled)
             debate = Debate(style=d.style, held=False, rulings=[judged.ruling], forced=True)
             return DebateOutcome(debate=debate, judged=judged)
 
@@ -351,22 +428,24 @@ class CheckRun:
             await self.progress.emit("round", "debate", word, ruling.round)
 
         stop_margin, confidence = d.taus(session.routes["judge"].model)
-        controller = EarlyStop(d.early_stop, stop_margin, confidence)
-        if d.style == "radar":
-            return await hold_radar_debate(
-                session, ctx, pool, citable, max_rounds=d.max_rounds, controller=controller,
-                on_round=on_round,
-            )  # fmt: skip
-        return await hold_debate(
+        moderator = Moderator(
             session,
             ctx,
-            pool,
-            citable,
-            max_rounds=d.max_rounds,
+            EarlyStop(d.early_stop, stop_margin, confidence),
+            TurnEditor(Novelty(d.repeat_threshold, shown), self._haystack()),
             min_rounds=min(d.min_rounds, d.max_rounds),
-            controller=controller,
             on_round=on_round,
+            settled=settled,
         )
+        try:
+            if not full:
+                return await hold_opening_round(moderator, pool, citable)
+            if d.style == "radar":
+                return await hold_radar_debate(moderator, pool, citable, max_rounds=d.max_rounds)
+            return await hold_debate(moderator, pool, citable, max_rounds=d.max_rounds)
+        finally:
+            self.dropped.quotes += moderator.editor.dropped_quotes
+            self.dropped.repeats += moderator.editor.repeats
 
 
 async def _nothing(value: T) -> T:

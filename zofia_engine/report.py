@@ -24,6 +24,7 @@ __all__ = [
     "Credibility",
     "Debate",
     "DebateTurn",
+    "Dropped",
     "EvidenceItem",
     "ExpertFinding",
     "JudgeRuling",
@@ -116,7 +117,8 @@ class Quote(_Record):
 
 
 class ClaimResult(_Record):
-    """One claim (eq. 8) and its verification against the web passages (eq. 9).
+    """One claim (eq. 8) and its reading against the evidence's sentences (eq. 9).
+    ``sentence`` is the number (from 1) of the post's sentence it was taken from.
 
     In ToE's tree of claims a claim is a node: ``parent`` is its parent's id (``None``
     for the root, the core claim), ``dimension`` what it checks and ``importance`` its
@@ -127,6 +129,7 @@ class ClaimResult(_Record):
     id: str
     kind: Literal["core", "sub"]
     text: str
+    sentence: int | None = None
     parent: str | None = None
     depth: int = 0
     dimension: str = ""
@@ -174,7 +177,9 @@ class Analyses(_Record):
 class DebateTurn(_Record):
     """One debater's turn. In ZoFia's debate (``pro``, ``con``) a rebuttal of the last
     opposing turn, then new evidence; in RADAR's (``politician``, ``scientist``) the
-    argument of one ``phase``: opening, rebuttal or closing."""
+    argument of one ``phase``: opening, rebuttal or closing. A part that repeated what
+    the debate had already shown is left empty; ``repeated`` marks a turn with nothing
+    new to show."""
 
     round: int
     side: Literal["pro", "con", "politician", "scientist"]
@@ -182,6 +187,7 @@ class DebateTurn(_Record):
     rebuttal: str = ""
     argument: str = ""
     cites: list[str] = []
+    repeated: bool = False
     status: StepStatus = "ok"
     error: str = ""
 
@@ -215,10 +221,12 @@ class Debate(_Record):
     """The debate's transcript: ZoFia's Algorithm 1 or RADAR's role-anchored debate.
     ``forced`` is true when the judge never decided on its own; ``stopped_by`` says
     what ended it early: the token probabilities against the thresholds, or (without
-    them) the judge's word."""
+    them) the judge's word; a round in which both sides only repeated themselves
+    (``repetition``); or, before it began, that no claim was settled by the evidence, so
+    that one round was held for the panel's lean (``no_evidence``)."""
 
     style: Literal["zofia", "radar"] = "zofia"
-    stopped_by: Literal["", "probabilities", "judge"] = ""
+    stopped_by: Literal["", "probabilities", "judge", "repetition", "no_evidence"] = ""
     turns: list[DebateTurn] = []
     rulings: list[JudgeRuling] = []
     rounds: int = 0
@@ -239,6 +247,18 @@ class Debate(_Record):
         ]
         ordered.sort(key=lambda entry: entry[:2])
         return [entry for *_, entry in ordered]
+
+
+class Dropped(_Record):
+    """What the check set aside as unfounded, counted: claims the extractor wrote that no
+    sentence of the post makes; cited sentence numbers out of range or not about their
+    claim; phrases the panel put in quotation marks that occur in neither the post nor
+    the evidence; and debate texts that repeated what the debate had already shown."""
+
+    claims: int = 0
+    citations: int = 0
+    quotes: int = 0
+    repeats: int = 0
 
 
 class Confidence(_Record):
@@ -353,7 +373,9 @@ class Report(_Record):
     that point to that outcome); with none, the verdict is ``unproven`` and ``lean``
     says which way the panel leaned. ``images`` holds what was read and found in each
     picture of the post (never the picture); ``caption`` is false when all the text
-    checked was read from them.
+    checked was read from them. ``dropped`` counts what was set aside as unfounded;
+    ``depth`` is how far the panel went (``[agents] depth``): ``adaptive`` holds the
+    full debate only when the evidence settled something.
     """
 
     verdict: Verdict
@@ -374,6 +396,8 @@ class Report(_Record):
     tree: TreeSummary | None = None
     images: list[ImageFinding] = []
     caption: bool = True
+    dropped: Dropped = Dropped()
+    depth: Literal["adaptive", "full"] = "full"
 
     @field_validator("verdict", mode="before")
     @classmethod

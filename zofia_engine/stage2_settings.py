@@ -117,9 +117,20 @@ class AgentSettings(SettingsSection):
     ] = ["sentence", "word", "grammar", "emotion", "information_quality"]
     max_sub_claims: int = Field(4, ge=0, le=8)
     min_sub_claims: int = Field(2, ge=0, le=8)
+    # A claim is kept when the post's sentence it names carries this share of its
+    # content words; else the extractor wrote it, not the post, and it is dropped.
+    claim_support: float = Field(0.5, ge=0, le=1)
+    # Eq. 9 over the evidence's sentences: each claim reads its top-k sentences whose
+    # cosine to it is at least theta_sim (the paper's 0.1).
     theta_sim: float = Field(0.1, ge=-1, le=1)
-    top_k_chunks: int = Field(5, ge=1, le=50)
-    chunk_sentences: int = Field(2, ge=1, le=10)
+    top_k_sentences: int = Field(6, ge=1, le=50)
+    # A cited sentence counts only when its cosine to the claim reaches this (measured:
+    # bench/citation_threshold.py); below, it is not about the claim.
+    min_citation_similarity: float = Field(0.3, ge=-1, le=1)
+    # "adaptive": the evidence is read first, and the full debate is held only when it
+    # settled a claim (else one round gives the lean); the tree of claims and the
+    # per-document stance calls are left out. "full": the paper's whole run.
+    depth: Literal["adaptive", "full"] = "adaptive"
     max_post_chars: int = Field(6000, ge=200)
     max_evidence_chars: int = Field(600, ge=50)
     # No verdict without evidence: true, false or misleading needs a claim whose quote
@@ -154,6 +165,9 @@ class DebateSettings(SettingsSection):
     thresholds: dict[str, tuple[float, float]] = {
         "qwen2.5-coder-1.5b-instruct-q4_k_m": (-0.55, 0.5)
     }
+    # A debate text repeats an earlier one (and is not shown) when this share of its word
+    # trigrams occurs in it; a round of repeats ends the debate (bench/repeat_threshold.py).
+    repeat_threshold: float = Field(0.8, ge=0, le=1)
     # Divide the judge's outcome probabilities by its prior on a content-free post
     # (contextual calibration). On: `zofia calibrate` measured that it lowers the
     # packaged model's calibration error (0.224 to 0.179 on 16 LIAR items).

@@ -99,8 +99,8 @@ def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
 
 
 def _lean(report: Report) -> str:
-    """For an unproven post: no evidence settled it, which way the panel leaned, and
-    what would settle it."""
+    """For an unproven post: which way the panel leaned and what would settle it (the
+    summary above it says that the evidence settled nothing)."""
     if report.verdict != "unproven":
         return ""
     if report.lean is None:
@@ -108,7 +108,7 @@ def _lean(report: Report) -> str:
     strength = f" ({report.lean.probability:.0%})" if report.lean.probability is not None else ""
     words = VERDICTS[report.lean.outcome][1].split(":")[0].lower()
     settle = f" What would settle it: {report.lean.settle}" if report.lean.settle else ""
-    return f"No evidence found; the panel leans {words}{strength}.{settle}"
+    return f"The panel leans {words}{strength}.{settle}"
 
 
 def _checked(report: Report) -> str:

@@ -8,6 +8,7 @@ well-behaved model would send: JSON objects that fit the schema.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -22,6 +23,7 @@ __all__ = [
     "SCHEMAS",
     "PanelScript",
     "judge_logprobs",
+    "closest_sentence",
     "last_user_text",
     "schema_name",
     "word_logprobs",
@@ -47,6 +49,8 @@ REPORT_KEYS = [
     "tree",
     "images",
     "caption",
+    "dropped",
+    "depth",
 ]
 
 SCHEMAS = (
@@ -55,7 +59,7 @@ SCHEMAS = (
     "domainreply",
     "expertreply",
     "extractorreply",
-    "verifierreply",
+    "readerreply",
     "debaterreply",
     "judgereply",
     "finalreply",
@@ -83,20 +87,34 @@ def last_user_text(body: dict[str, Any]) -> str:
     return str(body["messages"][-1]["content"])
 
 
-def _first_passage(body: dict[str, Any]) -> str:
-    match = re.search(r"^\[web-\d+\] (.+)$", last_user_text(body), re.MULTILINE)
-    return match.group(1) if match else ""
+def closest_sentence(body: dict[str, Any]) -> int:
+    """The number of the first sentence the reading's task names as closest to its claim."""
+    match = re.search(r"closest to this claim are numbers (\d+)", last_user_text(body))
+    return int(match.group(1)) if match else 1
 
 
-def _verifier(body: dict[str, Any]) -> dict[str, Any]:
-    passage = _first_passage(body)
-    quote = " ".join(passage.split()[:6])
-    return {"label": "refutes", "reason": "The passage contradicts the claim.", "quotes": [quote]}
+def _reader(body: dict[str, Any]) -> dict[str, Any]:
+    """The claim refuted by the sentence closest to it."""
+    return {
+        "stance": "refutes",
+        "sentences": [closest_sentence(body)],
+        "reason": "The sentence contradicts the claim.",
+    }
+
+
+_TURNS = itertools.count(1)
+
+
+def _debater(body: dict[str, Any]) -> dict[str, Any]:
+    """A new point each turn (a debate of repeats ends early, see ``agents.novelty``)."""
+    n = next(_TURNS)
+    argument = f"The post names a real city; record {n} of the archive, page {n * 7}, agrees."
+    return {"rebuttal": "", "argument": argument, "cites": ["post"]}
 
 
 def _node(body: dict[str, Any]) -> dict[str, Any]:
-    """A node of the tree of claims judged false, firmly, on its first passage."""
-    return {**_verifier(body), "veracity": 0.1, "reliability": 0.9}
+    """A node of the tree of claims judged false, firmly, on its closest sentence."""
+    return {**_reader(body), "veracity": 0.1, "reliability": 0.9}
 
 
 def _stance(body: dict[str, Any]) -> dict[str, Any]:
@@ -115,11 +133,14 @@ DEFAULTS: dict[str, Answer] = {
         "lean": "fake",
     },
     "extractorreply": {
-        "core_claim": "The mayor of Springfield banned bicycles.",
-        "sub_claims": ["Springfield passed a law in March.", "The law fines cyclists 500 dollars."],
+        "core_claim": {"sentence": 1, "claim": "The mayor of Springfield banned bicycles."},
+        "sub_claims": [
+            {"sentence": 2, "claim": "Mayor Misty Buscher signed the law in March."},
+            {"sentence": 2, "claim": "The law fines cyclists 500 dollars."},
+        ],
     },
-    "verifierreply": _verifier,
-    "debaterreply": {"rebuttal": "", "argument": "The post names a real city.", "cites": ["post"]},
+    "readerreply": _reader,
+    "debaterreply": _debater,
     "judgereply": {
         "verdict": "false",
         "next": "stop",

@@ -1,75 +1,175 @@
-"""Claim extraction and RAG verification (paper §4.1.3, eq. 8-9).
+"""Claim extraction (paper §4.1.3, eq. 8): the claims the post itself makes.
 
-The extractor needs only the post, so it runs while Stage 1 retrieves. Each
-claim is then verified on its own against the web passages whose SBERT cosine
-to the claim reaches θ_sim among the top-k. Every quote the verifier returns
-is checked against those passages; quotes that are not there are dropped and
-counted.
+The extractor needs only the post, so it runs while Stage 1 retrieves. The post
+reaches every agent with its sentences numbered ([S1], [S2] …), and each claim the
+extractor writes names the sentence it comes from. A claim that names no sentence of
+the post, or whose words the named sentence does not carry, was written from the
+model's own knowledge, not taken from the post: it is dropped and counted.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from ..config import AgentSettings
 from ..llm.session import CheckSession, StepFailed
-from ..ports import TextEncoder
 from ..prompting import render
-from ..report import ClaimResult, EvidenceItem, Quote
+from ..report import ClaimResult
 from .context import PanelContext
 
-__all__ = [
-    "Passage",
-    "PassageIndex",
-    "checked_quotes",
-    "extract_claims",
-    "find_quote",
-    "split_passages",
-    "unchecked",
-    "verify_claims",
-]
+__all__ = ["Extracted", "ExtractorReply", "PostClaim", "extract_claims", "support"]
 
-MAX_WORDS = 50
+# Words that carry no claim of their own (a claim's content is what is left).
+_FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "do",
+        "does",
+        "did",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "it's",
+        "their",
+        "there",
+        "they",
+        "he",
+        "she",
+        "his",
+        "her",
+        "him",
+        "we",
+        "our",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "not",
+        "no",
+        "than",
+        "then",
+        "so",
+        "such",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "about",
+        "after",
+        "before",
+        "during",
+        "also",
+        "said",
+        "says",
+        "say",
+        "will",
+        "would",
+        "can",
+        "could",
+        "should",
+        "may",
+        "might",
+        "must",
+        "one",
+        "two",
+        "some",
+        "any",
+        "all",
+        "each",
+        "every",
+        "more",
+        "most",
+        "very",
+        "just",
+        "only",
+        "new",
+    ]
+)
+_WORD = re.compile(r"[\w'-]+")
+LEAD_WORDS = 60
+STEM = 5  # words compared by their first five letters: "painted" ~ "painting"
+
+
+class PostClaim(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sentence: int
+    claim: str
 
 
 class ExtractorReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    core_claim: str
-    sub_claims: list[str]
-
-
-R = TypeVar("R", bound=BaseModel)
-
-
-class VerifierReply(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    label: Literal["supports", "refutes", "not enough information"]
-    reason: str
-    quotes: list[str] = Field(max_length=3)
+    core_claim: PostClaim
+    sub_claims: list[PostClaim]
 
 
 @dataclass(frozen=True)
-class Passage:
-    """A chunk of one web document (``evidence_id``), the unit of eq. 9."""
+class Extracted:
+    """The claims kept, and how many the extractor wrote that the post does not make."""
 
-    evidence_id: str
-    text: str
+    claims: list[ClaimResult]
+    dropped: int
+
+
+def _stems(text: str) -> set[str]:
+    words = (w.strip("'-").casefold() for w in _WORD.findall(text))
+    return {w[:STEM] for w in words if w and w not in _FUNCTION_WORDS}
+
+
+def support(claim: str, sentence: str) -> float:
+    """The share of the claim's content words (by stem) that ``sentence`` carries."""
+    wanted = _stems(claim)
+    return len(wanted & _stems(sentence)) / len(wanted) if wanted else 0.0
 
 
 async def extract_claims(
     session: CheckSession, ctx: PanelContext, settings: AgentSettings
-) -> list[ClaimResult] | StepFailed:
-    """The core claim and up to ``max_sub_claims`` sub-claims, or the step's failure."""
+) -> Extracted | StepFailed:
+    """The core claim and up to ``max_sub_claims`` sub-claims the post makes, or the
+    step's failure. The first claim kept is the core claim."""
     task = render("extractor", min_sub=settings.min_sub_claims, max_sub=settings.max_sub_claims)
     try:
         answer = await session.ask(
@@ -77,192 +177,41 @@ async def extract_claims(
             "claims:extract",
             ctx.conversation(task=task),
             ExtractorReply,
-            max_tokens=320,
+            max_tokens=360,
             max_items={"sub_claims": settings.max_sub_claims},
         )
     except StepFailed as exc:
         return exc
     reply = answer.value
-    claims = [ClaimResult(id="claim-0", kind="core", text=reply.core_claim.strip())]
-    seen = {claims[0].text.casefold()}
-    for text in reply.sub_claims:
-        text = text.strip()
-        if text and text.casefold() not in seen and len(claims) <= settings.max_sub_claims:
-            seen.add(text.casefold())
-            claims.append(ClaimResult(id=f"claim-{len(claims)}", kind="sub", text=text))
-    return claims
+    return kept_claims(
+        [reply.core_claim, *reply.sub_claims],
+        ctx.sentences,
+        settings.claim_support,
+        settings.max_sub_claims + 1,
+    )
 
 
-def split_passages(
-    items: Sequence[EvidenceItem], splitter: Callable[[str], list[str]], per_chunk: int
-) -> list[Passage]:
-    """Cut each web document into chunks of ``per_chunk`` sentences."""
-    passages = []
-    for item in items:
-        if item.source != "web":
+def kept_claims(
+    written: Sequence[PostClaim], sentences: Sequence[str], threshold: float, limit: int
+) -> Extracted:
+    """The claims whose named sentence (numbered from 1) carries at least ``threshold``
+    of their content words, without repeats, at most ``limit``; the first is the core."""
+    claims: list[ClaimResult] = []
+    seen: set[str] = set()
+    dropped = 0
+    for item in written:
+        text = " ".join(item.claim.split())
+        if not text or text.casefold() in seen:
             continue
-        sentences = splitter(item.text)
-        for i in range(0, len(sentences), per_chunk):
-            chunk = " ".join(sentences[i : i + per_chunk]).strip()
-            if chunk:
-                passages.append(Passage(item.id, chunk))
-    return passages
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms: np.ndarray = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return np.asarray(vectors / norms)
-
-
-@dataclass(frozen=True)
-class PassageIndex:
-    """The web passages of one check and their unit vectors, encoded once."""
-
-    passages: list[Passage]
-    vectors: np.ndarray
-
-    @classmethod
-    def build(cls, passages: Sequence[Passage], encoder: TextEncoder) -> PassageIndex:
-        if not passages:
-            return cls([], np.zeros((0, 1), dtype=np.float32))
-        return cls(list(passages), _unit(encoder.encode([p.text for p in passages])))
-
-    def select(
-        self, claims: Sequence[str], encoder: TextEncoder, *, top_k: int, theta: float
-    ) -> list[list[Passage]]:
-        """Eq. 9: for each claim, its top-k passages whose cosine is at least ``theta``."""
-        if not self.passages or not claims:
-            return [[] for _ in claims]
-        sims = _unit(encoder.encode(list(claims))) @ self.vectors.T
-        chosen = []
-        for row in sims:
-            order = np.argsort(-row, kind="stable")[:top_k]
-            chosen.append([self.passages[j] for j in order if row[j] >= theta])
-        return chosen
-
-
-_QUOTE_CHARS = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
-
-
-def _normal(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTE_CHARS).casefold()
-    return " ".join(text.split())
-
-
-def find_quote(quote: str, passages: Sequence[Passage]) -> str | None:
-    """The id of the passage that contains ``quote`` verbatim (up to case, spacing and
-    typographic quotes; "…" may join excerpts of one passage), or ``None``."""
-    parts = [_normal(p).strip(" \"'.,;:") for p in re.split(r"\.\.\.|…", quote)]
-    parts = [p for p in parts if p]
-    if not parts:
-        return None
-    for passage in passages:
-        hay = _normal(passage.text)
-        if all(p in hay for p in parts):
-            return passage.evidence_id
-    return None
-
-
-def checked_quotes(texts: Sequence[str], passages: Sequence[Passage]) -> tuple[list[Quote], int]:
-    """The quotes found word for word in ``passages`` (with the id of the page each
-    is from), and how many were not there and were dropped."""
-    quotes, dropped = [], 0
-    for text in texts:
-        source = find_quote(text, passages)
-        if source is None:
+        seen.add(text.casefold())
+        n = item.sentence
+        if not 1 <= n <= len(sentences) or support(text, sentences[n - 1]) < threshold:
             dropped += 1
-        else:
-            quotes.append(Quote(text=text.strip(), evidence_id=source))
-    return quotes, dropped
-
-
-def unchecked(claim: ClaimResult, **scores: float) -> ClaimResult:
-    """A claim no web passage is similar enough to: not enough information, with no call
-    (``scores``: what the tree records for it)."""
-    return claim.model_copy(
-        update={
-            "label": "not enough information",
-            "reason": "No web passage was similar enough to this claim to check it against.",
-            "status": "skipped",
-            **scores,
-        }
-    )
-
-
-async def ask_verifier(
-    session: CheckSession,
-    ctx: PanelContext,
-    claim: ClaimResult,
-    passages: list[Passage],
-    *,
-    step: str,
-    task: str,
-    schema: type[R],
-    max_tokens: int,
-) -> tuple[ClaimResult, R | None]:
-    """``claim`` judged by the verifier role over ``passages`` (the flat verification
-    and the tree's nodes alike): its label, reason and the quotes found word for word in
-    the passages, and the reply itself (``None`` when the step failed)."""
-    context = list(dict.fromkeys(p.evidence_id for p in passages))  # in passage order
-    try:
-        answer = await session.ask(
-            "verifier", step, ctx.conversation(task=task), schema, max_tokens=max_tokens
-        )
-    except StepFailed as exc:
-        failed = {"status": "failed", "error": exc.reason, "context": context}
-        return claim.model_copy(update=failed), None
-    reply = answer.value
-    said: Any = reply  # every verifier reply has a label, a reason and quotes
-    quotes, dropped = checked_quotes(said.quotes, passages)
-    judged = claim.model_copy(
-        update={
-            "label": said.label,
-            "reason": said.reason.strip(),
-            "quotes": quotes,
-            "dropped_quotes": dropped,
-            "context": context,
-        }
-    )
-    return judged, reply
-
-
-async def _verify_one(
-    session: CheckSession, ctx: PanelContext, claim: ClaimResult, passages: list[Passage]
-) -> ClaimResult:
-    if not passages:
-        return unchecked(claim)
-    task = render("verifier", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
-    judged, _ = await ask_verifier(
-        session,
-        ctx,
-        claim,
-        passages,
-        step=f"claims:verify:{claim.id}",
-        task=task,
-        schema=VerifierReply,
-        max_tokens=320,
-    )
-    return judged
-
-
-async def verify_claims(
-    session: CheckSession,
-    ctx: PanelContext,
-    claims: list[ClaimResult],
-    index: PassageIndex,
-    encoder: TextEncoder,
-    settings: AgentSettings,
-) -> list[ClaimResult]:
-    """Verify every claim in parallel, each against its own passages from ``index``."""
-    contexts = await asyncio.to_thread(
-        index.select,
-        [c.text for c in claims],
-        encoder,
-        top_k=settings.top_k_chunks,
-        theta=settings.theta_sim,
-    )
-    return list(
-        await asyncio.gather(
-            *(_verify_one(session, ctx, c, p) for c, p in zip(claims, contexts, strict=True))
-        )
-    )
+            continue
+        if len(claims) < limit:
+            kind = "core" if not claims else "sub"
+            claims.append(ClaimResult(id=f"claim-{len(claims)}", kind=kind, text=text, sentence=n))
+    if not claims and sentences:  # the post's own first sentence is a claim it makes
+        lead = " ".join(sentences[0].split()[:LEAD_WORDS])
+        claims.append(ClaimResult(id="claim-0", kind="core", text=lead, sentence=1))
+    return Extracted(claims, dropped)

@@ -17,6 +17,7 @@ from ..prompting import render
 from ..report import EvidenceItem
 from ..retrieval.credibility import QUALITY_WORDS, counts_against
 from ..retrieval.models import Stage1Result
+from ..retrieval.ner.sentences import sentence_spans
 
 __all__ = ["PanelContext", "clip", "evidence_items", "evidence_note", "reversed_support"]
 
@@ -110,6 +111,15 @@ def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
     return items
 
 
+def _numbered(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with "[S1] ", "[S2] " … before each sentence, its layout kept."""
+    parts, at = [], 0
+    for n, (start, _) in enumerate(spans, 1):
+        parts += [text[at:start], f"[S{n}] "]
+        at = start
+    return "".join([*parts, text[at:]])
+
+
 @dataclass
 class PanelContext:
     """Shared prompt material of one check.
@@ -120,6 +130,9 @@ class PanelContext:
         language: the language of the panel's free text; empty: English.
         max_post_chars: the post is cut to this length for the models.
         max_evidence_chars: each evidence item is cut to this length.
+
+    The models see the post with its sentences numbered; ``sentences`` are those
+    sentences, ``sentences[0]`` being [S1].
     """
 
     text: str
@@ -131,10 +144,14 @@ class PanelContext:
     max_evidence_chars: int = 600
     evidence: list[EvidenceItem] = field(default_factory=list)
     truncated: bool = False
+    sentences: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.truncated = len(self.text) > self.max_post_chars
-        shown = _defuse(_clip(self.text, self.max_post_chars) if self.truncated else self.text)
+        seen = _clip(self.text, self.max_post_chars) if self.truncated else self.text
+        spans = sentence_spans(seen)
+        self.sentences = [seen[a:b] for a, b in spans]
+        shown = _defuse(_numbered(seen, spans))
         self._shared = (
             ChatMessage("system", render("system", language=self.language)),
             ChatMessage(

@@ -4,13 +4,17 @@ Each round the pro debater (the post is true) rebuts the con side's last argumen
 and adds new evidence, the con debater (false or misleading) does the same against
 it, and the judge reads the whole history. The debate ends when the judge rules
 (:class:`~zofia_engine.agents.early_stop.EarlyStop` decides from its token
-probabilities, or its word) or at ``max_rounds``, where the judge must rule and the
-report marks the ruling as forced.
+probabilities, or its word), after a round in which both sides only repeated
+themselves, or at ``max_rounds``, where the judge must rule and the report marks the
+ruling as forced. Every turn passes through a :class:`TurnEditor` first: a quoted phrase
+found in neither the post nor the evidence is dropped with its sentence, and a part that
+repeats what the debate has shown is not shown twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,8 +27,18 @@ from ..report import Debate, DebateTurn, JudgeRuling
 from .context import PanelContext
 from .early_stop import EarlyStop
 from .judge import Judged, final_ruling, round_ruling
+from .novelty import Novelty
+from .quotes import Haystack, unfounded
 
-__all__ = ["DebateOutcome", "Moderator", "RoundHook", "hold_debate", "turn_message"]
+__all__ = [
+    "DebateOutcome",
+    "Moderator",
+    "RoundHook",
+    "TurnEditor",
+    "hold_debate",
+    "hold_opening_round",
+    "turn_message",
+]
 
 MAX_WORDS = 60  # each of the rebuttal and the argument
 MAX_TOKENS = 260
@@ -64,6 +78,12 @@ def turn_message(turn: DebateTurn) -> ChatMessage:
         cites=turn.cites,
     )
     return ChatMessage("user", text)
+
+
+def shown(turn: DebateTurn) -> list[ChatMessage]:
+    """``turn`` as the next speakers and the judge read it; nothing when it failed or
+    said nothing new."""
+    return [turn_message(turn)] if turn.status == "ok" and not turn.repeated else []
 
 
 async def _argue(
@@ -106,28 +126,80 @@ async def _argue(
     )
 
 
+@dataclass
+class TurnEditor:
+    """What a turn may show: quoted phrases found in the post or the evidence, and text
+    the debate has not shown already (see :mod:`~zofia_engine.agents.novelty`).
+
+    Args:
+        novelty: the texts shown so far, the panel's analyses among them.
+        sources: where a quoted phrase must occur.
+    """
+
+    novelty: Novelty
+    sources: Haystack
+    dropped_quotes: int = 0
+    repeats: int = 0
+
+    def text(self, text: str) -> str:
+        """``text`` without its unfounded quotes, or ``""`` if it repeats what was shown."""
+        text, dropped = unfounded(text, self.sources)
+        self.dropped_quotes += dropped
+        if not text:
+            return ""
+        fresh = self.novelty.fresh(text)
+        self.repeats += not fresh
+        return fresh
+
+    def turn(self, turn: DebateTurn) -> DebateTurn:
+        """``turn`` as shown: a part that repeats is blanked; a turn left with nothing new
+        is marked ``repeated``."""
+        if turn.status != "ok":
+            return turn
+        rebuttal, argument = self.text(turn.rebuttal), self.text(turn.argument)
+        update = {"rebuttal": rebuttal, "argument": argument, "repeated": not argument}
+        return turn.model_copy(update=update)
+
+
 @dataclass(frozen=True)
 class Moderator:
     """The judge's part in either debate: a ruling after each round, read by the early
-    stop controller, and the ruling it must give when the debate is over.
+    stop controller, and the ruling it must give when the debate is over; and the
+    editor every turn passes through.
 
     Args:
         min_rounds: rulings before this round are read as ``continue``.
         on_round: awaited after each round with the judge's ruling.
+        settled: whether any claim was settled by the evidence; the judge is told when
+            none was.
     """
 
     session: CheckSession
     ctx: PanelContext
     controller: EarlyStop
+    editor: TurnEditor
     min_rounds: int = 1
     on_round: RoundHook | None = None
+    settled: bool = True
+
+    def round_over(self, debate: Debate, turns: Sequence[DebateTurn]) -> bool:
+        """Record a round's edited ``turns``; true when both sides only repeated
+        themselves, which ends the debate."""
+        debate.turns += turns
+        debate.rounds = max(t.round for t in turns)
+        if all(t.status == "ok" and t.repeated for t in turns):
+            debate.stopped_by = "repetition"
+            return True
+        return False
 
     async def after_round(
         self, debate: Debate, material: list[ChatMessage], round_no: int, cap: int
     ) -> DebateOutcome | None:
         """The ruling after ``round_no`` of at most ``cap``; the outcome if it ends the
         debate, else ``None``."""
-        judged = await round_ruling(self.session, self.ctx, material, round_no, cap)
+        judged = await round_ruling(
+            self.session, self.ctx, material, round_no, cap, settled=self.settled
+        )
         ruling, stop, by = self.controller.apply(judged.ruling)
         if round_no < self.min_rounds:
             ruling, stop = ruling.model_copy(update={"decision": "continue"}), False
@@ -144,48 +216,65 @@ class Moderator:
 
     async def final(self, debate: Debate, material: list[ChatMessage]) -> DebateOutcome:
         """The ruling the judge must give when no round ended the debate."""
-        judged = await final_ruling(self.session, self.ctx, material, debate.rounds)
+        judged = await final_ruling(
+            self.session, self.ctx, material, debate.rounds, settled=self.settled
+        )
         debate.rulings.append(judged.ruling)
         debate.forced = True
         return DebateOutcome(debate=debate, judged=judged)
 
 
 async def hold_debate(
-    session: CheckSession,
-    ctx: PanelContext,
+    moderator: Moderator,
     pool: list[ChatMessage],
     citable: list[str],
     *,
     max_rounds: int,
-    controller: EarlyStop,
-    min_rounds: int = 1,
-    on_round: RoundHook | None = None,
 ) -> DebateOutcome:
     """Run Algorithm 1 over the evidence pool ``pool`` (evidence and analyses messages).
 
     Args:
+        moderator: the judge, the early stop and the editor of turns.
         citable: ids a debater may cite (``post``, evidence ids, analysis ids).
         max_rounds: the cap (the paper: 5); the judge is forced to rule there.
-        controller: decides after each round whether the debate may stop.
-        min_rounds: rulings before this round are read as ``continue``.
-        on_round: awaited after each round with the judge's ruling.
+
+    The debate also ends after a round in which both sides only repeated themselves.
     """
+    session, ctx = moderator.session, moderator.ctx
     debate = Debate(style="zofia", max_rounds=max_rounds)
-    moderator = Moderator(session, ctx, controller, min_rounds, on_round)
     material = list(pool)
     con_turn: DebateTurn | None = None
+    edit = moderator.editor.turn
     for round_no in range(1, max_rounds + 1):
-        pro_turn = await _argue(session, ctx, material, "pro", round_no, con_turn, citable)
-        if pro_turn.status == "ok":
-            material.append(turn_message(pro_turn))
-        con_turn = await _argue(session, ctx, material, "con", round_no, pro_turn, citable)
-        if con_turn.status == "ok":
-            material.append(turn_message(con_turn))
-        debate.turns += [pro_turn, con_turn]
-        debate.rounds = round_no
+        pro_turn = edit(await _argue(session, ctx, material, "pro", round_no, con_turn, citable))
+        material += shown(pro_turn)
+        con_turn = edit(await _argue(session, ctx, material, "con", round_no, pro_turn, citable))
+        material += shown(con_turn)
+        if moderator.round_over(debate, [pro_turn, con_turn]):
+            break
         if round_no == max_rounds:
             break  # the cap: the judge must rule, below
         ended = await moderator.after_round(debate, material, round_no, max_rounds)
         if ended is not None:
             return ended
+    return await moderator.final(debate, material)
+
+
+async def hold_opening_round(
+    moderator: Moderator, pool: list[ChatMessage], citable: list[str]
+) -> DebateOutcome:
+    """One round, both sides at once from the same material, then the judge's ruling:
+    the debate held when no claim was settled, so that the card still has the panel's
+    lean, both sides' case and what would settle it."""
+    session, ctx = moderator.session, moderator.ctx
+    debate = Debate(style="zofia", max_rounds=1)
+    material = list(pool)
+    said = await asyncio.gather(
+        _argue(session, ctx, material, "pro", 1, None, citable),
+        _argue(session, ctx, material, "con", 1, None, citable),
+    )
+    turns = [moderator.editor.turn(t) for t in said]
+    material += [m for t in turns for m in shown(t)]
+    moderator.round_over(debate, turns)
+    debate.stopped_by = "no_evidence"
     return await moderator.final(debate, material)

@@ -79,10 +79,15 @@ async def round_ruling(
     material: Sequence[ChatMessage],
     round_no: int,
     max_rounds: int,
+    *,
+    settled: bool = True,
 ) -> Judged:
     """The judge after ``round_no``: the outcome now and stop or continue. A failed call
-    reads as ``continue``."""
-    task = render("judge", rounds=round_no, max_rounds=max_rounds, max_words=MAX_WORDS)
+    reads as ``continue``. ``settled``: whether any claim was settled by the evidence
+    (the judge is told plainly when none was)."""
+    task = render(
+        "judge", rounds=round_no, max_rounds=max_rounds, max_words=MAX_WORDS, settled=settled
+    )
     try:
         answer = await session.ask(
             "judge",
@@ -111,10 +116,16 @@ async def round_ruling(
 
 
 async def final_ruling(
-    session: CheckSession, ctx: PanelContext, material: Sequence[ChatMessage], rounds: int
+    session: CheckSession,
+    ctx: PanelContext,
+    material: Sequence[ChatMessage],
+    rounds: int,
+    *,
+    settled: bool = True,
 ) -> Judged:
-    """The ruling the judge must give: at the round cap, or when there was no debate."""
-    task = render("judge_final", rounds=rounds, max_words=MAX_WORDS)
+    """The ruling the judge must give: at the round cap, or when there was no debate.
+    ``settled`` as for :func:`round_ruling`."""
+    task = render("judge_final", rounds=rounds, max_words=MAX_WORDS, settled=settled)
     try:
         answer = await session.ask(
             "judge",

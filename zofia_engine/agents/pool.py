@@ -15,7 +15,8 @@ def _claim_line(c: ClaimResult) -> str:
     scores = ""
     if c.tree_veracity is not None and c.tree_reliability is not None:
         scores = f" (veracity {c.tree_veracity:.2f}, reliability {c.tree_reliability:.2f})"
-    return f'{c.kind} claim "{c.text}": {c.label}{scores}. {c.reason}'
+    shown = "".join(f' Shown by [{q.evidence_id}]: "{q.text}"' for q in c.quotes[:2])
+    return f'{c.kind} claim "{c.text}": {c.label}{scores}.{shown} {c.reason}'
 
 
 def evidence_pool(
@@ -43,7 +44,8 @@ def evidence_pool(
     checked = [c for c in claims if c.label is not None]
     if checked:
         text = " | ".join(_claim_line(c) for c in checked)
-        lines.append({"id": "claims", "text": f"Claim verification. {text}"})
+        text = ctx.untrusted(text)  # the cited sentences are the evidence's own words
+        lines.append({"id": "claims", "text": f"Claims read against the evidence. {text}"})
     if tree is not None and tree.veracity is not None and tree.reliability is not None:
         outcome = tree.decision or "no decision (between 0.4 and 0.6)"
         lines.append(

@@ -22,8 +22,7 @@ from ..llm.session import CheckSession, StepFailed
 from ..prompting import render
 from ..report import Debate, DebateTurn
 from .context import PanelContext
-from .debate import DebateOutcome, Moderator, RoundHook, turn_message
-from .early_stop import EarlyStop
+from .debate import DebateOutcome, Moderator, shown
 
 __all__ = ["MAX_RADAR_ROUNDS", "hold_radar_debate", "phases"]
 
@@ -89,23 +88,16 @@ async def _speak(
 
 
 async def hold_radar_debate(
-    session: CheckSession,
-    ctx: PanelContext,
-    pool: list[ChatMessage],
-    citable: list[str],
-    *,
-    max_rounds: int,
-    controller: EarlyStop,
-    on_round: RoundHook | None = None,
+    moderator: Moderator, pool: list[ChatMessage], citable: list[str], *, max_rounds: int
 ) -> DebateOutcome:
     """The Politician and the Scientist over the evidence pool ``pool``."""
+    session, ctx, edit = moderator.session, moderator.ctx, moderator.editor.turn
     plan = phases(max_rounds)
     debate = Debate(style="radar", max_rounds=len(plan))
-    moderator = Moderator(session, ctx, controller, on_round=on_round)
     material = list(pool)
     last: dict[Role, DebateTurn | None] = {"politician": None, "scientist": None}
     for round_no, phase in enumerate(plan, start=1):
-        politician, scientist = await asyncio.gather(
+        said = await asyncio.gather(
             _speak(
                 session, ctx, material, "politician", phase, round_no, last["scientist"], citable
             ),
@@ -113,12 +105,11 @@ async def hold_radar_debate(
                 session, ctx, material, "scientist", phase, round_no, last["politician"], citable
             ),
         )
+        politician, scientist = edit(said[0]), edit(said[1])
         last = {"politician": politician, "scientist": scientist}
-        for turn in (politician, scientist):
-            if turn.status == "ok":
-                material.append(turn_message(turn))
-        debate.turns += [politician, scientist]
-        debate.rounds = round_no
+        material += [*shown(politician), *shown(scientist)]
+        if moderator.round_over(debate, [politician, scientist]):
+            break
         if round_no == len(plan):
             break  # after the closing round the judge must rule, below
         ended = await moderator.after_round(debate, material, round_no, len(plan))

@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict
 
 from ..llm.session import CheckSession, StepFailed
 from ..prompting import render
-from ..report import EvidenceItem, Stance
+from ..report import ClaimResult, EvidenceItem, Stance
 from ..retrieval.credibility import SourceQuality
-from .claims import Passage, find_quote
 from .context import PanelContext, clip
+from .quotes import find_quote
 
-__all__ = ["StanceReply", "rate_sources", "weigh_stances"]
+__all__ = ["StanceReply", "rate_sources", "stances_read", "weigh_stances"]
 
 MAX_TOKENS = 120
 MAX_DOCUMENT_CHARS = 1200
@@ -58,7 +58,7 @@ async def _stance(
         return Stance(label="neutral", status="failed", error=exc.reason)
     reply = answer.value
     sentence = reply.sentence.strip()
-    found = sentence and find_quote(sentence, [Passage(item.id, item.text)]) is not None
+    found = sentence and find_quote(sentence, [(item.id, item.text)]) is not None
     return Stance(label=reply.stance, sentence=sentence if found else "")
 
 
@@ -77,6 +77,22 @@ async def weigh_stances(
     for i, stance in zip(chosen, stances, strict=True):
         weighed[i] = items[i].model_copy(update={"stance": stance})
     return weighed
+
+
+def stances_read(items: Sequence[EvidenceItem], core: ClaimResult | None) -> list[EvidenceItem]:
+    """``items`` with the stance the core claim's reading found: each document whose
+    sentence the reading cited goes the reading's way, shown by that sentence (no call;
+    the adaptive depth's stand-in for one stance call per document)."""
+    if core is None or core.label not in ("supports", "refutes"):
+        return list(items)
+    label: Literal["supports", "refutes"] = "supports" if core.label == "supports" else "refutes"
+    shown = {q.evidence_id: q.text for q in reversed(core.quotes)}  # the first cited wins
+    return [
+        item.model_copy(update={"stance": Stance(label=label, sentence=shown[item.id])})
+        if item.id in shown and item.source == "web"
+        else item
+        for item in items
+    ]
 
 
 def rate_sources(items: Sequence[EvidenceItem], quality: SourceQuality) -> list[EvidenceItem]:

@@ -3,11 +3,12 @@ rule-based aggregation; see :mod:`~zofia_engine.agents.claim_tree`).
 
 The extractor's core claim is the root and its sub-claims the root's children (the
 root's one split that always happens). Each round judges a group of siblings at once,
-each over its own most similar passages (at most ``max_documents``), then updates the
-tree bottom-up. The search stops when the root is decisive or has converged, when the
+over one numbered list of evidence sentences (each node pointed to its own most
+similar ones, at most ``max_documents``; see :mod:`~zofia_engine.agents.reading`), then
+updates the tree bottom-up. The search stops when the root is decisive or has converged, when the
 budget of judgements is spent, or when no node is left to split: a node is split
 when its own reliability is low, it had evidence to judge, and the depth allows.
-A node with no passage at all is judged without a call, as the flat verifier does.
+A node with no close sentence at all is judged without a call, as the flat reading does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import AgentSettings, TreeSettings
@@ -24,12 +26,11 @@ from ..ports import TextEncoder
 from ..prompting import render
 from ..report import ClaimResult, TreeSummary
 from .claim_tree import ClaimTree, decision_of
-from .claims import Passage, PassageIndex, ask_verifier, unchecked
 from .context import PanelContext
+from .reading import MAX_CITED, SentenceIndex, SentenceList, ask_reader, reading_of, unread
 
 __all__ = ["DecomposeReply", "NodeReply", "grow_tree"]
 
-MAX_WORDS = 50
 NODE_TOKENS = 320
 SPLIT_TOKENS = 300
 MIN_SPLIT, MAX_SPLIT = 2, 4
@@ -40,11 +41,11 @@ Dimension = Literal["place", "entity", "event", "cause", "source", "quantity", "
 class NodeReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    label: Literal["supports", "refutes", "not enough information"]
+    stance: Literal["supports", "refutes", "neither"]
+    sentences: list[int] = Field(max_length=MAX_CITED)
     veracity: float = Field(ge=0, le=1)
     reliability: float = Field(ge=0, le=1)
     reason: str
-    quotes: list[str] = Field(max_length=3)
 
 
 class SubClaim(BaseModel):
@@ -62,24 +63,33 @@ class DecomposeReply(BaseModel):
 
 
 async def _judge(
-    session: CheckSession, ctx: PanelContext, claim: ClaimResult, passages: list[Passage]
+    session: CheckSession,
+    ctx: PanelContext,
+    claim: ClaimResult,
+    shown: SentenceList,
+    own: list[int],
+    row: np.ndarray,
+    threshold: float,
 ) -> ClaimResult:
-    if not passages:
-        return unchecked(claim, veracity=0.5, reliability=0.0)
-    task = render("node", chunks=passages, claim=claim.text, max_words=MAX_WORDS)
-    judged, reply = await ask_verifier(
+    if not own:
+        return unread(claim, veracity=0.5, reliability=0.0)
+    asked, reply = await ask_reader(
         session,
         ctx,
         claim,
-        passages,
+        shown,
+        own,
         step=f"claims:node:{claim.id}",
-        task=task,
+        template="node",
         schema=NodeReply,
         max_tokens=NODE_TOKENS,
     )
     if reply is None:
-        return judged
+        return asked
+    judged = reading_of(claim, reply, row, shown, threshold)
     scores = {"veracity": round(reply.veracity, 4), "reliability": round(reply.reliability, 4)}
+    if judged.label == "not enough information":  # no sentence that counts: no judgement
+        scores["reliability"] = 0.0
     return judged.model_copy(update=scores)
 
 
@@ -123,7 +133,7 @@ async def grow_tree(
     session: CheckSession,
     ctx: PanelContext,
     extracted: Sequence[ClaimResult],
-    index: PassageIndex,
+    index: SentenceIndex,
     encoder: TextEncoder,
     agents: AgentSettings,
     settings: TreeSettings,
@@ -175,22 +185,27 @@ async def _judge_batch(
     ctx: PanelContext,
     tree: ClaimTree,
     batch: list[str],
-    index: PassageIndex,
+    index: SentenceIndex,
     encoder: TextEncoder,
     agents: AgentSettings,
     settings: TreeSettings,
 ) -> None:
-    """Judge the nodes of ``batch`` (siblings) at once, each over its own passages."""
+    """Judge the nodes of ``batch`` (siblings) at once, over one shared list of sentences,
+    each pointed to its own closest ones."""
     claims = [tree.nodes[node_id].claim for node_id in batch]
-    contexts = await asyncio.to_thread(
-        index.select,
+    shown, own = await asyncio.to_thread(
+        index.shortlist,
         [c.text for c in claims],
         encoder,
         top_k=settings.max_documents,
         theta=agents.theta_sim,
     )
+    threshold = agents.min_citation_similarity
     judged = await asyncio.gather(
-        *(_judge(session, ctx, c, p) for c, p in zip(claims, contexts, strict=True))
+        *(
+            _judge(session, ctx, c, shown, own[i], shown.similarity[i], threshold)
+            for i, c in enumerate(claims)
+        )
     )
-    for claim, passages in zip(judged, contexts, strict=True):
-        tree.judged(claim, has_evidence=bool(passages))
+    for claim, mine in zip(judged, own, strict=True):
+        tree.judged(claim, has_evidence=bool(mine))

@@ -1,8 +1,8 @@
 """No verdict without evidence: the rule that turns the judge's ruling into the verdict.
 
 ``true``, ``false`` or ``misleading`` stands only when at least one claim was
-supported or refuted by a quote found word for word in the retrieved evidence (or a
-published fact-check matched the post). Otherwise the verdict is ``unproven``, the
+supported or refuted by a sentence of the retrieved evidence that its reading cited
+(or a published fact-check matched the post). Otherwise the verdict is ``unproven``, the
 way AgentFact reads an absence of evidence, and the report keeps which way the panel
 leaned, how strongly, and what would settle it. A quote from a low-quality or satire
 source carries no support (AgentFact's reverse use: such a source agreeing with a post
@@ -11,6 +11,7 @@ is a warning sign), so pages written to rank can never be the only ground of ``t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,12 +30,17 @@ from ..report import (
     Verdict,
 )
 from ..retrieval.credibility import counts_against
+from ..retrieval.ner.sentences import split_sentences
+from ..text import whole_sentences
 
 __all__ = [
     "Ruled",
+    "can_settle",
     "fallback_summary",
     "grounded_claims",
+    "in_sentence",
     "rule_on_evidence",
+    "ruling_summary",
     "triaged_report",
     "verdict_of",
 ]
@@ -75,10 +81,68 @@ def grounded_claims(
     ]
 
 
+def can_settle(claims: Sequence[ClaimResult], evidence: Sequence[EvidenceItem]) -> bool:
+    """Whether anything found can carry a verdict: a published fact-check, a finding on
+    the post's picture that points to an outcome, or a claim settled by the evidence."""
+    return any(
+        item.source == "factcheck" or (item.source == "image" and item.rating) for item in evidence
+    ) or bool(grounded_claims(claims, evidence))
+
+
+# Words that start a sentence without being a name: lower-cased inside another sentence.
+_OPENERS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "it",
+        "its",
+        "some",
+        "many",
+        "most",
+        "all",
+        "no",
+        "every",
+        "each",
+        "one",
+        "two",
+        "three",
+        "several",
+        "few",
+        "his",
+        "her",
+        "their",
+        "our",
+        "my",
+        "your",
+        "we",
+        "they",
+        "he",
+        "she",
+        "i",
+    ]
+)
+
+
+def in_sentence(claim: str) -> str:
+    """``claim`` as it reads inside another sentence: its full stop gone, and its first
+    word in lower case unless it is a name ("The city …" → "the city …")."""
+    text = claim.strip().rstrip(".")
+    first = text.split(" ", 1)[0]
+    if first.casefold() in _OPENERS and first[:1].isupper() and not first.isupper():
+        text = first.casefold() + text[len(first) :]
+    return text
+
+
 def _settle(claims: Sequence[ClaimResult]) -> str:
     core = next((c.text for c in claims if c.kind == "core" and c.text), "")
     if core:
-        return f"A trustworthy source that confirms or denies that {core.rstrip('.')}."
+        return f"A trustworthy source that confirms or denies that {in_sentence(core)}."
     return "A trustworthy source that reports on what the post claims."
 
 
@@ -130,7 +194,7 @@ def verdict_of(
         outcome, probability, claims, evidence, require_evidence=require_evidence
     )
     if ruled.verdict != outcome:
-        why = "unproven: no claim was settled by a quote from the evidence"
+        why = "unproven: no claim was settled by a sentence of the evidence"
         return ruled, Confidence(basis=why)
     if probability is None:
         why = (
@@ -140,6 +204,30 @@ def verdict_of(
         )
         return ruled, Confidence(basis=f"unavailable: {why}")
     return ruled, Confidence(value=probability, basis="the judge's token probability of it")
+
+
+# A sentence that says the evidence backs or contradicts something.
+_EVIDENCE_SAYS = re.compile(
+    r"\b(evidence|sources?|sentences?|passages?|articles?|wikipedia|documents?)\b[^.!?]*"
+    r"\b(support|confirm|show|prove|demonstrat|refut|contradict|den(y|ies)|back|verif)",
+    re.IGNORECASE,
+)
+
+
+def ruling_summary(ruled: Ruled, ruling: JudgeRuling, *, settled: bool) -> str:
+    """What the card says under the verdict: the judge's reason, in whole sentences. When
+    the evidence rule overruled the judge, the ruling's reasoning is not shown (the
+    card shows the lean and what would settle it); when nothing was settled, no sentence
+    may say the evidence supports or refutes anything."""
+    if ruled.verdict == "undetermined":
+        return fallback_summary(ruled.verdict, ruling.error)
+    if ruled.lean is not None:
+        return "The evidence found settles none of the post's claims."
+    reason = whole_sentences(ruling.reason)
+    if not settled:
+        kept = [s for s in split_sentences(reason) if not _EVIDENCE_SAYS.search(s)]
+        reason = " ".join(kept)
+    return reason or fallback_summary(ruled.verdict, ruling.error)
 
 
 def fallback_summary(verdict: str, error: str) -> str:

@@ -2,8 +2,9 @@
 stance on the core claim, and how far each source can be trusted.
 
 The fact-check lookup with the post's first sentence starts with the check, beside
-Stage 1; the one with the core claim as soon as the extractor has it, together with
-the stance calls. Sources are rated as soon as the documents are in, with no call.
+Stage 1; the one with the core claim as soon as the extractor has it. The stance calls
+(one per web document, at the full depth) follow. Sources are rated as soon as the
+documents are in, with no call.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..retrieval.factcheck.lookup import FactCheckLookup, Matched
 from .context import PanelContext, reversed_support
 from .stance import rate_sources, weigh_stances
 
-__all__ = ["Weighing", "factcheck_items"]
+__all__ = ["Weighing", "factcheck_items", "reversed_marked"]
 
 
 def factcheck_items(matched: Sequence[Matched]) -> list[EvidenceItem]:
@@ -90,36 +91,36 @@ class Weighing:
         """``items`` with their sources rated (as they are, with credibility off)."""
         return items if self.quality is None else rate_sources(items, self.quality)
 
-    async def weigh(
-        self, core: str | None, earlier: Awaitable[list[Matched]], *, stances: bool
+    async def factchecks(
+        self, core: str | None, earlier: Awaitable[list[Matched]]
     ) -> list[EvidenceItem]:
-        """The evidence with the fact-checks of the core claim and of the first sentence
-        (``earlier``) first, every web document's stance on ``core`` (with ``stances``),
-        and every source rated."""
-        s = self.settings.evidence
+        """The published fact-checks of the core claim and of the first sentence
+        (``earlier``), best match first, their sources rated."""
         by_claim: Awaitable[list[Matched]] = (
             self.published([core]) if core and self.lookup.backends else _none()
         )
-        documents = self.ctx.evidence
-        weighed: Awaitable[list[EvidenceItem]] = (
-            weigh_stances(self.session, self.ctx, core, documents, s.max_stance_documents)
-            if core and stances and s.stance
-            else _same(documents)
-        )
-        first, second, weighed_items = await asyncio.gather(earlier, by_claim, weighed)
+        first, second = await asyncio.gather(earlier, by_claim)
         matched = list({review.url: (review, sim) for review, sim in [*first, *second]}.values())
         matched.sort(key=lambda pair: -pair[1])
-        found = factcheck_items(matched[: self.settings.factcheck.max_results])
-        items = [*self.rated(found), *weighed_items]  # the documents were rated on arrival
-        return [
-            item.model_copy(update={"reversed": True}) if reversed_support(item) else item
-            for item in items
-        ]
+        return self.rated(factcheck_items(matched[: self.settings.factcheck.max_results]))
+
+    async def stances(self, core: str | None, items: list[EvidenceItem]) -> list[EvidenceItem]:
+        """``items`` with every web document's stance on ``core`` (one call each, all at
+        once; ToE's evidence objects), when ``[evidence] stance`` is on."""
+        s = self.settings.evidence
+        if not core or not s.stance:
+            return items
+        return await weigh_stances(self.session, self.ctx, core, items, s.max_stance_documents)
+
+
+def reversed_marked(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
+    """``items`` with support from a source whose support counts against the post marked
+    ``reversed`` (AgentFact's reverse use)."""
+    return [
+        item.model_copy(update={"reversed": True}) if reversed_support(item) else item
+        for item in items
+    ]
 
 
 async def _none() -> list[Matched]:
     return []
-
-
-async def _same(items: list[EvidenceItem]) -> list[EvidenceItem]:
-    return items

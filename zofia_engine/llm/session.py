@@ -98,7 +98,7 @@ class CheckSession:
         schema: type[T],
         *,
         max_tokens: int,
-        enums: dict[str, list[str]] | None = None,
+        enums: Mapping[str, Sequence[str] | Sequence[int]] | None = None,
         max_items: dict[str, int] | None = None,
         top_logprobs: int = 0,
     ) -> Answer[T]:

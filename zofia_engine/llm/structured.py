@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -26,7 +27,7 @@ class ReplyParseError(ValueError):
 
 def json_schema(
     model: type[BaseModel],
-    enums: dict[str, list[str]] | None = None,
+    enums: Mapping[str, Sequence[str] | Sequence[int]] | None = None,
     max_items: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """The JSON schema of ``model`` in the strict form OpenAI and llama.cpp accept.
@@ -88,6 +89,8 @@ def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
             overhead += 4 * int(prop["maxItems"])
         if prop.get("type") == "string" and "enum" not in prop and "maxLength" not in prop:
             slots.append((prop, 1))
+        elif prop.get("type") == "object":  # one object: its strings
+            overhead += _object_slots(prop, 1, slots)
         elif prop.get("type") == "array":
             items = prop.get("items", {})
             count = int(prop.get("maxItems", DEFAULT_ITEMS))
@@ -96,12 +99,7 @@ def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
                 slots.append((items, count))
             elif items.get("type") == "object":  # a list of objects: each one's strings
                 prop.setdefault("maxItems", count)
-                inner = items.get("properties", {})
-                overhead += count * (8 * len(inner) + 4)
-                for field in inner.values():
-                    if field.get("type") == "string" and "enum" not in field:
-                        field.setdefault("maxLength", 0)
-                        slots.append((field, count))
+                overhead += _object_slots(items, count, slots)
     if not slots:
         return schema
     budget = max(0, max_tokens - overhead) * CHARS_PER_TOKEN
@@ -110,6 +108,19 @@ def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
         if not target.get("maxLength"):
             target["maxLength"] = per_slot
     return schema
+
+
+def _object_slots(
+    node: dict[str, Any], count: int, slots: list[tuple[dict[str, Any], int]]
+) -> int:
+    """Add the free-text strings of object ``node`` (``count`` of them) to ``slots``;
+    return the tokens its structure takes."""
+    inner = node.get("properties", {})
+    for field in inner.values():
+        if field.get("type") == "string" and "enum" not in field:
+            field.setdefault("maxLength", 0)
+            slots.append((field, count))
+    return count * (8 * len(inner) + 4)
 
 
 def _candidates(text: str) -> list[Any]:

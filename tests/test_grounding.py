@@ -1,0 +1,180 @@
+"""The rules that keep a check to what it found, on hand-written inputs (no model):
+claims the post makes, sentence-number citations, quoted phrases, repeated turns, and
+the words under a verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zofia_engine.agents.claims import PostClaim, kept_claims, support
+from zofia_engine.agents.debate import TurnEditor
+from zofia_engine.agents.novelty import Novelty
+from zofia_engine.agents.quotes import Haystack, unfounded
+from zofia_engine.agents.reading import ReaderReply, Sentence, SentenceList, cited, reading_of
+from zofia_engine.agents.verdict import Ruled, in_sentence, ruling_summary
+from zofia_engine.report import ClaimResult, DebateTurn, JudgeRuling, Lean
+
+EIFFEL = [
+    "The Eiffel Tower, the wrought-iron lattice tower completed in 1889, stands in the "
+    "centre of Berlin, Germany.",
+    "Millions of people visit it every year.",
+]
+
+# ------------------------------------------------------------------ claims the post makes
+
+
+def test_a_claim_the_named_sentence_carries_is_kept() -> None:
+    written = [
+        PostClaim(sentence=1, claim="The Eiffel Tower stands in the centre of Berlin."),
+        PostClaim(sentence=2, claim="Millions of people visit the Eiffel Tower every year."),
+    ]
+    found = kept_claims(written, EIFFEL, 0.5, 5)
+    assert [(c.id, c.kind, c.sentence) for c in found.claims] == [
+        ("claim-0", "core", 1),
+        ("claim-1", "sub", 2),
+    ]
+    assert found.dropped == 0
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        PostClaim(sentence=1, claim="The Eiffel Tower is a famous landmark in Paris, France."),
+        PostClaim(sentence=1, claim="The Eiffel Tower is a symbol of French engineering."),
+        PostClaim(sentence=7, claim="The Eiffel Tower stands in Berlin."),  # no such sentence
+        PostClaim(sentence=0, claim="The Eiffel Tower stands in Berlin."),
+        PostClaim(sentence=2, claim="The Eiffel Tower stands in the centre of Berlin."),
+    ],
+)
+def test_a_claim_no_named_sentence_supports_is_dropped_and_counted(written: PostClaim) -> None:
+    keep = PostClaim(sentence=1, claim="The tower was completed in 1889.")
+    found = kept_claims([written, keep], EIFFEL, 0.5, 5)
+    assert [c.text for c in found.claims] == ["The tower was completed in 1889."]
+    assert found.claims[0].kind == "core"  # the first kept claim is the core
+    assert found.dropped == 1
+
+
+def test_with_every_claim_dropped_the_posts_first_sentence_is_the_core_claim() -> None:
+    found = kept_claims([PostClaim(sentence=1, claim="Paris is in France.")], EIFFEL, 0.5, 5)
+    assert found.dropped == 1
+    assert [(c.kind, c.sentence) for c in found.claims] == [("core", 1)]
+    assert found.claims[0].text.startswith("The Eiffel Tower, the wrought-iron")
+
+
+def test_support_compares_word_stems() -> None:
+    assert support("Rembrandt painted the Mona Lisa", "The Mona Lisa, a painting by Rembrandt") == 1
+    assert support("the of and", "anything") == 0.0
+
+
+# ------------------------------------------------------------------ citations by number
+
+SHOWN = SentenceList(
+    [
+        Sentence("wiki-1", "The Eiffel Tower is a lattice tower on the Champ de Mars in Paris."),
+        Sentence("wiki-2", "Berlin is the capital of Germany."),
+    ],
+    np.array([[0.71, 0.12]], dtype=np.float32),
+)
+CLAIM = ClaimResult(id="claim-0", kind="core", text="The Eiffel Tower stands in Berlin.")
+
+
+def test_a_cited_number_is_the_sentence_itself() -> None:
+    reply = ReaderReply(stance="refutes", sentences=[1], reason="It is in Paris.")
+    read = reading_of(CLAIM, reply, SHOWN.similarity[0], SHOWN, 0.3)
+    assert read.label == "refutes" and read.dropped_quotes == 0
+    assert [(q.evidence_id, q.text) for q in read.quotes] == [
+        ("wiki-1", "The Eiffel Tower is a lattice tower on the Champ de Mars in Paris.")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("numbers", "dropped"),
+    [([3], 1), ([0, -1], 2), ([2], 1), ([], 0)],  # out of range; off the claim; none
+)
+def test_a_stance_with_no_sentence_that_counts_settles_nothing(
+    numbers: list[int], dropped: int
+) -> None:
+    reply = ReaderReply(stance="refutes", sentences=numbers, reason="Refuted.")
+    read = reading_of(CLAIM, reply, SHOWN.similarity[0], SHOWN, 0.3)
+    assert read.label == "not enough information"
+    assert read.quotes == [] and read.dropped_quotes == dropped
+
+
+def test_cited_keeps_good_numbers_beside_bad_ones_and_each_once() -> None:
+    quotes, dropped = cited([1, 1, 9, 2], SHOWN.similarity[0], SHOWN, 0.3)
+    assert [q.evidence_id for q in quotes] == ["wiki-1"] and dropped == 2
+
+
+# ------------------------------------------------------------------ quoted phrases
+
+SOURCES = Haystack(["Tim Cook said the European Commission had approved the design."])
+
+
+def test_a_quote_found_nowhere_is_dropped_with_its_sentence_and_counted() -> None:
+    text = (
+        "The post uses superlatives like 'newest' and 'best'. "
+        'It quotes "approved the design" from the post. It is calm.'
+    )
+    kept, dropped = unfounded(text, SOURCES)
+    assert kept == 'It quotes "approved the design" from the post. It is calm.'
+    assert dropped == 2
+
+
+def test_apostrophes_are_not_quotes() -> None:
+    text = "Apple's design and the company's chief are named. Cook's words 'approved' stand."
+    assert unfounded(text, SOURCES) == (text, 0)
+
+
+# ------------------------------------------------------------------ repeated turns
+
+
+def test_a_repeated_part_is_blanked_and_a_turn_with_nothing_new_is_marked() -> None:
+    linguist = "The post uses emotional language and vague sources to persuade its readers."
+    editor = TurnEditor(Novelty(0.8, [linguist]), SOURCES)
+    first = editor.turn(DebateTurn(round=1, side="con", rebuttal=linguist, argument="New point."))
+    assert (first.rebuttal, first.argument, first.repeated) == ("", "New point.", False)
+    again = editor.turn(DebateTurn(round=2, side="con", argument="New point."))
+    assert again.argument == "" and again.repeated
+    assert editor.repeats == 2
+
+
+def test_novelty_counts_containment_not_topic() -> None:
+    novelty = Novelty(0.8, ["The Eiffel Tower is in Paris, not in Berlin, says the article."])
+    assert novelty.repeats("the eiffel tower is in paris, not in berlin")
+    assert not novelty.repeats("Berlin has its own tower, the Fernsehturm, built in 1969.")
+
+
+# ------------------------------------------------------------------ words under a verdict
+
+
+@pytest.mark.parametrize(
+    ("claim", "inside"),
+    [
+        ("The city banned bicycles.", "the city banned bicycles"),
+        ("This is a hoax.", "this is a hoax"),
+        ("Apple unveiled a new iPhone.", "Apple unveiled a new iPhone"),
+        ("NASA landed on Mars.", "NASA landed on Mars"),
+    ],
+)
+def test_a_claim_keeps_its_case_inside_a_sentence(claim: str, inside: str) -> None:
+    assert in_sentence(claim) == inside
+
+
+def test_an_overruled_ruling_is_not_shown() -> None:
+    lean = Lean(outcome="true", probability=0.94, settle="A source.")
+    ruling = JudgeRuling(round=1, decision="true", reason="The evidence supports the claim.")
+    summary = ruling_summary(Ruled("unproven", [], lean), ruling, settled=False)
+    assert "supports" not in summary and "settles none" in summary
+
+
+def test_with_nothing_settled_no_sentence_says_the_evidence_supports() -> None:
+    ruling = JudgeRuling(
+        round=1,
+        decision="unproven",
+        reason="The evidence provided supports the claim. Nothing settles it yet.",
+    )
+    summary = ruling_summary(Ruled("unproven", []), ruling, settled=False)
+    assert summary == "Nothing settles it yet."
+    settled = ruling_summary(Ruled("false", ["claim-0"]), ruling, settled=True)
+    assert settled.startswith("The evidence provided supports")

@@ -1,0 +1,275 @@
+"""Reading the evidence as numbered sentences (paper eq. 9, with citations exact by
+construction).
+
+Every source counts (web pages, Wikipedia articles, the local corpus and the text of
+published fact-checks); the post's own pictures never do. Each document is split into
+sentences and encoded once. Each claim is read against its most similar sentences
+(cosine at least θ_sim, at most ``top_k_sentences``). The sentences chosen for a group
+of claims go into one numbered list that every reading of the group shares, so a
+backend with a prefix cache evaluates it once. The reader answers with a stance and
+sentence numbers: the quote *is* the sentence, so a paraphrase cannot break it.
+
+Two rules guard the new failure, a number that points at the wrong sentence:
+
+* a number outside the list does not count;
+* a cited sentence whose similarity to the claim is below ``min_citation_similarity``
+  does not count (it is not about the claim).
+
+Both are counted in ``ClaimResult.dropped_quotes``. A claim left with no sentence that
+counts is "not enough information": absence of evidence is not falsity (AgentFact).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..llm.base import ChatMessage
+from ..llm.session import CheckSession, StepFailed
+from ..ports import TextEncoder
+from ..prompting import render
+from ..report import ClaimResult, EvidenceItem, Quote
+from .context import PanelContext, clip
+
+__all__ = [
+    "READ_SOURCES",
+    "ReaderReply",
+    "Sentence",
+    "SentenceIndex",
+    "SentenceList",
+    "cited",
+    "read_claims",
+    "reading_of",
+    "unread",
+]
+
+#: The sources whose text can settle a claim (never the post's own pictures).
+READ_SOURCES = ("factcheck", "wikipedia", "web")
+MAX_SENTENCE_CHARS = 320
+MAX_CITED = 3
+MAX_WORDS = 40
+READ_TOKENS = 160
+
+Stance = Literal["supports", "refutes", "neither"]
+R = TypeVar("R", bound=BaseModel)
+_LABELS: dict[str, Literal["supports", "refutes", "not enough information"]] = {
+    "supports": "supports",
+    "refutes": "refutes",
+    "neither": "not enough information",
+}
+
+
+class ReaderReply(BaseModel):
+    """A claim's reading: which way the numbered sentences go, and which ones show it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stance: Stance
+    sentences: list[int] = Field(max_length=MAX_CITED)
+    reason: str
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of one document (``evidence_id``)."""
+
+    evidence_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SentenceList:
+    """Sentences as one group of readings sees them, numbered from 1, and each claim's
+    similarity to each of them (rows: the group's claims)."""
+
+    sentences: list[Sentence]
+    similarity: np.ndarray
+
+    def message(self, ctx: PanelContext) -> ChatMessage:
+        """The numbered list, as every reading of the group reads it."""
+        lines = [
+            {"number": n, "id": s.evidence_id, "text": ctx.untrusted(s.text)}
+            for n, s in enumerate(self.sentences, 1)
+        ]
+        return ChatMessage("user", render("sentences", lines=lines))
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    norms: np.ndarray = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return np.asarray(vectors / norms)
+
+
+@dataclass(frozen=True)
+class SentenceIndex:
+    """The sentences of one check's evidence and their unit vectors, encoded once."""
+
+    sentences: list[Sentence]
+    vectors: np.ndarray
+
+    @classmethod
+    def build(
+        cls,
+        items: Sequence[EvidenceItem],
+        splitter: Callable[[str], list[str]],
+        encoder: TextEncoder,
+    ) -> SentenceIndex:
+        """Every sentence of the evidence items that can settle a claim (blocking)."""
+        sentences = [
+            Sentence(item.id, clip(text, MAX_SENTENCE_CHARS))
+            for item in items
+            if item.source in READ_SOURCES
+            for text in splitter(item.text)
+            if len(text.split()) >= 3
+        ]
+        if not sentences:
+            return cls([], np.zeros((0, 1), dtype=np.float32))
+        return cls(sentences, _unit(encoder.encode([s.text for s in sentences])))
+
+    def shortlist(
+        self, claims: Sequence[str], encoder: TextEncoder, *, top_k: int, theta: float
+    ) -> tuple[SentenceList, list[list[int]]]:
+        """Eq. 9 per claim, and one list for the group: the claims' top-k sentences with
+        cosine at least ``theta``, each once, in evidence order; and for each claim the
+        numbers (from 1) of its own sentences in that list, closest first (blocking)."""
+        if not self.sentences or not claims:
+            empty = SentenceList([], np.zeros((len(claims), 0), dtype=np.float32))
+            return empty, [[] for _ in claims]
+        sims = _unit(encoder.encode(list(claims))) @ self.vectors.T
+        picks = []
+        for row in sims:
+            order = np.argsort(-row, kind="stable")[:top_k]
+            picks.append([int(j) for j in order if row[j] >= theta])
+        kept = sorted(set().union(*picks))
+        number = {j: n for n, j in enumerate(kept, 1)}
+        shown = SentenceList([self.sentences[j] for j in kept], np.asarray(sims[:, kept]))
+        return shown, [[number[j] for j in chosen] for chosen in picks]
+
+
+def cited(
+    numbers: Sequence[int], similarity: np.ndarray, shown: SentenceList, threshold: float
+) -> tuple[list[Quote], int]:
+    """The sentences a reading cites that count (in range, about the claim: ``similarity``
+    is the claim's row), as quotes, and how many numbers were dropped."""
+    quotes: list[Quote] = []
+    dropped = 0
+    for number in dict.fromkeys(numbers):
+        if not 1 <= number <= len(shown.sentences) or similarity[number - 1] < threshold:
+            dropped += 1
+            continue
+        sentence = shown.sentences[number - 1]
+        quotes.append(Quote(text=sentence.text, evidence_id=sentence.evidence_id))
+    return quotes, dropped
+
+
+def unread(claim: ClaimResult, **scores: float) -> ClaimResult:
+    """A claim no evidence sentence is similar enough to: not enough information, with no
+    call (``scores``: what the tree records for it)."""
+    return claim.model_copy(
+        update={
+            "label": "not enough information",
+            "reason": "No sentence of the evidence was close enough to this claim to read.",
+            "status": "skipped",
+            **scores,
+        }
+    )
+
+
+def reading_of(
+    claim: ClaimResult,
+    reply: Any,
+    row: np.ndarray,
+    shown: SentenceList,
+    threshold: float,
+) -> ClaimResult:
+    """``claim`` as ``reply`` (any reply with a stance, sentence numbers and a reason)
+    reads it, under the two citation rules; a stance with no sentence that counts
+    becomes "not enough information"."""
+    quotes, dropped = cited(reply.sentences, row, shown, threshold)
+    label = _LABELS[reply.stance]
+    reason = reply.reason.strip()
+    if label != "not enough information" and not quotes:
+        label = "not enough information"
+        reason = "The reading cited no sentence of the evidence that is about this claim."
+    return claim.model_copy(
+        update={
+            "label": label,
+            "reason": reason,
+            "quotes": quotes if label != "not enough information" else [],
+            "dropped_quotes": dropped,
+            "context": list(dict.fromkeys(s.evidence_id for s in shown.sentences)),
+        }
+    )
+
+
+async def ask_reader(
+    session: CheckSession,
+    ctx: PanelContext,
+    claim: ClaimResult,
+    shown: SentenceList,
+    own: list[int],
+    *,
+    step: str,
+    template: str,
+    schema: type[R],
+    max_tokens: int,
+) -> tuple[ClaimResult, R | None]:
+    """One claim read by the verifier role over the group's numbered sentences (its own
+    closest ``own`` named in the task); the reply too, ``None`` when the step failed."""
+    task = render(template, claim=claim.text, own=own, max_words=MAX_WORDS, max_cited=MAX_CITED)
+    numbers = list(range(1, len(shown.sentences) + 1))
+    try:
+        answer = await session.ask(
+            "verifier",
+            step,
+            ctx.conversation(shown.message(ctx), task=task),
+            schema,
+            max_tokens=max_tokens,
+            enums={"sentences": numbers} if numbers else None,
+        )
+    except StepFailed as exc:
+        context = list(dict.fromkeys(s.evidence_id for s in shown.sentences))
+        failed = {"status": "failed", "error": exc.reason, "context": context}
+        return claim.model_copy(update=failed), None
+    return claim, answer.value
+
+
+async def read_claims(
+    session: CheckSession,
+    ctx: PanelContext,
+    claims: Sequence[ClaimResult],
+    index: SentenceIndex,
+    encoder: TextEncoder,
+    *,
+    top_k: int,
+    theta: float,
+    threshold: float,
+) -> list[ClaimResult]:
+    """Read every claim at once over one shared, numbered list of sentences."""
+    shown, own = await asyncio.to_thread(
+        index.shortlist, [c.text for c in claims], encoder, top_k=top_k, theta=theta
+    )
+
+    async def one(i: int, claim: ClaimResult) -> ClaimResult:
+        if not own[i]:
+            return unread(claim)
+        asked, reply = await ask_reader(
+            session,
+            ctx,
+            claim,
+            shown,
+            own[i],
+            step=f"claims:read:{claim.id}",
+            template="reader",
+            schema=ReaderReply,
+            max_tokens=READ_TOKENS,
+        )
+        if reply is None:
+            return asked
+        return reading_of(claim, reply, shown.similarity[i], shown, threshold)
+
+    return list(await asyncio.gather(*(one(i, c) for i, c in enumerate(claims))))
