@@ -52,18 +52,19 @@ HITS = [
 ]
 
 # What each switch of the paper's Table 2 must silence (reply schemas at the LLM server).
-# Claims are judged as a tree's nodes against web passages only; stances are of web
-# pages toward the extracted core claim.
-_WEB_ONLY = {"nodereply", "stancereply"}
+# At the full depth claims are judged as a tree's nodes against the sentences of every
+# source; stances are of web pages toward the extracted core claim.
+_WEB_ONLY = {"stancereply"}
+_READING = {"nodereply", "stancereply"}
 SILENCED: dict[str, set[str]] = {
     "full": set(),
     "no-wikipedia": set(),
     "no-web": _WEB_ONLY,
-    "no-retrieval": _WEB_ONLY,
+    "no-retrieval": _READING,
     "no-linguist": {"linguistreply"},
     "no-expert": {"domainreply", "expertreply"},
     "no-linguist-expert": {"linguistreply", "domainreply", "expertreply"},
-    "no-claims": {"extractorreply", *_WEB_ONLY},
+    "no-claims": {"extractorreply", *_READING},
     "no-debate": {"debaterreply", "judgereply"},
 }
 # Every agent's reply schema that the default path asks: "finalreply" only follows a
@@ -72,7 +73,7 @@ SILENCED: dict[str, set[str]] = {
 PANEL = set(SCHEMAS) - {
     "finalreply",
     "radarreply",
-    "verifierreply",
+    "readerreply",
     "decomposereply",
     "visionreply",
 }
@@ -96,7 +97,8 @@ async def make_engine(
                     "timeout_s": 5.0,
                     "retries": 1,
                     "openai": {"base_url": peer.base_url, "api_key": "sk-test", "model": "p"},
-                }
+                },
+                "agents": {"depth": "full"},  # the paper's whole run, as Table 2 ablates it
             }
         )
         brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1000.0)
@@ -159,9 +161,10 @@ async def test_ablation_switches_remove_the_calls_they_name(
         records = await evaluate([ITEM], checker, log, header, LABEL_MAPPINGS["binary"])
 
     record = records[ITEM.id]
-    # Without web passages to quote nothing is settled: the engine abstains (unproven),
-    # scored as not covered; the paper's rule (require_evidence off) would say fake.
-    grounded = name not in ("no-web", "no-retrieval", "no-claims")
+    # Without evidence sentences or claims nothing is settled: the engine abstains
+    # (unproven), scored as not covered; the paper's rule (require_evidence off) would
+    # say fake. Without the web, the Wikipedia article's sentences are still read.
+    grounded = name not in ("no-retrieval", "no-claims")
     assert not record.error and record.predicted == ("fake" if grounded else None)
     assert record.verdict == ("false" if grounded else "unproven")
     assert record.ablation == name

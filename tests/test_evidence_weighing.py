@@ -23,7 +23,7 @@ from peers.factcheck_peer import (
     claim_review,
 )
 from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, last_user_text, schema_name
+from peers.panel_script import PanelScript, last_user_text, numbered_sentences, schema_name
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from bots.common.card import verdict_card
@@ -80,25 +80,23 @@ POISON = brave_result(
 
 
 def _quote_from(marker: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """A verifier (or tree node) that supports the claim with a quote from the passage
-    containing ``marker``; no such passage: not enough information."""
+    """A reader (or tree node) that supports the claim with the numbered sentence of a web
+    page containing ``marker``; no such sentence: neither."""
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
-        for line in last_user_text(body).splitlines():
-            if line.startswith("[web-") and marker in line:
-                passage = line.split("] ", 1)[1]
-                quote = " ".join(passage.split()[:8])
+        for number, document, text in numbered_sentences(body):
+            if document.startswith("web-") and marker in text:
                 return {
-                    "label": "supports",
+                    "sentences": [number],
                     "reason": "The page says so.",
-                    "quotes": [quote],
+                    "stance": "supports",
                     "veracity": 0.9,
                     "reliability": 0.9,
                 }
         return {
-            "label": "not enough information",
+            "sentences": [],
             "reason": "Nothing on it.",
-            "quotes": [],
+            "stance": "neither",
             "veracity": 0.5,
             "reliability": 0.8,
         }
@@ -106,12 +104,12 @@ def _quote_from(marker: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return reply
 
 
-def _node_to_verifier(reply: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
-    def verifier(body: dict[str, Any]) -> dict[str, Any]:
+def _node_to_reader(reply: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    def reader(body: dict[str, Any]) -> dict[str, Any]:
         out = reply(body)
-        return {k: out[k] for k in ("label", "reason", "quotes")}
+        return {k: out[k] for k in ("sentences", "reason", "stance")}
 
-    return verifier
+    return reader
 
 
 TRUE_JUDGE = {"verdict": "true", "next": "stop", "reason": "The page confirms the ban."}
@@ -150,6 +148,8 @@ async def check(
                     "retries": 0,
                     "openai": {"base_url": panel.base_url, "api_key": "sk-test"},
                 },
+                # The papers' whole run (stance calls, the tree) unless a test says.
+                "agents": {"depth": "full"},
                 **sections,
             }
         )
@@ -223,7 +223,7 @@ async def test_support_from_a_low_quality_site_carries_no_true_verdict(
     gullible = _quote_from("Springfield bicycle ban is real")
     panel.responder = PanelScript(
         nodereply=gullible,
-        verifierreply=_node_to_verifier(gullible),
+        readerreply=_node_to_reader(gullible),
         stancereply={"stance": "supports", "sentence": ""},
         judgereply=TRUE_JUDGE,
     )
@@ -255,13 +255,13 @@ async def test_the_flat_claims_switch_gives_zofias_calls_exactly(
     steps = [c.step for c in flat.usage.log if c.step.startswith("claims:")]
     assert sorted(steps) == [
         "claims:extract",
-        "claims:verify:claim-0",
-        "claims:verify:claim-1",
-        "claims:verify:claim-2",
+        "claims:read:claim-0",
+        "claims:read:claim-1",
+        "claims:read:claim-2",
     ]
     assert flat.tree is None and all(c.parent is None and c.depth == 0 for c in flat.claims)
-    verify_bodies = [b for b in panel.requests if schema_name(b) == "verifierreply"]
-    assert all(last_user_text(b).startswith("WEB PASSAGES") for b in verify_bodies)
+    readers = [b for b in panel.requests if schema_name(b) == "readerreply"]
+    assert all(b["messages"][2]["content"].startswith("EVIDENCE") for b in readers)
 
     tree = await check([TRUSTED])
     steps = [c.step for c in tree.usage.log if c.step.startswith("claims:")]
@@ -283,9 +283,9 @@ async def test_an_unreliable_root_is_split_into_weighted_parts_within_the_caps(
 ) -> None:
     def unsure(body: dict[str, Any]) -> dict[str, Any]:
         return {
-            "label": "not enough information",
+            "sentences": [],
             "reason": "Vague.",
-            "quotes": [],
+            "stance": "neither",
             "veracity": 0.5,
             "reliability": 0.3,  # below 0.7: split
         }

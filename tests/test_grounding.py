@@ -11,7 +11,8 @@ from zofia_engine.agents.claims import PostClaim, kept_claims, support
 from zofia_engine.agents.debate import TurnEditor
 from zofia_engine.agents.novelty import Novelty
 from zofia_engine.agents.quotes import Haystack, unfounded
-from zofia_engine.agents.reading import ReaderReply, Sentence, SentenceList, cited, reading_of
+from zofia_engine.agents.evidence_sentences import Sentence, SentenceList
+from zofia_engine.agents.reading import ReaderReply, cited, reading_of
 from zofia_engine.agents.verdict import Ruled, in_sentence, ruling_summary
 from zofia_engine.report import ClaimResult, DebateTurn, JudgeRuling, Lean
 
@@ -74,14 +75,15 @@ SHOWN = SentenceList(
         Sentence("wiki-1", "The Eiffel Tower is a lattice tower on the Champ de Mars in Paris."),
         Sentence("wiki-2", "Berlin is the capital of Germany."),
     ],
-    np.array([[0.71, 0.12]], dtype=np.float32),
+    np.eye(2, dtype=np.float32),
 )
+SIMILARITY = np.array([0.71, 0.12], dtype=np.float32)  # the claim's cosine to each
 CLAIM = ClaimResult(id="claim-0", kind="core", text="The Eiffel Tower stands in Berlin.")
 
 
 def test_a_cited_number_is_the_sentence_itself() -> None:
     reply = ReaderReply(stance="refutes", sentences=[1], reason="It is in Paris.")
-    read = reading_of(CLAIM, reply, SHOWN.similarity[0], SHOWN, 0.3)
+    read = reading_of(CLAIM, reply, SIMILARITY, SHOWN, 0.3)
     assert read.label == "refutes" and read.dropped_quotes == 0
     assert [(q.evidence_id, q.text) for q in read.quotes] == [
         ("wiki-1", "The Eiffel Tower is a lattice tower on the Champ de Mars in Paris.")
@@ -96,13 +98,13 @@ def test_a_stance_with_no_sentence_that_counts_settles_nothing(
     numbers: list[int], dropped: int
 ) -> None:
     reply = ReaderReply(stance="refutes", sentences=numbers, reason="Refuted.")
-    read = reading_of(CLAIM, reply, SHOWN.similarity[0], SHOWN, 0.3)
+    read = reading_of(CLAIM, reply, SIMILARITY, SHOWN, 0.3)
     assert read.label == "not enough information"
     assert read.quotes == [] and read.dropped_quotes == dropped
 
 
 def test_cited_keeps_good_numbers_beside_bad_ones_and_each_once() -> None:
-    quotes, dropped = cited([1, 1, 9, 2], SHOWN.similarity[0], SHOWN, 0.3)
+    quotes, dropped = cited([1, 1, 9, 2], SIMILARITY, SHOWN, 0.3)
     assert [q.evidence_id for q in quotes] == ["wiki-1"] and dropped == 2
 
 

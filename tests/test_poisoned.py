@@ -12,6 +12,7 @@ model: ``bench/poisoned.py`` runs the set on the embedded model.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, last_user_text
+from peers.panel_script import PanelScript, numbered_sentences
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
@@ -40,41 +41,41 @@ POISON_MARKS = ("they don't want you to know", "Insiders agree", "It is confirme
 
 
 def _gullible(body: dict[str, Any]) -> dict[str, Any]:
-    """Supports the claim, quoting a poisoned passage; if none is shown, refuses to say."""
-    for line in last_user_text(body).splitlines():
-        if line.startswith("[web-") and any(mark in line for mark in POISON_MARKS):
-            quote = " ".join(line.split("] ", 1)[1].split()[:8])
+    """Supports the claim, citing a poisoned page's sentence; if none is shown, neither."""
+    for number, document, text in numbered_sentences(body):
+        if document.startswith("web-") and any(mark in text for mark in POISON_MARKS):
             return {
-                "label": "supports",
+                "sentences": [number],
                 "reason": "Several pages confirm it.",
-                "quotes": [quote],
+                "stance": "supports",
                 "veracity": 0.95,
                 "reliability": 0.9,
             }
     return {
-        "label": "not enough information",
+        "sentences": [],
         "reason": "Nothing.",
-        "quotes": [],
+        "stance": "neither",
         "veracity": 0.5,
         "reliability": 0.9,
     }
 
 
-def _verifier(body: dict[str, Any]) -> dict[str, Any]:
+def _reader(body: dict[str, Any]) -> dict[str, Any]:
     reply = _gullible(body)
-    return {k: reply[k] for k in ("label", "reason", "quotes")}
+    return {k: reply[k] for k in ("sentences", "reason", "stance")}
 
 
 def _extractor(body: dict[str, Any]) -> dict[str, Any]:
-    """The post's own words as its core claim."""
+    """The post's own first sentence as its core claim."""
     post = str(body["messages"][1]["content"]).split("<<<POST\n", 1)[1].split("\nPOST>>>")[0]
-    return {"core_claim": post.strip(), "sub_claims": []}
+    first = re.split(r"\[S\d+\] ", post)[1]
+    return {"core_claim": {"sentence": 1, "claim": first.strip()}, "sub_claims": []}
 
 
 SCRIPT = PanelScript(
     extractorreply=_extractor,
     nodereply=_gullible,
-    verifierreply=_verifier,
+    readerreply=_reader,
     stancereply={"stance": "supports", "sentence": ""},
     judgereply={"verdict": "true", "next": "stop", "reason": "Many pages confirm it."},
 )

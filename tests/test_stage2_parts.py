@@ -14,7 +14,7 @@ from zofia_engine.agents.context import PanelContext
 from zofia_engine.agents.judge import calibrated
 from zofia_engine.agents.linguist import DIMENSIONS
 from zofia_engine.agents.quotes import find_quote
-from zofia_engine.agents.reading import SentenceIndex
+from zofia_engine.agents.evidence_sentences import SentenceIndex
 from zofia_engine.llm.base import TokenLogprob
 from zofia_engine.llm.structured import ReplyParseError, bounded_schema, json_schema, parse_reply
 from zofia_engine.llm.token_odds import option_probabilities
@@ -42,14 +42,14 @@ TEMPLATE_VARIABLES = {
     "decompose": {"claim": "A claim.", "min_sub": 2, "max_sub": 4},
     "domain": {},
     "evidence": {
-        "items": [
+        "documents": [
             {
                 "id": "web-1",
                 "source_label": "Web page",
                 "title": "t",
                 "published": "",
                 "note": "",
-                "text": "x",
+                "lines": ["1. x"],
             }
         ]
     },
@@ -69,7 +69,6 @@ TEMPLATE_VARIABLES = {
     "triage": {},
     "vision": {},
     "reader": {"claim": "A claim.", "own": [2], "max_words": 40, "max_cited": 3},
-    "sentences": {"lines": [{"number": 1, "id": "wiki-1", "text": "A sentence."}]},
     "unsettled": {"settled": False},
 }
 
@@ -246,19 +245,18 @@ def test_sentence_shortlist_applies_top_k_and_theta_and_numbers_one_list() -> No
     index = SentenceIndex.build(items, _split, encoder)
     # Every source but the post's own picture; sentences of fewer than three words go.
     assert {s.evidence_id for s in index.sentences} == {"web-1", "wiki-1", "fc-1"}
-    shown, own = index.shortlist(["bicycle ban", "weather"], encoder, top_k=2, theta=0.5)
+    shown = index.shortlist(["bicycle ban", "weather"], encoder, top_k=2, theta=0.5)
     texts = [s.text for s in shown.sentences]
     assert texts == [
         "The bicycle ban is here.",
         "The weather is fine today.",
         "Claim reviewed: a bicycle ban.",
     ]  # in evidence order, each once
+    similarity, own = shown.closest(["bicycle ban", "weather"], encoder, top_k=2, theta=0.5)
     assert own == [[1, 3], [2]]  # closest first (here a tie, kept in evidence order)
-    assert shown.similarity.shape == (2, 3)
-    empty, none = SentenceIndex.build([], _split, encoder).shortlist(
-        ["x"], encoder, top_k=3, theta=0.1
-    )
-    assert empty.sentences == [] and none == [[]]
+    assert similarity.shape == (2, 3)
+    empty = SentenceIndex.build([], _split, encoder).shortlist(["x"], encoder, top_k=3, theta=0.1)
+    assert empty.sentences == [] and empty.closest(["x"], encoder, top_k=3, theta=0.1)[1] == [[]]
 
 
 def test_post_is_clipped_and_its_markers_defused() -> None:
@@ -303,10 +301,11 @@ def test_parse_reply_accepts_raw_newlines_inside_strings() -> None:
 def test_templates_keep_their_line_breaks() -> None:
     # trim_blocks eats the newline after a block tag: a title once ran into its text.
     item = {"id": "web-1", "source_label": "Web page", "title": "T", "published": "2024-01-02"}
-    evidence = render("evidence", items=[{**item, "note": "refutes", "text": "Body."}])
-    assert "[web-1] Web page: T (2024-01-02)\n(refutes)\nBody." in evidence
-    plain = render("evidence", items=[{**item, "published": "", "note": "", "text": "Body."}])
-    assert "[web-1] Web page: T\nBody." in plain
+    lines = ["1. Body.", "2. More."]
+    evidence = render("evidence", documents=[{**item, "note": "high quality", "lines": lines}])
+    assert "[web-1] Web page: T (2024-01-02)\n(high quality)\n1. Body.\n2. More." in evidence
+    plain = render("evidence", documents=[{**item, "published": "", "note": "", "lines": lines}])
+    assert "[web-1] Web page: T\n1. Body." in plain
     turn = render(
         "debate_turn",
         round=2,

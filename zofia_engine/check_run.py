@@ -27,6 +27,7 @@ from .agents.debate import (
     hold_opening_round,
 )
 from .agents.early_stop import EarlyStop
+from .agents.evidence_sentences import SentenceIndex, SentenceList
 from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import calibrated, final_ruling
 from .agents.linguist import analyse_language
@@ -34,7 +35,7 @@ from .agents.novelty import Novelty
 from .agents.pool import agent_failures, evidence_pool
 from .agents.quotes import Haystack, unfounded
 from .agents.radar import hold_radar_debate
-from .agents.reading import SentenceIndex, read_claims
+from .agents.reading import read_claims
 from .agents.stance import stances_read
 from .agents.tree import grow_tree
 from .agents.triage import triage
@@ -142,6 +143,7 @@ class CheckRun:
         self.progress = Progress(on_progress, self.started)
         self.timings: dict[str, float] = {}
         self.dropped = Dropped()
+        self._shown = asyncio.Event()
         text, self.degraded = checkable_text(post.text)
         agents = settings.agents
         self.ctx = PanelContext(
@@ -319,7 +321,9 @@ class CheckRun:
         return Usage.of(self.session.calls), timings
 
     async def _expert(self, domain: asyncio.Task[Any]) -> ExpertFinding:
-        return await analyse_as_expert(self.session, self.ctx, await domain)
+        found = await domain
+        await self._shown.wait()  # the expert reads the evidence the panel is shown
+        return await analyse_as_expert(self.session, self.ctx, found)
 
     def _weighing(self) -> Weighing:
         published = self.post.published
@@ -345,10 +349,14 @@ class CheckRun:
             problem, claims = "", extracted.claims if extracted else []
             dropped = extracted.dropped if extracted else 0
         core = claims[0].text if claims else None
-        found = await weighing.factchecks(core, published)
-        seen = await pictures if pictures is not None else None
-        documents = ctx.evidence
-        ctx.evidence = [*(seen.items if seen else []), *found, *documents]
+        try:
+            found = await weighing.factchecks(core, published)
+            seen = await pictures if pictures is not None else None
+            documents = ctx.evidence
+            ctx.evidence = [*(seen.items if seen else []), *found, *documents]
+            ctx.show(await asyncio.to_thread(self._shortlist, claims))
+        finally:
+            self._shown.set()  # the expert reads the evidence as shown (or as it is)
         stances = (
             weighing.stances(core, documents) if full and self.ablation.web else _nothing(documents)
         )
@@ -359,25 +367,32 @@ class CheckRun:
         ctx.evidence = reversed_marked([*(seen.items if seen else []), *found, *weighed])
         return _Claims(checked, tree, problem, dropped)
 
+    def _shortlist(self, claims: list[ClaimResult]) -> SentenceList:
+        """The evidence sentences the panel is shown: each claim's and the post's closest
+        (blocking)."""
+        agents, encoder = self.settings.agents, self.retrieval.encoder
+        index = SentenceIndex.build(self.ctx.evidence, split_sentences, encoder)
+        lead = (self.ctx.sentences or [self.ctx.text])[0][:LEAD_CHARS]
+        queries = [lead, *(c.text for c in claims)]
+        return index.shortlist(
+            queries, encoder, top_k=agents.top_k_sentences, theta=agents.theta_sim
+        )
+
     async def _read(
         self, claims: list[ClaimResult], *, tree: bool
     ) -> tuple[list[ClaimResult], TreeSummary | None]:
-        """The claims read over the evidence's sentences: flat, or as ToE's tree."""
+        """The claims read over the shown sentences: flat, or as ToE's tree."""
         if not claims:
             return [], None
         agents, encoder = self.settings.agents, self.retrieval.encoder
-        index = await asyncio.to_thread(
-            SentenceIndex.build, self.ctx.evidence, split_sentences, encoder
-        )
         if tree:
             return await grow_tree(
-                self.session, self.ctx, claims, index, encoder, agents, self.settings.tree
+                self.session, self.ctx, claims, encoder, agents, self.settings.tree
             )
         read = await read_claims(
             self.session,
             self.ctx,
             claims,
-            index,
             encoder,
             top_k=agents.top_k_sentences,
             theta=agents.theta_sim,

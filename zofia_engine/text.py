@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 from .errors import InvalidPostError
 
-__all__ = ["EMPTY_POST", "checkable_text", "clean_post", "whole_sentences"]
+__all__ = ["EMPTY_POST", "checkable_text", "clean_post", "clip", "whole_sentences"]
 
 EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
 
@@ -126,3 +126,11 @@ def whole_sentences(text: str) -> str:
     if not ends or ends[-1].end() == len(text):
         return text
     return text[: ends[-1].end()]
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word to at most ``limit`` characters."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0] + "…"

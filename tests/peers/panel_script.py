@@ -24,6 +24,7 @@ __all__ = [
     "PanelScript",
     "judge_logprobs",
     "closest_sentence",
+    "numbered_sentences",
     "last_user_text",
     "schema_name",
     "word_logprobs",
@@ -85,6 +86,23 @@ def schema_name(body: dict[str, Any]) -> str:
 
 def last_user_text(body: dict[str, Any]) -> str:
     return str(body["messages"][-1]["content"])
+
+
+def numbered_sentences(body: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """The evidence's numbered sentences in a request, as (number, document id, text)."""
+    found, document = [], ""
+    for message in body["messages"]:
+        text = str(message["content"])
+        if not text.startswith("EVIDENCE"):
+            continue
+        for line in text.splitlines():
+            head = re.match(r"^\[([\w-]+)\] ", line)
+            if head:
+                document = head.group(1)
+            numbered = re.match(r"^(\d+)\. (.+)$", line)
+            if numbered and document:
+                found.append((int(numbered.group(1)), document, numbered.group(2)))
+    return found
 
 
 def closest_sentence(body: dict[str, Any]) -> int:

@@ -18,6 +18,8 @@ from ..report import EvidenceItem
 from ..retrieval.credibility import QUALITY_WORDS, counts_against
 from ..retrieval.models import Stage1Result
 from ..retrieval.ner.sentences import sentence_spans
+from ..text import clip
+from .evidence_sentences import READ_SOURCES, SentenceList
 
 __all__ = ["PanelContext", "clip", "evidence_items", "evidence_note", "reversed_support"]
 
@@ -37,17 +39,6 @@ def _defuse(text: str) -> str:
     for marker in _MARKERS:
         text = text.replace(marker, marker.replace("<", "‹").replace(">", "›"))
     return defuse(text)
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut at a word to at most ``limit`` characters."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rsplit(" ", 1)[0] + "…"
-
-
-_clip = clip
 
 
 def evidence_note(item: EvidenceItem) -> str:
@@ -145,12 +136,14 @@ class PanelContext:
     evidence: list[EvidenceItem] = field(default_factory=list)
     truncated: bool = False
     sentences: list[str] = field(default_factory=list)
+    readable: SentenceList = field(default_factory=SentenceList.empty)
 
     def __post_init__(self) -> None:
         self.truncated = len(self.text) > self.max_post_chars
-        seen = _clip(self.text, self.max_post_chars) if self.truncated else self.text
+        seen = clip(self.text, self.max_post_chars) if self.truncated else self.text
         spans = sentence_spans(seen)
         self.sentences = [seen[a:b] for a, b in spans]
+        self._evidence_message: ChatMessage | None = None
         shown = _defuse(_numbered(seen, spans))
         self._shared = (
             ChatMessage("system", render("system", language=self.language)),
@@ -160,8 +153,8 @@ class PanelContext:
                     "post",
                     text=shown,
                     published=self.published.isoformat() if self.published else "",
-                    origin=_defuse(_clip(self.origin, MAX_FIELD_CHARS)),
-                    url=_defuse(_clip(self.url, MAX_FIELD_CHARS)),
+                    origin=_defuse(clip(self.origin, MAX_FIELD_CHARS)),
+                    url=_defuse(clip(self.url, MAX_FIELD_CHARS)),
                 ),
             ),
         )
@@ -175,23 +168,34 @@ class PanelContext:
         """The system and post messages every conversation starts with."""
         return self._shared
 
-    def evidence_message(
-        self, sources: tuple[str, ...] = ("image", "factcheck", "wikipedia", "web")
-    ) -> ChatMessage:
-        """The evidence of the given sources, each item with its id."""
-        items = [
+    def show(self, readable: SentenceList) -> None:
+        """Fix the evidence the panel reads from now on: ``self.evidence`` with the
+        numbered sentences of ``readable`` (one message, byte for byte the same for every
+        agent that follows, so prefix caches evaluate it once)."""
+        self.readable = readable
+        self._evidence_message = self._render_evidence()
+
+    def evidence_message(self) -> ChatMessage:
+        """The evidence as :meth:`show` fixed it; before that, the documents alone."""
+        return self._evidence_message or self._render_evidence()
+
+    def _render_evidence(self) -> ChatMessage:
+        lines: dict[str, list[str]] = {}
+        for n, sentence in enumerate(self.readable.sentences, 1):
+            lines.setdefault(sentence.evidence_id, []).append(f"{n}. {_defuse(sentence.text)}")
+        documents = [
             {
                 "id": e.id,
                 "source_label": _SOURCE_LABELS[e.source],
-                "title": _defuse(_clip(e.title, MAX_FIELD_CHARS)),
+                "title": _defuse(clip(e.title, MAX_FIELD_CHARS)),
                 "published": e.published.isoformat() if e.published else "",
                 "note": _defuse(evidence_note(e)),
-                "text": _defuse(_clip(e.text, self.max_evidence_chars)),
+                "lines": lines.get(e.id) or [_defuse(clip(e.text, self.max_evidence_chars))],
             }
             for e in self.evidence
-            if e.source in sources
+            if e.id in lines or e.source not in READ_SOURCES or not self.readable.sentences
         ]
-        return ChatMessage("user", render("evidence", items=items))
+        return ChatMessage("user", render("evidence", documents=documents))
 
     def conversation(self, *middle: ChatMessage, task: str) -> list[ChatMessage]:
         """Shared prefix, then ``middle``, then the role's ``task`` last."""

@@ -1,7 +1,8 @@
 """The domain expert (paper §4.1.2): pick the field, then analyse as its expert.
 
 The first call needs only the post, so it runs while Stage 1 retrieves; the
-second reads the Wikipedia entries as reference.
+second reads the evidence the panel is shown (Wikipedia's entries among it) as
+reference.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ async def analyse_as_expert(
         answer = await session.ask(
             "expert",
             "expert:analysis",
-            ctx.conversation(ctx.evidence_message(("wikipedia",)), task=task),
+            ctx.conversation(ctx.evidence_message(), task=task),
             ExpertReply,
             max_tokens=320,
         )

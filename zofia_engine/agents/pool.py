@@ -41,6 +41,14 @@ def evidence_pool(
                 f"{e.knowledge_concordance} Logic: {e.logical_integrity}",
             }
         )
+    weighed = [e for e in ctx.evidence if e.stance is not None and e.stance.status == "ok"]
+    if weighed:
+        text = "; ".join(
+            f"{e.id} {e.stance.label}" + (" (support from this source counts against the post)" * e.reversed)
+            for e in weighed
+            if e.stance is not None
+        )
+        lines.append({"id": "stances", "text": f"Each document on the core claim: {text}."})
     checked = [c for c in claims if c.label is not None]
     if checked:
         text = " | ".join(_claim_line(c) for c in checked)

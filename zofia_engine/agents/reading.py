@@ -22,35 +22,28 @@ counts is "not enough information": absence of evidence is not falsity (AgentFac
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..llm.base import ChatMessage
 from ..llm.session import CheckSession, StepFailed
 from ..ports import TextEncoder
 from ..prompting import render
-from ..report import ClaimResult, EvidenceItem, Quote
-from .context import PanelContext, clip
+from ..report import ClaimResult, Quote
+from .context import PanelContext
+from .evidence_sentences import SentenceList
 
 __all__ = [
-    "READ_SOURCES",
     "ReaderReply",
-    "Sentence",
-    "SentenceIndex",
-    "SentenceList",
+    "ask_reader",
     "cited",
     "read_claims",
     "reading_of",
     "unread",
 ]
 
-#: The sources whose text can settle a claim (never the post's own pictures).
-READ_SOURCES = ("factcheck", "wikipedia", "web")
-MAX_SENTENCE_CHARS = 320
 MAX_CITED = 3
 MAX_WORDS = 40
 READ_TOKENS = 160
@@ -65,89 +58,14 @@ _LABELS: dict[str, Literal["supports", "refutes", "not enough information"]] = {
 
 
 class ReaderReply(BaseModel):
-    """A claim's reading: which way the numbered sentences go, and which ones show it."""
+    """A claim's reading: the numbered sentences that bear on it, what they say against
+    the claim, and so which way they go (in that order: the stance comes last)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    stance: Stance
     sentences: list[int] = Field(max_length=MAX_CITED)
     reason: str
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One sentence of one document (``evidence_id``)."""
-
-    evidence_id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class SentenceList:
-    """Sentences as one group of readings sees them, numbered from 1, and each claim's
-    similarity to each of them (rows: the group's claims)."""
-
-    sentences: list[Sentence]
-    similarity: np.ndarray
-
-    def message(self, ctx: PanelContext) -> ChatMessage:
-        """The numbered list, as every reading of the group reads it."""
-        lines = [
-            {"number": n, "id": s.evidence_id, "text": ctx.untrusted(s.text)}
-            for n, s in enumerate(self.sentences, 1)
-        ]
-        return ChatMessage("user", render("sentences", lines=lines))
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms: np.ndarray = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return np.asarray(vectors / norms)
-
-
-@dataclass(frozen=True)
-class SentenceIndex:
-    """The sentences of one check's evidence and their unit vectors, encoded once."""
-
-    sentences: list[Sentence]
-    vectors: np.ndarray
-
-    @classmethod
-    def build(
-        cls,
-        items: Sequence[EvidenceItem],
-        splitter: Callable[[str], list[str]],
-        encoder: TextEncoder,
-    ) -> SentenceIndex:
-        """Every sentence of the evidence items that can settle a claim (blocking)."""
-        sentences = [
-            Sentence(item.id, clip(text, MAX_SENTENCE_CHARS))
-            for item in items
-            if item.source in READ_SOURCES
-            for text in splitter(item.text)
-            if len(text.split()) >= 3
-        ]
-        if not sentences:
-            return cls([], np.zeros((0, 1), dtype=np.float32))
-        return cls(sentences, _unit(encoder.encode([s.text for s in sentences])))
-
-    def shortlist(
-        self, claims: Sequence[str], encoder: TextEncoder, *, top_k: int, theta: float
-    ) -> tuple[SentenceList, list[list[int]]]:
-        """Eq. 9 per claim, and one list for the group: the claims' top-k sentences with
-        cosine at least ``theta``, each once, in evidence order; and for each claim the
-        numbers (from 1) of its own sentences in that list, closest first (blocking)."""
-        if not self.sentences or not claims:
-            empty = SentenceList([], np.zeros((len(claims), 0), dtype=np.float32))
-            return empty, [[] for _ in claims]
-        sims = _unit(encoder.encode(list(claims))) @ self.vectors.T
-        picks = []
-        for row in sims:
-            order = np.argsort(-row, kind="stable")[:top_k]
-            picks.append([int(j) for j in order if row[j] >= theta])
-        kept = sorted(set().union(*picks))
-        number = {j: n for n, j in enumerate(kept, 1)}
-        shown = SentenceList([self.sentences[j] for j in kept], np.asarray(sims[:, kept]))
-        return shown, [[number[j] for j in chosen] for chosen in picks]
+    stance: Stance
 
 
 def cited(
@@ -226,7 +144,7 @@ async def ask_reader(
         answer = await session.ask(
             "verifier",
             step,
-            ctx.conversation(shown.message(ctx), task=task),
+            ctx.conversation(ctx.evidence_message(), task=task),
             schema,
             max_tokens=max_tokens,
             enums={"sentences": numbers} if numbers else None,
@@ -242,16 +160,17 @@ async def read_claims(
     session: CheckSession,
     ctx: PanelContext,
     claims: Sequence[ClaimResult],
-    index: SentenceIndex,
     encoder: TextEncoder,
     *,
     top_k: int,
     theta: float,
     threshold: float,
 ) -> list[ClaimResult]:
-    """Read every claim at once over one shared, numbered list of sentences."""
-    shown, own = await asyncio.to_thread(
-        index.shortlist, [c.text for c in claims], encoder, top_k=top_k, theta=theta
+    """Read every claim at once over the check's numbered sentences (``ctx.readable``),
+    each pointed to its own closest ones."""
+    shown = ctx.readable
+    similarity, own = await asyncio.to_thread(
+        shown.closest, [c.text for c in claims], encoder, top_k=top_k, theta=theta
     )
 
     async def one(i: int, claim: ClaimResult) -> ClaimResult:
@@ -270,6 +189,6 @@ async def read_claims(
         )
         if reply is None:
             return asked
-        return reading_of(claim, reply, shown.similarity[i], shown, threshold)
+        return reading_of(claim, reply, similarity[i], shown, threshold)
 
     return list(await asyncio.gather(*(one(i, c) for i, c in enumerate(claims))))

@@ -27,7 +27,8 @@ from ..prompting import render
 from ..report import ClaimResult, TreeSummary
 from .claim_tree import ClaimTree, decision_of
 from .context import PanelContext
-from .reading import MAX_CITED, SentenceIndex, SentenceList, ask_reader, reading_of, unread
+from .evidence_sentences import SentenceList
+from .reading import MAX_CITED, ask_reader, reading_of, unread
 
 __all__ = ["DecomposeReply", "NodeReply", "grow_tree"]
 
@@ -41,11 +42,11 @@ Dimension = Literal["place", "entity", "event", "cause", "source", "quantity", "
 class NodeReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    stance: Literal["supports", "refutes", "neither"]
     sentences: list[int] = Field(max_length=MAX_CITED)
+    reason: str
+    stance: Literal["supports", "refutes", "neither"]
     veracity: float = Field(ge=0, le=1)
     reliability: float = Field(ge=0, le=1)
-    reason: str
 
 
 class SubClaim(BaseModel):
@@ -88,8 +89,8 @@ async def _judge(
         return asked
     judged = reading_of(claim, reply, row, shown, threshold)
     scores = {"veracity": round(reply.veracity, 4), "reliability": round(reply.reliability, 4)}
-    if judged.label == "not enough information":  # no sentence that counts: no judgement
-        scores["reliability"] = 0.0
+    if reply.stance != "neither" and judged.label == "not enough information":
+        scores = {"veracity": 0.5, "reliability": 0.0}  # its sentences did not count
     return judged.model_copy(update=scores)
 
 
@@ -133,13 +134,13 @@ async def grow_tree(
     session: CheckSession,
     ctx: PanelContext,
     extracted: Sequence[ClaimResult],
-    index: SentenceIndex,
     encoder: TextEncoder,
     agents: AgentSettings,
     settings: TreeSettings,
 ) -> tuple[list[ClaimResult], TreeSummary]:
-    """The tree over ``extracted`` (the core claim first): every node's claim, depth
-    first, and the root's summary."""
+    """The tree over ``extracted`` (the core claim first), read over the check's numbered
+    sentences (``ctx.readable``): every node's claim, depth first, and the root's
+    summary."""
     tree = ClaimTree(extracted[0], settings)
     pending = [tree.root_id, *tree.add_children(tree.root_id, extracted[1:])]
     if len(extracted) == 1:  # no sub-claims: the root's first split is asked for below
@@ -150,7 +151,7 @@ async def grow_tree(
         batch = tree.pruned(pending)[: settings.max_evaluations - evaluations]
         pending = []
         if batch:
-            await _judge_batch(session, ctx, tree, batch, index, encoder, agents, settings)
+            await _judge_batch(session, ctx, tree, batch, encoder, agents, settings)
             evaluations += len(batch)
             tree.aggregate()
         if tree.decisive(tree.root_id):
@@ -185,7 +186,6 @@ async def _judge_batch(
     ctx: PanelContext,
     tree: ClaimTree,
     batch: list[str],
-    index: SentenceIndex,
     encoder: TextEncoder,
     agents: AgentSettings,
     settings: TreeSettings,
@@ -193,8 +193,9 @@ async def _judge_batch(
     """Judge the nodes of ``batch`` (siblings) at once, over one shared list of sentences,
     each pointed to its own closest ones."""
     claims = [tree.nodes[node_id].claim for node_id in batch]
-    shown, own = await asyncio.to_thread(
-        index.shortlist,
+    shown = ctx.readable
+    similarity, own = await asyncio.to_thread(
+        shown.closest,
         [c.text for c in claims],
         encoder,
         top_k=settings.max_documents,
@@ -203,7 +204,7 @@ async def _judge_batch(
     threshold = agents.min_citation_similarity
     judged = await asyncio.gather(
         *(
-            _judge(session, ctx, c, shown, own[i], shown.similarity[i], threshold)
+            _judge(session, ctx, c, shown, own[i], similarity[i], threshold)
             for i, c in enumerate(claims)
         )
     )
