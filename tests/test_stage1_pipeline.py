@@ -34,14 +34,16 @@ from peers.search_peers import (
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.retrieval.disambiguation import choose_senses
-from zofia_engine.retrieval.models import Stage1Result
+from zofia_engine.retrieval.models import Stage1Result, WikiCandidate
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.ner.sentences import split_sentences
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.base import SearchBackend
 from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.web.searxng import SearxngSearch
+from zofia_engine.retrieval.wikipedia.mediawiki import TITLE_SEARCHES
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
+from zofia_engine.retrieval.wikipedia.ranking import gist
 
 pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
 
@@ -325,8 +327,12 @@ async def test_news_wikipedia_over_mediawiki_picks_senses_and_cuts_to_3_sentence
     assert statuses["wikipedia:mediawiki"].status == "ok"
 
     keywords = {k.text for k in result.keywords}
-    assert len(news_wiki_peer.requests) == len(result.keywords)
-    assert {r.params["gsrsearch"] for r in news_wiki_peer.requests} == keywords
+    searched = [r.params["gsrsearch"] for r in news_wiki_peer.requests]
+    # One search per keyword, then the title pass's few searches of other names.
+    assert sorted(q for q in searched if q in keywords) == sorted(keywords)
+    others = [q for q in searched if q not in keywords]
+    assert len(others) <= TITLE_SEARCHES
+    assert all(q in NEWS and q[0].isupper() for q in others)
     assert result.wikipedia
     for entry in result.wikipedia:
         assert entry.keyword in keywords
@@ -643,15 +649,19 @@ class _CountingEncoder:
         return self.inner.encode(texts)
 
 
+@pytest.mark.parametrize("title_matches", [False, True], ids=["paper", "titles"])
 async def test_each_string_is_encoded_once_in_three_calls(
-    ner: NERBackend, encoder: SentenceTransformerEncoder
+    title_matches: bool, ner: NERBackend, encoder: SentenceTransformerEncoder
 ) -> None:
     story = (
         "Apple unveiled a new iPhone in Cupertino on Tuesday. Tim Cook said the phone "
         "would ship in California first. Analysts in New York expect strong sales."
     )
+    settings = EngineSettings.model_validate({"wikipedia": {"title_matches": title_matches}})
     counting = _CountingEncoder(encoder)
-    async with EntityGuidedRetrieval(ner=ner, encoder=counting, search_backends=[]) as stage1:
+    async with EntityGuidedRetrieval(
+        settings, ner=ner, encoder=counting, search_backends=[]
+    ) as stage1:
         result = await stage1.run(story)
 
     assert result.keywords and result.wikipedia
@@ -663,4 +673,21 @@ async def test_each_string_is_encoded_once_in_three_calls(
     assert salience[: len(names)] == names
     assert len(set(salience)) == len(salience), "no string twice in one call"
     assert story not in salience
-    assert len(senses) == sum(len(w.candidates) for w in result.wikipedia)
+    keywords = {k.text for k in result.keywords}
+    if not title_matches:
+        assert all(w.keyword in keywords for w in result.wikipedia)
+        assert len(senses) == sum(len(w.candidates) for w in result.wikipedia)
+        return
+    # Eq. 7's contexts and the gists the title matches are ranked by, in the same call.
+    assert len(set(senses)) == len(senses), "no string twice in one call"
+    by_title = [w for w in result.wikipedia if w.keyword not in keywords]
+    assert by_title
+    for entry in by_title:
+        assert (
+            gist(
+                WikiCandidate(
+                    title=entry.title, url="", description=entry.description, extract=entry.text
+                )
+            )
+            in senses
+        )

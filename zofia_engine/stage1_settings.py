@@ -150,11 +150,19 @@ class OfflineWikiSettings(SettingsSection):
 
 
 class WikipediaSettings(SettingsSection):
-    """Wikipedia retrieval with context-aware disambiguation (paper §3.4, eq. 7)."""
+    """Wikipedia retrieval with context-aware disambiguation (paper §3.4, eq. 7).
+
+    ``title_matches`` (not in the paper) also looks up the articles whose title the
+    post writes out ("Mona Lisa", "Statue of Liberty", "photosynthesis": works,
+    landmarks and concepts the small NER model does not tag); up to
+    ``max_candidates`` of them, closest to the post first, follow the keywords'
+    articles. Off gives the paper's keyword-only lookup.
+    """
 
     backend: Literal["offline", "mediawiki", "none"] = "offline"
     sentences: int = Field(3, ge=1)
     max_candidates: int = Field(5, ge=1, le=20)
+    title_matches: bool = True
     timeout_s: float = Field(10.0, gt=0)
     retries: int = Field(3, ge=0, le=10)
     mediawiki: MediaWikiSettings = MediaWikiSettings()

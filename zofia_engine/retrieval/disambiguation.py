@@ -17,7 +17,15 @@ import numpy as np
 from ..ports import TextEncoder
 from .models import WikiCandidate
 
-__all__ = ["SenseChoice", "choose_senses", "first_sentences", "sense_text", "substitute"]
+__all__ = [
+    "SenseChoice",
+    "choose_senses",
+    "first_sentences",
+    "modified_contexts",
+    "pick_senses",
+    "sense_text",
+    "substitute",
+]
 
 
 @dataclass(frozen=True)
@@ -70,10 +78,28 @@ def choose_senses(
     Returns:
         Per keyword, the chosen sense, or ``None`` when it had no candidates.
     """
+    modified = modified_contexts(requests, split)
+    vectors = encoder.encode(modified) if modified else np.zeros((0, 0), np.float32)
+    return pick_senses(requests, vectors)
+
+
+def modified_contexts(
+    requests: Sequence[tuple[str, Sequence[str], np.ndarray, Sequence[WikiCandidate]]],
+    split: Callable[[str], list[str]],
+) -> list[str]:
+    """Every C(U ← o) of eq. 7, keyword by keyword, candidate by candidate: the
+    strings to encode (callers may encode them in one batch with others)."""
     modified: list[str] = []
     for context, names, _, candidates in requests:
         modified.extend(substitute(context, names, sense_text(c, split)) for c in candidates)
-    vectors = encoder.encode(modified) if modified else np.zeros((0, 0), np.float32)
+    return modified
+
+
+def pick_senses(
+    requests: Sequence[tuple[str, Sequence[str], np.ndarray, Sequence[WikiCandidate]]],
+    vectors: np.ndarray,
+) -> list[SenseChoice | None]:
+    """Eq. 7's choice, given the vectors of :func:`modified_contexts` in its order."""
     choices: list[SenseChoice | None] = []
     row = 0
     for _, _, v_context, candidates in requests:

@@ -40,7 +40,7 @@ from .ner import NERBackend, NEROutput, build_ner_backend
 from .salience import SalienceResult, score_salience
 from .web.base import WIKIPEDIA_DOMAINS, SearchBackend, WebQuery, compose_query
 from .web.search import search_all
-from .wikipedia.lookup import search_wikipedia
+from .wikipedia.lookup import PostView, search_wikipedia
 
 if TYPE_CHECKING:
     from .wikipedia.base import WikipediaBackend
@@ -65,6 +65,7 @@ class _Keyphrases:
     salience: SalienceResult
     keywords: list[Keyword]
     chosen: list[int]
+    text_vector: np.ndarray
 
 
 class EntityGuidedRetrieval:
@@ -186,6 +187,7 @@ class EntityGuidedRetrieval:
                 found.chosen,
                 found.salience,
                 timings,
+                PostView(text, found.text_vector),
             )
             if wikipedia
             else _off("wikipedia", "turned off for this check"),
@@ -227,7 +229,7 @@ class EntityGuidedRetrieval:
         t = time.perf_counter()
         keywords, chosen = self._keywords(salience)
         timings["keywords_ms"] = _ms(time.perf_counter() - t)
-        return _Keyphrases(threshold, sentences, salience, keywords, chosen)
+        return _Keyphrases(threshold, sentences, salience, keywords, chosen, v_text)
 
     def _query(
         self, found: _Keyphrases, text: str, published: dt.date | None, degraded: list[str]
@@ -241,9 +243,13 @@ class EntityGuidedRetrieval:
             lead = (found.sentences[0] if found.sentences else text)[:FALLBACK_QUERY_CHARS]
             terms = tuple(lead.split()[:FALLBACK_QUERY_WORDS])
             exact = False
+            wiki = (
+                "Wikipedia looks only for the article titles it names"
+                if self.settings.wikipedia.title_matches
+                else "Wikipedia is skipped"
+            )
             degraded.append(
-                "no named entities: web search falls back to the post's first words "
-                "and Wikipedia is skipped"
+                f"no named entities: web search falls back to the post's first words and {wiki}"
             )
         paper = self.settings.retrieval.mode == "paper"
         return WebQuery(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 
 from ..models import WikiCandidate
+from .gazetteer import TitleMatch
 
 __all__ = ["WikipediaBackend"]
 
@@ -21,6 +22,23 @@ class WikipediaBackend(abc.ABC):
         Each candidate carries its short description and its intro extract
         (plain text); disambiguation pages are left out.
         """
+
+    async def title_matches(
+        self, text: str, limit: int, skip: frozenset[str] = frozenset()
+    ) -> list[TitleMatch]:
+        """Articles whose title ``text`` (a post) writes out in its own words.
+
+        Args:
+            text: the post.
+            limit: the most phrases to return.
+            skip: normalised phrases (:func:`~.titles.normalize_title`) not to look
+                up: those already looked up as keywords.
+
+        Returns:
+            Up to ``limit`` phrases of the post, each with the articles it names,
+            likeliest names first. A backend that cannot match titles finds none.
+        """
+        return []
 
     async def count_articles(self) -> int | None:
         """How many articles this source can return (``None`` when it cannot say)."""

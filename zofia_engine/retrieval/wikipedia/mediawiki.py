@@ -21,16 +21,18 @@ of HTTP failures are :class:`~zofia_engine.retrieval.http.JsonHttpClient`'s.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ...config import MediaWikiSettings, WikipediaSettings
-from ...errors import ConfigError, SourceResponseError
+from ...errors import ConfigError, SourceError, SourceResponseError
 from ..http import JsonHttpClient
 from ..models import WikiCandidate
 from .base import WikipediaBackend
-from .titles import is_sense_of
+from .gazetteer import TitleMatch, capitalised_spans
+from .titles import is_sense_of, normalize_title, without_disambiguator
 
 __all__ = ["DEFAULT_API_URL", "MediaWikiBackend", "article_url"]
 
@@ -44,6 +46,9 @@ _DEFAULT_USER_AGENT: str = MediaWikiSettings.model_fields["user_agent"].default
 _MAX_PAGES = 20
 # Hits requested beyond ``limit`` to make up for dropped disambiguation pages.
 _EXTRA_HITS = 3
+# The title pass cannot list the wiki's titles: it searches this many of the post's
+# capitalised names (multi-word ones first) and keeps exact-title hits.
+TITLE_SEARCHES = 3
 # Characters Wikipedia leaves unescaped in its own article URLs.
 _URL_SAFE = "()_,:;!*'@$/-."
 
@@ -191,6 +196,42 @@ class MediaWikiBackend(WikipediaBackend):
         # search hit stands alone ("Floridians" -> "Florida").
         senses = [c for c in found if is_sense_of(query, c.title)]
         return (senses or found[:1])[:limit]
+
+    async def title_matches(
+        self, text: str, limit: int, skip: frozenset[str] = frozenset()
+    ) -> list[TitleMatch]:
+        """The fallback of the title pass: search the post's capitalised names.
+
+        Up to :data:`TITLE_SEARCHES` of them (and ``limit``), names of several words
+        first ("Statue of Liberty", "Mona Lisa"; :func:`.gazetteer.capitalised_spans`),
+        one search each; a hit counts when its title, disambiguator aside, is the
+        name (possessive or plural aside).
+
+        Raises:
+            SourceError: every search failed (as for :meth:`candidates`).
+        """
+        spans = [s for s in capitalised_spans(text) if s.key not in skip]
+        spans = spans[: min(limit, TITLE_SEARCHES)]
+        if not spans:
+            return []
+        found = await asyncio.gather(
+            *(self.candidates(span.text, _EXTRA_HITS) for span in spans), return_exceptions=True
+        )
+        matches = []
+        for span, hits in zip(spans, found, strict=True):
+            if isinstance(hits, BaseException):
+                continue
+            keys = set(span.alternatives())
+            exact = [c for c in hits if normalize_title(without_disambiguator(c.title)) in keys]
+            if exact:
+                matches.append(TitleMatch(span.text, span.start, exact))
+        errors = [e for e in found if isinstance(e, BaseException)]
+        for error in errors:
+            if not isinstance(error, SourceError | OSError):
+                raise error
+        if errors and len(errors) == len(spans):
+            raise errors[0]
+        return matches
 
     async def count_articles(self) -> int | None:
         """The wiki's own count of content articles (``meta=siteinfo``, statistics).

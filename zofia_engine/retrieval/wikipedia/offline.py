@@ -17,6 +17,10 @@ keyword come in two ranks:
 2. containing: the title (disambiguator aside) has every word of the keyword
    ("Apple" finds "Apple Inc."), shorter titles first.
 
+:meth:`OfflineWikipedia.title_matches` runs the other way, from a whole post: the
+post's word n-grams that are a title (disambiguator aside) exactly, found by the
+gazetteer pass of ``gazetteer.py`` in one dictionary look-up per n-gram.
+
 The 6.5 MB JSON file is read once, on first use in a worker thread, or up
 front by calling :meth:`OfflineWikipedia.load`; after that a lookup is a few
 dictionary and set operations, well under a millisecond.
@@ -37,6 +41,7 @@ from ...config import WikipediaSettings
 from ...errors import ConfigError, ModelUnavailableError
 from ..models import WikiCandidate
 from .base import WikipediaBackend
+from .gazetteer import TitleMatch, find_titles
 from .mediawiki import article_url
 from .titles import normalize_title, without_disambiguator
 
@@ -122,6 +127,12 @@ class _Index:
             )
             chosen.extend(order)
         return [self.articles[i] for i in chosen[:limit]]
+
+    def titled(self, key: str) -> list[_Article]:
+        """The articles whose normalised title, with or without its disambiguator,
+        is ``key`` (already normalised): shortest title first."""
+        ids = self.by_base.get(key) or self.by_title.get(key) or []
+        return [self.articles[i] for i in ids]
 
 
 class OfflineWikipedia(WikipediaBackend):
@@ -232,15 +243,32 @@ class OfflineWikipedia(WikipediaBackend):
             index = await asyncio.to_thread(self._ensure_index)
         if limit <= 0:
             return []
+        return [_candidate(a) for a in index.lookup(keyword, limit)]
+
+    async def title_matches(
+        self, text: str, limit: int, skip: frozenset[str] = frozenset()
+    ) -> list[TitleMatch]:
+        """The articles whose exact title ``text`` writes out (the module's gazetteer
+        pass over the post's n-grams), best-placed first; see the port."""
+        index = self._index
+        if index is None:
+            index = await asyncio.to_thread(self._ensure_index)
+        if limit <= 0 or not text.strip():
+            return []
+        found = await asyncio.to_thread(find_titles, text, index.titled, limit=limit, skip=skip)
         return [
-            WikiCandidate(
-                title=a.title,
-                url=article_url(a.title),
-                description=a.description,
-                extract=a.extract,
-            )
-            for a in index.lookup(keyword, limit)
+            TitleMatch(phrase.text, phrase.start, [_candidate(a) for a in articles])
+            for phrase, articles in found
         ]
+
+
+def _candidate(article: _Article) -> WikiCandidate:
+    return WikiCandidate(
+        title=article.title,
+        url=article_url(article.title),
+        description=article.description,
+        extract=article.extract,
+    )
 
 
 def _fields(key: Any, record: Any) -> tuple[str, str, str]:
