@@ -11,6 +11,7 @@ import itertools
 import json
 import re
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -965,3 +966,25 @@ async def test_a_quote_in_neither_the_post_nor_the_evidence_is_dropped_and_count
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     assert all(f.analysis == 'It says "BREAKING".' for f in report.analyses.linguist)
     assert report.dropped.quotes == 2 * 5  # two phrases, five dimensions
+
+
+async def test_a_stance_model_reads_the_claims_instead_of_the_llm(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    """A tiny NLI model built here, whose every answer is "contradiction" (p ≈ 0.94): it
+    proves the wiring (no reading call reaches the LLM server, the model's stance is
+    cited under the same rules), not the quality of any real NLI model."""
+    pytest.importorskip("transformers")
+    from peers.tiny_nli import NLI_LABELS, build_nli
+
+    path = build_nli(tmp_path / "nli", NLI_LABELS, bias=[-1.0, 0.0, 2.0])
+    script = _script(panel)
+    stance = {"backend": "nli", "model": str(path)}
+    report = await make_engine(_settings(panel, {**ADAPTIVE, "stance": stance})).check(POST)
+    assert script.asked["readerreply"] == script.asked["nodereply"] == 0
+    core = report.claims[0]
+    assert core.label == "refutes" and core.quotes
+    assert core.reason.startswith(f"nli:{path}: refutes with probability 0.8")
+    shown = {q.text for c in report.claims for q in c.quotes}
+    assert all(any(t in e.text for e in report.evidence) for t in shown)
+    assert report.verdict == "false" and "claim-0" in report.basis

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .agents.claims import Extracted, extract_claims
+from .agents.claims import extract_claims
 from .agents.context import PanelContext, evidence_items
 from .agents.debate import (
     DebateOutcome,
@@ -27,24 +27,22 @@ from .agents.debate import (
     hold_opening_round,
 )
 from .agents.early_stop import EarlyStop
-from .agents.evidence_sentences import SentenceIndex, SentenceList
 from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import calibrated, final_ruling
 from .agents.linguist import analyse_language
 from .agents.novelty import Novelty
 from .agents.pool import agent_failures, evidence_pool
-from .agents.quotes import Haystack, unfounded
+from .agents.quotes import Haystack, grounded_analyses
 from .agents.radar import hold_radar_debate
-from .agents.reading import read_claims
-from .agents.stance import stances_read
-from .agents.tree import grow_tree
 from .agents.triage import triage
 from .agents.verdict import can_settle, ruling_summary, triaged_report, verdict_of
-from .agents.weighing import Weighing, reversed_marked
+from .agents.weighing import Weighing
+from .check_evidence import EvidenceReading
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
 from .llm.base import ChatMessage
-from .llm.session import CheckSession, StepFailed
+from .llm.nli_backend import NLIStanceModel
+from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressHook
 from .report import (
     Analyses,
@@ -59,9 +57,7 @@ from .report import (
     Triage,
     Usage,
 )
-from .retrieval.factcheck.lookup import Matched
 from .retrieval.models import Stage1Result
-from .retrieval.ner.sentences import split_sentences
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
 from .text import checkable_text
@@ -115,6 +111,8 @@ class CheckRun:
         prior: gives the judge's outcome probabilities on a content-free post, to
             correct its probabilities by (contextual calibration); asked only when
             the judge's ruling came with probabilities; ``None``: as they are.
+        examine: looks at the post's pictures (vision, reverse search).
+        stance_model: reads the claims instead of the verifier LLM (``[stance]``).
 
     Raises:
         InvalidPostError: the post has no text to check.
@@ -130,6 +128,7 @@ class CheckRun:
         on_progress: ProgressHook | None,
         prior: Callable[[], Awaitable[dict[str, float] | None]] | None = None,
         examine: ExaminePictures | None = None,
+        stance_model: NLIStanceModel | None = None,
     ) -> None:
         self.started = time.perf_counter()
         self.examine = examine
@@ -143,7 +142,6 @@ class CheckRun:
         self.progress = Progress(on_progress, self.started)
         self.timings: dict[str, float] = {}
         self.dropped = Dropped()
-        self._shown = asyncio.Event()
         text, self.degraded = checkable_text(post.text)
         agents = settings.agents
         self.ctx = PanelContext(
@@ -154,6 +152,14 @@ class CheckRun:
             language=post.language,
             max_post_chars=agents.max_post_chars,
             max_evidence_chars=agents.max_evidence_chars,
+        )
+        self.reading = EvidenceReading(
+            settings,
+            session,
+            self.ctx,
+            retrieval.encoder,
+            web=ablation.web,
+            stance_model=stance_model,
         )
         if post.original_chars:
             self.degraded.append(
@@ -235,7 +241,7 @@ class CheckRun:
                     if domain is not None
                     else None
                 )
-                read = self._evidence(weighing, extraction, published, pictures)
+                read = self.reading.run(weighing, extraction, published, pictures)
                 claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
@@ -247,7 +253,9 @@ class CheckRun:
         self.degraded += agent_failures(analyses, claims.claims)
         self.dropped.claims += claims.dropped
         self.dropped.citations += sum(c.dropped_quotes for c in claims.claims)
-        return Gathered(stage1, self._grounded(analyses), claims.claims, claims.tree, seen)
+        analyses, dropped = grounded_analyses(analyses, self._haystack())
+        self.dropped.quotes += dropped
+        return Gathered(stage1, analyses, claims.claims, claims.tree, seen)
 
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
         """The debate over the evidence pool, and the judge's ruling: the full debate when
@@ -322,101 +330,13 @@ class CheckRun:
 
     async def _expert(self, domain: asyncio.Task[Any]) -> ExpertFinding:
         found = await domain
-        await self._shown.wait()  # the expert reads the evidence the panel is shown
+        await self.reading.shown.wait()  # the expert reads the evidence the panel is shown
         return await analyse_as_expert(self.session, self.ctx, found)
 
     def _weighing(self) -> Weighing:
         published = self.post.published
         cutoff = published - dt.timedelta(days=1) if published else None
         return Weighing(self.settings, self.session, self.ctx, self.retrieval.factchecks, cutoff)
-
-    async def _evidence(
-        self,
-        weighing: Weighing,
-        extraction: asyncio.Task[Extracted | StepFailed] | None,
-        published: asyncio.Task[list[Matched]],
-        pictures: asyncio.Task[ImageEvidence] | None,
-    ) -> _Claims:
-        """The evidence weighed and the claims read against it: the published fact-checks
-        first (their text is evidence too), then every claim read over the sentences of
-        every source (the tree of claims at the full depth), then each document's stance,
-        from the readings (adaptive) or one call per document (full)."""
-        ctx, full = self.ctx, self.settings.agents.depth == "full"
-        extracted = await extraction if extraction is not None else None
-        if isinstance(extracted, StepFailed):
-            problem, claims, dropped = f"claim extraction failed: {extracted.reason}", [], 0
-        else:
-            problem, claims = "", extracted.claims if extracted else []
-            dropped = extracted.dropped if extracted else 0
-        core = claims[0].text if claims else None
-        try:
-            found = await weighing.factchecks(core, published)
-            seen = await pictures if pictures is not None else None
-            documents = ctx.evidence
-            ctx.evidence = [*(seen.items if seen else []), *found, *documents]
-            ctx.show(await asyncio.to_thread(self._shortlist, claims))
-        finally:
-            self._shown.set()  # the expert reads the evidence as shown (or as it is)
-        stances = (
-            weighing.stances(core, documents) if full and self.ablation.web else _nothing(documents)
-        )
-        read = self._read(claims, tree=full and self.settings.tree.enabled)
-        weighed, (checked, tree) = await asyncio.gather(stances, read)
-        if not full:
-            weighed = stances_read(weighed, checked[0] if checked else None)
-        ctx.evidence = reversed_marked([*(seen.items if seen else []), *found, *weighed])
-        return _Claims(checked, tree, problem, dropped)
-
-    def _shortlist(self, claims: list[ClaimResult]) -> SentenceList:
-        """The evidence sentences the panel is shown: each claim's and the post's closest
-        (blocking)."""
-        agents, encoder = self.settings.agents, self.retrieval.encoder
-        index = SentenceIndex.build(self.ctx.evidence, split_sentences, encoder)
-        lead = (self.ctx.sentences or [self.ctx.text])[0][:LEAD_CHARS]
-        queries = [lead, *(c.text for c in claims)]
-        return index.shortlist(
-            queries, encoder, top_k=agents.top_k_sentences, theta=agents.theta_sim
-        )
-
-    async def _read(
-        self, claims: list[ClaimResult], *, tree: bool
-    ) -> tuple[list[ClaimResult], TreeSummary | None]:
-        """The claims read over the shown sentences: flat, or as ToE's tree."""
-        if not claims:
-            return [], None
-        agents, encoder = self.settings.agents, self.retrieval.encoder
-        if tree:
-            return await grow_tree(
-                self.session, self.ctx, claims, encoder, agents, self.settings.tree
-            )
-        read = await read_claims(
-            self.session,
-            self.ctx,
-            claims,
-            encoder,
-            top_k=agents.top_k_sentences,
-            theta=agents.theta_sim,
-            threshold=agents.min_citation_similarity,
-        )
-        return read, None
-
-    def _grounded(self, analyses: Analyses) -> Analyses:
-        """``analyses`` without the sentences that quote a phrase found in neither the post
-        nor the evidence (counted)."""
-        sources = self._haystack()
-        linguist = []
-        for finding in analyses.linguist:
-            text, dropped = unfounded(finding.analysis, sources)
-            self.dropped.quotes += dropped
-            linguist.append(finding.model_copy(update={"analysis": text}))
-        expert = analyses.expert
-        if expert is not None:
-            knowledge, d1 = unfounded(expert.knowledge_concordance, sources)
-            logic, d2 = unfounded(expert.logical_integrity, sources)
-            self.dropped.quotes += d1 + d2
-            update = {"knowledge_concordance": knowledge, "logical_integrity": logic}
-            expert = expert.model_copy(update=update)
-        return Analyses(linguist=linguist, expert=expert)
 
     def _haystack(self) -> Haystack:
         return Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])

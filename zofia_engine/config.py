@@ -48,6 +48,7 @@ from .stage2_settings import (
     OpenAISettings,
     Role,
     RoleSettings,
+    StanceSettings,
     TreeSettings,
     TriageSettings,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "RoleSettings",
     "SearxngSettings",
     "SettingsSection",
+    "StanceSettings",
     "TreeSettings",
     "TriageSettings",
     "WebSettings",
@@ -114,6 +116,7 @@ class EngineSettings(SettingsSection):
     evidence: EvidenceSettings = EvidenceSettings()
     tree: TreeSettings = TreeSettings()
     images: ImageSettings = ImageSettings()
+    stance: StanceSettings = StanceSettings()
 
 
 S = TypeVar("S", bound=BaseModel)

@@ -13,11 +13,12 @@ from collections.abc import AsyncIterator
 from .agents.context import PanelContext
 from .agents.judge import final_ruling
 from .check_run import CheckRun
-from .config import EngineSettings
+from .config import EngineSettings, StanceSettings
 from .images.analysis import ImageEvidence, examine_images
 from .images.reader import ImageReader
 from .images.reverse import ReverseImageBackend, reverse_backend
 from .llm.base import ChatMessage
+from .llm.nli_backend import NLIStanceModel
 from .llm.router import LLMRouter
 from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressEvent, ProgressHook
@@ -53,6 +54,7 @@ class Engine:
         self.llm = llm or LLMRouter(self.settings.llm)
         self.images = ImageReader(self.settings.images)
         self.reverse: ReverseImageBackend | None = reverse_backend(self.settings.images.reverse)
+        self.stance_model = _stance_model(self.settings.stance)
         self._prior: dict[str, float] | None = None
         self._prior_lock = asyncio.Lock()
         self._prior_asked = False
@@ -61,6 +63,8 @@ class Engine:
         """Load every model now, so the first check does not wait for it."""
         await self.retrieval.load()
         await self.llm.load()
+        if self.stance_model is not None:
+            await asyncio.to_thread(self.stance_model.load)
 
     async def aclose(self) -> None:
         await self.retrieval.aclose()
@@ -108,6 +112,7 @@ class Engine:
             on_progress,
             self.judge_prior if self.settings.debate.contextual_calibration else None,
             self._examine,
+            self.stance_model,
         )
         return await run.run()
 
@@ -173,3 +178,15 @@ class Engine:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def _stance_model(settings: StanceSettings) -> NLIStanceModel | None:
+    """The stance model ``[stance]`` names (loaded on first use), or ``None`` for the LLM."""
+    if settings.backend != "nli":
+        return None
+    return NLIStanceModel(
+        settings.model,
+        device=settings.device,
+        batch_size=settings.batch_size,
+        labels=dict(settings.labels),
+    )

@@ -20,6 +20,7 @@ __all__ = [
     "OpenAISettings",
     "Role",
     "RoleSettings",
+    "StanceSettings",
     "TreeSettings",
     "TriageSettings",
 ]
@@ -45,7 +46,6 @@ class OpenAISettings(SettingsSection):
         "auto", "json_schema", "json_object_schema", "json_object", "none"
     ] = "auto"
     logprobs: bool = True
-    max_concurrency: int = Field(8, ge=1)
     requests_per_second: float = Field(0.0, ge=0)
 
 
@@ -83,6 +83,9 @@ class LLMSettings(SettingsSection):
     retries: int = Field(3, ge=0, le=10)
     max_calls_per_check: int = Field(60, ge=1)
     max_tokens_per_check: int = Field(300_000, ge=1000)
+    # Independent calls decoded together on the embedded model, or sent at once to an
+    # OpenAI-compatible server.
+    concurrency: int = Field(4, ge=1, le=16)
     openai: OpenAISettings = OpenAISettings()
     embedded: EmbeddedSettings = EmbeddedSettings()
     roles: dict[Role, RoleSettings] = {}
@@ -231,3 +234,34 @@ class TriageSettings(SettingsSection):
 
     enabled: bool = True
     min_confidence: float = Field(0.8, ge=0, le=1)
+
+
+class StanceSettings(SettingsSection):
+    """How evidence sentences are read against claims.
+
+    ``backend``: ``"llm"`` (the default) lets the verifier LLM judge; ``"nli"`` scores
+    each (sentence, claim) pair with ``model``, a transformers sequence classifier.
+    ``model``: its hub name or local directory (required for ``"nli"``).
+    ``device``: where it runs (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+    ``batch_size``: pairs per forward pass.
+    ``labels``: the model's label names mapped to ``supports`` / ``refutes`` /
+    ``neither``, for models whose names are not recognised (``LABEL_0``, ``LABEL_1``);
+    empty: entail/support, contradict/refute and neutral/unsupported/not are guessed.
+    ``min_probability``: the least probability with which a sentence must support or
+    refute a claim to count as its evidence.
+    """
+
+    backend: Literal["llm", "nli"] = "llm"
+    model: str = ""
+    device: str = "cpu"
+    batch_size: int = Field(16, ge=1, le=256)
+    labels: dict[str, Literal["supports", "refutes", "neither"]] = {}
+    min_probability: float = Field(0.5, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _nli_has_a_model(self) -> StanceSettings:
+        if self.backend == "nli" and not self.model.strip():
+            raise ValueError(
+                'stance.backend = "nli" needs stance.model (a hub name or a local path)'
+            )
+        return self

@@ -44,7 +44,8 @@ def evidence_pool(
     weighed = [e for e in ctx.evidence if e.stance is not None and e.stance.status == "ok"]
     if weighed:
         text = "; ".join(
-            f"{e.id} {e.stance.label}" + (" (support from this source counts against the post)" * e.reversed)
+            f"{e.id} {e.stance.label}"
+            + (" (support from this source counts against the post)" * e.reversed)
             for e in weighed
             if e.stance is not None
         )

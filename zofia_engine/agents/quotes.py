@@ -12,9 +12,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from ..report import Analyses
 from ..retrieval.ner.sentences import split_sentences
 
-__all__ = ["Haystack", "find_quote", "normal", "unfounded"]
+__all__ = ["Haystack", "find_quote", "grounded_analyses", "normal", "unfounded"]
 
 _QUOTE_CHARS = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
 # A phrase between double quotes, or between single quotes that are not apostrophes
@@ -71,3 +72,22 @@ def unfounded(text: str, sources: Haystack) -> tuple[str, int]:
         else:
             kept.append(sentence)
     return " ".join(kept), dropped
+
+
+def grounded_analyses(analyses: Analyses, sources: Haystack) -> tuple[Analyses, int]:
+    """``analyses`` without the sentences that quote a phrase found in none of
+    ``sources``, and how many such phrases there were."""
+    dropped = 0
+    linguist = []
+    for finding in analyses.linguist:
+        text, n = unfounded(finding.analysis, sources)
+        dropped += n
+        linguist.append(finding.model_copy(update={"analysis": text}))
+    expert = analyses.expert
+    if expert is not None:
+        knowledge, n1 = unfounded(expert.knowledge_concordance, sources)
+        logic, n2 = unfounded(expert.logical_integrity, sources)
+        dropped += n1 + n2
+        update = {"knowledge_concordance": knowledge, "logical_integrity": logic}
+        expert = expert.model_copy(update=update)
+    return Analyses(linguist=linguist, expert=expert), dropped

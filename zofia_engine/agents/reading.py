@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..llm.nli_backend import NLIStanceModel, decide
 from ..llm.session import CheckSession, StepFailed
 from ..ports import TextEncoder
 from ..prompting import render
@@ -40,6 +42,7 @@ __all__ = [
     "ask_reader",
     "cited",
     "read_claims",
+    "read_claims_by_model",
     "reading_of",
     "unread",
 ]
@@ -64,6 +67,15 @@ class ReaderReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sentences: list[int] = Field(max_length=MAX_CITED)
+    reason: str
+    stance: Stance
+
+
+@dataclass(frozen=True)
+class ModelReading:
+    """A stance model's reading of one claim, in the form an LLM reading takes."""
+
+    sentences: list[int]
     reason: str
     stance: Stance
 
@@ -192,3 +204,44 @@ async def read_claims(
         return reading_of(claim, reply, similarity[i], shown, threshold)
 
     return list(await asyncio.gather(*(one(i, c) for i, c in enumerate(claims))))
+
+
+async def read_claims_by_model(
+    model: NLIStanceModel,
+    ctx: PanelContext,
+    claims: Sequence[ClaimResult],
+    encoder: TextEncoder,
+    *,
+    top_k: int,
+    theta: float,
+    threshold: float,
+    min_probability: float,
+) -> list[ClaimResult]:
+    """Every claim read by a stance model (``[stance] backend = "nli"``): each of its own
+    closest sentences scored as (sentence, claim), all pairs in one batched call; the
+    sentences that carry the winning stance are cited, under the same citation rules."""
+    shown = ctx.readable
+    similarity, own = await asyncio.to_thread(
+        shown.closest, [c.text for c in claims], encoder, top_k=top_k, theta=theta
+    )
+    pairs = [
+        (shown.sentences[n - 1].text, c.text)
+        for c, mine in zip(claims, own, strict=True)
+        for n in mine
+    ]
+    scores = iter(await model.score(pairs))
+    read = []
+    for i, (claim, mine) in enumerate(zip(claims, own, strict=True)):
+        mine_scores = [next(scores) for _ in mine]
+        if not mine:
+            read.append(unread(claim))
+            continue
+        stance, carrying = decide(mine_scores, min_probability)
+        best = max(getattr(s, stance) for s in mine_scores) if carrying else 0.0
+        reply = ModelReading(
+            sentences=[mine[j] for j in carrying],
+            reason=f"{model.name}: {stance} with probability {best:.2f}.",
+            stance=stance,
+        )
+        read.append(reading_of(claim, reply, similarity[i], shown, threshold))
+    return read

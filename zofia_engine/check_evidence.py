@@ -1,0 +1,153 @@
+"""One check's evidence step: what the evidence can carry, decided before any debate.
+
+The published fact-checks of the core claim join Stage 1's documents first (their
+text is evidence too); then the panel is shown one numbered list of the sentences
+closest to the post and its claims (:meth:`EvidenceReading.show`); then every claim is
+read against it (flat, or as ToE's tree at the full depth), by the verifier LLM or by
+a stance model; and each web document gets its stance on the core claim: from the
+core claim's reading (adaptive) or one call per document (full).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TypeVar
+
+from .agents.claims import Extracted
+from .agents.context import PanelContext
+from .agents.evidence_sentences import SentenceIndex, SentenceList
+from .agents.reading import read_claims, read_claims_by_model
+from .agents.stance import stances_read
+from .agents.tree import grow_tree
+from .agents.weighing import Weighing, reversed_marked
+from .config import EngineSettings
+from .images.analysis import ImageEvidence
+from .llm.nli_backend import NLIStanceModel
+from .llm.session import CheckSession, StepFailed
+from .ports import TextEncoder
+from .report import ClaimResult, TreeSummary
+from .retrieval.factcheck.lookup import Matched
+from .retrieval.ner.sentences import split_sentences
+
+__all__ = ["EvidenceReading", "ReadClaims"]
+
+T = TypeVar("T")
+LEAD_CHARS = 300  # the post's first sentence, as a query
+
+
+@dataclass
+class ReadClaims:
+    """The read claims (flat, or the tree's nodes), the tree's summary, a problem, and
+    how many claims the extractor wrote that the post does not make."""
+
+    claims: list[ClaimResult]
+    tree: TreeSummary | None
+    problem: str
+    dropped: int = 0
+
+
+class EvidenceReading:
+    """The evidence step of one check.
+
+    Args:
+        settings: the engine's settings (``[agents]``, ``[tree]``, ``[stance]``).
+        session: the check's LLM session.
+        ctx: the check's shared material; its evidence is replaced as it is weighed.
+        encoder: Stage 1's sentence encoder.
+        web: whether the web source is on for this check (the stance calls need it).
+        stance_model: reads claims instead of the verifier LLM (``[stance] backend``).
+
+    ``shown`` is set once the panel's evidence is fixed (or the step failed first).
+    """
+
+    def __init__(
+        self,
+        settings: EngineSettings,
+        session: CheckSession,
+        ctx: PanelContext,
+        encoder: TextEncoder,
+        *,
+        web: bool = True,
+        stance_model: NLIStanceModel | None = None,
+    ) -> None:
+        self.settings = settings
+        self.session = session
+        self.ctx = ctx
+        self.encoder = encoder
+        self.web = web
+        self.stance_model = stance_model
+        self.full = settings.agents.depth == "full"
+        self.shown = asyncio.Event()
+
+    async def run(
+        self,
+        weighing: Weighing,
+        extraction: asyncio.Task[Extracted | StepFailed] | None,
+        published: asyncio.Task[list[Matched]],
+        pictures: asyncio.Task[ImageEvidence] | None,
+    ) -> ReadClaims:
+        """Weigh the evidence and read the claims against it (the module's steps)."""
+        ctx = self.ctx
+        extracted = await extraction if extraction is not None else None
+        if isinstance(extracted, StepFailed):
+            problem, claims, dropped = f"claim extraction failed: {extracted.reason}", [], 0
+        else:
+            problem, claims = "", extracted.claims if extracted else []
+            dropped = extracted.dropped if extracted else 0
+        core = claims[0].text if claims else None
+        try:
+            found = await weighing.factchecks(core, published)
+            seen = await pictures if pictures is not None else None
+            documents = ctx.evidence
+            ctx.evidence = [*(seen.items if seen else []), *found, *documents]
+            ctx.show(await asyncio.to_thread(self.shortlist, claims))
+        finally:
+            self.shown.set()  # the expert reads the evidence as shown (or as it is)
+        stances = weighing.stances(core, documents) if self.full and self.web else _same(documents)
+        weighed, (checked, tree) = await asyncio.gather(stances, self.read(claims))
+        if not self.full:
+            weighed = stances_read(weighed, checked[0] if checked else None)
+        ctx.evidence = reversed_marked([*(seen.items if seen else []), *found, *weighed])
+        return ReadClaims(checked, tree, problem, dropped)
+
+    def shortlist(self, claims: list[ClaimResult]) -> SentenceList:
+        """The evidence sentences the panel is shown: the post's and each claim's closest
+        (blocking)."""
+        agents = self.settings.agents
+        index = SentenceIndex.build(self.ctx.evidence, split_sentences, self.encoder)
+        lead = (self.ctx.sentences or [self.ctx.text])[0][:LEAD_CHARS]
+        queries = [lead, *(c.text for c in claims)]
+        return index.shortlist(
+            queries, self.encoder, top_k=agents.top_k_sentences, theta=agents.theta_sim
+        )
+
+    async def read(self, claims: list[ClaimResult]) -> tuple[list[ClaimResult], TreeSummary | None]:
+        """The claims read over the shown sentences: by the stance model, as ToE's tree
+        (full depth, tree on), or flat."""
+        if not claims:
+            return [], None
+        a, encoder = self.settings.agents, self.encoder
+        k, theta, least = a.top_k_sentences, a.theta_sim, a.min_citation_similarity
+        if self.stance_model is not None:
+            read = await read_claims_by_model(
+                self.stance_model,
+                self.ctx,
+                claims,
+                encoder,
+                top_k=k,
+                theta=theta,
+                threshold=least,
+                min_probability=self.settings.stance.min_probability,
+            )
+            return read, None
+        if self.full and self.settings.tree.enabled:
+            return await grow_tree(self.session, self.ctx, claims, encoder, a, self.settings.tree)
+        read = await read_claims(
+            self.session, self.ctx, claims, encoder, top_k=k, theta=theta, threshold=least
+        )
+        return read, None
+
+
+async def _same(value: T) -> T:
+    return value
