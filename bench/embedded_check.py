@@ -1,5 +1,7 @@
-"""One real ``zofia check`` on the embedded defaults, timed from the outside, twice:
-with the behaviour before the four outcomes and with today's defaults.
+"""One real ``zofia check`` on the embedded defaults, timed from the inside and the
+outside, at both depths: ``adaptive`` (the default: the evidence is read first, and the
+full debate is held only when it settled something) and ``full`` (the papers' whole
+run: the tree of claims, a stance call per web page, the debate to its stop).
 
 Runs the installed ``zofia check --json --file`` (a fresh process each time: model
 loads included) on a ~300-word article from ../shared/data/politifact_fnn.jsonl
@@ -7,19 +9,19 @@ loads included) on a ~300-word article from ../shared/data/politifact_fnn.jsonl
 spaCy, MiniLM, offline Wikipedia, no web search, and the embedded
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M through llama.cpp.
 
-``before``: ZoFia's Algorithm 1 with the judge's word alone deciding when the debate
-ends, no triage, no evidence rule (``ZOFIA__DEBATE__EARLY_STOP=judge``,
-``ZOFIA__TRIAGE__ENABLED=false``, ``ZOFIA__AGENTS__REQUIRE_EVIDENCE=false``).
-``after``: the defaults (RADAR's dual-threshold stop, triage, the evidence rule).
+For each depth: the check's own wall time (``report.timings.total_ms``), the whole
+process's (model loads included), the LLM calls, the tokens generated and the prompt
+tokens evaluated (not taken from a cache), how the models' time splits between reading
+prompts and generating, the debate's rounds and why it stopped, and the peak resident
+memory of the check process.
 
-For each: the wall time, the LLM calls, the debate rounds, how the models' time
-splits between reading prompts (until each call's first token) and generating, the
-tokens, and the peak resident memory of the whole check process.
+    python bench/embedded_check.py [--words 300] [--data PATH] [--only adaptive]
 
-    python bench/embedded_check.py [--words 300] [--data PATH] [--only after]
-
-The last line is one JSON object: ``before`` and ``after`` as above, and
-``ratio`` = after / before wall time.
+Each report is kept as ``bench/eval/embedded_check-<depth>.json`` (the full depth's
+debate, which shows every turn, is what ``bench/repeat_threshold.py`` measures). The last
+line is one JSON object: ``adaptive`` and ``full``, each with ``check_s``,
+``process_s``, ``calls``, ``completion_tokens``, ``prompt_tokens_evaluated``,
+``peak_rss_mb`` and ``verdict`` (and more), and ``ratio`` = adaptive / full ``check_s``.
 """
 
 from __future__ import annotations
@@ -35,10 +37,9 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "politifact_fnn.jsonl"
-BEFORE = {
-    "ZOFIA__DEBATE__EARLY_STOP": "judge",
-    "ZOFIA__TRIAGE__ENABLED": "false",
-    "ZOFIA__AGENTS__REQUIRE_EVIDENCE": "false",
+DEPTHS = {
+    "adaptive": {"ZOFIA__AGENTS__DEPTH": "adaptive"},
+    "full": {"ZOFIA__AGENTS__DEPTH": "full"},
 }
 
 
@@ -96,19 +97,23 @@ def summary(report: dict[str, Any], wall: float, rss: int) -> dict[str, Any]:
         )
     llm_s = sum(c["latency_ms"] for c in usage["log"]) / 1000
     prompt_s = sum(c.get("prompt_ms") or 0 for c in calls) / 1000
+    timings = report["timings"]
+    stages = {k.removesuffix("_ms"): round(v / 1000, 1) for k, v in timings.items()}
+    print("  stages (s): " + ", ".join(f"{k} {v}" for k, v in stages.items() if "." not in k))
     return {
-        "wall_s": round(wall, 1),
-        "llm_calls": usage["calls"],
+        "check_s": round(timings["total_ms"] / 1000, 1),
+        "process_s": round(wall, 1),
+        "calls": usage["calls"],
         "failed_calls": usage["failed_calls"],
-        "rounds": report["debate"]["rounds"],
-        "stopped_by": report["debate"].get("stopped_by", ""),
+        "completion_tokens": usage["completion_tokens"],
+        "prompt_tokens": usage["prompt_tokens"],
+        "prompt_tokens_evaluated": usage["prompt_tokens"] - usage["cached_tokens"],
         "llm_s": round(llm_s, 1),
         "reading_prompts_s": round(prompt_s, 1),
         "generating_s": round(llm_s - prompt_s, 1),
-        "prompt_tokens": usage["prompt_tokens"],
-        "evaluated_prompt_tokens": usage["prompt_tokens"] - usage["cached_tokens"],
-        "completion_tokens": usage["completion_tokens"],
-        "peak_rss_gb": round(rss / 2**30, 2),
+        "rounds": report["debate"]["rounds"],
+        "stopped_by": report["debate"].get("stopped_by", ""),
+        "peak_rss_mb": round(rss / 2**20),
         "verdict": report["verdict"],
         "confidence": report["confidence"]["value"],
     }
@@ -118,17 +123,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--words", type=int, default=300)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--only", choices=["before", "after"])
+    parser.add_argument("--only", choices=list(DEPTHS))
     args = parser.parse_args()
     item_id, text = article(args.data, args.words)
     result: dict[str, Any] = {"item": item_id, "words": len(text.split())}
-    for name, overrides in (("before", BEFORE), ("after", {})):
+    for name, overrides in DEPTHS.items():
         if args.only not in (None, name):
             continue
         print(f"{name}:", flush=True)
-        result[name] = summary(*run_check(text, overrides))
-    if "before" in result and "after" in result:
-        result["ratio"] = round(result["after"]["wall_s"] / result["before"]["wall_s"], 2)
+        report, wall, rss = run_check(text, overrides)
+        saved = Path(__file__).parent / "eval" / f"embedded_check-{name}.json"
+        saved.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        result[name] = summary(report, wall, rss)
+    if "adaptive" in result and "full" in result:
+        result["ratio"] = round(result["adaptive"]["check_s"] / result["full"]["check_s"], 2)
     print(json.dumps(result))
 
 

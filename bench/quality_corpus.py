@@ -10,13 +10,21 @@ fact-checks, with the ratings taken out (RADAR's "retrieved evidence" setting, o
 3. Stage 1 alone runs each sampled claim again to see whether the claim's own
    justification was among the main query's first 10 results (recall@10).
 
-    python bench/quality_corpus.py [--limit 60] [--seed 0] [--work DIR] [--recall-only]
+4. The same records are scored again with ``liar-binary`` labels (half-true on the
+   true side): a verdict does not depend on the label mapping, so nothing runs twice.
 
-Everything is written under ``--work`` (default ./quality-corpus): the corpus, its
-index, the config, both result files; a second run resumes. The last line is one JSON
-object: macro-F1 and misleading (half-true) F1 of both, the pipeline's coverage and
-confidently-wrong rate, and recall@10 (with ``--recall-only``: step 3 alone, which
-needs no model).
+    python bench/quality_corpus.py [--limit 60] [--seed 0] [--work DIR] [--recall-only]
+        [--data PATH] [--labels liar-3] [--depth adaptive|full]
+
+Any LIAR-style file works (``--data``: a JSONL of ``statement``/``label``/
+``justification`` rows). Everything is written under ``--work`` (default
+./quality-corpus): the corpus, its index, the config, both result files; a second run
+resumes; the per-item records are copied to ``bench/eval/``. The last line is one JSON
+object: macro-F1 (abstentions counted wrong) and misleading (half-true) F1 of both, the
+pipeline's coverage, accuracy where it answered and confidently-wrong rate, recall@10,
+the share of the recalled items it settled (``settled_given_recalled``), the same
+macro-F1s with liar-binary labels (``*_binary``), and the mean wall time per item (with
+``--recall-only``: step 3 alone, which needs no model).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +44,8 @@ from liar_corpus import DEFAULT_DATA, strip_ratings
 
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.evaluation import load_items, sample_items
+from zofia_engine.evaluation.dataset import LABEL_MAPPINGS
+from zofia_engine.evaluation.scores import macro_f1
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.corpus import index_corpus
 
@@ -55,10 +66,12 @@ def build_corpus(data: Path, work: Path) -> Path:
     return database
 
 
-def write_config(work: Path, database: Path) -> Path:
+def write_config(work: Path, database: Path, depth: str) -> Path:
     config = work / "zofia.toml"
     config.write_text(
         f"""# The corpus as the only source (bench/quality_corpus.py)
+[agents]
+depth = "{depth}"
 [web]
 backends = ["corpus"]
 [web.corpus]
@@ -74,7 +87,7 @@ backend = "none"
 def run_eval(data: Path, config: Path, output: Path, args: argparse.Namespace, *extra: str) -> Any:
     zofia = Path(sys.executable).with_name("zofia")
     command = [
-        str(zofia), "eval", str(data), "--labels", "liar-3", "--limit", str(args.limit),
+        str(zofia), "eval", str(data), "--labels", args.labels, "--limit", str(args.limit),
         "--seed", str(args.seed), "--config", str(config), "--output", str(output), "--json",
         *extra,
     ]  # fmt: skip
@@ -84,19 +97,35 @@ def run_eval(data: Path, config: Path, output: Path, args: argparse.Namespace, *
     return json.loads(done.stdout)
 
 
-async def recall_at_10(data: Path, config: Path, args: argparse.Namespace) -> float:
-    """The share of sampled claims whose own justification is among the main query's
+async def recalled_at_10(data: Path, config: Path, args: argparse.Namespace) -> set[str]:
+    """The ids of the sampled claims whose own justification is among the main query's
     first 10 corpus results."""
-    items, _ = load_items(data, "liar-3")
+    items, _ = load_items(data, args.labels)
     sample = sample_items(items, args.limit, args.seed)
     settings: EngineSettings = load_config(config, environ={})
-    hits = 0
+    found = set()
     async with EntityGuidedRetrieval(settings) as stage1:
         for item in sample:
             result = await stage1.run(item.text)
             main = [hit.url for hit in result.web if hit.query == "main"][:10]
-            hits += f"corpus:{item.id}" in main
-    return hits / len(sample) if sample else 0.0
+            if f"corpus:{item.id}" in main:
+                found.add(item.id)
+    return found
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    """The item records of a result file (the last run's, one per item)."""
+    rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+    key = [r for r in rows if r.get("type") == "run"][-1]["run_key"]
+    return [r for r in rows if r.get("type") == "item" and r.get("run_key") == key]
+
+
+def binary_macro_f1(rows: list[dict[str, Any]]) -> float:
+    """Macro-F1 with liar-binary labels, abstentions counted wrong."""
+    mapping = LABEL_MAPPINGS["liar-binary"]
+    gold = [mapping.gold[str(r["raw_label"]).lower()] for r in rows]
+    predicted = [mapping.predicted(str(r["verdict"])) for r in rows]
+    return macro_f1(gold, predicted, mapping.classes)
 
 
 def half_true_f1(metrics: dict[str, Any]) -> float:
@@ -108,6 +137,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--labels", default="liar-3", help="the label mapping the runs use")
+    parser.add_argument("--depth", choices=("adaptive", "full"), default="adaptive")
     parser.add_argument("--work", type=Path, default=Path("quality-corpus"))
     parser.add_argument(
         "--recall-only", action="store_true", help="Stage 1's recall@10 alone (no model calls)"
@@ -115,29 +146,48 @@ def main() -> None:
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     database = build_corpus(args.data, args.work).resolve()
-    config = write_config(args.work, database)
-    recall = asyncio.run(recall_at_10(args.data, config, args))
+    config = write_config(args.work, database, args.depth)
+    recalled = asyncio.run(recalled_at_10(args.data, config, args))
+    recall = len(recalled) / args.limit if args.limit else 0.0
     print(f"recall@10 {recall:.3f}", flush=True)
     if args.recall_only:
         print(json.dumps({"items": args.limit, "recall_at_10": round(recall, 3)}))
         return
-    full = run_eval(args.data, config, args.work / "full.jsonl", args)
+    name = args.data.stem
+    full = run_eval(args.data, config, args.work / f"{args.depth}.jsonl", args)
     print(f"full pipeline: macro-F1 {full['macro_f1']:.3f}", flush=True)
     only = run_eval(args.data, config, args.work / "only-llm.jsonl", args, "--baseline", "only-llm")
+    ran, baseline = (
+        records(args.work / f"{args.depth}.jsonl"),
+        records(args.work / "only-llm.jsonl"),
+    )
+    settled = {str(r["id"]) for r in ran if r["verdict"] in ("true", "false", "misleading")}
+    kept = Path(__file__).parent / "eval"
+    for source, target in ((f"{args.depth}.jsonl", args.depth), ("only-llm.jsonl", "only-llm")):
+        shutil.copyfile(args.work / source, kept / f"{name}-{target}.jsonl")
     sel = full["selective"]
+    binary, only_binary = binary_macro_f1(ran), binary_macro_f1(baseline)
     print(
         json.dumps(
             {
                 "items": full["items"],
+                "depth": args.depth,
                 "full_macro_f1": round(full["macro_f1"], 3),
                 "full_misleading_f1": round(half_true_f1(full), 3),
                 "full_coverage": round(sel["coverage"], 3),
+                "full_covered_accuracy": sel["covered_accuracy"],
                 "full_covered_macro_f1": sel["covered_macro_f1"],
                 "full_confidently_wrong": round(sel["confidently_wrong"], 3),
                 "only_llm_macro_f1": round(only["macro_f1"], 3),
                 "only_llm_misleading_f1": round(half_true_f1(only), 3),
                 "gain_macro_f1_points": round(100 * (full["macro_f1"] - only["macro_f1"]), 1),
+                "full_macro_f1_binary": round(binary, 3),
+                "only_llm_macro_f1_binary": round(only_binary, 3),
+                "gain_macro_f1_points_binary": round(100 * (binary - only_binary), 1),
                 "recall_at_10": round(recall, 3),
+                "settled_given_recalled": round(len(recalled & settled) / len(recalled), 3)
+                if recalled
+                else None,
                 "full_mean_llm_calls": round(full["mean_llm_calls"], 1),
                 "full_mean_wall_s": round(full["mean_wall_s"], 1),
             }

@@ -53,7 +53,9 @@ HITS = [
         "https://springfield.il.us/council/minutes",
         "City council minutes, March",
         "The Springfield city council passed no ordinance on bicycles in March. "
-        "Council members discussed new bike lanes on Capitol Avenue.",
+        "Council members discussed new bike lanes on Capitol Avenue. "
+        "Mayor Misty Buscher signed no law on cycling in March. "
+        "No law fines cyclists 500 dollars.",
     ),
     brave_result(
         "https://factcheck.example.org/springfield-bikes",
@@ -131,7 +133,7 @@ async def test_full_pipeline_reaches_a_verdict(
     report = await make_engine(_settings(panel)).check(Post(text=POST))
 
     assert report.verdict == "false"
-    assert report.basis == ["claim-0", "claim-1", "claim-2"]  # each refuted by a found quote
+    assert report.basis == ["claim-0", "claim-1", "claim-2"]  # each refuted by a sentence
     assert report.summary == "Web sources refute the core claim."
     assert list(json.loads(report.model_dump_json())) == REPORT_KEYS
     assert Report.model_validate_json(report.model_dump_json()) == report
@@ -518,9 +520,10 @@ async def test_ablations_remove_the_calls_they_name(
     report = await make_engine(_settings(panel)).check(POST, ablation=Ablation.named(name))
     for schema in absent:
         assert script.asked[schema] == 0, schema
-    # Without claims or evidence nothing is settled by a sentence: the verdict is unproven
-    # (without the web, the Wikipedia article's sentences are still read).
-    grounded = name not in ("no-claims", "no-retrieval")
+    # Without claims or evidence nothing is settled by a sentence: the verdict is unproven.
+    # Without the web, Wikipedia's sentences are read, but the article on Springfield says
+    # nothing of bicycles: no sentence of it is close enough to the claims to count.
+    grounded = name not in ("no-claims", "no-web", "no-retrieval")
     assert report.verdict == ("false" if grounded else "unproven")
     sources = {e.source for e in report.evidence}
     if name in ("no-web", "no-retrieval"):

@@ -161,10 +161,10 @@ async def test_ablation_switches_remove_the_calls_they_name(
         records = await evaluate([ITEM], checker, log, header, LABEL_MAPPINGS["binary"])
 
     record = records[ITEM.id]
-    # Without evidence sentences or claims nothing is settled: the engine abstains
+    # Without evidence sentences about the claims nothing is settled: the engine abstains
     # (unproven), scored as not covered; the paper's rule (require_evidence off) would
-    # say fake. Without the web, the Wikipedia article's sentences are still read.
-    grounded = name not in ("no-retrieval", "no-claims")
+    # say fake. Without the web, Wikipedia's sentences are read, but none is about the ban.
+    grounded = name not in ("no-web", "no-retrieval", "no-claims")
     assert not record.error and record.predicted == ("fake" if grounded else None)
     assert record.verdict == ("false" if grounded else "unproven")
     assert record.ablation == name

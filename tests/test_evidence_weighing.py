@@ -251,7 +251,9 @@ async def test_the_flat_claims_switch_gives_zofias_calls_exactly(
 ) -> None:
     """Tree off: the extractor's claims each verified once, as ZoFia does; on: the same
     three claims judged as the tree's nodes."""
-    flat = await check([TRUSTED], tree={"enabled": False})
+    # Every cited sentence counts here: the switch is under test, not the citation guard.
+    every = {"depth": "full", "min_citation_similarity": 0.0}
+    flat = await check([TRUSTED], tree={"enabled": False}, agents=every)
     steps = [c.step for c in flat.usage.log if c.step.startswith("claims:")]
     assert sorted(steps) == [
         "claims:extract",
@@ -263,7 +265,7 @@ async def test_the_flat_claims_switch_gives_zofias_calls_exactly(
     readers = [b for b in panel.requests if schema_name(b) == "readerreply"]
     assert all(b["messages"][2]["content"].startswith("EVIDENCE") for b in readers)
 
-    tree = await check([TRUSTED])
+    tree = await check([TRUSTED], agents=every)
     steps = [c.step for c in tree.usage.log if c.step.startswith("claims:")]
     assert sorted(steps) == [
         "claims:extract",

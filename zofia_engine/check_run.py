@@ -363,11 +363,13 @@ class CheckRun:
             await self.progress.emit("round", "debate", word, ruling.round)
 
         stop_margin, confidence = d.taus(session.routes["judge"].model)
+        # The papers' run shows every turn; the adaptive depth shows nothing twice.
+        full_run, sources = self.settings.agents.depth == "full", self._haystack()
         moderator = Moderator(
             session,
             ctx,
             EarlyStop(d.early_stop, stop_margin, confidence),
-            TurnEditor(Novelty(d.repeat_threshold, shown), self._haystack()),
+            TurnEditor(Novelty(d.repeat_threshold, shown) if not full_run else None, sources),
             min_rounds=min(d.min_rounds, d.max_rounds),
             on_round=on_round,
             settled=settled,

@@ -132,11 +132,12 @@ class TurnEditor:
     the debate has not shown already (see :mod:`~zofia_engine.agents.novelty`).
 
     Args:
-        novelty: the texts shown so far, the panel's analyses among them.
+        novelty: the texts shown so far, the panel's analyses among them; ``None``:
+            repeats are shown (the papers' debate, at the full depth).
         sources: where a quoted phrase must occur.
     """
 
-    novelty: Novelty
+    novelty: Novelty | None
     sources: Haystack
     dropped_quotes: int = 0
     repeats: int = 0
@@ -145,8 +146,8 @@ class TurnEditor:
         """``text`` without its unfounded quotes, or ``""`` if it repeats what was shown."""
         text, dropped = unfounded(text, self.sources)
         self.dropped_quotes += dropped
-        if not text:
-            return ""
+        if not text or self.novelty is None:
+            return text
         fresh = self.novelty.fresh(text)
         self.repeats += not fresh
         return fresh

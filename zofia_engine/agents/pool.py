@@ -84,7 +84,4 @@ def agent_failures(analyses: Analyses, claims: list[ClaimResult]) -> list[str]:
     bad = [c for c in claims if c.status == "failed"]
     if bad:
         notes.append(f"verification of {len(bad)} claim(s) failed: {bad[0].error}")
-    dropped = sum(c.dropped_quotes for c in claims)
-    if dropped:
-        notes.append(f"{dropped} quote(s) not found in the retrieved text were dropped")
     return notes
