@@ -8,7 +8,9 @@ exactly as a check reads its core claim. A true claim is read right when the rea
 ``supports`` it, a false one when it ``refutes`` it; "not enough information" is an
 abstention, a reading the other way is wrong.
 
-    python bench/reader_accuracy.py [--limit 20] [--claims PATH]
+    python bench/reader_accuracy.py [--limit 20] [--skip 0] [--claims PATH]
+
+(``ZOFIA__AGENTS__CONTRADICTION_AT=1.1`` runs the reading alone.)
 
 The last line is one JSON object: ``claims``, ``right``, ``wrong``, ``abstained``,
 ``accuracy`` (right / claims), ``settled_accuracy`` (right / (right + wrong)),
@@ -26,7 +28,7 @@ from pathlib import Path
 from zofia_engine.agents.context import PanelContext, evidence_items
 from zofia_engine.agents.evidence_sentences import SentenceIndex
 from zofia_engine.agents.reading import read_claims
-from zofia_engine.config import EngineSettings
+from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.llm.router import LLMRouter
 from zofia_engine.report import ClaimResult
 from zofia_engine.retrieval.ner.sentences import split_sentences
@@ -56,6 +58,7 @@ async def read_one(
         top_k=a.top_k_sentences,
         theta=a.theta_sim,
         threshold=a.min_citation_similarity,
+        contradiction_at=a.contradiction_at if a.contradiction_at <= 1 else None,
     )
     return read
 
@@ -64,13 +67,15 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--claims", type=Path, default=CLAIMS)
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N (tuning)")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.claims.open(encoding="utf-8")]
     # Alternate true and false claims, so that a limit keeps both.
     true = [r for r in rows if r["label"] == "true"]
     false = [r for r in rows if r["label"] == "false"]
-    rows = [r for pair in zip(true, false, strict=False) for r in pair][: args.limit]
-    settings = EngineSettings()
+    rows = [r for pair in zip(true, false, strict=False) for r in pair]
+    rows = rows[args.skip : args.skip + args.limit]
+    settings = load_config(None)  # ZOFIA__... variables apply
     router = LLMRouter(settings.llm)
     counts = {"right": 0, "wrong": 0, "abstained": 0}
     dropped, seconds = 0, []
@@ -91,7 +96,7 @@ async def main() -> None:
             )
             counts[outcome] += 1
             dropped += read.dropped_quotes
-            cited = "; ".join(q.text[:60] for q in read.quotes)
+            cited = read.reason[:160]
             print(f"{outcome:9} {row['label']:5} {label:22} {row['claim'][:60]} | {cited}")
         await router.aclose()
     settled = counts["right"] + counts["wrong"]

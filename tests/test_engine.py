@@ -991,3 +991,26 @@ async def test_a_stance_model_reads_the_claims_instead_of_the_llm(
     shown = {q.text for c in report.claims for q in c.quotes}
     assert all(any(t in e.text for e in report.evidence) for t in shown)
     assert report.verdict == "false" and "claim-0" in report.basis
+
+
+@pytest.mark.parametrize(("p_no", "label"), [(0.9, "refutes"), (0.5, "supports")])
+async def test_a_likely_contradiction_refutes_a_claim_the_reading_supported(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine], p_no: float, label: str
+) -> None:
+    supports = {"sentences": [1], "reason": "Same subject.", "stance": "supports"}
+    content = json.dumps({"same_subject": "yes", "both_true": "no"})
+    odds = word_logprobs(content, both_true={"no": p_no, "yes": 1 - p_no})
+    script = _script(
+        panel,
+        readerreply=lambda body: {**supports, "sentences": [closest_sentence(body)]},
+        pairreply=ChatReply(content=content, logprobs=odds),
+    )
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    core = report.claims[0]
+    assert core.label == label and core.quotes
+    pairs = _asked(panel, "pairreply")
+    assert script.asked["pairreply"] == len(pairs) >= 1
+    # Each pair is asked on its own: the sentence and the claim, with token probabilities.
+    assert all(b["top_logprobs"] == 5 and "CLAIM: " in last_user_text(b) for b in pairs)
+    said = r"Sentence \d+ and the claim cannot both be true \(p = 0\.90\)\."
+    assert bool(re.fullmatch(said, core.reason)) == (label == "refutes")

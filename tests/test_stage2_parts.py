@@ -39,6 +39,8 @@ TEMPLATE_VARIABLES = {
         "opponent": "x",
         "max_words": 90,
     },
+    "contradiction": {"sentence": "A sentence.", "claim": "A claim."},
+    "contradiction_system": {},
     "decompose": {"claim": "A claim.", "min_sub": 2, "max_sub": 4},
     "domain": {},
     "evidence": {

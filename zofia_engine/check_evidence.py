@@ -144,7 +144,14 @@ class EvidenceReading:
         if self.full and self.settings.tree.enabled:
             return await grow_tree(self.session, self.ctx, claims, encoder, a, self.settings.tree)
         read = await read_claims(
-            self.session, self.ctx, claims, encoder, top_k=k, theta=theta, threshold=least
+            self.session,
+            self.ctx,
+            claims,
+            encoder,
+            top_k=k,
+            theta=theta,
+            threshold=least,
+            contradiction_at=a.contradiction_at if a.contradiction_at <= 1 else None,
         )
         return read, None
 

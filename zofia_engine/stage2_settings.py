@@ -131,6 +131,11 @@ class AgentSettings(SettingsSection):
     # is not about the claim. Measured (bench/citation_threshold.py): 95 % of the common
     # claims' settling sentences reach 0.49; 25 % of off-subject sentences reach 0.45.
     min_citation_similarity: float = Field(0.45, ge=-1, le=1)
+    # Each claim's two closest sentences are also asked, one by one, whether they and the
+    # claim can both be true; a "no" with at least this probability refutes the claim
+    # (a small model reads a sentence on the same subject as support). Needs token
+    # probabilities; 1.1 turns it off. Measured: bench/reader_accuracy.py.
+    contradiction_at: float = Field(0.7, ge=0, le=1.1)
     # "adaptive": the evidence is read first, and the full debate is held only when it
     # settled a claim (else one round gives the lean); the tree of claims and the
     # per-document stance calls are left out. "full": the paper's whole run.

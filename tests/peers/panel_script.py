@@ -66,6 +66,7 @@ SCHEMAS = (
     "finalreply",
     "radarreply",
     "stancereply",
+    "pairreply",
     "nodereply",
     "decomposereply",
     "visionreply",
@@ -167,6 +168,7 @@ DEFAULTS: dict[str, Answer] = {
     "finalreply": {"verdict": "false", "reason": "On balance the evidence refutes the post."},
     "radarreply": {"argument": "The record settles the post.", "cites": ["post"]},
     "stancereply": _stance,
+    "pairreply": {"same_subject": "yes", "both_true": "yes"},
     "nodereply": _node,
     "visionreply": {
         "description": "A printed headline on a white background.",

@@ -29,8 +29,10 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..llm.base import ChatMessage
 from ..llm.nli_backend import NLIStanceModel, decide
 from ..llm.session import CheckSession, StepFailed
+from ..llm.token_odds import option_probabilities
 from ..ports import TextEncoder
 from ..prompting import render
 from ..report import ClaimResult, Quote
@@ -48,6 +50,8 @@ __all__ = [
 ]
 
 MAX_CITED = 3
+PAIRS = 2  # a claim's closest sentences checked one by one for a contradiction
+PAIR_TOKENS = 32
 MAX_WORDS = 40
 READ_TOKENS = 160
 
@@ -168,6 +172,52 @@ async def ask_reader(
     return claim, answer.value
 
 
+class PairReply(BaseModel):
+    """One sentence against one claim: the same subject, and whether both can be true."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    same_subject: Literal["yes", "no"]
+    both_true: Literal["yes", "no"]
+
+
+async def contradiction(
+    session: CheckSession, ctx: PanelContext, claim: ClaimResult, number: int
+) -> float | None:
+    """The model's probability that the shown sentence ``number`` and ``claim`` cannot
+    both be true (``None`` without token probabilities, or when the call failed)."""
+    sentence = ctx.readable.sentences[number - 1].text
+    messages = [
+        ChatMessage("system", render("contradiction_system")),
+        ChatMessage(
+            "user", render("contradiction", sentence=ctx.untrusted(sentence), claim=claim.text)
+        ),
+    ]
+    try:
+        answer = await session.ask(
+            "verifier",
+            f"claims:contradiction:{claim.id}:{number}",
+            messages,
+            PairReply,
+            max_tokens=PAIR_TOKENS,
+            top_logprobs=5,
+        )
+    except StepFailed:
+        return None
+    c = answer.completion
+    odds = option_probabilities(c.text, c.logprobs, "both_true", ("yes", "no"))
+    return None if odds is None else odds["no"]
+
+
+def most_contradicting(
+    numbers: Sequence[int], odds: Sequence[float | None], least: float
+) -> tuple[float, int] | None:
+    """The probability and number of the sentence most likely to contradict the claim,
+    when that probability reaches ``least``; else ``None``."""
+    scored = [(p, n) for p, n in zip(odds, numbers, strict=True) if p is not None and p >= least]
+    return max(scored) if scored else None
+
+
 async def read_claims(
     session: CheckSession,
     ctx: PanelContext,
@@ -177,9 +227,13 @@ async def read_claims(
     top_k: int,
     theta: float,
     threshold: float,
+    contradiction_at: float | None = None,
 ) -> list[ClaimResult]:
     """Read every claim at once over the check's numbered sentences (``ctx.readable``),
-    each pointed to its own closest ones."""
+    each pointed to its own closest ones. With ``contradiction_at``, each claim's two
+    closest sentences that count are also checked one by one for a contradiction, and a
+    probability from ``contradiction_at`` refutes the claim, whatever the reading says
+    (a small model reads a sentence on the same subject as support)."""
     shown = ctx.readable
     similarity, own = await asyncio.to_thread(
         shown.closest, [c.text for c in claims], encoder, top_k=top_k, theta=theta
@@ -188,22 +242,41 @@ async def read_claims(
     async def one(i: int, claim: ClaimResult) -> ClaimResult:
         if not own[i]:
             return unread(claim)
-        asked, reply = await ask_reader(
-            session,
-            ctx,
-            claim,
-            shown,
-            own[i],
-            step=f"claims:read:{claim.id}",
-            template="reader",
-            schema=ReaderReply,
-            max_tokens=READ_TOKENS,
+        pairs = [n for n in own[i] if similarity[i][n - 1] >= threshold][:PAIRS]
+        odds_of = (
+            asyncio.gather(*(contradiction(session, ctx, claim, n) for n in pairs))
+            if contradiction_at is not None
+            else _none(len(pairs))
         )
+        (asked, reply), odds = await asyncio.gather(
+            ask_reader(
+                session,
+                ctx,
+                claim,
+                shown,
+                own[i],
+                step=f"claims:read:{claim.id}",
+                template="reader",
+                schema=ReaderReply,
+                max_tokens=READ_TOKENS,
+            ),
+            odds_of,
+        )
+        found = most_contradicting(pairs, odds, contradiction_at or 2.0)
+        if found is not None:
+            p, n = found
+            why = f"Sentence {n} and the claim cannot both be true (p = {p:.2f})."
+            verdict = ModelReading(sentences=[n], reason=why, stance="refutes")
+            return reading_of(claim, verdict, similarity[i], shown, threshold)
         if reply is None:
             return asked
         return reading_of(claim, reply, similarity[i], shown, threshold)
 
     return list(await asyncio.gather(*(one(i, c) for i, c in enumerate(claims))))
+
+
+async def _none(count: int) -> list[float | None]:
+    return [None] * count
 
 
 async def read_claims_by_model(
