@@ -151,8 +151,7 @@ def test_an_unproven_card_says_which_way_the_panel_leaned_and_what_would_settle_
     card = verdict_card(Outcome("u1", report))
     assert (card.icon, card.headline, card.confidence) == ("❔", "Unproven", "")
     assert card.lean == (
-        "The panel leans false (62%). "
-        "What would settle it: The council's minutes."
+        "The panel leans false (62%). What would settle it: The council's minutes."
     )
     without = verdict_card(Outcome("u2", report.model_copy(update={"lean": None})))
     assert without.lean == "The evidence found does not settle it either way."
@@ -346,3 +345,31 @@ def test_the_claims_thread_shows_the_tree_indented_with_its_scores() -> None:
     assert blocks[1].heading == "Core claim · refutes"
     assert "v 0.30 · r 0.50; from its parts v 0.20 · r 0.80" in blocks[1].body
     assert blocks[2].heading == "  └ Sub-claim (quantity) · refutes"
+
+
+@pytest.mark.parametrize(
+    ("stopped_by", "forced", "ending"),
+    [
+        ("no_evidence", True, "One round only: no claim was settled by the evidence"),
+        ("repetition", True, "Both sides only repeated what had been said."),
+        ("judge", False, "The judge said it had heard enough."),
+        ("", True, "The round limit (5) was reached."),
+    ],
+)
+def test_the_debate_thread_says_why_the_debate_ended(
+    stopped_by: str, forced: bool, ending: str
+) -> None:
+    turns = [
+        DebateTurn(round=1, side="pro", argument="It is real."),
+        DebateTurn(round=1, side="con", repeated=True),
+    ]
+    debate = Debate(
+        turns=turns,
+        rounds=1,
+        max_rounds=5,
+        stopped_by=stopped_by,
+        forced=forced,  # type: ignore[arg-type]
+    )
+    blocks = section("debate", _report(debate=debate)).blocks
+    assert blocks[1].body == "(nothing new: this turn repeated what had been said)"
+    assert blocks[-1].heading == "Why the debate ended" and blocks[-1].body.startswith(ending)

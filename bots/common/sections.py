@@ -10,6 +10,7 @@ from zofia_engine.report import ClaimResult, EvidenceItem, JudgeRuling, Report
 from zofia_engine.retrieval.credibility import QUALITY_WORDS
 
 __all__ = [
+    "DEBATE_STOPS",
     "SECTION_KINDS",
     "SIDE_NAMES",
     "TREE_STOPS",
@@ -48,6 +49,16 @@ SIDE_NAMES = {
 }
 
 
+#: why a debate ended, in words
+DEBATE_STOPS = {
+    "no_evidence": "One round only: no claim was settled by the evidence, so more rounds "
+    "could not change the verdict.",
+    "repetition": "Both sides only repeated what had been said.",
+    "probabilities": "The judge was sure enough to stop.",
+    "judge": "The judge said it had heard enough.",
+}
+
+
 def _debate(report: Report) -> tuple[Block, ...]:
     blocks = []
     for entry in report.debate.timeline():
@@ -58,12 +69,19 @@ def _debate(report: Report) -> tuple[Block, ...]:
             blocks.append(Block(f"Round {entry.round} · Judge: {decision}{forced}", body))
             continue
         body = "\n\n".join(part for part in (entry.rebuttal, entry.argument) if part)
-        if entry.status != "ok":
+        if entry.status == "ok" and entry.repeated:
+            body = "(nothing new: this turn repeated what had been said)"
+        elif entry.status != "ok":
             body = f"(this turn failed: {entry.error or entry.status})"
         elif entry.cites:
             body += "\n\nCites: " + ", ".join(entry.cites)
         phase = f", {entry.phase}" if entry.phase else ""
         blocks.append(Block(f"Round {entry.round} · {SIDE_NAMES[entry.side]}{phase}", body))
+    ended = DEBATE_STOPS.get(report.debate.stopped_by)
+    if ended is None and report.debate.forced and report.debate.held:
+        ended = f"The round limit ({report.debate.max_rounds}) was reached."
+    if ended and report.debate.held:
+        blocks.append(Block("Why the debate ended", ended))
     return tuple(blocks)
 
 
