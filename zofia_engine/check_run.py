@@ -87,17 +87,6 @@ ExaminePictures = Callable[
 ]
 
 
-@dataclass
-class _Claims:
-    """The read claims (flat, or the tree's nodes), the tree's summary, a problem, and
-    how many claims the extractor wrote that the post does not make."""
-
-    claims: list[ClaimResult]
-    tree: TreeSummary | None
-    problem: str
-    dropped: int = 0
-
-
 class CheckRun:
     """One check of one post: its settings, its LLM session, its notes and timings.
 
