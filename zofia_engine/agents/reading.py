@@ -50,7 +50,9 @@ __all__ = [
 ]
 
 MAX_CITED = 3
-PAIRS = 2  # a claim's closest sentences checked one by one for a contradiction
+# The closest sentences checked one by one for a contradiction: the core claim's two,
+# each sub-claim's one (each check is a call).
+PAIRS = {"core": 2, "sub": 1}
 PAIR_TOKENS = 32
 MAX_WORDS = 40
 READ_TOKENS = 160
@@ -230,8 +232,9 @@ async def read_claims(
     contradiction_at: float | None = None,
 ) -> list[ClaimResult]:
     """Read every claim at once over the check's numbered sentences (``ctx.readable``),
-    each pointed to its own closest ones. With ``contradiction_at``, each claim's two
-    closest sentences that count are also checked one by one for a contradiction, and a
+    each pointed to its own closest ones. With ``contradiction_at``, each claim's closest
+    sentences that count (:data:`PAIRS`) are also checked one by one for a contradiction,
+    and a
     probability from ``contradiction_at`` refutes the claim, whatever the reading says
     (a small model reads a sentence on the same subject as support)."""
     shown = ctx.readable
@@ -242,7 +245,7 @@ async def read_claims(
     async def one(i: int, claim: ClaimResult) -> ClaimResult:
         if not own[i]:
             return unread(claim)
-        pairs = [n for n in own[i] if similarity[i][n - 1] >= threshold][:PAIRS]
+        pairs = [n for n in own[i] if similarity[i][n - 1] >= threshold][: PAIRS[claim.kind]]
         odds_of = (
             asyncio.gather(*(contradiction(session, ctx, claim, n) for n in pairs))
             if contradiction_at is not None
