@@ -157,6 +157,8 @@ def test_novelty_counts_containment_not_topic() -> None:
         ("This is a hoax.", "this is a hoax"),
         ("Apple unveiled a new iPhone.", "Apple unveiled a new iPhone"),
         ("NASA landed on Mars.", "NASA landed on Mars"),
+        ("A twitter account posted it.", "a twitter account posted it"),
+        ("I saw it.", "I saw it"),
     ],
 )
 def test_a_claim_keeps_its_case_inside_a_sentence(claim: str, inside: str) -> None:

@@ -134,7 +134,8 @@ def in_sentence(claim: str) -> str:
     word in lower case unless it is a name ("The city …" → "the city …")."""
     text = claim.strip().rstrip(".")
     first = text.split(" ", 1)[0]
-    if first.casefold() in _OPENERS and first[:1].isupper() and not first.isupper():
+    shouted = len(first) > 1 and first.isupper()  # "NASA", not a sentence opener
+    if first.casefold() in _OPENERS and first != "I" and first[:1].isupper() and not shouted:
         text = first.casefold() + text[len(first) :]
     return text
 
