@@ -211,11 +211,11 @@ async def test_each_round_sees_the_whole_history(
     rulings = iter(["continue", "continue", "stop"])
 
     def judge(body: dict[str, Any]) -> dict[str, Any]:
-        return {"verdict": "true", "next": next(rulings), "reason": "Decided on the record."}
+        return {"verdict": "false", "next": next(rulings), "reason": "Decided on the record."}
 
     _script(panel, judgereply=judge)
     report = await make_engine(_settings(panel)).check(POST)
-    assert report.verdict == "true" and report.debate.decided_in_round == 3
+    assert report.verdict == "false" and report.debate.decided_in_round == 3
     judges = _asked(panel, "judgereply")
     # Round n's judge sees 2n debate turns, each a message of its own.
     turns = [sum("DEBATE, round" in m["content"] for m in body["messages"]) for body in judges]
@@ -605,7 +605,8 @@ async def test_a_judge_that_says_unproven_is_heard(
     panel: FakeOpenAI, make_engine: Callable[..., Engine]
 ) -> None:
     odds = {"true": 0.05, "false": 0.15, "misleading": 0.05, "unproven": 0.75}
-    _script(panel, judgereply=_judge("unproven", "stop", odds, 0.9))
+    # The evidence settles nothing (a refuted core claim would make the post false).
+    _script(panel, judgereply=_judge("unproven", "stop", odds, 0.9), nodereply=UNSETTLED_NODE)
     report = await make_engine(_settings(panel)).check(POST)
     assert report.verdict == "unproven" and report.lean is None
     assert report.confidence.value == pytest.approx(0.75, abs=1e-3)

@@ -74,6 +74,7 @@ PANEL = set(SCHEMAS) - {
     "finalreply",
     "radarreply",
     "readerreply",
+    "pairreply",
     "decomposereply",
     "visionreply",
 }

@@ -13,8 +13,8 @@ from zofia_engine.agents.novelty import Novelty
 from zofia_engine.agents.quotes import Haystack, unfounded
 from zofia_engine.agents.evidence_sentences import Sentence, SentenceList
 from zofia_engine.agents.reading import ReaderReply, cited, reading_of
-from zofia_engine.agents.verdict import Ruled, in_sentence, ruling_summary
-from zofia_engine.report import ClaimResult, DebateTurn, JudgeRuling, Lean
+from zofia_engine.agents.verdict import Ruled, in_sentence, rule_on_evidence, ruling_summary
+from zofia_engine.report import ClaimResult, DebateTurn, JudgeRuling, Lean, Quote
 
 EIFFEL = [
     "The Eiffel Tower, the wrought-iron lattice tower completed in 1889, stands in the "
@@ -182,3 +182,47 @@ def test_with_nothing_settled_no_sentence_says_the_evidence_supports() -> None:
     assert summary == "Nothing settles it yet."
     settled = ruling_summary(Ruled("false", ["claim-0"]), ruling, settled=True)
     assert settled.startswith("The evidence provided supports")
+
+
+# ------------------------------------------------------------------ the verdict's direction
+
+
+def _claim(label: str, kind: str = "core", id_: str = "claim-0") -> ClaimResult:
+    quote = Quote(text="A sentence of the evidence.", evidence_id="wiki-1")
+    return ClaimResult(id=id_, kind=kind, text="A claim.", label=label, quotes=[quote])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "claims", "verdict", "overruled"),
+    [
+        ("true", [_claim("refutes")], "false", True),  # the evidence refutes the core claim
+        ("unproven", [_claim("refutes")], "false", True),
+        ("misleading", [_claim("refutes")], "misleading", False),
+        ("false", [_claim("refutes")], "false", False),
+        ("true", [_claim("supports")], "true", False),
+        ("false", [_claim("supports")], "unproven", False),  # nothing goes the judge's way
+        (
+            "true",
+            [_claim("not enough information"), _claim("refutes", "sub", "c1")],
+            "unproven",
+            False,
+        ),
+        (
+            "false",
+            [_claim("not enough information"), _claim("refutes", "sub", "c1")],
+            "false",
+            False,
+        ),
+    ],
+)
+def test_a_verdict_stands_only_on_evidence_that_goes_its_way(
+    outcome: str, claims: list[ClaimResult], verdict: str, overruled: bool
+) -> None:
+    ruled = rule_on_evidence(outcome, 0.9, claims)
+    assert (ruled.verdict, ruled.overruled) == (verdict, overruled)
+    assert bool(ruled.basis) == (verdict != "unproven")
+    said = JudgeRuling(round=1, decision=outcome, reason="The post is accurate.")  # type: ignore[arg-type]
+    if overruled:  # the judge argued the other way: its words are not the card's
+        assert ruling_summary(ruled, said, settled=True) == (
+            "The evidence contradicts the post's core claim."
+        )

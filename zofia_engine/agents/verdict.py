@@ -59,6 +59,7 @@ class Ruled:
     verdict: Verdict
     basis: list[str]
     lean: Lean | None = None
+    overruled: bool = False  # the evidence's reading of the core claim, not the judge
 
 
 def grounded_claims(
@@ -147,6 +148,15 @@ def _settle(claims: Sequence[ClaimResult]) -> str:
     return "A trustworthy source that reports on what the post claims."
 
 
+# The claim labels that can carry each outcome (a "misleading" post may be right in
+# some facts and wrong in others).
+_CARRIES = {
+    "true": ("supports",),
+    "false": ("refutes",),
+    "misleading": ("supports", "refutes"),
+}
+
+
 def rule_on_evidence(
     outcome: str,
     probability: float | None,
@@ -157,17 +167,32 @@ def rule_on_evidence(
 ) -> Ruled:
     """The verdict for the judge's ``outcome`` (``probability``: the judge's, if known).
 
+    Evidence first: a core claim refuted by the evidence makes the post ``false`` (or
+    ``misleading``, when the judge said so), whatever else the judge ruled. Otherwise
+    the judge's outcome stands only on evidence that goes its way: claims supported for
+    ``true``, refuted for ``false``, either for ``misleading``, a published fact-check,
+    or a finding on the post's picture that points to it. Else it is ``unproven``, with
+    the judge's outcome as the panel's lean.
+
     Args:
-        claims: the verified claims.
+        claims: the read claims.
         evidence: the check's evidence: its published fact-checks count as a basis,
             and so do findings on the post's picture that point to ``outcome`` (a
             fact-checker's label, a vision model's miscaption or tampering score); its
             sources' credibility decides whose support counts.
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
     """
+    grounded = set(grounded_claims(claims, evidence))
     fact_checks = [item.id for item in evidence if item.source == "factcheck"]
+    core = next((c for c in claims if c.kind == "core"), None)
+    if require_evidence and core is not None and core.id in grounded and core.label == "refutes":
+        verdict = "misleading" if outcome == "misleading" else "false"
+        refuted = [c.id for c in claims if c.id in grounded and c.label == "refutes"]
+        return Ruled(verdict, [*fact_checks, *refuted], overruled=verdict != outcome)  # type: ignore[arg-type]
+    carries = _CARRIES.get(outcome, ())
     pictures = [i.id for i in evidence if i.source == "image" and i.rating == outcome]
-    basis = [*fact_checks, *pictures, *grounded_claims(claims, evidence)]
+    backing = [c.id for c in claims if c.id in grounded and c.label in carries]
+    basis = [*fact_checks, *pictures, *backing]
     if outcome not in ("true", "false", "misleading"):
         return Ruled(outcome, basis)  # type: ignore[arg-type]
     if basis or not require_evidence:
@@ -194,6 +219,9 @@ def verdict_of(
     ruled = rule_on_evidence(
         outcome, probability, claims, evidence, require_evidence=require_evidence
     )
+    if ruled.overruled:
+        why = f"the evidence refutes the core claim (the judge ruled {outcome})"
+        return ruled, Confidence(basis=why)
     if ruled.verdict != outcome:
         why = "unproven: no claim was settled by a sentence of the evidence"
         return ruled, Confidence(basis=why)
@@ -224,6 +252,8 @@ def ruling_summary(ruled: Ruled, ruling: JudgeRuling, *, settled: bool) -> str:
         return fallback_summary(ruled.verdict, ruling.error)
     if ruled.lean is not None:
         return "The evidence found settles none of the post's claims."
+    if ruled.overruled:  # the judge argued the other way: its reason is not shown
+        return "The evidence contradicts the post's core claim."
     reason = whole_sentences(ruling.reason)
     if not settled:
         kept = [s for s in split_sentences(reason) if not _EVIDENCE_SAYS.search(s)]
