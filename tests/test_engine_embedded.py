@@ -41,7 +41,7 @@ async def test_a_check_on_the_embedded_model(
         pytest.skip(f"SmolLM2-135M is not installed: {exc}")
     settings = EngineSettings.model_validate(
         {
-            "llm": {"embedded": {"model_path": str(model), "n_ctx": 4096}},
+            "llm": {"embedded": {"model_path": str(model), "n_ctx": 16384}},
             "debate": {"max_rounds": 2},
             # The whole panel is what is pinned down here; triage has its own test below.
             "triage": {"enabled": False},
@@ -64,7 +64,8 @@ async def test_a_check_on_the_embedded_model(
     # Every call after the first starts with the same system and post messages, whatever
     # the model wrote in between, so each reuses at least that much from the cache.
     shared = min(c.prompt_tokens for c in ok)  # no prompt is shorter than the shared prefix
-    assert all((c.cached_tokens or 0) >= shared // 2 for c in ok[1:])
+    # The log is in finishing order: one call read the shared prefix, every other reused it.
+    assert all(cached >= shared // 2 for cached in sorted(c.cached_tokens or 0 for c in ok)[1:])
     assert report.debate.rounds >= 1 and report.debate.turns
     # Offline: no web backend, and the report says so.
     assert any("no open-web evidence" in note for note in report.degraded)

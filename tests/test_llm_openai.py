@@ -419,14 +419,14 @@ async def test_synthesized_logprobs_and_logprobs_switched_off() -> None:
 
 
 async def test_concurrency_is_bounded() -> None:
-    async with FakeOpenAI(delay_s=0.2) as peer, backend_for(peer, max_concurrency=2) as llm:
+    async with FakeOpenAI(delay_s=0.2) as peer, backend_for(peer, concurrency=2) as llm:
         done = await asyncio.gather(*(llm.complete(ask(f"q{i}")) for i in range(6)))
     assert len(done) == 6 and peer.calls == 6
     assert peer.max_in_flight == 2
 
 
 async def test_without_a_limit_calls_overlap() -> None:
-    async with FakeOpenAI(delay_s=0.2) as peer, backend_for(peer, max_concurrency=8) as llm:
+    async with FakeOpenAI(delay_s=0.2) as peer, backend_for(peer, concurrency=8) as llm:
         await asyncio.gather(*(llm.complete(ask(f"q{i}")) for i in range(4)))
     assert peer.max_in_flight == 4
 

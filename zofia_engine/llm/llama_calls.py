@@ -1,9 +1,10 @@
-"""The parts of one llama.cpp call the embedded backend hooks into.
+"""One call on the embedded model: its prompt, its sampler, and what it produced.
 
-:class:`CallState` is what one ``complete`` call shares with the chat formatter and
-the stopping check: the prompt's size and reused prefix, cancellation, and the
-log-probabilities collected token by token. :class:`CheckingFormatter` wraps the
-model's own chat template so that each call can check and stop itself.
+:class:`Generation` is what :class:`~zofia_engine.llm.llama_batch.BatchDecoder` runs for
+one ``complete`` call: the prompt's tokens, the call's own sampler (its grammar, its
+temperature), its cap on reply tokens, its cancellation, and, token by token, the
+reply, the log-probabilities and why it ended. The decoder feeds it the logits of its
+sequence; everything here concerns one sequence only.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -21,14 +23,16 @@ from .base import TokenLogprob
 if TYPE_CHECKING:
     import numpy.typing as npt
     from llama_cpp import Llama
-    from llama_cpp.llama_chat_format import ChatFormatterResponse
+    from llama_cpp.llama_grammar import LlamaGrammar
 
 __all__ = [
     "CHATML_TEMPLATE",
-    "CallState",
-    "CheckingFormatter",
-    "PromptTooLongError",
+    "Generation",
+    "Sampler",
+    "logits_row",
+    "make_sampler",
     "model_template",
+    "token_logprob",
 ]
 
 # Used when a GGUF file carries no chat template (the llama.cpp server's default, too).
@@ -38,87 +42,6 @@ CHATML_TEMPLATE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
-
-
-class PromptTooLongError(Exception):
-    """Raised inside the chat formatter, before any token is evaluated."""
-
-    def __init__(self, prompt_tokens: int) -> None:
-        super().__init__(prompt_tokens)
-        self.prompt_tokens = prompt_tokens
-
-
-@dataclass
-class CallState:
-    """What one ``complete`` call shares with the chat formatter and the stopping check.
-
-    The stopping check runs in ``Llama.generate`` right after each token is
-    sampled, while the context still holds the logits that token was drawn
-    from. With ``top_logprobs > 0`` it keeps their log-softmax until the next
-    check, whose ``input_ids`` end with the token (by then evaluated), and
-    records the token's log-probability and the top alternatives. This needs
-    no ``logits_all`` (llama-cpp-python's own ``logprobs`` does, and then costs
-    an ``n_ctx x vocabulary`` score matrix plus a Python sort of the whole
-    vocabulary per token). The distributions are the model's, before the
-    grammar and samplers. A last token that is never evaluated (the reply
-    hit ``max_tokens``, or was cancelled) gets no entry.
-    """
-
-    max_tokens: int
-    cancel: threading.Event
-    llm: Llama
-    top_logprobs: int = 0
-    prompt_tokens: int = -1
-    reused_tokens: int = 0
-    stopped_early: bool = False
-    first_token_at: float | None = None  # perf_counter() when the first token was sampled
-    prompt_ms: float | None = None  # from the call's start to that token
-    logprobs: list[TokenLogprob] = field(default_factory=list)
-    _pending: npt.NDArray[np.float32] | None = None
-    _seen: int = -1
-
-    def stop_requested(
-        self, input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]
-    ) -> bool:
-        if self.first_token_at is None:
-            self.first_token_at = time.perf_counter()
-        if self.top_logprobs > 0:
-            self._record(input_ids)
-        if self.cancel.is_set():
-            self.stopped_early = True
-            return True
-        return False
-
-    def _record(self, input_ids: npt.NDArray[np.intc]) -> None:
-        import llama_cpp
-
-        if len(input_ids) == self._seen:
-            return  # _create_completion's check after the loop: no new token
-        self._seen = len(input_ids)
-        if self._pending is not None:
-            self._resolve(int(input_ids[-1]))
-        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
-        row = np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),))
-        top = float(row.max())
-        log_norm = top + float(np.log(np.exp(row - top, dtype=np.float64).sum()))
-        self._pending = (row - log_norm).astype(np.float32)
-
-    def _resolve(self, token: int) -> None:
-        assert self._pending is not None
-        row, self._pending = self._pending, None
-        k = min(self.top_logprobs, row.size)
-        best = np.argpartition(row, -k)[-k:]
-        best = best[np.argsort(row[best])[::-1]]
-        self.logprobs.append(
-            TokenLogprob(
-                token=self._piece(token),
-                logprob=float(row[token]),
-                top={self._piece(int(i)): float(row[i]) for i in best},
-            )
-        )
-
-    def _piece(self, token: int) -> str:
-        return self.llm.detokenize([token]).decode("utf-8", errors="ignore")
 
 
 def model_template(llm: Llama) -> Any:
@@ -135,71 +58,176 @@ def model_template(llm: Llama) -> Any:
     )
 
 
-def context_size(llm: Llama) -> int:
-    """The context window in tokens (prompt plus reply)."""
-    return int(min(llm.n_ctx(), llm.context_params.n_ctx))
+def logits_row(ctx: Any, idx: int, n_vocab: int) -> npt.NDArray[np.float32]:
+    """The logits of batch entry ``idx`` of the last decode (a view, valid until the next)."""
+    import llama_cpp
+
+    pointer = llama_cpp.llama_get_logits_ith(ctx.ctx, idx)
+    return np.ctypeslib.as_array(pointer, shape=(n_vocab,))
 
 
-class CheckingFormatter:
-    """Wraps the GGUF chat formatter: counts the prompt, checks it fits, adds the stop check.
+class Sampler(Protocol):
+    """Picks (and accepts) the next token from the logits of batch entry ``idx``."""
 
-    ``create_chat_completion`` offers no ``stopping_criteria`` argument, but the
-    chat handler takes one from its formatter's response, so it goes in here. The
-    formatter runs inside ``create_chat_completion`` before any token is
-    evaluated, when the KV cache still holds the previous call's tokens.
-    """
+    def sample(self, ctx: Any, idx: int) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class Greedy:
+    """The most likely token (llama.cpp's greedy sampler: the first of equal maxima)."""
+
+    def __init__(self, n_vocab: int) -> None:
+        self._n_vocab = n_vocab
+
+    def sample(self, ctx: Any, idx: int) -> int:
+        return int(logits_row(ctx, idx, self._n_vocab).argmax())
+
+    def close(self) -> None:
+        pass
+
+
+class Chain:
+    """llama.cpp's sampler chain as llama-cpp-python builds it for a chat call with a
+    temperature: the grammar, top-k 40, typical 1, top-p 0.95, min-p 0.05, the
+    temperature, then a draw seeded with ``seed``."""
 
     def __init__(
-        self, current_call: Callable[[], CallState | None], llm: Llama, inner: Any
+        self, llm: Llama, grammar: LlamaGrammar | None, temperature: float, seed: int
     ) -> None:
-        self._current_call = current_call
-        self._llm = llm
-        self._inner = inner
+        import llama_cpp
 
-    def __call__(self, **kwargs: Any) -> ChatFormatterResponse:
-        from llama_cpp import StoppingCriteriaList
-        from llama_cpp.llama_chat_format import ChatFormatterResponse
+        chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        links = [
+            llama_cpp.llama_sampler_init_top_k(40),
+            llama_cpp.llama_sampler_init_typical(1.0, 1),
+            llama_cpp.llama_sampler_init_top_p(0.95, 1),
+            llama_cpp.llama_sampler_init_min_p(0.05, 1),
+            llama_cpp.llama_sampler_init_temp(temperature),
+            llama_cpp.llama_sampler_init_dist(seed),
+        ]
+        if grammar is not None:
+            rules, root = grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+            links.insert(0, llama_cpp.llama_sampler_init_grammar(llm._model.vocab, rules, root))
+        for link in links:
+            llama_cpp.llama_sampler_chain_add(chain, link)  # the chain owns and frees them
+        self._chain: Any = chain
 
-        result = cast("ChatFormatterResponse", self._inner(**kwargs))
-        call = self._current_call()
-        if call is None:  # used outside LlamaCppBackend.complete
-            return result
-        llm = self._llm
-        # Exactly how chat_formatter_to_chat_completion_handler tokenises the prompt.
-        tokens = llm.tokenize(
-            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
-        )
-        call.prompt_tokens = len(tokens)
-        if len(tokens) + max(call.max_tokens, 1) > context_size(llm):
-            raise PromptTooLongError(len(tokens))
-        call.reused_tokens = _reused_prefix(llm, tokens)
-        criteria = StoppingCriteriaList([call.stop_requested])
-        if result.stopping_criteria is not None:
-            criteria.extend(result.stopping_criteria)
-        return ChatFormatterResponse(
-            prompt=result.prompt,
-            stop=result.stop,
-            stopping_criteria=criteria,
-            added_special=result.added_special,
-        )
+    def sample(self, ctx: Any, idx: int) -> int:
+        import llama_cpp
+
+        # llama_sampler_sample accepts the token too (the grammar advances).
+        return int(llama_cpp.llama_sampler_sample(self._chain, ctx.ctx, idx))
+
+    def close(self) -> None:
+        import llama_cpp
+
+        if self._chain:
+            llama_cpp.llama_sampler_free(self._chain)
+            self._chain = None
 
 
-def _reused_prefix(llm: Llama, tokens: list[int]) -> int:
-    """How many of ``tokens`` ``Llama.generate`` will take from the KV cache, not evaluate.
+def make_sampler(
+    llm: Llama, grammar: LlamaGrammar | None, temperature: float, seed: int
+) -> Sampler:
+    """Greedy decoding at temperature 0 (under a grammar, the grammar is asked about the
+    best tokens first: :class:`~zofia_engine.llm.lazy_grammar.GreedyUnderGrammar`), the
+    library's sampler chain otherwise."""
+    if temperature > 0.0:
+        return Chain(llm, grammar, temperature, seed)
+    if grammar is None:
+        return Greedy(llm.n_vocab())
+    from .lazy_grammar import GreedyUnderGrammar
 
-    The longest common prefix with the cached tokens; when the whole prompt
-    matches, its last token is evaluated again to refresh the logits, unless
-    the cache holds exactly the prompt with live logits.
+    return GreedyUnderGrammar(llm, grammar)
+
+
+def token_logprob(
+    row: npt.NDArray[np.float32], token: int, k: int, piece: Callable[[int], str]
+) -> TokenLogprob:
+    """``token``'s log-probability and the ``k`` most likely tokens, from the model's
+    logits ``row`` (before the grammar and the samplers)."""
+    top = float(row.max())
+    log_norm = top + float(np.log(np.exp(row - top, dtype=np.float64).sum()))
+    logp = (row - log_norm).astype(np.float32)
+    k = min(k, logp.size)
+    best = np.argpartition(logp, -k)[-k:]
+    best = best[np.argsort(logp[best])[::-1]]
+    return TokenLogprob(
+        token=piece(token),
+        logprob=float(logp[token]),
+        top={piece(int(i)): float(logp[i]) for i in best},
+    )
+
+
+@dataclass(eq=False)
+class Generation:
+    """One sequence: what a ``complete`` call asks, and what the decoder made of it.
+
+    Log-probabilities (``top_logprobs > 0``) are the model's, before the grammar and
+    the samplers; each reply token that was evaluated gets an entry. A last token that
+    never is (the reply hit ``max_tokens``) gets none, as with llama-cpp-python's own.
     """
-    n_cached = int(llm.n_tokens)
-    if n_cached == 0 or not tokens:
-        return 0
-    cached = np.asarray(llm.input_ids[:n_cached])
-    n = min(n_cached, len(tokens))
-    differ = np.flatnonzero(cached[:n] != np.asarray(tokens[:n], dtype=cached.dtype))
-    common = int(differ[0]) if differ.size else n
-    if common == len(tokens):
-        if n_cached == len(tokens) and not getattr(llm, "_requires_eval", True):
-            return common
-        return common - 1
-    return common
+
+    prompt: list[int]
+    max_tokens: int
+    sampler: Sampler
+    cancel: threading.Event = field(default_factory=threading.Event)
+    stop: tuple[bytes, ...] = ()
+    top_logprobs: int = 0
+    reused: int = 0  # prompt tokens taken from the KV cache
+    evaluated: int = 0  # prompt tokens in this sequence's KV cache
+    pending: int | None = None  # sampled, not evaluated yet
+    generated: list[int] = field(default_factory=list)
+    logprobs: list[TokenLogprob] = field(default_factory=list)
+    finish: str = ""
+    first_token_at: float | None = None  # perf_counter() when the first token was sampled
+    future: Future[Generation] = field(default_factory=Future)
+    _text: bytearray = field(default_factory=bytearray)
+
+    @property
+    def text(self) -> str:
+        return bytes(self._text).decode("utf-8", errors="ignore")
+
+    @property
+    def prompt_done(self) -> bool:
+        return self.evaluated >= len(self.prompt)
+
+    def take(self, llm: Llama, ctx: Any, idx: int) -> bool:
+        """Sample the next token from batch entry ``idx``; false when the reply ended."""
+        import llama_cpp
+
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
+        row = logits_row(ctx, idx, llm.n_vocab()) if self.top_logprobs > 0 else None
+        token = self.sampler.sample(ctx, idx)
+        if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
+            return self.end("stop")
+        self.generated.append(token)
+        piece = llm.detokenize([token])
+        if row is not None:
+            self.logprobs.append(
+                token_logprob(row, token, self.top_logprobs, lambda t: _piece(llm, t))
+            )
+        self._text += piece
+        tail = bytes(self._text[-(len(piece) + max(map(len, self.stop), default=0)) :])
+        for stop in self.stop:
+            if stop and stop in tail:
+                del self._text[self._text.rfind(stop) :]
+                return self.end("stop")
+        if len(self.generated) >= self.max_tokens:
+            if len(self.logprobs) == len(self.generated):
+                self.logprobs.pop()  # never evaluated
+            return self.end("length")
+        self.pending = token
+        return True
+
+    def end(self, reason: str) -> bool:
+        """Finish with ``reason`` (``stop``, ``length``, ``cancelled``); returns false."""
+        self.pending = None
+        self.finish = reason
+        return False
+
+
+def _piece(llm: Llama, token: int) -> str:
+    return llm.detokenize([token]).decode("utf-8", errors="ignore")

@@ -105,7 +105,7 @@ class OpenAIBackend(LLMBackend):
             :data:`~zofia_engine.llm.server_features.MODES`, obeyed as given.
         timeout_s: time allowed for one attempt.
         retries: further attempts after the first, for 429/5xx/timeouts/connections.
-        max_concurrency: attempts in flight at once.
+        concurrency: attempts in flight at once (``[llm] concurrency``).
         requests_per_second: rate limit; 0 means none.
         logprobs: ask for token log-probabilities when a request wants them (dropped,
             once and for good, if the server refuses them).
@@ -127,7 +127,7 @@ class OpenAIBackend(LLMBackend):
         structured_output: Literal["auto"] | StructuredMode = "auto",
         timeout_s: float = 120.0,
         retries: int = 3,
-        max_concurrency: int = 8,
+        concurrency: int = 4,
         requests_per_second: float = 0.0,
         logprobs: bool = True,
         model: str = "",
@@ -153,7 +153,7 @@ class OpenAIBackend(LLMBackend):
         self.retries = retries
         self.logprobs = logprobs
         self.model = model
-        self._semaphore = asyncio.Semaphore(max_concurrency)
+        self._semaphore = asyncio.Semaphore(concurrency)
         self._limiter = rate_limiter(requests_per_second)
         self._wait = Backoff(backoff_s, max_backoff_s, retry_after)
         self._max_backoff = max_backoff_s
@@ -177,15 +177,17 @@ class OpenAIBackend(LLMBackend):
         retries: int,
         base_url: str | None = None,
         api_key: str | None = None,
+        concurrency: int = 4,
     ) -> OpenAIBackend:
-        """Build from ``[llm.openai]``; ``base_url``/``api_key`` override the settings."""
+        """Build from ``[llm.openai]`` and ``[llm] concurrency``; ``base_url``/``api_key``
+        override the settings."""
         return cls(
             base_url=s.base_url if base_url is None else base_url,
             api_key=s.api_key if api_key is None else api_key,
             structured_output=s.structured_output,
             timeout_s=timeout_s,
             retries=retries,
-            max_concurrency=s.max_concurrency,
+            concurrency=concurrency,
             requests_per_second=s.requests_per_second,
             logprobs=s.logprobs,
             model=s.model,

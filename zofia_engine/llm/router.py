@@ -71,6 +71,7 @@ class LLMRouter:
                 self.settings.openai,
                 timeout_s=self.settings.timeout_s,
                 retries=self.settings.retries,
+                concurrency=self.settings.concurrency,
                 base_url=base_url,
                 api_key=api_key,
             )
@@ -81,7 +82,9 @@ class LLMRouter:
         if key not in self._pool:
             from .llama_backend import LlamaCppBackend
 
-            self._pool[key] = LlamaCppBackend.from_settings(self.settings.embedded)
+            self._pool[key] = LlamaCppBackend.from_settings(
+                self.settings.embedded, concurrency=self.settings.concurrency
+            )
         return self._pool[key]
 
     def _embedded_label(self) -> str:

@@ -110,9 +110,7 @@ def bounded_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     return schema
 
 
-def _object_slots(
-    node: dict[str, Any], count: int, slots: list[tuple[dict[str, Any], int]]
-) -> int:
+def _object_slots(node: dict[str, Any], count: int, slots: list[tuple[dict[str, Any], int]]) -> int:
     """Add the free-text strings of object ``node`` (``count`` of them) to ``slots``;
     return the tokens its structure takes."""
     inner = node.get("properties", {})
