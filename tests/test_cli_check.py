@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,9 +102,11 @@ def test_check_prints_a_verdict_card_from_a_file(panel: FakeOpenAI, tmp_path: Pa
     assert result.exit_code == 0, result.output
     assert "❔ Unproven" in result.stdout
     assert "The panel leans false." in result.stdout
-    assert "Web sources refute the core claim." in result.stdout
+    # The judge's overruled reasoning is not shown: what was found is.
+    assert "Web sources refute the core claim." not in result.stdout
+    assert "The evidence found settles none of the post's claims." in result.stdout
     assert "debate round 1: judge says false" in result.stderr
-    assert POST in panel.requests[0]["messages"][1]["content"]
+    assert POST in re.sub(r"\[S\d+\] ", "", panel.requests[0]["messages"][1]["content"])
 
 
 def test_check_an_image_with_a_caption(panel: FakeOpenAI, tmp_path: Path) -> None:

@@ -278,4 +278,7 @@ async def hold_opening_round(
     material += [m for t in turns for m in shown(t)]
     moderator.round_over(debate, turns)
     debate.stopped_by = "no_evidence"
-    return await moderator.final(debate, material)
+    outcome = await moderator.final(debate, material)
+    if moderator.on_round is not None:  # the one round's ruling, as progress shows rounds
+        await moderator.on_round(outcome.judged.ruling)
+    return outcome
