@@ -83,6 +83,9 @@ def make_settings(tmp_path: Path, panel: FakeOpenAI) -> Callable[..., Settings]:
                     "openai": {"base_url": panel.base_url, "api_key": "sk-dc"},
                 },
                 "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
+                # The papers' rule: the judge's ruling stands, so its (hostile) reason is
+                # the card's summary, which is what the escaping tests read.
+                "agents": {"require_evidence": False},
                 "service": service or GENEROUS,
                 "discord": {"progress_interval_s": 0, "guild_cooldown_s": 0, **discord},
             }
@@ -156,7 +159,7 @@ async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
         final = edits[-1].body
         assert final["allowed_mentions"] == {"parse": []}
         embed = final["embeds"][0]
-        icon, words, colour = VERDICTS["unproven"]  # offline: no web page to quote
+        icon, words, colour = VERDICTS["false"]  # the judge's ruling, as it is
         assert embed["title"] == f"{icon} {words}" and embed["color"] == colour
         check_id = embed["footer"]["text"].split("Check ")[-1]
         assert bot.service.store.get_check(check_id).status == "done"

@@ -76,8 +76,11 @@ def calibrate(
     """Find the early-stop thresholds (τs, τv) for this judge model on DATASET (dev
     items), and say whether contextual calibration improves its confidence."""
     settings = settings_from(config)
+    # Every round held, whatever the evidence: the full depth (the adaptive one holds a
+    # single round when nothing is settled, and no round ruling to score).
     held = settings.debate.model_copy(update={"early_stop": "never"})
-    settings = settings.model_copy(update={"debate": held})
+    full = settings.agents.model_copy(update={"depth": "full"})
+    settings = settings.model_copy(update={"debate": held, "agents": full})
     err, console = Console(stderr=True), Console()
     try:
         items, mapping = load_items(dataset, labels)

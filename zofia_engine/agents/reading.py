@@ -156,7 +156,8 @@ async def ask_reader(
 ) -> tuple[ClaimResult, R | None]:
     """One claim read by the verifier role over the group's numbered sentences (its own
     closest ``own`` named in the task); the reply too, ``None`` when the step failed."""
-    task = render(template, claim=claim.text, own=own, max_words=MAX_WORDS, max_cited=MAX_CITED)
+    said = ctx.untrusted(claim.text)  # taken from the post: data, like the post
+    task = render(template, claim=said, own=own, max_words=MAX_WORDS, max_cited=MAX_CITED)
     numbers = list(range(1, len(shown.sentences) + 1))
     try:
         answer = await session.ask(
@@ -192,7 +193,12 @@ async def contradiction(
     messages = [
         ChatMessage("system", render("contradiction_system")),
         ChatMessage(
-            "user", render("contradiction", sentence=ctx.untrusted(sentence), claim=claim.text)
+            "user",
+            render(
+                "contradiction",
+                sentence=ctx.untrusted(sentence),
+                claim=ctx.untrusted(claim.text),
+            ),
         ),
     ]
     try:
