@@ -195,8 +195,8 @@ def _claim(label: str, kind: str = "core", id_: str = "claim-0") -> ClaimResult:
 @pytest.mark.parametrize(
     ("outcome", "claims", "verdict", "overruled"),
     [
-        ("true", [_claim("refutes")], "false", True),  # the evidence refutes the core claim
-        ("unproven", [_claim("refutes")], "false", True),
+        ("true", [_claim("refutes")], "unproven", True),  # the judge against the evidence
+        ("unproven", [_claim("refutes")], "unproven", False),
         ("misleading", [_claim("refutes")], "misleading", False),
         ("false", [_claim("refutes")], "false", False),
         ("true", [_claim("supports")], "true", False),
@@ -222,7 +222,8 @@ def test_a_verdict_stands_only_on_evidence_that_goes_its_way(
     assert (ruled.verdict, ruled.overruled) == (verdict, overruled)
     assert bool(ruled.basis) == (verdict != "unproven")
     said = JudgeRuling(round=1, decision=outcome, reason="The post is accurate.")  # type: ignore[arg-type]
-    if overruled:  # the judge argued the other way: its words are not the card's
-        assert ruling_summary(ruled, said, settled=True) == (
-            "The evidence contradicts the post's core claim."
+    summary = ruling_summary(ruled, said, settled=True)
+    if overruled:  # neither the judge's words nor "nothing was settled"
+        assert summary == (
+            "The evidence read contradicts the post's core claim, but the panel ruled otherwise."
         )

@@ -59,7 +59,7 @@ class Ruled:
     verdict: Verdict
     basis: list[str]
     lean: Lean | None = None
-    overruled: bool = False  # the evidence's reading of the core claim, not the judge
+    overruled: bool = False  # the judge ruled against the evidence's reading of the core
 
 
 def grounded_claims(
@@ -167,12 +167,12 @@ def rule_on_evidence(
 ) -> Ruled:
     """The verdict for the judge's ``outcome`` (``probability``: the judge's, if known).
 
-    Evidence first: a core claim refuted by the evidence makes the post ``false`` (or
-    ``misleading``, when the judge said so), whatever else the judge ruled. Otherwise
-    the judge's outcome stands only on evidence that goes its way: claims supported for
+    The judge's outcome stands only on evidence that goes its way: claims supported for
     ``true``, refuted for ``false``, either for ``misleading``, a published fact-check,
     or a finding on the post's picture that points to it. Else it is ``unproven``, with
-    the judge's outcome as the panel's lean.
+    the judge's outcome as the panel's lean; ``overruled`` then marks a judge who ruled
+    ``true`` against a core claim the evidence refutes (the two disagree: neither is
+    the verdict, since the small reader also refutes true news).
 
     Args:
         claims: the read claims.
@@ -185,10 +185,13 @@ def rule_on_evidence(
     grounded = set(grounded_claims(claims, evidence))
     fact_checks = [item.id for item in evidence if item.source == "factcheck"]
     core = next((c for c in claims if c.kind == "core"), None)
-    if require_evidence and core is not None and core.id in grounded and core.label == "refutes":
-        verdict = "misleading" if outcome == "misleading" else "false"
-        refuted = [c.id for c in claims if c.id in grounded and c.label == "refutes"]
-        return Ruled(verdict, [*fact_checks, *refuted], overruled=verdict != outcome)  # type: ignore[arg-type]
+    against = (
+        require_evidence
+        and outcome in ("true", "unproven")
+        and core is not None
+        and core.id in grounded
+        and core.label == "refutes"
+    )
     carries = _CARRIES.get(outcome, ())
     pictures = [i.id for i in evidence if i.source == "image" and i.rating == outcome]
     backing = [c.id for c in claims if c.id in grounded and c.label in carries]
@@ -198,7 +201,7 @@ def rule_on_evidence(
     if basis or not require_evidence:
         return Ruled(outcome, basis)  # type: ignore[arg-type]
     lean = Lean(outcome=outcome, probability=probability, settle=_settle(claims))
-    return Ruled("unproven", [], lean)
+    return Ruled("unproven", [], lean, overruled=bool(against))
 
 
 def verdict_of(
@@ -219,9 +222,6 @@ def verdict_of(
     ruled = rule_on_evidence(
         outcome, probability, claims, evidence, require_evidence=require_evidence
     )
-    if ruled.overruled:
-        why = f"the evidence refutes the core claim (the judge ruled {outcome})"
-        return ruled, Confidence(basis=why)
     if ruled.verdict != outcome:
         why = "unproven: no claim was settled by a sentence of the evidence"
         return ruled, Confidence(basis=why)
@@ -250,10 +250,10 @@ def ruling_summary(ruled: Ruled, ruling: JudgeRuling, *, settled: bool) -> str:
     may say the evidence supports or refutes anything."""
     if ruled.verdict == "undetermined":
         return fallback_summary(ruled.verdict, ruling.error)
+    if ruled.overruled:  # the judge argued against the evidence: neither is shown as settled
+        return "The evidence read contradicts the post's core claim, but the panel ruled otherwise."
     if ruled.lean is not None:
         return "The evidence found settles none of the post's claims."
-    if ruled.overruled:  # the judge argued the other way: its reason is not shown
-        return "The evidence contradicts the post's core claim."
     reason = whole_sentences(ruling.reason)
     if not settled:
         kept = [s for s in split_sentences(reason) if not _EVIDENCE_SAYS.search(s)]
