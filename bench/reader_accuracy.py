@@ -27,7 +27,7 @@ from pathlib import Path
 
 from zofia_engine.agents.context import PanelContext, evidence_items
 from zofia_engine.agents.evidence_sentences import SentenceIndex
-from zofia_engine.agents.reading import read_claims
+from zofia_engine.agents.reading import ReadingRules, read_claims
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.llm.router import LLMRouter
 from zofia_engine.report import ClaimResult
@@ -50,16 +50,9 @@ async def read_one(
     index = await asyncio.to_thread(SentenceIndex.build, ctx.evidence, split_sentences, encoder)
     ctx.show(index.shortlist([claim], encoder, top_k=a.top_k_sentences, theta=a.theta_sim))
     core = ClaimResult(id="claim-0", kind="core", text=claim, sentence=1)
-    [read] = await read_claims(
-        router.session(),
-        ctx,
-        [core],
-        encoder,
-        top_k=a.top_k_sentences,
-        theta=a.theta_sim,
-        threshold=a.min_citation_similarity,
-        contradiction_at=a.contradiction_at if a.contradiction_at <= 1 else None,
-    )
+    at = a.contradiction_at if a.contradiction_at <= 1 else None
+    rules = ReadingRules.of(a)
+    [read] = await read_claims(router.session(), ctx, [core], encoder, rules, contradiction_at=at)
     return read
 
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 from .agents.claims import Extracted
 from .agents.context import PanelContext
 from .agents.evidence_sentences import SentenceIndex, SentenceList
-from .agents.reading import read_claims, read_claims_by_model
+from .agents.reading import ReadingRules, read_claims, read_claims_by_model
 from .agents.stance import stances_read
 from .agents.tree import grow_tree
 from .agents.weighing import Weighing, reversed_marked
@@ -127,31 +127,22 @@ class EvidenceReading:
         (full depth, tree on), or flat."""
         if not claims:
             return [], None
-        a, encoder = self.settings.agents, self.encoder
-        k, theta, least = a.top_k_sentences, a.theta_sim, a.min_citation_similarity
+        a, encoder, rules = (
+            self.settings.agents,
+            self.encoder,
+            ReadingRules.of(self.settings.agents),
+        )
         if self.stance_model is not None:
-            read = await read_claims_by_model(
-                self.stance_model,
-                self.ctx,
-                claims,
-                encoder,
-                top_k=k,
-                theta=theta,
-                threshold=least,
-                min_probability=self.settings.stance.min_probability,
-            )
-            return read, None
+            least = self.settings.stance.min_probability
+            model = self.stance_model
+            return await read_claims_by_model(
+                model, self.ctx, claims, encoder, rules, min_probability=least
+            ), None
         if self.full and self.settings.tree.enabled:
             return await grow_tree(self.session, self.ctx, claims, encoder, a, self.settings.tree)
+        at = a.contradiction_at if a.contradiction_at <= 1 else None
         read = await read_claims(
-            self.session,
-            self.ctx,
-            claims,
-            encoder,
-            top_k=k,
-            theta=theta,
-            threshold=least,
-            contradiction_at=a.contradiction_at if a.contradiction_at <= 1 else None,
+            self.session, self.ctx, claims, encoder, rules, contradiction_at=at
         )
         return read, None
 

@@ -14,7 +14,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .agents.claims import extract_claims
@@ -78,6 +78,8 @@ class Gathered:
     claims: list[ClaimResult]
     tree: TreeSummary | None = None
     pictures: ImageEvidence | None = None
+    # The post and the evidence, folded once: where a quoted phrase must occur.
+    sources: Haystack = field(default_factory=lambda: Haystack([]))
 
 
 #: Looks at a post's read pictures (vision, reverse search) with the check's session
@@ -242,9 +244,10 @@ class CheckRun:
         self.degraded += agent_failures(analyses, claims.claims)
         self.dropped.claims += claims.dropped
         self.dropped.citations += sum(c.dropped_quotes for c in claims.claims)
-        analyses, dropped = grounded_analyses(analyses, self._haystack())
+        sources = Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
+        analyses, dropped = grounded_analyses(analyses, sources)
         self.dropped.quotes += dropped
-        return Gathered(stage1, analyses, claims.claims, claims.tree, seen)
+        return Gathered(stage1, analyses, claims.claims, claims.tree, seen, sources)
 
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
         """The debate over the evidence pool, and the judge's ruling: the full debate when
@@ -256,7 +259,7 @@ class CheckRun:
         expert = gathered.analyses.expert
         if expert is not None:
             shown += [expert.knowledge_concordance, expert.logical_integrity]
-        debate = self._debate(pool, citable, shown, settled=settled, full=full)
+        debate = self._debate(pool, citable, shown, gathered.sources, settled=settled, full=full)
         outcome = await self.progress.stage("debate", debate, self.timings)
         failed_turns = [t for t in outcome.debate.turns if t.status == "failed"]
         if failed_turns:
@@ -327,20 +330,18 @@ class CheckRun:
         cutoff = published - dt.timedelta(days=1) if published else None
         return Weighing(self.settings, self.session, self.ctx, self.retrieval.factchecks, cutoff)
 
-    def _haystack(self) -> Haystack:
-        return Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
-
     async def _debate(
         self,
         pool: list[ChatMessage],
         citable: list[str],
         shown: list[str],
+        sources: Haystack,
         *,
         settled: bool,
         full: bool,
     ) -> DebateOutcome:
         """The debate (``full``) or its opening round alone; ``shown``: the analyses'
-        texts, which no turn may repeat."""
+        texts, which no turn may repeat; ``sources``: where a quoted phrase must occur."""
         session, ctx, d = self.session, self.ctx, self.settings.debate
         if not self.ablation.debate:
             judged = await final_ruling(session, ctx, pool, 0, settled=settled)
@@ -353,7 +354,7 @@ class CheckRun:
 
         stop_margin, confidence = d.taus(session.routes["judge"].model)
         # The papers' run shows every turn; the adaptive depth shows nothing twice.
-        full_run, sources = self.settings.agents.depth == "full", self._haystack()
+        full_run = self.settings.agents.depth == "full"
         moderator = Moderator(
             session,
             ctx,

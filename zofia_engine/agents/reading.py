@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..config import AgentSettings
 from ..llm.base import ChatMessage
 from ..llm.nli_backend import NLIStanceModel, decide
 from ..llm.session import CheckSession, StepFailed
@@ -41,6 +42,7 @@ from .evidence_sentences import SentenceList
 
 __all__ = [
     "ReaderReply",
+    "ReadingRules",
     "ask_reader",
     "cited",
     "read_claims",
@@ -226,27 +228,46 @@ def most_contradicting(
     return max(scored) if scored else None
 
 
+@dataclass(frozen=True)
+class ReadingRules:
+    """Which sentences a claim is read against, and which citations count: its ``top_k``
+    closest with cosine at least ``theta`` (eq. 9), and a cited sentence from cosine
+    ``threshold`` (``min_citation_similarity``)."""
+
+    top_k: int
+    theta: float
+    threshold: float
+
+    @classmethod
+    def of(cls, agents: AgentSettings) -> ReadingRules:
+        return cls(agents.top_k_sentences, agents.theta_sim, agents.min_citation_similarity)
+
+    async def closest(
+        self, ctx: PanelContext, claims: Sequence[ClaimResult], encoder: TextEncoder
+    ) -> tuple[np.ndarray, list[list[int]]]:
+        """Each claim's cosine to every shown sentence, and its own closest numbers."""
+        texts = [c.text for c in claims]
+        return await asyncio.to_thread(
+            ctx.readable.closest, texts, encoder, top_k=self.top_k, theta=self.theta
+        )
+
+
 async def read_claims(
     session: CheckSession,
     ctx: PanelContext,
     claims: Sequence[ClaimResult],
     encoder: TextEncoder,
+    rules: ReadingRules,
     *,
-    top_k: int,
-    theta: float,
-    threshold: float,
     contradiction_at: float | None = None,
 ) -> list[ClaimResult]:
     """Read every claim at once over the check's numbered sentences (``ctx.readable``),
     each pointed to its own closest ones. With ``contradiction_at``, each claim's closest
     sentences that count (:data:`PAIRS`) are also checked one by one for a contradiction,
-    and a
-    probability from ``contradiction_at`` refutes the claim, whatever the reading says
-    (a small model reads a sentence on the same subject as support)."""
-    shown = ctx.readable
-    similarity, own = await asyncio.to_thread(
-        shown.closest, [c.text for c in claims], encoder, top_k=top_k, theta=theta
-    )
+    and a probability from ``contradiction_at`` refutes the claim, whatever the reading
+    says (a small model reads a sentence on the same subject as support)."""
+    shown, threshold = ctx.readable, rules.threshold
+    similarity, own = await rules.closest(ctx, claims, encoder)
 
     async def one(i: int, claim: ClaimResult) -> ClaimResult:
         if not own[i]:
@@ -293,19 +314,15 @@ async def read_claims_by_model(
     ctx: PanelContext,
     claims: Sequence[ClaimResult],
     encoder: TextEncoder,
+    rules: ReadingRules,
     *,
-    top_k: int,
-    theta: float,
-    threshold: float,
     min_probability: float,
 ) -> list[ClaimResult]:
     """Every claim read by a stance model (``[stance] backend = "nli"``): each of its own
     closest sentences scored as (sentence, claim), all pairs in one batched call; the
     sentences that carry the winning stance are cited, under the same citation rules."""
-    shown = ctx.readable
-    similarity, own = await asyncio.to_thread(
-        shown.closest, [c.text for c in claims], encoder, top_k=top_k, theta=theta
-    )
+    shown, threshold = ctx.readable, rules.threshold
+    similarity, own = await rules.closest(ctx, claims, encoder)
     pairs = [
         (shown.sentences[n - 1].text, c.text)
         for c, mine in zip(claims, own, strict=True)
