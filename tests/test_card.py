@@ -373,3 +373,12 @@ def test_the_debate_thread_says_why_the_debate_ended(
     blocks = section("debate", _report(debate=debate)).blocks
     assert blocks[1].body == "(nothing new: this turn repeated what had been said)"
     assert blocks[-1].heading == "Why the debate ended" and blocks[-1].body.startswith(ending)
+
+
+def test_the_debate_thread_says_why_the_panel_was_not_asked() -> None:
+    debate = Debate(turns=[DebateTurn(round=1, side="pro", argument="It is real.")], rounds=1)
+    asked = section("debate", _report(debate=debate)).blocks
+    assert all(b.heading != "Why the panel was not asked" for b in asked)
+    skipped = section("debate", _report(debate=debate, analyses=Analyses(held=False))).blocks
+    assert skipped[-1].heading == "Why the panel was not asked"
+    assert "no claim was settled by the evidence" in skipped[-1].body

@@ -782,6 +782,33 @@ async def test_a_scam_gets_the_warning_with_its_signs(
     assert report.triage.signs == ["look-alike domain paypa1-secure.com", "asks for a bank login"]
 
 
+async def test_an_overlapping_triage_drops_the_gathering_of_a_post_with_nothing_to_check(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    # ``overlap = "always"`` starts the gathering beside the triage (as "auto" does on the
+    # embedded model); a greeting still gets the short answer, and nothing after the
+    # gathering (the reading, the debate, the judge) is asked.
+    reply = {"kind": "no_claim", "reason": "A greeting.", "signs": []}
+    script = _script(panel, triagereply=reply)
+    settings = _settings(panel, {"triage": {"overlap": "always"}})
+    report = await make_engine(settings).check("Good morning everyone, lovely Sunday!")
+    assert report.verdict == "no_claim" and report.summary == "A greeting."
+    assert not report.claims and not report.evidence and not report.debate.held
+    for absent in ("debaterreply", "judgereply", "finalreply"):
+        assert script.asked[absent] == 0, absent
+
+
+async def test_an_overlapping_triage_lets_a_claim_through_to_the_full_check(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    script = _script(panel)
+    settings = _settings(panel, {"triage": {"overlap": "always"}})
+    report = await make_engine(settings).check(POST)
+    assert report.triage is not None and report.triage.kind == "claim"
+    assert report.verdict == "false" and report.debate.held
+    assert script.asked["triagereply"] == 1 and script.asked["extractorreply"] == 1
+
+
 @pytest.mark.parametrize(
     ("reply", "p_kind", "checked"),
     [
@@ -891,6 +918,10 @@ async def test_adaptive_with_nothing_settled_holds_one_round_and_rules_unproven(
         assert script.asked[absent] == 0, absent
     assert script.asked["readerreply"] == 3  # the three claims, over one shared list
     assert report.debate.rounds == 1 and report.debate.stopped_by == "no_evidence"
+    # Nothing was settled, so the panel could not change the verdict: it was not asked.
+    for absent in ("linguistreply", "domainreply", "expertreply"):
+        assert script.asked[absent] == 0, absent
+    assert not report.analyses.held and not report.analyses.linguist
     assert "supports" not in report.summary  # the overruled reasoning is not shown
     # The judge was told that nothing was settled.
     told = _asked(panel, "finalreply")[0]
@@ -911,6 +942,10 @@ async def test_adaptive_with_a_settled_claim_holds_the_full_debate(
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     assert report.verdict == "false" and report.basis
     assert script.asked["judgereply"] == 2 and report.debate.rounds == 2
+    # A settled claim can carry a verdict, so the panel is asked: five dimensions, the
+    # domain and the expert's analysis.
+    assert script.asked["linguistreply"] == 5 and script.asked["expertreply"] == 1
+    assert report.analyses.held and len(report.analyses.linguist) == 5
     assert report.debate.stopped_by == "judge" and script.asked["stancereply"] == 0
     # Each web page's stance comes from the core claim's reading, with no call.
     cited = {q.evidence_id for q in report.claims[0].quotes}

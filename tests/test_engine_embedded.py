@@ -43,7 +43,9 @@ async def test_a_check_on_the_embedded_model(
         {
             "llm": {"embedded": {"model_path": str(model), "n_ctx": 16384}},
             "debate": {"max_rounds": 2},
-            # The whole panel is what is pinned down here; triage has its own test below.
+            # The whole panel is what is pinned down here (the full depth asks it whatever
+            # the evidence settles); triage has its own test below.
+            "agents": {"depth": "full"},
             "triage": {"enabled": False},
         }
     )

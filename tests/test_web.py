@@ -41,7 +41,7 @@ from storage.store import CheckStore
 from zofia_engine.config import load_config
 from zofia_engine.errors import ConfigError
 from zofia_engine.post import Post
-from zofia_engine.report import TRIAGED, Report
+from zofia_engine.report import TRIAGED, Analyses, Report
 
 SECRET = "s3cret-for-tests-only"
 Client = Callable[..., Any]
@@ -166,6 +166,16 @@ async def test_triage_is_shown_when_it_decided(client: Client, store: CheckStore
     assert "Triage: scam" in html and "a look-alike bank domain; asks for a login" in html
     claim = stored_check(store, full_report("false"))  # triage found a claim: the usual path
     assert 'id="triage"' not in await (await running.get(f"/c/{claim.id}")).text()
+
+
+async def test_a_panel_that_was_not_asked_says_why(client: Client, store: CheckStore) -> None:
+    running = await client()
+    report = report_of("unproven")
+    report.analyses = Analyses(held=False)
+    html = await (await running.get(f"/c/{stored_check(store, report).id}")).text()
+    assert 'id="analyses"' in html and "The linguist and the domain expert were not asked" in html
+    asked = await (await running.get(f"/c/{stored_check(store, full_report('false')).id}")).text()
+    assert "were not asked" not in asked
 
 
 async def test_the_gauge_and_bar_follow_the_report(client: Client, store: CheckStore) -> None:

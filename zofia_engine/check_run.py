@@ -1,15 +1,18 @@
 """One check's run: the panel's work in the order the method gives it.
 
-Work that needs only the post starts at once, while Stage 1 retrieves: the five
-linguist conversations, the expert's domain detection and the claim extraction
-(:meth:`CheckRun.gather`). The expert's analysis and the claim verification follow
-as soon as the evidence is in; the debate starts when every analysis is done
-(:meth:`CheckRun.deliberate`); the report is assembled last (:meth:`CheckRun.report`).
+The triage call and the gathering start together (:meth:`CheckRun.run`): Stage 1
+retrieves while the claims are extracted, and the claims are read against the evidence
+as soon as it is in (:meth:`CheckRun.gather`). At the full depth the linguist's five
+conversations and the domain expert work beside that; at the adaptive depth they are
+asked only when the evidence settled something. The debate follows (the full debate,
+or one round when nothing can settle the verdict; :meth:`CheckRun.deliberate`), and
+the report is assembled last (:meth:`CheckRun.report`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -165,18 +168,34 @@ class CheckRun:
 
     async def run(self) -> Report:
         """Triage, then gather, deliberate and report; a post with nothing to check gets
-        the triage's short report instead."""
-        found = await self.triage() if self.settings.triage.enabled else None
-        if found is not None and found.kind != "claim":
-            report = triaged_report(found, *self._usage_and_timings(), self.degraded)
-            report.images, report.caption = self.post.findings, self.post.has_caption
-        else:
-            gathered = await self.gather()
-            outcome = await self.deliberate(gathered)
-            report = self.report(gathered, outcome)
-            report.triage = found
+        the triage's short report instead. With ``[triage] overlap``, the gathering starts
+        beside the triage and is dropped if there is nothing to check."""
+        gathering = asyncio.create_task(self.gather()) if self._overlap() else None
+        try:
+            found = await self.triage() if self.settings.triage.enabled else None
+            if found is not None and found.kind != "claim":
+                if gathering is not None:
+                    gathering.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await gathering
+                report = triaged_report(found, *self._usage_and_timings(), self.degraded)
+                report.images, report.caption = self.post.findings, self.post.has_caption
+            else:
+                gathered = await (gathering or self.gather())
+                outcome = await self.deliberate(gathered)
+                report = self.report(gathered, outcome)
+                report.triage = found
+        finally:
+            if gathering is not None:
+                gathering.cancel()  # a no-op once it is done
         await self.progress.emit("finished", "verdict", report.verdict)
         return report
+
+    def _overlap(self) -> bool:
+        triage = self.settings.triage
+        if not triage.enabled or triage.overlap == "never":
+            return False
+        return triage.overlap == "always" or self.session.routes["triage"].backend.local
 
     async def triage(self) -> Triage:
         """What kind of post this is (one short call on the post alone)."""
@@ -197,27 +216,21 @@ class CheckRun:
         agents, timings = self.settings.agents, self.timings
         weighing = self._weighing()
         lead = (ctx.sentences or [ctx.text])[0][:LEAD_CHARS]
+        full = agents.depth == "full"
         try:
             async with asyncio.TaskGroup() as tg:
                 # The calls that start a chain go out first: they are on the critical path.
                 extraction = (
                     tg.create_task(extract_claims(session, ctx, agents)) if ab.claims else None
                 )
-                domain = tg.create_task(detect_domain(session, ctx)) if ab.expert else None
+                # At the full depth the panel works beside the evidence step; at the
+                # adaptive depth it is asked only once the evidence can settle something.
+                panel = tg.create_task(self._panel()) if full else None
                 published = tg.create_task(weighing.published([lead]))
                 pictures = (
                     tg.create_task(self.examine(self.post, session, ctx.shared))
                     if self.examine is not None and self.post.images
                     else None
-                )
-                linguist = tg.create_task(
-                    progress.stage(
-                        "linguist",
-                        analyse_language(session, ctx, agents.linguist_dimensions),
-                        timings,
-                    )
-                    if ab.linguist
-                    else _nothing(list[LinguistFinding]())
                 )
                 stage1 = await progress.stage(
                     "retrieval",
@@ -227,18 +240,18 @@ class CheckRun:
                     timings,
                 )
                 ctx.evidence = weighing.rated(evidence_items(stage1))
-                expert = (
-                    tg.create_task(progress.stage("expert", self._expert(domain), timings))
-                    if domain is not None
-                    else None
-                )
                 read = self.reading.run(weighing, extraction, published, pictures)
                 claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
+        if panel is not None:
+            analyses = panel.result()
+        elif can_settle(claims.claims, ctx.evidence):
+            analyses = await self._panel()
+        else:
+            analyses = Analyses(held=False)
         seen = pictures.result() if pictures is not None else None
         self.degraded += stage1.degraded + weighing.notes + (seen.notes if seen else [])
-        analyses = Analyses(linguist=linguist.result(), expert=expert.result() if expert else None)
         if claims.problem:
             self.degraded.append(claims.problem)
         self.degraded += agent_failures(analyses, claims.claims)
@@ -248,6 +261,33 @@ class CheckRun:
         analyses, dropped = grounded_analyses(analyses, sources)
         self.dropped.quotes += dropped
         return Gathered(stage1, analyses, claims.claims, claims.tree, seen, sources)
+
+    async def _panel(self) -> Analyses:
+        """The linguist's dimensions and the domain expert, side by side; the expert
+        reads the evidence as the panel is shown it."""
+        session, ctx, ab = self.session, self.ctx, self.ablation
+        progress, timings = self.progress, self.timings
+        async with asyncio.TaskGroup() as tg:
+            expert = (
+                tg.create_task(progress.stage("expert", self._expert(), timings))
+                if ab.expert
+                else None
+            )
+            linguist = (
+                tg.create_task(
+                    progress.stage(
+                        "linguist",
+                        analyse_language(session, ctx, self.settings.agents.linguist_dimensions),
+                        timings,
+                    )
+                )
+                if ab.linguist
+                else None
+            )
+        return Analyses(
+            linguist=linguist.result() if linguist else [],
+            expert=expert.result() if expert else None,
+        )
 
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
         """The debate over the evidence pool, and the judge's ruling: the full debate when
@@ -320,8 +360,8 @@ class CheckRun:
         timings["total_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
         return Usage.of(self.session.calls), timings
 
-    async def _expert(self, domain: asyncio.Task[Any]) -> ExpertFinding:
-        found = await domain
+    async def _expert(self) -> ExpertFinding:
+        found = await detect_domain(self.session, self.ctx)
         await self.reading.shown.wait()  # the expert reads the evidence the panel is shown
         return await analyse_as_expert(self.session, self.ctx, found)
 

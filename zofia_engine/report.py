@@ -170,8 +170,12 @@ class ExpertFinding(_Record):
 
 
 class Analyses(_Record):
+    """The linguist's findings and the domain expert's. ``held`` is false when the panel
+    was not asked: at the adaptive depth, the evidence settled none of the claims."""
+
     linguist: list[LinguistFinding] = []
     expert: ExpertFinding | None = None
+    held: bool = True
 
 
 class DebateTurn(_Record):

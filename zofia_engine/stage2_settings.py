@@ -241,10 +241,18 @@ class TriageSettings(SettingsSection):
     the full check; an opinion or greeting, satire, or a likely scam gets a short card.
     A post is taken as not a claim only when the model's token probability of that
     kind is at least ``min_confidence`` (when the backend gives probabilities): a
-    skipped claim costs more than a needless check."""
+    skipped claim costs more than a needless check.
+
+    ``overlap``: whether the check starts beside the triage call instead of after it.
+    ``"auto"`` overlaps when the triage runs on this machine (the embedded model): the
+    calls share one batch and the post's prompt, and a greeting's wasted calls cost
+    only idle time. Through a paid API (``"auto"``, or ``"never"``) nothing is asked or
+    searched before the triage says there is a claim; ``"always"`` trades that for
+    time."""
 
     enabled: bool = True
     min_confidence: float = Field(0.8, ge=0, le=1)
+    overlap: Literal["auto", "always", "never"] = "auto"
 
 
 class StanceSettings(SettingsSection):

@@ -11,6 +11,7 @@ from zofia_engine.retrieval.credibility import QUALITY_WORDS
 
 __all__ = [
     "DEBATE_STOPS",
+    "PANEL_NOT_ASKED",
     "SECTION_KINDS",
     "SIDE_NAMES",
     "TREE_STOPS",
@@ -58,6 +59,12 @@ DEBATE_STOPS = {
     "judge": "The judge said it had heard enough.",
 }
 
+#: why a report has no linguist or expert findings (``Analyses.held`` false)
+PANEL_NOT_ASKED = (
+    "The linguist and the domain expert were not asked: no claim was settled by the "
+    "evidence, so their analyses could not change the verdict."
+)
+
 
 def _debate(report: Report) -> tuple[Block, ...]:
     blocks = []
@@ -82,6 +89,8 @@ def _debate(report: Report) -> tuple[Block, ...]:
         ended = f"The round limit ({report.debate.max_rounds}) was reached."
     if ended and report.debate.held:
         blocks.append(Block("Why the debate ended", ended))
+    if not report.analyses.held:
+        blocks.append(Block("Why the panel was not asked", PANEL_NOT_ASKED))
     return tuple(blocks)
 
 

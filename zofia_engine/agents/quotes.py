@@ -90,4 +90,4 @@ def grounded_analyses(analyses: Analyses, sources: Haystack) -> tuple[Analyses, 
         dropped += n1 + n2
         update = {"knowledge_concordance": knowledge, "logical_integrity": logic}
         expert = expert.model_copy(update=update)
-    return Analyses(linguist=linguist, expert=expert), dropped
+    return analyses.model_copy(update={"linguist": linguist, "expert": expert}), dropped

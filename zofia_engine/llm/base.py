@@ -104,10 +104,13 @@ class LLMBackend(abc.ABC):
     ``structured`` says whether ``schema`` is enforced by the server (a
     grammar or ``response_format``); when it is not, the session parses
     tolerantly and asks once for a repair.
+    ``local`` says whether calls run on this machine: one that turns out not to be
+    needed costs time on idle cores, not money or a quota.
     """
 
     name: str = "llm"
     structured: bool = True
+    local: bool = False
 
     @abc.abstractmethod
     async def complete(self, request: CompletionRequest) -> Completion:

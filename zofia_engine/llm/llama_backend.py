@@ -88,6 +88,7 @@ class LlamaCppBackend(LLMBackend):
 
     name = "embedded"
     structured = True
+    local = True
 
     def __init__(
         self,
