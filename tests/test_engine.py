@@ -19,8 +19,8 @@ import pytest_asyncio
 from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
 from peers.panel_script import (
     REPORT_KEYS,
-    closest_sentence,
     PanelScript,
+    closest_sentence,
     judge_logprobs,
     last_user_text,
     schema_name,
@@ -926,6 +926,7 @@ async def test_adaptive_with_nothing_settled_holds_one_round_and_rules_unproven(
     # The judge was told that nothing was settled.
     told = _asked(panel, "finalreply")[0]
     assert "no claim of the post was settled by the evidence" in last_user_text(told)
+    assert "WHAT THE EVIDENCE SETTLED" not in last_user_text(told)
     readers = _asked(panel, "readerreply")
     assert len({json.dumps(b["messages"][:3]) for b in readers}) == 1  # one shared list
 
@@ -953,7 +954,13 @@ async def test_adaptive_with_a_settled_claim_holds_the_full_debate(
     assert weighed == {i for i in cited if i.startswith("web-")}
     # The debate is grounded in the settled claims: their sentences are in its material.
     pool = _asked(panel, "debaterreply")[0]["messages"][3]["content"]
-    assert f'Shown by [{report.claims[0].quotes[0].evidence_id}]' in pool
+    assert f"Shown by [{report.claims[0].quotes[0].evidence_id}]" in pool
+    # The judge is reminded, right before it rules, which claim the evidence settled and
+    # by which sentence.
+    quote = report.claims[0].quotes[0]
+    told = last_user_text(_asked(panel, "judgereply")[0])
+    assert "WHAT THE EVIDENCE SETTLED" in told and f"[{quote.evidence_id}] contradicts" in told
+    assert quote.text in told
 
 
 async def test_full_depth_holds_the_papers_debate_whatever_the_evidence(
@@ -1005,6 +1012,18 @@ async def test_a_quote_in_neither_the_post_nor_the_evidence_is_dropped_and_count
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     assert all(f.analysis == 'It says "BREAKING".' for f in report.analyses.linguist)
     assert report.dropped.quotes == 2 * 5  # two phrases, five dimensions
+
+
+async def test_the_judges_summary_quotes_only_what_the_post_or_evidence_says(
+    panel: FakeOpenAI, make_engine: Callable[..., Engine]
+) -> None:
+    reason = "The post calls it 'the most' daring ban. The record contradicts it."
+    judge = {"verdict": "false", "next": "stop", "reason": reason}
+    _script(panel, judgereply=judge)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert report.verdict == "false"
+    assert report.summary == "The record contradicts it."
+    assert report.dropped.quotes >= 1
 
 
 async def test_a_stance_model_reads_the_claims_instead_of_the_llm(

@@ -34,11 +34,18 @@ from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import calibrated, final_ruling
 from .agents.linguist import analyse_language
 from .agents.novelty import Novelty
-from .agents.pool import agent_failures, evidence_pool
-from .agents.quotes import Haystack, grounded_analyses
+from .agents.pool import agent_failures, evidence_pool, findings
+from .agents.quotes import Haystack, grounded_analyses, unfounded
 from .agents.radar import hold_radar_debate
 from .agents.triage import triage
-from .agents.verdict import can_settle, ruling_summary, triaged_report, verdict_of
+from .agents.verdict import (
+    can_settle,
+    fallback_summary,
+    grounded_claims,
+    ruling_summary,
+    triaged_report,
+    verdict_of,
+)
 from .agents.weighing import Weighing
 from .check_evidence import EvidenceReading
 from .config import EngineSettings
@@ -54,7 +61,6 @@ from .report import (
     Dropped,
     ExpertFinding,
     JudgeRuling,
-    LinguistFinding,
     Report,
     TreeSummary,
     Triage,
@@ -294,6 +300,8 @@ class CheckRun:
         the evidence can settle a verdict (or at the full depth), else one round."""
         pool, citable = evidence_pool(self.ctx, gathered.analyses, gathered.claims, gathered.tree)
         settled = can_settle(gathered.claims, self.ctx.evidence)
+        grounded = grounded_claims(gathered.claims, self.ctx.evidence)
+        self.ctx.findings = findings(self.ctx, gathered.claims, grounded)
         full = settled or self.settings.agents.depth == "full"
         shown = [f.analysis for f in gathered.analyses.linguist]
         expert = gathered.analyses.expert
@@ -328,11 +336,15 @@ class CheckRun:
         )
         if ruled.verdict == "undetermined":
             self.degraded.append(f"no verdict: the judge failed ({judged.ruling.error})")
+        # The card's words, like every agent's, quote only what the post or evidence says.
+        summary = ruling_summary(ruled, judged.ruling, settled=bool(ruled.basis))
+        summary, dropped = unfounded(summary, gathered.sources)
+        self.dropped.quotes += dropped
         usage, timings = self._usage_and_timings(gathered.stage1.timings_ms)
         return Report(
             verdict=ruled.verdict,
             confidence=confidence,
-            summary=ruling_summary(ruled, judged.ruling, settled=bool(ruled.basis)),
+            summary=summary or fallback_summary(ruled.verdict, judged.ruling.error),
             keywords=gathered.stage1.keywords,
             evidence=self.ctx.evidence,
             claims=gathered.claims,

@@ -86,7 +86,12 @@ async def round_ruling(
     reads as ``continue``. ``settled``: whether any claim was settled by the evidence
     (the judge is told plainly when none was)."""
     task = render(
-        "judge", rounds=round_no, max_rounds=max_rounds, max_words=MAX_WORDS, settled=settled
+        "judge",
+        rounds=round_no,
+        max_rounds=max_rounds,
+        max_words=MAX_WORDS,
+        settled=settled,
+        findings=ctx.findings,
     )
     try:
         answer = await session.ask(
@@ -125,7 +130,9 @@ async def final_ruling(
 ) -> Judged:
     """The ruling the judge must give: at the round cap, or when there was no debate.
     ``settled`` as for :func:`round_ruling`."""
-    task = render("judge_final", rounds=rounds, max_words=MAX_WORDS, settled=settled)
+    task = render(
+        "judge_final", rounds=rounds, max_words=MAX_WORDS, settled=settled, findings=ctx.findings
+    )
     try:
         answer = await session.ask(
             "judge",

@@ -8,7 +8,7 @@ from ..prompting import render
 from ..report import Analyses, ClaimResult, TreeSummary
 from .context import PanelContext
 
-__all__ = ["agent_failures", "evidence_pool"]
+__all__ = ["agent_failures", "evidence_pool", "findings"]
 
 
 def _claim_line(c: ClaimResult) -> str:
@@ -17,6 +17,22 @@ def _claim_line(c: ClaimResult) -> str:
         scores = f" (veracity {c.tree_veracity:.2f}, reliability {c.tree_reliability:.2f})"
     shown = "".join(f' Shown by [{q.evidence_id}]: "{q.text}"' for q in c.quotes[:2])
     return f'{c.kind} claim "{c.text}": {c.label}{scores}.{shown} {c.reason}'
+
+
+_SETTLES = {"supports": "supports", "refutes": "contradicts"}
+
+
+def findings(ctx: PanelContext, claims: list[ClaimResult], grounded: list[str]) -> list[str]:
+    """Each claim the evidence settled (ids in ``grounded``), in words, with the sentence
+    that settled it: what the judge is reminded of before it rules."""
+    lines = []
+    for c in claims:
+        if c.id not in grounded or c.label not in _SETTLES or not c.quotes:
+            continue
+        quote = c.quotes[0]
+        said = ctx.untrusted(f'"{c.text}": "{quote.text}"')
+        lines.append(f"[{quote.evidence_id}] {_SETTLES[c.label]} the {c.kind} claim {said}")
+    return lines
 
 
 def evidence_pool(
