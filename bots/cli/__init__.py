@@ -15,6 +15,7 @@ __all__ = ["main"]
 #: command → "module:function", imported on first use
 COMMANDS = {
     "check": "bots.cli.check:check",
+    "config": "bots.cli.config:config",
     "keywords": "bots.cli.check:keywords",
     "history": "bots.cli.records:history",
     "show": "bots.cli.records:show",
