@@ -224,7 +224,7 @@ async def main() -> None:
         t = time.perf_counter()
         for i in range(writes):
             text = posts[i] if i < len(posts) else f"Filler post {i}"
-            row = store.create_check(
+            row = store.checks.create(
                 platform="bench",
                 chat="c",
                 requester="r",
@@ -232,7 +232,7 @@ async def main() -> None:
                 text_hash=keyed_text_hash(secret, text),
             )
             vector = vectors[i] if i < len(posts) else rng.standard_normal(384).astype(np.float32)
-            store.save_report(row.id, sample_report(i), vector=vector)
+            store.reports.save(row.id, sample_report(i), vector=vector)
         reports_per_s = writes / (time.perf_counter() - t)
 
         t = time.perf_counter()

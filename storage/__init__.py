@@ -1,10 +1,13 @@
-"""SQLite storage of checks and reports.
+"""The store of checks and reports (SQLite or PostgreSQL), and the check service on it.
 
-``open_database`` opens and migrates the file; ``CheckStore`` reads and
-writes checks, reports, feedback and chat settings; user ids, chat ids and the
-keys of texts are stored only as HMACs (:mod:`storage.keys`). The check
-service that the CLI and the bots share, built on the store and the engine, is
-:class:`storage.service.CheckService`.
+``open_database`` opens and migrates the file; ``CheckStore`` holds its parts over
+one database (``store.checks``, ``store.reports``, ``store.vectors``,
+``store.feedback``, ``store.chats``, ``store.marks``, ``store.deliveries``), with
+``store.write()`` for one transaction across them; user ids, chat ids and the keys
+of texts are stored only as HMACs (:mod:`storage.keys`). The check service that the
+CLI and the bots share, built on the store and the engine's ports, is
+:class:`storage.service.CheckService`; on PostgreSQL it consults a
+:class:`~storage.queue.service.QueuedDelivery` (checks run on workers).
 """
 
 from __future__ import annotations

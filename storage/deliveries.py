@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .keys import clean_text
+from .locked import LockedDatabase
 from .rows import to_iso
-from .store import CheckStore
-from .transaction import write_transaction
 
 __all__ = ["Claim", "Deliveries"]
 
@@ -33,15 +32,17 @@ class Claim:
 
 
 class Deliveries:
-    """The ``deliveries`` table of a store.
+    """The ``deliveries`` table of a store: ``store.deliveries``.
 
     Args:
-        store: the store (its database, lock and clock).
+        db: the store's database, with its lock and clock.
         lease: how long a claim keeps other replicas off a delivery.
     """
 
-    def __init__(self, store: CheckStore, *, lease: dt.timedelta = dt.timedelta(seconds=60)):
-        self.store = store
+    def __init__(
+        self, db: LockedDatabase, *, lease: dt.timedelta = dt.timedelta(seconds=60)
+    ) -> None:
+        self.db = db
         self.lease = lease
 
     def expect(self, check_id: str, platform: str, target: dict[str, Any]) -> bool:
@@ -51,18 +52,19 @@ class Deliveries:
             Whether the check has already ended, in which case nobody will queue its
             delivery any more and the caller queues it (in the same transaction).
         """
-        db = self.store.db
         row = {
             "check_id": check_id,
             "platform": clean_text(platform),
             "target_json": json.dumps(target, allow_nan=False),
-            "created_at": self.store._now(),
+            "created_at": self.db.now(),
             "claimed_at": None,
             "delivered_at": None,
         }
-        with self.store._lock, write_transaction(db):
-            db.table("deliveries").upsert(row, pk=("check_id",))
-            status = db.execute("SELECT status FROM checks WHERE id = ?", [check_id]).fetchone()
+        with self.db.write():
+            self.db.table("deliveries").upsert(row, pk=("check_id",))
+            status = self.db.execute(
+                "SELECT status FROM checks WHERE id = ?", [check_id]
+            ).fetchone()
         return status is not None and status[0] in ("done", "failed")
 
     def pending(self, check_ids: list[str]) -> list[tuple[str, str]]:
@@ -70,8 +72,8 @@ class Deliveries:
         if not check_ids:
             return []
         marks = ", ".join("?" for _ in check_ids)
-        with self.store._lock:
-            rows = self.store.db.execute(
+        with self.db.lock:
+            rows = self.db.execute(
                 f"SELECT check_id, platform FROM deliveries WHERE check_id IN ({marks})"
                 " AND delivered_at IS NULL ORDER BY check_id",
                 check_ids,
@@ -85,27 +87,25 @@ class Deliveries:
             The claim, or ``None`` when it was delivered already, was never
             expected, or another replica's lease on it is still running.
         """
-        now = self.store.clock()
-        stale = to_iso(now - self.lease)
-        db = self.store.db
-        with self.store._lock, write_transaction(db):
-            row = db.execute(
+        stale = to_iso(self.db.clock() - self.lease)
+        with self.db.write():
+            row = self.db.execute(
                 "SELECT platform, target_json FROM deliveries WHERE check_id = ?"
                 " AND delivered_at IS NULL AND (claimed_at IS NULL OR claimed_at < ?)",
                 [check_id, stale],
             ).fetchone()
             if row is None:
                 return None
-            db.execute(
+            self.db.execute(
                 "UPDATE deliveries SET claimed_at = ? WHERE check_id = ?",
-                [self.store._now(), check_id],
+                [self.db.now(), check_id],
             )
         return Claim(check_id, row[0], json.loads(row[1]))
 
     def is_claimed(self, check_id: str) -> bool:
         """Whether a delivery is still to be made and someone holds it now."""
-        with self.store._lock:
-            row = self.store.db.execute(
+        with self.db.lock:
+            row = self.db.execute(
                 "SELECT claimed_at FROM deliveries WHERE check_id = ? AND delivered_at IS NULL",
                 [check_id],
             ).fetchone()
@@ -115,7 +115,7 @@ class Deliveries:
         """The card is posted: end the delivery and forget the platform's raw ids."""
         self._write(
             "UPDATE deliveries SET delivered_at = ?, target_json = '{}' WHERE check_id = ?",
-            [self.store._now(), claim.check_id],
+            [self.db.now(), claim.check_id],
         )
 
     def release(self, claim: Claim) -> None:
@@ -129,8 +129,8 @@ class Deliveries:
         """Blank the raw ids of deliveries that never happened (their jobs gave up)
         and were expected before ``older_than``; returns how many."""
         cutoff = to_iso(older_than)
-        with self.store._lock, write_transaction(self.store.db):
-            cursor = self.store.db.execute(
+        with self.db.write():
+            cursor = self.db.execute(
                 "UPDATE deliveries SET target_json = '{}' WHERE delivered_at IS NULL"
                 " AND created_at < ? AND target_json != '{}'",
                 [cutoff],
@@ -142,5 +142,5 @@ class Deliveries:
         self._write("DELETE FROM deliveries WHERE check_id = ?", [check_id])
 
     def _write(self, sql: str, params: list[Any]) -> None:
-        with self.store._lock, write_transaction(self.store.db):
-            self.store.db.execute(sql, params)
+        with self.db.write():
+            self.db.execute(sql, params)

@@ -1,5 +1,6 @@
 """What a submitted check is to its requesters: who asked, the handle they wait on,
-and the outcome they get; and the one engine run that every waiter shares."""
+and the outcome they get; the one engine run that every waiter shares; and the
+waiters of this process (:class:`Waiters`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,18 @@ from zofia_engine.errors import ZofiaError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.report import Report
 
+from .checks import Checks
 from .rows import RepeatKind
 
-__all__ = ["CheckFailedError", "CheckHandle", "Outcome", "Requester", "Run", "Turnstile"]
+__all__ = [
+    "CheckFailedError",
+    "CheckHandle",
+    "Outcome",
+    "Requester",
+    "Run",
+    "Turnstile",
+    "Waiters",
+]
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,8 @@ class CheckHandle:
 
     Every handle waiting on a run has its own outcome: cancelling one stops that
     requester's wait, and the run itself stops when nobody waits for it any more.
+    ``delivered_elsewhere``: the check's card is posted by a ``deliver`` job, on
+    whichever bot replica runs it, not by whoever holds this handle (the queued mode).
     """
 
     def __init__(
@@ -89,8 +101,11 @@ class CheckHandle:
         outcome: asyncio.Future[Outcome],
         run: Run | None = None,
         on_cancel: Callable[[], None] | None = None,
+        *,
+        delivered_elsewhere: bool = False,
     ) -> None:
         self.check_id = check_id
+        self.delivered_elsewhere = delivered_elsewhere
         self._outcome = outcome
         self._run = run
         self._on_cancel = on_cancel
@@ -149,3 +164,73 @@ class CheckHandle:
         if self._on_cancel is not None:
             self._on_cancel()
         return True
+
+
+class Waiters:
+    """The handles of the checks submitted or resumed in this process and still waiting.
+
+    Args:
+        checks: the store's checks, whose statuses follow the runs waited on.
+    """
+
+    def __init__(self, checks: Checks) -> None:
+        self.checks = checks
+        self._by_id: dict[str, CheckHandle] = {}
+
+    def get(self, check_id: str) -> CheckHandle | None:
+        """The handle of ``check_id``, while it waits."""
+        return self._by_id.get(check_id)
+
+    def forget(self, check_id: str) -> None:
+        self._by_id.pop(check_id, None)
+
+    def wait_on(
+        self,
+        run: Run,
+        check_id: str,
+        outcome: Callable[[Outcome], Outcome],
+        *,
+        own_row: bool,
+        on_leave: Callable[[], None] | None = None,
+        delivered_elsewhere: bool = False,
+    ) -> CheckHandle:
+        """A handle with its own outcome, settled from ``run``'s.
+
+        ``own_row``: ``check_id``'s status is kept by the run (its own check, or any
+        check when a worker runs it); otherwise a joined check's row follows the run,
+        or is cancelled when its waiter leaves. ``on_leave``: also called then.
+        """
+        waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        run.waiting += 1
+
+        def settle(done: asyncio.Future[Outcome]) -> None:
+            self._by_id.pop(check_id, None)
+            if waiter.done():
+                return
+            if done.cancelled():
+                if not own_row:
+                    self.checks.set_status(check_id, "cancelled")
+                waiter.cancel()
+            elif (error := done.exception()) is not None:
+                if not own_row:
+                    self.checks.set_status(check_id, "failed", error=str(error))
+                waiter.set_exception(error)
+            else:
+                if not own_row:
+                    self.checks.set_status(check_id, "done")
+                waiter.set_result(outcome(done.result()))
+
+        def leave() -> None:
+            self._by_id.pop(check_id, None)
+            if not own_row:
+                self.checks.set_status(check_id, "cancelled")
+            if on_leave is not None:
+                on_leave()
+            run.leave()
+
+        run.done.add_done_callback(settle)
+        handle = CheckHandle(
+            check_id, waiter, run, on_cancel=leave, delivered_elsewhere=delivered_elsewhere
+        )
+        self._by_id[check_id] = handle
+        return handle

@@ -77,10 +77,10 @@ class RequestLimits:
                 if rule.scope == "user"
                 else {"platform": platform, "chat": chat}
             )
-            used = self.store.count_requests(since=since, up_to=rule.limit, **scope)
+            used = self.store.checks.count(since=since, up_to=rule.limit, **scope)
             if used < rule.limit:
                 continue
-            oldest = self.store.oldest_request(since=since, **scope) or now
+            oldest = self.store.checks.oldest(since=since, **scope) or now
             wait = (oldest + rule.window - now).total_seconds()
             raise RateLimitedError(
                 f"Limit reached ({rule.limit} {rule.what}); try again in {wait_words(wait)}.",
@@ -100,7 +100,7 @@ def refuse_if_full(
     """
     if settings.daily_token_budget:
         midnight = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        if store.tokens_since(midnight) >= settings.daily_token_budget:
+        if store.reports.tokens_since(midnight) >= settings.daily_token_budget:
             left = (midnight + dt.timedelta(days=1) - now).total_seconds()
             raise BusyError(
                 "Today's checking budget is spent; answers to posts already checked "
@@ -108,7 +108,7 @@ def refuse_if_full(
                 retry_after_s=left,
             )
     if pending >= settings.max_pending_checks:
-        times = store.recent_check_seconds()
+        times = store.checks.recent_seconds()
         typical = sum(times) / len(times) if times else 120.0
         queued = pending - settings.max_pending_checks + 1
         wait = typical * queued / settings.max_concurrent_checks

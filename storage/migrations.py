@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from .errors import StorageError
-from .postgres import StoreDatabase, is_postgres
+from .postgres import is_postgres
 from .schema_steps import (
     m001_initial,
     m002_post_vectors,
@@ -30,6 +30,7 @@ from .schema_steps import (
     m007_evidence_sources,
     m008_deliveries,
 )
+from .sql import StoreDatabase
 from .transaction import write_transaction
 
 __all__ = ["MIGRATIONS", "applied_migrations", "migrate"]

@@ -13,8 +13,9 @@ from sqlite_utils import Database
 
 from .database import default_database_path, load_or_create_secret, open_database
 from .migrations import MIGRATIONS, applied_migrations, migrate
-from .postgres import PostgresDatabase, StoreDatabase
+from .postgres import PostgresDatabase
 from .settings import StorageSettings
+from .sql import StoreDatabase
 from .store import CheckStore
 
 __all__ = ["StoreStatus", "open_postgres", "open_store", "store_status"]
@@ -100,7 +101,7 @@ def _read_status(db: StoreDatabase) -> tuple[list[str], int]:
     tokens = 0
     if "reports" in db.table_names():
         midnight = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0)
-        tokens = CheckStore(db).tokens_since(midnight)
+        tokens = CheckStore(db).reports.tokens_since(midnight)
     return applied, tokens
 
 

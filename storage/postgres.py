@@ -31,11 +31,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeGuard
 
 import psycopg
 from psycopg.rows import dict_row
-from sqlite_utils import Database
+
+from .sql import StoreDatabase
 
 __all__ = [
     "RECONNECT_S",
@@ -94,7 +95,7 @@ def _params(params: Sequence[Any] | dict[str, Any] | None) -> Any:
     return [_stored(value) for value in params]
 
 
-def is_postgres(db: Any) -> bool:
+def is_postgres(db: object) -> TypeGuard[PostgresDatabase]:
     """Whether ``db`` is a :class:`PostgresDatabase` (else sqlite-utils' ``Database``)."""
     return isinstance(db, PostgresDatabase)
 
@@ -267,9 +268,6 @@ class _Table:
         with self.db.transaction():
             self.db.current().execute(sql, _params(row))
 
-
-# What the store runs on: sqlite-utils' database, or this module's.
-StoreDatabase = Database | PostgresDatabase
 
 _STORE_INDEXES = """
     SELECT c.oid FROM pg_index i

@@ -52,20 +52,20 @@ class NearRepeats:
         """Size the index to the encoder and fill it with the posts stored since ``since``."""
         dim = await asyncio.to_thread(lambda: self.encoder.dimension)
         self.index = NearDuplicateIndex(dim)
-        self._seen_row = self.store.last_vector_row()  # read first: no vector is missed
-        ids, vectors = self.store.vectors(since=since)
+        self._seen_row = self.store.vectors.last_row()  # read first: no vector is missed
+        ids, vectors = self.store.vectors.load(since=since)
         if len(ids) and vectors.shape[1] == dim:  # vectors of another encoder never match
             self.index.load(ids, vectors)
 
     def keep_since(self, since: dt.datetime) -> None:
         """Forget every post a repeat can no longer be answered from (blocking). A post
         added meanwhile is newer than ``since``, so it stays."""
-        self.index.keep_only(self.store.answerable_ids(since=since))
+        self.index.keep_only(self.store.vectors.answerable_ids(since=since))
 
     def catch_up(self) -> int:
         """Take in the vectors other processes stored since the last look (blocking): one
         indexed read of the rows after the newest seen. Returns how many were new."""
-        ids, blobs, self._seen_row = self.store.vectors_after(self._seen_row)
+        ids, blobs, self._seen_row = self.store.vectors.after(self._seen_row)
         dim = self.index.dim
         for check_id, blob in zip(ids, blobs, strict=True):
             if len(blob) == 4 * dim:  # another encoder's vectors never match
@@ -94,7 +94,7 @@ class NearRepeats:
             )
             if near is None:
                 return None
-            original = self.store.get_check(near[0])
+            original = self.store.checks.get(near[0])
             if original is not None and original.language != language:
                 passed.add(near[0])
                 continue

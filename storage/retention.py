@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .postgres import StoreDatabase, is_postgres
+from .postgres import is_postgres
 from .rows import to_iso
+from .sql import StoreDatabase, first_row
 from .transaction import write_transaction
 
 __all__ = ["purge_content"]
@@ -69,10 +70,12 @@ def purge_content(db: StoreDatabase, older_than: dt.datetime) -> int:
     """
     params = {"cutoff": to_iso(older_than)}
     with write_transaction(db):
-        (purged,) = db.execute(
-            f"SELECT count(*) FROM checks c WHERE c.created_at < :cutoff AND ({_HAS_CONTENT})",
-            params,
-        ).fetchone()
+        (purged,) = first_row(
+            db.execute(
+                f"SELECT count(*) FROM checks c WHERE c.created_at < :cutoff AND ({_HAS_CONTENT})",
+                params,
+            )
+        )
         for statement in _PURGE_STATEMENTS:
             db.execute(statement, params)
     if purged and not is_postgres(db):

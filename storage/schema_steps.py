@@ -6,9 +6,12 @@ never changes (a new one is appended instead).
 
 from __future__ import annotations
 
+from sqlite_utils import Database
+
 from .errors import StorageError
 from .keys import hash_chat, rekey_text_hash
-from .postgres import StoreDatabase, is_postgres
+from .postgres import is_postgres
+from .sql import StoreDatabase, first_row
 
 __all__ = [
     "m001_initial",
@@ -202,13 +205,15 @@ def m004_keyed_chats_and_texts(db: StoreDatabase, secret: bytes | None) -> None:
     Raises:
         StorageError: the database holds rows and no secret was given.
     """
-    has_rows = db.execute(
-        "SELECT EXISTS (SELECT 1 FROM checks) OR EXISTS (SELECT 1 FROM chat_settings)"
-    ).fetchone()[0]
+    (has_rows,) = first_row(
+        db.execute("SELECT EXISTS (SELECT 1 FROM checks) OR EXISTS (SELECT 1 FROM chat_settings)")
+    )
     if not has_rows:
         return
     if secret is None:
         raise StorageError("migration m004 rewrites stored ids with the secret; open with it")
+    if not isinstance(db, Database):  # a PostgreSQL store is newer than this step: it is empty
+        raise StorageError("migration m004 rewrites rows of SQLite stores only")
     conn = db.conn
     conn.create_function("zofia_chat", 2, lambda p, c: hash_chat(secret, p, c), deterministic=True)
     conn.create_function("zofia_text", 1, lambda d: rekey_text_hash(secret, d), deterministic=True)

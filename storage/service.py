@@ -6,29 +6,35 @@ joins a run already under way for the same text, and otherwise queues a new
 run of the engine. Every check is a row in SQLite from the moment it is
 submitted, so a crash loses nothing: :meth:`CheckService.start` resumes the
 checks left queued or running, or fails them with a stored reason.
+
+Given a :class:`~storage.card_delivery.CardDelivery` (the queued mode, on
+PostgreSQL), the service runs no engine itself: a new check is queued for the
+worker processes in the same transaction that writes it (or joins the check of the
+same text already queued or running there), and its card is delivered by a job.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import Post
-from zofia_engine.text import checkable_text, clean_post
+from zofia_engine.report import Report
+from zofia_engine.text import checkable_text
 
+from .card_delivery import CardDelivery
 from .chat_operations import ChatOperations
-from .fair_slots import FairSlots
-from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile
+from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile, Waiters
 from .keys import keyed_text_hash
 from .limits import RequestLimits, refuse_if_full
+from .local_runs import LocalRuns
 from .repeats import NearRepeats
 from .rows import RepeatKind
 from .settings import ServiceSettings
@@ -39,7 +45,7 @@ __all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Reques
 log = logging.getLogger(__name__)
 
 
-class CheckService(ChatOperations):
+class CheckService:
     """Submits posts to the engine through the store.
 
     Args:
@@ -52,10 +58,9 @@ class CheckService(ChatOperations):
         clock: the time source; the store's by default, so both agree.
         retention: how long post text and evidence are kept (``None``: forever);
             :meth:`start` and :meth:`purge_expired` delete what is older.
+        delivery: the queued mode: checks run on worker processes and their cards are
+            posted by deliver jobs (``None``: the engine runs here, the bots post).
     """
-
-    #: whether deliver jobs post the cards (the bots then only show progress)
-    delivers_cards = False
 
     def __init__(
         self,
@@ -67,6 +72,7 @@ class CheckService(ChatOperations):
         encoder: TextEncoder,
         clock: Callable[[], dt.datetime] | None = None,
         retention: dt.timedelta | None = None,
+        delivery: CardDelivery | None = None,
     ) -> None:
         self.checker = checker
         self.retention = retention
@@ -75,13 +81,13 @@ class CheckService(ChatOperations):
         self.secret = secret
         self.encoder = encoder
         self.clock = clock or store.clock
+        self.delivery = delivery
+        self.chats = ChatOperations(store, secret)
         self.limits = RequestLimits(store, settings)
         self.repeats = NearRepeats(store, encoder, settings)
-        self._slots = FairSlots(settings.max_concurrent_checks)
-        self._by_text: dict[str, Run] = {}
-        self._by_id: dict[str, CheckHandle] = {}
+        self.waiters = Waiters(store.checks)
+        self.runs = LocalRuns(checker, store, self.repeats, self.waiters, settings)
         self._deciding: dict[str, Turnstile] = {}
-        self._closing = False
 
     @property
     def window(self) -> dt.timedelta:
@@ -90,6 +96,9 @@ class CheckService(ChatOperations):
     async def start(self, *, resume: bool = True) -> list[str]:
         """Load the near-repeat index and take up checks a crash left unfinished.
 
+        In the queued mode nothing is resumed here (a check whose worker died is the
+        queue's to retry): the service begins following the workers' events instead.
+
         Args:
             resume: take up unfinished checks (a one-shot CLI run leaves them to the bot).
 
@@ -97,33 +106,40 @@ class CheckService(ChatOperations):
             The ids of the checks resumed (the others were failed with a reason).
         """
         await self.repeats.load(since=self.clock() - self.window)
+        if self.delivery is not None:
+            await asyncio.to_thread(self.purge_expired)
+            await self.delivery.start()
+            return []
         self.purge_expired()
         resumed: list[str] = []
         if not resume:
             return resumed
-        for row in self.store.unfinished():
+        for row in self.store.checks.unfinished():
             if row.repeat_of is not None:
-                original = self.store.get_check(row.repeat_of)
+                original = self.store.checks.get(row.repeat_of)
                 if original is not None and original.status == "done":
-                    self.store.set_status(row.id, "done")
+                    self.store.checks.set_status(row.id, "done")
                     continue
             post = row.post  # its text only: the pictures' bytes were never kept
             if post is None or not post.text:
-                self.store.set_status(
+                self.store.checks.set_status(
                     row.id, "failed", error="interrupted by a restart, and its text is gone"
                 )
                 continue
-            self._launch(row.id, row.created_at, post, row.text_hash, None, row.chat)
+            self.runs.launch(row.id, row.created_at, post, row.text_hash, None, row.chat)
             resumed.append(row.id)
         return resumed
 
     def purge_expired(self) -> int:
-        """Delete post text and evidence older than the retention; verdicts stay.
+        """Delete post text and evidence older than the retention; verdicts stay. In the
+        queued mode, also blank the chat ids of deliveries long overdue.
 
         Returns:
             How many checks were purged.
         """
         now = self.clock()
+        if self.delivery is not None:
+            self.delivery.forget_stale(now)
         # The index holds what a repeat may be answered from (the window), no more;
         # a check added meanwhile is newer than the window's start, so it stays.
         self.repeats.keep_since(now - self.window)
@@ -144,15 +160,15 @@ class CheckService(ChatOperations):
             RateLimitedError: a limit is reached; ``retry_after_s`` says when to come back.
         """
         self.limits.check(
-            requester=self.user_hash(requester.platform, requester.user_id),
+            requester=self.chats.user_hash(requester.platform, requester.user_id),
             platform=requester.platform,
-            chat=self.chat_key(requester.platform, requester.chat_id),
+            chat=self.chats.chat_key(requester.platform, requester.chat_id),
             now=self.clock(),
         )
 
     def handle(self, check_id: str) -> CheckHandle | None:
         """The handle of a check submitted or resumed in this process and still running."""
-        return self._by_id.get(check_id)
+        return self.waiters.get(check_id)
 
     async def submit(
         self, post: Post, requester: Requester, *, recheck: bool = False
@@ -173,8 +189,8 @@ class CheckService(ChatOperations):
         # Pictures are read first: the text in them is part of what is checked and keyed.
         post = await self.checker.read_post(post)
         text, _ = checkable_text(post.text)
-        who = self.user_hash(requester.platform, requester.user_id)
-        chat = self.chat_key(requester.platform, requester.chat_id)
+        who = self.chats.user_hash(requester.platform, requester.user_id)
+        chat = self.chats.chat_key(requester.platform, requester.chat_id)
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
         keyed = f"{text}\n[reply language: {post.language}]" if post.language else text
@@ -183,7 +199,7 @@ class CheckService(ChatOperations):
         digest = keyed_text_hash(self.secret, keyed)
 
         def record(**extra: Any) -> CheckRow:
-            return self.store.create_check(
+            return self.store.checks.create(
                 platform=requester.platform,
                 chat=chat,
                 requester=who,
@@ -213,7 +229,9 @@ class CheckService(ChatOperations):
         now: dt.datetime,
         recheck: bool,
     ) -> CheckHandle:
-        running = self._by_text.get(digest)
+        if self.delivery is not None:
+            return await self._queue(self.delivery, post, text, digest, record, now, recheck)
+        running = self.runs.running(digest)
         if running is not None:  # the same text is being checked: wait on that run
             row = record(repeat_of=running.check_id, repeat_kind="exact")
             return self._join(row, running)
@@ -224,9 +242,67 @@ class CheckService(ChatOperations):
                 return answered
         if vector is None:
             vector = await self.repeats.vector(text)
-        refuse_if_full(self.store, self.settings, len(self._by_text), now)
+        refuse_if_full(self.store, self.settings, self.runs.count, now)
         row = record(forced=recheck)
-        return self._launch(row.id, row.created_at, post, digest, vector, row.chat)
+        return self.runs.launch(row.id, row.created_at, post, digest, vector, row.chat)
+
+    async def _queue(
+        self,
+        delivery: CardDelivery,
+        post: Post,
+        text: str,
+        digest: str,
+        record: Callable[..., CheckRow],
+        now: dt.datetime,
+        recheck: bool,
+    ) -> CheckHandle:
+        """The queued mode: answer from the store, else join the run of this text on the
+        workers or queue a new one; either way follow that run from here."""
+        if not recheck:
+            answered, _ = await self._from_store(post, text, digest, record, now)
+            if answered is not None:
+                return answered
+        row, original = await asyncio.to_thread(
+            self._join_or_queue, delivery, digest, record, recheck, now
+        )
+
+        def answer(result: Outcome) -> Outcome:
+            if row.id == original.id:
+                return result
+            return Outcome(row.id, result.report, "exact", original.id, original.created_at, 1.0)
+
+        # The worker keeps every row's status (a replica shutting down cancels nothing);
+        # a requester who leaves only gives up the card.
+        run = delivery.run_of(original.id, original.created_at)
+        handle = self.waiters.wait_on(
+            run,
+            row.id,
+            answer,
+            own_row=True,
+            on_leave=partial(delivery.drop, row.id),
+            delivered_elsewhere=True,
+        )
+        delivery.settle_soon(original.id)  # it may have ended before this process listened
+        return handle
+
+    def _join_or_queue(
+        self,
+        delivery: CardDelivery,
+        digest: str,
+        record: Callable[..., CheckRow],
+        recheck: bool,
+        now: dt.datetime,
+    ) -> tuple[CheckRow, CheckRow]:
+        """In one write transaction (one lock across every process on the database): join
+        the check of this text queued or running, or write a new check and its job."""
+        with self.store.write():
+            running = None if recheck else self.store.checks.in_flight(digest)
+            if running is not None:
+                return record(repeat_of=running.id, repeat_kind="exact"), running
+            refuse_if_full(self.store, self.settings, delivery.pending(), now)
+            row = record(forced=recheck)
+            delivery.queue(row.id, None if recheck else digest)
+            return row, row
 
     async def _from_store(
         self, post: Post, text: str, digest: str, record: Callable[..., CheckRow], now: dt.datetime
@@ -234,7 +310,7 @@ class CheckService(ChatOperations):
         """The answer to an exact or near repeat from the store, or ``None``; and the
         post's vector, when the near-repeat search needed it."""
         since = now - self.window
-        repeat = await asyncio.to_thread(self.store.find_exact, digest, since)
+        repeat = await asyncio.to_thread(self.store.checks.find_exact, digest, since)
         if repeat is not None:
             answered = self._answer(record, repeat, "exact", 1.0)
             if answered is not None:
@@ -255,7 +331,7 @@ class CheckService(ChatOperations):
         kind: RepeatKind,
         score: float,
     ) -> CheckHandle | None:
-        report = self.store.get_report(original.id)
+        report = self.store.reports.get(original.id)
         if report is None:  # purged since: check it again
             return None
         row = record(status="done", repeat_of=original.id, repeat_kind=kind)
@@ -271,106 +347,52 @@ class CheckService(ChatOperations):
         def outcome(result: Outcome) -> Outcome:
             return Outcome(row.id, result.report, "exact", run.check_id, run.created_at, 1.0)
 
-        return self._wait_on(run, row.id, outcome, own_row=False)
-
-    def _wait_on(
-        self,
-        run: Run,
-        check_id: str,
-        outcome: Callable[[Outcome], Outcome],
-        *,
-        own_row: bool,
-        on_leave: Callable[[], None] | None = None,
-    ) -> CheckHandle:
-        """A handle with its own outcome, settled from ``run``'s.
-
-        ``own_row``: ``check_id``'s status is kept by the run (its own check, or any
-        check when a worker runs it); otherwise a joined check's row follows the run,
-        or is cancelled when its waiter leaves. ``on_leave``: also called then.
-        """
-        waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        run.waiting += 1
-
-        def settle(done: asyncio.Future[Outcome]) -> None:
-            self._by_id.pop(check_id, None)
-            if waiter.done():
-                return
-            if done.cancelled():
-                if not own_row:
-                    self.store.set_status(check_id, "cancelled")
-                waiter.cancel()
-            elif done.exception() is not None:
-                if not own_row:
-                    self.store.set_status(check_id, "failed", error=str(done.exception()))
-                waiter.set_exception(done.exception())  # type: ignore[arg-type]
-            else:
-                if not own_row:
-                    self.store.set_status(check_id, "done")
-                waiter.set_result(outcome(done.result()))
-
-        def leave() -> None:
-            self._by_id.pop(check_id, None)
-            if not own_row:
-                self.store.set_status(check_id, "cancelled")
-            if on_leave is not None:
-                on_leave()
-            run.leave()
-
-        run.done.add_done_callback(settle)
-        handle = CheckHandle(check_id, waiter, run, on_cancel=leave)
-        self._by_id[check_id] = handle
-        return handle
-
-    def _launch(
-        self,
-        check_id: str,
-        created_at: dt.datetime,
-        post: Post,
-        digest: str,
-        vector: np.ndarray | None,
-        chat: str,
-    ) -> CheckHandle:
-        run = Run(check_id, created_at)
-        self._by_text[digest] = run
-        handle = self._wait_on(run, check_id, lambda result: result, own_row=True)
-        run.task = asyncio.create_task(self._run(run, post, digest, vector, chat))
-        return handle
-
-    async def _run(
-        self, run: Run, post: Post, digest: str, vector: np.ndarray | None, chat: str
-    ) -> None:
-        check_id = run.check_id
-        try:
-            async with self._slots.slot(chat):
-                self.store.set_status(check_id, "running")
-                if vector is None:
-                    vector = await self.repeats.vector(clean_post(post.text)[0])
-                report = await self.checker.check(post, on_progress=run.push)
-            self.store.save_report(check_id, report, vector=vector)
-            self.repeats.add(check_id, vector)
-            run.done.set_result(Outcome(check_id, report))
-        except asyncio.CancelledError:
-            # At shutdown the check goes back to the queue, for the next start to resume.
-            self.store.set_status(check_id, "queued" if self._closing else "cancelled")
-            run.done.cancel()
-            raise
-        except Exception as exc:
-            reason = str(exc) if isinstance(exc, ZofiaError) else f"{type(exc).__name__}: {exc}"
-            log.exception("check %s failed", check_id)
-            self.store.set_status(check_id, "failed", error=reason)
-            run.done.set_exception(CheckFailedError(f"The check failed: {reason}"))
-        finally:
-            if self._by_text.get(digest) is run:
-                del self._by_text[digest]
-            self._by_id.pop(check_id, None)
-            run.changed.set()
+        return self.waiters.wait_on(run, row.id, outcome, own_row=False)
 
     async def aclose(self) -> None:
-        """Stop the runs still going; they are stored as queued and resume on the next start."""
-        self._closing = True
-        tasks = [run.task for run in self._by_text.values() if run.task is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        """Stop the runs still going; they are stored as queued and resume on the next
+        start. In the queued mode, stop following events: checks go on on the workers,
+        and their cards are delivered."""
+        if self.delivery is not None:
+            await self.delivery.aclose()
+        else:
+            await self.runs.aclose()
+
+    # -- kept for bots/ ---------------------------------------------------------------------
+
+    @property
+    def delivers_cards(self) -> bool:
+        # kept for bots/ until the check flow moves
+        return self.delivery is not None
+
+    def user_hash(self, platform: str, user_id: str) -> str:
+        # kept for bots/ until the check flow moves
+        return self.chats.user_hash(platform, user_id)
+
+    def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:
+        # kept for bots/ until the check flow moves
+        return self.chats.setting(platform, chat_id, key, default)
+
+    def set_chat_setting(self, platform: str, chat_id: str, key: str, value: Any) -> None:
+        # kept for bots/ until the check flow moves
+        self.chats.set_setting(platform, chat_id, key, value)
+
+    def vote(self, row: CheckRow, platform: str, user_id: str, vote: int) -> tuple[int, int]:
+        # kept for bots/ until the check flow moves
+        return self.chats.vote(row, platform, user_id, vote)
+
+    def check_in_chat(self, check_id: str, platform: str, chat_id: str) -> CheckRow | None:
+        # kept for bots/ until the check flow moves
+        return self.chats.check_in_chat(check_id, platform, chat_id)
+
+    def section_mark(self, check_id: str, kind: str) -> Any:
+        # kept for bots/ until the check flow moves
+        return self.store.marks.get(check_id, kind)
+
+    def set_section_mark(self, check_id: str, kind: str, value: Any) -> None:
+        # kept for bots/ until the check flow moves
+        self.store.marks.set(check_id, kind, value)
+
+    def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
+        # kept for bots/ until the check flow moves
+        return self.store.report_for(check_id)

@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from sqlite_utils import Database
 
 from .postgres import is_postgres
+from .sql import StoreDatabase
 
 __all__ = ["write_transaction"]
 
 
 @contextmanager
-def write_transaction(db: Database) -> Iterator[Database]:
+def write_transaction(db: StoreDatabase) -> Iterator[StoreDatabase]:
     """Run the block in one write transaction, rolled back if it raises.
 
     Nested use becomes a savepoint of the enclosing transaction.
@@ -36,13 +37,16 @@ def write_transaction(db: Database) -> Iterator[Database]:
         A context manager yielding ``db``.
 
     Raises:
+        TypeError: ``db`` is neither of the two databases the store runs on.
         sqlite3.OperationalError: the write lock was not free within ``busy_timeout``.
         psycopg.OperationalError: the PostgreSQL connection was lost mid-transaction.
     """
     if is_postgres(db):
-        with db.transaction():  # type: ignore[attr-defined]
+        with db.transaction():
             yield db
         return
+    if not isinstance(db, Database):
+        raise TypeError(f"not a database the store runs on: {type(db).__name__}")
     conn = db.conn
     if conn.in_transaction:
         savepoint = f"zofia_{secrets.token_hex(8)}"

@@ -94,7 +94,7 @@ async def test_one_run_per_text_across_replicas_and_every_waiter_answered(
         handles = await asyncio.gather(
             *((one if n % 2 else two).submit(Post(text=posts[n % 3]), asker(n)) for n in range(12))
         )
-        assert queue_depth(one.db) == 2  # the first two posts normalise to one text key
+        assert queue_depth(one.store.db) == 2  # the first two posts normalise to one text key
         async with worker(settings, checker) as runner:
             outcomes: list[Outcome] = await asyncio.wait_for(
                 asyncio.gather(*(h.result() for h in handles)), 30
@@ -119,13 +119,13 @@ async def test_a_check_job_run_twice_leaves_one_report(postgres_url: str) -> Non
         await runner.run(handle.check_id)
         await runner.run(handle.check_id)  # a retry after a worker was taken for dead
         # Two runs that both reached the engine: the second save is refused, not doubled.
-        service.store.set_status(handle.check_id, "running")
+        service.store.checks.set_status(handle.check_id, "running")
         await runner.run(handle.check_id)
         runner.close()
         outcome = await asyncio.wait_for(handle.result(), 10)
         reports = service.store.db.execute("SELECT count(*) FROM reports").fetchone()[0]
         with pytest.raises(StorageError):
-            service.store.save_report(handle.check_id, outcome.report)
+            service.store.reports.save(handle.check_id, outcome.report)
     assert len(checker.runs) == 2 and outcome.check_id == handle.check_id
     assert reports == 1
 
@@ -185,7 +185,7 @@ async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> N
     settings = settings_for(postgres_url)
     async with replica(settings, FakeChecker()) as service:
         handle = await service.submit(Post(text=POST), asker(1))
-        book = Deliveries(service.store, lease=dt.timedelta(seconds=60))
+        book = Deliveries(service.store.database, lease=dt.timedelta(seconds=60))
         await service.expect_delivery(handle.check_id, "test", {"chat": 1})
         claim = book.claim(handle.check_id)
         assert claim is not None and claim.target == {"chat": 1}
@@ -195,7 +195,7 @@ async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> N
         assert again is not None
         book.delivered(again)
         assert book.claim(handle.check_id) is None and not book.is_claimed(handle.check_id)
-        expired = Deliveries(service.store, lease=dt.timedelta(seconds=-1))
+        expired = Deliveries(service.store.database, lease=dt.timedelta(seconds=-1))
         await service.expect_delivery(handle.check_id, "test", {"chat": 2})
         assert book.claim(handle.check_id) is not None
         assert expired.claim(handle.check_id) is not None  # the first lease ran out
@@ -256,7 +256,7 @@ async def test_a_job_out_of_attempts_ends_its_check_and_its_joiners(postgres_url
         first = await service.submit(Post(text=POST), asker(1))
         second = await service.submit(Post(text=POST), asker(2))
         # What two runs that each took their worker down leave: the job, twice tried.
-        service.db.execute("UPDATE procrastinate_jobs SET attempts = 2")
+        service.store.db.execute("UPDATE procrastinate_jobs SET attempts = 2")
         async with worker(settings, checker):
             for handle in (first, second):
                 with pytest.raises(Exception, match="tried 2 times"):

@@ -195,7 +195,7 @@ async def test_retention_purge_keeps_verdicts_and_stops_repeats(
     assert service.purge_expired() == 1
     row = service.store.get_check(first.check_id)
     assert row is not None and row.post_text is None and row.status == "done"
-    assert service.store.get_report(first.check_id) is None
+    assert service.store.reports.get(first.check_id) is None
     assert [v for _, v in service.store.history()] == ["false"]
     calls = len(checker.runs)
     again = await (await service.submit(Post(text=POST), BOB)).result()
@@ -304,7 +304,7 @@ async def test_bad_input_is_stored_safely(
     outcome = await (await service.submit(Post(text=text), ALICE)).result()
     row = service.store.get_check(outcome.check_id)
     assert row is not None and row.status == "done" and row.post_text
-    assert service.store.get_report(outcome.check_id) == outcome.report
+    assert service.store.reports.get(outcome.check_id) == outcome.report
     assert service.store.integrity_ok()
 
 

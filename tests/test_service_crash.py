@@ -143,7 +143,7 @@ def test_a_check_killed_mid_debate_is_resumed(
             assert outcome.check_id == check_id and outcome.report.verdict == "unproven"
             row = store.get_check(check_id)
             assert row is not None and row.status == "done"
-            assert store.get_report(check_id) == outcome.report
+            assert store.reports.get(check_id) == outcome.report
             assert store.integrity_ok()
 
         asyncio.run(restart())

@@ -225,7 +225,7 @@ def new_check(
     store: CheckStore, text: str = POST, *, requester: str = "u-hash", **kwargs: object
 ) -> CheckRow:
     defaults: dict[str, object] = {"platform": "telegram", "chat": "chat-1"}
-    return store.create_check(  # type: ignore[arg-type]
+    return store.checks.create(  # type: ignore[arg-type]
         **{**defaults, **kwargs},
         requester=requester,
         post=Post(text=text, url="https://t.me/c/1", published=dt.date(2026, 2, 28), origin="ch"),
@@ -235,7 +235,7 @@ def new_check(
 
 def done_check(store: CheckStore, text: str = POST, **kwargs: object) -> CheckRow:
     row = new_check(store, text, **kwargs)
-    store.save_report(row.id, make_report())
+    store.reports.save(row.id, make_report())
     return row
 
 
@@ -336,11 +336,11 @@ def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> N
         text_hash=stored.text_hash,
     )
     # m006: real / fake became true / false, in the rows and in the report read back.
-    assert store.get_report(row.id) == make_report()
+    assert store.reports.get(row.id) == make_report()
     assert db.execute("SELECT verdict FROM reports").fetchone()[0] == "true"
     decisions = [r[0] for r in db.execute("SELECT decision FROM debate_turns WHERE side = 'judge'")]
     assert decisions == ["continue", "true"]
-    ids, matrix = store.vectors()
+    ids, matrix = store.vectors.load()
     assert ids == [] and matrix.shape == (0, 0)
     db.close()
 
@@ -351,7 +351,7 @@ def test_raw_chat_ids_are_rewritten_only_with_the_secret(tmp_path: Path) -> None
     migrate(old, upto="m003_check_language")
     store = CheckStore(old)
     new_check(store, chat="123456789")  # a private chat: Telegram's id of the user
-    store.set_chat_setting("telegram", "123456789", "language", "French")
+    store.chats.set("telegram", "123456789", "language", "French")
     old.close()
     with pytest.raises(StorageError, match="secret"):
         open_database(path)
@@ -360,9 +360,7 @@ def test_raw_chat_ids_are_rewritten_only_with_the_secret(tmp_path: Path) -> None
     assert "123456789" not in raw
     assert hash_chat(KEY, "telegram", "123456789") in raw
     assert (
-        CheckStore(db).get_chat_setting(
-            "telegram", hash_chat(KEY, "telegram", "123456789"), "language"
-        )
+        CheckStore(db).chats.get("telegram", hash_chat(KEY, "telegram", "123456789"), "language")
         == "French"
     )
     db.close()
@@ -424,11 +422,11 @@ def test_public_names() -> None:
 
 def test_a_report_round_trips_and_fills_every_table(store: CheckStore, db: StoreDatabase) -> None:
     row = new_check(store)
-    store.set_status(row.id, "running")
+    store.checks.set_status(row.id, "running")
     report = make_report()
-    store.save_report(row.id, report, vector=np.arange(8, dtype=np.float32))
+    store.reports.save(row.id, report, vector=np.arange(8, dtype=np.float32))
 
-    assert store.get_report(row.id) == report
+    assert store.reports.get(row.id) == report
     stored = store.get_check(row.id)
     assert stored is not None and stored.status == "done"
     assert stored.started_at == stored.finished_at == T0
@@ -472,8 +470,8 @@ def test_fact_checks_and_picture_findings_are_stored_as_evidence(
         first.model_copy(update={"id": "fc-1", "source": "factcheck", "rating": "False"}),
         first.model_copy(update={"id": "img-1-label", "source": "image", "url": ""}),
     ]
-    store.save_report(row.id, report)
-    assert store.get_report(row.id) == report
+    store.reports.save(row.id, report)
+    assert store.reports.get(row.id) == report
     sources = [r[0] for r in db.execute("SELECT source FROM evidence ORDER BY evidence_id")]
     assert sorted(sources) == ["factcheck", "image", "web", "wikipedia"]
 
@@ -483,34 +481,34 @@ def test_a_failed_save_writes_nothing(store: CheckStore, db: StoreDatabase) -> N
     broken = make_report()
     broken.evidence.append(broken.evidence[0])  # two documents with one id
     with pytest.raises((sqlite3.IntegrityError, psycopg.IntegrityError)):
-        store.save_report(row.id, broken, vector=np.ones(4, dtype=np.float32))
+        store.reports.save(row.id, broken, vector=np.ones(4, dtype=np.float32))
     with pytest.raises(TypeError, match="float32"):
-        store.save_report(row.id, make_report(), vector=np.ones(4))
+        store.reports.save(row.id, make_report(), vector=np.ones(4))
     with pytest.raises(ValueError, match="NaN"):
-        store.save_report(row.id, make_report(), vector=np.array([np.nan], dtype=np.float32))
+        store.reports.save(row.id, make_report(), vector=np.array([np.nan], dtype=np.float32))
     for table in ("reports", "evidence", "claims", "analyses", "debate_turns", "post_vectors"):
         assert count(db, table, row.id) == 0, table
     assert store.get_check(row.id) == row  # still queued
-    store.save_report(row.id, make_report())
+    store.reports.save(row.id, make_report())
     with pytest.raises(StorageError, match="already has a report"):
-        store.save_report(row.id, make_report())
+        store.reports.save(row.id, make_report())
     with pytest.raises(CheckNotFoundError):
-        store.save_report("nope", make_report())
+        store.reports.save("nope", make_report())
 
 
 def test_statuses_stamp_their_times(store: CheckStore, clock: Clock) -> None:
     row = new_check(store)
     assert (row.status, row.started_at, row.finished_at) == ("queued", None, None)
-    store.set_status(row.id, "running")
+    store.checks.set_status(row.id, "running")
     clock.advance(seconds=5)
-    store.set_status(row.id, "failed", error="the model timed out")
+    store.checks.set_status(row.id, "failed", error="the model timed out")
     failed = store.get_check(row.id)
     assert failed is not None and failed.error == "the model timed out"
     assert (failed.started_at, failed.finished_at) == (T0, T0 + dt.timedelta(seconds=5))
     with pytest.raises(CheckNotFoundError):
-        store.set_status("nope", "done")
+        store.checks.set_status("nope", "done")
     with pytest.raises(ValueError):
-        store.set_status(row.id, "paused")  # type: ignore[arg-type]
+        store.checks.set_status(row.id, "paused")  # type: ignore[arg-type]
     with pytest.raises(CheckNotFoundError):
         new_check(store, repeat_of="nope", repeat_kind="exact")
     with pytest.raises(ValueError, match="together"):
@@ -527,20 +525,20 @@ def test_find_exact_returns_the_newest_original_in_the_window(
     first = done_check(store)
     clock.advance(hours=1)
     repeat = new_check(store, status="done", repeat_of=first.id, repeat_kind="exact")
-    store.save_report(repeat.id, make_report())  # even with a report, a repeat is no original
+    store.reports.save(repeat.id, make_report())  # even with a report, a repeat is no original
     new_check(store)  # queued, not an answer yet
-    assert store.find_exact(digest, since=T0) == store.get_check(first.id)
-    assert store.find_exact(digest, since=T0 + dt.timedelta(minutes=1)) is None
-    assert store.find_exact(text_hash("another post"), since=T0) is None
+    assert store.checks.find_exact(digest, since=T0) == store.get_check(first.id)
+    assert store.checks.find_exact(digest, since=T0 + dt.timedelta(minutes=1)) is None
+    assert store.checks.find_exact(text_hash("another post"), since=T0) is None
     clock.advance(hours=1)
     second = done_check(
         store, "  the MAYOR of springfield said the river bridge will close for all of 2027.  "
     )
-    assert store.find_exact(digest, since=T0) == store.get_check(second.id)
+    assert store.checks.find_exact(digest, since=T0) == store.get_check(second.id)
     store.purge(older_than=clock.advance(seconds=1))
-    assert store.find_exact(digest, since=T0) is None
+    assert store.checks.find_exact(digest, since=T0) is None
     with pytest.raises(ValueError, match="naive"):
-        store.find_exact(digest, since=dt.datetime(2026, 1, 1))
+        store.checks.find_exact(digest, since=dt.datetime(2026, 1, 1))
 
 
 def test_unfinished_and_history(store: CheckStore, clock: Clock) -> None:
@@ -549,11 +547,11 @@ def test_unfinished_and_history(store: CheckStore, clock: Clock) -> None:
     b = done_check(store, "b", platform="discord", chat="g1")
     clock.advance(seconds=1)
     c = new_check(store, "c")
-    store.set_status(c.id, "running")
+    store.checks.set_status(c.id, "running")
     clock.advance(seconds=1)
     d = new_check(store, "d", chat="chat-2")
-    store.set_status(d.id, "cancelled")
-    assert [row.id for row in store.unfinished()] == [a.id, c.id]
+    store.checks.set_status(d.id, "cancelled")
+    assert [row.id for row in store.checks.unfinished()] == [a.id, c.id]
     history = store.history()
     assert [(row.id, verdict) for row, verdict in history] == [
         (d.id, None),
@@ -592,29 +590,29 @@ def test_export_has_done_checks_with_hashes_only(store: CheckStore, db: StoreDat
 
 def test_a_second_vote_replaces_the_first(store: CheckStore) -> None:
     row = done_check(store)
-    store.add_feedback(row.id, "alice", 1)
-    store.add_feedback(row.id, "bob", 1, "right")
-    assert store.feedback_counts(row.id) == (2, 0)
-    store.add_feedback(row.id, "alice", -1, "changed my mind")
-    assert store.feedback_counts(row.id) == (1, 1)
-    assert store.feedback_counts("other") == (0, 0)
+    store.feedback.add(row.id, "alice", 1)
+    store.feedback.add(row.id, "bob", 1, "right")
+    assert store.feedback.counts(row.id) == (2, 0)
+    store.feedback.add(row.id, "alice", -1, "changed my mind")
+    assert store.feedback.counts(row.id) == (1, 1)
+    assert store.feedback.counts("other") == (0, 0)
     with pytest.raises(ValueError):
-        store.add_feedback(row.id, "carol", 0)
+        store.feedback.add(row.id, "carol", 0)
     with pytest.raises(CheckNotFoundError):
-        store.add_feedback("nope", "carol", 1)
+        store.feedback.add("nope", "carol", 1)
 
 
 def test_chat_settings_are_json_per_chat(store: CheckStore) -> None:
-    assert store.get_chat_setting("telegram", "1", "lang", "en") == "en"
-    store.set_chat_setting("telegram", "1", "lang", "uk")
-    store.set_chat_setting("telegram", "1", "limits", {"daily": 10, "roles": ["a", "ж"]})
-    store.set_chat_setting("telegram", "1", "lang", "pl")
-    assert store.get_chat_setting("telegram", "1", "lang") == "pl"
-    assert store.get_chat_setting("telegram", "1", "limits") == {"daily": 10, "roles": ["a", "ж"]}
-    assert store.get_chat_setting("telegram", "2", "lang") is None
-    assert store.get_chat_setting("discord", "1", "lang", "en") == "en"
+    assert store.chats.get("telegram", "1", "lang", "en") == "en"
+    store.chats.set("telegram", "1", "lang", "uk")
+    store.chats.set("telegram", "1", "limits", {"daily": 10, "roles": ["a", "ж"]})
+    store.chats.set("telegram", "1", "lang", "pl")
+    assert store.chats.get("telegram", "1", "lang") == "pl"
+    assert store.chats.get("telegram", "1", "limits") == {"daily": 10, "roles": ["a", "ж"]}
+    assert store.chats.get("telegram", "2", "lang") is None
+    assert store.chats.get("discord", "1", "lang", "en") == "en"
     with pytest.raises(TypeError):
-        store.set_chat_setting("telegram", "1", "bad", object())
+        store.chats.set("telegram", "1", "bad", object())
 
 
 def test_request_counts_and_the_oldest_in_a_window(store: CheckStore, clock: Clock) -> None:
@@ -625,15 +623,13 @@ def test_request_counts_and_the_oldest_in_a_window(store: CheckStore, clock: Clo
     clock.advance(seconds=30)
     done_check(store, requester="alice", platform="discord")
     minute_ago = clock.now - dt.timedelta(seconds=45)
-    assert store.count_requests(since=T0) == 4
-    assert store.count_requests(since=T0, requester="alice") == 3
-    assert store.count_requests(since=minute_ago, requester="alice") == 2
-    assert store.count_requests(since=T0, platform="telegram", chat="chat-1") == 2
-    assert store.count_requests(since=T0, platform="discord") == 1
-    assert store.oldest_request(since=minute_ago, requester="alice") == T0 + dt.timedelta(
-        seconds=30
-    )
-    assert store.oldest_request(since=clock.advance(seconds=1)) is None
+    assert store.checks.count(since=T0) == 4
+    assert store.checks.count(since=T0, requester="alice") == 3
+    assert store.checks.count(since=minute_ago, requester="alice") == 2
+    assert store.checks.count(since=T0, platform="telegram", chat="chat-1") == 2
+    assert store.checks.count(since=T0, platform="discord") == 1
+    assert store.checks.oldest(since=minute_ago, requester="alice") == T0 + dt.timedelta(seconds=30)
+    assert store.checks.oldest(since=clock.advance(seconds=1)) is None
 
 
 # -- vectors and retention -------------------------------------------------------------------
@@ -645,24 +641,24 @@ def test_vectors_of_answerable_checks_round_trip(store: CheckStore, clock: Clock
     ids = []
     for i, vector in enumerate(vectors):
         row = new_check(store, f"post {i}")
-        store.save_report(row.id, make_report(), vector=vector)
+        store.reports.save(row.id, make_report(), vector=vector)
         ids.append(row.id)
         clock.advance(minutes=1)
     repeat = new_check(store, "post 0", status="done", repeat_of=ids[0], repeat_kind="near")
-    store.save_report(repeat.id, make_report(), vector=vectors[0])
-    got_ids, matrix = store.vectors()
+    store.reports.save(repeat.id, make_report(), vector=vectors[0])
+    got_ids, matrix = store.vectors.load()
     assert got_ids == ids and matrix.dtype == np.float32 and matrix.shape == (3, 384)
     np.testing.assert_array_equal(matrix, vectors)
-    got_ids, matrix = store.vectors(since=T0 + dt.timedelta(seconds=30))
+    got_ids, matrix = store.vectors.load(since=T0 + dt.timedelta(seconds=30))
     assert got_ids == ids[1:]
     np.testing.assert_array_equal(matrix, vectors[1:])
     # After an encoder change only the newest dimension is comparable.
-    store.save_report(new_check(store, "new encoder").id, make_report(), vector=vectors[0, :16])
-    got_ids, matrix = store.vectors()
+    store.reports.save(new_check(store, "new encoder").id, make_report(), vector=vectors[0, :16])
+    got_ids, matrix = store.vectors.load()
     assert len(got_ids) == 1 and matrix.shape == (1, 16)
     big_endian = new_check(store, "big endian")
-    store.save_report(big_endian.id, make_report(), vector=vectors[1, :16].astype(">f4"))
-    np.testing.assert_array_equal(store.vectors()[1][-1], vectors[1, :16])
+    store.reports.save(big_endian.id, make_report(), vector=vectors[1, :16].astype(">f4"))
+    np.testing.assert_array_equal(store.vectors.load()[1][-1], vectors[1, :16])
 
 
 def test_purge_keeps_the_verdict_and_removes_the_text(
@@ -676,21 +672,21 @@ def test_purge_keeps_the_verdict_and_removes_the_text(
         url="https://t.me/+Xylophone-invite",
         origin="user Xylophone Smith (@xylophone_smith)",
     )
-    old = store.create_check(
+    old = store.checks.create(
         platform="telegram", chat="chat-1", requester="u-hash", post=post, text_hash="Xylohash"
     )
-    store.save_report(
+    store.reports.save(
         old.id,
         make_report(marker=marker, summary=f"Xylophone Smith says {marker}"),
         vector=np.ones(8, dtype=np.float32),
     )
     failed = new_check(store, "another post", chat="chat-2")
-    store.set_status(failed.id, "failed", error="Xylophone error text")
-    store.add_feedback(old.id, "alice", 1, f"exactly: {marker}")
-    store.set_section_mark(old.id, "debate", [101, 102])
-    store.set_chat_setting("telegram", "chat-2", "language", "Xylophonian")  # a quiet chat
+    store.checks.set_status(failed.id, "failed", error="Xylophone error text")
+    store.feedback.add(old.id, "alice", 1, f"exactly: {marker}")
+    store.marks.set(old.id, "debate", [101, 102])
+    store.chats.set("telegram", "chat-2", "language", "Xylophonian")  # a quiet chat
     clock.advance(days=31)
-    store.set_chat_setting("telegram", "chat-3", "language", "French")  # an active one
+    store.chats.set("telegram", "chat-3", "language", "French")  # an active one
     recent = done_check(store, "a recent post")
 
     assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 2
@@ -699,18 +695,18 @@ def test_purge_keeps_the_verdict_and_removes_the_text(
     assert purged is not None and purged.post_text is None and purged.post is None
     assert purged.status == "done" and purged.chat == "chat-1"
     assert (purged.text_hash, purged.origin, purged.url) == ("", "", "")
-    assert store.get_report(old.id) is None and store.get_report(recent.id) == make_report()
+    assert store.reports.get(old.id) is None and store.reports.get(recent.id) == make_report()
     summary = next(db.query("SELECT * FROM reports WHERE check_id = ?", [old.id]))
     assert (summary["verdict"], summary["confidence"], summary["n_claims"]) == ("true", 0.82, 3)
     assert summary["summary"] == ""
     labels = [r["label"] for r in db.query("SELECT label FROM claims WHERE check_id = ?", [old.id])]
     assert labels == ["supports", "supports", "not enough information"]
     assert count(db, "llm_calls", old.id) == 11 and count(db, "evidence", old.id) == 0
-    assert count(db, "post_vectors", old.id) == 0 and store.feedback_counts(old.id) == (1, 0)
-    assert store.section_mark(old.id, "debate") is None
-    assert store.get_chat_setting("telegram", "chat-2", "language") is None
-    assert store.get_chat_setting("telegram", "chat-3", "language") == "French"
-    assert store.vectors()[0] == []
+    assert count(db, "post_vectors", old.id) == 0 and store.feedback.counts(old.id) == (1, 0)
+    assert store.marks.get(old.id, "debate") is None
+    assert store.chats.get("telegram", "chat-2", "language") is None
+    assert store.chats.get("telegram", "chat-3", "language") == "French"
+    assert store.vectors.load()[0] == []
     assert "Xylo" not in dump(db) and "Springfield said" not in dump(db)
     assert "a recent post" in dump(db)
     assert store.integrity_ok()
@@ -742,8 +738,8 @@ def test_awkward_text_is_stored_safely(store: CheckStore, text: str, expected: s
     stored = store.get_check(row.id)
     assert stored is not None and stored.post_text == expected
     report = make_report(marker=text, summary=text)
-    store.save_report(row.id, report)
-    back = store.get_report(row.id)
+    store.reports.save(row.id, report)
+    back = store.reports.get(row.id)
     # The report's JSON escapes NUL ("\u0000"), so there it is kept as it was.
     in_report = text if "\x00" in text else expected
     assert back is not None and back.summary == in_report
@@ -767,7 +763,7 @@ def test_user_hashes_are_keyed_and_never_the_raw_id(store: CheckStore, db: Store
     assert who != hash_user(other_key, "telegram", "987654321")
     assert who != hash_user(key, "discord", "987654321")
     row = done_check(store, requester=who)
-    store.add_feedback(row.id, hash_user(key, "telegram", "555000555"), 1)
+    store.feedback.add(row.id, hash_user(key, "telegram", "555000555"), 1)
     text = dump(db)
     assert who in text and "987654321" not in text and "555000555" not in text
 
@@ -816,12 +812,12 @@ def test_threads_share_one_store(db: StoreDatabase) -> None:
     def work(n: int) -> None:
         for i in range(20):
             row = new_check(store, f"post {n} {i}")
-            store.save_report(row.id, make_report())
+            store.reports.save(row.id, make_report())
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert store.count_requests(since=T0 - dt.timedelta(days=3650)) == 80
+    assert store.checks.count(since=T0 - dt.timedelta(days=3650)) == 80
     assert len(list(store.export_reports())) == 80 and store.integrity_ok()

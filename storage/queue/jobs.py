@@ -17,6 +17,7 @@ from procrastinate import App, PsycopgConnector
 from procrastinate.schema import SchemaManager
 
 from ..postgres import PostgresDatabase
+from ..sql import first_row
 from ..transaction import write_transaction
 
 __all__ = [
@@ -90,22 +91,24 @@ def defer(
     params = [queue, task, lock, queueing_lock, json.dumps(args)]
     try:
         with write_transaction(db):
-            row = db.execute(_DEFER, params).fetchone()
+            (job,) = first_row(db.execute(_DEFER, params))
     except psycopg.errors.UniqueViolation as exc:
         if exc.diag.constraint_name == _QUEUEING_LOCK_INDEX:
             return None
         raise
-    return int(row[0])
+    return int(job)
 
 
 def queue_depth(db: PostgresDatabase, queue: str = CHECKS_QUEUE) -> int:
     """Jobs of ``queue`` waiting or running."""
-    row = db.execute(
-        "SELECT count(*) FROM procrastinate_jobs WHERE queue_name = ?"
-        " AND status IN ('todo', 'doing')",
-        [queue],
-    ).fetchone()
-    return int(row[0])
+    (depth,) = first_row(
+        db.execute(
+            "SELECT count(*) FROM procrastinate_jobs WHERE queue_name = ?"
+            " AND status IN ('todo', 'doing')",
+            [queue],
+        )
+    )
+    return int(depth)
 
 
 def queue_counts(db: PostgresDatabase) -> list[tuple[str, str, int]]:

@@ -28,14 +28,13 @@ from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
 from zofia_engine.text import clean_post
 
-from ..deliveries import Claim, Deliveries
+from ..deliveries import Claim
 from ..errors import StorageError
 from ..handles import Outcome
 from ..postgres import PostgresDatabase
 from ..repeats import post_vector
 from ..settings import QueueSettings
 from ..store import CheckStore
-from ..transaction import write_transaction
 from . import metrics
 from .events import publish
 from .jobs import (
@@ -99,7 +98,7 @@ class CheckRunner:
         self.store = store
         self.db: PostgresDatabase = store.db
         self.encoder = encoder
-        self.deliveries = Deliveries(store)
+        self.deliveries = store.deliveries
         self.deliver_delay = deliver_delay
         # Progress events go out in order, off the event loop.
         self._publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zofia-events")
@@ -108,24 +107,24 @@ class CheckRunner:
     async def run(self, check_id: str) -> None:
         """Check ``check_id`` unless it has ended; end it (and its joiners) either way."""
         CHECK_ID.set(check_id)
-        row = await asyncio.to_thread(self.store.get_check, check_id)
+        row = await asyncio.to_thread(self.store.checks.get, check_id)
         if row is None or row.status == "cancelled":
             return
         if row.status == "failed":
-            await asyncio.to_thread(self._end, check_id, row.error)
+            await asyncio.to_thread(self.end, check_id, row.error)
             return
         if row.status != "done":
             error = await self._check(check_id, row.post)
             if error is not None:
-                await asyncio.to_thread(self._end, check_id, error)
+                await asyncio.to_thread(self.end, check_id, error)
                 return
-        await asyncio.to_thread(self._end, check_id, None)
+        await asyncio.to_thread(self.end, check_id, None)
 
     async def _check(self, check_id: str, post: Any) -> str | None:
         """Run the engine and save its report; the reason it failed, or ``None``."""
         if post is None or not post.text:
             return "its text is gone (purged before a worker took it up)"
-        await asyncio.to_thread(self.store.set_status, check_id, "running")
+        await asyncio.to_thread(self.store.checks.set_status, check_id, "running")
         self.runs += 1
         started = time.monotonic()
         loop = asyncio.get_running_loop()
@@ -137,7 +136,7 @@ class CheckRunner:
 
         try:
             report = await self.checker.check(post, on_progress=progress)
-            # The same vector an in-process run stores (CheckService._run).
+            # The same vector an in-process run stores (storage.local_runs).
             vector = await asyncio.to_thread(post_vector, self.encoder, clean_post(post.text)[0])
         except ZofiaError as exc:
             log.warning("check %s failed: %s", check_id, exc)
@@ -148,7 +147,7 @@ class CheckRunner:
             metrics.CHECKS.labels(outcome="failed").inc()
             return f"{type(exc).__name__}: {exc}"
         try:
-            await asyncio.to_thread(self.store.save_report, check_id, report, vector=vector)
+            await asyncio.to_thread(self.store.reports.save, check_id, report, vector=vector)
         except StorageError:  # another run of this job saved first: one report, theirs
             log.info("check %s already had its report", check_id)
         except (ValueError, TypeError, psycopg.IntegrityError) as exc:  # never saveable
@@ -161,7 +160,7 @@ class CheckRunner:
         metrics.LLM_TOKENS.labels(kind="completion").inc(report.usage.completion_tokens)
         return None
 
-    def _end(self, check_id: str, error: str | None) -> None:
+    def end(self, check_id: str, error: str | None) -> None:
         """In one transaction: fail the check if it failed, end its joiners, queue the
         deliveries still to make, publish the outcome.
 
@@ -172,22 +171,21 @@ class CheckRunner:
         wait for the next poll."""
         self._publisher.submit(lambda: None).result()
         at = self.store.clock() + self.deliver_delay
-        with self.store._lock, write_transaction(self.db):
-            row = self.store.get_check(check_id)
+        with self.store.write():
+            row = self.store.checks.get(check_id)
             if row is not None and row.status == "done":
                 error = None  # its report is stored: a later failure does not undo it
             if error is not None:
-                self.store.set_status(check_id, "failed", error=error)
-            joiners = self.db.execute(
-                "SELECT id, status FROM checks WHERE repeat_of = ? AND repeat_kind = 'exact'",
-                [check_id],
-            ).fetchall()
+                self.store.checks.set_status(check_id, "failed", error=error)
+            joiners = self.store.checks.joiners(check_id)
             for joiner, status in joiners:
                 if status in ("queued", "running"):
-                    self.store.set_status(joiner, "failed" if error else "done", error=error or "")
+                    self.store.checks.set_status(
+                        joiner, "failed" if error else "done", error=error or ""
+                    )
             # Every joiner's card: ended here, or already by a waiter that saw the outcome.
-            joiners = [joiner for joiner, _ in joiners]
-            for waiting, platform in self.deliveries.pending([check_id, *joiners]):
+            ids = [check_id, *(joiner for joiner, _ in joiners)]
+            for waiting, platform in self.deliveries.pending(ids):
                 defer(
                     self.db,
                     DELIVER_TASK,
@@ -234,7 +232,7 @@ def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings)
         attempts = context.job.attempts if context.job is not None else 0
         if attempts >= settings.max_attempts:
             reason = f"it was tried {attempts} times and never finished"
-            await asyncio.to_thread(runner._end, check_id, reason)
+            await asyncio.to_thread(runner.end, check_id, reason)
             return
         try:
             await runner.run(check_id)
@@ -243,7 +241,7 @@ def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings)
                 raise  # Procrastinate runs it again
             log.exception("check %s: giving up after %d attempts", check_id, attempts + 1)
             with contextlib.suppress(Exception):
-                await asyncio.to_thread(runner._end, check_id, f"{type(exc).__name__}: {exc}")
+                await asyncio.to_thread(runner.end, check_id, f"{type(exc).__name__}: {exc}")
             raise
 
     _retry_stalled(app, settings)
@@ -253,7 +251,7 @@ def register_deliver_task(
     app: App, store: CheckStore, platform: str, post_card: PostCard, settings: QueueSettings
 ) -> None:
     """The jobs a bot process takes: its platform's deliveries, and the stalled-job sweep."""
-    deliveries = Deliveries(store)
+    deliveries = store.deliveries
 
     @app.task(
         name=DELIVER_TASK,

@@ -358,7 +358,7 @@ def stored_check(
 ) -> CheckRow:
     """A check of ``text`` in ``store`` as a Telegram chat's, with ``report`` saved (none:
     left at ``status``)."""
-    row = store.create_check(
+    row = store.checks.create(
         platform="telegram",
         chat="chat-hash-3f9a",
         requester="requester-hash-77c1",
@@ -367,7 +367,7 @@ def stored_check(
         status="running" if report is not None else status,  # type: ignore[arg-type]
     )
     if report is not None:
-        store.save_report(row.id, report)
+        store.reports.save(row.id, report)
     stored = store.get_check(row.id)
     assert stored is not None
     return stored

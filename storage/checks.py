@@ -1,0 +1,326 @@
+"""``store.checks``: the ``checks`` table, one row per request to check a post.
+
+A row is written the moment a post is submitted and moves through ``queued``,
+``running`` and an end (``done``, ``failed``, ``cancelled``); repeats point at the
+check they repeat. Rate limits count these rows, and a restart resumes from them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from zofia_engine.post import Post
+
+from .errors import CheckNotFoundError
+from .keys import clean_text, new_check_id
+from .locked import LockedDatabase
+from .rows import (
+    CHECK_STATUSES,
+    REPEAT_KINDS,
+    CheckRow,
+    CheckStatus,
+    RepeatKind,
+    from_iso,
+    to_iso,
+)
+from .sql import first_row
+
+__all__ = ["ANSWERABLE", "TERMINAL", "Checks", "filters"]
+
+TERMINAL = ("done", "failed", "cancelled")
+
+# Done originals whose report is still whole: what repeats may be answered from.
+ANSWERABLE = (
+    "c.status = 'done' AND c.repeat_of IS NULL AND EXISTS "
+    "(SELECT 1 FROM reports r WHERE r.check_id = c.id AND r.report_json IS NOT NULL)"
+)
+
+
+class Checks:
+    """The checks of a store.
+
+    Args:
+        db: the store's database, with its lock and clock.
+    """
+
+    def __init__(self, db: LockedDatabase) -> None:
+        self.db = db
+
+    def create(
+        self,
+        *,
+        platform: str,
+        chat: str,
+        requester: str,
+        post: Post,
+        text_hash: str,
+        status: CheckStatus = "queued",
+        repeat_of: str | None = None,
+        repeat_kind: RepeatKind | None = None,
+        forced: bool = False,
+    ) -> CheckRow:
+        """Record a new request to check ``post``.
+
+        Args:
+            platform: where it came from (``telegram``, ``discord``, ``cli``).
+            chat: :func:`~storage.keys.hash_chat` of the chat; never the raw id.
+            requester: :func:`~storage.keys.hash_user` of the user; never the raw id.
+            post: the post.
+            text_hash: :func:`~storage.keys.keyed_text_hash` of the post's text (and of its
+                reply language, when not English: see ``CheckService``).
+            status: the starting status; a repeat answered at once starts ``done``.
+            repeat_of: the original check this one repeats, if any.
+            repeat_kind: ``exact`` or ``near``; given exactly when ``repeat_of`` is.
+            forced: the user asked for a fresh check despite a repeat.
+
+        Returns:
+            The new row, with a fresh unguessable id.
+
+        Raises:
+            ValueError: an unknown status or repeat kind, or only one of the repeat fields.
+            CheckNotFoundError: ``repeat_of`` names no check.
+        """
+        _check_kinds(status, repeat_of, repeat_kind)
+        now = self.db.now()
+        row: dict[str, Any] = {
+            "id": new_check_id(),
+            "platform": clean_text(platform),
+            "chat": clean_text(chat),
+            "requester": clean_text(requester),
+            "status": status,
+            **_post_columns(post),
+            "text_hash": text_hash,
+            "created_at": now,
+            "started_at": now if status == "running" else None,
+            "finished_at": now if status in TERMINAL else None,
+            "error": "",
+            "repeat_of": repeat_of,
+            "repeat_kind": repeat_kind,
+            "forced": int(forced),
+        }
+        with self.db.write():
+            if repeat_of is not None:
+                self.db.require_check(repeat_of)
+            self.db.table("checks").insert(row)
+        return CheckRow.from_row(row)
+
+    def set_status(self, check_id: str, status: CheckStatus, *, error: str = "") -> None:
+        """Move a check to ``status``: ``running`` stamps ``started_at``, an end ``finished_at``.
+
+        Args:
+            check_id: the check.
+            status: the new status.
+            error: why it failed, for ``failed``; replaces the stored error.
+
+        Raises:
+            ValueError: an unknown status.
+            CheckNotFoundError: no such check.
+        """
+        if status not in CHECK_STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+        stamp = {"running": ", started_at = :now"}.get(status, "")
+        if status in TERMINAL:
+            stamp = ", finished_at = :now"
+        params = {
+            "id": check_id,
+            "status": status,
+            "error": clean_text(error),
+            "now": self.db.now(),
+        }
+        with self.db.lock:
+            cursor = self.db.execute(
+                f"UPDATE checks SET status = :status, error = :error{stamp} WHERE id = :id", params
+            )
+        if cursor.rowcount == 0:
+            raise CheckNotFoundError(f"no check {check_id!r}")
+
+    def get(self, check_id: str) -> CheckRow | None:
+        """The check with this id, or ``None`` if there is no such check."""
+        found = self._rows("SELECT * FROM checks WHERE id = ?", [check_id])
+        return found[0] if found else None
+
+    def unfinished(self) -> list[CheckRow]:
+        """Checks still ``queued`` or ``running`` (after a restart, those to resume), oldest
+        first."""
+        return self._rows(
+            "SELECT * FROM checks WHERE status IN ('queued', 'running') ORDER BY created_at, rowid"
+        )
+
+    def find_exact(self, text_hash: str, since: dt.datetime) -> CheckRow | None:
+        """The newest original ``done`` check of this text since ``since``, report intact.
+
+        Args:
+            text_hash: :func:`~storage.keys.keyed_text_hash` of the post.
+            since: the start of the repeat window (timezone-aware).
+
+        Returns:
+            The check to answer the repeat from, or ``None``.
+
+        Raises:
+            ValueError: ``since`` is naive.
+        """
+        found = self._rows(
+            f"SELECT c.* FROM checks c WHERE c.text_hash = ? AND c.created_at >= ?"
+            f" AND {ANSWERABLE} ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1",
+            [text_hash, to_iso(since)],
+        )
+        return found[0] if found else None
+
+    def in_flight(self, text_hash: str) -> CheckRow | None:
+        """The original check of this text key still queued or running, if any."""
+        found = self._rows(
+            "SELECT * FROM checks WHERE text_hash = ? AND repeat_of IS NULL"
+            " AND status IN ('queued', 'running') ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            [text_hash],
+        )
+        return found[0] if found else None
+
+    def joiners(self, check_id: str) -> list[tuple[str, str]]:
+        """``(id, status)`` of the checks that joined ``check_id``'s run (exact repeats)."""
+        with self.db.lock:
+            rows = self.db.execute(
+                "SELECT id, status FROM checks WHERE repeat_of = ? AND repeat_kind = 'exact'",
+                [check_id],
+            ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
+    def history(
+        self, *, limit: int = 20, platform: str | None = None, chat: str | None = None
+    ) -> list[tuple[CheckRow, str | None]]:
+        """Recent checks, newest first, each with its verdict (``None`` without a report).
+
+        Args:
+            limit: at most this many.
+            platform: only this platform's checks.
+            chat: only this chat's checks.
+
+        Returns:
+            ``(check, verdict)`` pairs.
+        """
+        where, params = filters(platform=platform, chat=chat)
+        sql = (
+            "SELECT c.*, r.verdict AS _verdict FROM checks c"
+            " LEFT JOIN reports r ON r.check_id = c.id"
+            f" WHERE {where} ORDER BY c.created_at DESC, c.rowid DESC LIMIT :limit"
+        )
+        with self.db.lock:
+            rows = list(self.db.query(sql, {**params, "limit": limit}))
+        return [(CheckRow.from_row(row), row["_verdict"]) for row in rows]
+
+    def recent_seconds(self, limit: int = 20) -> list[float]:
+        """How long the latest ``limit`` finished engine runs took, newest first."""
+        with self.db.lock:
+            rows = self.db.execute(
+                "SELECT started_at, finished_at FROM checks WHERE status = 'done'"
+                " AND repeat_of IS NULL AND started_at IS NOT NULL"
+                " ORDER BY finished_at DESC LIMIT ?",
+                [limit],
+            ).fetchall()
+        return [
+            (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds()
+            for start, end in rows
+        ]
+
+    def count(
+        self,
+        *,
+        since: dt.datetime,
+        requester: str | None = None,
+        platform: str | None = None,
+        chat: str | None = None,
+        up_to: int | None = None,
+    ) -> int:
+        """How many checks (any status, repeats included) were requested since ``since``.
+
+        Args:
+            since: the start of the window (timezone-aware).
+            requester: only this user's (the :func:`~storage.keys.hash_user` hash).
+            platform: only this platform's.
+            chat: only this chat's.
+            up_to: stop counting here (a limit only needs to know "at least N"),
+                which keeps the query short in a busy chat.
+
+        Returns:
+            The count; rate limits and quotas compare it with their caps.
+
+        Raises:
+            ValueError: ``since`` is naive.
+        """
+        where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
+        sql = f"SELECT count(*) FROM checks c WHERE {where}"
+        if up_to is not None:
+            sql = (
+                "SELECT count(*) FROM"
+                f" (SELECT 1 FROM checks c WHERE {where} LIMIT :up_to) AS recent"
+            )
+            params = {**params, "up_to": up_to}
+        with self.db.lock:
+            (count,) = first_row(self.db.execute(sql, params))
+        return int(count)
+
+    def oldest(
+        self,
+        *,
+        since: dt.datetime,
+        requester: str | None = None,
+        platform: str | None = None,
+        chat: str | None = None,
+    ) -> dt.datetime | None:
+        """When the oldest of the requests :meth:`count` counts was made (a limit of N per
+        window frees up a slot at ``oldest + window``), or ``None`` if there is none.
+
+        Raises:
+            ValueError: ``since`` is naive.
+        """
+        where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
+        with self.db.lock:
+            (oldest,) = first_row(
+                self.db.execute(f"SELECT min(created_at) FROM checks c WHERE {where}", params)
+            )
+        return from_iso(oldest)
+
+    def _rows(self, sql: str, params: list[Any] | None = None) -> list[CheckRow]:
+        with self.db.lock:
+            rows = list(self.db.query(sql, params))
+        return [CheckRow.from_row(row) for row in rows]
+
+
+def _check_kinds(status: str, repeat_of: str | None, repeat_kind: str | None) -> None:
+    if status not in CHECK_STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    if (repeat_of is None) != (repeat_kind is None):
+        raise ValueError("repeat_of and repeat_kind are given together or not at all")
+    if repeat_kind is not None and repeat_kind not in REPEAT_KINDS:
+        raise ValueError(f"unknown repeat kind {repeat_kind!r}")
+
+
+def _post_columns(post: Post) -> dict[str, Any]:
+    """The columns a check takes from its post; ``language`` only when not English (the
+    column's default, '')."""
+    columns: dict[str, Any] = {
+        "post_text": clean_text(post.text),
+        "url": clean_text(post.url),
+        "origin": clean_text(post.origin),
+        "published": None if post.published is None else post.published.isoformat(),
+    }
+    if post.language:
+        columns["language"] = clean_text(post.language)
+    return columns
+
+
+def filters(
+    *,
+    since: dt.datetime | None = None,
+    requester: str | None = None,
+    platform: str | None = None,
+    chat: str | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """A ``WHERE`` clause over ``checks c`` and its parameters; ``1 = 1`` when nothing filters."""
+    values = {"requester": requester, "platform": platform, "chat": chat}
+    params: dict[str, Any] = {name: value for name, value in values.items() if value is not None}
+    clauses = [f"c.{name} = :{name}" for name in params]
+    if since is not None:
+        params["since"] = to_iso(since)
+        clauses.append("c.created_at >= :since")
+    return " AND ".join(clauses) or "1 = 1", params

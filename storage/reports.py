@@ -1,0 +1,132 @@
+"""``store.reports``: a finished check's report, whole as JSON and in the rows of its
+parts (evidence, claims, analyses, debate turns and rulings, model calls)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from zofia_engine.report import Report
+
+from .errors import StorageError
+from .locked import LockedDatabase
+from .rows import report_rows, serializable_report, to_iso, vector_blob
+from .sql import first_row
+
+__all__ = ["Reports"]
+
+_EXPORT_BATCH = 500
+
+
+class Reports:
+    """The reports of a store.
+
+    Args:
+        db: the store's database, with its lock and clock.
+    """
+
+    def __init__(self, db: LockedDatabase) -> None:
+        self.db = db
+
+    def save(
+        self,
+        check_id: str,
+        report: Report,
+        *,
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> None:
+        """Store a finished check's report and mark the check ``done``, in one transaction.
+
+        Writes the whole report as JSON and its parts as rows (evidence,
+        claims, analyses, debate turns and rulings, model calls), and the
+        post's vector if given. If anything fails, nothing is written.
+
+        Args:
+            check_id: the check.
+            report: its report.
+            vector: the post's embedding, 1-D float32, for near-repeat search.
+
+        Raises:
+            TypeError: ``vector`` is not a float32 array.
+            ValueError: ``vector`` is not 1-D, is empty or has NaN or infinite values.
+            CheckNotFoundError: no such check.
+            StorageError: the check already has a report.
+            sqlite3.IntegrityError: the report breaks a constraint (e.g. two evidence
+                items with one id).
+        """
+        blob = None if vector is None else vector_blob(vector)
+        report, report_json = serializable_report(report)
+        now = self.db.now()
+        rows = report_rows(check_id, report, report_json, now)
+        with self.db.write():
+            self.db.require_check(check_id)
+            if self.db.execute("SELECT 1 FROM reports WHERE check_id = ?", [check_id]).fetchone():
+                raise StorageError(f"check {check_id!r} already has a report")
+            for table, table_rows in rows.items():
+                if table_rows:
+                    self.db.table(table).insert_all(table_rows)
+            if blob is not None:
+                self.db.table("post_vectors").insert(
+                    {"check_id": check_id, "dim": blob[0], "vector": blob[1], "created_at": now}
+                )
+            self.db.execute(
+                "UPDATE checks SET status = 'done', finished_at = ?, error = '' WHERE id = ?",
+                [now, check_id],
+            )
+
+    def get(self, check_id: str) -> Report | None:
+        """The check's report, as the engine returned it; ``None`` if the check has none
+        (yet) or it was purged."""
+        with self.db.lock:
+            row = self.db.execute(
+                "SELECT report_json FROM reports WHERE check_id = ?", [check_id]
+            ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        return Report.model_validate_json(row[0])
+
+    def tokens_since(self, since: dt.datetime) -> int:
+        """LLM tokens (prompt and completion) of the reports stored since ``since``."""
+        with self.db.lock:
+            (tokens,) = first_row(
+                self.db.execute(
+                    "SELECT coalesce(sum(prompt_tokens + completion_tokens), 0) FROM reports"
+                    " WHERE created_at >= ?",
+                    [to_iso(since)],
+                )
+            )
+        return int(tokens)
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Every ``done`` check with its verdict and report, oldest first, read in batches.
+
+        Yields:
+            ``id``, ``platform``, ``chat``, ``requester`` (the user hash),
+            ``created_at`` (ISO text), ``repeat_of``, ``repeat_kind``,
+            ``verdict``, ``confidence`` and ``report`` (the parsed JSON, or
+            ``None`` when purged or when the check is a repeat without its own).
+        """
+        last_rowid = 0
+        while True:
+            with self.db.lock:
+                batch = list(
+                    self.db.query(
+                        "SELECT c.rowid AS _rowid, c.id, c.platform, c.chat, c.requester,"
+                        " c.created_at, c.repeat_of, c.repeat_kind, r.verdict, r.confidence,"
+                        " r.report_json FROM checks c LEFT JOIN reports r ON r.check_id = c.id"
+                        " WHERE c.status = 'done' AND c.rowid > ? ORDER BY c.rowid LIMIT ?",
+                        [last_rowid, _EXPORT_BATCH],
+                    )
+                )
+            if not batch:
+                return
+            last_rowid = batch[-1]["_rowid"]
+            for row in batch:
+                report_json = row.pop("report_json")
+                row.pop("_rowid")
+                yield {**row, "report": None if report_json is None else json.loads(report_json)}
