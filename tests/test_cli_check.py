@@ -181,7 +181,11 @@ def test_check_reports_a_dead_llm_server_in_one_sentence(
     assert report["usage"]["failed_calls"] == report["usage"]["calls"] > 0
 
 
-def test_escapes_and_markup_from_posts_and_models_are_printed_inert(panel: FakeOpenAI) -> None:
+def test_escapes_and_markup_from_posts_and_models_are_printed_inert(
+    panel: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The full depth asks the expert whatever the evidence settles: its role is printed.
+    monkeypatch.setenv("ZOFIA__AGENTS__DEPTH", "full")
     osc8 = "\x1b]8;;https://evil.example\x1b\\click here\x1b]8;;\x1b\\"
     panel.responder = PanelScript(
         domainreply={"domain": "politics", "expert_role": "x[/] [bold red]boss"},

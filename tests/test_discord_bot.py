@@ -190,7 +190,7 @@ async def test_context_menu_checks_the_message_it_was_opened_on(
         check_id = embed["footer"]["text"].split("Check ")[-1]
         row = bot.service.store.get_check(check_id)
         assert row.post_text == POST and row.platform == "discord"
-        assert row.chat == bot.service.chat_key("discord", str(discord_api.GUILD_ID))
+        assert row.chat == bot.service.chats.chat_key("discord", str(discord_api.GUILD_ID))
 
 
 async def test_buttons_open_a_thread_and_work_after_a_restart(
@@ -258,7 +258,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
             press = discord_api.button(custom, message, user_id=920000000000000000 + len(token))
             await discord_api.dispatch("INTERACTION_CREATE", press)
             await discord_api.wait_for(lambda c, t=press["token"]: f"/{t}/" in c.path)
-        assert bot.service.store.feedback_counts(_id(message)) == (2, 1)
+        assert bot.service.store.feedback.counts(_id(message)) == (2, 1)
         assert claims.startswith("zf:claims:")
 
 
@@ -306,7 +306,7 @@ async def test_a_forged_or_foreign_check_id_is_not_found(
             assert reply.body["flags"] == 64  # ephemeral
         press = discord_api.button(vote, message)
         assert await _answer_of(discord_api, press) == "That check was not found."
-        assert bot.service.store.feedback_counts(handle.check_id) == (0, 0)
+        assert bot.service.store.feedback.counts(handle.check_id) == (0, 0)
         assert not discord_api.calls_to("POST", f"/channels/{discord_api.CHANNEL_ID}/messages/")
 
 
@@ -344,8 +344,8 @@ async def test_a_repeat_is_answered_from_the_store_and_its_buttons_work_without_
         assert "👍 1 · 👎 0" in await _answer_of(discord_api, up)
         down = discord_api.button(f"zf:down:{original_id}", original, user_id=930000000000000003)
         assert "👍 1 · 👎 1" in await _answer_of(discord_api, down)
-        assert bot.service.store.feedback_counts(original_id) == (1, 1)
-        assert bot.service.store.feedback_counts(repeat_id) == (0, 0)
+        assert bot.service.store.feedback.counts(original_id) == (1, 1)
+        assert bot.service.store.feedback.counts(repeat_id) == (0, 0)
 
 
 async def test_the_verdict_goes_to_the_channel_once_the_token_expired(

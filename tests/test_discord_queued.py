@@ -17,10 +17,10 @@ from peers.discord_peer import FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from test_queue import settings_for, worker
 
-from bots.common.job_deliveries import delivering
+from bots.common.deliveries import delivering
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
-from bots.discord.delivery import post_delivered
+from bots.discord.deliveries import post_delivered
 from storage.postgres import PostgresDatabase
 
 pytest_plugins = ["peers.discord_fixtures"]

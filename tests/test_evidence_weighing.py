@@ -23,7 +23,7 @@ from peers.factcheck_peer import (
     claim_review,
 )
 from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, last_user_text, numbered_sentences, schema_name
+from peers.panel_script import PanelScript, numbered_sentences, schema_name
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from bots.common.card import verdict_card

@@ -9,9 +9,9 @@ import pytest
 
 from zofia_engine.agents.claims import PostClaim, kept_claims, support
 from zofia_engine.agents.debate import TurnEditor
+from zofia_engine.agents.evidence_sentences import Sentence, SentenceList
 from zofia_engine.agents.novelty import Novelty
 from zofia_engine.agents.quotes import Haystack, unfounded
-from zofia_engine.agents.evidence_sentences import Sentence, SentenceList
 from zofia_engine.agents.reading import ReaderReply, cited, reading_of
 from zofia_engine.agents.verdict import Ruled, in_sentence, rule_on_evidence, ruling_summary
 from zofia_engine.report import ClaimResult, DebateTurn, JudgeRuling, Lean, Quote

@@ -25,6 +25,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 from peers.tiny_nli import NLI_LABELS, PAIRS, build_nli  # noqa: E402
 
+
 @pytest.fixture(scope="module")
 def nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_nli(tmp_path_factory.mktemp("nli"), NLI_LABELS)

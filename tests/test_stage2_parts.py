@@ -11,10 +11,10 @@ from pydantic import BaseModel, ConfigDict
 
 from zofia_engine.agents.claims import ExtractorReply
 from zofia_engine.agents.context import PanelContext
+from zofia_engine.agents.evidence_sentences import SentenceIndex
 from zofia_engine.agents.judge import calibrated
 from zofia_engine.agents.linguist import DIMENSIONS
 from zofia_engine.agents.quotes import find_quote
-from zofia_engine.agents.evidence_sentences import SentenceIndex
 from zofia_engine.llm.base import TokenLogprob
 from zofia_engine.llm.structured import ReplyParseError, bounded_schema, json_schema, parse_reply
 from zofia_engine.llm.token_odds import option_probabilities

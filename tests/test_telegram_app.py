@@ -1,10 +1,11 @@
 """The parts of the Telegram application around the handlers: the bot token kept out of
-the terminal and the log, shutdown waiting for every delivery, and progress that stops
+the terminal and the log, shutdown waiting for every running check, and progress that stops
 following once the requester's own check is settled."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -18,10 +19,11 @@ from peers.telegram_peer import FakeBotAPI
 from telegram.error import InvalidToken
 
 from bots.cli import main
+from bots.common.progress import follow_progress
 from bots.telegram.app import quiet_logs
-from bots.telegram.delivery import until_settled
+from bots.telegram.context import TelegramContext
 from bots.telegram.settings import TelegramSettings
-from bots.telegram.state import BotState
+from storage.handles import CheckFailedError, CheckHandle, Run
 from storage.service import CheckService, Outcome
 from zofia_engine.post import ProgressEvent
 
@@ -99,39 +101,39 @@ def test_a_logged_exception_never_shows_the_token(
     assert record.exc_text is not None and WRONG not in record.exc_text
 
 
-def _state() -> BotState:
-    return BotState(cast(CheckService, None), TelegramSettings())
+def _context() -> TelegramContext:
+    return TelegramContext(cast(CheckService, None), TelegramSettings())
 
 
-async def test_shutdown_refuses_new_deliveries_and_waits_for_the_running_ones() -> None:
-    state = _state()
+async def test_shutdown_refuses_new_checks_and_waits_for_the_running_ones() -> None:
+    ctx = _context()
     finished: list[str] = []
     release = asyncio.Event()
 
-    async def delivery(name: str) -> None:
+    async def check(name: str) -> None:
         await release.wait()
         finished.append(name)
 
-    async def late_delivery() -> None:  # a handler still running when shutdown begins
+    async def late_check() -> None:  # a handler still running when shutdown begins
         finished.append("late")
 
-    assert state.spawn(delivery("first"))
+    assert ctx.spawn(check("first"))
     async with asyncio.timeout(10):
-        drain = asyncio.create_task(state.drain(5.0))
+        drain = asyncio.create_task(ctx.drain(5.0))
         await asyncio.sleep(0)
-        assert state.closing
-        assert not state.spawn(late_delivery())  # refused; closed unstarted, no warning
-        assert not drain.done()  # the running delivery is waited for
+        assert ctx.closing
+        assert not ctx.spawn(late_check())  # refused; closed unstarted, no warning
+        assert not drain.done()  # the running check is waited for
         release.set()
         await drain
-    assert finished == ["first"] and not state.deliveries
+    assert finished == ["first"] and not ctx.checks
 
 
 async def test_shutdown_cancels_what_outlives_the_grace_and_waits_for_its_last_words() -> None:
-    state = _state()
+    ctx = _context()
     said: list[str] = []
 
-    async def delivery() -> None:
+    async def check() -> None:
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -139,56 +141,84 @@ async def test_shutdown_cancels_what_outlives_the_grace_and_waits_for_its_last_w
             said.append("interrupted")
             raise
 
-    state.spawn(delivery())
-    state.spawn(delivery())
+    ctx.spawn(check())
+    ctx.spawn(check())
     async with asyncio.timeout(10):
-        await state.drain(0.05)
-    assert said == ["interrupted", "interrupted"] and not state.deliveries
+        await ctx.drain(0.05)
+    assert said == ["interrupted", "interrupted"] and not ctx.checks
 
 
-class _Handle:
-    """A check another requester still waits for: its events go on after ours is settled."""
+def _event(n: int) -> ProgressEvent:
+    return ProgressEvent(kind="round", stage="debate", round=n, detail="continue")
 
-    def __init__(self) -> None:
-        self.outcome: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        self.closed = False
 
-    async def events(self) -> AsyncIterator[ProgressEvent]:
-        try:
-            n = 0
-            while True:
-                n += 1
-                yield cast(ProgressEvent, n)
-                await asyncio.sleep(0.01)
-        finally:
-            self.closed = True
+def _shared_run(check_id: str) -> tuple[Run, CheckHandle]:
+    """A run another requester still waits for, and our handle on it."""
+    run = Run(check_id, dt.datetime.now(dt.UTC))
+    run.waiting = 2
+    outcome: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+    return run, CheckHandle(check_id, outcome, run)
 
-    async def result(self) -> Outcome:
-        return await asyncio.shield(self.outcome)
+
+async def _shown_nowhere(lines: list[str]) -> bool:
+    return True
 
 
 async def test_progress_stops_when_the_requesters_own_check_is_cancelled() -> None:
-    handle = _Handle()
+    run, handle = _shared_run("c-cancelled")
     seen: list[Any] = []
-    async with asyncio.timeout(10):
-        async for event in until_settled(handle):
-            seen.append(event)
-            if len(seen) == 3:
-                handle.outcome.cancel()  # the requester pressed Cancel
-    assert seen[:3] == [1, 2, 3] and len(seen) <= 4
-    assert handle.closed  # the run's event stream was let go
+    closed = False
+
+    async def events() -> AsyncIterator[ProgressEvent]:  # what the follower reads
+        nonlocal closed
+        try:
+            async for event in handle.events():
+                seen.append(event)
+                if len(seen) == 3:
+                    handle.cancel()  # the requester pressed Cancel
+                yield event
+        finally:
+            closed = True
+
+    async def engine() -> None:  # the run goes on for the other requester
+        n = 0
+        while True:
+            n += 1
+            run.push(_event(n))
+            while len(seen) < n:
+                await asyncio.sleep(0.01)
+
+    pushing = asyncio.create_task(engine())
+    try:
+        async with asyncio.timeout(10):
+            await follow_progress(events(), _shown_nowhere, 0)
+    finally:
+        pushing.cancel()
+    assert seen[:3] == [_event(1), _event(2), _event(3)] and len(seen) <= 4
+    assert closed  # the run's event stream was let go
+    assert not run.done.done()  # and the run itself goes on
 
 
 async def test_progress_ends_with_the_events_when_they_end_first() -> None:
-    class Finished(_Handle):
-        async def events(self) -> AsyncIterator[ProgressEvent]:
-            for n in (1, 2):
-                yield cast(ProgressEvent, n)
+    run, handle = _shared_run("c-finished")
+    seen: list[Any] = []
 
-    handle = Finished()
+    async def events() -> AsyncIterator[ProgressEvent]:
+        async for event in handle.events():
+            seen.append(event)
+            yield event
+
+    async def engine() -> None:  # two steps, then the run ends
+        for n in (1, 2):
+            run.push(_event(n))
+            await asyncio.sleep(0.01)
+        run.done.set_exception(CheckFailedError("the engine stopped"))
+
+    pushing = asyncio.create_task(engine())
     async with asyncio.timeout(10):
-        seen = [event async for event in until_settled(handle)]
-    assert seen == [1, 2] and not handle.outcome.done()
+        await follow_progress(events(), _shown_nowhere, 0)
+    await pushing
+    assert seen == [_event(1), _event(2)] and not handle.done
 
 
 def test_a_chat_posting_as_itself_is_its_own_requester() -> None:

@@ -25,7 +25,8 @@ from bots.common.runtime import running_service
 from bots.common.settings import Settings
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.buttons import NOT_FOUND
-from bots.telegram.delivery import INTERRUPTED, NO_TEXT
+from bots.telegram.check_flow import INTERRUPTED
+from bots.telegram.posts import NO_TEXT
 from bots.telegram.render import BUTTON_ACTIONS
 from storage.service import CheckService
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -210,7 +211,7 @@ async def test_a_forwarded_channel_post_gets_a_card_with_origin_and_date(
     assert row is not None and row.published == dt.date(2026, 11, 20)
     assert row.origin.startswith("channel Springfield News")
     # A private chat's id is its user's id: only its keyed stand-in is stored.
-    assert row.chat == service.chat_key("telegram", str(ANN["id"])) != str(ANN["id"])
+    assert row.chat == service.chats.chat_key("telegram", str(ANN["id"])) != str(ANN["id"])
     # Links in the card never unfurl into previews.
     edit = peer.sent("editMessageText", ANN["id"])[-1]
     assert edit.params["link_preview_options"] == {"is_disabled": True}
@@ -268,7 +269,7 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         await peer.wait_for(lambda: peer.confirmed >= ignored)
         await peer.wait_for(lambda: "What is stored" in peer.bot_messages(GROUP["id"])[-1]["text"])
         checks = service.store.history(
-            platform="telegram", chat=service.chat_key("telegram", str(GROUP["id"]))
+            platform="telegram", chat=service.chats.chat_key("telegram", str(GROUP["id"]))
         )
     assert card["reply_to_message"]["message_id"] == ask["message_id"]
     assert row is not None and row.post_text == OTHER  # the post, not the mention
@@ -304,14 +305,14 @@ async def test_each_button_opens_once_and_votes_are_counted(harness: Harness) ->
             assert len(replies_to(peer, card)) == before + len(opened)
         assert "Round 1 · Judge: false" in replies_to(peer, card)[0]["text"]
         await answer_to(peer, peer.press(card, data_of(card, "u"), ANN))
-        assert service.store.feedback_counts(check_id) == (1, 0)
+        assert service.store.feedback.counts(check_id) == (1, 0)
         assert "👍 1" in str(peer.messages[(ANN["id"], card["message_id"])]["reply_markup"])
         # The same vote again changes nothing: "message is not modified" is handled.
         again = await answer_to(peer, peer.press(card, data_of(card, "u"), ANN))
         assert again.params["text"].startswith("Thanks")
         assert any("not modified" in c.error for c in peer.calls)
         await answer_to(peer, peer.press(card, data_of(card, "n"), ANN))
-        assert service.store.feedback_counts(check_id) == (0, 1)
+        assert service.store.feedback.counts(check_id) == (0, 1)
 
 
 async def test_a_long_debate_is_split_at_the_4096_limit_on_paragraphs(harness: Harness) -> None:

@@ -24,8 +24,8 @@ from telegram import Message
 
 from bots.common.settings import Settings
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
-from bots.telegram.delivery import NO_TEXT
-from bots.telegram.photos import picture_of
+from bots.telegram.pictures import picture_of
+from bots.telegram.posts import NO_TEXT
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader, image_marker

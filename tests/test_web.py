@@ -239,7 +239,9 @@ async def test_a_purged_check_says_it_was_deleted(client: Client, store: CheckSt
 async def test_unfinished_and_failed_checks_say_so(client: Client, store: CheckStore) -> None:
     running_check = stored_check(store, None, status="running")
     failed = stored_check(store, None, text="Another post entirely.", status="running")
-    store.set_status(failed.id, "failed", error="the judge's model failed at http://10.0.0.5")
+    store.checks.set_status(
+        failed.id, "failed", error="the judge's model failed at http://10.0.0.5"
+    )
     running = await client()
     pending_page = await (await running.get(f"/c/{running_check.id}")).text()
     failed_page = await (await running.get(f"/c/{failed.id}")).text()

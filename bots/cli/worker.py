@@ -135,13 +135,14 @@ def queue(limit: int, config: Path | None) -> None:
     """List queued, running, stalled and failed jobs, with their ages."""
     from storage.postgres import PostgresDatabase
     from storage.queue.jobs import ensure_schema
+    from storage.sql import first_row
 
     settings = _postgres_settings(config)
     db = PostgresDatabase(settings.storage.url)
     try:
         ensure_schema(db)
         rows = db.execute(_JOBS, [settings.queue.stalled_after_s, limit]).fetchall()
-        (now,) = db.execute("SELECT now()").fetchone()
+        (now,) = first_row(db.execute("SELECT now()"))
     finally:
         db.close()
     counts: dict[str, int] = {}

@@ -163,7 +163,9 @@ def panel_steps(report: Report) -> list[tuple[str, str, str]]:
     """The panel's steps (analyses, claims, debate turns, rulings) as ``(name, status,
     error)``, in the order they ran."""
     analyses = report.analyses
-    steps = [(f"linguist ({f.dimension})", f.status, f.error) for f in analyses.linguist]
+    steps: list[tuple[str, str, str]] = [
+        (f"linguist ({f.dimension})", f.status, f.error) for f in analyses.linguist
+    ]
     if analyses.expert is not None:
         steps.append(("domain expert", analyses.expert.status, analyses.expert.error))
     steps += [(f"claim {c.id}", c.status, c.error) for c in report.claims]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
@@ -31,7 +31,7 @@ async def _ask(probe: Probe) -> bool:
 
 @contextlib.asynccontextmanager
 async def serving_health(
-    port: int, probes: dict[str, Probe], *, host: str = "127.0.0.1"
+    port: int, probes: Mapping[str, Probe], *, host: str = "127.0.0.1"
 ) -> AsyncIterator[int]:
     """Serve ``/healthz`` and ``/metrics`` for the block; ``port`` 0 serves nothing.
 

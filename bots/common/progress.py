@@ -1,12 +1,21 @@
-"""A running check's progress in words: one line per step, for every front-end."""
+"""A running check's progress in words, one line per step, and the one follower that
+shows it on every front-end.
+
+:func:`follow_progress` shows the lines one edit at a time, at most one every
+``interval_s``, each showing the latest state: events that arrive while an edit is on
+its way are folded into the next one, so a slow chat never falls behind and edits
+never overtake each other.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from zofia_engine.post import ProgressEvent
 
-__all__ = ["STAGE_NAMES", "describe_event", "progress_lines"]
+__all__ = ["STAGE_NAMES", "describe_event", "follow_progress", "progress_lines"]
 
 STAGE_NAMES = {
     "triage": "triage",
@@ -44,3 +53,48 @@ def progress_lines(events: Sequence[ProgressEvent]) -> list[str]:
         lines.append(f"{_MARKS[event.kind]} {describe_event(event)}")
     lines.extend(f"… {describe_event(event)}" for event in running.values())
     return lines
+
+
+async def follow_progress(
+    events: AsyncIterator[ProgressEvent],
+    show: Callable[[list[str]], Awaitable[bool]],
+    interval_s: float,
+) -> None:
+    """Show ``events`` (as :func:`progress_lines`) with ``show`` until they end; the
+    last edit is done when this returns.
+
+    Args:
+        events: a check's events, e.g. :meth:`storage.handles.CheckHandle.events`, which
+            end with the run or when the requester's own outcome is settled.
+        show: shows the lines; ``False`` once nothing more can be shown (the events are
+            still read to their end).
+        interval_s: the least time between two edits.
+    """
+    seen: list[ProgressEvent] = []
+    changed, closing = asyncio.Event(), asyncio.Event()
+
+    async def edit() -> None:
+        shown: list[str] = []
+        while True:
+            await changed.wait()
+            if closing.is_set():
+                return
+            changed.clear()
+            lines = progress_lines(seen)
+            if lines != shown:
+                if not await show(lines):
+                    return
+                shown = lines
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(interval_s):
+                    await closing.wait()
+
+    editor = asyncio.get_running_loop().create_task(edit())
+    try:
+        async for event in events:
+            seen.append(event)
+            changed.set()
+    finally:
+        closing.set()
+        changed.set()
+        await editor

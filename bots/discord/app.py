@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import aiohttp
 import discord
 
-from bots.common.job_deliveries import delivering
+from bots.common.deliveries import delivering
 from bots.common.logs import json_lines_when_queued
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
@@ -20,7 +20,7 @@ from bots.web.app import site_beside_bot
 
 from .chats import PLATFORM
 from .client import FactCheckBot
-from .delivery import post_delivered
+from .deliveries import post_delivered
 
 if TYPE_CHECKING:
     from zofia_engine.engine import Engine

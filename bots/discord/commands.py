@@ -3,9 +3,9 @@
 
 The commands only route: they claim the server's cooldown, find the text and
 pictures (the options, the linked message, or the message the menu was opened on)
-and hand them to :func:`~bots.discord.checks.run_check`. A message link must point into
-the server (or DM) the command was used in: the bot reads no other server's
-messages for anyone.
+and hand them to :func:`~bots.discord.check_flow.check_interaction`. A message link
+must point into the server (or DM) the command was used in: the bot reads no other
+server's messages for anyone.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ import discord
 from discord import app_commands
 
 from .chats import chat_of
-from .checks import finish, run_check
+from .check_flow import check_interaction, finish
 from .context import DiscordContext, context_of
 from .guild_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
 from .pictures import message_pictures
+from .posts import message_origin, message_text
 
-__all__ = ["MessageLink", "build_commands", "message_text", "parse_message_link"]
+__all__ = ["MessageLink", "build_commands", "parse_message_link"]
 
 MAX_TEXT = 4000
 _LINK = re.compile(
@@ -89,18 +90,6 @@ def _refusal(link: MessageLink, interaction: discord.Interaction[Any]) -> str | 
     return None
 
 
-def message_text(message: discord.Message) -> str:
-    """What there is to check in a message: its text, else the text of its embeds."""
-    if message.content.strip():
-        return message.content
-    parts = [part for embed in message.embeds for part in (embed.title, embed.description) if part]
-    return "\n\n".join(parts)
-
-
-def _origin(message: discord.Message) -> str:
-    return f"a Discord message by {message.author.display_name}"
-
-
 async def _claim_cooldown(
     ctx: DiscordContext, interaction: discord.Interaction[Any]
 ) -> float | None:
@@ -153,13 +142,13 @@ async def _check_message(
         )
         return
     published = message.created_at.date()
-    await run_check(
+    await check_interaction(
         ctx,
         interaction,
         text,
         cooldown_claim=claim,
         pictures=pictures,
-        origin=_origin(message),
+        origin=message_origin(message),
         published=published,
         deferred=True,
     )
@@ -200,7 +189,9 @@ async def factcheck(
         return
     if link is None:
         pictures = [image] if image is not None else []
-        await run_check(ctx, interaction, text or "", cooldown_claim=claim, pictures=pictures)
+        await check_interaction(
+            ctx, interaction, text or "", cooldown_claim=claim, pictures=pictures
+        )
         return
     chat = chat_of(interaction)
     chat_settings = guild_settings(ctx.service, chat, ctx.settings)

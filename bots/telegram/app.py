@@ -24,7 +24,7 @@ from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
 
-from bots.common.job_deliveries import delivering
+from bots.common.deliveries import delivering
 from bots.common.logs import json_lines_when_queued
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
@@ -34,9 +34,9 @@ from zofia_engine.errors import ZofiaError
 
 from .buttons import button_handlers
 from .commands import BOT_COMMANDS, command_handlers
-from .delivery import post_delivered
+from .context import PLATFORM, TelegramContext
+from .deliveries import post_delivered
 from .inputs import input_handlers
-from .state import PLATFORM, BotState
 
 __all__ = [
     "ChatPacedRateLimiter",
@@ -140,7 +140,7 @@ async def _on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 def build_application(
-    state: BotState,
+    ctx: TelegramContext,
     token: str,
     *,
     base_url: str,
@@ -149,7 +149,7 @@ def build_application(
     """The application with every handler, updates handled concurrently.
 
     Args:
-        state: the service and settings the handlers share.
+        ctx: the service and settings the handlers share.
         token: the bot token.
         base_url: the Bot API root, ``https://api.telegram.org/bot`` (tests: a fake).
         rate_limiter: by default :class:`ChatPacedRateLimiter` with its defaults.
@@ -163,7 +163,7 @@ def build_application(
         .concurrent_updates(True)
         .build()
     )
-    state.install(application.bot_data)
+    ctx.install(application.bot_data)
     application.add_handlers([*command_handlers(), *input_handlers(), *button_handlers()])
     application.add_error_handler(_on_error)
     return application
@@ -183,16 +183,14 @@ async def running_bot(
     """The bot taking updates (webhook if ``settings.telegram.webhook_url``, else polling)
     until the block ends; then running checks get ``grace_s`` to finish."""
     config = settings.telegram
-    state = BotState(
+    ctx = TelegramContext(
         service,
         config,
         allow_private_urls=allow_private_urls,
         images=settings.images,
         public_url=settings.site.public_url,
     )
-    application = build_application(
-        state, token, base_url=config.base_url, rate_limiter=rate_limiter
-    )
+    application = build_application(ctx, token, base_url=config.base_url, rate_limiter=rate_limiter)
     async with application:
         await application.start()
         updater = application.updater
@@ -218,16 +216,16 @@ async def running_bot(
         except Exception as exc:  # a convenience for the chat menu, not a reason to stop
             log.warning("could not set the command menu: %s", exc)
         try:
-            post = functools.partial(post_delivered, state, application.bot)
+            post = functools.partial(post_delivered, ctx, application.bot)
             async with delivering(settings, service, PLATFORM, post):
                 yield application
         finally:
             await updater.stop()
-            state.closing = True  # updates still queued are told to send again later
+            ctx.closing = True  # updates still queued are told to send again later
             try:
                 await application.stop()
             finally:
-                await state.drain(grace_s)
+                await ctx.drain(grace_s)
 
 
 async def _check_token(base_url: str, token: str) -> None:

@@ -21,9 +21,8 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 from bots.common.sections import section
 from storage.rows import CheckRow
 
-from .delivery import NO_PREVIEW
-from .render import BUTTON_ACTIONS, card_keyboard, section_messages
-from .state import PLATFORM, BotState, bot_state
+from .context import PLATFORM, TelegramContext, context_of
+from .render import BUTTON_ACTIONS, NO_PREVIEW, card_keyboard, section_messages
 
 __all__ = ["NOT_FOUND", "button_handlers"]
 
@@ -43,7 +42,7 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     follow_up: FollowUp = None
     try:
-        note, alert, follow_up = await _route(bot_state(context), query)
+        note, alert, follow_up = await _route(context_of(context), query)
     except Exception:
         log.exception("button %r failed", query.data)
         note, alert = "Something went wrong on our side; the error was logged.", True
@@ -55,29 +54,29 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await follow_up()
 
 
-async def _route(state: BotState, query: CallbackQuery) -> tuple[str, bool, FollowUp]:
+async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool, FollowUp]:
     match = _DATA.fullmatch(query.data or "")
     message = query.message
     action = BUTTON_ACTIONS.get(match["action"]) if match else None
     if match is None or action is None or message is None:
         return NOT_FOUND, True, None
-    row = state.service.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
+    row = ctx.service.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
     if row is None:
         log.info("button for an unknown or foreign check in chat %s", message.chat.id)
         return NOT_FOUND, True, None
     if action == "cancel":
-        return (*_cancel(state, row, query.from_user.id), None)
+        return (*_cancel(ctx, row, query.from_user.id), None)
     if action in ("up", "down"):
-        return (*await _vote(state, row, query, 1 if action == "up" else -1), None)
+        return (*await _vote(ctx, row, query, 1 if action == "up" else -1), None)
     if not isinstance(message, Message):  # too old to reply to
         return "This card is too old; forward the post again.", True, None
-    return _open(state, row, message, action)
+    return _open(ctx, row, message, action)
 
 
-def _cancel(state: BotState, row: CheckRow, user_id: int) -> tuple[str, bool]:
-    if state.user_hash(user_id) != row.requester:
+def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int) -> tuple[str, bool]:
+    if ctx.user_hash(user_id) != row.requester:
         return "Only the person who asked can cancel this check.", True
-    handle = state.service.handle(row.id)
+    handle = ctx.service.handle(row.id)
     if handle is None or handle.done:
         return "This check is no longer running.", False
     handle.cancel()
@@ -85,12 +84,12 @@ def _cancel(state: BotState, row: CheckRow, user_id: int) -> tuple[str, bool]:
 
 
 async def _vote(
-    state: BotState, row: CheckRow, query: CallbackQuery, vote: int
+    ctx: TelegramContext, row: CheckRow, query: CallbackQuery, vote: int
 ) -> tuple[str, bool]:
-    votes = state.service.vote(row, PLATFORM, str(query.from_user.id), vote)
+    votes = ctx.service.vote(row, PLATFORM, str(query.from_user.id), vote)
     try:
         await query.edit_message_reply_markup(
-            card_keyboard(row.id, votes, report_url=state.report_url(row.id))
+            card_keyboard(row.id, votes, report_url=ctx.report_url(row.id))
         )
     except BadRequest as exc:
         if "not modified" not in exc.message.lower():  # the same vote again: nothing changes
@@ -98,14 +97,16 @@ async def _vote(
     return "Thanks, your vote is recorded.", False
 
 
-def _open(state: BotState, row: CheckRow, card: Message, kind: str) -> tuple[str, bool, FollowUp]:
+def _open(
+    ctx: TelegramContext, row: CheckRow, card: Message, kind: str
+) -> tuple[str, bool, FollowUp]:
     """Mark a section opened and return how to post it as replies to the card, once: a
     second tap, even while the first one's messages go out, points back to it.
 
     Nothing here awaits between reading the mark and setting it, so two taps handled at
     the same time cannot both pass (the event loop runs one of them to the end first).
     """
-    service = state.service
+    service = ctx.service
     if service.section_mark(row.id, kind) is not None:
         return f"The {kind} is already in this thread.", False, None
     found = service.report_for(row.id)
@@ -113,11 +114,11 @@ def _open(state: BotState, row: CheckRow, card: Message, kind: str) -> tuple[str
         return "The details of this check have expired.", True, None
     messages = section_messages(section(kind, found[1]))
     service.set_section_mark(row.id, kind, [])  # opened; the message ids follow
-    return "", False, partial(_post, state, row.id, kind, card, messages)
+    return "", False, partial(_post, ctx, row.id, kind, card, messages)
 
 
 async def _post(
-    state: BotState, check_id: str, kind: str, card: Message, messages: list[str]
+    ctx: TelegramContext, check_id: str, kind: str, card: Message, messages: list[str]
 ) -> None:
     """Post a section's messages (paced by the rate limiter), then record their ids. If
     posting fails or is cut short, the mark is cleared so that a later tap tries again."""
@@ -127,9 +128,9 @@ async def _post(
             reply = await card.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
             sent.append(reply.message_id)
     except BaseException:
-        state.service.set_section_mark(check_id, kind, None)
+        ctx.service.set_section_mark(check_id, kind, None)
         raise
-    state.service.set_section_mark(check_id, kind, sent)
+    ctx.service.set_section_mark(check_id, kind, sent)
 
 
 def button_handlers() -> list[BaseHandler[Update, Any, Any]]:

@@ -12,8 +12,8 @@ from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 
 from bots.common.languages import LANGUAGE_KEY, language_name
 
+from .context import PLATFORM, context_of
 from .inputs import AUTO_CHECK
-from .state import PLATFORM, bot_state
 
 __all__ = ["BOT_COMMANDS", "HELP", "command_handlers"]
 
@@ -56,7 +56,7 @@ async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     if message is None:
         return
-    retention = bot_state(context).service.retention
+    retention = context_of(context).service.retention
     days = retention.days if retention is not None else "many"
     await message.reply_html(HELP.format(days=days), do_quote=message.chat.type != ChatType.PRIVATE)
 
@@ -67,7 +67,7 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     message = update.effective_message
     if message is None:
         return
-    service = bot_state(context).service
+    service = context_of(context).service
     chat = str(message.chat_id)
     private = message.chat.type == ChatType.PRIVATE
     args = context.args or []

@@ -4,8 +4,8 @@ reply, and (when a group's admin turned it on) a post forwarded into a group.
 Each may be text, a photo or an image file (with or without a caption), or an album:
 its messages are gathered for ``album_wait_s`` and checked as one post.
 
-Each handler only decides what to check and for whom; :func:`deliver_check` does the rest,
-in the background, so that updates keep flowing while checks run.
+Each handler only decides what to check and for whom; :func:`~.check_flow.check_message`
+does the rest, in the background, so that updates keep flowing while checks run.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from .delivery import NOTHING_TO_CHECK, deliver_check, post_text
-from .photos import IMAGE_DOCUMENT, album_caption, has_picture
-from .state import PLATFORM, BotState, bot_state
+from .check_flow import check_message
+from .context import PLATFORM, TelegramContext, context_of
+from .pictures import IMAGE_DOCUMENT, album_caption, has_picture
+from .posts import NOTHING_TO_CHECK, post_text
 
 __all__ = ["AUTO_CHECK", "RESTARTING", "input_handlers"]
 
@@ -56,52 +57,52 @@ def _replied(message: Message) -> Message | None:
     return target
 
 
-def _photos(message: Message) -> list[Message]:
+def _pictures(message: Message) -> list[Message]:
     return [message] if has_picture(message) else []
 
 
-async def _start(state: BotState, request: Message, target: Message, text: str) -> None:
-    work = deliver_check(state, target, text, _asker(request), request, photos=_photos(target))
-    if not state.spawn(work):
+async def _start(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
+    work = check_message(ctx, target, text, _asker(request), request, pictures=_pictures(target))
+    if not ctx.spawn(work):
         await request.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
 
 
-async def _album(state: BotState, opener: Message, *, unasked: bool = False) -> None:
+async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False) -> None:
     """Gather the album ``opener`` opened, then check it as one post, answered in a reply
     to its first message."""
     try:
-        messages = await state.albums.gather(opener, state.settings.album_wait_s)
+        messages = await ctx.albums.gather(opener, ctx.settings.album_wait_s)
     except asyncio.CancelledError:  # shutdown while gathering: nothing was submitted
         if not unasked:
             with contextlib.suppress(TelegramError):
                 await opener.reply_text(RESTARTING, do_quote=True)
         raise
     first = messages[0]
-    photos = [m for m in messages if has_picture(m)]
+    pictures = [m for m in messages if has_picture(m)]
     text = album_caption(messages)
     try:
-        if not text and not photos:
+        if not text and not pictures:
             if not unasked:
                 await first.reply_text(NOTHING_TO_CHECK, do_quote=True)
             return
-        if await _in_cooldown(state, first, say=not unasked):
+        if await _in_cooldown(ctx, first, say=not unasked):
             return
     except TelegramError as exc:
         log.warning("could not answer an album in chat %s: %s", first.chat_id, exc)
         return
-    await deliver_check(state, first, text, _asker(first), photos=photos, unasked=unasked)
+    await check_message(ctx, first, text, _asker(first), pictures=pictures, unasked=unasked)
 
 
-def _joined_album(state: BotState, message: Message) -> bool:
+def _joined_album(ctx: TelegramContext, message: Message) -> bool:
     """An album's message that joined one being gathered: its check is under way."""
-    return message.media_group_id is not None and not state.albums.add(message)
+    return message.media_group_id is not None and not ctx.albums.add(message)
 
 
-async def _in_cooldown(state: BotState, message: Message, *, say: bool = True) -> bool:
+async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = True) -> bool:
     """Groups get one check every ``chat_cooldown_s``; private chats only the service limits."""
     if message.chat.type == ChatType.PRIVATE:
         return False
-    left, _ = state.cooldowns.claim(str(message.chat_id), state.settings.chat_cooldown_s)
+    left, _ = ctx.cooldowns.claim(str(message.chat_id), ctx.settings.chat_cooldown_s)
     if left and say:
         await message.reply_text(
             f"One check at a time in this group: please try again in {math.ceil(left)} s.",
@@ -110,13 +111,13 @@ async def _in_cooldown(state: BotState, message: Message, *, say: bool = True) -
     return bool(left)
 
 
-async def _check(state: BotState, request: Message, target: Message, text: str) -> None:
+async def _check(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
     if not text and not has_picture(target):
         await request.reply_text(NOTHING_TO_CHECK, do_quote=True)
         return
-    if await _in_cooldown(state, request):
+    if await _in_cooldown(ctx, request):
         return
-    await _start(state, request, target, text)
+    await _start(ctx, request, target, text)
 
 
 async def on_private_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -124,15 +125,15 @@ async def on_private_message(update: Update, context: ContextTypes.DEFAULT_TYPE)
     message = update.effective_message
     if message is None:
         return
-    state = bot_state(context)
-    if _joined_album(state, message):
+    ctx = context_of(context)
+    if _joined_album(ctx, message):
         return
     if message.media_group_id is not None:
-        if not state.spawn(_album(state, message)):
-            state.albums.discard(message)
+        if not ctx.spawn(_album(ctx, message)):
+            ctx.albums.discard(message)
             await message.reply_text(RESTARTING, do_quote=True)
         return
-    await _check(state, message, message, post_text(message))
+    await _check(ctx, message, message, post_text(message))
 
 
 async def on_check_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -142,7 +143,7 @@ async def on_check_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     target = _replied(message)
     if target is not None:
-        await _check(bot_state(context), message, target, post_text(target))
+        await _check(context_of(context), message, target, post_text(target))
         return
     command = message.parse_entities([MessageEntity.BOT_COMMAND])
     length = next(iter(command)).length if command else 0
@@ -150,7 +151,7 @@ async def on_check_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if not text:
         await message.reply_text(HOW_TO, do_quote=True)
         return
-    await _check(bot_state(context), message, message, text)
+    await _check(context_of(context), message, message, text)
 
 
 async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -166,7 +167,7 @@ async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if target is None:
         await message.reply_text(HOW_TO, do_quote=True)
         return
-    await _check(bot_state(context), message, target, post_text(target))
+    await _check(context_of(context), message, target, post_text(target))
 
 
 async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -174,26 +175,26 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     message = update.effective_message
     if message is None:
         return
-    state = bot_state(context)
-    if not state.service.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False):
+    ctx = context_of(context)
+    if not ctx.service.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False):
         return
-    if _joined_album(state, message):
+    if _joined_album(ctx, message):
         return
     # unasked: during shutdown it is simply not checked
     if message.media_group_id is not None:
-        if not state.spawn(_album(state, message, unasked=True)):
-            state.albums.discard(message)
+        if not ctx.spawn(_album(ctx, message, unasked=True)):
+            ctx.albums.discard(message)
         return
     text = post_text(message)
-    if (text or has_picture(message)) and not await _in_cooldown(state, message, say=False):
-        state.spawn(
-            deliver_check(
-                state,
+    if (text or has_picture(message)) and not await _in_cooldown(ctx, message, say=False):
+        ctx.spawn(
+            check_message(
+                ctx,
                 message,
                 text,
                 _asker(message),
                 message,
-                photos=_photos(message),
+                pictures=_pictures(message),
                 unasked=True,
             )
         )

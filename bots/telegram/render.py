@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.constants import MessageLimit
 
 from bots.common.card import MAX_LINKS, Link, VerdictCard
@@ -22,6 +22,7 @@ from bots.common.splitting import pack, split_text
 __all__ = [
     "BUTTON_ACTIONS",
     "MAX_MESSAGE",
+    "NO_PREVIEW",
     "card_html",
     "card_keyboard",
     "clip_text",
@@ -34,6 +35,8 @@ __all__ = [
 ]
 
 MAX_MESSAGE = int(MessageLimit.MAX_TEXT_LENGTH)  # 4096
+#: cards and sections link to sources: no preview of the first link under them
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 WORD_JOINER = "\u2060"
 #: callback action letter → what the button does; callback data is ``"<letter>:<check id>"``
 BUTTON_ACTIONS = {

@@ -22,10 +22,10 @@ __all__ = [
     "REPORT_KEYS",
     "SCHEMAS",
     "PanelScript",
-    "judge_logprobs",
     "closest_sentence",
-    "numbered_sentences",
+    "judge_logprobs",
     "last_user_text",
+    "numbered_sentences",
     "schema_name",
     "word_logprobs",
 ]

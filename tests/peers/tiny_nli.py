@@ -59,5 +59,3 @@ def build_nli(
     model.save_pretrained(root)
     tokenizer.save_pretrained(root)
     return root
-
-

@@ -1,10 +1,12 @@
 """One check for one interaction: defer, show progress, finish with the verdict embed.
 
-The deferred response is edited while the check runs (at most every
-``progress_interval_s``) and replaced by the verdict embed with its buttons.
-When the 15-minute interaction token has expired by then, the verdict is
-posted into the channel instead; where the server keeps replies private
-(ephemeral), it goes to the requester's DMs, never into the channel.
+:func:`check_interaction` hands an interaction to the common check flow
+(:func:`bots.common.check_flow.run_check`) with a :class:`DiscordScreen`: the deferred
+response, edited while the check runs (at most every ``progress_interval_s``) and
+replaced by the verdict embed with its buttons. When the 15-minute interaction token
+has expired by then, the verdict is posted into the channel instead; where the server
+keeps replies private (ephemeral), it goes to the requester's DMs, never into the
+channel.
 
 Each server (or DM) may start one check per cooldown: a command claims the
 cooldown (:class:`~bots.common.cooldowns.Cooldowns`) before its first ``await``, so
@@ -14,32 +16,28 @@ before a check starts.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
+import functools
 import logging
-import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import discord
 
-from bots.common.card import verdict_card
-from bots.common.posts import post_from_message
-from bots.common.progress import progress_lines
-from bots.common.sentences import error_sentence
-from zofia_engine.errors import ZofiaError
-from zofia_engine.post import ProgressEvent
+from bots.common.card import VerdictCard
+from bots.common.check_flow import CheckRequest, run_check
+from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
 from .buttons import verdict_view
-from .chats import PLATFORM, chat_of, requester_of
+from .chats import chat_of, requester_of
 from .context import DiscordContext
-from .delivery import INVALID_WEBHOOK_TOKEN, LATE_PRIVATE, UNKNOWN_WEBHOOK, delivery_target
+from .deliveries import INVALID_WEBHOOK_TOKEN, LATE_PRIVATE, UNKNOWN_WEBHOOK, delivery_target
 from .guild_settings import guild_settings
 from .pictures import download_pictures, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
 
-__all__ = ["finish", "run_check"]
+__all__ = ["DiscordScreen", "check_interaction", "finish"]
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +115,60 @@ async def finish(
         log.warning("could not post the verdict of interaction %s", interaction.id)
 
 
-def _shutting_down() -> bool:
-    """Whether the running task itself is being cancelled (not just the check it waits on)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+class DiscordScreen:
+    """A check shown in the deferred response of ``interaction`` (see :func:`finish`
+    for its last word once the token has expired).
+
+    Args:
+        ctx: the bot's context (for the report links).
+        interaction: the deferred interaction.
+        ephemeral: the response is private to the requester.
+    """
+
+    #: the client is closing on shutdown: nothing more can be said then
+    interrupted: ClassVar[str | None] = None
+    platform_errors: ClassVar[tuple[type[Exception], ...]] = (discord.HTTPException,)
+
+    def __init__(
+        self, ctx: DiscordContext, interaction: discord.Interaction[Any], *, ephemeral: bool
+    ) -> None:
+        self.ctx = ctx
+        self.interaction = interaction
+        self.ephemeral = ephemeral
+
+    async def open_progress(self, check_id: str) -> None:
+        """Nothing to open: the deferred response ("thinking…") shows the progress."""
+
+    async def show_progress(self, lines: list[str]) -> bool:
+        try:
+            return await _show(self.interaction, content=progress_message(lines))
+        except discord.HTTPException as exc:  # progress is a courtesy; go on
+            log.warning("could not show progress: %s", exc.text)
+            return True
+
+    async def show_card(self, card: VerdictCard) -> None:
+        view = verdict_view(card.check_id, report_url=self.ctx.report_url(card.check_id))
+        await finish(
+            self.interaction,
+            content=None,
+            embed=verdict_embed(card),
+            view=view,
+            ephemeral=self.ephemeral,
+        )
+
+    async def say(self, sentence: str) -> None:
+        await finish(self.interaction, content=escape(sentence), ephemeral=self.ephemeral)
+
+    def delivery_target(self, post: Post) -> dict[str, Any]:
+        return delivery_target(
+            self.interaction,
+            ephemeral=self.ephemeral,
+            origin=post.origin,
+            published=post.published,
+        )
 
 
-async def run_check(
+async def check_interaction(
     ctx: DiscordContext,
     interaction: discord.Interaction[Any],
     text: str,
@@ -147,69 +192,28 @@ async def run_check(
     chat = chat_of(interaction)
     chat_settings = guild_settings(ctx.service, chat, ctx.settings)
     private = chat_settings.ephemeral
-    started = False
-    try:
-        if not deferred:
-            await interaction.response.defer(thinking=True, ephemeral=private)
-        requester = requester_of(interaction)
-        # An empty post, or a picture too large, is refused before it costs the chat anything.
+    if not deferred:
+        await interaction.response.defer(thinking=True, ephemeral=private)
+
+    def refuse() -> None:
+        """An empty post, or a picture too large, is refused before it costs anything."""
         if pictures:
             refuse_before_download(pictures, ctx.images)
         else:
             checkable_text(text)
-        ctx.service.admit(requester)  # before a link or picture is fetched
-        # From here the request costs work (a download, a check): the cooldown stays spent.
-        started = True
-        post = await post_from_message(
-            text,
-            pictures=await download_pictures(pictures),
-            published=published,
-            origin=origin,
-            language=chat_settings.language,
-        )
-        handle = await ctx.service.submit(post, requester)
-        # Queued on workers: a deliver job posts the verdict, from whichever replica is
-        # alive then; this one shows progress while it is.
-        queued = ctx.service.delivers_cards and not handle.done
-        if queued:
-            target = delivery_target(
-                interaction, ephemeral=private, origin=post.origin, published=post.published
-            )
-            await ctx.service.expect_delivery(handle.check_id, PLATFORM, target)  # type: ignore[attr-defined]
-        events: list[ProgressEvent] = []
-        shown = 0.0
-        interval = ctx.settings.progress_interval_s
-        live = True
-        async for event in handle.events():
-            events.append(event)
-            if live and time.monotonic() - shown >= interval:
-                text = progress_message(progress_lines(events))
-                try:
-                    live = await _show(interaction, content=text)
-                except discord.HTTPException as exc:  # progress is a courtesy; go on
-                    log.warning("could not show progress: %s", exc.text)
-                shown = time.monotonic()
-        if queued:
-            if handle.cancelled:
-                raise asyncio.CancelledError
-            return
-        outcome = await handle.result()
-    except ZofiaError as exc:
-        if not started:
-            ctx.cooldowns.release(chat, cooldown_claim)
-        await finish(interaction, content=escape(error_sentence(exc)), ephemeral=private)
-        return
-    except asyncio.CancelledError as exc:
-        if _shutting_down():
-            raise
-        # The run this check waited on was cancelled by someone else: say so.
-        await finish(interaction, content=escape(error_sentence(exc)), ephemeral=private)
-        return
-    card = verdict_card(outcome, origin=post.origin, published=post.published)
-    await finish(
-        interaction,
-        content=None,
-        embed=verdict_embed(card),
-        view=verdict_view(card.check_id, report_url=ctx.report_url(card.check_id)),
-        ephemeral=private,
+
+    check = CheckRequest(
+        text,
+        requester_of(interaction),
+        download=functools.partial(download_pictures, pictures),
+        refuse=refuse,
+        on_refused=functools.partial(ctx.cooldowns.release, chat, cooldown_claim),
+        origin=origin,
+        published=published,
+        language=chat_settings.language,
+        has_pictures=bool(pictures),
+    )
+    screen = DiscordScreen(ctx, interaction, ephemeral=private)
+    await run_check(
+        ctx.service, check, screen, progress_interval_s=ctx.settings.progress_interval_s
     )

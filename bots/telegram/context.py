@@ -1,6 +1,6 @@
-"""What the Telegram handlers share: the check service, the settings, the checks being
-delivered (so shutdown can wait for them), the groups' cooldowns and the albums being
-gathered."""
+"""What the Telegram handlers share: the check service, the settings, the checks
+running in the background (so shutdown can wait for them), the groups' cooldowns and the
+albums being gathered."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from bots.common.links import report_url
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
-from .photos import Albums
+from .pictures import Albums
 from .settings import TelegramSettings
 
-__all__ = ["PLATFORM", "BotState", "bot_state"]
+__all__ = ["PLATFORM", "TelegramContext", "context_of"]
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ _KEY = "zofia"
 
 
 @dataclass
-class BotState:
+class TelegramContext:
     """The bot's state for one run of the application.
 
     Args:
@@ -48,7 +48,7 @@ class BotState:
     images: ImageSettings = field(default_factory=ImageSettings)
     public_url: str = ""
     albums: Albums = field(default_factory=Albums)
-    deliveries: set[asyncio.Task[None]] = field(default_factory=set)
+    checks: set[asyncio.Task[None]] = field(default_factory=set)
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
     closing: bool = False
 
@@ -64,7 +64,7 @@ class BotState:
         return self.service.user_hash(PLATFORM, str(user_id))
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> bool:
-        """Deliver a check in the background; shutdown waits for it (see :meth:`drain`).
+        """Run a check in the background; shutdown waits for it (see :meth:`drain`).
 
         Returns:
             ``False`` once shutdown has begun: ``work`` is closed unstarted, and the
@@ -74,30 +74,31 @@ class BotState:
             work.close()
             return False
         task = asyncio.get_running_loop().create_task(work)
-        self.deliveries.add(task)
-        task.add_done_callback(self.deliveries.discard)
+        self.checks.add(task)
+        task.add_done_callback(self.checks.discard)
         return True
 
     async def drain(self, grace_s: float) -> None:
-        """Refuse new deliveries from now on, let the running ones finish for ``grace_s``,
+        """Refuse new checks from now on, let the running ones finish for ``grace_s``,
         then cancel the rest: their checks go back to the queue and their messages say so.
-        Returns when no delivery is left."""
+        Returns when no check is left."""
         self.closing = True
         deadline = asyncio.get_running_loop().time() + grace_s
-        if self.deliveries:
-            log.info("waiting up to %.0f s for %d running checks", grace_s, len(self.deliveries))
-        while self.deliveries:
-            pending = set(self.deliveries)
+        if self.checks:
+            log.info("waiting up to %.0f s for %d running checks", grace_s, len(self.checks))
+        while self.checks:
+            pending = set(self.checks)
             left = deadline - asyncio.get_running_loop().time()
             if left > 0:
                 _, pending = await asyncio.wait(pending, timeout=left)
             for task in pending:
                 task.cancel()
-            if pending:  # a cancelled delivery still edits its message: wait for that
+            if pending:  # a cancelled check still edits its message: wait for that
                 await asyncio.wait(pending)
 
 
-def bot_state(context: CallbackContext[Any, Any, Any, Any]) -> BotState:
-    state = context.bot_data[_KEY]
-    assert isinstance(state, BotState)
-    return state
+def context_of(callback: CallbackContext[Any, Any, Any, Any]) -> TelegramContext:
+    """The bot's context, from python-telegram-bot's context of one update."""
+    ctx = callback.bot_data[_KEY]
+    assert isinstance(ctx, TelegramContext)
+    return ctx

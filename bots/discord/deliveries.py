@@ -5,13 +5,14 @@ The request records the interaction's application id and token (Discord lets any
 holding them edit the deferred response for 15 minutes), its channel, the requester
 and whether the answer was private. The job edits the deferred response into the
 verdict; once the token has expired it posts in the channel, or, for a private answer,
-in a DM, as :func:`~bots.discord.checks.finish` does for a live check.
+in a DM, as :func:`~bots.discord.check_flow.finish` does for a live check.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import discord
@@ -49,7 +50,11 @@ _MARGIN = dt.timedelta(seconds=30)
 
 
 def delivery_target(
-    interaction: discord.Interaction[Any], *, ephemeral: bool, origin: str, published: Any
+    interaction: discord.Interaction[Any],
+    *,
+    ephemeral: bool,
+    origin: str,
+    published: dt.date | None,
 ) -> dict[str, Any]:
     """What a deliver job needs to answer ``interaction`` from any replica."""
     return {
@@ -65,7 +70,7 @@ def delivery_target(
 
 
 async def post_delivered(
-    context: DiscordContext, bot: discord.Client, claim: Claim, found: Outcome | str
+    ctx: DiscordContext, bot: discord.Client, claim: Claim, found: Outcome | str
 ) -> None:
     """Post a deliver job's verdict (or the failure's sentence) where ``claim`` says."""
     target = claim.target
@@ -83,16 +88,17 @@ async def post_delivered(
         )
         content = None
         embed = verdict_embed(card)
-        view = verdict_view(card.check_id, report_url=context.report_url(card.check_id))
+        view = verdict_view(card.check_id, report_url=ctx.report_url(card.check_id))
     expires = dt.datetime.fromisoformat(target["expires"])
     if dt.datetime.now(dt.UTC) < expires - _MARGIN:
         webhook = discord.Webhook.partial(
             int(target["application_id"]), target["token"], client=bot
         )
         try:
-            # "@original" is Discord's name for the deferred response of the interaction.
-            await webhook.edit_message(
-                "@original",  # type: ignore[arg-type]
+            # "@original" is Discord's name for the deferred response of the interaction;
+            # discord.py sends it as given, but its stubs take only int message ids.
+            await webhook.edit_message(  # type: ignore[call-overload]  # "@original": a str id
+                "@original",
                 content=content,
                 embed=embed,
                 view=view or discord.utils.MISSING,
@@ -107,7 +113,7 @@ async def post_delivered(
 
 async def _post_late(
     bot: discord.Client,
-    target: dict[str, Any],
+    target: Mapping[str, Any],
     content: str | None,
     embed: discord.Embed | None,
     view: discord.ui.View | None,

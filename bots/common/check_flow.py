@@ -1,0 +1,179 @@
+"""One check from a chat request to its verdict card, the same on every platform.
+
+:func:`run_check` admits the request, downloads its pictures, builds the post, submits
+it, follows its progress (or, when checks run on workers, leaves the card to a deliver
+job), and ends with the verdict card or one sentence saying what went wrong.
+
+A platform supplies what it knows in a :class:`CheckRequest` (the text, who asked,
+how its pictures are fetched) and how a check shows there in a :class:`Screen` (the
+progress, the card, a sentence). Nothing here knows a platform.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from storage.service import CheckService, Requester
+from zofia_engine.errors import InvalidPostError, ZofiaError
+from zofia_engine.post import Post
+
+from .card import VerdictCard, verdict_card
+from .posts import post_from_message
+from .progress import follow_progress
+from .sentences import error_sentence
+
+__all__ = ["QUIET_UNASKED", "CheckRequest", "Screen", "run_check", "shutting_down"]
+
+log = logging.getLogger(__name__)
+
+#: what an unasked check (a group's auto-check) keeps to itself
+QUIET_UNASKED = ("no_claim", "satire")
+
+#: the pictures of a request, each as ``(bytes, media type)``
+Pictures = list[tuple[bytes, str]]
+
+
+async def _no_pictures() -> Pictures:
+    return []
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What a platform asks to have checked, and for whom.
+
+    Args:
+        text: the post's text (with pictures, their caption; it may be empty).
+        requester: who asked, where.
+        download: fetches the pictures, refusing what the platform declares too large.
+        refuse: refuses, before the limits count the request, what needs no download
+            (Discord: too many pictures, an empty text).
+        on_refused: called when a refusal came before the request cost any work (the
+            chat's cooldown is given back).
+        origin, published: where the post came from and when, if known.
+        language: the chat's reply language (``""``: English).
+        allow_private_urls: let a link to a private address be fetched (tests only).
+        unasked: nobody asked (a group's auto-check): no progress is shown, and an
+            opinion, a greeting, satire or an unreadable picture post gets no reply.
+        has_pictures: the request came with pictures.
+    """
+
+    text: str
+    requester: Requester
+    download: Callable[[], Awaitable[Pictures]] = _no_pictures
+    refuse: Callable[[], None] | None = None
+    on_refused: Callable[[], None] | None = None
+    origin: str = ""
+    published: dt.date | None = None
+    language: str = ""
+    allow_private_urls: bool = False
+    unasked: bool = False
+    has_pictures: bool = False
+
+
+class Screen(Protocol):
+    """How a check shows on one platform: a Telegram reply, a Discord interaction."""
+
+    #: what is said when shutdown cuts a live check short; ``None``: nothing can be
+    #: said then (the check goes back to the queue either way)
+    interrupted: ClassVar[str | None]
+    #: the platform API's own errors: logged as a warning, not as a bug
+    platform_errors: ClassVar[tuple[type[Exception], ...]]
+
+    async def open_progress(self, check_id: str) -> None:
+        """Show that the check has begun (Telegram: the "checking…" reply, with Cancel)."""
+
+    async def show_progress(self, lines: list[str]) -> bool:
+        """Show the progress so far; never raises (progress is a courtesy).
+
+        Returns:
+            ``False`` once nothing more can be shown here.
+        """
+
+    async def show_card(self, card: VerdictCard) -> None:
+        """Show the verdict card, in place of the progress."""
+
+    async def say(self, sentence: str) -> None:
+        """Say one sentence in place of the progress (what went wrong)."""
+
+    def delivery_target(self, post: Post) -> dict[str, Any]:
+        """Where a deliver job posts the card (after :meth:`open_progress`)."""
+
+
+def shutting_down() -> bool:
+    """Whether the running task itself is being cancelled (not just the check it waits on)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def run_check(
+    service: CheckService, request: CheckRequest, screen: Screen, *, progress_interval_s: float
+) -> None:
+    """Check ``request`` and show it on ``screen``, from progress to the verdict card,
+    or one sentence saying what went wrong. A repeat answered from the store gets the
+    card at once; when deliver jobs post the cards, this shows progress only.
+
+    Args:
+        progress_interval_s: the least time between two progress edits.
+    """
+    queued = started = False
+    try:
+        if request.refuse is not None:
+            request.refuse()
+        service.admit(request.requester)  # before a link or a picture is fetched
+        started = True  # from here the request costs work: a download, a check
+        post = await post_from_message(
+            request.text,
+            pictures=await request.download(),
+            published=request.published,
+            origin=request.origin,
+            language=request.language,
+            allow_private_urls=request.allow_private_urls,
+        )
+        handle = await service.submit(post, request.requester)
+        # Queued on workers, a deliver job posts the card, from whichever replica is
+        # alive then; this one shows progress while it is.
+        queued = service.delivers_cards and not handle.done
+        live = not handle.done and not request.unasked
+        if live:
+            await screen.open_progress(handle.check_id)
+        if queued:  # (only the queued service, which delivers cards, has expect_delivery)
+            target, platform = screen.delivery_target(post), request.requester.platform
+            await service.expect_delivery(handle.check_id, platform, target)  # type: ignore[attr-defined]
+        if live:
+            await follow_progress(handle.events(), screen.show_progress, progress_interval_s)
+        if queued:
+            if handle.cancelled:  # the requester pressed Cancel: no card comes
+                raise asyncio.CancelledError
+            return
+        outcome = await handle.result()
+        if request.unasked and outcome.report.verdict in QUIET_UNASKED:
+            return
+        await screen.show_card(verdict_card(outcome, origin=post.origin, published=post.published))
+    except asyncio.CancelledError as exc:
+        if shutting_down():  # the check goes back to the queue
+            if not queued and screen.interrupted is not None:  # queued, its card still comes
+                await screen.say(screen.interrupted)
+            raise
+        await screen.say(error_sentence(exc))  # cancelled by the requester, or another
+    except Exception as exc:
+        await _failed(request, screen, exc, started=started)
+
+
+async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, started: bool) -> None:
+    """Say what went wrong, in one sentence; what failed inside goes to the log."""
+    chat = request.requester.chat_id
+    if isinstance(exc, ZofiaError) and not started and request.on_refused is not None:
+        request.on_refused()  # refused before it cost any work
+    if request.unasked and request.has_pictures and isinstance(exc, InvalidPostError):
+        log.info("unasked picture post in chat %s not checked: %s", chat, exc)
+        return
+    if isinstance(exc, (ZofiaError, *screen.platform_errors)):
+        log.warning("check for chat %s failed: %s", chat, exc, exc_info=True)
+    else:
+        log.error("check for chat %s failed", chat, exc_info=exc)
+    await screen.say(error_sentence(exc))

@@ -1,0 +1,20 @@
+"""What there is to check in a Discord message: its text, and who posted it."""
+
+from __future__ import annotations
+
+import discord
+
+__all__ = ["message_origin", "message_text"]
+
+
+def message_text(message: discord.Message) -> str:
+    """What there is to check in a message: its text, else the text of its embeds."""
+    if message.content.strip():
+        return message.content
+    parts = [part for embed in message.embeds for part in (embed.title, embed.description) if part]
+    return "\n\n".join(parts)
+
+
+def message_origin(message: discord.Message) -> str:
+    """Where the post came from, in words: the message's author."""
+    return f"a Discord message by {message.author.display_name}"

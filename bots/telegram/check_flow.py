@@ -1,0 +1,166 @@
+"""One check in Telegram: a reply that follows the check and becomes its verdict card.
+
+:func:`check_message` hands a message to the common check flow
+(:func:`bots.common.check_flow.run_check`) with a :class:`TelegramScreen`: a reply,
+"checking…" with a Cancel button, edited as the check goes and turned into the
+verdict card, or into one sentence saying what went wrong.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from telegram import InlineKeyboardMarkup, Message
+from telegram.constants import ChatAction
+from telegram.error import TelegramError
+
+from bots.common.card import VerdictCard
+from bots.common.check_flow import CheckRequest, run_check
+from bots.common.languages import LANGUAGE_KEY
+from storage.service import Requester
+from zofia_engine.post import Post
+
+from .context import PLATFORM, TelegramContext
+from .deliveries import delivery_target
+from .pictures import download_pictures
+from .posts import forwarded_from
+from .render import (
+    NO_PREVIEW,
+    card_html,
+    card_keyboard,
+    progress_html,
+    progress_keyboard,
+    quote_text,
+)
+
+__all__ = ["INTERRUPTED", "TelegramScreen", "check_message"]
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED = (
+    "The bot restarted before this check finished. It will resume; send the post again "
+    "in a few minutes to get the answer."
+)
+
+
+class TelegramScreen:
+    """A check shown in a reply to ``anchor`` (the message that asked, or the post):
+    "checking…" with a Cancel button while it runs, then the card or a sentence. With
+    no progress shown, the card or the sentence is a reply of its own.
+
+    Args:
+        ctx: the bot's context (for the report links).
+        anchor: the message the answer replies to.
+        chat_id: the chat checked in (a deliver job's target).
+    """
+
+    interrupted: ClassVar[str | None] = INTERRUPTED
+    platform_errors: ClassVar[tuple[type[Exception], ...]] = (TelegramError,)
+
+    def __init__(self, ctx: TelegramContext, anchor: Message, chat_id: int) -> None:
+        self.ctx = ctx
+        self.anchor = anchor
+        self.chat_id = chat_id
+        self.reply: Message | None = None  # the "checking…" message, once sent
+        self._keyboard: InlineKeyboardMarkup | None = None
+        self._shown = ""
+
+    async def open_progress(self, check_id: str) -> None:
+        self._keyboard = progress_keyboard(check_id)
+        self.reply = await self.anchor.reply_html(
+            progress_html([]), do_quote=True, reply_markup=self._keyboard
+        )
+        self._shown = self.reply.text_html or ""
+
+    async def show_progress(self, lines: list[str]) -> bool:
+        text = progress_html(lines)
+        if self.reply is None or text == self._shown:
+            return True
+        try:
+            await self.reply.edit_text(text, parse_mode="HTML", reply_markup=self._keyboard)
+        except TelegramError as exc:  # progress is a courtesy: a failed edit never stops a check
+            log.warning("progress edit failed: %s", exc)
+        else:
+            self._shown = text
+        return True
+
+    async def show_card(self, card: VerdictCard) -> None:
+        text = card_html(card)
+        keyboard = card_keyboard(card.check_id, report_url=self.ctx.report_url(card.check_id))
+        if self.reply is None:
+            await self.anchor.reply_html(
+                text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
+            )
+        else:
+            await self.reply.edit_text(
+                text, parse_mode="HTML", reply_markup=keyboard, link_preview_options=NO_PREVIEW
+            )
+
+    async def say(self, sentence: str) -> None:
+        """One sentence in place of the progress message (or in a reply); never raises."""
+        try:
+            if self.reply is None:
+                await self.anchor.reply_html(quote_text(sentence), do_quote=True)
+            else:
+                await self.reply.edit_text(
+                    quote_text(sentence), parse_mode="HTML", reply_markup=None
+                )
+        except TelegramError as exc:
+            log.warning("could not tell chat %s: %s", self.anchor.chat_id, exc)
+
+    def delivery_target(self, post: Post) -> dict[str, Any]:
+        if self.reply is None:  # unasked: the card, if any, replies to the post
+            return delivery_target(self.chat_id, post, reply_to=self.anchor.message_id)
+        return delivery_target(self.chat_id, post, message_id=self.reply.message_id)
+
+
+async def check_message(
+    ctx: TelegramContext,
+    target: Message,
+    text: str,
+    user_id: int,
+    request: Message | None = None,
+    *,
+    pictures: Sequence[Message] = (),
+    unasked: bool = False,
+) -> None:
+    """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
+    message that asked: ``/check``, a mention), or to ``target`` itself. The pictures
+    of ``pictures`` (``target``, or an album's messages) are downloaded and checked with
+    the text; a refused picture gets one sentence, and no check is stored.
+
+    The reply starts as "checking…" with a Cancel button, is edited as the check goes,
+    and ends as the verdict card. A repeat answered from the store gets the card at once.
+    An ``unasked`` check (a group's auto-check) shows no progress and answers only a
+    checkable claim or a scam: an opinion, a greeting or satire gets no reply, nor
+    does a picture that cannot be read.
+    """
+    anchor = request or target
+    chat_id = target.chat_id
+    language = ctx.service.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+
+    async def download() -> list[tuple[bytes, str]]:
+        if pictures and not unasked:  # downloading and reading pictures takes a moment
+            with contextlib.suppress(TelegramError):
+                await anchor.reply_chat_action(ChatAction.TYPING)
+        return await download_pictures(target.get_bot(), pictures, ctx.images)
+
+    origin, published = forwarded_from(target)
+    check = CheckRequest(
+        text,
+        Requester(PLATFORM, str(user_id), str(chat_id)),
+        download=download,
+        origin=origin,
+        published=published,
+        language=language,
+        allow_private_urls=ctx.allow_private_urls,
+        unasked=unasked,
+        has_pictures=bool(pictures),
+    )
+    screen = TelegramScreen(ctx, anchor, chat_id)
+    await run_check(
+        ctx.service, check, screen, progress_interval_s=ctx.settings.progress_interval_s
+    )

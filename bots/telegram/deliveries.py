@@ -1,0 +1,94 @@
+"""Cards of a queued deployment's Telegram checks, posted by whichever replica runs the
+``deliver`` job.
+
+The request records the chat and the "checking…" message to edit into the card (or,
+for an unasked check, which shows no progress, the post to reply to). The job edits
+that message into the verdict card, or the failure's sentence.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from telegram import Bot, ReplyParameters
+from telegram.error import BadRequest
+
+from bots.common.card import verdict_card
+from bots.common.check_flow import QUIET_UNASKED
+from bots.common.sentences import error_sentence
+from storage.deliveries import Claim
+from storage.handles import CheckFailedError, Outcome
+from zofia_engine.post import Post
+
+from .context import TelegramContext
+from .render import NO_PREVIEW, card_html, card_keyboard, quote_text
+
+__all__ = ["delivery_target", "post_delivered"]
+
+
+def delivery_target(
+    chat_id: int, post: Post, *, message_id: int | None = None, reply_to: int | None = None
+) -> dict[str, Any]:
+    """What a deliver job needs to post the card of ``post`` in ``chat_id`` from any
+    replica: the ``message_id`` of the "checking…" message to edit, or, for an unasked
+    check, the message to reply to."""
+    target: dict[str, Any] = {
+        "chat_id": chat_id,
+        "origin": post.origin,
+        "published": post.published.isoformat() if post.published else "",
+    }
+    if message_id is not None:
+        target["message_id"] = message_id
+    else:
+        target.update(reply_to=reply_to, unasked=True)
+    return target
+
+
+async def post_delivered(
+    ctx: TelegramContext, bot: Bot, claim: Claim, found: Outcome | str
+) -> None:
+    """A deliver job's card: edit the "checking…" message it names into the verdict card
+    (or the failure's sentence), or, for an unasked check, reply to the post. Editing
+    to what the message already shows is not an error: a retried job may do it."""
+    target = claim.target
+    chat_id = int(target["chat_id"])
+    if isinstance(found, str):
+        if target.get("unasked"):
+            return
+        text, keyboard = quote_text(error_sentence(CheckFailedError(found))), None
+    else:
+        if target.get("unasked") and found.report.verdict in QUIET_UNASKED:
+            return
+        published = target.get("published") or ""
+        card = verdict_card(
+            found,
+            origin=str(target.get("origin") or ""),
+            published=dt.date.fromisoformat(published) if published else None,
+        )
+        text = card_html(card)
+        keyboard = card_keyboard(card.check_id, report_url=ctx.report_url(card.check_id))
+    if "message_id" not in target:
+        await bot.send_message(
+            chat_id,
+            text,
+            parse_mode="HTML",
+            reply_markup=keyboard,
+            link_preview_options=NO_PREVIEW,
+            reply_parameters=ReplyParameters(
+                int(target["reply_to"]), allow_sending_without_reply=True
+            ),
+        )
+        return
+    try:
+        await bot.edit_message_text(
+            text,
+            chat_id=chat_id,
+            message_id=int(target["message_id"]),
+            parse_mode="HTML",
+            reply_markup=keyboard,
+            link_preview_options=NO_PREVIEW,
+        )
+    except BadRequest as exc:
+        if "not modified" not in str(exc).lower():
+            raise

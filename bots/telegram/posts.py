@@ -1,0 +1,57 @@
+"""What there is to check in a Telegram message: its text, and where a forward came from."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from telegram import (
+    Message,
+    MessageOrigin,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+)
+
+from zofia_engine.images.reader import NO_TEXT as NO_TEXT_IN_PICTURE
+
+__all__ = ["NOTHING_TO_CHECK", "NO_TEXT", "describe_origin", "forwarded_from", "post_text"]
+
+#: a picture with no text in it (the engine's sentence, whichever layer finds it)
+NO_TEXT = NO_TEXT_IN_PICTURE
+NOTHING_TO_CHECK = (
+    "I found nothing to check in this message: please send the post's text, a link, "
+    "or a photo or screenshot of it."
+)
+
+
+def describe_origin(origin: MessageOrigin) -> str:
+    """Who a forwarded message came from, in words: a channel, a chat, a user."""
+    if isinstance(origin, MessageOriginChannel):
+        name = origin.chat.title or "a channel"
+        at = f" (@{origin.chat.username})" if origin.chat.username else ""
+        by = f", signed {origin.author_signature}" if origin.author_signature else ""
+        return f"channel {name}{at}{by}"
+    if isinstance(origin, MessageOriginChat):
+        name = origin.sender_chat.title or "a group"
+        return f"chat {name}"
+    if isinstance(origin, MessageOriginUser):
+        at = f" (@{origin.sender_user.username})" if origin.sender_user.username else ""
+        return f"user {origin.sender_user.full_name}{at}"
+    if isinstance(origin, MessageOriginHiddenUser):
+        return f"user {origin.sender_user_name} (hidden account)"
+    return "a forwarded message"
+
+
+def forwarded_from(message: Message) -> tuple[str, dt.date | None]:
+    """A forwarded message's origin, in words, and the original's date (UTC): the post's
+    origin and publication date; ``("", None)`` for a message that is not a forward."""
+    if message.forward_origin is None:
+        return "", None
+    origin = message.forward_origin
+    return describe_origin(origin), origin.date.astimezone(dt.UTC).date()
+
+
+def post_text(message: Message) -> str:
+    """The text to check in a message: its text or its photo's caption."""
+    return (message.text or message.caption or "").strip()
