@@ -1,0 +1,270 @@
+"""The engine's own logic, in the fast tier: what each depth asks, what the debate
+shows, which quotes and claims are kept. The panel's script is answered in process at
+``LLMBackend.complete`` (``peers.scripted_panel``), so no model server runs; Stage 1 runs
+for real (spaCy, MiniLM, the offline Wikipedia) with the fake Brave server on 127.0.0.1
+for its web pages. ``tests/test_engine.py`` holds the same engine against the fake
+OpenAI server, for the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from peers.openai_peer import ChatReply
+from peers.panel_script import (
+    PanelScript,
+    closest_sentence,
+    last_user_text,
+    schema_name,
+    word_logprobs,
+)
+from peers.scripted_panel import ScriptedPanel
+from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body
+from test_engine import HITS, POST, UNSETTLED, UNSETTLED_NODE
+
+from zofia_engine.config import EngineSettings
+from zofia_engine.encoder import SentenceTransformerEncoder
+from zofia_engine.engine import Engine
+from zofia_engine.llm.router import LLMRouter
+from zofia_engine.llm.scripted import scripted
+from zofia_engine.retrieval.ner import NERBackend
+from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+from zofia_engine.retrieval.web.brave import BraveSearch
+from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
+
+pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+
+
+def _settings(
+    panel: ScriptedPanel, sections: dict[str, dict[str, Any]] | None = None
+) -> EngineSettings:
+    """Settings whose roles all go to the scripted backend (``panel`` is taken for the
+    same signature as ``test_engine``'s); ``sections`` overrides other sections."""
+    sections = dict(sections or {})
+    sections["agents"] = {"depth": "full", **sections.get("agents", {})}
+    llm = {"backend": "openai", "openai": {"api_key": "sk-test", "model": "panel"}}
+    return EngineSettings.model_validate({"llm": llm, **sections})
+
+
+@pytest.fixture
+def panel() -> ScriptedPanel:
+    return ScriptedPanel(PanelScript())
+
+
+@pytest_asyncio.fixture
+async def make_engine(
+    panel: ScriptedPanel,
+    ner: NERBackend,
+    encoder: SentenceTransformerEncoder,
+    offline_wiki: OfflineWikipedia,
+    brave_server: FakeBrave,
+) -> AsyncIterator[Callable[..., Engine]]:
+    """Engines on the shared models and the scripted backend, Brave answering HITS."""
+    brave_server.respond(brave_body(HITS))
+    made: list[Engine] = []
+
+    def make(settings: EngineSettings) -> Engine:
+        brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1000.0)
+        stage1 = EntityGuidedRetrieval(
+            settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=offline_wiki
+        )
+        router = LLMRouter(settings.llm, backends=scripted(panel))
+        engine = Engine(settings, retrieval=stage1, llm=router)
+        made.append(engine)
+        return engine
+
+    yield make
+    for engine in made:
+        await engine.aclose()
+
+
+def _script(panel: ScriptedPanel, **overrides: Any) -> PanelScript:
+    script = PanelScript(**overrides)
+    panel.responder = script
+    return script
+
+
+def _asked(panel: ScriptedPanel, name: str) -> list[dict[str, Any]]:
+    return [body for body in panel.requests if schema_name(body) == name]
+
+
+# ------------------------------------------------------------------ evidence first (depth)
+# Scripted paths, counted at the scripted backend: they prove which calls each depth makes
+# for a given reading of the evidence, not that a model reads it that way.
+
+ADAPTIVE = {"agents": {"depth": "adaptive"}}
+
+
+async def test_adaptive_with_nothing_settled_holds_one_round_and_rules_unproven(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    final = {"verdict": "true", "reason": "The evidence provided supports the claim."}
+    script = _script(panel, readerreply=UNSETTLED, finalreply=final)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert report.depth == "adaptive"
+    assert report.verdict == "unproven" and report.lean is not None
+    assert report.lean.outcome == "true"
+    # One round, both sides from the same material, then the judge's ruling; no tree, no
+    # per-document stance calls, no round rulings.
+    assert script.asked["debaterreply"] == 2 and script.asked["finalreply"] == 1
+    for absent in ("judgereply", "nodereply", "decomposereply", "stancereply"):
+        assert script.asked[absent] == 0, absent
+    assert script.asked["readerreply"] == 3  # the three claims, over one shared list
+    assert report.debate.rounds == 1 and report.debate.stopped_by == "no_evidence"
+    # Nothing was settled, so the panel could not change the verdict: it was not asked.
+    for absent in ("linguistreply", "domainreply", "expertreply"):
+        assert script.asked[absent] == 0, absent
+    assert not report.analyses.held and not report.analyses.linguist
+    assert "supports" not in report.summary  # the overruled reasoning is not shown
+    # The judge was told that nothing was settled.
+    told = _asked(panel, "finalreply")[0]
+    assert "no claim of the post was settled by the evidence" in last_user_text(told)
+    assert "WHAT THE EVIDENCE SETTLED" not in last_user_text(told)
+    readers = _asked(panel, "readerreply")
+    assert len({json.dumps(b["messages"][:3]) for b in readers}) == 1  # one shared list
+
+
+async def test_adaptive_with_a_settled_claim_holds_the_full_debate(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    rulings = iter(["continue", "stop"])
+
+    def judge(body: dict[str, Any]) -> dict[str, Any]:
+        return {"verdict": "false", "next": next(rulings), "reason": "Refuted by the record."}
+
+    script = _script(panel, judgereply=judge)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert report.verdict == "false" and report.basis
+    assert script.asked["judgereply"] == 2 and report.debate.rounds == 2
+    # A settled claim can carry a verdict, so the panel is asked: five dimensions, the
+    # domain and the expert's analysis.
+    assert script.asked["linguistreply"] == 5 and script.asked["expertreply"] == 1
+    assert report.analyses.held and len(report.analyses.linguist) == 5
+    assert report.debate.stopped_by == "judge" and script.asked["stancereply"] == 0
+    # Each web page's stance comes from the core claim's reading, with no call.
+    cited = {q.evidence_id for q in report.claims[0].quotes}
+    weighed = {e.id for e in report.evidence if e.stance is not None}
+    assert weighed == {i for i in cited if i.startswith("web-")}
+    # The debate is grounded in the settled claims: their sentences are in its material.
+    pool = _asked(panel, "debaterreply")[0]["messages"][3]["content"]
+    assert f"Shown by [{report.claims[0].quotes[0].evidence_id}]" in pool
+    # The judge is reminded, right before it rules, which claim the evidence settled and
+    # by which sentence.
+    quote = report.claims[0].quotes[0]
+    told = last_user_text(_asked(panel, "judgereply")[0])
+    assert "WHAT THE EVIDENCE SETTLED" in told and f"[{quote.evidence_id}] contradicts" in told
+    assert quote.text in told
+
+
+async def test_full_depth_holds_the_papers_debate_whatever_the_evidence(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    judge = {"verdict": "false", "next": "continue", "reason": "Unclear yet."}
+    script = _script(panel, readerreply=UNSETTLED, nodereply=UNSETTLED_NODE, judgereply=judge)
+    settings = _settings(panel, {"agents": {"depth": "full"}, "debate": {"max_rounds": 3}})
+    report = await make_engine(settings).check(POST)
+    assert report.verdict == "unproven" and report.depth == "full"
+    assert report.debate.rounds == 3 and script.asked["judgereply"] == 2
+    assert script.asked["stancereply"] == 2  # one per web page
+    assert report.debate.stopped_by == ""  # the cap, with a forced ruling
+    # The judge was told, every round, that nothing was settled.
+    assert all(
+        "no claim of the post was settled" in last_user_text(b) for b in _asked(panel, "judgereply")
+    )
+
+
+async def test_a_debate_that_repeats_itself_ends_and_shows_each_text_once(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    same = {"rebuttal": "", "argument": "The post names a real city and a real mayor.", "cites": []}
+    judge = {"verdict": "false", "next": "continue", "reason": "Unclear yet."}
+    linguist = {"analysis": "Sensational wording and vague sourcing throughout.", "lean": "fake"}
+    copying = {"rebuttal": "", "argument": linguist["analysis"], "cites": []}
+    answers = iter([same, copying, same, copying])
+    script = _script(
+        panel, debaterreply=lambda body: next(answers), judgereply=judge, linguistreply=linguist
+    )
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    debate = report.debate
+    assert debate.stopped_by == "repetition" and debate.rounds == 2
+    assert script.asked["debaterreply"] == 4 and script.asked["judgereply"] == 1
+    shown = [t.argument for t in debate.turns if t.argument]
+    assert shown == [same["argument"]]  # the con side copied the linguist; round 2 repeated
+    assert [t.repeated for t in debate.turns] == [False, True, True, True]
+    assert report.dropped.repeats == 3
+
+
+async def test_a_quote_in_neither_the_post_nor_the_evidence_is_dropped_and_counted(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    linguist = {
+        "analysis": "It uses superlatives like 'newest' and 'best'. It says \"BREAKING\".",
+        "lean": "fake",
+    }
+    _script(panel, linguistreply=linguist)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert all(f.analysis == 'It says "BREAKING".' for f in report.analyses.linguist)
+    assert report.dropped.quotes == 2 * 5  # two phrases, five dimensions
+
+
+async def test_the_judges_summary_quotes_only_what_the_post_or_evidence_says(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    reason = "The post calls it 'the most' daring ban. The record contradicts it."
+    judge = {"verdict": "false", "next": "stop", "reason": reason}
+    _script(panel, judgereply=judge)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert report.verdict == "false"
+    assert report.summary == "The record contradicts it."
+    assert report.dropped.quotes >= 1
+
+
+async def test_a_stance_model_reads_the_claims_instead_of_the_llm(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    """A tiny NLI model built here, whose every answer is "contradiction" (p ≈ 0.94): it
+    proves the wiring (no reading call reaches the LLM server, the model's stance is
+    cited under the same rules), not the quality of any real NLI model."""
+    pytest.importorskip("transformers")
+    from peers.tiny_nli import NLI_LABELS, build_nli
+
+    path = build_nli(tmp_path / "nli", NLI_LABELS, bias=[-1.0, 0.0, 2.0])
+    script = _script(panel)
+    stance = {"backend": "nli", "model": str(path)}
+    report = await make_engine(_settings(panel, {**ADAPTIVE, "stance": stance})).check(POST)
+    assert script.asked["readerreply"] == script.asked["nodereply"] == 0
+    core = report.claims[0]
+    assert core.label == "refutes" and core.quotes
+    assert core.reason.startswith(f"nli:{path}: refutes with probability 0.8")
+    shown = {q.text for c in report.claims for q in c.quotes}
+    assert all(any(t in e.text for e in report.evidence) for t in shown)
+    assert report.verdict == "false" and "claim-0" in report.basis
+
+
+@pytest.mark.parametrize(("p_no", "label"), [(0.9, "refutes"), (0.5, "supports")])
+async def test_a_likely_contradiction_refutes_a_claim_the_reading_supported(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine], p_no: float, label: str
+) -> None:
+    supports = {"sentences": [1], "reason": "Same subject.", "stance": "supports"}
+    content = json.dumps({"same_subject": "yes", "both_true": "no"})
+    odds = word_logprobs(content, both_true={"no": p_no, "yes": 1 - p_no})
+    script = _script(
+        panel,
+        readerreply=lambda body: {**supports, "sentences": [closest_sentence(body)]},
+        pairreply=ChatReply(content=content, logprobs=odds),
+    )
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    core = report.claims[0]
+    assert core.label == label and core.quotes
+    pairs = _asked(panel, "pairreply")
+    assert script.asked["pairreply"] == len(pairs) >= 1
+    # Each pair is asked on its own: the sentence and the claim, with token probabilities.
+    assert all(b["top_logprobs"] == 5 and "CLAIM: " in last_user_text(b) for b in pairs)
+    said = r"Sentence \d+ and the claim cannot both be true \(p = 0\.90\)\."
+    assert bool(re.fullmatch(said, core.reason)) == (label == "refutes")
