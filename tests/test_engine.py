@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from peers.engine_setup import EngineMaker, asked, script
 from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
 from peers.panel_script import (
     REPORT_KEYS,
@@ -25,7 +26,7 @@ from peers.panel_script import (
     schema_name,
     word_logprobs,
 )
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+from peers.search_peers import FakeBrave, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -34,8 +35,6 @@ from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import Ablation, Post, ProgressEvent
 from zofia_engine.report import Report
 from zofia_engine.retrieval.ner import NERBackend
-from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
-from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
 pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
@@ -95,31 +94,12 @@ async def make_engine(
     brave_server: FakeBrave,
 ) -> AsyncIterator[Callable[..., Engine]]:
     """Engines on the shared models, Brave answering HITS; all closed after the test."""
-    brave_server.respond(brave_body(HITS))
-    made: list[Engine] = []
-
-    def make(settings: EngineSettings) -> Engine:
-        brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1000.0)
-        stage1 = EntityGuidedRetrieval(
-            settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=offline_wiki
-        )
-        engine = Engine(settings, retrieval=stage1)
-        made.append(engine)
-        return engine
-
-    yield make
-    for engine in made:
-        await engine.aclose()
+    maker = EngineMaker(ner, encoder, offline_wiki, brave_server, HITS)
+    yield maker
+    await maker.aclose()
 
 
-def _script(peer: FakeOpenAI, **overrides: Any) -> PanelScript:
-    script = PanelScript(**overrides)
-    peer.responder = script
-    return script
-
-
-def _asked(peer: FakeOpenAI, name: str) -> list[dict[str, Any]]:
-    return [body for body in peer.requests if schema_name(body) == name]
+_script, _asked = script, asked
 
 
 # ------------------------------------------------------------------ the full pipeline

@@ -16,26 +16,23 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from peers.engine_setup import EngineMaker, asked, script
 from peers.openai_peer import ChatReply
 from peers.panel_script import (
     PanelScript,
     closest_sentence,
     last_user_text,
-    schema_name,
     word_logprobs,
 )
 from peers.scripted_panel import ScriptedPanel
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body
+from peers.search_peers import FakeBrave
 from test_engine import HITS, POST, UNSETTLED, UNSETTLED_NODE
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
-from zofia_engine.llm.router import LLMRouter
 from zofia_engine.llm.scripted import scripted
 from zofia_engine.retrieval.ner import NERBackend
-from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
-from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
 pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
@@ -66,32 +63,12 @@ async def make_engine(
     brave_server: FakeBrave,
 ) -> AsyncIterator[Callable[..., Engine]]:
     """Engines on the shared models and the scripted backend, Brave answering HITS."""
-    brave_server.respond(brave_body(HITS))
-    made: list[Engine] = []
-
-    def make(settings: EngineSettings) -> Engine:
-        brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1000.0)
-        stage1 = EntityGuidedRetrieval(
-            settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=offline_wiki
-        )
-        router = LLMRouter(settings.llm, backends=scripted(panel))
-        engine = Engine(settings, retrieval=stage1, llm=router)
-        made.append(engine)
-        return engine
-
-    yield make
-    for engine in made:
-        await engine.aclose()
+    maker = EngineMaker(ner, encoder, offline_wiki, brave_server, HITS, scripted(panel))
+    yield maker
+    await maker.aclose()
 
 
-def _script(panel: ScriptedPanel, **overrides: Any) -> PanelScript:
-    script = PanelScript(**overrides)
-    panel.responder = script
-    return script
-
-
-def _asked(panel: ScriptedPanel, name: str) -> list[dict[str, Any]]:
-    return [body for body in panel.requests if schema_name(body) == name]
+_script, _asked = script, asked
 
 
 # ------------------------------------------------------------------ evidence first (depth)
