@@ -42,6 +42,7 @@ import numpy as np
 # The temporary PostgreSQL server is the tests' (tests/pg_server.py), not a package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from factories import sample_report
 from pg_server import PostgresServer
 
 from bots.common.runtime import build_service
@@ -54,74 +55,9 @@ from storage.store import CheckStore
 from storage.transaction import write_transaction
 from zofia_engine.engine import Engine
 from zofia_engine.post import Post
-from zofia_engine.report import (
-    Analyses,
-    ClaimResult,
-    Confidence,
-    Debate,
-    DebateTurn,
-    EvidenceItem,
-    JudgeRuling,
-    LinguistFinding,
-    Report,
-    Usage,
-)
 
 WRITES = 2000
 BATCH = 10_000
-SENTENCE = "The council discussed the budget, the new bike lanes and the harbour plan."
-
-
-def sample_report(i: int) -> Report:
-    """A report of about the size a real check stores (10 documents, 5 claims, 3 rounds)."""
-    text = " ".join([SENTENCE] * 4)
-    return Report(
-        verdict="false" if i % 2 else "true",
-        confidence=Confidence(value=0.8, basis="judge's token probabilities"),
-        summary=text,
-        keywords=[],
-        evidence=[
-            EvidenceItem(
-                id=f"web-{j}",
-                source="web",
-                provider="brave",
-                title=f"Page {j}",
-                url=f"https://example.org/{i}/{j}",
-                text=text,
-            )
-            for j in range(1, 11)
-        ],
-        claims=[
-            ClaimResult(
-                id=f"claim-{j}",
-                kind="sub" if j else "core",
-                text=SENTENCE,
-                label="refutes",
-                reason=SENTENCE,
-            )
-            for j in range(5)
-        ],
-        analyses=Analyses(
-            linguist=[
-                LinguistFinding(dimension=f"d{j}", analysis=SENTENCE, lean="fake") for j in range(5)
-            ]
-        ),
-        debate=Debate(
-            turns=[
-                DebateTurn(round=r, side=side, rebuttal=text, argument=text, cites=["post"])
-                for r in range(1, 4)
-                for side in ("pro", "con")
-            ],
-            rulings=[
-                JudgeRuling(round=r, decision="continue", reason=SENTENCE) for r in range(1, 4)
-            ],
-            rounds=3,
-            max_rounds=5,
-        ),
-        usage=Usage(),
-        timings={"total_ms": 1.0},
-        degraded=[],
-    )
 
 
 def percentile(values: list[float], q: float) -> float:

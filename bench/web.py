@@ -43,7 +43,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from peers.report_fixtures import POST, full_report, stored_check  # noqa: E402
+from factories import POST, full_report, stored_check  # noqa: E402
 
 from bots.common.settings import Settings  # noqa: E402
 from storage.keys import new_check_id  # noqa: E402

@@ -29,7 +29,6 @@ from zofia_engine.report import (
     Quote,
     Report,
     Triage,
-    Usage,
 )
 
 
@@ -50,7 +49,6 @@ def _report(**changes: object) -> Report:
         verdict="false",
         confidence=Confidence(value=0.873, basis="judge logprobs"),
         summary="The post misquotes the mayor.",
-        keywords=[],
         evidence=[
             _evidence(1),
             _evidence(2),
@@ -68,7 +66,6 @@ def _report(**changes: object) -> Report:
                 quotes=[Quote(text="no ban", evidence_id="web-4")],
             )
         ],
-        analyses=Analyses(),
         debate=Debate(
             turns=[
                 DebateTurn(round=1, side="pro", argument="It is real.", cites=["web-1"]),
@@ -79,9 +76,6 @@ def _report(**changes: object) -> Report:
             max_rounds=5,
             decided_in_round=1,
         ),
-        usage=Usage(),
-        timings={},
-        degraded=[],
     )
     return base.model_copy(update=changes)
 

@@ -21,14 +21,14 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 from click.testing import CliRunner
-from peers.fake_checker import scripted_report
-from peers.report_fixtures import (
+from factories import (
     POST,
     RTL,
     full_report,
     hostile_report,
     stored_check,
 )
+from peers.fake_checker import scripted_report
 
 from bots.cli import main
 from bots.common.card import VERDICTS

@@ -27,8 +27,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from factories import POST, full_report, hostile_report, stored_check
 from peers.fake_checker import scripted_report
-from peers.report_fixtures import POST, full_report, hostile_report, stored_check
 
 from bots.common.card import VERDICTS
 from bots.common.settings import Settings

@@ -383,16 +383,16 @@ class Report(_Record):
     """
 
     verdict: Verdict
-    confidence: Confidence
-    summary: str
-    keywords: list[Keyword]
-    evidence: list[EvidenceItem]
-    claims: list[ClaimResult]
-    analyses: Analyses
-    debate: Debate
-    usage: Usage
-    timings: dict[str, float]
-    degraded: list[str]
+    confidence: Confidence = Confidence()
+    summary: str = ""
+    keywords: list[Keyword] = []
+    evidence: list[EvidenceItem] = []
+    claims: list[ClaimResult] = []
+    analyses: Analyses = Analyses()
+    debate: Debate = Debate()
+    usage: Usage = Usage()
+    timings: dict[str, float] = {}
+    degraded: list[str] = []
     basis: list[str] = []
     lean: Lean | None = None
     triage: Triage | None = None

@@ -28,7 +28,6 @@ from zofia_engine.images.reader import ImageReader
 from zofia_engine.post import Post, ProgressEvent, ProgressHook
 from zofia_engine.report import (
     TRIAGED,
-    Analyses,
     ClaimResult,
     Confidence,
     Debate,
@@ -82,14 +81,9 @@ def scripted_report(
             verdict=verdict,  # type: ignore[arg-type]
             confidence=Confidence(basis="triage: no claim was checked"),
             summary=summary or f"Triage: {verdict}.",
-            keywords=[],
-            evidence=[],
-            claims=[],
-            analyses=Analyses(),
             debate=Debate(held=False),
             usage=Usage.of(calls),
             timings={"total_ms": 1.0},
-            degraded=[],
             triage=Triage(kind=verdict, reason=summary or "scripted", signs=signs),  # type: ignore[arg-type]
         )
     evidence = [
@@ -116,14 +110,11 @@ def scripted_report(
         verdict=verdict,  # type: ignore[arg-type]
         confidence=Confidence(value=0.8 if grounded else None, basis="scripted"),
         summary=summary or f"Scripted verdict on: {post.text[:40]}",
-        keywords=[],
         evidence=evidence,
         claims=[claim],
-        analyses=Analyses(),
         debate=Debate(turns=turns, rulings=[ruling], rounds=1, max_rounds=5, decided_in_round=1),
         usage=Usage.of(calls),
         timings={"total_ms": 1.0},
-        degraded=[],
         basis=["claim-0"] if grounded else [],
         lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
         if verdict == "unproven"

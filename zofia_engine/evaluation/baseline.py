@@ -22,7 +22,7 @@ from ..llm.session import StepFailed
 from ..llm.token_odds import option_probabilities
 from ..post import Post
 from ..prompting import render
-from ..report import Analyses, Confidence, Debate, Report, Usage
+from ..report import Confidence, Debate, Report, Usage
 from ..text import checkable_text
 
 __all__ = ["ROLE", "OnlyLLMBaseline", "OnlyLLMReply"]
@@ -120,10 +120,6 @@ class OnlyLLMBaseline:
             verdict=verdict,
             confidence=confidence,
             summary=summary,
-            keywords=[],
-            evidence=[],
-            claims=[],
-            analyses=Analyses(),
             debate=Debate(held=False),
             usage=Usage.of(session.calls),
             timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)},

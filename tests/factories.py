@@ -1,7 +1,11 @@
-"""Whole reports for the report pages: a full one of any verdict (a tree of claims,
-stances and source quality, a published fact-check, a picture, three debate rounds,
-every analysis, a failed step), and a hostile one whose model- and web-written strings
-try to run script, break out of attributes, link to ``javascript:`` and reverse text.
+"""Reports for the tests and the benchmarks, built in one place.
+
+- :func:`full_report`: a full one of any verdict, for the report pages (a tree of
+  claims, stances and source quality, a published fact-check, a picture, three debate
+  rounds, every analysis, a failed step);
+- a hostile one whose model- and web-written strings try to run script, break out of
+  attributes, link to ``javascript:`` and reverse text;
+- :func:`sample_report`: one of about the size a real check stores (``bench/store.py``).
 
 :func:`stored_check` writes a report into a store as the service would, so the pages
 are read back through the real store.
@@ -230,7 +234,6 @@ def full_report(verdict: str = "false", *, summary: str = "") -> Report:
             "Springfield's council minutes and two wire reports record no bicycle ban "
             "and no fine; PolitiFact rated the claim False."
         ),
-        keywords=[],
         evidence=_evidence(),
         claims=_claims(verdict),
         analyses=Analyses(
@@ -371,3 +374,57 @@ def stored_check(
     stored = store.get_check(row.id)
     assert stored is not None
     return stored
+
+
+_BENCH_SENTENCE = "The council discussed the budget, the new bike lanes and the harbour plan."
+
+
+def sample_report(i: int) -> Report:
+    """A report of about the size a real check stores (10 documents, 5 claims, 3 rounds)."""
+    text = " ".join([_BENCH_SENTENCE] * 4)
+    return Report(
+        verdict="false" if i % 2 else "true",
+        confidence=Confidence(value=0.8, basis="judge's token probabilities"),
+        summary=text,
+        evidence=[
+            EvidenceItem(
+                id=f"web-{j}",
+                source="web",
+                provider="brave",
+                title=f"Page {j}",
+                url=f"https://example.org/{i}/{j}",
+                text=text,
+            )
+            for j in range(1, 11)
+        ],
+        claims=[
+            ClaimResult(
+                id=f"claim-{j}",
+                kind="sub" if j else "core",
+                text=_BENCH_SENTENCE,
+                label="refutes",
+                reason=_BENCH_SENTENCE,
+            )
+            for j in range(5)
+        ],
+        analyses=Analyses(
+            linguist=[
+                LinguistFinding(dimension=f"d{j}", analysis=_BENCH_SENTENCE, lean="fake")
+                for j in range(5)
+            ]
+        ),
+        debate=Debate(
+            turns=[
+                DebateTurn(round=r, side=side, rebuttal=text, argument=text, cites=["post"])
+                for r in range(1, 4)
+                for side in ("pro", "con")
+            ],
+            rulings=[
+                JudgeRuling(round=r, decision="continue", reason=_BENCH_SENTENCE)
+                for r in range(1, 4)
+            ],
+            rounds=3,
+            max_rounds=5,
+        ),
+        timings={"total_ms": 1.0},
+    )
