@@ -57,8 +57,8 @@ TEMPLATE_VARIABLES = {
     },
     "expert": {"expert_role": "economist", "max_words": 70},
     "extractor": {"min_sub": 2, "max_sub": 4},
-    "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80, "settled": True},
-    "judge_final": {"rounds": 5, "max_words": 80, "settled": False},
+    "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80, "settled": True, "findings": []},
+    "judge_final": {"rounds": 5, "max_words": 80, "settled": False, "findings": []},
     "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},
     "node": {"claim": "A claim.", "own": [1, 3], "max_words": 50, "max_cited": 3},
     "only_llm": {"max_words": 40},
@@ -71,7 +71,7 @@ TEMPLATE_VARIABLES = {
     "triage": {},
     "vision": {},
     "reader": {"claim": "A claim.", "own": [2], "max_words": 40, "max_cited": 3},
-    "unsettled": {"settled": False},
+    "unsettled": {"settled": False, "findings": []},
 }
 
 
@@ -89,15 +89,19 @@ def test_every_template_renders_and_needs_each_variable(name: str) -> None:
 
 
 def test_role_tasks_ask_for_word_labels_not_letters() -> None:
-    judge = render("judge", rounds=1, max_rounds=5, max_words=80, settled=True)
+    judge = render("judge", rounds=1, max_rounds=5, max_words=80, settled=True, findings=[])
     assert '"true", "false", "misleading" or "unproven"' in judge
     assert '"stop" or "continue"' in judge
     assert "R:" not in judge and "F:" not in judge
-    final = render("judge_final", rounds=0, max_words=80, settled=True)
+    final = render("judge_final", rounds=0, max_words=80, settled=True, findings=[])
     assert "There was no debate" in final and '"next"' not in final
     assert "no claim of the post was settled" not in final
-    told = render("judge_final", rounds=1, max_words=80, settled=False)
+    told = render("judge_final", rounds=1, max_words=80, settled=False, findings=[])
     assert "no claim of the post was settled by the evidence" in told
+    reminded = render(
+        "judge_final", rounds=1, max_words=80, settled=True, findings=['[wiki-1] contradicts "x"']
+    )
+    assert "WHAT THE EVIDENCE SETTLED" in reminded and '[wiki-1] contradicts "x"' in reminded
 
 
 class Sample(BaseModel):

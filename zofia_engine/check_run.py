@@ -18,22 +18,18 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from .agents.claims import extract_claims
 from .agents.context import PanelContext, evidence_items
 from .agents.debate import (
     DebateOutcome,
     Moderator,
-    TurnEditor,
     hold_debate,
     hold_opening_round,
 )
-from .agents.early_stop import EarlyStop
-from .agents.expert import analyse_as_expert, detect_domain
 from .agents.judge import calibrated, final_ruling
-from .agents.linguist import analyse_language
-from .agents.novelty import Novelty
+from .agents.panel import ask_panel
 from .agents.pool import agent_failures, evidence_pool, findings
 from .agents.quotes import Haystack, grounded_analyses, unfounded
 from .agents.radar import hold_radar_debate
@@ -59,7 +55,6 @@ from .report import (
     ClaimResult,
     Debate,
     Dropped,
-    ExpertFinding,
     JudgeRuling,
     Report,
     TreeSummary,
@@ -74,7 +69,6 @@ from .text import checkable_text
 __all__ = ["CheckRun"]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 LEAD_CHARS = 300  # the post's first sentence, as a fact-check query
 
 
@@ -153,13 +147,9 @@ class CheckRun:
             max_post_chars=agents.max_post_chars,
             max_evidence_chars=agents.max_evidence_chars,
         )
+        encoder = retrieval.encoder
         self.reading = EvidenceReading(
-            settings,
-            session,
-            self.ctx,
-            retrieval.encoder,
-            web=ablation.web,
-            stance_model=stance_model,
+            settings, session, self.ctx, encoder, web=ablation.web, stance_model=stance_model
         )
         if post.original_chars:
             self.degraded.append(
@@ -269,30 +259,19 @@ class CheckRun:
         return Gathered(stage1, analyses, claims.claims, claims.tree, seen, sources)
 
     async def _panel(self) -> Analyses:
-        """The linguist's dimensions and the domain expert, side by side; the expert
-        reads the evidence as the panel is shown it."""
-        session, ctx, ab = self.session, self.ctx, self.ablation
-        progress, timings = self.progress, self.timings
-        async with asyncio.TaskGroup() as tg:
-            expert = (
-                tg.create_task(progress.stage("expert", self._expert(), timings))
-                if ab.expert
-                else None
-            )
-            linguist = (
-                tg.create_task(
-                    progress.stage(
-                        "linguist",
-                        analyse_language(session, ctx, self.settings.agents.linguist_dimensions),
-                        timings,
-                    )
-                )
-                if ab.linguist
-                else None
-            )
-        return Analyses(
-            linguist=linguist.result() if linguist else [],
-            expert=expert.result() if expert else None,
+        """The linguist and the domain expert (:func:`.agents.panel.ask_panel`)."""
+
+        async def stage(name: str, work: Awaitable[Any]) -> Any:
+            return await self.progress.stage(name, work, self.timings)
+
+        return await ask_panel(
+            self.session,
+            self.ctx,
+            self.settings.agents.linguist_dimensions,
+            stage,
+            self.reading.shown,
+            linguist=self.ablation.linguist,
+            expert=self.ablation.expert,
         )
 
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
@@ -372,11 +351,6 @@ class CheckRun:
         timings["total_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
         return Usage.of(self.session.calls), timings
 
-    async def _expert(self) -> ExpertFinding:
-        found = await detect_domain(self.session, self.ctx)
-        await self.reading.shown.wait()  # the expert reads the evidence the panel is shown
-        return await analyse_as_expert(self.session, self.ctx, found)
-
     def _weighing(self) -> Weighing:
         published = self.post.published
         cutoff = published - dt.timedelta(days=1) if published else None
@@ -404,15 +378,14 @@ class CheckRun:
             word = ruling.decision or "failed"
             await self.progress.emit("round", "debate", word, ruling.round)
 
-        stop_margin, confidence = d.taus(session.routes["judge"].model)
         # The papers' run shows every turn; the adaptive depth shows nothing twice.
         full_run = self.settings.agents.depth == "full"
-        moderator = Moderator(
+        moderator = Moderator.of(
             session,
             ctx,
-            EarlyStop(d.early_stop, stop_margin, confidence),
-            TurnEditor(Novelty(d.repeat_threshold, shown) if not full_run else None, sources),
-            min_rounds=min(d.min_rounds, d.max_rounds),
+            d,
+            sources,
+            shown=None if full_run else shown,
             on_round=on_round,
             settled=settled,
         )
@@ -425,7 +398,3 @@ class CheckRun:
         finally:
             self.dropped.quotes += moderator.editor.dropped_quotes
             self.dropped.repeats += moderator.editor.repeats
-
-
-async def _nothing(value: T) -> T:
-    return value

@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..config import DebateSettings
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession, StepFailed
 from ..prompting import render
@@ -182,6 +183,33 @@ class Moderator:
     min_rounds: int = 1
     on_round: RoundHook | None = None
     settled: bool = True
+
+    @classmethod
+    def of(
+        cls,
+        session: CheckSession,
+        ctx: PanelContext,
+        settings: DebateSettings,
+        sources: Haystack,
+        *,
+        shown: Sequence[str] | None,
+        on_round: RoundHook | None = None,
+        settled: bool = True,
+    ) -> Moderator:
+        """The moderator ``[debate]`` describes, for the judge's model; ``shown``: the
+        analyses' texts no turn may repeat (``None``: repeats are shown, as in the
+        papers' run); ``sources``: where a quoted phrase must occur."""
+        stop_margin, confidence = settings.taus(session.routes["judge"].model)
+        novelty = Novelty(settings.repeat_threshold, shown) if shown is not None else None
+        return cls(
+            session,
+            ctx,
+            EarlyStop(settings.early_stop, stop_margin, confidence),
+            TurnEditor(novelty, sources),
+            min_rounds=min(settings.min_rounds, settings.max_rounds),
+            on_round=on_round,
+            settled=settled,
+        )
 
     def round_over(self, debate: Debate, turns: Sequence[DebateTurn]) -> bool:
         """Record a round's edited ``turns``; true when both sides only repeated
