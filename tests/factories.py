@@ -16,8 +16,8 @@ from __future__ import annotations
 import datetime as dt
 
 from storage.store import CheckRow, CheckStore
-from zofia_engine.images.models import ImageFinding, ImageSighting, LabelHit, VisionFinding
 from zofia_engine.post import Post
+from zofia_engine.records.images import ImageFinding, ImageSighting, LabelHit, VisionFinding
 from zofia_engine.report import (
     Analyses,
     ClaimResult,

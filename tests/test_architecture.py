@@ -102,3 +102,54 @@ def test_zofia_check_help_imports_no_chat_platform() -> None:
     )
     assert "telegram" not in loaded and "discord" not in loaded
     assert "bots.cli.check" in loaded
+
+
+# Inside each package, the layers from the bottom up; a module may import its own layer
+# and those below it, never one above. The records (report, post, what a picture and
+# Stage 1 found) are the engine's ground floor; bots/common is below the platforms.
+# The composition root is the top floor: a deployment's settings, composed from every
+# platform's section (common/settings.py), the service built from them (common/runtime.py,
+# common/deliveries.py), and each platform's app and the CLI, which start it all.
+INNER_LAYERS = {
+    "zofia_engine": [
+        {"errors", "settings_base", "text", "retrying", "records", "report", "post"},
+        {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
+        {"encoder", "llm", "retrieval", "images", "fetch", "run_progress"},
+        {"agents", "diagnostics"},
+        {"check_evidence", "check_run", "evaluation"},
+        {"engine", "__init__"},
+    ],
+    "bots": [
+        {"common"},
+        {"web"},
+        {"telegram", "discord"},
+        {
+            "common.settings",
+            "common.runtime",
+            "common.deliveries",
+            "telegram.app",
+            "discord.app",
+            "cli",
+            "__init__",
+        },
+    ],
+}
+
+
+def test_no_import_runs_back_up_inside_a_package() -> None:
+    graph = _graph()
+    upward = []
+    for package, layers in INNER_LAYERS.items():
+        level = {part: n for n, parts in enumerate(layers) for part in parts}
+
+        def part(module: str, level: dict[str, int] = level) -> str:
+            parts = [*module.split("."), "__init__", "__init__"]
+            return f"{parts[1]}.{parts[2]}" if f"{parts[1]}.{parts[2]}" in level else parts[1]
+
+        for module, targets in graph.items():
+            if not module.startswith(package):
+                continue
+            for target in targets:
+                if target.startswith(package) and level[part(target)] > level[part(module)]:
+                    upward.append((module, target))
+    assert sorted(upward) == []

@@ -22,8 +22,8 @@ from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.evaluation import LABEL_MAPPINGS, EvalItem, ResultLog, RunHeader, evaluate
 from zofia_engine.post import ABLATIONS, Ablation, Post
+from zofia_engine.records.stage1 import WikiCandidate
 from zofia_engine.report import Report
-from zofia_engine.retrieval.models import WikiCandidate
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch

@@ -1,6 +1,7 @@
 """Photo posts in the engine: safe decoding, the text read from rendered pictures, the
-fact-checkers' labels, the vision role against the fake OpenAI server, reverse image
-search against a fake Google Cloud Vision API, and what the verdict may rest on.
+words fact-checkers stamp (a lead, never a basis of their own), the vision role against
+the fake OpenAI server, reverse image search against a fake Google Cloud Vision API, and
+what the verdict may rest on.
 
 The OCR is real (RapidOCR on pictures rendered with known text). The panel is
 scripted: the engine tests prove what the engine does with what the models say (which
@@ -302,31 +303,74 @@ def _photo(lines: list[str], **options: Any) -> Post:
     return Post(text="", images=(PostImage(data=headline(lines, **options)),))
 
 
+FACT_CHECKER_PAGE = "https://www.politifact.com/factchecks/2025/mar/04/springfield-bicycles/"
+
+
 @pytest.mark.slow
-async def test_a_stamped_picture_carries_a_false_verdict_and_an_unstamped_one_does_not(
+async def test_a_stamp_is_a_lead_and_carries_a_verdict_only_from_a_fact_checkers_site(
     check: Callable[..., Any], panel: FakeOpenAI
 ) -> None:
-    """Plumbing plus the rule: the scripted judge says false both times; only the picture
-    stamped FALSE gives the verdict something to rest on."""
+    """Plumbing plus the rule: the scripted judge says false every time. The words FALSE
+    printed on the picture are shown to the panel as a lead, never a basis; the same
+    stamped picture found by reverse search on a fact-checker's site carries the verdict."""
     panel.responder = PanelScript(judgereply={"verdict": "false", "next": "stop", "reason": "x."})
     stamped = await check(_photo(LINES, stamp="FALSE"), reads=[*LINES, "FALSE"])
-    assert stamped.verdict == "false" and stamped.basis == ["img-1-label"]
+    assert stamped.verdict == "unproven" and stamped.basis == []
     [label] = [e for e in stamped.evidence if e.id == "img-1-label"]
-    assert label.source == "image" and label.rating == "false"
+    assert label.source == "image" and label.rating == "false" and label.provider == "ocr"
     assert "no vision model configured: the pictures were read for text only" in stamped.degraded
     card = report_card("c1", stamped, "", None, "")
     assert card.checked == "Checked: the text in 1 image"
-    assert any("label is printed on the picture" in note for note in card.notes)
+    assert 'The picture carries the words "FALSE".' in card.notes
+    assert not any("fact-checker's label" in note for note in card.notes)
     evidence = section("evidence", stamped)
     assert evidence.blocks[0].heading.startswith("Picture 1 (1080×1350")
     assert "bicycles" in evidence.blocks[0].body.casefold()
-    # The judge saw the label among the evidence, with the outcome it points to.
-    judge = next(b for b in panel.requests if schema_name(b) == "judgereply")
+    assert any("a lead, not a rating" in block.body for block in evidence.blocks)
+    # The judge saw the words among the evidence, as a lead and not as a rating.
+    # (Nothing settles the post: the adaptive depth holds one round and a final ruling.)
+    judge = next(b for b in panel.requests if schema_name(b) in ("judgereply", "finalreply"))
     seen = " ".join(str(m["content"]) for m in judge["messages"])
-    assert "[img-1-label]" in seen and "points to 'false'" in seen
+    assert "[img-1-label]" in seen and "not a fact-checker's rating" in seen
+
+    pages = [page(FACT_CHECKER_PAGE, "Springfield did not ban bicycles", full=True)]
+    async with FakeVision(pages) as vision:
+        published = await check(
+            _photo(LINES, stamp="FALSE"), reads=[*LINES, "FALSE"], reverse=vision.base_url
+        )
+    assert published.verdict == "false" and published.basis == ["img-1-label"]
+    [label] = [e for e in published.evidence if e.id == "img-1-label"]
+    assert label.url == FACT_CHECKER_PAGE and "politifact.com" in label.text
 
     plain = await check(_photo(LINES), reads=LINES)
     assert plain.verdict == "unproven" and plain.basis == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stamp", ["FACT CHECK: TRUE", "FACT CHECK: MOSTLY TRUE ✅"])
+async def test_a_picture_stamped_true_is_not_true_on_the_strength_of_the_stamp(
+    check: Callable[..., Any], panel: FakeOpenAI, stamp: str
+) -> None:
+    """The scripted panel calls the post true; the stamp, even on a picture a
+    fact-checker's site shows, is no ground for it: nothing else settles the post."""
+    panel.responder = PanelScript(
+        judgereply={"verdict": "true", "next": "stop", "reason": "It was fact-checked."},
+        finalreply={"verdict": "true", "reason": "It was fact-checked."},
+    )
+    pages = [page(FACT_CHECKER_PAGE, "Springfield bicycles", full=True)]
+    async with FakeVision(pages) as vision:
+        report = await check(
+            _photo(LINES, stamp=stamp), reads=[*LINES, stamp], reverse=vision.base_url
+        )
+    assert report.verdict == "unproven" and report.basis == []
+    assert report.lean is not None and report.lean.outcome == "true"
+    assert not any(e.id == "img-1-label" for e in report.evidence)
+    for body in panel.requests:
+        assert "points to 'true'" not in " ".join(str(m["content"]) for m in body["messages"])
+    card = report_card("c1", report, "", None, "")
+    if report.images[0].labels:  # "MOSTLY TRUE" is a stamp word; a bare "TRUE" is not
+        assert f'The picture carries the words "{stamp}".' in card.notes
+    assert card.verdict == "unproven" and not any("fact-checker" in n for n in card.notes)
 
 
 @pytest.mark.slow

@@ -33,8 +33,8 @@ from peers.search_peers import (
 
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.encoder import SentenceTransformerEncoder
+from zofia_engine.records.stage1 import Stage1Result, WikiCandidate
 from zofia_engine.retrieval.disambiguation import choose_senses
-from zofia_engine.retrieval.models import Stage1Result, WikiCandidate
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.ner.sentences import split_sentences
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval

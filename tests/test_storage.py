@@ -43,6 +43,7 @@ from storage.postgres import StoreDatabase, is_postgres
 from storage.rows import report_rows, serializable_report, to_iso
 from storage.settings import StorageSettings
 from zofia_engine.post import MAX_POST_CHARS, Post
+from zofia_engine.records.stage1 import Keyword
 from zofia_engine.report import (
     Analyses,
     ClaimResult,
@@ -58,7 +59,6 @@ from zofia_engine.report import (
     Report,
     Usage,
 )
-from zofia_engine.retrieval.models import Keyword
 
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 TABLES = {

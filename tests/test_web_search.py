@@ -36,7 +36,7 @@ from zofia_engine.errors import (
     SourceResponseError,
     SourceTimeoutError,
 )
-from zofia_engine.retrieval.models import WebResult
+from zofia_engine.records.stage1 import WebResult
 from zofia_engine.retrieval.web.base import SearchBackend, WebQuery
 from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.web.factory import build_search_backends

@@ -24,7 +24,7 @@ from peers.mediawiki_peer import CORPUS, Fault, MediaWikiPeer, refused_port_url
 from zofia_engine.config import EngineSettings, WikipediaSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.errors import SourceError
-from zofia_engine.retrieval.models import WikiCandidate
+from zofia_engine.records.stage1 import WikiCandidate
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.salience import SalienceResult

@@ -28,8 +28,7 @@ from .errors import (
     ZofiaError,
 )
 from .post import Ablation, Post, ProgressEvent
-from .report import Report
-from .retrieval.models import (
+from .records.stage1 import (
     Entity,
     Keyword,
     SourceStatus,
@@ -37,6 +36,7 @@ from .retrieval.models import (
     WebResult,
     WikipediaEntry,
 )
+from .report import Report
 
 if TYPE_CHECKING:
     from .engine import Engine

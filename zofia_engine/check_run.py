@@ -50,6 +50,7 @@ from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressHook
+from .records.stage1 import Stage1Result
 from .report import (
     Analyses,
     ClaimResult,
@@ -61,7 +62,6 @@ from .report import (
     Triage,
     Usage,
 )
-from .retrieval.models import Stage1Result
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
 from .text import checkable_text

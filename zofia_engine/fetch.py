@@ -24,8 +24,8 @@ from yarl import URL
 
 from .errors import InvalidPostError, ModelUnavailableError
 from .image_settings import ImageSettings
-from .images.models import ACCEPTED
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
+from .records.images import ACCEPTED
 
 __all__ = ["FetchedArticle", "fetch_article", "is_public_address"]
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .images.models import ImageFinding
+from .records.images import ImageFinding
 
 __all__ = [
     "ABLATIONS",

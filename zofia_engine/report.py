@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .images.models import ImageFinding
-from .retrieval.models import Keyword
+from .records.images import ImageFinding
+from .records.stage1 import Keyword
 
 __all__ = [
     "OUTCOMES",

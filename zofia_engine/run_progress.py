@@ -10,8 +10,8 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from .post import ProgressEvent, ProgressHook
+from .records.stage1 import Stage1Result
 from .report import EvidenceItem, ExpertFinding
-from .retrieval.models import Stage1Result
 
 __all__ = ["Progress"]
 

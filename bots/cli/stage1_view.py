@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from zofia_engine.retrieval.models import Stage1Result
+from zofia_engine.records.stage1 import Stage1Result
 
 from .text import plain
 

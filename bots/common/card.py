@@ -123,12 +123,13 @@ def _checked(report: Report) -> str:
 
 
 def _picture_notes(report: Report) -> list[str]:
-    """A fact-checker's label found in a picture, and where the picture appeared before."""
+    """The words a fact-checker would stamp, printed on a picture (they are the post's
+    own words, not a rating), and where the picture appeared before."""
     notes = []
     for image in report.images:
-        which = f"picture {image.index}" if len(report.images) > 1 else "the picture"
+        which = f"Picture {image.index}" if len(report.images) > 1 else "The picture"
         for hit in image.labels[:1]:
-            notes.append(f'A fact-checker\'s label is printed on {which}: "{hit.line}".')
+            notes.append(f'{which} carries the words "{hit.line}".')
         same = [s for s in image.sightings if s.relation == "same source"]
         if same:
             first = min(same, key=lambda s: s.published or dt.date.max)

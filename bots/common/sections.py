@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from zofia_engine.images.grounds import is_label_lead
 from zofia_engine.report import ClaimResult, EvidenceItem, JudgeRuling, Report
 from zofia_engine.retrieval.credibility import QUALITY_WORDS
 
@@ -125,7 +126,9 @@ def evidence_weight(item: EvidenceItem) -> str:
     parts = []
     if item.source == "factcheck":
         parts.append(f"published fact-check · rated “{item.rating}”")
-    if item.source == "image" and item.rating:
+    if is_label_lead(item):
+        parts.append("the picture carries these words · a lead, not a rating")
+    elif item.source == "image" and item.rating:
         parts.append(f"a finding on the post's picture · points to “{item.rating}”")
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)

@@ -280,7 +280,10 @@ def pictures(report: Report) -> tuple[PictureView, ...]:
             if image.ocr_confidence
             else ""
         )
-        lines = [f'A fact-checker\'s label: "{hit.line}" ({hit.outcome})' for hit in image.labels]
+        lines = [
+            f'The picture carries the words "{hit.line}": a lead to check, not a rating.'
+            for hit in image.labels
+        ]
         vision = image.vision
         if vision is not None:
             lines += [

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from ..llm.base import ChatMessage
 from ..llm.special_tokens import defuse
 from ..prompting import render
+from ..records.stage1 import Stage1Result
 from ..report import EvidenceItem
 from ..retrieval.credibility import QUALITY_WORDS, counts_against
-from ..retrieval.models import Stage1Result
 from ..retrieval.ner.sentences import sentence_spans
 from ..text import clip
 from .evidence_sentences import READ_SOURCES, SentenceList

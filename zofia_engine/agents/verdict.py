@@ -7,6 +7,8 @@ way AgentFact reads an absence of evidence, and the report keeps which way the p
 leaned, how strongly, and what would settle it. A quote from a low-quality or satire
 source carries no support (AgentFact's reverse use: such a source agreeing with a post
 is a warning sign), so pages written to rank can never be the only ground of ``true``.
+Nor can words printed on the post's picture: a screenshot stamped "FACT CHECK: TRUE" is
+the post talking about itself (:func:`~zofia_engine.images.grounds.picture_basis`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..images.grounds import picture_basis
 from ..report import (
     OUTCOMES,
     Analyses,
@@ -84,10 +87,11 @@ def grounded_claims(
 
 def can_settle(claims: Sequence[ClaimResult], evidence: Sequence[EvidenceItem]) -> bool:
     """Whether anything found can carry a verdict: a published fact-check, a finding on
-    the post's picture that points to an outcome, or a claim settled by the evidence."""
-    return any(
-        item.source == "factcheck" or (item.source == "image" and item.rating) for item in evidence
-    ) or bool(grounded_claims(claims, evidence))
+    the post's picture that can be a basis (:func:`picture_basis`; never words printed on
+    it alone), or a claim settled by the evidence."""
+    return any(item.source == "factcheck" or picture_basis(item) for item in evidence) or bool(
+        grounded_claims(claims, evidence)
+    )
 
 
 # Words that start a sentence without being a name: lower-cased inside another sentence.
@@ -169,7 +173,8 @@ def rule_on_evidence(
 
     The judge's outcome stands only on evidence that goes its way: claims supported for
     ``true``, refuted for ``false``, either for ``misleading``, a published fact-check,
-    or a finding on the post's picture that points to it. Else it is ``unproven``, with
+    or a finding on the post's picture that can be a basis for it (never for ``true``,
+    and never words printed on the picture alone). Else it is ``unproven``, with
     the judge's outcome as the panel's lean; ``overruled`` then marks a judge who ruled
     ``true`` against a core claim the evidence refutes (the two disagree: neither is
     the verdict, since the small reader also refutes true news).
@@ -177,8 +182,9 @@ def rule_on_evidence(
     Args:
         claims: the read claims.
         evidence: the check's evidence: its published fact-checks count as a basis,
-            and so do findings on the post's picture that point to ``outcome`` (a
-            fact-checker's label, a vision model's miscaption or tampering score); its
+            and so do findings on the post's picture that point to ``outcome`` (a vision
+            model's miscaption or tampering score, words printed on the picture that
+            reverse image search found on a fact-checker's site); its
             sources' credibility decides whose support counts.
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
     """
@@ -193,7 +199,7 @@ def rule_on_evidence(
         and core.label == "refutes"
     )
     carries = _CARRIES.get(outcome, ())
-    pictures = [i.id for i in evidence if i.source == "image" and i.rating == outcome]
+    pictures = [i.id for i in evidence if picture_basis(i) == outcome]
     backing = [c.id for c in claims if c.id in grounded and c.label in carries]
     basis = [*fact_checks, *pictures, *backing]
     if outcome not in ("true", "false", "misleading"):

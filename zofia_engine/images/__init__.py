@@ -1,5 +1,6 @@
-"""Photo posts (AgentFact's image agent): safe decoding, the text in the picture,
-fact-checkers' labels, a vision model's look, and reverse image search.
+"""Photo posts (AgentFact's image agent): safe decoding, the text in the picture, the
+words fact-checkers stamp (a lead only, :mod:`.grounds`), a vision model's look, and
+reverse image search.
 
 Importing this package loads nothing heavy: Pillow and the OCR models are imported
 by the modules that use them.

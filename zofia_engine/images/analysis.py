@@ -1,6 +1,8 @@
 """The pictures' part of a check: what was read in each (labels), what a vision model
 sees in it, and where else it appeared, as evidence items the panel can cite
-(``img-1-label``, ``img-1-vision``, ``img-1-seen``)."""
+(``img-1-label``, ``img-1-vision``, ``img-1-seen``). Which of them may carry a verdict
+is :mod:`.grounds`' rule: words printed on a picture are a lead, not a basis, unless
+reverse image search found the stamped picture on a fact-checker's site."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ from ..errors import LLMConfigError, SourceError
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession, StepFailed
 from ..post import Post, PostImage
+from ..records.images import ImageFinding, ImageSighting, VisionFinding
 from ..report import EvidenceItem
-from .models import ImageFinding, ImageSighting, VisionFinding
+from ..retrieval.credibility import SourceQuality
+from .grounds import LABEL_CONFIRMED, LABEL_LEAD, LEAD_OUTCOMES, VISION
 from .reverse import ReverseImageBackend
 from .vision import look_at
 
-__all__ = ["ImageEvidence", "examine_images", "vision_outcome"]
+__all__ = ["ImageEvidence", "examine_images", "fact_checker_copy", "vision_outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -110,20 +114,57 @@ async def _search(
         return []
 
 
-def _items(found: ImageFinding) -> list[EvidenceItem]:
-    n, items = found.index, []
-    for hit in found.labels[:1]:
-        items.append(EvidenceItem(
-            id=f"img-{n}-label", source="image", provider="ocr",
-            title=f"A fact-checker's label in picture {n}", url="",
-            text=f'Picture {n} carries the words "{hit.line}", the way fact-checkers '
-            f"stamp a picture they have rated ({hit.word}).",
+def fact_checker_copy(sightings: list[ImageSighting]) -> ImageSighting | None:
+    """The first page reverse search found showing the same picture (a full match) on a
+    fact-checker's site (``data/source_labels.csv``), or ``None``."""
+    quality = SourceQuality()
+    return next(
+        (
+            s
+            for s in sightings
+            if s.relation == "same source" and quality.classify(s.url).label == "fact-checker"
+        ),
+        None,
+    )
+
+
+def _label_item(found: ImageFinding) -> EvidenceItem | None:
+    """The words printed on the picture that point to ``false``, ``misleading`` or
+    ``satire``: a lead for the panel, or a basis when a fact-checker published the
+    picture. Words pointing to ``true`` (or to ``unproven`` or ``scam``) make no item:
+    they never count."""
+    n = found.index
+    hit = next((h for h in found.labels if h.outcome in LEAD_OUTCOMES), None)
+    if hit is None:
+        return None
+    copy = fact_checker_copy(found.sightings)
+    if copy is None:
+        return EvidenceItem(
+            id=f"img-{n}-label", source="image", provider=LABEL_LEAD,
+            title=f"Words printed on picture {n}", url="",
+            text=f'Picture {n} carries the words "{hit.line}" ({hit.word}). Anyone can '
+            "print words on a picture: they are a lead to check, not a fact-checker's rating.",
             rating=hit.outcome,
-        ))  # fmt: skip
+        )  # fmt: skip
+    domain = SourceQuality().classify(copy.url).domain
+    return EvidenceItem(
+        id=f"img-{n}-label", source="image", provider=LABEL_CONFIRMED,
+        title=f"Picture {n} as {domain} published it", url=copy.url,
+        text=f'Picture {n} carries the words "{hit.line}" ({hit.word}), and reverse image '
+        f"search found the same picture at {copy.url}, on the site of a fact-checker "
+        f"({domain}).",
+        rating=hit.outcome,
+    )  # fmt: skip
+
+
+def _items(found: ImageFinding) -> list[EvidenceItem]:
+    n = found.index
+    label = _label_item(found)
+    items = [label] if label is not None else []
     if found.vision is not None:
         v = found.vision
         items.append(EvidenceItem(
-            id=f"img-{n}-vision", source="image", provider="vision",
+            id=f"img-{n}-vision", source="image", provider=VISION,
             title=f"What picture {n} shows", url="",
             text=f"{v.description} Miscaption rate {v.miscaption_rate}/100 ({v.band}): "
             f"{v.miscaption_reason} Tampering likelihood {v.tampering}/100: {v.tampering_reason}",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from ..errors import InvalidPostError
-from .models import ACCEPTED
+from ..records.images import ACCEPTED
 
 __all__ = [
     "ACCEPTED",

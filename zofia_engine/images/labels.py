@@ -1,8 +1,10 @@
-"""Fact-checkers' labels in a picture's text (AgentFact, appendix Table S1): a picture
-stamped FALSE or ALTERED has already been rated. A label counts only where it stands as
-a stamp does: a line that is the label alone, or the label and one noun ("Altered
-photo", "False information"), or the label before a colon or dash ("FALSE: no ban
-exists"), or any line that names fact-checkers ("Checked by independent
+"""The words fact-checkers stamp, in a picture's text (AgentFact, appendix Table S1): a
+picture stamped FALSE or ALTERED may have been rated already, or made to look so (anyone
+can print the words; what a hit counts for is :mod:`.grounds`' rule: never ``true``, and
+otherwise a lead unless a fact-checker published the picture). A label is found only
+where it stands as a stamp does: a line that is the label alone, or the label and one
+noun ("Altered photo", "False information"), or the label before a colon or dash
+("FALSE: no ban exists"), or any line that names fact-checkers ("Checked by independent
 fact-checkers"). A headline that merely starts with the word ("Fake news media is
 lying", "False flag attack in Ohio") or a sentence that uses it does not count.
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .models import LabelHit
+from ..records.images import LabelHit
 
 __all__ = ["LABELS", "find_labels"]
 

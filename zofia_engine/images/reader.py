@@ -1,5 +1,5 @@
 """A post's pictures read before it is checked: each one decoded within the caps and
-cleaned of metadata, its text read offline and searched for fact-checkers' labels. The
+cleaned of metadata, its text read offline and searched for the words fact-checkers stamp. The
 text read becomes part of the post, each picture's under its own marker, so Stage 1
 and every agent see it, and so a repeat of the same screenshot is a repeat of the text.
 """
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from ..errors import InvalidPostError
 from ..image_settings import ImageSettings
 from ..post import Post, PostImage
+from ..records.images import ImageFinding
 from ..text import clean_post
 from .decode import CleanImage, ImageRefusedError, clean_image, too_many
 from .labels import find_labels
-from .models import ImageFinding
 from .ocr import OCRBackend, OCRResult, RapidOCRBackend
 
 __all__ = ["NO_TEXT", "ImageReader", "image_marker"]

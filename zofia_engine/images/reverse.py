@@ -18,9 +18,9 @@ from typing import Any
 from ..errors import SourceError
 from ..image_settings import ReverseImageSettings
 from ..post import PostImage
+from ..records.images import ImageSighting
 from ..retrieval.http import JsonHttpClient, required_key
 from ..retrieval.web._text import clean_text
-from .models import ImageSighting
 
 __all__ = ["GoogleVisionWeb", "ReverseImageBackend", "reverse_backend", "sightings_of"]
 

@@ -12,7 +12,7 @@ from ..llm.base import ChatMessage
 from ..llm.session import CheckSession
 from ..post import PostImage
 from ..prompting import render
-from .models import MiscaptionBand, VisionFinding
+from ..records.images import MiscaptionBand, VisionFinding
 
 __all__ = ["VisionReply", "band_of", "look_at"]
 

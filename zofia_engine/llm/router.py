@@ -1,7 +1,10 @@
 """Roles to backends, as the settings say; one backend object per distinct server.
 
 Roles that point at the same server share its backend, so its concurrency
-limit holds across them; the embedded model is loaded once for every role.
+limit holds across them; the embedded model is loaded once for every role. A key goes
+only to the server it was set for (:func:`~zofia_engine.llm.openai_wire.key_for`): a
+role that names another ``base_url`` without an ``api_key`` of its own sends none, so
+``[llm.openai] api_key`` (``OPENAI_API_KEY``) never reaches a third party's server.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from pathlib import Path
 from ..config import ROLES, LLMSettings
 from .base import LLMBackend
 from .gguf import QWEN_CODER_1_5B
+from .openai_wire import key_for
 from .session import CheckSession, Route
 
 __all__ = ["LLMRouter"]
@@ -42,8 +46,7 @@ class LLMRouter:
                 model = (rs.model if rs else "") or settings.openai.model
             elif kind == "openai":
                 base_url = (rs.base_url if rs else "") or settings.openai.base_url
-                api_key = (rs.api_key if rs else "") or settings.openai.api_key
-                backend = self._openai(base_url, api_key)
+                backend = self._openai(base_url, rs.api_key if rs else "")
                 model = (rs.model if rs else "") or settings.openai.model
             else:
                 backend = self._embedded()
@@ -52,8 +55,7 @@ class LLMRouter:
         vision = settings.roles.get("vision")
         if vision is not None and vision.model:  # never the text-only embedded model
             backend = overrides.get("vision") or self._openai(
-                vision.base_url or settings.openai.base_url,
-                vision.api_key or settings.openai.api_key,
+                vision.base_url or settings.openai.base_url, vision.api_key
             )
             self.routes["vision"] = Route(backend, vision.model, vision.max_tokens)
 
@@ -62,7 +64,11 @@ class LLMRouter:
         """A vision model is configured (``[llm.roles.vision]`` names one)."""
         return "vision" in self.routes
 
-    def _openai(self, base_url: str, api_key: str) -> LLMBackend:
+    def _openai(self, base_url: str, own_key: str) -> LLMBackend:
+        """The backend of the server at ``base_url``, sent ``own_key`` (the role's), or
+        ``[llm.openai] api_key`` only when ``base_url`` is ``[llm.openai] base_url``."""
+        openai = self.settings.openai
+        api_key = key_for(base_url, own_key, openai.base_url, openai.api_key)
         key = ("openai", base_url, api_key)
         if key not in self._pool:
             from .openai_backend import OpenAIBackend

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ports import TextEncoder
-from .models import WikiCandidate
+from ..records.stage1 import WikiCandidate
 
 __all__ = [
     "SenseChoice",

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .models import Entity, Mention
+from ..records.stage1 import Entity, Mention
 from .ner.base import TaggedToken
 
 __all__ = [

@@ -20,6 +20,12 @@ import numpy as np
 from ..config import EngineSettings
 from ..encoder import SentenceTransformerEncoder
 from ..ports import TextEncoder
+from ..records.stage1 import (
+    Keyword,
+    SourceStatus,
+    Stage1Result,
+    WebResult,
+)
 from ..text import clean_post
 from .entities import (
     aggregate_units,
@@ -30,12 +36,6 @@ from .entities import (
 from .factcheck.base import FactCheckBackend
 from .factcheck.lookup import FactCheckLookup
 from .keywords import select_keywords, similarity_matrix
-from .models import (
-    Keyword,
-    SourceStatus,
-    Stage1Result,
-    WebResult,
-)
 from .ner import NERBackend, NEROutput, build_ner_backend
 from .salience import SalienceResult, score_salience
 from .web.base import WIKIPEDIA_DOMAINS, SearchBackend, WebQuery, compose_query

@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 
 from ..ports import TextEncoder
-from .models import Entity
+from ..records.stage1 import Entity
 
 __all__ = ["SalienceResult", "hierarchical_salience", "local_context", "score_salience"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import SourceError
 from ...ports import TextEncoder
-from ..models import SourceStatus
+from ...records.stage1 import SourceStatus
 from ..web.search import source_failure
 from .base import FactCheck, FactCheckBackend, FactCheckQuery
 

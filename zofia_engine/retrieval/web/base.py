@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from ..models import WebResult
+from ...records.stage1 import WebResult
 
 __all__ = [
     "WIKIPEDIA_DOMAINS",

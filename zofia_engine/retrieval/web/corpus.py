@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from ...config import WebSettings
 from ...errors import ConfigError, SourceResponseError
-from ..models import WebResult
+from ...records.stage1 import WebResult
 from .base import SearchBackend, WebQuery, admit
 
 __all__ = ["CorpusSearch", "index_corpus", "match_terms"]

@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Sequence
 
 from ...errors import SourceError
-from ..models import SourceStatus, WebResult
+from ...records.stage1 import SourceStatus, WebResult
 from .base import SearchBackend, WebQuery
 
 __all__ = ["search_all", "source_failure"]

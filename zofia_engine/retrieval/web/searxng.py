@@ -14,8 +14,8 @@ from typing import Any
 
 from ...config import WebSettings
 from ...errors import ConfigError, SourceResponseError
+from ...records.stage1 import WebResult
 from ..http import JsonHttpClient
-from ..models import WebResult
 from ._text import clean_text, parse_date
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 
-from ..models import WikiCandidate
+from ...records.stage1 import WikiCandidate
 from .gazetteer import TitleMatch
 
 __all__ = ["WikipediaBackend"]

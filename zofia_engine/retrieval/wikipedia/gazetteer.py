@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from ..models import WikiCandidate
+from ...records.stage1 import WikiCandidate
 from .titles import normalize_title
 
 __all__ = [

@@ -21,9 +21,9 @@ import numpy as np
 
 from ...errors import SourceError
 from ...ports import TextEncoder
+from ...records.stage1 import SourceStatus, WikiCandidate, WikipediaEntry
 from ...stage1_settings import WikipediaSettings
 from ..disambiguation import first_sentences
-from ..models import SourceStatus, WikiCandidate, WikipediaEntry
 from ..ner.sentences import split_sentences
 from ..salience import SalienceResult
 from ..web.search import source_failure

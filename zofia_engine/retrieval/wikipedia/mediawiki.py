@@ -28,8 +28,8 @@ from urllib.parse import quote, urlsplit
 
 from ...config import MediaWikiSettings, WikipediaSettings
 from ...errors import ConfigError, SourceError, SourceResponseError
+from ...records.stage1 import WikiCandidate
 from ..http import JsonHttpClient
-from ..models import WikiCandidate
 from .base import WikipediaBackend
 from .gazetteer import TitleMatch, capitalised_spans
 from .titles import is_sense_of, normalize_title, without_disambiguator

@@ -39,7 +39,7 @@ from typing import Any
 
 from ...config import WikipediaSettings
 from ...errors import ConfigError, ModelUnavailableError
-from ..models import WikiCandidate
+from ...records.stage1 import WikiCandidate
 from .base import WikipediaBackend
 from .gazetteer import TitleMatch, find_titles
 from .mediawiki import article_url

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ports import TextEncoder
+from ...records.stage1 import WikiCandidate
 from ..disambiguation import SenseChoice, modified_contexts, pick_senses
-from ..models import WikiCandidate
 from ..ner.sentences import split_sentences
 from .gazetteer import TitleMatch
 from .titles import normalize_title, without_disambiguator

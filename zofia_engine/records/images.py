@@ -29,8 +29,9 @@ class _Record(BaseModel):
 
 
 class LabelHit(_Record):
-    """A fact-checker's label found in the picture's text (AgentFact, Table S1): the
-    word, the line it stood on, and the outcome it stands for."""
+    """Words fact-checkers stamp (AgentFact, Table S1) printed on the picture: the
+    word, the line it stood on, and the outcome it stands for. Anyone can print them:
+    what they may count for is :mod:`.grounds`' rule."""
 
     word: str
     line: str

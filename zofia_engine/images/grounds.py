@@ -1,0 +1,51 @@
+"""Which findings on a post's picture may carry a verdict, written once.
+
+Words printed on a picture are part of the post: anyone can stamp "FACT CHECK: TRUE ✅"
+on a screenshot. So a label read from a picture never grounds ``true``; it may point to
+``false``, ``misleading`` or ``satire`` only as a *lead* the panel is shown, not as a
+basis for the verdict, unless reverse image search found the same picture (a full
+match) on a fact-checker's site: then the fact-checker published it, and the label is
+theirs. A vision model's miscaption or tampering score points to ``false`` or
+``misleading`` (never ``true``) and can be a basis.
+
+The evidence items say which is which by their ``provider``:
+:data:`LABEL_LEAD` (the words alone), :data:`LABEL_CONFIRMED` (found on a fact-checker's
+site) and :data:`VISION`.
+"""
+
+from __future__ import annotations
+
+from ..report import EvidenceItem
+
+__all__ = [
+    "LABEL_CONFIRMED",
+    "LABEL_LEAD",
+    "LEAD_OUTCOMES",
+    "VISION",
+    "is_label_lead",
+    "picture_basis",
+]
+
+#: The provider of a label item that is only words read from the picture (OCR).
+LABEL_LEAD = "ocr"
+#: The provider of a label item whose picture reverse search found on a fact-checker's site.
+LABEL_CONFIRMED = "fact-checker, by reverse image search"
+#: The provider of a vision model's finding.
+VISION = "vision"
+#: The outcomes a printed label may point to, as a lead; never ``true``.
+LEAD_OUTCOMES = frozenset({"false", "misleading", "satire"})
+
+
+def picture_basis(item: EvidenceItem) -> str:
+    """The outcome ``item`` can be a basis for as a finding on the post's picture, or
+    ``""``: a vision model's finding, or a label confirmed on a fact-checker's site;
+    never a label read from the picture alone, and never ``true``."""
+    if item.source != "image" or item.rating not in LEAD_OUTCOMES:
+        return ""
+    return item.rating if item.provider in (VISION, LABEL_CONFIRMED) else ""
+
+
+def is_label_lead(item: EvidenceItem) -> bool:
+    """Whether ``item`` is words printed on the picture that point somewhere, shown to
+    the panel as a lead and never a basis."""
+    return item.source == "image" and item.provider == LABEL_LEAD and bool(item.rating)
