@@ -23,3 +23,15 @@ def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
     url = postgres_server.create_database(name)
     yield url
     postgres_server.drop_database(name)
+
+
+# Fixtures that load a real model and decode with it (SmolLM2 through llama.cpp, a
+# BERT-shaped NER model through transformers): a test that uses one is in the slow
+# tier, whatever its file says, so `pytest -m "not slow"` stays the fast tier.
+MODEL_FIXTURES = frozenset({"smol", "batched", "single", "model_path", "bert_like_ner_dir"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
