@@ -244,6 +244,7 @@ async def test_cancelling_one_sequence_leaves_the_others_running(
     assert after.completion_tokens > 0
 
 
+@pytest.mark.slow  # loads SmolLM2 itself, for a cold cache
 async def test_a_shared_prefix_is_evaluated_once() -> None:
     backend = _backend(4, N_CTX)  # a cold cache
     try:
