@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .database import default_database_path, load_or_create_secret, open_database
 from .errors import CheckNotFoundError, StorageError
-from .keys import clean_text, hash_chat, hash_user, keyed_text_hash, new_check_id, text_hash
+from .keys import hash_chat, hash_user, keyed_text_hash, new_check_id, storable_text, text_hash
 from .migrations import MIGRATIONS, applied_migrations, migrate
 from .rows import CheckRow, CheckStatus, RepeatKind
 from .store import CheckStore
@@ -28,7 +28,6 @@ __all__ = [
     "RepeatKind",
     "StorageError",
     "applied_migrations",
-    "clean_text",
     "default_database_path",
     "hash_chat",
     "hash_user",
@@ -37,5 +36,6 @@ __all__ = [
     "migrate",
     "new_check_id",
     "open_database",
+    "storable_text",
     "text_hash",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .keys import clean_text
+from .keys import storable_text
 from .locked import LockedDatabase
 from .sql import first_row
 
@@ -41,9 +41,9 @@ class Feedback:
             raise ValueError(f"vote must be 1 or -1, not {vote!r}")
         row = {
             "check_id": check_id,
-            "user_hash": clean_text(user_hash),
+            "user_hash": storable_text(user_hash),
             "vote": vote,
-            "comment": clean_text(comment),
+            "comment": storable_text(comment),
             "created_at": self.db.now(),
         }
         with self.db.write():
@@ -112,11 +112,11 @@ class ChatSettings:
             TypeError: ``value`` is not JSON-serialisable.
             ValueError: ``value`` holds NaN or infinity.
         """
-        value_json = clean_text(json.dumps(value, ensure_ascii=False, allow_nan=False))
+        value_json = storable_text(json.dumps(value, ensure_ascii=False, allow_nan=False))
         row = {
-            "platform": clean_text(platform),
-            "chat": clean_text(chat),
-            "key": clean_text(key),
+            "platform": storable_text(platform),
+            "chat": storable_text(chat),
+            "key": storable_text(key),
             "value_json": value_json,
             "updated_at": self.db.now(),
         }
@@ -160,7 +160,7 @@ class SectionMarks:
             self.db.require_check(check_id)
             row = {
                 "check_id": check_id,
-                "kind": clean_text(kind),
+                "kind": storable_text(kind),
                 "value_json": json.dumps(value, allow_nan=False),
                 "updated_at": self.db.now(),
             }

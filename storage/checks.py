@@ -13,7 +13,7 @@ from typing import Any
 from zofia_engine.post import Post
 
 from .errors import CheckNotFoundError
-from .keys import clean_text, new_check_id
+from .keys import new_check_id, storable_text
 from .locked import LockedDatabase
 from .rows import (
     CHECK_STATUSES,
@@ -85,9 +85,9 @@ class Checks:
         now = self.db.now()
         row: dict[str, Any] = {
             "id": new_check_id(),
-            "platform": clean_text(platform),
-            "chat": clean_text(chat),
-            "requester": clean_text(requester),
+            "platform": storable_text(platform),
+            "chat": storable_text(chat),
+            "requester": storable_text(requester),
             "status": status,
             **_post_columns(post),
             "text_hash": text_hash,
@@ -125,7 +125,7 @@ class Checks:
         params = {
             "id": check_id,
             "status": status,
-            "error": clean_text(error),
+            "error": storable_text(error),
             "now": self.db.now(),
         }
         with self.db.lock:
@@ -299,13 +299,13 @@ def _post_columns(post: Post) -> dict[str, Any]:
     """The columns a check takes from its post; ``language`` only when not English (the
     column's default, '')."""
     columns: dict[str, Any] = {
-        "post_text": clean_text(post.text),
-        "url": clean_text(post.url),
-        "origin": clean_text(post.origin),
+        "post_text": storable_text(post.text),
+        "url": storable_text(post.url),
+        "origin": storable_text(post.origin),
         "published": None if post.published is None else post.published.isoformat(),
     }
     if post.language:
-        columns["language"] = clean_text(post.language)
+        columns["language"] = storable_text(post.language)
     return columns
 
 

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .keys import clean_text
+from .keys import storable_text
 from .locked import LockedDatabase
 from .rows import to_iso
 
@@ -54,7 +54,7 @@ class Deliveries:
         """
         row = {
             "check_id": check_id,
-            "platform": clean_text(platform),
+            "platform": storable_text(platform),
             "target_json": json.dumps(target, allow_nan=False),
             "created_at": self.db.now(),
             "claimed_at": None,

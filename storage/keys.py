@@ -15,12 +15,12 @@ import secrets
 import unicodedata
 
 __all__ = [
-    "clean_text",
     "hash_chat",
     "hash_user",
     "keyed_text_hash",
     "new_check_id",
     "rekey_text_hash",
+    "storable_text",
     "text_hash",
 ]
 
@@ -29,7 +29,7 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def _keyed(secret: bytes, message: str) -> str:
-    return hmac.new(secret, clean_text(message).encode("utf-8"), hashlib.sha256).hexdigest()
+    return hmac.new(secret, storable_text(message).encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 def hash_user(secret: bytes, platform: str, user_id: str) -> str:
@@ -98,12 +98,12 @@ def text_hash(text: str) -> str:
     Returns:
         SHA-256 of the normalised text, as 64 hex characters.
     """
-    normalized = unicodedata.normalize("NFKC", clean_text(text)).casefold()
+    normalized = unicodedata.normalize("NFKC", storable_text(text)).casefold()
     normalized = _WHITESPACE.sub(" ", normalized).strip()
     return hashlib.sha256(normalized.encode("utf-8")).hexdigest()
 
 
-def clean_text(text: str) -> str:
+def storable_text(text: str) -> str:
     """``text`` with lone surrogates (which UTF-8 cannot encode) and NUL (which a
     PostgreSQL text cannot hold) replaced by U+FFFD, so both engines store the same.
 

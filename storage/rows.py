@@ -14,7 +14,7 @@ from pydantic_core import PydanticSerializationError
 from zofia_engine.post import Post
 from zofia_engine.report import ClaimResult, EvidenceItem, JudgeRuling, LLMCall, Report
 
-from .keys import clean_text
+from .keys import storable_text
 
 __all__ = [
     "CheckRow",
@@ -135,7 +135,7 @@ def report_rows(
         created_at: the ISO time to stamp the ``reports`` row with.
 
     Returns:
-        Table name → rows, in insertion order; their text is :func:`clean_text`'s.
+        Table name → rows, in insertion order; their text is :func:`storable_text`'s.
     """
     rows = {
         "reports": [_report_row(report, report_json, created_at)],
@@ -267,7 +267,7 @@ def vector_blob(vector: npt.NDArray[np.float32]) -> tuple[int, bytes]:
 
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return clean_text(value)
+        return storable_text(value)
     if isinstance(value, dict):
         return {_scrub(key): _scrub(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -404,7 +404,6 @@ def test_public_names() -> None:
         "RepeatKind",
         "StorageError",
         "applied_migrations",
-        "clean_text",
         "default_database_path",
         "hash_chat",
         "hash_user",
@@ -413,6 +412,7 @@ def test_public_names() -> None:
         "migrate",
         "new_check_id",
         "open_database",
+        "storable_text",
         "text_hash",
     ]
 

@@ -20,7 +20,7 @@ from ..image_settings import ReverseImageSettings
 from ..post import PostImage
 from ..records.images import ImageSighting
 from ..retrieval.http import JsonHttpClient, required_key
-from ..retrieval.web._text import clean_text
+from ..snippets import snippet_text
 
 __all__ = ["GoogleVisionWeb", "ReverseImageBackend", "reverse_backend", "sightings_of"]
 
@@ -89,7 +89,7 @@ def sightings_of(body: Any, limit: int) -> list[ImageSighting]:
             relation = "same event"
         else:
             continue  # only similar pictures: unrelated
-        title = clean_text(str(page.get("pageTitle") or ""))[:200]
+        title = snippet_text(str(page.get("pageTitle") or ""))[:200]
         found.append(ImageSighting(url=str(page["url"])[:2000], title=title, relation=relation))
     found.sort(key=lambda s: s.relation != "same source")
     return found[:limit]

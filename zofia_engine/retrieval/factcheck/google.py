@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 from ...config import FactCheckSettings
 from ...errors import SourceError, SourceResponseError
 from ...post import cut_at_word
+from ...snippets import parse_date, snippet_text
 from ..http import JsonHttpClient, required_key
-from ..web._text import clean_text, parse_date
 from .base import FactCheck, FactCheckBackend, FactCheckQuery, language_code
 
 __all__ = ["GoogleFactCheck"]
@@ -216,32 +216,32 @@ def _reviews(claim: dict[str, Any]) -> list[FactCheck]:
     reviews = claim.get("claimReview", [])
     if not isinstance(reviews, list):
         raise SourceResponseError(GoogleFactCheck.name, "'claimReview' is not a list")
-    text = clean_text(claim.get("text"))
+    text = snippet_text(claim.get("text"))
     found = []
     for review in reviews:
         if not isinstance(review, dict):
             continue
         url = review.get("url")
-        rating = clean_text(review.get("textualRating"))
+        rating = snippet_text(review.get("textualRating"))
         if not isinstance(url, str) or not url.strip() or not rating:
             continue
         publisher = review.get("publisher")
         publisher = publisher if isinstance(publisher, dict) else {}
-        site = clean_text(publisher.get("site"))
+        site = snippet_text(publisher.get("site"))
         found.append(
             FactCheck(
                 claim=text,
-                claimant=clean_text(claim.get("claimant")),
+                claimant=snippet_text(claim.get("claimant")),
                 claim_date=parse_date(claim.get("claimDate")),
                 publisher=(
-                    clean_text(publisher.get("name")) or site or (urlsplit(url).hostname or "")
+                    snippet_text(publisher.get("name")) or site or (urlsplit(url).hostname or "")
                 ),
                 publisher_site=site,
                 url=url.strip(),
-                title=clean_text(review.get("title")),
+                title=snippet_text(review.get("title")),
                 rating=rating,
                 reviewed=parse_date(review.get("reviewDate")),
-                language=clean_text(review.get("languageCode")),
+                language=snippet_text(review.get("languageCode")),
             )
         )
     return found

@@ -17,8 +17,8 @@ from typing import Any
 from ...config import WebSettings
 from ...errors import SourceResponseError
 from ...records.stage1 import WebResult
+from ...snippets import parse_date, snippet_text
 from ..http import JsonHttpClient, required_key
-from ._text import clean_text, parse_date
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["BraveSearch"]
@@ -181,14 +181,14 @@ def _to_result(item: dict[str, Any]) -> WebResult | None:
     if not isinstance(url, str) or not url.strip():
         return None
     extra = item.get("extra_snippets")
-    snippets = [clean_text(s) for s in extra] if isinstance(extra, list) else []
+    snippets = [snippet_text(s) for s in extra] if isinstance(extra, list) else []
     published: dt.date | None = parse_date(item.get("page_age"))
     if published is None:
         published = parse_date(item.get("age"), *AGE_FORMATS)
     return WebResult(
-        title=clean_text(item.get("title")),
+        title=snippet_text(item.get("title")),
         url=url.strip(),
-        snippet=clean_text(item.get("description")),
+        snippet=snippet_text(item.get("description")),
         description=" ".join(s for s in snippets if s),
         published=published,
         source=BraveSearch.name,

@@ -15,8 +15,8 @@ from typing import Any
 from ...config import WebSettings
 from ...errors import ConfigError, SourceResponseError
 from ...records.stage1 import WebResult
+from ...snippets import parse_date, snippet_text
 from ..http import JsonHttpClient
-from ._text import clean_text, parse_date
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["SearxngSearch"]
@@ -160,9 +160,9 @@ def _to_result(item: dict[str, Any]) -> WebResult | None:
     if not isinstance(url, str) or not url.strip():
         return None
     return WebResult(
-        title=clean_text(item.get("title")),
+        title=snippet_text(item.get("title")),
         url=url.strip(),
-        snippet=clean_text(item.get("content")),
+        snippet=snippet_text(item.get("content")),
         description="",
         published=parse_date(item.get("publishedDate")),
         source=SearxngSearch.name,

@@ -1,4 +1,5 @@
-"""Small text helpers shared by the web backends: HTML-free snippets, lenient dates."""
+"""The text of what an API sends back: HTML-free snippets and lenient dates, for the
+web and fact-check backends and the reverse image search."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ import datetime as dt
 import html
 import re
 
-__all__ = ["clean_text", "parse_date"]
+__all__ = ["parse_date", "snippet_text"]
 
 _TAG = re.compile(r"<[^>]*>")
 _SPACE = re.compile(r"\s+")
 
 
-def clean_text(value: object) -> str:
+def snippet_text(value: object) -> str:
     """Turn an API's snippet into plain text.
 
     Tags such as ``<strong>`` are dropped first and entities unescaped after, so
