@@ -123,10 +123,18 @@ def test_sections_list_debate_in_round_order_and_claims_with_quotes() -> None:
         "Round 1 · Against (false or misleading)",
         "Round 1 · Judge: false",
     ]
-    assert debate.blocks[1].body.endswith("Cites: web-3, web-4")
+    # Sources are cited by their title, site and link; no evidence id reaches the chat.
+    assert debate.blocks[1].body.endswith(
+        "Cites these sources:\n"
+        "• Title web 3 (example.org): https://example.org/web/3\n"
+        "• Title web 4 (example.org): https://example.org/web/4"
+    )
     claims = section("claims", _report())
-    assert claims.blocks[0].heading == "Core claim · refutes"
-    assert "“no ban” (web-4)" in claims.blocks[0].body
+    assert claims.blocks[0].heading == "Core claim · contradicted by example.org"
+    assert "“no ban”\n— Title web 4 (example.org): https://example.org/web/4" in (
+        claims.blocks[0].body
+    )
+    assert not any("web-" in b.heading + b.body for s in (debate, claims) for b in s.blocks)
     evidence = section("evidence", _report())
     assert evidence.blocks[0].url == "https://example.org/web/1"
     empty = section("debate", _report(debate=Debate()))
@@ -144,11 +152,12 @@ def test_an_unproven_card_says_which_way_the_panel_leaned_and_what_would_settle_
     )
     card = verdict_card(Outcome("u1", report))
     assert (card.icon, card.headline, card.confidence) == ("❔", "Unproven", "")
-    assert card.lean == (
-        "The panel leans false (62%). What would settle it: The council's minutes."
-    )
+    # One short line for the lean; what would settle it is a note.
+    assert card.lean == "The panel leans false (62%)."
+    assert "What would settle it: The council's minutes." in card.notes
     without = verdict_card(Outcome("u2", report.model_copy(update={"lean": None})))
-    assert without.lean == "The evidence found does not settle it either way."
+    assert without.lean == "The panel leans neither way."
+    assert not any(note.startswith("What would settle it") for note in without.notes)
     misleading = verdict_card(Outcome("m", _report(verdict="misleading")))
     assert misleading.headline == "Misleading: missing context" and misleading.lean == ""
     # The evidence the Scientist (arguing it misleads) cited weighs twice.
@@ -231,7 +240,7 @@ def test_progress_lines_mark_finished_steps_and_the_running_one() -> None:
     ]
     lines = progress_lines(events)
     assert lines[0] == "✓ entity-guided retrieval finished (3 entities)"
-    assert lines[1] == "• debate round 1: judge says continue"
+    assert lines[1] == "• debate round 1: the judge asks for another round"
     assert lines[-1].startswith("… debate started")
 
 
@@ -313,11 +322,13 @@ def test_the_evidence_thread_says_what_each_document_weighs() -> None:
         }
     )
     blocks = section("evidence", _report(evidence=[rated, poison])).blocks
-    assert blocks[0].body.startswith("refutes · reuters.com · high quality\n")
-    assert blocks[0].body.endswith("Shown by: “Evidence text 1.”")
+    assert blocks[0].heading == "Title web 1"
+    assert blocks[0].body == (
+        "reuters.com · contradicts the post's core claim · high quality\nEvidence text 1."
+    )  # the passage once: its stance sentence is all of it, and is not repeated
     assert blocks[1].body.splitlines()[0] == (
-        "supports · infowars.com · low quality · found by the counter-evidence search"
-        " · its support counts against the post"
+        "infowars.com · supports the post's core claim · low quality · found by the "
+        "search for rebuttals · its support counts against the post"
     )
 
 
@@ -334,11 +345,15 @@ def test_the_claims_thread_shows_the_tree_indented_with_its_scores() -> None:
     tree = TreeSummary(veracity=0.2, reliability=0.8, decision="false", evaluations=2,
                        stopped_by="decisive")  # fmt: skip
     blocks = section("claims", _report(claims=claims, tree=tree)).blocks
-    assert blocks[0].heading == "Tree of claims · false"
-    assert "after 2 judgements (the core claim was settled)" in blocks[0].body
-    assert blocks[1].heading == "Core claim · refutes"
-    assert "v 0.30 · r 0.50; from its parts v 0.20 · r 0.80" in blocks[1].body
-    assert blocks[2].heading == "  └ Sub-claim (quantity) · refutes"
+    assert blocks[0].heading == "Tree of claims · false"  # it agrees with the verdict
+    assert blocks[0].body == (
+        "Taken together, the claim and its parts read false, after 2 judgements "
+        "(the core claim was settled)."
+    )
+    # A reading that cites no sentence of the evidence settles nothing; no scores.
+    assert blocks[1].heading == "Core claim · not settled"
+    assert "v 0." not in blocks[1].body and "r 0." not in blocks[1].body
+    assert blocks[2].heading == "  └ Sub-claim (quantity) · not settled"
 
 
 @pytest.mark.parametrize(

@@ -11,12 +11,13 @@ core claim's reading (adaptive) or one call per document (full).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .agents.claims import Extracted
 from .agents.context import PanelContext
 from .agents.evidence_sentences import SentenceIndex, SentenceList
+from .agents.quotes import Haystack
 from .agents.reading import ReadingRules, read_claims, read_claims_by_model
 from .agents.stance import stances_read
 from .agents.tree import grow_tree
@@ -26,11 +27,12 @@ from .images.analysis import ImageEvidence
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession, StepFailed
 from .ports import TextEncoder
-from .report import ClaimResult, TreeSummary
+from .records.stage1 import Stage1Result
+from .report import Analyses, ClaimResult, TreeSummary
 from .retrieval.factcheck.lookup import Matched
 from .retrieval.ner.sentences import split_sentences
 
-__all__ = ["EvidenceReading", "ReadClaims"]
+__all__ = ["EvidenceReading", "Gathered", "ReadClaims"]
 
 T = TypeVar("T")
 LEAD_CHARS = 300  # the post's first sentence, as a query
@@ -45,6 +47,19 @@ class ReadClaims:
     tree: TreeSummary | None
     problem: str
     dropped: int = 0
+
+
+@dataclass
+class Gathered:
+    """What the panel has before the debate: Stage 1's result and every analysis."""
+
+    stage1: Stage1Result
+    analyses: Analyses
+    claims: list[ClaimResult]
+    tree: TreeSummary | None = None
+    pictures: ImageEvidence | None = None
+    # The post and the evidence, folded once: where a quoted phrase must occur.
+    sources: Haystack = field(default_factory=lambda: Haystack([]))
 
 
 class EvidenceReading:

@@ -17,7 +17,6 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
 from .agents.claims import extract_claims
@@ -43,22 +42,19 @@ from .agents.verdict import (
     verdict_of,
 )
 from .agents.weighing import Weighing
-from .check_evidence import EvidenceReading
+from .check_evidence import EvidenceReading, Gathered
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
 from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressHook
-from .records.stage1 import Stage1Result
 from .report import (
     Analyses,
-    ClaimResult,
     Debate,
     Dropped,
     JudgeRuling,
     Report,
-    TreeSummary,
     Triage,
     Usage,
 )
@@ -70,19 +66,6 @@ __all__ = ["CheckRun"]
 
 log = logging.getLogger(__name__)
 LEAD_CHARS = 300  # the post's first sentence, as a fact-check query
-
-
-@dataclass
-class Gathered:
-    """What the panel has before the debate: Stage 1's result and every analysis."""
-
-    stage1: Stage1Result
-    analyses: Analyses
-    claims: list[ClaimResult]
-    tree: TreeSummary | None = None
-    pictures: ImageEvidence | None = None
-    # The post and the evidence, folded once: where a quoted phrase must occur.
-    sources: Haystack = field(default_factory=lambda: Haystack([]))
 
 
 #: Looks at a post's read pictures (vision, reverse search) with the check's session
@@ -174,13 +157,19 @@ class CheckRun:
                     gathering.cancel()
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await gathering
-                report = triaged_report(found, *self._usage_and_timings(), self.degraded)
-                report.images, report.caption = self.post.findings, self.post.has_caption
+                usage, timings = self._usage_and_timings()
+                report = triaged_report(
+                    found,
+                    usage,
+                    timings,
+                    self.degraded,
+                    images=self.post.findings,
+                    caption=self.post.has_caption,
+                )
             else:
                 gathered = await (gathering or self.gather())
                 outcome = await self.deliberate(gathered)
-                report = self.report(gathered, outcome)
-                report.triage = found
+                report = self.report(gathered, outcome, found)
         finally:
             if gathering is not None:
                 gathering.cancel()  # a no-op once it is done
@@ -297,8 +286,11 @@ class CheckRun:
             self.judge_prior = await self.prior()  # nothing to correct without probabilities
         return outcome
 
-    def report(self, gathered: Gathered, outcome: DebateOutcome) -> Report:
-        """The report of the check: the verdict the evidence allows, timings, accounting."""
+    def report(
+        self, gathered: Gathered, outcome: DebateOutcome, triaged: Triage | None = None
+    ) -> Report:
+        """The report of the check: the verdict the evidence allows, timings, accounting;
+        ``triaged``: what the triage found, when it ran."""
         judged, debate = outcome.judged, outcome.debate
         if self.settings.debate.early_stop == "thresholds" and debate.stopped_by == "judge":
             self.degraded.append("no token probabilities: the judge's own word ended the debate")
@@ -340,6 +332,7 @@ class CheckRun:
             caption=self.post.has_caption,
             dropped=self.dropped,
             depth=self.settings.agents.depth,
+            triage=triaged,
         )
 
     def _usage_and_timings(

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from .post import ProgressEvent, ProgressHook
 from .records.stage1 import Stage1Result
 from .report import EvidenceItem, ExpertFinding
+from .text import counted
 
 __all__ = ["Progress"]
 
@@ -58,17 +59,18 @@ class Progress:
 def _summary(result: Any) -> str:
     if isinstance(result, Stage1Result):
         documents = len(result.web) + len(result.wikipedia)
-        return f"{len(result.keywords)} keywords, {documents} documents"
+        return f"{counted(len(result.keywords), 'keyword')}, {counted(documents, 'document')}"
     if isinstance(result, list) and result and isinstance(result[0], EvidenceItem):
         checks = sum(1 for item in result if item.source == "factcheck")
         stances = sum(1 for item in result if item.stance is not None)
-        return f"{checks} published fact-checks, {stances} stances"
+        return f"{counted(checks, 'published fact-check')}, {counted(stances, 'stance')}"
     if isinstance(result, list):
-        return f"{sum(1 for r in result if getattr(r, 'status', 'ok') == 'ok')} of {len(result)} ok"
+        done = sum(1 for r in result if getattr(r, "status", "ok") == "ok")
+        return f"{done} of {len(result)} done" if result else ""
     claims = getattr(result, "claims", None)  # the claims step: flat, or a tree's nodes
     if isinstance(claims, list):
         settled = sum(1 for c in claims if c.label in ("supports", "refutes"))
-        return f"{settled} of {len(claims)} claims settled"
+        return f"{settled} of {counted(len(claims), 'claim')} settled"
     if isinstance(result, ExpertFinding):
         return result.expert_role if result.status == "ok" else f"failed: {result.error}"
     return ""

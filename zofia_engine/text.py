@@ -8,11 +8,20 @@ can be fixed and says what it did, so the report can tell the user.
 from __future__ import annotations
 
 import re
+import unicodedata
 from html.parser import HTMLParser
 
 from .errors import InvalidPostError
 
-__all__ = ["EMPTY_POST", "checkable_text", "clean_post", "clip", "whole_sentences"]
+__all__ = [
+    "EMPTY_POST",
+    "checkable_text",
+    "clean_post",
+    "clip",
+    "counted",
+    "is_visible",
+    "whole_sentences",
+]
 
 EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
 
@@ -21,6 +30,13 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BLANKS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
 _NEWLINES = re.compile(r"\s*\n\s*\n\s*")
+# Characters that show nothing though they are neither spaces nor format characters:
+# the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the braille blank (U+2800), the
+# combining grapheme joiner (U+034F) and the Khmer inherent vowels (U+17B4, U+17B5).
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5")
+# Spaces, separators, controls and format characters (U+200B, U+2060, U+FEFF, the
+# direction marks …): what a blank post is made of.
+_UNSEEN = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 _BLOCK_TAGS = frozenset(
     [
         "p",
@@ -84,7 +100,8 @@ def clean_post(text: str) -> tuple[str, list[str]]:
     Lone surrogates become U+FFFD, control characters (NUL included) become
     spaces, HTML markup is reduced to its text, runs of spaces collapse (a
     double space would split a name for the tagger) and paragraph breaks are
-    kept, since sentence splitting uses them.
+    kept, since sentence splitting uses them. A post with nothing visible in it (only
+    zero-width, filler and space characters) comes back empty.
     """
     notes: list[str] = []
     if _SURROGATE.search(text):
@@ -100,7 +117,26 @@ def clean_post(text: str) -> tuple[str, list[str]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _BLANKS.sub(" ", text)
     text = _NEWLINES.sub("\n\n", text)
-    return text.strip(), notes
+    return _trimmed(text), notes
+
+
+def _seen(char: str) -> bool:
+    return char not in _FILLERS and unicodedata.category(char) not in _UNSEEN
+
+
+def is_visible(text: str) -> bool:
+    """Whether ``text`` shows anything: a post of only zero-width, filler and space
+    characters (U+200B, U+2060, U+FEFF, U+3164 HANGUL FILLER, U+3000 …) is blank."""
+    return any(map(_seen, text))
+
+
+def _trimmed(text: str) -> str:
+    """``text`` without what shows nothing at either end; ``""`` when nothing shows."""
+    start = next((n for n, char in enumerate(text) if _seen(char)), len(text))
+    end = len(text)
+    while end > start and not _seen(text[end - 1]):
+        end -= 1
+    return text[start:end]
 
 
 def checkable_text(text: str) -> tuple[str, list[str]]:
@@ -134,3 +170,9 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def counted(n: int, noun: str, nouns: str = "") -> str:
+    """``n`` with its noun in the right number: "1 judgement", "2 judgements", "0
+    documents" (``nouns`` for an irregular plural: ``counted(2, "entity", "entities")``)."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"

@@ -8,11 +8,14 @@ markdown, the terminal's rich text).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from dataclasses import dataclass
 
 from storage.service import Outcome
 from zofia_engine.report import EvidenceItem, Report
+
+from .sentences import counted, named_sources
 
 __all__ = [
     "MAX_LINKS",
@@ -56,11 +59,12 @@ class VerdictCard:
     """The compact answer to a check, as plain text fields.
 
     ``confidence`` is ``"87%"``, or ``""`` when the backend gave no
-    probabilities; ``lean`` says, for an unproven post, which way the panel leaned
-    and what would settle it; ``checked_by`` has a line per published fact-check of
-    the post ("Already checked by PolitiFact (2024-03-02): False"); ``repeat_note`` is
-    ``""`` unless the answer came from the store; ``checked`` says, for a photo post,
-    what was checked ("Checked: the caption and the text in 1 image").
+    probabilities; ``lean`` says in one short line, for an unproven post, which way the
+    panel leaned (what would settle it is among the ``notes``); ``checked_by`` has a
+    line per published fact-check of the post ("Already checked by PolitiFact
+    (2024-03-02): False"); ``repeat_note`` is ``""`` unless the answer came from the
+    store; ``checked`` says, for a photo post, what was checked ("Checked: the caption
+    and the text in 1 image").
     """
 
     check_id: str
@@ -99,16 +103,23 @@ def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
 
 
 def _lean(report: Report) -> str:
-    """For an unproven post: which way the panel leaned and what would settle it (the
-    summary above it says that the evidence settled nothing)."""
+    """For an unproven post, one short line: which way the panel leaned ("The panel
+    leans false (62%)."); what would settle it is a note (the summary above it says
+    that the evidence settled nothing)."""
     if report.verdict != "unproven":
         return ""
     if report.lean is None:
-        return "The evidence found does not settle it either way."
+        return "The panel leans neither way."
     strength = f" ({report.lean.probability:.0%})" if report.lean.probability is not None else ""
     words = VERDICTS[report.lean.outcome][1].split(":")[0].lower()
-    settle = f" What would settle it: {report.lean.settle}" if report.lean.settle else ""
-    return f"The panel leans {words}{strength}.{settle}"
+    return f"The panel leans {words}{strength}."
+
+
+def _settle_note(report: Report) -> list[str]:
+    """What would settle an unproven post, as a note under the card."""
+    if report.verdict != "unproven" or report.lean is None or not report.lean.settle:
+        return []
+    return [f"What would settle it: {report.lean.settle}"]
 
 
 def _checked(report: Report) -> str:
@@ -140,24 +151,65 @@ def _picture_notes(report: Report) -> list[str]:
 
 
 def _notes(report: Report) -> tuple[str, ...]:
-    notes = _picture_notes(report)
+    notes = [*_cut_note(report.degraded), *_picture_notes(report)]
     if report.triage is not None and report.triage.signs:
         notes.append("Signs: " + "; ".join(report.triage.signs) + ".")
     if report.verdict in ("no_claim", "satire", "scam"):
         return tuple(notes)
+    notes += _settle_note(report)
     debate = report.debate
     if debate.forced and debate.held:
-        notes.append(
-            f"The judge did not decide within {debate.max_rounds} rounds; the ruling was forced."
-        )
+        rounds = counted(debate.max_rounds, "round")
+        notes.append(f"The judge did not decide within {rounds}; the ruling was forced.")
     if not any(item.source == "web" for item in report.evidence):
-        notes.append("No web evidence: web search is off or found nothing.")
+        notes.append(_no_web(report))
     failed, steps = _failed_steps(report)
     if failed:
         # One plain sentence: what failed, in words a backend wrote (hosts, ports, error
         # bodies), stays in the report and the log, not in a chat.
-        notes.append(f"{failed} of {steps} analysis steps failed; the verdict used the rest.")
+        of = f"{failed} of {counted(steps, 'analysis step')}"
+        notes.append(f"{of} failed; the verdict used the rest.")
     return tuple(notes)
+
+
+# How the engine says that a post was cut (check_run.py, retrieval/pipeline.py).
+_HAD = re.compile(r"the post had ([\d,]+) characters; only its first ([\d,]+) were checked")
+_SEARCHED = re.compile(r"post cut to its first ([\d,]+) characters for entity extraction")
+_SAW = re.compile(r"the models saw the post's first ([\d,]+) characters")
+
+
+def _number(found: re.Match[str], group: int = 1) -> str:
+    return f"{int(found[group].replace(',', '')):,}"
+
+
+def _cut_note(degraded: list[str]) -> list[str]:
+    """When the post was cut: how long it was, how much was checked, how much of it the
+    search for sources and the panel read."""
+    said: list[str] = []
+    for note in degraded:
+        if found := _HAD.fullmatch(note):
+            whole, checked = _number(found), _number(found, 2)
+            said.insert(0, f"it has {whole} characters and only the first {checked} were checked")
+        elif found := _SEARCHED.fullmatch(note):
+            said.append(f"the search for sources read its first {_number(found)} characters")
+        elif found := _SAW.fullmatch(note):
+            said.append(f"the panel read its first {_number(found)} characters")
+    return [f"The post was cut: {'; '.join(said)}."] if said else []
+
+
+def _no_web(report: Report) -> str:
+    """Why no web page is among the evidence: web search is off, it failed, or it found
+    nothing (the report's notes say which)."""
+    degraded = report.degraded
+    if "left out for this check: web" in degraded:
+        return "No web evidence: web search was left out of this check."
+    if any(note.startswith("no web search backend configured") for note in degraded):
+        return "No web evidence: web search is off on this bot."
+    if any(note.startswith("web:") and " failed: " in note for note in degraded):
+        return "No web evidence: the web search failed."
+    if report.search_mode == "paper":
+        return "No web evidence: the web search, which leaves out news sites, found nothing."
+    return "No web evidence: the web search found nothing on this post."
 
 
 def panel_steps(report: Report) -> list[tuple[str, str, str]]:
@@ -206,7 +258,7 @@ def report_card(
         headline=headline,
         colour=colour,
         confidence="" if value is None else f"{value:.0%}",
-        summary=report.summary,
+        summary=named_sources(report.summary, report.evidence),
         lean=_lean(report),
         links=tuple(Link(item.title or item.url, item.url) for item in top_evidence(report)),
         origin=origin,

@@ -31,12 +31,14 @@ _MARKS = {"finished": "✓", "failed": "✗", "round": "•"}
 
 
 def describe_event(event: ProgressEvent) -> str:
-    """One line for a progress event: ``debate round 2: judge says continue``."""
+    """One line for a progress event: ``debate round 2: judge says false``."""
     name = STAGE_NAMES.get(event.stage, event.stage)
+    if event.kind == "round" and event.detail == "continue":
+        return f"debate round {event.round}: the judge asks for another round"
     if event.kind == "round":
         return f"debate round {event.round}: judge says {event.detail}"
-    detail = f" ({event.detail})" if event.detail else ""
-    return f"{name} {event.kind}{detail}"
+    detail = event.detail
+    return f"{name} {event.kind}" + (f" ({detail})" if detail else "")
 
 
 def progress_lines(events: Sequence[ProgressEvent]) -> list[str]:

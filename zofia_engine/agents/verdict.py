@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..images.grounds import picture_basis
+from ..records.images import ImageFinding
 from ..report import (
     OUTCOMES,
-    Analyses,
     ClaimResult,
     Confidence,
     Debate,
@@ -130,18 +130,57 @@ _OPENERS = frozenset(
         "he",
         "she",
         "i",
+        "you",
+        "what",
+        "in",
+        "on",
+        "at",
+        "after",
+        "before",
+        "since",
+        "during",
+        "for",
+        "from",
+        "more",
+        "less",
+        "fewer",
+        "only",
+        "both",
+        "any",
+        "none",
+        "nobody",
+        "nothing",
+        "everyone",
+        "someone",
+        "four",
+        "five",
+        "half",
+        "if",
+        "when",
     ]
 )
 
 
+# The first word of a claim, after any opening quotation mark or bracket ("It's" → "It").
+_FIRST_WORD = re.compile(r"[^\w]*?([^\W\d_]+)")
+# A claim's closing full stop, also inside a closing quotation mark ("… fake.”" → "… fake”").
+_FULL_STOP = re.compile(r"\.+([\"'”’)]*)$")
+
+
 def in_sentence(claim: str) -> str:
     """``claim`` as it reads inside another sentence: its full stop gone, and its first
-    word in lower case unless it is a name ("The city …" → "the city …")."""
-    text = claim.strip().rstrip(".")
-    first = text.split(" ", 1)[0]
+    word in lower case only when it is one of the words that open a sentence without
+    being a name (``_OPENERS``): "The city …" → "the city …", "“This is …" → "“this
+    is …", while "Apple …", "NASA …" and "I …" keep their case."""
+    text = _FULL_STOP.sub(r"\1", " ".join(claim.split()))
+    found = _FIRST_WORD.match(text)
+    if found is None:
+        return text
+    first = found.group(1)
     shouted = len(first) > 1 and first.isupper()  # "NASA", not a sentence opener
     if first.casefold() in _OPENERS and first != "I" and first[:1].isupper() and not shouted:
-        text = first.casefold() + text[len(first) :]
+        start = found.start(1)
+        text = text[:start] + first[0].lower() + text[start + 1 :]
     return text
 
 
@@ -275,21 +314,26 @@ def fallback_summary(verdict: str, error: str) -> str:
 
 
 def triaged_report(
-    found: Triage, usage: Usage, timings: dict[str, float], degraded: list[str]
+    found: Triage,
+    usage: Usage,
+    timings: dict[str, float],
+    degraded: list[str],
+    *,
+    images: list[ImageFinding] | None = None,
+    caption: bool = True,
 ) -> Report:
-    """The short report of a post triage found nothing to check in (or a scam)."""
-    summary = found.reason or _TRIAGED[found.kind]
+    """The short report of a post triage found nothing to check in (or a scam), with
+    what was read in its pictures (``images``; ``caption`` false when all its text came
+    from them)."""
     return Report(
         verdict=found.kind,
         confidence=Confidence(basis="triage: no claim was checked"),
-        summary=summary,
-        keywords=[],
-        evidence=[],
-        claims=[],
-        analyses=Analyses(),
+        summary=found.reason or _TRIAGED[found.kind],
         debate=Debate(held=False),
         usage=usage,
         timings=timings,
         degraded=degraded,
         triage=found,
+        images=images or [],
+        caption=caption,
     )

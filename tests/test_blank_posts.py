@@ -1,0 +1,69 @@
+"""A blank post costs nothing: a post with no visible character (zero-width and filler
+characters, U+3164 HANGUL FILLER, U+200B, U+2060, U+FEFF, U+115F/U+1160, U+3000) is
+empty, in the engine's text cleaning, and refused before any rate limit counts it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from peers.fake_checker import FakeChecker, HashingEncoder
+
+from bots.common.settings import Settings
+from storage.limits import RateLimitedError
+from storage.service import CheckService, Requester
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.post import Post
+from zofia_engine.text import EMPTY_POST, checkable_text, clean_post, is_visible
+
+BLANKS = ["\u3164", "\u200b", "\u2060", "\ufeff", "\u115f", "\u1160", "\u3000", "\u2800"]
+
+
+@pytest.mark.parametrize("blank", BLANKS)
+def test_a_post_of_invisible_characters_is_empty(blank: str) -> None:
+    assert not is_visible(blank) and is_visible(f"{blank}a")
+    for text in (blank, blank * 5, f" {blank}\n\u200b{blank}\u200d ", f"<p>{blank}</p>"):
+        assert clean_post(text)[0] == ""
+        with pytest.raises(InvalidPostError) as refused:
+            checkable_text(text)
+        assert str(refused.value) == EMPTY_POST
+
+
+def test_visible_text_keeps_its_characters_and_loses_the_blank_edges() -> None:
+    assert clean_post("\u3164\u3164 Mayor bans bikes \u2060")[0] == "Mayor bans bikes"
+    family = "👨\u200d👩\u200d👧"  # joined by zero-width joiners: one visible emoji
+    assert clean_post(family)[0] == family and is_visible(family)
+    assert clean_post("نعم\u200c")[0] == "نعم"
+
+
+@pytest_asyncio.fixture
+async def service(tmp_path: Path) -> AsyncIterator[tuple[CheckService, FakeChecker]]:
+    from bots.common.runtime import build_service
+
+    checker = FakeChecker()
+    settings = Settings.model_validate(
+        {
+            "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
+            "service": {"user_daily": 1},
+        }
+    )
+    svc = build_service(settings, checker, HashingEncoder())
+    yield svc, checker
+    await svc.aclose()
+
+
+async def test_a_blank_post_costs_nothing(service: tuple[CheckService, FakeChecker]) -> None:
+    svc, checker = service
+    await svc.start()
+    asker = Requester("telegram", "1001", "chat-1")
+    for blank in BLANKS:
+        with pytest.raises(InvalidPostError, match="The post is empty"):
+            await svc.submit(Post(text=blank * 3), asker)
+    assert svc.store.history() == [] and checker.runs == []
+    # None of them counted against the one check a day this user may ask for.
+    outcome = await (await svc.submit(Post(text="The mayor banned bicycles."), asker)).result()
+    assert outcome.report.verdict and len(checker.runs) == 1
+    with pytest.raises(RateLimitedError):  # that one did count
+        await svc.submit(Post(text="The mayor banned cars."), asker)
