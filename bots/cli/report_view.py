@@ -35,7 +35,7 @@ def _card(card: VerdictCard) -> Panel:
     title = Text.assemble(
         f"{card.icon} ", (card.headline, f"bold {colour}"), f"  confidence {confidence}"
     )
-    parts: list[RenderableType] = [plain(card.lean, "bold")] if card.lean else []
+    parts: list[RenderableType] = [plain(card.lean)] if card.lean else []
     if card.checked:
         parts.append(plain(card.checked, "dim"))
     parts.extend(

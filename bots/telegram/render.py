@@ -128,8 +128,8 @@ def card_html(card: VerdictCard) -> str:
     left is cut at a sentence or word and points to the Debate."""
     confidence = f" · confidence {clip_text(card.confidence, _MAX_HEAD)}" if card.confidence else ""
     before = [f"{card.icon} <b>{clip_text(card.headline, _MAX_HEAD)}</b>{confidence}", ""]
-    if card.lean:  # an unproven post: said at once, in its own line
-        before[-1:] = [f"<b>{clip_text(card.lean, _MAX_LEAN)}</b>", ""]
+    if card.lean:  # an unproven post: said at once, in one plain line
+        before[-1:] = [clip_text(card.lean, _MAX_LEAN), ""]
     checked = [line for line in map(_link_line, card.checked_by[:MAX_LINKS]) if line]
     if checked:  # published fact-checks: the strongest evidence there is, said first
         before[-1:] = [*checked, ""]
