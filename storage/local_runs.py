@@ -2,8 +2,9 @@
 chat by chat (:class:`~storage.fair_slots.FairSlots`).
 
 A run sets its check ``running``, runs the engine, and stores the report with the
-post's vector (or the reason it failed); every waiter on it is settled from its
-outcome. At shutdown a run goes back to ``queued``, for the next start to resume.
+post's vector (or the reason it failed), each store write off the event loop; every
+waiter on it is settled from its outcome. At shutdown a run goes back to ``queued``,
+for the next start to resume.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from zofia_engine.text import clean_post
 from .fair_slots import FairSlots
 from .handles import CheckFailedError, CheckHandle, Outcome, Run, Waiters
 from .repeats import NearRepeats
+from .rows import CheckStatus
 from .settings import ServiceSettings
 from .store import CheckStore
 
@@ -90,23 +92,29 @@ class LocalRuns:
         check_id = run.check_id
         try:
             async with self._slots.slot(chat):
-                self.checks.set_status(check_id, "running")
+                await asyncio.to_thread(self.checks.set_status, check_id, "running")
                 if vector is None:
                     vector = await self.repeats.vector(clean_post(post.text)[0])
                 report = await self.checker.check(post, on_progress=run.push)
-            self.reports.save(check_id, report, vector=vector)
+            await asyncio.to_thread(self.reports.save, check_id, report, vector=vector)
             self.repeats.add(check_id, vector)
             run.done.set_result(Outcome(check_id, report))
         except asyncio.CancelledError:
             # At shutdown the check goes back to the queue, for the next start to resume.
-            self.checks.set_status(check_id, "queued" if self._closing else "cancelled")
-            run.done.cancel()
+            # The write starts at once: a second cancel stops only the wait for it.
+            status: CheckStatus = "queued" if self._closing else "cancelled"
+            try:
+                await asyncio.to_thread(self.checks.set_status, check_id, status)
+            finally:
+                run.done.cancel()
             raise
         except Exception as exc:
             reason = str(exc) if isinstance(exc, ZofiaError) else f"{type(exc).__name__}: {exc}"
             log.exception("check %s failed", check_id)
-            self.checks.set_status(check_id, "failed", error=reason)
-            run.done.set_exception(CheckFailedError(f"The check failed: {reason}"))
+            try:
+                await asyncio.to_thread(self.checks.set_status, check_id, "failed", error=reason)
+            finally:
+                run.done.set_exception(CheckFailedError(f"The check failed: {reason}"))
         finally:
             if self._by_text.get(digest) is run:
                 del self._by_text[digest]

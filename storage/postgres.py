@@ -20,8 +20,10 @@ What keeps the guarantees the same as on SQLite:
 - ``checks``, ``post_vectors`` and ``_migrations`` get an identity column named
   ``rowid``, so "insertion order" reads the same on both;
 - a connection lost outside a transaction (a server restart) is reopened and the
-  statement tried again for up to :data:`RECONNECT_S`; inside a transaction the
-  error is raised, and the unit of work is retried whole by whoever owns it.
+  statement tried again for up to :data:`RECONNECT_S`, without holding the lock other
+  threads' statements take (they are not kept waiting by its sleeps); inside a
+  transaction the error is raised, and the unit of work is retried whole by whoever
+  owns it.
 """
 
 from __future__ import annotations
@@ -103,6 +105,11 @@ def is_postgres(db: object) -> TypeGuard[PostgresDatabase]:
 class PostgresDatabase:
     """One psycopg connection (autocommit outside :meth:`transaction`), reopened when lost.
 
+    Statements and transactions take the connection one at a time (a lock); a lost
+    connection is reopened without it, so a thread waiting for the server to come back
+    keeps no other thread waiting on the lock meanwhile (they wait for the server too,
+    each in its own thread, or go on once one of them has reopened it).
+
     Args:
         url: a ``postgresql://`` URL.
         connect_timeout_s: how long one connection attempt may take.
@@ -113,6 +120,7 @@ class PostgresDatabase:
         self._timeout = connect_timeout_s
         self._lock = threading.RLock()
         self._depth = 0
+        self._owner: int | None = None  # the thread whose transaction is open
         self._closed = False
         self._conn = self._connect()
 
@@ -131,26 +139,36 @@ class PostgresDatabase:
             keepalives_count=3,
         )
 
-    def current(self) -> psycopg.Connection[Any]:
-        """The connection of the open transaction; outside one, a healthy connection."""
-        return self._conn if self._depth else self._healthy()
+    def _in_own_transaction(self) -> bool:
+        return self._owner == threading.get_ident()
 
-    def _healthy(self) -> psycopg.Connection[Any]:
-        """The connection, reopened (waiting up to :data:`RECONNECT_S`) if it was lost."""
-        if not (self._conn.closed or self._conn.broken):
-            return self._conn
-        if self._closed:
-            raise psycopg.InterfaceError("the store's database was closed")
-        self._conn.close()
+    def current(self) -> psycopg.Connection[Any]:
+        """The connection of this thread's open transaction; outside one, a healthy
+        connection (reopened, waiting up to :data:`RECONNECT_S`, if it was lost)."""
+        if not self._in_own_transaction():
+            self._reopen_if_lost()
+        return self._conn
+
+    def _reopen_if_lost(self) -> None:
+        """Reopen the connection if it was lost, trying for up to :data:`RECONNECT_S`.
+        Never called with the lock held: the wait (and its sleeps) keeps no one else
+        from the connection, and the fresh one is swapped in under the lock."""
         deadline = time.monotonic() + RECONNECT_S
-        while True:
+        while _lost(self._conn):
+            if self._closed:
+                raise psycopg.InterfaceError("the store's database was closed")
             try:
-                self._conn = self._connect()
-                return self._conn
+                fresh = self._connect()
             except psycopg.OperationalError:
                 if time.monotonic() >= deadline:
                     raise
                 time.sleep(0.5)
+                continue
+            with self._lock:
+                old = self._conn
+                if _lost(old) and not self._closed:  # not reopened by another thread meanwhile
+                    self._conn, fresh = fresh, old
+            fresh.close()
 
     # -- the sqlite-utils surface --------------------------------------------------------
 
@@ -168,17 +186,25 @@ class PostgresDatabase:
 
     def _run(self, sql: str, params: Any, *, row_factory: Any) -> psycopg.Cursor[Any]:
         statement = to_psycopg(_ddl(sql))
-        with self._lock:
-            for attempt in range(2):
-                conn = self.current()
+        values = _params(params)
+        retried = False
+        for _ in range(3):
+            if not self._in_own_transaction():
+                self._reopen_if_lost()  # outside the lock
+            with self._lock:
+                conn = self._conn
+                in_transaction = self._depth > 0  # this thread's: it holds the lock
+                if not in_transaction and _lost(conn):
+                    continue  # lost again meanwhile: reopen it first, outside the lock
                 cursor = conn.cursor(row_factory=row_factory) if row_factory else conn.cursor()
                 try:
-                    return cursor.execute(statement, _params(params))
+                    return cursor.execute(statement, values)
                 except psycopg.OperationalError:
                     # Lost mid-statement: outside a transaction, reconnect and try once more.
-                    if self._depth or attempt or not conn.broken:
+                    if in_transaction or retried or not conn.broken:
                         raise
-        raise AssertionError("unreachable")
+                    retried = True
+        raise psycopg.OperationalError("the store's connection was lost again as it was reopened")
 
     def table(self, name: str) -> _Table:
         return _Table(self, name)
@@ -198,39 +224,44 @@ class PostgresDatabase:
     @contextmanager
     def transaction(self) -> Iterator[PostgresDatabase]:
         """One transaction (a savepoint when nested) holding the store's write lock."""
-        with self._lock:
-            if self._depth:
-                with self._conn.transaction():  # a savepoint
-                    self._depth += 1
-                    try:
-                        yield self
-                    finally:
-                        self._depth -= 1
-                return
-            with self._begin():
+        if self._in_own_transaction():
+            with self._lock, self._conn.transaction():  # a savepoint
                 self._depth += 1
                 try:
                     yield self
                 finally:
                     self._depth -= 1
+            return
+        with self._begin():
+            yield self
 
     @contextmanager
     def _begin(self) -> Iterator[None]:
-        """An outermost transaction with the write lock taken. A connection found dead
-        at its start (the server restarted while it was idle) is reopened once: nothing
-        of the transaction had run yet."""
+        """An outermost transaction with the write lock taken. A connection lost while it
+        was idle is reopened first, outside the lock; one found dead at the start (the
+        server restarted meanwhile) is reopened once more: nothing of it had run yet."""
         for attempt in range(2):
-            conn = self._healthy()
-            started = False
-            try:
-                with conn.transaction():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
-                    started = True
-                    yield
-                return
-            except psycopg.OperationalError:
-                if started or attempt or not conn.broken:
-                    raise
+            self._reopen_if_lost()
+            with self._lock:
+                conn = self._conn
+                started = False
+                try:
+                    with conn.transaction():
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
+                        started = True
+                        self._owner, self._depth = threading.get_ident(), 1
+                        try:
+                            yield
+                        finally:
+                            self._owner, self._depth = None, 0
+                    return
+                except psycopg.OperationalError:
+                    if started or attempt or not conn.broken:
+                        raise
+
+
+def _lost(conn: psycopg.Connection[Any]) -> bool:
+    return conn.closed or conn.broken
 
 
 class _Table:

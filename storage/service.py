@@ -110,7 +110,7 @@ class CheckService:
             await asyncio.to_thread(self.purge_expired)
             await self.delivery.start()
             return []
-        self.purge_expired()
+        await asyncio.to_thread(self.purge_expired)
         resumed: list[str] = []
         if not resume:
             return resumed

@@ -5,7 +5,7 @@ tables share their ``Database``): ``store.checks``, ``store.reports``,
 ``store.vectors``, ``store.feedback``, ``store.chats`` (chat settings),
 ``store.marks`` (section marks) and ``store.deliveries``. Every time is
 timezone-aware UTC, stored as fixed-width ISO 8601 text (so text order is time
-order). Every string written goes through :func:`~storage.keys.clean_text` first,
+order). Every string written goes through :func:`~storage.keys.storable_text` first,
 so a post with broken surrogates is stored (with U+FFFD) instead of crashing the
 check. The parts hold one lock, so one store may serve several threads;
 :meth:`CheckStore.write` holds it across several parts in one transaction.
@@ -69,8 +69,10 @@ class CheckStore:
             yield
 
     def close(self) -> None:
-        """Close the database."""
-        self.database.close()
+        """Close the database, once no thread is in the middle of a call (the store's
+        lock is free); a call begun later fails instead of using it half closed."""
+        with self.database.lock:
+            self.database.close()
 
     def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
         """A check and the report it shows: its own, or for a repeat its original's.
@@ -86,7 +88,9 @@ class CheckStore:
 
     def purge(self, older_than: dt.datetime) -> int:
         """Remove the content of checks created before ``older_than``, keeping the
-        record; :mod:`storage.retention` says what goes and what stays.
+        record; :mod:`storage.retention` says what goes and what stays. Checks purged
+        before are passed over, and the rest go in batches, each in its own write
+        transaction: the store's lock is free between them.
 
         Returns:
             How many checks had something to remove.
@@ -94,8 +98,7 @@ class CheckStore:
         Raises:
             ValueError: ``older_than`` is naive.
         """
-        with self.database.lock:
-            return purge_content(self.db, older_than)
+        return purge_content(self.database, older_than)
 
     def integrity_ok(self) -> bool:
         """Whether ``PRAGMA integrity_check`` says ``ok`` and no foreign key dangles; on

@@ -257,7 +257,10 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
         for token, custom in (("up", up), ("down", down), ("up-again", up)):
             press = discord_api.button(custom, message, user_id=920000000000000000 + len(token))
             await discord_api.dispatch("INTERACTION_CREATE", press)
-            await discord_api.wait_for(lambda c, t=press["token"]: f"/{t}/" in c.path)
+            # Acknowledged first; the answer follows once the vote is stored.
+            await discord_api.wait_for(
+                lambda c, t=press["token"]: f"/{t}" in c.path and "Votes so far" in str(c.body)
+            )
         assert bot.service.store.feedback.counts(_id(message)) == (2, 1)
         assert claims.startswith("zf:claims:")
 

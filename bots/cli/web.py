@@ -36,4 +36,4 @@ def web(listen: str | None, port: int | None, config: Path | None) -> None:
     try:
         asyncio.run(serve_until_stopped(store, site, settings.storage.retention_days))
     finally:
-        store.db.close()
+        store.close()  # once page reads still under way are through

@@ -102,7 +102,7 @@ async def _work(settings: Settings, concurrency: int) -> None:
                 with contextlib.suppress(asyncio.CancelledError):
                     await jobs
         runner.close()
-    store.db.close()
+    await asyncio.to_thread(store.close)  # once store calls still under way are through
 
 
 _JOBS = """

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from storage.service import CheckService, Requester
+from storage.service import Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
 
@@ -26,6 +26,7 @@ from .card import VerdictCard, verdict_card
 from .posts import post_from_message
 from .progress import follow_progress
 from .sentences import error_sentence
+from .store_calls import StoreCalls
 
 __all__ = ["QUIET_UNASKED", "CheckRequest", "Screen", "run_check", "shutting_down"]
 
@@ -111,20 +112,22 @@ def shutting_down() -> bool:
 
 
 async def run_check(
-    service: CheckService, request: CheckRequest, screen: Screen, *, progress_interval_s: float
+    calls: StoreCalls, request: CheckRequest, screen: Screen, *, progress_interval_s: float
 ) -> None:
     """Check ``request`` and show it on ``screen``, from progress to the verdict card,
     or one sentence saying what went wrong. A repeat answered from the store gets the
     card at once; when deliver jobs post the cards, this shows progress only.
 
     Args:
+        calls: the check service, its store calls awaited off the event loop.
         progress_interval_s: the least time between two progress edits.
     """
+    service = calls.service
     queued = started = False
     try:
         if request.refuse is not None:
             request.refuse()
-        service.admit(request.requester)  # before a link or a picture is fetched
+        await calls.admit(request.requester)  # before a link or a picture is fetched
         started = True  # from here the request costs work: a download, a check
         post = await post_from_message(
             request.text,

@@ -1,8 +1,9 @@
 """One check per cooldown per chat: one rule for every platform.
 
-A request claims its chat's cooldown before its first ``await``, so that requests
-handled at the same time cannot all pass; a request refused before a check starts
-(an empty text, a limit) gives its claim back.
+A request claims its chat's cooldown in one step (:meth:`Cooldowns.claim` reads and
+records it with no ``await`` between), so that requests handled at the same time cannot
+all pass; a request refused before a check starts (an empty text, a limit) gives its
+claim back.
 """
 
 from __future__ import annotations

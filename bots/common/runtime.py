@@ -109,7 +109,9 @@ async def running_service(
                 with contextlib.suppress(asyncio.CancelledError):
                     await purge
             await service.aclose()
-            service.store.db.close()
+            # Store calls still under way on their threads end first (a connection
+            # closed under a statement may crash SQLite), off the loop.
+            await asyncio.to_thread(service.store.close)
     finally:
         if own_engine:
             await engine.aclose()

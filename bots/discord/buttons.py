@@ -1,10 +1,11 @@
 """The verdict's buttons: Debate, Evidence, Claims, 👍 and 👎.
 
 Each button's state is in its custom id (``zf:debate:<check id>``), and the
-report is read from SQLite when it is pressed, so buttons keep working after a
-restart. Debate, Evidence and Claims post into a thread on the verdict message
-(one per message), once per section: a later press points to the thread (the
-service keeps a mark per posted section, like the Telegram bot's).
+report is read from the store when it is pressed (after the press is acknowledged, off
+the event loop), so buttons keep working after a restart. Debate, Evidence and Claims
+post into a thread on the verdict message (one per message), once per section: a later
+press points to the thread (the service keeps a mark per posted section, like the
+Telegram bot's).
 Where no thread can be opened (DMs, ephemeral replies, missing permissions),
 a section comes as ephemeral follow-ups, to whoever pressed, each time.
 A vote on a repeat counts for the check it repeats, so a verdict's votes add up.
@@ -91,12 +92,13 @@ def verdict_view(check_id: str, *, report_url: str = "") -> discord.ui.View:
 async def _vote(
     ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, vote: int
 ) -> None:
-    found = stored_check(ctx, check_id, interaction)
+    await interaction.response.defer(ephemeral=True, thinking=True)  # before any read
+    found = await stored_check(ctx, check_id, interaction)
     if found is None:
-        await interaction.response.send_message(NOT_FOUND, ephemeral=True)
+        await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
-    up, down = ctx.service.vote(found[0], PLATFORM, str(interaction.user.id), vote)
-    await interaction.response.send_message(
+    up, down = await ctx.calls.vote(found[0], PLATFORM, str(interaction.user.id), vote)
+    await interaction.followup.send(
         f"Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}", ephemeral=True
     )
 
@@ -140,17 +142,17 @@ async def _open_section(
     ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, kind: str
 ) -> None:
     await interaction.response.defer(ephemeral=True, thinking=True)
-    found = stored_check(ctx, check_id, interaction)
+    found = await stored_check(ctx, check_id, interaction)
     if found is None:
         await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
     row, report = found
     part = section(kind, report)
     messages = section_messages(part)
-    service = ctx.service
+    calls = ctx.calls
     # One press at a time per section: a second press waits, then finds it posted.
     async with ctx.lock(f"{row.id}:{kind}"):
-        where = service.section_mark(row.id, kind)
+        where = await calls.section_mark(row.id, kind)
         if where is not None:
             await interaction.followup.send(
                 f"Already posted in the thread: <#{int(where)}>", ephemeral=True
@@ -159,7 +161,7 @@ async def _open_section(
         thread = await _thread(interaction, check_id)
         if thread is not None and await _post_to_thread(thread, part.title, messages, check_id):
             where = getattr(thread, "id", 0)
-            service.set_section_mark(row.id, kind, where)
+            await calls.set_section_mark(row.id, kind, where)
             await interaction.followup.send(f"{part.title}: <#{where}>", ephemeral=True)
             return
     for message in messages:

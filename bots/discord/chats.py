@@ -33,11 +33,9 @@ def requester_of(interaction: discord.Interaction[Any]) -> Requester:
     return Requester(PLATFORM, str(interaction.user.id), chat_of(interaction))
 
 
-def stored_check(
+async def stored_check(
     ctx: DiscordContext, check_id: str, interaction: discord.Interaction[Any]
 ) -> tuple[CheckRow, Report] | None:
     """A stored check and its report, if it was made on Discord in this chat; a forged
     id, or one from another server or platform, is ``None`` (said as "not found")."""
-    if ctx.service.check_in_chat(check_id, PLATFORM, chat_of(interaction)) is None:
-        return None
-    return ctx.service.report_for(check_id)
+    return await ctx.calls.stored_check(check_id, PLATFORM, chat_of(interaction))

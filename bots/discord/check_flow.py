@@ -9,9 +9,11 @@ keeps replies private (ephemeral), it goes to the requester's DMs, never into th
 channel.
 
 Each server (or DM) may start one check per cooldown: a command claims the
-cooldown (:class:`~bots.common.cooldowns.Cooldowns`) before its first ``await``, so
-concurrent commands cannot all pass, and gives it back when its input is refused
-before a check starts.
+cooldown (:class:`~bots.common.cooldowns.Cooldowns`) in one step, with no ``await``
+between reading and recording it, so concurrent commands cannot all pass, and gives it
+back when its input is refused before a check starts. What a command learnt before it
+got here (its chat's settings, its claim, whether its answer is private) is its
+:class:`Opening`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import datetime as dt
 import functools
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import discord
@@ -30,14 +33,13 @@ from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
 from .buttons import verdict_view
-from .chats import chat_of, requester_of
+from .chats import requester_of
 from .context import DiscordContext
 from .deliveries import INVALID_WEBHOOK_TOKEN, LATE_PRIVATE, UNKNOWN_WEBHOOK, delivery_target
-from .guild_settings import guild_settings
 from .pictures import download_pictures, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
 
-__all__ = ["DiscordScreen", "check_interaction", "finish"]
+__all__ = ["DiscordScreen", "Opening", "check_interaction", "finish"]
 
 log = logging.getLogger(__name__)
 
@@ -168,32 +170,41 @@ class DiscordScreen:
         )
 
 
+@dataclass(frozen=True)
+class Opening:
+    """A check command acknowledged (its response deferred) with its cooldown claimed.
+
+    Args:
+        chat: the chat its limits and settings are kept for.
+        private: its answer is shown to the requester alone (the deferred response is).
+        language: the chat's reply language (``""``: English).
+        claim: what the chat's cooldown claim recorded; given back when no check starts.
+    """
+
+    chat: str
+    private: bool
+    language: str
+    claim: float
+
+
 async def check_interaction(
     ctx: DiscordContext,
     interaction: discord.Interaction[Any],
     text: str,
+    opening: Opening,
     *,
-    cooldown_claim: float,
     pictures: Sequence[discord.Attachment] = (),
     origin: str = "",
     published: dt.date | None = None,
-    deferred: bool = False,
 ) -> None:
     """Check ``text`` (with ``pictures``, the text is their caption and may be empty)
-    for the user of ``interaction`` and answer with the verdict.
+    for the user of ``interaction``, whose response is deferred, and answer with the
+    verdict. The cooldown claim is given back when no check starts (the text or a
+    picture's declared size is refused, or limits apply).
 
     Args:
-        cooldown_claim: what the chat's cooldown claim recorded for this request; it is
-            given back when no check starts (the text or a picture's declared size is
-            refused, or limits apply).
         pictures: attachments to download and check (see :mod:`.pictures`).
-        deferred: the response was deferred already (the caller fetched a message).
     """
-    chat = chat_of(interaction)
-    chat_settings = guild_settings(ctx.service, chat, ctx.settings)
-    private = chat_settings.ephemeral
-    if not deferred:
-        await interaction.response.defer(thinking=True, ephemeral=private)
 
     def refuse() -> None:
         """An empty post, or a picture too large, is refused before it costs anything."""
@@ -207,13 +218,11 @@ async def check_interaction(
         requester_of(interaction),
         download=functools.partial(download_pictures, pictures),
         refuse=refuse,
-        on_refused=functools.partial(ctx.cooldowns.release, chat, cooldown_claim),
+        on_refused=functools.partial(ctx.cooldowns.release, opening.chat, opening.claim),
         origin=origin,
         published=published,
-        language=chat_settings.language,
+        language=opening.language,
         has_pictures=bool(pictures),
     )
-    screen = DiscordScreen(ctx, interaction, ephemeral=private)
-    await run_check(
-        ctx.service, check, screen, progress_interval_s=ctx.settings.progress_interval_s
-    )
+    screen = DiscordScreen(ctx, interaction, ephemeral=opening.private)
+    await run_check(ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s)

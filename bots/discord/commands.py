@@ -1,15 +1,18 @@
 """The application commands: ``/factcheck``, the "Fact-check" message command and
 ``/factcheck-settings``.
 
-The commands only route: they claim the server's cooldown, find the text and
-pictures (the options, the linked message, or the message the menu was opened on)
-and hand them to :func:`~bots.discord.check_flow.check_interaction`. A message link
-must point into the server (or DM) the command was used in: the bot reads no other
-server's messages for anyone.
+The commands only route: they read the server's settings, claim its cooldown and
+acknowledge Discord (:func:`open_check`), find the text and pictures (the options, the
+linked message, or the message the menu was opened on) and hand them to
+:func:`~bots.discord.check_flow.check_interaction`. A message link must point into the
+server (or DM) the command was used in: the bot reads no other server's messages for
+anyone.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import re
 from typing import Any, NamedTuple
@@ -18,15 +21,20 @@ import discord
 from discord import app_commands
 
 from .chats import chat_of
-from .check_flow import check_interaction, finish
+from .check_flow import Opening, check_interaction, finish
 from .context import DiscordContext, context_of
 from .guild_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
 from .pictures import message_pictures
 from .posts import message_origin, message_text
 
-__all__ = ["MessageLink", "build_commands", "parse_message_link"]
+__all__ = ["SETTINGS_WAIT_S", "MessageLink", "build_commands", "open_check", "parse_message_link"]
+
+log = logging.getLogger(__name__)
 
 MAX_TEXT = 4000
+#: how long a command waits for its chat's settings before it acknowledges Discord
+#: without them (Discord drops an interaction not acknowledged within 3 s)
+SETTINGS_WAIT_S = 1.0
 _LINK = re.compile(
     r"https?://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/channels/"
     r"(?P<guild>\d+|@me)/(?P<channel>\d+)/(?P<message>\d+)/?",
@@ -90,21 +98,37 @@ def _refusal(link: MessageLink, interaction: discord.Interaction[Any]) -> str | 
     return None
 
 
-async def _claim_cooldown(
-    ctx: DiscordContext, interaction: discord.Interaction[Any]
-) -> float | None:
-    """Claim the chat's cooldown (before any ``await``): the claim, or ``None`` when a
-    check started here too recently (the user is told so)."""
+async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any]) -> Opening | None:
+    """Read the chat's settings (off the event loop), claim its cooldown and defer the
+    response, private if the settings say so; ``None`` when a check started here too
+    recently (the user is told so, privately).
+
+    Discord drops an interaction that is not acknowledged within 3 s, and a busy store
+    may take longer: settings not read within :data:`SETTINGS_WAIT_S` are not waited
+    for. The response is deferred at once, privately (the side that never shows a
+    private server's answer to the channel), and the check goes on when they come.
+    """
     chat = chat_of(interaction)
-    wait = guild_settings(ctx.service, chat, ctx.settings).cooldown_s
-    left, claim = ctx.cooldowns.claim(chat, wait)
-    if left <= 0:
-        return claim
-    await interaction.response.send_message(
-        f"A check was started here moments ago; try again in {math.ceil(left)} s.",
-        ephemeral=True,
-    )
-    return None
+    read = asyncio.ensure_future(guild_settings(ctx.calls, chat, ctx.settings))
+    read.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen
+    done, _ = await asyncio.wait({read}, timeout=SETTINGS_WAIT_S)
+    if not done:
+        log.warning("the settings of chat %s are slow to read; deferring privately", chat)
+        await interaction.response.defer(thinking=True, ephemeral=True)
+    found = await read
+    deferred = interaction.response.is_done()
+    private = found.ephemeral or deferred
+    left, claim = ctx.cooldowns.claim(chat, found.cooldown_s)  # no await in between
+    if left > 0:
+        said = f"A check was started here moments ago; try again in {math.ceil(left)} s."
+        if deferred:
+            await finish(interaction, content=said, ephemeral=True)
+        else:
+            await interaction.response.send_message(said, ephemeral=True)
+        return None
+    if not deferred:
+        await interaction.response.defer(thinking=True, ephemeral=private)
+    return Opening(chat, private, found.language, claim)
 
 
 async def _linked_message(
@@ -127,18 +151,17 @@ async def _check_message(
     ctx: DiscordContext,
     interaction: discord.Interaction[Any],
     message: discord.Message,
-    claim: float,
+    opening: Opening,
 ) -> None:
     text = message_text(message)
     pictures = message_pictures(message)
     if not text.strip() and not pictures:
-        chat = chat_of(interaction)
-        ctx.cooldowns.release(chat, claim)
+        ctx.cooldowns.release(opening.chat, opening.claim)
         await finish(
             interaction,
             content="That message has no text I can see. Open its menu (Apps → Fact-check) "
             "instead, or paste its text into /factcheck.",
-            ephemeral=guild_settings(ctx.service, chat, ctx.settings).ephemeral,
+            ephemeral=opening.private,
         )
         return
     published = message.created_at.date()
@@ -146,11 +169,10 @@ async def _check_message(
         ctx,
         interaction,
         text,
-        cooldown_claim=claim,
+        opening,
         pictures=pictures,
         origin=message_origin(message),
         published=published,
-        deferred=True,
     )
 
 
@@ -184,24 +206,19 @@ async def factcheck(
     if refused is not None:
         await interaction.response.send_message(refused, ephemeral=True)
         return
-    claim = await _claim_cooldown(ctx, interaction)
-    if claim is None:
+    opening = await open_check(ctx, interaction)
+    if opening is None:
         return
     if link is None:
         pictures = [image] if image is not None else []
-        await check_interaction(
-            ctx, interaction, text or "", cooldown_claim=claim, pictures=pictures
-        )
+        await check_interaction(ctx, interaction, text or "", opening, pictures=pictures)
         return
-    chat = chat_of(interaction)
-    chat_settings = guild_settings(ctx.service, chat, ctx.settings)
-    await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
     found = await _linked_message(interaction, link)
     if isinstance(found, str):
-        ctx.cooldowns.release(chat, claim)
-        await finish(interaction, content=found, ephemeral=chat_settings.ephemeral)
+        ctx.cooldowns.release(opening.chat, opening.claim)
+        await finish(interaction, content=found, ephemeral=opening.private)
         return
-    await _check_message(ctx, interaction, found, claim)
+    await _check_message(ctx, interaction, found, opening)
 
 
 async def fact_check_message(
@@ -209,12 +226,10 @@ async def fact_check_message(
 ) -> None:
     """Fact-check the message the menu was opened on (it comes with the interaction)."""
     ctx = context_of(interaction)
-    claim = await _claim_cooldown(ctx, interaction)
-    if claim is None:
+    opening = await open_check(ctx, interaction)
+    if opening is None:
         return
-    chat_settings = guild_settings(ctx.service, chat_of(interaction), ctx.settings)
-    await interaction.response.defer(thinking=True, ephemeral=chat_settings.ephemeral)
-    await _check_message(ctx, interaction, message, claim)
+    await _check_message(ctx, interaction, message, opening)
 
 
 @app_commands.describe(
@@ -237,18 +252,17 @@ async def factcheck_settings(
         )
         return
     chat = chat_of(interaction)
+    await interaction.response.defer(thinking=True, ephemeral=True)  # before the store
     try:
-        save_guild_settings(
-            ctx.service, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
+        await save_guild_settings(
+            ctx.calls, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
         )
     except ValueError as exc:
         reason = str(exc).rstrip(".")
-        await interaction.response.send_message(
-            f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True
-        )
+        await interaction.followup.send(f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True)
         return
-    now = guild_settings(ctx.service, chat, ctx.settings)
-    await interaction.response.send_message(now.describe(), ephemeral=True)
+    now = await guild_settings(ctx.calls, chat, ctx.settings)
+    await interaction.followup.send(now.describe(), ephemeral=True)
 
 
 def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands.ContextMenu]:

@@ -1,17 +1,18 @@
-"""What the Discord handlers share: the check service, the settings, the cooldowns and
-the locks. A leaf: the handlers import it, the client holds it, nothing imports back."""
+"""What the Discord handlers share: the check service (its store calls awaited off the
+event loop), the settings, the cooldowns and the locks. A leaf: the handlers import it,
+the client holds it, nothing imports back."""
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import discord
 
 from bots.common.cooldowns import Cooldowns
+from bots.common.keyed_locks import KeyedLocks
 from bots.common.links import report_url
+from bots.common.store_calls import StoreCalls
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
@@ -37,22 +38,17 @@ class DiscordContext:
     images: ImageSettings = field(default_factory=ImageSettings)
     public_url: str = ""
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
-    # One lock per key while someone holds or waits for it (then it is dropped).
-    _locks: weakref.WeakValueDictionary[str, asyncio.Lock] = field(
-        default_factory=weakref.WeakValueDictionary
-    )
+    #: one lock per key (say, one section of one check) while someone holds or waits for it
+    lock: KeyedLocks = field(default_factory=KeyedLocks)
+    #: the service's store calls, awaited off the event loop
+    calls: StoreCalls = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.calls = StoreCalls(self.service)
 
     def report_url(self, check_id: str) -> str:
         """The check's report page, or ``""`` when no public address is set."""
         return report_url(self.public_url, check_id)
-
-    def lock(self, key: str) -> asyncio.Lock:
-        """The lock of ``key`` (say, one section of one check), shared by concurrent users."""
-        found = self._locks.get(key)
-        if found is None:
-            found = asyncio.Lock()
-            self._locks[key] = found
-        return found
 
 
 def context_of(interaction: discord.Interaction[Any]) -> DiscordContext:

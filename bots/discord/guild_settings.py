@@ -1,15 +1,17 @@
 """A server's own settings for the bot, kept in the store's chat settings.
 
 Admins change them with ``/factcheck-settings``; a server that never did gets
-the ``[discord]`` section's defaults.
+the ``[discord]`` section's defaults. Each is read or written in one trip to the
+store, off the event loop.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from bots.common.languages import LANGUAGE_KEY, MAX_LANGUAGE, language_name
-from storage.service import CheckService
+from bots.common.store_calls import StoreCalls
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
 
@@ -41,18 +43,19 @@ class GuildSettings:
         )
 
 
-def guild_settings(service: CheckService, chat: str, defaults: DiscordSettings) -> GuildSettings:
+async def guild_settings(calls: StoreCalls, chat: str, defaults: DiscordSettings) -> GuildSettings:
     """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
-    cooldown = service.chat_setting(PLATFORM, chat, "cooldown_s", defaults.guild_cooldown_s)
-    ephemeral = service.chat_setting(PLATFORM, chat, "ephemeral", False)
-    language = service.chat_setting(PLATFORM, chat, LANGUAGE_KEY, "")
+    wanted = {"cooldown_s": defaults.guild_cooldown_s, "ephemeral": False, LANGUAGE_KEY: ""}
+    found = await calls.chat_settings(PLATFORM, chat, wanted)
     return GuildSettings(
-        cooldown_s=float(cooldown), ephemeral=bool(ephemeral), language=str(language)
+        cooldown_s=float(found["cooldown_s"]),
+        ephemeral=bool(found["ephemeral"]),
+        language=str(found[LANGUAGE_KEY]),
     )
 
 
-def save_guild_settings(
-    service: CheckService,
+async def save_guild_settings(
+    calls: StoreCalls,
     chat: str,
     *,
     cooldown_s: float | None = None,
@@ -69,9 +72,7 @@ def save_guild_settings(
     if cooldown_s is not None and not 0 <= cooldown_s <= MAX_COOLDOWN_S:
         raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
     name = language_name(language) if language is not None else None
-    if cooldown_s is not None:
-        service.set_chat_setting(PLATFORM, chat, "cooldown_s", cooldown_s)
-    if ephemeral is not None:
-        service.set_chat_setting(PLATFORM, chat, "ephemeral", ephemeral)
-    if name is not None:
-        service.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)
+    values: dict[str, Any] = {"cooldown_s": cooldown_s, "ephemeral": ephemeral, LANGUAGE_KEY: name}
+    await calls.set_chat_settings(
+        PLATFORM, chat, {key: value for key, value in values.items() if value is not None}
+    )

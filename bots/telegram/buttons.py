@@ -1,9 +1,9 @@
 """The card's buttons: Debate, Evidence, Claims, 👍 / 👎, and Cancel on "checking…".
 
 Callback data is ``"<letter>:<check id>"`` and nothing else; the check is read from
-SQLite, so buttons work after a restart. A check is only shown in the chat it was
-asked in: a forged or foreign id gets "not found". Every query is answered, and at
-once: a section is posted only after its query was answered.
+the store (off the event loop), so buttons work after a restart. A check is only shown
+in the chat it was asked in: a forged or foreign id gets "not found". Every query is
+answered, and at once: a section is posted only after its query was answered.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
     action = BUTTON_ACTIONS.get(match["action"]) if match else None
     if match is None or action is None or message is None:
         return NOT_FOUND, True, None
-    row = ctx.service.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
+    row = await ctx.calls.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
     if row is None:
         log.info("button for an unknown or foreign check in chat %s", message.chat.id)
         return NOT_FOUND, True, None
@@ -70,7 +70,7 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
         return (*await _vote(ctx, row, query, 1 if action == "up" else -1), None)
     if not isinstance(message, Message):  # too old to reply to
         return "This card is too old; forward the post again.", True, None
-    return _open(ctx, row, message, action)
+    return await _open(ctx, row, message, action)
 
 
 def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int) -> tuple[str, bool]:
@@ -86,7 +86,7 @@ def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int) -> tuple[str, boo
 async def _vote(
     ctx: TelegramContext, row: CheckRow, query: CallbackQuery, vote: int
 ) -> tuple[str, bool]:
-    votes = ctx.service.vote(row, PLATFORM, str(query.from_user.id), vote)
+    votes = await ctx.calls.vote(row, PLATFORM, str(query.from_user.id), vote)
     try:
         await query.edit_message_reply_markup(
             card_keyboard(row.id, votes, report_url=ctx.report_url(row.id))
@@ -97,23 +97,24 @@ async def _vote(
     return "Thanks, your vote is recorded.", False
 
 
-def _open(
+async def _open(
     ctx: TelegramContext, row: CheckRow, card: Message, kind: str
 ) -> tuple[str, bool, FollowUp]:
     """Mark a section opened and return how to post it as replies to the card, once: a
     second tap, even while the first one's messages go out, points back to it.
 
-    Nothing here awaits between reading the mark and setting it, so two taps handled at
-    the same time cannot both pass (the event loop runs one of them to the end first).
+    The section's lock is held from reading the mark to setting it, so two taps handled
+    at the same time cannot both pass (the second reads the first one's mark).
     """
-    service = ctx.service
-    if service.section_mark(row.id, kind) is not None:
-        return f"The {kind} is already in this thread.", False, None
-    found = service.report_for(row.id)
-    if found is None:
-        return "The details of this check have expired.", True, None
-    messages = section_messages(section(kind, found[1]))
-    service.set_section_mark(row.id, kind, [])  # opened; the message ids follow
+    calls = ctx.calls
+    async with ctx.lock(f"{row.id}:{kind}"):
+        if await calls.section_mark(row.id, kind) is not None:
+            return f"The {kind} is already in this thread.", False, None
+        found = await calls.report_for(row.id)
+        if found is None:
+            return "The details of this check have expired.", True, None
+        messages = section_messages(section(kind, found[1]))
+        await calls.set_section_mark(row.id, kind, [])  # opened; the message ids follow
     return "", False, partial(_post, ctx, row.id, kind, card, messages)
 
 
@@ -128,9 +129,9 @@ async def _post(
             reply = await card.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
             sent.append(reply.message_id)
     except BaseException:
-        ctx.service.set_section_mark(check_id, kind, None)
+        await ctx.calls.set_section_mark(check_id, kind, None)  # written even if cut short
         raise
-    ctx.service.set_section_mark(check_id, kind, sent)
+    await ctx.calls.set_section_mark(check_id, kind, sent)
 
 
 def button_handlers() -> list[BaseHandler[Update, Any, Any]]:

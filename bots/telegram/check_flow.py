@@ -140,7 +140,7 @@ async def check_message(
     """
     anchor = request or target
     chat_id = target.chat_id
-    language = ctx.service.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+    language = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
 
     async def download() -> list[tuple[bytes, str]]:
         if pictures and not unasked:  # downloading and reading pictures takes a moment
@@ -161,6 +161,4 @@ async def check_message(
         has_pictures=bool(pictures),
     )
     screen = TelegramScreen(ctx, anchor, chat_id)
-    await run_check(
-        ctx.service, check, screen, progress_interval_s=ctx.settings.progress_interval_s
-    )
+    await run_check(ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s)

@@ -17,16 +17,26 @@ from .inputs import AUTO_CHECK
 
 __all__ = ["BOT_COMMANDS", "HELP", "command_handlers"]
 
-HELP = """<b>ZoFia checks whether a post is likely real or fake.</b>
+HELP = """<b>ZoFia checks whether a post is true, false, misleading or unproven.</b>
 
 <b>In this chat</b>: forward me a post, or send its text, a link, or a photo or \
 screenshot of it (an album is one post); /check TEXT works too.
 <b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can \
 make me check every forwarded post with /settings autocheck on.
 
-You get a verdict card at once updated as the check goes: the verdict, how sure the \
-judge was, a summary and the strongest sources. Its buttons open the debate between the \
-agents, the evidence and the claims, and let you say whether the verdict was right.
+<b>What you get</b>: a "Checking…" message at once, showing each step as it finishes, \
+then the verdict card in its place, in about a minute on the built-in model (a few \
+minutes when the evidence settles the post and the whole panel debates it). The verdict \
+is one of:
+✅ <b>True</b>: the evidence found supports the post.
+❌ <b>False</b>: the evidence contradicts it.
+⚠️ <b>Misleading</b>: right in its facts, but missing context that changes what a \
+reader would conclude.
+❔ <b>Unproven</b>: nothing found settles it either way; the card says which way the \
+panel leaned and what would settle it.
+A post with no fact to check, satire or a scam is named as such. The card also shows \
+how sure the judge was, a summary and the strongest sources. Its buttons open the \
+debate, the evidence and the claims, and let you say whether the verdict was right.
 
 <b>What is stored</b>: the post's text (with the text read from its pictures), where it \
 was forwarded from, its link, and the \
@@ -67,7 +77,7 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     message = update.effective_message
     if message is None:
         return
-    service = context_of(context).service
+    calls = context_of(context).calls
     chat = str(message.chat_id)
     private = message.chat.type == ChatType.PRIVATE
     args = context.args or []
@@ -76,19 +86,19 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
         return
     if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
-        service.set_chat_setting(PLATFORM, chat, AUTO_CHECK, args[1] == "on")
+        await calls.set_chat_settings(PLATFORM, chat, {AUTO_CHECK: args[1] == "on"})
     elif wanted == "language" and len(args) > 1:
         try:
             name = language_name(" ".join(args[1:]))
-            service.set_chat_setting(PLATFORM, chat, LANGUAGE_KEY, name)
         except ValueError as exc:
             said = str(exc)
             await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
             return
-    language = service.chat_setting(PLATFORM, chat, LANGUAGE_KEY, "") or "English"
-    text = LANGUAGE_HELP.format(language=html.escape(language))
+        await calls.set_chat_settings(PLATFORM, chat, {LANGUAGE_KEY: name})
+    now = await calls.chat_settings(PLATFORM, chat, {LANGUAGE_KEY: "", AUTO_CHECK: False})
+    text = LANGUAGE_HELP.format(language=html.escape(now[LANGUAGE_KEY] or "English"))
     if not private:
-        state = "on" if service.chat_setting(PLATFORM, chat, AUTO_CHECK, False) else "off"
+        state = "on" if now[AUTO_CHECK] else "off"
         text = SETTINGS_HELP.format(state=state) + text
     await message.reply_html(text, do_quote=not private)
 

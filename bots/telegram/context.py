@@ -1,6 +1,6 @@
-"""What the Telegram handlers share: the check service, the settings, the checks
-running in the background (so shutdown can wait for them), the groups' cooldowns and the
-albums being gathered."""
+"""What the Telegram handlers share: the check service (its store calls awaited off the
+event loop), the settings, the checks running in the background (so shutdown can wait
+for them), the groups' cooldowns, the albums being gathered and the sections' locks."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from typing import Any
 from telegram.ext import CallbackContext
 
 from bots.common.cooldowns import Cooldowns
+from bots.common.keyed_locks import KeyedLocks
 from bots.common.links import report_url
+from bots.common.store_calls import StoreCalls
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
@@ -51,6 +53,13 @@ class TelegramContext:
     checks: set[asyncio.Task[None]] = field(default_factory=set)
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
     closing: bool = False
+    #: one lock per section of a check while its button is handled
+    lock: KeyedLocks = field(default_factory=KeyedLocks)
+    #: the service's store calls, awaited off the event loop
+    calls: StoreCalls = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.calls = StoreCalls(self.service)
 
     def install(self, bot_data: dict[Any, Any]) -> None:
         bot_data[_KEY] = self

@@ -81,6 +81,12 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
     pictures = [m for m in messages if has_picture(m)]
     text = album_caption(messages)
     try:
+        if unasked and not await _auto_check(ctx, first):
+            return
+    except Exception:  # a store that cannot be read: no auto-check, as when it is off
+        log.exception("could not read the auto-check setting of chat %s", first.chat_id)
+        return
+    try:
         if not text and not pictures:
             if not unasked:
                 await first.reply_text(NOTHING_TO_CHECK, do_quote=True)
@@ -170,20 +176,26 @@ async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     await _check(context_of(context), message, target, post_text(target))
 
 
+async def _auto_check(ctx: TelegramContext, message: Message) -> bool:
+    """Whether an admin turned auto-check on in the message's group."""
+    return bool(await ctx.calls.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False))
+
+
 async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A post forwarded into a group: checked only if an admin turned auto-check on."""
+    """A post forwarded into a group: checked only if an admin turned auto-check on (an
+    album's switch is read once it is gathered: its messages join it before any await)."""
     message = update.effective_message
     if message is None:
         return
     ctx = context_of(context)
-    if not ctx.service.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False):
-        return
     if _joined_album(ctx, message):
         return
     # unasked: during shutdown it is simply not checked
     if message.media_group_id is not None:
         if not ctx.spawn(_album(ctx, message, unasked=True)):
             ctx.albums.discard(message)
+        return
+    if not await _auto_check(ctx, message):
         return
     text = post_text(message)
     if (text or has_picture(message)) and not await _in_cooldown(ctx, message, say=False):

@@ -3,8 +3,10 @@
 Routes: ``GET /c/<check id>`` (the page), ``GET /c/<check id>.json`` (the report),
 ``GET /healthz``. The check id is the only key: there is no listing and no search.
 Every response carries the security headers; every route but the health check counts
-against the client address's requests a minute. The store is read in the event loop
-(a lookup by primary key, well under a millisecond).
+against the client address's requests a minute. The store is read off the event loop
+(:func:`~bots.common.store_calls.off_loop`): a lookup by primary key is quick, but the
+store's lock may be held by a write that waits for PostgreSQL's, and one such wait on
+the loop would stop every page (and, beside a bot, every chat) at once.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import psycopg
 from aiohttp import web
 from aiolimiter import AsyncLimiter
 
+from bots.common.store_calls import off_loop
 from storage.store import CheckRow, CheckStore
 from zofia_engine.report import Report
 
@@ -163,7 +166,9 @@ async def _check(request: web.Request) -> web.Response:
     started = time.perf_counter()
     name = request.match_info["name"]
     as_json = name.endswith(".json")
-    found = _lookup(request.app[_STORE], name.removesuffix(".json") if as_json else name)
+    found = await off_loop(
+        _lookup, request.app[_STORE], name.removesuffix(".json") if as_json else name
+    )
     if isinstance(found, str):
         headers = {"Cache-Control": "no-store"}
         if as_json:
@@ -196,7 +201,7 @@ async def _check(request: web.Request) -> web.Response:
 
 async def _health(request: web.Request) -> web.Response:
     try:
-        await asyncio.to_thread(lambda: request.app[_STORE].db.execute("SELECT 1").fetchone())
+        await off_loop(lambda: request.app[_STORE].db.execute("SELECT 1").fetchone())
     except (sqlite3.Error, psycopg.Error) as exc:
         log.warning("health check: the store is unreadable: %s", exc)
         return web.json_response({"status": "store unreadable"}, status=503)

@@ -144,7 +144,22 @@ class QueuedDelivery:
         return run
 
     def drop(self, check_id: str) -> None:
-        self.store.deliveries.drop(check_id)
+        """Nobody waits for ``check_id``'s card any more: its delivery is deleted, off the
+        event loop when called on it (a requester's Cancel)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.store.deliveries.drop(check_id)
+            return
+        task = loop.create_task(self._drop(check_id))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    async def _drop(self, check_id: str) -> None:
+        try:
+            await asyncio.to_thread(self.store.deliveries.drop, check_id)
+        except Exception:  # the card is posted after all; nothing is lost
+            log.warning("could not drop the delivery of check %s", check_id, exc_info=True)
 
     async def expect(self, check_id: str, platform: str, target: dict[str, Any]) -> None:
         """Have ``check_id``'s card posted at ``target`` (the platform's chat and message

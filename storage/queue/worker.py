@@ -2,9 +2,11 @@
 
 A check job runs the engine on the stored post and saves the report; the save is
 idempotent per check id, so a job run twice (its worker was thought dead, or was)
-leaves exactly one report. Ending a check is one transaction: the checks that joined
-it end with it, a ``deliver`` job is queued for every card still to post, and the
-``done`` event is published, all on commit.
+leaves exactly one report. Ending a check is one transaction
+(:func:`~storage.queue.ending.end_check`): the checks that joined it end with it, a
+``deliver`` job is queued for every card still to post, and the ``done`` event is
+published, all on commit. A job that gives up ends its check as failed; if even that
+fails, the failure is logged, the job fails, and the periodic sweep ends the check.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from ..postgres import PostgresDatabase
 from ..repeats import post_vector
 from ..settings import QueueSettings
 from ..store import CheckStore
-from . import metrics
+from . import ending, metrics
+from .ending import end_check, sweep_unfinished
 from .events import publish
 from .jobs import (
     CHECK_TASK,
@@ -43,7 +46,6 @@ from .jobs import (
     DELIVER_TASK,
     MAINTENANCE_QUEUE,
     RETRY_STALLED_TASK,
-    defer,
     deliver_queue,
 )
 from .service import stored_outcome
@@ -52,6 +54,7 @@ __all__ = [
     "CHECK_ID",
     "CheckRunner",
     "DeliveryBusyError",
+    "EndFailedError",
     "register_check_tasks",
     "register_deliver_task",
     "run_jobs",
@@ -68,10 +71,25 @@ PostCard = Callable[[Claim, Outcome | str], Awaitable[None]]
 
 #: the longest a deliver job waits for its ``not_before`` (a skewed clock cannot stall it)
 MAX_DELIVER_WAIT_S = 10.0
+#: fresh transactions a giving-up check job tries to end its check in
+GIVE_UP_TRIES = 2
 
 
 class DeliveryBusyError(Exception):
     """Another replica holds this delivery's lease; the job tries again later."""
+
+
+class EndFailedError(Exception):
+    """A check's run reached its end, and ending it failed (its cause is chained).
+
+    Args:
+        check_id: the check.
+        error: what it was to end with: why it failed, or ``None`` (it is done).
+    """
+
+    def __init__(self, check_id: str, error: str | None) -> None:
+        super().__init__(f"ending check {check_id} failed")
+        self.error = error
 
 
 class CheckRunner:
@@ -98,7 +116,6 @@ class CheckRunner:
         self.store = store
         self.db: PostgresDatabase = store.db
         self.encoder = encoder
-        self.deliveries = store.deliveries
         self.deliver_delay = deliver_delay
         # Progress events go out in order, off the event loop.
         self._publisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zofia-events")
@@ -111,14 +128,20 @@ class CheckRunner:
         if row is None or row.status == "cancelled":
             return
         if row.status == "failed":
-            await asyncio.to_thread(self.end, check_id, row.error)
+            await self._end(check_id, row.error)
             return
         if row.status != "done":
             error = await self._check(check_id, row.post)
             if error is not None:
-                await asyncio.to_thread(self.end, check_id, error)
+                await self._end(check_id, error)
                 return
-        await asyncio.to_thread(self.end, check_id, None)
+        await self._end(check_id, None)
+
+    async def _end(self, check_id: str, error: str | None) -> None:
+        try:
+            await asyncio.to_thread(self.end, check_id, error)
+        except Exception as exc:
+            raise EndFailedError(check_id, error) from exc
 
     async def _check(self, check_id: str, post: Any) -> str | None:
         """Run the engine and save its report; the reason it failed, or ``None``."""
@@ -161,49 +184,28 @@ class CheckRunner:
         return None
 
     def end(self, check_id: str, error: str | None) -> None:
-        """In one transaction: fail the check if it failed, end its joiners, queue the
-        deliveries still to make, publish the outcome.
+        """End the check (see :func:`~storage.queue.ending.end_check`), after the
+        progress events still on their way, so that none follows the outcome.
 
-        Progress events still on their way go out first, so none follows the outcome;
-        the deliveries wait :attr:`deliver_delay` so that a progress edit already on
-        its way to the chat lands before the card, not over it. The wait is the job's
-        own (``not_before``): a job scheduled for later would wake no bot by NOTIFY and
-        wait for the next poll."""
+        The deliveries wait :attr:`deliver_delay` so that a progress edit already on its
+        way to the chat lands before the card, not over it. The wait is the job's own
+        (``not_before``): a job scheduled for later would wake no bot by NOTIFY and wait
+        for the next poll."""
         self._publisher.submit(lambda: None).result()
         at = self.store.clock() + self.deliver_delay
-        with self.store.write():
-            row = self.store.checks.get(check_id)
-            if row is not None and row.status == "done":
-                error = None  # its report is stored: a later failure does not undo it
-            if error is not None:
-                self.store.checks.set_status(check_id, "failed", error=error)
-            joiners = self.store.checks.joiners(check_id)
-            for joiner, status in joiners:
-                if status in ("queued", "running"):
-                    self.store.checks.set_status(
-                        joiner, "failed" if error else "done", error=error or ""
-                    )
-            # Every joiner's card: ended here, or already by a waiter that saw the outcome.
-            ids = [check_id, *(joiner for joiner, _ in joiners)]
-            for waiting, platform in self.deliveries.pending(ids):
-                defer(
-                    self.db,
-                    DELIVER_TASK,
-                    deliver_queue(platform),
-                    {"check_id": waiting, "not_before": at.isoformat()},
-                    lock=f"deliver:{waiting}",
-                )
-            publish(self.db, check_id, "failed" if error else "done", {"error": error or ""})
+        end_check(self.store, self.db, check_id, error, deliver_at=at)
 
     def close(self) -> None:
         self._publisher.shutdown(wait=True)
 
 
-def _retry_stalled(app: App, settings: QueueSettings) -> None:
-    """Register the periodic job that puts back jobs whose worker went silent (once)."""
+def _retry_stalled(app: App, settings: QueueSettings, store: CheckStore) -> None:
+    """Register the periodic job that puts back jobs whose worker went silent, and ends
+    the checks no job will end any more (once)."""
     if RETRY_STALLED_TASK in app.tasks:
         return
     every = max(1, round(settings.heartbeat_s))
+    db = store.db
 
     @app.periodic(cron=f"* * * * * */{every}")
     @app.task(name=RETRY_STALLED_TASK, queue=MAINTENANCE_QUEUE, queueing_lock="retry-stalled")
@@ -215,24 +217,28 @@ def _retry_stalled(app: App, settings: QueueSettings) -> None:
                 log.warning("job %s (%s) was stalled: queued again", job.id, job.task_name)
             except ConnectorException:  # moved on meanwhile, or its twin already waits
                 log.info("stalled job %s not retried", job.id, exc_info=True)
+        if isinstance(db, PostgresDatabase):
+            await asyncio.to_thread(sweep_unfinished, store, db, older_than=ending.UNFINISHED_AFTER)
 
 
 def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings) -> None:
     """The jobs a worker process takes: checks, and the stalled-job sweep."""
 
+    # Procrastinate reads ``max_attempts=0`` as "no bound": one attempt in all is no retry.
+    retries = settings.max_attempts - 1
+
     @app.task(
         name=CHECK_TASK,
         queue=CHECKS_QUEUE,
         pass_context=True,
-        retry=RetryStrategy(max_attempts=settings.max_attempts - 1, wait=1),
+        retry=RetryStrategy(max_attempts=retries, wait=1) if retries else False,
     )
     async def check(context: JobContext, check_id: str) -> None:
         # Attempts count every run, those the stalled-job sweep started included: a post
         # whose run kills its worker is given up, not retried forever.
         attempts = context.job.attempts if context.job is not None else 0
         if attempts >= settings.max_attempts:
-            reason = f"it was tried {attempts} times and never finished"
-            await asyncio.to_thread(runner.end, check_id, reason)
+            await _give_up(runner, check_id, f"it was tried {attempts} times and never finished")
             return
         try:
             await runner.run(check_id)
@@ -240,11 +246,33 @@ def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings)
             if attempts + 1 < settings.max_attempts:
                 raise  # Procrastinate runs it again
             log.exception("check %s: giving up after %d attempts", check_id, attempts + 1)
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(runner.end, check_id, f"{type(exc).__name__}: {exc}")
+            reason = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, EndFailedError):  # the run's own outcome, not the end's error
+                reason = exc.error or f"{type(exc.__cause__).__name__}: {exc.__cause__}"
+            await _give_up(runner, check_id, reason)
             raise
 
-    _retry_stalled(app, settings)
+    _retry_stalled(app, settings, runner.store)
+
+
+async def _give_up(runner: CheckRunner, check_id: str, reason: str) -> None:
+    """End the check as failed for ``reason`` (done if its report is stored), each try
+    in a fresh transaction. When every try fails the error is logged and raised: the
+    job fails where ``zofia queue`` shows it, and the sweep of unfinished checks
+    (:func:`~storage.queue.ending.sweep_unfinished`) ends the check later."""
+    for attempt in range(GIVE_UP_TRIES):
+        try:
+            await asyncio.to_thread(runner.end, check_id, reason)
+            return
+        except Exception:
+            if attempt + 1 == GIVE_UP_TRIES:
+                log.exception(
+                    "check %s could not be ended; left for the sweep of unfinished checks",
+                    check_id,
+                )
+                raise
+            log.warning("check %s: ending it failed; trying again", check_id, exc_info=True)
+            await asyncio.sleep(1.0)
 
 
 def register_deliver_task(
@@ -281,7 +309,7 @@ def register_deliver_task(
         await asyncio.to_thread(deliveries.delivered, claim)
         metrics.DELIVERIES.labels(platform=platform).inc()
 
-    _retry_stalled(app, settings)
+    _retry_stalled(app, settings, store)
 
 
 async def run_jobs(
