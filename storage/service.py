@@ -185,7 +185,9 @@ class CheckService:
         if not post.images:
             checkable_text(post.text)  # an empty post is refused before any limit counts
         now = self.clock()
-        self.admit(requester)
+        # Every store call below runs off the event loop: a write held elsewhere (another
+        # process on PostgreSQL) makes this request wait, not the bot.
+        await asyncio.to_thread(self.admit, requester)
         # Pictures are read first: the text in them is part of what is checked and keyed.
         post = await self.checker.read_post(post)
         text, _ = checkable_text(post.text)
@@ -233,7 +235,7 @@ class CheckService:
             return await self._queue(self.delivery, post, text, digest, record, now, recheck)
         running = self.runs.running(digest)
         if running is not None:  # the same text is being checked: wait on that run
-            row = record(repeat_of=running.check_id, repeat_kind="exact")
+            row = await asyncio.to_thread(record, repeat_of=running.check_id, repeat_kind="exact")
             return self._join(row, running)
         vector = None
         if not recheck:
@@ -242,8 +244,7 @@ class CheckService:
                 return answered
         if vector is None:
             vector = await self.repeats.vector(text)
-        refuse_if_full(self.store, self.settings, self.runs.count, now)
-        row = record(forced=recheck)
+        row = await asyncio.to_thread(self._bounded_row, record, recheck, now)
         return self.runs.launch(row.id, row.created_at, post, digest, vector, row.chat)
 
     async def _queue(
@@ -285,6 +286,15 @@ class CheckService:
         delivery.settle_soon(original.id)  # it may have ended before this process listened
         return handle
 
+    def _bounded_row(
+        self, record: Callable[..., CheckRow], recheck: bool, now: dt.datetime
+    ) -> CheckRow:
+        """A new check's row, written only if the deployment's bounds allow it, in one
+        write transaction (blocking)."""
+        with self.store.write():
+            refuse_if_full(self.store, self.settings, self.runs.count, now)
+            return record(forced=recheck)
+
     def _join_or_queue(
         self,
         delivery: CardDelivery,
@@ -312,7 +322,7 @@ class CheckService:
         since = now - self.window
         repeat = await asyncio.to_thread(self.store.checks.find_exact, digest, since)
         if repeat is not None:
-            answered = self._answer(record, repeat, "exact", 1.0)
+            answered = await self._answer(record, repeat, "exact", 1.0)
             if answered is not None:
                 return answered, None
         if post.images:  # a near text is not the same picture
@@ -321,20 +331,26 @@ class CheckService:
         # The index search and the word alignment are CPU work: off the event loop.
         near = await asyncio.to_thread(self.repeats.original, vector, text, post.language, since)
         if near is not None:
-            return self._answer(record, near[0], "near", near[1]), vector
+            return await self._answer(record, near[0], "near", near[1]), vector
         return None, vector
 
-    def _answer(
+    async def _answer(
         self,
         record: Callable[..., CheckRow],
         original: CheckRow,
         kind: RepeatKind,
         score: float,
     ) -> CheckHandle | None:
-        report = self.store.reports.get(original.id)
-        if report is None:  # purged since: check it again
+        def stored() -> tuple[CheckRow, Report] | None:
+            report = self.store.reports.get(original.id)
+            if report is None:  # purged since: check it again
+                return None
+            return record(status="done", repeat_of=original.id, repeat_kind=kind), report
+
+        found = await asyncio.to_thread(stored)
+        if found is None:
             return None
-        row = record(status="done", repeat_of=original.id, repeat_kind=kind)
+        row, report = found
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         future.set_result(
             Outcome(row.id, report, kind, original.id, original.created_at, round(score, 4))
@@ -357,42 +373,3 @@ class CheckService:
             await self.delivery.aclose()
         else:
             await self.runs.aclose()
-
-    # -- kept for bots/ ---------------------------------------------------------------------
-
-    @property
-    def delivers_cards(self) -> bool:
-        # kept for bots/ until the check flow moves
-        return self.delivery is not None
-
-    def user_hash(self, platform: str, user_id: str) -> str:
-        # kept for bots/ until the check flow moves
-        return self.chats.user_hash(platform, user_id)
-
-    def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:
-        # kept for bots/ until the check flow moves
-        return self.chats.setting(platform, chat_id, key, default)
-
-    def set_chat_setting(self, platform: str, chat_id: str, key: str, value: Any) -> None:
-        # kept for bots/ until the check flow moves
-        self.chats.set_setting(platform, chat_id, key, value)
-
-    def vote(self, row: CheckRow, platform: str, user_id: str, vote: int) -> tuple[int, int]:
-        # kept for bots/ until the check flow moves
-        return self.chats.vote(row, platform, user_id, vote)
-
-    def check_in_chat(self, check_id: str, platform: str, chat_id: str) -> CheckRow | None:
-        # kept for bots/ until the check flow moves
-        return self.chats.check_in_chat(check_id, platform, chat_id)
-
-    def section_mark(self, check_id: str, kind: str) -> Any:
-        # kept for bots/ until the check flow moves
-        return self.store.marks.get(check_id, kind)
-
-    def set_section_mark(self, check_id: str, kind: str, value: Any) -> None:
-        # kept for bots/ until the check flow moves
-        self.store.marks.set(check_id, kind, value)
-
-    def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
-        # kept for bots/ until the check flow moves
-        return self.store.report_for(check_id)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from zofia_engine.report import Report
 
@@ -110,19 +109,3 @@ class CheckStore:
             integrity = self.db.execute("PRAGMA integrity_check").fetchall()
             dangling = self.db.execute("PRAGMA foreign_key_check").fetchall()
         return integrity == [("ok",)] and not dangling
-
-    # -- kept for bots/ -----------------------------------------------------------------------
-
-    def get_check(self, check_id: str) -> CheckRow | None:
-        # kept for bots/ until the check flow moves
-        return self.checks.get(check_id)
-
-    def history(
-        self, *, limit: int = 20, platform: str | None = None, chat: str | None = None
-    ) -> list[tuple[CheckRow, str | None]]:
-        # kept for bots/ until the check flow moves
-        return self.checks.history(limit=limit, platform=platform, chat=chat)
-
-    def export_reports(self) -> Iterator[dict[str, Any]]:
-        # kept for bots/ until the check flow moves
-        return self.reports.export()

@@ -371,7 +371,7 @@ def stored_check(
     )
     if report is not None:
         store.reports.save(row.id, report)
-    stored = store.get_check(row.id)
+    stored = store.checks.get(row.id)
     assert stored is not None
     return stored
 

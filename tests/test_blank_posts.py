@@ -61,7 +61,7 @@ async def test_a_blank_post_costs_nothing(service: tuple[CheckService, FakeCheck
     for blank in BLANKS:
         with pytest.raises(InvalidPostError, match="The post is empty"):
             await svc.submit(Post(text=blank * 3), asker)
-    assert svc.store.history() == [] and checker.runs == []
+    assert svc.store.checks.history() == [] and checker.runs == []
     # None of them counted against the one check a day this user may ask for.
     outcome = await (await svc.submit(Post(text="The mayor banned bicycles."), asker)).result()
     assert outcome.report.verdict and len(checker.runs) == 1

@@ -162,7 +162,7 @@ async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
         icon, words, colour = VERDICTS["false"]  # the judge's ruling, as it is
         assert embed["title"] == f"{icon} {words}" and embed["color"] == colour
         check_id = embed["footer"]["text"].split("Check ")[-1]
-        assert bot.service.store.get_check(check_id).status == "done"
+        assert bot.service.store.checks.get(check_id).status == "done"
         kinds = [custom.split(":")[1] for custom in _custom_ids(message)]
         assert kinds == ["debate", "evidence", "claims", "up", "down"]
         assert all(custom.endswith(f":{check_id}") for custom in _custom_ids(message))
@@ -188,7 +188,7 @@ async def test_context_menu_checks_the_message_it_was_opened_on(
         fields = {field["name"]: field["value"] for field in embed["fields"]}
         assert "Newsfan" in fields["Origin"]
         check_id = embed["footer"]["text"].split("Check ")[-1]
-        row = bot.service.store.get_check(check_id)
+        row = bot.service.store.checks.get(check_id)
         assert row.post_text == POST and row.platform == "discord"
         assert row.chat == bot.service.chats.chat_key("discord", str(discord_api.GUILD_ID))
 
@@ -227,7 +227,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
         assert contents[0] == "**Debate**" and contents.count("**Debate**") == 1
         assert all(len(text) <= 2000 for text in contents)
         assert any(len(text) > 1500 for text in contents)  # the long turn fills messages
-        report = bot.service.report_for(_id(message))[1]
+        report = bot.service.store.report_for(_id(message))[1]
         blocks = len(report.debate.turns) + len(report.debate.rulings)
         assert len(contents) > 1 + blocks  # a turn longer than 2000 characters was split
         assert all(c.body["allowed_mentions"] == {"parse": []} for c in posted)
@@ -327,7 +327,7 @@ async def test_a_repeat_is_answered_from_the_store_and_its_buttons_work_without_
         embed = _patches(discord_api, again["token"])[-1].body["embeds"][0]
         assert embed["footer"]["text"].startswith("Repeat of a check from ")
         repeat_id = _id(message)
-        assert bot.service.store.get_check(repeat_id).repeat_kind == "exact"
+        assert bot.service.store.checks.get(repeat_id).repeat_kind == "exact"
 
         discord_api.no_thread_channels.add(discord_api.CHANNEL_ID)
         press = discord_api.button(f"zf:claims:{repeat_id}", message)
@@ -340,7 +340,7 @@ async def test_a_repeat_is_answered_from_the_store_and_its_buttons_work_without_
         assert not discord_api.calls_to("POST", f"/channels/{message['id']}/messages")
 
         # Votes on the repeat and on the original add up on the original.
-        repeat = bot.service.store.get_check(repeat_id)
+        repeat = bot.service.store.checks.get(repeat_id)
         original_id = repeat.repeat_of if repeat is not None else None
         assert original_id and original_id != repeat_id
         up = discord_api.button(f"zf:up:{repeat_id}", message, user_id=930000000000000002)
@@ -381,7 +381,7 @@ async def test_a_private_verdict_goes_to_a_dm_once_the_token_expired(
     user = 940000000000000002
     async with start_bot() as bot:
         chat = str(discord_api.GUILD_ID)
-        bot.service.set_chat_setting("discord", chat, "ephemeral", True)
+        bot.service.chats.set_setting("discord", chat, "ephemeral", True)
         payload = discord_api.slash("factcheck", {"text": POST}, user_id=user)
         discord_api.expired_tokens.add(payload["token"])
         await discord_api.dispatch("INTERACTION_CREATE", payload)
@@ -420,7 +420,7 @@ async def test_a_check_cancelled_by_someone_else_says_so(
 
         await discord_api.dispatch("INTERACTION_CREATE", payload)
         await discord_api.wait_for(lambda c: edit(c).startswith("⏳ Checking"), timeout=30)
-        row = bot.service.store.history(platform="discord")[0][0]
+        row = bot.service.store.checks.history(platform="discord")[0][0]
         handle = bot.service.handle(row.id)
         assert handle is not None and handle.cancel()  # as another requester's cancel would
         answer = await discord_api.wait_for(
@@ -485,7 +485,7 @@ async def test_bad_input_gets_a_clear_message_and_starts_no_check(
         assert not discord_api.calls_to(
             "GET", f"/channels/{discord_api.CHANNEL_ID}/messages/{here['id']}"
         )
-        assert bot.service.store.history() == []
+        assert bot.service.store.checks.history() == []
         assert not discord_api.calls_to("GET", f"/channels/{foreign}/messages")
 
 
@@ -499,7 +499,7 @@ async def test_admins_set_ephemeral_replies_and_a_cooldown(
         admin = discord_api.slash("factcheck-settings", {"ephemeral": True, "cooldown_s": 60.0})
         assert "Cooldown between checks: 60 s" in await _answer_of(discord_api, admin)
         chat = str(discord_api.GUILD_ID)
-        assert bot.service.chat_setting("discord", chat, "ephemeral") is True
+        assert bot.service.chats.setting("discord", chat, "ephemeral") is True
 
         first = discord_api.slash("factcheck", {"text": " "})
         assert "empty" in await _answer_of(discord_api, first)
@@ -542,8 +542,8 @@ async def test_the_servers_language_reaches_the_panel(
             )
             assert "choose one of" in refusal and "The panel writes in" not in refusal
             assert name.split()[0] in refusal  # the message's case is kept
-            assert service.chat_setting("discord", chat, "language") is None
-            assert service.chat_setting("discord", chat, "cooldown_s") is None
+            assert service.chats.setting("discord", chat, "language") is None
+            assert service.chats.setting("discord", chat, "cooldown_s") is None
         ok = discord_api.slash("factcheck-settings", {"language": "French"})
         assert "The panel writes in French" in await _answer_of(discord_api, ok)
         await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
@@ -581,4 +581,4 @@ async def test_a_link_that_fails_to_fetch_still_spends_the_cooldown(
         # to another at once (the bot would fetch on demand, as fast as anyone asks).
         again = discord_api.slash("factcheck", {"text": POST}, user_id=950000000000000003)
         assert "try again in" in await _answer_of(discord_api, again)
-        assert bot.service.store.history() == []
+        assert bot.service.store.checks.history() == []

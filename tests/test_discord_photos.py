@@ -132,7 +132,7 @@ async def test_the_message_command_reads_the_headline_on_an_attached_picture(
         [image] = post.images
         assert image.finding is not None and image.finding.width == 1080
         assert discord_api.downloads == [yarl.URL(picture["url"]).path]
-        row = bot.service.store.get_check(_check_id(embed))
+        row = bot.service.store.checks.get(_check_id(embed))
         assert row is not None and row.status == "done" and row.platform == "discord"
         fields = {field["name"]: field["value"] for field in embed["fields"]}
         assert "Newsfan" in fields["Origin"]
@@ -178,7 +178,7 @@ async def test_factcheck_takes_an_image_alone_or_with_text(
         assert second.text.startswith("My uncle sent this")
         assert "eiffel" in second.text.casefold() and second.has_caption
         assert len(discord_api.downloads) == 2
-        assert len(bot.service.store.history(platform="discord")) == 2
+        assert len(bot.service.store.checks.history(platform="discord")) == 2
 
         # A link to a message goes alone.
         link = f"https://discord.com/channels/{discord_api.GUILD_ID}/1/2"
@@ -232,13 +232,13 @@ async def test_a_bad_picture_gets_one_sentence_and_no_check(
         final = _edits(discord_api, payload["token"])[-1].body
         assert not final.get("embeds") and not final.get("components")
         assert checker.runs == []
-        assert bot.service.store.history() == []
+        assert bot.service.store.checks.history() == []
         downloaded = [] if case == "declared 30 MB" else [yarl.URL(picture["url"]).path]
         assert discord_api.downloads == downloaded
 
         # The bot goes on: the next command gets its verdict.
         embed = await _verdict(discord_api, discord_api.slash("factcheck", {"text": POST}))
-        assert bot.service.store.get_check(_check_id(embed)) is not None
+        assert bot.service.store.checks.get(_check_id(embed)) is not None
         assert [post.text for post in checker.runs] == [POST]
 
 
@@ -272,4 +272,4 @@ async def test_a_message_with_neither_text_nor_picture_is_refused(
         answer = await _answer(discord_api, discord_api.message_command("Fact-check", target))
         assert answer.startswith("That message has no text I can see.")
         assert discord_api.downloads == [] and checker.runs == []
-        assert bot.service.store.history() == []
+        assert bot.service.store.checks.history() == []

@@ -238,13 +238,6 @@ async def test_a_report_page_waits_for_a_held_store_off_the_loop(
     assert watch.longest < STALL_S, f"the loop stalled {watch.longest:.3f} s"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage/service.py's submit() still reads the limits (admit) and writes a "
-    "repeat's row (_answer) and a local run's row on the event loop: a change to that "
-    "file, outside this one's (the bots await it only after their own admit, off the "
-    "loop, which waits out a held store first)",
-)
 async def test_a_submit_itself_waits_for_a_held_store_off_the_loop(tmp_path: Path) -> None:
     storage = {"path": str(tmp_path / "zofia.db"), "secret": SECRET}
     settings = Engine("sqlite", storage, lambda store: write_held(store, 1.0)).settings()

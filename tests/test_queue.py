@@ -25,8 +25,9 @@ from storage.errors import StorageError
 from storage.handles import Outcome, Requester
 from storage.postgres import PostgresDatabase
 from storage.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
-from storage.queue.service import QueuedCheckService
+from storage.queue.service import QueuedDelivery
 from storage.queue.worker import CheckRunner, register_check_tasks, register_deliver_task, run_jobs
+from storage.service import CheckService
 from storage.store import CheckStore
 from zofia_engine.post import Post
 
@@ -47,11 +48,18 @@ def settings_for(url: str, **queue: Any) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def replica(settings: Settings, checker: FakeChecker) -> AsyncIterator[QueuedCheckService]:
-    """One bot process's check service (the composition root picks the queued one)."""
+async def replica(settings: Settings, checker: FakeChecker) -> AsyncIterator[CheckService]:
+    """One bot process's check service (the composition root gives it the queued
+    delivery)."""
     async with fake_service(settings, checker) as service:
-        assert isinstance(service, QueuedCheckService)
+        assert isinstance(service.delivery, QueuedDelivery)
         yield service
+
+
+async def expect(service: CheckService, check_id: str, platform: str, target: Any) -> None:
+    """Where the card of ``check_id`` goes, told to the queued delivery."""
+    assert service.delivery is not None
+    await service.delivery.expect(check_id, platform, target)
 
 
 @contextlib.asynccontextmanager
@@ -142,7 +150,7 @@ async def test_a_failed_engine_run_fails_the_check_and_its_joiners(postgres_url:
             for handle in (first, second):
                 with pytest.raises(Exception, match="search API refused"):
                     await asyncio.wait_for(handle.result(), 10)
-        rows = [service.store.get_check(h.check_id) for h in (first, second)]
+        rows = [service.store.checks.get(h.check_id) for h in (first, second)]
     assert [r.status for r in rows if r] == ["failed", "failed"]
 
 
@@ -157,7 +165,7 @@ async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -
     async with replica(settings, checker) as service:
         handles = [await service.submit(Post(text=POST), asker(n)) for n in range(3)]
         for n, handle in enumerate(handles):
-            await service.expect_delivery(handle.check_id, "test", {"chat": n, "message": 10 + n})
+            await expect(service, handle.check_id, "test", {"chat": n, "message": 10 + n})
         async with worker(settings, checker, deliver=post_card):
             await asyncio.wait_for(asyncio.gather(*(h.result() for h in handles)), 20)
             for _ in range(100):  # bounded: 10 s
@@ -167,7 +175,7 @@ async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -
             # A check that ended before its delivery was expected is delivered too.
             late = await service.submit(Post(text="A different claim, checked before."), asker(9))
             await asyncio.wait_for(late.result(), 10)
-            await service.expect_delivery(late.check_id, "test", {"chat": 9, "message": 99})
+            await expect(service, late.check_id, "test", {"chat": 9, "message": 99})
             for _ in range(100):
                 if len(posted) == 4:
                     break
@@ -186,7 +194,7 @@ async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> N
     async with replica(settings, FakeChecker()) as service:
         handle = await service.submit(Post(text=POST), asker(1))
         book = Deliveries(service.store.database, lease=dt.timedelta(seconds=60))
-        await service.expect_delivery(handle.check_id, "test", {"chat": 1})
+        await expect(service, handle.check_id, "test", {"chat": 1})
         claim = book.claim(handle.check_id)
         assert claim is not None and claim.target == {"chat": 1}
         assert book.claim(handle.check_id) is None and book.is_claimed(handle.check_id)
@@ -196,7 +204,7 @@ async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> N
         book.delivered(again)
         assert book.claim(handle.check_id) is None and not book.is_claimed(handle.check_id)
         expired = Deliveries(service.store.database, lease=dt.timedelta(seconds=-1))
-        await service.expect_delivery(handle.check_id, "test", {"chat": 2})
+        await expect(service, handle.check_id, "test", {"chat": 2})
         assert book.claim(handle.check_id) is not None
         assert expired.claim(handle.check_id) is not None  # the first lease ran out
 
@@ -245,7 +253,7 @@ async def test_a_report_that_cannot_be_stored_fails_the_check(postgres_url: str)
         runner.close()
         with pytest.raises(Exception, match="could not be stored"):
             await asyncio.wait_for(handle.result(), 10)
-        row = service.store.get_check(handle.check_id)
+        row = service.store.checks.get(handle.check_id)
     assert row is not None and row.status == "failed"
 
 
@@ -262,5 +270,5 @@ async def test_a_job_out_of_attempts_ends_its_check_and_its_joiners(postgres_url
                 with pytest.raises(Exception, match="tried 2 times"):
                     await asyncio.wait_for(handle.result(), 10)
         assert checker.runs == []  # given up without a third run
-        rows = [service.store.get_check(h.check_id) for h in (first, second)]
+        rows = [service.store.checks.get(h.check_id) for h in (first, second)]
     assert [r.status for r in rows if r] == ["failed", "failed"]

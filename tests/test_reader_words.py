@@ -182,6 +182,14 @@ def test_numbers_agree_with_their_nouns() -> None:
     assert "1 of 1 analysis step failed; the verdict used the rest." in _card_notes(debate=failed)
 
 
+@pytest.mark.parametrize("stopped_by", ["repetition", "no_evidence", "probabilities"])
+def test_a_debate_that_stopped_early_is_not_called_forced(stopped_by: str) -> None:
+    # The last ruling of a debate that stopped early is a forced one too, but the round
+    # limit did not cut it short: the card must not say so.
+    ended = Debate(turns=[], forced=True, max_rounds=5, held=True, stopped_by=stopped_by)
+    assert not any("did not decide" in note for note in _card_notes(debate=ended))
+
+
 def _stage1(keywords: int, documents: int) -> Stage1Result:
     keyword = Keyword(text="Springfield", label="LOC", salience=1, mmr_score=1, lambda_k=1)
     entry = WikipediaEntry(

@@ -93,9 +93,9 @@ async def test_an_exact_repeat_is_answered_from_the_store(
     assert again.repeat_kind == "exact" and again.original_id == first.check_id
     assert again.original_at == clock.now - dt.timedelta(hours=1)
     assert again.report == first.report
-    row = service.store.get_check(again.check_id)
+    row = service.store.checks.get(again.check_id)
     assert row is not None and row.status == "done" and row.repeat_of == first.check_id
-    assert service.report_for(again.check_id) == (row, first.report)
+    assert service.store.report_for(again.check_id) == (row, first.report)
 
     # Outside the freshness window, or with --recheck, the engine runs again.
     clock.now += dt.timedelta(hours=service.settings.repeat_window_hours)
@@ -144,7 +144,7 @@ async def test_twenty_concurrent_submissions_make_one_run(
     assert {o.original_id for o in outcomes[1:]} == {original}
     assert len({o.check_id for o in outcomes}) == 20  # every request is its own stored check
     for outcome in outcomes:
-        row = service.store.get_check(outcome.check_id)
+        row = service.store.checks.get(outcome.check_id)
         assert row is not None and row.status == "done"
 
 
@@ -193,10 +193,10 @@ async def test_retention_purge_keeps_verdicts_and_stops_repeats(
     assert service.purge_expired() == 0
     clock.now += dt.timedelta(days=2)
     assert service.purge_expired() == 1
-    row = service.store.get_check(first.check_id)
+    row = service.store.checks.get(first.check_id)
     assert row is not None and row.post_text is None and row.status == "done"
     assert service.store.reports.get(first.check_id) is None
-    assert [v for _, v in service.store.history()] == ["false"]
+    assert [v for _, v in service.store.checks.history()] == ["false"]
     calls = len(checker.runs)
     again = await (await service.submit(Post(text=POST), BOB)).result()
     assert again.repeat_kind is None and len(checker.runs) > calls
@@ -213,13 +213,13 @@ async def test_cancel_and_shutdown(
     assert handle.cancel()
     with pytest.raises(asyncio.CancelledError):
         await handle.result()
-    row = service.store.get_check(handle.check_id)
+    row = service.store.checks.get(handle.check_id)
     assert row is not None and row.status == "cancelled"
 
     kept = await service.submit(Post(text=POST + " Later."), ALICE)
     await asyncio.sleep(0.05)
     await service.aclose()  # shutdown: the running check goes back to the queue
-    row = service.store.get_check(kept.check_id)
+    row = service.store.checks.get(kept.check_id)
     assert row is not None and row.status == "queued"
     checker.delay_s = 0.0
     successor = make_service()
@@ -244,7 +244,7 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
     assert len(seen) < 20
     outcome = await joined.result()
     assert outcome.report.verdict == "false" and outcome.original_id == owner.check_id
-    row = service.store.get_check(joined.check_id)
+    row = service.store.checks.get(joined.check_id)
     assert row is not None and row.status == "done"
 
     # A joined waiter that leaves stops nothing either; the last one to leave stops the run.
@@ -254,12 +254,12 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
     second = await service.submit(Post(text=other), BOB)
     await asyncio.sleep(0.05)
     assert second.cancel()
-    left = service.store.get_check(second.check_id)
+    left = service.store.checks.get(second.check_id)
     assert left is not None and left.status == "cancelled"
     assert first.cancel()
     with pytest.raises(asyncio.CancelledError):
         await first.result()
-    stopped = service.store.get_check(first.check_id)
+    stopped = service.store.checks.get(first.check_id)
     assert stopped is not None and stopped.status == "cancelled"
     assert not first.cancel()  # already cancelled
 
@@ -273,7 +273,7 @@ async def test_a_repeat_is_answered_only_in_its_own_reply_language(
     calls = len(checker.runs)
     french = await (await service.submit(Post(text=POST, language="French"), BOB)).result()
     assert french.repeat_kind is None and len(checker.runs) > calls  # a check of its own
-    row = service.store.get_check(french.check_id)
+    row = service.store.checks.get(french.check_id)
     assert row is not None and row.language == "French" and row.post is not None
     assert row.post.language == "French"
     calls = len(checker.runs)
@@ -302,7 +302,7 @@ async def test_bad_input_is_stored_safely(
     service = make_service()
     await service.start()
     outcome = await (await service.submit(Post(text=text), ALICE)).result()
-    row = service.store.get_check(outcome.check_id)
+    row = service.store.checks.get(outcome.check_id)
     assert row is not None and row.status == "done" and row.post_text
     assert service.store.reports.get(outcome.check_id) == outcome.report
     assert service.store.integrity_ok()
@@ -316,7 +316,7 @@ async def test_an_empty_post_is_refused_and_not_stored(
     for text in ("", "  \n ", "\x00"):
         with pytest.raises(InvalidPostError, match="The post is empty"):
             await service.submit(Post(text=text), ALICE)
-    assert service.store.history() == [] and checker.runs == []
+    assert service.store.checks.history() == [] and checker.runs == []
 
 
 def test_the_user_id_secret_is_generated_once_and_kept_private(tmp_path: Path) -> None:
@@ -370,7 +370,7 @@ async def test_a_5_mb_near_repeat_keeps_the_event_loop_responsive(
     # The check gets the post cut to 50,000 characters, and how long it was (to say so).
     assert checker.runs[0].original_chars == len(text)
     assert len(checker.runs[0].text) <= 50_000
-    stored = service.store.get_check(first.check_id)
+    stored = service.store.checks.get(first.check_id)
     assert stored is not None and stored.post_text is not None
     assert len(stored.post_text) <= 50_000  # the post is kept bounded
     calls = len(checker.runs)

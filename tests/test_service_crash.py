@@ -141,7 +141,7 @@ def test_a_check_killed_mid_debate_is_resumed(
                 outcome = await handle.result()
             # Offline, the scripted "false" has no web page to rest on.
             assert outcome.check_id == check_id and outcome.report.verdict == "unproven"
-            row = store.get_check(check_id)
+            row = store.checks.get(check_id)
             assert row is not None and row.status == "done"
             assert store.reports.get(check_id) == outcome.report
             assert store.integrity_ok()

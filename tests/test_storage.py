@@ -323,7 +323,7 @@ def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> N
     db = open_database(path, secret=KEY)
     assert applied_migrations(db) == ALL_MIGRATIONS
     store = CheckStore(db)
-    stored = store.get_check(row.id)
+    stored = store.checks.get(row.id)
     assert stored is not None and stored.finished_at is not None
     # m004: the chat and the text key are HMACs now; nothing else changed.
     assert stored.chat == hash_chat(KEY, "telegram", "chat-1") != row.chat
@@ -427,7 +427,7 @@ def test_a_report_round_trips_and_fills_every_table(store: CheckStore, db: Store
     store.reports.save(row.id, report, vector=np.arange(8, dtype=np.float32))
 
     assert store.reports.get(row.id) == report
-    stored = store.get_check(row.id)
+    stored = store.checks.get(row.id)
     assert stored is not None and stored.status == "done"
     assert stored.started_at == stored.finished_at == T0
     summary = next(db.query("SELECT * FROM reports WHERE check_id = ?", [row.id]))
@@ -488,7 +488,7 @@ def test_a_failed_save_writes_nothing(store: CheckStore, db: StoreDatabase) -> N
         store.reports.save(row.id, make_report(), vector=np.array([np.nan], dtype=np.float32))
     for table in ("reports", "evidence", "claims", "analyses", "debate_turns", "post_vectors"):
         assert count(db, table, row.id) == 0, table
-    assert store.get_check(row.id) == row  # still queued
+    assert store.checks.get(row.id) == row  # still queued
     store.reports.save(row.id, make_report())
     with pytest.raises(StorageError, match="already has a report"):
         store.reports.save(row.id, make_report())
@@ -502,7 +502,7 @@ def test_statuses_stamp_their_times(store: CheckStore, clock: Clock) -> None:
     store.checks.set_status(row.id, "running")
     clock.advance(seconds=5)
     store.checks.set_status(row.id, "failed", error="the model timed out")
-    failed = store.get_check(row.id)
+    failed = store.checks.get(row.id)
     assert failed is not None and failed.error == "the model timed out"
     assert (failed.started_at, failed.finished_at) == (T0, T0 + dt.timedelta(seconds=5))
     with pytest.raises(CheckNotFoundError):
@@ -527,14 +527,14 @@ def test_find_exact_returns_the_newest_original_in_the_window(
     repeat = new_check(store, status="done", repeat_of=first.id, repeat_kind="exact")
     store.reports.save(repeat.id, make_report())  # even with a report, a repeat is no original
     new_check(store)  # queued, not an answer yet
-    assert store.checks.find_exact(digest, since=T0) == store.get_check(first.id)
+    assert store.checks.find_exact(digest, since=T0) == store.checks.get(first.id)
     assert store.checks.find_exact(digest, since=T0 + dt.timedelta(minutes=1)) is None
     assert store.checks.find_exact(text_hash("another post"), since=T0) is None
     clock.advance(hours=1)
     second = done_check(
         store, "  the MAYOR of springfield said the river bridge will close for all of 2027.  "
     )
-    assert store.checks.find_exact(digest, since=T0) == store.get_check(second.id)
+    assert store.checks.find_exact(digest, since=T0) == store.checks.get(second.id)
     store.purge(older_than=clock.advance(seconds=1))
     assert store.checks.find_exact(digest, since=T0) is None
     with pytest.raises(ValueError, match="naive"):
@@ -552,16 +552,19 @@ def test_unfinished_and_history(store: CheckStore, clock: Clock) -> None:
     d = new_check(store, "d", chat="chat-2")
     store.checks.set_status(d.id, "cancelled")
     assert [row.id for row in store.checks.unfinished()] == [a.id, c.id]
-    history = store.history()
+    history = store.checks.history()
     assert [(row.id, verdict) for row, verdict in history] == [
         (d.id, None),
         (c.id, None),
         (b.id, "true"),
         (a.id, None),
     ]
-    assert [row.id for row, _ in store.history(limit=2)] == [d.id, c.id]
-    assert [row.id for row, _ in store.history(platform="discord")] == [b.id]
-    assert [row.id for row, _ in store.history(platform="telegram", chat="chat-1")] == [c.id, a.id]
+    assert [row.id for row, _ in store.checks.history(limit=2)] == [d.id, c.id]
+    assert [row.id for row, _ in store.checks.history(platform="discord")] == [b.id]
+    assert [row.id for row, _ in store.checks.history(platform="telegram", chat="chat-1")] == [
+        c.id,
+        a.id,
+    ]
 
 
 def test_export_has_done_checks_with_hashes_only(store: CheckStore, db: StoreDatabase) -> None:
@@ -571,7 +574,7 @@ def test_export_has_done_checks_with_hashes_only(store: CheckStore, db: StoreDat
     new_check(store, "still queued", requester=who)
     old = done_check(store, "old one", requester=who)
     store.purge(older_than=T0 + dt.timedelta(seconds=1))  # both were made at T0
-    rows = list(store.export_reports())
+    rows = list(store.reports.export())
     assert [row["id"] for row in rows] == [kept.id, old.id]
     assert rows[0]["requester"] == who and rows[0]["verdict"] == "true"
     assert rows[0]["confidence"] == 0.82 and rows[0]["report"] is None  # purged
@@ -580,7 +583,7 @@ def test_export_has_done_checks_with_hashes_only(store: CheckStore, db: StoreDat
         "verdict", "confidence", "report",
     }  # fmt: skip
     fresh = done_check(store, "fresh", requester=who)
-    exported = {row["id"]: row for row in store.export_reports()}
+    exported = {row["id"]: row for row in store.reports.export()}
     assert exported[fresh.id]["report"] == make_report().model_dump(mode="json")
     assert "123456789" not in repr(exported) and "123456789" not in dump(db)
 
@@ -691,7 +694,7 @@ def test_purge_keeps_the_verdict_and_removes_the_text(
 
     assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 2
     assert store.purge(older_than=clock.now - dt.timedelta(days=30)) == 0
-    purged = store.get_check(old.id)
+    purged = store.checks.get(old.id)
     assert purged is not None and purged.post_text is None and purged.post is None
     assert purged.status == "done" and purged.chat == "chat-1"
     assert (purged.text_hash, purged.origin, purged.url) == ("", "", "")
@@ -735,7 +738,7 @@ def test_purge_keeps_the_verdict_and_removes_the_text(
 def test_awkward_text_is_stored_safely(store: CheckStore, text: str, expected: str) -> None:
     row = new_check(store, text)
     assert row.post_text == expected
-    stored = store.get_check(row.id)
+    stored = store.checks.get(row.id)
     assert stored is not None and stored.post_text == expected
     report = make_report(marker=text, summary=text)
     store.reports.save(row.id, report)
@@ -820,4 +823,4 @@ def test_threads_share_one_store(db: StoreDatabase) -> None:
     for thread in threads:
         thread.join()
     assert store.checks.count(since=T0 - dt.timedelta(days=3650)) == 80
-    assert len(list(store.export_reports())) == 80 and store.integrity_ok()
+    assert len(list(store.reports.export())) == 80 and store.integrity_ok()

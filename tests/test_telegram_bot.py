@@ -159,7 +159,7 @@ async def section_posted(service: CheckService, card: dict[str, Any], kind: str)
     check_id = data_of(card, "d")[2:]
 
     def posted() -> list[int] | None:
-        ids = service.section_mark(check_id, kind)
+        ids = service.store.marks.get(check_id, kind)
         return ids or None
 
     async with asyncio.timeout(20):
@@ -200,7 +200,7 @@ async def test_a_forwarded_channel_post_gets_a_card_with_origin_and_date(
         post = forward(peer, private(ANN), ANN)
         card = await wait_card(peer, ANN["id"])
         # The engine was given the forward's date and origin: they are stored with the check.
-        row = service.store.get_check(data_of(card, "d")[2:])
+        row = service.store.checks.get(data_of(card, "d")[2:])
     text = card["text"]
     # Offline (no web page to quote) the judge's "false" is not a verdict: it is unproven.
     assert text.startswith("❔ Unproven\nThe panel leans false.")
@@ -254,7 +254,7 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         post = peer.send(GROUP, BOB, OTHER)
         ask = peer.send(GROUP, ANN, f"is this true @{BOT_USERNAME}?", reply_to=post)
         card = await wait_card(peer, GROUP["id"])
-        row = service.store.get_check(data_of(card, "d")[2:])
+        row = service.store.checks.get(data_of(card, "d")[2:])
         # Nothing in a group is checked unasked: a plain forward gets no answer. The bot
         # confirms it took the forward, and answers a /help sent after it (updates are
         # handled in order; deciding to ignore the forward does not wait on anything).
@@ -268,7 +268,7 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         peer.send(GROUP, BOB, "/help")
         await peer.wait_for(lambda: peer.confirmed >= ignored)
         await peer.wait_for(lambda: "What is stored" in peer.bot_messages(GROUP["id"])[-1]["text"])
-        checks = service.store.history(
+        checks = service.store.checks.history(
             platform="telegram", chat=service.chats.chat_key("telegram", str(GROUP["id"]))
         )
     assert card["reply_to_message"]["message_id"] == ask["message_id"]
@@ -411,7 +411,7 @@ async def test_cancel_is_for_the_requester_only(harness: Harness) -> None:
                 == "The check was cancelled."
             )
         )
-        row = service.store.get_check(check_id)
+        row = service.store.checks.get(check_id)
         assert row is not None and row.status == "cancelled"
     assert "reply_markup" not in peer.messages[(ANN["id"], progress["message_id"])]
 
@@ -450,7 +450,7 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
         assert refused[0]["text"] == "Only a chat admin can change the settings."
         peer.send(GROUP, ANN, "/settings autocheck on")
         await peer.wait_for(lambda: "is on" in peer.bot_messages(GROUP["id"])[-1]["text"])
-        assert service.chat_setting("telegram", str(GROUP["id"]), "auto_check")
+        assert service.chats.setting("telegram", str(GROUP["id"]), "auto_check")
         peer.send(GROUP, BOB, POST, forward_origin=origin)
         card = await wait_card(peer, GROUP["id"])
     assert "From user Carl" in card["text"]
@@ -475,7 +475,7 @@ async def test_auto_check_answers_claims_and_scams_only(harness: Harness) -> Non
         )
         said = len(peer.bot_messages(GROUP["id"]))
         peer.send(GROUP, BOB, "Good morning all, what lovely weather!", forward_origin=origin)
-        await peer.wait_for(lambda: [v for _, v in service.store.history()] == ["no_claim"])
+        await peer.wait_for(lambda: [v for _, v in service.store.checks.history()] == ["no_claim"])
         peer.send(GROUP, BOB, "Verify at https://paypa1-secure.com now", forward_origin=origin)
         card = await wait_card(peer, GROUP["id"])
     # The greeting got no reply at all (one LLM call, no card, no progress message);
@@ -495,10 +495,10 @@ async def test_the_chats_language_reaches_the_panel(harness: Harness) -> None:
         refused = (await peer.wait_for(lambda: peer.bot_messages(ANN["id"])))[-1]["text"]
         assert "choose one of" in refused.lower() and " here" not in refused
         assert refused[1:] != refused[1:].lower()  # the message keeps its capitals
-        assert service.chat_setting("telegram", str(ANN["id"]), "language") is None
+        assert service.chats.setting("telegram", str(ANN["id"]), "language") is None
         peer.send(chat, ANN, "/settings language French")
         await peer.wait_for(lambda: "in French here" in peer.bot_messages(ANN["id"])[-1]["text"])
-        assert service.chat_setting("telegram", str(ANN["id"]), "language") == "French"
+        assert service.chats.setting("telegram", str(ANN["id"]), "language") == "French"
         forward(peer, chat, ANN)
         await wait_card(peer, ANN["id"])
         systems = {body["messages"][0]["content"] for body in harness.panel.requests}
@@ -526,7 +526,7 @@ async def test_shutdown_puts_a_running_check_back_in_the_queue(harness: Harness)
 
 async def _finished(service: CheckService, check_id: str) -> str:
     while True:
-        row = service.store.get_check(check_id)
+        row = service.store.checks.get(check_id)
         if row is not None and row.status not in ("queued", "running"):
             return row.status
         await asyncio.sleep(0.1)

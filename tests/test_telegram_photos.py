@@ -53,7 +53,7 @@ class Bot:
     service: CheckService
 
     def checks(self) -> list[Any]:
-        return [row for row, _ in self.service.store.history(limit=50)]
+        return [row for row, _ in self.service.store.checks.history(limit=50)]
 
 
 @pytest.fixture(scope="module")

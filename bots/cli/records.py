@@ -36,7 +36,7 @@ def history(limit: int, platform: str | None, config: Path | None) -> None:
     for column in ("id", "when", "platform", "status", "verdict"):
         table.add_column(column, no_wrap=True)
     table.add_column("post", overflow="ellipsis", no_wrap=True, max_width=40)
-    for row, verdict in _store(config).history(limit=limit, platform=platform):
+    for row, verdict in _store(config).checks.history(limit=limit, platform=platform):
         icon = VERDICTS[verdict][0] + " " if verdict in VERDICTS else ""
         note = f" ({row.repeat_kind} repeat)" if row.repeat_of else ""
         post = (row.post_text or "(purged)").replace("\n", " ")
@@ -61,7 +61,7 @@ def history(limit: int, platform: str | None, config: Path | None) -> None:
 def show(check_id: str, as_json: bool, config: Path | None) -> None:
     """Show a stored check: the verdict card, claims, analyses, the debate and evidence."""
     store = _store(config)
-    row = store.get_check(check_id)
+    row = store.checks.get(check_id)
     if row is None:
         raise click.ClickException(f"no check with id {check_id}")
     found = store.report_for(check_id)
@@ -94,7 +94,7 @@ def show(check_id: str, as_json: bool, config: Path | None) -> None:
 @CONFIG_OPTION
 def export(as_jsonl: bool, output: Path | None, config: Path | None) -> None:
     """Export every finished check with its report; requesters appear only as hashes."""
-    lines = (json.dumps(item, default=str) for item in _store(config).export_reports())
+    lines = (json.dumps(item, default=str) for item in _store(config).reports.export())
     if output is None:
         for line in lines:
             click.echo(line)

@@ -158,7 +158,9 @@ def _notes(report: Report) -> tuple[str, ...]:
         return tuple(notes)
     notes += _settle_note(report)
     debate = report.debate
-    if debate.forced and debate.held:
+    # Only a debate that ran to its round limit was cut short; one that stopped because
+    # nothing could change the verdict, or both sides only repeated themselves, was not.
+    if debate.forced and debate.held and not debate.stopped_by:
         rounds = counted(debate.max_rounds, "round")
         notes.append(f"The judge did not decide within {rounds}; the ruling was forced.")
     if not any(item.source == "web" for item in report.evidence):

@@ -140,13 +140,14 @@ async def run_check(
         handle = await service.submit(post, request.requester)
         # Queued on workers, a deliver job posts the card, from whichever replica is
         # alive then; this one shows progress while it is.
-        queued = service.delivers_cards and not handle.done
+        delivery = service.delivery if handle.delivered_elsewhere and not handle.done else None
+        queued = delivery is not None
         live = not handle.done and not request.unasked
         if live:
             await screen.open_progress(handle.check_id)
-        if queued:  # (only the queued service, which delivers cards, has expect_delivery)
+        if delivery is not None:  # a deliver job posts the card: tell it where
             target, platform = screen.delivery_target(post), request.requester.platform
-            await service.expect_delivery(handle.check_id, platform, target)  # type: ignore[attr-defined]
+            await delivery.expect(handle.check_id, platform, target)
         if live:
             await follow_progress(handle.events(), screen.show_progress, progress_interval_s)
         if queued:

@@ -32,7 +32,7 @@ async def delivering(
     settings: Settings, service: CheckService, platform: str, post_card: PostCard
 ) -> AsyncIterator[None]:
     """Take ``platform``'s deliver jobs for the block (queued service only)."""
-    if not service.delivers_cards:
+    if service.delivery is None:
         yield
         return
     app = make_app(settings.storage.url, max_connections=DELIVERY_CONCURRENCY + 2)

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from storage.opening import open_store
-from storage.queue.service import QueuedCheckService
+from storage.queue.service import QueuedDelivery
 from storage.service import CheckService
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
@@ -36,11 +36,11 @@ def build_service(
     """A check service over the store the settings name (opened and migrated now),
     keeping post text for ``storage.retention_days``. Start it with ``await start()``.
 
-    With the store on PostgreSQL it is a :class:`QueuedCheckService`: ``zofia worker``
+    With the store on PostgreSQL it consults a :class:`QueuedDelivery`: ``zofia worker``
     processes run the engine, and ``checker`` here only reads pictures."""
     store, secret = open_store(settings.storage, clock=clock)
-    kind = QueuedCheckService if settings.storage.is_postgres else CheckService
-    return kind(
+    delivery = QueuedDelivery(store) if settings.storage.is_postgres else None
+    return CheckService(
         checker,
         store,
         settings.service,
@@ -48,6 +48,7 @@ def build_service(
         encoder=encoder,
         clock=clock,
         retention=dt.timedelta(days=settings.storage.retention_days),
+        delivery=delivery,
     )
 
 

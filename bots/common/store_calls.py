@@ -56,7 +56,7 @@ class StoreCalls:
         await off_loop(self.service.admit, requester)
 
     async def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:
-        return await off_loop(self.service.chat_setting, platform, chat_id, key, default)
+        return await off_loop(self.service.chats.setting, platform, chat_id, key, default)
 
     async def chat_settings(
         self, platform: str, chat_id: str, defaults: dict[str, Any]
@@ -65,7 +65,7 @@ class StoreCalls:
 
         def read() -> dict[str, Any]:
             return {
-                key: self.service.chat_setting(platform, chat_id, key, default)
+                key: self.service.chats.setting(platform, chat_id, key, default)
                 for key, default in defaults.items()
             }
 
@@ -76,17 +76,17 @@ class StoreCalls:
 
         def write() -> None:
             for key, value in values.items():
-                self.service.set_chat_setting(platform, chat_id, key, value)
+                self.service.chats.set_setting(platform, chat_id, key, value)
 
         await off_loop(write)
 
     async def vote(self, row: CheckRow, platform: str, user_id: str, vote: int) -> tuple[int, int]:
         """Record a vote; ``(up, down)`` for the verdict, this vote included."""
-        return await off_loop(self.service.vote, row, platform, user_id, vote)
+        return await off_loop(self.service.chats.vote, row, platform, user_id, vote)
 
     async def check_in_chat(self, check_id: str, platform: str, chat_id: str) -> CheckRow | None:
         """The check, if it was asked in this chat of this platform."""
-        return await off_loop(self.service.check_in_chat, check_id, platform, chat_id)
+        return await off_loop(self.service.chats.check_in_chat, check_id, platform, chat_id)
 
     async def stored_check(
         self, check_id: str, platform: str, chat_id: str
@@ -94,17 +94,17 @@ class StoreCalls:
         """The check and the report it shows, if it was asked in this chat, in one trip."""
 
         def read() -> tuple[CheckRow, Report] | None:
-            if self.service.check_in_chat(check_id, platform, chat_id) is None:
+            if self.service.chats.check_in_chat(check_id, platform, chat_id) is None:
                 return None
-            return self.service.report_for(check_id)
+            return self.service.store.report_for(check_id)
 
         return await off_loop(read)
 
     async def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
-        return await off_loop(self.service.report_for, check_id)
+        return await off_loop(self.service.store.report_for, check_id)
 
     async def section_mark(self, check_id: str, kind: str) -> Any:
-        return await off_loop(self.service.section_mark, check_id, kind)
+        return await off_loop(self.service.store.marks.get, check_id, kind)
 
     async def set_section_mark(self, check_id: str, kind: str, value: Any) -> None:
-        await off_loop(self.service.set_section_mark, check_id, kind, value)
+        await off_loop(self.service.store.marks.set, check_id, kind, value)

@@ -18,7 +18,7 @@ from telegram import CallbackQuery, Message, Update
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
-from bots.common.sections import section
+from bots.common.sections import already_shown, section
 from storage.rows import CheckRow
 
 from .context import PLATFORM, TelegramContext, context_of
@@ -109,7 +109,7 @@ async def _open(
     calls = ctx.calls
     async with ctx.lock(f"{row.id}:{kind}"):
         if await calls.section_mark(row.id, kind) is not None:
-            return f"The {kind} is already in this thread.", False, None
+            return already_shown(kind), False, None
         found = await calls.report_for(row.id)
         if found is None:
             return "The details of this check have expired.", True, None

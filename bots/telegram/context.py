@@ -70,7 +70,7 @@ class TelegramContext:
 
     def user_hash(self, user_id: int) -> str:
         """The stored form of a Telegram user id (an HMAC, never the id)."""
-        return self.service.user_hash(PLATFORM, str(user_id))
+        return self.service.chats.user_hash(PLATFORM, str(user_id))
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> bool:
         """Run a check in the background; shutdown waits for it (see :meth:`drain`).

@@ -149,7 +149,7 @@ def _lookup(store: CheckStore, check_id: str) -> tuple[CheckRow, Report] | Missi
     found = store.report_for(check_id)  # the check and its report, in one read of each
     if found is not None:
         return found
-    row = store.get_check(check_id)
+    row = store.checks.get(check_id)
     if row is None:
         return "unknown"
     if row.status in ("queued", "running"):

@@ -17,16 +17,12 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import Callable
 from typing import Any
 
-from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
 
 from ..handles import CheckFailedError, Outcome, Run
 from ..postgres import PostgresDatabase
-from ..service import CheckService
-from ..settings import ServiceSettings
 from ..store import CheckStore
 from .events import CheckEvent, Listener
 from .jobs import (
@@ -39,7 +35,7 @@ from .jobs import (
     queue_depth,
 )
 
-__all__ = ["QueuedCheckService", "QueuedDelivery", "stored_outcome"]
+__all__ = ["QueuedDelivery", "stored_outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -215,36 +211,3 @@ class QueuedDelivery:
             await asyncio.sleep(POLL_S)
             with contextlib.suppress(Exception):
                 await self._catch_up()
-
-
-# kept for bots/ until the check flow moves
-class QueuedCheckService(CheckService):
-    """A :class:`~storage.service.CheckService` built with a :class:`QueuedDelivery`, under
-    the name ``bots/common/runtime.py`` builds the queued service by; it overrides nothing."""
-
-    def __init__(
-        self,
-        checker: Checker,
-        store: CheckStore,
-        settings: ServiceSettings,
-        *,
-        secret: bytes,
-        encoder: TextEncoder,
-        clock: Callable[[], dt.datetime] | None = None,
-        retention: dt.timedelta | None = None,
-    ) -> None:
-        self.queued = QueuedDelivery(store)
-        super().__init__(
-            checker,
-            store,
-            settings,
-            secret=secret,
-            encoder=encoder,
-            clock=clock,
-            retention=retention,
-            delivery=self.queued,
-        )
-
-    async def expect_delivery(self, check_id: str, platform: str, target: dict[str, Any]) -> None:
-        # kept for bots/ until the check flow moves
-        await self.queued.expect(check_id, platform, target)
