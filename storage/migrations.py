@@ -29,6 +29,7 @@ from .schema_steps import (
     m006_four_outcomes,
     m007_evidence_sources,
     m008_deliveries,
+    m009_reviews,
 )
 from .sql import StoreDatabase
 from .transaction import write_transaction
@@ -46,6 +47,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m006_four_outcomes", m006_four_outcomes),
     ("m007_evidence_sources", m007_evidence_sources),
     ("m008_deliveries", m008_deliveries),
+    ("m009_reviews", m009_reviews),
 ]
 
 

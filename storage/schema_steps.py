@@ -1,4 +1,4 @@
-"""The schema's steps, m001 to m008: what each migration does, in order.
+"""The schema's steps, m001 to m009: what each migration does, in order.
 
 :mod:`storage.migrations` lists them and applies the pending ones; a released step
 never changes (a new one is appended instead).
@@ -22,6 +22,7 @@ __all__ = [
     "m006_four_outcomes",
     "m007_evidence_sources",
     "m008_deliveries",
+    "m009_reviews",
 ]
 
 _CASCADE = "REFERENCES checks(id) ON DELETE CASCADE"
@@ -360,3 +361,38 @@ def m008_deliveries(db: StoreDatabase, secret: bytes | None) -> None:
     )
     if is_postgres(db):  # SQLite's rowid is its tables' key already
         db.execute("CREATE INDEX idx_post_vectors_rowid ON post_vectors (rowid)")
+
+
+_APPEND_ONLY = "reviews are never edited: a newer review supersedes one"
+
+
+def m009_reviews(db: StoreDatabase, secret: bytes | None) -> None:
+    """Moderators' reviews of verdicts (:mod:`storage.reviews`), an audit trail: rows are
+    only added (a trigger refuses an ``UPDATE``); the newest is the one in force."""
+    db.execute(
+        f"""
+        CREATE TABLE reviews (
+            id TEXT PRIMARY KEY,
+            check_id TEXT NOT NULL {_CASCADE},
+            reviewer TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            from_verdict TEXT NOT NULL,
+            to_verdict TEXT NOT NULL
+                CHECK (to_verdict IN ('true', 'false', 'misleading', 'unproven')),
+            note TEXT NOT NULL DEFAULT '',
+            link TEXT NOT NULL DEFAULT ''
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_reviews_check ON reviews (check_id, created_at)")
+    _add_rowid(db, "reviews")
+    trigger = "CREATE TRIGGER reviews_append_only BEFORE UPDATE ON reviews"
+    if not is_postgres(db):
+        db.execute(f"{trigger} BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END")
+        return
+    db.execute(
+        "CREATE FUNCTION reviews_append_only() RETURNS trigger LANGUAGE plpgsql"
+        f" AS $$ BEGIN RAISE EXCEPTION '{_APPEND_ONLY}'; END $$"
+    )
+    db.execute(f"{trigger} FOR EACH ROW EXECUTE FUNCTION reviews_append_only()")

@@ -36,6 +36,7 @@ from .keys import keyed_text_hash
 from .limits import RequestLimits, refuse_if_full
 from .local_runs import LocalRuns
 from .repeats import NearRepeats
+from .reviews import Review, apply_review
 from .rows import RepeatKind
 from .settings import ServiceSettings
 from .store import CheckRow, CheckStore
@@ -345,6 +346,8 @@ class CheckService:
             report = self.store.reports.get(original.id)
             if report is None:  # purged since: check it again
                 return None
+            # A moderator's latest review is in force: its verdict, the machine's noted.
+            report = apply_review(report, self.store.reviews.latest(original.id))
             return record(status="done", repeat_of=original.id, repeat_kind=kind), report
 
         found = await asyncio.to_thread(stored)
@@ -356,6 +359,22 @@ class CheckService:
             Outcome(row.id, report, kind, original.id, original.created_at, round(score, 4))
         )
         return CheckHandle(row.id, future)
+
+    async def review(
+        self, check_id: str, platform: str, user_id: str, verdict: str, note: str, link: str = ""
+    ) -> Review:
+        """A moderator confirms or changes a check's verdict (a repeat's: its original's),
+        written off the event loop; repeats are answered from then on with the review in
+        force, the machine's verdict noted beside it (:mod:`storage.reviews`).
+
+        Raises:
+            ValueError: an unknown verdict, a long note, a link that is no address, or a
+                check with no verdict.
+            CheckNotFoundError: no such check.
+        """
+        reviewer = self.chats.user_hash(platform, user_id)
+        add = partial(self.store.reviews.add, reviewer=reviewer, platform=platform)
+        return await asyncio.to_thread(add, check_id, verdict=verdict, note=note, link=link)
 
     def _join(self, row: CheckRow, run: Run) -> CheckHandle:
         """A handle for ``row`` that waits on ``run``, which another request started."""

@@ -3,7 +3,8 @@
 The store holds its parts as objects over one shared database (as sqlite-utils'
 tables share their ``Database``): ``store.checks``, ``store.reports``,
 ``store.vectors``, ``store.feedback``, ``store.chats`` (chat settings),
-``store.marks`` (section marks) and ``store.deliveries``. Every time is
+``store.marks`` (section marks), ``store.deliveries`` and ``store.reviews``
+(moderators' reviews of verdicts). Every time is
 timezone-aware UTC, stored as fixed-width ISO 8601 text (so text order is time
 order). Every string written goes through :func:`~storage.keys.storable_text` first,
 so a post with broken surrogates is stored (with U+FFFD) instead of crashing the
@@ -26,6 +27,7 @@ from .locked import LockedDatabase
 from .postgres import consistent, is_postgres
 from .reports import Reports
 from .retention import purge_content
+from .reviews import Reviews, apply_review
 from .rows import CheckRow, CheckStatus, RepeatKind
 from .sql import StoreDatabase
 from .vectors import Vectors
@@ -54,6 +56,7 @@ class CheckStore:
         self.chats = ChatSettings(self.database)
         self.marks = SectionMarks(self.database)
         self.deliveries = Deliveries(self.database)
+        self.reviews = Reviews(self.database)
 
     @property
     def clock(self) -> Callable[[], dt.datetime]:
@@ -74,7 +77,8 @@ class CheckStore:
             self.database.close()
 
     def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
-        """A check and the report it shows: its own, or for a repeat its original's.
+        """A check and the report it shows: its own, or for a repeat its original's, with
+        a moderator's latest review of it in force (:func:`~storage.reviews.apply_review`).
 
         Returns:
             ``None`` when there is no such check, or no report (yet, or purged).
@@ -82,8 +86,11 @@ class CheckStore:
         row = self.checks.get(check_id)
         if row is None:
             return None
-        report = self.reports.get(row.repeat_of or row.id)
-        return (row, report) if report is not None else None
+        original = row.repeat_of or row.id
+        report = self.reports.get(original)
+        if report is None:
+            return None
+        return row, apply_review(report, self.reviews.latest(original))
 
     def purge(self, older_than: dt.datetime) -> int:
         """Remove the content of checks created before ``older_than``, keeping the

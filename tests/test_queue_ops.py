@@ -238,4 +238,4 @@ def test_store_status_on_postgresql_names_the_server_not_the_password(postgres_u
     assert str(status.path).startswith("PostgreSQL 127.0.0.1:") and "hunter2" not in str(
         status.path
     )
-    assert status.schema == "m008_deliveries" and status.pending == ()
+    assert status.schema == "m009_reviews" and status.pending == ()

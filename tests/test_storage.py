@@ -63,6 +63,7 @@ from zofia_engine.report import (
 T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 TABLES = {
     "_migrations",
+    "reviews",
     "checks",
     "reports",
     "evidence",
@@ -289,6 +290,7 @@ ALL_MIGRATIONS = [
     "m006_four_outcomes",
     "m007_evidence_sources",
     "m008_deliveries",
+    "m009_reviews",
 ]
 KEY = b"k" * 32
 

@@ -19,6 +19,7 @@ COMMANDS = {
     "keywords": "bots.cli.check:keywords",
     "history": "bots.cli.records:history",
     "show": "bots.cli.records:show",
+    "review": "bots.cli.review:review",
     "export": "bots.cli.records:export",
     "doctor": "bots.cli.doctor:doctor",
     "eval": "bots.cli.evaluate:eval_command",

@@ -1,0 +1,58 @@
+"""``zofia review``: a moderator's review of a check's verdict, from the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from storage.errors import CheckNotFoundError
+from storage.keys import hash_user
+from storage.opening import open_store
+from zofia_engine.report import OUTCOMES
+
+from .options import CONFIG_OPTION, settings_from
+
+__all__ = ["OPERATOR", "review"]
+
+#: who reviews from the terminal (stored, as every reviewer, as an HMAC on platform "cli")
+OPERATOR = "operator"
+
+
+@click.command()
+@click.argument("check_id")
+@click.option(
+    "--verdict",
+    type=click.Choice(OUTCOMES),
+    required=True,
+    help="The verdict it should have; its own verdict confirms it.",
+)
+@click.option("--note", default="", help="Why, in a few words (at most 300 characters).")
+@click.option("--link", default="", help="An http(s) address that backs the review.")
+@CONFIG_OPTION
+def review(check_id: str, verdict: str, note: str, link: str, config: Path | None) -> None:
+    """Confirm or change the verdict of check CHECK_ID, as the operator.
+
+    The review is added to the check's audit trail (never edited; a newer one supersedes
+    it), and repeats of the post are answered with it from then on.
+    """
+    store, secret = open_store(settings_from(config).storage)
+    try:
+        done = store.reviews.add(
+            check_id,
+            reviewer=hash_user(secret, "cli", OPERATOR),
+            platform="cli",
+            verdict=verdict,
+            note=note,
+            link=link,
+        )
+    except CheckNotFoundError:
+        raise click.ClickException(f"no check with id {check_id}") from None
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
+    if done.from_verdict == done.to_verdict:
+        click.echo(f"check {done.check_id}: {done.to_verdict} confirmed")
+    else:
+        click.echo(f"check {done.check_id}: {done.from_verdict} changed to {done.to_verdict}")

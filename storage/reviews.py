@@ -1,0 +1,222 @@
+"""``store.reviews``: moderators' reviews of verdicts, an audit trail.
+
+A review confirms a check's verdict or changes it to another outcome (true, false,
+misleading, unproven), with a short note and an optional link. Rows are only ever
+added: a review is never edited or deleted (the table refuses an ``UPDATE``), only
+superseded by a newer review of the same check; :meth:`Reviews.latest` is the one in
+force. A review is of an original check: one asked of a repeat is stored against the
+check it repeats, as votes are, and so counts for every repeat of it.
+
+Where a review shows, :func:`apply_review` gives the report a check shows with the
+review in force: the moderator's verdict, and a mark in ``degraded`` that keeps the
+machine's verdict (the card, ``zofia show`` and the report page word it with
+:func:`review_of`). The stored report itself stays the machine's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from zofia_engine.report import OUTCOMES, Confidence, Lean, Report
+
+from .errors import CheckNotFoundError
+from .keys import new_check_id, storable_text
+from .locked import LockedDatabase
+from .rows import from_iso
+
+__all__ = [
+    "MAX_NOTE",
+    "REVIEW_MARK",
+    "Review",
+    "ReviewMark",
+    "Reviews",
+    "apply_review",
+    "is_review_mark",
+    "review_of",
+]
+
+#: the longest note a review keeps, in characters
+MAX_NOTE = 300
+#: how the mark of a review in force starts, among a report's ``degraded`` notes
+REVIEW_MARK = "moderator review: "
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """One row of ``reviews``: who reviewed which check, when, and to what verdict.
+
+    ``from_verdict`` is the verdict in force before it (the latest review's, else the
+    machine's); ``to_verdict`` equal to it is a confirmation. ``reviewer`` is an HMAC of
+    the platform and user id (:func:`~storage.keys.hash_user`), never the id.
+    """
+
+    id: str
+    check_id: str
+    reviewer: str
+    platform: str
+    created_at: dt.datetime
+    from_verdict: str
+    to_verdict: str
+    note: str
+    link: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Review:
+        created = from_iso(row["created_at"])
+        assert created is not None
+        fields = {name: row[name] for name in cls.__slots__ if name != "created_at"}
+        return cls(created_at=created, **fields)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewMark:
+    """A review as a report carries it: the machine's verdict, the moderator's, the note."""
+
+    machine: str
+    verdict: str
+    note: str
+    link: str
+
+    @property
+    def confirmed(self) -> bool:
+        return self.machine == self.verdict
+
+
+def _clean_note(note: str) -> str:
+    cleaned = " ".join(storable_text(note).split())
+    if len(cleaned) > MAX_NOTE:
+        raise ValueError(f"the note has {len(cleaned)} characters; at most {MAX_NOTE}")
+    return cleaned
+
+
+def _clean_link(link: str) -> str:
+    cleaned = storable_text(link).strip()
+    if cleaned and (not cleaned.startswith(("https://", "http://")) or len(cleaned.split()) > 1):
+        raise ValueError(f"the link must be an http(s) address, not {link!r}")
+    return cleaned
+
+
+class Reviews:
+    """The moderators' reviews of a store's checks.
+
+    Args:
+        db: the store's database, with its lock and clock.
+    """
+
+    def __init__(self, db: LockedDatabase) -> None:
+        self.db = db
+
+    def add(
+        self,
+        check_id: str,
+        *,
+        reviewer: str,
+        platform: str,
+        verdict: str,
+        note: str = "",
+        link: str = "",
+    ) -> Review:
+        """Record a review of an original check's verdict (a new row; none is changed).
+
+        Args:
+            check_id: the check; a review of a repeat is of the check it repeats.
+            reviewer: :func:`~storage.keys.hash_user` of the moderator.
+            platform: where the moderator reviewed it (``telegram``, ``discord``, ``cli``).
+            verdict: ``true``, ``false``, ``misleading`` or ``unproven``; the verdict in
+                force for a confirmation.
+            note: why, in a few words (at most :data:`MAX_NOTE` characters).
+            link: an ``http(s)`` address backing it, or ``""``.
+
+        Returns:
+            The review as stored.
+
+        Raises:
+            ValueError: an unknown verdict, a long note, a link that is no address, or a
+                check with no verdict to review (not finished, or failed).
+            CheckNotFoundError: no such check.
+        """
+        if verdict not in OUTCOMES:
+            raise ValueError(f"verdict must be one of {', '.join(OUTCOMES)}, not {verdict!r}")
+        row: dict[str, Any] = {
+            "id": new_check_id(),
+            "check_id": check_id,
+            "reviewer": storable_text(reviewer),
+            "platform": storable_text(platform),
+            "created_at": self.db.now(),
+            "to_verdict": verdict,
+            "note": _clean_note(note),
+            "link": _clean_link(link),
+        }
+        with self.db.write():
+            found = self.db.execute(
+                "SELECT coalesce(repeat_of, id) FROM checks WHERE id = ?", [check_id]
+            ).fetchone()
+            if found is None:
+                raise CheckNotFoundError(f"no check {check_id!r}")
+            check_id = row["check_id"] = found[0]
+            before = self.latest(check_id)
+            found = self.db.execute(
+                "SELECT verdict FROM reports WHERE check_id = ?", [check_id]
+            ).fetchone()
+            if found is None:
+                raise ValueError(f"check {check_id!r} has no verdict to review")
+            row["from_verdict"] = before.to_verdict if before is not None else found[0]
+            self.db.table("reviews").insert(row)
+        return Review.from_row(row)
+
+    def latest(self, check_id: str) -> Review | None:
+        """The review in force on a check (the newest), or ``None`` if it has none."""
+        found = self.history(check_id, limit=1)
+        return found[0] if found else None
+
+    def history(self, check_id: str, *, limit: int | None = None) -> list[Review]:
+        """A check's reviews, newest first: the audit trail."""
+        sql = "SELECT * FROM reviews WHERE check_id = ? ORDER BY created_at DESC, rowid DESC"
+        params: list[Any] = [check_id]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self.db.lock:
+            rows = list(self.db.query(sql, params))
+        return [Review.from_row(row) for row in rows]
+
+
+def apply_review(report: Report, review: Review | None) -> Report:
+    """The report a check shows with ``review`` in force: the moderator's verdict, with a
+    mark in ``degraded`` that keeps the machine's (``report.verdict``, as stored). A
+    changed verdict drops the machine's confidence (it was in its own verdict); changed
+    to unproven, the panel's verdict becomes the way it leaned.
+
+    Returns:
+        ``report`` itself when there is no review, else a copy.
+    """
+    if review is None:
+        return report
+    machine = report.verdict
+    mark = {"machine": machine, "verdict": review.to_verdict, "note": review.note}
+    mark["link"] = review.link
+    update: dict[str, Any] = {
+        "degraded": [*report.degraded, REVIEW_MARK + json.dumps(mark, ensure_ascii=False)]
+    }
+    if review.to_verdict != machine:
+        update |= {"verdict": review.to_verdict, "confidence": Confidence()}
+        if review.to_verdict == "unproven" and machine in ("true", "false", "misleading"):
+            update["lean"] = Lean(outcome=machine, probability=report.confidence.value)
+    return report.model_copy(update=update)
+
+
+def review_of(report: Report) -> ReviewMark | None:
+    """The review :func:`apply_review` marked ``report`` with, or ``None``."""
+    for note in reversed(report.degraded):
+        if note.startswith(REVIEW_MARK):
+            mark = json.loads(note.removeprefix(REVIEW_MARK))
+            return ReviewMark(mark["machine"], mark["verdict"], mark["note"], mark["link"])
+    return None
+
+
+def is_review_mark(note: str) -> bool:
+    """Whether a ``degraded`` note is a review's mark (shown as the review, not a failure)."""
+    return note.startswith(REVIEW_MARK)
