@@ -5,7 +5,7 @@ written one by one through ``CheckStore.save_report`` (that is the write-through
 figure), the rest copied in bulk, spread over 1,000 chats and 5,000 users; each
 has a report of realistic size and a 384-dimensional post vector. The default
 rate limits apply. Then, through the real service ``build_service`` gives (the
-``CheckService``; on PostgreSQL the ``QueuedCheckService``, its repeats answered
+``CheckService``; on PostgreSQL the same service with its ``QueuedDelivery``, its repeats answered
 from the store the same way; real MiniLM for near repeats; no LLM is called), it
 times ``submit`` → report in hand for exact repeats (the same text, re-spaced) and
 near repeats (the text with a "Fwd:" prefix and a hashtag).

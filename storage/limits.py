@@ -61,12 +61,20 @@ class RequestLimits:
 
     def __init__(self, store: CheckStore, settings: ServiceSettings) -> None:
         self.store = store
+        self.user_daily = settings.user_daily
         self.rules = (
             _Rule("user", MINUTE, settings.user_per_minute, "checks a minute for you"),
             _Rule("chat", MINUTE, settings.chat_per_minute, "checks a minute in this chat"),
             _Rule("user", DAY, settings.user_daily, "checks a day for you"),
             _Rule("chat", DAY, settings.chat_daily, "checks a day in this chat"),
         )
+
+    def left_today(self, requester: str, now: dt.datetime) -> int:
+        """How many more checks ``requester`` (the user's hash) may ask for in the day's
+        window (``user_daily``, the last 24 hours), the checks already asked counted.
+        Read only."""
+        used = self.store.checks.count(since=now - DAY, requester=requester, up_to=self.user_daily)
+        return max(0, self.user_daily - used)
 
     def check(self, *, requester: str, platform: str, chat: str, now: dt.datetime) -> None:
         """Raise :class:`RateLimitedError` if one more request would pass a limit."""

@@ -17,6 +17,7 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 
 from bots.common.card import VERDICTS
+from bots.common.privacy import privacy_text
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
@@ -142,7 +143,7 @@ async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
         synced = discord_api.calls_to("PUT", f"/applications/{discord_api.APP_ID}/commands")
         assert synced, "commands are synced globally in setup_hook"
         commands = {c["name"]: c for c in synced[0].body}
-        assert set(commands) == {"factcheck", "Fact-check", "factcheck-settings"}
+        assert set(commands) == {"factcheck", "Fact-check", "factcheck-settings", "privacy"}
         assert commands["factcheck"]["integration_types"] == [0, 1]  # guilds and users
         assert commands["Fact-check"]["type"] == 3
         assert int(commands["factcheck-settings"]["default_member_permissions"]) == 32
@@ -582,3 +583,32 @@ async def test_a_link_that_fails_to_fetch_still_spends_the_cooldown(
         again = discord_api.slash("factcheck", {"text": POST}, user_id=950000000000000003)
         assert "try again in" in await _answer_of(discord_api, again)
         assert bot.service.store.checks.history() == []
+
+
+async def test_privacy_is_told_privately_with_the_retention(
+    discord_api: FakeDiscord,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    async with start_bot():
+        synced = discord_api.calls_to("PUT", f"/applications/{discord_api.APP_ID}/commands")
+        told = {c["name"]: c for c in synced[0].body}["privacy"]
+        assert told["integration_types"] == [0, 1] and told["contexts"] == [0, 1, 2]
+        for guild in (True, False):
+            payload = discord_api.slash("privacy", {}, guild=guild, permissions=MEMBER)
+            assert await _answer_of(discord_api, payload) == privacy_text(30)
+            reply = discord_api.calls_to("POST", f"/interactions/{payload['id']}/")[0]
+            assert reply.body["type"] == 4 and reply.body["data"]["flags"] == 64  # ephemeral
+    assert not discord_api.calls_to("POST", "/channels/")  # nothing posted in a channel
+
+
+async def test_the_card_says_how_many_checks_are_left_when_few_remain(
+    discord_api: FakeDiscord,
+    make_settings: Callable[..., Settings],
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+) -> None:
+    async with start_bot(make_settings(service={"user_daily": 3})):
+        payload = discord_api.slash("factcheck", {"text": POST})
+        await _check(discord_api, payload)
+    embed = _patches(discord_api, payload["token"])[-1].body["embeds"][0]
+    notes = {field["name"]: field["value"] for field in embed["fields"]}["Notes"]
+    assert "• You have 2 checks left today." in notes.splitlines()

@@ -96,8 +96,11 @@ async def test_json_schema_on_this_server_is_a_configuration_error(server: str) 
 
 
 def _settings(server: str, triage: bool = False) -> EngineSettings:
+    """The whole panel through the server: the full depth asks every role whatever the
+    evidence settles (the adaptive depth skips the panel when nothing is settled)."""
     return EngineSettings.model_validate(
         {
+            "agents": {"depth": "full"},
             "llm": {
                 "backend": "openai",
                 "timeout_s": 120.0,

@@ -21,11 +21,13 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, channel, group, user
 
+from bots.common.privacy import privacy_text
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.buttons import NOT_FOUND
 from bots.telegram.check_flow import INTERRUPTED
+from bots.telegram.commands import START
 from bots.telegram.posts import NO_TEXT
 from bots.telegram.render import BUTTON_ACTIONS
 from storage.service import CheckService
@@ -433,12 +435,40 @@ async def test_a_photo_without_text_asks_for_text_and_help_says_what_is_stored(
     peer = harness.peer
     async with harness.bot():
         peer.send(private(ANN), ANN, photo=True)
-        peer.send(private(ANN), ANN, "/start")
+        peer.send(private(ANN), ANN, "/help")
         await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 2)
     texts = [m["text"] for m in peer.bot_messages(ANN["id"])]
     assert NO_TEXT in texts
     assert any("What is stored" in text and "30 days" in text for text in texts)
     assert harness.llm_calls() == 0
+
+
+async def test_start_is_three_lines_and_privacy_says_the_retention(harness: Harness) -> None:
+    peer = harness.peer
+    async with harness.bot():
+        for command in ("/start", "/privacy"):
+            peer.send(private(ANN), ANN, command)
+        await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 2)
+        peer.send(GROUP, BOB, "/privacy")
+        told = await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
+        menu = peer.sent("setMyCommands")
+    start, privacy = (m["text"] for m in peer.bot_messages(ANN["id"]))
+    assert start == START and len(start.splitlines()) == 3
+    assert "AI that can be wrong" in start and "/help" in start
+    assert privacy == privacy_text(30) == told[0]["text"]
+    assert "after 30 days" in privacy and "ask the operator" in privacy.lower()
+    assert "privacy" in [c["command"] for c in menu[0].params["commands"]]
+    assert harness.llm_calls() == 0
+
+
+async def test_a_card_says_how_many_checks_are_left_when_few_remain(harness: Harness) -> None:
+    limits = harness.settings.service.model_copy(update={"user_daily": 3})
+    harness.settings = harness.settings.model_copy(update={"service": limits})
+    peer = harness.peer
+    async with harness.bot():
+        peer.send(private(ANN), ANN, POST)
+        card = await wait_card(peer, ANN["id"])
+    assert "You have 2 checks left today." in card["text"]
 
 
 async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) -> None:

@@ -409,3 +409,17 @@ async def test_a_bot_serves_the_pages_only_when_asked(store: CheckStore) -> None
         async with site_beside_bot(store, SiteSettings(port=port), retention_days=30):
             with pytest.raises(aiohttp.ClientConnectionError):
                 await session.get(f"http://127.0.0.1:{port}/c/{row.id}")
+
+
+async def test_the_privacy_page_says_what_the_bots_say(client: Client) -> None:
+    from bots.common.privacy import PRIVACY_TITLE, privacy_paragraphs
+
+    running = await client()
+    response = await running.get("/privacy")
+    assert response.status == 200
+    assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+    page = Markup(await response.text())
+    shown = " ".join(" ".join(page.text).split())
+    assert PRIVACY_TITLE in shown
+    for paragraph in privacy_paragraphs(30):  # the bots' own text, with the real retention
+        assert paragraph in shown

@@ -7,11 +7,13 @@ markdown, the terminal's rich text).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections import Counter
 from dataclasses import dataclass
 
+from storage.reviews import review_of
 from storage.service import Outcome
 from zofia_engine.report import EvidenceItem, Report
 
@@ -22,8 +24,11 @@ __all__ = [
     "VERDICTS",
     "Link",
     "VerdictCard",
+    "checks_left_line",
     "panel_steps",
     "report_card",
+    "review_note",
+    "sources_line",
     "top_evidence",
     "verdict_card",
 ]
@@ -46,6 +51,10 @@ _SIDES_FOR = {
     "misleading": ("con", "scientist"),
 }
 MAX_LINKS = 3
+#: below this many checks left today, a card says how many are left
+FEW_CHECKS_LEFT = 5
+#: a cited sentence longer than this is not put on the card (it is never cut)
+_MAX_QUOTE = 300
 
 
 @dataclass(frozen=True)
@@ -152,6 +161,7 @@ def _picture_notes(report: Report) -> list[str]:
 
 def _notes(report: Report) -> tuple[str, ...]:
     notes = [*_cut_note(report.degraded), *_picture_notes(report)]
+    notes[:0] = review_note(report)
     if report.triage is not None and report.triage.signs:
         notes.append("Signs: " + "; ".join(report.triage.signs) + ".")
     if report.verdict in ("no_claim", "satire", "scam"):
@@ -172,6 +182,20 @@ def _notes(report: Report) -> tuple[str, ...]:
         of = f"{failed} of {counted(steps, 'analysis step')}"
         notes.append(f"{of} failed; the verdict used the rest.")
     return tuple(notes)
+
+
+def review_note(report: Report) -> list[str]:
+    """A moderator's review in force, beside the machine's verdict: "Reviewed by a
+    moderator" (a confirmation) or "Changed by a moderator from False to True: …"."""
+    mark = review_of(report)
+    if mark is None:
+        return []
+    words = {verdict: VERDICTS[verdict][1].split(":")[0] for verdict in VERDICTS}
+    said = f"Changed by a moderator from {words[mark.machine]} to {words[mark.verdict]}"
+    if mark.confirmed:
+        said = "Reviewed by a moderator"
+    said += f": {mark.note}" if mark.note else "."
+    return [f"{said} ({mark.link})" if mark.link else said]
 
 
 # How the engine says that a post was cut (check_run.py, retrieval/pipeline.py).
@@ -266,10 +290,42 @@ def report_card(
         origin=origin,
         published=published,
         repeat_note=repeat_note,
-        notes=_notes(report),
+        notes=(*_sources_note(report), *_notes(report)),
         checked_by=tuple(_checked_by(report)),
         checked=_checked(report),
     )
+
+
+def sources_line(report: Report) -> str:
+    """For a false or misleading verdict the evidence settled, one sentence the sources
+    say, word for word: a quote of a refuted claim the verdict rests on (the core claim
+    first), as the claim verifier cited it; ``""`` when there is none."""
+    if report.verdict not in ("false", "misleading"):
+        return ""
+    basis = set(report.basis)
+    refuted = [c for c in report.claims if c.id in basis and c.label == "refutes"]
+    refuted.sort(key=lambda claim: claim.kind != "core")
+    for claim in refuted:
+        for quote in claim.quotes:
+            said = " ".join(quote.text.split())  # the same words, on one line
+            if said and len(said) <= _MAX_QUOTE:
+                return f"What the sources say: “{said}”"
+    return ""
+
+
+def _sources_note(report: Report) -> list[str]:
+    line = sources_line(report)
+    return [line] if line else []
+
+
+def checks_left_line(left: int | None) -> str:
+    """How many checks the asker has left today, when fewer than
+    :data:`FEW_CHECKS_LEFT`; ``""`` otherwise (or when not known)."""
+    if left is None or left >= FEW_CHECKS_LEFT:
+        return ""
+    if left == 0:
+        return "You have no checks left today; more come as the last 24 hours' checks age."
+    return f"You have {counted(left, 'check')} left today."
 
 
 def _checked_by(report: Report) -> list[Link]:
@@ -285,8 +341,18 @@ def _checked_by(report: Report) -> list[Link]:
 
 
 def verdict_card(
-    outcome: Outcome, *, origin: str = "", published: dt.date | None = None
+    outcome: Outcome,
+    *,
+    origin: str = "",
+    published: dt.date | None = None,
+    checks_left: int | None = None,
 ) -> VerdictCard:
-    """The card for a check that just finished (or was answered from the store)."""
+    """The card for a check that just finished (or was answered from the store);
+    ``checks_left``: how many more checks the asker may ask for today, if known."""
     note = _repeat_note(outcome.repeat_kind, outcome.original_at)
-    return report_card(outcome.check_id, outcome.report, origin, published, note)
+    card = report_card(outcome.check_id, outcome.report, origin, published, note)
+    left = checks_left_line(checks_left)
+    if not left:
+        return card
+    at = len(_sources_note(outcome.report))  # after the sources' sentence, before the rest
+    return dataclasses.replace(card, notes=(*card.notes[:at], left, *card.notes[at:]))

@@ -26,7 +26,7 @@ from .card import VerdictCard, verdict_card
 from .posts import post_from_message
 from .progress import follow_progress
 from .sentences import error_sentence
-from .store_calls import StoreCalls
+from .store_calls import StoreCalls, off_loop
 
 __all__ = ["QUIET_UNASKED", "CheckRequest", "Screen", "run_check", "shutting_down"]
 
@@ -157,7 +157,9 @@ async def run_check(
         outcome = await handle.result()
         if request.unasked and outcome.report.verdict in QUIET_UNASKED:
             return
-        await screen.show_card(verdict_card(outcome, origin=post.origin, published=post.published))
+        left = await _checks_left(calls, request.requester)
+        card = verdict_card(outcome, origin=post.origin, published=post.published, checks_left=left)
+        await screen.show_card(card)
     except asyncio.CancelledError as exc:
         if shutting_down():  # the check goes back to the queue
             if not queued and screen.interrupted is not None:  # queued, its card still comes
@@ -166,6 +168,22 @@ async def run_check(
         await screen.say(error_sentence(exc))  # cancelled by the requester, or another
     except Exception as exc:
         await _failed(request, screen, exc, started=started)
+
+
+async def _checks_left(calls: StoreCalls, requester: Requester) -> int | None:
+    """How many more checks the requester may ask for today (``None``: unknown; the
+    card is shown without it)."""
+    service = calls.service
+
+    def read() -> int:
+        who = service.chats.user_hash(requester.platform, requester.user_id)
+        return service.limits.left_today(who, service.clock())
+
+    try:
+        return await off_loop(read)
+    except Exception:  # a courtesy line: the card comes without it
+        log.warning("could not count the checks left for chat %s", requester.chat_id, exc_info=True)
+        return None
 
 
 async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, started: bool) -> None:

@@ -1,5 +1,5 @@
-"""The application commands: ``/factcheck``, the "Fact-check" message command and
-``/factcheck-settings``.
+"""The application commands: ``/factcheck``, the "Fact-check" message command,
+``/factcheck-settings`` and ``/privacy``.
 
 The commands only route: they read the server's settings, claim its cooldown and
 acknowledge Discord (:func:`open_check`), find the text and pictures (the options, the
@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 
 import discord
 from discord import app_commands
+
+from bots.common.privacy import privacy_text, retention_days_of
 
 from .chats import chat_of
 from .check_flow import Opening, check_interaction, finish
@@ -265,6 +267,12 @@ async def factcheck_settings(
     await interaction.followup.send(now.describe(), ephemeral=True)
 
 
+async def privacy(interaction: discord.Interaction[Any]) -> None:
+    """What the bot stores, for how long, and how to have it deleted (only you see it)."""
+    days = retention_days_of(context_of(interaction).service.retention)
+    await interaction.response.send_message(privacy_text(days), ephemeral=True)
+
+
 def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands.ContextMenu]:
     """Fresh command objects for a client's tree (one set per client)."""
     slash: app_commands.Command[Any, ..., None] = app_commands.Command(
@@ -284,4 +292,11 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
     settings.default_permissions = discord.Permissions(manage_guild=True)
     app_commands.allowed_installs(guilds=True, users=False)(settings)
     app_commands.allowed_contexts(guilds=True, dms=False, private_channels=False)(settings)
-    return [slash, menu, settings]
+    told: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="privacy",
+        description="What the fact-check bot stores, for how long, and how to delete it.",
+        callback=privacy,
+    )
+    app_commands.allowed_installs(guilds=True, users=True)(told)
+    app_commands.allowed_contexts(**EVERYWHERE)(told)
+    return [slash, menu, settings, told]

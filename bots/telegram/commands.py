@@ -1,5 +1,5 @@
-"""``/start``, ``/help`` and ``/settings``: what the bot does, what it stores, and the
-per-group auto-check switch that only a chat admin may turn."""
+"""``/start``, ``/help``, ``/privacy`` and ``/settings``: what the bot does, what it
+stores, and the per-group auto-check switch that only a chat admin may turn."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 
 from bots.common.languages import LANGUAGE_KEY, language_name
+from bots.common.privacy import privacy_text, retention_days_of
 
 from .context import PLATFORM, context_of
 from .inputs import AUTO_CHECK
 
-__all__ = ["BOT_COMMANDS", "HELP", "command_handlers"]
+__all__ = ["BOT_COMMANDS", "HELP", "START", "command_handlers"]
 
 HELP = """<b>ZoFia checks whether a post is true, false, misleading or unproven.</b>
 
@@ -43,7 +44,17 @@ was forwarded from, its link, and the \
 report; your user id and this chat's id only as keyed hashes (never the ids themselves), \
 to apply rate limits and count votes. After {days} days the text, its origin and link, the \
 summary and the evidence are deleted; the verdict, its confidence and the vote counts are \
-kept. Pictures themselves are never stored, only a fingerprint (hash) of each."""
+kept. Pictures themselves are never stored, only a fingerprint (hash) of each. \
+/privacy says more, and how to have it deleted."""
+
+#: ``/start``: three lines, what the bot does and that an AI answers
+START = (
+    "I check whether a post is true, false, misleading or unproven, from the sources I find.\n"
+    "Forward me a post, or send its text, a link or a screenshot; in a group, reply to it "
+    "with /check.\n"
+    "My answers come from an AI that can be wrong: read the sources before you share. "
+    "/help says more; /privacy, what is stored."
+)
 
 SETTINGS_HELP = (
     "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"
@@ -57,18 +68,36 @@ LANGUAGE_HELP = (
 BOT_COMMANDS = [
     BotCommand("check", "check a post (reply to it) or the text that follows"),
     BotCommand("help", "what the bot does and what it stores"),
+    BotCommand("privacy", "what is stored, for how long, and how to delete it"),
     BotCommand("settings", "the reply language; auto-check of forwards in a group (admins)"),
 ]
 
 
+async def on_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/start``: what the bot does, in three lines."""
+    message = update.effective_message
+    if message is None:
+        return
+    await message.reply_text(START, do_quote=message.chat.type != ChatType.PRIVATE)
+
+
 async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/start`` and ``/help``."""
+    """``/help``: the long help."""
     message = update.effective_message
     if message is None:
         return
     retention = context_of(context).service.retention
     days = retention.days if retention is not None else "many"
     await message.reply_html(HELP.format(days=days), do_quote=message.chat.type != ChatType.PRIVATE)
+
+
+async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/privacy``: what is stored, for how long, and how to have it deleted."""
+    message = update.effective_message
+    if message is None:
+        return
+    days = retention_days_of(context_of(context).service.retention)
+    await message.reply_text(privacy_text(days), do_quote=message.chat.type != ChatType.PRIVATE)
 
 
 async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -117,6 +146,8 @@ async def _is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
 
 def command_handlers() -> list[BaseHandler[Update, Any, Any]]:
     return [
-        CommandHandler(["start", "help"], on_help),
+        CommandHandler("start", on_start),
+        CommandHandler("help", on_help),
+        CommandHandler("privacy", on_privacy),
         CommandHandler("settings", on_settings),
     ]

@@ -33,7 +33,7 @@ from zofia_engine.report import Report
 
 from .page import report_page
 from .parts import cut
-from .render import CONTENT_SECURITY_POLICY, Missing, missing_html, report_html
+from .render import CONTENT_SECURITY_POLICY, Missing, missing_html, privacy_html, report_html
 from .safety import redact
 from .settings import SiteSettings
 
@@ -208,6 +208,12 @@ async def _health(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"}, headers={"Cache-Control": "no-store"})
 
 
+async def _privacy(request: web.Request) -> web.Response:
+    page = privacy_html(retention_days=request.app[_RETENTION])
+    headers = {"Cache-Control": "max-age=3600"}
+    return web.Response(text=page, content_type="text/html", headers=headers)
+
+
 async def _no_icon(request: web.Request) -> web.Response:
     return web.Response(status=204, headers={"Cache-Control": "max-age=86400"})
 
@@ -227,6 +233,7 @@ def build_app(store: CheckStore, site: SiteSettings, *, retention_days: int) -> 
     app.on_response_prepare.append(_secure)
     app.router.add_get("/c/{name}", _check)
     app.router.add_get("/healthz", _health)
+    app.router.add_get("/privacy", _privacy)
     app.router.add_get("/favicon.ico", _no_icon)
     return app
 

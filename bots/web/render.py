@@ -14,6 +14,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from bots.common.card import VERDICTS
+from bots.common.privacy import PRIVACY_TITLE, privacy_paragraphs
 
 from .page import ReportPage
 from .safety import shown
@@ -24,6 +25,7 @@ __all__ = [
     "STYLESHEET",
     "Missing",
     "missing_html",
+    "privacy_html",
     "report_html",
 ]
 
@@ -103,4 +105,11 @@ def missing_html(kind: Missing, *, retention_days: int) -> str:
         kind=kind,
         heading=heading,
         detail=detail.format(days=retention_days),
+    )
+
+
+def privacy_html(*, retention_days: int) -> str:
+    """The ``/privacy`` page: the bots' own ``/privacy`` text."""
+    return _ENV.get_template("privacy.html").render(
+        lang="en", css=_CSS, title=PRIVACY_TITLE, paragraphs=privacy_paragraphs(retention_days)
     )

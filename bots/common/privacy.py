@@ -1,0 +1,63 @@
+"""What the bots store, for how long, and how to have it deleted: one text, said by
+Telegram's ``/privacy``, Discord's ``/privacy`` and the report site's ``/privacy`` page.
+
+The text is plain (no markup): each front-end escapes it for its own. What it says
+follows ``storage/retention.py`` (what the purge deletes and what it keeps) and
+``storage.retention_days``; there is no command a user can run to delete their checks,
+so it says to ask the operator.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+__all__ = ["PRIVACY_TITLE", "privacy_paragraphs", "privacy_text", "retention_days_of"]
+
+PRIVACY_TITLE = "Privacy: what this fact-check bot stores"
+
+_STORED = (
+    "What is stored: for each check, the post's text (with the text read from its "
+    "pictures), where it was forwarded from, its link, and the report (the verdict, "
+    "the summary, the evidence and the panel's debate), with the votes and any comment "
+    "given on it. Your user id and the chat's id are stored only as keyed hashes, never "
+    "as they are. Pictures are never stored, only a fingerprint (hash) of each. While a "
+    "check runs, where its card is to be posted is kept until the card is posted."
+)
+_KEPT = (
+    "For how long: after {days} days the post's text, where it came from, its link, the "
+    "report's summary, evidence and debate, and any comment are deleted. What stays, for "
+    "statistics: the verdict, its confidence, the vote counts, the times and the hashed "
+    "ids. A chat's settings are deleted once it has had no check for {days} days."
+)
+_PAGES = (
+    "Report pages: each check's report page can be opened by anyone who has its link; "
+    "there is no list or search of them."
+)
+_DELETE = (
+    "How to delete it: there is no command to delete your checks yourself. Ask the "
+    "operator of this bot to delete them (send them the link to the report, or say when "
+    "you asked); otherwise they are deleted after {days} days as above."
+)
+_MODEL = "Answers come from AI models, which can be wrong: read the sources before you share."
+
+
+def retention_days_of(retention: dt.timedelta | None) -> int | None:
+    """The retention in whole days, as a check service holds it (``None``: kept)."""
+    return None if retention is None else max(1, retention.days)
+
+
+def privacy_paragraphs(retention_days: int | None) -> tuple[str, ...]:
+    """The privacy text as paragraphs; ``retention_days`` is ``storage.retention_days``
+    (``None``: this deployment purges nothing)."""
+    if retention_days is None:
+        kept = "For how long: this deployment keeps checks until its operator deletes them."
+        delete = "How to delete it: there is no command for it; ask the operator of this bot."
+    else:
+        kept = _KEPT.format(days=retention_days)
+        delete = _DELETE.format(days=retention_days)
+    return (_STORED, kept, _PAGES, delete, _MODEL)
+
+
+def privacy_text(retention_days: int | None) -> str:
+    """The privacy text as one plain message (well under Discord's 2,000 characters)."""
+    return "\n\n".join((PRIVACY_TITLE, *privacy_paragraphs(retention_days)))
