@@ -17,6 +17,7 @@ from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from peers.pictures import headline, pixel_bomb, svg, truncated_jpeg
 
+from bots.common.sentences import UNSUPPORTED_INPUT
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from zofia_engine.image_settings import ImageSettings
@@ -270,6 +271,6 @@ async def test_a_message_with_neither_text_nor_picture_is_refused(
     target = discord_api.message("", attachments=[memo])
     async with start_bot() as bot:
         answer = await _answer(discord_api, discord_api.message_command("Fact-check", target))
-        assert answer.startswith("That message has no text I can see.")
+        assert answer == UNSUPPORTED_INPUT  # a file the bot cannot read: what it can check
         assert discord_api.downloads == [] and checker.runs == []
         assert bot.service.store.checks.history() == []

@@ -24,6 +24,7 @@ from telegram import Message
 
 from bots.common.settings import Settings
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
+from bots.telegram.check_flow import READING
 from bots.telegram.pictures import picture_of
 from bots.telegram.posts import NO_TEXT
 from storage.service import CheckService
@@ -115,9 +116,13 @@ async def wait_card(peer: FakeBotAPI, chat_id: int, after: int = 0) -> dict[str,
 
 
 async def wait_said(peer: FakeBotAPI, chat_id: int) -> dict[str, Any]:
-    """The bot's first message in a chat."""
-    messages = await peer.wait_for(lambda: peer.bot_messages(chat_id), 60)
-    found: dict[str, Any] = messages[0]
+    """The bot's first message in a chat, once it says more than "Reading the picture…"."""
+
+    def said() -> list[dict[str, Any]]:
+        messages = peer.bot_messages(chat_id)
+        return [] if not messages or messages[0]["text"] == READING else messages
+
+    found: dict[str, Any] = (await peer.wait_for(said, 60))[0]
     return found
 
 
@@ -188,6 +193,25 @@ async def test_a_photo_of_a_headline_is_read_and_checked(bot: Bot) -> None:
     assert card["reply_to_message"]["message_id"] == sent["message_id"]
     [row] = bot.checks()
     assert "bicycles" in (row.post_text or "").lower()
+
+
+async def test_a_photo_is_answered_at_once_and_that_answer_becomes_the_card(bot: Bot) -> None:
+    peer = bot.peer
+    said_before_ocr: list[list[str]] = []
+    reader = bot.checker.reader
+
+    class Watching:
+        async def read(self, post: Any) -> Any:
+            said_before_ocr.append([str(c.params.get("text")) for c in peer.sent("sendMessage")])
+            return await reader.read(post)
+
+    bot.checker.reader = Watching()  # type: ignore[assignment]
+    peer.send(CHAT, ANN, photo=peer.photo(headline(HEADLINE)))
+    card = await wait_card(peer, ANN["id"])
+    assert said_before_ocr == [[READING]]  # answered before the picture was read
+    [first] = peer.sent("sendMessage", ANN["id"])
+    assert first.params["text"] == READING  # one message: the answer became the card
+    assert card["message_id"] == 2 and "Checked: the text in 1 image" in card["text"]
 
 
 async def test_a_forwarded_photo_with_a_caption_checks_both(bot: Bot) -> None:

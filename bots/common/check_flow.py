@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from storage.limits import RateLimitedError
 from storage.service import Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
@@ -100,6 +101,10 @@ class Screen(Protocol):
 
     async def say(self, sentence: str) -> None:
         """Say one sentence in place of the progress (what went wrong)."""
+
+    async def refuse(self, exc: RateLimitedError) -> None:
+        """Say that a limit refused the request (a platform may answer a burst of
+        refusals to one chat at once: see :func:`~.sentences.refusals_sentence`)."""
 
     def delivery_target(self, post: Post) -> dict[str, Any]:
         """Where a deliver job posts the card (after :meth:`open_progress`)."""
@@ -194,7 +199,12 @@ async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, star
     if request.unasked and request.has_pictures and isinstance(exc, InvalidPostError):
         log.info("unasked picture post in chat %s not checked: %s", chat, exc)
         return
-    if isinstance(exc, (ZofiaError, *screen.platform_errors)):
+    if isinstance(exc, (RateLimitedError, InvalidPostError)):  # a refusal, not a failure
+        log.info("request in chat %s refused: %s", chat, exc)
+        if isinstance(exc, RateLimitedError):
+            await screen.refuse(exc)
+            return
+    elif isinstance(exc, (ZofiaError, *screen.platform_errors)):
         log.warning("check for chat %s failed: %s", chat, exc, exc_info=True)
     else:
         log.error("check for chat %s failed", chat, exc_info=exc)

@@ -18,12 +18,15 @@ from .links import safe_url
 
 __all__ = [
     "CITED_WORDS",
+    "UNSUPPORTED_INPUT",
     "cite_line",
+    "cooldown_sentence",
     "counted",
     "error_sentence",
     "listed",
     "named_sources",
     "passage_once",
+    "refusals_sentence",
     "source_label",
     "source_name",
     "source_site",
@@ -157,3 +160,27 @@ def error_sentence(exc: BaseException) -> str:
     if isinstance(exc, asyncio.CancelledError):
         return "The check was cancelled."
     return "Something went wrong on our side; the error was logged."
+
+
+#: what a sticker, a voice message, a video or any other input the bot cannot read gets
+UNSUPPORTED_INPUT = (
+    "I can check text, links and photos (a screenshot too), not this kind of message: "
+    "send the post's text, a link to it, or a picture of it."
+)
+
+
+def cooldown_sentence(left_s: float, where: str = "group") -> str:
+    """A request in a chat whose cooldown since its last check is not over yet."""
+    return (
+        f"Checks in this {where} are spaced out and the last one started moments ago: "
+        f"please try again in {wait_words(left_s)}."
+    )
+
+
+def refusals_sentence(count: int, retry_after_s: float) -> str:
+    """One answer for ``count`` posts a limit refused moments apart."""
+    were = "was" if count == 1 else "were"
+    return (
+        f"Too many checks for now: {counted(count, 'post')} {were} not checked. "
+        f"Please send {'it' if count == 1 else 'them'} again in {wait_words(retry_after_s)}."
+    )

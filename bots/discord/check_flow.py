@@ -29,6 +29,8 @@ import discord
 
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
+from bots.common.sentences import error_sentence
+from storage.limits import RateLimitedError
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
@@ -42,6 +44,9 @@ from .render import NONE, escape, progress_message, verdict_embed
 __all__ = ["DiscordScreen", "Opening", "check_interaction", "finish"]
 
 log = logging.getLogger(__name__)
+
+#: Discord's code for a message that is not there (the response was deleted)
+UNKNOWN_MESSAGE = 10008
 
 
 async def _show(
@@ -93,8 +98,15 @@ async def finish(
     view: discord.ui.View | None = None,
 ) -> None:
     """Show the last word: in the deferred response, else as a message in the channel,
-    or, when the response was ``ephemeral``, in a DM to the requester."""
-    if await _show(interaction, content=content, embed=embed, view=view):
+    or, when the response was ``ephemeral``, in a DM to the requester. A response
+    someone deleted gets nothing more."""
+    try:
+        if await _show(interaction, content=content, embed=embed, view=view):
+            return
+    except discord.NotFound as exc:
+        if exc.code != UNKNOWN_MESSAGE:
+            raise
+        log.info("the response to interaction %s was deleted; nothing more is said", interaction.id)
         return
     if ephemeral:
         await _tell_privately(interaction, content, embed)
@@ -144,6 +156,11 @@ class DiscordScreen:
     async def show_progress(self, lines: list[str]) -> bool:
         try:
             return await _show(self.interaction, content=progress_message(lines))
+        except discord.NotFound as exc:  # the response was deleted: nothing more to show
+            if exc.code == UNKNOWN_MESSAGE:
+                return False
+            log.warning("could not show progress: %s", exc.text)
+            return True
         except discord.HTTPException as exc:  # progress is a courtesy; go on
             log.warning("could not show progress: %s", exc.text)
             return True
@@ -160,6 +177,10 @@ class DiscordScreen:
 
     async def say(self, sentence: str) -> None:
         await finish(self.interaction, content=escape(sentence), ephemeral=self.ephemeral)
+
+    async def refuse(self, exc: RateLimitedError) -> None:
+        """A refusal by a limit, in the command's own response (each has one)."""
+        await self.say(error_sentence(exc))
 
     def delivery_target(self, post: Post) -> dict[str, Any]:
         return delivery_target(

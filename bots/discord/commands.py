@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import re
 from typing import Any, NamedTuple
 
@@ -21,12 +20,13 @@ import discord
 from discord import app_commands
 
 from bots.common.privacy import privacy_text, retention_days_of
+from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
 
 from .chats import chat_of
 from .check_flow import Opening, check_interaction, finish
 from .context import DiscordContext, context_of
 from .guild_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
-from .pictures import message_pictures
+from .pictures import is_picture, message_pictures
 from .posts import message_origin, message_text
 
 __all__ = ["SETTINGS_WAIT_S", "MessageLink", "build_commands", "open_check", "parse_message_link"]
@@ -49,6 +49,11 @@ OTHER_CHANNEL = (
     "or use Apps → Fact-check on the message."
 )
 NOT_FOUND = "That message was not found."
+#: a message with no text, no picture and nothing else to see (an embed alone, say)
+NO_TEXT_SEEN = (
+    "That message has no text I can see. Open its menu (Apps → Fact-check) instead, or "
+    "paste its text into /factcheck."
+)
 CANNOT_READ = (
     "I cannot read that channel. Use Apps → Fact-check on the message, "
     "or paste its text into /factcheck."
@@ -122,7 +127,7 @@ async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any])
     private = found.ephemeral or deferred
     left, claim = ctx.cooldowns.claim(chat, found.cooldown_s)  # no await in between
     if left > 0:
-        said = f"A check was started here moments ago; try again in {math.ceil(left)} s."
+        said = cooldown_sentence(left, "server" if interaction.guild_id else "chat")
         if deferred:
             await finish(interaction, content=said, ephemeral=True)
         else:
@@ -159,12 +164,9 @@ async def _check_message(
     pictures = message_pictures(message)
     if not text.strip() and not pictures:
         ctx.cooldowns.release(opening.chat, opening.claim)
-        await finish(
-            interaction,
-            content="That message has no text I can see. Open its menu (Apps → Fact-check) "
-            "instead, or paste its text into /factcheck.",
-            ephemeral=opening.private,
-        )
+        unreadable = message.stickers or message.attachments  # a sticker, a voice message…
+        content = UNSUPPORTED_INPUT if unreadable else NO_TEXT_SEEN
+        await finish(interaction, content=content, ephemeral=opening.private)
         return
     published = message.created_at.date()
     await check_interaction(
@@ -205,6 +207,8 @@ async def factcheck(
         )
         return
     refused = _refusal(link, interaction) if link is not None else None
+    if image is not None and not is_picture(image):  # a video, a voice message, a file
+        refused = UNSUPPORTED_INPUT
     if refused is not None:
         await interaction.response.send_message(refused, ephemeral=True)
         return

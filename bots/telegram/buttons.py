@@ -24,11 +24,13 @@ from storage.rows import CheckRow
 from .context import PLATFORM, TelegramContext, context_of
 from .render import BUTTON_ACTIONS, NO_PREVIEW, card_keyboard, section_messages
 
-__all__ = ["NOT_FOUND", "button_handlers"]
+__all__ = ["GONE", "NOT_FOUND", "button_handlers"]
 
 log = logging.getLogger(__name__)
 
 NOT_FOUND = "This check was not found in this chat."
+#: a tap on a card whose message was deleted, or is too old for the bot to reach
+GONE = "This card is gone: forward the post again."
 _DATA = re.compile(r"(?P<action>[a-z]):(?P<check_id>[A-Za-z0-9_-]{1,32})")
 
 #: what a button does after its query is answered (posting a section), if anything
@@ -66,10 +68,12 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
         return NOT_FOUND, True, None
     if action == "cancel":
         return (*_cancel(ctx, row, query.from_user.id), None)
+    # Telegram names a deleted or too old message with date 0: is_accessible says so.
+    if not message.is_accessible or not isinstance(message, Message):
+        log.info("button on an inaccessible card in chat %s", message.chat.id)
+        return GONE, True, None
     if action in ("up", "down"):
         return (*await _vote(ctx, row, query, 1 if action == "up" else -1), None)
-    if not isinstance(message, Message):  # too old to reply to
-        return "This card is too old; forward the post again.", True, None
     return await _open(ctx, row, message, action)
 
 

@@ -8,18 +8,18 @@ verdict card, or into one sentence saying what went wrong.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from telegram import InlineKeyboardMarkup, Message
-from telegram.constants import ChatAction
 from telegram.error import TelegramError
 
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
 from bots.common.languages import LANGUAGE_KEY
+from bots.common.sentences import error_sentence
+from storage.limits import RateLimitedError
 from storage.service import Requester
 from zofia_engine.post import Post
 
@@ -36,7 +36,7 @@ from .render import (
     quote_text,
 )
 
-__all__ = ["INTERRUPTED", "TelegramScreen", "check_message"]
+__all__ = ["INTERRUPTED", "READING", "TelegramScreen", "check_message"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,9 @@ INTERRUPTED = (
     "The bot restarted before this check finished. It will resume; send the post again "
     "in a few minutes to get the answer."
 )
+#: the first answer to a picture post, before its pictures are downloaded and read
+READING = "Reading the picture…"
+READING_MANY = "Reading the pictures…"
 
 
 class TelegramScreen:
@@ -67,12 +70,34 @@ class TelegramScreen:
         self.reply: Message | None = None  # the "checking…" message, once sent
         self._keyboard: InlineKeyboardMarkup | None = None
         self._shown = ""
+        self.opened = ctx.refusals.opening(chat_id)  # called once the answer is shown
+
+    async def open_reading(self, pictures: int) -> None:
+        """Answer a picture post at once, before its pictures are read: this reply
+        becomes the progress message."""
+        try:
+            self.reply = await self.anchor.reply_text(
+                READING if pictures == 1 else READING_MANY, do_quote=True
+            )
+        except TelegramError as exc:  # a courtesy: the progress message follows anyway
+            log.warning("could not answer a picture post in chat %s: %s", self.chat_id, exc)
 
     async def open_progress(self, check_id: str) -> None:
         self._keyboard = progress_keyboard(check_id)
-        self.reply = await self.anchor.reply_html(
-            progress_html([]), do_quote=True, reply_markup=self._keyboard
-        )
+        text = progress_html([])
+        if self.reply is not None:  # "Reading the picture…" becomes the progress
+            try:
+                edited = await self.reply.edit_text(
+                    text, parse_mode="HTML", reply_markup=self._keyboard
+                )
+            except TelegramError as exc:
+                log.warning("could not edit the reading message: %s", exc)
+            else:
+                if isinstance(edited, Message):
+                    self.reply = edited
+                self._shown = text
+                return
+        self.reply = await self.anchor.reply_html(text, do_quote=True, reply_markup=self._keyboard)
         self._shown = self.reply.text_html or ""
 
     async def show_progress(self, lines: list[str]) -> bool:
@@ -90,6 +115,7 @@ class TelegramScreen:
     async def show_card(self, card: VerdictCard) -> None:
         text = card_html(card)
         keyboard = card_keyboard(card.check_id, report_url=self.ctx.report_url(card.check_id))
+        self.opened()
         if self.reply is None:
             await self.anchor.reply_html(
                 text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
@@ -101,6 +127,7 @@ class TelegramScreen:
 
     async def say(self, sentence: str) -> None:
         """One sentence in place of the progress message (or in a reply); never raises."""
+        self.opened()
         try:
             if self.reply is None:
                 await self.anchor.reply_html(quote_text(sentence), do_quote=True)
@@ -110,6 +137,15 @@ class TelegramScreen:
                 )
         except TelegramError as exc:
             log.warning("could not tell chat %s: %s", self.anchor.chat_id, exc)
+
+    async def refuse(self, exc: RateLimitedError) -> None:
+        """A refusal by a limit: held with the chat's others, said once per burst (see
+        :class:`~.refusals.Refusals`); in place of a message already shown, at once."""
+        self.opened()
+        if self.reply is not None:
+            await self.say(error_sentence(exc))
+            return
+        await self.ctx.refusals.refuse(self.anchor, error_sentence(exc), exc.retry_after_s)
 
     def delivery_target(self, post: Post) -> dict[str, Any]:
         if self.reply is None:  # unasked: the card, if any, replies to the post
@@ -142,10 +178,11 @@ async def check_message(
     chat_id = target.chat_id
     language = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
 
+    screen = TelegramScreen(ctx, anchor, chat_id)
+
     async def download() -> list[tuple[bytes, str]]:
         if pictures and not unasked:  # downloading and reading pictures takes a moment
-            with contextlib.suppress(TelegramError):
-                await anchor.reply_chat_action(ChatAction.TYPING)
+            await screen.open_reading(len(pictures))
         return await download_pictures(target.get_bot(), pictures, ctx.images)
 
     origin, published = forwarded_from(target)
@@ -160,5 +197,9 @@ async def check_message(
         unasked=unasked,
         has_pictures=bool(pictures),
     )
-    screen = TelegramScreen(ctx, anchor, chat_id)
-    await run_check(ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s)
+    try:
+        await run_check(
+            ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s
+        )
+    finally:
+        screen.opened()

@@ -20,6 +20,7 @@ from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .pictures import Albums
+from .refusals import Refusals
 from .settings import TelegramSettings
 
 __all__ = ["PLATFORM", "TelegramContext", "context_of"]
@@ -52,6 +53,8 @@ class TelegramContext:
     albums: Albums = field(default_factory=Albums)
     checks: set[asyncio.Task[None]] = field(default_factory=set)
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
+    #: refusals held to be said once per burst, and the checks of each chat opening
+    refusals: Refusals = field(default_factory=Refusals)
     closing: bool = False
     #: one lock per section of a check while its button is handled
     lock: KeyedLocks = field(default_factory=KeyedLocks)

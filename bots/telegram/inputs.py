@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 from typing import Any
 
 from telegram import Message, MessageEntity, Update
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
+
+from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
 
 from .check_flow import check_message
 from .context import PLATFORM, TelegramContext, context_of
@@ -105,15 +106,16 @@ def _joined_album(ctx: TelegramContext, message: Message) -> bool:
 
 
 async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = True) -> bool:
-    """Groups get one check every ``chat_cooldown_s``; private chats only the service limits."""
+    """Groups get one check every ``chat_cooldown_s``; private chats only the service
+    limits. A request inside the cooldown is told how long is left (a burst's
+    refusals once, see :class:`~.refusals.Refusals`), in the background."""
     if message.chat.type == ChatType.PRIVATE:
         return False
     left, _ = ctx.cooldowns.claim(str(message.chat_id), ctx.settings.chat_cooldown_s)
-    if left and say:
-        await message.reply_text(
-            f"One check at a time in this group: please try again in {math.ceil(left)} s.",
-            do_quote=True,
-        )
+    if left:
+        log.info("request in chat %s refused: cooldown, %.0f s left", message.chat_id, left)
+        if say:
+            ctx.spawn(ctx.refusals.refuse(message, cooldown_sentence(left), left))
     return bool(left)
 
 
@@ -170,10 +172,31 @@ async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if me not in (mention.lower() for mention in mentions):
         return
     target = _replied(message)
-    if target is None:
+    if target is None:  # "@bot hello": what the bot does in a group
         await message.reply_text(HOW_TO, do_quote=True)
         return
     await _check(context_of(context), message, target, post_text(target))
+
+
+async def on_unsupported(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A sticker, a voice message, a video or a file in a private chat: one sentence
+    saying what the bot can check."""
+    message = update.effective_message
+    if message is None:
+        return
+    ctx = context_of(context)
+    if _joined_album(ctx, message):  # an album of videos: answered once
+        return
+    if message.media_group_id is not None:
+        if not ctx.spawn(_unsupported_album(ctx, message)):
+            ctx.albums.discard(message)
+        return
+    await message.reply_text(UNSUPPORTED_INPUT, do_quote=True)
+
+
+async def _unsupported_album(ctx: TelegramContext, opener: Message) -> None:
+    await ctx.albums.gather(opener, ctx.settings.album_wait_s)
+    await opener.reply_text(UNSUPPORTED_INPUT, do_quote=True)
 
 
 async def _auto_check(ctx: TelegramContext, message: Message) -> bool:
@@ -212,6 +235,21 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         )
 
 
+#: what a private chat may send that the bot cannot read (nor a caption to check)
+_UNSUPPORTED = (
+    filters.Sticker.ALL
+    | filters.VOICE
+    | filters.VIDEO
+    | filters.VIDEO_NOTE
+    | filters.AUDIO
+    | filters.ANIMATION
+    | filters.Document.ALL
+    | filters.CONTACT
+    | filters.LOCATION
+    | filters.POLL
+)
+
+
 def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
     """The handlers, in the order they are tried."""
     private = filters.ChatType.PRIVATE
@@ -223,8 +261,9 @@ def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
             private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | pictures),
             on_private_message,
         ),
+        MessageHandler(private & ~filters.COMMAND & _UNSUPPORTED, on_unsupported),
         MessageHandler(
-            groups & filters.REPLY & filters.Entity(MessageEntity.MENTION) & ~filters.COMMAND,
+            groups & filters.Entity(MessageEntity.MENTION) & ~filters.COMMAND & ~filters.FORWARDED,
             on_mention,
         ),
         MessageHandler(

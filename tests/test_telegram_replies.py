@@ -1,0 +1,194 @@
+"""What a person reads on Telegram: every input answered once, a burst's refusals in one
+message after its cards, and refusals logged as one line. The real python-telegram-bot
+client polls a fake Bot API on loopback; the real check service (on a SQLite file)
+checks with a :class:`FakeChecker` whose verdicts are scripted."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from peers.fake_checker import FakeChecker, fake_service
+from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, group, user
+
+from bots.common.sentences import UNSUPPORTED_INPUT
+from bots.common.settings import Settings
+from bots.telegram.app import ChatPacedRateLimiter, running_bot
+from bots.telegram.buttons import GONE
+from bots.telegram.inputs import HOW_TO
+
+ANN = user(701, "Ann", "ann_r")
+BOB = user(702, "Bob")
+CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
+GROUP = group(-100400, "Rumour mill")
+POST = "The mayor of Springfield has banned bicycles from every street in the city."
+Start = Callable[..., AbstractAsyncContextManager[FakeBotAPI]]
+
+
+@pytest_asyncio.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Start]:
+    """Runs the bot on a fake Bot API with the ``[service]`` and ``[telegram]`` given."""
+
+    @asynccontextmanager
+    async def run(service: dict[str, Any], **telegram: Any) -> AsyncIterator[FakeBotAPI]:
+        async with FakeBotAPI() as peer:
+            settings = Settings.model_validate(
+                {
+                    "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests"},
+                    "service": {"chat_per_minute": 100, "user_daily": 1000, **service},
+                    "telegram": {
+                        "base_url": f"{peer.root}/bot",
+                        "progress_interval_s": 0,
+                        "chat_cooldown_s": 0,
+                        **telegram,
+                    },
+                }
+            )
+            async with (
+                fake_service(settings, FakeChecker()) as service_,
+                running_bot(
+                    settings,
+                    service_,
+                    TOKEN,
+                    grace_s=5.0,
+                    poll_timeout_s=1,
+                    rate_limiter=ChatPacedRateLimiter(chat_burst=0),
+                ),
+            ):
+                yield peer
+
+    yield run
+
+
+def _is_card(message: dict[str, Any]) -> bool:
+    rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
+    return any(button["callback_data"].startswith("d:") for row in rows for button in row)
+
+
+def _texts(peer: FakeBotAPI, chat_id: int) -> list[str]:
+    return [str(m.get("text", "")) for m in peer.bot_messages(chat_id)]
+
+
+def _refusal_calls(peer: FakeBotAPI, chat_id: int) -> list[BotCall]:
+    """Every message sent or edited to tell the chat that posts were not checked."""
+    return [
+        c
+        for method in ("sendMessage", "editMessageText")
+        for c in peer.sent(method, chat_id)
+        if "Too many checks" in str(c.params.get("text"))
+    ]
+
+
+def _card_calls(peer: FakeBotAPI, chat_id: int) -> list[BotCall]:
+    return [
+        c
+        for method in ("sendMessage", "editMessageText")
+        for c in peer.sent(method, chat_id)
+        if "d:" in str(c.params.get("reply_markup"))
+    ]
+
+
+async def test_a_burst_gets_its_cards_first_then_one_refusal(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with start({"user_per_minute": 5}) as peer:
+        for n in range(30):  # 30 forwards in about 1.7 s
+            peer.send(CHAT, ANN, f"{POST} Report number {n}.")
+            await asyncio.sleep(0.057)
+
+        def summed() -> int:
+            cards = [m for m in peer.bot_messages(ANN["id"]) if _is_card(m)]
+            refused = [t for t in _texts(peer, ANN["id"]) if "were not checked" in t]
+            counted = int(refused[0].split(": ")[1].split()[0]) if refused else 0
+            return len(cards) + counted
+
+        await peer.wait_for(lambda: summed() == 30, 40)
+    refusals = _refusal_calls(peer, ANN["id"])
+    cards = _card_calls(peer, ANN["id"])
+    assert len(cards) == 5
+    assert 1 <= len(refusals) <= 2
+    assert max(c.at for c in cards) < min(c.at for c in refusals)
+    said = [t for t in _texts(peer, ANN["id"]) if "Too many checks" in t]
+    assert len(said) == 1 and "25 posts were not checked" in said[0]
+    assert "send them again in" in said[0]
+    # Each refusal is one INFO line, with no traceback.
+    refused = [r for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refused) == 25
+    assert all(r.levelno == logging.INFO and r.exc_info is None for r in refused)
+    assert not [r for r in caplog.records if r.name.startswith("bots") and r.exc_info]
+
+
+async def test_a_mention_without_a_reply_gets_the_help_line(start: Start) -> None:
+    async with start({"user_per_minute": 100}) as peer:
+        peer.send(GROUP, ANN, f"@{BOT_USERNAME} hello")
+        answer = await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
+        peer.send(GROUP, BOB, "lunch, @someone_else?")  # not for the bot: no answer
+        peer.send(GROUP, BOB, f"@{BOT_USERNAME} what do you do?")
+        await peer.wait_for(lambda: len(peer.bot_messages(GROUP["id"])) == 2)
+    assert [m["text"] for m in peer.bot_messages(GROUP["id"])] == [HOW_TO, HOW_TO]
+    assert answer[0]["reply_to_message"]["text"] == f"@{BOT_USERNAME} hello"
+
+
+MEDIA: dict[str, dict[str, Any]] = {
+    "sticker": {
+        "type": "regular",
+        "width": 512,
+        "height": 512,
+        "is_animated": False,
+        "is_video": False,
+    },
+    "voice": {"duration": 3},
+    "video": {"width": 640, "height": 360, "duration": 5},
+    "video_note": {"length": 240, "duration": 4},
+    "audio": {"duration": 120},
+}
+
+
+async def test_stickers_voice_and_video_each_get_one_sentence(start: Start) -> None:
+    async with start({"user_per_minute": 100}) as peer:
+        for n, (kind, fields) in enumerate(MEDIA.items()):
+            message = peer.send(CHAT, ANN)  # mutated before the bot polls it
+            message[kind] = {"file_id": f"media-{n}", "file_unique_id": f"m{n}", **fields}
+        await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) >= len(MEDIA))
+    assert _texts(peer, ANN["id"]) == [UNSUPPORTED_INPUT] * len(MEDIA)
+
+
+async def test_a_tap_on_a_deleted_card_says_it_is_gone(start: Start) -> None:
+    async with start({"user_per_minute": 100}) as peer:
+        peer.send(CHAT, ANN, POST)
+        card = await peer.wait_for(
+            lambda: next((m for m in peer.bot_messages(ANN["id"]) if _is_card(m)), None)
+        )
+        data = next(
+            b["callback_data"]
+            for row in card["reply_markup"]["inline_keyboard"]
+            for b in row
+            if b["callback_data"].startswith("e:")
+        )
+        # What Telegram sends for a message that was deleted: date 0, no content.
+        gone = {"chat": CHAT, "message_id": card["message_id"], "date": 0}
+        query = {"id": "q-gone", "from": ANN, "message": gone, "chat_instance": "ci", "data": data}
+        peer._push({"callback_query": query})
+        answered = await peer.wait_for(lambda: peer.sent("answerCallbackQuery"))
+    assert answered[0].params["text"] == GONE
+    assert answered[0].params["show_alert"] in (True, "true")
+    assert len(peer.bot_messages(ANN["id"])) == 1  # no section was posted
+
+
+async def test_a_group_request_in_the_cooldown_is_told_how_long_is_left(start: Start) -> None:
+    async with start({"user_per_minute": 100}, chat_cooldown_s=60) as peer:
+        peer.send(GROUP, ANN, f"/check {POST}")
+        await peer.wait_for(lambda: any(_is_card(m) for m in peer.bot_messages(GROUP["id"])))
+        peer.send(GROUP, BOB, f"/check {POST} Again.")
+        said = await peer.wait_for(
+            lambda: [t for t in _texts(peer, GROUP["id"]) if "try again in" in t]
+        )
+    assert "spaced out" in said[0] and ("59 s" in said[0] or "60 s" in said[0])
+    assert "One check at a time" not in said[0]
