@@ -8,6 +8,9 @@ from collections.abc import Iterator
 import pytest
 from pg_server import PostgresServer
 
+# The store's clock and database fixtures, for every test file that uses the store.
+pytest_plugins = ["peers.store_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:

@@ -10,48 +10,22 @@ went away (an update writes a new version even when nothing differs).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from factories import full_report
+from peers.store_fixtures import Clock
 
-from storage import open_database
 from storage.keys import text_hash
-from storage.opening import open_postgres
 from storage.postgres import StoreDatabase, is_postgres
 from storage.retention import purge_content
 from storage.store import CheckStore
 from zofia_engine.post import Post
 
-T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 RETENTION = dt.timedelta(days=30)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreDatabase]:
-    if request.param == "postgresql":
-        database: StoreDatabase = open_postgres(request.getfixturevalue("postgres_url"))
-    else:
-        database = open_database(tmp_path / "zofia.db")
-    yield database
-    database.close()
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

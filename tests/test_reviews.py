@@ -5,7 +5,7 @@ show`` and the report page say it beside the machine's verdict."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import pytest_asyncio
 from click.testing import CliRunner
 from factories import full_report, stored_check
 from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.store_fixtures import T0, Clock
 
 from bots.cli import main
 from bots.common.card import report_card, verdict_card
@@ -23,7 +24,6 @@ from bots.web.page import report_page
 from storage.database import open_database
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
-from storage.opening import open_postgres
 from storage.reviews import Review, apply_review, review_of
 from storage.service import CheckService, Outcome, Requester
 from storage.sql import StoreDatabase
@@ -34,26 +34,6 @@ POST = (
     "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
     "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
 )
-T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreDatabase]:
-    """A new, migrated store database: an SQLite file, or a fresh PostgreSQL database."""
-    if request.param == "postgresql":
-        database: StoreDatabase = open_postgres(request.getfixturevalue("postgres_url"))
-    else:
-        database = open_database(tmp_path / "zofia.db")
-    yield database
-    database.close()
 
 
 def _review(to: str, note: str = "", link: str = "") -> Review:

@@ -13,12 +13,12 @@ import re
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import psycopg
 import pytest
+from peers.store_fixtures import T0, Clock
 from sqlite_utils import Database
 
 import storage
@@ -38,7 +38,6 @@ from storage import (
     open_database,
     text_hash,
 )
-from storage.opening import open_postgres
 from storage.postgres import StoreDatabase, is_postgres
 from storage.rows import report_rows, serializable_report, to_iso
 from storage.settings import StorageSettings
@@ -60,7 +59,6 @@ from zofia_engine.report import (
     Usage,
 )
 
-T0 = dt.datetime(2026, 3, 1, 12, 0, tzinfo=dt.UTC)
 TABLES = {
     "_migrations",
     "reviews",
@@ -78,36 +76,6 @@ TABLES = {
     "deliveries",
 }
 POST = "The mayor of Springfield said the river bridge will close for all of 2027."
-
-
-class Clock:
-    """A settable clock for the store."""
-
-    def __init__(self, now: dt.datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> dt.datetime:
-        self.now += dt.timedelta(**delta)
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreDatabase]:
-    """A new, migrated store database: an SQLite file, or a fresh PostgreSQL database."""
-    if request.param == "postgresql":
-        database: StoreDatabase = open_postgres(request.getfixturevalue("postgres_url"))
-    else:
-        database = open_database(tmp_path / "zofia.db")
-    yield database
-    database.close()
 
 
 @pytest.fixture
