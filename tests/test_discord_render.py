@@ -146,6 +146,8 @@ def test_every_outcome_has_an_embed_within_discords_limits(verdict: str) -> None
     assert all(len(field.value or "") <= 1024 for field in embed.fields)
     assert embed.title == f"{icon} {words}" and embed.colour == discord.Colour(colour)
     fields = {field.name: field.value or "" for field in embed.fields}
-    lean = fields.get("Not settled", "").replace("\\", "")  # as a reader sees it
-    assert ("The panel leans false (62%)" in lean) == (verdict == "unproven")
+    # The lean is the first line of the description, right under the headline.
+    first = (embed.description or "").split("\n")[0].replace("\\", "")  # as a reader sees it
+    assert ("The panel leans false (62%)" in first) == (verdict == "unproven")
+    assert "Not settled" not in fields
     assert ("Confidence" in fields) == (verdict in ("true", "false", "misleading"))

@@ -87,14 +87,15 @@ def _links_field(links: tuple[Link, ...]) -> str:
     return value
 
 
+_MAX_LEAN = 300  # the lean is one short line
+
+
 def verdict_embed(card: VerdictCard) -> discord.Embed:
     """The card as an embed in the verdict's colour, within every embed limit."""
     embed = discord.Embed(
         title=f"{card.icon} {card.headline}"[:TITLE_LIMIT],
         colour=discord.Colour(card.colour),
     )
-    if card.lean:
-        embed.add_field(name="Not settled", value=shorten(card.lean, FIELD_LIMIT), inline=False)
     checked = _links_field(card.checked_by)
     if checked:
         embed.add_field(name="Published fact-checks", value=checked, inline=False)
@@ -117,7 +118,10 @@ def verdict_embed(card: VerdictCard) -> discord.Embed:
     embed.set_footer(text=footer[:FOOTER_LIMIT])
     used = len(embed)  # title, fields and footer so far
     room = min(DESCRIPTION_LIMIT, EMBED_LIMIT - used - 1)
-    embed.description = shorten(card.summary, room) if card.summary else None
+    # An unproven card's lean is one plain line right under the headline, then the summary.
+    lean = f"{shorten(card.lean, _MAX_LEAN)}\n\n" if card.lean else ""
+    text = shorten(card.summary, max(0, room - len(lean))) if card.summary else ""
+    embed.description = (lean + text).strip() or None
     return embed
 
 
