@@ -59,11 +59,19 @@ class LockedDatabase:
         with self.lock, write_transaction(self.raw):
             yield
 
+    # Reads take the lock too: the store's calls run on several threads (the bots' store
+    # pool, the service's own off-loop calls), and one SQLite connection used by two
+    # threads at once can crash the process. A read's rows are fetched under the lock.
     def execute(self, sql: str, params: Params = None) -> Cursor:
-        return self.raw.execute(sql, params)
+        with self.lock:
+            cursor = self.raw.execute(sql, params)
+            rows = cursor.fetchall() if _returns_rows(cursor) else []
+            return Fetched(rows, cursor.rowcount)
 
     def query(self, sql: str, params: Params = None) -> Iterator[dict[str, Any]]:
-        return self.raw.query(sql, params)
+        with self.lock:
+            rows = list(self.raw.query(sql, params))
+        return iter(rows)
 
     def table(self, name: str) -> Table:
         return self.raw.table(name)
@@ -75,3 +83,34 @@ class LockedDatabase:
 
     def close(self) -> None:
         self.raw.close()
+
+
+class Fetched:
+    """A statement's result, read in full while the store's lock was held."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self._next = 0
+        self._rowcount = rowcount
+
+    @property
+    def rowcount(self) -> int:
+        return self._rowcount
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return tuple(self._rows[self._next - 1])
+
+    def fetchall(self) -> list[Any]:
+        rest, self._next = self._rows[self._next :], len(self._rows)
+        return rest
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+def _returns_rows(cursor: Cursor) -> bool:
+    """Whether the statement gave a result set (a SELECT, or ... RETURNING)."""
+    return getattr(cursor, "description", None) is not None
