@@ -245,3 +245,49 @@ async def test_a_likely_contradiction_refutes_a_claim_the_reading_supported(
     assert all(b["top_logprobs"] == 5 and "CLAIM: " in last_user_text(b) for b in pairs)
     said = r"Sentence \d+ and the claim cannot both be true \(p = 0\.90\)\."
     assert bool(re.fullmatch(said, core.reason)) == (label == "refutes")
+
+
+# ------------------------------------------------------------------ triage overlap ("auto")
+
+
+@pytest.mark.parametrize("local_models", [True, False])
+async def test_auto_overlap_never_starts_a_gathering_that_would_reach_a_remote_source(
+    panel: ScriptedPanel,
+    ner: NERBackend,
+    encoder: SentenceTransformerEncoder,
+    offline_wiki: OfflineWikipedia,
+    brave_server: FakeBrave,
+    local_models: bool,
+) -> None:
+    # Every model route local or not, the web source here is Brave (a paid API): a
+    # greeting's check asks the triage alone and searches nothing.
+    reply = {"kind": "no_claim", "reason": "A greeting.", "signs": []}
+    script_ = script(panel, triagereply=reply)
+    maker = EngineMaker(
+        ner, encoder, offline_wiki, brave_server, HITS, scripted(panel, local=local_models)
+    )
+    try:
+        report = await maker(_settings(panel, ADAPTIVE)).check("Good morning, lovely Sunday!")
+    finally:
+        await maker.aclose()
+    assert report.verdict == "no_claim"
+    assert len(panel.requests) == 1 and script_.asked["triagereply"] == 1
+    assert not brave_server.requests
+
+
+def test_stage1_is_local_only_when_every_source_answers_from_this_machine(
+    ner: NERBackend, encoder: SentenceTransformerEncoder, offline_wiki: OfflineWikipedia
+) -> None:
+    from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+    from zofia_engine.retrieval.web.brave import BraveSearch
+
+    settings = EngineSettings()
+    offline = EntityGuidedRetrieval(
+        settings, ner=ner, encoder=encoder, search_backends=[], wikipedia=offline_wiki
+    )
+    assert offline.local
+    brave = BraveSearch("token", base_url="http://127.0.0.1:9")
+    remote = EntityGuidedRetrieval(
+        settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=offline_wiki
+    )
+    assert not remote.local

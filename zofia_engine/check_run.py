@@ -12,7 +12,6 @@ the report is assembled last (:meth:`CheckRun.report`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 import time
@@ -27,7 +26,7 @@ from .agents.debate import (
     hold_debate,
     hold_opening_round,
 )
-from .agents.judge import calibrated, final_ruling
+from .agents.judge import EvidenceSettled, calibrated, final_ruling
 from .agents.panel import ask_panel
 from .agents.pool import agent_failures, evidence_pool, findings
 from .agents.quotes import Haystack, grounded_analyses, unfounded
@@ -155,8 +154,9 @@ class CheckRun:
             if found is not None and found.kind != "claim":
                 if gathering is not None:
                     gathering.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await gathering
+                    await asyncio.wait([gathering])
+                    if not gathering.cancelled():
+                        gathering.exception()  # a greeting's gathering that failed is moot
                 usage, timings = self._usage_and_timings()
                 report = triaged_report(
                     found,
@@ -180,7 +180,14 @@ class CheckRun:
         triage = self.settings.triage
         if not triage.enabled or triage.overlap == "never":
             return False
-        return triage.overlap == "always" or self.session.routes["triage"].backend.local
+        return triage.overlap == "always" or self._gathers_locally()
+
+    def _gathers_locally(self) -> bool:
+        """Whether everything the gathering may ask runs on this machine: every model
+        route, and only local sources (the corpus, the offline Wikipedia), so that a
+        gathering dropped for a greeting costs no quota and no money."""
+        models = all(route.backend.local for route in self.session.routes.values())
+        return models and self.retrieval.local
 
     async def triage(self) -> Triage:
         """What kind of post this is (one short call on the post alone)."""
@@ -267,10 +274,12 @@ class CheckRun:
         """The debate over the evidence pool, and the judge's ruling: the full debate when
         the evidence can settle a verdict (or at the full depth), else one round."""
         pool, citable = evidence_pool(self.ctx, gathered.analyses, gathered.claims, gathered.tree)
-        settled = can_settle(gathered.claims, self.ctx.evidence)
         grounded = grounded_claims(gathered.claims, self.ctx.evidence)
-        self.ctx.findings = findings(self.ctx, gathered.claims, grounded)
-        full = settled or self.settings.agents.depth == "full"
+        settled = EvidenceSettled(
+            can_settle(gathered.claims, self.ctx.evidence),
+            tuple(findings(self.ctx, gathered.claims, grounded)),
+        )
+        full = settled.any or self.settings.agents.depth == "full"
         shown = [f.analysis for f in gathered.analyses.linguist]
         expert = gathered.analyses.expert
         if expert is not None:
@@ -356,7 +365,7 @@ class CheckRun:
         shown: list[str],
         sources: Haystack,
         *,
-        settled: bool,
+        settled: EvidenceSettled,
         full: bool,
     ) -> DebateOutcome:
         """The debate (``full``) or its opening round alone; ``shown``: the analyses'

@@ -244,11 +244,12 @@ class TriageSettings(SettingsSection):
     skipped claim costs more than a needless check.
 
     ``overlap``: whether the check starts beside the triage call instead of after it.
-    ``"auto"`` overlaps when the triage runs on this machine (the embedded model): the
-    calls share one batch and the post's prompt, and a greeting's wasted calls cost
-    only idle time. Through a paid API (``"auto"``, or ``"never"``) nothing is asked or
-    searched before the triage says there is a claim; ``"always"`` trades that for
-    time."""
+    ``"auto"`` overlaps when everything the check may ask runs on this machine (every
+    role on the embedded model, and only local sources: the corpus, the offline
+    Wikipedia): the calls share one batch and the post's prompt, and a greeting's
+    wasted calls cost only idle time. With any paid API or remote source (``"auto"``, or
+    ``"never"``) nothing is asked or searched before the triage says there is a claim;
+    ``"always"`` trades that for time."""
 
     enabled: bool = True
     min_confidence: float = Field(0.8, ge=0, le=1)

@@ -123,8 +123,7 @@ class PanelContext:
         max_evidence_chars: each evidence item is cut to this length.
 
     The models see the post with its sentences numbered; ``sentences`` are those
-    sentences, ``sentences[0]`` being [S1]. ``findings`` are the claims the evidence
-    settled, in words, as the judge is reminded of them (:func:`.pool.findings`).
+    sentences, ``sentences[0]`` being [S1].
     """
 
     text: str
@@ -138,7 +137,6 @@ class PanelContext:
     truncated: bool = False
     sentences: list[str] = field(default_factory=list)
     readable: SentenceList = field(default_factory=SentenceList.empty)
-    findings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.truncated = len(self.text) > self.max_post_chars

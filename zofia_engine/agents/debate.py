@@ -27,7 +27,7 @@ from ..prompting import render
 from ..report import Debate, DebateTurn, JudgeRuling
 from .context import PanelContext
 from .early_stop import EarlyStop
-from .judge import Judged, final_ruling, round_ruling
+from .judge import UNSAID, EvidenceSettled, Judged, final_ruling, round_ruling
 from .novelty import Novelty
 from .quotes import Haystack, unfounded
 
@@ -182,7 +182,7 @@ class Moderator:
     editor: TurnEditor
     min_rounds: int = 1
     on_round: RoundHook | None = None
-    settled: bool = True
+    settled: EvidenceSettled = UNSAID
 
     @classmethod
     def of(
@@ -194,7 +194,7 @@ class Moderator:
         *,
         shown: Sequence[str] | None,
         on_round: RoundHook | None = None,
-        settled: bool = True,
+        settled: EvidenceSettled = UNSAID,
     ) -> Moderator:
         """The moderator ``[debate]`` describes, for the judge's model; ``shown``: the
         analyses' texts no turn may repeat (``None``: repeats are shown, as in the

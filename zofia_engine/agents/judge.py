@@ -24,6 +24,8 @@ from ..report import OUTCOMES, JudgeRuling, Outcome
 from .context import PanelContext
 
 __all__ = [
+    "UNSAID",
+    "EvidenceSettled",
     "FinalReply",
     "JudgeReply",
     "Judged",
@@ -57,6 +59,20 @@ class FinalReply(BaseModel):
 
 
 @dataclass(frozen=True)
+class EvidenceSettled:
+    """What the judge is told of the evidence before it rules: whether anything found can
+    carry a verdict (``any``; when nothing can, it is told so plainly), and each claim the
+    evidence settled, in words, with the sentence that settled it (``findings``)."""
+
+    any: bool = True
+    findings: tuple[str, ...] = ()
+
+
+#: The default: nothing is said of the evidence (the judge is not told it settled nothing).
+UNSAID = EvidenceSettled()
+
+
+@dataclass(frozen=True)
 class Judged:
     """A ruling and the probabilities read from its tokens (``None`` without them)."""
 
@@ -80,18 +96,17 @@ async def round_ruling(
     round_no: int,
     max_rounds: int,
     *,
-    settled: bool = True,
+    settled: EvidenceSettled = UNSAID,
 ) -> Judged:
     """The judge after ``round_no``: the outcome now and stop or continue. A failed call
-    reads as ``continue``. ``settled``: whether any claim was settled by the evidence
-    (the judge is told plainly when none was)."""
+    reads as ``continue``. ``settled``: what the evidence settled, as the judge is told."""
     task = render(
         "judge",
         rounds=round_no,
         max_rounds=max_rounds,
         max_words=MAX_WORDS,
-        settled=settled,
-        findings=ctx.findings,
+        settled=settled.any,
+        findings=settled.findings,
     )
     try:
         answer = await session.ask(
@@ -126,12 +141,16 @@ async def final_ruling(
     material: Sequence[ChatMessage],
     rounds: int,
     *,
-    settled: bool = True,
+    settled: EvidenceSettled = UNSAID,
 ) -> Judged:
     """The ruling the judge must give: at the round cap, or when there was no debate.
     ``settled`` as for :func:`round_ruling`."""
     task = render(
-        "judge_final", rounds=rounds, max_words=MAX_WORDS, settled=settled, findings=ctx.findings
+        "judge_final",
+        rounds=rounds,
+        max_words=MAX_WORDS,
+        settled=settled.any,
+        findings=settled.findings,
     )
     try:
         answer = await session.ask(

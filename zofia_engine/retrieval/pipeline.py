@@ -117,6 +117,16 @@ class EntityGuidedRetrieval:
             max_results=s.factcheck.max_results,
         )
 
+    @property
+    def local(self) -> bool:
+        """Whether every source it may ask answers from this machine: a run costs no
+        quota and sends the post nowhere."""
+        return (
+            all(b.local for b in self.search_backends)
+            and (self.wikipedia is None or self.wikipedia.local)
+            and not self.factchecks.backends
+        )
+
     async def load(self) -> None:
         """Load the models and offline data now, so the first post is not slow."""
         await asyncio.to_thread(self.ner.load)

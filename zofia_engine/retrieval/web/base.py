@@ -84,9 +84,11 @@ def admit(results: Iterable[WebResult | None], query: WebQuery) -> list[WebResul
 
 
 class SearchBackend(abc.ABC):
-    """A web search API. Implementations raise :class:`SourceError` subclasses on failure."""
+    """A web search API. Implementations raise :class:`SourceError` subclasses on failure.
+    ``local``: it answers from this machine (no quota, no network)."""
 
     name: str
+    local: bool = False
 
     @abc.abstractmethod
     async def search(self, query: WebQuery) -> list[WebResult]:

@@ -110,6 +110,7 @@ class CorpusSearch(SearchBackend):
     """
 
     name = "web:corpus"
+    local = True
 
     def __init__(self, path: str | Path) -> None:
         if not str(path).strip():

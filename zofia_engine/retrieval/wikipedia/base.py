@@ -14,6 +14,7 @@ class WikipediaBackend(abc.ABC):
     """A source of Wikipedia articles. Failures raise :class:`SourceError` subclasses."""
 
     name: str
+    local: bool = False  # answers from this machine (no quota, no network)
 
     @abc.abstractmethod
     async def candidates(self, keyword: str, limit: int) -> list[WikiCandidate]:

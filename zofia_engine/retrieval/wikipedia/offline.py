@@ -149,6 +149,7 @@ class OfflineWikipedia(WikipediaBackend):
     """
 
     name = "wikipedia:offline"
+    local = True
 
     def __init__(self, path: str | Path | None = None) -> None:
         if path is None or str(path) == "":
