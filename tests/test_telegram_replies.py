@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -184,11 +186,19 @@ async def test_a_tap_on_a_deleted_card_says_it_is_gone(start: Start) -> None:
 
 async def test_a_group_request_in_the_cooldown_is_told_how_long_is_left(start: Start) -> None:
     async with start({"user_per_minute": 100}, chat_cooldown_s=60) as peer:
+        sent = time.monotonic()
         peer.send(GROUP, ANN, f"/check {POST}")
         await peer.wait_for(lambda: any(_is_card(m) for m in peer.bot_messages(GROUP["id"])))
         peer.send(GROUP, BOB, f"/check {POST} Again.")
         said = await peer.wait_for(
             lambda: [t for t in _texts(peer, GROUP["id"]) if "try again in" in t]
         )
-    assert "spaced out" in said[0] and ("59 s" in said[0] or "60 s" in said[0])
+        waited = time.monotonic() - sent
+    assert "spaced out" in said[0]
+    # The cooldown's 60 s, less what passed between the first check's start and the
+    # second request (at most ``waited``; a second of slack for the store's clock), in s.
+    left = re.search(r"try again in (\d+) s\.", said[0])
+    assert left is not None, said[0]
+    assert 0 < int(left.group(1)) <= 60
+    assert int(left.group(1)) >= 60 - waited - 1
     assert "One check at a time" not in said[0]
