@@ -178,7 +178,7 @@ async def test_judge_deciding_in_round_one_vs_at_the_cap(
     assert report.debate.rulings[-1].forced
     assert report.verdict == "false"
     assert report.summary == "On balance the evidence refutes the post."
-    assert [e.round for e in events if e.kind == "round"] == [1, 2, 3, 4]
+    assert [e.round for e in events if e.kind == "round"] == [1, 2, 3, 4, 5]
     # Each debater rebuts the other side's last argument from round 2 on.
     con_round_one = _asked(panel, "debaterreply")[1]
     assert "Your opponent just argued that the post is true" in last_user_text(con_round_one)
@@ -567,7 +567,9 @@ async def test_a_ruling_no_quote_backs_becomes_unproven_with_the_panels_lean(
     assert report.lean.probability == pytest.approx(0.62, abs=1e-3)
     assert "banned bicycles" in report.lean.settle  # the core claim, to be confirmed or denied
     assert report.confidence.value is None
-    assert report.confidence.basis.startswith("unproven: no claim was settled")
+    assert report.confidence.basis == (
+        "unproven: the judge ruled false, but nothing the evidence settled backs it"
+    )
     assert report.debate.rulings[-1].decision == "false"  # the judge's own ruling is kept
 
     # The rule is a setting: off, the judge's ruling stands as the paper has it.

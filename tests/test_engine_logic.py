@@ -32,6 +32,7 @@ from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.llm.scripted import scripted
+from zofia_engine.post import ProgressEvent
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
@@ -177,6 +178,55 @@ async def test_a_debate_that_repeats_itself_ends_and_shows_each_text_once(
     assert report.dropped.repeats == 3
 
 
+@pytest.mark.parametrize(("style", "speaker"), [("zofia", "debaterreply"), ("radar", "radarreply")])
+async def test_the_forced_ruling_at_the_cap_is_reported_as_its_round_once(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine], style: str, speaker: str
+) -> None:
+    judge = {"verdict": "false", "next": "continue", "reason": "Unclear yet."}
+    final = {"verdict": "misleading", "reason": "Right in its facts, missing the context."}
+    script = _script(panel, judgereply=judge, finalreply=final)
+    sections = {"agents": {"depth": "full"}, "debate": {"style": style, "max_rounds": 3}}
+    events: list[ProgressEvent] = []
+    report = await make_engine(_settings(panel, sections)).check(POST, on_progress=events.append)
+    assert report.debate.forced and report.debate.rounds == 3 and script.asked[speaker] == 6
+    assert script.asked["judgereply"] == 2 and script.asked["finalreply"] == 1
+    rounds = [(e.round, e.detail) for e in events if e.kind == "round"]
+    assert rounds == [(1, "continue"), (2, "continue"), (3, "misleading")]
+
+
+async def test_the_opening_round_alone_is_reported_once(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    _script(panel, readerreply=UNSETTLED)
+    events: list[ProgressEvent] = []
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST, on_progress=events.append)
+    assert report.debate.stopped_by == "no_evidence"
+    assert [(e.round, e.detail) for e in events if e.kind == "round"] == [(1, "false")]
+
+
+async def test_the_settled_claims_are_worked_out_once_per_check(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zofia_engine import check_run
+    from zofia_engine.agents import verdict
+
+    calls: list[list[str]] = []
+    grounded_claims = verdict.grounded_claims
+
+    def counted(*args: Any, **kwargs: Any) -> list[str]:
+        calls.append(grounded_claims(*args, **kwargs))
+        return calls[-1]
+
+    monkeypatch.setattr(verdict, "grounded_claims", counted)
+    monkeypatch.setattr(check_run, "grounded_claims", counted)
+    judge = {"verdict": "false", "next": "stop", "reason": "Refuted by the record."}
+    _script(panel, judgereply=judge)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    # It decided the panel and the full debate, reminded the judge, and carries the verdict.
+    assert report.verdict == "false" and report.analyses.held and report.debate.rounds >= 1
+    assert len(calls) == 1 and report.basis == calls[0] and "claim-0" in report.basis
+
+
 async def test_a_quote_in_neither_the_post_nor_the_evidence_is_dropped_and_counted(
     panel: ScriptedPanel, make_engine: Callable[..., Engine]
 ) -> None:
@@ -228,6 +278,10 @@ async def test_a_stance_model_reads_the_claims_instead_of_the_llm(
 async def test_a_likely_contradiction_refutes_a_claim_the_reading_supported(
     panel: ScriptedPanel, make_engine: Callable[..., Engine], p_no: float, label: str
 ) -> None:
+    from peers.panel_script import numbered_sentences
+
+    from zofia_engine.agents.reading import PAIRS
+
     supports = {"sentences": [1], "reason": "Same subject.", "stance": "supports"}
     content = json.dumps({"same_subject": "yes", "both_true": "no"})
     odds = word_logprobs(content, both_true={"no": p_no, "yes": 1 - p_no})
@@ -239,12 +293,28 @@ async def test_a_likely_contradiction_refutes_a_claim_the_reading_supported(
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     core = report.claims[0]
     assert core.label == label and core.quotes
-    pairs = _asked(panel, "pairreply")
-    assert script.asked["pairreply"] == len(pairs) >= 1
+    # One call per claim and close sentence, none asked twice: the core claim's closest
+    # PAIRS["core"], each part's PAIRS["sub"], as the usage log names them.
+    logged = [
+        tuple(c.step.split(":")[2:])
+        for c in report.usage.log
+        if c.step.startswith("claims:contradiction:")
+    ]
+    kinds = {c.id: c.kind for c in report.claims}
+    assert len(set(logged)) == len(logged) == script.asked["pairreply"]
+    assert 1 <= sum(1 for claim, _ in logged if claim == core.id) <= PAIRS["core"]
+    assert all(sum(1 for c, _ in logged if c == i) <= PAIRS[kinds[i]] for i, _ in logged)
     # Each pair is asked on its own: the sentence and the claim, with token probabilities.
+    pairs = _asked(panel, "pairreply")
     assert all(b["top_logprobs"] == 5 and "CLAIM: " in last_user_text(b) for b in pairs)
-    said = r"Sentence \d+ and the claim cannot both be true \(p = 0\.90\)\."
-    assert bool(re.fullmatch(said, core.reason)) == (label == "refutes")
+    said = r"Sentence (\d+) and the claim cannot both be true \(p = 0\.90\)\."
+    refuted = re.fullmatch(said, core.reason)
+    assert bool(refuted) == (label == "refutes")
+    # The refuting sentence is one the core claim was asked about, and the one it cites.
+    read = _asked(panel, "readerreply")[0]
+    shown = {str(n): (doc, text) for n, doc, text in numbered_sentences(read)}
+    cites = [(q.evidence_id, q.text) for q in core.quotes]
+    assert refuted is None or ((core.id, refuted[1]) in logged and cites == [shown[refuted[1]]])
 
 
 # ------------------------------------------------------------------ triage overlap ("auto")

@@ -1,6 +1,7 @@
 """The packaged GGUF model is checked by SHA-256 before llama.cpp opens it: the digest is
-computed once after assembly and kept in a sidecar, later starts read the sidecar, and a
-file that is not the expected one is refused (and removed) in one clear sentence."""
+computed once, as the parts are copied, and kept in a sidecar, later starts read the
+sidecar, and a file that is not the expected one is refused (and removed) in one clear
+sentence."""
 
 from __future__ import annotations
 
@@ -76,6 +77,23 @@ def test_the_digest_is_computed_once_and_read_from_the_sidecar_after(
     assert record["sha256"] == DIGEST and record["size"] == path.stat().st_size
     _no_hashing(monkeypatch)
     assert packaged_model_path(model, cache_dir=cache) == path  # a later start: no hashing
+
+
+def test_the_digest_is_taken_while_the_parts_are_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _model(tmp_path, monkeypatch, DIGEST)
+    cache = tmp_path / "cache"
+    _no_hashing(monkeypatch)  # no second pass over the assembled file
+    path = packaged_model_path(model, cache_dir=cache)
+    record = json.loads((cache / "fake.gguf.sha256").read_text())
+    assert record["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest() == DIGEST
+    stat = path.stat()
+    assert (record["size"], record["mtime_ns"], record["inode"]) == (
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ino,
+    )
 
 
 def test_a_cached_file_changed_after_it_was_hashed_is_caught(

@@ -13,7 +13,13 @@ from zofia_engine.agents.evidence_sentences import Sentence, SentenceList
 from zofia_engine.agents.novelty import Novelty
 from zofia_engine.agents.quotes import Haystack, unfounded
 from zofia_engine.agents.reading import ReaderReply, cited, reading_of
-from zofia_engine.agents.verdict import Ruled, in_sentence, rule_on_evidence, ruling_summary
+from zofia_engine.agents.verdict import (
+    Ruled,
+    in_sentence,
+    rule_on_evidence,
+    ruling_summary,
+    verdict_of,
+)
 from zofia_engine.report import ClaimResult, DebateTurn, JudgeRuling, Lean, Quote
 
 EIFFEL = [
@@ -227,3 +233,24 @@ def test_a_verdict_stands_only_on_evidence_that_goes_its_way(
         assert summary == (
             "The evidence read contradicts the post's core claim, but the panel ruled otherwise."
         )
+
+
+@pytest.mark.parametrize(
+    ("outcome", "claims"),
+    [
+        ("false", [_claim("supports")]),  # a claim was settled, the other way
+        ("true", [_claim("refutes")]),  # the judge against the refuted core claim
+        ("false", [_claim("not enough information")]),  # nothing was settled
+    ],
+)
+def test_a_judges_figure_set_aside_says_nothing_settled_backs_its_outcome(
+    outcome: str, claims: list[ClaimResult]
+) -> None:
+    ruling = JudgeRuling(round=1, decision=outcome, reason="As argued.")  # type: ignore[arg-type]
+    ruled, confidence = verdict_of(
+        ruling, {outcome: 0.9}, claims, [], require_evidence=True, no_logprobs=False
+    )
+    assert ruled.verdict == "unproven" and confidence.value is None
+    assert confidence.basis == (
+        f"unproven: the judge ruled {outcome}, but nothing the evidence settled backs it"
+    )

@@ -356,7 +356,8 @@ def test_assemble_concatenates_in_order(tmp_path: Path) -> None:
     parts = _parts(tmp_path, *CHUNKS)
     target = assemble(parts, tmp_path / "cache" / "model.gguf")
     assert target.read_bytes() == b"".join(CHUNKS)
-    leftovers = {p.name for p in target.parent.iterdir()} - {"model.gguf", "model.gguf.lock"}
+    kept = {"model.gguf", "model.gguf.lock", "model.gguf.sha256"}  # the file, its digest
+    leftovers = {p.name for p in target.parent.iterdir()} - kept
     assert not leftovers
 
 

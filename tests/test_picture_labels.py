@@ -26,6 +26,7 @@ from zofia_engine.images.reverse import ReverseImageBackend
 from zofia_engine.post import Post, PostImage
 from zofia_engine.records.images import ImageFinding, ImageSighting
 from zofia_engine.report import EvidenceItem, Triage, Usage
+from zofia_engine.retrieval.credibility import Credibility, SourceQuality
 
 CHECKER_PAGE = "https://www.politifact.com/factchecks/2025/mar/04/springfield-bicycles/"
 NEWS_PAGE = "https://news.example.com/2025/springfield"
@@ -115,6 +116,24 @@ async def test_false_printed_on_a_picture_is_a_lead_unless_a_fact_checker_has_it
     ]
     assert confirmed.provider == LABEL_CONFIRMED and confirmed.url == CHECKER_PAGE
     assert "politifact.com" in confirmed.title and picture_basis(confirmed) == "false"
+
+
+async def test_each_page_that_has_the_picture_is_classified_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    classified: list[str] = []
+    classify = SourceQuality.classify
+
+    def counted(self: SourceQuality, url: str) -> Credibility:
+        classified.append(url)
+        return classify(self, url)
+
+    monkeypatch.setattr(SourceQuality, "classify", counted)
+    post = _post("Springfield bans bicycles", "FALSE")
+    pages = ((NEWS_PAGE, "same source"), (CHECKER_PAGE, "same source"))
+    confirmed = (await _items(post, *pages))["img-1-label"]
+    assert confirmed.provider == LABEL_CONFIRMED and "politifact.com" in confirmed.title
+    assert classified == [NEWS_PAGE, CHECKER_PAGE]  # the fact-checker's page not again
 
 
 @pytest.mark.parametrize("stamp", ["FACT CHECK: MOSTLY TRUE ✅", "Correct attribution"])

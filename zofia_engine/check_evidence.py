@@ -60,6 +60,8 @@ class Gathered:
     pictures: ImageEvidence | None = None
     # The post and the evidence, folded once: where a quoted phrase must occur.
     sources: Haystack = field(default_factory=lambda: Haystack([]))
+    # The claims the evidence settled (``grounded_claims``), worked out once per check.
+    grounded: list[str] = field(default_factory=list)
 
 
 class EvidenceReading:

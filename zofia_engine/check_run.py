@@ -236,9 +236,10 @@ class CheckRun:
                 claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
+        grounded = grounded_claims(claims.claims, ctx.evidence)  # both fixed from here on
         if panel is not None:
             analyses = panel.result()
-        elif can_settle(claims.claims, ctx.evidence):
+        elif can_settle(grounded, ctx.evidence):
             analyses = await self._panel()
         else:
             analyses = Analyses(held=False)
@@ -252,7 +253,7 @@ class CheckRun:
         sources = Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
         analyses, dropped = grounded_analyses(analyses, sources)
         self.dropped.quotes += dropped
-        return Gathered(stage1, analyses, claims.claims, claims.tree, seen, sources)
+        return Gathered(stage1, analyses, claims.claims, claims.tree, seen, sources, grounded)
 
     async def _panel(self) -> Analyses:
         """The linguist and the domain expert (:func:`.agents.panel.ask_panel`)."""
@@ -274,10 +275,9 @@ class CheckRun:
         """The debate over the evidence pool, and the judge's ruling: the full debate when
         the evidence can settle a verdict (or at the full depth), else one round."""
         pool, citable = evidence_pool(self.ctx, gathered.analyses, gathered.claims, gathered.tree)
-        grounded = grounded_claims(gathered.claims, self.ctx.evidence)
         settled = EvidenceSettled(
-            can_settle(gathered.claims, self.ctx.evidence),
-            tuple(findings(self.ctx, gathered.claims, grounded)),
+            can_settle(gathered.grounded, self.ctx.evidence),
+            tuple(findings(self.ctx, gathered.claims, gathered.grounded)),
         )
         full = settled.any or self.settings.agents.depth == "full"
         shown = [f.analysis for f in gathered.analyses.linguist]
@@ -313,6 +313,7 @@ class CheckRun:
             self.ctx.evidence,
             require_evidence=self.settings.agents.require_evidence,
             no_logprobs=judged.completion is not None and not judged.completion.logprobs,
+            grounded=gathered.grounded,
         )
         if ruled.verdict == "undetermined":
             self.degraded.append(f"no verdict: the judge failed ({judged.ruling.error})")

@@ -37,6 +37,12 @@ _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u17b4\u17b5")
 # Spaces, separators, controls and format characters (U+200B, U+2060, U+FEFF, the
 # direction marks …): what a blank post is made of.
 _UNSEEN = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+# What may be cut from either end of a post besides whitespace: the fillers, and the
+# format characters that mean nothing there (U+200B ZERO WIDTH SPACE, the zero-width
+# non-joiner and joiner, which join nothing at an end, U+2060 WORD JOINER, U+FEFF BOM,
+# U+00AD SOFT HYPHEN). Not every format character: a flag's tag characters and a closing
+# U+2069 POP DIRECTIONAL ISOLATE belong to the text they end.
+_EDGE_FILLERS = _FILLERS | frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
 _BLOCK_TAGS = frozenset(
     [
         "p",
@@ -130,11 +136,19 @@ def is_visible(text: str) -> bool:
     return any(map(_seen, text))
 
 
+def _blank_edge(char: str) -> bool:
+    return char.isspace() or char in _EDGE_FILLERS
+
+
 def _trimmed(text: str) -> str:
-    """``text`` without what shows nothing at either end; ``""`` when nothing shows."""
-    start = next((n for n, char in enumerate(text) if _seen(char)), len(text))
-    end = len(text)
-    while end > start and not _seen(text[end - 1]):
+    """``text`` without whitespace and fillers (``_EDGE_FILLERS``) at either end; ``""``
+    when nothing in it shows (:func:`is_visible`)."""
+    if not is_visible(text):
+        return ""
+    start, end = 0, len(text)
+    while _blank_edge(text[start]):  # a visible character stops both loops
+        start += 1
+    while _blank_edge(text[end - 1]):
         end -= 1
     return text[start:end]
 

@@ -171,7 +171,8 @@ class Moderator:
 
     Args:
         min_rounds: rulings before this round are read as ``continue``.
-        on_round: awaited after each round with the judge's ruling.
+        on_round: awaited with each of the judge's rulings: after each round, and the
+            ruling it must give when the debate is over (:meth:`final`).
         settled: whether any claim was settled by the evidence; the judge is told when
             none was.
     """
@@ -250,6 +251,8 @@ class Moderator:
         )
         debate.rulings.append(judged.ruling)
         debate.forced = True
+        if self.on_round is not None:  # the last round's ruling, as progress shows rounds
+            await self.on_round(judged.ruling)
         return DebateOutcome(debate=debate, judged=judged)
 
 
@@ -306,7 +309,4 @@ async def hold_opening_round(
     material += [m for t in turns for m in shown(t)]
     moderator.round_over(debate, turns)
     debate.stopped_by = "no_evidence"
-    outcome = await moderator.final(debate, material)
-    if moderator.on_round is not None:  # the one round's ruling, as progress shows rounds
-        await moderator.on_round(outcome.judged.ruling)
-    return outcome
+    return await moderator.final(debate, material)

@@ -14,7 +14,7 @@ the post talking about itself (:func:`~zofia_engine.images.grounds.picture_basis
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..images.grounds import picture_basis
@@ -85,12 +85,13 @@ def grounded_claims(
     ]
 
 
-def can_settle(claims: Sequence[ClaimResult], evidence: Sequence[EvidenceItem]) -> bool:
+def can_settle(grounded: Collection[str], evidence: Sequence[EvidenceItem]) -> bool:
     """Whether anything found can carry a verdict: a published fact-check, a finding on
     the post's picture that can be a basis (:func:`picture_basis`; never words printed on
-    it alone), or a claim settled by the evidence."""
-    return any(item.source == "factcheck" or picture_basis(item) for item in evidence) or bool(
-        grounded_claims(claims, evidence)
+    it alone), or a claim settled by the evidence (``grounded``: the ids
+    :func:`grounded_claims` gives)."""
+    return bool(grounded) or any(
+        item.source == "factcheck" or picture_basis(item) for item in evidence
     )
 
 
@@ -207,6 +208,7 @@ def rule_on_evidence(
     evidence: Sequence[EvidenceItem] = (),
     *,
     require_evidence: bool = True,
+    grounded: Collection[str] | None = None,
 ) -> Ruled:
     """The verdict for the judge's ``outcome`` (``probability``: the judge's, if known).
 
@@ -226,17 +228,11 @@ def rule_on_evidence(
             reverse image search found on a fact-checker's site); its
             sources' credibility decides whose support counts.
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
+        grounded: :func:`grounded_claims` of ``claims`` and ``evidence``, when the check
+            has it already; else it is worked out here.
     """
-    grounded = set(grounded_claims(claims, evidence))
+    grounded = set(grounded_claims(claims, evidence) if grounded is None else grounded)
     fact_checks = [item.id for item in evidence if item.source == "factcheck"]
-    core = next((c for c in claims if c.kind == "core"), None)
-    against = (
-        require_evidence
-        and outcome in ("true", "unproven")
-        and core is not None
-        and core.id in grounded
-        and core.label == "refutes"
-    )
     carries = _CARRIES.get(outcome, ())
     pictures = [i.id for i in evidence if picture_basis(i) == outcome]
     backing = [c.id for c in claims if c.id in grounded and c.label in carries]
@@ -245,8 +241,13 @@ def rule_on_evidence(
         return Ruled(outcome, basis)  # type: ignore[arg-type]
     if basis or not require_evidence:
         return Ruled(outcome, basis)  # type: ignore[arg-type]
+    core = next((c for c in claims if c.kind == "core"), None)
+    # A refuted core claim carries "false" and "misleading": only "true" can be against it.
+    against = (
+        outcome == "true" and core is not None and core.id in grounded and core.label == "refutes"
+    )
     lean = Lean(outcome=outcome, probability=probability, settle=_settle(claims))
-    return Ruled("unproven", [], lean, overruled=bool(against))
+    return Ruled("unproven", [], lean, overruled=against)
 
 
 def verdict_of(
@@ -257,18 +258,20 @@ def verdict_of(
     *,
     require_evidence: bool,
     no_logprobs: bool,
+    grounded: Collection[str] | None = None,
 ) -> tuple[Ruled, Confidence]:
     """The verdict the judge's final ``ruling`` and the evidence allow, and how sure the
-    judge was of it (its probability of that outcome, ``None`` with the reason)."""
+    judge was of it (its probability of that outcome, ``None`` with the reason);
+    ``grounded`` as for :func:`rule_on_evidence`."""
     outcome = ruling.decision if ruling.decision in OUTCOMES else None
     if outcome is None:
         return Ruled("undetermined", []), Confidence(basis="unavailable: no ruling was made")
     probability = outcomes.get(outcome) if outcomes else None
     ruled = rule_on_evidence(
-        outcome, probability, claims, evidence, require_evidence=require_evidence
+        outcome, probability, claims, evidence, require_evidence=require_evidence, grounded=grounded
     )
-    if ruled.verdict != outcome:
-        why = "unproven: no claim was settled by a sentence of the evidence"
+    if ruled.verdict != outcome:  # nothing went the judge's way: its figure is not the verdict's
+        why = f"unproven: the judge ruled {outcome}, but nothing the evidence settled backs it"
         return ruled, Confidence(basis=why)
     if probability is None:
         why = (

@@ -114,18 +114,18 @@ async def _search(
         return []
 
 
-def fact_checker_copy(sightings: list[ImageSighting]) -> ImageSighting | None:
+def fact_checker_copy(sightings: list[ImageSighting]) -> tuple[ImageSighting, str] | None:
     """The first page reverse search found showing the same picture (a full match) on a
-    fact-checker's site (``data/source_labels.csv``), or ``None``."""
+    fact-checker's site (``data/source_labels.csv``), with that fact-checker's domain; or
+    ``None``."""
     quality = SourceQuality()
-    return next(
-        (
-            s
-            for s in sightings
-            if s.relation == "same source" and quality.classify(s.url).label == "fact-checker"
-        ),
-        None,
-    )
+    for sighting in sightings:
+        if sighting.relation != "same source":
+            continue
+        site = quality.classify(sighting.url)
+        if site.label == "fact-checker":
+            return sighting, site.domain
+    return None
 
 
 def _label_item(found: ImageFinding) -> EvidenceItem | None:
@@ -137,8 +137,8 @@ def _label_item(found: ImageFinding) -> EvidenceItem | None:
     hit = next((h for h in found.labels if h.outcome in LEAD_OUTCOMES), None)
     if hit is None:
         return None
-    copy = fact_checker_copy(found.sightings)
-    if copy is None:
+    published = fact_checker_copy(found.sightings)
+    if published is None:
         return EvidenceItem(
             id=f"img-{n}-label", source="image", provider=LABEL_LEAD,
             title=f"Words printed on picture {n}", url="",
@@ -146,7 +146,7 @@ def _label_item(found: ImageFinding) -> EvidenceItem | None:
             "print words on a picture: they are a lead to check, not a fact-checker's rating.",
             rating=hit.outcome,
         )  # fmt: skip
-    domain = SourceQuality().classify(copy.url).domain
+    copy, domain = published
     return EvidenceItem(
         id=f"img-{n}-label", source="image", provider=LABEL_CONFIRMED,
         title=f"Picture {n} as {domain} published it", url=copy.url,

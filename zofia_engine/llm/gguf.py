@@ -11,9 +11,10 @@ importing that package (its ``__init__`` imports the ``llm`` CLI).
 Before llama.cpp opens an assembled model, its SHA-256 is checked against the digest
 recorded beside the model's description (:attr:`PackagedModel.sha256`), so a damaged
 or substituted part package, or a cached file changed since, is never loaded. The
-digest is computed once, after assembly, and kept in a sidecar file
-(``<model>.gguf.sha256``) with the file's size, times and inode: later starts read it
-instead of hashing 1.1 GB again, and any change to the file makes them hash it anew.
+digest is computed once, while the parts are copied (:func:`assemble`), and kept in a
+sidecar file (``<model>.gguf.sha256``) with the file's size, times and inode: the check
+and later starts read it instead of hashing 1.1 GB again, and any change to the file
+makes them hash it anew.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import ModelUnavailableError
 
@@ -237,9 +239,10 @@ def assemble(parts: Sequence[Path], target: Path) -> Path:
 
     The bytes go to a temporary file beside ``target``, are checked (size is
     the sum of the parts, the first four bytes are the GGUF magic) and then
-    renamed over ``target``. A lock file keeps two processes from assembling
-    at once. An existing ``target`` of the right size is returned as it is;
-    one of the wrong size is rebuilt.
+    renamed over ``target``; their SHA-256, computed as they were copied, is
+    recorded in ``target``'s sidecar (:func:`file_sha256`). A lock file keeps two
+    processes from assembling at once. An existing ``target`` of the right size
+    is returned as it is; one of the wrong size is rebuilt.
 
     Raises:
         ValueError: no parts, or the result is not a GGUF file.
@@ -261,12 +264,7 @@ def assemble(parts: Sequence[Path], target: Path) -> Path:
         )
         tmp = Path(tmp_name)
         try:
-            with os.fdopen(fd, "wb") as out:
-                for part in parts:
-                    with part.open("rb") as src:
-                        shutil.copyfileobj(src, out, _COPY_BUFFER)
-                out.flush()
-                os.fsync(out.fileno())
+            digest = _copy(parts, fd)
             size = tmp.stat().st_size
             if size != expected:
                 raise ValueError(f"assembled {size} bytes, the parts hold {expected}")
@@ -277,7 +275,34 @@ def assemble(parts: Sequence[Path], target: Path) -> Path:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+        with contextlib.suppress(OSError):  # without it, the first check hashes the file
+            _write_sidecar(target, {"sha256": digest, **_stamp(target)})
     return target
+
+
+class _Hashing:
+    """A binary file that hashes (SHA-256) what is written to it, as it is written."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.sha256 = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        return self.out.write(data)
+
+
+def _copy(parts: Sequence[Path], fd: int) -> str:
+    """Write ``parts`` in order to the open file ``fd``, then sync and close it; the
+    SHA-256 (hex) of the bytes written, computed as they pass (one read of each part)."""
+    with os.fdopen(fd, "wb") as out:
+        hashing = _Hashing(out)
+        for part in parts:
+            with part.open("rb") as src:
+                shutil.copyfileobj(src, hashing, _COPY_BUFFER)
+        out.flush()
+        os.fsync(out.fileno())
+    return hashing.sha256.hexdigest()
 
 
 def _is_complete(target: Path, expected: int) -> bool:
