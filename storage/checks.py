@@ -59,6 +59,7 @@ class Checks:
         repeat_of: str | None = None,
         repeat_kind: RepeatKind | None = None,
         forced: bool = False,
+        tokens: int | None = None,
     ) -> CheckRow:
         """Record a new request to check ``post``.
 
@@ -73,6 +74,8 @@ class Checks:
             repeat_of: the original check this one repeats, if any.
             repeat_kind: ``exact`` or ``near``; given exactly when ``repeat_of`` is.
             forced: the user asked for a fresh check despite a repeat.
+            tokens: what an engine run reserves of the day's token budget until its
+                report replaces it with the real count (``None``: no charge, a repeat).
 
         Returns:
             The new row, with a fresh unguessable id.
@@ -99,6 +102,8 @@ class Checks:
             "repeat_kind": repeat_kind,
             "forced": int(forced),
         }
+        if tokens is not None:
+            row["tokens"] = tokens
         with self.db.write():
             if repeat_of is not None:
                 self.db.require_check(repeat_of)
@@ -222,6 +227,37 @@ class Checks:
             for start, end in rows
         ]
 
+    def pending(
+        self, *, requester: str | None = None, platform: str | None = None, chat: str | None = None
+    ) -> int:
+        """How many engine runs (not repeats) are queued or running, of this requester or
+        chat when given."""
+        where, params = filters(requester=requester, platform=platform, chat=chat)
+        sql = (
+            "SELECT count(*) FROM checks c WHERE c.status IN ('queued', 'running')"
+            f" AND c.repeat_of IS NULL AND {where}"
+        )
+        with self.db.lock:
+            (count,) = first_row(self.db.execute(sql, params))
+        return int(count)
+
+    def tokens_since(
+        self,
+        since: dt.datetime,
+        *,
+        requester: str | None = None,
+        platform: str | None = None,
+        chat: str | None = None,
+    ) -> int:
+        """The day's token budget spent by the checks requested since ``since`` (of this
+        requester or chat when given): each finished check's real count, and what a
+        check running, queued or failed reserved."""
+        where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
+        sql = f"SELECT coalesce(sum(c.tokens), 0) FROM checks c WHERE {where}"
+        with self.db.lock:
+            (tokens,) = first_row(self.db.execute(sql, params))
+        return int(tokens)
+
     def count(
         self,
         *,
@@ -315,12 +351,14 @@ def filters(
     requester: str | None = None,
     platform: str | None = None,
     chat: str | None = None,
+    alias: str = "c",
 ) -> tuple[str, dict[str, Any]]:
-    """A ``WHERE`` clause over ``checks c`` and its parameters; ``1 = 1`` when nothing filters."""
+    """A ``WHERE`` clause over ``checks c`` (or another table with these columns, named
+    ``alias``) and its parameters; ``1 = 1`` when nothing filters."""
     values = {"requester": requester, "platform": platform, "chat": chat}
     params: dict[str, Any] = {name: value for name, value in values.items() if value is not None}
-    clauses = [f"c.{name} = :{name}" for name in params]
+    clauses = [f"{alias}.{name} = :{name}" for name in params]
     if since is not None:
         params["since"] = to_iso(since)
-        clauses.append("c.created_at >= :since")
+        clauses.append(f"{alias}.created_at >= :since")
     return " AND ".join(clauses) or "1 = 1", params

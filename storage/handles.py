@@ -30,11 +30,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Requester:
-    """Who asked, on which platform and in which chat (ids as the platform gives them)."""
+    """Who asked, on which platform and in which chat (ids as the platform gives them);
+    ``private``: the chat is the user's own with the bot (one request at a time there)."""
 
     platform: str
     user_id: str
     chat_id: str = ""
+    private: bool = False
 
 
 @dataclass(frozen=True)

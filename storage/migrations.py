@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from .errors import StorageError
 from .postgres import is_postgres
+from .schema_shares import m010_attempts_and_token_charges
 from .schema_steps import (
     m001_initial,
     m002_post_vectors,
@@ -48,6 +49,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m007_evidence_sources", m007_evidence_sources),
     ("m008_deliveries", m008_deliveries),
     ("m009_reviews", m009_reviews),
+    ("m010_attempts_and_token_charges", m010_attempts_and_token_charges),
 ]
 
 

@@ -99,9 +99,9 @@ def store_status(settings: StorageSettings) -> StoreStatus:
 def _read_status(db: StoreDatabase) -> tuple[list[str], int]:
     applied = applied_migrations(db)
     tokens = 0
-    if "reports" in db.table_names():
+    if "attempts" in db.table_names():  # m010 counts each check's tokens
         midnight = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0)
-        tokens = CheckStore(db).reports.tokens_since(midnight)
+        tokens = CheckStore(db).checks.tokens_since(midnight)
     return applied, tokens
 
 

@@ -3,7 +3,6 @@ parts (evidence, claims, analyses, debate turns and rulings, model calls)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +14,7 @@ from zofia_engine.report import Report
 
 from .errors import StorageError
 from .locked import LockedDatabase
-from .rows import report_rows, serializable_report, to_iso, vector_blob
-from .sql import first_row
+from .rows import report_rows, serializable_report, vector_blob
 
 __all__ = ["Reports"]
 
@@ -74,9 +72,11 @@ class Reports:
                 self.db.table("post_vectors").insert(
                     {"check_id": check_id, "dim": blob[0], "vector": blob[1], "created_at": now}
                 )
+            # Its charge on the day's budget becomes what it really spent.
             self.db.execute(
-                "UPDATE checks SET status = 'done', finished_at = ?, error = '' WHERE id = ?",
-                [now, check_id],
+                "UPDATE checks SET status = 'done', finished_at = ?, error = '', tokens = ?"
+                " WHERE id = ?",
+                [now, report.usage.prompt_tokens + report.usage.completion_tokens, check_id],
             )
 
     def get(self, check_id: str) -> Report | None:
@@ -89,18 +89,6 @@ class Reports:
         if row is None or row[0] is None:
             return None
         return Report.model_validate_json(row[0])
-
-    def tokens_since(self, since: dt.datetime) -> int:
-        """LLM tokens (prompt and completion) of the reports stored since ``since``."""
-        with self.db.lock:
-            (tokens,) = first_row(
-                self.db.execute(
-                    "SELECT coalesce(sum(prompt_tokens + completion_tokens), 0) FROM reports"
-                    " WHERE created_at >= ?",
-                    [to_iso(since)],
-                )
-            )
-        return int(tokens)
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every ``done`` check with its verdict and report, oldest first, read in batches.

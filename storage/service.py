@@ -27,13 +27,14 @@ import numpy as np
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import Post
 from zofia_engine.report import Report
+from zofia_engine.stage2_settings import LLMSettings
 from zofia_engine.text import checkable_text
 
 from .card_delivery import CardDelivery
 from .chat_operations import ChatOperations
 from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile, Waiters
 from .keys import keyed_text_hash
-from .limits import RequestLimits, refuse_if_full
+from .limits import DAY, Admission, RequestLimits
 from .local_runs import LocalRuns
 from .repeats import NearRepeats
 from .reviews import Review, apply_review
@@ -74,6 +75,7 @@ class CheckService:
         clock: Callable[[], dt.datetime] | None = None,
         retention: dt.timedelta | None = None,
         delivery: CardDelivery | None = None,
+        token_reserve: int | None = None,
     ) -> None:
         self.checker = checker
         self.retention = retention
@@ -84,7 +86,8 @@ class CheckService:
         self.clock = clock or store.clock
         self.delivery = delivery
         self.chats = ChatOperations(store, secret)
-        self.limits = RequestLimits(store, settings)
+        reserve = LLMSettings().max_tokens_per_check if token_reserve is None else token_reserve
+        self.limits = RequestLimits(store, settings, reserve)
         self.repeats = NearRepeats(store, encoder, settings)
         self.waiters = Waiters(store.checks)
         self.runs = LocalRuns(checker, store, self.repeats, self.waiters, settings)
@@ -112,6 +115,8 @@ class CheckService:
             await self.delivery.start()
             return []
         await asyncio.to_thread(self.purge_expired)
+        # Alone on its store, nobody waits on an attempt begun before this start.
+        await asyncio.to_thread(self.store.attempts.end_open)
         resumed: list[str] = []
         if not resume:
             return resumed
@@ -144,6 +149,7 @@ class CheckService:
         # The index holds what a repeat may be answered from (the window), no more;
         # a check added meanwhile is newer than the window's start, so it stays.
         self.repeats.keep_since(now - self.window)
+        self.store.attempts.forget(before=now - DAY)  # no limit looks further back
         if self.retention is None:
             return 0
         purged = self.store.purge(older_than=now - self.retention)
@@ -151,33 +157,46 @@ class CheckService:
             log.info("purged the text of %d checks older than %s", purged, self.retention)
         return purged
 
-    def admit(self, requester: Requester) -> None:
-        """Refuse now, before any work, a request the limits would refuse at :meth:`submit`.
-
-        The bots call this before they fetch a link, so that a refused request costs
-        nothing (the same limits apply again when the post is submitted).
+    def admit(self, requester: Requester) -> Admission:
+        """Count the limits and record the request, before any work (blocking): the bots
+        call this before they fetch a link or decode a picture, so that a refused request
+        costs nothing, and an admitted one costs its sender whatever then fails. Pass
+        the admission to :meth:`submit`, and to :meth:`release` once answered.
 
         Raises:
             RateLimitedError: a limit is reached; ``retry_after_s`` says when to come back.
         """
-        self.limits.check(
+        return self.limits.admit(
             requester=self.chats.user_hash(requester.platform, requester.user_id),
             platform=requester.platform,
             chat=self.chats.chat_key(requester.platform, requester.chat_id),
+            private=requester.private,
             now=self.clock(),
         )
+
+    def release(self, admission: Admission) -> None:
+        """The request is answered (a card, a sentence, or given up): it no longer holds
+        its sender's place in a private chat (blocking)."""
+        self.store.attempts.end(admission.attempt_id)
 
     def handle(self, check_id: str) -> CheckHandle | None:
         """The handle of a check submitted or resumed in this process and still running."""
         return self.waiters.get(check_id)
 
     async def submit(
-        self, post: Post, requester: Requester, *, recheck: bool = False
+        self,
+        post: Post,
+        requester: Requester,
+        *,
+        recheck: bool = False,
+        admission: Admission | None = None,
     ) -> CheckHandle:
         """Start a check of ``post`` for ``requester``, or answer it from the store.
 
         Args:
             recheck: run the engine even when a fresh answer is stored.
+            admission: what :meth:`admit` gave for this request (``None``: it is
+                admitted now).
 
         Raises:
             InvalidPostError: the post has no text, or a picture of it is refused.
@@ -188,12 +207,11 @@ class CheckService:
         now = self.clock()
         # Every store call below runs off the event loop: a write held elsewhere (another
         # process on PostgreSQL) makes this request wait, not the bot.
-        await asyncio.to_thread(self.admit, requester)
+        if admission is None:
+            admission = await asyncio.to_thread(self.admit, requester)
         # Pictures are read first: the text in them is part of what is checked and keyed.
         post = await self.checker.read_post(post)
         text, _ = checkable_text(post.text)
-        who = self.chats.user_hash(requester.platform, requester.user_id)
-        chat = self.chats.chat_key(requester.platform, requester.chat_id)
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
         keyed = f"{text}\n[reply language: {post.language}]" if post.language else text
@@ -203,9 +221,9 @@ class CheckService:
 
         def record(**extra: Any) -> CheckRow:
             return self.store.checks.create(
-                platform=requester.platform,
-                chat=chat,
-                requester=who,
+                platform=admission.platform,
+                chat=admission.chat,
+                requester=admission.requester,
                 post=post,
                 text_hash=digest,
                 **extra,
@@ -217,7 +235,7 @@ class CheckService:
         entry.users += 1
         try:
             async with entry.lock:
-                return await self._decide(post, text, digest, record, now, recheck)
+                return await self._decide(post, text, digest, record, now, recheck, admission)
         finally:
             entry.users -= 1
             if entry.users == 0:
@@ -231,9 +249,10 @@ class CheckService:
         record: Callable[..., CheckRow],
         now: dt.datetime,
         recheck: bool,
+        who: Admission,
     ) -> CheckHandle:
         if self.delivery is not None:
-            return await self._queue(self.delivery, post, text, digest, record, now, recheck)
+            return await self._queue(self.delivery, post, text, digest, record, now, recheck, who)
         running = self.runs.running(digest)
         if running is not None:  # the same text is being checked: wait on that run
             row = await asyncio.to_thread(record, repeat_of=running.check_id, repeat_kind="exact")
@@ -245,7 +264,7 @@ class CheckService:
                 return answered
         if vector is None:
             vector = await self.repeats.vector(text)
-        row = await asyncio.to_thread(self._bounded_row, record, recheck, now)
+        row = await asyncio.to_thread(self._bounded_row, record, recheck, now, who)
         return self.runs.launch(row.id, row.created_at, post, digest, vector, row.chat)
 
     async def _queue(
@@ -257,6 +276,7 @@ class CheckService:
         record: Callable[..., CheckRow],
         now: dt.datetime,
         recheck: bool,
+        who: Admission,
     ) -> CheckHandle:
         """The queued mode: answer from the store, else join the run of this text on the
         workers or queue a new one; either way follow that run from here."""
@@ -265,7 +285,7 @@ class CheckService:
             if answered is not None:
                 return answered
         row, original = await asyncio.to_thread(
-            self._join_or_queue, delivery, digest, record, recheck, now
+            self._join_or_queue, delivery, digest, record, recheck, now, who
         )
 
         def answer(result: Outcome) -> Outcome:
@@ -288,13 +308,13 @@ class CheckService:
         return handle
 
     def _bounded_row(
-        self, record: Callable[..., CheckRow], recheck: bool, now: dt.datetime
+        self, record: Callable[..., CheckRow], recheck: bool, now: dt.datetime, who: Admission
     ) -> CheckRow:
-        """A new check's row, written only if the deployment's bounds allow it, in one
-        write transaction (blocking)."""
+        """A new check's row, with its reserve of the day's tokens, written only if the
+        bounds and shares allow it, in one write transaction (blocking)."""
         with self.store.write():
-            refuse_if_full(self.store, self.settings, self.runs.count, now)
-            return record(forced=recheck)
+            self.limits.refuse_if_full(who, self.runs.count, now)
+            return record(forced=recheck, tokens=self.limits.token_reserve)
 
     def _join_or_queue(
         self,
@@ -303,6 +323,7 @@ class CheckService:
         record: Callable[..., CheckRow],
         recheck: bool,
         now: dt.datetime,
+        who: Admission,
     ) -> tuple[CheckRow, CheckRow]:
         """In one write transaction (one lock across every process on the database): join
         the check of this text queued or running, or write a new check and its job."""
@@ -310,8 +331,8 @@ class CheckService:
             running = None if recheck else self.store.checks.in_flight(digest)
             if running is not None:
                 return record(repeat_of=running.id, repeat_kind="exact"), running
-            refuse_if_full(self.store, self.settings, delivery.pending(), now)
-            row = record(forced=recheck)
+            self.limits.refuse_if_full(who, delivery.pending(), now)
+            row = record(forced=recheck, tokens=self.limits.token_reserve)
             delivery.queue(row.id, None if recheck else digest)
             return row, row
 

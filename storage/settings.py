@@ -75,6 +75,15 @@ class ServiceSettings(SettingsSection):
     chat_per_minute: int = Field(10, ge=1)
     user_daily: int = Field(50, ge=1)
     chat_daily: int = Field(300, ge=1)
+    # The shares: how much of the pending checks and of the day's token budget one user,
+    # or one chat, may hold (fractions of max_pending_checks and daily_token_budget).
+    user_pending_share: float = Field(0.25, gt=0, le=1)
+    chat_pending_share: float = Field(0.5, gt=0, le=1)
+    user_budget_share: float = Field(0.1, gt=0, le=1)
+    chat_budget_share: float = Field(0.25, gt=0, le=1)
+    # Requests one user may have under way at once in a private chat (a burst of
+    # forwards waits for the first answer).
+    private_in_flight: int = Field(1, ge=1)
 
 
 class QueueSettings(SettingsSection):

@@ -3,8 +3,9 @@
 The store holds its parts as objects over one shared database (as sqlite-utils'
 tables share their ``Database``): ``store.checks``, ``store.reports``,
 ``store.vectors``, ``store.feedback``, ``store.chats`` (chat settings),
-``store.marks`` (section marks), ``store.deliveries`` and ``store.reviews``
-(moderators' reviews of verdicts). Every time is
+``store.marks`` (section marks), ``store.deliveries``, ``store.reviews``
+(moderators' reviews of verdicts) and ``store.attempts`` (requests as the limits
+count them). Every time is
 timezone-aware UTC, stored as fixed-width ISO 8601 text (so text order is time
 order). Every string written goes through :func:`~storage.keys.storable_text` first,
 so a post with broken surrogates is stored (with U+FFFD) instead of crashing the
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 
 from zofia_engine.report import Report
 
+from .attempts import Attempts
 from .chat_records import ChatSettings, Feedback, SectionMarks
 from .checks import Checks
 from .deliveries import Deliveries
@@ -57,6 +59,7 @@ class CheckStore:
         self.marks = SectionMarks(self.database)
         self.deliveries = Deliveries(self.database)
         self.reviews = Reviews(self.database)
+        self.attempts = Attempts(self.database)
 
     @property
     def clock(self) -> Callable[[], dt.datetime]:

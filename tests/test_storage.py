@@ -62,6 +62,7 @@ from zofia_engine.report import (
 TABLES = {
     "_migrations",
     "reviews",
+    "attempts",
     "checks",
     "reports",
     "evidence",
@@ -259,6 +260,7 @@ ALL_MIGRATIONS = [
     "m007_evidence_sources",
     "m008_deliveries",
     "m009_reviews",
+    "m010_attempts_and_token_charges",
 ]
 KEY = b"k" * 32
 
@@ -353,7 +355,7 @@ def test_a_new_data_folder_is_private(tmp_path: Path) -> None:
     store, _ = open_store(StorageSettings(path=str(folder / "zofia.db")))
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert stat.S_IMODE((folder / "zofia.db.secret").stat().st_mode) == 0o600
-    store.db.close()
+    store.close()
 
 
 def test_migrate_refuses_unknown_names_and_newer_databases(db: StoreDatabase) -> None:

@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from factories import full_report, stored_check
+from factories import full_report
 
 from bots.common.card import checks_left_line, report_card, sources_line, verdict_card
 from bots.common.privacy import privacy_paragraphs, privacy_text, retention_days_of
 from bots.common.settings import Settings
-from storage.limits import RequestLimits
+from storage.limits import RateLimitedError, RequestLimits
 from storage.opening import open_store
 from storage.service import Outcome
 from storage.settings import ServiceSettings
@@ -97,20 +97,26 @@ def store(tmp_path: Path) -> Iterator[CheckStore]:
     )
     opened, _ = open_store(settings.storage)
     yield opened
-    opened.db.close()
+    opened.close()
 
 
 def test_checks_left_counts_the_last_day_and_writes_nothing(store: CheckStore) -> None:
-    limits = RequestLimits(store, ServiceSettings(user_daily=3))
+    limits = RequestLimits(store, ServiceSettings(user_daily=3, user_per_minute=100), 1000)
     now = dt.datetime.now(dt.UTC)
-    who = "requester-hash-77c1"  # stored_check's requester
+    who = "requester-hash-77c1"
+
+    def admit() -> None:
+        limits.admit(requester=who, platform="telegram", chat="c", private=False, now=now)
+
     assert limits.left_today(who, now) == 3
     for _ in range(2):
-        stored_check(store, full_report("false"))
-    before = store.checks.count(since=now - dt.timedelta(days=1))
+        admit()
+    before = store.attempts.count(since=now - dt.timedelta(days=1))
     assert limits.left_today(who, now) == 1 and limits.left_today("someone-else", now) == 3
     assert limits.left_today(who, now + dt.timedelta(days=2)) == 3  # older than a day
-    assert store.checks.count(since=now - dt.timedelta(days=1)) == before
-    stored_check(store, full_report("false"))
-    stored_check(store, full_report("false"))
+    assert store.attempts.count(since=now - dt.timedelta(days=1)) == before  # read only
+    admit()
+    assert limits.left_today(who, now) == 0
+    with pytest.raises(RateLimitedError, match="3 checks a day for you"):
+        admit()
     assert limits.left_today(who, now) == 0  # never below zero

@@ -83,7 +83,9 @@ class LLMSettings(SettingsSection):
     timeout_s: float = Field(120.0, gt=0)
     retries: int = Field(3, ge=0, le=10)
     max_calls_per_check: int = Field(60, ge=1)
-    max_tokens_per_check: int = Field(300_000, ge=1000)
+    # No check spends more; the check service reserves this much of the day's token
+    # budget for each check until it ends (the embedded full depth spends about 47,000).
+    max_tokens_per_check: int = Field(100_000, ge=1000)
     # Independent calls decoded together on the embedded model, or sent at once to an
     # OpenAI-compatible server.
     concurrency: int = Field(4, ge=1, le=16)

@@ -49,6 +49,7 @@ def build_service(
         clock=clock,
         retention=dt.timedelta(days=settings.storage.retention_days),
         delivery=delivery,
+        token_reserve=settings.llm.max_tokens_per_check,
     )
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
+from storage.limits import Admission
 from storage.rows import CheckRow
 from storage.service import CheckService, Requester
 from zofia_engine.report import Report
@@ -29,6 +31,7 @@ T = TypeVar("T")
 
 #: how many store calls of one process may wait at once; more queue for a thread
 STORE_THREADS = 8
+log = logging.getLogger(__name__)
 _threads = ThreadPoolExecutor(max_workers=STORE_THREADS, thread_name_prefix="zofia-store")
 
 
@@ -51,9 +54,17 @@ class StoreCalls:
     def __init__(self, service: CheckService) -> None:
         self.service = service
 
-    async def admit(self, requester: Requester) -> None:
-        """Refuse, before any work, a request a limit would refuse (``RateLimitedError``)."""
-        await off_loop(self.service.admit, requester)
+    async def admit(self, requester: Requester) -> Admission:
+        """Admit the request before any work, or refuse it (``RateLimitedError``)."""
+        return await off_loop(self.service.admit, requester)
+
+    async def release(self, admission: Admission) -> None:
+        """The request is answered; a failure is logged, never raised (the attempt's
+        place lapses by age then)."""
+        try:
+            await off_loop(self.service.release, admission)
+        except Exception:
+            log.warning("could not end attempt %s", admission.attempt_id, exc_info=True)
 
     async def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:
         return await off_loop(self.service.chats.setting, platform, chat_id, key, default)

@@ -29,8 +29,9 @@ def chat_of(interaction: discord.Interaction[Any]) -> str:
 
 
 def requester_of(interaction: discord.Interaction[Any]) -> Requester:
-    """The service's requester for the user of ``interaction``."""
-    return Requester(PLATFORM, str(interaction.user.id), chat_of(interaction))
+    """The service's requester for the user of ``interaction`` (a DM is private)."""
+    private = interaction.guild_id is None
+    return Requester(PLATFORM, str(interaction.user.id), chat_of(interaction), private)
 
 
 async def stored_check(

@@ -1,0 +1,120 @@
+"""``store.attempts``: the ``attempts`` table, one row per request the limits let in.
+
+The rate limits count attempts, not stored checks: a request costs its sender from
+the moment it is admitted, before any link is fetched or picture decoded, so a failed
+fetch, a refused picture or a picture with no text counts like a check. Each row is
+written in the same write transaction that counted the limits
+(:meth:`storage.limits.RequestLimits.admit`), so a burst of concurrent requests cannot
+all pass a limit that each alone would meet. An attempt ends (``ended_at``) when its
+answer is out; an attempt not ended is "in flight" for the one-at-a-time rule of
+private chats. Rows hold keyed ids only, and go after a day (:meth:`Attempts.forget`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+from .checks import filters
+from .keys import storable_text
+from .locked import LockedDatabase
+from .rows import from_iso, to_iso
+from .sql import first_row
+
+__all__ = ["Attempts"]
+
+
+class Attempts:
+    """The attempts of a store.
+
+    Args:
+        db: the store's database, with its lock and clock.
+    """
+
+    def __init__(self, db: LockedDatabase) -> None:
+        self.db = db
+
+    def add(self, *, platform: str, chat: str, requester: str, private: bool) -> str:
+        """Record an admitted request (in the caller's write transaction, when there is
+        one) and return its id. ``chat`` and ``requester`` are keyed ids."""
+        attempt_id = secrets.token_urlsafe(12)
+        with self.db.write():
+            self.db.table("attempts").insert(
+                {
+                    "id": attempt_id,
+                    "platform": storable_text(platform),
+                    "chat": storable_text(chat),
+                    "requester": storable_text(requester),
+                    "private": int(private),
+                    "created_at": self.db.now(),
+                    "ended_at": None,
+                }
+            )
+        return attempt_id
+
+    def end(self, attempt_id: str) -> None:
+        """Mark the attempt answered (a card, a sentence, or given up); idempotent."""
+        with self.db.write():
+            self.db.execute(
+                "UPDATE attempts SET ended_at = ? WHERE id = ? AND ended_at IS NULL",
+                [self.db.now(), attempt_id],
+            )
+
+    def end_open(self) -> int:
+        """End every attempt still open (a process starting alone: none of them has a
+        live requester any more). Returns how many it ended."""
+        with self.db.write():
+            cursor = self.db.execute(
+                "UPDATE attempts SET ended_at = ? WHERE ended_at IS NULL", [self.db.now()]
+            )
+        return max(0, cursor.rowcount)
+
+    def count(
+        self,
+        *,
+        since: dt.datetime,
+        requester: str | None = None,
+        platform: str | None = None,
+        chat: str | None = None,
+        up_to: int | None = None,
+        open_in_private: bool = False,
+    ) -> int:
+        """How many requests were admitted since ``since`` (``open_in_private``: of those,
+        the ones in private chats not yet answered), counting no further than ``up_to``."""
+        where, params = filters(
+            since=since, requester=requester, platform=platform, chat=chat, alias="a"
+        )
+        if open_in_private:
+            where += " AND a.private = 1 AND a.ended_at IS NULL"
+        limit = "" if up_to is None else " LIMIT :up_to"
+        params = params if up_to is None else {**params, "up_to": up_to}
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM attempts a WHERE {where}{limit}) AS recent"
+        with self.db.lock:
+            (count,) = first_row(self.db.execute(sql, params))
+        return int(count)
+
+    def oldest(
+        self,
+        *,
+        since: dt.datetime,
+        requester: str | None = None,
+        platform: str | None = None,
+        chat: str | None = None,
+    ) -> dt.datetime | None:
+        """When the oldest of the attempts :meth:`count` counts was made (a limit of N per
+        window frees a slot at ``oldest + window``), or ``None`` if there is none."""
+        where, params = filters(
+            since=since, requester=requester, platform=platform, chat=chat, alias="a"
+        )
+        with self.db.lock:
+            (oldest,) = first_row(
+                self.db.execute(f"SELECT min(a.created_at) FROM attempts a WHERE {where}", params)
+            )
+        return from_iso(oldest)
+
+    def forget(self, before: dt.datetime) -> int:
+        """Delete the attempts made before ``before`` (no limit looks back that far).
+        Returns how many went."""
+        with self.db.write():
+            cursor = self.db.execute("DELETE FROM attempts WHERE created_at < ?", [to_iso(before)])
+        return max(0, cursor.rowcount)
