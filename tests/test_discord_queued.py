@@ -30,9 +30,10 @@ pytestmark = pytest.mark.slow  # a real PostgreSQL server, the fake Discord
 POST = "The mayor of Springfield banned bicycles from every street, officials said."
 
 
-def discord_settings(url: str) -> Settings:
+def discord_settings(url: str, **service: object) -> Settings:
     data = settings_for(url, deliver_delay_s=0.0).model_dump()
     data["discord"] |= {"progress_interval_s": 0, "guild_cooldown_s": 0}
+    data["service"] |= service
     return Settings.model_validate(data)
 
 
@@ -47,7 +48,7 @@ def _verdict_edits(peer: FakeDiscord, token: str) -> list[dict[str, object]]:
 async def test_another_replica_posts_the_verdict_of_a_replica_that_stopped(
     discord_api: FakeDiscord, postgres_url: str
 ) -> None:
-    settings = discord_settings(postgres_url)
+    settings = discord_settings(postgres_url, user_daily=3)
     checker = FakeChecker(delay_s=2.0)
     payload = discord_api.slash("factcheck", {"text": POST})
     token = payload["token"]
@@ -75,6 +76,9 @@ async def test_another_replica_posts_the_verdict_of_a_replica_that_stopped(
     (edit,) = _verdict_edits(discord_api, token)
     embed = edit["embeds"][0]  # type: ignore[index]
     assert "Check " in embed["footer"]["text"]
+    # The queued card is made as a live one: it says how many checks the asker has left.
+    notes = next(field["value"] for field in embed["fields"] if field["name"] == "Notes")
+    assert "You have 2 checks left today." in notes
     check_id = embed["footer"]["text"].split("Check ")[-1]
     db = PostgresDatabase(postgres_url)
     row = db.execute(

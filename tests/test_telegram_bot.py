@@ -429,7 +429,7 @@ async def test_a_429_from_the_server_is_retried(harness: Harness) -> None:
     assert peer.refused == 1
 
 
-async def test_a_photo_without_text_asks_for_text_and_help_says_what_is_stored(
+async def test_a_photo_without_text_asks_for_text_and_help_points_to_privacy(
     harness: Harness,
 ) -> None:
     peer = harness.peer
@@ -439,7 +439,11 @@ async def test_a_photo_without_text_asks_for_text_and_help_says_what_is_stored(
         await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 2)
     texts = [m["text"] for m in peer.bot_messages(ANN["id"])]
     assert NO_TEXT in texts
-    assert any("What is stored" in text and "30 days" in text for text in texts)
+    (help_text,) = [text for text in texts if text != NO_TEXT]
+    # What is stored is /privacy's to say: the help points to it in one line.
+    (stored,) = [line for line in help_text.splitlines() if "What is stored" in line]
+    assert "/privacy" in stored
+    assert "30 days" not in help_text and "keyed hashes" not in help_text
     assert harness.llm_calls() == 0
 
 

@@ -4,18 +4,27 @@ and the parts of the application that need no server: token redaction, the comma
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
+from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from click.testing import CliRunner
-from peers.fake_checker import scripted_report
+from peers.fake_checker import FakeChecker, fake_service, scripted_report
 from peers.telegram_peer import MAX_TEXT, TelegramError, parse_html
+from telegram import Bot
 
 from bots.cli import main
 from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
+from bots.common.check_flow import card_for, card_target
 from bots.common.sections import Block, Section
+from bots.common.settings import Settings
 from bots.telegram.app import TokenRedactor
+from bots.telegram.context import TelegramContext
+from bots.telegram.deliveries import delivery_target, post_delivered
 from bots.telegram.render import card_html, card_keyboard, html_length, section_messages
+from storage.deliveries import Claim
 from storage.service import Outcome
 from zofia_engine.post import Post
 
@@ -167,3 +176,47 @@ def test_every_outcome_has_a_card_within_telegrams_limit(verdict: str) -> None:
     assert text.startswith(f"{icon} {words}")
     assert ("The panel leans false (62%)" in text) == (verdict == "unproven")
     assert ("Signs: a look-alike bank domain" in text) == (verdict == "scam")
+
+
+class _RecordingBot:
+    """What a deliver job's card sends, recorded instead of sent."""
+
+    def __init__(self) -> None:
+        self.edits: list[tuple[str, dict[str, Any]]] = []
+
+    async def edit_message_text(self, text: str, **params: Any) -> None:
+        self.edits.append((text, params))
+
+
+async def test_a_queued_card_is_made_as_a_live_one_with_the_checks_left(tmp_path: Path) -> None:
+    settings = Settings.model_validate(
+        {
+            "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests"},
+            "service": {"user_daily": 3},
+        }
+    )
+    post = Post(
+        text="The mayor banned bicycles.", origin="channel News", published=dt.date(2026, 1, 2)
+    )
+    outcome = Outcome("abcDEF123_-xyz45", scripted_report(post))
+    async with fake_service(settings, FakeChecker()) as service:
+        ctx = TelegramContext(service, settings.telegram)
+        target = delivery_target(701, post, asker=ctx.user_hash(701), message_id=9)
+        stored = json.loads(json.dumps(target))  # as the deliveries table keeps it
+        bot = _RecordingBot()
+        await post_delivered(
+            ctx, cast(Bot, bot), Claim(outcome.check_id, "telegram", stored), outcome
+        )
+        # A target recorded before it named its asker: the card, without that line.
+        del stored["asker"]
+        await post_delivered(
+            ctx, cast(Bot, bot), Claim(outcome.check_id, "telegram", stored), outcome
+        )
+        live = await card_for(ctx.calls, outcome, card_target(post, ctx.user_hash(701)))
+    (card, params), (older, _) = bot.edits
+    assert params["chat_id"] == 701 and params["message_id"] == 9
+    assert card == card_html(live)  # the live card, word for word
+    text, _ = parse_html(card)
+    assert "You have 3 checks left today." in text
+    assert "channel News" in text and "published 2026-01-02" in text
+    assert "left today" not in parse_html(older)[0] and "channel News" in older

@@ -12,18 +12,27 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service
+from peers.fake_checker import FakeChecker, fake_service, scripted_report
 from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, group, user
+from telegram import Message
+from telegram.error import TelegramError
 
+from bots.common.card import verdict_card
 from bots.common.sentences import UNSUPPORTED_INPUT
 from bots.common.settings import Settings
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.buttons import GONE
+from bots.telegram.check_flow import TelegramScreen
+from bots.telegram.context import TelegramContext
 from bots.telegram.inputs import HOW_TO
+from bots.telegram.refusals import Refusals
+from storage.service import Outcome
+from zofia_engine.post import Post
 
 ANN = user(701, "Ann", "ann_r")
 BOB = user(702, "Bob")
@@ -202,3 +211,70 @@ async def test_a_group_request_in_the_cooldown_is_told_how_long_is_left(start: S
     assert 0 < int(left.group(1)) <= 60
     assert int(left.group(1)) >= 60 - waited - 1
     assert "One check at a time" not in said[0]
+
+
+class _Message:
+    """A message stub: records, in ``said``, each reply and edit when it lands (an edit
+    takes a moment, and fails when ``fail``)."""
+
+    def __init__(self, chat_id: int, said: list[str], *, fail: bool = False) -> None:
+        self.chat_id = chat_id
+        self.said = said
+        self.fail = fail
+
+    async def reply_html(self, text: str, **_: Any) -> _Message:
+        self.said.append(f"reply: {text}")
+        return _Message(self.chat_id, self.said)
+
+    async def edit_text(self, text: str, **_: Any) -> None:
+        await asyncio.sleep(0.05)
+        if self.fail:
+            raise TelegramError("Message to edit not found")
+        self.said.append(f"edit: {text}")
+
+
+async def _settled(task: asyncio.Task[None], turns: int = 5) -> bool:
+    """Whether ``task`` is done within a few turns of the loop (no timer runs)."""
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    return task.done()
+
+
+async def test_a_held_refusal_wakes_once_the_chat_s_checks_have_opened() -> None:
+    refusals = Refusals(window_s=0, hold_s=0.3)
+    said: list[str] = []
+    first = refusals.opening(7)
+    refused = asyncio.create_task(refusals.refuse(cast(Message, _Message(7, said)), "No.", 60))
+    assert not await _settled(refused)
+    second = refusals.opening(7)  # opens while the refusal waits: waited for too
+    first()
+    assert not await _settled(refused)
+    second()
+    second()  # a second call does nothing
+    assert await _settled(refused)  # at once: nothing polls
+    assert len(said) == 1 and said[0].startswith("reply: ")
+    # A check that never opens holds a refusal for ``hold_s`` at most.
+    refusals.opening(8)
+    started = time.monotonic()
+    await asyncio.wait_for(refusals.refuse(cast(Message, _Message(8, said)), "No.", 60), 5)
+    assert 0.25 <= time.monotonic() - started < 3
+
+
+@pytest.mark.parametrize("fails", [False, True])
+async def test_a_held_refusal_waits_for_the_card_to_be_on_screen(fails: bool) -> None:
+    refusals = Refusals(window_s=0, hold_s=10)
+    ctx = cast(TelegramContext, SimpleNamespace(refusals=refusals, report_url=lambda _: ""))
+    said: list[str] = []
+    screen = TelegramScreen(ctx, cast(Message, _Message(9, said)), 9, "asker")
+    screen.reply = cast(Message, _Message(9, said, fail=fails))  # the "checking…" message
+    refused = asyncio.create_task(refusals.refuse(cast(Message, _Message(9, said)), "No.", 60))
+    await asyncio.sleep(0)
+    card = verdict_card(Outcome("abcDEF123_-xyz45", scripted_report(Post(text=POST))))
+    if fails:
+        with pytest.raises(TelegramError):
+            await screen.show_card(card)
+    else:
+        await screen.show_card(card)
+    # The refusal comes once the edit has landed (or failed), not while it is on its way.
+    assert await _settled(refused)
+    assert [line.split(":")[0] for line in said] == (["reply"] if fails else ["edit", "reply"])

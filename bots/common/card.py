@@ -198,7 +198,10 @@ def review_note(report: Report) -> list[str]:
     return [f"{said} ({mark.link})" if mark.link else said]
 
 
-# How the engine says that a post was cut (check_run.py, retrieval/pipeline.py).
+# How the engine says that a post was cut (check_run.py, retrieval/pipeline.py). The
+# report carries no field for these lengths (nor for a source left out, switched off or
+# failed, read by _no_web), so its notes are read; what a field says (the steps' status,
+# the debate's end, the search mode) is read from the field.
 _HAD = re.compile(r"the post had ([\d,]+) characters; only its first ([\d,]+) were checked")
 _SEARCHED = re.compile(r"post cut to its first ([\d,]+) characters for entity extraction")
 _SAW = re.compile(r"the models saw the post's first ([\d,]+) characters")

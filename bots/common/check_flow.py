@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from storage.limits import RateLimitedError
-from storage.service import Requester
+from storage.service import Outcome, Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
 
@@ -29,7 +29,15 @@ from .progress import follow_progress
 from .sentences import error_sentence
 from .store_calls import StoreCalls, off_loop
 
-__all__ = ["QUIET_UNASKED", "CheckRequest", "Screen", "run_check", "shutting_down"]
+__all__ = [
+    "QUIET_UNASKED",
+    "CheckRequest",
+    "Screen",
+    "card_for",
+    "card_target",
+    "run_check",
+    "shutting_down",
+]
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +137,13 @@ async def run_check(
     """
     service = calls.service
     queued = started = False
+    admission = None
     try:
         if request.refuse is not None:
             request.refuse()
-        await calls.admit(request.requester)  # before a link or a picture is fetched
+        # Before a link or a picture is fetched: from here the request counts against
+        # its sender's limits, whatever then fails.
+        admission = await calls.admit(request.requester)
         started = True  # from here the request costs work: a download, a check
         post = await post_from_message(
             request.text,
@@ -142,7 +153,7 @@ async def run_check(
             language=request.language,
             allow_private_urls=request.allow_private_urls,
         )
-        handle = await service.submit(post, request.requester)
+        handle = await service.submit(post, request.requester, admission=admission)
         # Queued on workers, a deliver job posts the card, from whichever replica is
         # alive then; this one shows progress while it is.
         delivery = service.delivery if handle.delivered_elsewhere and not handle.done else None
@@ -162,8 +173,8 @@ async def run_check(
         outcome = await handle.result()
         if request.unasked and outcome.report.verdict in QUIET_UNASKED:
             return
-        left = await _checks_left(calls, request.requester)
-        card = verdict_card(outcome, origin=post.origin, published=post.published, checks_left=left)
+        asker = service.chats.user_hash(request.requester.platform, request.requester.user_id)
+        card = await card_for(calls, outcome, card_target(post, asker))
         await screen.show_card(card)
     except asyncio.CancelledError as exc:
         if shutting_down():  # the check goes back to the queue
@@ -173,21 +184,46 @@ async def run_check(
         await screen.say(error_sentence(exc))  # cancelled by the requester, or another
     except Exception as exc:
         await _failed(request, screen, exc, started=started)
+    finally:
+        if admission is not None:
+            await asyncio.shield(calls.release(admission))
 
 
-async def _checks_left(calls: StoreCalls, requester: Requester) -> int | None:
-    """How many more checks the requester may ask for today (``None``: unknown; the
-    card is shown without it)."""
+def card_target(post: Post, asker: str) -> dict[str, str]:
+    """What a verdict card is made from besides the outcome, as plain JSON values: where
+    the post came from and when, and who asked (``asker``: the user's keyed hash, as the
+    store keeps it, never the platform id). Each platform's deliver-job target holds it,
+    so that a queued card is made as a live one is (see :func:`card_for`)."""
+    return {
+        "origin": post.origin,
+        "published": post.published.isoformat() if post.published else "",
+        "asker": asker,
+    }
+
+
+async def card_for(calls: StoreCalls, outcome: Outcome, target: Mapping[str, Any]) -> VerdictCard:
+    """The verdict card of ``outcome``, live or from a deliver job: ``target`` is
+    :func:`card_target`'s (in a deliver job, the target recorded for it). The card says
+    how many checks the asker has left today when few are; a target without its asker
+    (recorded before it held one) gets the card without that line."""
+    published = str(target.get("published") or "")
+    asker = str(target.get("asker") or "")
+    return verdict_card(
+        outcome,
+        origin=str(target.get("origin") or ""),
+        published=dt.date.fromisoformat(published) if published else None,
+        checks_left=await _checks_left(calls, asker, outcome.check_id) if asker else None,
+    )
+
+
+async def _checks_left(calls: StoreCalls, asker: str, check_id: str) -> int | None:
+    """How many more checks the user whose hash is ``asker`` may ask for today
+    (``None``: unknown; the card is shown without it)."""
     service = calls.service
-
-    def read() -> int:
-        who = service.chats.user_hash(requester.platform, requester.user_id)
-        return service.limits.left_today(who, service.clock())
-
     try:
-        return await off_loop(read)
+        return await off_loop(lambda: service.limits.left_today(asker, service.clock()))
     except Exception:  # a courtesy line: the card comes without it
-        log.warning("could not count the checks left for chat %s", requester.chat_id, exc_info=True)
+        log.warning("could not count the checks left for check %s", check_id, exc_info=True)
         return None
 
 

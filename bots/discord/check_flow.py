@@ -183,12 +183,9 @@ class DiscordScreen:
         await self.say(error_sentence(exc))
 
     def delivery_target(self, post: Post) -> dict[str, Any]:
-        return delivery_target(
-            self.interaction,
-            ephemeral=self.ephemeral,
-            origin=post.origin,
-            published=post.published,
-        )
+        who = requester_of(self.interaction)
+        asker = self.ctx.service.chats.user_hash(who.platform, who.user_id)
+        return delivery_target(self.interaction, post, ephemeral=self.ephemeral, asker=asker)
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,11 @@ from typing import Any
 
 import discord
 
-from bots.common.card import verdict_card
+from bots.common.check_flow import card_for, card_target
 from bots.common.sentences import error_sentence
 from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
+from zofia_engine.post import Post
 
 from .buttons import verdict_view
 from .context import DiscordContext
@@ -50,13 +51,11 @@ _MARGIN = dt.timedelta(seconds=30)
 
 
 def delivery_target(
-    interaction: discord.Interaction[Any],
-    *,
-    ephemeral: bool,
-    origin: str,
-    published: dt.date | None,
+    interaction: discord.Interaction[Any], post: Post, *, ephemeral: bool, asker: str
 ) -> dict[str, Any]:
-    """What a deliver job needs to answer ``interaction`` from any replica."""
+    """What a deliver job needs to answer ``interaction`` from any replica, and what the
+    card is made of (:func:`~bots.common.check_flow.card_target`, ``asker`` the
+    requester's hash)."""
     return {
         "application_id": str(interaction.application_id),
         "token": interaction.token,
@@ -64,8 +63,7 @@ def delivery_target(
         "channel_id": str(interaction.channel_id or ""),
         "user_id": str(interaction.user.id),
         "ephemeral": ephemeral,
-        "origin": origin,
-        "published": published.isoformat() if published else "",
+        **card_target(post, asker),
     }
 
 
@@ -80,12 +78,7 @@ async def post_delivered(
     if isinstance(found, str):
         content = escape(error_sentence(CheckFailedError(found)))
     else:
-        published = target.get("published") or ""
-        card = verdict_card(
-            found,
-            origin=str(target.get("origin") or ""),
-            published=dt.date.fromisoformat(published) if published else None,
-        )
+        card = await card_for(ctx.calls, found, target)
         content = None
         embed = verdict_embed(card)
         view = verdict_view(card.check_id, report_url=ctx.report_url(card.check_id))

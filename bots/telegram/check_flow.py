@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from telegram import InlineKeyboardMarkup, Message
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 
 from bots.common.card import VerdictCard
@@ -58,15 +59,17 @@ class TelegramScreen:
         ctx: the bot's context (for the report links).
         anchor: the message the answer replies to.
         chat_id: the chat checked in (a deliver job's target).
+        asker: the requester's keyed hash (a deliver job's card counts their checks left).
     """
 
     interrupted: ClassVar[str | None] = INTERRUPTED
     platform_errors: ClassVar[tuple[type[Exception], ...]] = (TelegramError,)
 
-    def __init__(self, ctx: TelegramContext, anchor: Message, chat_id: int) -> None:
+    def __init__(self, ctx: TelegramContext, anchor: Message, chat_id: int, asker: str) -> None:
         self.ctx = ctx
         self.anchor = anchor
         self.chat_id = chat_id
+        self.asker = asker
         self.reply: Message | None = None  # the "checking…" message, once sent
         self._keyboard: InlineKeyboardMarkup | None = None
         self._shown = ""
@@ -113,21 +116,26 @@ class TelegramScreen:
         return True
 
     async def show_card(self, card: VerdictCard) -> None:
+        """The card in place of the progress message (or in a reply). The check counts as
+        opening until the card is sent (or failed to be): a burst's held refusal waits
+        for it (see :class:`~.refusals.Refusals`)."""
         text = card_html(card)
         keyboard = card_keyboard(card.check_id, report_url=self.ctx.report_url(card.check_id))
-        self.opened()
-        if self.reply is None:
-            await self.anchor.reply_html(
-                text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
-            )
-        else:
-            await self.reply.edit_text(
-                text, parse_mode="HTML", reply_markup=keyboard, link_preview_options=NO_PREVIEW
-            )
+        try:
+            if self.reply is None:
+                await self.anchor.reply_html(
+                    text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
+                )
+            else:
+                await self.reply.edit_text(
+                    text, parse_mode="HTML", reply_markup=keyboard, link_preview_options=NO_PREVIEW
+                )
+        finally:
+            self.opened()
 
     async def say(self, sentence: str) -> None:
-        """One sentence in place of the progress message (or in a reply); never raises."""
-        self.opened()
+        """One sentence in place of the progress message (or in a reply); never raises.
+        The check counts as opening until it is sent (or failed to be)."""
         try:
             if self.reply is None:
                 await self.anchor.reply_html(quote_text(sentence), do_quote=True)
@@ -137,20 +145,29 @@ class TelegramScreen:
                 )
         except TelegramError as exc:
             log.warning("could not tell chat %s: %s", self.anchor.chat_id, exc)
+        finally:
+            self.opened()
 
     async def refuse(self, exc: RateLimitedError) -> None:
         """A refusal by a limit: held with the chat's others, said once per burst (see
-        :class:`~.refusals.Refusals`); in place of a message already shown, at once."""
-        self.opened()
+        :class:`~.refusals.Refusals`); in place of a message already shown, at once.
+
+        A held refusal stops counting its own check as opening first: it waits for the
+        chat's checks still opening, of which it is no longer one."""
         if self.reply is not None:
             await self.say(error_sentence(exc))
             return
+        self.opened()
         await self.ctx.refusals.refuse(self.anchor, error_sentence(exc), exc.retry_after_s)
 
     def delivery_target(self, post: Post) -> dict[str, Any]:
         if self.reply is None:  # unasked: the card, if any, replies to the post
-            return delivery_target(self.chat_id, post, reply_to=self.anchor.message_id)
-        return delivery_target(self.chat_id, post, message_id=self.reply.message_id)
+            return delivery_target(
+                self.chat_id, post, asker=self.asker, reply_to=self.anchor.message_id
+            )
+        return delivery_target(
+            self.chat_id, post, asker=self.asker, message_id=self.reply.message_id
+        )
 
 
 async def check_message(
@@ -178,7 +195,7 @@ async def check_message(
     chat_id = target.chat_id
     language = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
 
-    screen = TelegramScreen(ctx, anchor, chat_id)
+    screen = TelegramScreen(ctx, anchor, chat_id, ctx.user_hash(user_id))
 
     async def download() -> list[tuple[bytes, str]]:
         if pictures and not unasked:  # downloading and reading pictures takes a moment
@@ -188,7 +205,7 @@ async def check_message(
     origin, published = forwarded_from(target)
     check = CheckRequest(
         text,
-        Requester(PLATFORM, str(user_id), str(chat_id)),
+        Requester(PLATFORM, str(user_id), str(chat_id), target.chat.type == ChatType.PRIVATE),
         download=download,
         origin=origin,
         published=published,

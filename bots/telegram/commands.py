@@ -39,13 +39,7 @@ A post with no fact to check, satire or a scam is named as such. The card also s
 how sure the judge was, a summary and the strongest sources. Its buttons open the \
 debate, the evidence and the claims, and let you say whether the verdict was right.
 
-<b>What is stored</b>: the post's text (with the text read from its pictures), where it \
-was forwarded from, its link, and the \
-report; your user id and this chat's id only as keyed hashes (never the ids themselves), \
-to apply rate limits and count votes. After {days} days the text, its origin and link, the \
-summary and the evidence are deleted; the verdict, its confidence and the vote counts are \
-kept. Pictures themselves are never stored, only a fingerprint (hash) of each. \
-/privacy says more, and how to have it deleted."""
+<b>What is stored</b>: /privacy says what is kept, for how long, and how to have it deleted."""
 
 #: ``/start``: three lines, what the bot does and that an AI answers
 START = (
@@ -67,7 +61,7 @@ LANGUAGE_HELP = (
 
 BOT_COMMANDS = [
     BotCommand("check", "check a post (reply to it) or the text that follows"),
-    BotCommand("help", "what the bot does and what it stores"),
+    BotCommand("help", "what the bot does and how to ask it"),
     BotCommand("privacy", "what is stored, for how long, and how to delete it"),
     BotCommand("settings", "the reply language; auto-check of forwards in a group (admins)"),
 ]
@@ -82,13 +76,11 @@ async def on_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/help``: the long help."""
+    """``/help``: the long help (what is stored is ``/privacy``'s, pointed to in one line)."""
     message = update.effective_message
     if message is None:
         return
-    retention = context_of(context).service.retention
-    days = retention.days if retention is not None else "many"
-    await message.reply_html(HELP.format(days=days), do_quote=message.chat.type != ChatType.PRIVATE)
+    await message.reply_html(HELP, do_quote=message.chat.type != ChatType.PRIVATE)
 
 
 async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -8,14 +8,12 @@ that message into the verdict card, or the failure's sentence.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from telegram import Bot, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.error import BadRequest
 
-from bots.common.card import verdict_card
-from bots.common.check_flow import QUIET_UNASKED
+from bots.common.check_flow import QUIET_UNASKED, card_for, card_target
 from bots.common.sentences import error_sentence
 from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
@@ -28,16 +26,18 @@ __all__ = ["delivery_target", "post_delivered"]
 
 
 def delivery_target(
-    chat_id: int, post: Post, *, message_id: int | None = None, reply_to: int | None = None
+    chat_id: int,
+    post: Post,
+    *,
+    asker: str,
+    message_id: int | None = None,
+    reply_to: int | None = None,
 ) -> dict[str, Any]:
     """What a deliver job needs to post the card of ``post`` in ``chat_id`` from any
     replica: the ``message_id`` of the "checking…" message to edit, or, for an unasked
-    check, the message to reply to."""
-    target: dict[str, Any] = {
-        "chat_id": chat_id,
-        "origin": post.origin,
-        "published": post.published.isoformat() if post.published else "",
-    }
+    check, the message to reply to; and what the card is made of
+    (:func:`~bots.common.check_flow.card_target`, ``asker`` the requester's hash)."""
+    target: dict[str, Any] = {"chat_id": chat_id, **card_target(post, asker)}
     if message_id is not None:
         target["message_id"] = message_id
     else:
@@ -53,19 +53,15 @@ async def post_delivered(
     to what the message already shows is not an error: a retried job may do it."""
     target = claim.target
     chat_id = int(target["chat_id"])
+    keyboard: InlineKeyboardMarkup | None = None
     if isinstance(found, str):
         if target.get("unasked"):
             return
-        text, keyboard = quote_text(error_sentence(CheckFailedError(found))), None
+        text = quote_text(error_sentence(CheckFailedError(found)))
     else:
         if target.get("unasked") and found.report.verdict in QUIET_UNASKED:
             return
-        published = target.get("published") or ""
-        card = verdict_card(
-            found,
-            origin=str(target.get("origin") or ""),
-            published=dt.date.fromisoformat(published) if published else None,
-        )
+        card = await card_for(ctx.calls, found, target)
         text = card_html(card)
         keyboard = card_keyboard(card.check_id, report_url=ctx.report_url(card.check_id))
     if "message_id" not in target:

@@ -41,6 +41,14 @@ class _Held:
     flushing: bool = False  # a refusal is waiting to say it
 
 
+class _Opening:
+    """The checks of one chat still opening, and an event set once none is left."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.done = asyncio.Event()
+
+
 class Refusals:
     """The refusals held per chat, and the checks of each chat still opening.
 
@@ -55,12 +63,13 @@ class Refusals:
         self.hold_s = hold_s
         self.keep_s = keep_s
         self._held: dict[int, _Held] = {}
-        self._opening: dict[int, int] = {}
+        self._opening: dict[int, _Opening] = {}
 
     def opening(self, chat_id: int) -> Callable[[], None]:
         """Count a check of ``chat_id`` as opening until the returned call (made once its
         card or sentence is shown; later calls do nothing)."""
-        self._opening[chat_id] = self._opening.get(chat_id, 0) + 1
+        opening = self._opening.setdefault(chat_id, _Opening())
+        opening.count += 1
         done = False
 
         def opened() -> None:
@@ -68,11 +77,11 @@ class Refusals:
             if done:
                 return
             done = True
-            left = self._opening.get(chat_id, 0) - 1
-            if left > 0:
-                self._opening[chat_id] = left
-            else:
-                self._opening.pop(chat_id, None)
+            opening.count -= 1
+            if opening.count <= 0:
+                opening.done.set()  # wakes the refusals waiting for the chat's cards
+                if self._opening.get(chat_id) is opening:
+                    del self._opening[chat_id]
 
         return opened
 
@@ -98,12 +107,24 @@ class Refusals:
         held.flushing = True
         try:
             await asyncio.sleep(self.window_s)
-            deadline = loop.time() + self.hold_s
-            while self._opening.get(chat) and loop.time() < deadline:
-                await asyncio.sleep(0.1)
+            await self._opened(chat, loop.time() + self.hold_s)
             await self._answer(held, loop.time())
         finally:
             held.flushing = False
+
+    async def _opened(self, chat: int, deadline: float) -> None:
+        """Wait until no check of ``chat`` is opening (one that opens meanwhile is waited
+        for too), or until ``deadline`` (the loop's time)."""
+        loop = asyncio.get_running_loop()
+        while (opening := self._opening.get(chat)) is not None:
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            try:
+                async with asyncio.timeout(left):
+                    await opening.done.wait()
+            except TimeoutError:
+                return
 
     async def _answer(self, held: _Held, now: float) -> None:
         count = held.count

@@ -187,4 +187,4 @@ async def fake_service(settings: Settings, checker: FakeChecker) -> AsyncIterato
         yield service
     finally:
         await service.aclose()
-        service.store.db.close()
+        service.store.close()
