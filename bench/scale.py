@@ -279,7 +279,7 @@ async def one_round(
     finally:
         workers.stop()
         await service.aclose()
-        service.store.db.close()
+        service.store.close()
         server.drop_database(name)
     waited = {
         check: (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds() * 1000

@@ -14,7 +14,7 @@ this script, as its client:
   ``--seconds``: requests per second.
 
     python bench/web.py [--checks 100000] [--pages 500] [--clients 20] [--seconds 10]
-    python bench/web.py --checks 1000 --screenshot bench/web-report.png
+    python bench/web.py --checks 1000 --screenshot docs/web-report.png
 
 ``--screenshot`` also writes the top of one page, as headless Chromium shows it at
 800 px, as a small PNG (Debian's chromium and chromium-driver). The last line is one
@@ -210,7 +210,7 @@ def main() -> None:
         t = time.perf_counter()
         ids = fill(store, args.checks)
         fill_s = time.perf_counter() - t
-        store.db.close()
+        store.close()
         db_mb = (folder / "bench.db").stat().st_size / 1e6
         server = start_server(folder, args.port)
         root = f"http://127.0.0.1:{args.port}"

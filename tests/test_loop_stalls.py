@@ -225,7 +225,7 @@ async def pages(tmp_path: Path) -> AsyncIterator[tuple[CheckStore, TestClient[An
         yield store, client
     finally:
         await client.close()
-        store.db.close()
+        store.close()
 
 
 async def test_a_report_page_waits_for_a_held_store_off_the_loop(

@@ -115,7 +115,7 @@ async def test_one_run_per_text_across_replicas_and_every_waiter_answered(
     statuses = [row[0] for row in store.db.execute("SELECT status FROM checks").fetchall()]
     assert statuses == ["done"] * 12
     assert store.integrity_ok()
-    store.db.close()
+    store.close()
 
 
 async def test_a_check_job_run_twice_leaves_one_report(postgres_url: str) -> None:

@@ -52,7 +52,7 @@ async def _submit(url: str, texts: list[str]) -> list[str]:
         return [handle.check_id for handle in handles]
     finally:
         await service.aclose()
-        service.store.db.close()
+        service.store.close()
 
 
 @pytest.mark.slow  # a real PostgreSQL server
@@ -233,7 +233,7 @@ def test_store_status_on_postgresql_names_the_server_not_the_password(postgres_u
     fresh = store_status(settings)
     assert fresh.schema == "(new)" and "m008_deliveries" in fresh.pending
     store, _ = open_store(settings)
-    store.db.close()
+    store.close()
     status = store_status(settings)
     assert str(status.path).startswith("PostgreSQL 127.0.0.1:") and "hunter2" not in str(
         status.path

@@ -54,7 +54,7 @@ def store(tmp_path: Path) -> Iterator[CheckStore]:
     )
     opened, _ = open_store(settings.storage)
     yield opened
-    opened.db.close()
+    opened.close()
 
 
 @pytest_asyncio.fixture
@@ -341,7 +341,7 @@ async def test_health(client: Client, store: CheckStore) -> None:
     running = await client()
     response = await running.get("/healthz")
     assert response.status == 200 and await response.json() == {"status": "ok"}
-    store.db.close()
+    store.close()
     broken = await running.get("/healthz")
     assert broken.status == 503
 

@@ -105,7 +105,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         language="Arabic",
     )
     checks["hostile"] = (row.id, hostile)
-    store.db.close()
+    store.close()
     port = _free_port()
     command = ["web", "--port", str(port), "--config", str(config)]
     log = (folder / "web.log").open("wb")
