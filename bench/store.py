@@ -1,7 +1,7 @@
 """Repeat answers and report writes at 100,000 stored checks, on SQLite or PostgreSQL.
 
 Builds a store of N checks (a temporary SQLite file, or PostgreSQL): the first ones
-written one by one through ``CheckStore.save_report`` (that is the write-throughput
+written one by one through ``store.reports.save`` (that is the write-throughput
 figure), the rest copied in bulk, spread over 1,000 chats and 5,000 users; each
 has a report of realistic size and a 384-dimensional post vector. The default
 rate limits apply. Then, through the real service ``build_service`` gives (the
@@ -202,7 +202,7 @@ async def main() -> None:
         finally:
             await service.aclose()
             await engine.aclose()
-            store.db.close()  # before a temporary server stops
+            store.close()  # before a temporary server stops
 
     print(
         json.dumps(

@@ -3,13 +3,15 @@
 A 135M model's verdicts mean little; what this test pins down is the plumbing
 with a real model: every agent's call goes through the grammar-constrained
 embedded backend, the shared prompt prefix is evaluated once and then reused
-from llama.cpp's KV cache, and the report accounts for all of it.
+from llama.cpp's KV cache, and the report accounts for all of it; and whatever the
+model rules, the verdict keeps the evidence rule.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from zofia_engine.agents.verdict import grounded_claims
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
@@ -23,6 +25,10 @@ from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 pytest_plugins = ["peers.model_fixtures"]
 
 pytestmark = pytest.mark.slow
+
+# The claim labels that can carry each outcome the evidence must back (zofia_engine/
+# agents/verdict.py): "misleading" may be right in some facts and wrong in others.
+CARRIES = {"true": {"supports"}, "false": {"refutes"}, "misleading": {"supports", "refutes"}}
 
 POST = (
     "Scientists at NASA announced that the Moon is moving away from Earth by about "
@@ -44,7 +50,7 @@ async def test_a_check_on_the_embedded_model(
             "llm": {"embedded": {"model_path": str(model), "n_ctx": 16384}},
             "debate": {"max_rounds": 2},
             # The whole panel is what is pinned down here (the full depth asks it whatever
-            # the evidence settles); triage has its own test below.
+            # the evidence settles); triage has its own tests (tests/test_engine.py).
             "agents": {"depth": "full"},
             "triage": {"enabled": False},
         }
@@ -71,17 +77,31 @@ async def test_a_check_on_the_embedded_model(
     assert report.debate.rounds >= 1 and report.debate.turns
     # Offline: no web backend, and the report says so.
     assert any("no open-web evidence" in note for note in report.degraded)
-    # Without a web page no claim can be settled by a quote, so whichever way SmolLM2
-    # ruled, the verdict is unproven (or undetermined if the judge failed), and a
-    # true / false / misleading ruling is kept as the panel's lean.
+    # What SmolLM2 rules is its own business; the evidence rule is the engine's. A true,
+    # false or misleading verdict rests on claims the evidence settled its way, each
+    # quoting a sentence of an evidence item in the report; any other ruling is unproven
+    # (undetermined if the judge failed) with no basis, the ruling kept as the lean.
     decision = report.debate.rulings[-1].decision
-    assert report.verdict == ("undetermined" if decision is None else "unproven")
-    assert report.basis == []
-    if decision in ("true", "false", "misleading"):
-        assert report.lean is not None and report.lean.outcome == decision
-        # The judge's token probabilities come from llama.cpp's logits.
-        assert report.lean.probability is not None and 0.0 <= report.lean.probability <= 1.0
-    elif decision == "unproven":
-        assert report.confidence.value is not None, report.confidence.basis
+    evidence = {e.id: " ".join(e.text.split()) for e in report.evidence}
+    claims = {c.id: c for c in report.claims}
+    settled = set(grounded_claims(report.claims, report.evidence))
+    if report.verdict in CARRIES:
+        assert report.verdict == decision and report.basis
+        assert all(claims[i].label in CARRIES[report.verdict] for i in report.basis)
+        assert set(report.basis) <= settled  # offline: no published fact-check, no picture
+        for quote in (q for i in report.basis for q in claims[i].quotes):
+            assert quote.text.removesuffix("…") in evidence[quote.evidence_id], quote
+        assert report.lean is None
+    else:
+        assert report.verdict == ("undetermined" if decision is None else "unproven")
+        assert report.basis == []
+        # A true, false or misleading ruling was overruled: no settled claim carried it.
+        if decision in CARRIES:
+            assert not any(claims[i].label in CARRIES[decision] for i in settled)
+            assert report.lean is not None and report.lean.outcome == decision
+            # The judge's token probabilities come from llama.cpp's logits.
+            assert report.lean.probability is not None and 0.0 <= report.lean.probability <= 1.0
+        else:
+            assert report.lean is None
     if report.verdict != "undetermined":
         assert report.summary

@@ -254,12 +254,14 @@ async def test_the_flat_claims_switch_gives_zofias_calls_exactly(
     # Every cited sentence counts here: the switch is under test, not the citation guard.
     every = {"depth": "full", "min_citation_similarity": 0.0}
     flat = await check([TRUSTED], tree={"enabled": False}, agents=every)
-    steps = [
-        c.step
-        for c in flat.usage.log
-        if c.step.startswith("claims:") and not c.step.startswith("claims:contradiction")
-    ]
+    steps = [c.step for c in flat.usage.log if c.step.startswith("claims:")]
+    # Besides ZoFia's calls (one extraction, one reading a claim), the contradiction check
+    # asks one call per sentence: the core claim's two closest, each part's closest.
     assert sorted(steps) == [
+        "claims:contradiction:claim-0:1",
+        "claims:contradiction:claim-0:7",
+        "claims:contradiction:claim-1:1",
+        "claims:contradiction:claim-2:1",
         "claims:extract",
         "claims:read:claim-0",
         "claims:read:claim-1",

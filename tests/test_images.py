@@ -347,9 +347,13 @@ async def test_a_stamp_is_a_lead_and_carries_a_verdict_only_from_a_fact_checkers
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stamp", ["FACT CHECK: TRUE", "FACT CHECK: MOSTLY TRUE ✅"])
+@pytest.mark.parametrize(
+    ("stamp", "words"),
+    # "MOSTLY TRUE" is a stamp word (a label pointing to true); a bare "TRUE" is none.
+    [("FACT CHECK: TRUE", []), ("FACT CHECK: MOSTLY TRUE ✅", ["mostly true"])],
+)
 async def test_a_picture_stamped_true_is_not_true_on_the_strength_of_the_stamp(
-    check: Callable[..., Any], panel: FakeOpenAI, stamp: str
+    check: Callable[..., Any], panel: FakeOpenAI, stamp: str, words: list[str]
 ) -> None:
     """The scripted panel calls the post true; the stamp, even on a picture a
     fact-checker's site shows, is no ground for it: nothing else settles the post."""
@@ -367,9 +371,10 @@ async def test_a_picture_stamped_true_is_not_true_on_the_strength_of_the_stamp(
     assert not any(e.id == "img-1-label" for e in report.evidence)
     for body in panel.requests:
         assert "points to 'true'" not in " ".join(str(m["content"]) for m in body["messages"])
+    assert [hit.word for hit in report.images[0].labels] == words
     card = report_card("c1", report, "", None, "")
-    if report.images[0].labels:  # "MOSTLY TRUE" is a stamp word; a bare "TRUE" is not
-        assert f'The picture carries the words "{stamp}".' in card.notes
+    noted = f'The picture carries the words "{stamp}".' in card.notes
+    assert noted == bool(words)
     assert card.verdict == "unproven" and not any("fact-checker" in n for n in card.notes)
 
 
