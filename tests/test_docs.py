@@ -48,7 +48,7 @@ def test_the_docs_build_strict(tmp_path: Path) -> None:
     anchor or a page left out of the navigation fails."""
     mkdocs = Path(sys.executable).with_name("mkdocs")
     done = subprocess.run(
-        [str(mkdocs), "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        [str(mkdocs), "build", "--strict", "-d", str(tmp_path / "site")],
         cwd=ROOT,
         capture_output=True,
         text=True,
