@@ -7,15 +7,18 @@ agent after a fixed delay. Two rounds, each on a fresh store:
 
 1. idle: OTHERS chats send one post each; their wait from send to card is the baseline;
 2. burst: one private chat forwards BURST distinct posts at once, and the same OTHERS
-   chats then send one post each.
+   chats then send one post each;
+3. pictures: PICTURES users each send a blank 40 MP picture, spread over a minute,
+   then the OTHERS chats send one post each; the process's RSS is sampled throughout.
 
-    python bench/abuse.py [--burst 100] [--others 5] [--llm-delay 0.05]
+    python bench/abuse.py [--burst 100] [--others 5] [--pictures 60] [--llm-delay 0.05]
 
 The last line is one JSON object: ``others_sent``, ``others_answered`` (a card
 arrived), ``others_wait_ratio`` (their mean wait in the burst over the idle one),
 ``burst_refused`` (the burst's requests the limits turned away before any work),
-``burst_tokens`` (what the burst spent of the day's budget) and the waits themselves.
-The picture half of the issue's benchmark (blank 40 MP pictures) is not measured here.
+``burst_tokens`` (what the burst spent of the day's budget), the waits themselves,
+``pictures_others_answered`` (the others' cards in the picture round) and
+``rss_over_idle_mb`` (its peak RSS above the RSS once the bot was up).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import argparse
 import asyncio
 import contextlib
 import datetime as dt
+import gc
+import io
 import json
 import logging
 import statistics
@@ -32,6 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
+from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -65,6 +73,29 @@ def is_card(message: dict[str, Any]) -> bool:
     return '"d:' in json.dumps(message.get("reply_markup") or {})
 
 
+def bench_settings(peer: FakeBotAPI, panel: FakeOpenAI, folder: Path) -> Settings:
+    """The defaults, but for the fake servers and a temporary store."""
+    return Settings.model_validate(
+        {
+            "llm": {
+                "backend": "openai",
+                "openai": {"base_url": panel.base_url, "api_key": "sk-bench"},
+            },
+            "storage": {"path": str(folder / "b.db"), "secret": "bench-secret-012345"},
+            "telegram": {"base_url": f"{peer.root}/bot"},
+        }
+    )
+
+
+def cards_in(peer: FakeBotAPI, sent: dict[int, float]) -> dict[int, float]:
+    """When each chat of ``sent`` got its card."""
+    found: dict[int, float] = {}
+    for (chat_id, message_id), message in list(peer.messages.items()):
+        if chat_id in sent and message["from"]["id"] == BOT_ID and is_card(message):
+            found[chat_id] = peer.touched_at[(chat_id, message_id)]
+    return found
+
+
 async def one_round(args: argparse.Namespace, *, burst: int) -> dict[str, Any]:
     """Send the burst (if any), then the others' posts; wait for the others' cards."""
     async with (
@@ -72,16 +103,7 @@ async def one_round(args: argparse.Namespace, *, burst: int) -> dict[str, Any]:
         FakeOpenAI(PanelScript(), api_key="sk-bench", delay_s=args.llm_delay) as panel,
     ):
         with tempfile.TemporaryDirectory() as tmp:
-            settings = Settings.model_validate(
-                {
-                    "llm": {
-                        "backend": "openai",
-                        "openai": {"base_url": panel.base_url, "api_key": "sk-bench"},
-                    },
-                    "storage": {"path": str(Path(tmp) / "b.db"), "secret": "bench-secret-012345"},
-                    "telegram": {"base_url": f"{peer.root}/bot"},
-                }
-            )
+            settings = bench_settings(peer, panel, Path(tmp))
             async with running_service(settings) as service, running_bot(settings, service, TOKEN):
                 origin = {"type": "channel", "chat": NEWS, "message_id": 1, "date": 1_790_000_000}
                 for n in range(burst):
@@ -93,16 +115,11 @@ async def one_round(args: argparse.Namespace, *, burst: int) -> dict[str, Any]:
                     peer.send(private(person), person, other_post(n))
                     sent[person["id"]] = time.monotonic()
 
-                def cards() -> dict[int, float]:
-                    found: dict[int, float] = {}
-                    for (chat_id, message_id), message in list(peer.messages.items()):
-                        if chat_id in sent and message["from"]["id"] == BOT_ID and is_card(message):
-                            found[chat_id] = peer.touched_at[(chat_id, message_id)]
-                    return found
-
                 with contextlib.suppress(TimeoutError):
-                    await peer.wait_for(lambda: len(cards()) >= len(sent), args.timeout)
-                answered = cards()
+                    await peer.wait_for(
+                        lambda: len(cards_in(peer, sent)) >= len(sent), args.timeout
+                    )
+                answered = cards_in(peer, sent)
                 waits = [answered[chat] - sent[chat] for chat in answered]
                 who = service.chats.user_hash("telegram", str(BURSTER["id"]))
                 day = service.clock() - dt.timedelta(days=1)
@@ -111,9 +128,54 @@ async def one_round(args: argparse.Namespace, *, burst: int) -> dict[str, Any]:
     return {"answered": len(answered), "waits": waits, "admitted": admitted, "tokens": spent}
 
 
+def blank_picture(megapixels: int) -> bytes:
+    """A white PNG of ``megapixels`` (small as a file, large once decoded)."""
+    out = io.BytesIO()
+    Image.new("RGB", (1000 * megapixels // 5, 5000), "white").save(out, format="PNG")
+    return out.getvalue()
+
+
+async def picture_round(args: argparse.Namespace) -> dict[str, Any]:
+    """PICTURES blank 40 MP pictures from as many users over a minute, then the others'
+    text posts; the bot's peak RSS above its idle RSS, sampled every 50 ms."""
+    process = psutil.Process()
+    async with (
+        FakeBotAPI(chat_burst=5, chat_rate=1.0) as peer,
+        FakeOpenAI(PanelScript(), api_key="sk-bench", delay_s=args.llm_delay) as panel,
+    ):
+        photo = peer.photo(blank_picture(40))  # decoded once here, for its thumbnails
+        gc.collect()
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = bench_settings(peer, panel, Path(tmp))
+            async with running_service(settings) as service, running_bot(settings, service, TOKEN):
+                idle_mb = process.memory_info().rss / 2**20
+                peak_mb = idle_mb
+                sent: dict[int, float] = {}
+                start = time.monotonic()
+                for n in range(args.pictures + args.others):
+                    at = n * args.picture_spread / max(1, args.pictures)
+                    while time.monotonic() < start + min(at, args.picture_spread):
+                        peak_mb = max(peak_mb, process.memory_info().rss / 2**20)
+                        await asyncio.sleep(0.05)
+                    if n < args.pictures:
+                        person = user(40_000 + n, f"Sender{n}")
+                        peer.send(private(person), person, photo=photo)
+                    else:
+                        person = user(30_000 + n, f"User{n}")
+                        peer.send(private(person), person, other_post(n))
+                        sent[person["id"]] = time.monotonic()
+                deadline = time.monotonic() + args.timeout
+                while time.monotonic() < deadline and len(cards_in(peer, sent)) < len(sent):
+                    peak_mb = max(peak_mb, process.memory_info().rss / 2**20)
+                    await asyncio.sleep(0.05)
+                answered = len(cards_in(peer, sent))
+    return {"answered": answered, "rss_over_idle_mb": round(peak_mb - idle_mb)}
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     idle = await one_round(args, burst=0)
     burst = await one_round(args, burst=args.burst)
+    pictures = await picture_round(args) if args.pictures else None
     idle_wait = statistics.mean(idle["waits"]) if idle["waits"] else None
     burst_wait = statistics.mean(burst["waits"]) if burst["waits"] else None
     ratio = round(burst_wait / idle_wait, 2) if idle_wait and burst_wait else None
@@ -126,6 +188,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "burst_sent": args.burst,
         "burst_refused": args.burst - burst["admitted"],
         "burst_tokens": burst["tokens"],
+        "pictures_sent": args.pictures,
+        "pictures_others_answered": pictures["answered"] if pictures else None,
+        "rss_over_idle_mb": pictures["rss_over_idle_mb"] if pictures else None,
         "llm_delay_s": args.llm_delay,
     }
 
@@ -135,6 +200,8 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=100)
     parser.add_argument("--others", type=int, default=5)
     parser.add_argument("--llm-delay", type=float, default=0.05)
+    parser.add_argument("--pictures", type=int, default=60)
+    parser.add_argument("--picture-spread", type=float, default=60.0)
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)

@@ -22,6 +22,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
+from .bounded_work import KillablePool, WorkTimeoutError
 from .errors import InvalidPostError, ModelUnavailableError
 from .image_settings import ImageSettings
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
@@ -35,6 +36,15 @@ log = logging.getLogger(__name__)
 #: and the time its extraction may take: together they bound the work one link causes.
 MAX_HTML_CHARS = 2_000_000
 EXTRACT_TIMEOUT_S = 20.0
+#: Extraction runs in worker processes of its own (killed past EXTRACT_TIMEOUT_S, each
+#: under 1 GB), two at a time, eight more waiting; past that a link is refused at once.
+EXTRACTION = KillablePool(
+    workers=2,
+    waiting=8,
+    busy="Too many links are being read right now; please send this one again in a minute.",
+    too_slow="The page is too complex to read.",
+    max_memory=1 << 30,
+)
 
 _CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 #: A link straight to a picture is a photo post; the reader decodes it within its caps.
@@ -279,9 +289,10 @@ async def fetch_article(
     else:
         html = text[:MAX_HTML_CHARS]
         try:
-            async with asyncio.timeout(EXTRACT_TIMEOUT_S):
-                text, title, published, site = await asyncio.to_thread(_extract, html, str(final))
-        except TimeoutError as exc:
+            text, title, published, site = await EXTRACTION.run(
+                _extract, html, str(final), timeout_s=EXTRACT_TIMEOUT_S
+            )
+        except (WorkTimeoutError, MemoryError) as exc:
             raise InvalidPostError(f"The page at {url} is too complex to read.") from exc
     if not text:
         raise InvalidPostError(f"No article text found at {url}.")

@@ -38,4 +38,8 @@ class ImageSettings(SettingsSection):
     min_ocr_confidence: float = Field(0.5, ge=0, le=1)
     # The OCR reads a picture scaled down to this area: its memory grows with it.
     max_ocr_pixels: int = Field(1_500_000, ge=100_000)
+    # Pictures are decoded and read one at a time on a thread of their own; this many
+    # more may wait (past it a picture is refused: "busy"), each read within read_timeout_s.
+    max_waiting: int = Field(4, ge=0)
+    read_timeout_s: float = Field(60.0, gt=0)
     reverse: ReverseImageSettings = ReverseImageSettings()

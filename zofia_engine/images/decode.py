@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import warnings
 from dataclasses import dataclass
 
@@ -26,6 +27,8 @@ __all__ = [
     "too_many",
 ]
 
+
+log = logging.getLogger(__name__)
 
 DAMAGED = "The picture is damaged or cut short; send it again."
 #: Pictures thinner than this, or longer than MAX_ASPECT times their width, hold no
@@ -99,7 +102,8 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
         raise ImageRefusedError(
             "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF."
         ) from None
-    except (OSError, ValueError, SyntaxError, EOFError):  # a header cut short
+    except Exception as exc:  # a header cut short, or any other decoder's failure
+        log.info("a picture's header could not be read: %r", exc)
         raise ImageRefusedError(DAMAGED) from None
     with image:
         pixels = image.width * image.height
@@ -123,7 +127,10 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
             image.load()
             upright = ImageOps.exif_transpose(image)
             rgb = _flatten(upright)
-        except (OSError, ValueError, SyntaxError, EOFError, Image.DecompressionBombError):
+            if max(rgb.size) > MAX_SIDE:  # what goes on is no larger than a photo's draft
+                rgb.thumbnail((MAX_SIDE, MAX_SIDE))
+        except Exception as exc:  # any decoder's failure, out of memory included
+            log.info("a picture could not be decoded: %r", exc)
             raise ImageRefusedError(DAMAGED) from None
     rgb.info.clear()  # nothing of the file's own (a JPEG comment, ICC, XMP) goes on
     photo = source in ("JPEG", "WEBP")

@@ -6,10 +6,10 @@ and every agent see it, and so a repeat of the same screenshot is a repeat of th
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
 
+from ..bounded_work import BoundedThreads
 from ..errors import InvalidPostError
 from ..image_settings import ImageSettings
 from ..post import Post, PostImage
@@ -54,7 +54,16 @@ class ImageReader:
         if ocr is None and settings.ocr == "rapidocr":
             ocr = RapidOCRBackend(settings.min_ocr_confidence, settings.max_ocr_pixels)
         self.ocr = ocr
-        self._one_at_a_time = asyncio.Semaphore(1)
+        # One picture at a time (a decoded picture can take hundreds of MB), on a thread
+        # of its own, with a bounded queue behind it.
+        self._worker = BoundedThreads(
+            "zofia-pictures",
+            workers=1,
+            waiting=settings.max_waiting,
+            busy="Too many pictures are being read right now; please send this one again "
+            "in a minute.",
+            too_slow="The picture took too long to read; send a smaller one, or its text.",
+        )
 
     def load(self) -> None:
         """Load the OCR models now (blocking)."""
@@ -79,11 +88,12 @@ class ImageReader:
             raise InvalidPostError("Pictures are not checked here; send the claim as text.")
         if len(post.images) > s.max_images:
             raise too_many(len(post.images), s.max_images)
-        async with self._one_at_a_time:  # a decoded picture can take hundreds of MB
-            read = [
-                await asyncio.to_thread(self._read_one, image.data, n, len(post.images))
-                for n, image in enumerate(post.images, 1)
-            ]
+        read = [
+            await self._worker.run(
+                self._read_one, image.data, n, len(post.images), timeout_s=s.read_timeout_s
+            )
+            for n, image in enumerate(post.images, 1)
+        ]
         caption = post.text.strip()
         blocks = [caption] if caption else []
         images = []
