@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import logging
 import math
@@ -32,7 +33,7 @@ from storage.store import CheckRow, CheckStore
 from zofia_engine.report import Report
 
 from .page import report_page
-from .parts import cut
+from .parts import STEP_FAILED, cut
 from .render import CONTENT_SECURITY_POLICY, Missing, missing_html, privacy_html, report_html
 from .safety import redact
 from .settings import SiteSettings
@@ -71,16 +72,19 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def public_json(report: Report) -> dict[str, Any]:
-    """The report as the JSON route sends it: every field, with the addresses of the
-    deployment's backends taken out of errors and notes, and without the pictures'
-    hashes (with one, anyone could confirm that a known photo was sent)."""
+    """The report as the JSON route sends it: every field, with a failed step's error
+    replaced by one fixed sentence (its details are in the operator's log), the
+    addresses of the deployment's backends taken out of notes, and without the
+    pictures' hashes (with one, anyone could confirm that a known photo was sent)."""
 
     def scrub(value: Any, key: str = "") -> Any:
         if isinstance(value, dict):
             return {k: scrub(v, k) for k, v in value.items() if k != "sha256"}
         if isinstance(value, list):
             return [scrub(v, key) for v in value]
-        if isinstance(value, str) and key in ("error", "degraded", "notes"):
+        if isinstance(value, str) and key == "error":
+            return STEP_FAILED if value else ""
+        if isinstance(value, str) and key in ("degraded", "notes"):
             return redact(value)
         return value
 
@@ -92,8 +96,24 @@ def _encode(data: dict[str, Any]) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
+def client_bucket(address: str) -> str:
+    """The rate-limit bucket of a client address: an IPv6 address by its /64 (one
+    subscriber's whole network, which it may spread requests over), an IPv4 address
+    by itself; anything else as given."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return str(parsed)
+
+
 class _ClientLimits:
-    """Requests a minute per client address, refused (not queued) past the rate."""
+    """Requests a minute per client (:func:`client_bucket`), refused (not queued) past
+    the rate."""
 
     def __init__(self, per_minute: int) -> None:
         self.per_minute = per_minute
@@ -127,7 +147,11 @@ def _limit_middleware(limits: _ClientLimits, site: SiteSettings) -> Any:
 
     @web.middleware
     async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path != "/healthz" and not await limits.admit(_client(request, site)):
+        # The health check has its own budget per client, so a proxy's probes and the
+        # pages it forwards never use up each other's.
+        client = client_bucket(_client(request, site))
+        bucket = f"healthz {client}" if request.path == "/healthz" else client
+        if not await limits.admit(bucket):
             return web.Response(
                 status=429,
                 text="Too many requests from your address; try again in a minute.\n",

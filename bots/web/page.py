@@ -19,6 +19,7 @@ from storage.store import CheckRow
 from zofia_engine.report import Report
 
 from .parts import (
+    STEP_FAILED,
     ClaimView,
     EvidenceView,
     FindingView,
@@ -215,9 +216,9 @@ def _failures(report: Report) -> tuple[str, ...]:
     """What failed or ran without a source: the report's own notes, then each failed step."""
     # A moderator's review is no failure: the notes under the verdict say it.
     lines = [redact(note) for note in report.degraded if not is_review_mark(note)]
-    for name, status, error in panel_steps(report):
+    for name, status, _ in panel_steps(report):
         if status == "failed":
-            lines.append(f"{name} failed" + (f": {redact(error)}" if error else ""))
+            lines.append(f"{name}: {STEP_FAILED}")
     failed_calls = report.usage.failed_calls
     if failed_calls:
         lines.append(f"{failed_calls} of {report.usage.calls} model calls failed.")

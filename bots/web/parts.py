@@ -44,9 +44,14 @@ MAX_DOCUMENT = 1500
 MAX_TEXT = 8000
 
 
+#: what a failed step says on a public page: why it failed is the operator's to read
+STEP_FAILED = "This step failed; the details are in the operator's log."
+
+
 def failure(status: str, error: str) -> str:
-    """What a failed step says on the page (redacted); ``""`` for a step that ran."""
-    return redact(error or "failed") if status == "failed" else ""
+    """What a failed step says on the page (:data:`STEP_FAILED`, never the error's own
+    words); ``""`` for a step that ran."""
+    return STEP_FAILED if status == "failed" else ""
 
 
 def cut(text: str, limit: int = MAX_TEXT) -> str:
