@@ -629,3 +629,39 @@ async def test_webhook_mode_checks_the_secret_token(
         answer = await peer.wait_for(lambda: peer.bot_messages(ANN["id"]))
     assert len(answer) == 1 and "What is stored" in answer[0]["text"]
     assert peer.polls == 0  # updates came by webhook only
+
+
+async def test_webhook_replicas_without_a_set_secret_accept_each_other_s_updates(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two replicas, one after the other on two ports, one token and one store: the
+    secret the first registered with Telegram opens the second's webhook too."""
+    monkeypatch.delenv("TELEGRAM_WEBHOOK_SECRET", raising=False)
+    registered = []
+    for n in range(2):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        url = f"http://127.0.0.1:{port}/tg-hook"
+        config = harness.settings.telegram.model_copy(
+            update={"webhook_url": url, "webhook_listen": "127.0.0.1", "webhook_port": port}
+        )
+        harness.settings = harness.settings.model_copy(update={"telegram": config})
+        async with harness.bot(), aiohttp.ClientSession() as http:
+            registered.append(harness.peer.webhook["secret_token"])
+            update = {
+                "update_id": 10 + n,
+                "message": {
+                    "message_id": 10 + n,
+                    "date": FORWARDED_AT,
+                    "chat": private(ANN),
+                    "from": ANN,
+                    "text": "/help",
+                    "entities": [{"type": "bot_command", "offset": 0, "length": 5}],
+                },
+            }
+            async with asyncio.timeout(10):
+                answered = await http.post(url, json=update, headers={SECRET_HEADER: registered[0]})
+            assert answered.status == 200
+    assert registered[0] == registered[1] and len(registered[0]) == 64
+    assert TOKEN not in registered[0]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hmac
 import logging
 import os
-import secrets
 import signal
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
@@ -169,6 +169,13 @@ def build_application(
     return application
 
 
+def webhook_secret(token: str, store_secret: bytes) -> str:
+    """The webhook's secret token when none is set: derived from the bot's token and the
+    store's secret, so every replica of one deployment (one token, one store) accepts
+    the updates Telegram sends to any of them, and no one without both can forge one."""
+    return hmac.new(store_secret, b"telegram webhook\n" + token.encode(), "sha256").hexdigest()
+
+
 @contextlib.asynccontextmanager
 async def running_bot(
     settings: Settings,
@@ -196,7 +203,9 @@ async def running_bot(
         updater = application.updater
         assert updater is not None
         if config.webhook_url:
-            secret = os.environ.get(config.webhook_secret_env) or secrets.token_urlsafe(32)
+            secret = os.environ.get(config.webhook_secret_env) or webhook_secret(
+                token, service.secret
+            )
             await updater.start_webhook(
                 listen=config.webhook_listen,
                 port=config.webhook_port,
