@@ -176,6 +176,9 @@ def test_an_overruled_ruling_is_not_shown() -> None:
     ruling = JudgeRuling(round=1, decision="true", reason="The evidence supports the claim.")
     summary = ruling_summary(Ruled("unproven", [], lean), ruling, settled=False)
     assert "supports" not in summary and "settles none" in summary
+    # Claims the evidence settled, none of them the panel's way: not "none settled".
+    some = ruling_summary(Ruled("unproven", [], lean), ruling, settled=True)
+    assert "supports" not in some and "settles some" in some and "settles none" not in some
 
 
 def test_with_nothing_settled_no_sentence_says_the_evidence_supports() -> None:

@@ -318,7 +318,7 @@ class CheckRun:
         if ruled.verdict == "undetermined":
             self.degraded.append(f"no verdict: the judge failed ({judged.ruling.error})")
         # The card's words, like every agent's, quote only what the post or evidence says.
-        summary = ruling_summary(ruled, judged.ruling, settled=bool(ruled.basis))
+        summary = ruling_summary(ruled, judged.ruling, settled=bool(gathered.grounded))
         summary, dropped = unfounded(summary, gathered.sources)
         self.dropped.quotes += dropped
         usage, timings = self._usage_and_timings(gathered.stage1.timings_ms)

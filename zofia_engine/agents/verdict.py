@@ -294,12 +294,18 @@ _EVIDENCE_SAYS = re.compile(
 def ruling_summary(ruled: Ruled, ruling: JudgeRuling, *, settled: bool) -> str:
     """What the card says under the verdict: the judge's reason, in whole sentences. When
     the evidence rule overruled the judge, the ruling's reasoning is not shown (the
-    card shows the lean and what would settle it); when nothing was settled, no sentence
-    may say the evidence supports or refutes anything."""
+    card shows the lean and what would settle it). ``settled``: whether the evidence
+    settled any of the post's claims; when none, no sentence may say the evidence
+    supports or refutes anything."""
     if ruled.verdict == "undetermined":
         return fallback_summary(ruled.verdict, ruling.error)
     if ruled.overruled:  # the judge argued against the evidence: neither is shown as settled
         return "The evidence read contradicts the post's core claim, but the panel ruled otherwise."
+    if ruled.lean is not None and settled:
+        return (
+            "The evidence found settles some of the post's claims, but none that carries "
+            "the panel's ruling."
+        )
     if ruled.lean is not None:
         return "The evidence found settles none of the post's claims."
     reason = whole_sentences(ruling.reason)
