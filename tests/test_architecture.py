@@ -112,7 +112,17 @@ def test_zofia_check_help_imports_no_chat_platform() -> None:
 # common/deliveries.py), and each platform's app and the CLI, which start it all.
 INNER_LAYERS = {
     "zofia_engine": [
-        {"errors", "settings_base", "text", "snippets", "retrying", "records", "report", "post"},
+        {
+            "errors",
+            "settings_base",
+            "text",
+            "snippets",
+            "retrying",
+            "records",
+            "report",
+            "post",
+            "bounded_work",
+        },
         {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
         {"encoder", "llm", "retrieval", "images", "fetch", "run_progress"},
         {"agents", "diagnostics"},
