@@ -19,7 +19,6 @@ from .checks import filters
 from .keys import storable_text
 from .locked import LockedDatabase
 from .rows import from_iso, to_iso
-from .sql import first_row
 
 __all__ = ["Attempts"]
 
@@ -89,8 +88,7 @@ class Attempts:
         limit = "" if up_to is None else " LIMIT :up_to"
         params = params if up_to is None else {**params, "up_to": up_to}
         sql = f"SELECT count(*) FROM (SELECT 1 FROM attempts a WHERE {where}{limit}) AS recent"
-        with self.db.lock:
-            (count,) = first_row(self.db.execute(sql, params))
+        (count,) = self.db.one(sql, params)
         return int(count)
 
     def oldest(
@@ -106,10 +104,7 @@ class Attempts:
         where, params = filters(
             since=since, requester=requester, platform=platform, chat=chat, alias="a"
         )
-        with self.db.lock:
-            (oldest,) = first_row(
-                self.db.execute(f"SELECT min(a.created_at) FROM attempts a WHERE {where}", params)
-            )
+        (oldest,) = self.db.one(f"SELECT min(a.created_at) FROM attempts a WHERE {where}", params)
         return from_iso(oldest)
 
     def forget(self, before: dt.datetime) -> int:

@@ -9,7 +9,6 @@ from typing import Any
 
 from .keys import storable_text
 from .locked import LockedDatabase
-from .sql import first_row
 
 __all__ = ["ChatSettings", "Feedback", "SectionMarks"]
 
@@ -59,14 +58,11 @@ class Feedback:
         Returns:
             ``(up, down)``: how many voted 1 and how many -1.
         """
-        with self.db.lock:
-            up, down = first_row(
-                self.db.execute(
-                    "SELECT count(*) FILTER (WHERE vote = 1), count(*) FILTER (WHERE vote = -1)"
-                    " FROM feedback WHERE check_id = ?",
-                    [check_id],
-                )
-            )
+        up, down = self.db.one(
+            "SELECT count(*) FILTER (WHERE vote = 1), count(*) FILTER (WHERE vote = -1)"
+            " FROM feedback WHERE check_id = ?",
+            [check_id],
+        )
         return int(up), int(down)
 
 
@@ -92,11 +88,10 @@ class ChatSettings:
         Returns:
             The value, decoded from JSON, or ``default``.
         """
-        with self.db.lock:
-            row = self.db.execute(
-                "SELECT value_json FROM chat_settings WHERE platform = ? AND chat = ? AND key = ?",
-                [platform, chat, key],
-            ).fetchone()
+        row = self.db.first(
+            "SELECT value_json FROM chat_settings WHERE platform = ? AND chat = ? AND key = ?",
+            [platform, chat, key],
+        )
         return default if row is None else json.loads(row[0])
 
     def set(self, platform: str, chat: str, key: str, value: Any) -> None:
@@ -137,11 +132,10 @@ class SectionMarks:
     def get(self, check_id: str, kind: str) -> Any:
         """What a bot recorded when it posted a section of a check (message ids, a thread
         id), or ``None`` when it has not posted it."""
-        with self.db.lock:
-            row = self.db.execute(
-                "SELECT value_json FROM section_marks WHERE check_id = ? AND kind = ?",
-                [check_id, kind],
-            ).fetchone()
+        row = self.db.first(
+            "SELECT value_json FROM section_marks WHERE check_id = ? AND kind = ?",
+            [check_id, kind],
+        )
         return None if row is None else json.loads(row[0])
 
     def set(self, check_id: str, kind: str, value: Any) -> None:

@@ -24,7 +24,6 @@ from .rows import (
     from_iso,
     to_iso,
 )
-from .sql import first_row
 
 __all__ = ["ANSWERABLE", "TERMINAL", "Checks", "filters"]
 
@@ -183,11 +182,10 @@ class Checks:
 
     def joiners(self, check_id: str) -> list[tuple[str, str]]:
         """``(id, status)`` of the checks that joined ``check_id``'s run (exact repeats)."""
-        with self.db.lock:
-            rows = self.db.execute(
-                "SELECT id, status FROM checks WHERE repeat_of = ? AND repeat_kind = 'exact'",
-                [check_id],
-            ).fetchall()
+        rows = self.db.rows(
+            "SELECT id, status FROM checks WHERE repeat_of = ? AND repeat_kind = 'exact'",
+            [check_id],
+        )
         return [(row[0], row[1]) for row in rows]
 
     def history(
@@ -209,19 +207,17 @@ class Checks:
             " LEFT JOIN reports r ON r.check_id = c.id"
             f" WHERE {where} ORDER BY c.created_at DESC, c.rowid DESC LIMIT :limit"
         )
-        with self.db.lock:
-            rows = list(self.db.query(sql, {**params, "limit": limit}))
+        rows = self.db.dicts(sql, {**params, "limit": limit})
         return [(CheckRow.from_row(row), row["_verdict"]) for row in rows]
 
     def recent_seconds(self, limit: int = 20) -> list[float]:
         """How long the latest ``limit`` finished engine runs took, newest first."""
-        with self.db.lock:
-            rows = self.db.execute(
-                "SELECT started_at, finished_at FROM checks WHERE status = 'done'"
-                " AND repeat_of IS NULL AND started_at IS NOT NULL"
-                " ORDER BY finished_at DESC LIMIT ?",
-                [limit],
-            ).fetchall()
+        rows = self.db.rows(
+            "SELECT started_at, finished_at FROM checks WHERE status = 'done'"
+            " AND repeat_of IS NULL AND started_at IS NOT NULL"
+            " ORDER BY finished_at DESC LIMIT ?",
+            [limit],
+        )
         return [
             (dt.datetime.fromisoformat(end) - dt.datetime.fromisoformat(start)).total_seconds()
             for start, end in rows
@@ -237,8 +233,7 @@ class Checks:
             "SELECT count(*) FROM checks c WHERE c.status IN ('queued', 'running')"
             f" AND c.repeat_of IS NULL AND {where}"
         )
-        with self.db.lock:
-            (count,) = first_row(self.db.execute(sql, params))
+        (count,) = self.db.one(sql, params)
         return int(count)
 
     def tokens_since(
@@ -254,8 +249,7 @@ class Checks:
         check running, queued or failed reserved."""
         where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
         sql = f"SELECT coalesce(sum(c.tokens), 0) FROM checks c WHERE {where}"
-        with self.db.lock:
-            (tokens,) = first_row(self.db.execute(sql, params))
+        (tokens,) = self.db.one(sql, params)
         return int(tokens)
 
     def count(
@@ -291,8 +285,7 @@ class Checks:
                 f" (SELECT 1 FROM checks c WHERE {where} LIMIT :up_to) AS recent"
             )
             params = {**params, "up_to": up_to}
-        with self.db.lock:
-            (count,) = first_row(self.db.execute(sql, params))
+        (count,) = self.db.one(sql, params)
         return int(count)
 
     def oldest(
@@ -310,16 +303,11 @@ class Checks:
             ValueError: ``since`` is naive.
         """
         where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
-        with self.db.lock:
-            (oldest,) = first_row(
-                self.db.execute(f"SELECT min(created_at) FROM checks c WHERE {where}", params)
-            )
+        (oldest,) = self.db.one(f"SELECT min(created_at) FROM checks c WHERE {where}", params)
         return from_iso(oldest)
 
     def _rows(self, sql: str, params: list[Any] | None = None) -> list[CheckRow]:
-        with self.db.lock:
-            rows = list(self.db.query(sql, params))
-        return [CheckRow.from_row(row) for row in rows]
+        return [CheckRow.from_row(row) for row in self.db.dicts(sql, params)]
 
 
 def _check_kinds(status: str, repeat_of: str | None, repeat_kind: str | None) -> None:

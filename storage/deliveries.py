@@ -72,12 +72,11 @@ class Deliveries:
         if not check_ids:
             return []
         marks = ", ".join("?" for _ in check_ids)
-        with self.db.lock:
-            rows = self.db.execute(
-                f"SELECT check_id, platform FROM deliveries WHERE check_id IN ({marks})"
-                " AND delivered_at IS NULL ORDER BY check_id",
-                check_ids,
-            ).fetchall()
+        rows = self.db.rows(
+            f"SELECT check_id, platform FROM deliveries WHERE check_id IN ({marks})"
+            " AND delivered_at IS NULL ORDER BY check_id",
+            check_ids,
+        )
         return [(row[0], row[1]) for row in rows]
 
     def claim(self, check_id: str) -> Claim | None:
@@ -104,11 +103,10 @@ class Deliveries:
 
     def is_claimed(self, check_id: str) -> bool:
         """Whether a delivery is still to be made and someone holds it now."""
-        with self.db.lock:
-            row = self.db.execute(
-                "SELECT claimed_at FROM deliveries WHERE check_id = ? AND delivered_at IS NULL",
-                [check_id],
-            ).fetchone()
+        row = self.db.first(
+            "SELECT claimed_at FROM deliveries WHERE check_id = ? AND delivered_at IS NULL",
+            [check_id],
+        )
         return row is not None and row[0] is not None
 
     def delivered(self, claim: Claim) -> None:

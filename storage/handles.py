@@ -1,11 +1,12 @@
 """What a submitted check is to its requesters: who asked, the handle they wait on,
 and the outcome they get; the one engine run that every waiter shares; and the
-waiters of this process (:class:`Waiters`)."""
+waiters of this process (:class:`Waiters`), whose store writes run off the event loop."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from zofia_engine.post import ProgressEvent
 from zofia_engine.report import Report
 
 from .checks import Checks
-from .rows import RepeatKind
+from .rows import CheckStatus, RepeatKind
 
 __all__ = [
     "CheckFailedError",
@@ -26,6 +27,8 @@ __all__ = [
     "Turnstile",
     "Waiters",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,10 @@ class CheckHandle:
 class Waiters:
     """The handles of the checks submitted or resumed in this process and still waiting.
 
+    A joined check's status follows the run it waits on; it is written off the event
+    loop (a write held elsewhere keeps no bot waiting), one write of a check after
+    another, and its waiter is settled once the write is through.
+
     Args:
         checks: the store's checks, whose statuses follow the runs waited on.
     """
@@ -178,6 +185,7 @@ class Waiters:
     def __init__(self, checks: Checks) -> None:
         self.checks = checks
         self._by_id: dict[str, CheckHandle] = {}
+        self._writing: dict[str, asyncio.Task[None]] = {}  # each check's latest write
 
     def get(self, check_id: str) -> CheckHandle | None:
         """The handle of ``check_id``, while it waits."""
@@ -209,23 +217,21 @@ class Waiters:
             self._by_id.pop(check_id, None)
             if waiter.done():
                 return
+            if own_row:
+                _pass_on(done, waiter, outcome)
+                return
             if done.cancelled():
-                if not own_row:
-                    self.checks.set_status(check_id, "cancelled")
-                waiter.cancel()
+                written = self._write(check_id, "cancelled")
             elif (error := done.exception()) is not None:
-                if not own_row:
-                    self.checks.set_status(check_id, "failed", error=str(error))
-                waiter.set_exception(error)
+                written = self._write(check_id, "failed", str(error))
             else:
-                if not own_row:
-                    self.checks.set_status(check_id, "done")
-                waiter.set_result(outcome(done.result()))
+                written = self._write(check_id, "done")
+            written.add_done_callback(lambda _: _pass_on(done, waiter, outcome))
 
         def leave() -> None:
             self._by_id.pop(check_id, None)
             if not own_row:
-                self.checks.set_status(check_id, "cancelled")
+                self._write(check_id, "cancelled")
             if on_leave is not None:
                 on_leave()
             run.leave()
@@ -236,3 +242,54 @@ class Waiters:
         )
         self._by_id[check_id] = handle
         return handle
+
+    async def flush(self) -> None:
+        """Wait until the status writes under way are through (at shutdown, before the
+        store closes)."""
+        while self._writing:
+            await asyncio.wait(list(self._writing.values()))
+
+    def _write(self, check_id: str, status: CheckStatus, error: str = "") -> asyncio.Task[None]:
+        """Set a joined check's status off the event loop, after its earlier writes."""
+        previous = self._writing.get(check_id)
+        task = asyncio.get_running_loop().create_task(
+            self._set_status(previous, check_id, status, error)
+        )
+        self._writing[check_id] = task
+
+        def done(_: asyncio.Task[None]) -> None:
+            if self._writing.get(check_id) is task:
+                del self._writing[check_id]
+
+        task.add_done_callback(done)
+        return task
+
+    async def _set_status(
+        self,
+        previous: asyncio.Task[None] | None,
+        check_id: str,
+        status: CheckStatus,
+        error: str,
+    ) -> None:
+        if previous is not None:
+            await asyncio.wait([previous])
+        try:
+            await asyncio.to_thread(self.checks.set_status, check_id, status, error=error)
+        except Exception:  # the waiter is answered all the same
+            log.warning("could not set check %s %s", check_id, status, exc_info=True)
+
+
+def _pass_on(
+    done: asyncio.Future[Outcome],
+    waiter: asyncio.Future[Outcome],
+    outcome: Callable[[Outcome], Outcome],
+) -> None:
+    """Settle ``waiter`` as the run's ``done`` ended, unless it stopped waiting already."""
+    if waiter.done():
+        return
+    if done.cancelled():
+        waiter.cancel()
+    elif (error := done.exception()) is not None:
+        waiter.set_exception(error)
+    else:
+        waiter.set_result(outcome(done.result()))

@@ -121,6 +121,31 @@ class LocalRuns:
             self.waiters.forget(check_id)
             run.changed.set()
 
+    def resume_unfinished(self) -> list[str]:
+        """Take up the checks a crash left queued or running, oldest first: a repeat of a
+        check since done is done too; one whose text is gone is failed with that reason;
+        the others run again (the text only: the pictures' bytes were never kept).
+
+        Returns:
+            The ids of the checks resumed.
+        """
+        resumed: list[str] = []
+        for row in self.checks.unfinished():
+            if row.repeat_of is not None:
+                original = self.checks.get(row.repeat_of)
+                if original is not None and original.status == "done":
+                    self.checks.set_status(row.id, "done")
+                    continue
+            post = row.post  # its text only: the pictures' bytes were never kept
+            if post is None or not post.text:
+                self.checks.set_status(
+                    row.id, "failed", error="interrupted by a restart, and its text is gone"
+                )
+                continue
+            self.launch(row.id, row.created_at, post, row.text_hash, None, row.chat)
+            resumed.append(row.id)
+        return resumed
+
     async def aclose(self) -> None:
         """Stop the runs still going; they are stored as queued and resume on the next start."""
         self._closing = True

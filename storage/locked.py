@@ -2,9 +2,11 @@
 
 One :class:`LockedDatabase` is shared by the parts of a
 :class:`~storage.store.CheckStore` (``store.checks``, ``store.reports`` …), as
-sqlite-utils' tables share their ``Database``. Reads hold :attr:`~LockedDatabase.lock`;
-writes run in :meth:`~LockedDatabase.write` (the lock and one write transaction), so
-one store may serve several threads.
+sqlite-utils' tables share their ``Database``. Writes run in
+:meth:`~LockedDatabase.write` (:attr:`~LockedDatabase.lock` and one write transaction);
+reads go through :meth:`~LockedDatabase.rows` (or :meth:`~LockedDatabase.first`,
+:meth:`~LockedDatabase.one`, :meth:`~LockedDatabase.dicts`), which hold the lock on
+SQLite only, so one store may serve several threads.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
-from .errors import CheckNotFoundError
+from .errors import CheckNotFoundError, StorageError
 from .postgres import is_postgres
 from .rows import to_iso
 from .sql import Cursor, Params, StoreDatabase, Table
@@ -43,6 +45,15 @@ class LockedDatabase:
         self.raw = raw
         self.clock = clock or _utc_now
         self.lock = threading.RLock()
+        # One SQLite connection used by two threads at once can crash the process, so its
+        # reads take the lock. psycopg's connection is safe to share between threads:
+        # PostgresDatabase runs one statement (or transaction) at a time on it under its
+        # own lock, and swaps in a reopened one under that lock too; its reads skip the
+        # store's lock, so a read waiting for a lost connection holds up no other read,
+        # no write and no close().
+        self._reading: AbstractContextManager[Any] = (
+            nullcontext() if is_postgres(raw) else self.lock
+        )
 
     @property
     def is_postgres(self) -> bool:
@@ -59,19 +70,44 @@ class LockedDatabase:
         with self.lock, write_transaction(self.raw):
             yield
 
-    # Reads take the lock too: the store's calls run on several threads (the bots' store
-    # pool, the service's own off-loop calls), and one SQLite connection used by two
-    # threads at once can crash the process. A read's rows are fetched under the lock.
+    # -- reads ----------------------------------------------------------------------------
+
+    def rows(self, sql: str, params: Params = None) -> list[tuple[Any, ...]]:
+        """The rows of a read, fetched in full: under the store's lock on SQLite, and
+        without it on PostgreSQL (see ``__init__``)."""
+        with self._reading:
+            return list(self.raw.execute(sql, params).fetchall())
+
+    def first(self, sql: str, params: Params = None) -> tuple[Any, ...] | None:
+        """The first row of a read (:meth:`rows`), or ``None`` when it has none."""
+        found = self.rows(sql, params)
+        return found[0] if found else None
+
+    def one(self, sql: str, params: Params = None) -> tuple[Any, ...]:
+        """The row of a read that always returns one (``count(*)``, ``max(…)``).
+
+        Raises:
+            StorageError: it returned none, which the database should never do.
+        """
+        found = self.first(sql, params)
+        if found is None:
+            raise StorageError("an aggregate query returned no row")
+        return found
+
+    def dicts(self, sql: str, params: Params = None) -> list[dict[str, Any]]:
+        """The rows of a read as dicts, fetched in full, as :meth:`rows` reads them."""
+        with self._reading:
+            return list(self.raw.query(sql, params))
+
+    # -- statements in a write, and writes -------------------------------------------------
+
     def execute(self, sql: str, params: Params = None) -> Cursor:
+        """Run a statement under the store's lock (a write's, or one that writes); what
+        it returns is fetched in full under the lock."""
         with self.lock:
             cursor = self.raw.execute(sql, params)
             rows = cursor.fetchall() if _returns_rows(cursor) else []
             return Fetched(rows, cursor.rowcount)
-
-    def query(self, sql: str, params: Params = None) -> Iterator[dict[str, Any]]:
-        with self.lock:
-            rows = list(self.raw.query(sql, params))
-        return iter(rows)
 
     def table(self, name: str) -> Table:
         return self.raw.table(name)

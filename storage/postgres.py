@@ -216,8 +216,11 @@ class PostgresDatabase:
         return [row[0] for row in rows]
 
     def close(self) -> None:
+        """Close the connection once no statement runs on it (a thread waiting for a lost
+        connection to come back stops waiting, and fails)."""
         self._closed = True
-        self._conn.close()
+        with self._lock:  # psycopg's close() would not wait for a statement under way
+            self._conn.close()
 
     # -- transactions --------------------------------------------------------------------
 

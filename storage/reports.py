@@ -82,10 +82,7 @@ class Reports:
     def get(self, check_id: str) -> Report | None:
         """The check's report, as the engine returned it; ``None`` if the check has none
         (yet) or it was purged."""
-        with self.db.lock:
-            row = self.db.execute(
-                "SELECT report_json FROM reports WHERE check_id = ?", [check_id]
-            ).fetchone()
+        row = self.db.first("SELECT report_json FROM reports WHERE check_id = ?", [check_id])
         if row is None or row[0] is None:
             return None
         return Report.model_validate_json(row[0])
@@ -101,16 +98,13 @@ class Reports:
         """
         last_rowid = 0
         while True:
-            with self.db.lock:
-                batch = list(
-                    self.db.query(
-                        "SELECT c.rowid AS _rowid, c.id, c.platform, c.chat, c.requester,"
-                        " c.created_at, c.repeat_of, c.repeat_kind, r.verdict, r.confidence,"
-                        " r.report_json FROM checks c LEFT JOIN reports r ON r.check_id = c.id"
-                        " WHERE c.status = 'done' AND c.rowid > ? ORDER BY c.rowid LIMIT ?",
-                        [last_rowid, _EXPORT_BATCH],
-                    )
-                )
+            batch = self.db.dicts(
+                "SELECT c.rowid AS _rowid, c.id, c.platform, c.chat, c.requester,"
+                " c.created_at, c.repeat_of, c.repeat_kind, r.verdict, r.confidence,"
+                " r.report_json FROM checks c LEFT JOIN reports r ON r.check_id = c.id"
+                " WHERE c.status = 'done' AND c.rowid > ? ORDER BY c.rowid LIMIT ?",
+                [last_rowid, _EXPORT_BATCH],
+            )
             if not batch:
                 return
             last_rowid = batch[-1]["_rowid"]

@@ -90,9 +90,9 @@ def purge_content(db: LockedDatabase, older_than: dt.datetime, *, batch: int = P
     cutoff = to_iso(older_than)
     purged, after = 0, ""
     while True:
-        with db.lock:  # found by a read: the write lock is held only to purge them
-            found = db.execute(_NEXT_BATCH, {"cutoff": cutoff, "after": after, "batch": batch})
-            ids = [row[0] for row in found]
+        # Found by a read: the write lock is held only to purge them.
+        found = db.rows(_NEXT_BATCH, {"cutoff": cutoff, "after": after, "batch": batch})
+        ids = [row[0] for row in found]
         if ids:
             with db.write():
                 _purge_batch(db.raw, ids)

@@ -179,9 +179,7 @@ class Reviews:
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        with self.db.lock:
-            rows = list(self.db.query(sql, params))
-        return [Review.from_row(row) for row in rows]
+        return [Review.from_row(row) for row in self.db.dicts(sql, params)]
 
 
 def apply_review(report: Report, review: Review | None) -> Report:

@@ -37,7 +37,7 @@ from .keys import keyed_text_hash
 from .limits import DAY, Admission, RequestLimits
 from .local_runs import LocalRuns
 from .repeats import NearRepeats
-from .reviews import Review, apply_review
+from .reviews import Review
 from .rows import RepeatKind
 from .settings import ServiceSettings
 from .store import CheckRow, CheckStore
@@ -82,7 +82,6 @@ class CheckService:
         self.store = store
         self.settings = settings
         self.secret = secret
-        self.encoder = encoder
         self.clock = clock or store.clock
         self.delivery = delivery
         self.chats = ChatOperations(store, secret)
@@ -117,24 +116,7 @@ class CheckService:
         await asyncio.to_thread(self.purge_expired)
         # Alone on its store, nobody waits on an attempt begun before this start.
         await asyncio.to_thread(self.store.attempts.end_open)
-        resumed: list[str] = []
-        if not resume:
-            return resumed
-        for row in self.store.checks.unfinished():
-            if row.repeat_of is not None:
-                original = self.store.checks.get(row.repeat_of)
-                if original is not None and original.status == "done":
-                    self.store.checks.set_status(row.id, "done")
-                    continue
-            post = row.post  # its text only: the pictures' bytes were never kept
-            if post is None or not post.text:
-                self.store.checks.set_status(
-                    row.id, "failed", error="interrupted by a restart, and its text is gone"
-                )
-                continue
-            self.runs.launch(row.id, row.created_at, post, row.text_hash, None, row.chat)
-            resumed.append(row.id)
-        return resumed
+        return self.runs.resume_unfinished() if resume else []
 
     def purge_expired(self) -> int:
         """Delete post text and evidence older than the retention; verdicts stay. In the
@@ -364,11 +346,10 @@ class CheckService:
         score: float,
     ) -> CheckHandle | None:
         def stored() -> tuple[CheckRow, Report] | None:
-            report = self.store.reports.get(original.id)
+            # A moderator's latest review is in force: its verdict, the machine's noted.
+            report = self.store.reviewed_report(original.id)
             if report is None:  # purged since: check it again
                 return None
-            # A moderator's latest review is in force: its verdict, the machine's noted.
-            report = apply_review(report, self.store.reviews.latest(original.id))
             return record(status="done", repeat_of=original.id, repeat_kind=kind), report
 
         found = await asyncio.to_thread(stored)
@@ -413,3 +394,5 @@ class CheckService:
             await self.delivery.aclose()
         else:
             await self.runs.aclose()
+        await self.waiters.flush()  # the joined checks' statuses are written
+

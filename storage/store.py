@@ -75,7 +75,8 @@ class CheckStore:
 
     def close(self) -> None:
         """Close the database, once no thread is in the middle of a call (the store's
-        lock is free); a call begun later fails instead of using it half closed."""
+        lock is free; on PostgreSQL, where reads skip it, once no statement runs); a call
+        begun later fails instead of using it half closed."""
         with self.database.lock:
             self.database.close()
 
@@ -89,11 +90,21 @@ class CheckStore:
         row = self.checks.get(check_id)
         if row is None:
             return None
-        original = row.repeat_of or row.id
-        report = self.reports.get(original)
+        report = self.reviewed_report(row.repeat_of or row.id)
+        return None if report is None else (row, report)
+
+    def reviewed_report(self, check_id: str) -> Report | None:
+        """The report an original check shows: the engine's, with a moderator's latest
+        review of it in force (:func:`~storage.reviews.apply_review`). Every answer from
+        the store goes through here: a card, a repeat, a deliver job, a report page.
+
+        Returns:
+            ``None`` when the check has no report (yet, or purged).
+        """
+        report = self.reports.get(check_id)
         if report is None:
             return None
-        return row, apply_review(report, self.reviews.latest(original))
+        return apply_review(report, self.reviews.latest(check_id))
 
     def purge(self, older_than: dt.datetime) -> int:
         """Remove the content of checks created before ``older_than``, keeping the

@@ -16,9 +16,11 @@ import numpy.typing as npt
 from .checks import ANSWERABLE
 from .locked import LockedDatabase
 from .rows import to_iso
-from .sql import first_row
 
-__all__ = ["Vectors"]
+__all__ = ["LOAD_BATCH", "Vectors"]
+
+#: how many stored vectors :meth:`Vectors.load` reads at a time
+LOAD_BATCH = 1000
 
 
 class Vectors:
@@ -33,11 +35,10 @@ class Vectors:
 
     def answerable_ids(self, since: dt.datetime) -> list[str]:
         """The checks a repeat may be answered from, created at or after ``since``."""
-        with self.db.lock:
-            rows = self.db.execute(
-                f"SELECT c.id FROM checks c WHERE c.created_at >= ? AND {ANSWERABLE}",
-                [to_iso(since)],
-            ).fetchall()
+        rows = self.db.rows(
+            f"SELECT c.id FROM checks c WHERE c.created_at >= ? AND {ANSWERABLE}",
+            [to_iso(since)],
+        )
         return [row[0] for row in rows]
 
     def load(self, since: dt.datetime | None = None) -> tuple[list[str], npt.NDArray[np.float32]]:
@@ -45,8 +46,10 @@ class Vectors:
 
         Those are ``done`` originals whose report is intact, created at or after
         ``since``. Should the encoder have changed, only vectors of the
-        dimension of the newest stored vector are returned. One query reads the
-        blobs straight into a preallocated matrix (100k × 384: about 1 s).
+        dimension of the newest stored vector are returned. The blobs are read
+        straight into a preallocated matrix (100k × 384: about 1 s), in batches of
+        :data:`LOAD_BATCH` rows by row order, so that no more than one batch of them is
+        held besides the matrix, and the store's lock is free between batches.
 
         Args:
             since: the start of the repeat window; ``None`` for all time.
@@ -62,34 +65,38 @@ class Vectors:
         # (SQLite's CROSS JOIN fixes that join order; PostgreSQL plans its own).
         join = "JOIN" if self.db.is_postgres else "CROSS JOIN"
         sql = (
-            f"SELECT v.check_id, v.vector FROM post_vectors v {join} checks c"
-            f" ON c.id = v.check_id WHERE v.dim = ? AND {ANSWERABLE}"
+            f"SELECT v.rowid, v.check_id, v.vector FROM post_vectors v {join} checks c"
+            f" ON c.id = v.check_id WHERE v.dim = ? AND v.rowid > ? AND v.rowid <= ?"
+            f" AND {ANSWERABLE}"
         )
         params: list[Any] = []
         if since is not None:
             sql += " AND c.created_at >= ?"
             params.append(to_iso(since))
-        with self.db.lock:
-            newest = self.db.execute(
-                "SELECT dim FROM post_vectors ORDER BY rowid DESC LIMIT 1"
-            ).fetchone()
-            if newest is None:
-                return [], np.empty((0, 0), dtype=np.float32)
-            dim = int(newest[0])
-            (stored,) = first_row(self.db.execute("SELECT count(*) FROM post_vectors"))
-            # Little-endian like the blobs, so each row is a plain memcpy into the buffer.
-            matrix = np.empty((stored, dim), dtype="<f4")
-            buffer = matrix.data.cast("B")
-            width = 4 * dim
-            ids: list[str] = []
-            for index, (check_id, blob) in enumerate(
-                self.db.execute(f"{sql} ORDER BY v.rowid", [dim, *params])
-            ):
-                if index == stored:  # another process added rows between the two queries
-                    break
-                buffer[index * width : (index + 1) * width] = blob
+        sql += " ORDER BY v.rowid LIMIT ?"
+        newest = self.db.first("SELECT dim FROM post_vectors ORDER BY rowid DESC LIMIT 1")
+        if newest is None:
+            return [], np.empty((0, 0), dtype=np.float32)
+        dim = int(newest[0])
+        # What is stored now: rows stored while this reads are the next catch-up's.
+        stored, last = self.db.one("SELECT count(*), max(rowid) FROM post_vectors")
+        # Little-endian like the blobs, so each row is a plain memcpy into the buffer.
+        matrix = np.empty((int(stored), dim), dtype="<f4")
+        buffer = matrix.data.cast("B")
+        width = 4 * dim
+        ids: list[str] = []
+        after = 0
+        while len(ids) < len(matrix):
+            batch = self.db.rows(sql, [dim, after, last or 0, *params, LOAD_BATCH])
+            # No more than counted: on PostgreSQL a row numbered below ``last`` may commit
+            # after the count.
+            for _, check_id, blob in batch[: len(matrix) - len(ids)]:
+                buffer[len(ids) * width : (len(ids) + 1) * width] = blob
                 ids.append(check_id)
-        if len(ids) < stored:
+            if len(batch) < LOAD_BATCH:
+                break
+            after = int(batch[-1][0])
+        if len(ids) < len(matrix):
             matrix = matrix[: len(ids)].copy()
         return ids, matrix.astype(np.float32, copy=False)
 
@@ -101,14 +108,12 @@ class Vectors:
             "SELECT v.rowid, v.check_id, v.vector FROM post_vectors v JOIN checks c"
             f" ON c.id = v.check_id WHERE v.rowid > ? AND {ANSWERABLE} ORDER BY v.rowid"
         )
-        with self.db.lock:
-            rows = self.db.execute(sql, [rowid]).fetchall()
+        rows = self.db.rows(sql, [rowid])
         if not rows:
             return [], [], rowid
         return [row[1] for row in rows], [bytes(row[2]) for row in rows], int(rows[-1][0])
 
     def last_row(self) -> int:
         """The row of the newest stored post vector (0: none)."""
-        with self.db.lock:
-            (newest,) = first_row(self.db.execute("SELECT max(rowid) FROM post_vectors"))
+        (newest,) = self.db.one("SELECT max(rowid) FROM post_vectors")
         return int(newest or 0)

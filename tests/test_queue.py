@@ -189,6 +189,35 @@ async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -
     assert len(rows) == 4 and all(t == "{}" and d is not None for t, d in rows)
 
 
+async def test_a_deliver_job_and_a_repeat_carry_the_moderators_verdict(postgres_url: str) -> None:
+    settings = settings_for(postgres_url)
+    checker = FakeChecker()
+    posted: list[Outcome | str] = []
+
+    async def post_card(claim: Claim, found: Outcome | str) -> None:
+        posted.append(found)
+
+    async with replica(settings, checker) as service:
+        handle = await service.submit(Post(text=POST), asker(1))
+        async with worker(settings, checker, deliver=post_card):
+            machine = (await asyncio.wait_for(handle.result(), 10)).report.verdict
+            changed = "true" if machine != "true" else "false"
+            await service.review(handle.check_id, "test", "77", changed, "Council minutes.")
+            # The card is posted after the review (a delivery expected late, or retried).
+            await expect(service, handle.check_id, "test", {"chat": 1, "message": 10})
+            for _ in range(100):  # bounded: 10 s
+                if posted:
+                    break
+                await asyncio.sleep(0.1)
+        repeat = await asyncio.wait_for(
+            (await service.submit(Post(text=POST), asker(2))).result(), 10
+        )
+    assert len(posted) == 1 and isinstance(posted[0], Outcome)
+    assert posted[0].report.verdict == changed != machine
+    assert repeat.repeat_kind == "exact" and repeat.report.verdict == changed
+    assert len(checker.runs) == 1
+
+
 async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> None:
     settings = settings_for(postgres_url)
     async with replica(settings, FakeChecker()) as service:

@@ -24,6 +24,7 @@ from bots.web.page import report_page
 from storage.database import open_database
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
+from storage.queue.service import stored_outcome
 from storage.reviews import Review, apply_review, review_of
 from storage.service import CheckService, Outcome, Requester
 from storage.sql import StoreDatabase
@@ -106,6 +107,38 @@ def test_a_review_of_a_repeat_is_of_its_original_and_bad_input_is_refused(
     with pytest.raises(ValueError, match="no verdict"):
         store.reviews.add(unfinished.id, reviewer="m", platform="cli", verdict="true")
     assert store.reviews.history(original.id) == [done]
+
+
+def test_every_answer_from_the_store_has_the_review_in_force(db: StoreDatabase) -> None:
+    """The report page, a repeat and a deliver job (the queued mode) read one store
+    method: each shows the moderator's verdict once a review changed it."""
+    store = CheckStore(db, clock=Clock())
+    original = stored_check(store, full_report("false"))
+    repeat = store.checks.create(
+        platform="telegram",
+        chat="c",
+        requester="r",
+        post=Post(text=POST),
+        text_hash="h",
+        status="done",
+        repeat_of=original.id,
+        repeat_kind="near",
+    )
+    before = stored_outcome(store, repeat.id)
+    assert isinstance(before, Outcome) and before.report.verdict == "false"
+
+    store.reviews.add(repeat.id, reviewer="m", platform="cli", verdict="misleading", note="Old.")
+    reviewed = store.reviewed_report(original.id)
+    assert reviewed is not None and reviewed.verdict == "misleading"
+    for check_id in (original.id, repeat.id):
+        found = stored_outcome(store, check_id)
+        assert isinstance(found, Outcome) and found.report == reviewed
+        shown = store.report_for(check_id)
+        assert shown is not None and shown[1] == reviewed
+    mark = review_of(reviewed)
+    assert mark is not None and (mark.machine, mark.verdict) == ("false", "misleading")
+    assert store.reports.get(original.id).verdict == "false"  # type: ignore[union-attr]
+    assert store.reviewed_report(stored_check(store, None, text="Queued.").id) is None
 
 
 # -- the service -----------------------------------------------------------------------------

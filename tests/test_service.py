@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -257,6 +258,7 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
     second = await service.submit(Post(text=other), BOB)
     await asyncio.sleep(0.05)
     assert second.cancel()
+    await service.waiters.flush()  # its status is written off the event loop
     left = service.store.checks.get(second.check_id)
     assert left is not None and left.status == "cancelled"
     assert first.cancel()
@@ -265,6 +267,38 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
     stopped = service.store.checks.get(first.check_id)
     assert stopped is not None and stopped.status == "cancelled"
     assert not first.cancel()  # already cancelled
+
+
+async def test_joined_checks_statuses_are_written_off_the_event_loop(
+    make_service: Callable[..., CheckService],
+    checker: FakeChecker,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checker.delay_s = 0.3
+    service = make_service(**GENEROUS)
+    await service.start()
+    loop_thread = threading.get_ident()
+    on_loop: list[tuple[str, str]] = []
+    set_status = service.store.checks.set_status
+
+    def watched(check_id: str, status: Any, **kwargs: Any) -> None:
+        if threading.get_ident() == loop_thread:
+            on_loop.append((check_id, status))
+        set_status(check_id, status, **kwargs)
+
+    monkeypatch.setattr(service.store.checks, "set_status", watched)
+    owner = await service.submit(Post(text=POST), ALICE)
+    joined = await service.submit(Post(text=POST), BOB)
+    leaving = await service.submit(Post(text=POST), Requester("telegram", "1003", "chat-1"))
+    await asyncio.sleep(0.05)
+    assert leaving.cancel()  # a joined waiter leaves: its check is cancelled
+    outcome = await joined.result()  # the run ends: the joined check is done
+    await service.waiters.flush()
+    assert on_loop == []
+    statuses = [service.store.checks.get(h.check_id) for h in (owner, joined, leaving)]
+    assert [row.status for row in statuses if row] == ["done", "done", "cancelled"]
+    # The joined check's row was written before its waiter was answered.
+    assert outcome.check_id == joined.check_id and outcome.original_id == owner.check_id
 
 
 async def test_a_repeat_is_answered_only_in_its_own_reply_language(

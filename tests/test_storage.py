@@ -13,7 +13,10 @@ import re
 import sqlite3
 import stat
 import threading
+import time
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -22,6 +25,8 @@ from peers.store_fixtures import T0, Clock
 from sqlite_utils import Database
 
 import storage
+import storage.postgres as postgres_module
+import storage.vectors as vectors_module
 from storage import (
     MIGRATIONS,
     CheckNotFoundError,
@@ -38,6 +43,7 @@ from storage import (
     open_database,
     text_hash,
 )
+from storage.opening import open_postgres
 from storage.postgres import StoreDatabase, is_postgres
 from storage.rows import report_rows, serializable_report, to_iso
 from storage.settings import StorageSettings
@@ -636,6 +642,30 @@ def test_vectors_of_answerable_checks_round_trip(store: CheckStore, clock: Clock
     np.testing.assert_array_equal(store.vectors.load()[1][-1], vectors[1, :16])
 
 
+def test_vectors_are_loaded_in_batches_beside_the_matrix_only(
+    store: CheckStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What :meth:`Vectors.load` holds besides the matrix is one batch of rows, not every
+    stored vector a second time (50k vectors: 80 MB, not 162)."""
+    monkeypatch.setattr(vectors_module, "LOAD_BATCH", 16)
+    vectors = np.random.default_rng(1).standard_normal((256, 384)).astype(np.float32)
+    ids = []
+    for i, vector in enumerate(vectors):
+        row = new_check(store, f"post {i}")
+        store.reports.save(row.id, Report(verdict="true"), vector=vector)
+        ids.append(row.id)
+    tracemalloc.start()
+    try:
+        got_ids, matrix = store.vectors.load()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got_ids == ids
+    np.testing.assert_array_equal(matrix, vectors)
+    # The matrix, and at most a few batches' blobs; not all of them again.
+    assert peak < matrix.nbytes * 1.5, (peak, matrix.nbytes)  # all again: over 2x
+
+
 def test_purge_keeps_the_verdict_and_removes_the_text(
     store: CheckStore, db: StoreDatabase, tmp_path: Path, clock: Clock
 ) -> None:
@@ -779,6 +809,72 @@ def test_times_are_stored_as_utc(db: StoreDatabase) -> None:
     naive = CheckStore(db, clock=lambda: dt.datetime(2026, 3, 1))
     with pytest.raises(ValueError, match="naive"):
         new_check(naive)
+
+
+def test_reads_wait_for_the_stores_lock_on_sqlite_only(
+    store: CheckStore, db: StoreDatabase
+) -> None:
+    """One SQLite connection is never used by two threads at once; PostgreSQL's connection
+    runs one statement at a time by itself, and its reads do not wait for the lock."""
+    row = new_check(store)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.database.lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    found: list[CheckRow | None] = []
+    reader = threading.Thread(target=lambda: found.append(store.checks.get(row.id)))
+    reader.start()
+    reader.join(0.5)
+    waited = reader.is_alive()
+    release.set()
+    reader.join(10)
+    holder.join(10)
+    assert waited is not is_postgres(db)
+    assert found == [row]
+
+
+@pytest.mark.slow
+def test_a_read_waiting_for_a_lost_postgres_connection_keeps_no_one_waiting(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = open_postgres(postgres_url)
+    store = CheckStore(db)
+    row = new_check(store)
+
+    def unreachable() -> psycopg.Connection[Any]:
+        raise psycopg.OperationalError("the server is restarting")
+
+    monkeypatch.setattr(postgres_module, "RECONNECT_S", 20.0)
+    monkeypatch.setattr(db, "_connect", unreachable)
+    db.current().close()  # the connection is lost; the server does not answer yet
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            store.checks.get(row.id)
+        except BaseException as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    time.sleep(0.3)  # the reader waits for the server to come back
+    assert reader.is_alive()
+    # Meanwhile the store's lock is free, and the store closes at once ...
+    assert store.database.lock.acquire(timeout=1)
+    store.database.lock.release()
+    started = time.monotonic()
+    store.close()
+    assert time.monotonic() - started < 2
+    # ... and the waiting read gives up, instead of using a closed store.
+    reader.join(5)
+    assert not reader.is_alive()
+    assert [type(exc) for exc in failed] == [psycopg.InterfaceError]
 
 
 def test_threads_share_one_store(db: StoreDatabase) -> None:

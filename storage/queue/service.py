@@ -48,8 +48,9 @@ POLL_S = 15.0
 
 
 def stored_outcome(store: CheckStore, check_id: str) -> Outcome | str | None:
-    """What a finished check answers: its outcome, the reason it failed, or ``None``
-    (unknown, cancelled, not finished, or its report purged)."""
+    """What a finished check answers: its outcome (with a moderator's latest review in
+    force), the reason it failed, or ``None`` (unknown, cancelled, not finished, or its
+    report purged)."""
     row = store.checks.get(check_id)
     if row is None:
         return None
@@ -60,7 +61,7 @@ def stored_outcome(store: CheckStore, check_id: str) -> Outcome | str | None:
         return f"The check failed: {(row.error or original.error) or 'no reason was stored'}"
     if original.status != "done":
         return None
-    report = store.reports.get(original.id)
+    report = store.reviewed_report(original.id)  # a moderator's review in force
     if report is None:
         return None
     if row.repeat_of is None:
