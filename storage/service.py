@@ -32,6 +32,7 @@ from zofia_engine.text import checkable_text
 
 from .card_delivery import CardDelivery
 from .chat_operations import ChatOperations
+from .follow_ups import FollowUp, ask_follow_up
 from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile, Waiters
 from .keys import keyed_text_hash
 from .limits import DAY, Admission, RequestLimits
@@ -396,3 +397,17 @@ class CheckService:
             await self.runs.aclose()
         await self.waiters.flush()  # the joined checks' statuses are written
 
+    async def follow_up(
+        self, check_id: str, question: str, requester: Requester, *, language: str = ""
+    ) -> FollowUp:
+        """Answer a reader's ``question`` about check ``check_id`` from the report it shows
+        (a moderator's review in force), admitted against ``requester``'s limits like a
+        check and released once answered (:func:`storage.follow_ups.ask_follow_up`).
+
+        Raises:
+            ValueError: the question is empty.
+            CheckNotFoundError: no such check in the requester's chat.
+            NoReportError: the check has no report (running, failed, or expired).
+            RateLimitedError: a limit is reached; nothing was asked.
+        """
+        return await ask_follow_up(self, check_id, question, requester, language=language)

@@ -24,6 +24,16 @@ from zofia_engine.report import EvidenceItem
 
 # Every variable each template needs, with a value.
 TEMPLATE_VARIABLES = {
+    "followup": {
+        "verdict": "false",
+        "summary": "s",
+        "ruling": "r",
+        "claims": [],
+        "documents": [],
+        "turns": [],
+        "question": "why?",
+        "max_words": 80,
+    },
     "analyses": {"lines": [{"id": "linguist", "text": "Reads as fabricated."}]},
     "debate_turn": {
         "round": 1,

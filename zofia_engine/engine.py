@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from .agents.context import PanelContext
+from .agents.followup import answer_follow_up
 from .agents.judge import final_ruling
 from .check_run import CheckRun
 from .config import EngineSettings, StanceSettings
@@ -21,6 +22,7 @@ from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.router import LLMRouter
 from .llm.session import CheckSession
+from .ports import FollowUpAnswer
 from .post import Ablation, Post, ProgressEvent, ProgressHook
 from .report import Report
 from .retrieval.pipeline import EntityGuidedRetrieval
@@ -125,6 +127,24 @@ class Engine:
                 message is one sentence for the user.
         """
         return await self.images.read(post)
+
+    async def follow_up(
+        self, report: Report, question: str, *, language: str = ""
+    ) -> FollowUpAnswer:
+        """Answer a reader's ``question`` about ``report`` in one call of the judge's
+        route, from the report alone, citing only its evidence
+        (:func:`~zofia_engine.agents.followup.answer_follow_up`).
+
+        Raises:
+            StepFailed: the model's call failed, or its reply could not be read.
+        """
+        return await answer_follow_up(
+            self.llm.session(),
+            report,
+            question,
+            language=language,
+            max_evidence_chars=self.settings.agents.max_evidence_chars,
+        )
 
     async def _examine(
         self, post: Post, session: CheckSession, shared: tuple[ChatMessage, ...]

@@ -8,6 +8,7 @@ a stand-in (an in-process fake in tests, as httpx tests use ``MockTransport``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -15,7 +16,26 @@ import numpy as np
 from .post import Post, ProgressHook
 from .report import Report
 
-__all__ = ["CheckFunction", "Checker", "TextEncoder"]
+__all__ = ["NO_ANSWER", "CheckFunction", "Checker", "FollowUpAnswer", "TextEncoder"]
+
+#: what a follow-up question gets when the report does not answer it
+NO_ANSWER = "The report does not answer that question."
+
+
+@dataclass(frozen=True)
+class FollowUpAnswer:
+    """The answer to a question about a finished check: a few sentences, and the ids of
+    the report's evidence they rest on (``web-3``, ``wiki-1``; each one in the report).
+    ``answered`` is false when the report does not answer the question: the text is then
+    :data:`NO_ANSWER` and nothing is cited."""
+
+    text: str
+    cites: tuple[str, ...] = ()
+    answered: bool = True
+
+    @classmethod
+    def unanswered(cls) -> FollowUpAnswer:
+        return cls(NO_ANSWER, (), answered=False)
 
 
 class Checker(Protocol):
@@ -35,6 +55,18 @@ class Checker(Protocol):
 
         Raises:
             InvalidPostError: a picture is refused, or there is no text anywhere.
+        """
+        ...
+
+    async def follow_up(
+        self, report: Report, question: str, *, language: str = ""
+    ) -> FollowUpAnswer:
+        """Answer a reader's ``question`` about ``report`` from the report alone (its
+        claims, evidence and debate), citing its evidence, in ``language`` (``""``:
+        English); :meth:`FollowUpAnswer.unanswered` when the report does not answer it.
+
+        Raises:
+            StepFailed: the model's call failed, or its reply could not be read.
         """
         ...
 

@@ -36,6 +36,7 @@ from .buttons import button_handlers
 from .commands import BOT_COMMANDS, command_handlers
 from .context import PLATFORM, TelegramContext
 from .deliveries import post_delivered
+from .followups import follow_up_handlers
 from .inputs import input_handlers
 
 __all__ = [
@@ -164,7 +165,10 @@ def build_application(
         .build()
     )
     ctx.install(application.bot_data)
-    application.add_handlers([*command_handlers(), *input_handlers(), *button_handlers()])
+    # A reply to a verdict card is a follow-up question, not a post: tried before the inputs.
+    application.add_handlers(
+        [*command_handlers(), *follow_up_handlers(), *input_handlers(), *button_handlers()]
+    )
     application.add_error_handler(_on_error)
     return application
 

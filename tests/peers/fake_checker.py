@@ -25,6 +25,7 @@ from bots.common.settings import Settings
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
+from zofia_engine.ports import FollowUpAnswer
 from zofia_engine.post import Post, ProgressEvent, ProgressHook
 from zofia_engine.report import (
     TRIAGED,
@@ -133,6 +134,9 @@ class FakeChecker:
         delay_s: how long a check takes (tests of joins, cancellation, shutdown).
         fail: raise this instead of answering.
         verdict, summary, tokens: what the report says and costs.
+        answer, answer_cites: what every follow-up question gets (the cites that name
+            no evidence of the report are dropped; with none left, the report "does not
+            answer"); ``questions`` records each question asked, in order.
     """
 
     delay_s: float = 0.0
@@ -141,6 +145,9 @@ class FakeChecker:
     summary: str = ""
     tokens: int = 1500
     runs: list[Post] = field(default_factory=list)
+    answer: str = "The council's minutes show that no such law was passed [web-1]."
+    answer_cites: tuple[str, ...] = ("web-1",)
+    questions: list[str] = field(default_factory=list)
     # The real picture reader (Pillow, RapidOCR): what a photo post becomes is the
     # engine's rule, not the fake's.
     reader: ImageReader = field(default_factory=lambda: ImageReader(ImageSettings()))
@@ -167,6 +174,18 @@ class FakeChecker:
         )
         await _emit(on_progress, ProgressEvent(kind="finished", stage="verdict"))
         return report
+
+    async def follow_up(
+        self, report: Report, question: str, *, language: str = ""
+    ) -> FollowUpAnswer:
+        """The scripted :attr:`answer`, citing what of :attr:`answer_cites` the report
+        has: a test with it proves the plumbing around a follow-up, not an answer."""
+        self.questions.append(question)
+        known = {item.id for item in report.evidence}
+        cites = tuple(c for c in self.answer_cites if c in known)
+        if not cites:
+            return FollowUpAnswer.unanswered()
+        return FollowUpAnswer(self.answer, cites)
 
 
 async def _emit(hook: ProgressHook | None, event: ProgressEvent) -> None:

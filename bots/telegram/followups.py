@@ -1,0 +1,181 @@
+"""Follow-up questions: a reply to one of the bot's verdict cards asks about that check.
+
+In a private chat any text reply to a card is a question ("why?", "which source?"); in a
+group, a reply to a card that mentions the bot. The card's keyboard carries its check id
+(callback data ``"<letter>:<check id>"``, :data:`~.render.BUTTON_ACTIONS`); the question
+goes to :meth:`~storage.service.CheckService.follow_up`, which counts it against the
+asker's limits like a check, and the answer comes back in a reply: a few sentences, the
+evidence they cite named as the card names its sources, and those sources listed.
+
+The handler is tried before the check handlers (:mod:`.inputs`): a reply to a card is a
+question, not a post to check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from typing import Any
+
+from telegram import Message, MessageEntity, Update
+from telegram.constants import ChatAction, ChatType
+from telegram.error import TelegramError
+from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
+
+from bots.common.languages import LANGUAGE_KEY
+from bots.common.sentences import error_sentence, named_sources, source_label, source_name
+from storage.errors import CheckNotFoundError
+from storage.follow_ups import FollowUp, NoReportError
+from storage.limits import RateLimitedError
+from storage.service import Requester
+from zofia_engine.report import EvidenceItem
+
+from .buttons import NOT_FOUND
+from .context import PLATFORM, TelegramContext, context_of
+from .inputs import RESTARTING, _asker
+from .render import BUTTON_ACTIONS, NO_PREVIEW, clip_text, quote_text, safe_href
+
+__all__ = ["ASK_HOW", "card_check_id", "follow_up_handlers", "follow_up_html"]
+
+log = logging.getLogger(__name__)
+
+#: a mention of the bot in reply to a card, with no question in it
+ASK_HOW = (
+    "Ask your question in your reply to the card, such as “why?”, “which source?” or "
+    "“what is true then?”."
+)
+#: the buttons only a verdict card has (not "checking…"'s Cancel)
+_CARD_ACTIONS = {letter for letter, action in BUTTON_ACTIONS.items() if action != "cancel"}
+_DATA = re.compile(r"(?P<action>[a-z]):(?P<check_id>[A-Za-z0-9_-]{1,32})")
+_MAX_ANSWER = 2000  # markup; the engine's answer is a few sentences
+_MAX_SOURCE = 240
+# A bracketed group of ids as the answer cites them: "[web-1]", "[web-1, wiki-2]".
+_ID_GROUP = re.compile(r"\[([^\[\]\n]{1,120})\]")
+
+
+def card_check_id(message: Message | None, bot_id: int) -> str | None:
+    """The check id of ``message`` when it is one of the bot's verdict cards (its
+    keyboard's callback data names it), else ``None``."""
+    if message is None or message.from_user is None or message.from_user.id != bot_id:
+        return None
+    markup = message.reply_markup
+    if markup is None:
+        return None
+    for row in markup.inline_keyboard:
+        for button in row:
+            found = _DATA.fullmatch(str(button.callback_data or ""))
+            if found is not None and found["action"] in _CARD_ACTIONS:
+                return found["check_id"]
+    return None
+
+
+def _mentions(message: Message, username: str) -> bool:
+    me = f"@{username}".casefold()
+    mentions = message.parse_entities([MessageEntity.MENTION]).values()
+    return me in (mention.casefold() for mention in mentions)
+
+
+class _ReplyToACard(filters.MessageFilter):
+    """A text reply to one of this bot's verdict cards: in a private chat, any; in a
+    group, one that mentions the bot."""
+
+    def filter(self, message: Message) -> bool:
+        bot = message.get_bot()
+        if card_check_id(message.reply_to_message, bot.id) is None:
+            return False
+        return message.chat.type == ChatType.PRIVATE or _mentions(message, bot.username)
+
+
+def _question(message: Message, username: str) -> str:
+    """The question: the reply's text without the mention of the bot."""
+    text = message.text or ""
+    text = re.sub(rf"@{re.escape(username)}\b", " ", text, flags=re.IGNORECASE)
+    return " ".join(text.split())
+
+
+def _named(text: str, sources: tuple[EvidenceItem, ...]) -> str:
+    """``text`` with the evidence ids it cites replaced by their sources' names: a
+    bracketed group becomes "(name; name)", a bare id the name."""
+    by_id = {item.id: item for item in sources}
+
+    def group(found: re.Match[str]) -> str:
+        ids = [part.strip() for part in re.split(r"[,;]", found[1])]
+        if not ids or not all(i in by_id for i in ids):
+            return found[0]
+        return "(" + "; ".join(dict.fromkeys(source_name(by_id[i]) for i in ids)) + ")"
+
+    return named_sources(_ID_GROUP.sub(group, text), list(sources))
+
+
+def _source_line(item: EvidenceItem) -> str:
+    """A cited source as the card lists its links: ``• title (site)``, linked when safe."""
+    shown = clip_text(source_label(item), _MAX_SOURCE)
+    href = safe_href(item.url)
+    return f'• <a href="{href}">{shown}</a>' if href else f"• {shown}"
+
+
+def follow_up_html(followed: FollowUp) -> str:
+    """The answer as Telegram HTML: its sentences (every string escaped), then the
+    sources it cites; the fixed sentence alone when the report does not answer."""
+    if not followed.answered:
+        return quote_text(followed.text)
+    lines = [clip_text(_named(followed.text, followed.sources), _MAX_ANSWER)]
+    if followed.sources:
+        lines += ["", "<b>Sources</b>", *map(_source_line, followed.sources)]
+    return "\n".join(lines)
+
+
+async def _answer(ctx: TelegramContext, message: Message, check_id: str, question: str) -> None:
+    """Ask the service, and reply with the answer or one sentence saying why not."""
+    chat_id = message.chat_id
+    private = message.chat.type == ChatType.PRIVATE
+    requester = Requester(PLATFORM, str(_asker(message)), str(chat_id), private)
+    try:
+        with contextlib.suppress(TelegramError):  # a courtesy while the model answers
+            await message.reply_chat_action(ChatAction.TYPING)
+        language = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+        followed = await ctx.service.follow_up(check_id, question, requester, language=language)
+        text = follow_up_html(followed)
+    except RateLimitedError as exc:
+        log.info("follow-up in chat %s refused: %s", chat_id, exc)
+        text = quote_text(error_sentence(exc))
+    except CheckNotFoundError:
+        log.info("follow-up on an unknown or foreign check in chat %s", chat_id)
+        text = quote_text(NOT_FOUND)
+    except NoReportError as exc:
+        text = quote_text(str(exc))
+    except Exception as exc:
+        log.exception("follow-up on check %s failed", check_id)
+        text = quote_text(error_sentence(exc))
+    try:
+        await message.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
+    except TelegramError as exc:
+        log.warning("could not answer a follow-up in chat %s: %s", chat_id, exc)
+
+
+async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A reply to a card: its question answered in the background (shutdown waits)."""
+    message = update.effective_message
+    if message is None:
+        return
+    check_id = card_check_id(message.reply_to_message, context.bot.id)
+    if check_id is None:
+        return
+    question = _question(message, context.bot.username)
+    if not question:
+        await message.reply_text(ASK_HOW, do_quote=True)
+        return
+    ctx = context_of(context)
+    if not ctx.spawn(_answer(ctx, message, check_id, question)):
+        await message.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
+
+
+def follow_up_handlers() -> list[BaseHandler[Update, Any, Any]]:
+    """The handler of follow-up questions; put it before the check handlers."""
+    return [
+        MessageHandler(
+            filters.TEXT & ~filters.COMMAND & ~filters.FORWARDED & _ReplyToACard(),
+            on_follow_up,
+        )
+    ]

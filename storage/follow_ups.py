@@ -1,0 +1,128 @@
+"""Follow-up questions on a finished check (issue 29): a reader asks "why?" or "which
+source?" about a verdict, and gets one answer from the report they were shown.
+
+:func:`ask_follow_up` is :meth:`CheckService.follow_up
+<storage.service.CheckService.follow_up>`: the check must have been asked in the
+requester's chat and have a report (a moderator's review in force, as the card shows
+it); the request is then admitted against the requester's limits like a check (one
+model call is work that a flood of questions must not get for free), the checker
+answers from the report, and the admission is released whatever happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+from zofia_engine.errors import ZofiaError
+from zofia_engine.ports import Checker, FollowUpAnswer
+from zofia_engine.report import EvidenceItem, Report
+
+from .chat_operations import ChatOperations
+from .errors import CheckNotFoundError
+from .handles import Requester
+from .limits import Admission
+from .store import CheckStore
+
+__all__ = ["MAX_QUESTION", "FollowUp", "NoReportError", "ask_follow_up"]
+
+log = logging.getLogger(__name__)
+
+#: the longest question taken, in characters (a longer one is cut by the engine too)
+MAX_QUESTION = 1000
+
+
+class NoReportError(ZofiaError, LookupError):
+    """The check has no report to ask about: it is still running, it failed, or its
+    details have expired."""
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """The answer to a follow-up question on check ``check_id``: the checker's answer,
+    and the report's evidence it cites, in the order it cites them (for the labels a
+    front-end shows instead of the ids)."""
+
+    check_id: str
+    answer: FollowUpAnswer
+    sources: tuple[EvidenceItem, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.answer.text
+
+    @property
+    def answered(self) -> bool:
+        return self.answer.answered
+
+
+class _Service(Protocol):
+    """What of the check service a follow-up needs (:class:`storage.service.CheckService`)."""
+
+    checker: Checker
+    store: CheckStore
+    chats: ChatOperations
+
+    def admit(self, requester: Requester) -> Admission: ...
+
+    def release(self, admission: Admission) -> None: ...
+
+
+def _report(service: _Service, check_id: str, requester: Requester) -> Report:
+    """The report check ``check_id`` shows, if it was asked in the requester's chat
+    (any chat when the requester names none: the CLI) (blocking)."""
+    if requester.chat_id:
+        row = service.chats.check_in_chat(check_id, requester.platform, requester.chat_id)
+        if row is None:
+            raise CheckNotFoundError(f"no check {check_id!r} in this chat")
+    found = service.store.report_for(check_id)
+    if found is None:
+        if service.store.checks.get(check_id) is None:
+            raise CheckNotFoundError(f"no check {check_id!r}")
+        raise NoReportError(
+            "This check has no report to ask about: it is still running, it failed, or "
+            "its details have expired."
+        )
+    return found[1]
+
+
+async def ask_follow_up(
+    service: _Service,
+    check_id: str,
+    question: str,
+    requester: Requester,
+    *,
+    language: str = "",
+) -> FollowUp:
+    """Answer ``question`` about check ``check_id`` for ``requester``.
+
+    Args:
+        language: the reply language (``""``: English).
+
+    Raises:
+        ValueError: the question is empty.
+        CheckNotFoundError: no such check, or not one asked in the requester's chat.
+        NoReportError: the check has no report (running, failed, or expired).
+        RateLimitedError: a limit of the requester's is reached; nothing was asked.
+        StepFailed: the model's call failed, or its reply could not be read.
+    """
+    question = question.strip()[:MAX_QUESTION]
+    if not question:
+        raise ValueError("the question is empty")
+    # Refused before any limit counts: a question about nothing costs nothing.
+    report = await asyncio.to_thread(_report, service, check_id, requester)
+    admission = await asyncio.to_thread(service.admit, requester)
+    try:
+        answer = await service.checker.follow_up(report, question, language=language)
+    finally:
+        try:
+            await asyncio.to_thread(service.release, admission)
+        except Exception:  # the attempt's place lapses by age then
+            log.warning("could not end attempt %s", admission.attempt_id, exc_info=True)
+    by_id = {item.id: item for item in report.evidence}
+    sources = tuple(by_id[i] for i in answer.cites if i in by_id)
+    if answer.answered and not sources:  # an answer must rest on the report's evidence
+        answer = FollowUpAnswer.unanswered()
+    return FollowUp(check_id, answer, sources)

@@ -1,0 +1,248 @@
+"""Follow-up questions on a finished check: one call, answered from the report alone.
+
+A reader of a verdict card asks "why?", "which source?" or "what is true then?". The
+judge's route is asked once, with the report as its material (the verdict, the judge's
+ruling, the claims as read, the evidence by id, the debate) and the question as data
+between markers, never as instructions: marker look-alikes and chat-template control
+strings in it are broken (:func:`untrusted`), as the post's are.
+
+The answer must rest on the report's evidence: the ids it cites (in its ``cites`` or in
+its text) that name no document of the report are dropped, and an answer left citing
+nothing, or one the model says the report does not give, becomes the fixed sentence
+:data:`~zofia_engine.ports.NO_ANSWER`. The answer is cut to :data:`MAX_WORDS` words, and
+a sentence quoting a phrase found in neither the evidence nor the claims is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from ..llm.base import ChatMessage
+from ..llm.session import CheckSession
+from ..llm.special_tokens import defuse
+from ..ports import FollowUpAnswer
+from ..prompting import render
+from ..report import EvidenceItem, Report
+from ..text import clip
+from .context import evidence_note
+from .quotes import Haystack, unfounded
+
+__all__ = [
+    "MAX_QUESTION_CHARS",
+    "MAX_WORDS",
+    "ROLE",
+    "STEP",
+    "FollowUpReply",
+    "answer_follow_up",
+    "cited_ids",
+    "follow_up_messages",
+    "untrusted",
+]
+
+#: the route a follow-up goes to: the judge's, which rules on the same material
+ROLE = "judge"
+STEP = "followup"
+MAX_WORDS = 80
+MAX_TOKENS = 320
+MAX_CITES = 6
+MAX_QUESTION_CHARS = 500
+MAX_CLAIMS = 12
+MAX_TURNS = 8
+MAX_TURN_CHARS = 500
+MAX_FIELD_CHARS = 300  # a title, a claim's reading, the ruling
+
+_SOURCE_LABELS = {
+    "web": "Web page",
+    "wikipedia": "Wikipedia",
+    "factcheck": "Published fact-check",
+    "image": "Picture of the post",
+}
+# An evidence id as a model writes it: "web-3", "wiki-1", "fc-2", "img-1-label".
+_ID = r"(?:web|wiki|fc)-\d+|img-\d+(?:-[a-z]+)*"
+_BARE_ID = re.compile(rf"\b(?:{_ID})\b")
+# A bracketed group of ids: "[web-1]", "[web-1, wiki-2]", "(web-3; fc-1)".
+_ID_GROUP = re.compile(rf"\s*[\[(]\s*((?:{_ID})(?:\s*[,;]\s*(?:{_ID}))*)\s*[\])]")
+_MARKER = re.compile(r"<{3,}|>{3,}")
+_SENTENCE_END = re.compile(r"[.!?…](?=\s|$)")
+
+
+class FollowUpReply(BaseModel):
+    """Whether the report answers the question, the answer, and the evidence it rests on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answered: bool
+    answer: str
+    cites: list[str]
+
+
+def untrusted(text: str) -> str:
+    """``text`` from a reader or a page made safe to put in the prompt: no run of ``<<<``
+    or ``>>>`` can close or open the question's markers (or the post's), and no
+    chat-template control string stays whole (:func:`~..llm.special_tokens.defuse`)."""
+    text = _MARKER.sub(lambda m: m[0].replace("<", "‹").replace(">", "›"), text)
+    return defuse(text)
+
+
+def cited_ids(text: str) -> list[str]:
+    """The evidence ids mentioned in ``text``, in order, each once."""
+    return list(dict.fromkeys(_BARE_ID.findall(text)))
+
+
+def _without_unknown(text: str, known: set[str]) -> str:
+    """``text`` with every mention of an id that names no document of the report taken
+    out (a bracket left empty goes with it), its spacing tidied."""
+
+    def group(found: re.Match[str]) -> str:
+        ids = [i for i in re.split(r"\s*[,;]\s*", found[1]) if i in known]
+        return f" [{', '.join(ids)}]" if ids else ""
+
+    text = _ID_GROUP.sub(group, text)
+    text = _BARE_ID.sub(lambda m: m[0] if m[0] in known else "", text)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    return " ".join(text.split())
+
+
+def _capped(text: str, max_words: int = MAX_WORDS) -> str:
+    """``text`` cut to ``max_words`` words: at the last sentence end within them when
+    there is one past their first half, else at a word, marked with "…"."""
+    words = text.split()
+    if len(words) <= max_words:
+        return text
+    head = " ".join(words[:max_words])
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and len(head[: ends[-1]].split()) > max_words // 2:
+        return head[: ends[-1]]
+    return head.rstrip(" ,;:") + "…"
+
+
+def _documents(evidence: list[EvidenceItem], max_chars: int) -> list[dict[str, str]]:
+    return [
+        {
+            "id": e.id,
+            "source_label": _SOURCE_LABELS[e.source],
+            "title": untrusted(clip(e.title, MAX_FIELD_CHARS)),
+            "note": untrusted(evidence_note(e)),
+            "text": untrusted(clip(e.text, max_chars)),
+        }
+        for e in evidence
+    ]
+
+
+def _claims(report: Report) -> list[dict[str, object]]:
+    return [
+        {
+            "id": c.id,
+            "text": untrusted(clip(c.text, MAX_FIELD_CHARS)),
+            "label": c.label or "",
+            "reason": untrusted(clip(c.reason, MAX_FIELD_CHARS)),
+            "quotes": [
+                {"evidence_id": q.evidence_id, "text": untrusted(clip(q.text, MAX_FIELD_CHARS))}
+                for q in c.quotes
+            ],
+        }
+        for c in report.claims[:MAX_CLAIMS]
+        if c.status == "ok"
+    ]
+
+
+def _turns(report: Report) -> list[dict[str, str]]:
+    turns = [t for t in report.debate.turns if t.status == "ok" and not t.repeated]
+    return [
+        {
+            "side": t.side,
+            "cites": ", ".join(t.cites),
+            "text": untrusted(clip(f"{t.rebuttal} {t.argument}", MAX_TURN_CHARS)),
+        }
+        for t in turns[-MAX_TURNS:]
+    ]
+
+
+def _ruling(report: Report) -> str:
+    """The judge's last words, and for an unproven post which way the panel leaned."""
+    rulings = [r for r in report.debate.rulings if r.status == "ok" and r.reason]
+    parts = [rulings[-1].reason] if rulings else []
+    if report.lean is not None:
+        parts.append(f"The panel leaned {report.lean.outcome}.")
+        if report.lean.settle:
+            parts.append(f"What would settle it: {report.lean.settle}")
+    return untrusted(clip(" ".join(parts), 2 * MAX_FIELD_CHARS))
+
+
+def follow_up_messages(
+    report: Report, question: str, *, language: str = "", max_evidence_chars: int = 600
+) -> list[ChatMessage]:
+    """The conversation of one follow-up: the panel's system message, then the report
+    and the question (defused, between its markers) with the task."""
+    material = render(
+        "followup",
+        verdict=report.verdict,
+        summary=untrusted(report.summary),
+        ruling=_ruling(report),
+        claims=_claims(report),
+        documents=_documents(report.evidence, max_evidence_chars),
+        turns=_turns(report),
+        question=untrusted(question),
+        max_words=MAX_WORDS,
+    )
+    return [
+        ChatMessage("system", render("system", language=language)),
+        ChatMessage("user", material),
+    ]
+
+
+async def answer_follow_up(
+    session: CheckSession,
+    report: Report,
+    question: str,
+    *,
+    language: str = "",
+    max_evidence_chars: int = 600,
+) -> FollowUpAnswer:
+    """Answer ``question`` about ``report`` in one call of the judge's route.
+
+    A report with no evidence, or an empty question, is not asked about: nothing in it
+    could be cited. ``language``: the reply language (``""``: English).
+
+    Raises:
+        StepFailed: the call failed, or its reply could not be read even after a repair.
+        LLMConfigError: the server refused the request as configured.
+    """
+    known = [e.id for e in report.evidence]
+    question = clip(question, MAX_QUESTION_CHARS)
+    if not known or not question:
+        return FollowUpAnswer.unanswered()
+    messages = follow_up_messages(
+        report, question, language=language, max_evidence_chars=max_evidence_chars
+    )
+    answer = await session.ask(
+        ROLE,
+        STEP,
+        messages,
+        FollowUpReply,
+        max_tokens=MAX_TOKENS,
+        enums={"cites": known},
+        max_items={"cites": MAX_CITES},
+    )
+    reply = answer.value
+    if not reply.answered:
+        return FollowUpAnswer.unanswered()
+    ids = set(known)
+    text = _without_unknown(reply.answer, ids)
+    sources = Haystack(
+        [
+            *(e.text for e in report.evidence),
+            *(e.title for e in report.evidence),
+            *(c.text for c in report.claims),
+            *(q.text for c in report.claims for q in c.quotes),
+            report.summary,
+        ]
+    )
+    text, _ = unfounded(text, sources)
+    text = _capped(text.strip())
+    cites = [i for i in dict.fromkeys([*reply.cites, *cited_ids(text)]) if i in ids]
+    if not text or not cites:
+        return FollowUpAnswer.unanswered()
+    return FollowUpAnswer(text, tuple(cites))
