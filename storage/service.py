@@ -22,11 +22,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import Post
-from zofia_engine.report import Report
 from zofia_engine.stage2_settings import LLMSettings
 from zofia_engine.text import checkable_text
 
@@ -39,9 +36,9 @@ from .limits import DAY, Admission, RequestLimits
 from .local_runs import LocalRuns
 from .repeats import NearRepeats
 from .reviews import Review
-from .rows import RepeatKind
 from .settings import ServiceSettings
 from .store import CheckRow, CheckStore
+from .stored_answers import answer_from_store
 
 __all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Requester"]
 
@@ -242,7 +239,9 @@ class CheckService:
             return self._join(row, running)
         vector = None
         if not recheck:
-            answered, vector = await self._from_store(post, text, digest, record, now)
+            answered, vector = await answer_from_store(
+                self.store, self.repeats, post, text, digest, record, now - self.window
+            )
             if answered is not None:
                 return answered
         if vector is None:
@@ -264,7 +263,9 @@ class CheckService:
         """The queued mode: answer from the store, else join the run of this text on the
         workers or queue a new one; either way follow that run from here."""
         if not recheck:
-            answered, _ = await self._from_store(post, text, digest, record, now)
+            answered, _ = await answer_from_store(
+                self.store, self.repeats, post, text, digest, record, now - self.window
+            )
             if answered is not None:
                 return answered
         row, original = await asyncio.to_thread(
@@ -318,50 +319,6 @@ class CheckService:
             row = record(forced=recheck, tokens=self.limits.token_reserve)
             delivery.queue(row.id, None if recheck else digest)
             return row, row
-
-    async def _from_store(
-        self, post: Post, text: str, digest: str, record: Callable[..., CheckRow], now: dt.datetime
-    ) -> tuple[CheckHandle | None, np.ndarray | None]:
-        """The answer to an exact or near repeat from the store, or ``None``; and the
-        post's vector, when the near-repeat search needed it."""
-        since = now - self.window
-        repeat = await asyncio.to_thread(self.store.checks.find_exact, digest, since)
-        if repeat is not None:
-            answered = await self._answer(record, repeat, "exact", 1.0)
-            if answered is not None:
-                return answered, None
-        if post.images:  # a near text is not the same picture
-            return None, None
-        vector = await self.repeats.vector(text)
-        # The index search and the word alignment are CPU work: off the event loop.
-        near = await asyncio.to_thread(self.repeats.original, vector, text, post.language, since)
-        if near is not None:
-            return await self._answer(record, near[0], "near", near[1]), vector
-        return None, vector
-
-    async def _answer(
-        self,
-        record: Callable[..., CheckRow],
-        original: CheckRow,
-        kind: RepeatKind,
-        score: float,
-    ) -> CheckHandle | None:
-        def stored() -> tuple[CheckRow, Report] | None:
-            # A moderator's latest review is in force: its verdict, the machine's noted.
-            report = self.store.reviewed_report(original.id)
-            if report is None:  # purged since: check it again
-                return None
-            return record(status="done", repeat_of=original.id, repeat_kind=kind), report
-
-        found = await asyncio.to_thread(stored)
-        if found is None:
-            return None
-        row, report = found
-        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        future.set_result(
-            Outcome(row.id, report, kind, original.id, original.created_at, round(score, 4))
-        )
-        return CheckHandle(row.id, future)
 
     async def review(
         self, check_id: str, platform: str, user_id: str, verdict: str, note: str, link: str = ""

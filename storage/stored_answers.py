@@ -1,0 +1,74 @@
+"""Answers from the store: a post checked already (the same text, or a near repeat of
+it, within the freshness window) is answered with the stored report at once, as a new
+check row that repeats the original, with a moderator's latest review in force.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Callable
+
+import numpy as np
+
+from zofia_engine.post import Post
+from zofia_engine.report import Report
+
+from .handles import CheckHandle, Outcome
+from .repeats import NearRepeats
+from .rows import CheckRow, RepeatKind
+from .store import CheckStore
+
+__all__ = ["answer_from_store"]
+
+
+async def answer_from_store(
+    store: CheckStore,
+    repeats: NearRepeats,
+    post: Post,
+    text: str,
+    digest: str,
+    record: Callable[..., CheckRow],
+    since: dt.datetime,
+) -> tuple[CheckHandle | None, np.ndarray | None]:
+    """The answer to an exact or near repeat checked since ``since``, or ``None``; and
+    the post's vector, when the near-repeat search needed it. ``record`` writes the
+    request's row (:meth:`~storage.service.CheckService.submit`'s)."""
+    repeat = await asyncio.to_thread(store.checks.find_exact, digest, since)
+    if repeat is not None:
+        answered = await _answer(store, record, repeat, "exact", 1.0)
+        if answered is not None:
+            return answered, None
+    if post.images:  # a near text is not the same picture
+        return None, None
+    vector = await repeats.vector(text)
+    # The index search and the word alignment are CPU work: off the event loop.
+    near = await asyncio.to_thread(repeats.original, vector, text, post.language, since)
+    if near is not None:
+        return await _answer(store, record, near[0], "near", near[1]), vector
+    return None, vector
+
+
+async def _answer(
+    store: CheckStore,
+    record: Callable[..., CheckRow],
+    original: CheckRow,
+    kind: RepeatKind,
+    score: float,
+) -> CheckHandle | None:
+    def stored() -> tuple[CheckRow, Report] | None:
+        # A moderator's latest review is in force: its verdict, the machine's noted.
+        report = store.reviewed_report(original.id)
+        if report is None:  # purged since: check it again
+            return None
+        return record(status="done", repeat_of=original.id, repeat_kind=kind), report
+
+    found = await asyncio.to_thread(stored)
+    if found is None:
+        return None
+    row, report = found
+    future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+    future.set_result(
+        Outcome(row.id, report, kind, original.id, original.created_at, round(score, 4))
+    )
+    return CheckHandle(row.id, future)
