@@ -485,7 +485,12 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
         peer.send(GROUP, ANN, "/settings autocheck on")
         await peer.wait_for(lambda: "is on" in peer.bot_messages(GROUP["id"])[-1]["text"])
         assert service.chats.setting("telegram", str(GROUP["id"]), "auto_check")
-        peer.send(GROUP, BOB, POST, forward_origin=origin)
+        forwarded = peer.send(GROUP, BOB, POST, forward_origin=origin)
+        # Offline, the panel finds the post unproven: auto-check stays quiet (a reaction).
+        key = (GROUP["id"], forwarded["message_id"])
+        await peer.wait_for(lambda: peer.reactions.get(key), ENGINE_S)
+        assert card_in(peer, GROUP["id"]) is None
+        peer.send(GROUP, BOB, "/check", reply_to=forwarded)  # asked: the card, from the store
         card = await wait_card(peer, GROUP["id"])
     assert "From user Carl" in card["text"]
 

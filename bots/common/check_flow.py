@@ -26,6 +26,7 @@ from zofia_engine.post import Post
 from .card import VerdictCard, verdict_card
 from .posts import post_from_message
 from .progress import follow_progress
+from .quiet import DEFAULT_MIN_CONFIDENCE, QUIET_UNASKED, group_answer
 from .sentences import error_sentence
 from .store_calls import StoreCalls, off_loop
 
@@ -40,9 +41,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-#: what an unasked check (a group's auto-check) keeps to itself
-QUIET_UNASKED = ("no_claim", "satire")
 
 #: the pictures of a request, each as ``(bytes, media type)``
 Pictures = list[tuple[bytes, str]]
@@ -67,9 +65,15 @@ class CheckRequest:
         origin, published: where the post came from and when, if known.
         language: the chat's reply language (``""``: English).
         allow_private_urls: let a link to a private address be fetched (tests only).
-        unasked: nobody asked (a group's auto-check): no progress is shown, and an
-            opinion, a greeting, satire or an unreadable picture post gets no reply.
+        unasked: nobody asked (a group's auto-check): no progress is shown; only a sure
+            alarm gets the card, another verdict ``react`` (see
+            :func:`~.quiet.group_answer`), and an opinion, a greeting, satire or an
+            unreadable picture post nothing.
         has_pictures: the request came with pictures.
+        min_confidence: an unasked check's least confidence for a card (the chat's
+            ``quiet_min_confidence``).
+        react: the quiet answer to an unasked check that gets no card (Telegram: a
+            reaction on the post); never raises. ``None``: nothing.
     """
 
     text: str
@@ -83,6 +87,8 @@ class CheckRequest:
     allow_private_urls: bool = False
     unasked: bool = False
     has_pictures: bool = False
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    react: Callable[[], Awaitable[None]] | None = None
 
 
 class Screen(Protocol):
@@ -171,8 +177,12 @@ async def run_check(
                 raise asyncio.CancelledError
             return
         outcome = await handle.result()
-        if request.unasked and outcome.report.verdict in QUIET_UNASKED:
-            return
+        if request.unasked:  # the card only for a sure alarm (bots.common.quiet)
+            answer = group_answer(outcome.report, request.min_confidence)
+            if answer == "reaction" and request.react is not None:
+                await request.react()
+            if answer != "card":
+                return
         asker = service.chats.user_hash(request.requester.platform, request.requester.user_id)
         card = await card_for(calls, outcome, card_target(post, asker))
         await screen.show_card(card)

@@ -19,13 +19,14 @@ from telegram.error import TelegramError
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
 from bots.common.languages import LANGUAGE_KEY
+from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence
 from storage.limits import RateLimitedError
 from storage.service import Requester
 from zofia_engine.post import Post
 
 from .context import PLATFORM, TelegramContext
-from .deliveries import delivery_target
+from .deliveries import delivery_target, react
 from .pictures import download_pictures
 from .posts import forwarded_from
 from .render import (
@@ -60,16 +61,27 @@ class TelegramScreen:
         anchor: the message the answer replies to.
         chat_id: the chat checked in (a deliver job's target).
         asker: the requester's keyed hash (a deliver job's card counts their checks left).
+        min_confidence: the chat's least confidence for an unasked check's card (a
+            deliver job's target keeps it).
     """
 
     interrupted: ClassVar[str | None] = INTERRUPTED
     platform_errors: ClassVar[tuple[type[Exception], ...]] = (TelegramError,)
 
-    def __init__(self, ctx: TelegramContext, anchor: Message, chat_id: int, asker: str) -> None:
+    def __init__(
+        self,
+        ctx: TelegramContext,
+        anchor: Message,
+        chat_id: int,
+        asker: str,
+        *,
+        min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+    ) -> None:
         self.ctx = ctx
         self.anchor = anchor
         self.chat_id = chat_id
         self.asker = asker
+        self.min_confidence = min_confidence
         self.reply: Message | None = None  # the "checking…" message, once sent
         self._keyboard: InlineKeyboardMarkup | None = None
         self._shown = ""
@@ -163,7 +175,11 @@ class TelegramScreen:
     def delivery_target(self, post: Post) -> dict[str, Any]:
         if self.reply is None:  # unasked: the card, if any, replies to the post
             return delivery_target(
-                self.chat_id, post, asker=self.asker, reply_to=self.anchor.message_id
+                self.chat_id,
+                post,
+                asker=self.asker,
+                reply_to=self.anchor.message_id,
+                min_confidence=self.min_confidence,
             )
         return delivery_target(
             self.chat_id, post, asker=self.asker, message_id=self.reply.message_id
@@ -187,15 +203,24 @@ async def check_message(
 
     The reply starts as "checking…" with a Cancel button, is edited as the check goes,
     and ends as the verdict card. A repeat answered from the store gets the card at once.
-    An ``unasked`` check (a group's auto-check) shows no progress and answers only a
-    checkable claim or a scam: an opinion, a greeting or satire gets no reply, nor
-    does a picture that cannot be read.
+    An ``unasked`` check (a group's auto-check) shows no progress and replies with the
+    card only to a false or misleading post or a scam at the chat's
+    ``quiet_min_confidence``, or one a moderator reviewed so; another verdict gets a
+    reaction on the post (:func:`~bots.common.quiet.group_answer`). An opinion, a
+    greeting or satire gets nothing, nor does a picture that cannot be read.
     """
     anchor = request or target
     chat_id = target.chat_id
-    language = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+    defaults: dict[str, Any] = {LANGUAGE_KEY: ""}
+    if unasked:
+        defaults[QUIET_MIN_CONFIDENCE] = DEFAULT_MIN_CONFIDENCE
+    chat = await ctx.calls.chat_settings(PLATFORM, str(chat_id), defaults)
+    language = chat[LANGUAGE_KEY]
+    min_confidence = min_confidence_of(chat.get(QUIET_MIN_CONFIDENCE))
 
-    screen = TelegramScreen(ctx, anchor, chat_id, ctx.user_hash(user_id))
+    screen = TelegramScreen(
+        ctx, anchor, chat_id, ctx.user_hash(user_id), min_confidence=min_confidence
+    )
 
     async def download() -> list[tuple[bytes, str]]:
         if pictures and not unasked:  # downloading and reading pictures takes a moment
@@ -213,6 +238,8 @@ async def check_message(
         allow_private_urls=ctx.allow_private_urls,
         unasked=unasked,
         has_pictures=bool(pictures),
+        min_confidence=min_confidence,
+        react=lambda: react(target.get_bot(), chat_id, target.message_id),
     )
     try:
         await run_check(

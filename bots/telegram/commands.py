@@ -1,5 +1,6 @@
 """``/start``, ``/help``, ``/privacy`` and ``/settings``: what the bot does, what it
-stores, and the per-group auto-check switch that only a chat admin may turn."""
+stores, and the per-group auto-check switch (and how sure an auto-check must be to
+reply with a card) that only a chat admin may turn."""
 
 from __future__ import annotations
 
@@ -12,8 +13,15 @@ from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 
 from bots.common.languages import LANGUAGE_KEY, language_name
 from bots.common.privacy import privacy_text, retention_days_of
+from bots.common.quiet import (
+    DEFAULT_MIN_CONFIDENCE,
+    QUIET_MIN_CONFIDENCE,
+    min_confidence_of,
+    parse_min_confidence,
+)
 
 from .context import PLATFORM, context_of
+from .deliveries import REACTION
 from .inputs import AUTO_CHECK
 
 __all__ = ["BOT_COMMANDS", "HELP", "START", "command_handlers"]
@@ -23,7 +31,8 @@ HELP = """<b>ZoFia checks whether a post is true, false, misleading or unproven.
 <b>In this chat</b>: forward me a post, or send its text, a link, or a photo or \
 screenshot of it (an album is one post); /check TEXT works too.
 <b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can \
-make me check every forwarded post with /settings autocheck on.
+make me check every forwarded post with /settings autocheck on; I then reply only to \
+a false or misleading post or a scam, and mark the others with a 👀 reaction.
 
 <b>What you get</b>: a "Checking…" message at once, showing each step as it finishes, \
 then the verdict card in its place, in about a minute on the built-in model (a few \
@@ -53,6 +62,10 @@ START = (
 SETTINGS_HELP = (
     "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"
     "An admin can change it with /settings autocheck on (or off).\n"
+    "Auto-check replies with a card only to a false or misleading post or a scam "
+    "it is at least <b>{confidence}</b> sure of (or one a moderator reviewed); "
+    "other posts get a {reaction} reaction. An admin can change it with "
+    "/settings confidence 70% (default {default}).\n"
 )
 LANGUAGE_HELP = (
     "The panel writes its summary and debate in <b>{language}</b> here; "
@@ -93,8 +106,9 @@ async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 
 async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/settings`` shows the chat's settings; ``/settings autocheck on|off`` (groups)
-    and ``/settings language NAME`` change them (in groups, admins only)."""
+    """``/settings`` shows the chat's settings; ``/settings autocheck on|off`` and
+    ``/settings confidence 70%`` (groups) and ``/settings language NAME`` change them
+    (in groups, admins only)."""
     message = update.effective_message
     if message is None:
         return
@@ -103,11 +117,20 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     private = message.chat.type == ChatType.PRIVATE
     args = context.args or []
     wanted = args[0].lower() if args else ""
-    if wanted in ("autocheck", "language") and not private and not await _is_admin(update, context):
+    changing = ("autocheck", "confidence", "language")
+    if wanted in changing and not private and not await _is_admin(update, context):
         await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
         return
     if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
         await calls.set_chat_settings(PLATFORM, chat, {AUTO_CHECK: args[1] == "on"})
+    elif wanted == "confidence" and not private and len(args) > 1:
+        try:
+            least = parse_min_confidence(" ".join(args[1:]))
+        except ValueError as exc:
+            said = str(exc)
+            await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
+            return
+        await calls.set_chat_settings(PLATFORM, chat, {QUIET_MIN_CONFIDENCE: least})
     elif wanted == "language" and len(args) > 1:
         try:
             name = language_name(" ".join(args[1:]))
@@ -116,11 +139,19 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
             await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
             return
         await calls.set_chat_settings(PLATFORM, chat, {LANGUAGE_KEY: name})
-    now = await calls.chat_settings(PLATFORM, chat, {LANGUAGE_KEY: "", AUTO_CHECK: False})
+    defaults = {LANGUAGE_KEY: "", AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}
+    now = await calls.chat_settings(PLATFORM, chat, defaults)
     text = LANGUAGE_HELP.format(language=html.escape(now[LANGUAGE_KEY] or "English"))
     if not private:
-        state = "on" if now[AUTO_CHECK] else "off"
-        text = SETTINGS_HELP.format(state=state) + text
+        text = (
+            SETTINGS_HELP.format(
+                state="on" if now[AUTO_CHECK] else "off",
+                confidence=f"{min_confidence_of(now[QUIET_MIN_CONFIDENCE]):.0%}",
+                reaction=REACTION,
+                default=f"{DEFAULT_MIN_CONFIDENCE:.0%}",
+            )
+            + text
+        )
     await message.reply_html(text, do_quote=not private)
 
 

@@ -2,18 +2,23 @@
 ``deliver`` job.
 
 The request records the chat and the "checking…" message to edit into the card (or,
-for an unasked check, which shows no progress, the post to reply to). The job edits
-that message into the verdict card, or the failure's sentence.
+for an unasked check, which shows no progress, the post to reply to and the chat's
+least confidence for a card). The job edits that message into the verdict card, or the
+failure's sentence; an unasked check gets the card, a reaction on the post or nothing,
+as :func:`~bots.common.quiet.group_answer` rules.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
-from telegram.error import BadRequest
+from telegram.constants import ReactionEmoji
+from telegram.error import BadRequest, TelegramError
 
-from bots.common.check_flow import QUIET_UNASKED, card_for, card_target
+from bots.common.check_flow import card_for, card_target
+from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, group_answer, min_confidence_of
 from bots.common.sentences import error_sentence
 from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
@@ -22,7 +27,21 @@ from zofia_engine.post import Post
 from .context import TelegramContext
 from .render import NO_PREVIEW, card_html, card_keyboard, quote_text
 
-__all__ = ["delivery_target", "post_delivered"]
+__all__ = ["REACTION", "delivery_target", "post_delivered", "react"]
+
+log = logging.getLogger(__name__)
+
+#: the quiet answer to a group's auto-check that gets no card: the bot looked
+REACTION = ReactionEmoji.EYES
+
+
+async def react(bot: Bot, chat_id: int, message_id: int) -> None:
+    """Put :data:`REACTION` on a post; never raises (a group may allow no reactions,
+    or not this one: the post then simply gets none)."""
+    try:
+        await bot.set_message_reaction(chat_id, message_id, reaction=REACTION)
+    except TelegramError as exc:
+        log.warning("could not react to a post in chat %s: %s", chat_id, exc)
 
 
 def delivery_target(
@@ -32,16 +51,18 @@ def delivery_target(
     asker: str,
     message_id: int | None = None,
     reply_to: int | None = None,
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE,
 ) -> dict[str, Any]:
     """What a deliver job needs to post the card of ``post`` in ``chat_id`` from any
     replica: the ``message_id`` of the "checking…" message to edit, or, for an unasked
-    check, the message to reply to; and what the card is made of
-    (:func:`~bots.common.check_flow.card_target`, ``asker`` the requester's hash)."""
+    check, the message to reply to (or react to) and the chat's ``min_confidence`` for a
+    card; and what the card is made of (:func:`~bots.common.check_flow.card_target`,
+    ``asker`` the requester's hash)."""
     target: dict[str, Any] = {"chat_id": chat_id, **card_target(post, asker)}
     if message_id is not None:
         target["message_id"] = message_id
     else:
-        target.update(reply_to=reply_to, unasked=True)
+        target.update(reply_to=reply_to, unasked=True, min_confidence=min_confidence)
     return target
 
 
@@ -49,8 +70,10 @@ async def post_delivered(
     ctx: TelegramContext, bot: Bot, claim: Claim, found: Outcome | str
 ) -> None:
     """A deliver job's card: edit the "checking…" message it names into the verdict card
-    (or the failure's sentence), or, for an unasked check, reply to the post. Editing
-    to what the message already shows is not an error: a retried job may do it."""
+    (or the failure's sentence), or, for an unasked check, reply to the post or react to
+    it (:func:`~bots.common.quiet.group_answer`, with the target's least confidence: a
+    target recorded before it held one gets the default). Editing to what the message
+    already shows is not an error: a retried job may do it."""
     target = claim.target
     chat_id = int(target["chat_id"])
     keyboard: InlineKeyboardMarkup | None = None
@@ -59,8 +82,13 @@ async def post_delivered(
             return
         text = quote_text(error_sentence(CheckFailedError(found)))
     else:
-        if target.get("unasked") and found.report.verdict in QUIET_UNASKED:
-            return
+        if target.get("unasked"):
+            least = min_confidence_of(target.get("min_confidence"))
+            answer = group_answer(found.report, least)
+            if answer == "reaction":
+                await react(bot, chat_id, int(target["reply_to"]))
+            if answer != "card":
+                return
         card = await card_for(ctx.calls, found, target)
         text = card_html(card)
         keyboard = card_keyboard(card.check_id, report_url=ctx.report_url(card.check_id))

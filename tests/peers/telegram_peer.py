@@ -4,7 +4,8 @@
 ``{"ok": false, "error_code": ..., "description": ...}`` as Telegram does. It serves
 ``getMe``, ``getUpdates`` (long polling), ``deleteWebhook``, ``sendMessage``,
 ``editMessageText``, ``editMessageReplyMarkup``, ``answerCallbackQuery``,
-``sendChatAction``, ``getChatMember``, ``setMyCommands`` and ``getFile``, and serves
+``sendChatAction``, ``getChatMember``, ``setMyCommands``, ``setMessageReaction`` and
+``getFile``, and serves
 the files it registered at ``GET /file/bot<token>/<file_path>`` (``getFile`` refuses
 a file over 20 MB, as Telegram does for bots). HTML is parsed as
 Telegram parses it: a stray ``<`` or ``&``, an unknown or unbalanced tag, or more
@@ -35,6 +36,7 @@ from typing import Any
 
 from aiohttp import web
 from PIL import Image
+from telegram.constants import ReactionEmoji
 
 from .loopback import LoopbackServer
 
@@ -65,6 +67,8 @@ _JSON_FIELDS = {
     "drop_pending_updates",
     "commands",
     "entities",
+    "reaction",
+    "is_big",
 }
 _TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
@@ -178,6 +182,12 @@ class FakeBotAPI(LoopbackServer):
             once, refilled at ``chat_rate`` a second; beyond it, 429. ``0``: no limit.
         chat_rate: requests a second a chat is allowed in the long run.
         admins: user ids that ``getChatMember`` reports as administrators.
+
+    Attributes:
+        reactions: the bot's reaction on each message it reacted to, ``(chat id,
+            message id)`` → emoji (gone when it took its reaction back).
+        no_reactions: chats whose admins allow no reactions: ``setMessageReaction``
+            there is a 400 ``REACTION_INVALID``, as Telegram answers.
     """
 
     def __init__(
@@ -209,6 +219,8 @@ class FakeBotAPI(LoopbackServer):
         self.files: dict[str, _File] = {}  # file_id → what getFile and downloads give
         self.downloads: list[str] = []  # the file_path of every file downloaded
         self._file_ids = itertools.count(1)
+        self.reactions: dict[tuple[int, int], str] = {}
+        self.no_reactions: set[int] = set()
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/bot{token}/{method}", self._serve)
@@ -621,6 +633,29 @@ class FakeBotAPI(LoopbackServer):
         if markup:
             message["reply_markup"] = markup
         return message
+
+    async def _m_setMessageReaction(self, params: dict[str, Any]) -> bool:
+        """A bot sets at most one reaction, an emoji of Telegram's list, on a message the
+        chat holds; an empty list takes its reaction back."""
+        chat_id = params.get("chat_id")
+        key = (chat_id, params.get("message_id"))
+        if key not in self.messages:
+            raise TelegramError(400, "Bad Request: message to react not found")
+        reaction = params.get("reaction") or []
+        if not isinstance(reaction, list):
+            raise TelegramError(400, "Bad Request: can't parse reaction types json object")
+        if len(reaction) > 1:
+            raise TelegramError(400, "Bad Request: REACTIONS_TOO_MANY")
+        emoji = [r.get("emoji") for r in reaction if r.get("type") == "emoji"]
+        if len(emoji) != len(reaction) or chat_id in self.no_reactions:
+            raise TelegramError(400, "Bad Request: REACTION_INVALID")
+        if any(e not in set(ReactionEmoji) for e in emoji):
+            raise TelegramError(400, "Bad Request: REACTION_INVALID")
+        if emoji:
+            self.reactions[key] = str(emoji[0])
+        else:
+            self.reactions.pop(key, None)
+        return True
 
     async def _m_getFile(self, params: dict[str, Any]) -> dict[str, Any]:
         file = self.files.get(str(params.get("file_id", "")))
