@@ -82,7 +82,7 @@ def end_check(
                 {"check_id": waiting, "not_before": deliver_at.isoformat()},
                 lock=f"deliver:{waiting}",
             )
-        publish(db, check_id, "failed" if error else "done", {"error": error or ""})
+        publish(db, check_id, "failed" if error else "done")  # the outcome is in the store
 
 
 def unfinished_without_job(db: PostgresDatabase, older_than: dt.datetime) -> list[str]:

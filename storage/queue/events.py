@@ -20,7 +20,7 @@ import psycopg
 
 from ..postgres import PostgresDatabase
 
-__all__ = ["CHANNEL", "CheckEvent", "Listener", "publish"]
+__all__ = ["CHANNEL", "CheckEvent", "Listener", "payload", "publish"]
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ EventKind = Literal["progress", "done", "failed"]
 @dataclass(frozen=True)
 class CheckEvent:
     """One notification: ``progress`` (``event`` is a progress event as a dict), ``done``
-    or ``failed`` (``event`` is ``{"error": reason}``)."""
+    or ``failed`` (``event`` is empty: the outcome is read from the store)."""
 
     check_id: str
     kind: EventKind
@@ -46,12 +46,31 @@ class CheckEvent:
             return None
 
 
+#: the longest text a progress step carries in a notification (a judge's call, a stage)
+MAX_FIELD = 120
+_PROGRESS_FIELDS = ("kind", "stage", "detail", "round", "elapsed_ms")
+
+
+def payload(check_id: str, kind: EventKind, event: dict[str, Any] | None = None) -> str:
+    """A notification's text: the check's id and the event's kind; for ``progress``, the
+    step's few fields, each text cut to :data:`MAX_FIELD`. What a check ended with (its
+    report, why it failed) is never sent: the listener reads it from the store. So a
+    payload stays far under PostgreSQL's 8,000-byte limit, whatever a check does."""
+    body: dict[str, Any] = {"check": check_id, "kind": kind}
+    if kind == "progress" and event:
+        body["event"] = {
+            name: value[:MAX_FIELD] if isinstance(value, str) else value
+            for name, value in event.items()
+            if name in _PROGRESS_FIELDS
+        }
+    return json.dumps(body, ensure_ascii=False)
+
+
 def publish(
     db: PostgresDatabase, check_id: str, kind: EventKind, event: dict[str, Any] | None = None
 ) -> None:
     """Announce an event of ``check_id`` (on commit, when inside a transaction)."""
-    payload = json.dumps({"check": check_id, "kind": kind, "event": event or {}})
-    db.execute("SELECT pg_notify(?, ?)", [CHANNEL, payload])
+    db.execute("SELECT pg_notify(?, ?)", [CHANNEL, payload(check_id, kind, event)])
 
 
 class Listener:
