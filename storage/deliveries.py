@@ -29,6 +29,9 @@ class Claim:
     check_id: str
     platform: str
     target: dict[str, Any]
+    #: when this replica claimed it, as stored: the claim is this replica's while the
+    #: row still holds it (another replica that takes over a lapsed lease writes its own)
+    claimed_at: str = ""
 
 
 class Deliveries:
@@ -95,11 +98,12 @@ class Deliveries:
             ).fetchone()
             if row is None:
                 return None
+            claimed_at = self.db.now()
             self.db.execute(
                 "UPDATE deliveries SET claimed_at = ? WHERE check_id = ?",
-                [self.db.now(), check_id],
+                [claimed_at, check_id],
             )
-        return Claim(check_id, row[0], json.loads(row[1]))
+        return Claim(check_id, row[0], json.loads(row[1]), claimed_at)
 
     def is_claimed(self, check_id: str) -> bool:
         """Whether a delivery is still to be made and someone holds it now."""
@@ -109,19 +113,35 @@ class Deliveries:
         )
         return row is not None and row[0] is not None
 
-    def delivered(self, claim: Claim) -> None:
-        """The card is posted: end the delivery and forget the platform's raw ids."""
-        self._write(
-            "UPDATE deliveries SET delivered_at = ?, target_json = '{}' WHERE check_id = ?",
-            [self.db.now(), claim.check_id],
+    def delivered(self, claim: Claim) -> bool:
+        """The card is posted: end the delivery and forget the platform's raw ids.
+
+        Returns:
+            Whether the claim was still this replica's (else nothing is written: the
+            replica that took the lapsed lease over ends it).
+        """
+        return self._owned(
+            "UPDATE deliveries SET delivered_at = ?, target_json = '{}'"
+            " WHERE check_id = ? AND claimed_at = ? AND delivered_at IS NULL",
+            [self.db.now(), claim.check_id, claim.claimed_at],
         )
 
-    def release(self, claim: Claim) -> None:
-        """Posting failed: let the next attempt (here or on another replica) claim it."""
-        self._write(
-            "UPDATE deliveries SET claimed_at = NULL WHERE check_id = ? AND delivered_at IS NULL",
-            [claim.check_id],
+    def release(self, claim: Claim) -> bool:
+        """Posting failed: let the next attempt (here or on another replica) claim it.
+
+        Returns:
+            Whether the claim was still this replica's (else another's claim stands).
+        """
+        return self._owned(
+            "UPDATE deliveries SET claimed_at = NULL"
+            " WHERE check_id = ? AND claimed_at = ? AND delivered_at IS NULL",
+            [claim.check_id, claim.claimed_at],
         )
+
+    def _owned(self, sql: str, params: list[Any]) -> bool:
+        with self.db.write():
+            cursor = self.db.execute(sql, params)
+        return cursor.rowcount > 0
 
     def forget_stale(self, older_than: dt.datetime) -> int:
         """Blank the raw ids of deliveries that never happened (their jobs gave up)

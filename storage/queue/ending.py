@@ -81,6 +81,7 @@ def end_check(
                 deliver_queue(platform),
                 {"check_id": waiting, "not_before": deliver_at.isoformat()},
                 lock=f"deliver:{waiting}",
+                queueing_lock=f"deliver:{waiting}",  # one waiting job per card
             )
         publish(db, check_id, "failed" if error else "done")  # the outcome is in the store
 

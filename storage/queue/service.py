@@ -166,7 +166,14 @@ class QueuedDelivery:
     def _expect(self, check_id: str, platform: str, target: dict[str, Any]) -> None:
         with self.store.write():
             if self.store.deliveries.expect(check_id, platform, target):  # ended meanwhile
-                defer(self.db, DELIVER_TASK, deliver_queue(platform), {"check_id": check_id})
+                defer(
+                    self.db,
+                    DELIVER_TASK,
+                    deliver_queue(platform),
+                    {"check_id": check_id},
+                    lock=f"deliver:{check_id}",
+                    queueing_lock=f"deliver:{check_id}",
+                )
 
     def settle_soon(self, check_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self._settle_from_store(check_id))

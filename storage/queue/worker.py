@@ -306,7 +306,8 @@ def register_deliver_task(
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(deliveries.release, claim)
             raise
-        await asyncio.to_thread(deliveries.delivered, claim)
+        if not await asyncio.to_thread(deliveries.delivered, claim):
+            log.warning("delivery of %s was taken over by another replica", check_id)
         metrics.DELIVERIES.labels(platform=platform).inc()
 
     _retry_stalled(app, settings, store)
