@@ -304,6 +304,12 @@ def _particular(word: str) -> bool:
     return word in _NEGATIONS or word.endswith(("n't", "n’t")) or any(c.isdigit() for c in word)
 
 
+#: Words aligned at each end of two long texts; between the ends only the particular
+#: words are compared (in order), so the comparison's cost is bounded: an alignment of
+#: two 8,000-word texts (the 50,000-character cap) could take seconds.
+ALIGNED_WORDS = 1500
+
+
 def same_particulars(stored: str, new: str) -> bool:
     """Whether ``new`` can be a forward of ``stored``: no negation or number edited in between.
 
@@ -315,9 +321,27 @@ def same_particulars(stored: str, new: str) -> bool:
     different claim. Cosine similarity does not see such edits: "X is not Y"
     scores about 0.98 against "X is Y". Call it on the best match before
     answering from it; a ``False`` means "check this post".
+
+    Texts longer than twice :data:`ALIGNED_WORDS` are aligned on their first and
+    last :data:`ALIGNED_WORDS` words only, and their middles must hold the same
+    particular words in the same order: linear, and never wrong the costly way (an
+    edit it cannot place reads as an edit, and the post is checked again).
     """
     a = _WORD.findall(canonical_text(stored))
     b = _WORD.findall(canonical_text(new))
+    n = ALIGNED_WORDS
+    if max(len(a), len(b)) <= 2 * n:
+        return _aligned(a, b)
+    middle = [w for w in a[n:-n] if _particular(w)] == [w for w in b[n:-n] if _particular(w)]
+    return (
+        middle and _aligned(a[:n], b[:n], at_end=False) and _aligned(a[-n:], b[-n:], at_start=False)
+    )
+
+
+def _aligned(a: list[str], b: list[str], *, at_start: bool = True, at_end: bool = True) -> bool:
+    """Whether no edit between the word lists ``a`` and ``b`` touches a particular word,
+    a run of ``EDGE_RUN`` words or more cut or added at a real end of the texts apart
+    (``at_start``, ``at_end``: whether the lists begin and end where the texts do)."""
     blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     last = len(blocks) - 1
     for k, (tag, i1, i2, j1, j2) in enumerate(blocks):
@@ -326,7 +350,8 @@ def same_particulars(stored: str, new: str) -> bool:
         words = (*a[i1:i2], *b[j1:j2])
         # A cut or added run of words at either end is a forward, not an edit; a lone
         # word there ("... than we did" -> "... than we did not") is an edit.
-        cut = k in (0, last) and tag in ("insert", "delete") and len(words) >= EDGE_RUN
+        edge = (k == 0 and at_start) or (k == last and at_end)
+        cut = edge and tag in ("insert", "delete") and len(words) >= EDGE_RUN
         if not cut and any(_particular(w) for w in words):
             return False
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 
 import numpy as np
@@ -276,6 +277,31 @@ def test_same_particulars_catches_negation_and_number_edits() -> None:
     assert not same_particulars("Obama is a Muslim.", "Fwd: Obama is never a Muslim.")
     assert not same_particulars("Canada made more jobs than we did.", "... than we did not.")
     assert not same_particulars("He won the vote", "He didn't win the vote")
+
+
+def _long_post(words: int = 8000) -> list[str]:
+    """A long post of everyday words, not periodic (as no real post is)."""
+    rng = random.Random(3)
+    vocabulary = "the council said members city approved plan people river bridge mayor"
+    return [rng.choice(vocabulary.split()) for _ in range(words)]
+
+
+@pytest.mark.parametrize("at", [50, 1499, 1501, 4000, 7950])
+def test_a_long_post_s_edit_is_caught_anywhere(at: int) -> None:
+    words = _long_post()
+    post = " ".join(words)
+    for particular in ("not", "42"):
+        edited = " ".join([*words[:at], particular, *words[at:]])
+        assert not same_particulars(post, edited)
+        assert not same_particulars(post, "Fwd: from Ann on Monday: " + edited)
+
+
+def test_a_long_post_s_forward_edits_are_allowed() -> None:
+    words = _long_post()
+    post = " ".join(words)
+    assert same_particulars(post, "Fwd: forwarded from Ann on 12 May: " + post)
+    assert same_particulars(post, " ".join(words[:7000]))  # the tail cut
+    assert same_particulars(post, post + " Please share before 9 tonight!")
 
 
 # --- the real encoder ------------------------------------------------------------
