@@ -189,6 +189,8 @@ def deployment_env(postgres_url: str, tmp_path: Path) -> Iterator[tuple[dict[str
             "ZOFIA__SERVICE__USER_PER_MINUTE": "1000",
             "ZOFIA__SERVICE__CHAT_PER_MINUTE": "1000",
             "ZOFIA__SERVICE__MAX_PENDING_CHECKS": "1000",
+            # 1,000 pending checks would reserve 1,000 x llm.max_tokens_per_check: no budget
+            "ZOFIA__SERVICE__DAILY_TOKEN_BUDGET": "0",
             "ZOFIA__QUEUE__HEARTBEAT_S": "1",
             "ZOFIA__QUEUE__STALLED_AFTER_S": "4",
             "ZOFIA__QUEUE__POLL_S": "0.5",

@@ -73,7 +73,8 @@ def test_a_check_killed_mid_debate_is_resumed(
     slow = {"on": True}
 
     def debater(body: dict[str, Any]) -> ChatReply:
-        content = json.dumps(DEFAULTS["debaterreply"])
+        default = DEFAULTS["debaterreply"]
+        content = json.dumps(default(body) if callable(default) else default)
         return ChatReply(content=content, delay_s=60.0 if slow["on"] else 0.0)
 
     db = tmp_path / "zofia.db"

@@ -39,6 +39,15 @@ def build_service(
     With the store on PostgreSQL it consults a :class:`QueuedDelivery`: ``zofia worker``
     processes run the engine, and ``checker`` here only reads pictures."""
     store, secret = open_store(settings.storage, clock=clock)
+    held = settings.service.max_pending_checks * settings.llm.max_tokens_per_check
+    if 0 < settings.service.daily_token_budget < held:
+        log.warning(
+            "service.daily_token_budget (%d) holds only %d checks' reserves of"
+            " llm.max_tokens_per_check at once, fewer than service.max_pending_checks (%d)",
+            settings.service.daily_token_budget,
+            settings.service.daily_token_budget // settings.llm.max_tokens_per_check,
+            settings.service.max_pending_checks,
+        )
     delivery = QueuedDelivery(store) if settings.storage.is_postgres else None
     return CheckService(
         checker,
