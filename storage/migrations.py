@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from .errors import StorageError
 from .postgres import is_postgres
+from .schema_cards import m011_shown_cards
 from .schema_shares import m010_attempts_and_token_charges
 from .schema_steps import (
     m001_initial,
@@ -50,6 +51,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m008_deliveries", m008_deliveries),
     ("m009_reviews", m009_reviews),
     ("m010_attempts_and_token_charges", m010_attempts_and_token_charges),
+    ("m011_shown_cards", m011_shown_cards),
 ]
 
 

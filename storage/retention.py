@@ -4,8 +4,9 @@ After ``storage.retention_days`` everything that can name someone or restate the
 post goes: its text, where it was forwarded from, its link, the key that finds its
 repeats, any error text, the evidence, the report's JSON and summary, claim texts
 and reasons, analysis and debate texts, the post vector, the bots' section marks,
-where a card was to be delivered, feedback comments, and the settings of chats quiet
-for as long. The record stays
+where a card was to be delivered, where a card was shown (the raw chat and message ids
+a correction would go to), feedback comments, and the settings of chats quiet for as
+long. The record stays
 for statistics: the check's id, platform, keyed chat and requester, times, status
 and reply language; the verdict, confidence, counts, claim labels, votes and the
 model-call accounting.
@@ -33,6 +34,7 @@ _HAS_CONTENT = """
     OR EXISTS (SELECT 1 FROM evidence WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM post_vectors WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM deliveries WHERE check_id = c.id)
+    OR EXISTS (SELECT 1 FROM shown_cards WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM claims WHERE check_id = c.id
                AND (text IS NOT NULL OR reason IS NOT NULL OR quotes_json IS NOT NULL))
     OR EXISTS (SELECT 1 FROM analyses WHERE check_id = c.id AND text IS NOT NULL)
@@ -56,6 +58,7 @@ _PURGE_STATEMENTS = [
     "DELETE FROM evidence WHERE check_id IN ({ids})",
     "DELETE FROM post_vectors WHERE check_id IN ({ids})",
     "DELETE FROM deliveries WHERE check_id IN ({ids})",
+    "DELETE FROM shown_cards WHERE check_id IN ({ids})",
     "UPDATE claims SET text = NULL, reason = NULL, quotes_json = NULL WHERE check_id IN ({ids})"
     " AND (text IS NOT NULL OR reason IS NOT NULL OR quotes_json IS NOT NULL)",
     "UPDATE analyses SET text = NULL WHERE check_id IN ({ids}) AND text IS NOT NULL",

@@ -29,6 +29,7 @@ from zofia_engine.text import checkable_text
 
 from .card_delivery import CardDelivery
 from .chat_operations import ChatOperations
+from .corrections import Reviewers, review_check
 from .follow_ups import FollowUp, ask_follow_up
 from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile, Waiters
 from .keys import keyed_text_hash
@@ -83,6 +84,7 @@ class CheckService:
         self.clock = clock or store.clock
         self.delivery = delivery
         self.chats = ChatOperations(store, secret)
+        self.reviewers = Reviewers(settings.reviewers, secret)
         reserve = LLMSettings().max_tokens_per_check if token_reserve is None else token_reserve
         self.limits = RequestLimits(store, settings, reserve)
         self.repeats = NearRepeats(store, encoder, settings)
@@ -130,6 +132,7 @@ class CheckService:
         # a check added meanwhile is newer than the window's start, so it stays.
         self.repeats.keep_since(now - self.window)
         self.store.attempts.forget(before=now - DAY)  # no limit looks further back
+        self.store.shown_cards.forget_tokens(now)  # an expired token edits nothing
         if self.retention is None:
             return 0
         purged = self.store.purge(older_than=now - self.retention)
@@ -325,7 +328,8 @@ class CheckService:
     ) -> Review:
         """A moderator confirms or changes a check's verdict (a repeat's: its original's),
         written off the event loop; repeats are answered from then on with the review in
-        force, the machine's verdict noted beside it (:mod:`storage.reviews`).
+        force, the machine's verdict noted beside it (:mod:`storage.reviews`), and the
+        cards shown with another verdict are due a correction (:mod:`storage.corrections`).
 
         Raises:
             ValueError: an unknown verdict, a long note, a link that is no address, or a
@@ -333,7 +337,7 @@ class CheckService:
             CheckNotFoundError: no such check.
         """
         reviewer = self.chats.user_hash(platform, user_id)
-        add = partial(self.store.reviews.add, reviewer=reviewer, platform=platform)
+        add = partial(review_check, self.store, reviewer=reviewer, platform=platform)
         return await asyncio.to_thread(add, check_id, verdict=verdict, note=note, link=link)
 
     def _join(self, row: CheckRow, run: Run) -> CheckHandle:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+import re
+
+from pydantic import Field, field_validator, model_validator
 
 from zofia_engine.config import SettingsSection
 
 __all__ = ["MIN_SECRET_CHARS", "QueueSettings", "ServiceSettings", "StorageSettings"]
 
 MIN_SECRET_CHARS = 16
+_REVIEWER = re.compile(r"(telegram|discord):[0-9]{1,20}")
 
 
 class StorageSettings(SettingsSection):
@@ -61,7 +64,11 @@ class StorageSettings(SettingsSection):
 
 
 class ServiceSettings(SettingsSection):
-    """The check service: repeats, concurrency, rate limits and quotas."""
+    """The check service: repeats, concurrency, rate limits and quotas.
+
+    ``reviewers`` names who may review verdicts from the chats besides their admins,
+    each as ``"telegram:USER_ID"`` or ``"discord:USER_ID"`` (kept only as HMACs).
+    """
 
     repeat_window_hours: float = Field(72.0, ge=0)
     near_threshold: float = Field(0.95, gt=0, le=1)
@@ -84,6 +91,18 @@ class ServiceSettings(SettingsSection):
     # Requests one user may have under way at once in a private chat (a burst of
     # forwards waits for the first answer).
     private_in_flight: int = Field(1, ge=1)
+    # Who may review verdicts in any chat, besides its admins (docs/moderators.md).
+    reviewers: list[str] = Field(default_factory=list)
+
+    @field_validator("reviewers")
+    @classmethod
+    def _reviewers_name_a_platform_and_a_user(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not _REVIEWER.fullmatch(entry.strip()):
+                raise ValueError(
+                    f"service.reviewers: {entry!r} is not telegram:USER_ID or discord:USER_ID"
+                )
+        return [entry.strip() for entry in value]
 
 
 class QueueSettings(SettingsSection):

@@ -4,10 +4,10 @@ The store holds its parts as objects over one shared database (as sqlite-utils'
 tables share their ``Database``): ``store.checks``, ``store.reports``,
 ``store.vectors``, ``store.feedback``, ``store.chats`` (chat settings),
 ``store.marks`` (section marks), ``store.deliveries``, ``store.reviews``
-(moderators' reviews of verdicts) and ``store.attempts`` (requests as the limits
-count them). Every time is
-timezone-aware UTC, stored as fixed-width ISO 8601 text (so text order is time
-order). Every string written goes through :func:`~storage.keys.storable_text` first,
+(moderators' reviews of verdicts), ``store.attempts`` (requests as the limits
+count them) and ``store.shown_cards`` (where each card was shown, for corrections).
+Every time is timezone-aware UTC, stored as fixed-width ISO 8601 text (so text order
+is time order). Every string written goes through :func:`~storage.keys.storable_text` first,
 so a post with broken surrogates is stored (with U+FFFD) instead of crashing the
 check. The parts hold one lock, so one store may serve several threads;
 :meth:`CheckStore.write` holds it across several parts in one transaction.
@@ -31,6 +31,7 @@ from .reports import Reports
 from .retention import purge_content
 from .reviews import Reviews, apply_review
 from .rows import CheckRow, CheckStatus, RepeatKind
+from .shown_cards import ShownCards
 from .sql import StoreDatabase
 from .vectors import Vectors
 
@@ -60,6 +61,7 @@ class CheckStore:
         self.deliveries = Deliveries(self.database)
         self.reviews = Reviews(self.database)
         self.attempts = Attempts(self.database)
+        self.shown_cards = ShownCards(self.database)
 
     @property
     def clock(self) -> Callable[[], dt.datetime]:

@@ -122,6 +122,7 @@ INNER_LAYERS = {
             "report",
             "post",
             "bounded_work",
+            "language",
         },
         {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
         {"encoder", "llm", "retrieval", "images", "fetch", "run_progress"},

@@ -165,7 +165,7 @@ async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
         check_id = embed["footer"]["text"].split("Check ")[-1]
         assert bot.service.store.checks.get(check_id).status == "done"
         kinds = [custom.split(":")[1] for custom in _custom_ids(message)]
-        assert kinds == ["debate", "evidence", "claims", "up", "down"]
+        assert kinds == ["debate", "evidence", "claims", "up", "down", "review"]
         assert all(custom.endswith(f":{check_id}") for custom in _custom_ids(message))
         # The model's hostile summary is shown literally: no ping, no bold, no masked link.
         description = embed["description"]
@@ -200,7 +200,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
 ) -> None:
     async with start_bot():
         message = await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
-    debate, evidence, claims, up, down = _custom_ids(message)
+    debate, evidence, claims, up, down, _review = _custom_ids(message)
     message_id = int(message["id"])
 
     async with start_bot() as bot:  # a new client and service on the same database

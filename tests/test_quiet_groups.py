@@ -14,6 +14,7 @@ import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -157,8 +158,9 @@ class _RecordingBot:
         self.sent: list[tuple[int, str, dict[str, Any]]] = []
         self.reactions: list[tuple[int, int, Any]] = []
 
-    async def send_message(self, chat_id: int, text: str, **params: Any) -> None:
+    async def send_message(self, chat_id: int, text: str, **params: Any) -> SimpleNamespace:
         self.sent.append((chat_id, text, params))
+        return SimpleNamespace(message_id=len(self.sent))
 
     async def set_message_reaction(self, chat_id: int, message_id: int, **params: Any) -> None:
         self.reactions.append((chat_id, message_id, params["reaction"]))

@@ -66,7 +66,7 @@ TEMPLATE_VARIABLES = {
         ]
     },
     "expert": {"expert_role": "economist", "max_words": 70},
-    "extractor": {"min_sub": 2, "max_sub": 4},
+    "extractor": {"min_sub": 2, "max_sub": 4, "post_language": "German"},
     "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80, "settled": True, "findings": []},
     "judge_final": {"rounds": 5, "max_words": 80, "settled": False, "findings": []},
     "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},

@@ -67,6 +67,7 @@ from zofia_engine.report import (
 
 TABLES = {
     "_migrations",
+    "shown_cards",
     "reviews",
     "attempts",
     "checks",
@@ -267,6 +268,7 @@ ALL_MIGRATIONS = [
     "m008_deliveries",
     "m009_reviews",
     "m010_attempts_and_token_charges",
+    "m011_shown_cards",
 ]
 KEY = b"k" * 32
 

@@ -209,7 +209,7 @@ async def test_a_forwarded_channel_post_gets_a_card_with_origin_and_date(
     assert "From channel Springfield News (@\u2060springfield_news), signed News desk" in text
     assert "published 2026-11-20" in text
     assert card["reply_to_message"]["message_id"] == post["message_id"]
-    assert [d[0] for d in _buttons(card)] == ["d", "e", "c", "u", "n"]
+    assert [d[0] for d in _buttons(card)] == ["d", "e", "c", "u", "n", "r"]
     assert row is not None and row.published == dt.date(2026, 11, 20)
     assert row.origin.startswith("channel Springfield News")
     # A private chat's id is its user's id: only its keyed stand-in is stored.

@@ -217,6 +217,8 @@ class _Message:
     """A message stub: records, in ``said``, each reply and edit when it lands (an edit
     takes a moment, and fails when ``fail``)."""
 
+    message_id = 1
+
     def __init__(self, chat_id: int, said: list[str], *, fail: bool = False) -> None:
         self.chat_id = chat_id
         self.said = said
@@ -263,7 +265,9 @@ async def test_a_held_refusal_wakes_once_the_chat_s_checks_have_opened() -> None
 @pytest.mark.parametrize("fails", [False, True])
 async def test_a_held_refusal_waits_for_the_card_to_be_on_screen(fails: bool) -> None:
     refusals = Refusals(window_s=0, hold_s=10)
-    ctx = cast(TelegramContext, SimpleNamespace(refusals=refusals, report_url=lambda _: ""))
+    ctx = cast(
+        TelegramContext, SimpleNamespace(refusals=refusals, report_url=lambda _: "", calls=None)
+    )
     said: list[str] = []
     screen = TelegramScreen(ctx, cast(Message, _Message(9, said)), 9, "asker")
     screen.reply = cast(Message, _Message(9, said, fail=fails))  # the "checking…" message

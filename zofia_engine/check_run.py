@@ -227,7 +227,11 @@ class CheckRun:
                 stage1 = await progress.stage(
                     "retrieval",
                     self.retrieval.run(
-                        ctx.text, published=self.post.published, web=ab.web, wikipedia=ab.wikipedia
+                        ctx.text,
+                        published=self.post.published,
+                        web=ab.web,
+                        wikipedia=ab.wikipedia,
+                        language=ctx.post_language,
                     ),
                     timings,
                 )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from storage.corrections import review_check
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
 from storage.opening import open_store
@@ -34,11 +35,14 @@ def review(check_id: str, verdict: str, note: str, link: str, config: Path | Non
     """Confirm or change the verdict of check CHECK_ID, as the operator.
 
     The review is added to the check's audit trail (never edited; a newer one supersedes
-    it), and repeats of the post are answered with it from then on.
+    it), and repeats of the post are answered with it from then on. A changed verdict
+    reaches the chats that were shown the card: the running bot edits it there and says
+    so once.
     """
     store, secret = open_store(settings_from(config).storage)
     try:
-        done = store.reviews.add(
+        done = review_check(
+            store,
             check_id,
             reviewer=hash_user(secret, "cli", OPERATOR),
             platform="cli",

@@ -29,6 +29,7 @@ from .progress import follow_progress
 from .quiet import DEFAULT_MIN_CONFIDENCE, QUIET_UNASKED, group_answer
 from .sentences import error_sentence
 from .store_calls import StoreCalls, off_loop
+from .words import words_for
 
 __all__ = [
     "QUIET_UNASKED",
@@ -63,7 +64,9 @@ class CheckRequest:
         on_refused: called when a refusal came before the request cost any work (the
             chat's cooldown is given back).
         origin, published: where the post came from and when, if known.
-        language: the chat's reply language (``""``: English).
+        language: the chat's language (``""``: English): the panel writes in it, and
+            the card's fixed words and the sentences said here are in it when the bot
+            has them (:func:`~.words.words_for`).
         allow_private_urls: let a link to a private address be fetched (tests only).
         unasked: nobody asked (a group's auto-check): no progress is shown; only a sure
             alarm gets the card, another verdict ``react`` (see
@@ -189,9 +192,10 @@ async def run_check(
     except asyncio.CancelledError as exc:
         if shutting_down():  # the check goes back to the queue
             if not queued and screen.interrupted is not None:  # queued, its card still comes
-                await screen.say(screen.interrupted)
+                await screen.say(words_for(request.language)(screen.interrupted))
             raise
-        await screen.say(error_sentence(exc))  # cancelled by the requester, or another
+        # cancelled by the requester, or another
+        await screen.say(error_sentence(exc, words_for(request.language)))
     except Exception as exc:
         await _failed(request, screen, exc, started=started)
     finally:
@@ -201,13 +205,15 @@ async def run_check(
 
 def card_target(post: Post, asker: str) -> dict[str, str]:
     """What a verdict card is made from besides the outcome, as plain JSON values: where
-    the post came from and when, and who asked (``asker``: the user's keyed hash, as the
-    store keeps it, never the platform id). Each platform's deliver-job target holds it,
-    so that a queued card is made as a live one is (see :func:`card_for`)."""
+    the post came from and when, who asked (``asker``: the user's keyed hash, as the
+    store keeps it, never the platform id) and the chat's language (the post's reply
+    language). Each platform's deliver-job target holds it, so that a queued card is
+    made as a live one is (see :func:`card_for`)."""
     return {
         "origin": post.origin,
         "published": post.published.isoformat() if post.published else "",
         "asker": asker,
+        "language": post.language,
     }
 
 
@@ -215,7 +221,8 @@ async def card_for(calls: StoreCalls, outcome: Outcome, target: Mapping[str, Any
     """The verdict card of ``outcome``, live or from a deliver job: ``target`` is
     :func:`card_target`'s (in a deliver job, the target recorded for it). The card says
     how many checks the asker has left today when few are; a target without its asker
-    (recorded before it held one) gets the card without that line."""
+    (recorded before it held one) gets the card without that line, and one without its
+    language, English words."""
     published = str(target.get("published") or "")
     asker = str(target.get("asker") or "")
     return verdict_card(
@@ -223,6 +230,7 @@ async def card_for(calls: StoreCalls, outcome: Outcome, target: Mapping[str, Any
         origin=str(target.get("origin") or ""),
         published=dt.date.fromisoformat(published) if published else None,
         checks_left=await _checks_left(calls, asker, outcome.check_id) if asker else None,
+        words=words_for(str(target.get("language") or "")),
     )
 
 
@@ -254,4 +262,4 @@ async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, star
         log.warning("check for chat %s failed: %s", chat, exc, exc_info=True)
     else:
         log.error("check for chat %s failed", chat, exc_info=exc)
-    await screen.say(error_sentence(exc))
+    await screen.say(error_sentence(exc, words_for(request.language)))

@@ -2,7 +2,9 @@
 
 With the store on PostgreSQL every bot process takes jobs from its platform's deliver
 queue while it runs, so a card is posted by whichever replica is alive when its check
-ends. On SQLite the bot posts each card itself, as it always did, and this does nothing.
+ends; the same queue brings the ``correct`` jobs of verdicts a moderator changed. On
+SQLite the bot posts each card itself, as it always did, and looks for corrections due
+by polling the store (:func:`~.corrections.correcting`).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import contextlib
 import os
 import socket
 from collections.abc import AsyncIterator
+from functools import partial
 
+from storage.queue.corrections import register_correct_task
 from storage.queue.jobs import deliver_queue, make_app
 from storage.queue.metrics import DELIVERIES
 from storage.queue.worker import PostCard, register_deliver_task, run_jobs
 from storage.service import CheckService
 
+from .corrections import SendCorrection, correct_check, correcting
 from .health import serving_health
 from .settings import Settings
 
@@ -29,14 +34,27 @@ DELIVERY_CONCURRENCY = 8
 
 @contextlib.asynccontextmanager
 async def delivering(
-    settings: Settings, service: CheckService, platform: str, post_card: PostCard
+    settings: Settings,
+    service: CheckService,
+    platform: str,
+    post_card: PostCard,
+    correct: SendCorrection | None = None,
 ) -> AsyncIterator[None]:
-    """Take ``platform``'s deliver jobs for the block (queued service only)."""
+    """Take ``platform``'s deliver jobs, and with ``correct`` its correct jobs, for the
+    block (queued service); with the local service, send the corrections due that a
+    poll of the store finds (given ``correct``)."""
     if service.delivery is None:
-        yield
+        if correct is None:
+            yield
+            return
+        async with correcting(service, platform, correct):
+            yield
         return
     app = make_app(settings.storage.url, max_connections=DELIVERY_CONCURRENCY + 2)
     register_deliver_task(app, service.store, platform, post_card, settings.queue)
+    if correct is not None:
+        corrections = partial(correct_check, service, platform, send=correct)
+        register_correct_task(app, platform, corrections)
     name = f"{platform}-bot@{socket.gethostname()}:{os.getpid()}"
     async with app.open_async():
         jobs = asyncio.create_task(

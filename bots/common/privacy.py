@@ -21,7 +21,9 @@ _STORED = (
     "the summary, the evidence and the panel's debate), with the votes and any comment "
     "given on it. Your user id and the chat's id are stored only as keyed hashes, never "
     "as they are. Pictures are never stored, only a fingerprint (hash) of each. While a "
-    "check runs, where its card is to be posted is kept until the card is posted."
+    "check runs, where its card is to be posted is kept until the card is posted. Where "
+    "each card was shown (the chat and message ids) is kept as long as the post's text, "
+    "so that a moderator's correction of the verdict can reach it."
 )
 _KEPT = (
     "For how long: after {days} days the post's text, where it came from, its link, the "

@@ -20,6 +20,7 @@ from bots.web.app import site_beside_bot
 
 from .chats import PLATFORM
 from .client import FactCheckBot
+from .corrections import send_correction
 from .deliveries import post_delivered
 
 if TYPE_CHECKING:
@@ -66,7 +67,11 @@ async def run_bot(settings: Settings, token: str, *, engine: Engine | None = Non
             public_url=settings.site.public_url,
         ) as bot,
         delivering(
-            settings, service, PLATFORM, functools.partial(post_delivered, bot.context, bot)
+            settings,
+            service,
+            PLATFORM,
+            functools.partial(post_delivered, bot.context, bot),
+            functools.partial(send_correction, bot.context, bot),
         ),
     ):
         await bot.start(token)

@@ -1,4 +1,4 @@
-"""The verdict's buttons: Debate, Evidence, Claims, 👍 and 👎.
+"""The verdict's buttons: Debate, Evidence, Claims, 👍, 👎 and Review (:mod:`.moderation`).
 
 Each button's state is in its custom id (``zf:debate:<check id>``), and the
 report is read from the store when it is pressed (after the press is acknowledged, off
@@ -19,10 +19,13 @@ from typing import Any, Self
 
 import discord
 
+from bots.common.card import VerdictCard
 from bots.common.sections import section
+from bots.common.words import ENGLISH, N_, Words
 
 from .chats import PLATFORM, stored_check
 from .context import DiscordContext, context_of
+from .moderation import start_review
 from .render import NONE, section_messages, thread_name
 
 __all__ = ["CheckButton", "verdict_view"]
@@ -33,25 +36,29 @@ NOT_FOUND = "That check was not found."
 THREAD_EXISTS = 160004
 
 _LOOKS = {
-    "debate": ("Debate", "🗣️", discord.ButtonStyle.primary),
-    "evidence": ("Evidence", "📚", discord.ButtonStyle.secondary),
-    "claims": ("Claims", "🔎", discord.ButtonStyle.secondary),
+    "debate": (N_("Debate"), "🗣️", discord.ButtonStyle.primary),
+    "evidence": (N_("Evidence"), "📚", discord.ButtonStyle.secondary),
+    "claims": (N_("Claims"), "🔎", discord.ButtonStyle.secondary),
     "up": ("", "👍", discord.ButtonStyle.success),
     "down": ("", "👎", discord.ButtonStyle.danger),
+    "review": ("Review", "🛡️", discord.ButtonStyle.secondary),
 }
 
 
 class CheckButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=r"zf:(?P<kind>debate|evidence|claims|up|down):(?P<check_id>[A-Za-z0-9_-]{1,64})",
+    template=(
+        r"zf:(?P<kind>debate|evidence|claims|up|down|review)"
+        r":(?P<check_id>[A-Za-z0-9_-]{1,64})"
+    ),
 ):
     """One of the verdict's buttons, for one check."""
 
-    def __init__(self, kind: str, check_id: str) -> None:
+    def __init__(self, kind: str, check_id: str, words: Words = ENGLISH) -> None:
         label, emoji, style = _LOOKS[kind]
         super().__init__(
             discord.ui.Button(
-                label=label or None,
+                label=words(label) if label else None,
                 emoji=emoji,
                 style=style,
                 custom_id=f"zf:{kind}:{check_id}",
@@ -72,20 +79,27 @@ class CheckButton(
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         ctx = context_of(interaction)
-        if self.kind in ("up", "down"):
+        if self.kind == "review":
+
+            def view_of(card: VerdictCard) -> discord.ui.View:
+                url = ctx.report_url(card.check_id)
+                return verdict_view(card.check_id, report_url=url, words=card.words)
+
+            await start_review(ctx, interaction, self.check_id, view_of)
+        elif self.kind in ("up", "down"):
             await _vote(ctx, interaction, self.check_id, 1 if self.kind == "up" else -1)
         else:
             await _open_section(ctx, interaction, self.check_id, self.kind)
 
 
-def verdict_view(check_id: str, *, report_url: str = "") -> discord.ui.View:
-    """The five buttons under a verdict, and a "Full report" link to ``report_url`` when
-    there is one (the report page); the view never times out."""
+def verdict_view(check_id: str, *, report_url: str = "", words: Words = ENGLISH) -> discord.ui.View:
+    """The six buttons under a verdict, and a "Full report" link to ``report_url`` when
+    there is one (the report page), labelled in ``words``; the view never times out."""
     view = discord.ui.View(timeout=None)
     for kind in _LOOKS:
-        view.add_item(CheckButton(kind, check_id))
+        view.add_item(CheckButton(kind, check_id, words))
     if report_url:
-        view.add_item(discord.ui.Button(label="Full report", emoji="📄", url=report_url))
+        view.add_item(discord.ui.Button(label=words("Full report"), emoji="📄", url=report_url))
     return view
 
 

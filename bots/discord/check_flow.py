@@ -29,15 +29,23 @@ import discord
 
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
+from bots.common.corrections import record_shown
 from bots.common.sentences import error_sentence
+from bots.common.words import ENGLISH, Words, words_for
 from storage.limits import RateLimitedError
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
 from .buttons import verdict_view
-from .chats import requester_of
+from .chats import PLATFORM, requester_of
 from .context import DiscordContext
-from .deliveries import INVALID_WEBHOOK_TOKEN, LATE_PRIVATE, UNKNOWN_WEBHOOK, delivery_target
+from .deliveries import (
+    INTERACTION_LIFETIME,
+    INVALID_WEBHOOK_TOKEN,
+    LATE_PRIVATE,
+    UNKNOWN_WEBHOOK,
+    delivery_target,
+)
 from .pictures import download_pictures, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
 
@@ -137,6 +145,8 @@ class DiscordScreen:
         ctx: the bot's context (for the report links).
         interaction: the deferred interaction.
         ephemeral: the response is private to the requester.
+        words: the chat's language, for what the screen says itself (the card
+            carries its own).
     """
 
     #: the client is closing on shutdown: nothing more can be said then
@@ -144,18 +154,24 @@ class DiscordScreen:
     platform_errors: ClassVar[tuple[type[Exception], ...]] = (discord.HTTPException,)
 
     def __init__(
-        self, ctx: DiscordContext, interaction: discord.Interaction[Any], *, ephemeral: bool
+        self,
+        ctx: DiscordContext,
+        interaction: discord.Interaction[Any],
+        *,
+        ephemeral: bool,
+        words: Words = ENGLISH,
     ) -> None:
         self.ctx = ctx
         self.interaction = interaction
         self.ephemeral = ephemeral
+        self.words = words
 
     async def open_progress(self, check_id: str) -> None:
         """Nothing to open: the deferred response ("thinking…") shows the progress."""
 
     async def show_progress(self, lines: list[str]) -> bool:
         try:
-            return await _show(self.interaction, content=progress_message(lines))
+            return await _show(self.interaction, content=progress_message(lines, self.words))
         except discord.NotFound as exc:  # the response was deleted: nothing more to show
             if exc.code == UNKNOWN_MESSAGE:
                 return False
@@ -166,7 +182,8 @@ class DiscordScreen:
             return True
 
     async def show_card(self, card: VerdictCard) -> None:
-        view = verdict_view(card.check_id, report_url=self.ctx.report_url(card.check_id))
+        url = self.ctx.report_url(card.check_id)
+        view = verdict_view(card.check_id, report_url=url, words=card.words)
         await finish(
             self.interaction,
             content=None,
@@ -174,13 +191,23 @@ class DiscordScreen:
             view=view,
             ephemeral=self.ephemeral,
         )
+        # Where the card is (and the token that can edit it), for a moderator's correction.
+        await record_shown(
+            self.ctx.calls,
+            card,
+            PLATFORM,
+            str(self.interaction.channel_id or ""),
+            private=self.ephemeral,
+            token=self.interaction.token,
+            token_expires=self.interaction.created_at + INTERACTION_LIFETIME,
+        )
 
     async def say(self, sentence: str) -> None:
         await finish(self.interaction, content=escape(sentence), ephemeral=self.ephemeral)
 
     async def refuse(self, exc: RateLimitedError) -> None:
         """A refusal by a limit, in the command's own response (each has one)."""
-        await self.say(error_sentence(exc))
+        await self.say(error_sentence(exc, self.words))
 
     def delivery_target(self, post: Post) -> dict[str, Any]:
         who = requester_of(self.interaction)
@@ -195,7 +222,8 @@ class Opening:
     Args:
         chat: the chat its limits and settings are kept for.
         private: its answer is shown to the requester alone (the deferred response is).
-        language: the chat's reply language (``""``: English).
+        language: the chat's language (``""``: English): the server's setting, else
+            the requester's Discord language.
         claim: what the chat's cooldown claim recorded; given back when no check starts.
     """
 
@@ -242,5 +270,6 @@ async def check_interaction(
         language=opening.language,
         has_pictures=bool(pictures),
     )
-    screen = DiscordScreen(ctx, interaction, ephemeral=opening.private)
+    words = words_for(opening.language)
+    screen = DiscordScreen(ctx, interaction, ephemeral=opening.private, words=words)
     await run_check(ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s)

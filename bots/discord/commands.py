@@ -21,6 +21,7 @@ from discord import app_commands
 
 from bots.common.privacy import privacy_text, retention_days_of
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.common.words import chat_language, words_for
 
 from .chats import chat_of
 from .check_flow import Opening, check_interaction, finish
@@ -114,6 +115,8 @@ async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any])
     may take longer: settings not read within :data:`SETTINGS_WAIT_S` are not waited
     for. The response is deferred at once, privately (the side that never shows a
     private server's answer to the channel), and the check goes on when they come.
+    The check's language is the server's, and where none was set, the requester's
+    Discord language when the bot has its words (:func:`~bots.common.words.chat_language`).
     """
     chat = chat_of(interaction)
     read = asyncio.ensure_future(guild_settings(ctx.calls, chat, ctx.settings))
@@ -125,9 +128,11 @@ async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any])
     found = await read
     deferred = interaction.response.is_done()
     private = found.ephemeral or deferred
+    language = chat_language(found.language, interaction.locale.value)
     left, claim = ctx.cooldowns.claim(chat, found.cooldown_s)  # no await in between
     if left > 0:
-        said = cooldown_sentence(left, "server" if interaction.guild_id else "chat")
+        where = "server" if interaction.guild_id else "chat"
+        said = cooldown_sentence(left, where, words_for(language))
         if deferred:
             await finish(interaction, content=said, ephemeral=True)
         else:
@@ -135,7 +140,7 @@ async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any])
         return None
     if not deferred:
         await interaction.response.defer(thinking=True, ephemeral=private)
-    return Opening(chat, private, found.language, claim)
+    return Opening(chat, private, language, claim)
 
 
 async def _linked_message(
@@ -165,7 +170,7 @@ async def _check_message(
     if not text.strip() and not pictures:
         ctx.cooldowns.release(opening.chat, opening.claim)
         unreadable = message.stickers or message.attachments  # a sticker, a voice message…
-        content = UNSUPPORTED_INPUT if unreadable else NO_TEXT_SEEN
+        content = words_for(opening.language)(UNSUPPORTED_INPUT) if unreadable else NO_TEXT_SEEN
         await finish(interaction, content=content, ephemeral=opening.private)
         return
     published = message.created_at.date()

@@ -17,13 +17,17 @@ from typing import Any
 
 import discord
 
+from bots.common.card import VerdictCard
 from bots.common.check_flow import card_for, card_target
+from bots.common.corrections import record_shown
 from bots.common.sentences import error_sentence
+from bots.common.words import words_for
 from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
 from zofia_engine.post import Post
 
 from .buttons import verdict_view
+from .chats import PLATFORM
 from .context import DiscordContext
 from .render import NONE, escape, verdict_embed
 
@@ -75,13 +79,16 @@ async def post_delivered(
     content: str | None
     embed: discord.Embed | None = None
     view: discord.ui.View | None = None
+    card: VerdictCard | None = None
     if isinstance(found, str):
-        content = escape(error_sentence(CheckFailedError(found)))
+        words = words_for(str(target.get("language") or ""))
+        content = escape(error_sentence(CheckFailedError(found), words))
     else:
         card = await card_for(ctx.calls, found, target)
         content = None
         embed = verdict_embed(card)
-        view = verdict_view(card.check_id, report_url=ctx.report_url(card.check_id))
+        url = ctx.report_url(card.check_id)
+        view = verdict_view(card.check_id, report_url=url, words=card.words)
     expires = dt.datetime.fromisoformat(target["expires"])
     if dt.datetime.now(dt.UTC) < expires - _MARGIN:
         webhook = discord.Webhook.partial(
@@ -97,11 +104,31 @@ async def post_delivered(
                 view=view or discord.utils.MISSING,
                 allowed_mentions=NONE,
             )
+            await _record(ctx, card, target, editable=True)
             return
         except discord.HTTPException as exc:
             if exc.code not in (INVALID_WEBHOOK_TOKEN, UNKNOWN_WEBHOOK) and exc.status != 401:
                 raise
     await _post_late(bot, target, content, embed, view)
+    await _record(ctx, card, target, editable=False)
+
+
+async def _record(
+    ctx: DiscordContext, card: VerdictCard | None, target: Mapping[str, Any], *, editable: bool
+) -> None:
+    """Where a delivered card is, and while ``editable`` the token that can edit it, so
+    that a moderator's correction reaches it."""
+    if card is None:
+        return
+    await record_shown(
+        ctx.calls,
+        card,
+        PLATFORM,
+        str(target.get("channel_id") or ""),
+        private=bool(target.get("ephemeral")),
+        token=str(target["token"]) if editable else "",
+        token_expires=dt.datetime.fromisoformat(target["expires"]) if editable else None,
+    )
 
 
 async def _post_late(

@@ -28,15 +28,20 @@ __all__ = [
 class GuildSettings:
     """``cooldown_s``: the least time between two checks started in the server;
     ``ephemeral``: verdicts are shown only to whoever asked; ``language``: the
-    language the panel writes its summary and debate in (empty: English)."""
+    language the panel writes its summary and debate in, and the card its words
+    (empty: English; ``None``: never set, each asker's Discord language, see
+    :func:`~bots.common.words.chat_language`)."""
 
     cooldown_s: float
     ephemeral: bool
-    language: str = ""
+    language: str | None = None
 
     def describe(self) -> str:
         seen = "only to whoever asked" if self.ephemeral else "to the whole channel"
-        language = self.language or "English"
+        if self.language is None:
+            language = "each asker's Discord language (English when I do not have it)"
+        else:
+            language = self.language or "English"
         return (
             f"Cooldown between checks: {self.cooldown_s:g} s. Verdicts are shown {seen}. "
             f"The panel writes in {language}."
@@ -45,12 +50,13 @@ class GuildSettings:
 
 async def guild_settings(calls: StoreCalls, chat: str, defaults: DiscordSettings) -> GuildSettings:
     """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
-    wanted = {"cooldown_s": defaults.guild_cooldown_s, "ephemeral": False, LANGUAGE_KEY: ""}
+    wanted = {"cooldown_s": defaults.guild_cooldown_s, "ephemeral": False, LANGUAGE_KEY: None}
     found = await calls.chat_settings(PLATFORM, chat, wanted)
+    language = found[LANGUAGE_KEY]
     return GuildSettings(
         cooldown_s=float(found["cooldown_s"]),
         ephemeral=bool(found["ephemeral"]),
-        language=str(found[LANGUAGE_KEY]),
+        language=None if language is None else str(language),
     )
 
 

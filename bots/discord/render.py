@@ -7,7 +7,8 @@ description, 1024 a field value, 2048 for the footer and 6000 in all. A bare URL
 in the model's text stays a clickable link (Discord links any ``https://…``,
 escaped or not): it shows where it leads, and the bot posts sections with link
 previews suppressed, so no preview card is unfurled for it. Every message is
-sent with :data:`NONE` (no mention pings).
+sent with :data:`NONE` (no mention pings). The card's labels are in the chat's
+language: the card's own :class:`~bots.common.words.Words`, or those given.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from bots.common.card import Link, VerdictCard
 from bots.common.links import safe_url
 from bots.common.sections import Section
 from bots.common.splitting import pack, split_text
+from bots.common.words import ENGLISH, Words
 
 __all__ = [
     "MESSAGE_LIMIT",
@@ -92,29 +94,32 @@ _MAX_LEAN = 300  # the lean is one short line
 
 def verdict_embed(card: VerdictCard) -> discord.Embed:
     """The card as an embed in the verdict's colour, within every embed limit."""
+    words = card.words
     embed = discord.Embed(
         title=f"{card.icon} {card.headline}"[:TITLE_LIMIT],
         colour=discord.Colour(card.colour),
     )
     checked = _links_field(card.checked_by)
     if checked:
-        embed.add_field(name="Published fact-checks", value=checked, inline=False)
-    if card.checked:
-        what = card.checked.removeprefix("Checked: ")
-        embed.add_field(name="Checked", value=shorten(what, 200), inline=False)
+        embed.add_field(name=words("Published fact-checks"), value=checked, inline=False)
+    if card.checked:  # the field's name says "Checked": its value is what follows that
+        what = card.checked.removeprefix(words("Checked: {read}", read=""))
+        embed.add_field(name=words("Checked"), value=shorten(what, 200), inline=False)
     if card.confidence:
-        embed.add_field(name="Confidence", value=card.confidence, inline=True)
+        embed.add_field(name=words("Confidence"), value=card.confidence, inline=True)
     if card.origin:
-        embed.add_field(name="Origin", value=shorten(card.origin, 200), inline=True)
+        embed.add_field(name=words("Origin"), value=shorten(card.origin, 200), inline=True)
     if card.published is not None:
-        embed.add_field(name="Published", value=card.published.isoformat(), inline=True)
+        published = card.published.isoformat()
+        embed.add_field(name=words("Published"), value=published, inline=True)
     links = _links_field(card.links)
     if links:
-        embed.add_field(name="Top evidence", value=links, inline=False)
+        embed.add_field(name=words("Top evidence"), value=links, inline=False)
     if card.notes:
         notes = "\n".join(f"• {note}" for note in card.notes)
-        embed.add_field(name="Notes", value=shorten(notes, FIELD_LIMIT), inline=False)
-    footer = f"{card.repeat_note} Check {card.check_id}".strip()
+        embed.add_field(name=words("Notes"), value=shorten(notes, FIELD_LIMIT), inline=False)
+    check = words("Check {check_id}", check_id=card.check_id)
+    footer = f"{card.repeat_note} {check}".strip()
     embed.set_footer(text=footer[:FOOTER_LIMIT])
     used = len(embed)  # title, fields and footer so far
     room = min(DESCRIPTION_LIMIT, EMBED_LIMIT - used - 1)
@@ -155,9 +160,9 @@ def thread_name(check_id: str) -> str:
     return f"Fact-check {check_id}"[:THREAD_NAME_LIMIT]
 
 
-def progress_message(lines: list[str]) -> str:
+def progress_message(lines: list[str], words: Words = ENGLISH) -> str:
     """The deferred response while a check runs: the latest steps that fit one message."""
-    head = "⏳ Checking…"
+    head = "⏳ " + escape(words("Checking…"))
     kept: list[str] = []
     size = len(head)
     for line in reversed(lines):

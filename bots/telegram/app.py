@@ -35,9 +35,11 @@ from zofia_engine.errors import ZofiaError
 from .buttons import button_handlers
 from .commands import BOT_COMMANDS, command_handlers
 from .context import PLATFORM, TelegramContext
+from .corrections import send_correction
 from .deliveries import post_delivered
 from .followups import follow_up_handlers
 from .inputs import input_handlers
+from .moderation import review_handlers, review_note_handler
 
 __all__ = [
     "ChatPacedRateLimiter",
@@ -167,8 +169,16 @@ def build_application(
     ctx.install(application.bot_data)
     # A reply to a verdict card is a follow-up question, not a post: tried before the inputs.
     application.add_handlers(
-        [*command_handlers(), *follow_up_handlers(), *input_handlers(), *button_handlers()]
+        [
+            *command_handlers(),
+            *follow_up_handlers(),
+            *input_handlers(),
+            *review_handlers(),  # before the other buttons' handler, which takes any tap
+            *button_handlers(),
+        ]
     )
+    # A reply to a review's prompt is its note, whatever else it could be: tried first.
+    application.add_handler(review_note_handler(), group=-1)
     application.add_error_handler(_on_error)
     return application
 
@@ -230,7 +240,8 @@ async def running_bot(
             log.warning("could not set the command menu: %s", exc)
         try:
             post = functools.partial(post_delivered, ctx, application.bot)
-            async with delivering(settings, service, PLATFORM, post):
+            correct = functools.partial(send_correction, ctx, application.bot)
+            async with delivering(settings, service, PLATFORM, post, correct):
                 yield application
         finally:
             await updater.stop()

@@ -19,6 +19,7 @@ from telegram.error import BadRequest, TelegramError
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bots.common.sections import already_shown, section
+from bots.common.words import words_for
 from storage.rows import CheckRow
 
 from .context import PLATFORM, TelegramContext, context_of
@@ -93,7 +94,9 @@ async def _vote(
     votes = await ctx.calls.vote(row, PLATFORM, str(query.from_user.id), vote)
     try:
         await query.edit_message_reply_markup(
-            card_keyboard(row.id, votes, report_url=ctx.report_url(row.id))
+            card_keyboard(
+                row.id, votes, report_url=ctx.report_url(row.id), words=words_for(row.language)
+            )
         )
     except BadRequest as exc:
         if "not modified" not in exc.message.lower():  # the same vote again: nothing changes

@@ -18,9 +18,11 @@ from telegram.error import TelegramError
 
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
+from bots.common.corrections import record_shown
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence
+from bots.common.words import ENGLISH, N_, Words, chat_language, words_for
 from storage.limits import RateLimitedError
 from storage.service import Requester
 from zofia_engine.post import Post
@@ -42,13 +44,13 @@ __all__ = ["INTERRUPTED", "READING", "TelegramScreen", "check_message"]
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED = (
+INTERRUPTED = N_(
     "The bot restarted before this check finished. It will resume; send the post again "
     "in a few minutes to get the answer."
 )
 #: the first answer to a picture post, before its pictures are downloaded and read
-READING = "Reading the picture…"
-READING_MANY = "Reading the pictures…"
+READING = N_("Reading the picture…")
+READING_MANY = N_("Reading the pictures…")
 
 
 class TelegramScreen:
@@ -63,6 +65,8 @@ class TelegramScreen:
         asker: the requester's keyed hash (a deliver job's card counts their checks left).
         min_confidence: the chat's least confidence for an unasked check's card (a
             deliver job's target keeps it).
+        words: the chat's language, for what the screen says itself (the card
+            carries its own).
     """
 
     interrupted: ClassVar[str | None] = INTERRUPTED
@@ -76,8 +80,10 @@ class TelegramScreen:
         asker: str,
         *,
         min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+        words: Words = ENGLISH,
     ) -> None:
         self.ctx = ctx
+        self.words = words
         self.anchor = anchor
         self.chat_id = chat_id
         self.asker = asker
@@ -92,14 +98,14 @@ class TelegramScreen:
         becomes the progress message."""
         try:
             self.reply = await self.anchor.reply_text(
-                READING if pictures == 1 else READING_MANY, do_quote=True
+                self.words(READING if pictures == 1 else READING_MANY), do_quote=True
             )
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
             log.warning("could not answer a picture post in chat %s: %s", self.chat_id, exc)
 
     async def open_progress(self, check_id: str) -> None:
-        self._keyboard = progress_keyboard(check_id)
-        text = progress_html([])
+        self._keyboard = progress_keyboard(check_id, self.words)
+        text = progress_html([], self.words)
         if self.reply is not None:  # "Reading the picture…" becomes the progress
             try:
                 edited = await self.reply.edit_text(
@@ -116,7 +122,7 @@ class TelegramScreen:
         self._shown = self.reply.text_html or ""
 
     async def show_progress(self, lines: list[str]) -> bool:
-        text = progress_html(lines)
+        text = progress_html(lines, self.words)
         if self.reply is None or text == self._shown:
             return True
         try:
@@ -132,18 +138,23 @@ class TelegramScreen:
         opening until the card is sent (or failed to be): a burst's held refusal waits
         for it (see :class:`~.refusals.Refusals`)."""
         text = card_html(card)
-        keyboard = card_keyboard(card.check_id, report_url=self.ctx.report_url(card.check_id))
+        url = self.ctx.report_url(card.check_id)
+        keyboard = card_keyboard(card.check_id, report_url=url, words=card.words)
         try:
             if self.reply is None:
-                await self.anchor.reply_html(
+                sent = await self.anchor.reply_html(
                     text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
                 )
+                where = sent.message_id
             else:
                 await self.reply.edit_text(
                     text, parse_mode="HTML", reply_markup=keyboard, link_preview_options=NO_PREVIEW
                 )
+                where = self.reply.message_id
         finally:
             self.opened()
+        # Where the card is, so that a moderator's correction reaches it.
+        await record_shown(self.ctx.calls, card, PLATFORM, str(self.chat_id), str(where))
 
     async def say(self, sentence: str) -> None:
         """One sentence in place of the progress message (or in a reply); never raises.
@@ -166,11 +177,12 @@ class TelegramScreen:
 
         A held refusal stops counting its own check as opening first: it waits for the
         chat's checks still opening, of which it is no longer one."""
+        sentence = error_sentence(exc, self.words)
         if self.reply is not None:
-            await self.say(error_sentence(exc))
+            await self.say(sentence)
             return
         self.opened()
-        await self.ctx.refusals.refuse(self.anchor, error_sentence(exc), exc.retry_after_s)
+        await self.ctx.refusals.refuse(self.anchor, sentence, exc.retry_after_s, self.words)
 
     def delivery_target(self, post: Post) -> dict[str, Any]:
         if self.reply is None:  # unasked: the card, if any, replies to the post
@@ -184,6 +196,18 @@ class TelegramScreen:
         return delivery_target(
             self.chat_id, post, asker=self.asker, message_id=self.reply.message_id
         )
+
+
+async def _chat_rules(ctx: TelegramContext, anchor: Message, *, unasked: bool) -> tuple[str, float]:
+    """The chat's language (its setting, else that of the app of whoever ``anchor``
+    is from) and, for an ``unasked`` check, its least confidence for a card."""
+    defaults: dict[str, Any] = {LANGUAGE_KEY: None}
+    if unasked:
+        defaults[QUIET_MIN_CONFIDENCE] = DEFAULT_MIN_CONFIDENCE
+    chat = await ctx.calls.chat_settings(PLATFORM, str(anchor.chat_id), defaults)
+    asker = anchor.from_user
+    language = chat_language(chat[LANGUAGE_KEY], asker.language_code if asker else None)
+    return language, min_confidence_of(chat.get(QUIET_MIN_CONFIDENCE))
 
 
 async def check_message(
@@ -208,19 +232,16 @@ async def check_message(
     ``quiet_min_confidence``, or one a moderator reviewed so; another verdict gets a
     reaction on the post (:func:`~bots.common.quiet.group_answer`). An opinion, a
     greeting or satire gets nothing, nor does a picture that cannot be read.
+
+    The check is answered in the chat's language (``/settings language``), and in a
+    chat that never set one, in the language of the asker's Telegram app when the bot
+    has its words (:func:`~bots.common.words.chat_language`).
     """
     anchor = request or target
     chat_id = target.chat_id
-    defaults: dict[str, Any] = {LANGUAGE_KEY: ""}
-    if unasked:
-        defaults[QUIET_MIN_CONFIDENCE] = DEFAULT_MIN_CONFIDENCE
-    chat = await ctx.calls.chat_settings(PLATFORM, str(chat_id), defaults)
-    language = chat[LANGUAGE_KEY]
-    min_confidence = min_confidence_of(chat.get(QUIET_MIN_CONFIDENCE))
-
-    screen = TelegramScreen(
-        ctx, anchor, chat_id, ctx.user_hash(user_id), min_confidence=min_confidence
-    )
+    language, min_confidence = await _chat_rules(ctx, anchor, unasked=unasked)
+    asker, words = ctx.user_hash(user_id), words_for(language)
+    screen = TelegramScreen(ctx, anchor, chat_id, asker, min_confidence=min_confidence, words=words)
 
     async def download() -> list[tuple[bytes, str]]:
         if pictures and not unasked:  # downloading and reading pictures takes a moment

@@ -19,6 +19,8 @@ from bots.common.quiet import (
     min_confidence_of,
     parse_min_confidence,
 )
+from bots.common.sentences import listed
+from bots.common.words import chat_language, translated_languages
 
 from .context import PLATFORM, context_of
 from .deliveries import REACTION
@@ -68,9 +70,12 @@ SETTINGS_HELP = (
     "/settings confidence 70% (default {default}).\n"
 )
 LANGUAGE_HELP = (
-    "The panel writes its summary and debate in <b>{language}</b> here; "
-    "change it with /settings language NAME (English resets it)."
+    "The panel writes its summary and debate in <b>{language}</b> here{why}; "
+    "change it with /settings language NAME (English resets it). "
+    "The card's own words follow it in {translated}, else they are English."
 )
+#: why a chat with no language set is answered in the asker's
+FROM_APP = " (no language is set for this chat: each asker's Telegram language)"
 
 BOT_COMMANDS = [
     BotCommand("check", "check a post (reply to it) or the text that follows"),
@@ -139,9 +144,15 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
             await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
             return
         await calls.set_chat_settings(PLATFORM, chat, {LANGUAGE_KEY: name})
-    defaults = {LANGUAGE_KEY: "", AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}
+    defaults = {LANGUAGE_KEY: None, AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}
     now = await calls.chat_settings(PLATFORM, chat, defaults)
-    text = LANGUAGE_HELP.format(language=html.escape(now[LANGUAGE_KEY] or "English"))
+    user = update.effective_user
+    language = chat_language(now[LANGUAGE_KEY], user.language_code if user else None)
+    text = LANGUAGE_HELP.format(
+        language=html.escape(language or "English"),
+        why=FROM_APP if now[LANGUAGE_KEY] is None else "",
+        translated=listed(sorted(translated_languages()), "and"),
+    )
     if not private:
         text = (
             SETTINGS_HELP.format(

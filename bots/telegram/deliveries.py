@@ -17,14 +17,17 @@ from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ReactionEmoji
 from telegram.error import BadRequest, TelegramError
 
+from bots.common.card import VerdictCard
 from bots.common.check_flow import card_for, card_target
+from bots.common.corrections import record_shown
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, group_answer, min_confidence_of
 from bots.common.sentences import error_sentence
+from bots.common.words import words_for
 from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
 from zofia_engine.post import Post
 
-from .context import TelegramContext
+from .context import PLATFORM, TelegramContext
 from .render import NO_PREVIEW, card_html, card_keyboard, quote_text
 
 __all__ = ["REACTION", "delivery_target", "post_delivered", "react"]
@@ -77,10 +80,12 @@ async def post_delivered(
     target = claim.target
     chat_id = int(target["chat_id"])
     keyboard: InlineKeyboardMarkup | None = None
+    card: VerdictCard | None = None
     if isinstance(found, str):
         if target.get("unasked"):
             return
-        text = quote_text(error_sentence(CheckFailedError(found)))
+        words = words_for(str(target.get("language") or ""))
+        text = quote_text(error_sentence(CheckFailedError(found), words))
     else:
         if target.get("unasked"):
             least = min_confidence_of(target.get("min_confidence"))
@@ -91,9 +96,10 @@ async def post_delivered(
                 return
         card = await card_for(ctx.calls, found, target)
         text = card_html(card)
-        keyboard = card_keyboard(card.check_id, report_url=ctx.report_url(card.check_id))
+        url = ctx.report_url(card.check_id)
+        keyboard = card_keyboard(card.check_id, report_url=url, words=card.words)
     if "message_id" not in target:
-        await bot.send_message(
+        sent = await bot.send_message(
             chat_id,
             text,
             parse_mode="HTML",
@@ -103,6 +109,8 @@ async def post_delivered(
                 int(target["reply_to"]), allow_sending_without_reply=True
             ),
         )
+        if card is not None:  # where it is, so that a moderator's correction reaches it
+            await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(sent.message_id))
         return
     try:
         await bot.edit_message_text(
@@ -116,3 +124,5 @@ async def post_delivered(
     except BadRequest as exc:
         if "not modified" not in str(exc).lower():
             raise
+    if card is not None:
+        await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(target["message_id"]))

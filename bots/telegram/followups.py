@@ -25,6 +25,7 @@ from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.sentences import error_sentence, named_sources, source_label, source_name
+from bots.common.words import chat_language
 from storage.errors import CheckNotFoundError
 from storage.follow_ups import FollowUp, NoReportError
 from storage.limits import RateLimitedError
@@ -134,7 +135,9 @@ async def _answer(ctx: TelegramContext, message: Message, check_id: str, questio
     try:
         with contextlib.suppress(TelegramError):  # a courtesy while the model answers
             await message.reply_chat_action(ChatAction.TYPING)
-        language = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, "")
+        setting = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, None)
+        user = message.from_user
+        language = chat_language(setting, user.language_code if user else None)
         followed = await ctx.service.follow_up(check_id, question, requester, language=language)
         text = follow_up_html(followed)
     except RateLimitedError as exc:

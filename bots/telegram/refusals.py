@@ -19,6 +19,7 @@ from telegram import Message
 from telegram.error import TelegramError
 
 from bots.common.sentences import refusals_sentence
+from bots.common.words import ENGLISH, Words
 
 from .render import quote_text
 
@@ -33,6 +34,7 @@ class _Held:
 
     anchor: Message  # the first refused request: the answer replies to it
     single: str  # what one refusal alone is told
+    words: Words  # the chat's language, for the answer to many
     count: int = 0  # requests refused
     said: int = 0  # requests the answer counts so far
     retry_at: float = 0.0  # when every refused post may be sent again
@@ -85,12 +87,15 @@ class Refusals:
 
         return opened
 
-    async def refuse(self, anchor: Message, sentence: str, retry_after_s: float) -> None:
+    async def refuse(
+        self, anchor: Message, sentence: str, retry_after_s: float, words: Words = ENGLISH
+    ) -> None:
         """Count a refusal of ``anchor``'s request; the first of a burst says them all.
 
         Args:
             sentence: what this refusal is told when no other comes with it.
             retry_after_s: when the refused post may be sent again.
+            words: the chat's language (the first refusal's), for the answer to many.
         """
         loop = asyncio.get_running_loop()
         now = loop.time()
@@ -98,7 +103,7 @@ class Refusals:
         held = self._held.get(chat)
         if held is None or now - held.last > self.keep_s:
             self._forget(now)
-            held = self._held[chat] = _Held(anchor, sentence)
+            held = self._held[chat] = _Held(anchor, sentence, words)
         held.count += 1
         held.last = now
         held.retry_at = max(held.retry_at, now + retry_after_s)
@@ -130,7 +135,10 @@ class Refusals:
         count = held.count
         if count == held.said:
             return
-        text = held.single if count == 1 else refusals_sentence(count, held.retry_at - now)
+        if count == 1:
+            text = held.single
+        else:
+            text = refusals_sentence(count, held.retry_at - now, held.words)
         try:
             if held.answer is None:
                 held.answer = await held.anchor.reply_html(quote_text(text), do_quote=True)

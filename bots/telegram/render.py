@@ -4,7 +4,8 @@ Every string that a model or a user wrote is escaped with :func:`quote_text`, wh
 also breaks ``@name`` so that no one is pinged by what the model wrote. Only ``http``
 and ``https`` addresses with a host become links. Every string but the card's summary
 and a section's bodies is cut to a fixed size, so that a card always fits in one
-message and a block's body always has room.
+message and a block's body always has room. The card's labels and buttons are in the
+chat's language: the card's own :class:`~bots.common.words.Words`, or those given.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from bots.common.card import MAX_LINKS, Link, VerdictCard
 from bots.common.links import safe_url
 from bots.common.sections import Section
 from bots.common.splitting import pack, split_text
+from bots.common.words import ENGLISH, Words
 
 __all__ = [
     "BUTTON_ACTIONS",
@@ -46,6 +48,7 @@ BUTTON_ACTIONS = {
     "u": "up",
     "n": "down",
     "x": "cancel",
+    "r": "review",
 }
 _LETTER = {name: letter for letter, name in BUTTON_ACTIONS.items()}
 # Sizes in markup (UTF-16 units after escaping) of what the card and the blocks show.
@@ -126,7 +129,11 @@ def card_html(card: VerdictCard) -> str:
 
     Everything but the summary is cut to a fixed size; a summary too long for what is
     left is cut at a sentence or word and points to the Debate."""
-    confidence = f" · confidence {clip_text(card.confidence, _MAX_HEAD)}" if card.confidence else ""
+    words = card.words
+    confidence = ""
+    if card.confidence:
+        said = words("confidence {confidence}", confidence=card.confidence)
+        confidence = f" · {clip_text(said, _MAX_HEAD)}"
     before = [f"{card.icon} <b>{clip_text(card.headline, _MAX_HEAD)}</b>{confidence}", ""]
     if card.lean:  # an unproven post: said at once, in one plain line
         before[-1:] = [clip_text(card.lean, _MAX_LEAN), ""]
@@ -141,9 +148,10 @@ def card_html(card: VerdictCard) -> str:
         after.extend(["", *links])
     source = []
     if card.origin:
-        source.append("From " + clip_text(card.origin, _MAX_LINE))
+        origin = clip_text(card.origin, _MAX_LINE)  # escaped: put in the escaped words
+        source.append(quote_text(words("From {origin}")).format(origin=origin))
     if card.published is not None:
-        source.append(f"published {card.published.isoformat()}")
+        source.append(quote_text(words("published {date}", date=card.published.isoformat())))
     if source:
         after.extend(["", "<i>" + ", ".join(source) + "</i>"])
     if card.repeat_note:
@@ -154,25 +162,31 @@ def card_html(card: VerdictCard) -> str:
     if html_length(text) <= MAX_MESSAGE:
         return text
     # A summary too long for one card (a runaway model): keep the head, say where the rest is.
-    more = " … (see Debate)"
+    more = " … " + quote_text(words("(see Debate)"))
     room = MAX_MESSAGE - html_length(text) + html_length(summary) - html_length(more)
     cut = split_text(card.summary, max(room, 100), lambda s: html_length(quote_text(s)))[0]
     return "\n".join([*before, quote_text(cut) + more, *after])
 
 
 def card_keyboard(
-    check_id: str, votes: tuple[int, int] = (0, 0), *, report_url: str = ""
+    check_id: str,
+    votes: tuple[int, int] = (0, 0),
+    *,
+    report_url: str = "",
+    words: Words = ENGLISH,
 ) -> InlineKeyboardMarkup:
-    """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes,
-    then a "Full report" link to ``report_url`` when there is one (the report page)."""
+    """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes
+    and Review (for moderators: :mod:`.moderation`), then a "Full report" link to
+    ``report_url`` when there is one (the report page); labelled in ``words`` (the
+    chat's language)."""
     up, down = votes
-    link = [[InlineKeyboardButton("Full report", url=report_url)]] if report_url else []
+    link = [[InlineKeyboardButton(words("Full report"), url=report_url)]] if report_url else []
     return InlineKeyboardMarkup(
         [
             [
-                InlineKeyboardButton("Debate", callback_data=_data("debate", check_id)),
-                InlineKeyboardButton("Evidence", callback_data=_data("evidence", check_id)),
-                InlineKeyboardButton("Claims", callback_data=_data("claims", check_id)),
+                InlineKeyboardButton(words("Debate"), callback_data=_data("debate", check_id)),
+                InlineKeyboardButton(words("Evidence"), callback_data=_data("evidence", check_id)),
+                InlineKeyboardButton(words("Claims"), callback_data=_data("claims", check_id)),
             ],
             [
                 InlineKeyboardButton(
@@ -181,21 +195,22 @@ def card_keyboard(
                 InlineKeyboardButton(
                     f"👎 {down}" if down else "👎", callback_data=_data("down", check_id)
                 ),
+                InlineKeyboardButton("Review", callback_data=_data("review", check_id)),
             ],
             *link,
         ]
     )
 
 
-def progress_html(lines: list[str]) -> str:
+def progress_html(lines: list[str], words: Words = ENGLISH) -> str:
     """The "checking…" message: what is done so far, one step a line."""
     body = "\n".join(quote_text(line) for line in lines[-30:])
-    return "🔎 <b>Checking…</b>" + (f"\n\n{body}" if body else "")
+    return f"🔎 <b>{quote_text(words('Checking…'))}</b>" + (f"\n\n{body}" if body else "")
 
 
-def progress_keyboard(check_id: str) -> InlineKeyboardMarkup:
+def progress_keyboard(check_id: str, words: Words = ENGLISH) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(
-        [[InlineKeyboardButton("Cancel", callback_data=_data("cancel", check_id))]]
+        [[InlineKeyboardButton(words("Cancel"), callback_data=_data("cancel", check_id))]]
     )
 
 

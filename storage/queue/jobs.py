@@ -23,6 +23,7 @@ from ..transaction import write_transaction
 __all__ = [
     "CHECKS_QUEUE",
     "CHECK_TASK",
+    "CORRECT_TASK",
     "DELIVER_TASK",
     "MAINTENANCE_QUEUE",
     "RETRY_STALLED_TASK",
@@ -38,6 +39,8 @@ CHECKS_QUEUE = "checks"
 MAINTENANCE_QUEUE = "maintenance"
 CHECK_TASK = "zofia.check"
 DELIVER_TASK = "zofia.deliver"
+#: a verdict a moderator changed, told to the chats that were shown it (storage.corrections)
+CORRECT_TASK = "zofia.correct"
 RETRY_STALLED_TASK = "zofia.retry_stalled"
 _QUEUEING_LOCK_INDEX = "procrastinate_jobs_queueing_lock_idx_v1"
 _DEFER = (

@@ -86,6 +86,7 @@ class FakeDiscord(LoopbackServer):
         self.foreign_channels: dict[int, int] = {}  # channel id → the other guild it is in
         self.dm_channels: dict[int, int] = {}  # user id → their DM channel with the bot
         self.originals: dict[str, int] = {}  # interaction token → its response message id
+        self.pressed_on: dict[str, int] = {}  # a component's interaction token → its message
         self.files: dict[int, tuple[bytes, str]] = {}  # attachment id → its bytes and type
         self.downloads: list[str] = []  # the path of every attachment download
         self.identified = asyncio.Event()
@@ -309,14 +310,72 @@ class FakeDiscord(LoopbackServer):
         )
 
     def button(
-        self, custom_id: str, message: dict[str, Any], *, user_id: int = 900000000000000001
+        self,
+        custom_id: str,
+        message: dict[str, Any],
+        *,
+        user_id: int = 900000000000000001,
+        permissions: str = ADMIN,
     ) -> dict[str, Any]:
-        """An INTERACTION_CREATE payload for a press of ``custom_id`` on ``message``."""
+        """An INTERACTION_CREATE payload for a press of ``custom_id`` on ``message``, by a
+        member with ``permissions`` (an admin's by default)."""
         data = {"custom_id": custom_id, "component_type": 2}
+        return self._component(data, message, user_id=user_id, permissions=permissions)
+
+    def select(
+        self,
+        custom_id: str,
+        message: dict[str, Any],
+        values: list[str],
+        *,
+        user_id: int = 900000000000000001,
+        permissions: str = ADMIN,
+    ) -> dict[str, Any]:
+        """An INTERACTION_CREATE payload for choosing ``values`` in the string select
+        ``custom_id`` on ``message``."""
+        data = {"custom_id": custom_id, "component_type": 3, "values": values}
+        return self._component(data, message, user_id=user_id, permissions=permissions)
+
+    def modal_submit(
+        self,
+        custom_id: str,
+        fields: dict[str, str],
+        message: dict[str, Any],
+        *,
+        user_id: int = 900000000000000001,
+        permissions: str = ADMIN,
+    ) -> dict[str, Any]:
+        """An INTERACTION_CREATE payload for submitting the modal ``custom_id`` (opened from
+        a component on ``message``) with its text inputs' ``fields`` by custom id."""
+        rows = [
+            {"type": 1, "components": [{"type": 4, "custom_id": key, "value": value}]}
+            for key, value in fields.items()
+        ]
+        data = {"custom_id": custom_id, "components": rows}
         payload = self._interaction(
-            3, data, user_id=user_id, guild=True, created=dt.datetime.now(dt.UTC)
+            5,
+            data,
+            user_id=user_id,
+            guild=True,
+            created=dt.datetime.now(dt.UTC),
+            permissions=permissions,
         )
         payload["message"] = message
+        return payload
+
+    def _component(
+        self, data: dict[str, Any], message: dict[str, Any], *, user_id: int, permissions: str
+    ) -> dict[str, Any]:
+        payload = self._interaction(
+            3,
+            data,
+            user_id=user_id,
+            guild=True,
+            created=dt.datetime.now(dt.UTC),
+            permissions=permissions,
+        )
+        payload["message"] = message
+        self.pressed_on[payload["token"]] = int(message["id"])
         return payload
 
     # -- gateway -----------------------------------------------------------------------------
@@ -455,6 +514,9 @@ class FakeDiscord(LoopbackServer):
             message = self.message(data.get("content", ""), extra=self._fields(data))
             self.originals[token] = int(message["id"])
             resource = {"type": body["type"], "message": message}
+        if body["type"] == 6 and token in self.pressed_on:  # a deferred update: the
+            # response is the message the component is on, which @original then edits
+            self.originals[token] = self.pressed_on[token]
         interaction["response_message_id"] = resource and resource["message"]["id"]
         return 200, {"interaction": interaction, "resource": resource}
 

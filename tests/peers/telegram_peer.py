@@ -594,8 +594,9 @@ class FakeBotAPI(LoopbackServer):
         if params.get("message_thread_id"):
             message["message_thread_id"] = params["message_thread_id"]
             message["is_topic_message"] = True
-        if params.get("reply_markup"):
-            message["reply_markup"] = params["reply_markup"]
+        markup = params.get("reply_markup") or {}
+        if "inline_keyboard" in markup:  # a message shows only its inline keyboard (a
+            message["reply_markup"] = markup  # ForceReply is in the call, not the message)
         self.messages[(chat["id"], message["message_id"])] = message
         self.html[(chat["id"], message["message_id"])] = str(params.get("text", ""))
         self.touched_at[(chat["id"], message["message_id"])] = time.monotonic()

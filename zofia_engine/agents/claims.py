@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from ..config import AgentSettings
+from ..language import LANGUAGE_NAMES
 from ..llm.session import CheckSession, StepFailed
 from ..prompting import render
 from ..report import ClaimResult
@@ -170,7 +171,12 @@ async def extract_claims(
 ) -> Extracted | StepFailed:
     """The core claim and up to ``max_sub_claims`` sub-claims the post makes, or the
     step's failure. The first claim kept is the core claim."""
-    task = render("extractor", min_sub=settings.min_sub_claims, max_sub=settings.max_sub_claims)
+    task = render(
+        "extractor",
+        min_sub=settings.min_sub_claims,
+        max_sub=settings.max_sub_claims,
+        post_language=LANGUAGE_NAMES.get(ctx.post_language, ""),
+    )
     try:
         answer = await session.ask(
             "extractor",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from ..language import detect_language
 from ..llm.base import ChatMessage
 from ..llm.special_tokens import defuse
 from ..prompting import render
@@ -123,7 +124,10 @@ class PanelContext:
         max_evidence_chars: each evidence item is cut to this length.
 
     The models see the post with its sentences numbered; ``sentences`` are those
-    sentences, ``sentences[0]`` being [S1].
+    sentences, ``sentences[0]`` being [S1]. ``post_language`` is the language the post
+    is written in (ISO 639-1, as :func:`~zofia_engine.language.detect_language` tells
+    it): Stage 1 searches with it as a hint, the claims are extracted in it and the
+    published fact-checks looked up in it.
     """
 
     text: str
@@ -137,8 +141,10 @@ class PanelContext:
     truncated: bool = False
     sentences: list[str] = field(default_factory=list)
     readable: SentenceList = field(default_factory=SentenceList.empty)
+    post_language: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
+        self.post_language = detect_language(self.text)
         self.truncated = len(self.text) > self.max_post_chars
         seen = clip(self.text, self.max_post_chars) if self.truncated else self.text
         spans = sentence_spans(seen)

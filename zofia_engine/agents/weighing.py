@@ -75,7 +75,9 @@ class Weighing:
 
     async def published(self, texts: Sequence[str]) -> list[Matched]:
         """Fact-checks of ``texts``; a failing source becomes a note."""
-        language = language_code(self.ctx.language or "English")
+        # The post's own language: a fact-check of it is written in it (the reply
+        # language is only what the panel writes in).
+        language = self.ctx.post_language or language_code(self.ctx.language or "English")
         matched, statuses = await self.lookup.find(texts, language=language, cutoff=self.cutoff)
         for status in statuses:
             note = ""

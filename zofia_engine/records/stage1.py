@@ -111,6 +111,8 @@ class Stage1Result(_Record):
     keywords: list[Keyword]
     query: str
     counter_query: str = ""
+    #: the post's language as detected (ISO 639-1), the web search's language hint
+    language: str = ""
     mode: Literal["live", "paper"] = "live"
     web: list[WebResult]
     wikipedia: list[WikipediaEntry]

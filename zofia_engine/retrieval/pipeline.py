@@ -19,6 +19,7 @@ import numpy as np
 
 from ..config import EngineSettings
 from ..encoder import SentenceTransformerEncoder
+from ..language import detect_language
 from ..ports import TextEncoder
 from ..records.stage1 import (
     Keyword,
@@ -77,7 +78,10 @@ class EntityGuidedRetrieval:
             backends the settings would build (tests and benchmarks pass their own).
 
     ``factchecks`` looks posts up among published fact-checks; Stage 2 asks it with
-    the post's first sentence and with the core claim.
+    the post's first sentence and with the core claim. The post's language is a hint to
+    the web search (:class:`~.web.base.WebQuery`); Wikipedia is asked in the one edition
+    its backend is set to, whatever the post's language (English by default: the
+    offline summaries are English, and ``[wikipedia.mediawiki] api_url`` names one wiki).
     """
 
     def __init__(
@@ -156,6 +160,7 @@ class EntityGuidedRetrieval:
         published: dt.date | None = None,
         web: bool = True,
         wikipedia: bool = True,
+        language: str | None = None,
     ) -> Stage1Result:
         """Run Stage 1 on ``text``.
 
@@ -163,6 +168,8 @@ class EntityGuidedRetrieval:
             text: the post.
             published: its publication date; web results are cut off the day before.
             web, wikipedia: turn a source off for this run (the paper's ablations).
+            language: the post's language (ISO 639-1), the web search's hint; ``None``:
+                detected here (:func:`~zofia_engine.language.detect_language`).
         """
         started = time.perf_counter()
         timings: dict[str, float] = {}
@@ -176,8 +183,10 @@ class EntityGuidedRetrieval:
         if not text.strip():
             return self._empty_result([*degraded, "empty post: nothing to retrieve"], started)
 
+        if language is None:
+            language = detect_language(text)
         found = await self._keyphrases(text, timings)
-        query = self._query(found, text, published, degraded)
+        query = self._query(found, text, published, degraded, language)
         counter = self._counter_query(query, found) if web and self.search_backends else None
         (
             (web_hits, web_status),
@@ -214,6 +223,7 @@ class EntityGuidedRetrieval:
             keywords=found.keywords,
             query=compose_query(query.keywords, query.exact),
             counter_query=compose_query(counter.keywords, True, counter.any_of) if counter else "",
+            language=language,
             mode=self.settings.retrieval.mode,
             web=web_hits,
             wikipedia=wiki,
@@ -242,10 +252,15 @@ class EntityGuidedRetrieval:
         return _Keyphrases(threshold, sentences, salience, keywords, chosen, v_text)
 
     def _query(
-        self, found: _Keyphrases, text: str, published: dt.date | None, degraded: list[str]
+        self,
+        found: _Keyphrases,
+        text: str,
+        published: dt.date | None,
+        degraded: list[str],
+        language: str,
     ) -> WebQuery:
         """Eq. 6: every keyword required; with no entity anchors (Appendix A.1), the
-        post's first words instead."""
+        post's first words instead; ``language`` the post's, as the search's hint."""
         if found.keywords:
             terms: tuple[str, ...] = tuple(k.text for k in found.keywords)
             exact = True
@@ -271,6 +286,7 @@ class EntityGuidedRetrieval:
             exclude_domains=tuple(self.settings.web.exclude_domains)
             if paper
             else WIKIPEDIA_DOMAINS,
+            language=language,
         )
 
     def _counter_query(self, query: WebQuery, found: _Keyphrases) -> WebQuery | None:

@@ -34,7 +34,10 @@ class WebQuery:
     query of a post without entities is plain words. ``any_of`` adds terms of which
     one must appear (the counter-evidence query's "hoax", "fact check" …).
     ``cutoff`` is the last day a result may be from: the day before the post's
-    publication date, so the answer cannot leak into the evidence.
+    publication date, so the answer cannot leak into the evidence. ``language`` is the
+    ISO 639-1 code of the post's language (:func:`~zofia_engine.language.detect_language`),
+    a hint a backend may pass on (Brave's ``search_lang``, SearXNG's ``language``);
+    ``""``: unknown.
     """
 
     keywords: tuple[str, ...]
@@ -43,6 +46,7 @@ class WebQuery:
     cutoff: dt.date | None = None
     exclude_domains: tuple[str, ...] = field(default=())
     any_of: tuple[str, ...] = field(default=())
+    language: str = ""
 
 
 def compose_query(

@@ -29,6 +29,9 @@ DEFAULT_BASE_URL = "https://api.search.brave.com/res/v1"
 MAX_COUNT = 20  # Brave answers 422 above this
 MAX_QUERY_CHARS = 400  # Brave's limits on ``q``; beyond them it answers 422
 MAX_QUERY_WORDS = 50
+#: the post languages passed on as ``search_lang`` (codes Brave takes as they are; for
+#: another, Brave's default, English, stays)
+SEARCH_LANGS = frozenset({"en", "de", "fr", "es", "it", "nl"})
 # Brave's human-readable ``age``, used only when ``page_age`` is absent.
 AGE_FORMATS = ("%B %d, %Y", "%b %d, %Y")
 
@@ -96,7 +99,8 @@ class BraveSearch(SearchBackend):
             Brave's parameters. ``q`` is eq. 6 with Wikipedia excluded, cut to
             Brave's 400 characters / 50 words by dropping trailing keywords;
             ``count`` asks for twice ``max_results`` (at most 20) so that dropping
-            excluded domains still leaves enough hits.
+            excluded domains still leaves enough hits; ``search_lang`` is the post's
+            language when Brave takes its code (:data:`SEARCH_LANGS`).
         """
         params: dict[str, str | int] = {
             "q": _fit_query(query.keywords, query.exact, query.any_of),
@@ -105,6 +109,8 @@ class BraveSearch(SearchBackend):
             "extra_snippets": "true",
             "safesearch": "moderate",
         }
+        if query.language in SEARCH_LANGS:
+            params["search_lang"] = query.language
         if query.cutoff is not None:
             params["freshness"] = f"1970-01-01to{query.cutoff:%Y-%m-%d}"
         return params

@@ -31,7 +31,8 @@ class SearxngSearch(SearchBackend):
         base_url: the instance root, e.g. ``http://localhost:8888``; empty raises
             :class:`ConfigError`.
         categories: SearXNG categories to search, comma-separated.
-        language: a language code, or ``"all"``.
+        language: a language code, or ``"all"``: then each query asks in the post's
+            language when it has one (:attr:`WebQuery.language`).
         timeout_s: time allowed for one attempt.
         retries: further attempts after a 429, a 5xx or a timeout.
         requests_per_second: the rate to stay under.
@@ -96,7 +97,7 @@ class SearxngSearch(SearchBackend):
             "q": compose_query(query.keywords, query.exact, query.any_of) + WIKIPEDIA_EXCLUSION,
             "format": "json",
             "categories": self._categories,
-            "language": self._language,
+            "language": (query.language or "all") if self._language == "all" else self._language,
             "safesearch": 1,
             "pageno": 1,
         }

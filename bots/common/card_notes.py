@@ -1,0 +1,243 @@
+"""The card's fixed sentences about a report: which way an unproven post leaned, what
+a photo post's check read, where the post was cut, why no web page is among the
+evidence, a repeat, the sources' own words, the checks left today.
+
+Each is said in the chat's language: every function takes the chat's
+:class:`~.words.Words`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from zofia_engine.report import Report
+
+from .words import ENGLISH, N_, Words
+
+__all__ = [
+    "FEW_CHECKS_LEFT",
+    "SHORT_NAMES",
+    "checked_line",
+    "checks_left_line",
+    "cut_note",
+    "failed_steps",
+    "lean_line",
+    "no_web_note",
+    "panel_steps",
+    "picture_notes",
+    "repeat_note",
+    "settle_note",
+    "sources_line",
+]
+
+#: below this many checks left today, a card says how many are left
+FEW_CHECKS_LEFT = 5
+#: a cited sentence longer than this is not put on the card (it is never cut)
+_MAX_QUOTE = 300
+#: each verdict in a word or two (a moderator's review names them)
+SHORT_NAMES = {
+    "true": N_("True"),
+    "false": N_("False"),
+    "misleading": N_("Misleading"),
+    "unproven": N_("Unproven"),
+    "undetermined": N_("No verdict"),
+    "no_claim": N_("Nothing to fact-check"),
+    "satire": N_("Satire"),
+    "scam": N_("Looks like a scam"),
+}
+_LEANS = {
+    "true": N_("The panel leans true{strength}."),
+    "false": N_("The panel leans false{strength}."),
+    "misleading": N_("The panel leans misleading{strength}."),
+}
+
+
+def lean_line(report: Report, words: Words = ENGLISH) -> str:
+    """For an unproven post, one short line: which way the panel leaned ("The panel
+    leans false (62%)."); what would settle it is a note (the summary above it says
+    that the evidence settled nothing)."""
+    if report.verdict != "unproven":
+        return ""
+    if report.lean is None:
+        return words("The panel leans neither way.")
+    probability = report.lean.probability
+    strength = f" ({words.percent(probability)})" if probability is not None else ""
+    return words(_LEANS[report.lean.outcome], strength=strength)
+
+
+def settle_note(report: Report, words: Words = ENGLISH) -> list[str]:
+    """What would settle an unproven post, as a note under the card."""
+    if report.verdict != "unproven" or report.lean is None or not report.lean.settle:
+        return []
+    return [words("What would settle it: {settle}", settle=report.lean.settle)]
+
+
+def checked_line(report: Report, words: Words = ENGLISH) -> str:
+    """What a photo post's check read: the caption, the text in its pictures ("Checked:
+    the caption and the text in 1 image"). Both forms start with the words of
+    ``"Checked: {read}"`` (a renderer may show what follows them alone)."""
+    if not report.images:
+        return ""
+    pictures = words.plural("{count} image", "{count} images", len(report.images))
+    if any(image.text for image in report.images):
+        read = words("the text in {pictures}", pictures=pictures)
+    else:
+        read = words("{pictures} (no text found in it)", pictures=pictures)
+    if report.caption:
+        return words("Checked: the caption and {read}", read=read)
+    return words("Checked: {read}", read=read)
+
+
+def picture_notes(report: Report, words: Words = ENGLISH) -> list[str]:
+    """The words a fact-checker would stamp, printed on a picture (they are the post's
+    own words, not a rating), and where the picture appeared before."""
+    notes = []
+    for image in report.images:
+        for hit in image.labels[:1]:
+            if len(report.images) > 1:
+                notes.append(
+                    words(
+                        'Picture {index} carries the words "{line}".',
+                        index=image.index,
+                        line=hit.line,
+                    )
+                )
+            else:
+                notes.append(words('The picture carries the words "{line}".', line=hit.line))
+        same = [s for s in image.sightings if s.relation == "same source"]
+        if same:
+            first = min(same, key=lambda s: s.published or dt.date.max)
+            where = first.title or first.url
+            if first.published:
+                date = first.published.isoformat()
+                notes.append(
+                    words(
+                        "This photo appeared on {date} at {where} ({url}).",
+                        date=date,
+                        where=where,
+                        url=first.url,
+                    )
+                )
+            else:
+                notes.append(
+                    words("This photo appeared at {where} ({url}).", where=where, url=first.url)
+                )
+    return notes
+
+
+# How the engine says that a post was cut (check_run.py, retrieval/pipeline.py). The
+# report carries no field for these lengths (nor for a source left out, switched off or
+# failed, read by no_web_note), so its notes are read; what a field says (the steps'
+# status, the debate's end, the search mode) is read from the field.
+_HAD = re.compile(r"the post had ([\d,]+) characters; only its first ([\d,]+) were checked")
+_SEARCHED = re.compile(r"post cut to its first ([\d,]+) characters for entity extraction")
+_SAW = re.compile(r"the models saw the post's first ([\d,]+) characters")
+
+
+def _number(found: re.Match[str], words: Words, group: int = 1) -> str:
+    return words.number(int(found[group].replace(",", "")))
+
+
+def cut_note(degraded: list[str], words: Words = ENGLISH) -> list[str]:
+    """When the post was cut: how long it was, how much was checked, how much of it the
+    search for sources and the panel read."""
+    said: list[str] = []
+    for note in degraded:
+        if found := _HAD.fullmatch(note):
+            whole, checked = _number(found, words), _number(found, words, 2)
+            said.insert(
+                0,
+                words(
+                    "it has {whole} characters and only the first {checked} were checked",
+                    whole=whole,
+                    checked=checked,
+                ),
+            )
+        elif found := _SEARCHED.fullmatch(note):
+            count = _number(found, words)
+            said.append(
+                words("the search for sources read its first {count} characters", count=count)
+            )
+        elif found := _SAW.fullmatch(note):
+            said.append(
+                words("the panel read its first {count} characters", count=_number(found, words))
+            )
+    return [words("The post was cut: {parts}.", parts="; ".join(said))] if said else []
+
+
+def no_web_note(report: Report, words: Words = ENGLISH) -> str:
+    """Why no web page is among the evidence: web search is off, it failed, or it found
+    nothing (the report's notes say which)."""
+    degraded = report.degraded
+    if "left out for this check: web" in degraded:
+        return words("No web evidence: web search was left out of this check.")
+    if any(note.startswith("no web search backend configured") for note in degraded):
+        return words("No web evidence: web search is off on this bot.")
+    if any(note.startswith("web:") and " failed: " in note for note in degraded):
+        return words("No web evidence: the web search failed.")
+    if report.search_mode == "paper":
+        return words("No web evidence: the web search, which leaves out news sites, found nothing.")
+    return words("No web evidence: the web search found nothing on this post.")
+
+
+def panel_steps(report: Report) -> list[tuple[str, str, str]]:
+    """The panel's steps (analyses, claims, debate turns, rulings) as ``(name, status,
+    error)``, in the order they ran."""
+    analyses = report.analyses
+    steps: list[tuple[str, str, str]] = [
+        (f"linguist ({f.dimension})", f.status, f.error) for f in analyses.linguist
+    ]
+    if analyses.expert is not None:
+        steps.append(("domain expert", analyses.expert.status, analyses.expert.error))
+    steps += [(f"claim {c.id}", c.status, c.error) for c in report.claims]
+    steps += [(f"round {t.round} {t.side}", t.status, t.error) for t in report.debate.turns]
+    steps += [(f"round {r.round} judge", r.status, r.error) for r in report.debate.rulings]
+    return steps
+
+
+def failed_steps(report: Report) -> tuple[int, int]:
+    """How many of the panel's steps failed, of how many."""
+    steps = panel_steps(report)
+    return sum(status == "failed" for _, status, _ in steps), len(steps)
+
+
+def repeat_note(kind: str | None, original_at: dt.datetime | None, words: Words = ENGLISH) -> str:
+    """For an answer from the store: "Repeat of a check from 2024-03-02 10:00 UTC."."""
+    if kind is None:
+        return ""
+    if original_at is None:
+        return words("Repeat of a check.") if kind == "exact" else words("Near-repeat of a check.")
+    when = f"{original_at.astimezone(dt.UTC):%Y-%m-%d %H:%M}"
+    if kind == "exact":
+        return words("Repeat of a check from {when} UTC.", when=when)
+    return words("Near-repeat of a check from {when} UTC.", when=when)
+
+
+def sources_line(report: Report, words: Words = ENGLISH) -> str:
+    """For a false or misleading verdict the evidence settled, one sentence the sources
+    say, word for word: a quote of a refuted claim the verdict rests on (the core claim
+    first), as the claim verifier cited it; ``""`` when there is none."""
+    if report.verdict not in ("false", "misleading"):
+        return ""
+    basis = set(report.basis)
+    refuted = [c for c in report.claims if c.id in basis and c.label == "refutes"]
+    refuted.sort(key=lambda claim: claim.kind != "core")
+    for claim in refuted:
+        for quote in claim.quotes:
+            said = " ".join(quote.text.split())  # the same words, on one line
+            if said and len(said) <= _MAX_QUOTE:
+                return words("What the sources say: “{said}”", said=said)
+    return ""
+
+
+def checks_left_line(left: int | None, words: Words = ENGLISH) -> str:
+    """How many checks the asker has left today, when fewer than
+    :data:`FEW_CHECKS_LEFT`; ``""`` otherwise (or when not known)."""
+    if left is None or left >= FEW_CHECKS_LEFT:
+        return ""
+    if left == 0:
+        return words("You have no checks left today; more come as the last 24 hours' checks age.")
+    return words.plural(
+        "You have {count} check left today.", "You have {count} checks left today.", left
+    )

@@ -1,0 +1,207 @@
+"""Corrections, the same on every platform: a verdict a moderator changed reaches every
+chat that was shown its card, which is edited, and told once.
+
+A bot records each card it shows (:func:`record_shown`). A review that changes a
+verdict makes the cards that show another one due (:mod:`storage.corrections`); for one
+check, :func:`correct_check` makes each chat's :class:`Notice` (its cards as they now
+read, and one :func:`update_sentence`) and hands it to the platform's sender, one chat
+after another, so the platform's own rate limiting paces them. A chat told is marked
+corrected; one whose sending failed is tried again later, and given up after a few
+tries (:data:`storage.shown_cards.MAX_TRIES`).
+
+In the local mode the bot finds due corrections by polling the store every
+:data:`POLL_S` seconds while it runs (:func:`correcting`); in the queued mode a
+``correct`` job brings them (:mod:`storage.queue.corrections`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from storage.corrections import ChatCorrection, due_chats, record_card
+from storage.handles import Outcome
+from storage.queue.service import stored_outcome
+from storage.service import CheckService
+from storage.shown_cards import ShownCard
+from storage.store import CheckStore
+
+from .card import VERDICTS, VerdictCard, verdict_card
+from .store_calls import StoreCalls, off_loop
+from .words import words_for
+
+__all__ = [
+    "BATCH",
+    "POLL_S",
+    "Notice",
+    "SendCorrection",
+    "correct_check",
+    "correcting",
+    "record_shown",
+    "reviewed_card",
+    "saved_sentence",
+    "update_sentence",
+    "verdict_word",
+]
+
+log = logging.getLogger(__name__)
+
+#: how often a bot in the local mode looks for corrections due
+POLL_S = 10.0
+#: checks corrected per round of the poll (the rest wait for the next round)
+BATCH = 20
+
+
+@dataclass(frozen=True)
+class Notice:
+    """What one chat is sent: each of its cards as it now reads (to edit it in place),
+    the sentence saying what changed, and the verdict's votes (the card's buttons)."""
+
+    chat: str
+    cards: tuple[tuple[ShownCard, VerdictCard], ...]
+    sentence: str
+    votes: tuple[int, int] = (0, 0)
+
+
+#: a platform's sender: edit a chat's cards, then tell it once; raises when it could not
+SendCorrection = Callable[[Notice], Awaitable[None]]
+
+
+def verdict_word(verdict: str) -> str:
+    """A verdict in one word or two, as the card's headline starts ("Misleading")."""
+    return VERDICTS[verdict][1].split(":")[0] if verdict in VERDICTS else verdict
+
+
+def update_sentence(shown: str, verdict: str, note: str = "", link: str = "") -> str:
+    """ "Update: this post was changed from Unproven to False: <note>" (and the review's
+    link, if any)."""
+    said = f"Update: this post was changed from {verdict_word(shown)} to {verdict_word(verdict)}"
+    said += f": {note}" if note else "."
+    return f"{said} ({link})" if link else said
+
+
+def saved_sentence(before: str, after: str) -> str:
+    """What a moderator is told once their review is stored."""
+    if before == after:
+        return f"Review saved: {verdict_word(after)} is confirmed."
+    changed = f"{verdict_word(before)} → {verdict_word(after)}"
+    return f"Review saved: {changed}. Every chat shown this check's card is told."
+
+
+def stored_card(store: CheckStore, check_id: str) -> VerdictCard | None:
+    """The card of check ``check_id`` as it reads now, with a moderator's review in force
+    (blocking); ``None`` once it has no report to show (purged, or not finished)."""
+    outcome = stored_outcome(store, check_id)
+    row = store.checks.get(check_id)
+    if not isinstance(outcome, Outcome) or row is None:
+        return None
+    words = words_for(row.language)  # the chat's language, as the check was answered in
+    return verdict_card(outcome, origin=row.origin, published=row.published, words=words)
+
+
+async def reviewed_card(calls: StoreCalls, check_id: str) -> VerdictCard | None:
+    """:func:`stored_card`, off the event loop."""
+    return await off_loop(stored_card, calls.service.store, check_id)
+
+
+async def record_shown(
+    calls: StoreCalls,
+    card: VerdictCard,
+    platform: str,
+    chat: str,
+    message: str = "",
+    *,
+    private: bool = False,
+    token: str = "",
+    token_expires: dt.datetime | None = None,
+) -> None:
+    """Record where ``card`` was shown, so a correction can reach it; never raises (a
+    card not recorded only misses a correction)."""
+    try:
+        await off_loop(
+            record_card,
+            calls.service.store,
+            card.check_id,
+            platform=platform,
+            chat=chat,
+            message=message,
+            verdict=card.verdict,
+            private=private,
+            token=token,
+            token_expires=token_expires,
+        )
+    except Exception:
+        log.warning("could not record the card of check %s", card.check_id, exc_info=True)
+
+
+def _notices(
+    store: CheckStore, platform: str, check_id: str
+) -> list[tuple[ChatCorrection, Notice]]:
+    """Each chat of ``platform`` due a correction of ``check_id``, with its notice."""
+    found = []
+    votes = store.feedback.counts(check_id)
+    for chat in due_chats(store, check_id, platform):
+        cards = [(shown, stored_card(store, shown.check_id)) for shown in chat.cards]
+        readable = tuple((shown, card) for shown, card in cards if card is not None)
+        if not readable:  # nothing to show any more: nothing to say
+            store.shown_cards.settled([shown.id for shown in chat.cards])
+            continue
+        said = update_sentence(chat.shown, chat.verdict, chat.note, chat.link)
+        found.append((chat, Notice(chat.chat, readable, said, votes)))
+    return found
+
+
+async def correct_check(
+    service: CheckService, platform: str, check_id: str, send: SendCorrection
+) -> bool:
+    """Edit the cards of original check ``check_id`` on ``platform`` and tell each chat
+    once, one chat at a time.
+
+    Returns:
+        Whether no chat is left to try again (each was told, or given up).
+    """
+    store = service.store
+    left = False
+    for chat, notice in await off_loop(_notices, store, platform, check_id):
+        ids = [shown.id for shown in chat.cards]
+        try:
+            await send(notice)
+        except Exception:
+            log.warning("could not correct check %s in a chat", check_id, exc_info=True)
+            left = not await off_loop(store.shown_cards.failed, ids) or left
+            continue
+        await off_loop(store.shown_cards.corrected, ids, chat.verdict)
+    return not left
+
+
+async def _poll(service: CheckService, platform: str, send: SendCorrection, every_s: float) -> None:
+    """Look for corrections due every ``every_s`` seconds, :data:`BATCH` checks a round,
+    until cancelled."""
+    store = service.store
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await off_loop(store.shown_cards.forget_tokens, service.clock())
+            for check_id in await off_loop(store.shown_cards.due_checks, platform, limit=BATCH):
+                await correct_check(service, platform, check_id, send)
+        except Exception:  # the next round tries again
+            log.exception("looking for corrections failed")
+
+
+@contextlib.asynccontextmanager
+async def correcting(
+    service: CheckService, platform: str, send: SendCorrection, *, every_s: float | None = None
+) -> AsyncIterator[None]:
+    """Send ``platform``'s corrections due while the block runs (the local mode); the
+    poll stops with it."""
+    poll = asyncio.create_task(_poll(service, platform, send, every_s or POLL_S))
+    try:
+        yield
+    finally:
+        poll.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await poll

@@ -1,0 +1,176 @@
+"""Moderators' reviews from Discord: the verdict's Review button.
+
+Who may review: a server member with Manage Messages (or Administrator) where the
+card is, and the reviewers named in ``[service] reviewers`` (compared as HMACs). Anyone
+else who presses Review is refused in one private sentence.
+
+A reviewer's press is acknowledged without a visible change (a deferred update: the
+press's own interaction can then edit the card it was pressed on, for 15 minutes),
+and a private message offers Confirm / True / False / Misleading / Unproven in a
+select. The choice opens a form (a modal) for the note and an optional link. Its
+submission stores the review (:meth:`~storage.service.CheckService.review`), edits the
+card to show it, and, when the verdict changed, every chat shown the card is told
+(:mod:`bots.common.corrections`).
+
+What waits for the reviewer (the select, the form) lives in discord.py's view store of
+this process only, for :data:`REVIEW_TIMEOUT_S` at most (Discord itself gives the
+card's interaction 15 minutes): a restart, or a late answer, means pressing Review again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import discord
+
+from bots.common.card import VerdictCard
+from bots.common.corrections import reviewed_card, saved_sentence, verdict_word
+from storage.errors import CheckNotFoundError
+
+from .chats import PLATFORM, stored_check
+from .context import DiscordContext
+from .render import NONE, verdict_embed
+
+__all__ = ["REFUSED", "REVIEW_TIMEOUT_S", "may_review", "start_review"]
+
+log = logging.getLogger(__name__)
+
+REFUSED = (
+    "Only members who can manage messages here, or reviewers named in the bot's settings, "
+    "can review a verdict."
+)
+CHOOSE = "Review of this verdict ({verdict}): confirm it, or choose the verdict it should have."
+#: as the other buttons say it
+NOT_FOUND = "That check was not found."
+#: how long the select and the form wait for the reviewer
+REVIEW_TIMEOUT_S = 600.0
+_CHOICES = {
+    "confirm": "Confirm",
+    "true": "True",
+    "false": "False",
+    "misleading": "Misleading",
+    "unproven": "Unproven",
+}
+
+#: a card's buttons (``bots.discord.buttons.verdict_view``, passed in)
+ViewOf = Callable[[VerdictCard], discord.ui.View]
+
+
+def may_review(ctx: DiscordContext, interaction: discord.Interaction[Any]) -> bool:
+    """Whether the user of ``interaction`` may review verdicts where it came from."""
+    if ctx.service.reviewers.named(PLATFORM, str(interaction.user.id)):
+        return True
+    if interaction.guild_id is None:
+        return False
+    permissions = interaction.permissions
+    return permissions.manage_messages or permissions.administrator
+
+
+async def start_review(
+    ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, view_of: ViewOf
+) -> None:
+    """Review pressed on a card: refuse, or offer the choices privately."""
+    if not may_review(ctx, interaction):
+        await interaction.response.send_message(REFUSED, ephemeral=True)
+        return
+    await interaction.response.defer()  # a deferred update: this interaction edits the card
+    found = await stored_check(ctx, check_id, interaction)
+    if found is None:
+        await interaction.followup.send(NOT_FOUND, ephemeral=True)
+        return
+    said = CHOOSE.format(verdict=verdict_word(found[1].verdict))
+    choices = Choices(ctx, interaction, check_id, view_of)
+    await interaction.followup.send(said, view=choices, ephemeral=True)
+
+
+class Choices(discord.ui.View):
+    """The private select: the verdict the check should have, or Confirm."""
+
+    def __init__(
+        self,
+        ctx: DiscordContext,
+        card: discord.Interaction[Any],
+        check_id: str,
+        view_of: ViewOf,
+    ) -> None:
+        super().__init__(timeout=REVIEW_TIMEOUT_S)
+        self.ctx, self.card, self.check_id, self.view_of = ctx, card, check_id, view_of
+        options = [discord.SelectOption(label=label, value=v) for v, label in _CHOICES.items()]
+        self.select: discord.ui.Select[Choices] = discord.ui.Select(
+            placeholder="The verdict it should have", options=options
+        )
+        self.select.callback = self._chosen  # type: ignore[method-assign]
+        self.add_item(self.select)
+
+    async def _chosen(self, interaction: discord.Interaction[Any]) -> None:
+        if not may_review(self.ctx, interaction):
+            await interaction.response.send_message(REFUSED, ephemeral=True)
+            return
+        choice = self.select.values[0]
+        note = Note(self.ctx, self.card, self.check_id, choice, self.view_of)
+        await interaction.response.send_modal(note)
+
+
+class Note(discord.ui.Modal, title="Review"):
+    """The form for the review's note and link; its submission saves the review."""
+
+    def __init__(
+        self,
+        ctx: DiscordContext,
+        card: discord.Interaction[Any],
+        check_id: str,
+        choice: str,
+        view_of: ViewOf,
+    ) -> None:
+        super().__init__(title=f"Review: {_CHOICES[choice]}", timeout=REVIEW_TIMEOUT_S)
+        self.ctx, self.card, self.check_id, self.choice = ctx, card, check_id, choice
+        self.view_of = view_of
+        self.note: discord.ui.TextInput[Note] = discord.ui.TextInput(
+            label="Why, in a few words",
+            style=discord.TextStyle.paragraph,
+            required=False,
+            max_length=300,
+        )
+        self.link: discord.ui.TextInput[Note] = discord.ui.TextInput(
+            label="A link that backs it (optional)", required=False, max_length=500
+        )
+        self.add_item(self.note)
+        self.add_item(self.link)
+
+    async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        said = await self._save(interaction)
+        await interaction.followup.send(said, ephemeral=True, allowed_mentions=NONE)
+
+    async def _save(self, interaction: discord.Interaction[Any]) -> str:
+        """Store the review and edit the card; what to tell the reviewer."""
+        ctx = self.ctx
+        found = await stored_check(ctx, self.check_id, self.card)
+        if found is None:
+            return NOT_FOUND
+        verdict = found[1].verdict if self.choice == "confirm" else self.choice
+        user = str(interaction.user.id)
+        note, link = self.note.value.strip(), self.link.value.strip()
+        try:
+            review = await ctx.service.review(self.check_id, PLATFORM, user, verdict, note, link)
+        except CheckNotFoundError:
+            return NOT_FOUND
+        except ValueError as exc:  # a long note, a link that is no address
+            said = str(exc)
+            return f"{said[:1].upper()}{said[1:]}. Choose again to send another note."
+        await self._edit_card()
+        return saved_sentence(review.from_verdict, review.to_verdict)
+
+    async def _edit_card(self) -> None:
+        """The card Review was pressed on, as it now reads, while its press can edit it."""
+        card = await reviewed_card(self.ctx.calls, self.check_id)
+        if card is None or self.card.is_expired():
+            return
+        try:
+            await self.card.edit_original_response(
+                embed=verdict_embed(card), view=self.view_of(card)
+            )
+        except discord.HTTPException as exc:
+            log.info("the reviewed card of check %s was not edited: %s", self.check_id, exc.text)

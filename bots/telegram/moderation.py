@@ -1,0 +1,338 @@
+"""Moderators' reviews from Telegram: the card's Review button.
+
+Who may review: the chat's administrators (``getChatMember``, in groups) and the
+reviewers named in ``[service] reviewers`` (compared as HMACs, in any chat). Anyone
+else who taps Review is refused in one sentence (the callback query's answer).
+
+A reviewer's tap gets a reply to the card offering Confirm / True / False / Misleading
+/ Unproven (callback data ``"r<choice>:<check id>"``; any reviewer may choose). The
+choice asks for the note in a message the reviewer answers by replying (ForceReply); a
+link at the end of the note is kept as the review's link. The review is stored
+(:meth:`~storage.service.CheckService.review`), the card is edited to show it, and,
+when the verdict changed, every chat shown the card is told
+(:mod:`bots.common.corrections`).
+
+A review waiting for its note lives in this process only: a bounded dict of at most
+:data:`MAX_DRAFTS` entries, each kept :data:`DRAFT_TTL_S` seconds (a restart, or a
+late reply, is told to tap Review again).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, cast
+
+from telegram import (
+    Bot,
+    CallbackQuery,
+    Chat,
+    ForceReply,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    Update,
+    User,
+)
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import BadRequest, TelegramError
+from telegram.ext import (
+    ApplicationHandlerStop,
+    BaseHandler,
+    CallbackQueryHandler,
+    ContextTypes,
+    MessageHandler,
+    filters,
+)
+
+from bots.common.corrections import reviewed_card, saved_sentence, verdict_word
+from bots.common.store_calls import off_loop
+from storage.errors import CheckNotFoundError
+from storage.rows import CheckRow
+
+from .buttons import GONE, NOT_FOUND
+from .context import PLATFORM, TelegramContext, context_of
+from .render import NO_PREVIEW, card_html, card_keyboard, quote_text
+
+__all__ = [
+    "DRAFT_TTL_S",
+    "EXPIRED",
+    "MAX_DRAFTS",
+    "PROMPT",
+    "REFUSED",
+    "Drafts",
+    "may_review",
+    "review_handlers",
+    "review_note_handler",
+]
+
+log = logging.getLogger(__name__)
+
+REFUSED = "Only a chat admin, or a reviewer named in the bot's settings, can review a verdict."
+CHOOSE = "Review of this verdict ({verdict}): confirm it, or choose the verdict it should have."
+PROMPT = (
+    "reply to this message with a short note on why (at most 300 characters; a link at "
+    "its end is kept as its source), or “-” for none."
+)
+EXPIRED = "This review has expired: tap Review on the card again."
+CANCELLED = "Review cancelled."
+#: how long a review waits for its note, and how many may wait at once
+DRAFT_TTL_S = 600.0
+MAX_DRAFTS = 256
+#: choice letter → the verdict it gives ("confirm": the one in force; "cancel": none)
+CHOICES = {
+    "c": "confirm",
+    "t": "true",
+    "f": "false",
+    "m": "misleading",
+    "u": "unproven",
+    "x": "cancel",
+}
+_LABELS = {
+    "c": "Confirm",
+    "t": "True",
+    "f": "False",
+    "m": "Misleading",
+    "u": "Unproven",
+    "x": "Cancel",
+}
+_DATA = re.compile(r"r(?P<choice>[ctfmux]?):(?P<check_id>[A-Za-z0-9_-]{1,32})")
+_DRAFTS = "zofia-review-drafts"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A review waiting for its note: of which check, by whom, to what, on which card."""
+
+    check_id: str
+    user_id: int
+    verdict: str
+    card_message_id: int
+    expires: float
+
+
+class Drafts:
+    """The reviews waiting for their notes, by ``(chat id, prompt message id)``: at most
+    :data:`MAX_DRAFTS`, each for :data:`DRAFT_TTL_S` seconds (the oldest go first)."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[tuple[int, int], Draft] = {}
+
+    def add(self, chat_id: int, prompt_id: int, draft: Draft) -> None:
+        now = time.monotonic()
+        for key in [k for k, d in self._waiting.items() if d.expires <= now]:
+            del self._waiting[key]
+        while len(self._waiting) >= MAX_DRAFTS:
+            del self._waiting[next(iter(self._waiting))]
+        self._waiting[(chat_id, prompt_id)] = draft
+
+    def get(self, chat_id: int, prompt_id: int) -> Draft | None:
+        """The review waiting on this prompt, unless it has expired."""
+        draft = self._waiting.get((chat_id, prompt_id))
+        if draft is None or draft.expires <= time.monotonic():
+            self._waiting.pop((chat_id, prompt_id), None)
+            return None
+        return draft
+
+    def take(self, chat_id: int, prompt_id: int) -> None:
+        self._waiting.pop((chat_id, prompt_id), None)
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+
+def _drafts(context: ContextTypes.DEFAULT_TYPE) -> Drafts:
+    return cast(Drafts, context.bot_data.setdefault(_DRAFTS, Drafts()))
+
+
+async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -> bool:
+    """Whether ``user_id`` may review verdicts in ``chat``: a reviewer the settings name,
+    or (in a group) one of its administrators."""
+    if ctx.service.reviewers.named(PLATFORM, str(user_id)):
+        return True
+    if chat.type == ChatType.PRIVATE:
+        return False
+    try:
+        member = await bot.get_chat_member(chat.id, user_id)
+    except TelegramError as exc:
+        log.warning("could not ask whether a user is an admin of chat %s: %s", chat.id, exc)
+        return False
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+def choice_keyboard(check_id: str) -> InlineKeyboardMarkup:
+    """Confirm / True / False, then Misleading / Unproven / Cancel."""
+    buttons = [
+        InlineKeyboardButton(_LABELS[letter], callback_data=f"r{letter}:{check_id}")
+        for letter in CHOICES
+    ]
+    return InlineKeyboardMarkup([buttons[:3], buttons[3:]])
+
+
+async def on_review_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Review and its choices; the query is always answered (a refusal in one sentence)."""
+    query = update.callback_query
+    if query is None:
+        return
+    try:
+        note = await _route(context_of(context), context, query)
+    except Exception:
+        log.exception("review button %r failed", query.data)
+        note = "Something went wrong on our side; the error was logged."
+    try:
+        await query.answer(note or None, show_alert=bool(note))
+    except TelegramError as exc:
+        log.warning("could not answer review button %r: %s", query.data, exc)
+
+
+async def _route(
+    ctx: TelegramContext, context: ContextTypes.DEFAULT_TYPE, query: CallbackQuery
+) -> str:
+    """What a tap does; the sentence to answer it with (``""``: none)."""
+    match = _DATA.fullmatch(query.data or "")
+    message = query.message
+    if match is None or message is None:
+        return NOT_FOUND
+    row = await ctx.calls.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
+    if row is None:
+        return NOT_FOUND
+    if not await may_review(ctx, context.bot, message.chat, query.from_user.id):
+        return REFUSED
+    if not message.is_accessible or not isinstance(message, Message):
+        return GONE
+    choice = CHOICES.get(match["choice"])
+    if choice is None:  # Review itself: offer the choices
+        found = await ctx.calls.report_for(row.id)
+        if found is None:
+            return "The details of this check have expired."
+        said = CHOOSE.format(verdict=verdict_word(found[1].verdict))
+        await message.reply_text(said, do_quote=True, reply_markup=choice_keyboard(row.id))
+        return ""
+    if choice == "cancel":
+        await message.edit_text(CANCELLED)
+        return ""
+    await _ask_note(context, message, row, query.from_user, choice)
+    return ""
+
+
+def _prompt(chat: Chat, user: User, before: str = "") -> tuple[str, ForceReply]:
+    """The note's prompt as HTML (naming the reviewer in a group, so that only they get
+    the reply field) and its ForceReply."""
+    if chat.type == ChatType.PRIVATE:
+        text = quote_text(before + PROMPT[:1].upper() + PROMPT[1:])
+        return text, ForceReply(input_field_placeholder="Why, in a few words")
+    name = f'<a href="tg://user?id={user.id}">{quote_text(user.first_name)}</a>'
+    return quote_text(before) + f"{name}, {quote_text(PROMPT)}", ForceReply(selective=True)
+
+
+async def _ask_note(
+    context: ContextTypes.DEFAULT_TYPE, choices: Message, row: CheckRow, user: User, choice: str
+) -> None:
+    """The choice is made: say so on the choices, and ask the reviewer for the note."""
+    card = choices.reply_to_message
+    word = "Confirm" if choice == "confirm" else verdict_word(choice)
+    await choices.edit_text(f"Review: {word}.")
+    text, force = _prompt(choices.chat, user)
+    prompt = await choices.reply_html(text, do_quote=True, reply_markup=force)
+    draft = Draft(row.id, user.id, choice, card.message_id if card else 0, 0.0)
+    _wait(context, prompt, draft)
+
+
+def _wait(context: ContextTypes.DEFAULT_TYPE, prompt: Message, draft: Draft) -> None:
+    expires = time.monotonic() + DRAFT_TTL_S
+    waiting = Draft(draft.check_id, draft.user_id, draft.verdict, draft.card_message_id, expires)
+    _drafts(context).add(prompt.chat_id, prompt.message_id, waiting)
+
+
+def split_note(text: str) -> tuple[str, str]:
+    """A reviewer's reply as ``(note, link)``: an address at its end is the link, and
+    "-" alone is no note."""
+    words = text.split()
+    link = words.pop() if words and words[-1].startswith(("https://", "http://")) else ""
+    note = " ".join(words)
+    return ("" if note in ("-", "—", "–") else note), link
+
+
+async def on_note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A reply to a note's prompt (tried before every other handler): the review is
+    saved, and no other handler sees the message. Any other message goes on."""
+    message = update.effective_message
+    prompt = message.reply_to_message if message is not None else None
+    if message is None or prompt is None or message.from_user is None:
+        return
+    if prompt.from_user is None or prompt.from_user.id != context.bot.id:
+        return
+    if PROMPT[1:] not in (prompt.text or ""):  # "Reply …" or "Ann, reply …"
+        return
+    drafts = _drafts(context)
+    draft = drafts.get(message.chat_id, prompt.message_id)
+    if draft is None:
+        await message.reply_text(EXPIRED, do_quote=True)
+    elif draft.user_id == message.from_user.id:  # another's reply to it is not a note
+        drafts.take(message.chat_id, prompt.message_id)
+        await _save(context_of(context), context, message, draft)
+    raise ApplicationHandlerStop
+
+
+async def _save(
+    ctx: TelegramContext, context: ContextTypes.DEFAULT_TYPE, message: Message, draft: Draft
+) -> None:
+    """Store the review, edit the card to show it, and say it was saved."""
+    note, link = split_note(message.text or "")
+    found = await ctx.calls.report_for(draft.check_id)
+    if found is None:
+        await message.reply_text("The details of this check have expired.", do_quote=True)
+        return
+    verdict = found[1].verdict if draft.verdict == "confirm" else draft.verdict
+    user = str(message.from_user.id if message.from_user else draft.user_id)
+    try:
+        review = await ctx.service.review(draft.check_id, PLATFORM, user, verdict, note, link)
+    except CheckNotFoundError:
+        await message.reply_text(NOT_FOUND, do_quote=True)
+        return
+    except ValueError as exc:  # a long note, a link that is no address: ask again
+        said = str(exc)
+        before = f"{said[:1].upper()}{said[1:]}. "
+        text, force = _prompt(message.chat, cast(User, message.from_user), before)
+        prompt = await message.reply_html(text, do_quote=True, reply_markup=force)
+        _wait(context, prompt, draft)
+        return
+    original = found[0].repeat_of or found[0].id
+    await _edit_card(ctx, context.bot, message.chat_id, draft, original)
+    await message.reply_text(saved_sentence(review.from_verdict, review.to_verdict), do_quote=True)
+
+
+async def _edit_card(
+    ctx: TelegramContext, bot: Bot, chat_id: int, draft: Draft, original: str
+) -> None:
+    """The card the review was asked on, as it now reads; a card gone is passed over."""
+    card = await reviewed_card(ctx.calls, draft.check_id)
+    if card is None or not draft.card_message_id:
+        return
+    votes = await off_loop(ctx.service.store.feedback.counts, original)
+    url = ctx.report_url(card.check_id)
+    keyboard = card_keyboard(card.check_id, votes, report_url=url, words=card.words)
+    try:
+        await bot.edit_message_text(
+            card_html(card),
+            chat_id=chat_id,
+            message_id=draft.card_message_id,
+            parse_mode="HTML",
+            reply_markup=keyboard,
+            link_preview_options=NO_PREVIEW,
+        )
+    except BadRequest as exc:
+        if "not modified" not in exc.message.lower():
+            log.info("the reviewed card of check %s was not edited: %s", card.check_id, exc)
+
+
+def review_handlers() -> list[BaseHandler[Update, Any, Any]]:
+    """Review and its choices; put them before the other buttons' handler."""
+    return [CallbackQueryHandler(on_review_button, pattern=r"^r[ctfmux]?:")]
+
+
+def review_note_handler() -> BaseHandler[Update, Any, Any]:
+    """The notes' handler; add it in a group before every other handler's (``-1``)."""
+    return MessageHandler(filters.TEXT & filters.REPLY & ~filters.COMMAND, on_note)

@@ -1,0 +1,148 @@
+"""Moderation beyond the audit trail: who may review, and corrections that reach the chats.
+
+- :class:`Reviewers`: the reviewers named in ``[service] reviewers`` (``"telegram:123"``),
+  kept only as HMACs of the platform and user id, as every id is.
+- :func:`review_check`: a review (:mod:`storage.reviews`) and, in the same transaction,
+  the cards it makes due (:mod:`storage.shown_cards`); on PostgreSQL (the queued mode)
+  a ``correct`` job is queued for each platform with cards due
+  (:mod:`storage.queue.corrections`). ``zofia review`` and the bots both come here.
+- :func:`record_card`: a card a bot showed; one that shows a verdict a review changed
+  meanwhile is due at once.
+- :func:`due_chats`: what a bot sends for one check: each chat's cards to edit and the
+  change to tell it once, with the note of the review in force.
+
+In the local mode (SQLite) the running bot finds due cards by polling the store
+(``bots.common.corrections``): a review may come from ``zofia review`` in another process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .keys import hash_user
+from .postgres import PostgresDatabase
+from .queue.corrections import queue_corrections
+from .reviews import Review
+from .shown_cards import ShownCard
+from .store import CheckStore
+
+__all__ = ["ChatCorrection", "Reviewers", "due_chats", "record_card", "review_check"]
+
+
+class Reviewers:
+    """The reviewers the settings name, each ``"platform:user id"``, kept as HMACs.
+
+    Args:
+        named: the ``[service] reviewers`` entries.
+        secret: the key of the stored identities.
+    """
+
+    def __init__(self, named: Iterable[str], secret: bytes) -> None:
+        self._secret = secret
+        self._hashes = frozenset(hash_user(secret, *entry.strip().split(":", 1)) for entry in named)
+
+    def named(self, platform: str, user_id: str) -> bool:
+        """Whether the settings name this user of ``platform`` a reviewer."""
+        return hash_user(self._secret, platform, user_id) in self._hashes
+
+
+@dataclass(frozen=True)
+class ChatCorrection:
+    """One chat to tell of one changed verdict: edit ``cards``, then say it once.
+
+    ``shown`` is the verdict the chat was shown (its newest card's), ``verdict`` the one
+    in force; ``note`` and ``link`` are the review's.
+    """
+
+    platform: str
+    chat: str
+    cards: tuple[ShownCard, ...]
+    shown: str
+    verdict: str
+    note: str
+    link: str
+
+
+def _queue(store: CheckStore, original_id: str, platforms: list[str]) -> None:
+    """In the queued mode, the ``correct`` jobs (in the caller's transaction); in the
+    local mode the bot's poll finds the due cards."""
+    if platforms and isinstance(store.db, PostgresDatabase):
+        queue_corrections(store.db, original_id, platforms)
+
+
+def review_check(
+    store: CheckStore,
+    check_id: str,
+    *,
+    reviewer: str,
+    platform: str,
+    verdict: str,
+    note: str = "",
+    link: str = "",
+) -> Review:
+    """Add a review (:meth:`storage.reviews.Reviews.add`, same arguments) and make due
+    the cards that now show another verdict, in one write transaction (blocking)."""
+    with store.write():
+        review = store.reviews.add(
+            check_id, reviewer=reviewer, platform=platform, verdict=verdict, note=note, link=link
+        )
+        _queue(store, review.check_id, store.shown_cards.mark_due(review.check_id))
+    return review
+
+
+def record_card(
+    store: CheckStore,
+    check_id: str,
+    *,
+    platform: str,
+    chat: str,
+    message: str,
+    verdict: str,
+    private: bool = False,
+    token: str = "",
+    token_expires: dt.datetime | None = None,
+) -> bool:
+    """Record a card a bot showed (:meth:`storage.shown_cards.ShownCards.record`), and
+    queue its correction at once when it shows a verdict already changed (blocking).
+
+    Returns:
+        Whether it was recorded (``False``: no such check).
+    """
+    with store.write():
+        found = store.shown_cards.record(
+            check_id,
+            platform=platform,
+            chat=chat,
+            message=message,
+            verdict=verdict,
+            private=private,
+            token=token,
+            token_expires=token_expires,
+        )
+        if found is not None and found[1]:
+            _queue(store, found[0], [platform])
+    return found is not None
+
+
+def due_chats(store: CheckStore, original_id: str, platform: str) -> list[ChatCorrection]:
+    """The chats of ``platform`` to tell that ``original_id``'s verdict changed, in the
+    order their cards were shown; cards that show the verdict in force already are
+    settled instead (a change undone before it was told). Blocking."""
+    verdict = store.shown_cards.in_force(original_id)
+    cards = store.shown_cards.due(original_id, platform)
+    if verdict is None:
+        return []
+    settled = [card.id for card in cards if card.verdict == verdict]
+    store.shown_cards.settled(settled)
+    review = store.reviews.latest(original_id)
+    note, link = (review.note, review.link) if review is not None else ("", "")
+    chats: dict[str, list[ShownCard]] = {}
+    for card in cards:
+        if card.verdict != verdict:
+            chats.setdefault(card.chat, []).append(card)
+    return [
+        ChatCorrection(platform, chat, tuple(shown), shown[-1].verdict, verdict, note, link)
+        for chat, shown in chats.items()
+    ]

@@ -1,0 +1,220 @@
+"""``store.shown_cards``: where each verdict card was shown, so that a correction reaches it.
+
+A bot records every card it shows: the check it answered (an original or a repeat),
+the check whose verdict it shows, the platform's raw chat and message ids, and the
+verdict on it. When a moderator's review changes the verdict in force, the cards that
+show another verdict become *due*: their chats are to get the card edited and one
+short update (:mod:`storage.corrections`). A card is corrected once per change; a
+chat whose sending keeps failing is given up after :data:`MAX_TRIES`.
+
+The raw ids are what the bot needs to edit a message; the rows go with their check's
+content at the retention purge (:mod:`storage.retention`), so a chat whose record was
+purged is told nothing. A Discord card keeps the interaction token that lets the bot
+edit it, valid 15 minutes; :meth:`ShownCards.forget_tokens` blanks expired ones.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from .keys import storable_text
+from .locked import LockedDatabase
+from .rows import from_iso, to_iso
+
+__all__ = ["MAX_TRIES", "ShownCard", "ShownCards"]
+
+#: times a chat's correction is tried before it is given up
+MAX_TRIES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ShownCard:
+    """One card as recorded: where it is (raw ids), what it shows, and how to edit it."""
+
+    id: str
+    check_id: str
+    original_id: str
+    platform: str
+    chat: str
+    message: str
+    private: bool
+    token: str
+    token_expires: dt.datetime | None
+    verdict: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ShownCard:
+        fields = {name: row[name] for name in cls.__slots__ if name in row}
+        fields["private"] = bool(row["private"])
+        fields["token_expires"] = from_iso(row["token_expires"])
+        return cls(**fields)
+
+
+class ShownCards:
+    """The ``shown_cards`` table of a store.
+
+    Args:
+        db: the store's database, with its lock and clock.
+    """
+
+    def __init__(self, db: LockedDatabase) -> None:
+        self.db = db
+
+    def in_force(self, original_id: str) -> str | None:
+        """The verdict an original check shows now: its latest review's, else the
+        machine's; ``None`` without a report (in the caller's transaction, if any)."""
+        found = self.db.execute(
+            "SELECT to_verdict FROM reviews WHERE check_id = ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT 1",
+            [original_id],
+        ).fetchone()
+        if found is None:
+            found = self.db.execute(
+                "SELECT verdict FROM reports WHERE check_id = ?", [original_id]
+            ).fetchone()
+        return None if found is None else str(found[0])
+
+    def record(
+        self,
+        check_id: str,
+        *,
+        platform: str,
+        chat: str,
+        message: str,
+        verdict: str,
+        private: bool = False,
+        token: str = "",
+        token_expires: dt.datetime | None = None,
+    ) -> tuple[str, bool] | None:
+        """Record that check ``check_id``'s card showing ``verdict`` is at ``chat`` /
+        ``message`` (the same place again: its row is updated). It is due at once when
+        the verdict in force is another (a review landed while it was on its way).
+
+        Returns:
+            ``(original id, due)``, or ``None`` for an unknown check (nothing recorded).
+        """
+        with self.db.write():
+            found = self.db.execute(
+                "SELECT coalesce(repeat_of, id) FROM checks WHERE id = ?", [check_id]
+            ).fetchone()
+            if found is None:
+                return None
+            original = str(found[0])
+            now = self.in_force(original)
+            due = now is not None and now != verdict
+            row: dict[str, Any] = {
+                "check_id": check_id,
+                "original_id": original,
+                "platform": storable_text(platform),
+                "chat": storable_text(chat),
+                "message": storable_text(message),
+                "private": int(private),
+                "token": storable_text(token),
+                "token_expires": None if token_expires is None else to_iso(token_expires),
+                "verdict": verdict,
+                "due": int(due),
+                "tries": 0,
+                "created_at": self.db.now(),
+            }
+            place = [check_id, row["platform"], row["chat"], row["message"]]
+            known = self.db.execute(
+                "SELECT id FROM shown_cards WHERE check_id = ? AND platform = ? AND chat = ?"
+                " AND message = ?",
+                place,
+            ).fetchone()
+            row["id"] = known[0] if known is not None else secrets.token_urlsafe(12)
+            self.db.table("shown_cards").upsert(row, pk=("id",))
+        return original, due
+
+    def mark_due(self, original_id: str) -> list[str]:
+        """After a review of ``original_id`` (in its transaction): the cards showing
+        another verdict than the one now in force are due, the others not.
+
+        Returns:
+            The platforms with cards due, in name order.
+        """
+        now = self.in_force(original_id)
+        if now is None:
+            return []
+        with self.db.write():
+            self.db.execute(
+                "UPDATE shown_cards SET due = CASE WHEN verdict != ? THEN 1 ELSE 0 END,"
+                " tries = 0 WHERE original_id = ?",
+                [now, original_id],
+            )
+            found = self.db.execute(
+                "SELECT DISTINCT platform FROM shown_cards WHERE original_id = ? AND due = 1"
+                " ORDER BY platform",
+                [original_id],
+            ).fetchall()
+        return [str(row[0]) for row in found]
+
+    def due_checks(self, platform: str, *, limit: int) -> list[str]:
+        """Up to ``limit`` original checks with cards due on ``platform``."""
+        found = self.db.rows(
+            "SELECT DISTINCT original_id FROM shown_cards WHERE platform = ? AND due = 1"
+            " ORDER BY original_id LIMIT ?",
+            [platform, limit],
+        )
+        return [str(row[0]) for row in found]
+
+    def due(self, original_id: str, platform: str) -> list[ShownCard]:
+        """The cards of ``original_id`` due on ``platform``, oldest first."""
+        rows = self.db.dicts(
+            "SELECT * FROM shown_cards WHERE original_id = ? AND platform = ? AND due = 1"
+            " ORDER BY created_at, rowid",
+            [original_id, platform],
+        )
+        return [ShownCard.from_row(row) for row in rows]
+
+    def corrected(self, ids: list[str], verdict: str) -> None:
+        """These cards now show ``verdict``: nothing is due there any more."""
+        self._update(
+            "UPDATE shown_cards SET verdict = ?, due = 0, tries = 0, corrected_at = ?"
+            " WHERE id IN ({ids})",
+            [verdict, self.db.now()],
+            ids,
+        )
+
+    def settled(self, ids: list[str]) -> None:
+        """These cards show the verdict in force already (a change was undone)."""
+        self._update("UPDATE shown_cards SET due = 0 WHERE id IN ({ids})", [], ids)
+
+    def failed(self, ids: list[str]) -> bool:
+        """Correcting these cards failed once more; after :data:`MAX_TRIES` they are given
+        up (no longer due).
+
+        Returns:
+            Whether they are given up.
+        """
+        self._update(
+            "UPDATE shown_cards SET tries = tries + 1,"
+            f" due = CASE WHEN tries + 1 >= {MAX_TRIES} THEN 0 ELSE due END WHERE id IN ({{ids}})",
+            [],
+            ids,
+        )
+        marks = ", ".join("?" for _ in ids)
+        left = self.db.first(
+            f"SELECT count(*) FROM shown_cards WHERE due = 1 AND id IN ({marks})", ids
+        )
+        return left is None or left[0] == 0
+
+    def forget_tokens(self, now: dt.datetime) -> int:
+        """Blank the tokens that expired before ``now`` (they can edit nothing any more)."""
+        with self.db.write():
+            cursor = self.db.execute(
+                "UPDATE shown_cards SET token = '', token_expires = NULL"
+                " WHERE token_expires IS NOT NULL AND token_expires < ?",
+                [to_iso(now)],
+            )
+        return int(cursor.rowcount)
+
+    def _update(self, sql: str, params: list[Any], ids: list[str]) -> None:
+        if not ids:
+            return
+        marks = ", ".join("?" for _ in ids)
+        with self.db.write():
+            self.db.execute(sql.format(ids=marks), [*params, *ids])

@@ -1,0 +1,319 @@
+"""Corrections (issue 29 part 2): a verdict a moderator changed reaches every chat that
+was shown its card, which is edited there, and told once.
+
+Two tiers, each saying what it proves:
+
+- The store (SQLite, and PostgreSQL in the slow tier): where each card was shown, which
+  become due when a review changes the verdict in force, how a chat's cards group, what
+  is given up, and that the retention purge takes the records with their checks.
+- Telegram end to end (the real python-telegram-bot client polling the fake Bot API,
+  the real service on SQLite, :class:`~peers.fake_checker.FakeChecker` answering): a
+  review from ``zofia review`` (another process's way in) reaches the running bot
+  through its poll of the store; a chat whose record was purged is told nothing.
+  The moderators' buttons and Discord are in ``tests/test_moderation.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from factories import full_report, stored_check
+from peers.discord_peer import Call, FakeDiscord, running_client
+from peers.fake_checker import FakeChecker, fake_service
+from peers.store_fixtures import Clock
+from peers.telegram_peer import TOKEN, FakeBotAPI, user
+from test_queue import settings_for, worker
+
+from bots.cli import main
+from bots.common import corrections
+from bots.common.corrections import update_sentence
+from bots.common.deliveries import delivering
+from bots.common.settings import Settings
+from bots.discord.client import FactCheckBot
+from bots.discord.corrections import send_correction
+from bots.discord.deliveries import post_delivered
+from bots.discord.render import escape
+from bots.telegram.app import ChatPacedRateLimiter, running_bot
+from storage.corrections import due_chats, record_card, review_check
+from storage.retention import purge_content
+from storage.service import CheckService
+from storage.shown_cards import MAX_TRIES
+from storage.sql import StoreDatabase
+from storage.store import CheckStore
+from zofia_engine.post import Post
+
+pytest_plugins = ["peers.discord_fixtures"]
+
+POST = (
+    "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
+    "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
+)
+NOTE = "The council minutes show no such vote."
+
+
+def _repeat(store: CheckStore, original: str, chat: str = "c") -> str:
+    row = store.checks.create(
+        platform="telegram",
+        chat=chat,
+        requester="r",
+        post=Post(text=POST),
+        text_hash="h",
+        status="done",
+        repeat_of=original,
+        repeat_kind="exact",
+    )
+    return row.id
+
+
+# -- the store ----------------------------------------------------------------------------
+
+
+def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase) -> None:
+    store = CheckStore(db, clock=Clock())
+    original = stored_check(store, full_report("unproven")).id
+    repeat = _repeat(store, original)
+    shown = {"verdict": "unproven"}
+    assert record_card(store, original, platform="telegram", chat="-100", message="7", **shown)
+    assert record_card(store, repeat, platform="telegram", chat="42", message="3", **shown)
+    assert record_card(store, repeat, platform="discord", chat="700", message="", **shown)
+    assert not record_card(
+        store, "no-such-check", platform="telegram", chat="1", message="", **shown
+    )
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
+
+    # A confirmation changes nothing shown; a change makes every card due, per platform.
+    review_check(store, repeat, reviewer="m", platform="cli", verdict="unproven")
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
+    review_check(store, repeat, reviewer="m", platform="cli", verdict="false", note=NOTE)
+    assert store.shown_cards.due_checks("telegram", limit=10) == [original]
+    assert store.shown_cards.due_checks("discord", limit=10) == [original]
+    chats = due_chats(store, original, "telegram")
+    assert [(c.chat, c.shown, c.verdict, c.note) for c in chats] == [
+        ("-100", "unproven", "false", NOTE),
+        ("42", "unproven", "false", NOTE),
+    ]
+    assert [card.check_id for card in chats[1].cards] == [repeat]
+
+    # Told: nothing is due there any more, and the card shows the new verdict.
+    store.shown_cards.corrected([card.id for card in chats[0].cards], "false")
+    assert [c.chat for c in due_chats(store, original, "telegram")] == ["42"]
+    # The change undone before the others were told: nothing left to tell them, but
+    # the chat told of the change is due its reversal.
+    review_check(store, original, reviewer="m", platform="cli", verdict="unproven")
+    assert due_chats(store, original, "discord") == []
+    assert store.shown_cards.due_checks("telegram", limit=10) == [original]
+    (back,) = due_chats(store, original, "telegram")
+    assert (back.chat, back.shown, back.verdict) == ("-100", "false", "unproven")
+
+
+def test_a_card_shown_after_a_change_it_missed_is_due_at_once(db: StoreDatabase) -> None:
+    store = CheckStore(db, clock=Clock())
+    original = stored_check(store, full_report("true")).id
+    review_check(store, original, reviewer="m", platform="cli", verdict="misleading")
+    # A card made before the review, recorded after it (a deliver job on its way).
+    record_card(store, original, platform="telegram", chat="5", message="9", verdict="true")
+    record_card(store, original, platform="telegram", chat="6", message="9", verdict="misleading")
+    assert [c.chat for c in due_chats(store, original, "telegram")] == ["5"]
+
+
+def test_a_chat_that_keeps_failing_is_given_up(db: StoreDatabase) -> None:
+    store = CheckStore(db, clock=Clock())
+    original = stored_check(store, full_report("false")).id
+    record_card(store, original, platform="telegram", chat="5", message="9", verdict="false")
+    review_check(store, original, reviewer="m", platform="cli", verdict="true")
+    ids = [card.id for card in due_chats(store, original, "telegram")[0].cards]
+    assert [store.shown_cards.failed(ids) for _ in range(MAX_TRIES)] == [False] * (
+        MAX_TRIES - 1
+    ) + [True]
+    assert due_chats(store, original, "telegram") == []
+
+
+def test_the_purge_takes_the_records_and_expired_tokens_go(db: StoreDatabase) -> None:
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    original = stored_check(store, full_report("false")).id
+    expires = clock.now + dt.timedelta(minutes=15)
+    record_card(
+        store, original, platform="discord", chat="7", message="", verdict="false", token="t0k",
+        token_expires=expires,
+    )  # fmt: skip
+    clock.advance(minutes=16)
+    assert store.shown_cards.forget_tokens(clock.now) == 1
+    (card,) = store.shown_cards.due(original, "discord") or [None]  # not due: none listed
+    assert card is None
+    row = store.database.dicts("SELECT token, token_expires FROM shown_cards")[0]
+    assert row == {"token": "", "token_expires": None}
+    assert purge_content(store.database, clock.now + dt.timedelta(days=1)) == 1
+    assert store.database.rows("SELECT count(*) FROM shown_cards") == [(0,)]
+
+
+def test_the_update_says_what_changed_in_one_sentence() -> None:
+    assert update_sentence("unproven", "false", NOTE) == (
+        "Update: this post was changed from Unproven to False: " + NOTE
+    )
+    assert update_sentence("misleading", "true", "", "https://example.org/x") == (
+        "Update: this post was changed from Misleading to True. (https://example.org/x)"
+    )
+
+
+# -- Telegram end to end, with the fake checker -----------------------------------------------
+
+ANN, BOB, CAROL = user(951, "Ann"), user(952, "Bob"), user(953, "Carol")
+
+
+def _private(sender: dict[str, Any]) -> dict[str, Any]:
+    return {"id": sender["id"], "type": "private", "first_name": sender["first_name"]}
+
+
+def _card(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:
+    for message in peer.bot_messages(chat_id):
+        rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
+        if any(b.get("callback_data", "").startswith("d:") for row in rows for b in row):
+            return message
+    return None
+
+
+def _updates(peer: FakeBotAPI, chat_id: int) -> list[dict[str, Any]]:
+    return [m for m in peer.bot_messages(chat_id) if m["text"].startswith("Update:")]
+
+
+@asynccontextmanager
+async def _bot(
+    tmp_path: Path, checker: FakeChecker
+) -> AsyncIterator[tuple[FakeBotAPI, CheckService]]:
+    async with FakeBotAPI() as peer:
+        settings = Settings.model_validate(
+            {
+                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests"},
+                "service": {"user_per_minute": 100, "chat_per_minute": 100},
+                "telegram": {
+                    "base_url": f"{peer.root}/bot",
+                    "progress_interval_s": 0,
+                    "chat_cooldown_s": 0,
+                },
+            }
+        )
+        async with (
+            fake_service(settings, checker) as service,
+            running_bot(
+                settings,
+                service,
+                TOKEN,
+                grace_s=5.0,
+                poll_timeout_s=1,
+                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
+            ),
+        ):
+            yield peer, service
+
+
+async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corrections, "POLL_S", 0.2)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
+    monkeypatch.setenv("ZOFIA__STORAGE__SECRET", "s3cret-for-tests")
+    checker = FakeChecker(verdict="unproven")
+    async with _bot(tmp_path, checker) as (peer, service):
+        cards = {}
+        for who in (ANN, BOB, CAROL):  # Ann asks first; Bob's and Carol's are repeats
+            peer.send(_private(who), who, POST)
+            cards[who["id"]] = await peer.wait_for(lambda w=who: _card(peer, w["id"]))
+        store = service.store
+        async with asyncio.timeout(10):  # each card is recorded once it is on screen
+            while store.database.rows("SELECT count(*) FROM shown_cards") != [(3,)]:
+                await asyncio.sleep(0.05)
+        original = cards[ANN["id"]]["reply_markup"]["inline_keyboard"][0][0]["callback_data"][2:]
+        carol = store.database.rows(
+            "SELECT check_id FROM shown_cards WHERE chat = ?", [str(CAROL["id"])]
+        )[0][0]
+        # Carol's check aged past the retention: the purge takes where her card is.
+        aged = (service.clock() - dt.timedelta(days=40)).isoformat(timespec="microseconds")
+        store.database.execute("UPDATE checks SET created_at = ? WHERE id = ?", [aged, carol])
+        assert await asyncio.to_thread(service.purge_expired) == 1
+
+        # The operator reviews from the terminal: another process's way into the store.
+        args = ["review", original, "--verdict", "false", "--note", NOTE]
+        done = await asyncio.to_thread(CliRunner().invoke, main, args)
+        assert done.exit_code == 0, done.output
+        assert "unproven changed to false" in done.output
+        await peer.wait_for(lambda: _updates(peer, ANN["id"]) and _updates(peer, BOB["id"]))
+        await asyncio.sleep(1.0)  # several more rounds of the poll: nothing more is sent
+    expected = f"Update: this post was changed from Unproven to False: {NOTE}"
+    for who in (ANN, BOB):
+        (update,) = _updates(peer, who["id"])
+        assert update["text"] == expected
+        card = cards[who["id"]]
+        assert update["reply_to_message"]["message_id"] == card["message_id"]
+        now = peer.messages[(who["id"], card["message_id"])]["text"]
+        assert now.startswith("❌ False") and "Changed by a moderator from Unproven" in now
+    # Carol's record was purged: her card stays as it was, and she is told nothing.
+    assert _updates(peer, CAROL["id"]) == []
+    carols = peer.messages[(CAROL["id"], cards[CAROL["id"]]["message_id"])]
+    assert carols["text"].startswith("❔ Unproven") and "edit_date" not in carols
+
+
+# -- the queued mode: a correct job on PostgreSQL -------------------------------------------
+
+
+@pytest.mark.slow  # a real PostgreSQL server, the fake Discord
+async def test_in_the_queued_mode_a_correct_job_tells_the_channel(
+    discord_api: FakeDiscord, postgres_url: str
+) -> None:
+    """The review queues a ``correct`` job in its own transaction; the bot replica that
+    takes it edits the delivered card through its interaction and tells the channel."""
+    data = settings_for(postgres_url, deliver_delay_s=0.0).model_dump()
+    data["discord"] |= {"progress_interval_s": 0, "guild_cooldown_s": 0}
+    settings = Settings.model_validate(data)
+    checker = FakeChecker(verdict="unproven")
+    payload = discord_api.slash("factcheck", {"text": POST})
+    async with (
+        fake_service(settings, checker) as service,
+        running_client(FactCheckBot(settings.discord, service)) as bot,
+        delivering(
+            settings,
+            service,
+            "discord",
+            functools.partial(post_delivered, bot.context, bot),
+            functools.partial(send_correction, bot.context, bot),
+        ),
+        worker(settings, checker),
+    ):
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        async with asyncio.timeout(30):  # delivered by a deliver job, then recorded
+            while not service.store.database.rows("SELECT check_id FROM shown_cards"):
+                await asyncio.sleep(0.1)
+        ((check_id,),) = service.store.database.rows("SELECT check_id FROM shown_cards")
+        await service.review(check_id, "discord", "4242", "false", NOTE)
+        async with asyncio.timeout(30):
+            while not _told(discord_api):
+                await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # and no second one comes
+    (update,) = _told(discord_api)
+    assert update.path.endswith(f"/{payload['token']}")  # a follow-up under the card
+    assert update.body["content"] == escape(update_sentence("unproven", "false", NOTE))
+    edits = [
+        c.body
+        for c in discord_api.calls_to("PATCH", "/webhooks/")
+        if f"/{payload['token']}/messages/@original" in c.path and c.body.get("embeds")
+    ]
+    assert edits[-1]["embeds"][0]["title"].startswith("❌ False")
+    assert edits[0]["embeds"][0]["title"].startswith("❔ Unproven")  # as delivered
+
+
+def _told(peer: FakeDiscord) -> list[Call]:
+    return [
+        c
+        for c in peer.calls_to("POST", "/webhooks/")
+        if str((c.body or {}).get("content") or "").startswith("Update:")
+    ]

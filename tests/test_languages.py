@@ -1,0 +1,491 @@
+"""Answering in the asker's language (issue 29 part 3).
+
+- the post's language, detected from stopwords (``zofia_engine.language``), measured on
+  sentences written here in every language it tells apart;
+- the card's fixed words from the gettext catalogues (``bots/common/locales``): every
+  wrapped string translated in each, the card, its buttons and the renderers' labels in
+  French and German;
+- end to end on the Telegram bot (the fake Bot API, the fake OpenAI server and the fake
+  Brave server, the real Stage-1 models): a German post in a chat set to French is
+  searched for as German and answered in French; a user whose Telegram app is German,
+  in a chat with no language set, gets German words.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import string
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from babel.messages.extract import extract_from_file
+from babel.messages.pofile import read_po
+from factories import full_report
+from peers.openai_peer import FakeOpenAI
+from peers.panel_script import PanelScript, schema_name
+from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+from peers.telegram_peer import TOKEN, FakeBotAPI, user
+
+from bots.common.card import report_card, verdict_card
+from bots.common.card_notes import checks_left_line
+from bots.common.runtime import running_service
+from bots.common.sentences import cooldown_sentence, error_sentence, refusals_sentence
+from bots.common.settings import Settings
+from bots.common.words import (
+    ENGLISH,
+    LOCALES,
+    chat_language,
+    locale_language,
+    translated_languages,
+    words_for,
+)
+from bots.discord.buttons import verdict_view
+from bots.discord.render import progress_message, verdict_embed
+from bots.telegram.app import ChatPacedRateLimiter, running_bot
+from bots.telegram.render import card_html, card_keyboard, progress_html
+from storage.service import Outcome
+from zofia_engine.encoder import SentenceTransformerEncoder
+from zofia_engine.engine import Engine
+from zofia_engine.language import DETECTED, detect_language
+from zofia_engine.retrieval.ner import NERBackend
+from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
+from zofia_engine.retrieval.web.brave import BraveSearch
+from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
+
+pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+
+# ----------------------------------------------------------------- the post's language
+
+#: ten sentences a post could be made of, in each language the detector tells apart
+SENTENCES = {
+    "en": [
+        "The mayor signed a law that bans bicycles from every street in the city.",
+        "Scientists say that drinking coffee at night doubles your lifespan.",
+        "The government has announced that all schools will close next week.",
+        "A video shows the president falling asleep during the summit in Brussels.",
+        "There is no evidence that the vaccine changes your DNA, doctors said.",
+        "The company was fined after its factory polluted the river for years.",
+        "They claim the new bridge was built with money from a foreign bank.",
+        "Police arrested two men who were selling fake tickets at the stadium.",
+        "This photo of a shark on a flooded highway has been shared thousands of times.",
+        "The minister said prices would fall by half before the end of the year.",
+    ],
+    "de": [
+        "Der Bürgermeister hat ein Gesetz unterschrieben, das Fahrräder aus der Stadt verbannt.",
+        "Wissenschaftler sagen, dass Kaffee am Abend die Lebenserwartung verdoppelt.",
+        "Die Regierung hat angekündigt, dass alle Schulen nächste Woche schließen.",
+        "Ein Video zeigt den Präsidenten, wie er auf dem Gipfel in Brüssel einschläft.",
+        "Es gibt keine Belege dafür, dass der Impfstoff die DNA verändert, sagen Ärzte.",
+        "Die Firma wurde bestraft, weil ihre Fabrik den Fluss jahrelang verschmutzt hat.",
+        "Sie behaupten, die neue Brücke sei mit Geld einer ausländischen Bank gebaut worden.",
+        "Die Polizei hat zwei Männer festgenommen, die am Stadion falsche Karten verkauften.",
+        "Dieses Foto eines Hais auf einer überfluteten Autobahn wurde tausendfach geteilt.",
+        "Der Minister sagte, die Preise würden bis zum Ende des Jahres um die Hälfte sinken.",
+    ],
+    "fr": [
+        "Le maire a signé une loi qui interdit les vélos dans toutes les rues de la ville.",
+        "Des scientifiques affirment que boire du café le soir double votre espérance de vie.",
+        "Le gouvernement a annoncé que toutes les écoles fermeront la semaine prochaine.",
+        "Une vidéo montre le président qui s'endort pendant le sommet de Bruxelles.",
+        "Il n'y a aucune preuve que le vaccin modifie votre ADN, selon les médecins.",
+        "L'entreprise a été condamnée après que son usine a pollué la rivière des années.",
+        "Ils prétendent que le nouveau pont a été construit avec l'argent d'une banque.",
+        "La police a arrêté deux hommes qui vendaient de faux billets devant le stade.",
+        "Cette photo d'un requin sur une autoroute inondée a été partagée des milliers de fois.",
+        "Le ministre a dit que les prix baisseraient de moitié avant la fin de l'année.",
+    ],
+    "es": [
+        "El alcalde firmó una ley que prohíbe las bicicletas en todas las calles de la ciudad.",
+        "Los científicos dicen que tomar café por la noche duplica la esperanza de vida.",
+        "El gobierno ha anunciado que todas las escuelas cerrarán la próxima semana.",
+        "Un vídeo muestra al presidente dormido durante la cumbre de Bruselas.",
+        "No hay pruebas de que la vacuna cambie el ADN, según los médicos.",
+        "La empresa fue multada porque su fábrica contaminó el río durante años.",
+        "Dicen que el nuevo puente se construyó con dinero de un banco extranjero.",
+        "La policía detuvo a dos hombres que vendían entradas falsas en el estadio.",
+        "Esta foto de un tiburón en una autopista inundada se ha compartido miles de veces.",
+        "El ministro dijo que los precios bajarán a la mitad antes del final del año.",
+    ],
+    "it": [
+        "Il sindaco ha firmato una legge che vieta le biciclette in tutte le strade della città.",
+        "Gli scienziati dicono che bere caffè la sera raddoppia la durata della vita.",
+        "Il governo ha annunciato che tutte le scuole chiuderanno la prossima settimana.",
+        "Un video mostra il presidente che si addormenta durante il vertice di Bruxelles.",
+        "Non ci sono prove che il vaccino modifichi il DNA, secondo i medici.",
+        "L'azienda è stata multata perché la sua fabbrica ha inquinato il fiume per anni.",
+        "Sostengono che il nuovo ponte sia stato costruito con i soldi di una banca straniera.",
+        "La polizia ha arrestato due uomini che vendevano biglietti falsi allo stadio.",
+        "Questa foto di uno squalo su un'autostrada allagata è stata condivisa migliaia di volte.",
+        "Il ministro ha detto che i prezzi scenderanno della metà entro la fine dell'anno.",
+    ],
+    "nl": [
+        "De burgemeester heeft een wet getekend die fietsen uit alle straten van de stad weert.",
+        "Wetenschappers zeggen dat koffie drinken in de avond je levensduur verdubbelt.",
+        "De regering heeft aangekondigd dat alle scholen volgende week dichtgaan.",
+        "Een video laat zien hoe de president in slaap valt tijdens de top in Brussel.",
+        "Er is geen bewijs dat het vaccin je DNA verandert, zeggen artsen.",
+        "Het bedrijf kreeg een boete omdat de fabriek jarenlang de rivier heeft vervuild.",
+        "Ze beweren dat de nieuwe brug is gebouwd met geld van een buitenlandse bank.",
+        "De politie heeft twee mannen opgepakt die bij het stadion valse kaartjes verkochten.",
+        "Deze foto van een haai op een overstroomde snelweg is duizenden keren gedeeld.",
+        "De minister zei dat de prijzen voor het einde van het jaar met de helft zouden dalen.",
+    ],
+    "pt": [
+        "O prefeito assinou uma lei que proíbe as bicicletas em todas as ruas da cidade.",
+        "Os cientistas dizem que beber café à noite dobra a expectativa de vida.",
+        "O governo anunciou que todas as escolas vão fechar na próxima semana.",
+        "Um vídeo mostra o presidente dormindo durante a cúpula em Bruxelas.",
+        "Não há provas de que a vacina altere o seu DNA, segundo os médicos.",
+        "A empresa foi multada porque a sua fábrica poluiu o rio durante anos.",
+        "Eles afirmam que a nova ponte foi construída com dinheiro de um banco estrangeiro.",
+        "A polícia prendeu dois homens que vendiam ingressos falsos no estádio.",
+        "Esta foto de um tubarão numa estrada alagada foi compartilhada milhares de vezes.",
+        "O ministro disse que os preços vão cair pela metade até o fim do ano.",
+    ],
+}
+#: too short or too mixed to tell: taken to be English
+UNCLEAR = [
+    "",
+    "   ",
+    "Hi",
+    "2024!!!",
+    "Paris 2024",
+    "Merkel Macron Biden",
+    "Le Monde",
+    "Die Hard 4",
+    "La La Land",
+    "https://example.org/a/b?c=d",
+    "🚨🚨🚨",
+]
+
+
+def test_every_detected_language_has_its_sentences_here() -> None:
+    assert set(SENTENCES) == set(DETECTED)
+    assert all(len(sentences) == 10 for sentences in SENTENCES.values())
+
+
+@pytest.mark.parametrize("language", sorted(SENTENCES))
+def test_the_detector_tells_each_language_from_one_sentence(language: str) -> None:
+    found = [detect_language(sentence) for sentence in SENTENCES[language]]
+    accuracy = sum(code == language for code in found) / len(found)
+    assert accuracy >= 0.9, list(zip(found, SENTENCES[language], strict=True))
+
+
+def test_the_detector_is_right_on_nine_in_ten_sentences_overall_and_on_whole_posts() -> None:
+    pairs = [(code, s) for code, sentences in SENTENCES.items() for s in sentences]
+    assert sum(detect_language(s) == code for code, s in pairs) / len(pairs) >= 0.9
+    # A post of several sentences leaves no doubt.
+    for code, sentences in SENTENCES.items():
+        assert detect_language(" ".join(sentences[:3])) == code
+
+
+@pytest.mark.parametrize("text", UNCLEAR)
+def test_short_or_ambiguous_text_is_english(text: str) -> None:
+    assert detect_language(text) == "en"
+
+
+# ----------------------------------------------------------------------- the catalogues
+
+#: how the code wraps a string (bots/common/words.py): words("…"), words.plural("…",
+#: "…", n), and N_("…") for a string kept in a table
+KEYWORDS = {"words": None, "plural": (1, 2), "N_": None}
+_FIELDS = string.Formatter()
+
+
+def _wrapped() -> list[str | tuple[str, str]]:
+    """Every string the code wraps, in bots/, as Babel extracts it."""
+    found: list[str | tuple[str, str]] = []
+    for path in sorted(Path("bots").rglob("*.py")):
+        for _, message, _, _ in extract_from_file("python", str(path), keywords=KEYWORDS):
+            if message not in found:
+                found.append(message)
+    return found
+
+
+def _names(text: str) -> set[str]:
+    return {name for _, name, _, _ in _FIELDS.parse(text) if name}
+
+
+def test_every_catalogue_translates_every_wrapped_string() -> None:
+    wrapped = _wrapped()
+    assert len(wrapped) > 60 and "Misleading: missing context" in wrapped
+    catalogues = sorted(LOCALES.glob("*/LC_MESSAGES/zofia.po"))
+    assert {path.parts[-3] for path in catalogues} >= {"de", "fr"}
+    assert translated_languages() == {"French": "fr", "German": "de"}
+    for path in catalogues:
+        with path.open("rb") as file:
+            catalogue = read_po(file)
+        for message in wrapped:
+            key = message if isinstance(message, str) else message[0]
+            entry = catalogue.get(key)
+            assert entry is not None, f"{path}: no entry for {key!r}"
+            assert not entry.fuzzy, f"{path}: {key!r} is fuzzy"
+            forms = entry.string if isinstance(entry.string, tuple) else (entry.string,)
+            assert forms and all(forms), f"{path}: {key!r} is not translated"
+            # The translation fills the same blanks as the English ({count}, {wait} …).
+            english = _names(key) | (_names(message[1]) if isinstance(message, tuple) else set())
+            for form in forms:
+                assert _names(form) == english, f"{path}: {key!r} → {form!r}"
+        stale = {m.id if isinstance(m.id, str) else m.id[0] for m in catalogue if m.id}
+        stale -= {m if isinstance(m, str) else m[0] for m in wrapped}
+        assert not stale, f"{path}: entries no code says: {sorted(stale)}"
+
+
+# --------------------------------------------------------------- the card's fixed words
+
+FRENCH, GERMAN = words_for("French"), words_for("German")
+
+
+def _labels(rows: Any) -> list[str]:
+    return [button.text for row in rows.inline_keyboard for button in row]
+
+
+def test_english_is_the_identity_and_a_language_without_words_gets_english() -> None:
+    assert words_for("") is ENGLISH and words_for("Spanish") is ENGLISH
+    assert ENGLISH("False") == "False" and ENGLISH.percent(0.873) == "87%"
+    card = verdict_card(Outcome("abc", full_report("false")))
+    assert card.headline == "False"
+    assert _labels(card_keyboard("abc"))[:3] == ["Debate", "Evidence", "Claims"]
+
+
+def test_the_card_in_french() -> None:
+    outcome = Outcome(
+        "abc123",
+        full_report("false"),
+        repeat_kind="exact",
+        original_at=dt.datetime(2026, 11, 20, 14, 3, tzinfo=dt.UTC),
+    )
+    card = verdict_card(outcome, origin="canal Nouvelles", checks_left=2, words=FRENCH)
+    assert (card.icon, card.headline, card.confidence) == ("❌", "Faux", "87\xa0%")
+    assert card.repeat_note == "Répétition d'une vérification du 2026-11-20 14:03 UTC."
+    assert "Il vous reste 2 vérifications aujourd'hui." in card.notes
+    assert card.checked == "Vérifié : la légende et le texte (1 image)"
+    assert "L'image porte les mots « FALSE: no ban exists »." in card.notes
+    assert any(link.title.startswith("Déjà vérifié par PolitiFact") for link in card.checked_by)
+    html = card_html(card)
+    assert html.startswith("❌ <b>Faux</b> · confiance 87\xa0%")
+    assert "<i>De canal Nouvelles</i>" in html
+    keyboard = card_keyboard(card.check_id, (2, 0), report_url="https://x.org/r/1", words=FRENCH)
+    labels = _labels(keyboard)
+    assert labels[:5] == ["Débat", "Preuves", "Affirmations", "👍 2", "👎"]
+    assert labels[-1] == "Rapport complet"
+    assert progress_html([], FRENCH) == "🔎 <b>Vérification en cours…</b>"
+    embed = verdict_embed(card)
+    assert embed.title == "❌ Faux"
+    names = [field.name for field in embed.fields]
+    assert names[:3] == ["Vérifications publiées", "Vérifié", "Confiance"]
+    assert "Meilleures preuves" in names and "Remarques" in names
+    assert embed.fields[1].value == "la légende et le texte \\(1 image\\)"
+    assert embed.footer.text is not None and embed.footer.text.endswith("Vérification abc123")
+    view = verdict_view("abc123", words=FRENCH)
+    buttons = [getattr(item, "item", item).label for item in view.children]
+    assert buttons[:3] == ["Débat", "Preuves", "Affirmations"]
+    assert progress_message([], FRENCH) == "⏳ Vérification en cours…"
+
+
+def test_the_unproven_card_and_the_sentences_in_german_and_french() -> None:
+    card = report_card("x", full_report("unproven"), "", None, "", words=GERMAN)
+    assert card.headline == "Unbelegt"
+    assert card.lean == "Das Gremium tendiert zu falsch (62\xa0%)."
+    assert "Was es klären würde: The council's minutes." in card.notes
+    assert checks_left_line(1, FRENCH) == "Il vous reste 1 vérification aujourd'hui."
+    assert checks_left_line(1, GERMAN) == "Du hast heute noch 1 Prüfung."
+    assert error_sentence(TimeoutError(), FRENCH).startswith("Un problème est survenu")
+    assert cooldown_sentence(30, "server", GERMAN).startswith("Prüfungen auf diesem Server")
+    assert refusals_sentence(3, 60, FRENCH) == (
+        "Trop de vérifications pour le moment : 3 publications n'ont pas été vérifiées. "
+        "Renvoyez-les dans 60 s."
+    )
+    assert refusals_sentence(1, 60, FRENCH).startswith("Trop de vérifications pour le moment : 1 ")
+
+
+def test_the_chats_language_is_its_setting_else_the_askers_when_the_bot_has_its_words() -> None:
+    assert chat_language("French", "de") == "French"
+    assert chat_language("", "de") == ""  # set to English: English for everyone
+    assert chat_language(None, "de") == "German"
+    assert chat_language(None, "fr-CA") == "French"
+    assert chat_language(None, "es") == ""  # no words for Spanish: English
+    assert chat_language(None, None) == ""
+    assert locale_language("en-US") == "" and locale_language("de_AT") == "German"
+
+
+# ------------------------------------------------------- end to end on the Telegram bot
+
+ENGINE_S = 90.0  # an engine run on two busy cores, with real NER and MiniLM
+GERMAN_POST = (
+    "Der Bürgermeister von Springfield hat das Radfahren in der ganzen Stadt verboten. "
+    "Misty Buscher hat das Gesetz im März unterschrieben, und die Radfahrer müssen jetzt "
+    "500 Dollar Strafe zahlen."
+)
+GERMAN_CLAIMS = {
+    "core_claim": {
+        "sentence": 1,
+        "claim": "Der Bürgermeister von Springfield hat das Radfahren in der Stadt verboten.",
+    },
+    "sub_claims": [
+        {"sentence": 2, "claim": "Misty Buscher hat das Gesetz im März unterschrieben."},
+        {"sentence": 2, "claim": "Die Radfahrer müssen 500 Dollar Strafe zahlen."},
+    ],
+}
+GERMAN_HITS = [
+    brave_result(
+        "https://springfield.il.us/rat/protokoll",
+        "Protokoll des Stadtrats, März",
+        "Der Stadtrat von Springfield hat im März kein Gesetz über Fahrräder beschlossen. "
+        "Misty Buscher hat kein Gesetz zum Radfahren unterschrieben. "
+        "Kein Gesetz verlangt von Radfahrern 500 Dollar.",
+    ),
+]
+ANN = user(601, "Ann")
+DORA = user(602, "Dora") | {"language_code": "de"}
+
+
+def _private(sender: dict[str, Any]) -> dict[str, Any]:
+    return {"id": sender["id"], "type": "private", "first_name": sender["first_name"]}
+
+
+def _card(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:
+    """The bot's newest verdict card in a chat (a message with a d: button)."""
+    for message in reversed(peer.bot_messages(chat_id)):
+        rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
+        if any(b.get("callback_data", "").startswith("d:") for row in rows for b in row):
+            return message
+    return None
+
+
+def _said(peer: FakeBotAPI, chat_id: int) -> str:
+    """The bot's newest message in a chat, as the reader sees it ("" before any)."""
+    messages = peer.bot_messages(chat_id)
+    return str(messages[-1]["text"]) if messages else ""
+
+
+def _button_texts(message: dict[str, Any]) -> list[str]:
+    rows = message["reply_markup"]["inline_keyboard"]
+    return [button["text"] for row in rows for button in row]
+
+
+class Bot:
+    """The fake servers and the engine; :meth:`running` runs the bot on them."""
+
+    def __init__(self, peer: FakeBotAPI, panel: FakeOpenAI, brave: FakeBrave, settings: Settings):
+        self.peer, self.panel, self.brave, self.settings = peer, panel, brave, settings
+        self.engine: Engine | None = None
+
+    @asynccontextmanager
+    async def running(self, stage1: EntityGuidedRetrieval) -> AsyncIterator[None]:
+        self.engine = Engine(self.settings, retrieval=stage1)
+        async with (
+            running_service(self.settings, engine=self.engine) as service,
+            running_bot(
+                self.settings,
+                service,
+                TOKEN,
+                grace_s=5.0,
+                poll_timeout_s=1,
+                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
+            ),
+        ):
+            yield
+
+    def systems(self) -> set[str]:
+        """The panel's system prompts (not the contradiction check's, which writes none)."""
+        found = {str(body["messages"][0]["content"]) for body in self.panel.requests}
+        return {system for system in found if "fact-checking panel" in system}
+
+
+@pytest_asyncio.fixture
+async def bot(tmp_path: Path, brave_server: FakeBrave) -> AsyncIterator[Bot]:
+    script = PanelScript(extractorreply=GERMAN_CLAIMS)
+    brave_server.respond(brave_body(GERMAN_HITS))
+    async with FakeBotAPI() as peer, FakeOpenAI(script, api_key="sk-lang") as panel:
+        settings = Settings.model_validate(
+            {
+                "llm": {
+                    "backend": "openai",
+                    "openai": {"base_url": panel.base_url, "api_key": "sk-lang"},
+                },
+                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
+                "service": {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000},
+                "telegram": {
+                    "base_url": f"{peer.root}/bot",
+                    "progress_interval_s": 0,
+                    "chat_cooldown_s": 0,
+                },
+            }
+        )
+        made = Bot(peer, panel, brave_server, settings)
+        try:
+            yield made
+        finally:
+            if made.engine is not None:
+                await made.engine.aclose()
+
+
+def _stage1(
+    bot: Bot, ner: NERBackend, encoder: SentenceTransformerEncoder, wiki: OfflineWikipedia
+) -> EntityGuidedRetrieval:
+    brave = BraveSearch(BRAVE_TOKEN, base_url=bot.brave.base_url, requests_per_second=1000.0)
+    return EntityGuidedRetrieval(
+        bot.settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=wiki
+    )
+
+
+@pytest.mark.slow
+async def test_a_german_post_in_a_french_chat_is_searched_in_german_and_answered_in_french(
+    bot: Bot,
+    ner: NERBackend,
+    encoder: SentenceTransformerEncoder,
+    offline_wiki: OfflineWikipedia,
+) -> None:
+    peer = bot.peer
+    async with bot.running(_stage1(bot, ner, encoder, offline_wiki)):
+        peer.send(_private(ANN), ANN, "/settings language French")
+        await peer.wait_for(lambda: "in French here" in _said(peer, ANN["id"]))
+        peer.send(_private(ANN), ANN, GERMAN_POST)
+        card = await peer.wait_for(lambda: _card(peer, ANN["id"]), ENGINE_S)
+    # The panel was asked to write in French, every call of the check.
+    systems = bot.systems()
+    assert systems and all("summary) in French." in system for system in systems)
+    # The claims were extracted in the post's own language, named.
+    extractor = [b for b in bot.panel.requests if schema_name(b) == "extractorreply"]
+    assert extractor
+    assert "in the post's own language (German)" in extractor[0]["messages"][-1]["content"]
+    # The web search was told the post is German.
+    assert bot.brave.requests
+    assert {request.params.get("search_lang") for request in bot.brave.requests} == {"de"}
+    # The card's own words are French: the verdict's name, the sentence that quotes the
+    # German page (the page's words as they are), the buttons.
+    assert card["text"].startswith("❌ Faux\n")
+    assert "Ce que disent les sources : « Der Stadtrat von Springfield" in card["text"]
+    assert _button_texts(card)[:3] == ["Débat", "Preuves", "Affirmations"]
+
+
+@pytest.mark.slow
+async def test_a_german_telegram_user_in_a_chat_with_no_language_gets_german_words(
+    bot: Bot,
+    ner: NERBackend,
+    encoder: SentenceTransformerEncoder,
+    offline_wiki: OfflineWikipedia,
+) -> None:
+    peer = bot.peer
+    async with bot.running(_stage1(bot, ner, encoder, offline_wiki)):
+        peer.send(_private(DORA), DORA, "/settings")
+        said = await peer.wait_for(lambda: _said(peer, DORA["id"]))
+        assert "in German here (no language is set for this chat" in said
+        peer.send(_private(DORA), DORA, GERMAN_POST)
+        card = await peer.wait_for(lambda: _card(peer, DORA["id"]), ENGINE_S)
+        # Another asker in another chat, with no language anywhere: English.
+        peer.send(_private(ANN), ANN, "/settings")
+        english = await peer.wait_for(lambda: _said(peer, ANN["id"]))
+    assert "in English here" in english
+    assert _button_texts(card)[:3] == ["Debatte", "Belege", "Behauptungen"]
+    # The judge's scripted "false", which the German web page refutes: "Falsch", and the
+    # page's own words under the card's German sentence.
+    assert card["text"].startswith("❌ Falsch\n")
+    assert "Was die Quellen sagen: „Der Stadtrat von Springfield hat im März" in card["text"]
+    # The panel too was asked to write in German.
+    assert bot.systems() and all("summary) in German." in s for s in bot.systems())
