@@ -4,7 +4,7 @@
   sentences written here in every language it tells apart;
 - the card's fixed words from the gettext catalogues (``bots/common/locales``): every
   wrapped string translated in each, the card, its buttons and the renderers' labels in
-  French and German;
+  French and German, and a moderator's review and its correction in a French chat;
 - end to end on the Telegram bot (the fake Bot API, the fake OpenAI server and the fake
   Brave server, the real Stage-1 models): a German post in a chat set to French is
   searched for as German and answered in French; a user whose Telegram app is German,
@@ -18,13 +18,14 @@ import string
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
 from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
-from factories import full_report
+from factories import full_report, stored_check
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
@@ -32,6 +33,7 @@ from peers.telegram_peer import TOKEN, FakeBotAPI, user
 
 from bots.common.card import report_card, verdict_card
 from bots.common.card_notes import checks_left_line
+from bots.common.corrections import Notice, correct_check, saved_sentence
 from bots.common.runtime import running_service
 from bots.common.sentences import cooldown_sentence, error_sentence, refusals_sentence
 from bots.common.settings import Settings
@@ -46,8 +48,12 @@ from bots.common.words import (
 from bots.discord.buttons import verdict_view
 from bots.discord.render import progress_message, verdict_embed
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
+from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
-from storage.service import Outcome
+from storage.corrections import record_card, review_check
+from storage.database import open_database
+from storage.service import CheckService, Outcome
+from storage.store import CheckStore
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.language import DETECTED, detect_language
@@ -301,6 +307,51 @@ def test_the_unproven_card_and_the_sentences_in_german_and_french() -> None:
         "Renvoyez-les dans 60 s."
     )
     assert refusals_sentence(1, 60, FRENCH).startswith("Trop de vérifications pour le moment : 1 ")
+
+
+async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_french(
+    tmp_path: Path,
+) -> None:
+    """A check answered in French: the Review button, the choices and the moderator's
+    sentence are French, and the update its chat is sent (with the card as it now
+    reads) says the change in French, with the card's own verdict names."""
+    assert _labels(card_keyboard("abc", words=FRENCH))[5] == "Réviser"
+    view = verdict_view("abc", words=FRENCH)
+    assert [getattr(item, "item", item).label for item in view.children][5] == "Réviser"
+    labels = ["Confirmer", "Vrai", "Faux", "Trompeur", "Non prouvé", "Annuler"]
+    assert _labels(choice_keyboard("abc", FRENCH)) == labels
+    assert saved_sentence("unproven", "false", FRENCH) == (
+        "Révision enregistrée : Non prouvé → Faux. "
+        "Chaque discussion où ce verdict a été montré en est informée."
+    )
+    assert saved_sentence("false", "false", FRENCH) == (
+        "Révision enregistrée : le verdict Faux est confirmé."
+    )
+    database = open_database(tmp_path / "zofia.db")
+    try:
+        store = CheckStore(database)
+        check = stored_check(store, full_report("unproven"), language="French")
+        record_card(
+            store, check.id, platform="telegram", chat="42", message="7", verdict="unproven"
+        )
+        note = "Le procès-verbal du conseil ne montre aucun vote."
+        review_check(store, check.id, reviewer="r", platform="telegram", verdict="false", note=note)
+        told: list[Notice] = []
+
+        async def send(notice: Notice) -> None:
+            told.append(notice)
+
+        service = cast(CheckService, SimpleNamespace(store=store))  # all correct_check reads
+        assert await correct_check(service, "telegram", check.id, send)
+    finally:
+        database.close()
+    (notice,) = told
+    assert notice.sentence == (
+        f"Mise à jour : le verdict de cette publication a été changé de Non prouvé en Faux : {note}"
+    )
+    ((_, card),) = notice.cards
+    assert card.headline == "Faux"
+    assert f"Modifié par un modérateur de Non prouvé en Faux : {note}" in card.notes
 
 
 def test_the_chats_language_is_its_setting_else_the_askers_when_the_bot_has_its_words() -> None:

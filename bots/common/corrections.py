@@ -30,9 +30,10 @@ from storage.service import CheckService
 from storage.shown_cards import ShownCard
 from storage.store import CheckStore
 
-from .card import VERDICTS, VerdictCard, verdict_card
+from .card import VerdictCard, verdict_card
+from .card_notes import SHORT_NAMES
 from .store_calls import StoreCalls, off_loop
-from .words import words_for
+from .words import ENGLISH, Words, words_for
 
 __all__ = [
     "BATCH",
@@ -71,25 +72,41 @@ class Notice:
 SendCorrection = Callable[[Notice], Awaitable[None]]
 
 
-def verdict_word(verdict: str) -> str:
-    """A verdict in one word or two, as the card's headline starts ("Misleading")."""
-    return VERDICTS[verdict][1].split(":")[0] if verdict in VERDICTS else verdict
+def verdict_word(verdict: str, words: Words = ENGLISH) -> str:
+    """A verdict in one word or two, as the card's headline starts ("Misleading"), in
+    ``words`` (the names the card's review note uses)."""
+    return words(SHORT_NAMES[verdict]) if verdict in SHORT_NAMES else verdict
 
 
-def update_sentence(shown: str, verdict: str, note: str = "", link: str = "") -> str:
+def update_sentence(
+    shown: str, verdict: str, note: str = "", link: str = "", words: Words = ENGLISH
+) -> str:
     """ "Update: this post was changed from Unproven to False: <note>" (and the review's
-    link, if any)."""
-    said = f"Update: this post was changed from {verdict_word(shown)} to {verdict_word(verdict)}"
-    said += f": {note}" if note else "."
+    link, if any), in ``words`` (the chat's language)."""
+    before, after = verdict_word(shown, words), verdict_word(verdict, words)
+    if note:
+        said = words(
+            "Update: this post was changed from {before} to {after}: {note}",
+            before=before,
+            after=after,
+            note=note,
+        )
+    else:
+        said = words(
+            "Update: this post was changed from {before} to {after}.", before=before, after=after
+        )
     return f"{said} ({link})" if link else said
 
 
-def saved_sentence(before: str, after: str) -> str:
-    """What a moderator is told once their review is stored."""
+def saved_sentence(before: str, after: str, words: Words = ENGLISH) -> str:
+    """What a moderator is told once their review is stored, in ``words``."""
     if before == after:
-        return f"Review saved: {verdict_word(after)} is confirmed."
-    changed = f"{verdict_word(before)} → {verdict_word(after)}"
-    return f"Review saved: {changed}. Every chat shown this check's card is told."
+        return words("Review saved: {verdict} is confirmed.", verdict=verdict_word(after, words))
+    return words(
+        "Review saved: {before} → {after}. Every chat shown this check's card is told.",
+        before=verdict_word(before, words),
+        after=verdict_word(after, words),
+    )
 
 
 def stored_card(store: CheckStore, check_id: str) -> VerdictCard | None:
@@ -150,7 +167,9 @@ def _notices(
         if not readable:  # nothing to show any more: nothing to say
             store.shown_cards.settled([shown.id for shown in chat.cards])
             continue
-        said = update_sentence(chat.shown, chat.verdict, chat.note, chat.link)
+        # In the chat's language, as its newest card (the one the update answers) reads.
+        words = readable[-1][1].words
+        said = update_sentence(chat.shown, chat.verdict, chat.note, chat.link, words)
         found.append((chat, Notice(chat.chat, readable, said, votes)))
     return found
 

@@ -41,7 +41,7 @@ _LOOKS = {
     "claims": (N_("Claims"), "🔎", discord.ButtonStyle.secondary),
     "up": ("", "👍", discord.ButtonStyle.success),
     "down": ("", "👎", discord.ButtonStyle.danger),
-    "review": ("Review", "🛡️", discord.ButtonStyle.secondary),
+    "review": (N_("Review"), "🛡️", discord.ButtonStyle.secondary),
 }
 
 

@@ -12,6 +12,10 @@ submission stores the review (:meth:`~storage.service.CheckService.review`), edi
 card to show it, and, when the verdict changed, every chat shown the card is told
 (:mod:`bots.common.corrections`).
 
+Once the check is read, the review's sentences, select and form are in the chat's
+language: the check's, as its card is (:func:`~bots.common.words.words_for`). A press
+refused before that (or a check not found) is answered in English.
+
 What waits for the reviewer (the select, the form) lives in discord.py's view store of
 this process only, for :data:`REVIEW_TIMEOUT_S` at most (Discord itself gives the
 card's interaction 15 minutes): a restart, or a late answer, means pressing Review again.
@@ -27,6 +31,7 @@ import discord
 
 from bots.common.card import VerdictCard
 from bots.common.corrections import reviewed_card, saved_sentence, verdict_word
+from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.errors import CheckNotFoundError
 
 from .chats import PLATFORM, stored_check
@@ -37,21 +42,24 @@ __all__ = ["REFUSED", "REVIEW_TIMEOUT_S", "may_review", "start_review"]
 
 log = logging.getLogger(__name__)
 
-REFUSED = (
+# Said in the chat's language once the check is read (``words(REFUSED)``); a press
+# refused before anything is read is answered in English.
+REFUSED = N_(
     "Only members who can manage messages here, or reviewers named in the bot's settings, "
     "can review a verdict."
 )
-CHOOSE = "Review of this verdict ({verdict}): confirm it, or choose the verdict it should have."
+CHOOSE = N_("Review of this verdict ({verdict}): confirm it, or choose the verdict it should have.")
 #: as the other buttons say it
-NOT_FOUND = "That check was not found."
+NOT_FOUND = N_("That check was not found.")
 #: how long the select and the form wait for the reviewer
 REVIEW_TIMEOUT_S = 600.0
+#: choice → its label (the verdicts as the card's review note names them)
 _CHOICES = {
-    "confirm": "Confirm",
-    "true": "True",
-    "false": "False",
-    "misleading": "Misleading",
-    "unproven": "Unproven",
+    "confirm": N_("Confirm"),
+    "true": N_("True"),
+    "false": N_("False"),
+    "misleading": N_("Misleading"),
+    "unproven": N_("Unproven"),
 }
 
 #: a card's buttons (``bots.discord.buttons.verdict_view``, passed in)
@@ -80,13 +88,14 @@ async def start_review(
     if found is None:
         await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
-    said = CHOOSE.format(verdict=verdict_word(found[1].verdict))
-    choices = Choices(ctx, interaction, check_id, view_of)
+    words = words_for(found[0].language)  # the chat's language, as the check was answered in
+    said = words(CHOOSE, verdict=verdict_word(found[1].verdict, words))
+    choices = Choices(ctx, interaction, check_id, view_of, words)
     await interaction.followup.send(said, view=choices, ephemeral=True)
 
 
 class Choices(discord.ui.View):
-    """The private select: the verdict the check should have, or Confirm."""
+    """The private select: the verdict the check should have, or Confirm, in ``words``."""
 
     def __init__(
         self,
@@ -94,27 +103,32 @@ class Choices(discord.ui.View):
         card: discord.Interaction[Any],
         check_id: str,
         view_of: ViewOf,
+        words: Words = ENGLISH,
     ) -> None:
         super().__init__(timeout=REVIEW_TIMEOUT_S)
         self.ctx, self.card, self.check_id, self.view_of = ctx, card, check_id, view_of
-        options = [discord.SelectOption(label=label, value=v) for v, label in _CHOICES.items()]
+        self.words = words
+        options = [
+            discord.SelectOption(label=words(label), value=v) for v, label in _CHOICES.items()
+        ]
         self.select: discord.ui.Select[Choices] = discord.ui.Select(
-            placeholder="The verdict it should have", options=options
+            placeholder=words("The verdict it should have"), options=options
         )
         self.select.callback = self._chosen  # type: ignore[method-assign]
         self.add_item(self.select)
 
     async def _chosen(self, interaction: discord.Interaction[Any]) -> None:
         if not may_review(self.ctx, interaction):
-            await interaction.response.send_message(REFUSED, ephemeral=True)
+            await interaction.response.send_message(self.words(REFUSED), ephemeral=True)
             return
         choice = self.select.values[0]
-        note = Note(self.ctx, self.card, self.check_id, choice, self.view_of)
+        note = Note(self.ctx, self.card, self.check_id, choice, self.view_of, self.words)
         await interaction.response.send_modal(note)
 
 
 class Note(discord.ui.Modal, title="Review"):
-    """The form for the review's note and link; its submission saves the review."""
+    """The form for the review's note and link, in ``words``; its submission saves the
+    review."""
 
     def __init__(
         self,
@@ -123,18 +137,20 @@ class Note(discord.ui.Modal, title="Review"):
         check_id: str,
         choice: str,
         view_of: ViewOf,
+        words: Words = ENGLISH,
     ) -> None:
-        super().__init__(title=f"Review: {_CHOICES[choice]}", timeout=REVIEW_TIMEOUT_S)
+        title = words("Review: {choice}", choice=words(_CHOICES[choice]))
+        super().__init__(title=title, timeout=REVIEW_TIMEOUT_S)
         self.ctx, self.card, self.check_id, self.choice = ctx, card, check_id, choice
-        self.view_of = view_of
+        self.view_of, self.words = view_of, words
         self.note: discord.ui.TextInput[Note] = discord.ui.TextInput(
-            label="Why, in a few words",
+            label=words("Why, in a few words"),
             style=discord.TextStyle.paragraph,
             required=False,
             max_length=300,
         )
         self.link: discord.ui.TextInput[Note] = discord.ui.TextInput(
-            label="A link that backs it (optional)", required=False, max_length=500
+            label=words("A link that backs it (optional)"), required=False, max_length=500
         )
         self.add_item(self.note)
         self.add_item(self.link)
@@ -146,22 +162,23 @@ class Note(discord.ui.Modal, title="Review"):
 
     async def _save(self, interaction: discord.Interaction[Any]) -> str:
         """Store the review and edit the card; what to tell the reviewer."""
-        ctx = self.ctx
+        ctx, words = self.ctx, self.words
         found = await stored_check(ctx, self.check_id, self.card)
         if found is None:
-            return NOT_FOUND
+            return words(NOT_FOUND)
         verdict = found[1].verdict if self.choice == "confirm" else self.choice
         user = str(interaction.user.id)
         note, link = self.note.value.strip(), self.link.value.strip()
         try:
             review = await ctx.service.review(self.check_id, PLATFORM, user, verdict, note, link)
         except CheckNotFoundError:
-            return NOT_FOUND
-        except ValueError as exc:  # a long note, a link that is no address
+            return words(NOT_FOUND)
+        except ValueError as exc:  # a long note, a link that is no address (said in English)
             said = str(exc)
-            return f"{said[:1].upper()}{said[1:]}. Choose again to send another note."
+            again = words("Choose again to send another note.")
+            return f"{said[:1].upper()}{said[1:]}. {again}"
         await self._edit_card()
-        return saved_sentence(review.from_verdict, review.to_verdict)
+        return saved_sentence(review.from_verdict, review.to_verdict, words)
 
     async def _edit_card(self) -> None:
         """The card Review was pressed on, as it now reads, while its press can edit it."""

@@ -12,6 +12,9 @@ link at the end of the note is kept as the review's link. The review is stored
 when the verdict changed, every chat shown the card is told
 (:mod:`bots.common.corrections`).
 
+The review's sentences and buttons are in the chat's language: the check's, as its card
+is (:func:`~bots.common.words.words_for`); a note's answer is in its prompt's.
+
 A review waiting for its note lives in this process only: a bounded dict of at most
 :data:`MAX_DRAFTS` entries, each kept :data:`DRAFT_TTL_S` seconds (a restart, or a
 late reply, is told to tap Review again).
@@ -49,6 +52,7 @@ from telegram.ext import (
 
 from bots.common.corrections import reviewed_card, saved_sentence, verdict_word
 from bots.common.store_calls import off_loop
+from bots.common.words import ENGLISH, N_, Words, translated_languages, words_for
 from storage.errors import CheckNotFoundError
 from storage.rows import CheckRow
 
@@ -70,14 +74,16 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-REFUSED = "Only a chat admin, or a reviewer named in the bot's settings, can review a verdict."
-CHOOSE = "Review of this verdict ({verdict}): confirm it, or choose the verdict it should have."
-PROMPT = (
+# Said in the chat's language (the check's, once it is read): ``words(REFUSED)``.
+REFUSED = N_("Only a chat admin, or a reviewer named in the bot's settings, can review a verdict.")
+CHOOSE = N_("Review of this verdict ({verdict}): confirm it, or choose the verdict it should have.")
+PROMPT = N_(
     "reply to this message with a short note on why (at most 300 characters; a link at "
     "its end is kept as its source), or “-” for none."
 )
-EXPIRED = "This review has expired: tap Review on the card again."
-CANCELLED = "Review cancelled."
+EXPIRED = N_("This review has expired: tap Review on the card again.")
+CANCELLED = N_("Review cancelled.")
+DETAILS_EXPIRED = N_("The details of this check have expired.")
 #: how long a review waits for its note, and how many may wait at once
 DRAFT_TTL_S = 600.0
 MAX_DRAFTS = 256
@@ -90,13 +96,15 @@ CHOICES = {
     "u": "unproven",
     "x": "cancel",
 }
+_CONFIRM = N_("Confirm")
+#: choice letter → its button's label (the verdicts as the card's review note names them)
 _LABELS = {
-    "c": "Confirm",
-    "t": "True",
-    "f": "False",
-    "m": "Misleading",
-    "u": "Unproven",
-    "x": "Cancel",
+    "c": _CONFIRM,
+    "t": N_("True"),
+    "f": N_("False"),
+    "m": N_("Misleading"),
+    "u": N_("Unproven"),
+    "x": N_("Cancel"),
 }
 _DATA = re.compile(r"r(?P<choice>[ctfmux]?):(?P<check_id>[A-Za-z0-9_-]{1,32})")
 _DRAFTS = "zofia-review-drafts"
@@ -162,10 +170,10 @@ async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
-def choice_keyboard(check_id: str) -> InlineKeyboardMarkup:
-    """Confirm / True / False, then Misleading / Unproven / Cancel."""
+def choice_keyboard(check_id: str, words: Words = ENGLISH) -> InlineKeyboardMarkup:
+    """Confirm / True / False, then Misleading / Unproven / Cancel, in ``words``."""
     buttons = [
-        InlineKeyboardButton(_LABELS[letter], callback_data=f"r{letter}:{check_id}")
+        InlineKeyboardButton(words(_LABELS[letter]), callback_data=f"r{letter}:{check_id}")
         for letter in CHOICES
     ]
     return InlineKeyboardMarkup([buttons[:3], buttons[3:]])
@@ -198,43 +206,60 @@ async def _route(
     row = await ctx.calls.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
     if row is None:
         return NOT_FOUND
+    words = words_for(row.language)  # the chat's language, as the check was answered in
     if not await may_review(ctx, context.bot, message.chat, query.from_user.id):
-        return REFUSED
+        return words(REFUSED)
     if not message.is_accessible or not isinstance(message, Message):
         return GONE
     choice = CHOICES.get(match["choice"])
     if choice is None:  # Review itself: offer the choices
         found = await ctx.calls.report_for(row.id)
         if found is None:
-            return "The details of this check have expired."
-        said = CHOOSE.format(verdict=verdict_word(found[1].verdict))
-        await message.reply_text(said, do_quote=True, reply_markup=choice_keyboard(row.id))
+            return words(DETAILS_EXPIRED)
+        said = words(CHOOSE, verdict=verdict_word(found[1].verdict, words))
+        keyboard = choice_keyboard(row.id, words)
+        await message.reply_text(said, do_quote=True, reply_markup=keyboard)
         return ""
     if choice == "cancel":
-        await message.edit_text(CANCELLED)
+        await message.edit_text(words(CANCELLED))
         return ""
-    await _ask_note(context, message, row, query.from_user, choice)
+    await _ask_note(context, message, row, query.from_user, choice, words)
     return ""
 
 
-def _prompt(chat: Chat, user: User, before: str = "") -> tuple[str, ForceReply]:
-    """The note's prompt as HTML (naming the reviewer in a group, so that only they get
-    the reply field) and its ForceReply."""
+def _prompt(chat: Chat, user: User, words: Words, before: str = "") -> tuple[str, ForceReply]:
+    """The note's prompt as HTML in ``words`` (naming the reviewer in a group, so that
+    only they get the reply field) and its ForceReply."""
+    said = words(PROMPT)
     if chat.type == ChatType.PRIVATE:
-        text = quote_text(before + PROMPT[:1].upper() + PROMPT[1:])
-        return text, ForceReply(input_field_placeholder="Why, in a few words")
+        text = quote_text(before + said[:1].upper() + said[1:])
+        return text, ForceReply(input_field_placeholder=words("Why, in a few words"))
     name = f'<a href="tg://user?id={user.id}">{quote_text(user.first_name)}</a>'
-    return quote_text(before) + f"{name}, {quote_text(PROMPT)}", ForceReply(selective=True)
+    return quote_text(before) + f"{name}, {quote_text(said)}", ForceReply(selective=True)
+
+
+def _prompt_words(text: str) -> Words | None:
+    """The words a note's prompt was written in, when ``text`` is one ("Reply …" or
+    "Ann, reply …", in English or a language with a catalogue); ``None`` otherwise."""
+    for words in (ENGLISH, *map(words_for, translated_languages())):
+        if words(PROMPT)[1:] in text:
+            return words
+    return None
 
 
 async def _ask_note(
-    context: ContextTypes.DEFAULT_TYPE, choices: Message, row: CheckRow, user: User, choice: str
+    context: ContextTypes.DEFAULT_TYPE,
+    choices: Message,
+    row: CheckRow,
+    user: User,
+    choice: str,
+    words: Words,
 ) -> None:
     """The choice is made: say so on the choices, and ask the reviewer for the note."""
     card = choices.reply_to_message
-    word = "Confirm" if choice == "confirm" else verdict_word(choice)
-    await choices.edit_text(f"Review: {word}.")
-    text, force = _prompt(choices.chat, user)
+    word = words(_CONFIRM) if choice == "confirm" else verdict_word(choice, words)
+    await choices.edit_text(words("Review: {choice}.", choice=word))
+    text, force = _prompt(choices.chat, user, words)
     prompt = await choices.reply_html(text, do_quote=True, reply_markup=force)
     draft = Draft(row.id, user.id, choice, card.message_id if card else 0, 0.0)
     _wait(context, prompt, draft)
@@ -264,26 +289,32 @@ async def on_note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     if prompt.from_user is None or prompt.from_user.id != context.bot.id:
         return
-    if PROMPT[1:] not in (prompt.text or ""):  # "Reply …" or "Ann, reply …"
+    words = _prompt_words(prompt.text or "")  # the prompt's language: the answer's too
+    if words is None:
         return
     drafts = _drafts(context)
     draft = drafts.get(message.chat_id, prompt.message_id)
     if draft is None:
-        await message.reply_text(EXPIRED, do_quote=True)
+        await message.reply_text(words(EXPIRED), do_quote=True)
     elif draft.user_id == message.from_user.id:  # another's reply to it is not a note
         drafts.take(message.chat_id, prompt.message_id)
-        await _save(context_of(context), context, message, draft)
+        await _save(context_of(context), context, message, draft, words)
     raise ApplicationHandlerStop
 
 
 async def _save(
-    ctx: TelegramContext, context: ContextTypes.DEFAULT_TYPE, message: Message, draft: Draft
+    ctx: TelegramContext,
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    draft: Draft,
+    words: Words,
 ) -> None:
-    """Store the review, edit the card to show it, and say it was saved."""
+    """Store the review, edit the card to show it, and say it was saved (in ``words``,
+    the prompt's)."""
     note, link = split_note(message.text or "")
     found = await ctx.calls.report_for(draft.check_id)
     if found is None:
-        await message.reply_text("The details of this check have expired.", do_quote=True)
+        await message.reply_text(words(DETAILS_EXPIRED), do_quote=True)
         return
     verdict = found[1].verdict if draft.verdict == "confirm" else draft.verdict
     user = str(message.from_user.id if message.from_user else draft.user_id)
@@ -295,13 +326,14 @@ async def _save(
     except ValueError as exc:  # a long note, a link that is no address: ask again
         said = str(exc)
         before = f"{said[:1].upper()}{said[1:]}. "
-        text, force = _prompt(message.chat, cast(User, message.from_user), before)
+        text, force = _prompt(message.chat, cast(User, message.from_user), words, before)
         prompt = await message.reply_html(text, do_quote=True, reply_markup=force)
         _wait(context, prompt, draft)
         return
     original = found[0].repeat_of or found[0].id
     await _edit_card(ctx, context.bot, message.chat_id, draft, original)
-    await message.reply_text(saved_sentence(review.from_verdict, review.to_verdict), do_quote=True)
+    said = saved_sentence(review.from_verdict, review.to_verdict, words)
+    await message.reply_text(said, do_quote=True)
 
 
 async def _edit_card(

@@ -195,7 +195,7 @@ def card_keyboard(
                 InlineKeyboardButton(
                     f"👎 {down}" if down else "👎", callback_data=_data("down", check_id)
                 ),
-                InlineKeyboardButton("Review", callback_data=_data("review", check_id)),
+                InlineKeyboardButton(words("Review"), callback_data=_data("review", check_id)),
             ],
             *link,
         ]
