@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 
-from .checks import filters
+from .checks import count_since, oldest_since
 from .keys import storable_text
 from .locked import LockedDatabase
-from .rows import from_iso, to_iso
+from .rows import to_iso
 
 __all__ = ["Attempts"]
 
@@ -80,16 +80,17 @@ class Attempts:
     ) -> int:
         """How many requests were admitted since ``since`` (``open_in_private``: of those,
         the ones in private chats not yet answered), counting no further than ``up_to``."""
-        where, params = filters(
-            since=since, requester=requester, platform=platform, chat=chat, alias="a"
+        also = "t.private = 1 AND t.ended_at IS NULL" if open_in_private else ""
+        return count_since(
+            self.db,
+            "attempts",
+            since=since,
+            requester=requester,
+            platform=platform,
+            chat=chat,
+            up_to=up_to,
+            also=also,
         )
-        if open_in_private:
-            where += " AND a.private = 1 AND a.ended_at IS NULL"
-        limit = "" if up_to is None else " LIMIT :up_to"
-        params = params if up_to is None else {**params, "up_to": up_to}
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM attempts a WHERE {where}{limit}) AS recent"
-        (count,) = self.db.one(sql, params)
-        return int(count)
 
     def oldest(
         self,
@@ -101,11 +102,9 @@ class Attempts:
     ) -> dt.datetime | None:
         """When the oldest of the attempts :meth:`count` counts was made (a limit of N per
         window frees a slot at ``oldest + window``), or ``None`` if there is none."""
-        where, params = filters(
-            since=since, requester=requester, platform=platform, chat=chat, alias="a"
+        return oldest_since(
+            self.db, "attempts", since=since, requester=requester, platform=platform, chat=chat
         )
-        (oldest,) = self.db.one(f"SELECT min(a.created_at) FROM attempts a WHERE {where}", params)
-        return from_iso(oldest)
 
     def forget(self, before: dt.datetime) -> int:
         """Delete the attempts made before ``before`` (no limit looks back that far).

@@ -25,7 +25,7 @@ from .rows import (
     to_iso,
 )
 
-__all__ = ["ANSWERABLE", "TERMINAL", "Checks", "filters"]
+__all__ = ["ANSWERABLE", "TERMINAL", "Checks", "count_since", "filters", "oldest_since"]
 
 TERMINAL = ("done", "failed", "cancelled")
 
@@ -277,16 +277,15 @@ class Checks:
         Raises:
             ValueError: ``since`` is naive.
         """
-        where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
-        sql = f"SELECT count(*) FROM checks c WHERE {where}"
-        if up_to is not None:
-            sql = (
-                "SELECT count(*) FROM"
-                f" (SELECT 1 FROM checks c WHERE {where} LIMIT :up_to) AS recent"
-            )
-            params = {**params, "up_to": up_to}
-        (count,) = self.db.one(sql, params)
-        return int(count)
+        return count_since(
+            self.db,
+            "checks",
+            since=since,
+            requester=requester,
+            platform=platform,
+            chat=chat,
+            up_to=up_to,
+        )
 
     def oldest(
         self,
@@ -302,9 +301,9 @@ class Checks:
         Raises:
             ValueError: ``since`` is naive.
         """
-        where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
-        (oldest,) = self.db.one(f"SELECT min(created_at) FROM checks c WHERE {where}", params)
-        return from_iso(oldest)
+        return oldest_since(
+            self.db, "checks", since=since, requester=requester, platform=platform, chat=chat
+        )
 
     def _rows(self, sql: str, params: list[Any] | None = None) -> list[CheckRow]:
         return [CheckRow.from_row(row) for row in self.db.dicts(sql, params)]
@@ -350,3 +349,47 @@ def filters(
         params["since"] = to_iso(since)
         clauses.append(f"{alias}.created_at >= :since")
     return " AND ".join(clauses) or "1 = 1", params
+
+
+def count_since(
+    db: LockedDatabase,
+    table: str,
+    *,
+    since: dt.datetime,
+    requester: str | None = None,
+    platform: str | None = None,
+    chat: str | None = None,
+    up_to: int | None = None,
+    also: str = "",
+) -> int:
+    """How many rows of ``table`` (``checks`` or ``attempts``: both have these columns)
+    were made since ``since``, of this requester or chat when given, and meeting the
+    extra condition ``also`` on ``t``; counting no further than ``up_to``."""
+    where, params = filters(
+        since=since, requester=requester, platform=platform, chat=chat, alias="t"
+    )
+    if also:
+        where += f" AND {also}"
+    limit = ""
+    if up_to is not None:
+        limit, params = " LIMIT :up_to", {**params, "up_to": up_to}
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} t WHERE {where}{limit}) AS recent"
+    (count,) = db.one(sql, params)
+    return int(count)
+
+
+def oldest_since(
+    db: LockedDatabase,
+    table: str,
+    *,
+    since: dt.datetime,
+    requester: str | None = None,
+    platform: str | None = None,
+    chat: str | None = None,
+) -> dt.datetime | None:
+    """When the oldest row :func:`count_since` counts was made, or ``None``."""
+    where, params = filters(
+        since=since, requester=requester, platform=platform, chat=chat, alias="t"
+    )
+    (oldest,) = db.one(f"SELECT min(t.created_at) FROM {table} t WHERE {where}", params)
+    return from_iso(oldest)
