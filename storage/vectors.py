@@ -17,6 +17,9 @@ from .checks import ANSWERABLE
 from .locked import LockedDatabase
 from .rows import to_iso
 
+#: check ids asked about in one ``IN`` list (SQLite's default limit is far above it)
+_IDS_PER_QUERY = 500
+
 __all__ = ["LOAD_BATCH", "Vectors"]
 
 #: how many stored vectors :meth:`Vectors.load` reads at a time
@@ -104,14 +107,25 @@ class Vectors:
         """Post vectors stored after row ``rowid`` (another process's checks), of checks a
         repeat may be answered from: their ids, little-endian float32 blobs, and the
         newest row seen (``rowid`` when none is newer)."""
-        sql = (
-            "SELECT v.rowid, v.check_id, v.vector FROM post_vectors v JOIN checks c"
-            f" ON c.id = v.check_id WHERE v.rowid > ? AND {ANSWERABLE} ORDER BY v.rowid"
+        # The new rows by their rowid range first, then which of them are answerable: one
+        # join would let SQLite's planner start from every done check instead (150 ms at
+        # 40,000 checks, on every near-repeat search).
+        rows = self.db.rows(
+            "SELECT rowid, check_id, vector FROM post_vectors WHERE rowid > ? ORDER BY rowid",
+            [rowid],
         )
-        rows = self.db.rows(sql, [rowid])
         if not rows:
             return [], [], rowid
-        return [row[1] for row in rows], [bytes(row[2]) for row in rows], int(rows[-1][0])
+        answerable: set[str] = set()
+        for start in range(0, len(rows), _IDS_PER_QUERY):
+            ids = [row[1] for row in rows[start : start + _IDS_PER_QUERY]]
+            marks = ", ".join("?" for _ in ids)
+            found = self.db.rows(
+                f"SELECT c.id FROM checks c WHERE c.id IN ({marks}) AND {ANSWERABLE}", ids
+            )
+            answerable.update(row[0] for row in found)
+        kept = [row for row in rows if row[1] in answerable]
+        return [row[1] for row in kept], [bytes(row[2]) for row in kept], int(rows[-1][0])
 
     def last_row(self) -> int:
         """The row of the newest stored post vector (0: none)."""
