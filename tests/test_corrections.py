@@ -29,7 +29,8 @@ from factories import full_report, stored_check
 from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from peers.store_fixtures import Clock
-from peers.telegram_peer import TOKEN, FakeBotAPI, user
+from peers.telegram_peer import FakeBotAPI, user
+from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 from test_queue import settings_for, worker
 
 from bots.cli import main
@@ -41,7 +42,6 @@ from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from storage.corrections import due_chats, record_card, review_check
 from storage.retention import purge_content
 from storage.service import CheckService
@@ -190,28 +190,8 @@ async def _bot(
     tmp_path: Path, checker: FakeChecker
 ) -> AsyncIterator[tuple[FakeBotAPI, CheckService]]:
     async with FakeBotAPI() as peer:
-        settings = Settings.model_validate(
-            {
-                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests"},
-                "service": {"user_per_minute": 100, "chat_per_minute": 100},
-                "telegram": {
-                    "base_url": f"{peer.root}/bot",
-                    "progress_interval_s": 0,
-                    "chat_cooldown_s": 0,
-                },
-            }
-        )
-        async with (
-            fake_service(settings, checker) as service,
-            running_bot(
-                settings,
-                service,
-                TOKEN,
-                grace_s=5.0,
-                poll_timeout_s=1,
-                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-            ),
-        ):
+        settings = telegram_settings(peer, tmp_path, service={"user_daily": 50})  # the default
+        async with fake_bot(settings, checker) as service:
             yield peer, service
 
 
@@ -222,7 +202,7 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
     monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
-    monkeypatch.setenv("ZOFIA__STORAGE__SECRET", "s3cret-for-tests")
+    monkeypatch.setenv("ZOFIA__STORAGE__SECRET", SECRET)
     checker = FakeChecker(verdict="unproven")
     async with _bot(tmp_path, checker) as (peer, service):
         cards = {}

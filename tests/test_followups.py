@@ -31,10 +31,10 @@ import pytest
 import pytest_asyncio
 from peers.fake_checker import FakeChecker, fake_service, scripted_report
 from peers.openai_peer import FakeOpenAI
-from peers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, group, user
+from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
+from peers.telegram_setup import fake_bot, telegram_settings
 
 from bots.common.settings import Settings
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.followups import ASK_HOW
 from storage.errors import CheckNotFoundError
 from storage.follow_ups import NoReportError
@@ -276,28 +276,8 @@ async def start(tmp_path: Path, checker: FakeChecker) -> AsyncIterator[Start]:
     @asynccontextmanager
     async def run(**service: Any) -> AsyncIterator[tuple[FakeBotAPI, CheckService]]:
         async with FakeBotAPI() as peer:
-            settings = Settings.model_validate(
-                {
-                    "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests"},
-                    "service": {"chat_per_minute": 100, "user_daily": 1000, **service},
-                    "telegram": {
-                        "base_url": f"{peer.root}/bot",
-                        "progress_interval_s": 0,
-                        "chat_cooldown_s": 0,
-                    },
-                }
-            )
-            async with (
-                fake_service(settings, checker) as service_,
-                running_bot(
-                    settings,
-                    service_,
-                    TOKEN,
-                    grace_s=5.0,
-                    poll_timeout_s=1,
-                    rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-                ),
-            ):
+            settings = telegram_settings(peer, tmp_path, service=service)
+            async with fake_bot(settings, checker) as service_:
                 yield peer, service_
 
     yield run

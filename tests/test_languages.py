@@ -29,7 +29,8 @@ from factories import full_report, stored_check
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
-from peers.telegram_peer import TOKEN, FakeBotAPI, user
+from peers.telegram_peer import FakeBotAPI, user
+from peers.telegram_setup import bot_running, telegram_settings
 
 from bots.common.card import report_card, verdict_card
 from bots.common.card_notes import checks_left_line
@@ -47,7 +48,6 @@ from bots.common.words import (
 )
 from bots.discord.buttons import verdict_view
 from bots.discord.render import progress_message, verdict_embed
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from storage.corrections import record_card, review_check
@@ -431,14 +431,7 @@ class Bot:
         self.engine = Engine(self.settings, retrieval=stage1)
         async with (
             running_service(self.settings, engine=self.engine) as service,
-            running_bot(
-                self.settings,
-                service,
-                TOKEN,
-                grace_s=5.0,
-                poll_timeout_s=1,
-                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-            ),
+            bot_running(self.settings, service),
         ):
             yield
 
@@ -453,20 +446,10 @@ async def bot(tmp_path: Path, brave_server: FakeBrave) -> AsyncIterator[Bot]:
     script = PanelScript(extractorreply=GERMAN_CLAIMS)
     brave_server.respond(brave_body(GERMAN_HITS))
     async with FakeBotAPI() as peer, FakeOpenAI(script, api_key="sk-lang") as panel:
-        settings = Settings.model_validate(
-            {
-                "llm": {
-                    "backend": "openai",
-                    "openai": {"base_url": panel.base_url, "api_key": "sk-lang"},
-                },
-                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
-                "service": {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000},
-                "telegram": {
-                    "base_url": f"{peer.root}/bot",
-                    "progress_interval_s": 0,
-                    "chat_cooldown_s": 0,
-                },
-            }
+        settings = telegram_settings(
+            peer,
+            tmp_path,
+            llm={"backend": "openai", "openai": {"base_url": panel.base_url, "api_key": "sk-lang"}},
         )
         made = Bot(peer, panel, brave_server, settings)
         try:

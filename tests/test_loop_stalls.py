@@ -27,12 +27,12 @@ from factories import full_report, stored_check
 from loop_watch import LoopWatch, StoreHeld, advisory_lock_held, write_held
 from peers.discord_peer import FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import TOKEN, BotCall, FakeBotAPI, group, user
+from peers.telegram_peer import BotCall, FakeBotAPI, group, user
+from peers.telegram_setup import fake_bot
 
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.commands import SETTINGS_WAIT_S
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.web.app import build_app
 from bots.web.settings import SiteSettings
 from storage.handles import Requester
@@ -117,17 +117,7 @@ async def test_telegram_handlers_wait_for_a_held_store_off_the_loop(engine: Engi
     async with FakeBotAPI(admins={ANN["id"]}) as peer:
         telegram = {"base_url": f"{peer.root}/bot", "progress_interval_s": 0}
         settings = engine.settings(telegram={**telegram, "chat_cooldown_s": 0})
-        async with (
-            fake_service(settings, FakeChecker()) as service,
-            running_bot(
-                settings,
-                service,
-                TOKEN,
-                grace_s=1.0,
-                poll_timeout_s=1,
-                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-            ),
-        ):
+        async with fake_bot(settings, FakeChecker(), grace_s=1.0) as service:
             card = None
             if engine.name == "sqlite":  # a card to vote on (on PostgreSQL, no worker runs)
                 peer.send(_private(ANN), ANN, POST)

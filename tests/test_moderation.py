@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from peers.discord_peer import MEMBER, Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import TOKEN, BotCall, FakeBotAPI, group, user
+from peers.telegram_peer import BotCall, FakeBotAPI, group, user
+from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 
 from bots.common import corrections
 from bots.common.corrections import correcting
@@ -29,7 +30,6 @@ from bots.discord import moderation as discord_moderation
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.render import escape
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.moderation import REFUSED, split_note
 from storage.corrections import Reviewers
 from storage.keys import hash_user
@@ -44,7 +44,6 @@ POST = (
 NOTE = "The council minutes show no such vote."
 LINK = "https://example.org/minutes"
 UPDATE = f"Update: this post was changed from Unproven to False: {NOTE} ({LINK})"
-SECRET = "s3cret-for-tests"
 
 
 def _settings(tmp_path: Path, **sections: Any) -> Settings:
@@ -129,26 +128,9 @@ async def _telegram(
     tmp_path: Path, reviewers: tuple[str, ...] = ()
 ) -> AsyncIterator[tuple[FakeBotAPI, CheckService]]:
     async with FakeBotAPI(admins={ANN["id"]}) as peer:
-        settings = _settings(
-            tmp_path,
-            service={"reviewers": list(reviewers)},
-            telegram={
-                "base_url": f"{peer.root}/bot",
-                "progress_interval_s": 0,
-                "chat_cooldown_s": 0,
-            },
-        )
-        async with (
-            fake_service(settings, FakeChecker(verdict="unproven")) as service,
-            running_bot(
-                settings,
-                service,
-                TOKEN,
-                grace_s=5.0,
-                poll_timeout_s=1,
-                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-            ),
-        ):
+        limits = {"reviewers": list(reviewers), "user_daily": 50}  # the default daily limit
+        settings = telegram_settings(peer, tmp_path, service=limits)
+        async with fake_bot(settings, FakeChecker(verdict="unproven")) as service:
             yield peer, service
 
 

@@ -20,7 +20,8 @@ from typing import Any, cast
 import pytest
 import pytest_asyncio
 from peers.fake_checker import FakeChecker, fake_service, scripted_report
-from peers.telegram_peer import TOKEN, FakeBotAPI, group, user
+from peers.telegram_peer import FakeBotAPI, group, user
+from peers.telegram_setup import fake_bot, telegram_settings
 from telegram import Bot
 
 from bots.common.quiet import (
@@ -30,7 +31,6 @@ from bots.common.quiet import (
     parse_min_confidence,
 )
 from bots.common.settings import Settings
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import REACTION, delivery_target, post_delivered
 from storage.deliveries import Claim
@@ -256,29 +256,8 @@ def _is_card(message: dict[str, Any]) -> bool:
 async def chat(tmp_path: Path) -> AsyncIterator[Group]:
     """The bot in a group whose admin turned auto-check on."""
     async with FakeBotAPI(admins={ANN["id"]}) as peer:
-        settings = Settings.model_validate(
-            {
-                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests"},
-                "service": {"chat_per_minute": 100, "user_per_minute": 100, "user_daily": 1000},
-                "telegram": {
-                    "base_url": f"{peer.root}/bot",
-                    "progress_interval_s": 0,
-                    "chat_cooldown_s": 0,
-                },
-            }
-        )
         checker = FakeChecker()
-        async with (
-            fake_service(settings, checker) as service,
-            running_bot(
-                settings,
-                service,
-                TOKEN,
-                grace_s=5.0,
-                poll_timeout_s=1,
-                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-            ),
-        ):
+        async with fake_bot(telegram_settings(peer, tmp_path), checker) as service:
             found = Group(peer, checker, service)
             said = await found.settings(ANN, "/settings autocheck on")
             assert "Auto-check of forwarded posts is on" in said

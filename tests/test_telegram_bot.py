@@ -20,11 +20,11 @@ from peers.article_peer import ArticlePeer
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, channel, group, user
+from peers.telegram_setup import bot_running, telegram_settings
 
 from bots.common.privacy import privacy_text
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.buttons import NOT_FOUND
 from bots.telegram.check_flow import INTERRUPTED
 from bots.telegram.commands import START
@@ -72,14 +72,8 @@ class Harness:
     ) -> AsyncIterator[CheckService]:
         async with (
             running_service(self.settings, engine=self.engine) as service,
-            running_bot(
-                self.settings,
-                service,
-                TOKEN,
-                grace_s=grace_s,
-                poll_timeout_s=1,
-                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-                allow_private_urls=allow_private_urls,
+            bot_running(
+                self.settings, service, grace_s=grace_s, allow_private_urls=allow_private_urls
             ),
         ):
             yield service
@@ -100,20 +94,10 @@ async def harness(
         FakeBotAPI(admins={ANN["id"]}) as peer,
         FakeOpenAI(lambda body: holder[0].script(body), api_key="sk-tg") as panel,
     ):
-        settings = Settings.model_validate(
-            {
-                "llm": {
-                    "backend": "openai",
-                    "openai": {"base_url": panel.base_url, "api_key": "sk-tg"},
-                },
-                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
-                "service": {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000},
-                "telegram": {
-                    "base_url": f"{peer.root}/bot",
-                    "progress_interval_s": 0,
-                    "chat_cooldown_s": 0,
-                },
-            }
+        settings = telegram_settings(
+            peer,
+            tmp_path,
+            llm={"backend": "openai", "openai": {"base_url": panel.base_url, "api_key": "sk-tg"}},
         )
         stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
         engine = Engine(settings, retrieval=stage1)

@@ -17,13 +17,12 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service
+from peers.fake_checker import FakeChecker
 from peers.pictures import animated_gif, headline, pixel_bomb, svg, truncated_jpeg
-from peers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, channel, group, user
+from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
+from peers.telegram_setup import fake_bot, telegram_settings
 from telegram import Message
 
-from bots.common.settings import Settings
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.check_flow import READING
 from bots.telegram.pictures import picture_of
 from bots.telegram.posts import NO_TEXT
@@ -68,30 +67,9 @@ def reader() -> ImageReader:
 @pytest_asyncio.fixture
 async def bot(tmp_path: Path, reader: ImageReader) -> AsyncIterator[Bot]:
     async with FakeBotAPI() as peer:
-        settings = Settings.model_validate(
-            {
-                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
-                "service": {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000},
-                "telegram": {
-                    "base_url": f"{peer.root}/bot",
-                    "progress_interval_s": 0,
-                    "chat_cooldown_s": 0,
-                    "album_wait_s": ALBUM_WAIT_S,
-                },
-            }
-        )
+        settings = telegram_settings(peer, tmp_path, telegram={"album_wait_s": ALBUM_WAIT_S})
         checker = FakeChecker(reader=reader)
-        async with (
-            fake_service(settings, checker) as service,
-            running_bot(
-                settings,
-                service,
-                TOKEN,
-                grace_s=5.0,
-                poll_timeout_s=1,
-                rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-            ),
-        ):
+        async with fake_bot(settings, checker) as service:
             yield Bot(peer, checker, service)
 
 

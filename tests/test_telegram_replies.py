@@ -17,15 +17,14 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service, scripted_report
-from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, group, user
+from peers.fake_checker import FakeChecker, scripted_report
+from peers.telegram_peer import BOT_USERNAME, BotCall, FakeBotAPI, group, user
+from peers.telegram_setup import fake_bot, telegram_settings
 from telegram import Message
 from telegram.error import TelegramError
 
 from bots.common.card import verdict_card
 from bots.common.sentences import UNSUPPORTED_INPUT
-from bots.common.settings import Settings
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.buttons import GONE
 from bots.telegram.check_flow import TelegramScreen
 from bots.telegram.context import TelegramContext
@@ -49,29 +48,8 @@ async def start(tmp_path: Path) -> AsyncIterator[Start]:
     @asynccontextmanager
     async def run(service: dict[str, Any], **telegram: Any) -> AsyncIterator[FakeBotAPI]:
         async with FakeBotAPI() as peer:
-            settings = Settings.model_validate(
-                {
-                    "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests"},
-                    "service": {"chat_per_minute": 100, "user_daily": 1000, **service},
-                    "telegram": {
-                        "base_url": f"{peer.root}/bot",
-                        "progress_interval_s": 0,
-                        "chat_cooldown_s": 0,
-                        **telegram,
-                    },
-                }
-            )
-            async with (
-                fake_service(settings, FakeChecker()) as service_,
-                running_bot(
-                    settings,
-                    service_,
-                    TOKEN,
-                    grace_s=5.0,
-                    poll_timeout_s=1,
-                    rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-                ),
-            ):
+            settings = telegram_settings(peer, tmp_path, service=service, telegram=telegram)
+            async with fake_bot(settings, FakeChecker()):
                 yield peer
 
     yield run

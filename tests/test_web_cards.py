@@ -15,12 +15,12 @@ import pytest
 import pytest_asyncio
 from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import TOKEN, FakeBotAPI, user
+from peers.telegram_peer import FakeBotAPI, user
+from peers.telegram_setup import fake_bot, telegram_settings
 
 from bots.common.links import report_url
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.render import card_keyboard
 
 pytest_plugins = ["peers.discord_fixtures"]
@@ -64,26 +64,8 @@ async def telegram(tmp_path: Path) -> AsyncIterator[Start]:
     @contextlib.asynccontextmanager
     async def start(public_url: str) -> AsyncIterator[FakeBotAPI]:
         async with FakeBotAPI() as peer:
-            settings = _settings(
-                tmp_path,
-                public_url,
-                telegram={
-                    "base_url": f"{peer.root}/bot",
-                    "progress_interval_s": 0,
-                    "chat_cooldown_s": 0,
-                },
-            )
-            async with (
-                fake_service(settings, FakeChecker()) as service,
-                running_bot(
-                    settings,
-                    service,
-                    TOKEN,
-                    grace_s=5.0,
-                    poll_timeout_s=1,
-                    rate_limiter=ChatPacedRateLimiter(chat_burst=0),
-                ),
-            ):
+            settings = telegram_settings(peer, tmp_path, site={"public_url": public_url})
+            async with fake_bot(settings, FakeChecker()):
                 yield peer
 
     yield start
