@@ -50,8 +50,8 @@ def mean_wall(rows: list[ItemRecord]) -> float | None:
 
 def main() -> None:
     paths = sys.argv[1:] or [
-        str(EVAL / "liar_plus_val-corpus-adaptive-partial.jsonl"),
-        str(EVAL / "liar_plus_val-corpus-only-llm.jsonl"),
+        str(EVAL / "liar_plus_val-adaptive.jsonl"),
+        str(EVAL / "liar_plus_val-only-llm.jsonl"),
     ]
     full, only = records(paths[0]), records(paths[1])
     ids = [i for i in full if i in only]
