@@ -60,7 +60,6 @@ class Admission:
     requester: str
     platform: str
     chat: str
-    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,6 @@ class RequestLimits:
         self.store = store
         self.settings = settings
         self.token_reserve = token_reserve
-        self.user_daily = settings.user_daily
         self.rules = (
             _Rule("user", MINUTE, settings.user_per_minute, "checks a minute for you"),
             _Rule("chat", MINUTE, settings.chat_per_minute, "checks a minute in this chat"),
@@ -99,9 +97,9 @@ class RequestLimits:
         window (``user_daily``, the last 24 hours), the requests already admitted
         counted. Read only."""
         used = self.store.attempts.count(
-            since=now - DAY, requester=requester, up_to=self.user_daily
+            since=now - DAY, requester=requester, up_to=self.settings.user_daily
         )
-        return max(0, self.user_daily - used)
+        return max(0, self.settings.user_daily - used)
 
     def admit(
         self, *, requester: str, platform: str, chat: str, private: bool, now: dt.datetime
@@ -118,7 +116,7 @@ class RequestLimits:
             attempt = self.store.attempts.add(
                 platform=platform, chat=chat, requester=requester, private=private
             )
-        return Admission(attempt, requester, platform, chat, private)
+        return Admission(attempt, requester, platform, chat)
 
     def check(self, *, requester: str, platform: str, chat: str, now: dt.datetime) -> None:
         """Raise :class:`RateLimitedError` if one more request would pass a limit."""

@@ -5,6 +5,7 @@ reply with a card) that only a chat admin may turn."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 from telegram import BotCommand, Update
@@ -85,6 +86,14 @@ BOT_COMMANDS = [
 ]
 
 
+#: the settings set from free text: the chat setting's key and what reads the text
+#: (a ValueError's message is the sentence the admin gets)
+_PARSED: dict[str, tuple[str, Callable[[str], object]]] = {
+    "confidence": (QUIET_MIN_CONFIDENCE, parse_min_confidence),
+    "language": (LANGUAGE_KEY, language_name),
+}
+
+
 async def on_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/start``: what the bot does, in three lines."""
     message = update.effective_message
@@ -128,22 +137,15 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         return
     if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
         await calls.set_chat_settings(PLATFORM, chat, {AUTO_CHECK: args[1] == "on"})
-    elif wanted == "confidence" and not private and len(args) > 1:
+    elif wanted in _PARSED and (wanted == "language" or not private) and len(args) > 1:
+        key, parse = _PARSED[wanted]
         try:
-            least = parse_min_confidence(" ".join(args[1:]))
+            value = parse(" ".join(args[1:]))
         except ValueError as exc:
             said = str(exc)
             await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
             return
-        await calls.set_chat_settings(PLATFORM, chat, {QUIET_MIN_CONFIDENCE: least})
-    elif wanted == "language" and len(args) > 1:
-        try:
-            name = language_name(" ".join(args[1:]))
-        except ValueError as exc:
-            said = str(exc)
-            await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
-            return
-        await calls.set_chat_settings(PLATFORM, chat, {LANGUAGE_KEY: name})
+        await calls.set_chat_settings(PLATFORM, chat, {key: value})
     defaults = {LANGUAGE_KEY: None, AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}
     now = await calls.chat_settings(PLATFORM, chat, defaults)
     user = update.effective_user
