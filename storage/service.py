@@ -114,9 +114,11 @@ class CheckService:
             await self.delivery.start()
             return []
         await asyncio.to_thread(self.purge_expired)
-        # Alone on its store, nobody waits on an attempt begun before this start.
+        if not resume:  # a one-shot run beside a bot leaves the bot's requests alone
+            return []
+        # Taking up the store's unfinished work: nobody waits on an attempt begun before.
         await asyncio.to_thread(self.store.attempts.end_open)
-        return self.runs.resume_unfinished() if resume else []
+        return self.runs.resume_unfinished()
 
     def purge_expired(self) -> int:
         """Delete post text and evidence older than the retention; verdicts stay. In the

@@ -190,6 +190,8 @@ class ShownCards:
         Returns:
             Whether they are given up.
         """
+        if not ids:
+            return True
         self._update(
             "UPDATE shown_cards SET tries = tries + 1,"
             f" due = CASE WHEN tries + 1 >= {MAX_TRIES} THEN 0 ELSE due END WHERE id IN ({{ids}})",
@@ -197,10 +199,10 @@ class ShownCards:
             ids,
         )
         marks = ", ".join("?" for _ in ids)
-        left = self.db.first(
+        (left,) = self.db.one(
             f"SELECT count(*) FROM shown_cards WHERE due = 1 AND id IN ({marks})", ids
         )
-        return left is None or left[0] == 0
+        return int(left) == 0
 
     def forget_tokens(self, now: dt.datetime) -> int:
         """Blank the tokens that expired before ``now`` (they can edit nothing any more)."""

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peers.fake_checker import FakeChecker, fake_service
+from peers.fake_checker import FakeChecker, HashingEncoder, fake_service
 
+from bots.common.runtime import build_service
 from bots.common.settings import Settings
 from storage.handles import CheckFailedError
 from storage.limits import BusyError, RateLimitedError
@@ -136,3 +137,19 @@ async def test_one_user_holds_only_a_share_of_the_pending_checks(start: Start) -
         for handle in (*held, other):
             await handle.result()
         await (await service.submit(Post(text=POSTS[2]), ALICE)).result()
+
+
+async def test_a_one_shot_run_beside_the_bot_leaves_its_open_requests_alone(
+    start: Start, tmp_path: Path
+) -> None:
+    async with start(FakeChecker(), user_per_minute=100, chat_per_minute=100) as service:
+        await asyncio.to_thread(service.admit, ALICE_ALONE)  # the bot's request, under way
+        settings = Settings.model_validate(
+            {"storage": {"path": str(tmp_path / "z.db"), "secret": "s3cret-for-tests-only"}}
+        )
+        one_shot = build_service(settings, FakeChecker(), HashingEncoder())
+        await one_shot.start(resume=False)  # `zofia check` beside the running bot
+        await one_shot.aclose()
+        one_shot.store.close()
+        with pytest.raises(RateLimitedError, match="still being checked"):
+            await asyncio.to_thread(service.admit, ALICE_ALONE)

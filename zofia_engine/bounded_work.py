@@ -158,7 +158,8 @@ class KillablePool:
             try:
                 pool = pool or self._start()
                 return await self._in(pool, call, args, timeout_s)
-            except WorkTimeoutError:
+            except (WorkTimeoutError, asyncio.CancelledError):
+                # Its process may still be at the job: killed, not handed to the next.
                 self._kill(pool)
                 pool = None
                 raise
@@ -220,7 +221,7 @@ class KillablePool:
     def _kill(self, pool: multiprocessing.pool.Pool | None) -> None:
         if pool is None:
             return
-        log.warning("a worker process ran past its time limit and was killed")
+        log.warning("a worker process was killed: its job ran past its limit or was dropped")
         pool.terminate()
         with contextlib.suppress(ValueError):
             self._started.remove(pool)

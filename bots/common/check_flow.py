@@ -26,13 +26,12 @@ from zofia_engine.post import Post
 from .card import VerdictCard, verdict_card
 from .posts import post_from_message
 from .progress import follow_progress
-from .quiet import DEFAULT_MIN_CONFIDENCE, QUIET_UNASKED, group_answer
+from .quiet import DEFAULT_MIN_CONFIDENCE, group_answer
 from .sentences import error_sentence
 from .store_calls import StoreCalls, off_loop
 from .words import words_for
 
 __all__ = [
-    "QUIET_UNASKED",
     "CheckRequest",
     "Screen",
     "card_for",
@@ -250,8 +249,13 @@ async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, star
     chat = request.requester.chat_id
     if isinstance(exc, ZofiaError) and not started and request.on_refused is not None:
         request.on_refused()  # refused before it cost any work
-    if request.unasked and request.has_pictures and isinstance(exc, InvalidPostError):
-        log.info("unasked picture post in chat %s not checked: %s", chat, exc)
+    # Nobody asked an automatic check: a limit's refusal, or a picture that cannot be
+    # read, is no reason to speak in the group (it gets a card, a reaction or nothing).
+    quiet = isinstance(exc, RateLimitedError) or (
+        request.has_pictures and isinstance(exc, InvalidPostError)
+    )
+    if request.unasked and quiet:
+        log.info("unasked post in chat %s not checked: %s", chat, exc)
         return
     if isinstance(exc, (RateLimitedError, InvalidPostError)):  # a refusal, not a failure
         log.info("request in chat %s refused: %s", chat, exc)

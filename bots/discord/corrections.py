@@ -91,7 +91,10 @@ async def send_correction(ctx: DiscordContext, bot: discord.Client, notice: Noti
         return
     if told_privately:
         return
-    shown, card = notice.cards[-1]
+    # The newest public card, to post the update beside (a private one cannot be seen).
+    shown, card = next(
+        ((s, c) for s, c in reversed(notice.cards) if not s.private), notice.cards[-1]
+    )
     if shown.private or not notice.chat:
         log.info("a private card of check %s could no longer be corrected", card.check_id)
         return

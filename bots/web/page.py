@@ -188,7 +188,7 @@ def _expert(report: Report) -> FindingView | None:
         title=f"Domain expert{f' ({who})' if who else ''}",
         lean=expert.lean or "",
         parts=tuple(parts),
-        failed=failure(expert.status, expert.error),
+        failed=failure(expert.status),
     )
 
 
@@ -208,7 +208,7 @@ def _triage(report: Report) -> FindingView | None:
         title=f"Triage: {triage.kind.replace('_', ' ')}{sure}",
         lean="",
         parts=tuple(parts),
-        failed=failure(triage.status, triage.error),
+        failed=failure(triage.status),
     )
 
 

@@ -48,7 +48,7 @@ MAX_TEXT = 8000
 STEP_FAILED = "This step failed; the details are in the operator's log."
 
 
-def failure(status: str, error: str) -> str:
+def failure(status: str) -> str:
     """What a failed step says on the page (:data:`STEP_FAILED`, never the error's own
     words); ``""`` for a step that ran."""
     return STEP_FAILED if status == "failed" else ""
@@ -226,7 +226,7 @@ def claim_views(report: Report, anchors: dict[str, str]) -> tuple[ClaimView, ...
                 reason=cut(claim.reason),
                 quotes=tuple((cut(q.text), _cite(q.evidence_id, anchors)) for q in claim.quotes),
                 context=tuple(_cite(evidence_id, anchors) for evidence_id in claim.context),
-                failed=failure(claim.status, claim.error),
+                failed=failure(claim.status),
             )
         )
     return tuple(views)
@@ -252,7 +252,7 @@ def rounds(report: Report, anchors: dict[str, str]) -> tuple[RoundView, ...]:
                 rebuttal=cut(turn.rebuttal),
                 argument=cut(turn.argument),
                 cites=tuple(_cite(cited, anchors) for cited in turn.cites),
-                failed=failure(turn.status, turn.error),
+                failed=failure(turn.status),
             )
         )
     for ruling in report.debate.rulings:
@@ -266,7 +266,7 @@ def rounds(report: Report, anchors: dict[str, str]) -> tuple[RoundView, ...]:
                 reason=cut(ruling.reason),
                 forced=ruling.forced,
                 odds=_odds(ruling.probabilities),
-                failed=failure(ruling.status, ruling.error),
+                failed=failure(ruling.status),
             )
         )
     return tuple(
@@ -323,7 +323,7 @@ def linguist_views(report: Report) -> tuple[FindingView, ...]:
             title=finding.dimension.replace("_", " ").capitalize(),
             lean=finding.lean or "",
             parts=(("", cut(finding.analysis)),) if finding.analysis else (),
-            failed=failure(finding.status, finding.error),
+            failed=failure(finding.status),
         )
         for finding in report.analyses.linguist
     )
