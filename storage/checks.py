@@ -132,10 +132,9 @@ class Checks:
             "error": storable_text(error),
             "now": self.db.now(),
         }
-        with self.db.lock:
-            cursor = self.db.execute(
-                f"UPDATE checks SET status = :status, error = :error{stamp} WHERE id = :id", params
-            )
+        cursor = self.db.execute(  # under the store's lock, as every execute
+            f"UPDATE checks SET status = :status, error = :error{stamp} WHERE id = :id", params
+        )
         if cursor.rowcount == 0:
             raise CheckNotFoundError(f"no check {check_id!r}")
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .keys import hash_user
-from .postgres import PostgresDatabase
+from .postgres import is_postgres
 from .queue.corrections import queue_corrections
 from .reviews import Review
 from .shown_cards import ShownCard
@@ -68,7 +68,7 @@ class ChatCorrection:
 def _queue(store: CheckStore, original_id: str, platforms: list[str]) -> None:
     """In the queued mode, the ``correct`` jobs (in the caller's transaction); in the
     local mode the bot's poll finds the due cards."""
-    if platforms and isinstance(store.db, PostgresDatabase):
+    if platforms and is_postgres(store.db):
         queue_corrections(store.db, original_id, platforms)
 
 

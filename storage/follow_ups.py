@@ -117,10 +117,7 @@ async def ask_follow_up(
     try:
         answer = await service.checker.follow_up(report, question, language=language)
     finally:
-        try:
-            await asyncio.to_thread(service.release, admission)
-        except Exception:  # the attempt's place lapses by age then
-            log.warning("could not end attempt %s", admission.attempt_id, exc_info=True)
+        await asyncio.to_thread(service.release, admission)  # never raises
     by_id = {item.id: item for item in report.evidence}
     sources = tuple(by_id[i] for i in answer.cites if i in by_id)
     if answer.answered and not sources:  # an answer must rest on the report's evidence

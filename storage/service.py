@@ -161,8 +161,12 @@ class CheckService:
 
     def release(self, admission: Admission) -> None:
         """The request is answered (a card, a sentence, or given up): it no longer holds
-        its sender's place in a private chat (blocking)."""
-        self.store.attempts.end(admission.attempt_id)
+        its sender's place in a private chat (blocking). A failure is logged, never
+        raised: the attempt's place then lapses by age."""
+        try:
+            self.store.attempts.end(admission.attempt_id)
+        except Exception:
+            log.warning("could not end attempt %s", admission.attempt_id, exc_info=True)
 
     def handle(self, check_id: str) -> CheckHandle | None:
         """The handle of a check submitted or resumed in this process and still running."""

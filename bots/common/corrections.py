@@ -204,7 +204,6 @@ async def _poll(service: CheckService, platform: str, send: SendCorrection, ever
     while True:
         await asyncio.sleep(every_s)
         try:
-            await off_loop(store.shown_cards.forget_tokens, service.clock())
             for check_id in await off_loop(store.shown_cards.due_checks, platform, limit=BATCH):
                 await correct_check(service, platform, check_id, send)
         except Exception:  # the next round tries again

@@ -59,12 +59,8 @@ class StoreCalls:
         return await off_loop(self.service.admit, requester)
 
     async def release(self, admission: Admission) -> None:
-        """The request is answered; a failure is logged, never raised (the attempt's
-        place lapses by age then)."""
-        try:
-            await off_loop(self.service.release, admission)
-        except Exception:
-            log.warning("could not end attempt %s", admission.attempt_id, exc_info=True)
+        """The request is answered (:meth:`~storage.service.CheckService.release`)."""
+        await off_loop(self.service.release, admission)
 
     async def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:
         return await off_loop(self.service.chats.setting, platform, chat_id, key, default)

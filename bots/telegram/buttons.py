@@ -19,6 +19,7 @@ from telegram.error import BadRequest, TelegramError
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bots.common.sections import already_shown, section
+from bots.common.sentences import error_sentence
 from bots.common.words import words_for
 from storage.rows import CheckRow
 
@@ -46,9 +47,9 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     follow_up: FollowUp = None
     try:
         note, alert, follow_up = await _route(context_of(context), query)
-    except Exception:
+    except Exception as exc:
         log.exception("button %r failed", query.data)
-        note, alert = "Something went wrong on our side; the error was logged.", True
+        note, alert = error_sentence(exc), True
     try:
         await query.answer(note or None, show_alert=alert)
     except TelegramError as exc:  # e.g. too old: what the button does is still done

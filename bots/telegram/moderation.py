@@ -51,6 +51,7 @@ from telegram.ext import (
 )
 
 from bots.common.corrections import reviewed_card, saved_sentence, verdict_word
+from bots.common.sentences import error_sentence
 from bots.common.store_calls import off_loop
 from bots.common.words import ENGLISH, N_, Words, translated_languages, words_for
 from storage.errors import CheckNotFoundError
@@ -186,9 +187,9 @@ async def on_review_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     try:
         note = await _route(context_of(context), context, query)
-    except Exception:
+    except Exception as exc:
         log.exception("review button %r failed", query.data)
-        note = "Something went wrong on our side; the error was logged."
+        note = error_sentence(exc)
     try:
         await query.answer(note or None, show_alert=bool(note))
     except TelegramError as exc:

@@ -9,6 +9,7 @@ llama.cpp) then evaluate the shared part once per check.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 from ..language import detect_language
@@ -22,10 +23,19 @@ from ..retrieval.ner.sentences import sentence_spans
 from ..text import clip
 from .evidence_sentences import READ_SOURCES, SentenceList
 
-__all__ = ["PanelContext", "clip", "evidence_items", "evidence_note", "reversed_support"]
+__all__ = [
+    "MAX_FIELD_CHARS",
+    "SOURCE_LABELS",
+    "PanelContext",
+    "clip",
+    "evidence_items",
+    "evidence_note",
+    "reversed_support",
+    "untrusted",
+]
 
-_MARKERS = ("<<<POST", "POST>>>")
-_SOURCE_LABELS = {
+_MARKER_RUN = re.compile(r"<{3,}|>{3,}")
+SOURCE_LABELS = {
     "web": "Web page",
     "wikipedia": "Wikipedia",
     "factcheck": "Published fact-check",
@@ -34,11 +44,11 @@ _SOURCE_LABELS = {
 MAX_FIELD_CHARS = 300  # the origin, the link, an evidence title
 
 
-def _defuse(text: str) -> str:
-    """Keep untrusted text (a post, where it came from, a page) from closing the post's
-    delimiters or forging a chat role (see :mod:`~zofia_engine.llm.special_tokens`)."""
-    for marker in _MARKERS:
-        text = text.replace(marker, marker.replace("<", "‹").replace(">", "›"))
+def untrusted(text: str) -> str:
+    """Keep untrusted text (a post, where it came from, a page, a reader's question)
+    from closing or opening any delimiters of a prompt (a run of ``<<<`` or ``>>>`` is
+    broken) or forging a chat role (see :mod:`~zofia_engine.llm.special_tokens`)."""
+    text = _MARKER_RUN.sub(lambda m: m[0].replace("<", "‹").replace(">", "›"), text)
     return defuse(text)
 
 
@@ -150,7 +160,7 @@ class PanelContext:
         spans = sentence_spans(seen)
         self.sentences = [seen[a:b] for a, b in spans]
         self._evidence_message: ChatMessage | None = None
-        shown = _defuse(_numbered(seen, spans))
+        shown = untrusted(_numbered(seen, spans))
         self._shared = (
             ChatMessage("system", render("system", language=self.language)),
             ChatMessage(
@@ -159,15 +169,15 @@ class PanelContext:
                     "post",
                     text=shown,
                     published=self.published.isoformat() if self.published else "",
-                    origin=_defuse(clip(self.origin, MAX_FIELD_CHARS)),
-                    url=_defuse(clip(self.url, MAX_FIELD_CHARS)),
+                    origin=untrusted(clip(self.origin, MAX_FIELD_CHARS)),
+                    url=untrusted(clip(self.url, MAX_FIELD_CHARS)),
                 ),
             ),
         )
 
     def untrusted(self, text: str) -> str:
         """``text`` from outside (a page, a title) made safe to put in a prompt."""
-        return _defuse(text)
+        return untrusted(text)
 
     @property
     def shared(self) -> tuple[ChatMessage, ...]:
@@ -188,15 +198,15 @@ class PanelContext:
     def _render_evidence(self) -> ChatMessage:
         lines: dict[str, list[str]] = {}
         for n, sentence in enumerate(self.readable.sentences, 1):
-            lines.setdefault(sentence.evidence_id, []).append(f"{n}. {_defuse(sentence.text)}")
+            lines.setdefault(sentence.evidence_id, []).append(f"{n}. {untrusted(sentence.text)}")
         documents = [
             {
                 "id": e.id,
-                "source_label": _SOURCE_LABELS[e.source],
-                "title": _defuse(clip(e.title, MAX_FIELD_CHARS)),
+                "source_label": SOURCE_LABELS[e.source],
+                "title": untrusted(clip(e.title, MAX_FIELD_CHARS)),
                 "published": e.published.isoformat() if e.published else "",
-                "note": _defuse(evidence_note(e)),
-                "lines": lines.get(e.id) or [_defuse(clip(e.text, self.max_evidence_chars))],
+                "note": untrusted(evidence_note(e)),
+                "lines": lines.get(e.id) or [untrusted(clip(e.text, self.max_evidence_chars))],
             }
             for e in self.evidence
             if e.id in lines or e.source not in READ_SOURCES or not self.readable.sentences

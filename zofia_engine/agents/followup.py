@@ -21,12 +21,11 @@ from pydantic import BaseModel, ConfigDict
 
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession
-from ..llm.special_tokens import defuse
 from ..ports import FollowUpAnswer
 from ..prompting import render
 from ..report import EvidenceItem, Report
-from ..text import clip
-from .context import evidence_note
+from ..text import clip, whole_sentences
+from .context import MAX_FIELD_CHARS, SOURCE_LABELS, evidence_note, untrusted
 from .quotes import Haystack, unfounded
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
     "answer_follow_up",
     "cited_ids",
     "follow_up_messages",
-    "untrusted",
 ]
 
 #: the route a follow-up goes to: the judge's, which rules on the same material
@@ -51,21 +49,11 @@ MAX_QUESTION_CHARS = 500
 MAX_CLAIMS = 12
 MAX_TURNS = 8
 MAX_TURN_CHARS = 500
-MAX_FIELD_CHARS = 300  # a title, a claim's reading, the ruling
-
-_SOURCE_LABELS = {
-    "web": "Web page",
-    "wikipedia": "Wikipedia",
-    "factcheck": "Published fact-check",
-    "image": "Picture of the post",
-}
 # An evidence id as a model writes it: "web-3", "wiki-1", "fc-2", "img-1-label".
 _ID = r"(?:web|wiki|fc)-\d+|img-\d+(?:-[a-z]+)*"
 _BARE_ID = re.compile(rf"\b(?:{_ID})\b")
 # A bracketed group of ids: "[web-1]", "[web-1, wiki-2]", "(web-3; fc-1)".
 _ID_GROUP = re.compile(rf"\s*[\[(]\s*((?:{_ID})(?:\s*[,;]\s*(?:{_ID}))*)\s*[\])]")
-_MARKER = re.compile(r"<{3,}|>{3,}")
-_SENTENCE_END = re.compile(r"[.!?…](?=\s|$)")
 
 
 class FollowUpReply(BaseModel):
@@ -76,14 +64,6 @@ class FollowUpReply(BaseModel):
     answered: bool
     answer: str
     cites: list[str]
-
-
-def untrusted(text: str) -> str:
-    """``text`` from a reader or a page made safe to put in the prompt: no run of ``<<<``
-    or ``>>>`` can close or open the question's markers (or the post's), and no
-    chat-template control string stays whole (:func:`~..llm.special_tokens.defuse`)."""
-    text = _MARKER.sub(lambda m: m[0].replace("<", "‹").replace(">", "›"), text)
-    return defuse(text)
 
 
 def cited_ids(text: str) -> list[str]:
@@ -107,14 +87,15 @@ def _without_unknown(text: str, known: set[str]) -> str:
 
 def _capped(text: str, max_words: int = MAX_WORDS) -> str:
     """``text`` cut to ``max_words`` words: at the last sentence end within them when
-    there is one past their first half, else at a word, marked with "…"."""
+    there is one past their first half (:func:`~..text.whole_sentences`), else at a
+    word, marked with "…"."""
     words = text.split()
     if len(words) <= max_words:
         return text
     head = " ".join(words[:max_words])
-    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
-    if ends and len(head[: ends[-1]].split()) > max_words // 2:
-        return head[: ends[-1]]
+    whole = whole_sentences(head)
+    if whole != head and len(whole.split()) > max_words // 2:
+        return whole
     return head.rstrip(" ,;:") + "…"
 
 
@@ -122,7 +103,7 @@ def _documents(evidence: list[EvidenceItem], max_chars: int) -> list[dict[str, s
     return [
         {
             "id": e.id,
-            "source_label": _SOURCE_LABELS[e.source],
+            "source_label": SOURCE_LABELS[e.source],
             "title": untrusted(clip(e.title, MAX_FIELD_CHARS)),
             "note": untrusted(evidence_note(e)),
             "text": untrusted(clip(e.text, max_chars)),
