@@ -169,7 +169,17 @@ async def picture_round(args: argparse.Namespace) -> dict[str, Any]:
                     peak_mb = max(peak_mb, process.memory_info().rss / 2**20)
                     await asyncio.sleep(0.05)
                 answered = len(cards_in(peer, sent))
-    return {"answered": answered, "rss_over_idle_mb": round(peak_mb - idle_mb)}
+                said = [
+                    " ".join(m.get("text", "") for m in peer.bot_messages(40_000 + n))
+                    for n in range(args.pictures)
+                ]
+    return {
+        "answered": answered,
+        "rss_over_idle_mb": round(peak_mb - idle_mb),
+        # what each picture's sender was told: read (it holds no text) or refused "busy"
+        "read": sum("no text" in text for text in said),
+        "busy": sum("Too many pictures" in text for text in said),
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -191,6 +201,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "pictures_sent": args.pictures,
         "pictures_others_answered": pictures["answered"] if pictures else None,
         "rss_over_idle_mb": pictures["rss_over_idle_mb"] if pictures else None,
+        "pictures_read": pictures["read"] if pictures else None,
+        "pictures_refused_busy": pictures["busy"] if pictures else None,
         "llm_delay_s": args.llm_delay,
     }
 

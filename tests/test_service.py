@@ -293,11 +293,14 @@ async def test_joined_checks_statuses_are_written_off_the_event_loop(
     await asyncio.sleep(0.05)
     assert leaving.cancel()  # a joined waiter leaves: its check is cancelled
     outcome = await joined.result()  # the run ends: the joined check is done
+    # The joined check's row was written before its waiter was answered (read before
+    # anything else is awaited: no write can land in between).
+    answered = service.store.checks.get(joined.check_id)
+    assert answered is not None and answered.status == "done"
     await service.waiters.flush()
     assert on_loop == []
     statuses = [service.store.checks.get(h.check_id) for h in (owner, joined, leaving)]
     assert [row.status for row in statuses if row] == ["done", "done", "cancelled"]
-    # The joined check's row was written before its waiter was answered.
     assert outcome.check_id == joined.check_id and outcome.original_id == owner.check_id
 
 

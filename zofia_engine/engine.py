@@ -65,6 +65,7 @@ class Engine:
         """Load every model now, so the first check does not wait for it."""
         await self.retrieval.load()
         await self.llm.load()
+        await asyncio.to_thread(self.images.load)  # the OCR, for the first picture post
         if self.stance_model is not None:
             await asyncio.to_thread(self.stance_model.load)
 
