@@ -112,3 +112,21 @@ class Reports:
                 report_json = row.pop("report_json")
                 row.pop("_rowid")
                 yield {**row, "report": None if report_json is None else json.loads(report_json)}
+
+    def reviewed(self) -> Iterator[dict[str, Any]]:
+        """Every check a moderator reviewed, with the review in force, oldest first.
+
+        Yields:
+            ``id``, ``text`` (the post; ``None`` once purged), ``published``,
+            ``machine`` (the machine's verdict), ``label`` (the verdict in force),
+            ``note`` and ``reviewed_at`` (ISO text).
+        """
+        yield from self.db.dicts(
+            "SELECT c.id, c.post_text AS text, c.published, r.verdict AS machine,"
+            " v.to_verdict AS label, v.note, v.created_at AS reviewed_at"
+            " FROM checks c JOIN reports r ON r.check_id = c.id"
+            " JOIN reviews v ON v.check_id = c.id"
+            " WHERE v.rowid = (SELECT w.rowid FROM reviews w WHERE w.check_id = c.id"
+            " ORDER BY w.created_at DESC, w.rowid DESC LIMIT 1)"
+            " ORDER BY c.rowid"
+        )

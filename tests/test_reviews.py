@@ -29,6 +29,7 @@ from storage.reviews import Review, apply_review, review_of
 from storage.service import CheckService, Outcome, Requester
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
+from zofia_engine.evaluation.dataset import load_items
 from zofia_engine.post import Post
 
 POST = (
@@ -266,3 +267,42 @@ def test_zofia_review_from_the_terminal(monkeypatch: pytest.MonkeyPatch, tmp_pat
     db.close()
     assert [r.to_verdict for r in trail] == ["misleading"]
     assert trail[0].platform == "cli" and trail[0].reviewer != "operator"
+
+
+def test_reviewed_checks_export_as_an_evaluation_dataset(db: StoreDatabase) -> None:
+    store = CheckStore(db, clock=Clock())
+    changed = stored_check(store, full_report("unproven"), text=f"{POST} (1)")
+    stored_check(store, full_report("true"), text=f"{POST} (2)")  # never reviewed
+    left_unproven = stored_check(store, full_report("false"), text=f"{POST} (3)")
+    for verdict in ("true", "false"):  # the newest review is the one in force
+        store.reviews.add(
+            changed.id, reviewer="m", platform="cli", verdict=verdict, note="Minutes."
+        )
+    store.reviews.add(left_unproven.id, reviewer="m", platform="cli", verdict="unproven")
+    rows = {row["id"]: row for row in store.reports.reviewed()}
+    assert set(rows) == {changed.id, left_unproven.id}
+    assert rows[changed.id]["label"] == "false" and rows[changed.id]["machine"] == "unproven"
+    assert rows[changed.id]["text"] == f"{POST} (1)" and rows[changed.id]["note"] == "Minutes."
+
+
+def test_zofia_export_reviewed_is_a_dataset_zofia_eval_reads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
+    db = open_database(tmp_path / "zofia.db")
+    store = CheckStore(db)
+    rows = [stored_check(store, full_report("false"), text=f"{POST} ({n})") for n in range(3)]
+    store.reviews.add(rows[0].id, reviewer="m", platform="cli", verdict="misleading")
+    store.reviews.add(rows[1].id, reviewer="m", platform="cli", verdict="false")
+    store.reviews.add(rows[2].id, reviewer="m", platform="cli", verdict="unproven")
+    db.close()
+    out = tmp_path / "reviewed.jsonl"
+    done = CliRunner().invoke(main, ["export", "--jsonl", "--reviewed", "--output", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "left out 1 reviewed checks" in done.output and "wrote 2 checks" in done.output
+    items, mapping = load_items(out)
+    assert mapping.name == "verdicts"
+    assert [(i.id, i.gold) for i in items] == [(rows[0].id, "misleading"), (rows[1].id, "false")]
+    assert mapping.predicted("misleading") == "misleading"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import socket
 import struct
@@ -32,6 +33,8 @@ from peers.fake_checker import scripted_report
 
 from bots.common.card import VERDICTS
 from bots.common.settings import Settings
+from storage.corrections import review_check
+from storage.keys import hash_user
 from storage.opening import open_store
 from zofia_engine.post import Post
 from zofia_engine.report import TRIAGED, Report
@@ -54,6 +57,10 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+REVIEW_NOTE = "The council minutes show no such vote."
+REVIEW_LINK = "https://example.org/minutes"
+#: a folder to keep the screenshots in (``docs/`` writes the docs' pictures), else tmp_path
+SHOTS = os.environ.get("ZOFIA_SCREENSHOTS", "")
 
 
 @dataclass
@@ -105,6 +112,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         language="Arabic",
     )
     checks["hostile"] = (row.id, hostile)
+    reviewed = full_report("unproven")
+    reviewed_id = stored_check(store, reviewed, text=f"{POST} (reviewed)").id
+    review_check(
+        store,
+        reviewed_id,
+        reviewer=hash_user(b"s3cret-for-tests-only", "cli", "operator"),
+        platform="cli",
+        verdict="false",
+        note=REVIEW_NOTE,
+        link=REVIEW_LINK,
+    )
+    checks["reviewed"] = (reviewed_id, reviewed)
     store.close()
     port = _free_port()
     command = ["web", "--port", str(port), "--config", str(config)]
@@ -231,15 +250,17 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return width, height
 
 
-def _screenshot(driver: webdriver.Chrome, url: str, width: int, path: Path) -> int:
-    """The whole page at ``width`` CSS pixels, as a phone (under 600) or a desktop shows
-    it; returns how wide the page's content is."""
+def _screenshot(driver: webdriver.Chrome, url: str, width: int, path: Path, height: int = 0) -> int:
+    """The whole page (or its top ``height`` pixels) at ``width`` CSS pixels, as a phone
+    (under 600) or a desktop shows it; returns how wide the page's content is."""
     metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 600}
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
     try:
         _load(driver, url)
         scroll_width = int(driver.execute_script("return document.documentElement.scrollWidth"))
-        height = int(driver.execute_script("return document.documentElement.scrollHeight"))
+        height = height or int(
+            driver.execute_script("return document.documentElement.scrollHeight")
+        )
         shot = driver.execute_cdp_cmd(
             "Page.captureScreenshot",
             {
@@ -264,6 +285,22 @@ def test_screenshots_at_phone_and_desktop_width(
         shot_width, shot_height = _png_size(path.read_bytes())
         assert shot_width == width and shot_height > 1500
         assert _console_errors(browser) == []
+
+
+def test_a_reviewed_check_shows_the_review_beside_the_machines_verdict(
+    site: Site, browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    path = Path(SHOTS or tmp_path) / "reviewed-card.png"
+    scroll_width = _screenshot(browser, site.url("reviewed"), 800, path, height=330)
+    assert scroll_width <= 800
+    heading = browser.find_element(By.ID, "verdict").text
+    page = browser.find_element(By.TAG_NAME, "body").text
+    assert f"Changed by a moderator from Unproven to False: {REVIEW_NOTE}" in page
+    assert VERDICTS["false"][1] in heading or VERDICTS["unproven"][1] in heading
+    assert VERDICTS["unproven"][1] in page and VERDICTS["false"][1] in page
+    assert f"{REVIEW_NOTE} ({REVIEW_LINK})" in page
+    assert _png_size(path.read_bytes()) == (800, 330)
+    assert _console_errors(browser) == []
 
 
 def test_a_hostile_report_runs_nothing(site: Site, browser: webdriver.Chrome) -> None:

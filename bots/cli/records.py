@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -14,12 +15,16 @@ from rich.text import Text
 from bots.common.card import VERDICTS
 from storage.opening import open_store
 from storage.store import CheckStore
+from zofia_engine.evaluation.dataset import LABEL_MAPPINGS
 
 from .options import CONFIG_OPTION, settings_from
 from .report_view import render_report
 from .text import plain
 
 __all__ = ["export", "history", "show"]
+
+#: the verdicts a reviewed check can be scored on
+SCORED = frozenset(LABEL_MAPPINGS["verdicts"].gold)
 
 
 def _store(config: Path | None) -> CheckStore:
@@ -89,12 +94,21 @@ def show(check_id: str, as_json: bool, config: Path | None) -> None:
 @click.command()
 @click.option("--jsonl", "as_jsonl", is_flag=True, required=True, help="One JSON object a line.")
 @click.option(
+    "--reviewed",
+    is_flag=True,
+    help="Only the checks a moderator reviewed, as evaluation items: the post's text, the "
+    "reviewed verdict as 'label' and the machine's as 'machine' (zofia eval FILE --labels "
+    "verdicts).",
+)
+@click.option(
     "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not stdout."
 )
 @CONFIG_OPTION
-def export(as_jsonl: bool, output: Path | None, config: Path | None) -> None:
+def export(as_jsonl: bool, reviewed: bool, output: Path | None, config: Path | None) -> None:
     """Export every finished check with its report; requesters appear only as hashes."""
-    lines = (json.dumps(item, default=str) for item in _store(config).reports.export())
+    store = _store(config)
+    items = _reviewed_items(store) if reviewed else store.reports.export()
+    lines = (json.dumps(item, default=str) for item in items)
     if output is None:
         for line in lines:
             click.echo(line)
@@ -105,3 +119,19 @@ def export(as_jsonl: bool, output: Path | None, config: Path | None) -> None:
         for count, line in enumerate(lines, 1):  # noqa: B007  (the count is reported)
             out.write(line + "\n")
     click.echo(f"wrote {count} checks to {output}", err=True)
+
+
+def _reviewed_items(store: CheckStore) -> Iterator[dict[str, object]]:
+    """The reviewed checks a dataset can use: a text still stored, a verdict to score
+    (a review to ``unproven`` is an abstention, not a label); says on stderr how many
+    were left out."""
+    left_out = 0
+    for row in store.reports.reviewed():
+        if row["text"] is None or row["label"] not in SCORED:
+            left_out += 1
+            continue
+        yield row
+    if left_out:
+        click.echo(
+            f"left out {left_out} reviewed checks (text purged, or reviewed unproven)", err=True
+        )

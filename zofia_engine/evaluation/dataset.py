@@ -17,11 +17,15 @@ Label mappings (``--labels``):
     half-true → ``half-true``; mostly-true, true → ``true``. The engine's
     ``misleading`` (RADAR's half-true) is scored as ``half-true``.
 
+``verdicts``
+    The engine's own three verdicts (``true``, ``misleading``, ``false``) as they are:
+    what ``zofia export --reviewed`` writes, a moderator's verdict as the label.
+
 In every mapping ``true`` and ``false`` count as the real and the false side, and
 ``unproven`` is an abstention: the item is not covered (see the metrics).
 ``auto``
     ``liar-binary`` when a label only LIAR uses occurs (pants-fire, barely-true,
-    half-true, mostly-true), else ``binary``.
+    half-true, mostly-true), ``verdicts`` when ``misleading`` does, else ``binary``.
 """
 
 from __future__ import annotations
@@ -106,6 +110,12 @@ LABEL_MAPPINGS: dict[str, LabelMapping] = {
         },
         {"true": "true", "false": "false", "misleading": "half-true"},
     ),
+    "verdicts": LabelMapping(
+        "verdicts",
+        ("false", "misleading", "true"),
+        {"false": "false", "misleading": "misleading", "true": "true"},
+        {"true": "true", "false": "false", "misleading": "misleading"},
+    ),
 }
 
 
@@ -142,9 +152,12 @@ def _text(row: dict[str, object]) -> str:
 
 
 def _choose_mapping(labels: set[str]) -> LabelMapping:
-    """LIAR's binary split when a label only LIAR uses occurs, else ``binary``."""
+    """LIAR's binary split when a label only LIAR uses occurs, the engine's verdicts when
+    ``misleading`` does, else ``binary``."""
     liar_only = set(LABEL_MAPPINGS["liar-binary"].gold) - set(LABEL_MAPPINGS["binary"].gold)
-    return LABEL_MAPPINGS["liar-binary" if labels & liar_only else "binary"]
+    if labels & liar_only:
+        return LABEL_MAPPINGS["liar-binary"]
+    return LABEL_MAPPINGS["verdicts" if "misleading" in labels else "binary"]
 
 
 def load_items(path: Path, labels: str = "auto") -> tuple[list[EvalItem], LabelMapping]:
