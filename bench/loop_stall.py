@@ -43,207 +43,64 @@ requests served meanwhile came to (``hold_requests``, ``purge_requests``: how ma
 succeeded, failed and by which error, and the slowest in ms); ``longest_gc_ms``, the
 longest garbage collection in either phase (it stops the loop too: a stall as long is
 the collector's, not the store's); ``ticks``, how often the ticker ran.
+
+Its parts in bench/lib/: ``lock_holder.py`` (the other process), ``loop_serving.py``
+(the ticker and the requests served) and ``purge_fill.py`` (the old checks, and the rows
+written).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
-import datetime as dt
-import gc
 import json
 import logging
 import sys
 import tempfile
 import time
-from asyncio.subprocess import PIPE
-from collections.abc import Awaitable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 # The tests' fakes, ticker and temporary server, not a package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from factories import sample_report
-from loop_watch import LoopWatch
+from lib.lock_holder import start_holder, stop_holder, wait_held, wait_released
+from lib.loop_serving import Bot, Served, Watch, wait_all
+from lib.purge_fill import RowsWritten, fill_old_checks
 from peers.fake_checker import FakeChecker, HashingEncoder
 from pg_server import PostgresServer
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
-from bots.common.store_calls import StoreCalls
-from storage.keys import keyed_text_hash
-from storage.postgres import WRITE_LOCK, is_postgres
-from storage.rows import to_iso
-from storage.service import CheckService, Requester
-from storage.store import CheckStore
-from storage.transaction import write_transaction
-from zofia_engine.post import Post
 
 SECRET = "bench-secret-0123456"
 ROUNDS_PER_HOLD = 4  # request rounds over the hold
 PURGE_ROUND_S = 1.0  # a request round every second of the purge
-FILL_BATCH = 10_000  # old checks copied per transaction
 REQUEST_TIMEOUT_S = 120.0  # the longest any phase waits for its requests
 PURGE_TIMEOUT_S = 3600.0
-HOLDER_START_S = 30.0
-
-# The other process. It takes the lock, says so, holds it for argv[2] seconds, lets go.
-SQLITE_HOLDER = """
-import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
-conn.execute("BEGIN IMMEDIATE")
-print("held", flush=True)
-time.sleep(float(sys.argv[2]))
-conn.execute("ROLLBACK")
-"""
-POSTGRES_HOLDER = """
-import sys, time, psycopg
-with psycopg.connect(sys.argv[1], autocommit=True, connect_timeout=10) as conn:
-    conn.execute("SELECT pg_advisory_lock(%s)", [int(sys.argv[3])])
-    print("held", flush=True)
-    time.sleep(float(sys.argv[2]))
-    conn.execute("SELECT pg_advisory_unlock(%s)", [int(sys.argv[3])])
-"""
-
-TOPICS = ["bridge", "library", "stadium", "airport", "harbour", "tunnel", "museum", "park"]
-
-
-class Watch(LoopWatch):
-    """:class:`LoopWatch`, and the longest garbage collection meanwhile: a collection
-    pauses every thread, the loop's too, so it tells the collector's stalls from the
-    store's."""
-
-    def __init__(self, *, limit_s: float) -> None:
-        super().__init__(limit_s=limit_s)
-        self.longest_gc = 0.0
-        self._gc_began = 0.0
-
-    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            self._gc_began = time.perf_counter()
-        else:
-            self.longest_gc = max(self.longest_gc, time.perf_counter() - self._gc_began)
-
-    async def __aenter__(self) -> Watch:
-        gc.callbacks.append(self._on_gc)
-        await super().__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        try:
-            await super().__aexit__(*exc)
-        finally:
-            gc.callbacks.remove(self._on_gc)
-
-
-class Served:
-    """What the requests served during a phase came to."""
-
-    def __init__(self) -> None:
-        self.ok = 0
-        self.failed: collections.Counter[str] = collections.Counter()
-        self.slowest_ms = 0.0
-
-    async def timed(self, call: Awaitable[Any]) -> None:
-        started = time.perf_counter()
-        try:
-            await call
-            self.ok += 1
-        except Exception as exc:  # counted by kind: a store busy too long is an answer too
-            self.failed[type(exc).__name__] += 1
-        self.slowest_ms = max(self.slowest_ms, (time.perf_counter() - started) * 1000)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "failed": dict(self.failed),
-            "slowest_ms": round(self.slowest_ms, 1),
-        }
-
-
-class Bot:
-    """The requests a bot serves, through ``StoreCalls`` and the service."""
-
-    def __init__(self, service: CheckService) -> None:
-        self.service = service
-        self.calls = StoreCalls(service)
-        self.queued = service.delivery is not None
-        self.sent = 0
-
-    async def check(self, n: int) -> None:
-        """A new post to check: admitted, submitted and (run here on SQLite) answered."""
-        who = Requester("telegram", f"user-{n}", f"user-{n}", private=True)
-        topic = TOPICS[n % len(TOPICS)]
-        text = f"BREAKING: the city will close its {topic} number {n} for {n % 9 + 2} years."
-        admission = await self.calls.admit(who)
-        try:
-            handle = await self.service.submit(Post(text=text), who, admission=admission)
-            if not self.queued:  # in the queued mode the workers check it; none runs here
-                await handle.result()
-        finally:
-            await self.calls.release(admission)
-
-    async def read_settings(self, n: int) -> None:
-        defaults = {"autocheck": False, "language": "", "confidence": 60}
-        await self.calls.chat_settings("telegram", f"group-{n}", defaults)
-
-    async def write_settings(self, n: int) -> None:
-        await self.calls.set_chat_settings("telegram", f"group-{n}", {"autocheck": n % 2 == 0})
-
-    def round(self, served: Served) -> list[asyncio.Task[None]]:
-        """One round of requests, each a task of its own."""
-        self.sent += 1
-        n = self.sent
-        calls = (self.check(n), self.read_settings(n), self.write_settings(n))
-        return [asyncio.create_task(served.timed(call)) for call in calls]
-
-
-async def wait_all(tasks: list[asyncio.Task[None]], timeout: float) -> None:
-    """Wait for the requests, up to ``timeout``; the ones still waiting are cancelled."""
-    if not tasks:
-        return
-    _, pending = await asyncio.wait(tasks, timeout=timeout)
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=10)
-        print(f"{len(pending)} requests were still waiting; cancelled", file=sys.stderr)
 
 
 # -- phase 1: another process holds the write lock -------------------------------------------
 
 
 async def hold_phase(bot: Bot, target: str, postgres: bool, hold_s: float) -> dict[str, Any]:
-    code = POSTGRES_HOLDER if postgres else SQLITE_HOLDER
     served = Served()
     tasks: list[asyncio.Task[None]] = []
-    holder = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code, target, str(hold_s), str(WRITE_LOCK), stdout=PIPE
-    )
+    holder = await start_holder(target, postgres, hold_s)
     try:
         async with Watch(limit_s=hold_s + REQUEST_TIMEOUT_S + 60) as watch:
-            assert holder.stdout is not None
-            line = await asyncio.wait_for(holder.stdout.readline(), HOLDER_START_S)
-            if line.strip() != b"held":
-                raise SystemExit("the other process did not take the write lock")
+            await wait_held(holder)
             held_at = time.monotonic()
             for k in range(ROUNDS_PER_HOLD):
                 at = held_at + k * hold_s / ROUNDS_PER_HOLD
                 await asyncio.sleep(max(0.0, at - time.monotonic()))
                 tasks += bot.round(served)
-            if await asyncio.wait_for(holder.wait(), hold_s + HOLDER_START_S):
-                raise SystemExit(f"the other process failed ({holder.returncode})")
+            await wait_released(holder, hold_s)
             held_for = time.monotonic() - held_at
             await wait_all(tasks, REQUEST_TIMEOUT_S)
     finally:
-        if holder.returncode is None:
-            holder.kill()
-            await asyncio.wait_for(holder.wait(), 10)
+        await stop_holder(holder)
     return {
         "stall_ms": round(watch.longest * 1000, 1),
         "gc_ms": round(watch.longest_gc * 1000, 1),
@@ -254,119 +111,6 @@ async def hold_phase(bot: Bot, target: str, postgres: bool, hold_s: float) -> di
 
 
 # -- phase 2: the purge of old checks ---------------------------------------------------------
-
-
-def _columns(db: Any, table: str) -> list[str]:
-    """The columns an insert names (on PostgreSQL, not the identity ``rowid``)."""
-    if is_postgres(db):
-        rows = db.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema ="
-            " current_schema() AND table_name = ? AND is_identity = 'NO'"
-            " ORDER BY ordinal_position",
-            [table],
-        ).fetchall()
-        return [row[0] for row in rows]
-    return [row[1] for row in db.execute(f"PRAGMA table_info({table})").fetchall()]
-
-
-def fill_old_checks(store: CheckStore, secret: bytes, count: int) -> None:
-    """``count`` checks older than any retention, each a copy of one check with a full
-    report (every row it has in every table), copied on the server by ``INSERT …
-    SELECT`` over a recursive series, ``FILL_BATCH`` checks a transaction."""
-    template = store.checks.create(
-        platform="telegram",
-        chat="c",
-        requester="r",
-        post=Post(text="The template post of the purge bench."),
-        text_hash=keyed_text_hash(secret, "The template post of the purge bench."),
-    )
-    store.reports.save(
-        template.id,
-        sample_report(0),
-        vector=HashingEncoder().encode(["The template post of the purge bench."])[0],
-    )
-    db = store.db
-    old = to_iso(dt.datetime.now(dt.UTC) - dt.timedelta(days=400))
-    # Ids of 16 characters, as new_check_id's, one per number of the series.
-    new_id = "'o' || CAST(100000000000000 + g.n AS TEXT)"
-    per_check = {
-        "id": new_id,
-        "chat": "'chat-' || CAST(g.n % 1000 AS TEXT)",
-        "requester": "'user-' || CAST(g.n % 5000 AS TEXT)",
-        "post_text": "'An old post, number ' || CAST(g.n AS TEXT)",
-        "text_hash": "'old-' || CAST(g.n AS TEXT)",
-        "check_id": new_id,
-        "created_at": ":old",
-        "started_at": ":old",
-        "finished_at": ":old",
-    }
-    plans = []
-    for table in sorted(db.table_names(), key=lambda name: name != "checks"):
-        columns = _columns(db, table)
-        key = "id" if table == "checks" else "check_id"
-        if key not in columns or table == "reviews":  # a review's own id is its key
-            continue
-        if not db.execute(f"SELECT 1 FROM {table} WHERE {key} = ?", [template.id]).fetchall():
-            continue
-        names = ", ".join(columns)
-        values = ", ".join(per_check.get(column, f"t.{column}") for column in columns)
-        plans.append(
-            f"INSERT INTO {table} ({names})"
-            " WITH RECURSIVE g(n) AS (SELECT CAST(:lo AS INTEGER)"
-            " UNION ALL SELECT n + 1 FROM g WHERE n < :hi)"
-            f" SELECT {values} FROM {table} t CROSS JOIN g WHERE t.{key} = :template"
-        )
-    for lo in range(1, count + 1, FILL_BATCH):
-        params = {"lo": lo, "hi": min(count, lo + FILL_BATCH - 1), "old": old}
-        with write_transaction(db):
-            for plan in plans:  # checks first (sorted so): the others reference them
-                db.execute(plan, params | {"template": template.id})
-    # Start from the steady state of a store that grew check by check.
-    if is_postgres(db):
-        db.execute("VACUUM ANALYZE")  # what autovacuum would have done by now
-    else:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-class RowsWritten:
-    """Rows the store's database writes from :meth:`mark` on (see the module's docstring)."""
-
-    def __init__(self, store: CheckStore) -> None:
-        self.db = store.db
-        self._mark = 0
-        self._counts: dict[str, int] = {}
-
-    def _tables(self) -> list[str]:
-        return [t for t in self.db.table_names() if not t.startswith("procrastinate")]
-
-    def mark(self) -> None:
-        if not is_postgres(self.db):
-            self._mark = self.db.conn.total_changes
-            return
-        with psycopg.connect(self.db.url, autocommit=True) as conn:
-            self._counts = {
-                table: conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
-                for table in self._tables()
-            }
-            # The next transaction id: every row written from now on has one as high.
-            (xid,) = conn.execute(
-                "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296"
-            ).fetchone()
-            self._mark = int(xid)
-
-    def since_mark(self) -> int:
-        if not is_postgres(self.db):
-            return int(self.db.conn.total_changes - self._mark)
-        written = 0
-        with psycopg.connect(self.db.url, autocommit=True) as conn:
-            for table in self._tables():
-                rows, new = conn.execute(
-                    "SELECT count(*), count(*) FILTER (WHERE xmin::text::bigint >= %s)"
-                    f' FROM "{table}"',
-                    [self._mark],
-                ).fetchone()
-                written += new + max(0, self._counts.get(table, 0) - rows)
-        return written
 
 
 async def purge_phase(bot: Bot, count: int) -> dict[str, Any]:

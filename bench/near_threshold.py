@@ -46,57 +46,20 @@ import argparse
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from lib.near_scores import Encoder, Scores
 from lib.near_variants import VARIANTS, negated, number_changed
 
 from storage.near import NearDuplicateIndex, canonical_text, same_particulars
-from zofia_engine.encoder import SentenceTransformerEncoder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 THRESHOLDS = (0.85, 0.90, 0.92, 0.95, 0.97)
 SEED = 20240601
 POST_WORDS = 300
-# --- encoding ------------------------------------------------------------------------
-
-
-class Encoder:
-    """The packaged encoder; strings cut where the model cuts them, cached by token ids."""
-
-    def __init__(self) -> None:
-        self.encoder = SentenceTransformerEncoder()
-        model = self.encoder.load()
-        self.tokenizer = model.tokenizer
-        self.limit = (model.max_seq_length or 512) - 2  # [CLS] and [SEP]
-        self.cache: dict[tuple[int, ...], np.ndarray] = {}
-        self.encoded = 0
-
-    def tokens(self, texts: Sequence[str]) -> list[tuple[int, ...]]:
-        """The token ids the model reads of each text."""
-        ids = self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]
-        return [tuple(x[: self.limit]) for x in ids]
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """One unit row per text; texts the model reads alike are encoded once."""
-        batch = self.tokenizer(
-            list(texts), add_special_tokens=False, return_offsets_mapping=True, verbose=False
-        )
-        keys = [tuple(ids[: self.limit]) for ids in batch["input_ids"]]
-        todo: dict[tuple[int, ...], str] = {}
-        for key, text, offsets in zip(keys, texts, batch["offset_mapping"], strict=True):
-            if key not in self.cache and key not in todo:
-                # Cut after the last token the model reads: the same input, less work.
-                cut = len(offsets) > self.limit
-                todo[key] = text[: offsets[self.limit - 1][1]] if cut else text
-        if todo:
-            rows = self.encoder.encode(list(todo.values()))
-            self.cache.update(zip(todo, rows, strict=True))
-            self.encoded += len(todo)
-        if not keys:
-            return np.zeros((0, 384), dtype=np.float32)
-        return np.stack([self.cache[key] for key in keys])
 
 
 # --- figures -------------------------------------------------------------------------
@@ -115,79 +78,56 @@ def row(label: str, values: np.ndarray, note: str = "") -> str:
     return f"  {label:<24}" + "".join(f"{rate(values, t):>7.3f}" for t in THRESHOLDS) + note
 
 
-class Scores:
-    """Cosines for one regime under one text preparation (raw or canonical)."""
-
-    def __init__(
-        self,
-        enc: Encoder,
-        texts: list[str],
-        pool: list[str],
-        pairs: list[tuple[int, str, str]],
-        edited: list[tuple[int, str, str]],
-        prepare: Callable[[str], str],
-    ) -> None:
-        originals = enc.encode([prepare(t) for t in texts])
-        others = originals if pool is texts else enc.encode([prepare(t) for t in pool])
-        variants = enc.encode([prepare(v) for _, _, v in pairs + edited])
-        own = np.array([i for i, _, _ in pairs], dtype=int)
-        vv = variants[: len(pairs)]
-        self.positive = np.einsum("ij,ij->i", vv, originals[own])
-        # Hardest negative: each text vs its most similar different text in the pool.
-        sims = originals @ others.T
-        for i, text in enumerate(texts):
-            sims[i, [j for j, other in enumerate(pool) if other == text]] = -np.inf
-        self.neighbour = sims.argmax(axis=1)
-        self.negative = sims[np.arange(len(texts)), self.neighbour]
-        # A variant's best match among the OTHER originals (it should be its own).
-        other = vv @ originals.T
-        other[np.arange(len(pairs)), own] = -np.inf
-        self.variant_negative = other.max(axis=1)
-        edit_own = np.array([i for i, _, _ in edited], dtype=int)
-        self.edited = np.einsum("ij,ij->i", variants[len(pairs) :], originals[edit_own])
-
-
-def run_regime(
-    name: str,
-    texts: list[str],
-    enc: Encoder,
-    pool: list[str] | None = None,
-    edits: bool = False,
-) -> dict[str, object]:
-    """Variants of ``texts`` vs their originals; hardest other text in ``pool`` (default texts)."""
+def variant_pairs(name: str, texts: list[str]) -> list[tuple[int, str, str]]:
+    """(original index, kind, variant) for each forward variant that changes its text."""
     rng = random.Random(f"{SEED}-{name}")
-    pairs: list[tuple[int, str, str]] = []  # (original index, kind, variant)
+    pairs: list[tuple[int, str, str]] = []
     for i, text in enumerate(texts):
         for kind, make in VARIANTS.items():
             variant = make(text, rng)
             if variant is not None and variant != text:
                 pairs.append((i, kind, variant))
-    edited: list[tuple[int, str, str]] = []
-    if edits:
-        for i, text in enumerate(texts):
-            for kind, edit in (("negated", negated), ("number_changed", number_changed)):
-                changed = edit(text)
-                if changed is not None:
-                    edited.append((i, kind, changed))
-    pool = texts if pool is None else pool
-    started = time.perf_counter()
-    raw = Scores(enc, texts, pool, pairs, edited, lambda t: t)
-    canon = Scores(enc, texts, pool, pairs, edited, canonical_text)
-    seconds = time.perf_counter() - started
-    same_tokens = enc.tokens(texts)
-    invisible = np.array([enc.tokens([v])[0] == same_tokens[i] for i, _, v in pairs])
-    kinds = np.array([k for _, k, _ in pairs])
-    guard = np.array([same_particulars(texts[i], v) for i, _, v in pairs])
-    edit_kinds = np.array([k for _, k, _ in edited])
-    edit_guard = np.array([same_particulars(texts[i], v) for i, _, v in edited], dtype=bool)
-    pos = raw.positive
+    return pairs
 
-    print(f"\n== {name}: {len(texts)} texts, {len(pairs)} variant pairs ({seconds:.0f} s)")
+
+def edited_claims(texts: list[str]) -> list[tuple[int, str, str]]:
+    """(original index, kind, edited text) for each edit that applies: a different claim."""
+    edited: list[tuple[int, str, str]] = []
+    for i, text in enumerate(texts):
+        for kind, edit in (("negated", negated), ("number_changed", number_changed)):
+            changed = edit(text)
+            if changed is not None:
+                edited.append((i, kind, changed))
+    return edited
+
+
+@dataclass
+class Regime:
+    """One regime's texts, variants and edits, scored raw and on ``canonical_text``."""
+
+    name: str
+    texts: list[str]
+    pool: list[str]
+    pairs: list[tuple[int, str, str]]
+    edited: list[tuple[int, str, str]]
+    raw: Scores
+    canon: Scores
+    seconds: float
+    invisible: np.ndarray  # per pair: the model reads the same tokens as the original's
+    kinds: np.ndarray
+    guard: np.ndarray  # per pair: same_particulars
+    edit_kinds: np.ndarray
+    edit_guard: np.ndarray
+
+
+def print_regime(r: Regime) -> None:
+    texts, pairs, raw, canon = r.texts, r.pairs, r.raw, r.canon
+    pos, neg, kinds = raw.positive, raw.negative, r.kinds
+    print(f"\n== {r.name}: {len(texts)} texts, {len(pairs)} variant pairs ({r.seconds:.0f} s)")
     print(
         f"positives: min {pct(pos, 0)}  p5 {pct(pos, 5)}  p50 {pct(pos, 50)}"
-        f"   ({int(invisible.sum())} variants leave the tokens the model reads unchanged)"
+        f"   ({int(r.invisible.sum())} variants leave the tokens the model reads unchanged)"
     )
-    neg = raw.negative
     print(
         f"hardest negatives: p50 {pct(neg, 50)}  p95 {pct(neg, 95)}  p99 {pct(neg, 99)}  "
         f"max {pct(neg, 100)};  variant vs other text: max {pct(raw.variant_negative, 100)}"
@@ -199,33 +139,37 @@ def run_regime(
         if (kinds == kind).any():
             print(row(kind, pos[kinds == kind]))
     print(row("ALL", pos))
-    print(row("ALL, visible changes", pos[~invisible]))
+    print(row("ALL, visible changes", pos[~r.invisible]))
     print(row("ALL, canonical_text", canon.positive))
-    print(row("ALL, canonical + guard", np.where(guard, canon.positive, -1.0)))
+    print(row("ALL, canonical + guard", np.where(r.guard, canon.positive, -1.0)))
     print("false match (share ≥ t)")
     print(row("hardest other", neg))
     print(row("variant vs other", raw.variant_negative))
     print(row("hardest other, canonical", canon.negative))
     print(row("variant vs other, canon.", canon.variant_negative))
-    if edited:
+    if r.edited:
         print("edited claim ≥ t (different claim, same words otherwise)")
         for kind in ("negated", "number_changed"):
-            mask = edit_kinds == kind
+            mask = r.edit_kinds == kind
             note = f"   n={int(mask.sum())}, p50 {pct(raw.edited[mask], 50)}"
             print(row(kind, raw.edited[mask], note))
-            kept = np.where(edit_guard[mask], canon.edited[mask], -1.0)
+            kept = np.where(r.edit_guard[mask], canon.edited[mask], -1.0)
             print(row(f"{kind}, canon. + guard", kept))
     print("closest different pairs (raw):")
     for i in np.argsort(-neg)[:3]:
-        print(f"  {neg[i]:.3f}  {texts[i][:55]!r} ~ {pool[raw.neighbour[i]][:55]!r}")
+        print(f"  {neg[i]:.3f}  {texts[i][:55]!r} ~ {r.pool[raw.neighbour[i]][:55]!r}")
     print("lowest-scoring variants (raw):")
     for k in np.argsort(pos)[:3]:
         i, kind, _ = pairs[k]
         print(f"  {pos[k]:.3f}  {kind:<18} {texts[i][:70]!r}")
 
+
+def regime_figures(r: Regime) -> dict[str, object]:
+    raw, canon, kinds = r.raw, r.canon, r.kinds
+    pos, neg = raw.positive, raw.negative
     figures: dict[str, object] = {
-        "pairs": len(pairs),
-        "invisible_variants": int(invisible.sum()),
+        "pairs": len(r.pairs),
+        "invisible_variants": int(r.invisible.sum()),
         "positive_min": pct(pos, 0),
         "positive_p5": pct(pos, 5),
         "positive_p50": pct(pos, 50),
@@ -235,7 +179,7 @@ def run_regime(
         "hard_negative_max": pct(neg, 100),
         "variant_vs_other_max": pct(raw.variant_negative, 100),
         "top1_correct": round(float((raw.variant_negative < pos).mean()), 4),
-        "guard_keeps": round(float(guard.mean()), 4),
+        "guard_keeps": round(float(r.guard.mean()), 4),
         "recall_0.95_by_kind": {
             kind: rate(pos[kinds == kind], 0.95) for kind in VARIANTS if (kinds == kind).any()
         },
@@ -256,13 +200,48 @@ def run_regime(
             np.concatenate([canon.negative, canon.variant_negative]), t
         )
     for kind in ("negated", "number_changed"):
-        mask = edit_kinds == kind
+        mask = r.edit_kinds == kind
         if mask.any():
             figures[f"{kind}_0.95"] = rate(raw.edited[mask], 0.95)
             figures[f"{kind}_guarded_0.95"] = rate(
-                np.where(edit_guard[mask], canon.edited[mask], -1.0), 0.95
+                np.where(r.edit_guard[mask], canon.edited[mask], -1.0), 0.95
             )
     return figures
+
+
+def run_regime(
+    name: str,
+    texts: list[str],
+    enc: Encoder,
+    pool: list[str] | None = None,
+    edits: bool = False,
+) -> dict[str, object]:
+    """Variants of ``texts`` vs their originals; hardest other text in ``pool`` (default texts)."""
+    pairs = variant_pairs(name, texts)
+    edited = edited_claims(texts) if edits else []
+    pool = texts if pool is None else pool
+    started = time.perf_counter()
+    raw = Scores(enc, texts, pool, pairs, edited, lambda t: t)
+    canon = Scores(enc, texts, pool, pairs, edited, canonical_text)
+    seconds = time.perf_counter() - started
+    same_tokens = enc.tokens(texts)
+    regime = Regime(
+        name=name,
+        texts=texts,
+        pool=pool,
+        pairs=pairs,
+        edited=edited,
+        raw=raw,
+        canon=canon,
+        seconds=seconds,
+        invisible=np.array([enc.tokens([v])[0] == same_tokens[i] for i, _, v in pairs]),
+        kinds=np.array([k for _, k, _ in pairs]),
+        guard=np.array([same_particulars(texts[i], v) for i, _, v in pairs]),
+        edit_kinds=np.array([k for _, k, _ in edited]),
+        edit_guard=np.array([same_particulars(texts[i], v) for i, _, v in edited], dtype=bool),
+    )
+    print_regime(regime)
+    return regime_figures(regime)
 
 
 def time_index(n: int = 100_000, dim: int = 384, queries: int = 200) -> dict[str, float]:
@@ -301,31 +280,28 @@ def time_index(n: int = 100_000, dim: int = 384, queries: int = 200) -> dict[str
     return figures
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--limit", type=int, default=120, help="politifact items (and claims)")
-    parser.add_argument("--claims", type=int, default=1284, help="LIAR claims in the pool; 0: skip")
-    parser.add_argument("--data", type=Path, default=DATA)
-    args = parser.parse_args()
-    started = time.perf_counter()
-    with (args.data / "politifact_fnn.jsonl").open(encoding="utf-8") as f:
-        items = [json.loads(line) for line in f][: args.limit]
+def read_posts(data: Path, limit: int) -> tuple[list[str], list[str]]:
+    """The first ``limit`` politifact items: posts (title + the first words), and titles."""
+    with (data / "politifact_fnn.jsonl").open(encoding="utf-8") as f:
+        items = [json.loads(line) for line in f][:limit]
     posts = [f"{x['title'].strip()}\n{' '.join(x['text'].split()[:POST_WORDS])}" for x in items]
     titles = [x["title"].strip() for x in items]
-    enc = Encoder()
+    return posts, titles
 
-    post = run_regime("post", posts, enc)
-    title = run_regime("title", titles, enc, edits=True)
-    claim: dict[str, object] = {}
-    if args.claims:
-        with (args.data / "liar_plus_val.jsonl").open(encoding="utf-8") as f:
-            claims = [json.loads(line)["claim"].strip() for line in f][: args.claims]
-        pool = list(dict.fromkeys(claims))
-        claim = run_regime("claim", pool[: args.limit], enc, pool=pool, edits=True)
 
-    # The headline: recall over post variants; false matches over the hard
-    # negatives (each post vs its most similar other post, each title vs its
-    # most similar other title).
+def read_claims(data: Path, count: int) -> list[str]:
+    """The first ``count`` LIAR-PLUS claims, each once."""
+    with (data / "liar_plus_val.jsonl").open(encoding="utf-8") as f:
+        claims = [json.loads(line)["claim"].strip() for line in f][:count]
+    return list(dict.fromkeys(claims))
+
+
+def headline(
+    posts: int, post: dict[str, object], title: dict[str, object], claim: dict[str, object]
+) -> dict[str, object]:
+    """The headline, printed as a table: recall over post variants; false matches over the
+    hard negatives (each post vs its most similar other post, each title vs its most
+    similar other title). Its figures, with the post regime's."""
     positives: np.ndarray = post["positive_scores"]  # type: ignore[assignment]
     negatives = np.concatenate(
         [post["negative_scores"], title["negative_scores"]]  # type: ignore[list-item]
@@ -336,7 +312,7 @@ def main() -> None:
         f"{'threshold':<10}{'recall':>8}{'false':>8}{'var.fm':>8}"
         f"{'title':>8}{'claim':>8}{'canon:post':>11}{'title':>7}{'claim':>7}"
     )
-    summary: dict[str, object] = {"posts": len(posts)}
+    summary: dict[str, object] = {"posts": posts}
     for t in THRESHOLDS:
         summary[f"recall_{t}"] = rate(positives, t)
         summary[f"false_match_{t}"] = rate(negatives, t)
@@ -360,6 +336,12 @@ def main() -> None:
     summary["top1_correct"] = post["top1_correct"]
     for t in (0.9, 0.92, 0.95):
         summary[f"canon_recall_{t}"] = post[f"canon_recall_{t}"]
+    return summary
+
+
+def short_text_figures(title: dict[str, object], claim: dict[str, object]) -> dict[str, object]:
+    """The title and claim regimes' figures (none for a regime not run)."""
+    summary: dict[str, object] = {}
     for regime_name, regime in (("title", title), ("claim", claim)):
         if not regime:
             continue
@@ -372,6 +354,28 @@ def main() -> None:
         summary[f"{regime_name}_number_changed_guarded_0.95"] = regime.get(
             "number_changed_guarded_0.95"
         )
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--limit", type=int, default=120, help="politifact items (and claims)")
+    parser.add_argument("--claims", type=int, default=1284, help="LIAR claims in the pool; 0: skip")
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    posts, titles = read_posts(args.data, args.limit)
+    enc = Encoder()
+
+    post = run_regime("post", posts, enc)
+    title = run_regime("title", titles, enc, edits=True)
+    claim: dict[str, object] = {}
+    if args.claims:
+        pool = read_claims(args.data, args.claims)
+        claim = run_regime("claim", pool[: args.limit], enc, pool=pool, edits=True)
+
+    summary = headline(len(posts), post, title, claim)
+    summary.update(short_text_figures(title, claim))
     summary["guard_keeps_post_variants"] = post["guard_keeps"]
     summary.update(time_index())
     summary["texts_encoded"] = enc.encoded

@@ -132,7 +132,7 @@ def half_true_f1(metrics: dict[str, Any]) -> float:
     return float(metrics["per_class"]["half-true"]["f1"])
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
@@ -143,7 +143,11 @@ def main() -> None:
     parser.add_argument(
         "--recall-only", action="store_true", help="Stage 1's recall@10 alone (no model calls)"
     )
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     database = build_corpus(args.data, args.work).resolve()
     config = write_config(args.work, database, args.depth)

@@ -48,11 +48,10 @@ import datetime as dt
 import json
 import logging
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +60,7 @@ import psutil
 # The fakes and the throwaway PostgreSQL server live with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.zofia_workers import Workers
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.loopback import running_in_thread
 from peers.openai_peer import FakeOpenAI
@@ -73,11 +73,11 @@ from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome, Requester
 from storage.queue.jobs import deliver_queue, make_app
 from storage.queue.worker import register_deliver_task, run_jobs
+from storage.service import CheckService
 from zofia_engine.post import Post
 
 SECRET = "bench-scale-secret-0123"
 API_KEY = "sk-bench"
-ZOFIA = [sys.executable, "-c", "from bots.cli import main; main()"]
 TOWNS = [
     "Springfield", "Shelbyville", "Ogdenville", "North Haverbrook", "Capital City",
     "Brockway", "Cypress Creek", "Waverly Hills", "Rome", "Paris", "Lisbon", "Oslo",
@@ -128,55 +128,6 @@ def machine_busy_since(before: Any) -> float:
     return round(1 - idle / total, 3) if total > 0 else 0.0
 
 
-class Workers:
-    """``zofia worker`` processes with their logs; stopped (bounded) by :meth:`stop`."""
-
-    def __init__(self, env: dict[str, str], folder: Path) -> None:
-        self.env, self.folder = env, folder
-        self.procs: list[subprocess.Popen[str]] = []
-
-    def start(self, count: int, concurrency: int) -> None:
-        for i in range(count):
-            log = (self.folder / f"worker-{i}.log").open("w")
-            self.procs.append(
-                subprocess.Popen(
-                    [*ZOFIA, "worker", "--concurrency", str(concurrency)],
-                    env=self.env,
-                    cwd=self.folder,
-                    stdout=log,
-                    stderr=log,
-                    text=True,
-                )
-            )
-            log.close()  # the child holds its own descriptor
-
-    def log(self, i: int) -> str:
-        return (self.folder / f"worker-{i}.log").read_text(errors="replace")
-
-    async def ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        for i, proc in enumerate(self.procs):
-            while "worker ready" not in self.log(i):
-                if proc.poll() is not None:
-                    raise RuntimeError(f"worker {i} exited:\n{self.log(i)[-3000:]}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"worker {i} not ready in {timeout_s} s")
-                await asyncio.sleep(0.2)
-
-    def stop(self, wait_s: float = 30.0) -> None:
-        for proc in self.procs:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + wait_s
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        self.procs.clear()
-
-
 def round_settings(url: str, args: argparse.Namespace) -> Settings:
     return Settings.model_validate(
         {
@@ -207,6 +158,105 @@ def worker_env(url: str, llm_url: str, args: argparse.Namespace) -> dict[str, st
     }
 
 
+@dataclass
+class Batch:
+    """What one round's batch (and the probes after it) came to."""
+
+    cards: dict[str, float] = field(default_factory=dict)  # check id → card posted
+    resolved: dict[str, float] = field(default_factory=dict)  # check id → handle resolved
+    failed: list[str] = field(default_factory=list)
+    probes: list[str] = field(default_factory=list)  # the one-at-a-time checks after the batch
+    wall: float = 0.0  # the first submit to the last result, s
+    llm_calls: list[dict[str, Any]] = field(default_factory=list)  # the batch's
+    worker_cpu: float = 0.0
+    own_cpu: float = 0.0
+    pg_cpu: float = 0.0
+    busy: float = 0.0
+
+
+async def run_batch(
+    service: CheckService,
+    server: PostgresServer,
+    llm: FakeOpenAI,
+    pids: list[int],
+    args: argparse.Namespace,
+    batch: Batch,
+) -> None:
+    """Submit ``--checks`` posts at once and wait for their results; the wall time, the
+    LLM calls and the CPU time they took."""
+    calls_before = len(llm.requests)
+    cpu_before, machine_before = cpu_s(pids), psutil.cpu_times()
+    pg_before, own_before = cpu_s(postgres_pids(server)), time.process_time()
+
+    async def one(i: int) -> None:
+        requester = Requester("bench", f"user-{i}", f"chat-{i}")
+        handle = await service.submit(Post(text=post_text(i)), requester)
+        await service.expect_delivery(handle.check_id, "bench", {"n": i})
+        try:
+            await handle.result()
+            batch.resolved[handle.check_id] = time.monotonic()
+        except CheckFailedError as exc:
+            batch.failed.append(str(exc))
+
+    start = time.monotonic()
+    async with asyncio.timeout(args.timeout_s):
+        await asyncio.gather(*(one(i) for i in range(args.checks)))
+    batch.wall = (max(batch.resolved.values()) if batch.resolved else time.monotonic()) - start
+    batch.worker_cpu = cpu_s(pids) - cpu_before
+    batch.own_cpu = time.process_time() - own_before
+    batch.pg_cpu = cpu_s(postgres_pids(server)) - pg_before  # backends that ended: lost
+    batch.busy = machine_busy_since(machine_before)
+    batch.llm_calls = llm.requests[calls_before:]
+
+
+async def run_probes(service: CheckService, args: argparse.Namespace, batch: Batch) -> None:
+    """Once the batch's cards are in (or a bounded wait), ``--probes`` checks one at a time."""
+    deadline = time.monotonic() + args.deliver_delay_s + 3 * args.poll_s + 30
+    while not set(batch.resolved) <= set(batch.cards) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    async with asyncio.timeout(args.timeout_s):
+        for i in range(args.checks, args.checks + args.probes):
+            requester = Requester("bench", f"user-{i}", f"chat-{i}")
+            handle = await service.submit(Post(text=post_text(i)), requester)
+            batch.probes.append(handle.check_id)
+            with contextlib.suppress(CheckFailedError):
+                await handle.result()
+
+
+def round_figures(count: int, batch: Batch, rows: list[Any]) -> dict[str, Any]:
+    """One worker count's figures; ``rows``: (id, created_at, started_at) of started checks."""
+    cards, resolved, probes, wall = batch.cards, batch.resolved, batch.probes, batch.wall
+    waited = {
+        check: (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds() * 1000
+        for check, a, b in rows
+    }
+    waits = [ms for check, ms in waited.items() if check not in probes]
+    pickups = [waited[check] for check in probes if check in waited]
+    delivery = [(cards[c] - at) * 1000 for c, at in resolved.items() if c in cards]
+    done = len(resolved)
+    return {
+        "workers": count,
+        "completed": done,
+        "failed": len(batch.failed),
+        "first_failure": batch.failed[0][:200] if batch.failed else None,
+        "wall_s": round(wall, 2),
+        "checks_per_min": round(done / wall * 60, 2) if done and wall > 0 else 0.0,
+        "enqueue_to_start_p50_ms": percentile(waits, 0.5),
+        "enqueue_to_start_p95_ms": percentile(waits, 0.95),
+        "pickup_p50_ms": percentile(pickups, 0.5),
+        "pickup_p95_ms": percentile(pickups, 0.95),
+        "delivered": len(delivery),
+        "delivery_p50_ms": percentile(delivery, 0.5),
+        "delivery_p95_ms": percentile(delivery, 0.95),
+        "llm_calls_per_check": round(len(batch.llm_calls) / max(1, done), 1),
+        "engine_runs": sum(schema_name(b) == "triagereply" for b in batch.llm_calls),
+        "worker_cpu_s_per_check": round(batch.worker_cpu / max(1, done), 2),
+        "bench_cpu_s_per_check": round(batch.own_cpu / max(1, done), 2),
+        "postgres_cpu_s_per_check": round(batch.pg_cpu / max(1, done), 2),
+        "machine_busy": batch.busy,
+    }
+
+
 async def one_round(
     server: PostgresServer, llm: FakeOpenAI, count: int, args: argparse.Namespace, tmp: Path
 ) -> dict[str, Any]:
@@ -219,11 +269,10 @@ async def one_round(
     folder = tmp / name
     folder.mkdir()
     workers = Workers(worker_env(url, llm.base_url, args), folder)
-    cards: dict[str, float] = {}
-    probes: list[str] = []  # the one-at-a-time checks after the batch
+    batch = Batch()
 
     async def post_card(claim: Claim, found: Outcome | str) -> None:
-        cards[claim.check_id] = time.monotonic()
+        batch.cards[claim.check_id] = time.monotonic()
 
     app = make_app(url, max_connections=10)
     register_deliver_task(app, service.store, "bench", post_card, settings.queue)
@@ -235,41 +284,8 @@ async def one_round(
             consumer = asyncio.create_task(
                 run_jobs(app, [deliver_queue("bench")], settings.queue, concurrency=8, name="bench")
             )
-            resolved: dict[str, float] = {}
-            failed: list[str] = []
-            calls_before = len(llm.requests)
-            cpu_before, machine_before = cpu_s(pids), psutil.cpu_times()
-            pg_before, own_before = cpu_s(postgres_pids(server)), time.process_time()
-
-            async def one(i: int) -> None:
-                requester = Requester("bench", f"user-{i}", f"chat-{i}")
-                handle = await service.submit(Post(text=post_text(i)), requester)
-                await service.expect_delivery(handle.check_id, "bench", {"n": i})
-                try:
-                    await handle.result()
-                    resolved[handle.check_id] = time.monotonic()
-                except CheckFailedError as exc:
-                    failed.append(str(exc))
-
-            start = time.monotonic()
-            async with asyncio.timeout(args.timeout_s):
-                await asyncio.gather(*(one(i) for i in range(args.checks)))
-            wall = (max(resolved.values()) if resolved else time.monotonic()) - start
-            worker_cpu = cpu_s(pids) - cpu_before
-            own_cpu = time.process_time() - own_before
-            pg_cpu = cpu_s(postgres_pids(server)) - pg_before  # backends that ended: lost
-            busy = machine_busy_since(machine_before)
-            batch_calls = llm.requests[calls_before:]
-            deadline = time.monotonic() + args.deliver_delay_s + 3 * args.poll_s + 30
-            while not set(resolved) <= set(cards) and time.monotonic() < deadline:
-                await asyncio.sleep(0.05)
-            async with asyncio.timeout(args.timeout_s):
-                for i in range(args.checks, args.checks + args.probes):
-                    requester = Requester("bench", f"user-{i}", f"chat-{i}")
-                    handle = await service.submit(Post(text=post_text(i)), requester)
-                    probes.append(handle.check_id)
-                    with contextlib.suppress(CheckFailedError):
-                        await handle.result()
+            await run_batch(service, server, llm, pids, args, batch)
+            await run_probes(service, args, batch)
             consumer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await consumer
@@ -281,35 +297,7 @@ async def one_round(
         await service.aclose()
         service.store.close()
         server.drop_database(name)
-    waited = {
-        check: (dt.datetime.fromisoformat(b) - dt.datetime.fromisoformat(a)).total_seconds() * 1000
-        for check, a, b in rows
-    }
-    waits = [ms for check, ms in waited.items() if check not in probes]
-    pickups = [waited[check] for check in probes if check in waited]
-    delivery = [(cards[c] - at) * 1000 for c, at in resolved.items() if c in cards]
-    done = len(resolved)
-    return {
-        "workers": count,
-        "completed": done,
-        "failed": len(failed),
-        "first_failure": failed[0][:200] if failed else None,
-        "wall_s": round(wall, 2),
-        "checks_per_min": round(done / wall * 60, 2) if done and wall > 0 else 0.0,
-        "enqueue_to_start_p50_ms": percentile(waits, 0.5),
-        "enqueue_to_start_p95_ms": percentile(waits, 0.95),
-        "pickup_p50_ms": percentile(pickups, 0.5),
-        "pickup_p95_ms": percentile(pickups, 0.95),
-        "delivered": len(delivery),
-        "delivery_p50_ms": percentile(delivery, 0.5),
-        "delivery_p95_ms": percentile(delivery, 0.95),
-        "llm_calls_per_check": round(len(batch_calls) / max(1, done), 1),
-        "engine_runs": sum(schema_name(b) == "triagereply" for b in batch_calls),
-        "worker_cpu_s_per_check": round(worker_cpu / max(1, done), 2),
-        "bench_cpu_s_per_check": round(own_cpu / max(1, done), 2),
-        "postgres_cpu_s_per_check": round(pg_cpu / max(1, done), 2),
-        "machine_busy": busy,
-    }
+    return round_figures(count, batch, rows)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -41,7 +41,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +59,7 @@ from bots.common.settings import Settings
 from storage.keys import keyed_text_hash, new_check_id
 from storage.near import canonical_text
 from storage.postgres import is_postgres
-from storage.service import Requester
+from storage.service import CheckService, Requester
 from storage.store import CheckStore
 from storage.transaction import write_transaction
 from zofia_engine.engine import Engine
@@ -126,7 +128,7 @@ def storage_settings(args: argparse.Namespace, stack: ExitStack, tmp: str) -> di
     return {"url": url, "secret": secret}
 
 
-async def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
@@ -137,21 +139,131 @@ async def main() -> None:
     args = parser.parse_args()
     if args.url and args.backend != "postgresql":
         parser.error("--url is for --backend postgresql")
+    return args
 
-    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
-        settings = Settings.model_validate(
-            {
-                "storage": storage_settings(args, stack, tmp),
-                # No model is needed for repeats; a dead endpoint makes a miss fail fast.
-                "llm": {"backend": "openai", "openai": {"base_url": "http://127.0.0.1:9/v1"}},
-                "service": {
-                    "user_per_minute": 10**6,
-                    "chat_per_minute": 10**6,
-                    "user_daily": 10**6,
-                    "chat_daily": 10**6,
-                },
-            }
+
+def bench_settings(storage: dict[str, str]) -> Settings:
+    return Settings.model_validate(
+        {
+            "storage": storage,
+            # No model is needed for repeats; a dead endpoint makes a miss fail fast.
+            "llm": {"backend": "openai", "openai": {"base_url": "http://127.0.0.1:9/v1"}},
+            "service": {
+                "user_per_minute": 10**6,
+                "chat_per_minute": 10**6,
+                "user_daily": 10**6,
+                "chat_daily": 10**6,
+            },
+        }
+    )
+
+
+def write_reports(
+    store: CheckStore, secret: bytes, posts: list[str], vectors: np.ndarray, writes: int
+) -> tuple[float, str]:
+    """Write throughput: full reports, one transaction each, as checks finish. The
+    reports written per second, and the id of the last check (the bulk copy's template)."""
+    rng = np.random.default_rng(0)
+    last_id = ""
+    t = time.perf_counter()
+    for i in range(writes):
+        text = posts[i] if i < len(posts) else f"Filler post {i}"
+        row = store.checks.create(
+            platform="bench",
+            chat="c",
+            requester="r",
+            post=Post(text=text),
+            text_hash=keyed_text_hash(secret, text),
         )
+        vector = vectors[i] if i < len(posts) else rng.standard_normal(384).astype(np.float32)
+        store.reports.save(row.id, sample_report(i), vector=vector)
+        last_id = row.id
+    return writes / (time.perf_counter() - t), last_id
+
+
+def timed_fill(store: CheckStore, secret: bytes, template_id: str, start: int, end: int) -> None:
+    """:func:`bulk_fill`, its time told on stderr; nothing when ``end <= start``."""
+    if end <= start:
+        return
+    t = time.perf_counter()
+    bulk_fill(store, secret, template_id, start, end)
+    print(f"bulk copy of {end - start} checks: {time.perf_counter() - t:.1f} s", file=sys.stderr)
+
+
+async def timed_repeat(service: CheckService, text: str, user: int) -> tuple[float, str | None]:
+    """``submit`` → report in hand, in ms, and the kind of repeat that answered it."""
+    t = time.perf_counter()
+    who = Requester("bench", f"u{user}", f"q{user}")
+    handle = await service.submit(Post(text=text), who)
+    if not handle.done:  # not answered from the store: stop rather than run a check
+        handle.cancel()
+        raise SystemExit(f"not answered as a repeat: {text!r}")
+    outcome = await handle.result()
+    return (time.perf_counter() - t) * 1000, outcome.repeat_kind
+
+
+@dataclass
+class Timings:
+    """The repeats' times (ms) and the vectors indexed, at 10,000 checks and at N."""
+
+    exact: list[float] = field(default_factory=list)
+    near: list[float] = field(default_factory=list)
+    near_10k: list[float] = field(default_factory=list)
+    stored: int = 0
+    stored_10k: int | None = None
+
+
+async def time_repeats(
+    service: CheckService, posts: list[str], first_round: bool, grow: Callable[[], None]
+) -> Timings:
+    """The near repeats at 10,000 checks (with ``first_round``), then ``grow`` the store
+    to N; the exact and near repeats at N."""
+    timings = Timings()
+    if first_round:  # the near repeats at 10,000 checks; then the store grows to N
+        timings.stored_10k = len(service.repeats.index)
+        for i, post in enumerate(posts):
+            ms, kind = await timed_repeat(service, f"Fwd: {post} #rumour", i)
+            assert kind == "near", kind
+            timings.near_10k.append(ms)
+        grow()
+        # The index as a process starting now would load it: every vector.
+        await service.repeats.load(since=service.clock() - service.window)
+    timings.stored = len(service.repeats.index)
+    for i, post in enumerate(posts):
+        ms, kind = await timed_repeat(service, "  " + post.replace(" ", "  ") + " ", i)
+        assert kind == "exact", kind
+        timings.exact.append(ms)
+        ms, kind = await timed_repeat(service, f"Fwd: {post} #breaking", i)
+        assert kind == "near", kind
+        timings.near.append(ms)
+    return timings
+
+
+def summary(
+    args: argparse.Namespace, queries: int, timings: Timings, reports_per_s: float
+) -> dict[str, object]:
+    """The last line's figures."""
+    exact, near, near_10k = timings.exact, timings.near, timings.near_10k
+    return {
+        "backend": args.backend,
+        "checks": args.checks,
+        "vectors_indexed": timings.stored,
+        "queries": queries,
+        "exact_p50_ms": round(statistics.median(exact), 2),
+        "exact_p95_ms": round(percentile(exact, 0.95), 2),
+        "near_p50_ms": round(statistics.median(near), 2),
+        "near_p95_ms": round(percentile(near, 0.95), 2),
+        "near_p50_ms_10k": round(statistics.median(near_10k), 2) if near_10k else None,
+        "near_p95_ms_10k": round(percentile(near_10k, 0.95), 2) if near_10k else None,
+        "vectors_indexed_10k": timings.stored_10k,
+        "reports_per_s": round(reports_per_s, 1),
+    }
+
+
+async def main() -> None:
+    args = parse_args()
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        settings = bench_settings(storage_settings(args, stack, tmp))
         engine = Engine(settings)
         encoder = engine.retrieval.encoder
         service = build_service(settings, engine, encoder)
@@ -162,93 +274,25 @@ async def main() -> None:
         ]
         # Stored as the service stores them: the vector of the canonical text.
         vectors = encoder.encode([canonical_text(p) for p in posts]).astype(np.float32)
-        rng = np.random.default_rng(0)
-
-        # Write throughput: full reports, one transaction each, as checks finish.
         writes = min(WRITES, args.checks)
-        t = time.perf_counter()
-        for i in range(writes):
-            text = posts[i] if i < len(posts) else f"Filler post {i}"
-            row = store.checks.create(
-                platform="bench",
-                chat="c",
-                requester="r",
-                post=Post(text=text),
-                text_hash=keyed_text_hash(secret, text),
-            )
-            vector = vectors[i] if i < len(posts) else rng.standard_normal(384).astype(np.float32)
-            store.reports.save(row.id, sample_report(i), vector=vector)
-        reports_per_s = writes / (time.perf_counter() - t)
-
-        def fill(start: int, end: int) -> None:
-            if end <= start:
-                return
-            t = time.perf_counter()
-            bulk_fill(store, secret, row.id, start, end)
-            print(
-                f"bulk copy of {end - start} checks: {time.perf_counter() - t:.1f} s",
-                file=sys.stderr,
-            )
-
-        async def timed(text: str, user: int) -> tuple[float, str | None]:
-            t = time.perf_counter()
-            who = Requester("bench", f"u{user}", f"q{user}")
-            handle = await service.submit(Post(text=text), who)
-            if not handle.done:  # not answered from the store: stop rather than run a check
-                handle.cancel()
-                raise SystemExit(f"not answered as a repeat: {text!r}")
-            outcome = await handle.result()
-            return (time.perf_counter() - t) * 1000, outcome.repeat_kind
-
+        reports_per_s, template_id = write_reports(store, secret, posts, vectors, writes)
         first_round = args.checks >= FIRST_ROUND
         filled = FIRST_ROUND if first_round else args.checks
-        fill(writes, filled)
+        timed_fill(store, secret, template_id, writes, filled)
         await service.start(resume=False)
-        exact: list[float] = []
-        near: list[float] = []
-        near_10k: list[float] = []
-        stored_10k = None
         try:
-            if first_round:  # the near repeats at 10,000 checks; then the store grows to N
-                stored_10k = len(service.repeats.index)
-                for i, post in enumerate(posts):
-                    ms, kind = await timed(f"Fwd: {post} #rumour", i)
-                    assert kind == "near", kind
-                    near_10k.append(ms)
-                fill(filled, args.checks)
-                # The index as a process starting now would load it: every vector.
-                await service.repeats.load(since=service.clock() - service.window)
-            stored = len(service.repeats.index)
-            for i, post in enumerate(posts):
-                ms, kind = await timed("  " + post.replace(" ", "  ") + " ", i)
-                assert kind == "exact", kind
-                exact.append(ms)
-                ms, kind = await timed(f"Fwd: {post} #breaking", i)
-                assert kind == "near", kind
-                near.append(ms)
+            timings = await time_repeats(
+                service,
+                posts,
+                first_round,
+                lambda: timed_fill(store, secret, template_id, filled, args.checks),
+            )
         finally:
             await service.aclose()
             await engine.aclose()
             store.close()  # before a temporary server stops
 
-    print(
-        json.dumps(
-            {
-                "backend": args.backend,
-                "checks": args.checks,
-                "vectors_indexed": stored,
-                "queries": len(posts),
-                "exact_p50_ms": round(statistics.median(exact), 2),
-                "exact_p95_ms": round(percentile(exact, 0.95), 2),
-                "near_p50_ms": round(statistics.median(near), 2),
-                "near_p95_ms": round(percentile(near, 0.95), 2),
-                "near_p50_ms_10k": round(statistics.median(near_10k), 2) if near_10k else None,
-                "near_p95_ms_10k": round(percentile(near_10k, 0.95), 2) if near_10k else None,
-                "vectors_indexed_10k": stored_10k,
-                "reports_per_s": round(reports_per_s, 1),
-            }
-        )
-    )
+    print(json.dumps(summary(args, len(posts), timings, reports_per_s)))
 
 
 if __name__ == "__main__":

@@ -66,6 +66,72 @@ def is_card(message: dict[str, object]) -> bool:
     return '"d:' in json.dumps(message.get("reply_markup") or {})
 
 
+def bench_settings(llm_url: str, bot_api_root: str, tmp: str) -> Settings:
+    return Settings.model_validate(
+        {
+            "llm": {
+                "backend": "openai",
+                "openai": {"base_url": llm_url, "api_key": "sk-bench"},
+            },
+            "storage": {
+                "path": str(Path(tmp) / "bench.db"),
+                "secret": "bench-secret-0123456",
+            },
+            "service": {
+                "max_concurrent_checks": 8,
+                "user_per_minute": 1000,
+                "chat_per_minute": 1000,
+                "user_daily": 10000,
+                "chat_daily": 10000,
+            },
+            "telegram": {"base_url": f"{bot_api_root}/bot"},
+        }
+    )
+
+
+async def forward_posts(
+    peer: FakeBotAPI, texts: list[str], args: argparse.Namespace
+) -> dict[tuple[int, int], float]:
+    """``--posts`` forwards from ``--chats`` private chats over ``--spread`` seconds; when
+    each was sent, by (chat id, message id)."""
+    rng = random.Random(11)
+    plan = sorted((rng.uniform(0, args.spread), n) for n in range(args.posts))
+    sent: dict[tuple[int, int], float] = {}
+    start = time.monotonic()
+    for at, n in plan:
+        await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+        person = user(10_000 + n % args.chats, f"User{n % args.chats}")
+        chat = {
+            "id": person["id"],
+            "type": "private",
+            "first_name": person["first_name"],
+        }
+        origin = {
+            "type": "channel",
+            "chat": NEWS,
+            "message_id": n,
+            "date": 1_790_000_000,
+        }
+        message = peer.send(chat, person, texts[n % len(texts)], forward_origin=origin)
+        sent[(chat["id"], message["message_id"])] = time.monotonic()
+    return sent
+
+
+def answers(peer: FakeBotAPI) -> dict[tuple[int, int], tuple[bool, float]]:
+    """The bot's answers so far, by the (chat id, message id) they reply to: whether a
+    card, and when last touched. A "Checking" progress message is not an answer yet."""
+    found = {}
+    for (chat_id, _), message in list(peer.messages.items()):
+        target = message.get("reply_to_message")
+        if message["from"]["id"] == BOT_ID and target is not None:
+            key = (chat_id, target["message_id"])
+            card = is_card(message)
+            if card or "Checking" not in message.get("text", ""):
+                when = peer.touched_at[(chat_id, message["message_id"])]
+                found[key] = (card, when)
+    return found
+
+
 async def run(args: argparse.Namespace) -> dict[str, object]:
     texts = posts(args.distinct)
     async with (
@@ -73,63 +139,12 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         FakeOpenAI(PanelScript(), api_key="sk-bench", delay_s=args.llm_delay) as panel,
     ):
         with tempfile.TemporaryDirectory() as tmp:
-            settings = Settings.model_validate(
-                {
-                    "llm": {
-                        "backend": "openai",
-                        "openai": {"base_url": panel.base_url, "api_key": "sk-bench"},
-                    },
-                    "storage": {
-                        "path": str(Path(tmp) / "bench.db"),
-                        "secret": "bench-secret-0123456",
-                    },
-                    "service": {
-                        "max_concurrent_checks": 8,
-                        "user_per_minute": 1000,
-                        "chat_per_minute": 1000,
-                        "user_daily": 10000,
-                        "chat_daily": 10000,
-                    },
-                    "telegram": {"base_url": f"{peer.root}/bot"},
-                }
-            )
+            settings = bench_settings(panel.base_url, peer.root, tmp)
             async with running_service(settings) as service, running_bot(settings, service, TOKEN):
-                rng = random.Random(11)
-                plan = sorted((rng.uniform(0, args.spread), n) for n in range(args.posts))
-                sent: dict[tuple[int, int], float] = {}
-                start = time.monotonic()
-                for at, n in plan:
-                    await asyncio.sleep(max(0.0, start + at - time.monotonic()))
-                    person = user(10_000 + n % args.chats, f"User{n % args.chats}")
-                    chat = {
-                        "id": person["id"],
-                        "type": "private",
-                        "first_name": person["first_name"],
-                    }
-                    origin = {
-                        "type": "channel",
-                        "chat": NEWS,
-                        "message_id": n,
-                        "date": 1_790_000_000,
-                    }
-                    message = peer.send(chat, person, texts[n % len(texts)], forward_origin=origin)
-                    sent[(chat["id"], message["message_id"])] = time.monotonic()
-
-                def answers() -> dict[tuple[int, int], tuple[bool, float]]:
-                    found = {}
-                    for (chat_id, _), message in list(peer.messages.items()):
-                        target = message.get("reply_to_message")
-                        if message["from"]["id"] == BOT_ID and target is not None:
-                            key = (chat_id, target["message_id"])
-                            card = is_card(message)
-                            if card or "Checking" not in message.get("text", ""):
-                                when = peer.touched_at[(chat_id, message["message_id"])]
-                                found[key] = (card, when)
-                    return found
-
+                sent = await forward_posts(peer, texts, args)
                 with contextlib.suppress(TimeoutError):
-                    await peer.wait_for(lambda: len(answers()) >= len(sent), args.timeout)
-                found = answers()
+                    await peer.wait_for(lambda: len(answers(peer)) >= len(sent), args.timeout)
+                found = answers(peer)
     cards = [when - sent[key] for key, (card, when) in found.items() if card and key in sent]
     errors = sum(1 for key, (card, _) in found.items() if not card and key in sent)
     cards.sort()
