@@ -1,9 +1,10 @@
 """The Discord bot: the client and its command tree.
 
-The client needs no privileged intent (only ``guilds``): slash commands, the message menu and
-button presses all arrive as interactions. Commands are synced in
-:meth:`FactCheckBot.setup_hook`, to the ``dev_guild`` alone when one is set
-(instant, for development) and globally otherwise.
+The client needs no privileged intent: slash commands, the message menu and button presses
+all arrive as interactions, and the messages it reads (follow-up questions, :mod:`.followups`)
+are DMs and replies that mention it, whose text Discord gives without Message Content.
+Commands are synced in :meth:`FactCheckBot.setup_hook`, to the ``dev_guild`` alone when one
+is set (instant, for development) and globally otherwise.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from zofia_engine.image_settings import ImageSettings
 from .buttons import CheckButton
 from .commands import build_commands
 from .context import DiscordContext
+from .followups import on_follow_up
 from .settings import DiscordSettings
 
 __all__ = ["FactCheckBot"]
@@ -50,7 +52,8 @@ class FactCheckBot(discord.AutoShardedClient):
         public_url: str = "",
         **options: Any,
     ) -> None:
-        super().__init__(intents=discord.Intents(guilds=True), **options)
+        intents = discord.Intents(guilds=True, guild_messages=True, dm_messages=True)
+        super().__init__(intents=intents, **options)
         self.context = DiscordContext(
             service, settings, images=images or ImageSettings(), public_url=public_url
         )
@@ -74,6 +77,11 @@ class FactCheckBot(discord.AutoShardedClient):
         else:
             synced = await self.tree.sync()
             log.info("synced %d commands globally", len(synced))
+
+    async def on_message(self, message: discord.Message) -> None:
+        """A reply to a verdict card may be a follow-up question (:mod:`.followups`)."""
+        if self.user is not None:
+            await on_follow_up(self.context, self.user.id, message)
 
     async def _on_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError

@@ -6,6 +6,8 @@ group, a reply to a card that mentions the bot. The card's keyboard carries its 
 goes to :meth:`~storage.service.CheckService.follow_up`, which counts it against the
 asker's limits like a check, and the answer comes back in a reply: a few sentences, the
 evidence they cite named as the card names its sources, and those sources listed.
+What is not Telegram's (the question's cleanup, the naming of sources, the sentences said
+instead of an answer) is :mod:`bots.common.followups`, shared with Discord.
 
 The handler is tried before the check handlers (:mod:`.inputs`): a reply to a card is a
 question, not a post to check.
@@ -23,16 +25,14 @@ from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 
+from bots.common.followups import ASK_HOW, ask, named_answer, question_text
 from bots.common.languages import LANGUAGE_KEY
-from bots.common.sentences import error_sentence, named_sources, source_label, source_name
+from bots.common.sentences import source_label
 from bots.common.words import chat_language
-from storage.errors import CheckNotFoundError
-from storage.follow_ups import FollowUp, NoReportError
-from storage.limits import RateLimitedError
+from storage.follow_ups import FollowUp
 from storage.service import Requester
 from zofia_engine.report import EvidenceItem
 
-from .buttons import NOT_FOUND
 from .context import PLATFORM, TelegramContext, context_of
 from .inputs import RESTARTING, _asker
 from .render import BUTTON_ACTIONS, NO_PREVIEW, clip_text, quote_text, safe_href
@@ -41,18 +41,11 @@ __all__ = ["ASK_HOW", "card_check_id", "follow_up_handlers", "follow_up_html"]
 
 log = logging.getLogger(__name__)
 
-#: a mention of the bot in reply to a card, with no question in it
-ASK_HOW = (
-    "Ask your question in your reply to the card, such as “why?”, “which source?” or "
-    "“what is true then?”."
-)
 #: the buttons only a verdict card has (not "checking…"'s Cancel)
 _CARD_ACTIONS = {letter for letter, action in BUTTON_ACTIONS.items() if action != "cancel"}
 _DATA = re.compile(r"(?P<action>[a-z]):(?P<check_id>[A-Za-z0-9_-]{1,32})")
 _MAX_ANSWER = 2000  # markup; the engine's answer is a few sentences
 _MAX_SOURCE = 240
-# A bracketed group of ids as the answer cites them: "[web-1]", "[web-1, wiki-2]".
-_ID_GROUP = re.compile(r"\[([^\[\]\n]{1,120})\]")
 
 
 def card_check_id(message: Message | None, bot_id: int) -> str | None:
@@ -90,23 +83,7 @@ class _ReplyToACard(filters.MessageFilter):
 
 def _question(message: Message, username: str) -> str:
     """The question: the reply's text without the mention of the bot."""
-    text = message.text or ""
-    text = re.sub(rf"@{re.escape(username)}\b", " ", text, flags=re.IGNORECASE)
-    return " ".join(text.split())
-
-
-def _named(text: str, sources: tuple[EvidenceItem, ...]) -> str:
-    """``text`` with the evidence ids it cites replaced by their sources' names: a
-    bracketed group becomes "(name; name)", a bare id the name."""
-    by_id = {item.id: item for item in sources}
-
-    def group(found: re.Match[str]) -> str:
-        ids = [part.strip() for part in re.split(r"[,;]", found[1])]
-        if not ids or not all(i in by_id for i in ids):
-            return found[0]
-        return "(" + "; ".join(dict.fromkeys(source_name(by_id[i]) for i in ids)) + ")"
-
-    return named_sources(_ID_GROUP.sub(group, text), list(sources))
+    return question_text(message.text or "", [f"@{username}"])
 
 
 def _source_line(item: EvidenceItem) -> str:
@@ -121,7 +98,7 @@ def follow_up_html(followed: FollowUp) -> str:
     sources it cites; the fixed sentence alone when the report does not answer."""
     if not followed.answered:
         return quote_text(followed.text)
-    lines = [clip_text(_named(followed.text, followed.sources), _MAX_ANSWER)]
+    lines = [clip_text(named_answer(followed), _MAX_ANSWER)]
     if followed.sources:
         lines += ["", "<b>Sources</b>", *map(_source_line, followed.sources)]
     return "\n".join(lines)
@@ -132,25 +109,16 @@ async def _answer(ctx: TelegramContext, message: Message, check_id: str, questio
     chat_id = message.chat_id
     private = message.chat.type == ChatType.PRIVATE
     requester = Requester(PLATFORM, str(_asker(message)), str(chat_id), private)
-    try:
-        with contextlib.suppress(TelegramError):  # a courtesy while the model answers
-            await message.reply_chat_action(ChatAction.TYPING)
+    with contextlib.suppress(TelegramError):  # a courtesy while the model answers
+        await message.reply_chat_action(ChatAction.TYPING)
+
+    async def language() -> str:
         setting = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, None)
         user = message.from_user
-        language = chat_language(setting, user.language_code if user else None)
-        followed = await ctx.service.follow_up(check_id, question, requester, language=language)
-        text = follow_up_html(followed)
-    except RateLimitedError as exc:
-        log.info("follow-up in chat %s refused: %s", chat_id, exc)
-        text = quote_text(error_sentence(exc))
-    except CheckNotFoundError:
-        log.info("follow-up on an unknown or foreign check in chat %s", chat_id)
-        text = quote_text(NOT_FOUND)
-    except NoReportError as exc:
-        text = quote_text(str(exc))
-    except Exception as exc:
-        log.exception("follow-up on check %s failed", check_id)
-        text = quote_text(error_sentence(exc))
+        return chat_language(setting, user.language_code if user else None)
+
+    got = await ask(ctx.service, check_id, question, requester, language=language())
+    text = follow_up_html(got) if isinstance(got, FollowUp) else quote_text(got)
     try:
         await message.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
     except TelegramError as exc:

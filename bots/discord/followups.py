@@ -1,0 +1,182 @@
+"""Follow-up questions on Discord: a reply to one of the bot's verdict cards asks about
+that check, as on Telegram (:mod:`bots.telegram.followups`).
+
+In a DM with the bot any reply to a card is a question ("why?", "which source?"); in a
+server, a reply to a card that mentions the bot in its text (``@ZoFia which source?``:
+the bot's user, or its own role, which Discord's autocomplete sometimes picks). A
+reply's default ping does not count: it is no request, and a question counts against
+the asker's limits. Without the Message Content intent Discord still gives the bot the
+text of both (a DM, a message that mentions it), so the client asks only for the
+unprivileged message intents.
+
+The card's buttons carry its check id (custom ids ``zf:<kind>:<check id>``,
+:class:`~.buttons.CheckButton`); the question goes to
+:meth:`~storage.service.CheckService.follow_up` through :func:`bots.common.followups.ask`,
+and the answer (or the one sentence saying why there is none) comes back as a reply to
+the question: plain markdown, everything escaped, the cited sources named and listed as
+links, under 2,000 characters, mentions disabled and no link previews.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import discord
+
+from bots.common.followups import ASK_HOW, ask, named_answer, question_text
+from bots.common.languages import LANGUAGE_KEY
+from bots.common.sentences import source_label
+from bots.common.store_calls import off_loop
+from storage.follow_ups import FollowUp
+from storage.service import Requester
+from zofia_engine.report import EvidenceItem
+
+from .buttons import CheckButton
+from .chats import PLATFORM
+from .context import DiscordContext
+from .render import MESSAGE_LIMIT, NONE, _safe_url, escape, shorten
+
+__all__ = ["card_check_id", "follow_up_message", "on_follow_up"]
+
+log = logging.getLogger(__name__)
+
+#: a card's button: one :class:`~.buttons.CheckButton` answers (its custom id names the check)
+_CARD_BUTTON = CheckButton.__discord_ui_compiled_template__
+_MAX_ANSWER = 1200  # escaped; the engine's answer is a few sentences (80 words at most)
+_MAX_SOURCE = 200
+_MAX_URL = 500
+
+
+def card_check_id(message: discord.Message | None, bot_id: int) -> str | None:
+    """The check id of ``message`` when it is one of the bot's verdict cards (its
+    buttons' custom ids name it), else ``None``."""
+    if message is None or message.author.id != bot_id:
+        return None
+    for row in message.components:
+        for child in getattr(row, "children", ()):
+            found = _CARD_BUTTON.fullmatch(getattr(child, "custom_id", None) or "")
+            if found is not None:
+                return found["check_id"]
+    return None
+
+
+def _guild_id(message: discord.Message) -> int | None:
+    """The server a message is in; ``None`` in a DM (a server not cached yet is known by
+    its channel)."""
+    if message.guild is not None:
+        return message.guild.id
+    guild_id: int | None = getattr(message.channel, "guild_id", None)
+    return guild_id
+
+
+def _mentions(message: discord.Message, bot_id: int) -> list[str]:
+    """How the bot is mentioned in a message's text: its user, or its managed role."""
+    forms = [f"<@{bot_id}>", f"<@!{bot_id}>"]
+    role = message.guild.self_role if message.guild is not None else None
+    if role is not None:
+        forms.append(role.mention)
+    return forms
+
+
+async def _replied_to(message: discord.Message) -> discord.Message | None:
+    """The message ``message`` replies to: as Discord sent it with the reply, else from
+    the cache or fetched; ``None`` when it is gone."""
+    reference = message.reference
+    if reference is None or reference.message_id is None:
+        return None
+    if isinstance(reference.resolved, discord.Message):
+        return reference.resolved
+    if reference.resolved is not None:  # deleted
+        return None
+    if reference.cached_message is not None:
+        return reference.cached_message
+    try:
+        return await message.channel.fetch_message(reference.message_id)
+    except discord.HTTPException:
+        return None
+
+
+def _source_line(item: EvidenceItem) -> str:
+    """A cited source as the card lists its links: ``• [title (site)](url)``."""
+    shown = shorten(source_label(item), _MAX_SOURCE)
+    url = _safe_url(item.url)
+    return f"• [{shown}]({url})" if url and len(url) < _MAX_URL else f"• {shown}"
+
+
+def follow_up_message(followed: FollowUp) -> str:
+    """The answer as one Discord message: its sentences (escaped), then the sources it
+    cites, linked, as many as fit 2,000 characters; the fixed sentence alone when the
+    report does not answer."""
+    if not followed.answered:
+        return escape(followed.text)
+    lines = [shorten(named_answer(followed), _MAX_ANSWER)]
+    if followed.sources:
+        lines += ["", "**Sources**"]
+        size = len("\n".join(lines))
+        for item in followed.sources:
+            line = _source_line(item)
+            if size + 1 + len(line) > MESSAGE_LIMIT:
+                break
+            lines.append(line)
+            size += 1 + len(line)
+    return "\n".join(lines)
+
+
+async def _reply(message: discord.Message, content: str) -> None:
+    """``content`` as a reply to ``message``: no ping (not even the asker), no preview,
+    sent without the reply when the question was deleted meanwhile."""
+    try:
+        await message.channel.send(
+            content,
+            reference=message.to_reference(fail_if_not_exists=False),
+            allowed_mentions=NONE,
+            suppress_embeds=True,
+        )
+    except discord.HTTPException as exc:
+        log.warning("could not answer a follow-up in channel %s: %s", message.channel.id, exc.text)
+
+
+async def _answer(
+    ctx: DiscordContext, message: discord.Message, check_id: str, question: str
+) -> None:
+    """Ask the service, and reply with the answer or one sentence saying why not."""
+    guild_id = _guild_id(message)
+    chat = str(guild_id) if guild_id is not None else f"dm-{message.channel.id}"
+    requester = Requester(PLATFORM, str(message.author.id), chat, guild_id is None)
+    with contextlib.suppress(discord.HTTPException):  # a courtesy while the model answers
+        await message.channel.typing()
+
+    async def language() -> str:
+        """The chat's language; where it never set one, the check's (a message carries
+        no locale: the check's is its asker's, or the server's when it was asked)."""
+        setting = await ctx.calls.chat_setting(PLATFORM, chat, LANGUAGE_KEY, None)
+        if setting is not None:
+            return str(setting)
+        row = await off_loop(ctx.service.store.checks.get, check_id)
+        return row.language if row is not None else ""
+
+    got = await ask(ctx.service, check_id, question, requester, language=language())
+    await _reply(message, follow_up_message(got) if isinstance(got, FollowUp) else escape(got))
+
+
+async def on_follow_up(ctx: DiscordContext, bot_id: int, message: discord.Message) -> None:
+    """A new message: when it is a question about one of the bot's cards, answer it (one
+    reply); anything else is left alone."""
+    reference = message.reference
+    if message.author.bot or reference is None or reference.message_id is None:
+        return
+    if reference.type is not discord.MessageReferenceType.reply:  # a forward
+        return
+    mentions = _mentions(message, bot_id)
+    in_dm = _guild_id(message) is None
+    if not in_dm and not any(mention in message.content for mention in mentions):
+        return
+    check_id = card_check_id(await _replied_to(message), bot_id)
+    if check_id is None:
+        return
+    question = question_text(message.content, mentions)
+    if not question:
+        await _reply(message, escape(ASK_HOW))
+        return
+    await _answer(ctx, message, check_id, question)
