@@ -6,10 +6,14 @@
   the cards it makes due (:mod:`storage.shown_cards`); on PostgreSQL (the queued mode)
   a ``correct`` job is queued for each platform with cards due
   (:mod:`storage.queue.corrections`). ``zofia review`` and the bots both come here.
+- :func:`save_report`: a finished check's report; a recheck (``zofia check --recheck``)
+  that came to another verdict makes due, in the same transaction, the cards of the
+  earlier checks of its text, as a review does (the verdict in force:
+  :meth:`storage.shown_cards.ShownCards.word_in_force`). Both engine runs end here.
 - :func:`record_card`: a card a bot showed; one that shows a verdict a review changed
   meanwhile is due at once.
 - :func:`due_chats`: what a bot sends for one check: each chat's cards to edit and the
-  change to tell it once, with the note of the review in force.
+  change to tell it once, with the note of the review in force, or the recheck's word.
 
 In the local mode (SQLite) the running bot finds due cards by polling the store
 (``bots.common.corrections``): a review may come from ``zofia review`` in another process.
@@ -21,6 +25,11 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
+from zofia_engine.report import Report
+
 from .keys import hash_user
 from .postgres import is_postgres
 from .queue.corrections import queue_corrections
@@ -28,7 +37,14 @@ from .reviews import Review
 from .shown_cards import ShownCard
 from .store import CheckStore
 
-__all__ = ["ChatCorrection", "Reviewers", "due_chats", "record_card", "review_check"]
+__all__ = [
+    "ChatCorrection",
+    "Reviewers",
+    "due_chats",
+    "record_card",
+    "review_check",
+    "save_report",
+]
 
 
 class Reviewers:
@@ -53,7 +69,9 @@ class ChatCorrection:
     """One chat to tell of one changed verdict: edit ``cards``, then say it once.
 
     ``shown`` is the verdict the chat was shown (its newest card's), ``verdict`` the one
-    in force; ``note`` and ``link`` are the review's.
+    in force; ``note`` and ``link`` are the review's. ``source`` is the check whose word
+    it is (the check itself, or a newer recheck of its text: its card is the one to
+    show); ``rechecked``: that recheck's machine verdict, no moderator's.
     """
 
     platform: str
@@ -63,13 +81,16 @@ class ChatCorrection:
     verdict: str
     note: str
     link: str
+    source: str
+    rechecked: bool
 
 
-def _queue(store: CheckStore, original_id: str, platforms: list[str]) -> None:
-    """In the queued mode, the ``correct`` jobs (in the caller's transaction); in the
-    local mode the bot's poll finds the due cards."""
-    if platforms and is_postgres(store.db):
-        queue_corrections(store.db, original_id, platforms)
+def _queue(store: CheckStore, due: dict[str, list[str]]) -> None:
+    """In the queued mode, the ``correct`` jobs of each original check with cards
+    ``due`` (in the caller's transaction); in the local mode the bot's poll finds them."""
+    if due and is_postgres(store.db):
+        for original_id, platforms in due.items():
+            queue_corrections(store.db, original_id, platforms)
 
 
 def review_check(
@@ -88,8 +109,25 @@ def review_check(
         review = store.reviews.add(
             check_id, reviewer=reviewer, platform=platform, verdict=verdict, note=note, link=link
         )
-        _queue(store, review.check_id, store.shown_cards.mark_due(review.check_id))
+        _queue(store, store.shown_cards.mark_due(review.check_id))
     return review
+
+
+def save_report(
+    store: CheckStore,
+    check_id: str,
+    report: Report,
+    *,
+    vector: npt.NDArray[np.float32] | None = None,
+) -> None:
+    """Store a finished check's report (:meth:`storage.reports.Reports.save`, same
+    arguments and errors) and, for a recheck, make due the cards of the earlier checks
+    of its text that now show another verdict, in one write transaction (blocking)."""
+    with store.write():
+        store.reports.save(check_id, report, vector=vector)
+        row = store.checks.get(check_id)
+        if row is not None and row.forced:
+            _queue(store, store.shown_cards.mark_due(check_id))
 
 
 def record_card(
@@ -122,7 +160,7 @@ def record_card(
             token_expires=token_expires,
         )
         if found is not None and found[1]:
-            _queue(store, found[0], [platform])
+            _queue(store, {found[0]: [platform]})
     return found is not None
 
 
@@ -130,19 +168,31 @@ def due_chats(store: CheckStore, original_id: str, platform: str) -> list[ChatCo
     """The chats of ``platform`` to tell that ``original_id``'s verdict changed, in the
     order their cards were shown; cards that show the verdict in force already are
     settled instead (a change undone before it was told). Blocking."""
-    verdict = store.shown_cards.in_force(original_id)
+    word = store.shown_cards.word_in_force(original_id)
     cards = store.shown_cards.due(original_id, platform)
-    if verdict is None:
+    if word is None:
         return []
+    verdict = word.verdict
     settled = [card.id for card in cards if card.verdict == verdict]
     store.shown_cards.settled(settled)
-    review = store.reviews.latest(original_id)
+    review = store.reviews.latest(word.check_id) if word.reviewed else None
     note, link = (review.note, review.link) if review is not None else ("", "")
+    rechecked = word.check_id != original_id and not word.reviewed
     chats: dict[str, list[ShownCard]] = {}
     for card in cards:
         if card.verdict != verdict:
             chats.setdefault(card.chat, []).append(card)
     return [
-        ChatCorrection(platform, chat, tuple(shown), shown[-1].verdict, verdict, note, link)
+        ChatCorrection(
+            platform,
+            chat,
+            tuple(shown),
+            shown[-1].verdict,
+            verdict,
+            note,
+            link,
+            source=word.check_id,
+            rechecked=rechecked,
+        )
         for chat, shown in chats.items()
     ]

@@ -21,6 +21,7 @@ from zofia_engine.ports import Checker
 from zofia_engine.post import Post
 from zofia_engine.text import clean_post
 
+from .corrections import save_report
 from .fair_slots import FairSlots
 from .handles import CheckFailedError, CheckHandle, Outcome, Run, Waiters
 from .repeats import NearRepeats
@@ -53,8 +54,8 @@ class LocalRuns:
         settings: ServiceSettings,
     ) -> None:
         self.checker = checker
+        self.store = store
         self.checks = store.checks
-        self.reports = store.reports
         self.repeats = repeats
         self.waiters = waiters
         self._slots = FairSlots(settings.max_concurrent_checks)
@@ -96,7 +97,8 @@ class LocalRuns:
                 if vector is None:
                     vector = await self.repeats.vector(clean_post(post.text)[0])
                 report = await self.checker.check(post, on_progress=run.push)
-            await asyncio.to_thread(self.reports.save, check_id, report, vector=vector)
+            # A recheck that came to another verdict makes the older cards due with it.
+            await asyncio.to_thread(save_report, self.store, check_id, report, vector=vector)
             self.repeats.add(check_id, vector)
             run.done.set_result(Outcome(check_id, report))
         except asyncio.CancelledError:

@@ -2,10 +2,11 @@
 
 A bot records every card it shows: the check it answered (an original or a repeat),
 the check whose verdict it shows, the platform's raw chat and message ids, and the
-verdict on it. When a moderator's review changes the verdict in force, the cards that
-show another verdict become *due*: their chats are to get the card edited and one
-short update (:mod:`storage.corrections`). A card is corrected once per change; a
-chat whose sending keeps failing is given up after :data:`MAX_TRIES`.
+verdict on it. When the verdict in force changes (:meth:`ShownCards.word_in_force`: a
+moderator's review, or a recheck of the same text that came to another outcome), the
+cards that show another verdict become *due*: their chats are to get the card edited
+and one short update (:mod:`storage.corrections`). A card is corrected once per change;
+a chat whose sending keeps failing is given up after :data:`MAX_TRIES`.
 
 The raw ids are what the bot needs to edit a message; the rows go with their check's
 content at the retention purge (:mod:`storage.retention`), so a chat whose record was
@@ -24,10 +25,37 @@ from .keys import storable_text
 from .locked import LockedDatabase
 from .rows import from_iso, to_iso
 
-__all__ = ["MAX_TRIES", "ShownCard", "ShownCards"]
+__all__ = ["MAX_TRIES", "InForce", "ShownCard", "ShownCards"]
 
 #: times a chat's correction is tried before it is given up
 MAX_TRIES = 5
+
+# The newest recheck (an original the user forced) of check ?'s text, asked after it,
+# with its report: the newer word on that text. A purged check's key is blank.
+_NEWER_RECHECK = """
+    SELECT r.id FROM checks x JOIN checks r ON r.text_hash = x.text_hash
+    JOIN reports p ON p.check_id = r.id
+    WHERE x.id = ? AND x.text_hash != '' AND r.forced = 1 AND r.repeat_of IS NULL
+    AND (r.created_at > x.created_at OR (r.created_at = x.created_at AND r.rowid > x.rowid))
+    ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1
+"""
+# The other original checks of check ?'s text with cards shown.
+_SHOWN_OF_TEXT = """
+    SELECT DISTINCT s.original_id FROM checks c JOIN checks x ON x.text_hash = c.text_hash
+    JOIN shown_cards s ON s.original_id = x.id
+    WHERE c.id = ? AND c.text_hash != '' AND x.id != c.id ORDER BY s.original_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class InForce:
+    """The verdict an original check's cards are to show, and whose word it is:
+    ``check_id`` is the check itself or the newer recheck of its text that decides it;
+    ``reviewed``: a moderator's review of that check gave it (else its machine did)."""
+
+    check_id: str
+    verdict: str
+    reviewed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,19 +91,37 @@ class ShownCards:
     def __init__(self, db: LockedDatabase) -> None:
         self.db = db
 
+    def word_in_force(self, original_id: str) -> InForce | None:
+        """The verdict an original check's cards are to show now; the one rule of it: a
+        moderator's latest review of the check; else, once a recheck of the same text (a
+        check its user ``forced``) asked after it has finished, the newest one's word
+        (its latest review, else its machine's verdict); else the check's own machine
+        verdict. ``None`` without a report (in the caller's transaction, if any)."""
+        reviewed = self._reviewed(original_id)
+        if reviewed is not None:
+            return reviewed
+        newer = self.db.execute(_NEWER_RECHECK, [original_id]).fetchone()
+        if newer is None:
+            return self._machine(original_id)
+        return self._reviewed(str(newer[0])) or self._machine(str(newer[0]))
+
     def in_force(self, original_id: str) -> str | None:
-        """The verdict an original check shows now: its latest review's, else the
-        machine's; ``None`` without a report (in the caller's transaction, if any)."""
+        """The verdict of :meth:`word_in_force`, or ``None``."""
+        word = self.word_in_force(original_id)
+        return None if word is None else word.verdict
+
+    def _reviewed(self, check_id: str) -> InForce | None:
         found = self.db.execute(
             "SELECT to_verdict FROM reviews WHERE check_id = ?"
             " ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            [original_id],
+            [check_id],
         ).fetchone()
-        if found is None:
-            found = self.db.execute(
-                "SELECT verdict FROM reports WHERE check_id = ?", [original_id]
-            ).fetchone()
-        return None if found is None else str(found[0])
+        return None if found is None else InForce(check_id, str(found[0]), reviewed=True)
+
+    def _machine(self, check_id: str) -> InForce | None:
+        found = self.db.execute("SELECT verdict FROM reports WHERE check_id = ?", [check_id])
+        row = found.fetchone()
+        return None if row is None else InForce(check_id, str(row[0]), reviewed=False)
 
     def record(
         self,
@@ -129,13 +175,28 @@ class ShownCards:
             self.db.table("shown_cards").upsert(row, pk=("id",))
         return original, due
 
-    def mark_due(self, original_id: str) -> list[str]:
-        """After a review of ``original_id`` (in its transaction): the cards showing
-        another verdict than the one now in force are due, the others not.
+    def mark_due(self, check_id: str) -> dict[str, list[str]]:
+        """After a review of original ``check_id``, or its report as a recheck (in that
+        transaction): of its own cards and those of the other checks of its text whose
+        word in force it now is (:meth:`word_in_force`), the cards showing another
+        verdict than the one in force are due, the others not.
 
         Returns:
-            The platforms with cards due, in name order.
+            The platforms with cards due, in name order, by original check.
         """
+        with self.db.write():
+            found = self.db.execute(_SHOWN_OF_TEXT, [check_id]).fetchall()
+            others = [str(row[0]) for row in found]
+            decided = [check_id]
+            for other in others:
+                word = self.word_in_force(other)
+                if word is not None and word.check_id == check_id:
+                    decided.append(other)
+            due = {original: self._mark_due(original) for original in decided}
+        return {original: platforms for original, platforms in due.items() if platforms}
+
+    def _mark_due(self, original_id: str) -> list[str]:
+        """:meth:`mark_due` for one original check's cards: its platforms with cards due."""
         now = self.in_force(original_id)
         if now is None:
             return []

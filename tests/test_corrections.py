@@ -1,16 +1,20 @@
-"""Corrections (issue 29 part 2): a verdict a moderator changed reaches every chat that
-was shown its card, which is edited there, and told once.
+"""Corrections (issue 29 part 2): a verdict a moderator changed, or a recheck of the same
+text came to, reaches every chat that was shown its card, which is edited there, and
+told once.
 
 Two tiers, each saying what it proves:
 
 - The store (SQLite, and PostgreSQL in the slow tier): where each card was shown, which
-  become due when a review changes the verdict in force, how a chat's cards group, what
-  is given up, and that the retention purge takes the records with their checks.
+  become due when a review or a finished recheck changes the verdict in force, how a
+  chat's cards group, what is given up, and that the retention purge takes the records
+  with their checks.
 - Telegram end to end (the real python-telegram-bot client polling the fake Bot API,
   the real service on SQLite, :class:`~peers.fake_checker.FakeChecker` answering): a
   review from ``zofia review`` (another process's way in) reaches the running bot
-  through its poll of the store; a chat whose record was purged is told nothing.
-  The moderators' buttons and Discord are in ``tests/test_moderation.py``.
+  through its poll of the store; a chat whose record was purged is told nothing; a
+  recheck that comes to another verdict reaches every chat shown the older card.
+  The moderators' buttons and Discord are in ``tests/test_moderation.py``; the queued
+  mode (a ``correct`` job on PostgreSQL, after a review or a worker's recheck) is here.
 """
 
 from __future__ import annotations
@@ -42,9 +46,9 @@ from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
-from storage.corrections import due_chats, record_card, review_check
+from storage.corrections import ChatCorrection, due_chats, record_card, review_check, save_report
 from storage.retention import purge_content
-from storage.service import CheckService
+from storage.service import CheckService, Requester
 from storage.shown_cards import MAX_TRIES
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
@@ -162,6 +166,118 @@ def test_the_update_says_what_changed_in_one_sentence() -> None:
     assert update_sentence("misleading", "true", "", "https://example.org/x") == (
         "Update: this post was changed from Misleading to True. (https://example.org/x)"
     )
+    assert update_sentence("unproven", "false", rechecked=True) == (
+        "Update: this post was changed from Unproven to False:"
+        " it was checked again with new evidence."
+    )
+
+
+# -- a recheck (zofia check --recheck) of the same text ----------------------------------------
+
+
+def _recheck(store: CheckStore, of: str) -> str:
+    """A recheck of check ``of``'s text, asked now and running (not finished)."""
+    row = store.checks.get(of)
+    assert row is not None
+    forced = store.checks.create(
+        platform="cli",
+        chat="",
+        requester="operator",
+        post=Post(text=POST),
+        text_hash=row.text_hash,
+        status="running",
+        forced=True,
+    )
+    return forced.id
+
+
+def _said(chat: ChatCorrection) -> tuple[str, int, str, str, str, str, bool]:
+    said = (chat.shown, chat.verdict, chat.note, chat.source, chat.rechecked)
+    return (chat.chat, len(chat.cards), *said)
+
+
+def test_a_recheck_with_another_verdict_makes_the_older_cards_due(db: StoreDatabase) -> None:
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    older = stored_check(store, full_report("unproven")).id
+    clock.advance(hours=30)  # past the repeat window: the same text is checked anew
+    original = stored_check(store, full_report("unproven")).id
+    repeat, again = _repeat(store, original), _repeat(store, original)
+    other = stored_check(store, full_report("unproven"), text="The harbour opens in May.").id
+    shown = {"verdict": "unproven"}
+    record_card(store, older, platform="telegram", chat="5", message="1", **shown)
+    record_card(store, original, platform="telegram", chat="-100", message="7", **shown)
+    record_card(store, again, platform="telegram", chat="-100", message="8", **shown)  # asked twice
+    record_card(store, repeat, platform="telegram", chat="42", message="3", **shown)
+    record_card(store, repeat, platform="discord", chat="700", message="", **shown)
+    record_card(store, other, platform="telegram", chat="-100", message="9", **shown)
+    clock.advance(hours=2)
+    recheck = _recheck(store, original)
+    assert store.shown_cards.due_checks("telegram", limit=10) == []  # not finished yet
+
+    save_report(store, recheck, full_report("false"))
+    assert store.shown_cards.due_checks("telegram", limit=10) == sorted([older, original])
+    assert store.shown_cards.due_checks("discord", limit=10) == [original]
+    chats = due_chats(store, original, "telegram")
+    assert [_said(c) for c in chats] == [
+        ("-100", 2, "unproven", "false", "", recheck, True),  # one update for both cards
+        ("42", 1, "unproven", "false", "", recheck, True),
+    ]
+    assert [_said(c) for c in due_chats(store, older, "telegram")] == [
+        ("5", 1, "unproven", "false", "", recheck, True)
+    ]
+    # Each chat told once: nothing is due any more.
+    for chat in [*chats, *due_chats(store, older, "telegram")]:
+        store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
+    assert due_chats(store, original, "telegram") == []
+
+
+def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) -> None:
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    original = stored_check(store, full_report("unproven")).id
+    record_card(store, original, platform="telegram", chat="5", message="1", verdict="unproven")
+    repeat = _repeat(store, original)
+    record_card(store, repeat, platform="discord", chat="7", message="", verdict="unproven")
+    clock.advance(hours=2)
+    recheck = _recheck(store, original)
+    save_report(store, recheck, full_report("unproven"))
+    assert store.shown_cards.in_force(original) == "unproven"
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
+    assert store.shown_cards.due_checks("discord", limit=10) == []
+    assert due_chats(store, original, "telegram") == []
+
+
+def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> None:
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    original = stored_check(store, full_report("unproven")).id
+    record_card(store, original, platform="telegram", chat="5", message="1", verdict="unproven")
+    clock.advance(hours=2)
+    recheck = _recheck(store, original)
+    save_report(store, recheck, full_report("false"))
+    (chat,) = due_chats(store, original, "telegram")
+    store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+
+    # A later review of the recheck: its verdict reaches the older cards too.
+    clock.advance(minutes=5)
+    review_check(store, recheck, reviewer="m", platform="cli", verdict="misleading", note=NOTE)
+    assert store.shown_cards.due_checks("telegram", limit=10) == [original]
+    (chat,) = due_chats(store, original, "telegram")
+    assert _said(chat) == ("5", 1, "false", "misleading", NOTE, recheck, False)
+    store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+
+    # A review of the older check itself is its cards' word, the recheck's aside...
+    clock.advance(minutes=5)
+    review_check(store, original, reviewer="m", platform="cli", verdict="true", note="Sourced.")
+    (chat,) = due_chats(store, original, "telegram")
+    assert _said(chat) == ("5", 1, "misleading", "true", "Sourced.", original, False)
+    store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+    # ...and a recheck after it changes nothing a moderator decided.
+    clock.advance(minutes=5)
+    save_report(store, _recheck(store, original), full_report("false"))
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
 
 
 # -- Telegram end to end, with the fake checker -----------------------------------------------
@@ -243,6 +359,45 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
     assert carols["text"].startswith("❔ Unproven") and "edit_date" not in carols
 
 
+async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corrections, "POLL_S", 0.2)
+    checker = FakeChecker(verdict="unproven")
+    async with _bot(tmp_path, checker) as (peer, service):
+        cards = {}
+        for who in (ANN, BOB):  # Bob's is a repeat of Ann's check
+            peer.send(_private(who), who, POST)
+            cards[who["id"]] = await peer.wait_for(lambda w=who: _card(peer, w["id"]))
+        store = service.store
+        async with asyncio.timeout(10):
+            while store.database.rows("SELECT count(*) FROM shown_cards") != [(2,)]:
+                await asyncio.sleep(0.05)
+        original = cards[ANN["id"]]["reply_markup"]["inline_keyboard"][0][0]["callback_data"][2:]
+        row = store.checks.get(original)
+        assert row is not None and row.post is not None
+        # The operator rechecks the same post (zofia check --recheck); new evidence.
+        checker.verdict = "false"
+        handle = await service.submit(row.post, Requester("cli", "operator"), recheck=True)
+        recheck = (await asyncio.wait_for(handle.result(), 10)).check_id
+        await peer.wait_for(lambda: _updates(peer, ANN["id"]) and _updates(peer, BOB["id"]))
+        await asyncio.sleep(1.0)  # several more rounds of the poll: nothing more is sent
+    assert recheck != original and len(checker.runs) == 2  # the engine ran again
+    expected = (
+        "Update: this post was changed from Unproven to False:"
+        " it was checked again with new evidence."
+    )
+    for who in (ANN, BOB):
+        (update,) = _updates(peer, who["id"])
+        assert update["text"] == expected
+        card = cards[who["id"]]
+        assert update["reply_to_message"]["message_id"] == card["message_id"]
+        now = peer.messages[(who["id"], card["message_id"])]
+        assert now["text"].startswith("❌ False") and "moderator" not in now["text"]
+        # The card is now the recheck's: its buttons open the newer report.
+        assert now["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == f"d:{recheck}"
+
+
 # -- the queued mode: a correct job on PostgreSQL -------------------------------------------
 
 
@@ -297,3 +452,52 @@ def _told(peer: FakeDiscord) -> list[Call]:
         for c in peer.calls_to("POST", "/webhooks/")
         if str((c.body or {}).get("content") or "").startswith("Update:")
     ]
+
+
+@pytest.mark.slow  # a real PostgreSQL server, the fake Discord
+async def test_in_the_queued_mode_a_workers_recheck_tells_the_channel(
+    discord_api: FakeDiscord, postgres_url: str
+) -> None:
+    """The worker that saves a recheck with another verdict queues the ``correct`` job in
+    the same transaction; the bot replica that takes it edits the older card."""
+    data = settings_for(postgres_url, deliver_delay_s=0.0).model_dump()
+    data["discord"] |= {"progress_interval_s": 0, "guild_cooldown_s": 0}
+    settings = Settings.model_validate(data)
+    checker = FakeChecker(verdict="unproven")
+    payload = discord_api.slash("factcheck", {"text": POST})
+    async with (
+        fake_service(settings, checker) as service,
+        running_client(FactCheckBot(settings.discord, service)) as bot,
+        delivering(
+            settings,
+            service,
+            "discord",
+            functools.partial(post_delivered, bot.context, bot),
+            functools.partial(send_correction, bot.context, bot),
+        ),
+        worker(settings, checker),
+    ):
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        async with asyncio.timeout(30):  # delivered by a deliver job, then recorded
+            while not service.store.database.rows("SELECT check_id FROM shown_cards"):
+                await asyncio.sleep(0.1)
+        ((check_id,),) = service.store.database.rows("SELECT check_id FROM shown_cards")
+        row = service.store.checks.get(check_id)
+        assert row is not None and row.post is not None
+        checker.verdict = "false"
+        handle = await service.submit(row.post, Requester("cli", "operator"), recheck=True)
+        await asyncio.wait_for(handle.result(), 30)
+        async with asyncio.timeout(30):
+            while not _told(discord_api):
+                await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)  # and no second one comes
+    (update,) = _told(discord_api)
+    assert update.path.endswith(f"/{payload['token']}")  # a follow-up under the card
+    assert update.body["content"] == escape(update_sentence("unproven", "false", rechecked=True))
+    edits = [
+        c.body
+        for c in discord_api.calls_to("PATCH", "/webhooks/")
+        if f"/{payload['token']}/messages/@original" in c.path and c.body.get("embeds")
+    ]
+    assert edits[-1]["embeds"][0]["title"].startswith("❌ False")
+    assert edits[0]["embeds"][0]["title"].startswith("❔ Unproven")  # as delivered

@@ -1,13 +1,14 @@
-"""Corrections, the same on every platform: a verdict a moderator changed reaches every
-chat that was shown its card, which is edited, and told once.
+"""Corrections, the same on every platform: a verdict a moderator changed, or a recheck
+of the same text came to, reaches every chat that was shown its card, which is edited,
+and told once.
 
 A bot records each card it shows (:func:`record_shown`). A review that changes a
-verdict makes the cards that show another one due (:mod:`storage.corrections`); for one
-check, :func:`correct_check` makes each chat's :class:`Notice` (its cards as they now
-read, and one :func:`update_sentence`) and hands it to the platform's sender, one chat
-after another, so the platform's own rate limiting paces them. A chat told is marked
-corrected; one whose sending failed is tried again later, and given up after a few
-tries (:data:`storage.shown_cards.MAX_TRIES`).
+verdict, or a recheck that comes to another one, makes the cards that show another one
+due (:mod:`storage.corrections`); for one check, :func:`correct_check` makes each
+chat's :class:`Notice` (its cards as they now read, and one :func:`update_sentence`)
+and hands it to the platform's sender, one chat after another, so the platform's own
+rate limiting paces them. A chat told is marked corrected; one whose sending failed is
+tried again later, and given up after a few tries (:data:`storage.shown_cards.MAX_TRIES`).
 
 In the local mode the bot finds due corrections by polling the store every
 :data:`POLL_S` seconds while it runs (:func:`correcting`); in the queued mode a
@@ -79,12 +80,26 @@ def verdict_word(verdict: str, words: Words = ENGLISH) -> str:
 
 
 def update_sentence(
-    shown: str, verdict: str, note: str = "", link: str = "", words: Words = ENGLISH
+    shown: str,
+    verdict: str,
+    note: str = "",
+    link: str = "",
+    words: Words = ENGLISH,
+    *,
+    rechecked: bool = False,
 ) -> str:
     """ "Update: this post was changed from Unproven to False: <note>" (and the review's
-    link, if any), in ``words`` (the chat's language)."""
+    link, if any), in ``words`` (the chat's language); ``rechecked`` (a recheck's verdict,
+    no moderator's note): "…: it was checked again with new evidence." """
     before, after = verdict_word(shown, words), verdict_word(verdict, words)
-    if note:
+    if rechecked and not note:
+        said = words(
+            "Update: this post was changed from {before} to {after}:"
+            " it was checked again with new evidence.",
+            before=before,
+            after=after,
+        )
+    elif note:
         said = words(
             "Update: this post was changed from {before} to {after}: {note}",
             before=before,
@@ -160,16 +175,22 @@ def _notices(
 ) -> list[tuple[ChatCorrection, Notice]]:
     """Each chat of ``platform`` due a correction of ``check_id``, with its notice."""
     found = []
-    votes = store.feedback.counts(check_id)
-    for chat in due_chats(store, check_id, platform):
-        cards = [(shown, stored_card(store, shown.check_id)) for shown in chat.cards]
+    chats = due_chats(store, check_id, platform)
+    # The cards become those of the check whose word is in force, with its votes: a
+    # newer recheck's card, or each card's own.
+    votes = store.feedback.counts(chats[0].source) if chats else (0, 0)
+    for chat in chats:
+        newer = chat.source if chat.source != check_id else None
+        cards = [(shown, stored_card(store, newer or shown.check_id)) for shown in chat.cards]
         readable = tuple((shown, card) for shown, card in cards if card is not None)
         if not readable:  # nothing to show any more: nothing to say
             store.shown_cards.settled([shown.id for shown in chat.cards])
             continue
         # In the chat's language, as its newest card (the one the update answers) reads.
         words = readable[-1][1].words
-        said = update_sentence(chat.shown, chat.verdict, chat.note, chat.link, words)
+        said = update_sentence(
+            chat.shown, chat.verdict, chat.note, chat.link, words, rechecked=chat.rechecked
+        )
         found.append((chat, Notice(chat.chat, readable, said, votes)))
     return found
 

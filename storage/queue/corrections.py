@@ -1,7 +1,8 @@
 """Corrections in a queued deployment: a ``correct`` job per platform, run by a bot replica.
 
-When a review changes the verdict of a check whose cards were shown (or a card is
-recorded that shows a verdict already changed), one ``correct`` job is queued, in the
+When a review, or a finished ``--recheck`` of the same text, changes the verdict of a
+check whose cards were shown (or a card is recorded that shows a verdict already
+changed), one ``correct`` job is queued, in the
 same transaction, on the deliver queue of each platform with cards due
 (:func:`queue_corrections`). Whichever bot replica of that platform takes it edits the
 cards and tells each chat once (:func:`register_correct_task`); jobs of one check never

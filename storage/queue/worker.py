@@ -30,6 +30,7 @@ from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
 from zofia_engine.text import clean_post
 
+from ..corrections import save_report
 from ..deliveries import Claim
 from ..errors import StorageError
 from ..handles import Outcome
@@ -170,7 +171,8 @@ class CheckRunner:
             metrics.CHECKS.labels(outcome="failed").inc()
             return f"{type(exc).__name__}: {exc}"
         try:
-            await asyncio.to_thread(self.store.reports.save, check_id, report, vector=vector)
+            # A recheck that came to another verdict queues the older cards' corrections.
+            await asyncio.to_thread(save_report, self.store, check_id, report, vector=vector)
         except StorageError:  # another run of this job saved first: one report, theirs
             log.info("check %s already had its report", check_id)
         except (ValueError, TypeError, psycopg.IntegrityError) as exc:  # never saveable
