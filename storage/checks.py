@@ -15,13 +15,13 @@ from zofia_engine.post import Post
 from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
 from .locked import LockedDatabase
+from .request_counts import count_since, filters, oldest_since
 from .rows import (
     CHECK_STATUSES,
     REPEAT_KINDS,
     CheckRow,
     CheckStatus,
     RepeatKind,
-    from_iso,
     to_iso,
 )
 
@@ -84,19 +84,14 @@ class Checks:
             CheckNotFoundError: ``repeat_of`` names no check.
         """
         _check_kinds(status, repeat_of, repeat_kind)
-        now = self.db.now()
         row: dict[str, Any] = {
             "id": new_check_id(),
             "platform": storable_text(platform),
             "chat": storable_text(chat),
             "requester": storable_text(requester),
-            "status": status,
+            **_status_columns(status, self.db.now()),
             **_post_columns(post),
             "text_hash": text_hash,
-            "created_at": now,
-            "started_at": now if status == "running" else None,
-            "finished_at": now if status in TERMINAL else None,
-            "error": "",
             "repeat_of": repeat_of,
             "repeat_kind": repeat_kind,
             "forced": int(forced),
@@ -317,6 +312,18 @@ def _check_kinds(status: str, repeat_of: str | None, repeat_kind: str | None) ->
         raise ValueError(f"unknown repeat kind {repeat_kind!r}")
 
 
+def _status_columns(status: CheckStatus, now: str) -> dict[str, Any]:
+    """The columns of a new check's status: created ``now``, and started or finished
+    ``now`` too when it starts ``running`` or at an end (a repeat answered at once)."""
+    return {
+        "status": status,
+        "created_at": now,
+        "started_at": now if status == "running" else None,
+        "finished_at": now if status in TERMINAL else None,
+        "error": "",
+    }
+
+
 def _post_columns(post: Post) -> dict[str, Any]:
     """The columns a check takes from its post; ``language`` only when not English (the
     column's default, '')."""
@@ -329,66 +336,3 @@ def _post_columns(post: Post) -> dict[str, Any]:
     if post.language:
         columns["language"] = storable_text(post.language)
     return columns
-
-
-def filters(
-    *,
-    since: dt.datetime | None = None,
-    requester: str | None = None,
-    platform: str | None = None,
-    chat: str | None = None,
-    alias: str = "c",
-) -> tuple[str, dict[str, Any]]:
-    """A ``WHERE`` clause over ``checks c`` (or another table with these columns, named
-    ``alias``) and its parameters; ``1 = 1`` when nothing filters."""
-    values = {"requester": requester, "platform": platform, "chat": chat}
-    params: dict[str, Any] = {name: value for name, value in values.items() if value is not None}
-    clauses = [f"{alias}.{name} = :{name}" for name in params]
-    if since is not None:
-        params["since"] = to_iso(since)
-        clauses.append(f"{alias}.created_at >= :since")
-    return " AND ".join(clauses) or "1 = 1", params
-
-
-def count_since(
-    db: LockedDatabase,
-    table: str,
-    *,
-    since: dt.datetime,
-    requester: str | None = None,
-    platform: str | None = None,
-    chat: str | None = None,
-    up_to: int | None = None,
-    also: str = "",
-) -> int:
-    """How many rows of ``table`` (``checks`` or ``attempts``: both have these columns)
-    were made since ``since``, of this requester or chat when given, and meeting the
-    extra condition ``also`` on ``t``; counting no further than ``up_to``."""
-    where, params = filters(
-        since=since, requester=requester, platform=platform, chat=chat, alias="t"
-    )
-    if also:
-        where += f" AND {also}"
-    limit = ""
-    if up_to is not None:
-        limit, params = " LIMIT :up_to", {**params, "up_to": up_to}
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} t WHERE {where}{limit}) AS recent"
-    (count,) = db.one(sql, params)
-    return int(count)
-
-
-def oldest_since(
-    db: LockedDatabase,
-    table: str,
-    *,
-    since: dt.datetime,
-    requester: str | None = None,
-    platform: str | None = None,
-    chat: str | None = None,
-) -> dt.datetime | None:
-    """When the oldest row :func:`count_since` counts was made, or ``None``."""
-    where, params = filters(
-        since=since, requester=requester, platform=platform, chat=chat, alias="t"
-    )
-    (oldest,) = db.one(f"SELECT min(t.created_at) FROM {table} t WHERE {where}", params)
-    return from_iso(oldest)

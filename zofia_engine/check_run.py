@@ -20,17 +20,11 @@ from typing import Any
 
 from .agents.claims import extract_claims
 from .agents.context import PanelContext, evidence_items
-from .agents.debate import (
-    DebateOutcome,
-    Moderator,
-    hold_debate,
-    hold_opening_round,
-)
-from .agents.judge import EvidenceSettled, calibrated, final_ruling
+from .agents.debate import DebateOutcome
+from .agents.judge import EvidenceSettled, calibrated
 from .agents.panel import ask_panel
 from .agents.pool import agent_failures, evidence_pool, findings
 from .agents.quotes import Haystack, grounded_analyses, unfounded
-from .agents.radar import hold_radar_debate
 from .agents.triage import triage
 from .agents.verdict import (
     can_settle,
@@ -41,6 +35,7 @@ from .agents.verdict import (
     verdict_of,
 )
 from .agents.weighing import Weighing
+from .check_debate import CheckDebate
 from .check_evidence import EvidenceReading, Gathered
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
@@ -48,15 +43,7 @@ from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressHook
-from .report import (
-    Analyses,
-    Debate,
-    Dropped,
-    JudgeRuling,
-    Report,
-    Triage,
-    Usage,
-)
+from .report import Analyses, Dropped, Report, Triage, Usage
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
 from .text import checkable_text
@@ -132,6 +119,9 @@ class CheckRun:
         encoder = retrieval.encoder
         self.reading = EvidenceReading(
             settings, session, self.ctx, encoder, web=ablation.web, stance_model=stance_model
+        )
+        self.debating = CheckDebate(
+            settings, session, self.ctx, self.progress, self.dropped, held=ablation.debate
         )
         if post.original_chars:
             self.degraded.append(
@@ -288,7 +278,9 @@ class CheckRun:
         expert = gathered.analyses.expert
         if expert is not None:
             shown += [expert.knowledge_concordance, expert.logical_integrity]
-        debate = self._debate(pool, citable, shown, gathered.sources, settled=settled, full=full)
+        debate = self.debating.hold(
+            pool, citable, shown, gathered.sources, settled=settled, full=full
+        )
         outcome = await self.progress.stage("debate", debate, self.timings)
         failed_turns = [t for t in outcome.debate.turns if t.status == "failed"]
         if failed_turns:
@@ -362,46 +354,3 @@ class CheckRun:
         published = self.post.published
         cutoff = published - dt.timedelta(days=1) if published else None
         return Weighing(self.settings, self.session, self.ctx, self.retrieval.factchecks, cutoff)
-
-    async def _debate(
-        self,
-        pool: list[ChatMessage],
-        citable: list[str],
-        shown: list[str],
-        sources: Haystack,
-        *,
-        settled: EvidenceSettled,
-        full: bool,
-    ) -> DebateOutcome:
-        """The debate (``full``) or its opening round alone; ``shown``: the analyses'
-        texts, which no turn may repeat; ``sources``: where a quoted phrase must occur."""
-        session, ctx, d = self.session, self.ctx, self.settings.debate
-        if not self.ablation.debate:
-            judged = await final_ruling(session, ctx, pool, 0, settled=settled)
-            debate = Debate(style=d.style, held=False, rulings=[judged.ruling], forced=True)
-            return DebateOutcome(debate=debate, judged=judged)
-
-        async def on_round(ruling: JudgeRuling) -> None:
-            word = ruling.decision or "failed"
-            await self.progress.emit("round", "debate", word, ruling.round)
-
-        # The papers' run shows every turn; the adaptive depth shows nothing twice.
-        full_run = self.settings.agents.depth == "full"
-        moderator = Moderator.of(
-            session,
-            ctx,
-            d,
-            sources,
-            shown=None if full_run else shown,
-            on_round=on_round,
-            settled=settled,
-        )
-        try:
-            if not full:
-                return await hold_opening_round(moderator, pool, citable)
-            if d.style == "radar":
-                return await hold_radar_debate(moderator, pool, citable, max_rounds=d.max_rounds)
-            return await hold_debate(moderator, pool, citable, max_rounds=d.max_rounds)
-        finally:
-            self.dropped.quotes += moderator.editor.dropped_quotes
-            self.dropped.repeats += moderator.editor.repeats

@@ -14,13 +14,14 @@ from bots.common.settings import Settings
 from zofia_engine.errors import ZofiaError
 from zofia_engine.evaluation import load_items, sample_items
 from zofia_engine.evaluation.calibration import (
+    GridPoint,
     ItemScores,
     calibration_effect,
     grid_search,
     read_scores,
     scores_of,
 )
-from zofia_engine.evaluation.dataset import LABEL_MAPPINGS, EvalItem
+from zofia_engine.evaluation.dataset import LABEL_MAPPINGS, EvalItem, LabelMapping
 from zofia_engine.post import Post
 
 from .options import CONFIG_OPTION, settings_from
@@ -91,6 +92,21 @@ def calibrate(
     prior = asyncio.run(_collect(settings, sample, path, err))
     wanted = {item.id for item in sample}
     cached: list[ItemScores] = [s for s in read_scores(path) if s.id in wanted]
+    best = _print_thresholds(console, cached, mapping, path)
+    model = _model_key(settings)
+    console.print("Paste into your settings file:")
+    console.print(
+        f'[debate.thresholds]\n"{model}" = [{best.stop_margin}, {best.verdict_confidence}]',
+        markup=False,
+        highlight=False,
+    )
+    _print_calibration_effect(console, cached, prior, mapping)
+
+
+def _print_thresholds(
+    console: Console, cached: list[ItemScores], mapping: LabelMapping, path: Path
+) -> GridPoint:
+    """The grid search's ten best early-stop thresholds, as a table; returns the best."""
     best, points = grid_search(cached, mapping)
     table = Table(title=f"early stop on {len(cached)} items ({path})")
     for name in ("τs", "τv", "accuracy %", "mean rounds", "stopped early"):
@@ -104,13 +120,17 @@ def calibrate(
             str(point.stopped_early),
         )
     console.print(table)
-    model = _model_key(settings)
-    console.print("Paste into your settings file:")
-    console.print(
-        f'[debate.thresholds]\n"{model}" = [{best.stop_margin}, {best.verdict_confidence}]',
-        markup=False,
-        highlight=False,
-    )
+    return best
+
+
+def _print_calibration_effect(
+    console: Console,
+    cached: list[ItemScores],
+    prior: dict[str, float] | None,
+    mapping: LabelMapping,
+) -> None:
+    """Whether contextual calibration by the judge's ``prior`` lowers its expected
+    calibration error on the final verdicts, and so whether to keep it on."""
     if prior is None:
         console.print("Contextual calibration: no token probabilities, so nothing to measure.")
         return

@@ -15,7 +15,7 @@ from bots.common.card import VerdictCard, verdict_card
 from bots.common.progress import describe_event
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
-from storage.service import Requester
+from storage.service import Outcome, Requester
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Ablation, Post, PostImage, ProgressEvent
 from zofia_engine.report import Report
@@ -169,8 +169,6 @@ def check(
 ) -> None:
     """Fact-check TEXT ('-' reads standard input), a --file, a --url or --image pictures
     (with TEXT or --file as their caption); the check is stored."""
-    from zofia_engine.engine import Engine
-
     settings = settings_from(config)
     err = Console(stderr=True)
     for note in setup_notes(settings):
@@ -186,36 +184,7 @@ def check(
             allow_private_urls,
             images,
         )
-        with err.status("starting…") as status:
-
-            def show(event: ProgressEvent) -> None:
-                status.update(plain(describe_event(event) + "…"))
-                if event.kind in ("finished", "failed", "round"):
-                    err.print(plain(f"· {describe_event(event)}", "dim"))
-
-            if ablate != "full":  # an experiment: not stored, never served as a repeat
-                async with Engine(settings) as engine:
-                    ablation = Ablation.named(ablate)
-                    report = await engine.check(post, on_progress=show, ablation=ablation)
-                return report, None, f"ablation {ablate}: not stored"
-            # One check: the models load as they are needed (a stored answer needs none),
-            # and unfinished checks are left to the bots to resume.
-            async with running_service(
-                settings, load=False, resume=False, purge_every_s=None
-            ) as service:
-                me = Requester("cli", getpass.getuser(), "terminal")
-                handle = await service.submit(post, me, recheck=recheck)
-                async for event in handle.events():
-                    show(event)
-                outcome = await handle.result()
-        note = f"check {outcome.check_id}"
-        if outcome.repeat_kind is not None and outcome.original_at is not None:
-            when = outcome.original_at.strftime("%Y-%m-%d %H:%M UTC")
-            note += (
-                f": {outcome.repeat_kind} repeat of check {outcome.original_id} from {when}"
-                " (--recheck runs it again)"
-            )
-        return outcome.report, verdict_card(outcome, origin=origin, published=post.published), note
+        return await _checked(settings, post, err, origin=origin, ablate=ablate, recheck=recheck)
 
     try:
         report, card, note = asyncio.run(run())
@@ -226,3 +195,49 @@ def check(
         click.echo(report.model_dump_json(indent=2))
     else:
         render_report(report, Console(), card=card)
+
+
+async def _checked(
+    settings: Settings, post: Post, err: Console, *, origin: str, ablate: str, recheck: bool
+) -> tuple[Report, VerdictCard | None, str]:
+    """``post`` checked, its progress shown on ``err``: the report, its verdict card and
+    a note saying which stored check it is. An ablation (``ablate`` other than ``full``)
+    is an experiment: checked by an engine of its own, not stored, shown without a card."""
+    from zofia_engine.engine import Engine
+
+    with err.status("starting…") as status:
+
+        def show(event: ProgressEvent) -> None:
+            status.update(plain(describe_event(event) + "…"))
+            if event.kind in ("finished", "failed", "round"):
+                err.print(plain(f"· {describe_event(event)}", "dim"))
+
+        if ablate != "full":  # an experiment: not stored, never served as a repeat
+            async with Engine(settings) as engine:
+                ablation = Ablation.named(ablate)
+                report = await engine.check(post, on_progress=show, ablation=ablation)
+            return report, None, f"ablation {ablate}: not stored"
+        # One check: the models load as they are needed (a stored answer needs none),
+        # and unfinished checks are left to the bots to resume.
+        async with running_service(
+            settings, load=False, resume=False, purge_every_s=None
+        ) as service:
+            me = Requester("cli", getpass.getuser(), "terminal")
+            handle = await service.submit(post, me, recheck=recheck)
+            async for event in handle.events():
+                show(event)
+            outcome = await handle.result()
+    card = verdict_card(outcome, origin=origin, published=post.published)
+    return outcome.report, card, _stored_note(outcome)
+
+
+def _stored_note(outcome: Outcome) -> str:
+    """The stored check's id, and, for a repeat, the check it repeats and when that ran."""
+    note = f"check {outcome.check_id}"
+    if outcome.repeat_kind is not None and outcome.original_at is not None:
+        when = outcome.original_at.strftime("%Y-%m-%d %H:%M UTC")
+        note += (
+            f": {outcome.repeat_kind} repeat of check {outcome.original_id} from {when}"
+            " (--recheck runs it again)"
+        )
+    return note

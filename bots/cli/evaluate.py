@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -45,6 +46,9 @@ from zofia_engine.post import Ablation
 
 from .options import ABLATE_OPTION, CONFIG_OPTION, settings_from
 from .text import plain
+
+if TYPE_CHECKING:
+    from zofia_engine.engine import Engine
 
 __all__ = ["default_output", "eval_command"]
 
@@ -143,6 +147,54 @@ def render_selective(sel: Selective, console: Console) -> None:
     console.print(bins)
 
 
+def _runner(
+    settings: Settings, baseline: bool, ablate: str
+) -> tuple[Engine | OnlyLLMBaseline, dict[str, str], CheckFunction]:
+    """What checks the items (the only-LLM baseline, or the engine with the parts
+    ``ablate`` names left out), the models it runs by role, and its check function."""
+    from zofia_engine.engine import Engine
+
+    runner: Engine | OnlyLLMBaseline
+    if baseline:
+        runner = OnlyLLMBaseline(settings)
+        models = {BASELINE_ROLE: runner.llm.describe()[BASELINE_ROLE]}
+        checker: CheckFunction = runner.check
+    else:
+        runner = Engine(settings)
+        models = runner.llm.describe()
+        checker = functools.partial(runner.check, ablation=Ablation.named(ablate))
+    return runner, models, checker
+
+
+def _header(
+    settings: Settings,
+    items: list[EvalItem],
+    mapping: LabelMapping,
+    source: tuple[str, int | None, int],
+    models: dict[str, str],
+    *,
+    mode: str,
+    ablation: str,
+) -> RunHeader:
+    """What this run is, written before its items: its key (what makes two results
+    comparable), the method's settings, the models and the sample; ``source``: the
+    dataset, the sample's limit and its seed."""
+    method = method_settings(settings)
+    return RunHeader(
+        run_key=run_key(mode, ablation, mapping.name, models, method),
+        method=method,
+        mode=mode,
+        ablation=ablation,
+        labels=mapping.name,
+        models=models,
+        sample=[item.id for item in items],
+        started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        dataset=source[0],
+        limit=source[1],
+        seed=source[2],
+    )
+
+
 async def _run(
     settings: Settings,
     items: list[EvalItem],
@@ -156,34 +208,10 @@ async def _run(
     retry_errors: bool,
     err: Console,
 ) -> dict[str, ItemRecord]:
-    from zofia_engine.engine import Engine
-
     mode = "only-llm" if baseline else "full"
     ablation = "none" if baseline else ablate
-    runner: Engine | OnlyLLMBaseline
-    if baseline:
-        runner = OnlyLLMBaseline(settings)
-        models = {BASELINE_ROLE: runner.llm.describe()[BASELINE_ROLE]}
-        checker: CheckFunction = runner.check
-    else:
-        runner = Engine(settings)
-        models = runner.llm.describe()
-        checker = functools.partial(runner.check, ablation=Ablation.named(ablate))
-    method = method_settings(settings)
-    key = run_key(mode, ablation, mapping.name, models, method)
-    header = RunHeader(
-        run_key=key,
-        method=method,
-        mode=mode,
-        ablation=ablation,
-        labels=mapping.name,
-        models=models,
-        sample=[item.id for item in items],
-        started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        dataset=source[0],
-        limit=source[1],
-        seed=source[2],
-    )
+    runner, models, checker = _runner(settings, baseline, ablate)
+    header = _header(settings, items, mapping, source, models, mode=mode, ablation=ablation)
     async with runner:
         with err.status("loading models…"):
             await runner.load()
@@ -295,14 +323,9 @@ def eval_command(
     """
     if baseline and ablate != "full":
         raise click.UsageError("--ablate applies to the pipeline, not to --baseline")
-    settings = settings_from(config)
-    retrieval = settings.retrieval.model_copy(update={"mode": search_mode})
-    settings = settings.model_copy(update={"retrieval": retrieval})
+    settings = _with_search_mode(settings_from(config), search_mode)
     err = Console(stderr=True)
-    try:
-        items, mapping = load_items(dataset, labels)
-    except ZofiaError as exc:
-        raise click.ClickException(str(exc)) from None
+    items, mapping = _load_dataset(dataset, labels)
     sample = sample_items(items, limit, seed)
     mode = baseline or ablate
     log = ResultLog(output or default_output(dataset, mode))
@@ -333,3 +356,18 @@ def eval_command(
         click.echo(metrics.model_dump_json(indent=2))
     else:
         render_metrics(metrics, f"{dataset.name}: {mode}", Console())
+
+
+def _with_search_mode(settings: Settings, search_mode: str) -> Settings:
+    """``settings`` with ``[retrieval] mode`` set to ``search_mode``."""
+    retrieval = settings.retrieval.model_copy(update={"mode": search_mode})
+    return settings.model_copy(update={"retrieval": retrieval})
+
+
+def _load_dataset(dataset: Path, labels: str) -> tuple[list[EvalItem], LabelMapping]:
+    """The dataset's items and the label mapping ``labels`` names (or ``auto`` picks);
+    a dataset that cannot be read ends the command with the reason, not a traceback."""
+    try:
+        return load_items(dataset, labels)
+    except ZofiaError as exc:
+        raise click.ClickException(str(exc)) from None

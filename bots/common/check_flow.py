@@ -153,14 +153,7 @@ async def run_check(
         # its sender's limits, whatever then fails.
         admission = await calls.admit(request.requester)
         started = True  # from here the request costs work: a download, a check
-        post = await post_from_message(
-            request.text,
-            pictures=await request.download(),
-            published=request.published,
-            origin=request.origin,
-            language=request.language,
-            allow_private_urls=request.allow_private_urls,
-        )
+        post = await _post_of(request)
         handle = await service.submit(post, request.requester, admission=admission)
         # Queued on workers, a deliver job posts the card, from whichever replica is
         # alive then; this one shows progress while it is.
@@ -179,12 +172,8 @@ async def run_check(
                 raise asyncio.CancelledError
             return
         outcome = await handle.result()
-        if request.unasked:  # the card only for a sure alarm (bots.common.quiet)
-            answer = group_answer(outcome.report, request.min_confidence)
-            if answer == "reaction" and request.react is not None:
-                await request.react()
-            if answer != "card":
-                return
+        if request.unasked and not await _unasked_gets_card(request, outcome):
+            return
         asker = service.chats.user_hash(request.requester.platform, request.requester.user_id)
         card = await card_for(calls, outcome, card_target(post, asker))
         await screen.show_card(card)
@@ -200,6 +189,28 @@ async def run_check(
     finally:
         if admission is not None:
             await asyncio.shield(calls.release(admission))
+
+
+async def _post_of(request: CheckRequest) -> Post:
+    """The post ``request`` asks about, its pictures downloaded (or its link fetched)."""
+    return await post_from_message(
+        request.text,
+        pictures=await request.download(),
+        published=request.published,
+        origin=request.origin,
+        language=request.language,
+        allow_private_urls=request.allow_private_urls,
+    )
+
+
+async def _unasked_gets_card(request: CheckRequest, outcome: Outcome) -> bool:
+    """Whether an unasked check gets its card: only a sure alarm does
+    (:func:`~.quiet.group_answer`); another verdict may get the platform's quiet
+    reaction instead, and the rest nothing."""
+    answer = group_answer(outcome.report, request.min_confidence)
+    if answer == "reaction" and request.react is not None:
+        await request.react()
+    return answer == "card"
 
 
 def card_target(post: Post, asker: str) -> dict[str, str]:

@@ -94,30 +94,9 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
         raise ImageRefusedError(
             "SVG drawings are not checked; send the picture as PNG, JPEG, WebP or GIF."
         )
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data), formats=list(ACCEPTED))
-    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise ImageRefusedError(
-            "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF."
-        ) from None
-    except Exception as exc:  # a header cut short, or any other decoder's failure
-        log.info("a picture's header could not be read: %r", exc)
-        raise ImageRefusedError(DAMAGED) from None
+    image = _opened(data)
     with image:
-        pixels = image.width * image.height
-        if pixels > max_pixels:
-            raise ImageRefusedError(
-                f"The picture is {pixels / 1e6:.0f} megapixels; pictures up to "
-                f"{max_pixels / 1e6:.0f} megapixels are checked."
-            )
-        short, long = sorted(image.size)
-        if short < MIN_SIDE or long > MAX_ASPECT * short:
-            raise ImageRefusedError(
-                f"The picture is {image.width}×{image.height} pixels, too long or thin to "
-                "read; send the part that matters."
-            )
+        _check_dimensions(image, max_pixels)
         source = image.format or ""
         frames = getattr(image, "n_frames", 1)
         try:
@@ -147,6 +126,47 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
         source_format=source,
         note=note,
     )
+
+
+def _opened(data: bytes) -> Image.Image:
+    """``data`` opened (its header read, no pixel decoded yet) as one of the accepted
+    formats, a decompression bomb refused.
+
+    Raises:
+        ImageRefusedError: not a picture Pillow reads as one of them, or cut short.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            return Image.open(io.BytesIO(data), formats=list(ACCEPTED))
+    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise ImageRefusedError(
+            "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF."
+        ) from None
+    except Exception as exc:  # a header cut short, or any other decoder's failure
+        log.info("a picture's header could not be read: %r", exc)
+        raise ImageRefusedError(DAMAGED) from None
+
+
+def _check_dimensions(image: Image.Image, max_pixels: int) -> None:
+    """Refuse an opened picture with more than ``max_pixels`` pixels, or too thin or too
+    long to hold a readable post (MIN_SIDE, MAX_ASPECT).
+
+    Raises:
+        ImageRefusedError: what is wrong with its size, in one sentence.
+    """
+    pixels = image.width * image.height
+    if pixels > max_pixels:
+        raise ImageRefusedError(
+            f"The picture is {pixels / 1e6:.0f} megapixels; pictures up to "
+            f"{max_pixels / 1e6:.0f} megapixels are checked."
+        )
+    short, long = sorted(image.size)
+    if short < MIN_SIDE or long > MAX_ASPECT * short:
+        raise ImageRefusedError(
+            f"The picture is {image.width}×{image.height} pixels, too long or thin to "
+            "read; send the part that matters."
+        )
 
 
 def _flatten(image: Image.Image) -> Image.Image:

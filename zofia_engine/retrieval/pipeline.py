@@ -8,7 +8,6 @@ a worker thread; a failing source is recorded and the others carry on.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 import time
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from ..records.stage1 import (
     SourceStatus,
     Stage1Result,
     WebResult,
+    WikipediaEntry,
 )
 from ..text import clean_post
 from .entities import (
@@ -38,8 +38,9 @@ from .factcheck.base import FactCheckBackend
 from .factcheck.lookup import FactCheckLookup
 from .keywords import select_keywords, similarity_matrix
 from .ner import NERBackend, NEROutput, build_ner_backend
+from .queries import counter_query, web_query
 from .salience import SalienceResult, score_salience
-from .web.base import WIKIPEDIA_DOMAINS, SearchBackend, WebQuery, compose_query
+from .web.base import SearchBackend, WebQuery, compose_query
 from .web.search import search_all
 from .wikipedia.lookup import PostView, search_wikipedia
 
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
     from .wikipedia.base import WikipediaBackend
 
 __all__ = ["EntityGuidedRetrieval"]
-
-FALLBACK_QUERY_WORDS = 12
-FALLBACK_QUERY_CHARS = 100
 
 
 def _ms(seconds: float) -> float:
@@ -175,19 +173,66 @@ class EntityGuidedRetrieval:
         timings: dict[str, float] = {}
         if isinstance(published, dt.datetime):
             published = published.date()
-        text, degraded = clean_post(text)
-        limit = self.settings.ner.max_chars
-        if len(text) > limit:
-            degraded.append(f"post cut to its first {limit} characters for entity extraction")
-            text = text[:limit]
+        text, degraded = self._cleaned(text)
         if not text.strip():
             return self._empty_result([*degraded, "empty post: nothing to retrieve"], started)
 
         if language is None:
             language = detect_language(text)
         found = await self._keyphrases(text, timings)
-        query = self._query(found, text, published, degraded, language)
-        counter = self._counter_query(query, found) if web and self.search_backends else None
+        lead = found.sentences[0] if found.sentences else text
+        query = web_query(self.settings, found.keywords, lead, published, degraded, language)
+        counter = (
+            counter_query(self.settings, query, found.keywords)
+            if web and self.search_backends
+            else None
+        )
+        web_hits, wiki, sources = await self._search(
+            query, counter, found, text, timings, web=web, wikipedia=wikipedia
+        )
+        degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
+        if web and not self.search_backends:
+            degraded.append("no web search backend configured: no open-web evidence (offline)")
+        timings["total_ms"] = _ms(time.perf_counter() - started)
+        return Stage1Result(
+            entities=found.salience.entities,
+            threshold=found.threshold,
+            keywords=found.keywords,
+            query=compose_query(query.keywords, query.exact),
+            counter_query=compose_query(counter.keywords, True, counter.any_of) if counter else "",
+            language=language,
+            mode=self.settings.retrieval.mode,
+            web=web_hits,
+            wikipedia=wiki,
+            sources=sources,
+            timings_ms=timings,
+            degraded=degraded,
+        )
+
+    def _cleaned(self, text: str) -> tuple[str, list[str]]:
+        """The post cleaned (:func:`~zofia_engine.text.clean_post`) and cut to ``[ner]
+        max_chars``, and what was changed, in words."""
+        text, degraded = clean_post(text)
+        limit = self.settings.ner.max_chars
+        if len(text) > limit:
+            degraded.append(f"post cut to its first {limit} characters for entity extraction")
+            text = text[:limit]
+        return text, degraded
+
+    async def _search(
+        self,
+        query: WebQuery,
+        counter: WebQuery | None,
+        found: _Keyphrases,
+        text: str,
+        timings: dict[str, float],
+        *,
+        web: bool,
+        wikipedia: bool,
+    ) -> tuple[list[WebResult], list[WikipediaEntry], list[SourceStatus]]:
+        """The open web (the query, then up to ``[retrieval] counter_results`` of the
+        counter query's results) and Wikipedia, asked at once: the web results, the
+        Wikipedia entries, and every source's status."""
         (
             (web_hits, web_status),
             (counter_hits, counter_status),
@@ -212,25 +257,7 @@ class EntityGuidedRetrieval:
             else _off("wikipedia", "turned off for this check"),
         )
         web_hits = _with_counter(web_hits, counter_hits, self.settings.retrieval.counter_results)
-        sources = [*web_status, *counter_status, wiki_status]
-        degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
-        if web and not self.search_backends:
-            degraded.append("no web search backend configured: no open-web evidence (offline)")
-        timings["total_ms"] = _ms(time.perf_counter() - started)
-        return Stage1Result(
-            entities=found.salience.entities,
-            threshold=found.threshold,
-            keywords=found.keywords,
-            query=compose_query(query.keywords, query.exact),
-            counter_query=compose_query(counter.keywords, True, counter.any_of) if counter else "",
-            language=language,
-            mode=self.settings.retrieval.mode,
-            web=web_hits,
-            wikipedia=wiki,
-            sources=sources,
-            timings_ms=timings,
-            degraded=degraded,
-        )
+        return web_hits, wiki, [*web_status, *counter_status, wiki_status]
 
     async def _keyphrases(self, text: str, timings: dict[str, float]) -> _Keyphrases:
         """Algorithm 2, eq. 3 and SC-MMR: the entities, their salience, the keywords."""
@@ -250,53 +277,6 @@ class EntityGuidedRetrieval:
         keywords, chosen = self._keywords(salience)
         timings["keywords_ms"] = _ms(time.perf_counter() - t)
         return _Keyphrases(threshold, sentences, salience, keywords, chosen, v_text)
-
-    def _query(
-        self,
-        found: _Keyphrases,
-        text: str,
-        published: dt.date | None,
-        degraded: list[str],
-        language: str,
-    ) -> WebQuery:
-        """Eq. 6: every keyword required; with no entity anchors (Appendix A.1), the
-        post's first words instead; ``language`` the post's, as the search's hint."""
-        if found.keywords:
-            terms: tuple[str, ...] = tuple(k.text for k in found.keywords)
-            exact = True
-        else:
-            lead = (found.sentences[0] if found.sentences else text)[:FALLBACK_QUERY_CHARS]
-            terms = tuple(lead.split()[:FALLBACK_QUERY_WORDS])
-            exact = False
-            wiki = (
-                "Wikipedia looks only for the article titles it names"
-                if self.settings.wikipedia.title_matches
-                else "Wikipedia is skipped"
-            )
-            degraded.append(
-                f"no named entities: web search falls back to the post's first words and {wiki}"
-            )
-        paper = self.settings.retrieval.mode == "paper"
-        return WebQuery(
-            keywords=terms,
-            exact=exact,
-            max_results=self.settings.web.max_results,
-            cutoff=published - dt.timedelta(days=1) if published else None,
-            # The paper keeps news sites out of an evaluation; live, they are evidence.
-            exclude_domains=tuple(self.settings.web.exclude_domains)
-            if paper
-            else WIKIPEDIA_DOMAINS,
-            language=language,
-        )
-
-    def _counter_query(self, query: WebQuery, found: _Keyphrases) -> WebQuery | None:
-        """ToE's counter-evidence query: the top keywords with any of the debunking
-        terms; ``None`` when it is off or the post has no keywords."""
-        r = self.settings.retrieval
-        if not r.counter_query or not found.keywords or not r.counter_terms:
-            return None
-        terms = tuple(k.text for k in found.keywords[: r.counter_keywords])
-        return dataclasses.replace(query, keywords=terms, exact=True, any_of=tuple(r.counter_terms))
 
     def _recognize(self, text: str, timings: dict[str, float]) -> NEROutput:
         t = time.perf_counter()
