@@ -625,6 +625,10 @@ C = TypeVar("C", bound=discord.Client)
 async def running_client(bot: C, token: str = DISCORD_TOKEN) -> AsyncIterator[C]:
     """``bot`` logged in to the fake (which discord_fixtures.discord_api points it at)
     and ready; closed, and its task awaited, on the way out (both bounded)."""
+    # The fake's READY names no guild, so no GUILD_CREATE follows it: discord.py's wait
+    # for that stream (the documented ``guild_ready_timeout``, 2 s by default) would only
+    # delay every test.
+    bot._connection.guild_ready_timeout = 0.0
     async with bot:
         task = asyncio.create_task(bot.start(token))
         try:
