@@ -48,6 +48,17 @@ def mean_wall(rows: list[ItemRecord]) -> float | None:
     return round(scored(rows, "liar-3").mean_wall_s, 1) if rows else None
 
 
+def confusion(rows: list[ItemRecord]) -> dict[str, int]:
+    """How many items of each liar-3 gold class got each answer ("abstain": unproven)."""
+    m = LABEL_MAPPINGS["liar-3"]
+    counts: dict[str, int] = {}
+    for r in rows:
+        said = m.predicted(r.verdict or "") or "abstain"
+        key = f"{m.gold[r.raw_label.lower()]}->{said}"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def main() -> None:
     paths = sys.argv[1:] or [
         str(EVAL / "liar_plus_val-adaptive.jsonl"),
@@ -80,6 +91,7 @@ def main() -> None:
         "settled_path_mean_wall_s": mean_wall(settled),
         "one_round_items": len(one_round),
         "one_round_mean_wall_s": mean_wall(one_round),
+        "full_confusion": confusion(f),
     }
     print(json.dumps(result))
 
