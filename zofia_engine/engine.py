@@ -18,6 +18,7 @@ from .config import EngineSettings, StanceSettings
 from .images.analysis import ImageEvidence, examine_images
 from .images.reader import ImageReader
 from .images.reverse import ReverseImageBackend, reverse_backend
+from .language import load_detector
 from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.router import LLMRouter
@@ -66,6 +67,7 @@ class Engine:
         await self.retrieval.load()
         await self.llm.load()
         await asyncio.to_thread(self.images.load)  # the OCR, for the first picture post
+        await asyncio.to_thread(load_detector)  # the post's language, for the first check
         if self.stance_model is not None:
             await asyncio.to_thread(self.stance_model.load)
 

@@ -1,121 +1,132 @@
-"""Which language a post is written in, from how often it uses each language's stopwords.
+"""Which language a post is written in, told offline by py3langid.
 
-A post's function words (articles, pronouns, prepositions, auxiliaries: "the", "der",
-"les", "het") make up a large share of any sentence and differ between languages, so
-counting them tells the language of a sentence or more with no model and no
-dependency. Each word found counts for every language it is a stopword of, split
-between them ("de" is Dutch, French, Spanish and Portuguese: a quarter each), and the
-language with the highest score wins when it is clearly ahead.
+py3langid (BSD-3-Clause, langid.py's naive Bayes model over byte n-grams, maintained
+fork) ships its model in its wheel (4.6 MB) and needs nothing else at run time but
+numpy. It is asked only about :data:`DETECTED`, the languages the project names (the
+chats' languages of ``bots/common/languages.py``, and English), plus its own "no
+linguistic content" class, with its probabilities normalised; Norwegian Nynorsk counts
+as Norwegian. ``bench/language_detect.py`` measured it against lingua-language-detector
+and the stopword counter it replaced (``docs/languages.md``).
 
-The answer is an ISO 639-1 code of :data:`DETECTED`. Anything too short or too mixed to
-tell (a name, a number, a two-word headline, a tie) is English (:data:`DEFAULT`): the
-language of the bot's defaults, so an unsure detection changes nothing. The engine
-uses it as a hint only (the web search's language, the claims' language): a wrong
-guess narrows a search, it never refuses a post.
+The answer is an ISO 639-1 code of :data:`DETECTED`, or ``""`` (:data:`DEFAULT`,
+unknown) when the best language's probability is under :data:`MIN_CONFIDENCE`: a
+name, a number, "lol ok", an emoji, a link alone. The engine uses it as a hint only
+(the web search's language, the claims' language, the published fact-checks'):
+unknown gives no hint, and a wrong guess narrows a search, it never refuses a post.
+
+The model (about 85 MB in memory, a second to read) is loaded on the first call, once
+whatever the number of threads asking, or beforehand by :func:`load_detector`
+(``Engine.load`` does); importing this module loads nothing.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
+import threading
+from typing import Any
 
-__all__ = ["DEFAULT", "DETECTED", "LANGUAGE_NAMES", "detect_language", "language_scores"]
+__all__ = [
+    "DEFAULT",
+    "DETECTED",
+    "LANGUAGE_NAMES",
+    "MIN_CONFIDENCE",
+    "detect_language",
+    "language_scores",
+    "load_detector",
+]
 
-#: what an empty, short or ambiguous text is taken to be written in
-DEFAULT = "en"
-#: the least score (stopwords found, shared ones split) the winner needs
-MIN_SCORE = 1.5
-#: how far ahead of the runner-up the winner must be, as a share of its score
-MIN_LEAD = 0.2
+#: the answer for a text too short, too mixed or too bare to tell: unknown
+DEFAULT = ""
+#: the least probability the best language needs to be the answer. The bench's
+#: undecidable texts peak at 0.47 ("Lewandowski" as Polish) and its 160 labelled
+#: sentences in 8 languages, 96 of them short, start at 0.52
+#: (``bench/language_detect.py``)
+MIN_CONFIDENCE = 0.5
 #: only the start of a long post is read: a few sentences tell its language
 MAX_CHARS = 4000
 
-_STOPWORDS: dict[str, str] = {
-    "en": """the a an and or but of to in on at for with from by is are was were be been
-        has have had will would it its this that these those they he she his her their
-        we you i not as which who what said says after than there about into more can
-        all also over one two if because him them our your my do does did just only
-        now then when where out""",
-    "de": """der die das den dem des ein eine einen einem einer und oder aber ist sind
-        war waren wird werden wurde wurden hat haben hatte nicht kein keine mit von zu
-        zum zur auf für im am bei nach aus auch sich es er sie wir ich dass daß als wie
-        noch nur schon über unter vor durch dieser diese dieses sein seine ihre mehr
-        zwei alle wenn weil man um bis gegen seit doch was wer ihm ihn uns sei""",
-    "fr": """le la les un une des du de et ou mais est sont était a ont été sera il elle
-        ils elles nous vous on ce cette ces qui que dans sur pour par avec sans pas
-        ne n' plus au aux en l' d' se s' son sa ses leur leurs y comme aussi selon après
-        avant très tout tous toute toutes deux entre depuis dont chez lors même où
-        cela ça être avoir fait je j' tu me te moi mon ma mes c' notre votre qu'""",
-    "es": """el la los las un una unos unas y o pero es son era fue fueron ha han había
-        está están de del al en con por para sin que se su sus lo le les no más como
-        también este esta estos ese esa muy hay cuando donde según entre sobre ya
-        desde hasta durante dos ni todo todos todas otro otra porque así solo aunque
-        tiene tienen ser cada""",
-    "it": """il lo la i gli le un uno una e o ma è sono era erano stato stata ha hanno
-        di del della dei delle dello degli al alla ai nel nella nei con per su sul
-        sulla da dal dalla che non si suo sua loro come anche più questo questa dopo
-        tra fra secondo molto ci l' dell' all' nell' sull' un' due tutti tutte tutto ogni
-        perché però ancora già cui essere allo agli alle negli nello quello quella""",
-    "nl": """de het een en of maar is zijn was waren wordt worden werd heeft hebben had
-        niet geen met van voor op in aan bij naar uit ook zich hij zij ze we wij ik
-        dat die dit deze als om te tot door over nog al er meer dan wel kan zal je
-        jij zo hun haar zou zouden nu na omdat wat wie twee alle tegen""",
-    "pt": """o a os as um uma uns umas e ou mas é são foi foram era está estão tem têm
-        de do da dos das no na nos nas em ao aos à com por pelo pela para sem que se
-        seu sua seus suas não mais como também este esta isso isto ele ela eles elas
-        muito já quando onde segundo entre sobre até após dois duas todos todas
-        porque ser num numa nem às sempre ainda depois essa esse""",
+#: each language the detector tells, ISO 639-1, by its English name (as the chat
+#: settings and the prompts name it): ``bots/common/languages.py``'s, and English
+LANGUAGE_NAMES = {
+    "ar": "Arabic",
+    "bn": "Bengali",
+    "cs": "Czech",
+    "da": "Danish",
+    "de": "German",
+    "el": "Greek",
+    "en": "English",
+    "es": "Spanish",
+    "fa": "Persian",
+    "fi": "Finnish",
+    "fr": "French",
+    "he": "Hebrew",
+    "hi": "Hindi",
+    "hu": "Hungarian",
+    "id": "Indonesian",
+    "it": "Italian",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "ms": "Malay",
+    "nl": "Dutch",
+    "no": "Norwegian",
+    "pl": "Polish",
+    "pt": "Portuguese",
+    "ro": "Romanian",
+    "ru": "Russian",
+    "sv": "Swedish",
+    "sw": "Swahili",
+    "th": "Thai",
+    "tl": "Tagalog",
+    "tr": "Turkish",
+    "uk": "Ukrainian",
+    "ur": "Urdu",
+    "vi": "Vietnamese",
+    "zh": "Chinese",
 }
 #: the languages the detector tells apart
-DETECTED = tuple(_STOPWORDS)
-#: each detected language's English name (as the chat settings and the prompts name it)
-LANGUAGE_NAMES = {
-    "en": "English",
-    "de": "German",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "nl": "Dutch",
-    "pt": "Portuguese",
-}
+DETECTED = tuple(LANGUAGE_NAMES)
+# The model's other labels it is asked about: what each one counts as ("": none).
+_ALSO = {"nn": "no", "zxx": ""}
+# A link or an @handle says nothing of the post's language: they are left out.
+_NOT_WORDS = re.compile(r"(?:https?://|www\.)\S+|(?<!\w)@\w+", re.IGNORECASE)
+_LETTER = re.compile(r"[^\W\d_]")
+
+_lock = threading.Lock()
+_identifier: Any = None  # py3langid's LanguageIdentifier (untyped), once loaded
 
 
-def _weights() -> dict[str, dict[str, float]]:
-    """Each stopword's weight for each language it belongs to: 1, split between them."""
-    owners: dict[str, list[str]] = {}
-    for code, words in _STOPWORDS.items():
-        for word in set(words.casefold().split()):
-            owners.setdefault(word, []).append(code)
-    return {word: {code: 1.0 / len(codes) for code in codes} for word, codes in owners.items()}
+def load_detector() -> None:
+    """Load the model now, if no call has yet (thread-safe; it is loaded once)."""
+    global _identifier
+    if _identifier is not None:
+        return
+    with _lock:
+        if _identifier is None:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-
-_WEIGHTS = _weights()
-# A word: letters, with the apostrophe of an elision ("l'homme" is "l'" and "homme");
-# "2024" is none. A link says nothing of the post's language: it is left out.
-_WORD = re.compile(r"[^\W\d_]+(?:'(?=[^\W\d_]))?")
-_LINK = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            identifier.set_languages([*DETECTED, *_ALSO])
+            _identifier = identifier
 
 
 def language_scores(text: str) -> dict[str, float]:
-    """Each detected language's score for ``text``: the stopwords of it found there,
-    a word shared by ``k`` languages counting ``1/k`` for each (every language is
-    listed, at 0 when none was found)."""
+    """Each detected language's probability for ``text`` (every one listed; all 0 for a
+    text with no letters once its links and @handles are left out)."""
     scores = dict.fromkeys(DETECTED, 0.0)
-    plain = _LINK.sub(" ", text[:MAX_CHARS]).replace("’", "'").casefold()
-    words = Counter(_WORD.findall(plain))
-    for word, count in words.items():
-        for code, share in _WEIGHTS.get(word, {}).items():
-            scores[code] += share * count
+    plain = _NOT_WORDS.sub(" ", text[:MAX_CHARS])
+    if not _LETTER.search(plain):
+        return scores
+    load_detector()
+    for label, probability in _identifier.rank(plain):
+        code = _ALSO.get(label, label)
+        if code:
+            scores[code] += float(probability)
     return scores
 
 
 def detect_language(text: str) -> str:
     """The ISO 639-1 code of the language ``text`` is written in, one of
-    :data:`DETECTED`; :data:`DEFAULT` (English) when the text is too short or too
-    mixed to tell: the best score under :data:`MIN_SCORE`, or less than
-    :data:`MIN_LEAD` ahead of the next."""
-    ranked = sorted(language_scores(text).items(), key=lambda item: -item[1])
-    (best, score), (_, second) = ranked[0], ranked[1]
-    if score < MIN_SCORE or score - second < MIN_LEAD * score:
-        return DEFAULT
-    return best
+    :data:`DETECTED`; ``""`` (:data:`DEFAULT`, unknown) when no language reaches
+    :data:`MIN_CONFIDENCE`."""
+    best, probability = max(language_scores(text).items(), key=lambda item: item[1])
+    return best if probability >= MIN_CONFIDENCE else DEFAULT

@@ -137,7 +137,9 @@ class PanelContext:
     sentences, ``sentences[0]`` being [S1]. ``post_language`` is the language the post
     is written in (ISO 639-1, as :func:`~zofia_engine.language.detect_language` tells
     it): Stage 1 searches with it as a hint, the claims are extracted in it and the
-    published fact-checks looked up in it.
+    published fact-checks looked up in it. ``""`` is unknown (a name, "lol ok"): the
+    search gets no language, the extractor is told the post's own language unnamed and
+    the fact-checks are looked up in the panel's language.
     """
 
     text: str
