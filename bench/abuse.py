@@ -1,9 +1,14 @@
 """One user's burst against everyone else: are the other chats still answered, and soon?
 
 The real Telegram bot (python-telegram-bot, polling) talks to the fake Bot API server;
-behind it are the real check service on a temporary SQLite file with the default
-limits and shares, the real Stage-1 models, and the fake OpenAI server answering every
-agent after a fixed delay. Two rounds, each on a fresh store:
+behind it are the real check service with the default limits and shares, the real
+Stage-1 models, and the fake OpenAI server answering every agent after a fixed delay.
+The store (``--backend``) is a temporary SQLite file, the checks run in the bot's
+process; or a database on a throwaway PostgreSQL server (tests/pg_server.py), the
+queued mode: ``--workers`` ``zofia worker --concurrency C`` processes (the Procfile's
+one with 2 by default) run the checks against the same fake OpenAI server, the bot
+reads pictures and posts the cards (the deliver jobs). Three rounds, each on a fresh
+store (on PostgreSQL a fresh database, with its workers ready before anything is sent):
 
 1. idle: OTHERS chats send one post each; their wait from send to card is the baseline;
 2. burst: one private chat forwards BURST distinct posts at once, and the same OTHERS
@@ -11,14 +16,27 @@ agent after a fixed delay. Two rounds, each on a fresh store:
 3. pictures: PICTURES users each send a blank 40 MP picture, spread over a minute,
    then the OTHERS chats send one post each; the process's RSS is sampled throughout.
 
-    python bench/abuse.py [--burst 100] [--others 5] [--pictures 60] [--llm-delay 0.05]
+    python bench/abuse.py [--backend sqlite|postgresql] [--burst 100] [--others 5]
+        [--pictures 60] [--llm-delay 0.05] [--workers 1] [--worker-concurrency 2]
+
+A small run first: ``--burst 10 --others 2 --pictures 0``.
 
 The last line is one JSON object: ``others_sent``, ``others_answered`` (a card
 arrived), ``others_wait_ratio`` (their mean wait in the burst over the idle one),
 ``burst_refused`` (the burst's requests the limits turned away before any work),
 ``burst_tokens`` (what the burst spent of the day's budget), the waits themselves,
-``pictures_others_answered`` (the others' cards in the picture round) and
-``rss_over_idle_mb`` (its peak RSS above the RSS once the bot was up).
+``pictures_others_answered`` (the others' cards in the picture round),
+``rss_over_idle_mb`` (the bot's process's peak RSS above its RSS once the bot was up:
+this process, the fake servers in it; never the workers'), ``pictures_read`` and
+``pictures_refused_busy``, the settings, and ``backend``, ``workers`` (``"1x2"``:
+processes x concurrency; null on SQLite), ``workers_rss_over_idle_mb`` (the workers'
+and their children's RSS, summed, peak over the picture round above their sum before
+it; null on SQLite) and ``targets_met``: every other chat answered in both rounds,
+``others_wait_ratio`` <= 1.5, ``rss_over_idle_mb`` <= 1024.
+
+On PostgreSQL the bot loads no model up front (the workers hold them), so its first
+picture loads the OCR's models in the bot's process, inside the picture round's rise;
+on SQLite ``Engine.load`` loaded them before the idle RSS is taken.
 """
 
 from __future__ import annotations
@@ -33,16 +51,15 @@ import json
 import logging
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.abuse_store import API_KEY, BACKENDS, Backend, RssPeaks
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
@@ -50,6 +67,9 @@ from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
 from bots.telegram.app import running_bot
+
+MAX_WAIT_RATIO = 1.5  # the others' mean wait in the burst over the idle one
+MAX_RSS_OVER_IDLE_MB = 1024  # the bot's process, over the picture round
 
 NEWS = channel(-1001234, "Rumour Daily", "rumour_daily")
 BURSTER = user(20_000, "Mallory")
@@ -73,15 +93,15 @@ def is_card(message: dict[str, Any]) -> bool:
     return '"d:' in json.dumps(message.get("reply_markup") or {})
 
 
-def bench_settings(peer: FakeBotAPI, panel: FakeOpenAI, folder: Path) -> Settings:
-    """The defaults, but for the fake servers and a temporary store."""
+def bench_settings(peer: FakeBotAPI, panel: FakeOpenAI, storage: dict[str, str]) -> Settings:
+    """The defaults, but for the fake servers and the round's store."""
     return Settings.model_validate(
         {
             "llm": {
                 "backend": "openai",
-                "openai": {"base_url": panel.base_url, "api_key": "sk-bench"},
+                "openai": {"base_url": panel.base_url, "api_key": API_KEY},
             },
-            "storage": {"path": str(folder / "b.db"), "secret": "bench-secret-012345"},
+            "storage": storage,
             "telegram": {"base_url": f"{peer.root}/bot"},
         }
     )
@@ -96,35 +116,33 @@ def cards_in(peer: FakeBotAPI, sent: dict[int, float]) -> dict[int, float]:
     return found
 
 
-async def one_round(args: argparse.Namespace, *, burst: int) -> dict[str, Any]:
+async def one_round(args: argparse.Namespace, backend: Backend, *, burst: int) -> dict[str, Any]:
     """Send the burst (if any), then the others' posts; wait for the others' cards."""
     async with (
         FakeBotAPI(chat_burst=5, chat_rate=1.0) as peer,
-        FakeOpenAI(PanelScript(), api_key="sk-bench", delay_s=args.llm_delay) as panel,
+        FakeOpenAI(PanelScript(), api_key=API_KEY, delay_s=args.llm_delay) as panel,
+        backend.round_store(panel.base_url) as store,
     ):
-        with tempfile.TemporaryDirectory() as tmp:
-            settings = bench_settings(peer, panel, Path(tmp))
-            async with running_service(settings) as service, running_bot(settings, service, TOKEN):
-                origin = {"type": "channel", "chat": NEWS, "message_id": 1, "date": 1_790_000_000}
-                for n in range(burst):
-                    peer.send(private(BURSTER), BURSTER, burst_post(n), forward_origin=origin)
-                await asyncio.sleep(0.2)  # the burst reaches the bot first
-                sent: dict[int, float] = {}
-                for n in range(args.others):
-                    person = user(30_000 + n, f"User{n}")
-                    peer.send(private(person), person, other_post(n))
-                    sent[person["id"]] = time.monotonic()
+        settings = bench_settings(peer, panel, store.storage)
+        async with running_service(settings) as service, running_bot(settings, service, TOKEN):
+            origin = {"type": "channel", "chat": NEWS, "message_id": 1, "date": 1_790_000_000}
+            for n in range(burst):
+                peer.send(private(BURSTER), BURSTER, burst_post(n), forward_origin=origin)
+            await asyncio.sleep(0.2)  # the burst reaches the bot first
+            sent: dict[int, float] = {}
+            for n in range(args.others):
+                person = user(30_000 + n, f"User{n}")
+                peer.send(private(person), person, other_post(n))
+                sent[person["id"]] = time.monotonic()
 
-                with contextlib.suppress(TimeoutError):
-                    await peer.wait_for(
-                        lambda: len(cards_in(peer, sent)) >= len(sent), args.timeout
-                    )
-                answered = cards_in(peer, sent)
-                waits = [answered[chat] - sent[chat] for chat in answered]
-                who = service.chats.user_hash("telegram", str(BURSTER["id"]))
-                day = service.clock() - dt.timedelta(days=1)
-                admitted = service.store.attempts.count(since=day, requester=who)
-                spent = service.store.checks.tokens_since(day, requester=who)
+            with contextlib.suppress(TimeoutError):
+                await peer.wait_for(lambda: len(cards_in(peer, sent)) >= len(sent), args.timeout)
+            answered = cards_in(peer, sent)
+            waits = [answered[chat] - sent[chat] for chat in answered]
+            who = service.chats.user_hash("telegram", str(BURSTER["id"]))
+            day = service.clock() - dt.timedelta(days=1)
+            admitted = service.store.attempts.count(since=day, requester=who)
+            spent = service.store.checks.tokens_since(day, requester=who)
     return {"answered": len(answered), "waits": waits, "admitted": admitted, "tokens": spent}
 
 
@@ -135,61 +153,77 @@ def blank_picture(megapixels: int) -> bytes:
     return out.getvalue()
 
 
-async def picture_round(args: argparse.Namespace) -> dict[str, Any]:
+async def picture_round(args: argparse.Namespace, backend: Backend) -> dict[str, Any]:
     """PICTURES blank 40 MP pictures from as many users over a minute, then the others'
-    text posts; the bot's peak RSS above its idle RSS, sampled every 50 ms."""
-    process = psutil.Process()
+    text posts; the bot's peak RSS above its idle RSS (and the workers'), sampled every
+    50 ms."""
     async with (
         FakeBotAPI(chat_burst=5, chat_rate=1.0) as peer,
-        FakeOpenAI(PanelScript(), api_key="sk-bench", delay_s=args.llm_delay) as panel,
+        FakeOpenAI(PanelScript(), api_key=API_KEY, delay_s=args.llm_delay) as panel,
+        backend.round_store(panel.base_url) as store,
     ):
         photo = peer.photo(blank_picture(40))  # decoded once here, for its thumbnails
         gc.collect()
-        with tempfile.TemporaryDirectory() as tmp:
-            settings = bench_settings(peer, panel, Path(tmp))
-            async with running_service(settings) as service, running_bot(settings, service, TOKEN):
-                idle_mb = process.memory_info().rss / 2**20
-                peak_mb = idle_mb
-                sent: dict[int, float] = {}
-                start = time.monotonic()
-                for n in range(args.pictures + args.others):
-                    at = n * args.picture_spread / max(1, args.pictures)
-                    while time.monotonic() < start + min(at, args.picture_spread):
-                        peak_mb = max(peak_mb, process.memory_info().rss / 2**20)
-                        await asyncio.sleep(0.05)
-                    if n < args.pictures:
-                        person = user(40_000 + n, f"Sender{n}")
-                        peer.send(private(person), person, photo=photo)
-                    else:
-                        person = user(30_000 + n, f"User{n}")
-                        peer.send(private(person), person, other_post(n))
-                        sent[person["id"]] = time.monotonic()
-                deadline = time.monotonic() + args.timeout
-                while time.monotonic() < deadline and len(cards_in(peer, sent)) < len(sent):
-                    peak_mb = max(peak_mb, process.memory_info().rss / 2**20)
+        settings = bench_settings(peer, panel, store.storage)
+        async with running_service(settings) as service, running_bot(settings, service, TOKEN):
+            rss = RssPeaks(store.worker_pids)
+            sent: dict[int, float] = {}
+            start = time.monotonic()
+            for n in range(args.pictures + args.others):
+                at = n * args.picture_spread / max(1, args.pictures)
+                while time.monotonic() < start + min(at, args.picture_spread):
+                    rss.sample()
                     await asyncio.sleep(0.05)
-                answered = len(cards_in(peer, sent))
-                said = [
-                    " ".join(m.get("text", "") for m in peer.bot_messages(40_000 + n))
-                    for n in range(args.pictures)
-                ]
+                if n < args.pictures:
+                    person = user(40_000 + n, f"Sender{n}")
+                    peer.send(private(person), person, photo=photo)
+                else:
+                    person = user(30_000 + n, f"User{n}")
+                    peer.send(private(person), person, other_post(n))
+                    sent[person["id"]] = time.monotonic()
+            deadline = time.monotonic() + args.timeout
+            while time.monotonic() < deadline and len(cards_in(peer, sent)) < len(sent):
+                rss.sample()
+                await asyncio.sleep(0.05)
+            answered = len(cards_in(peer, sent))
+            said = [
+                " ".join(m.get("text", "") for m in peer.bot_messages(40_000 + n))
+                for n in range(args.pictures)
+            ]
     return {
         "answered": answered,
-        "rss_over_idle_mb": round(peak_mb - idle_mb),
+        **rss.figures(),
         # what each picture's sender was told: read (it holds no text) or refused "busy"
         "read": sum("no text" in text for text in said),
         "busy": sum("Too many pictures" in text for text in said),
     }
 
 
+def targets_met(figures: dict[str, Any]) -> dict[str, bool | None]:
+    """Every other chat answered (both rounds), their wait ratio, the bot's RSS rise."""
+    sent, pictures = figures["others_sent"], figures["pictures_others_answered"]
+    ratio, rss = figures["others_wait_ratio"], figures["rss_over_idle_mb"]
+    return {
+        "others_answered": figures["others_answered"] == sent and pictures in (None, sent),
+        "others_wait_ratio": ratio is not None and ratio <= MAX_WAIT_RATIO,
+        "rss_over_idle_mb": None if rss is None else rss <= MAX_RSS_OVER_IDLE_MB,
+    }
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    idle = await one_round(args, burst=0)
-    burst = await one_round(args, burst=args.burst)
-    pictures = await picture_round(args) if args.pictures else None
+    with Backend(
+        args.backend, args.workers, args.worker_concurrency, args.ready_timeout
+    ) as backend:
+        idle = await one_round(args, backend, burst=0)
+        burst = await one_round(args, backend, burst=args.burst)
+        pictures = await picture_round(args, backend) if args.pictures else None
     idle_wait = statistics.mean(idle["waits"]) if idle["waits"] else None
     burst_wait = statistics.mean(burst["waits"]) if burst["waits"] else None
     ratio = round(burst_wait / idle_wait, 2) if idle_wait and burst_wait else None
-    return {
+    postgres = args.backend == "postgresql"
+    figures = {
+        "backend": args.backend,
+        "workers": f"{args.workers}x{args.worker_concurrency}" if postgres else None,
         "others_sent": args.others,
         "others_answered": burst["answered"],
         "others_wait_ratio": ratio,
@@ -201,20 +235,26 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "pictures_sent": args.pictures,
         "pictures_others_answered": pictures["answered"] if pictures else None,
         "rss_over_idle_mb": pictures["rss_over_idle_mb"] if pictures else None,
+        "workers_rss_over_idle_mb": pictures["workers_rss_over_idle_mb"] if pictures else None,
         "pictures_read": pictures["read"] if pictures else None,
         "pictures_refused_busy": pictures["busy"] if pictures else None,
         "llm_delay_s": args.llm_delay,
     }
+    return {**figures, "targets_met": targets_met(figures)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=BACKENDS, default="sqlite")
     parser.add_argument("--burst", type=int, default=100)
     parser.add_argument("--others", type=int, default=5)
     parser.add_argument("--llm-delay", type=float, default=0.05)
     parser.add_argument("--pictures", type=int, default=60)
     parser.add_argument("--picture-spread", type=float, default=60.0)
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--workers", type=int, default=1, help="zofia worker processes (pg)")
+    parser.add_argument("--worker-concurrency", type=int, default=2, help="checks per worker")
+    parser.add_argument("--ready-timeout", type=float, default=600.0, help="workers' start, s")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     print(json.dumps(asyncio.run(run(args))))

@@ -1,6 +1,6 @@
-"""Not a bench script: helpers of ``bench/scale.py`` (``bench/lib/`` holds such): the
-``zofia worker`` processes, each with its log, started, waited for until ready, and
-stopped (SIGTERM, a bounded wait, then SIGKILL)."""
+"""Not a bench script: helpers of ``bench/scale.py`` and ``bench/abuse.py``
+(``bench/lib/`` holds such): the ``zofia worker`` processes, each with its log, started,
+waited for until ready, and stopped (SIGTERM, a bounded wait, then SIGKILL)."""
 
 from __future__ import annotations
 
