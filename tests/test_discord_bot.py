@@ -612,3 +612,41 @@ async def test_the_card_says_how_many_checks_are_left_when_few_remain(
     embed = _patches(discord_api, payload["token"])[-1].body["embeds"][0]
     notes = {field["name"]: field["value"] for field in embed["fields"]}["Notes"]
     assert "• You have 2 checks left today." in notes.splitlines()
+
+
+async def test_a_response_deleted_while_the_check_runs_gets_nothing_more(
+    discord_api: FakeDiscord,
+    panel: FakeOpenAI,
+    start_bot: Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    panel.delay_s = 30.0  # the panel holds its answers until the response is gone
+    async with start_bot() as bot:
+        payload = discord_api.slash("factcheck", {"text": POST})
+        token = payload["token"]
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        await discord_api.wait_for(
+            lambda c: c in _patches(discord_api, token) and c.status == 200, timeout=30
+        )
+        # Someone deletes the bot's response ("Dismiss message", or a moderator).
+        deleted = len(discord_api.calls)
+        del discord_api.messages[discord_api.originals.pop(token)]
+        panel.release.set()
+        card = await discord_api.wait_for(_final(discord_api, token), timeout=60)
+        row = bot.service.store.checks.history(platform="discord")[0][0]
+        assert bot.service.store.checks.get(row.id).status == "done"
+    after = discord_api.calls[deleted:]
+    assert card.status == 404  # the card had nowhere to go ...
+    # ... and nothing else was said: no progress edit once one was refused, nothing in
+    # the channel, no DM, no follow-up message.
+    edits = [c for c in after if c in _patches(discord_api, token)]
+    assert [bool(c.body.get("embeds")) for c in edits] == [False, True]  # progress, card
+    assert edits[-1] is card and all(c.status == 404 for c in edits)
+    assert not [c for c in after if c.method == "POST" and c.path.startswith("/channels/")]
+    assert not [c for c in after if c.path.startswith("/users/@me/channels")]
+    assert not [c for c in after if c.method == "POST" and f"/{token}" in c.path]
+    assert any("was deleted; nothing more is said" in r.getMessage() for r in caplog.records)
+    ours = ("bots", "storage", "zofia_engine", "asyncio")  # not discord.py's voice warnings
+    failed = [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith(ours)]
+    assert not [r for r in caplog.records if r.exc_info] and not failed

@@ -6,6 +6,7 @@ engine's own (Pillow within its caps, RapidOCR reading the text)."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,16 @@ from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from peers.pictures import headline, pixel_bomb, svg, truncated_jpeg
 
+from bots.common.card import report_card
 from bots.common.sentences import UNSUPPORTED_INPUT
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
+from bots.discord.render import verdict_embed
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader, image_marker
+from zofia_engine.records.images import ImageFinding
+from zofia_engine.report import Report
+from zofia_engine.text import EMPTY_POST
 
 pytestmark = pytest.mark.slow  # RapidOCR reads every picture
 
@@ -137,6 +143,71 @@ async def test_the_message_command_reads_the_headline_on_an_attached_picture(
         assert row is not None and row.status == "done" and row.platform == "discord"
         fields = {field["name"]: field["value"] for field in embed["fields"]}
         assert "Newsfan" in fields["Origin"]
+
+
+async def test_the_card_shows_the_first_lines_read_from_the_picture(
+    discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
+) -> None:
+    picture = discord_api.attachment(
+        headline(["Governor signs slaw", "into law at noon", "Stadium closes"]),
+        "shot.png",
+        content_type="image/png",
+    )
+    async with start_bot():
+        embed = await _verdict(discord_api, discord_api.slash("factcheck", {"image": picture}))
+    fields = {field["name"]: field["value"] for field in embed["fields"]}
+    checked, read = fields["Checked"].split("\n")
+    assert checked == "the text in 1 image"
+    # A misreading would show here, without opening Evidence.
+    assert read.startswith("Read from the picture: “") and read.endswith("”")
+    said = read.casefold()
+    assert "governor signs slaw" in said and "noon" in said  # the first two lines
+    assert "stadium" not in said  # not the third
+    [post] = checker.runs
+    assert "stadium" in post.text.casefold()  # though all of it was checked
+
+
+def test_the_text_read_from_a_picture_is_escaped_in_the_embed() -> None:
+    finding = ImageFinding(
+        index=1,
+        bytes=1000,
+        width=1080,
+        height=1350,
+        media_type="image/png",
+        text="**Mayor** _bans_ [bikes](https://evil.example) @everyone\nsays <@123>",
+    )
+    report = Report(verdict="false", images=[finding], caption=False)
+    embed = verdict_embed(report_card("c", report, "", None, ""))
+    [field] = [f for f in embed.fields if f.name == "Checked"]
+    assert field.value == (
+        "the text in 1 image\n"
+        "Read from the picture: “\\*\\*Mayor\\*\\* \\_bans\\_ \\[bikes\\]"
+        "\\(https://evil.example\\) @\u200beveryone says \\<@123\\>”"
+    )
+
+
+async def test_refusals_log_one_info_line_and_no_traceback(
+    discord_api: FakeDiscord,
+    checker: FakeChecker,
+    start_bot: StartBot,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with start_bot(guild_cooldown_s=60.0):
+        blank = discord_api.slash("factcheck", {"text": "\u3164\u3164\u3164"})
+        assert await _answer(discord_api, blank) == EMPTY_POST
+        await _verdict(discord_api, discord_api.slash("factcheck", {"text": POST}))
+        again = discord_api.slash("factcheck", {"text": POST + " Again."})
+        assert "try again in" in await _answer(discord_api, again)
+    # Each refusal is one INFO line with its reason: the empty post, then the cooldown.
+    refused = [r for r in caplog.records if "refused" in r.getMessage()]
+    empty, cooldown = refused
+    chat = discord_api.GUILD_ID
+    assert empty.getMessage() == f"request in chat {chat} refused: {EMPTY_POST}"
+    assert cooldown.getMessage().startswith(f"request in chat {chat} refused: cooldown, ")
+    assert all(r.levelno == logging.INFO and r.exc_info is None for r in refused)
+    assert not [r for r in caplog.records if r.name.startswith("bots") and r.exc_info]
+    assert [post.text for post in checker.runs] == [POST]
 
 
 async def test_the_messages_text_is_the_pictures_caption(

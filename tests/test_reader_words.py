@@ -4,6 +4,7 @@ once in the Evidence thread. (A blank post: test_blank_posts.py.)"""
 
 from __future__ import annotations
 
+import logging
 import re
 
 import pytest
@@ -13,6 +14,8 @@ from bots.common.card import report_card
 from bots.common.progress import progress_lines
 from bots.common.sections import already_shown, claim_status, section
 from bots.common.sentences import counted, listed, passage_once
+from bots.discord.render import verdict_embed
+from bots.telegram.render import card_html
 from zofia_engine.agents.verdict import in_sentence, rule_on_evidence
 from zofia_engine.post import ProgressEvent
 from zofia_engine.records.stage1 import Keyword, Stage1Result, WikipediaEntry
@@ -22,6 +25,7 @@ from zofia_engine.report import (
     Debate,
     DebateTurn,
     EvidenceItem,
+    ExpertFinding,
     JudgeRuling,
     Lean,
     LinguistFinding,
@@ -32,8 +36,11 @@ from zofia_engine.report import (
 )
 from zofia_engine.run_progress import Progress
 
-# An evidence id, a panel member's id or a score, as the panel and the JSON write them.
-_IDS = re.compile(r"\b(?:web|wiki|fc)-\d+\b|\bimg-\d+|Cites: |\bv \d\.\d\d|\br \d\.\d\d")
+# An evidence id, a claim's id, a panel member's id or a score, as the panel and the JSON
+# write them.
+_IDS = re.compile(
+    r"\b(?:web|wiki|fc)-\d+\b|\bimg-\d+|\bclaim-\d+|Cites: |\bv \d\.\d\d|\br \d\.\d\d"
+)
 
 
 def _page(n: int, **changes: object) -> EvidenceItem:
@@ -59,7 +66,13 @@ def _card_notes(**changes: object) -> tuple[str, ...]:
 @pytest.mark.parametrize("verdict", ["true", "false", "misleading", "unproven"])
 def test_no_thread_shows_an_evidence_id_a_role_id_or_a_score(verdict: str) -> None:
     report = full_report(verdict)
-    shown = [report_card("c", report, "", None, "").summary]
+    card = report_card("c", report, "", None, "")
+    shown = [card.summary, card.lean, *card.notes]
+    shown += [f"{link.title}\n{link.url}" for link in (*card.links, *card.checked_by)]
+    # As each platform renders the card: the Telegram message, the Discord embed.
+    embed = verdict_embed(card).to_dict()
+    fields = [f"{f['name']}\n{f['value']}" for f in embed.get("fields", [])]
+    shown += [card_html(card), str(embed.get("title")), str(embed.get("description")), *fields]
     for kind in ("debate", "evidence", "claims"):
         shown += [f"{b.heading}\n{b.body}" for b in section(kind, report).blocks]
     assert [text for text in shown if _IDS.search(text)] == []
@@ -236,6 +249,30 @@ async def test_progress_lines_count_in_words(result: object, shown: str) -> None
 
     await Progress(events.append, 0.0).stage("retrieval", work(), {})
     assert progress_lines([events[-1]]) == [shown]
+
+
+async def test_a_failed_steps_progress_line_says_so_and_its_error_stays_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    leak = "HTTP 500 from http://10.0.0.7:8000/v1"
+    failed = ExpertFinding(expert_role="epidemiologist", status="failed", error=leak)
+    events: list[ProgressEvent] = []
+
+    async def work() -> ExpertFinding:
+        return failed
+
+    caplog.set_level(logging.WARNING, logger="zofia_engine.run_progress")
+    assert await Progress(events.append, 0.0).stage("expert", work(), {}) is failed
+    assert progress_lines([events[-1]]) == [
+        "✓ domain expert finished (failed; the check goes on without it)"
+    ]
+    assert [r.getMessage() for r in caplog.records] == [f"step expert failed: {leak}"]
+
+    async def fine() -> ExpertFinding:
+        return ExpertFinding(expert_role="epidemiologist")
+
+    await Progress(events.append, 0.0).stage("expert", fine(), {})
+    assert progress_lines([events[-1]]) == ["✓ domain expert finished (epidemiologist)"]
 
 
 @pytest.mark.parametrize(

@@ -443,6 +443,10 @@ async def test_start_is_three_lines_and_privacy_says_the_retention(harness: Harn
     start, privacy = (m["text"] for m in peer.bot_messages(ANN["id"]))
     assert start == START and len(start.splitlines()) == 3
     assert "AI that can be wrong" in start and "/help" in start
+    outcomes = start.splitlines()[0]
+    assert all(word in outcomes for word in ("true", "false", "misleading", "unproven"))
+    # What comes when: "Checking…" at once, then the card.
+    assert 0 <= start.find('"Checking…" comes at once') < start.find("then the verdict card")
     assert privacy == privacy_text(30) == told[0]["text"]
     assert "after 30 days" in privacy and "ask the operator" in privacy.lower()
     assert "privacy" in [c["command"] for c in menu[0].params["commands"]]

@@ -23,12 +23,18 @@ from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 from peers.telegram_setup import fake_bot, telegram_settings
 from telegram import Message
 
+from bots.common.card import report_card
+from bots.common.card_notes import MAX_READ, read_line
+from bots.common.words import words_for
 from bots.telegram.check_flow import READING
 from bots.telegram.pictures import picture_of
 from bots.telegram.posts import NO_TEXT
+from bots.telegram.render import card_html
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader, image_marker
+from zofia_engine.records.images import ImageFinding
+from zofia_engine.report import Report
 
 pytestmark = pytest.mark.slow  # RapidOCR reads every picture
 
@@ -190,6 +196,50 @@ async def test_a_photo_is_answered_at_once_and_that_answer_becomes_the_card(bot:
     [first] = peer.sent("sendMessage", ANN["id"])
     assert first.params["text"] == READING  # one message: the answer became the card
     assert card["message_id"] == 2 and "Checked: the text in 1 image" in card["text"]
+
+
+async def test_the_card_shows_the_first_lines_read_from_the_picture(bot: Bot) -> None:
+    peer = bot.peer
+    lines = ["Governor signs slaw", "into law at noon", "Stadium closes"]
+    peer.send(CHAT, ANN, photo=peer.photo(headline(lines)))
+    card = await wait_card(peer, ANN["id"])
+    # A misreading would show here, under what was checked, without opening Evidence.
+    lines_shown = card["text"].split("\n")
+    at = lines_shown.index("Checked: the text in 1 image")
+    read = lines_shown[at + 1]
+    assert read.startswith("Read from the picture: “") and read.endswith("”")
+    said = read.casefold()
+    assert "governor signs slaw" in said and "noon" in said  # the first two lines
+    assert "stadium" not in said  # not the third
+    [post] = bot.checker.runs
+    assert "stadium" in post.text.casefold()  # though all of it was checked
+
+
+def _finding(text: str, index: int = 1) -> ImageFinding:
+    return ImageFinding(
+        index=index, bytes=1000, width=1080, height=1350, media_type="image/png", text=text
+    )
+
+
+def test_the_text_read_is_cut_at_a_word_and_escaped() -> None:
+    words = " ".join(f"word{n}" for n in range(40))  # 279 characters on one line
+    report = Report(verdict="false", images=[_finding(f"{words}\nsecond line")])
+    line = read_line(report)
+    shown = line.removeprefix("Read from the picture: “").removesuffix("”")
+    assert shown.endswith("…") and len(shown) <= MAX_READ
+    assert words.startswith(shown.removesuffix("…")) and shown[-2].isdigit()  # a whole word
+    assert words[len(shown) - 1] == " "  # cut where a word ended
+    # The picture's text is anyone's: escaped in the card, pings defused.
+    hostile = Report(verdict="false", images=[_finding("<b>Ann</b> & @everyone\nsays so")])
+    html = card_html(report_card("c", hostile, "", None, ""))
+    assert "Read from the picture: “&lt;b&gt;Ann&lt;/b&gt; &amp; @\u2060everyone says so”" in html
+    assert "<b>Ann</b>" not in html
+    # Several pictures: the first with text, by its number; none with text: no line.
+    two = Report(verdict="false", images=[_finding("", 1), _finding("Moon base\nopens", 2)])
+    assert read_line(two) == "Read from picture 2: “Moon base opens”"
+    assert read_line(Report(verdict="false", images=[_finding("")])) == ""
+    french = read_line(two, words_for("French"))
+    assert french == "Lu sur l'image 2 : « Moon base opens »"
 
 
 async def test_a_forwarded_photo_with_a_caption_checks_both(bot: Bot) -> None:

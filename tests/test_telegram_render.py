@@ -178,6 +178,14 @@ def test_every_outcome_has_a_card_within_telegrams_limit(verdict: str) -> None:
     assert ("Signs: a look-alike bank domain" in text) == (verdict == "scam")
 
 
+def test_the_lean_is_one_plain_line_under_the_headline() -> None:
+    lean = "The panel leans false (62%)."
+    card = _card(verdict="unproven", icon="❔", headline="Unproven", confidence="", lean=lean)
+    lines = card_html(card).split("\n")
+    assert lines[:2] == ["❔ <b>Unproven</b>", lean]  # said at once, and not bold
+    assert [line for line in lines if "<b>" in line] == [lines[0]]  # only the headline is
+
+
 class _RecordingBot:
     """What a deliver job's card sends, recorded instead of sent."""
 

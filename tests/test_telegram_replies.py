@@ -17,27 +17,33 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, scripted_report
+from peers.fake_checker import FakeChecker, fake_service, scripted_report
 from peers.telegram_peer import BOT_USERNAME, BotCall, FakeBotAPI, group, user
-from peers.telegram_setup import fake_bot, telegram_settings
+from peers.telegram_setup import bot_running, fake_bot, telegram_settings
 from telegram import Message
 from telegram.error import TelegramError
 
 from bots.common.card import verdict_card
-from bots.common.sentences import UNSUPPORTED_INPUT
+from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.common.words import words_for
 from bots.telegram.buttons import GONE
-from bots.telegram.check_flow import TelegramScreen
+from bots.telegram.check_flow import TelegramScreen, check_message
 from bots.telegram.context import TelegramContext
 from bots.telegram.inputs import HOW_TO
+from bots.telegram.posts import NOTHING_TO_CHECK
 from bots.telegram.refusals import Refusals
 from storage.service import Outcome
 from zofia_engine.post import Post
+from zofia_engine.text import EMPTY_POST
 
 ANN = user(701, "Ann", "ann_r")
 BOB = user(702, "Bob")
 CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
+CAROL = user(703, "Carol")
 GROUP = group(-100400, "Rumour mill")
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
+#: a post with no visible character (U+3164 HANGUL FILLER)
+BLANK = "\u3164\u3164\u3164"
 Start = Callable[..., AbstractAsyncContextManager[FakeBotAPI]]
 
 
@@ -114,6 +120,83 @@ async def test_a_burst_gets_its_cards_first_then_one_refusal(
     assert not [r for r in caplog.records if r.name.startswith("bots") and r.exc_info]
 
 
+async def test_a_blank_post_costs_no_check_and_starts_no_group_cooldown(start: Start) -> None:
+    async with start({"user_daily": 1}, chat_cooldown_s=60) as peer:
+        # A private chat: the blank post is nothing to check, and counts for nothing.
+        blank = peer.send(CHAT, ANN, BLANK)
+        await peer.wait_for(lambda: _texts(peer, ANN["id"]))
+        [answer] = peer.bot_messages(ANN["id"])
+        assert answer["text"] == NOTHING_TO_CHECK
+        assert answer["reply_to_message"]["message_id"] == blank["message_id"]
+        peer.send(CHAT, ANN, POST)
+        await peer.wait_for(lambda: any(_is_card(m) for m in peer.bot_messages(ANN["id"])))
+        assert not [t for t in _texts(peer, ANN["id"]) if "Too many checks" in t]
+
+        # A group: /check on a blank post, and /check with blank text, start no cooldown.
+        post = peer.send(GROUP, BOB, f"\u200b{BLANK}\u2060")
+        peer.send(GROUP, CAROL, "/check", reply_to=post)
+        await peer.wait_for(lambda: len(peer.bot_messages(GROUP["id"])) == 1)
+        peer.send(GROUP, CAROL, f"/check {BLANK}")
+        await peer.wait_for(lambda: len(peer.bot_messages(GROUP["id"])) == 2)
+        assert _texts(peer, GROUP["id"]) == [NOTHING_TO_CHECK, HOW_TO]
+        peer.send(GROUP, CAROL, f"/check {POST}")
+        await peer.wait_for(lambda: any(_is_card(m) for m in peer.bot_messages(GROUP["id"])))
+        assert not [t for t in _texts(peer, GROUP["id"]) if "try again in" in t]
+
+
+async def test_check_message_refuses_a_blank_post_before_it_counts(tmp_path: Path) -> None:
+    """The request itself refuses an empty post before the limits count it, whatever
+    handed it over (as Discord's does)."""
+    async with FakeBotAPI() as peer:
+        settings = telegram_settings(peer, tmp_path, service={"user_daily": 1})
+        async with (
+            fake_service(settings, FakeChecker()) as service,
+            bot_running(settings, service) as application,
+        ):
+            ctx = application.bot_data["zofia"]
+            sent = peer.send(CHAT, ANN, BLANK)  # the handlers answer it too
+            await peer.wait_for(lambda: _texts(peer, ANN["id"]))
+            message = Message.de_json(sent, application.bot)
+            assert message is not None
+            await check_message(ctx, message, BLANK, ANN["id"])
+            await peer.wait_for(lambda: EMPTY_POST in _texts(peer, ANN["id"]))
+            assert service.limits.left_today(ctx.user_hash(ANN["id"]), service.clock()) == 1
+            peer.send(CHAT, ANN, POST)
+            await peer.wait_for(lambda: any(_is_card(m) for m in peer.bot_messages(ANN["id"])))
+    assert _texts(peer, ANN["id"])[:2] == [NOTHING_TO_CHECK, EMPTY_POST]
+    assert not [t for t in _texts(peer, ANN["id"]) if "Too many checks" in t]
+
+
+async def test_a_french_user_gets_the_fixed_sentences_in_french(start: Start) -> None:
+    french = words_for("French")
+    anne = {**user(704, "Anne"), "language_code": "fr"}
+    chat = {"id": anne["id"], "type": "private", "first_name": "Anne"}
+    async with start({"user_per_minute": 100}, chat_cooldown_s=60) as peer:
+        peer.send(chat, anne, BLANK)
+        await peer.wait_for(lambda: len(peer.bot_messages(anne["id"])) == 1)
+        peer.send(chat, anne, "/check")
+        await peer.wait_for(lambda: len(peer.bot_messages(anne["id"])) == 2)
+        message = peer.send(chat, anne)  # a sticker: mutated before the bot polls it
+        message["sticker"] = {"file_id": "s-fr", "file_unique_id": "sfr", **MEDIA["sticker"]}
+        await peer.wait_for(lambda: len(peer.bot_messages(anne["id"])) == 3)
+        # A group's cooldown, told in the asker's language.
+        peer.send(GROUP, anne, f"/check {POST}")
+        await peer.wait_for(lambda: any(_is_card(m) for m in peer.bot_messages(GROUP["id"])))
+        peer.send(GROUP, anne, f"/check {POST} Encore.")
+        said = await peer.wait_for(
+            lambda: [t for t in _texts(peer, GROUP["id"]) if "réessayez dans" in t]
+        )
+    assert _texts(peer, anne["id"]) == [
+        french(NOTHING_TO_CHECK),
+        french(HOW_TO),
+        french(UNSUPPORTED_INPUT),
+    ]
+    assert french(HOW_TO).startswith("Répondez à une publication par /check")
+    assert french(NOTHING_TO_CHECK).startswith("Je n'ai rien trouvé à vérifier")
+    assert said[0].startswith("Les vérifications dans ce groupe sont espacées")
+    assert said[0] != cooldown_sentence(60)  # not the English sentence
+
+
 async def test_a_mention_without_a_reply_gets_the_help_line(start: Start) -> None:
     async with start({"user_per_minute": 100}) as peer:
         peer.send(GROUP, ANN, f"@{BOT_USERNAME} hello")
@@ -171,7 +254,10 @@ async def test_a_tap_on_a_deleted_card_says_it_is_gone(start: Start) -> None:
     assert len(peer.bot_messages(ANN["id"])) == 1  # no section was posted
 
 
-async def test_a_group_request_in_the_cooldown_is_told_how_long_is_left(start: Start) -> None:
+async def test_a_group_request_in_the_cooldown_is_told_how_long_is_left(
+    start: Start, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
     async with start({"user_per_minute": 100}, chat_cooldown_s=60) as peer:
         sent = time.monotonic()
         peer.send(GROUP, ANN, f"/check {POST}")
@@ -189,6 +275,12 @@ async def test_a_group_request_in_the_cooldown_is_told_how_long_is_left(start: S
     assert 0 < int(left.group(1)) <= 60
     assert int(left.group(1)) >= 60 - waited - 1
     assert "One check at a time" not in said[0]
+    # The refusal is one INFO line with its reason, and no traceback.
+    [refused] = [r for r in caplog.records if "refused" in r.getMessage()]
+    line = rf"request in chat {GROUP['id']} refused: cooldown, \d+ s left"
+    assert re.fullmatch(line, refused.getMessage()), refused.getMessage()
+    assert refused.levelno == logging.INFO and refused.exc_info is None
+    assert not [r for r in caplog.records if r.name.startswith("bots") and r.exc_info]
 
 
 class _Message:

@@ -18,6 +18,8 @@ __all__ = ["Progress"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: a failed step in the progress message (what failed is in the log and the report)
+_FAILED = "failed; the check goes on without it"
 
 
 class Progress:
@@ -52,11 +54,17 @@ class Progress:
         t = time.perf_counter()
         result = await work
         timings[f"{name}_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        if isinstance(result, ExpertFinding) and result.status == "failed":
+            # What failed (a backend's words: hosts, ports, error bodies) goes to the log
+            # and stays in the report; the progress says only that the step failed.
+            log.warning("step %s failed: %s", name, result.error)
         await self.emit("finished", name, _summary(result))
         return result
 
 
 def _summary(result: Any) -> str:
+    """A finished step's result in a few plain words, for the progress message: what
+    a failed step's error said is never among them."""
     if isinstance(result, Stage1Result):
         documents = len(result.web) + len(result.wikipedia)
         return f"{counted(len(result.keywords), 'keyword')}, {counted(documents, 'document')}"
@@ -72,5 +80,5 @@ def _summary(result: Any) -> str:
         settled = sum(1 for c in claims if c.label in ("supports", "refutes"))
         return f"{settled} of {counted(len(claims), 'claim')} settled"
     if isinstance(result, ExpertFinding):
-        return result.expert_role if result.status == "ok" else f"failed: {result.error}"
+        return result.expert_role if result.status == "ok" else _FAILED
     return ""

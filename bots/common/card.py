@@ -29,6 +29,7 @@ from .card_notes import (
     no_web_note,
     panel_steps,
     picture_notes,
+    read_line,
     repeat_note,
     settle_note,
     sources_line,
@@ -88,8 +89,10 @@ class VerdictCard:
     line per published fact-check of the post ("Already checked by PolitiFact
     (2024-03-02): False"); ``repeat_note`` is ``""`` unless the answer came from the
     store; ``checked`` says, for a photo post, what was checked ("Checked: the caption
-    and the text in 1 image"). ``words`` are the fixed words it was made with (the
-    chat's language), for its renderer's labels.
+    and the text in 1 image"), and ``read`` the first words read from its picture
+    ("Read from the picture: “…”"; the picture's own text, escaped by each renderer).
+    ``words`` are the fixed words it was made with (the chat's language), for its
+    renderer's labels.
     """
 
     check_id: str
@@ -107,6 +110,7 @@ class VerdictCard:
     notes: tuple[str, ...]
     checked_by: tuple[Link, ...] = ()
     checked: str = ""
+    read: str = ""
     words: Words = field(default=ENGLISH, compare=False)
 
 
@@ -218,6 +222,7 @@ def report_card(
         notes=(*_sources_note(report, words), *_notes(report, words)),
         checked_by=tuple(_checked_by(report, words)),
         checked=checked_line(report, words),
+        read=read_line(report, words),
         words=words,
     )
 

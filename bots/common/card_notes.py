@@ -12,6 +12,7 @@ import datetime as dt
 import re
 
 from zofia_engine.report import Report
+from zofia_engine.text import clip
 
 from .words import ENGLISH, N_, Words
 
@@ -26,6 +27,7 @@ __all__ = [
     "no_web_note",
     "panel_steps",
     "picture_notes",
+    "read_line",
     "repeat_note",
     "settle_note",
     "sources_line",
@@ -35,6 +37,8 @@ __all__ = [
 FEW_CHECKS_LEFT = 5
 #: a cited sentence longer than this is not put on the card (it is never cut)
 _MAX_QUOTE = 300
+#: the most of a picture's text the card shows (cut at a word)
+MAX_READ = 120
 #: each verdict in a word or two (a moderator's review names them)
 SHORT_NAMES = {
     "true": N_("True"),
@@ -87,6 +91,22 @@ def checked_line(report: Report, words: Words = ENGLISH) -> str:
     if report.caption:
         return words("Checked: the caption and {read}", read=read)
     return words("Checked: {read}", read=read)
+
+
+def read_line(report: Report, words: Words = ENGLISH) -> str:
+    """The first line or two of the text read from a photo post's picture, on one line
+    and cut at a word to about :data:`MAX_READ` characters ("Read from the picture:
+    “Governor signs slaw”"), so that a misreading shows on the card; with several
+    pictures, the first with text, by its number; ``""`` when no picture had text.
+    The text is the picture's (anyone's): each renderer escapes it."""
+    found = next((image for image in report.images if image.text.strip()), None)
+    if found is None:
+        return ""
+    lines = [line for line in found.text.splitlines() if line.strip()]
+    text = clip(" ".join(lines[:2]), MAX_READ)
+    if len(report.images) > 1:
+        return words("Read from picture {index}: “{text}”", index=found.index, text=text)
+    return words("Read from the picture: “{text}”", text=text)
 
 
 def picture_notes(report: Report, words: Words = ENGLISH) -> list[str]:

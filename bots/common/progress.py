@@ -63,7 +63,9 @@ async def follow_progress(
     interval_s: float,
 ) -> None:
     """Show ``events`` (as :func:`progress_lines`) with ``show`` until they end; the
-    last edit is done when this returns.
+    last edit is done, or queued, when this returns (Telegram's ``show`` queues its edit
+    for the chat's turn, and the next state, or the card, drops it while it waits: see
+    :mod:`bots.telegram.pacing`).
 
     Args:
         events: a check's events, e.g. :meth:`storage.handles.CheckHandle.events`, which

@@ -131,6 +131,7 @@ async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any])
     language = chat_language(found.language, interaction.locale.value)
     left, claim = ctx.cooldowns.claim(chat, found.cooldown_s)  # no await in between
     if left > 0:
+        log.info("request in chat %s refused: cooldown, %.0f s left", chat, left)
         where = "server" if interaction.guild_id else "chat"
         said = cooldown_sentence(left, where, words_for(language))
         if deferred:

@@ -90,6 +90,7 @@ def _links_field(links: tuple[Link, ...]) -> str:
 
 
 _MAX_LEAN = 300  # the lean is one short line
+_MAX_READ = 300  # the picture's first words (the card cuts them to about 120)
 
 
 def verdict_embed(card: VerdictCard) -> discord.Embed:
@@ -102,9 +103,13 @@ def verdict_embed(card: VerdictCard) -> discord.Embed:
     checked = _links_field(card.checked_by)
     if checked:
         embed.add_field(name=words("Published fact-checks"), value=checked, inline=False)
-    if card.checked:  # the field's name says "Checked": its value is what follows that
+    if card.checked or card.read:  # a photo post: what was read, and the first of it
+        # The field's name says "Checked": its value is what follows that.
         what = card.checked.removeprefix(words("Checked: {read}", read=""))
-        embed.add_field(name=words("Checked"), value=shorten(what, 200), inline=False)
+        shown = [shorten(what, 200)] if what else []
+        if card.read:
+            shown.append(shorten(card.read, _MAX_READ))
+        embed.add_field(name=words("Checked"), value="\n".join(shown), inline=False)
     if card.confidence:
         embed.add_field(name=words("Confidence"), value=card.confidence, inline=True)
     if card.origin:

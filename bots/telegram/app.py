@@ -15,11 +15,10 @@ import hmac
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiolimiter import AsyncLimiter
 from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
@@ -36,10 +35,11 @@ from .buttons import button_handlers
 from .commands import BOT_COMMANDS, command_handlers
 from .context import PLATFORM, TelegramContext
 from .corrections import send_correction
-from .deliveries import post_delivered
 from .followups import follow_up_handlers
+from .guest import GUEST_GROUP, guest_handler, post_delivered_or_guest
 from .inputs import input_handlers
 from .moderation import review_handlers, review_note_handler
+from .pacing import ChatPacedRateLimiter
 
 __all__ = [
     "ChatPacedRateLimiter",
@@ -54,52 +54,7 @@ log = logging.getLogger(__name__)
 # Opt in to PTB 23's durations as timedelta now: otherwise every 429 warns of the change.
 os.environ.setdefault("PTB_TIMEDELTA", "true")
 
-ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY]
-
-
-class ChatPacedRateLimiter(AIORateLimiter):
-    """PTB's limiter (30 messages a second, 20 a minute per group, retries after a 429)
-    plus Telegram's advice for private chats: about one message a second, short bursts.
-
-    Args:
-        chat_burst: messages a private chat may get at once; ``0`` turns pacing off.
-        chat_rate: messages a second a private chat gets in the long run.
-        max_retries: how often a request refused with 429 is tried again.
-    """
-
-    def __init__(self, *, chat_burst: int = 3, chat_rate: float = 1.0, max_retries: int = 3):
-        super().__init__(max_retries=max_retries)
-        self._chat_burst = chat_burst
-        self._chat_period = chat_burst / chat_rate if chat_burst else 0.0
-        self._chats: dict[int, AsyncLimiter] = {}
-
-    def _chat_limiter(self, chat_id: int) -> AsyncLimiter:
-        if len(self._chats) > 1024:  # forget chats whose bucket is empty again
-            for key, limiter in list(self._chats.items()):
-                if limiter.has_capacity(limiter.max_rate):
-                    del self._chats[key]
-        if chat_id not in self._chats:
-            self._chats[chat_id] = AsyncLimiter(self._chat_burst, self._chat_period)
-        return self._chats[chat_id]
-
-    async def process_request(
-        self,
-        callback: Callable[..., Coroutine[Any, Any, bool | dict[str, Any] | list[dict[str, Any]]]],
-        args: Any,
-        kwargs: dict[str, Any],
-        endpoint: str,
-        data: dict[str, Any],
-        rate_limit_args: int | None,
-    ) -> bool | dict[str, Any] | list[dict[str, Any]]:
-        chat_id = data.get("chat_id")
-        if self._chat_burst and isinstance(chat_id, int) and chat_id > 0:
-            async with self._chat_limiter(chat_id):
-                return await super().process_request(
-                    callback, args, kwargs, endpoint, data, rate_limit_args
-                )
-        return await super().process_request(
-            callback, args, kwargs, endpoint, data, rate_limit_args
-        )
+ALLOWED_UPDATES = [Update.MESSAGE, Update.CALLBACK_QUERY, Update.GUEST_MESSAGE]
 
 
 class TokenRedactor(logging.Filter):
@@ -179,6 +134,8 @@ def build_application(
     )
     # A reply to a review's prompt is its note, whatever else it could be: tried first.
     application.add_handler(review_note_handler(), group=-1)
+    # A guest message (from a chat the bot is not in) before all: only its query is answered.
+    application.add_handler(guest_handler(), group=GUEST_GROUP)
     application.add_error_handler(_on_error)
     return application
 
@@ -239,7 +196,7 @@ async def running_bot(
         except Exception as exc:  # a convenience for the chat menu, not a reason to stop
             log.warning("could not set the command menu: %s", exc)
         try:
-            post = functools.partial(post_delivered, ctx, application.bot)
+            post = functools.partial(post_delivered_or_guest, ctx, application.bot)
             correct = functools.partial(send_correction, ctx, application.bot)
             async with delivering(settings, service, PLATFORM, post, correct):
                 yield application

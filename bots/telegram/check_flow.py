@@ -8,6 +8,7 @@ verdict card, or into one sentence saying what went wrong.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -26,6 +27,7 @@ from bots.common.words import ENGLISH, N_, Words, chat_language, words_for
 from storage.limits import RateLimitedError
 from storage.service import Requester
 from zofia_engine.post import Post
+from zofia_engine.text import checkable_text
 
 from .context import PLATFORM, TelegramContext
 from .deliveries import delivery_target, react
@@ -91,6 +93,7 @@ class TelegramScreen:
         self.reply: Message | None = None  # the "checking…" message, once sent
         self._keyboard: InlineKeyboardMarkup | None = None
         self._shown = ""
+        self._editing: asyncio.Task[None] | None = None  # the last progress edit queued
         self.opened = ctx.refusals.opening(chat_id)  # called once the answer is shown
 
     async def open_reading(self, pictures: int) -> None:
@@ -122,16 +125,36 @@ class TelegramScreen:
         self._shown = self.reply.text_html or ""
 
     async def show_progress(self, lines: list[str]) -> bool:
+        """Queue the edit to ``lines`` and return: the edit waits for the chat's turn
+        (:mod:`.pacing`) while the check goes on, and the next state drops it if it is
+        still waiting then."""
         text = progress_html(lines, self.words)
         if self.reply is None or text == self._shown:
             return True
+        await self._drop_progress()
+        self._shown = text
+        edit = asyncio.get_running_loop().create_task(self._edit_progress(self.reply, text))
+        self.ctx.checks.add(edit)  # held, and waited for on shutdown, as a check is
+        edit.add_done_callback(self.ctx.checks.discard)
+        self._editing = edit
+        return True
+
+    async def _edit_progress(self, reply: Message, text: str) -> None:
         try:
-            await self.reply.edit_text(text, parse_mode="HTML", reply_markup=self._keyboard)
+            await reply.edit_text(text, parse_mode="HTML", reply_markup=self._keyboard)
         except TelegramError as exc:  # progress is a courtesy: a failed edit never stops a check
             log.warning("progress edit failed: %s", exc)
-        else:
-            self._shown = text
-        return True
+            if self._shown == text:
+                self._shown = ""
+
+    async def _drop_progress(self) -> None:
+        """Drop the progress edit still waiting for its turn: a newer state, or the card,
+        made it stale. One already on its way is answered first (:mod:`.pacing`), so
+        nothing sent next overtakes it."""
+        edit, self._editing = self._editing, None
+        if edit is not None and not edit.done():
+            edit.cancel()
+            await asyncio.wait({edit})
 
     async def show_card(self, card: VerdictCard) -> None:
         """The card in place of the progress message (or in a reply). The check counts as
@@ -141,6 +164,7 @@ class TelegramScreen:
         url = self.ctx.report_url(card.check_id)
         keyboard = card_keyboard(card.check_id, report_url=url, words=card.words)
         try:
+            await self._drop_progress()
             if self.reply is None:
                 sent = await self.anchor.reply_html(
                     text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
@@ -160,6 +184,7 @@ class TelegramScreen:
         """One sentence in place of the progress message (or in a reply); never raises.
         The check counts as opening until it is sent (or failed to be)."""
         try:
+            await self._drop_progress()
             if self.reply is None:
                 await self.anchor.reply_html(quote_text(sentence), do_quote=True)
             else:
@@ -219,6 +244,7 @@ async def check_message(
     *,
     pictures: Sequence[Message] = (),
     unasked: bool = False,
+    screen_type: type[TelegramScreen] = TelegramScreen,
 ) -> None:
     """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
     message that asked: ``/check``, a mention), or to ``target`` itself. The pictures
@@ -236,23 +262,33 @@ async def check_message(
     The check is answered in the chat's language (``/settings language``), and in a
     chat that never set one, in the language of the asker's Telegram app when the bot
     has its words (:func:`~bots.common.words.chat_language`).
+
+    ``screen_type`` shows the check (a guest message's :class:`~.guest.GuestScreen`
+    answers its query once).
     """
     anchor = request or target
     chat_id = target.chat_id
     language, min_confidence = await _chat_rules(ctx, anchor, unasked=unasked)
     asker, words = ctx.user_hash(user_id), words_for(language)
-    screen = TelegramScreen(ctx, anchor, chat_id, asker, min_confidence=min_confidence, words=words)
+    screen = screen_type(ctx, anchor, chat_id, asker, min_confidence=min_confidence, words=words)
 
     async def download() -> list[tuple[bytes, str]]:
         if pictures and not unasked:  # downloading and reading pictures takes a moment
             await screen.open_reading(len(pictures))
         return await download_pictures(target.get_bot(), pictures, ctx.images)
 
+    def refuse() -> None:
+        """A post with nothing visible in it is refused before the limits count it, as
+        on Discord (a picture post's text is its caption, and may be empty)."""
+        if not pictures:
+            checkable_text(text)
+
     origin, published = forwarded_from(target)
     check = CheckRequest(
         text,
         Requester(PLATFORM, str(user_id), str(chat_id), target.chat.type == ChatType.PRIVATE),
         download=download,
+        refuse=refuse,
         origin=origin,
         published=published,
         language=language,

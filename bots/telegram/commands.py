@@ -53,11 +53,11 @@ debate, the evidence and the claims, and let you say whether the verdict was rig
 
 <b>What is stored</b>: /privacy says what is kept, for how long, and how to have it deleted."""
 
-#: ``/start``: three lines, what the bot does and that an AI answers
+#: ``/start``: three lines, what the bot does, what comes when, and that an AI answers
 START = (
     "I check whether a post is true, false, misleading or unproven, from the sources I find.\n"
-    "Forward me a post, or send its text, a link or a screenshot; in a group, reply to it "
-    "with /check.\n"
+    "Forward me a post, or send its text, a link or a screenshot (in a group, reply to it "
+    'with /check): "Checking…" comes at once, then the verdict card in its place.\n'
     "My answers come from an AI that can be wrong: read the sources before you share. "
     "/help says more; /privacy, what is stored."
 )

@@ -20,23 +20,46 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
+from bots.common.languages import LANGUAGE_KEY
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.common.words import ENGLISH, N_, Words, chat_language, words_for
 
 from .check_flow import check_message
 from .context import PLATFORM, TelegramContext, context_of
 from .pictures import IMAGE_DOCUMENT, album_caption, has_picture
-from .posts import NOTHING_TO_CHECK, post_text
+from .posts import NOTHING_TO_CHECK, post_text, visible_text
 
-__all__ = ["AUTO_CHECK", "RESTARTING", "input_handlers"]
+__all__ = ["AUTO_CHECK", "HOW_TO", "RESTARTING", "chat_words", "input_handlers"]
 
 AUTO_CHECK = "auto_check"
-HOW_TO = (
+#: what a request with nothing to check gets (said with ``words(HOW_TO)``)
+HOW_TO = N_(
     "Reply to a post with /check (or mention me in the reply) and I will check it; "
     "/check followed by text checks that text."
 )
 RESTARTING = "The bot is restarting: please send this again in a minute."
 
 log = logging.getLogger(__name__)
+
+
+async def chat_words(ctx: TelegramContext, message: Message) -> Words:
+    """The words of the chat ``message`` is in: its ``/settings language``, else the
+    language of its sender's Telegram app (:func:`~bots.common.words.chat_language`).
+    A store that cannot be read gets English: these are courtesy sentences."""
+    try:
+        setting = await ctx.calls.chat_setting(PLATFORM, str(message.chat_id), LANGUAGE_KEY, None)
+    except Exception:
+        log.warning("could not read the language of chat %s", message.chat_id, exc_info=True)
+        return ENGLISH
+    sender = message.from_user
+    return words_for(chat_language(setting, sender.language_code if sender else None))
+
+
+async def _say(ctx: TelegramContext, message: Message, sentence: str) -> None:
+    """One of the fixed sentences (:data:`HOW_TO` …) in reply to ``message``, in its
+    chat's words."""
+    words = await chat_words(ctx, message)
+    await message.reply_text(words(sentence), do_quote=True)
 
 
 def _asker(message: Message) -> int:
@@ -90,7 +113,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
     try:
         if not text and not pictures:
             if not unasked:
-                await first.reply_text(NOTHING_TO_CHECK, do_quote=True)
+                await _say(ctx, first, NOTHING_TO_CHECK)
             return
         if await _in_cooldown(ctx, first, say=not unasked):
             return
@@ -115,13 +138,21 @@ async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = Tr
     if left:
         log.info("request in chat %s refused: cooldown, %.0f s left", message.chat_id, left)
         if say:
-            ctx.spawn(ctx.refusals.refuse(message, cooldown_sentence(left), left))
+            ctx.spawn(_refuse_in_cooldown(ctx, message, left))
     return bool(left)
 
 
+async def _refuse_in_cooldown(ctx: TelegramContext, message: Message, left: float) -> None:
+    words = await chat_words(ctx, message)
+    sentence = cooldown_sentence(left, words=words)
+    await ctx.refusals.refuse(message, sentence, left, words)
+
+
 async def _check(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
+    """Check ``text`` of ``target`` (which may be only blank characters: nothing to
+    check, said before the group's cooldown is claimed)."""
     if not text and not has_picture(target):
-        await request.reply_text(NOTHING_TO_CHECK, do_quote=True)
+        await _say(ctx, request, NOTHING_TO_CHECK)
         return
     if await _in_cooldown(ctx, request):
         return
@@ -155,9 +186,9 @@ async def on_check_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     command = message.parse_entities([MessageEntity.BOT_COMMAND])
     length = next(iter(command)).length if command else 0
-    text = message.text[length:].strip()
+    text = visible_text(message.text[length:])
     if not text:
-        await message.reply_text(HOW_TO, do_quote=True)
+        await _say(context_of(context), message, HOW_TO)
         return
     await _check(context_of(context), message, message, text)
 
@@ -173,7 +204,7 @@ async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         return
     target = _replied(message)
     if target is None:  # "@bot hello": what the bot does in a group
-        await message.reply_text(HOW_TO, do_quote=True)
+        await _say(context_of(context), message, HOW_TO)
         return
     await _check(context_of(context), message, target, post_text(target))
 
@@ -191,12 +222,12 @@ async def on_unsupported(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         if not ctx.spawn(_unsupported_album(ctx, message)):
             ctx.albums.discard(message)
         return
-    await message.reply_text(UNSUPPORTED_INPUT, do_quote=True)
+    await _say(ctx, message, UNSUPPORTED_INPUT)
 
 
 async def _unsupported_album(ctx: TelegramContext, opener: Message) -> None:
     await ctx.albums.gather(opener, ctx.settings.album_wait_s)
-    await opener.reply_text(UNSUPPORTED_INPUT, do_quote=True)
+    await _say(ctx, opener, UNSUPPORTED_INPUT)
 
 
 async def _auto_check(ctx: TelegramContext, message: Message) -> bool:

@@ -13,13 +13,23 @@ from telegram import (
     MessageOriginUser,
 )
 
+from bots.common.words import N_
 from zofia_engine.images.reader import NO_TEXT as NO_TEXT_IN_PICTURE
+from zofia_engine.text import is_visible
 
-__all__ = ["NOTHING_TO_CHECK", "NO_TEXT", "describe_origin", "forwarded_from", "post_text"]
+__all__ = [
+    "NOTHING_TO_CHECK",
+    "NO_TEXT",
+    "describe_origin",
+    "forwarded_from",
+    "post_text",
+    "visible_text",
+]
 
 #: a picture with no text in it (the engine's sentence, whichever layer finds it)
 NO_TEXT = NO_TEXT_IN_PICTURE
-NOTHING_TO_CHECK = (
+#: a message with nothing visible to check (said with ``words(NOTHING_TO_CHECK)``)
+NOTHING_TO_CHECK = N_(
     "I found nothing to check in this message: please send the post's text, a link, "
     "or a photo or screenshot of it."
 )
@@ -52,6 +62,16 @@ def forwarded_from(message: Message) -> tuple[str, dt.date | None]:
     return describe_origin(origin), origin.date.astimezone(dt.UTC).date()
 
 
+def visible_text(text: str) -> str:
+    """``text`` without its blank ends; ``""`` when nothing in it shows (only zero-width,
+    filler and space characters, U+3164 HANGUL FILLER among them: see
+    :func:`~zofia_engine.text.is_visible`), so that it is refused as empty before it
+    costs a check or a group's cooldown."""
+    text = text.strip()
+    return text if is_visible(text) else ""
+
+
 def post_text(message: Message) -> str:
-    """The text to check in a message: its text or its photo's caption."""
-    return (message.text or message.caption or "").strip()
+    """The text to check in a message: its text or its photo's caption (``""`` when
+    nothing in it shows: :func:`visible_text`)."""
+    return visible_text(message.text or message.caption or "")

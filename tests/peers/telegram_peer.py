@@ -4,14 +4,19 @@
 ``{"ok": false, "error_code": ..., "description": ...}`` as Telegram does. It serves
 ``getMe``, ``getUpdates`` (long polling), ``deleteWebhook``, ``sendMessage``,
 ``editMessageText``, ``editMessageReplyMarkup``, ``answerCallbackQuery``,
-``sendChatAction``, ``getChatMember``, ``setMyCommands``, ``setMessageReaction`` and
-``getFile``, and serves
+``sendChatAction``, ``getChatMember``, ``setMyCommands``, ``setMessageReaction``,
+``answerGuestQuery`` and ``getFile``, and serves
 the files it registered at ``GET /file/bot<token>/<file_path>`` (``getFile`` refuses
 a file over 20 MB, as Telegram does for bots). HTML is parsed as
 Telegram parses it: a stray ``<`` or ``&``, an unknown or unbalanced tag, or more
 than 4096 characters of text is a 400. A per-chat leaky bucket (opt-in) answers
 429 with ``retry_after`` when a chat gets more than Telegram allows, and
-:meth:`FakeBotAPI.refuse_next` makes the next call of a method a 429.
+:meth:`FakeBotAPI.refuse_next` makes the next call of a method a 429. ``getUpdates``
+gives only the update types its last ``allowed_updates`` named, as Telegram does.
+
+Guest mode (Bot API 10.0): :meth:`FakeBotAPI.send_guest` puts a ``guest_message`` from
+a chat the bot is not in on the queue (every method naming that chat is then a 403, as
+for any chat the bot is not a member of), and ``answerGuestQuery`` answers it once.
 
 Tests put updates in with :meth:`FakeBotAPI.send` and :meth:`FakeBotAPI.press`,
 and wait on what the bot did with :meth:`FakeBotAPI.wait_for`. Pictures are made into
@@ -69,6 +74,7 @@ _JSON_FIELDS = {
     "entities",
     "reaction",
     "is_big",
+    "result",
 }
 _TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre",
@@ -221,6 +227,12 @@ class FakeBotAPI(LoopbackServer):
         self._file_ids = itertools.count(1)
         self.reactions: dict[tuple[int, int], str] = {}
         self.no_reactions: set[int] = set()
+        #: update types ``getUpdates`` gives (its last ``allowed_updates``; ``None``: the
+        #: default, all but the chat member and reaction updates)
+        self.allowed_updates: list[str] | None = None
+        self.outside: set[int] = set()  # chats the bot is not a member of (guest mode)
+        #: guest query id → what ``answerGuestQuery`` sent (``None``: not answered yet)
+        self.guest_answers: dict[str, dict[str, Any] | None] = {}
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/bot{token}/{method}", self._serve)
@@ -320,6 +332,37 @@ class FakeBotAPI(LoopbackServer):
         ``photo`` is a list from :meth:`photo`, or ``True`` for a small blank photo;
         ``document`` one from :meth:`document`.
         """
+        message = self.compose(
+            chat,
+            sender,
+            text,
+            caption=caption,
+            photo=photo,
+            document=document,
+            media_group_id=media_group_id,
+            forward_origin=forward_origin,
+            reply_to=reply_to,
+            thread_id=thread_id,
+        )
+        self._push({"message": message})
+        return message
+
+    def compose(
+        self,
+        chat: dict[str, Any],
+        sender: dict[str, Any],
+        text: str = "",
+        *,
+        caption: str | None = None,
+        photo: bool | list[dict[str, Any]] = False,
+        document: dict[str, Any] | None = None,
+        media_group_id: str | None = None,
+        forward_origin: dict[str, Any] | None = None,
+        reply_to: dict[str, Any] | None = None,
+        thread_id: int | None = None,
+    ) -> dict[str, Any]:
+        """A message from ``sender`` in ``chat``, kept in the chat but put on no queue
+        (a post in a chat the bot is not in); arguments as :meth:`send`'s."""
         self._chats[chat["id"]] = chat
         message: dict[str, Any] = {
             "message_id": self._next_message_id(chat["id"]),
@@ -351,7 +394,25 @@ class FakeBotAPI(LoopbackServer):
             message["message_thread_id"] = thread_id
             message["is_topic_message"] = True
         self.messages[(chat["id"], message["message_id"])] = message
-        self._push({"message": message})
+        return message
+
+    def send_guest(
+        self,
+        chat: dict[str, Any],
+        sender: dict[str, Any],
+        text: str,
+        *,
+        reply_to: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Put a guest message on the queue: ``sender`` in ``chat``, which the bot is not
+        in, mentions the bot in ``text`` (in a reply to ``reply_to``, e.g. a message of
+        :meth:`compose`); it carries a new ``guest_query_id``. Return it."""
+        self.outside.add(chat["id"])
+        message = self.compose(chat, sender, text, reply_to=reply_to)
+        query_id = f"guest-{next(self._query_ids)}"
+        message["guest_query_id"] = query_id
+        self.guest_answers[query_id] = None
+        self._push({"guest_message": message})
         return message
 
     def press(self, message: dict[str, Any], data: str, sender: dict[str, Any]) -> str:
@@ -413,6 +474,8 @@ class FakeBotAPI(LoopbackServer):
         params = _decode(dict(await request.post()))
         call = BotCall(method, params, time.monotonic())
         try:
+            if params.get("chat_id") in self.outside:
+                raise TelegramError(403, "Forbidden: bot is not a member of the supergroup chat")
             self._limit(method, params)
             handler = getattr(self, f"_m_{method}", None)
             if handler is None:
@@ -521,6 +584,7 @@ class FakeBotAPI(LoopbackServer):
             "can_join_groups": True,
             "can_read_all_group_messages": False,
             "supports_inline_queries": False,
+            "supports_guest_queries": True,
         }
 
     async def _m_deleteWebhook(self, params: dict[str, Any]) -> bool:
@@ -566,13 +630,30 @@ class FakeBotAPI(LoopbackServer):
         limit = int(params.get("limit") or 100)
         self.confirmed = max(self.confirmed, offset - 1)
         timeout = float(params.get("timeout") or 0)
+        if isinstance(params.get("allowed_updates"), list):  # not given: the last setting
+            self.allowed_updates = params["allowed_updates"] or None
         self.updates = [u for u in self.updates if u["update_id"] >= offset]
-        if not self.updates and timeout > 0:
+        if not self._wanted() and timeout > 0:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(min(timeout, 1.0)), self._changed:
-                    while not self.updates and not self.release.is_set():
+                    while not self._wanted() and not self.release.is_set():
                         await self._changed.wait()
-        return self.updates[:limit]
+        return self._wanted()[:limit]
+
+    def _wanted(self) -> list[dict[str, Any]]:
+        """The queued updates of the types the bot asked for; Telegram drops the others."""
+        allowed = self.allowed_updates
+        default = {"chat_member", "message_reaction", "message_reaction_count"}
+        self.updates = [
+            u
+            for u in self.updates
+            if any(
+                (kind in allowed) if allowed is not None else (kind not in default)
+                for kind in u
+                if kind != "update_id"
+            )
+        ]
+        return self.updates
 
     async def _m_sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params.get("chat_id"))
@@ -670,6 +751,35 @@ class FakeBotAPI(LoopbackServer):
             "file_size": file.size,
             "file_path": file.path,
         }
+
+    async def _m_answerGuestQuery(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A guest query's one answer: an ``InlineQueryResult`` whose message is sent to
+        the chat the guest message came from (kept in :attr:`guest_answers`)."""
+        query_id = str(params.get("guest_query_id", ""))
+        if query_id not in self.guest_answers:
+            raise TelegramError(400, "Bad Request: QUERY_ID_INVALID")
+        if self.guest_answers[query_id] is not None:
+            raise TelegramError(
+                400,
+                "Bad Request: query is too old and response timeout expired or query ID is invalid",
+            )
+        result = params.get("result")
+        if not isinstance(result, dict):
+            raise TelegramError(400, "Bad Request: can't parse inline query result")
+        if not 1 <= len(str(result.get("id", "")).encode()) <= 64:
+            raise TelegramError(400, "Bad Request: RESULT_ID_INVALID")
+        if result.get("type") != "article" or not str(result.get("title", "")).strip():
+            raise TelegramError(400, "Bad Request: RESULT_TYPE_INVALID")
+        content = result.get("input_message_content") or {}
+        plain, _ = self._text(
+            {"text": content.get("message_text", ""), "parse_mode": content.get("parse_mode")}
+        )
+        self.guest_answers[query_id] = {
+            "result": result,
+            "text": plain,
+            "html": str(content.get("message_text", "")),
+        }
+        return {"inline_message_id": f"inline-{query_id}"}
 
     async def _m_answerCallbackQuery(self, params: dict[str, Any]) -> bool:
         query_id = str(params.get("callback_query_id", ""))

@@ -1,7 +1,7 @@
 """The real Telegram bot (python-telegram-bot) on the fake Bot API, as the end-to-end
 tests run it: :func:`telegram_settings` (a store in a test's folder, generous limits,
 no progress pacing or chat cooldown), :func:`bot_running` (the bot on a started
-service, polling briskly, private chats' messages not paced) and :func:`fake_bot`
+service, polling briskly, private chats' messages not paced unless asked) and :func:`fake_bot`
 (both on :func:`~peers.fake_checker.fake_service`)."""
 
 from __future__ import annotations
@@ -52,17 +52,21 @@ async def bot_running(
     *,
     grace_s: float = 5.0,
     allow_private_urls: bool = False,
+    chat_burst: int = 0,
+    chat_rate: float = 1.0,
 ) -> AsyncIterator[Application[Any, Any, Any, Any, Any, Any]]:
     """The bot polling ``settings.telegram.base_url`` with :data:`TOKEN` for the block,
-    checking with ``service``: a one-second poll, PTB's limits but no pacing of private
-    chats (``chat_burst=0``); then running checks get ``grace_s`` to finish."""
+    checking with ``service``: a one-second poll, PTB's limits and, by default, no
+    pacing of private chats (``chat_burst=0``; else ``chat_burst`` messages at once,
+    ``chat_rate`` a second, as :class:`~bots.telegram.app.ChatPacedRateLimiter`); then
+    running checks get ``grace_s`` to finish."""
     async with running_bot(
         settings,
         service,
         TOKEN,
         grace_s=grace_s,
         poll_timeout_s=1,
-        rate_limiter=ChatPacedRateLimiter(chat_burst=0),
+        rate_limiter=ChatPacedRateLimiter(chat_burst=chat_burst, chat_rate=chat_rate),
         allow_private_urls=allow_private_urls,
     ) as application:
         yield application
@@ -70,12 +74,18 @@ async def bot_running(
 
 @contextlib.asynccontextmanager
 async def fake_bot(
-    settings: Settings, checker: FakeChecker, *, grace_s: float = 5.0
+    settings: Settings,
+    checker: FakeChecker,
+    *,
+    grace_s: float = 5.0,
+    chat_burst: int = 0,
+    chat_rate: float = 1.0,
 ) -> AsyncIterator[CheckService]:
     """The service checking with ``checker`` (:func:`~peers.fake_checker.fake_service`)
-    and the bot on it (:func:`bot_running`); yields the service."""
+    and the bot on it (:func:`bot_running`, its private chats paced by ``chat_burst``
+    and ``chat_rate``); yields the service."""
     async with (
         fake_service(settings, checker) as service,
-        bot_running(settings, service, grace_s=grace_s),
+        bot_running(settings, service, grace_s=grace_s, chat_burst=chat_burst, chat_rate=chat_rate),
     ):
         yield service
