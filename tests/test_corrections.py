@@ -407,28 +407,9 @@ async def test_in_the_queued_mode_a_correct_job_tells_the_channel(
 ) -> None:
     """The review queues a ``correct`` job in its own transaction; the bot replica that
     takes it edits the delivered card through its interaction and tells the channel."""
-    data = settings_for(postgres_url, deliver_delay_s=0.0).model_dump()
-    data["discord"] |= {"progress_interval_s": 0, "guild_cooldown_s": 0}
-    settings = Settings.model_validate(data)
     checker = FakeChecker(verdict="unproven")
     payload = discord_api.slash("factcheck", {"text": POST})
-    async with (
-        fake_service(settings, checker) as service,
-        running_client(FactCheckBot(settings.discord, service)) as bot,
-        delivering(
-            settings,
-            service,
-            "discord",
-            functools.partial(post_delivered, bot.context, bot),
-            functools.partial(send_correction, bot.context, bot),
-        ),
-        worker(settings, checker),
-    ):
-        await discord_api.dispatch("INTERACTION_CREATE", payload)
-        async with asyncio.timeout(30):  # delivered by a deliver job, then recorded
-            while not service.store.database.rows("SELECT check_id FROM shown_cards"):
-                await asyncio.sleep(0.1)
-        ((check_id,),) = service.store.database.rows("SELECT check_id FROM shown_cards")
+    async with _queued_discord(discord_api, postgres_url, checker, payload) as (service, check_id):
         await service.review(check_id, "discord", "4242", "false", NOTE)
         async with asyncio.timeout(30):
             while not _told(discord_api):
@@ -446,6 +427,36 @@ async def test_in_the_queued_mode_a_correct_job_tells_the_channel(
     assert edits[0]["embeds"][0]["title"].startswith("❔ Unproven")  # as delivered
 
 
+@asynccontextmanager
+async def _queued_discord(
+    peer: FakeDiscord, postgres_url: str, checker: FakeChecker, payload: dict[str, Any]
+) -> AsyncIterator[tuple[CheckService, str]]:
+    """A Discord bot replica, its deliver and correct jobs and a worker on PostgreSQL,
+    once ``payload`` (a /factcheck) has had its card delivered and recorded: the
+    service and the check's id."""
+    data = settings_for(postgres_url, deliver_delay_s=0.0).model_dump()
+    data["discord"] |= {"progress_interval_s": 0, "guild_cooldown_s": 0}
+    settings = Settings.model_validate(data)
+    async with (
+        fake_service(settings, checker) as service,
+        running_client(FactCheckBot(settings.discord, service)) as bot,
+        delivering(
+            settings,
+            service,
+            "discord",
+            functools.partial(post_delivered, bot.context, bot),
+            functools.partial(send_correction, bot.context, bot),
+        ),
+        worker(settings, checker),
+    ):
+        await peer.dispatch("INTERACTION_CREATE", payload)
+        async with asyncio.timeout(30):  # delivered by a deliver job, then recorded
+            while not service.store.database.rows("SELECT check_id FROM shown_cards"):
+                await asyncio.sleep(0.1)
+        ((check_id,),) = service.store.database.rows("SELECT check_id FROM shown_cards")
+        yield service, check_id
+
+
 def _told(peer: FakeDiscord) -> list[Call]:
     return [
         c
@@ -460,28 +471,9 @@ async def test_in_the_queued_mode_a_workers_recheck_tells_the_channel(
 ) -> None:
     """The worker that saves a recheck with another verdict queues the ``correct`` job in
     the same transaction; the bot replica that takes it edits the older card."""
-    data = settings_for(postgres_url, deliver_delay_s=0.0).model_dump()
-    data["discord"] |= {"progress_interval_s": 0, "guild_cooldown_s": 0}
-    settings = Settings.model_validate(data)
     checker = FakeChecker(verdict="unproven")
     payload = discord_api.slash("factcheck", {"text": POST})
-    async with (
-        fake_service(settings, checker) as service,
-        running_client(FactCheckBot(settings.discord, service)) as bot,
-        delivering(
-            settings,
-            service,
-            "discord",
-            functools.partial(post_delivered, bot.context, bot),
-            functools.partial(send_correction, bot.context, bot),
-        ),
-        worker(settings, checker),
-    ):
-        await discord_api.dispatch("INTERACTION_CREATE", payload)
-        async with asyncio.timeout(30):  # delivered by a deliver job, then recorded
-            while not service.store.database.rows("SELECT check_id FROM shown_cards"):
-                await asyncio.sleep(0.1)
-        ((check_id,),) = service.store.database.rows("SELECT check_id FROM shown_cards")
+    async with _queued_discord(discord_api, postgres_url, checker, payload) as (service, check_id):
         row = service.store.checks.get(check_id)
         assert row is not None and row.post is not None
         checker.verdict = "false"
