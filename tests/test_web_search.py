@@ -36,9 +36,10 @@ from zofia_engine.errors import (
     SourceResponseError,
     SourceTimeoutError,
 )
+from zofia_engine.language import LANGUAGE_NAMES
 from zofia_engine.records.stage1 import WebResult
 from zofia_engine.retrieval.web.base import SearchBackend, WebQuery
-from zofia_engine.retrieval.web.brave import BraveSearch
+from zofia_engine.retrieval.web.brave import SEARCH_LANGS, BraveSearch
 from zofia_engine.retrieval.web.factory import build_search_backends
 from zofia_engine.retrieval.web.searxng import SearxngSearch
 from zofia_engine.retrying import retry_delay
@@ -676,3 +677,9 @@ def test_retry_after_as_a_date_is_the_time_until_it() -> None:
     when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=120)
     delay = retry_delay({"Retry-After": email.utils.format_datetime(when, usegmt=True)})
     assert delay is not None and 110 <= delay <= 120
+
+
+def test_brave_is_asked_in_the_posts_language_when_it_has_a_code_for_it() -> None:
+    assert set(SEARCH_LANGS) <= set(LANGUAGE_NAMES)  # only languages the engine tells
+    assert SEARCH_LANGS["pl"] == "pl" and SEARCH_LANGS["no"] == "nb"
+    assert "pt" not in SEARCH_LANGS and "zh" not in SEARCH_LANGS

@@ -29,9 +29,12 @@ DEFAULT_BASE_URL = "https://api.search.brave.com/res/v1"
 MAX_COUNT = 20  # Brave answers 422 above this
 MAX_QUERY_CHARS = 400  # Brave's limits on ``q``; beyond them it answers 422
 MAX_QUERY_WORDS = 50
-#: the post languages passed on as ``search_lang`` (codes Brave takes as they are; for
-#: another, Brave's default, English, stays)
-SEARCH_LANGS = frozenset({"en", "de", "fr", "es", "it", "nl"})
+_SAME_CODE = "ar bn cs da de en es fi fr he hi hu it ja ko ms nl pl ro ru sv th tr uk vi"
+#: the post languages passed on as ``search_lang``, by Brave's code for each. Brave has no
+#: code for Greek, Persian, Indonesian, Swahili, Tagalog or Urdu, and splits Portuguese by
+#: country and Chinese by script, so a post in one of those is searched with Brave's
+#: default (English) and its own words.
+SEARCH_LANGS: dict[str, str] = {**{code: code for code in _SAME_CODE.split()}, "no": "nb"}
 # Brave's human-readable ``age``, used only when ``page_age`` is absent.
 AGE_FORMATS = ("%B %d, %Y", "%b %d, %Y")
 
@@ -110,7 +113,7 @@ class BraveSearch(SearchBackend):
             "safesearch": "moderate",
         }
         if query.language in SEARCH_LANGS:
-            params["search_lang"] = query.language
+            params["search_lang"] = SEARCH_LANGS[query.language]
         if query.cutoff is not None:
             params["freshness"] = f"1970-01-01to{query.cutoff:%Y-%m-%d}"
         return params
