@@ -175,8 +175,6 @@ def due_chats(store: CheckStore, original_id: str, platform: str) -> list[ChatCo
     verdict = word.verdict
     settled = [card.id for card in cards if card.verdict == verdict]
     store.shown_cards.settled(settled)
-    review = store.reviews.latest(word.check_id) if word.reviewed else None
-    note, link = (review.note, review.link) if review is not None else ("", "")
     rechecked = word.check_id != original_id and not word.reviewed
     chats: dict[str, list[ShownCard]] = {}
     for card in cards:
@@ -189,8 +187,8 @@ def due_chats(store: CheckStore, original_id: str, platform: str) -> list[ChatCo
             tuple(shown),
             shown[-1].verdict,
             verdict,
-            note,
-            link,
+            word.note,
+            word.link,
             source=word.check_id,
             rechecked=rechecked,
         )

@@ -120,11 +120,7 @@ class Deliveries:
             Whether the claim was still this replica's (else nothing is written: the
             replica that took the lapsed lease over ends it).
         """
-        return self._owned(
-            "UPDATE deliveries SET delivered_at = ?, target_json = '{}'"
-            " WHERE check_id = ? AND claimed_at = ? AND delivered_at IS NULL",
-            [self.db.now(), claim.check_id, claim.claimed_at],
-        )
+        return self._if_held(claim, "delivered_at = ?, target_json = '{}'", [self.db.now()])
 
     def release(self, claim: Claim) -> bool:
         """Posting failed: let the next attempt (here or on another replica) claim it.
@@ -132,33 +128,33 @@ class Deliveries:
         Returns:
             Whether the claim was still this replica's (else another's claim stands).
         """
-        return self._owned(
-            "UPDATE deliveries SET claimed_at = NULL"
-            " WHERE check_id = ? AND claimed_at = ? AND delivered_at IS NULL",
-            [claim.check_id, claim.claimed_at],
-        )
+        return self._if_held(claim, "claimed_at = NULL", [])
 
-    def _owned(self, sql: str, params: list[Any]) -> bool:
-        with self.db.write():
-            cursor = self.db.execute(sql, params)
-        return cursor.rowcount > 0
+    def _if_held(self, claim: Claim, assignments: str, params: list[Any]) -> bool:
+        """Set ``assignments`` on the claim's row only while the claim is this replica's:
+        the one rule of ownership (the row undelivered, still stamped with its
+        ``claimed_at``). Returns whether it was."""
+        sql = (
+            f"UPDATE deliveries SET {assignments}"
+            " WHERE check_id = ? AND claimed_at = ? AND delivered_at IS NULL"
+        )
+        return self._write(sql, [*params, claim.check_id, claim.claimed_at]) > 0
 
     def forget_stale(self, older_than: dt.datetime) -> int:
         """Blank the raw ids of deliveries that never happened (their jobs gave up)
         and were expected before ``older_than``; returns how many."""
-        cutoff = to_iso(older_than)
-        with self.db.write():
-            cursor = self.db.execute(
-                "UPDATE deliveries SET target_json = '{}' WHERE delivered_at IS NULL"
-                " AND created_at < ? AND target_json != '{}'",
-                [cutoff],
-            )
-        return int(cursor.rowcount)
+        return self._write(
+            "UPDATE deliveries SET target_json = '{}' WHERE delivered_at IS NULL"
+            " AND created_at < ? AND target_json != '{}'",
+            [to_iso(older_than)],
+        )
 
     def drop(self, check_id: str) -> None:
         """Nobody waits for this card any more (the requester cancelled)."""
         self._write("DELETE FROM deliveries WHERE check_id = ?", [check_id])
 
-    def _write(self, sql: str, params: list[Any]) -> None:
+    def _write(self, sql: str, params: list[Any]) -> int:
+        """Run one statement in a write transaction; returns the rows it changed."""
         with self.db.write():
-            self.db.execute(sql, params)
+            cursor = self.db.execute(sql, params)
+        return int(cursor.rowcount)

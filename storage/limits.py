@@ -173,17 +173,15 @@ class RequestLimits:
                 f"The bot is busy with {pending} checks; please try again in {wait_words(wait)}.",
                 retry_after_s=max(wait, 1.0),
             )
-        shares = (
-            ({"requester": who.requester}, settings.user_pending_share, "You have"),
-            (
-                {"platform": who.platform, "chat": who.chat},
-                settings.chat_pending_share,
-                "This chat has",
-            ),
+        mine, chat_s = self.store.checks.pending_of(
+            requester=who.requester, platform=who.platform, chat=who.chat
         )
-        for scope, share, whose in shares:
+        shares = (
+            (mine, settings.user_pending_share, "You have"),
+            (chat_s, settings.chat_pending_share, "This chat has"),
+        )
+        for held, share, whose in shares:
             cap = max(1, math.floor(settings.max_pending_checks * share))
-            held = self.store.checks.pending(**scope)
             if held >= cap:
                 raise RateLimitedError(
                     f"{whose} {held} checks waiting already; please send more once they"
@@ -198,22 +196,20 @@ class RequestLimits:
         midnight = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         left = (midnight + DAY - now).total_seconds()
         wait = f"New checks start again in {wait_words(left)}."
-        if self.store.checks.tokens_since(midnight) >= budget:
+        everyone, mine, chat_s = self.store.checks.day_charges(
+            midnight, requester=who.requester, platform=who.platform, chat=who.chat
+        )
+        if everyone >= budget:
             raise BusyError(
                 "Today's checking budget is spent or held by checks under way; answers"
                 f" to posts already checked still come. {wait}",
                 retry_after_s=left,
             )
         shares = (
-            ({"requester": who.requester}, self.settings.user_budget_share, "Your"),
-            (
-                {"platform": who.platform, "chat": who.chat},
-                self.settings.chat_budget_share,
-                "This chat's",
-            ),
+            (mine, self.settings.user_budget_share, "Your"),
+            (chat_s, self.settings.chat_budget_share, "This chat's"),
         )
-        for scope, share, whose in shares:
-            spent = self.store.checks.tokens_since(midnight, **scope)
+        for spent, share, whose in shares:
             if spent >= budget * share:
                 raise RateLimitedError(
                     f"{whose} share of today's checking budget is used; answers to posts"

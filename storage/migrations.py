@@ -33,6 +33,7 @@ from .schema_steps import (
     m008_deliveries,
     m009_reviews,
 )
+from .schema_windows import m012_checks_by_time
 from .sql import StoreDatabase
 from .transaction import write_transaction
 
@@ -52,6 +53,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m009_reviews", m009_reviews),
     ("m010_attempts_and_token_charges", m010_attempts_and_token_charges),
     ("m011_shown_cards", m011_shown_cards),
+    ("m012_checks_by_time", m012_checks_by_time),
 ]
 
 

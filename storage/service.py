@@ -24,7 +24,6 @@ from typing import Any
 
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import Post
-from zofia_engine.stage2_settings import LLMSettings
 from zofia_engine.text import checkable_text
 
 from .card_delivery import CardDelivery
@@ -61,6 +60,9 @@ class CheckService:
             :meth:`start` and :meth:`purge_expired` delete what is older.
         delivery: the queued mode: checks run on worker processes and their cards are
             posted by deliver jobs (``None``: the engine runs here, the bots post).
+        token_reserve: what a check holds of the day's token budget until it ends
+            (``llm.max_tokens_per_check``); required, so that no service falls back
+            on a default cap.
     """
 
     def __init__(
@@ -74,7 +76,7 @@ class CheckService:
         clock: Callable[[], dt.datetime] | None = None,
         retention: dt.timedelta | None = None,
         delivery: CardDelivery | None = None,
-        token_reserve: int | None = None,
+        token_reserve: int,
     ) -> None:
         self.checker = checker
         self.retention = retention
@@ -85,8 +87,7 @@ class CheckService:
         self.delivery = delivery
         self.chats = ChatOperations(store, secret)
         self.reviewers = Reviewers(settings.reviewers, secret)
-        reserve = LLMSettings().max_tokens_per_check if token_reserve is None else token_reserve
-        self.limits = RequestLimits(store, settings, reserve)
+        self.limits = RequestLimits(store, settings, token_reserve)
         self.repeats = NearRepeats(store, encoder, settings)
         self.waiters = Waiters(store.checks)
         self.runs = LocalRuns(checker, store, self.repeats, self.waiters, settings)

@@ -51,11 +51,14 @@ _SHOWN_OF_TEXT = """
 class InForce:
     """The verdict an original check's cards are to show, and whose word it is:
     ``check_id`` is the check itself or the newer recheck of its text that decides it;
-    ``reviewed``: a moderator's review of that check gave it (else its machine did)."""
+    ``reviewed``: a moderator's review of that check gave it (else its machine did), and
+    ``note`` and ``link`` are that review's (read with its verdict, in one query)."""
 
     check_id: str
     verdict: str
     reviewed: bool
+    note: str = ""
+    link: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,11 +115,14 @@ class ShownCards:
 
     def _reviewed(self, check_id: str) -> InForce | None:
         found = self.db.execute(
-            "SELECT to_verdict FROM reviews WHERE check_id = ?"
+            "SELECT to_verdict, note, link FROM reviews WHERE check_id = ?"
             " ORDER BY created_at DESC, rowid DESC LIMIT 1",
             [check_id],
         ).fetchone()
-        return None if found is None else InForce(check_id, str(found[0]), reviewed=True)
+        if found is None:
+            return None
+        verdict, note, link = (str(value) for value in found)
+        return InForce(check_id, verdict, reviewed=True, note=note, link=link)
 
     def _machine(self, check_id: str) -> InForce | None:
         found = self.db.execute("SELECT verdict FROM reports WHERE check_id = ?", [check_id])
@@ -186,20 +192,21 @@ class ShownCards:
         """
         with self.db.write():
             found = self.db.execute(_SHOWN_OF_TEXT, [check_id]).fetchall()
-            others = [str(row[0]) for row in found]
-            decided = [check_id]
-            for other in others:
+            decided = {check_id: self.word_in_force(check_id)}
+            for other in (str(row[0]) for row in found):
                 word = self.word_in_force(other)
                 if word is not None and word.check_id == check_id:
-                    decided.append(other)
-            due = {original: self._mark_due(original) for original in decided}
+                    decided[other] = word
+            due = {
+                original: self._mark_due(original, word.verdict)
+                for original, word in decided.items()
+                if word is not None
+            }
         return {original: platforms for original, platforms in due.items() if platforms}
 
-    def _mark_due(self, original_id: str) -> list[str]:
-        """:meth:`mark_due` for one original check's cards: its platforms with cards due."""
-        now = self.in_force(original_id)
-        if now is None:
-            return []
+    def _mark_due(self, original_id: str, now: str) -> list[str]:
+        """:meth:`mark_due` for one original check's cards, ``now`` the verdict in force
+        (read once by the caller): its platforms with cards due."""
         with self.db.write():
             self.db.execute(
                 "UPDATE shown_cards SET due = CASE WHEN verdict != ? THEN 1 ELSE 0 END,"

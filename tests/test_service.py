@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, HashingEncoder
+from peers.fake_checker import FakeChecker, Gate, HashingEncoder
 from peers.pictures import headline
 
 from bots.common.runtime import build_service
@@ -209,11 +209,11 @@ async def test_retention_purge_keeps_verdicts_and_stops_repeats(
 async def test_cancel_and_shutdown(
     make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
-    checker.delay_s = 5.0  # until it is cancelled
+    checker.gate = gate = Gate()  # closed: the check runs until it is cancelled
     service = make_service()
     await service.start()
     handle = await service.submit(Post(text=POST), ALICE)
-    await asyncio.sleep(0.05)
+    await gate.held(1)
     assert handle.cancel()
     with pytest.raises(asyncio.CancelledError):
         await handle.result()
@@ -221,11 +221,11 @@ async def test_cancel_and_shutdown(
     assert row is not None and row.status == "cancelled"
 
     kept = await service.submit(Post(text=POST + " Later."), ALICE)
-    await asyncio.sleep(0.05)
+    await gate.held(1)
     await service.aclose()  # shutdown: the running check goes back to the queue
     row = service.store.checks.get(kept.check_id)
     assert row is not None and row.status == "queued"
-    checker.delay_s = 0.0
+    gate.open()
     successor = make_service()
     assert await successor.start() == [kept.check_id]
     resumed = successor.handle(kept.check_id)
@@ -235,17 +235,18 @@ async def test_cancel_and_shutdown(
 async def test_one_requesters_cancel_leaves_the_others_run_going(
     make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
-    checker.delay_s = 0.5
+    checker.gate = gate = Gate()  # closed: the run goes on until the test opens it
     service = make_service(**GENEROUS)
     await service.start()
     owner = await service.submit(Post(text=POST), ALICE)
     joined = await service.submit(Post(text=POST), BOB)
-    await asyncio.sleep(0.05)
+    await gate.held(1)
     assert owner.cancel()  # Alice stops waiting; Bob still waits on the run
     with pytest.raises(asyncio.CancelledError):
         await owner.result()
     seen = [event async for event in owner.events()]  # ends: Alice no longer waits
     assert len(seen) < 20
+    gate.open()
     outcome = await joined.result()
     assert outcome.report.verdict == "false" and outcome.original_id == owner.check_id
     row = service.store.checks.get(joined.check_id)
@@ -253,10 +254,10 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
 
     # A joined waiter that leaves stops nothing either; the last one to leave stops the run.
     other = "The governor of Ohio closed every public library in the state on Monday."
-    checker.delay_s = 5.0  # until the last waiter leaves
+    gate.close()  # until the last waiter leaves
     first = await service.submit(Post(text=other), ALICE)
     second = await service.submit(Post(text=other), BOB)
-    await asyncio.sleep(0.05)
+    await gate.held(1)
     assert second.cancel()
     await service.waiters.flush()  # its status is written off the event loop
     left = service.store.checks.get(second.check_id)
@@ -274,7 +275,7 @@ async def test_joined_checks_statuses_are_written_off_the_event_loop(
     checker: FakeChecker,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    checker.delay_s = 0.3
+    checker.gate = gate = Gate()  # closed: the run goes on until the test opens it
     service = make_service(**GENEROUS)
     await service.start()
     loop_thread = threading.get_ident()
@@ -290,8 +291,9 @@ async def test_joined_checks_statuses_are_written_off_the_event_loop(
     owner = await service.submit(Post(text=POST), ALICE)
     joined = await service.submit(Post(text=POST), BOB)
     leaving = await service.submit(Post(text=POST), Requester("telegram", "1003", "chat-1"))
-    await asyncio.sleep(0.05)
+    await gate.held(1)
     assert leaving.cancel()  # a joined waiter leaves: its check is cancelled
+    gate.open()
     outcome = await joined.result()  # the run ends: the joined check is done
     # The joined check's row was written before its waiter was answered (read before
     # anything else is awaited: no write can land in between).
@@ -428,11 +430,12 @@ async def test_a_full_queue_refuses_new_checks_but_not_repeats(
 ) -> None:
     service = make_service(max_pending_checks=1, **GENEROUS)
     await service.start()
-    checker.delay_s = 0.3  # the first check is still running when the others arrive
+    checker.gate = gate = Gate()  # the first check is still running when the others arrive
     first = await service.submit(Post(text=POST), ALICE)
     joined = await service.submit(Post(text=POST), BOB)  # the same post: it waits on the run
     with pytest.raises(BusyError, match=r"busy with 1 checks; please try again in \d+ (s|min)"):
         await service.submit(Post(text="The river bridge in Springfield will close in May."), BOB)
+    gate.open()
     assert (await joined.result()).original_id == first.check_id
     await first.result()
 

@@ -1,6 +1,7 @@
 """Shares of the limits, on the real check service and a SQLite file, with the engine's
-port taken by the in-process ``FakeChecker`` (it answers every post alike, after a
-delay: these prove the accounting around checks, not a check).
+port taken by the in-process ``FakeChecker`` (it answers every post alike, held at a
+gate the test opens while it needs checks running: these prove the accounting around
+checks, not a check).
 
 A burst of concurrent requests passes a limit no further than one at a time would; a
 request counts from its admission (a failed fetch too); a private chat holds one
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peers.fake_checker import FakeChecker, HashingEncoder, fake_service
+from peers.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
@@ -94,7 +95,8 @@ async def test_a_private_chat_holds_one_request_at_a_time(start: Start) -> None:
 
 
 async def test_a_running_check_holds_its_reserve_and_a_user_only_a_share(start: Start) -> None:
-    checker = FakeChecker(delay_s=0.5, tokens=100)
+    gate = Gate()  # the checks run until the test opens it
+    checker = FakeChecker(gate=gate, tokens=100)
     # 1,000 tokens reserved a check; a day's budget of 3,000, a user's share 1,500.
     limits: dict[str, Any] = {"user_per_minute": 100, "chat_per_minute": 100}
     shares = {"daily_token_budget": 3000, "user_budget_share": 0.5, "chat_budget_share": 1}
@@ -106,6 +108,7 @@ async def test_a_running_check_holds_its_reserve_and_a_user_only_a_share(start: 
         third = await service.submit(Post(text=POSTS[3]), BOB)  # 2,000 < 3,000 in all
         with pytest.raises(BusyError, match="spent or held by checks under way"):
             await service.submit(Post(text=POSTS[4]), CAROL)
+        gate.open()
         used = [(await h.result()).report.usage for h in (first, second, third)]
         # Ended, each is charged what it spent (under its reserve): room again.
         midnight = service.clock().replace(hour=0, minute=0, second=0, microsecond=0)
@@ -127,13 +130,15 @@ async def test_a_failed_check_keeps_its_reserve(start: Start) -> None:
 
 
 async def test_one_user_holds_only_a_share_of_the_pending_checks(start: Start) -> None:
-    checker = FakeChecker(delay_s=0.5)
+    gate = Gate()  # the checks run until the test opens it
+    checker = FakeChecker(gate=gate)
     limits = {"user_per_minute": 100, "chat_per_minute": 100, "daily_token_budget": 0}
     async with start(checker, max_pending_checks=4, user_pending_share=0.5, **limits) as service:
         held = [await service.submit(Post(text=text), ALICE) for text in POSTS[:2]]
         with pytest.raises(RateLimitedError, match="You have 2 checks waiting"):
             await service.submit(Post(text=POSTS[2]), ALICE)
         other = await service.submit(Post(text=POSTS[3]), CAROL)  # another user, another chat
+        gate.open()
         for handle in (*held, other):
             await handle.result()
         await (await service.submit(Post(text=POSTS[2]), ALICE)).result()

@@ -269,6 +269,7 @@ ALL_MIGRATIONS = [
     "m009_reviews",
     "m010_attempts_and_token_charges",
     "m011_shown_cards",
+    "m012_checks_by_time",
 ]
 KEY = b"k" * 32
 
@@ -613,6 +614,40 @@ def test_request_counts_and_the_oldest_in_a_window(store: CheckStore, clock: Clo
     assert store.checks.count(since=T0, platform="discord") == 1
     assert store.checks.oldest(since=minute_ago, requester="alice") == T0 + dt.timedelta(seconds=30)
     assert store.checks.oldest(since=clock.advance(seconds=1)) is None
+
+
+def test_the_days_charges_and_the_pending_runs_in_one_read_each(
+    store: CheckStore, clock: Clock
+) -> None:
+    new_check(store, requester="alice", tokens=1000)  # before the window, still pending
+    since = clock.advance(seconds=30)
+    first = new_check(store, requester="alice", tokens=1000)
+    other_chat = new_check(store, requester="alice", chat="chat-2", tokens=300)
+    running = new_check(store, requester="bob", tokens=200)
+    new_check(store, requester="bob", platform="discord", tokens=50)  # another platform's chat-1
+    new_check(store, requester="carol", chat="chat-2")  # no charge
+    new_check(store, requester="alice", repeat_of=first.id, repeat_kind="exact")  # a repeat
+    scope = {"requester": "alice", "platform": "telegram", "chat": "chat-1"}
+    each = (
+        store.checks.tokens_since(since),
+        store.checks.tokens_since(since, requester="alice"),
+        store.checks.tokens_since(since, platform="telegram", chat="chat-1"),
+    )
+    assert store.checks.day_charges(since, **scope) == each == (1550, 1300, 1200)
+    nobody = {"requester": "dave", "platform": "telegram", "chat": "chat-9"}
+    assert store.checks.day_charges(since, **nobody) == (1550, 0, 0)
+    assert store.checks.pending_of(**scope) == (3, 3)
+    store.checks.set_status(first.id, "done")
+    store.checks.set_status(other_chat.id, "failed")
+    store.checks.set_status(running.id, "running")
+    assert store.checks.pending_of(**scope) == (1, 2)
+    assert store.checks.pending_of(**nobody) == (0, 0)
+    if not is_postgres(store.db):  # the day's window is read by its index, not a scan
+        plan = store.db.execute(
+            "EXPLAIN QUERY PLAN SELECT sum(c.tokens) FROM checks c WHERE c.created_at >= ?",
+            [to_iso(since)],
+        ).fetchall()
+        assert "idx_checks_created" in plan[0][-1]
 
 
 # -- vectors and retention -------------------------------------------------------------------

@@ -44,7 +44,7 @@ from zofia_engine.report import (
 )
 from zofia_engine.text import checkable_text
 
-__all__ = ["FakeChecker", "HashingEncoder", "fake_service", "scripted_report"]
+__all__ = ["FakeChecker", "Gate", "HashingEncoder", "fake_service", "scripted_report"]
 
 _WORD = re.compile(r"\w+")
 
@@ -125,13 +125,52 @@ def scripted_report(
     )
 
 
+class Gate:
+    """Holds each check at its debate until the test opens it: a check stays running for
+    exactly as long as the test needs, however fast or slow the machine, and the test can
+    wait until checks are held (:meth:`held`) instead of sleeping for them to start."""
+
+    def __init__(self) -> None:
+        self._open = asyncio.Event()
+        self._arrived = asyncio.Condition()
+        self.waiting = 0
+
+    async def pass_through(self) -> None:
+        """Wait here until the gate is open (what :meth:`FakeChecker.check` does)."""
+        async with self._arrived:
+            self.waiting += 1
+            self._arrived.notify_all()
+        try:
+            await self._open.wait()
+        finally:
+            self.waiting -= 1
+
+    async def held(self, n: int = 1, *, timeout_s: float = 30.0) -> None:
+        """Return once ``n`` checks are held here at once; raise ``TimeoutError`` after
+        ``timeout_s`` (only a broken service takes that long: the test fails, not hangs)."""
+        async with asyncio.timeout(timeout_s), self._arrived:
+            await self._arrived.wait_for(lambda: self.waiting >= n)
+
+    def open(self) -> None:
+        """Let the checks held go on, and every later one pass."""
+        self._open.set()
+
+    def close(self) -> None:
+        """Hold the checks that come from now on."""
+        self._open.clear()
+
+
 @dataclass
 class FakeChecker:
-    """Answers every post with :func:`scripted_report`, after ``delay_s``.
+    """Answers every post with :func:`scripted_report`, after ``delay_s`` (and its
+    ``gate``, if any).
 
     Attributes:
         runs: every post checked, in order (a repeat answered from the store is none).
         delay_s: how long a check takes (tests of joins, cancellation, shutdown).
+        gate: hold each check at its debate until the test opens it: a test that needs a
+            check running while it acts uses this, not ``delay_s``, so that timing decides
+            nothing.
         fail: raise this instead of answering.
         verdict, summary, tokens: what the report says and costs.
         answer, answer_cites: what every follow-up question gets (the cites that name
@@ -140,6 +179,7 @@ class FakeChecker:
     """
 
     delay_s: float = 0.0
+    gate: Gate | None = None
     fail: BaseException | None = None
     verdict: str = "false"
     summary: str = ""
@@ -161,6 +201,8 @@ class FakeChecker:
         self.runs.append(post)
         for stage in ("retrieval", "linguist", "debate"):
             await _emit(on_progress, ProgressEvent(kind="started", stage=stage))
+            if stage == "debate" and self.gate is not None:
+                await self.gate.pass_through()
             if stage == "debate" and self.delay_s:
                 await asyncio.sleep(self.delay_s)
             await _emit(on_progress, ProgressEvent(kind="finished", stage=stage))
