@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from pg_server import PostgresServer
@@ -29,9 +30,22 @@ def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
 
 
 # Fixtures that load a real model and decode with it (SmolLM2 through llama.cpp, a
-# BERT-shaped NER model through transformers): a test that uses one is in the slow
-# tier, whatever its file says, so `pytest -m "not slow"` stays the fast tier.
-MODEL_FIXTURES = frozenset({"smol", "batched", "single", "model_path", "bert_like_ner_dir"})
+# BERT-shaped NER or NLI model through transformers and torch): a test that uses one is
+# in the slow tier, whatever its file says, so `pytest -m "not slow"` stays the fast tier.
+MODEL_FIXTURES = frozenset(
+    {"smol", "batched", "single", "model_path", "bert_like_ner_dir", "tiny_nli"}
+)
+
+
+@pytest.fixture(scope="session")
+def tiny_nli() -> Callable[..., Path]:
+    """:func:`peers.tiny_nli.build_nli`, once torch and transformers import (else the
+    test is skipped): a tiny NLI model the test builds on disk."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from peers.tiny_nli import build_nli
+
+    return build_nli
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

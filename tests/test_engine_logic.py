@@ -253,15 +253,17 @@ async def test_the_judges_summary_quotes_only_what_the_post_or_evidence_says(
 
 
 async def test_a_stance_model_reads_the_claims_instead_of_the_llm(
-    panel: ScriptedPanel, make_engine: Callable[..., Engine], tmp_path: Path
+    panel: ScriptedPanel,
+    make_engine: Callable[..., Engine],
+    tmp_path: Path,
+    tiny_nli: Callable[..., Path],
 ) -> None:
     """A tiny NLI model built here, whose every answer is "contradiction" (p ≈ 0.94): it
     proves the wiring (no reading call reaches the LLM server, the model's stance is
     cited under the same rules), not the quality of any real NLI model."""
-    pytest.importorskip("transformers")
-    from peers.tiny_nli import NLI_LABELS, build_nli
+    from peers.tiny_nli import NLI_LABELS
 
-    path = build_nli(tmp_path / "nli", NLI_LABELS, bias=[-1.0, 0.0, 2.0])
+    path = tiny_nli(tmp_path / "nli", NLI_LABELS, bias=[-1.0, 0.0, 2.0])
     script = _script(panel)
     stance = {"backend": "nli", "model": str(path)}
     report = await make_engine(_settings(panel, {**ADAPTIVE, "stance": stance})).check(POST)

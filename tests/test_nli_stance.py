@@ -8,9 +8,11 @@ batching code, not the quality of any real NLI model. Nothing is downloaded.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from peers.tiny_nli import NLI_LABELS, PAIRS
 from pydantic import ValidationError
 
 from zofia_engine.config import StanceSettings
@@ -21,14 +23,14 @@ from zofia_engine.llm.nli_backend import (
     decide,
 )
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-from peers.tiny_nli import NLI_LABELS, PAIRS, build_nli  # noqa: E402
+#: :func:`peers.tiny_nli.build_nli`, through the ``tiny_nli`` fixture (tests/conftest.py),
+#: which puts a test that builds one in the slow tier: it loads torch and transformers
+BuildNLI = Callable[..., Path]
 
 
 @pytest.fixture(scope="module")
-def nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_nli(tmp_path_factory.mktemp("nli"), NLI_LABELS)
+def nli_dir(tmp_path_factory: pytest.TempPathFactory, tiny_nli: BuildNLI) -> Path:
+    return tiny_nli(tmp_path_factory.mktemp("nli"), NLI_LABELS)
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +51,8 @@ def _close(a: StanceScores, b: StanceScores, tol: float = 1e-5) -> bool:
     )
 
 
-async def test_loads_by_path_and_maps_nli_labels(tmp_path: Path) -> None:
-    path = build_nli(tmp_path / "fixed", NLI_LABELS, bias=[2.0, 0.0, -1.0])
+async def test_loads_by_path_and_maps_nli_labels(tmp_path: Path, tiny_nli: BuildNLI) -> None:
+    path = tiny_nli(tmp_path / "fixed", NLI_LABELS, bias=[2.0, 0.0, -1.0])
     model = NLIStanceModel(str(path))
     model.load()
     assert model.name == f"nli:{path}"
@@ -75,8 +77,8 @@ async def test_batched_equals_one_by_one_and_sums_to_one(
     assert await loaded.score([]) == []
 
 
-async def test_binary_checker_never_refutes(tmp_path: Path) -> None:
-    path = build_nli(tmp_path / "minicheck", {0: "unsupported", 1: "supported"}, bias=[0.0, 1.0])
+async def test_binary_checker_never_refutes(tmp_path: Path, tiny_nli: BuildNLI) -> None:
+    path = tiny_nli(tmp_path / "minicheck", {0: "unsupported", 1: "supported"}, bias=[0.0, 1.0])
     model = NLIStanceModel(str(path))
     scores = await model.score(PAIRS[:3])
     supported = _softmax([0.0, 1.0])[1]
@@ -86,8 +88,10 @@ async def test_binary_checker_never_refutes(tmp_path: Path) -> None:
         assert abs(s.neither - (1.0 - s.supports)) < 1e-6
 
 
-def test_unmappable_labels_are_a_sentence_naming_the_setting(tmp_path: Path) -> None:
-    path = build_nli(tmp_path / "opaque", {0: "LABEL_0", 1: "LABEL_1"})
+def test_unmappable_labels_are_a_sentence_naming_the_setting(
+    tmp_path: Path, tiny_nli: BuildNLI
+) -> None:
+    path = tiny_nli(tmp_path / "opaque", {0: "LABEL_0", 1: "LABEL_1"})
     with pytest.raises(ModelUnavailableError) as info:
         NLIStanceModel(str(path)).load()
     message = str(info.value)
@@ -95,14 +99,14 @@ def test_unmappable_labels_are_a_sentence_naming_the_setting(tmp_path: Path) -> 
     assert "stance.labels" in message
 
 
-async def test_labels_setting_overrides_the_guess(tmp_path: Path) -> None:
-    path = build_nli(tmp_path / "opaque2", {0: "LABEL_0", 1: "LABEL_1"}, bias=[0.0, 2.0])
+async def test_labels_setting_overrides_the_guess(tmp_path: Path, tiny_nli: BuildNLI) -> None:
+    path = tiny_nli(tmp_path / "opaque2", {0: "LABEL_0", 1: "LABEL_1"}, bias=[0.0, 2.0])
     model = NLIStanceModel(str(path), labels={"LABEL_0": "neither", "LABEL_1": "supports"})
     [s] = await model.score([PAIRS[0]])
     assert s.refutes == 0.0
     assert abs(s.supports - _softmax([0.0, 2.0])[1]) < 1e-5
     # It also wins over a name that would have been guessed otherwise.
-    nli = build_nli(tmp_path / "swapped", NLI_LABELS, bias=[2.0, 0.0, -1.0])
+    nli = tiny_nli(tmp_path / "swapped", NLI_LABELS, bias=[2.0, 0.0, -1.0])
     swapped = NLIStanceModel(
         str(nli), labels={"entailment": "refutes", "CONTRADICTION": "supports"}
     )
@@ -116,6 +120,7 @@ def test_a_labels_value_that_is_no_stance_is_refused() -> None:
         NLIStanceModel("x", labels={"LABEL_0": "maybe"})
 
 
+@pytest.mark.slow  # it imports transformers to look for the model
 def test_a_missing_model_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for name in ("zofia-tests/no-such-nli-model", str(tmp_path / "nothing-here")):

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
-
 __all__ = ["NLI_LABELS", "PAIRS", "WORDS", "build_nli"]
 
 NLI_LABELS = {0: "ENTAILMENT", 1: "NEUTRAL", 2: "CONTRADICTION"}
@@ -32,6 +29,9 @@ def build_nli(
     With ``bias`` the classifier's weights are zeroed, so every pair gets the softmax
     of ``bias``: a known answer.
     """
+    import torch  # here, not at import: collecting a test module must not load torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
     root.mkdir(parents=True, exist_ok=True)
     vocab = root / "vocab.txt"
     vocab.write_text(
