@@ -17,6 +17,7 @@ from peers.fake_checker import FakeChecker, fake_service
 
 from bots.common.sentences import UNSUPPORTED_INPUT
 from bots.common.settings import Settings
+from bots.common.words import words_for
 from bots.discord.client import FactCheckBot
 
 pytest_plugins = ["peers.discord_fixtures"]
@@ -121,3 +122,17 @@ async def test_factcheck_given_a_video_as_its_image_gets_what_the_bot_checks(
     assert said == [UNSUPPORTED_INPUT] and _one_sentence(said[0])
     assert checker.runs == [] and history == []
     assert discord_api.downloads == []
+
+
+async def test_a_video_as_the_image_is_refused_in_the_requesters_discord_language(
+    discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
+) -> None:
+    video = discord_api.attachment(b"\x1aE\xdf\xa3webm", "clip.webm", content_type="video/webm")
+    async with start_bot():
+        payload = discord_api.slash("factcheck", {"image": video})
+        payload["locale"] = "de"  # refused before the server's language is read
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        await discord_api.wait_for(_answered(payload), timeout=30)
+    german = words_for("German")(UNSUPPORTED_INPUT)
+    assert german != UNSUPPORTED_INPUT and _said(discord_api, payload) == [german]
+    assert checker.runs == [] and discord_api.downloads == []

@@ -24,13 +24,17 @@ from peers.telegram_peer import FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot, telegram_settings
 from telegram import Bot
 
+from bots.common.languages import LANGUAGE_KEY
 from bots.common.quiet import (
     DEFAULT_MIN_CONFIDENCE,
+    QUIET_MIN_CONFIDENCE,
     group_answer,
     min_confidence_of,
     parse_min_confidence,
 )
 from bots.common.settings import Settings
+from bots.common.store_calls import StoreCalls
+from bots.telegram.check_flow import AUTO_CHECK
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import REACTION, delivery_target, post_delivered
 from storage.deliveries import Claim
@@ -349,3 +353,27 @@ async def test_opinions_get_nothing_and_a_refused_reaction_is_harmless(
     assert (GROUP["id"], forwarded["message_id"]) not in chat.peer.reactions
     assert chat.cards() == [] and len(chat.peer.bot_messages(GROUP["id"])) == 1
     assert not [r for r in caplog.records if r.name.startswith("bots") and r.exc_info]
+
+
+async def test_an_auto_check_reads_its_chats_settings_in_one_trip(
+    chat: Group, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trips: list[set[str]] = []
+    one, many = StoreCalls.chat_setting, StoreCalls.chat_settings
+
+    async def setting(
+        calls: StoreCalls, platform: str, chat_id: str, key: str, default: Any
+    ) -> Any:
+        trips.append({key})
+        return await one(calls, platform, chat_id, key, default)
+
+    async def settings(calls: StoreCalls, platform: str, chat_id: str, defaults: Any) -> Any:
+        trips.append(set(defaults))
+        return await many(calls, platform, chat_id, defaults)
+
+    monkeypatch.setattr(StoreCalls, "chat_setting", setting)
+    monkeypatch.setattr(StoreCalls, "chat_settings", settings)
+    chat.checker.verdict = "unproven"
+    assert await chat.reaction_on(chat.forward()) == REACTION
+    # Whether auto-check is on, the chat's language and its least confidence: one read.
+    assert trips == [{AUTO_CHECK, LANGUAGE_KEY, QUIET_MIN_CONFIDENCE}]

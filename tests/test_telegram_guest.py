@@ -18,6 +18,7 @@ from peers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, group, user
 from peers.telegram_setup import bot_running, telegram_settings
 from telegram import Bot
 
+from bots.common.words import words_for
 from bots.telegram.context import TelegramContext
 from bots.telegram.guest import post_delivered_or_guest
 from bots.telegram.inputs import HOW_TO
@@ -124,6 +125,15 @@ async def test_a_guest_mention_with_no_replied_post_gets_the_help_line(start: St
     assert answer["text"] == HOW_TO
     assert bed.calls("answerGuestQuery") == 1
     assert bed.checker.runs == []
+    _nothing_sent_into(bed)
+
+
+async def test_a_guest_is_answered_in_the_language_of_their_app(start: Start) -> None:
+    dora = user(803, "Dora") | {"language_code": "de"}
+    async with start() as bed:
+        answer = await bed.answer(bed.ask(None, asker=dora))
+    german = words_for("German")(HOW_TO)
+    assert german != HOW_TO and answer["text"] == german
     _nothing_sent_into(bed)
 
 

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from peers.fake_checker import FakeChecker, fake_service, scripted_report
 from peers.telegram_peer import MAX_TEXT, TelegramError, parse_html
 from telegram import Bot
+from telegram.error import BadRequest, Forbidden
 
 from bots.cli import main
 from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
@@ -21,6 +22,7 @@ from bots.common.check_flow import card_for, card_target
 from bots.common.sections import Block, Section
 from bots.common.settings import Settings
 from bots.telegram.app import TokenRedactor
+from bots.telegram.card_edits import edit_card
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import delivery_target, post_delivered
 from bots.telegram.render import card_html, card_keyboard, html_length, section_messages
@@ -228,3 +230,48 @@ async def test_a_queued_card_is_made_as_a_live_one_with_the_checks_left(tmp_path
     assert "You have 3 checks left today." in text
     assert "channel News" in text and "published 2026-01-02" in text
     assert "left today" not in parse_html(older)[0] and "channel News" in older
+
+
+class _FailingBot:
+    """A bot whose edits fail with ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def edit_message_text(self, text: str, **params: Any) -> None:
+        raise self.error
+
+
+async def test_a_card_edit_passes_over_a_message_gone_unless_told_to_raise(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    card, keyboard = card_html(_card()), card_keyboard("abcDEF123_-xyz45")
+    bot = _RecordingBot()
+    await edit_card(cast(Bot, bot), 7, 9, card, keyboard, check_id="abcDEF123_-xyz45")
+    [(text, params)] = bot.edits
+    assert text == card and params["reply_markup"] == keyboard
+    assert params["chat_id"] == 7 and params["message_id"] == 9
+    assert params["parse_mode"] == "HTML" and params["link_preview_options"].is_disabled
+    # The same card again: done, whichever way a caller takes a message gone.
+    same = BadRequest("Message is not modified: specified new message content is the same")
+    for pass_over in (True, False):
+        await edit_card(
+            cast(Bot, _FailingBot(same)), 7, 9, card, None, check_id="c", pass_over_gone=pass_over
+        )
+    assert not caplog.records
+    # Deleted, or too old to edit: a review or a correction passes it over, logged...
+    gone = BadRequest("Message to edit not found")
+    await edit_card(cast(Bot, _FailingBot(gone)), 7, 9, card, None, check_id="c")
+    [logged] = caplog.records
+    assert logged.getMessage() == "card of check c not edited: Message to edit not found"
+    # ...and a deliver job fails, to be retried.
+    with pytest.raises(BadRequest, match="not found"):
+        await edit_card(
+            cast(Bot, _FailingBot(gone)), 7, 9, card, None, check_id="c", pass_over_gone=False
+        )
+    # Anything else is the caller's to handle (a chat the bot was removed from).
+    with pytest.raises(Forbidden):
+        await edit_card(
+            cast(Bot, _FailingBot(Forbidden("bot was kicked"))), 7, 9, card, None, check_id="c"
+        )

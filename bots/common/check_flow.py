@@ -26,7 +26,7 @@ from zofia_engine.post import Post
 from .card import VerdictCard, verdict_card
 from .posts import post_from_message
 from .progress import follow_progress
-from .quiet import DEFAULT_MIN_CONFIDENCE, group_answer
+from .quiet import DEFAULT_MIN_CONFIDENCE, unasked_gets_card
 from .sentences import error_sentence
 from .store_calls import StoreCalls, off_loop
 from .words import words_for
@@ -122,8 +122,9 @@ class Screen(Protocol):
         """Say that a limit refused the request (a platform may answer a burst of
         refusals to one chat at once: see :func:`~.sentences.refusals_sentence`)."""
 
-    def delivery_target(self, post: Post) -> dict[str, Any]:
-        """Where a deliver job posts the card (after :meth:`open_progress`)."""
+    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
+        """Where a deliver job posts the card of ``request`` (after :meth:`open_progress`;
+        an unasked check's target keeps its ``min_confidence``)."""
 
 
 def shutting_down() -> bool:
@@ -163,7 +164,7 @@ async def run_check(
         if live:
             await screen.open_progress(handle.check_id)
         if delivery is not None:  # a deliver job posts the card: tell it where
-            target, platform = screen.delivery_target(post), request.requester.platform
+            target, platform = screen.delivery_target(post, request), request.requester.platform
             await delivery.expect(handle.check_id, platform, target)
         if live:
             await follow_progress(handle.events(), screen.show_progress, progress_interval_s)
@@ -172,7 +173,9 @@ async def run_check(
                 raise asyncio.CancelledError
             return
         outcome = await handle.result()
-        if request.unasked and not await _unasked_gets_card(request, outcome):
+        if request.unasked and not await unasked_gets_card(
+            outcome.report, request.min_confidence, request.react
+        ):
             return
         asker = service.chats.user_hash(request.requester.platform, request.requester.user_id)
         card = await card_for(calls, outcome, card_target(post, asker))
@@ -201,16 +204,6 @@ async def _post_of(request: CheckRequest) -> Post:
         language=request.language,
         allow_private_urls=request.allow_private_urls,
     )
-
-
-async def _unasked_gets_card(request: CheckRequest, outcome: Outcome) -> bool:
-    """Whether an unasked check gets its card: only a sure alarm does
-    (:func:`~.quiet.group_answer`); another verdict may get the platform's quiet
-    reaction instead, and the rest nothing."""
-    answer = group_answer(outcome.report, request.min_confidence)
-    if answer == "reaction" and request.react is not None:
-        await request.react()
-    return answer == "card"
 
 
 def card_target(post: Post, asker: str) -> dict[str, str]:

@@ -13,6 +13,7 @@ The rule is written once here, for the live check and the deliver job alike.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from storage.reviews import review_of
@@ -27,6 +28,7 @@ __all__ = [
     "group_answer",
     "min_confidence_of",
     "parse_min_confidence",
+    "unasked_gets_card",
 ]
 
 #: what an unasked check keeps to itself entirely
@@ -66,6 +68,18 @@ def group_answer(report: Report, min_confidence: float) -> GroupAnswer:
     else:
         return "reaction"
     return "card" if sure is None or sure >= min_confidence else "reaction"
+
+
+async def unasked_gets_card(
+    report: Report, min_confidence: float, react: Callable[[], Awaitable[None]] | None
+) -> bool:
+    """Whether an unasked check of ``report`` gets its card (:func:`group_answer`); one
+    answered with a reaction gets it here, from ``react`` (the platform's quiet answer,
+    which never raises; ``None``: none), and then no card, as one answered with nothing."""
+    answer = group_answer(report, min_confidence)
+    if answer == "reaction" and react is not None:
+        await react()
+    return answer == "card"
 
 
 def min_confidence_of(value: Any) -> float:

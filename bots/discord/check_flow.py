@@ -209,7 +209,7 @@ class DiscordScreen:
         """A refusal by a limit, in the command's own response (each has one)."""
         await self.say(error_sentence(exc, self.words))
 
-    def delivery_target(self, post: Post) -> dict[str, Any]:
+    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
         who = requester_of(self.interaction)
         asker = self.ctx.service.chats.user_hash(who.platform, who.user_id)
         return delivery_target(self.interaction, post, ephemeral=self.ephemeral, asker=asker)

@@ -106,6 +106,13 @@ def _refusal(link: MessageLink, interaction: discord.Interaction[Any]) -> str | 
     return None
 
 
+def _language(interaction: discord.Interaction[Any], setting: str | None = None) -> str:
+    """The language a check is answered in: the server's ``setting`` (``None``: never
+    set, or not read yet), else the requester's Discord language when the bot has its
+    words (:func:`~bots.common.words.chat_language`)."""
+    return chat_language(setting, interaction.locale.value)
+
+
 async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any]) -> Opening | None:
     """Read the chat's settings (off the event loop), claim its cooldown and defer the
     response, private if the settings say so; ``None`` when a check started here too
@@ -128,7 +135,7 @@ async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any])
     found = await read
     deferred = interaction.response.is_done()
     private = found.ephemeral or deferred
-    language = chat_language(found.language, interaction.locale.value)
+    language = _language(interaction, found.language)
     left, claim = ctx.cooldowns.claim(chat, found.cooldown_s)  # no await in between
     if left > 0:
         log.info("request in chat %s refused: cooldown, %.0f s left", chat, left)
@@ -214,7 +221,8 @@ async def factcheck(
         return
     refused = _refusal(link, interaction) if link is not None else None
     if image is not None and not is_picture(image):  # a video, a voice message, a file
-        refused = UNSUPPORTED_INPUT
+        # Said before the server's language is read: in the requester's.
+        refused = words_for(_language(interaction))(UNSUPPORTED_INPUT)
     if refused is not None:
         await interaction.response.send_message(refused, ephemeral=True)
         return

@@ -30,7 +30,14 @@ from typing import Any
 import discord
 
 from bots.common.card import VerdictCard
-from bots.common.corrections import reviewed_card, saved_sentence, verdict_word
+from bots.common.corrections import reviewed_card
+from bots.common.moderation import (
+    CHOICES,
+    choice_label,
+    choose_sentence,
+    note_refused,
+    save_review,
+)
 from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.errors import CheckNotFoundError
 
@@ -48,19 +55,10 @@ REFUSED = N_(
     "Only members who can manage messages here, or reviewers named in the bot's settings, "
     "can review a verdict."
 )
-CHOOSE = N_("Review of this verdict ({verdict}): confirm it, or choose the verdict it should have.")
 #: as the other buttons say it
 NOT_FOUND = N_("That check was not found.")
 #: how long the select and the form wait for the reviewer
 REVIEW_TIMEOUT_S = 600.0
-#: choice → its label (the verdicts as the card's review note names them)
-_CHOICES = {
-    "confirm": N_("Confirm"),
-    "true": N_("True"),
-    "false": N_("False"),
-    "misleading": N_("Misleading"),
-    "unproven": N_("Unproven"),
-}
 
 #: a card's buttons (``bots.discord.buttons.verdict_view``, passed in)
 ViewOf = Callable[[VerdictCard], discord.ui.View]
@@ -89,7 +87,7 @@ async def start_review(
         await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
     words = words_for(found[0].language)  # the chat's language, as the check was answered in
-    said = words(CHOOSE, verdict=verdict_word(found[1].verdict, words))
+    said = choose_sentence(found[1].verdict, words)
     choices = Choices(ctx, interaction, check_id, view_of, words)
     await interaction.followup.send(said, view=choices, ephemeral=True)
 
@@ -108,9 +106,7 @@ class Choices(discord.ui.View):
         super().__init__(timeout=REVIEW_TIMEOUT_S)
         self.ctx, self.card, self.check_id, self.view_of = ctx, card, check_id, view_of
         self.words = words
-        options = [
-            discord.SelectOption(label=words(label), value=v) for v, label in _CHOICES.items()
-        ]
+        options = [discord.SelectOption(label=choice_label(v, words), value=v) for v in CHOICES]
         self.select: discord.ui.Select[Choices] = discord.ui.Select(
             placeholder=words("The verdict it should have"), options=options
         )
@@ -139,7 +135,7 @@ class Note(discord.ui.Modal, title="Review"):
         view_of: ViewOf,
         words: Words = ENGLISH,
     ) -> None:
-        title = words("Review: {choice}", choice=words(_CHOICES[choice]))
+        title = words("Review: {choice}", choice=choice_label(choice, words))
         super().__init__(title=title, timeout=REVIEW_TIMEOUT_S)
         self.ctx, self.card, self.check_id, self.choice = ctx, card, check_id, choice
         self.view_of, self.words = view_of, words
@@ -166,19 +162,25 @@ class Note(discord.ui.Modal, title="Review"):
         found = await stored_check(ctx, self.check_id, self.card)
         if found is None:
             return words(NOT_FOUND)
-        verdict = found[1].verdict if self.choice == "confirm" else self.choice
-        user = str(interaction.user.id)
-        note, link = self.note.value.strip(), self.link.value.strip()
         try:
-            review = await ctx.service.review(self.check_id, PLATFORM, user, verdict, note, link)
+            said = await save_review(
+                ctx.service,
+                self.check_id,
+                self.choice,
+                found[1].verdict,
+                platform=PLATFORM,
+                user=str(interaction.user.id),
+                note=self.note.value.strip(),
+                link=self.link.value.strip(),
+                words=words,
+            )
         except CheckNotFoundError:
             return words(NOT_FOUND)
         except ValueError as exc:  # a long note, a link that is no address (said in English)
-            said = str(exc)
             again = words("Choose again to send another note.")
-            return f"{said[:1].upper()}{said[1:]}. {again}"
+            return f"{note_refused(exc)} {again}"
         await self._edit_card()
-        return saved_sentence(review.from_verdict, review.to_verdict, words)
+        return said
 
     async def _edit_card(self) -> None:
         """The card Review was pressed on, as it now reads, while its press can edit it."""

@@ -9,8 +9,10 @@ verdict card, or into one sentence saying what went wrong.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from telegram import InlineKeyboardMarkup, Message
@@ -23,26 +25,28 @@ from bots.common.corrections import record_shown
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence
-from bots.common.words import ENGLISH, N_, Words, chat_language, words_for
+from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.limits import RateLimitedError
 from storage.service import Requester
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
-from .context import PLATFORM, TelegramContext
+from .card_edits import card_message
+from .context import PLATFORM, TelegramContext, chat_language_of
 from .deliveries import delivery_target, react
 from .pictures import download_pictures
 from .posts import forwarded_from
-from .render import (
-    NO_PREVIEW,
-    card_html,
-    card_keyboard,
-    progress_html,
-    progress_keyboard,
-    quote_text,
-)
+from .render import NO_PREVIEW, progress_html, progress_keyboard, quote_text
 
-__all__ = ["INTERRUPTED", "READING", "TelegramScreen", "check_message"]
+__all__ = [
+    "AUTO_CHECK",
+    "INTERRUPTED",
+    "READING",
+    "ChatRules",
+    "TelegramScreen",
+    "chat_rules",
+    "check_message",
+]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +57,8 @@ INTERRUPTED = N_(
 #: the first answer to a picture post, before its pictures are downloaded and read
 READING = N_("Reading the picture…")
 READING_MANY = N_("Reading the pictures…")
+#: the chat setting an admin turns on to have a group's forwarded posts checked
+AUTO_CHECK = "auto_check"
 
 
 class TelegramScreen:
@@ -65,8 +71,6 @@ class TelegramScreen:
         anchor: the message the answer replies to.
         chat_id: the chat checked in (a deliver job's target).
         asker: the requester's keyed hash (a deliver job's card counts their checks left).
-        min_confidence: the chat's least confidence for an unasked check's card (a
-            deliver job's target keeps it).
         words: the chat's language, for what the screen says itself (the card
             carries its own).
     """
@@ -81,7 +85,6 @@ class TelegramScreen:
         chat_id: int,
         asker: str,
         *,
-        min_confidence: float = DEFAULT_MIN_CONFIDENCE,
         words: Words = ENGLISH,
     ) -> None:
         self.ctx = ctx
@@ -89,7 +92,6 @@ class TelegramScreen:
         self.anchor = anchor
         self.chat_id = chat_id
         self.asker = asker
-        self.min_confidence = min_confidence
         self.reply: Message | None = None  # the "checking…" message, once sent
         self._keyboard: InlineKeyboardMarkup | None = None
         self._shown = ""
@@ -160,9 +162,7 @@ class TelegramScreen:
         """The card in place of the progress message (or in a reply). The check counts as
         opening until the card is sent (or failed to be): a burst's held refusal waits
         for it (see :class:`~.refusals.Refusals`)."""
-        text = card_html(card)
-        url = self.ctx.report_url(card.check_id)
-        keyboard = card_keyboard(card.check_id, report_url=url, words=card.words)
+        text, keyboard = card_message(self.ctx, card)
         try:
             await self._drop_progress()
             if self.reply is None:
@@ -209,30 +209,54 @@ class TelegramScreen:
         self.opened()
         await self.ctx.refusals.refuse(self.anchor, sentence, exc.retry_after_s, self.words)
 
-    def delivery_target(self, post: Post) -> dict[str, Any]:
+    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
         if self.reply is None:  # unasked: the card, if any, replies to the post
             return delivery_target(
                 self.chat_id,
                 post,
                 asker=self.asker,
                 reply_to=self.anchor.message_id,
-                min_confidence=self.min_confidence,
+                min_confidence=request.min_confidence,
             )
         return delivery_target(
             self.chat_id, post, asker=self.asker, message_id=self.reply.message_id
         )
 
 
-async def _chat_rules(ctx: TelegramContext, anchor: Message, *, unasked: bool) -> tuple[str, float]:
-    """The chat's language (its setting, else that of the app of whoever ``anchor``
-    is from) and, for an ``unasked`` check, its least confidence for a card."""
+def _refuse_blank(text: str) -> None:
+    """A post with nothing visible in it is refused before the limits count it, as on
+    Discord (a picture post's text is its caption, and may be empty: not refused)."""
+    checkable_text(text)
+
+
+@dataclass(frozen=True)
+class ChatRules:
+    """What a check needs of its chat's settings (:func:`chat_rules`).
+
+    Args:
+        language: the chat's language (:func:`~.context.chat_language_of`).
+        min_confidence: an unasked check's least confidence for a card.
+        auto_check: an admin turned the group's auto-check on.
+    """
+
+    language: str
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    auto_check: bool = False
+
+
+async def chat_rules(ctx: TelegramContext, anchor: Message, *, unasked: bool) -> ChatRules:
+    """The rules of the chat of ``anchor``, read in one trip: its language (its setting,
+    else that of the app of whoever ``anchor`` is from) and, for an ``unasked`` check,
+    its least confidence for a card and whether its auto-check is on."""
     defaults: dict[str, Any] = {LANGUAGE_KEY: None}
     if unasked:
-        defaults[QUIET_MIN_CONFIDENCE] = DEFAULT_MIN_CONFIDENCE
+        defaults.update({QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE, AUTO_CHECK: False})
     chat = await ctx.calls.chat_settings(PLATFORM, str(anchor.chat_id), defaults)
-    asker = anchor.from_user
-    language = chat_language(chat[LANGUAGE_KEY], asker.language_code if asker else None)
-    return language, min_confidence_of(chat.get(QUIET_MIN_CONFIDENCE))
+    return ChatRules(
+        chat_language_of(anchor, chat[LANGUAGE_KEY]),
+        min_confidence_of(chat.get(QUIET_MIN_CONFIDENCE)),
+        bool(chat.get(AUTO_CHECK)),
+    )
 
 
 async def check_message(
@@ -244,58 +268,48 @@ async def check_message(
     *,
     pictures: Sequence[Message] = (),
     unasked: bool = False,
+    rules: ChatRules | None = None,
     screen_type: type[TelegramScreen] = TelegramScreen,
 ) -> None:
     """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
     message that asked: ``/check``, a mention), or to ``target`` itself. The pictures
-    of ``pictures`` (``target``, or an album's messages) are downloaded and checked with
-    the text; a refused picture gets one sentence, and no check is stored.
+    of ``pictures`` (``target``, or an album's messages) are checked with the text; a
+    refused picture gets one sentence, and no check is stored.
 
     The reply starts as "checking…" with a Cancel button, is edited as the check goes,
-    and ends as the verdict card. A repeat answered from the store gets the card at once.
-    An ``unasked`` check (a group's auto-check) shows no progress and replies with the
-    card only to a false or misleading post or a scam at the chat's
-    ``quiet_min_confidence``, or one a moderator reviewed so; another verdict gets a
-    reaction on the post (:func:`~bots.common.quiet.group_answer`). An opinion, a
-    greeting or satire gets nothing, nor does a picture that cannot be read.
+    and ends as the verdict card (at once for a repeat answered from the store). An
+    ``unasked`` check (a group's auto-check) shows no progress: a sure alarm gets the
+    card, else a reaction or nothing (:func:`~bots.common.quiet.group_answer`).
 
-    The check is answered in the chat's language (``/settings language``), and in a
-    chat that never set one, in the language of the asker's Telegram app when the bot
-    has its words (:func:`~bots.common.words.chat_language`).
-
-    ``screen_type`` shows the check (a guest message's :class:`~.guest.GuestScreen`
-    answers its query once).
+    It follows its chat's ``rules`` (:func:`chat_rules`: read here unless the caller
+    read them); ``screen_type`` shows it (a guest message's
+    :class:`~.guest.GuestScreen` answers its query once).
     """
     anchor = request or target
     chat_id = target.chat_id
-    language, min_confidence = await _chat_rules(ctx, anchor, unasked=unasked)
-    asker, words = ctx.user_hash(user_id), words_for(language)
-    screen = screen_type(ctx, anchor, chat_id, asker, min_confidence=min_confidence, words=words)
+    if rules is None:
+        rules = await chat_rules(ctx, anchor, unasked=unasked)
+    asker, words = ctx.user_hash(user_id), words_for(rules.language)
+    screen = screen_type(ctx, anchor, chat_id, asker, words=words)
 
     async def download() -> list[tuple[bytes, str]]:
         if pictures and not unasked:  # downloading and reading pictures takes a moment
             await screen.open_reading(len(pictures))
         return await download_pictures(target.get_bot(), pictures, ctx.images)
 
-    def refuse() -> None:
-        """A post with nothing visible in it is refused before the limits count it, as
-        on Discord (a picture post's text is its caption, and may be empty)."""
-        if not pictures:
-            checkable_text(text)
-
     origin, published = forwarded_from(target)
     check = CheckRequest(
         text,
         Requester(PLATFORM, str(user_id), str(chat_id), target.chat.type == ChatType.PRIVATE),
         download=download,
-        refuse=refuse,
+        refuse=None if pictures else functools.partial(_refuse_blank, text),
         origin=origin,
         published=published,
-        language=language,
+        language=rules.language,
         allow_private_urls=ctx.allow_private_urls,
         unasked=unasked,
         has_pictures=bool(pictures),
-        min_confidence=min_confidence,
+        min_confidence=rules.min_confidence,
         react=lambda: react(target.get_bot(), chat_id, target.message_id),
     )
     try:

@@ -21,9 +21,9 @@ from bots.common.quiet import (
     parse_min_confidence,
 )
 from bots.common.sentences import listed
-from bots.common.words import chat_language, translated_languages
+from bots.common.words import translated_languages
 
-from .context import PLATFORM, context_of
+from .context import PLATFORM, chat_language_of, context_of
 from .deliveries import REACTION
 from .inputs import AUTO_CHECK
 
@@ -148,8 +148,7 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         await calls.set_chat_settings(PLATFORM, chat, {key: value})
     defaults = {LANGUAGE_KEY: None, AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}
     now = await calls.chat_settings(PLATFORM, chat, defaults)
-    user = update.effective_user
-    language = chat_language(now[LANGUAGE_KEY], user.language_code if user else None)
+    language = chat_language_of(message, now[LANGUAGE_KEY])
     text = LANGUAGE_HELP.format(
         language=html.escape(language or "English"),
         why=FROM_APP if now[LANGUAGE_KEY] is None else "",

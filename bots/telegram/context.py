@@ -1,6 +1,7 @@
 """What the Telegram handlers share: the check service (its store calls awaited off the
 event loop), the settings, the checks running in the background (so shutdown can wait
-for them), the groups' cooldowns, the albums being gathered and the sections' locks."""
+for them), the groups' cooldowns, the albums being gathered and the sections' locks;
+and the language a chat is answered in (:func:`chat_language_of`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from telegram import Message
 from telegram.ext import CallbackContext
 
 from bots.common.cooldowns import Cooldowns
 from bots.common.keyed_locks import KeyedLocks
+from bots.common.languages import LANGUAGE_KEY
 from bots.common.links import report_url
 from bots.common.store_calls import StoreCalls
+from bots.common.words import chat_language
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
@@ -23,7 +27,13 @@ from .pictures import Albums
 from .refusals import Refusals
 from .settings import TelegramSettings
 
-__all__ = ["PLATFORM", "TelegramContext", "context_of"]
+__all__ = [
+    "PLATFORM",
+    "TelegramContext",
+    "chat_language_of",
+    "context_of",
+    "read_chat_language",
+]
 
 log = logging.getLogger(__name__)
 
@@ -114,3 +124,17 @@ def context_of(callback: CallbackContext[Any, Any, Any, Any]) -> TelegramContext
     ctx = callback.bot_data[_KEY]
     assert isinstance(ctx, TelegramContext)
     return ctx
+
+
+def chat_language_of(message: Message, setting: str | None) -> str:
+    """The language the chat of ``message`` is answered in: its ``/settings language``
+    (``setting``; ``None`` when it never set one), else the language of the Telegram app
+    of whoever sent ``message`` (:func:`~bots.common.words.chat_language`)."""
+    sender = message.from_user
+    return chat_language(setting, sender.language_code if sender else None)
+
+
+async def read_chat_language(ctx: TelegramContext, message: Message) -> str:
+    """:func:`chat_language_of`, its setting read from the store (which may raise)."""
+    setting = await ctx.calls.chat_setting(PLATFORM, str(message.chat_id), LANGUAGE_KEY, None)
+    return chat_language_of(message, setting)

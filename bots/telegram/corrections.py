@@ -13,12 +13,13 @@ from __future__ import annotations
 import logging
 
 from telegram import Bot, ReplyParameters
-from telegram.error import BadRequest, Forbidden
+from telegram.error import Forbidden
 
 from bots.common.corrections import Notice
 
+from .card_edits import card_message, edit_card
 from .context import TelegramContext
-from .render import NO_PREVIEW, card_html, card_keyboard, quote_text
+from .render import NO_PREVIEW, quote_text
 
 __all__ = ["send_correction"]
 
@@ -35,25 +36,10 @@ async def send_correction(ctx: TelegramContext, bot: Bot, notice: Notice) -> Non
     chat_id = int(notice.chat)
     newest = int(notice.cards[-1][0].message)
     try:
-        for shown, card in notice.cards:
-            keyboard = card_keyboard(
-                card.check_id,
-                notice.votes,
-                report_url=ctx.report_url(card.check_id),
-                words=card.words,
-            )
-            try:
-                await bot.edit_message_text(
-                    card_html(card),
-                    chat_id=chat_id,
-                    message_id=int(shown.message),
-                    parse_mode="HTML",
-                    reply_markup=keyboard,
-                    link_preview_options=NO_PREVIEW,
-                )
-            except BadRequest as exc:  # deleted, or too old to edit: the reply still says it
-                if "not modified" not in exc.message.lower():
-                    log.info("card of check %s not edited: %s", card.check_id, exc.message)
+        for shown, card in notice.cards:  # one deleted, or too old to edit: the reply says it
+            text, keyboard = card_message(ctx, card, notice.votes)
+            message_id = int(shown.message)
+            await edit_card(bot, chat_id, message_id, text, keyboard, check_id=card.check_id)
         await bot.send_message(
             chat_id,
             quote_text(notice.sentence),

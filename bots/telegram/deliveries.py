@@ -10,25 +10,27 @@ as :func:`~bots.common.quiet.group_answer` rules.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ReactionEmoji
-from telegram.error import BadRequest, TelegramError
+from telegram.error import TelegramError
 
 from bots.common.card import VerdictCard
 from bots.common.check_flow import card_for, card_target
 from bots.common.corrections import record_shown
-from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, group_answer, min_confidence_of
+from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_gets_card
 from bots.common.sentences import error_sentence
 from bots.common.words import words_for
 from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
 from zofia_engine.post import Post
 
+from .card_edits import card_message, edit_card
 from .context import PLATFORM, TelegramContext
-from .render import NO_PREVIEW, card_html, card_keyboard, quote_text
+from .render import NO_PREVIEW, quote_text
 
 __all__ = ["REACTION", "delivery_target", "post_delivered", "react"]
 
@@ -89,15 +91,11 @@ async def post_delivered(
     else:
         if target.get("unasked"):
             least = min_confidence_of(target.get("min_confidence"))
-            answer = group_answer(found.report, least)
-            if answer == "reaction":
-                await react(bot, chat_id, int(target["reply_to"]))
-            if answer != "card":
+            reaction = functools.partial(react, bot, chat_id, int(target["reply_to"]))
+            if not await unasked_gets_card(found.report, least, reaction):
                 return
         card = await card_for(ctx.calls, found, target)
-        text = card_html(card)
-        url = ctx.report_url(card.check_id)
-        keyboard = card_keyboard(card.check_id, report_url=url, words=card.words)
+        text, keyboard = card_message(ctx, card)
     if "message_id" not in target:
         sent = await bot.send_message(
             chat_id,
@@ -112,17 +110,10 @@ async def post_delivered(
         if card is not None:  # where it is, so that a moderator's correction reaches it
             await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(sent.message_id))
         return
-    try:
-        await bot.edit_message_text(
-            text,
-            chat_id=chat_id,
-            message_id=int(target["message_id"]),
-            parse_mode="HTML",
-            reply_markup=keyboard,
-            link_preview_options=NO_PREVIEW,
-        )
-    except BadRequest as exc:
-        if "not modified" not in str(exc).lower():
-            raise
+    message_id = int(target["message_id"])
+    # A "checking…" message that cannot be edited fails the job, to be retried.
+    await edit_card(
+        bot, chat_id, message_id, text, keyboard, check_id=claim.check_id, pass_over_gone=False
+    )
     if card is not None:
-        await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(target["message_id"]))
+        await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(message_id))

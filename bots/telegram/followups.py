@@ -26,14 +26,12 @@ from telegram.error import TelegramError
 from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 
 from bots.common.followups import ASK_HOW, ask, named_answer, question_text
-from bots.common.languages import LANGUAGE_KEY
 from bots.common.sentences import source_label
-from bots.common.words import chat_language
 from storage.follow_ups import FollowUp
 from storage.service import Requester
 from zofia_engine.report import EvidenceItem
 
-from .context import PLATFORM, TelegramContext, context_of
+from .context import PLATFORM, TelegramContext, context_of, read_chat_language
 from .inputs import RESTARTING, _asker
 from .render import BUTTON_ACTIONS, NO_PREVIEW, clip_text, quote_text, safe_href
 
@@ -111,13 +109,8 @@ async def _answer(ctx: TelegramContext, message: Message, check_id: str, questio
     requester = Requester(PLATFORM, str(_asker(message)), str(chat_id), private)
     with contextlib.suppress(TelegramError):  # a courtesy while the model answers
         await message.reply_chat_action(ChatAction.TYPING)
-
-    async def language() -> str:
-        setting = await ctx.calls.chat_setting(PLATFORM, str(chat_id), LANGUAGE_KEY, None)
-        user = message.from_user
-        return chat_language(setting, user.language_code if user else None)
-
-    got = await ask(ctx.service, check_id, question, requester, language=language())
+    language = read_chat_language(ctx, message)  # read by ask, which says its failure
+    got = await ask(ctx.service, check_id, question, requester, language=language)
     text = follow_up_html(got) if isinstance(got, FollowUp) else quote_text(got)
     try:
         await message.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)

@@ -25,12 +25,12 @@ from telegram import (
     Message,
     Update,
 )
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ParseMode
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop, BaseHandler, ContextTypes, MessageHandler, filters
 
 from bots.common.card import VerdictCard
-from bots.common.check_flow import card_for, card_target
+from bots.common.check_flow import CheckRequest, card_for, card_target
 from bots.common.sentences import cooldown_sentence, error_sentence
 from bots.common.words import words_for
 from storage.deliveries import Claim
@@ -41,7 +41,7 @@ from zofia_engine.post import Post
 from .check_flow import TelegramScreen, check_message
 from .context import TelegramContext, context_of
 from .deliveries import post_delivered
-from .inputs import HOW_TO, RESTARTING, _asker, _pictures, _replied
+from .inputs import HOW_TO, RESTARTING, _asker, _pictures, _replied, chat_words, cooldown_left
 from .pictures import has_picture
 from .posts import NOTHING_TO_CHECK, post_text
 from .render import NO_PREVIEW, clip_text, quote_text, safe_href
@@ -140,7 +140,7 @@ class GuestScreen(TelegramScreen):
         """A limit's refusal, said at once: the query has no burst to join."""
         await self.say(error_sentence(exc, self.words))
 
-    def delivery_target(self, post: Post) -> dict[str, Any]:
+    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
         return {
             "chat_id": self.chat_id,
             "guest_query_id": self.query_id,
@@ -168,28 +168,20 @@ async def post_delivered_or_guest(
     await answer_guest(bot, query_id, text, card.headline)
 
 
-def _in_cooldown(ctx: TelegramContext, message: Message) -> float:
-    """The seconds left of the group's cooldown (``0``: a check may start), as for a
-    mention (:func:`~.inputs.input_handlers`); a private chat has none."""
-    if message.chat.type == ChatType.PRIVATE:
-        return 0.0
-    left, _ = ctx.cooldowns.claim(str(message.chat_id), ctx.settings.chat_cooldown_s)
-    return left
-
-
 async def _ask(ctx: TelegramContext, message: Message) -> None:
+    """Check the post the guest ``message`` replies to; the help line, "nothing to
+    check" and the cooldown's sentence are said in the chat's words
+    (:func:`~.inputs.chat_words`)."""
     target = _replied(message)
-    if target is None:  # "@bot hello", not in a reply: the help line
-        await _say(message, HOW_TO)
+    text = post_text(target) if target is not None else ""
+    if target is None or (not text and not has_picture(target)):
+        words = await chat_words(ctx, message)  # "@bot hello", not in a reply: the help line
+        await _say(message, words(HOW_TO if target is None else NOTHING_TO_CHECK))
         return
-    text = post_text(target)
-    if not text and not has_picture(target):
-        await _say(message, NOTHING_TO_CHECK)
-        return
-    left = _in_cooldown(ctx, message)
+    left = cooldown_left(ctx, message)  # as for a mention
     if left:
         log.info("guest request in chat %s refused: cooldown, %.0f s left", message.chat_id, left)
-        await _say(message, cooldown_sentence(left))
+        await _say(message, cooldown_sentence(left, words=await chat_words(ctx, message)))
         return
     work = check_message(
         ctx,

@@ -20,18 +20,16 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from bots.common.languages import LANGUAGE_KEY
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
-from bots.common.words import ENGLISH, N_, Words, chat_language, words_for
+from bots.common.words import ENGLISH, N_, Words, words_for
 
-from .check_flow import check_message
-from .context import PLATFORM, TelegramContext, context_of
+from .check_flow import AUTO_CHECK, ChatRules, chat_rules, check_message
+from .context import TelegramContext, context_of, read_chat_language
 from .pictures import IMAGE_DOCUMENT, album_caption, has_picture
 from .posts import NOTHING_TO_CHECK, post_text, visible_text
 
-__all__ = ["AUTO_CHECK", "HOW_TO", "RESTARTING", "chat_words", "input_handlers"]
+__all__ = ["AUTO_CHECK", "HOW_TO", "RESTARTING", "chat_words", "cooldown_left", "input_handlers"]
 
-AUTO_CHECK = "auto_check"
 #: what a request with nothing to check gets (said with ``words(HOW_TO)``)
 HOW_TO = N_(
     "Reply to a post with /check (or mention me in the reply) and I will check it; "
@@ -43,16 +41,13 @@ log = logging.getLogger(__name__)
 
 
 async def chat_words(ctx: TelegramContext, message: Message) -> Words:
-    """The words of the chat ``message`` is in: its ``/settings language``, else the
-    language of its sender's Telegram app (:func:`~bots.common.words.chat_language`).
-    A store that cannot be read gets English: these are courtesy sentences."""
+    """The words of the chat ``message`` is in (:func:`~.context.chat_language_of`). A
+    store that cannot be read gets English: these are courtesy sentences."""
     try:
-        setting = await ctx.calls.chat_setting(PLATFORM, str(message.chat_id), LANGUAGE_KEY, None)
+        return words_for(await read_chat_language(ctx, message))
     except Exception:
         log.warning("could not read the language of chat %s", message.chat_id, exc_info=True)
         return ENGLISH
-    sender = message.from_user
-    return words_for(chat_language(setting, sender.language_code if sender else None))
 
 
 async def _say(ctx: TelegramContext, message: Message, sentence: str) -> None:
@@ -104,8 +99,9 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
     first = messages[0]
     pictures = [m for m in messages if has_picture(m)]
     text = album_caption(messages)
-    try:
-        if unasked and not await _auto_check(ctx, first):
+    try:  # an unasked album's rules: read once, for its check too
+        rules = await _auto_check(ctx, first) if unasked else None
+        if unasked and rules is None:
             return
     except Exception:  # a store that cannot be read: no auto-check, as when it is off
         log.exception("could not read the auto-check setting of chat %s", first.chat_id)
@@ -120,7 +116,9 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
     except TelegramError as exc:
         log.warning("could not answer an album in chat %s: %s", first.chat_id, exc)
         return
-    await check_message(ctx, first, text, _asker(first), pictures=pictures, unasked=unasked)
+    await check_message(
+        ctx, first, text, _asker(first), pictures=pictures, unasked=unasked, rules=rules
+    )
 
 
 def _joined_album(ctx: TelegramContext, message: Message) -> bool:
@@ -128,13 +126,21 @@ def _joined_album(ctx: TelegramContext, message: Message) -> bool:
     return message.media_group_id is not None and not ctx.albums.add(message)
 
 
-async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = True) -> bool:
+def cooldown_left(ctx: TelegramContext, message: Message) -> float:
     """Groups get one check every ``chat_cooldown_s``; private chats only the service
-    limits. A request inside the cooldown is told how long is left (a burst's
-    refusals once, see :class:`~.refusals.Refusals`), in the background."""
+    limits. The seconds left of the cooldown of the chat of ``message`` (``0``: a check
+    may start, and the cooldown is claimed for it)."""
     if message.chat.type == ChatType.PRIVATE:
-        return False
+        return 0.0
     left, _ = ctx.cooldowns.claim(str(message.chat_id), ctx.settings.chat_cooldown_s)
+    return left
+
+
+async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = True) -> bool:
+    """Whether a request is inside its chat's cooldown (:func:`cooldown_left`); it is
+    told how long is left (a burst's refusals once, see :class:`~.refusals.Refusals`),
+    in the background."""
+    left = cooldown_left(ctx, message)
     if left:
         log.info("request in chat %s refused: cooldown, %.0f s left", message.chat_id, left)
         if say:
@@ -230,9 +236,11 @@ async def _unsupported_album(ctx: TelegramContext, opener: Message) -> None:
     await _say(ctx, opener, UNSUPPORTED_INPUT)
 
 
-async def _auto_check(ctx: TelegramContext, message: Message) -> bool:
-    """Whether an admin turned auto-check on in the message's group."""
-    return bool(await ctx.calls.chat_setting(PLATFORM, str(message.chat_id), AUTO_CHECK, False))
+async def _auto_check(ctx: TelegramContext, message: Message) -> ChatRules | None:
+    """The rules of the message's group for its unasked check, read once for it (its
+    check is given them), when an admin turned auto-check on there; else ``None``."""
+    rules = await chat_rules(ctx, message, unasked=True)
+    return rules if rules.auto_check else None
 
 
 async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -249,7 +257,8 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         if not ctx.spawn(_album(ctx, message, unasked=True)):
             ctx.albums.discard(message)
         return
-    if not await _auto_check(ctx, message):
+    rules = await _auto_check(ctx, message)
+    if rules is None:
         return
     text = post_text(message)
     if (text or has_picture(message)) and not await _in_cooldown(ctx, message, say=False):
@@ -262,6 +271,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
                 message,
                 pictures=_pictures(message),
                 unasked=True,
+                rules=rules,
             )
         )
 

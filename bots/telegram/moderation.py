@@ -40,7 +40,7 @@ from telegram import (
     User,
 )
 from telegram.constants import ChatMemberStatus, ChatType
-from telegram.error import BadRequest, TelegramError
+from telegram.error import TelegramError
 from telegram.ext import (
     ApplicationHandlerStop,
     BaseHandler,
@@ -50,7 +50,8 @@ from telegram.ext import (
     filters,
 )
 
-from bots.common.corrections import reviewed_card, saved_sentence, verdict_word
+from bots.common.corrections import reviewed_card
+from bots.common.moderation import choice_label, choose_sentence, note_refused, save_review
 from bots.common.sentences import error_sentence
 from bots.common.store_calls import off_loop
 from bots.common.words import ENGLISH, N_, Words, translated_languages, words_for
@@ -58,8 +59,9 @@ from storage.errors import CheckNotFoundError
 from storage.rows import CheckRow
 
 from .buttons import GONE, NOT_FOUND
+from .card_edits import card_message, edit_card
 from .context import PLATFORM, TelegramContext, context_of
-from .render import NO_PREVIEW, card_html, card_keyboard, quote_text
+from .render import quote_text
 
 __all__ = [
     "DRAFT_TTL_S",
@@ -77,7 +79,6 @@ log = logging.getLogger(__name__)
 
 # Said in the chat's language (the check's, once it is read): ``words(REFUSED)``.
 REFUSED = N_("Only a chat admin, or a reviewer named in the bot's settings, can review a verdict.")
-CHOOSE = N_("Review of this verdict ({verdict}): confirm it, or choose the verdict it should have.")
 PROMPT = N_(
     "reply to this message with a short note on why (at most 300 characters; a link at "
     "its end is kept as its source), or “-” for none."
@@ -88,7 +89,8 @@ DETAILS_EXPIRED = N_("The details of this check have expired.")
 #: how long a review waits for its note, and how many may wait at once
 DRAFT_TTL_S = 600.0
 MAX_DRAFTS = 256
-#: choice letter → the verdict it gives ("confirm": the one in force; "cancel": none)
+#: choice letter → the verdict it gives (:data:`bots.common.moderation.CHOICES`; "cancel":
+#: none)
 CHOICES = {
     "c": "confirm",
     "t": "true",
@@ -97,16 +99,7 @@ CHOICES = {
     "u": "unproven",
     "x": "cancel",
 }
-_CONFIRM = N_("Confirm")
-#: choice letter → its button's label (the verdicts as the card's review note names them)
-_LABELS = {
-    "c": _CONFIRM,
-    "t": N_("True"),
-    "f": N_("False"),
-    "m": N_("Misleading"),
-    "u": N_("Unproven"),
-    "x": N_("Cancel"),
-}
+_CANCEL = N_("Cancel")
 _DATA = re.compile(r"r(?P<choice>[ctfmux]?):(?P<check_id>[A-Za-z0-9_-]{1,32})")
 _DRAFTS = "zofia-review-drafts"
 
@@ -174,8 +167,11 @@ async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -
 def choice_keyboard(check_id: str, words: Words = ENGLISH) -> InlineKeyboardMarkup:
     """Confirm / True / False, then Misleading / Unproven / Cancel, in ``words``."""
     buttons = [
-        InlineKeyboardButton(words(_LABELS[letter]), callback_data=f"r{letter}:{check_id}")
-        for letter in CHOICES
+        InlineKeyboardButton(
+            words(_CANCEL) if choice == "cancel" else choice_label(choice, words),
+            callback_data=f"r{letter}:{check_id}",
+        )
+        for letter, choice in CHOICES.items()
     ]
     return InlineKeyboardMarkup([buttons[:3], buttons[3:]])
 
@@ -217,7 +213,7 @@ async def _route(
         found = await ctx.calls.report_for(row.id)
         if found is None:
             return words(DETAILS_EXPIRED)
-        said = words(CHOOSE, verdict=verdict_word(found[1].verdict, words))
+        said = choose_sentence(found[1].verdict, words)
         keyboard = choice_keyboard(row.id, words)
         await message.reply_text(said, do_quote=True, reply_markup=keyboard)
         return ""
@@ -258,7 +254,7 @@ async def _ask_note(
 ) -> None:
     """The choice is made: say so on the choices, and ask the reviewer for the note."""
     card = choices.reply_to_message
-    word = words(_CONFIRM) if choice == "confirm" else verdict_word(choice, words)
+    word = choice_label(choice, words)
     await choices.edit_text(words("Review: {choice}.", choice=word))
     text, force = _prompt(choices.chat, user, words)
     prompt = await choices.reply_html(text, do_quote=True, reply_markup=force)
@@ -317,23 +313,30 @@ async def _save(
     if found is None:
         await message.reply_text(words(DETAILS_EXPIRED), do_quote=True)
         return
-    verdict = found[1].verdict if draft.verdict == "confirm" else draft.verdict
     user = str(message.from_user.id if message.from_user else draft.user_id)
     try:
-        review = await ctx.service.review(draft.check_id, PLATFORM, user, verdict, note, link)
+        said = await save_review(
+            ctx.service,
+            draft.check_id,
+            draft.verdict,
+            found[1].verdict,
+            platform=PLATFORM,
+            user=user,
+            note=note,
+            link=link,
+            words=words,
+        )
     except CheckNotFoundError:
         await message.reply_text(NOT_FOUND, do_quote=True)
         return
     except ValueError as exc:  # a long note, a link that is no address: ask again
-        said = str(exc)
-        before = f"{said[:1].upper()}{said[1:]}. "
+        before = f"{note_refused(exc)} "
         text, force = _prompt(message.chat, cast(User, message.from_user), words, before)
         prompt = await message.reply_html(text, do_quote=True, reply_markup=force)
         _wait(context, prompt, draft)
         return
     original = found[0].repeat_of or found[0].id
     await _edit_card(ctx, context.bot, message.chat_id, draft, original)
-    said = saved_sentence(review.from_verdict, review.to_verdict, words)
     await message.reply_text(said, do_quote=True)
 
 
@@ -345,20 +348,8 @@ async def _edit_card(
     if card is None or not draft.card_message_id:
         return
     votes = await off_loop(ctx.service.store.feedback.counts, original)
-    url = ctx.report_url(card.check_id)
-    keyboard = card_keyboard(card.check_id, votes, report_url=url, words=card.words)
-    try:
-        await bot.edit_message_text(
-            card_html(card),
-            chat_id=chat_id,
-            message_id=draft.card_message_id,
-            parse_mode="HTML",
-            reply_markup=keyboard,
-            link_preview_options=NO_PREVIEW,
-        )
-    except BadRequest as exc:
-        if "not modified" not in exc.message.lower():
-            log.info("the reviewed card of check %s was not edited: %s", card.check_id, exc)
+    text, keyboard = card_message(ctx, card, votes)
+    await edit_card(bot, chat_id, draft.card_message_id, text, keyboard, check_id=card.check_id)
 
 
 def review_handlers() -> list[BaseHandler[Update, Any, Any]]:

@@ -1,0 +1,70 @@
+"""Moderators' reviews, the same on every platform: the sentence offering the choices,
+the choices' labels, and the save step (the review stored, and the sentence the
+moderator gets once the card shows it).
+
+Each platform asks in its own way (Telegram: buttons, then a reply to a prompt; Discord:
+a select, then a form) and says a refused note its own way; what it stores, and what
+the moderator is told once it is stored, is written here. The sentences are in the
+chat's language: the check's, as its card is.
+"""
+
+from __future__ import annotations
+
+from storage.service import CheckService
+
+from .corrections import saved_sentence, verdict_word
+from .words import ENGLISH, N_, Words
+
+__all__ = ["CHOICES", "CHOOSE", "choice_label", "choose_sentence", "note_refused", "save_review"]
+
+CHOOSE = N_("Review of this verdict ({verdict}): confirm it, or choose the verdict it should have.")
+#: what a reviewer may choose, in the order offered: "confirm" keeps the verdict in force
+CHOICES = ("confirm", "true", "false", "misleading", "unproven")
+_CONFIRM = N_("Confirm")
+
+
+def choose_sentence(verdict: str, words: Words = ENGLISH) -> str:
+    """What a reviewer is asked, naming the check's ``verdict``, in ``words``."""
+    return words(CHOOSE, verdict=verdict_word(verdict, words))
+
+
+def choice_label(choice: str, words: Words = ENGLISH) -> str:
+    """One of :data:`CHOICES` as its button says it: "Confirm", or the verdict as the
+    card's review note names it, in ``words``."""
+    return words(_CONFIRM) if choice == "confirm" else verdict_word(choice, words)
+
+
+def note_refused(exc: ValueError) -> str:
+    """Why a note (or its link) was refused, as a sentence: "Note is too long." (the
+    store's reason, in English)."""
+    said = str(exc)
+    return f"{said[:1].upper()}{said[1:]}."
+
+
+async def save_review(
+    service: CheckService,
+    check_id: str,
+    choice: str,
+    in_force: str,
+    *,
+    platform: str,
+    user: str,
+    note: str,
+    link: str,
+    words: Words = ENGLISH,
+) -> str:
+    """Store a moderator's review of check ``check_id``; the sentence they get once the
+    platform edited the card to show it, in ``words``.
+
+    Args:
+        choice: one of :data:`CHOICES` ("confirm": ``in_force``, the verdict the check
+            shows now).
+        user: the moderator's id on ``platform`` (stored as a keyed hash).
+
+    Raises:
+        CheckNotFoundError: no such check.
+        ValueError: a long note, a link that is no address (:func:`note_refused`).
+    """
+    verdict = in_force if choice == "confirm" else choice
+    review = await service.review(check_id, platform, user, verdict, note, link)
+    return saved_sentence(review.from_verdict, review.to_verdict, words)

@@ -1,0 +1,73 @@
+"""A verdict card as Telegram shows it, and the edit of a message the bot sent into it.
+
+:func:`card_message` is the card's HTML and keyboard (its votes, its "Full report" link,
+in its words); :func:`edit_card` edits a message into a card (or one sentence), written
+once for the deliver job, a moderator's review and a correction.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Bot, InlineKeyboardMarkup
+from telegram.error import BadRequest
+
+from bots.common.card import VerdictCard
+
+from .context import TelegramContext
+from .render import NO_PREVIEW, card_html, card_keyboard
+
+__all__ = ["card_message", "edit_card"]
+
+log = logging.getLogger(__name__)
+
+
+def card_message(
+    ctx: TelegramContext, card: VerdictCard, votes: tuple[int, int] = (0, 0)
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The card's HTML and its keyboard, with ``votes`` and a link to its report page
+    when there is one, in the card's words."""
+    url = ctx.report_url(card.check_id)
+    return card_html(card), card_keyboard(card.check_id, votes, report_url=url, words=card.words)
+
+
+async def edit_card(
+    bot: Bot,
+    chat_id: int,
+    message_id: int,
+    text: str,
+    keyboard: InlineKeyboardMarkup | None,
+    *,
+    check_id: str,
+    pass_over_gone: bool = True,
+) -> None:
+    """Edit message ``message_id`` of ``chat_id`` into ``text`` (Telegram HTML, shown
+    with no link preview) and ``keyboard``, the card of check ``check_id`` (or its
+    failure's sentence). Editing to what the message already shows is not an error: a
+    retried job, or the same card again, may do it.
+
+    Args:
+        pass_over_gone: a message that cannot be edited (deleted, too old to edit) is
+            logged and passed over: an old card, which a review or a correction may well
+            find gone. ``False``: its ``BadRequest`` is raised (a deliver job, whose
+            "checking…" message was just sent, fails, to be retried).
+
+    Raises:
+        TelegramError: any other failure (a chat the bot was removed from, a network
+            error); and the ``BadRequest`` of a message gone, unless passed over.
+    """
+    try:
+        await bot.edit_message_text(
+            text,
+            chat_id=chat_id,
+            message_id=message_id,
+            parse_mode="HTML",
+            reply_markup=keyboard,
+            link_preview_options=NO_PREVIEW,
+        )
+    except BadRequest as exc:
+        if "not modified" in exc.message.lower():
+            return
+        if not pass_over_gone:
+            raise
+        log.info("card of check %s not edited: %s", check_id, exc.message)
