@@ -160,6 +160,37 @@ def _choose_mapping(labels: set[str]) -> LabelMapping:
     return LABEL_MAPPINGS["verdicts" if "misleading" in labels else "binary"]
 
 
+def _json_rows(path: Path) -> list[tuple[int, dict[str, object]]]:
+    """The file's non-blank lines as JSON objects, each with its line number."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"cannot read {path}: {exc}") from None
+    rows: list[tuple[int, dict[str, object]]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise DatasetError(f"{path}, line {number}: expected a JSON object")
+        rows.append((number, row))
+    return rows
+
+
+def _published(row: dict[str, object], where: str) -> dt.date | None:
+    """The first of :data:`DATE_FIELDS` the row has, as a date (``where`` names the line)."""
+    for name in DATE_FIELDS:
+        if name in row:
+            try:
+                return _date(row[name])
+            except ValueError as exc:
+                raise DatasetError(f"{where}: {name}: {exc}") from None
+    return None
+
+
 def load_items(path: Path, labels: str = "auto") -> tuple[list[EvalItem], LabelMapping]:
     """Read every item of the JSONL file at ``path``.
 
@@ -177,21 +208,7 @@ def load_items(path: Path, labels: str = "auto") -> tuple[list[EvalItem], LabelM
     if labels != "auto" and labels not in LABEL_MAPPINGS:
         choices = ", ".join(["auto", *LABEL_MAPPINGS])
         raise DatasetError(f"unknown label mapping {labels!r}; choose one of: {choices}")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"cannot read {path}: {exc}") from None
-    rows: list[tuple[int, dict[str, object]]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}, line {number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise DatasetError(f"{path}, line {number}: expected a JSON object")
-        rows.append((number, row))
+    rows = _json_rows(path)
     raw = {str(row.get("label", "")).strip().lower() for _, row in rows}
     mapping = LABEL_MAPPINGS[labels] if labels != "auto" else _choose_mapping(raw)
     items: list[EvalItem] = []
@@ -213,14 +230,7 @@ def load_items(path: Path, labels: str = "auto") -> tuple[list[EvalItem], LabelM
         if item_id in seen:
             raise DatasetError(f"{where}: id {item_id!r} already used on line {seen[item_id]}")
         seen[item_id] = number
-        published = None
-        for name in DATE_FIELDS:
-            if name in row:
-                try:
-                    published = _date(row[name])
-                except ValueError as exc:
-                    raise DatasetError(f"{where}: {name}: {exc}") from None
-                break
+        published = _published(row, where)
         items.append(
             EvalItem(item_id, text, label, mapping.gold[label], published=published, line=number)
         )
