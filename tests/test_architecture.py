@@ -4,6 +4,7 @@ platform, and no module imports back up that line or in a circle."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,9 @@ def _imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     return found
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
+    """Each project module's imports, parsed once for every test here (none changes it)."""
     known = _modules()
     return {module: _imports(module, path, known) for module, path in known.items()}
 

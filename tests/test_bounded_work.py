@@ -7,8 +7,10 @@ these prove the executors, and the fetch and picture tests prove their use."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from peers.pictures import headline
@@ -75,7 +77,7 @@ async def test_a_process_past_its_limit_is_killed_and_the_next_job_gets_a_fresh_
     assert await pool.run(sum, [1, 2], timeout_s=30) == 3  # starts the process
     started = time.monotonic()
     with pytest.raises(WorkTimeoutError, match="too slow"):
-        await pool.run(time.sleep, 60, timeout_s=0.5)
+        await pool.run(time.sleep, 60, timeout_s=0.2)
     assert time.monotonic() - started < 30  # killed: not the job's 60 s
     assert await pool.run(sum, [3, 4], timeout_s=30) == 7
 
@@ -86,12 +88,20 @@ async def test_a_process_cannot_take_more_memory_than_its_cap(pool: KillablePool
     assert await pool.run(len, "still here", timeout_s=30) == 10
 
 
-async def test_a_busy_pool_refuses_at_once(pool: KillablePool) -> None:
-    slow = asyncio.create_task(pool.run(time.sleep, 1, timeout_s=30))
+async def test_a_busy_pool_refuses_at_once(pool: KillablePool, tmp_path: Path) -> None:
+    # The job runs until the test lets it end, however fast the machine: in its process
+    # it opens a FIFO for reading, which waits until the test holds the other end.
+    hold = tmp_path / "hold"
+    os.mkfifo(hold)
+    slow = asyncio.create_task(pool.run(exec, f"open({str(hold)!r}).close()", timeout_s=30))
     await asyncio.sleep(0.05)
     with pytest.raises(WorkBusyError, match="busy now"):
         await pool.run(sum, [1], timeout_s=30)
-    assert await slow is None
+    other_end = os.open(hold, os.O_RDWR)  # never waits; the job's open goes through
+    try:
+        assert await slow is None
+    finally:
+        os.close(other_end)
 
 
 class _HeldOCR:

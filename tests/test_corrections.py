@@ -32,6 +32,7 @@ from click.testing import CliRunner
 from factories import full_report, stored_check
 from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
+from peers.poll_rounds import PollRounds
 from peers.store_fixtures import Clock
 from peers.telegram_peer import FakeBotAPI, user
 from peers.telegram_setup import SECRET, fake_bot, telegram_settings
@@ -314,7 +315,7 @@ async def _bot(
 async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(corrections, "POLL_S", 0.2)
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
     monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
@@ -344,7 +345,7 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
         assert done.exit_code == 0, done.output
         assert "unproven changed to false" in done.output
         await peer.wait_for(lambda: _updates(peer, ANN["id"]) and _updates(peer, BOB["id"]))
-        await asyncio.sleep(1.0)  # several more rounds of the poll: nothing more is sent
+        await PollRounds(store).passed(2)  # more rounds of the poll: nothing more is sent
     expected = f"Update: this post was changed from Unproven to False: {NOTE}"
     for who in (ANN, BOB):
         (update,) = _updates(peer, who["id"])
@@ -362,7 +363,7 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
 async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(corrections, "POLL_S", 0.2)
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
     checker = FakeChecker(verdict="unproven")
     async with _bot(tmp_path, checker) as (peer, service):
         cards = {}
@@ -381,7 +382,7 @@ async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older
         handle = await service.submit(row.post, Requester("cli", "operator"), recheck=True)
         recheck = (await asyncio.wait_for(handle.result(), 10)).check_id
         await peer.wait_for(lambda: _updates(peer, ANN["id"]) and _updates(peer, BOB["id"]))
-        await asyncio.sleep(1.0)  # several more rounds of the poll: nothing more is sent
+        await PollRounds(store).passed(2)  # more rounds of the poll: nothing more is sent
     assert recheck != original and len(checker.runs) == 2  # the engine ran again
     expected = (
         "Update: this post was changed from Unproven to False:"

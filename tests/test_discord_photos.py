@@ -16,7 +16,7 @@ import pytest_asyncio
 import yarl
 from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
-from peers.pictures import headline, pixel_bomb, svg, truncated_jpeg
+from peers.pictures import headline, pixel_bomb, shared_ocr, svg, truncated_jpeg
 
 from bots.common.card import report_card
 from bots.common.sentences import UNSUPPORTED_INPUT
@@ -41,7 +41,7 @@ StartBot = Callable[..., contextlib.AbstractAsyncContextManager[FactCheckBot]]
 @pytest.fixture(scope="module")
 def reader() -> Iterator[ImageReader]:
     """One loaded OCR for the module's tests (it takes seconds to load)."""
-    built = ImageReader(ImageSettings())
+    built = ImageReader(ImageSettings(), ocr=shared_ocr())
     built.load()
     yield built
 

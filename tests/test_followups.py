@@ -32,7 +32,7 @@ import pytest_asyncio
 from peers.fake_checker import FakeChecker, fake_service, scripted_report
 from peers.openai_peer import FakeOpenAI
 from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
-from peers.telegram_setup import fake_bot, telegram_settings
+from peers.telegram_setup import fake_bot, handled, telegram_settings
 
 from bots.common.settings import Settings
 from bots.telegram.followups import ASK_HOW
@@ -274,10 +274,12 @@ async def start(tmp_path: Path, checker: FakeChecker) -> AsyncIterator[Start]:
     """Runs the bot on a fake Bot API, checking and answering with ``checker``."""
 
     @asynccontextmanager
-    async def run(**service: Any) -> AsyncIterator[tuple[FakeBotAPI, CheckService]]:
+    async def run(
+        refusal_window_s: float | None = None, **service: Any
+    ) -> AsyncIterator[tuple[FakeBotAPI, CheckService]]:
         async with FakeBotAPI() as peer:
             settings = telegram_settings(peer, tmp_path, service=service)
-            async with fake_bot(settings, checker) as service_:
+            async with fake_bot(settings, checker, refusal_window_s=refusal_window_s) as service_:
                 yield peer, service_
 
     yield run
@@ -341,7 +343,8 @@ async def test_a_reply_to_a_card_gets_an_answer_with_its_sources(
 
 
 async def test_a_follow_up_counts_against_the_limits(start: Start, checker: FakeChecker) -> None:
-    async with start(user_per_minute=2) as (peer, service):
+    # One refusal at a time: said at once, not held for others of a burst.
+    async with start(refusal_window_s=0, user_per_minute=2) as (peer, service):
         peer.send(CHAT, ANN, POST)  # 1 of 2
         card = await _card(peer, ANN["id"])
         await _answered(service)
@@ -359,7 +362,7 @@ async def test_a_follow_up_counts_against_the_limits(start: Start, checker: Fake
 async def test_in_a_group_only_a_reply_that_mentions_the_bot_is_a_question(
     start: Start, checker: FakeChecker
 ) -> None:
-    async with start(user_per_minute=100) as (peer, _):
+    async with start(user_per_minute=100) as (peer, service):
         post = peer.send(GROUP, BOB, POST)
         peer.send(GROUP, ANN, "/check", reply_to=post)
         card = await _card(peer, GROUP["id"])
@@ -368,7 +371,7 @@ async def test_in_a_group_only_a_reply_that_mentions_the_bot_is_a_question(
         asked = peer.send(GROUP, ANN, f"@{BOT_USERNAME} which source?", reply_to=card)
         answer = (await _answer_to(peer, asked))["text"]
         how = (await _answer_to(peer, bare))["text"]
-        await asyncio.sleep(0.5)  # time enough for a wrong answer to the chatter
+        await handled(peer, service)  # a wrong answer to the chatter would have come by now
     assert "council's minutes" in answer and how == ASK_HOW
     assert _replies_to(peer, chatter) == []
     assert checker.questions == ["which source?"] and len(checker.runs) == 1

@@ -26,6 +26,7 @@ from peers.pictures import (
     cer,
     headline,
     pixel_bomb,
+    shared_ocr,
     svg,
     truncated_jpeg,
     with_exif,
@@ -141,7 +142,7 @@ def test_a_gif_is_read_from_its_first_frame_only() -> None:
 
 @pytest.fixture(scope="module")
 def reader() -> ImageReader:
-    return ImageReader(ImageSettings())
+    return ImageReader(ImageSettings(), ocr=shared_ocr())
 
 
 @pytest.mark.parametrize(

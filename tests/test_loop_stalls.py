@@ -31,8 +31,8 @@ from peers.telegram_peer import BotCall, FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot
 
 from bots.common.settings import Settings
+from bots.discord import commands
 from bots.discord.client import FactCheckBot
-from bots.discord.commands import SETTINGS_WAIT_S
 from bots.web.app import build_app
 from bots.web.settings import SiteSettings
 from storage.handles import Requester
@@ -42,11 +42,15 @@ from zofia_engine.post import Post
 
 pytest_plugins = ["peers.discord_fixtures"]
 
-HOLD_S = 1.5  # how long the store is held
+HOLD_S = 1.0  # how long the store is held
 # The longest the loop may stall meanwhile. A loop blocked on the held store stalls for
 # about HOLD_S; one that is not still stalls for whatever the OS's scheduling takes, over
 # 0.1 s on a busy machine. A third of the hold tells the two apart with room either way.
 STALL_S = HOLD_S / 3
+# How long a Discord check waits for its server's settings before it is acknowledged
+# anyway (``bots.discord.commands.SETTINGS_WAIT_S``, 1 s), here half the hold: the check's
+# acknowledgment comes while the store is still held.
+SETTINGS_WAIT_S = HOLD_S / 2
 SECRET = "s3cret-for-tests-only"
 POST = "The river bridge in Springfield will close for all of 2027, the mayor said."
 OTHER = "Scientists in Chicago say that drinking coffee at night doubles your lifespan."
@@ -62,7 +66,7 @@ class Engine:
 
     name: str
     storage: dict[str, Any]
-    hold: Callable[[CheckStore], StoreHeld]
+    hold: Callable[[CheckStore, float], StoreHeld]  # the store, and for how long
 
     def settings(self, **sections: Any) -> Settings:
         return Settings.model_validate(
@@ -82,12 +86,12 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
     process waits for it."""
     if request.param == "sqlite":
         storage = {"path": str(tmp_path / "zofia.db"), "secret": SECRET}
-        return Engine("sqlite", storage, lambda store: write_held(store, HOLD_S))
+        return Engine("sqlite", storage, write_held)
     url = request.getfixturevalue("postgres_url")
     return Engine(
         "postgresql",
         {"url": url, "secret": SECRET},
-        lambda store: advisory_lock_held(url, store, HOLD_S),
+        lambda store, seconds: advisory_lock_held(url, store, seconds),
     )
 
 
@@ -122,7 +126,7 @@ async def test_telegram_handlers_wait_for_a_held_store_off_the_loop(engine: Engi
             if engine.name == "sqlite":  # a card to vote on (on PostgreSQL, no worker runs)
                 peer.send(_private(ANN), ANN, POST)
                 card = await peer.wait_for(lambda: _card(peer, ANN["id"]), 30)
-            held = engine.hold(service.store)
+            held = engine.hold(service.store, HOLD_S)
             async with LoopWatch() as watch:
                 peer.send(GROUP, ANN, "/settings autocheck on")  # a write
                 peer.send(GROUP, BOB, OTHER, forward_origin=FORWARDED)  # its switch read
@@ -161,8 +165,9 @@ def _followup(payload: dict[str, Any], words: str) -> Callable[[Any], bool]:
 
 
 async def test_discord_interactions_are_acknowledged_while_the_store_is_held(
-    engine: Engine, discord_api: FakeDiscord
+    engine: Engine, discord_api: FakeDiscord, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(commands, "SETTINGS_WAIT_S", SETTINGS_WAIT_S)
     settings = engine.settings(discord={"progress_interval_s": 0, "guild_cooldown_s": 0})
     async with (
         fake_service(settings, FakeChecker()) as service,
@@ -173,7 +178,7 @@ async def test_discord_interactions_are_acknowledged_while_the_store_is_held(
         if engine.name == "sqlite":  # a check of this server to vote on
             asker = Requester("discord", "900000000000000001", guild)
             voted = await (await service.submit(Post(text=POST), asker)).result()
-        held = engine.hold(service.store)
+        held = engine.hold(service.store, HOLD_S)
         async with LoopWatch() as watch:
             admin = discord_api.slash("factcheck-settings", {"language": "French"})
             check = discord_api.slash("factcheck", {"text": OTHER}, user_id=900000000000000007)
@@ -185,7 +190,7 @@ async def test_discord_interactions_are_acknowledged_while_the_store_is_held(
             for payload in payloads:
                 await discord_api.dispatch("INTERACTION_CREATE", payload)
             for payload in payloads:
-                ack = await discord_api.wait_for(_callback(payload), 2 * SETTINGS_WAIT_S)
+                ack = await discord_api.wait_for(_callback(payload), 2 * HOLD_S)
                 assert ack.body["type"] == 5  # deferred
             # All acknowledged while the store was still held; the check privately, since
             # its server's settings could not be read in time.
@@ -235,7 +240,7 @@ async def test_a_report_page_waits_for_a_held_store_off_the_loop(
 
 async def test_a_submit_itself_waits_for_a_held_store_off_the_loop(tmp_path: Path) -> None:
     storage = {"path": str(tmp_path / "zofia.db"), "secret": SECRET}
-    settings = Engine("sqlite", storage, lambda store: write_held(store, HOLD_S)).settings()
+    settings = Engine("sqlite", storage, write_held).settings()
     async with fake_service(settings, FakeChecker()) as service:
         held = write_held(service.store, HOLD_S)
         async with LoopWatch() as watch:

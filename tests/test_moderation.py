@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from peers.discord_peer import MEMBER, Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
+from peers.poll_rounds import PollRounds
 from peers.telegram_peer import BotCall, FakeBotAPI, group, user
 from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 
@@ -143,16 +144,21 @@ async def _ask_everywhere(peer: FakeBotAPI, service: CheckService) -> dict[int, 
     for who in (BOB, CAROL):
         peer.send(_private(who), who, POST)
         cards[who["id"]] = (await peer.wait_for(lambda w=who: _cards(peer, w["id"])))[0]
-    async with asyncio.timeout(10):
-        while service.store.database.rows("SELECT count(*) FROM shown_cards") != [(3,)]:
-            await asyncio.sleep(0.05)
+    await _recorded(service, 3)
     return cards
+
+
+async def _recorded(service: CheckService, cards: int) -> None:
+    """Wait until ``cards`` cards are recorded as shown (each is, once it is on screen)."""
+    async with asyncio.timeout(10):
+        while service.store.database.rows("SELECT count(*) FROM shown_cards") != [(cards,)]:
+            await asyncio.sleep(0.05)
 
 
 async def test_an_admin_changes_a_verdict_and_every_chat_that_asked_is_told_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(corrections, "POLL_S", 0.2)
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
     async with _telegram(tmp_path) as (peer, service):
         cards = await _ask_everywhere(peer, service)
         card = cards[GROUP["id"]]
@@ -191,7 +197,7 @@ async def test_an_admin_changes_a_verdict_and_every_chat_that_asked_is_told_once
         # once; more rounds of the poll send nothing more.
         chats = (GROUP["id"], BOB["id"], CAROL["id"])
         await peer.wait_for(lambda: all(_updates(peer, chat) for chat in chats))
-        await asyncio.sleep(1.0)
+        await PollRounds(service.store).passed(2)
         for chat in chats:
             (update,) = _updates(peer, chat)
             assert update["text"] == UPDATE
@@ -205,7 +211,8 @@ async def test_an_admin_changes_a_verdict_and_every_chat_that_asked_is_told_once
         peer.send(_private(DAVE), DAVE, POST)
         later = (await peer.wait_for(lambda: _cards(peer, DAVE["id"])))[0]
         assert later["text"].startswith("❌ False") and "Repeat of a check" in later["text"]
-        await asyncio.sleep(0.6)
+        await _recorded(service, 4)  # Dave's card, where a correction would find it
+        await PollRounds(service.store).passed(2)
         assert _updates(peer, DAVE["id"]) == []
     assert not [c for c in peer.calls if c.error and "not modified" not in c.error]
 
@@ -215,7 +222,7 @@ async def test_a_named_reviewer_confirms_in_a_private_chat(
 ) -> None:
     """In a private chat only a reviewer the settings name may review; a confirmation
     edits the card and tells nobody (nothing changed)."""
-    monkeypatch.setattr(corrections, "POLL_S", 0.2)
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
     async with _telegram(tmp_path, reviewers=(f"telegram:{BOB['id']}",)) as (peer, service):
         for who in (BOB, CAROL):
             peer.send(_private(who), who, POST)
@@ -238,7 +245,8 @@ async def test_a_named_reviewer_confirms_in_a_private_chat(
         assert saved["text"] == "Review saved: Unproven is confirmed."
         edited = peer.messages[(BOB["id"], bobs["message_id"])]
         assert "Reviewed by a moderator." in edited["text"]
-        await asyncio.sleep(0.6)
+        await _recorded(service, 2)  # Bob's and Carol's cards, where a correction would find them
+        await PollRounds(service.store).passed(2)
         assert _updates(peer, BOB["id"]) == [] and _updates(peer, CAROL["id"]) == []
         assert service.store.reviews.latest(check_id) is not None
         # The note was a reply to a prompt, not a post: nothing else was checked.
@@ -324,7 +332,7 @@ def _titles(peer: FakeDiscord, token: str) -> list[str]:
 async def test_a_discord_moderator_reviews_through_a_select_and_a_form(
     discord_api: FakeDiscord, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(corrections, "POLL_S", 0.2)
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
     peer = discord_api
     async with _discord(tmp_path) as bot:
         first = peer.slash("factcheck", {"text": POST}, user_id=970000000000000001)
@@ -353,7 +361,7 @@ async def test_a_discord_moderator_reviews_through_a_select_and_a_form(
         await peer.wait_for(
             lambda c: any(f.body.get("content") == escape(UPDATE) for f in _updates_dc(peer))
         )
-        await asyncio.sleep(1.0)
+        await PollRounds(bot.service.store).passed(2)
         assert len(_updates_dc(peer)) == 1
         for payload in (first, second):
             assert _titles(peer, payload["token"])[-1].startswith("❌ False")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from peers.fake_checker import FakeChecker, Gate, HashingEncoder
-from peers.pictures import headline
+from peers.pictures import ScriptedOCR, headline
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
@@ -24,6 +24,8 @@ from storage.opening import open_store
 from storage.service import CheckService, Requester
 from storage.store import CheckStore
 from zofia_engine.errors import InvalidPostError
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.images.reader import ImageReader
 from zofia_engine.post import Post, PostImage
 
 POST = (
@@ -478,6 +480,11 @@ async def test_pictures_are_keyed_by_their_hash_and_never_near_repeats(
 ) -> None:
     """The same caption on another picture is another check, however close the text; the
     same picture again is an exact repeat."""
+    # Both pictures read as the very same words (the OCR is scripted; tests/test_images.py
+    # reads real ones): only the pictures themselves tell the two posts apart.
+    checker.reader = ImageReader(
+        ImageSettings(), ocr=ScriptedOCR("Springfield bans bicycles\nfrom every street")
+    )
     service = make_service()
     await service.start()
     first = headline(["Springfield bans bicycles", "from every street"])

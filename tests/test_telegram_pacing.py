@@ -1,8 +1,12 @@
 """A private chat's messages paced, the verdict card first: python-telegram-bot with
-:class:`~bots.telegram.pacing.ChatPacedRateLimiter` (one message at once, then one
-every second or two) on the fake Bot API, counted where Telegram would count them. A
-burst's refusal waits behind the card, and a progress edit that a newer state (or the
-card) made stale is dropped, never sent after the card's content is known."""
+:class:`~bots.telegram.pacing.ChatPacedRateLimiter` (one message at once, then one per
+turn) on the fake Bot API, counted where Telegram would count them. A burst's refusal
+waits behind the card, and a progress edit that a newer state (or the card) made stale
+is dropped, never sent after the card's content is known.
+
+The chat's turns are given by the test (:class:`~peers.stepped_pacer.SteppedPacer`),
+each once what the test is about is queued, so the order the pacer chooses is the only
+order there is: no turn comes early or late on a slow or busy machine."""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service
+from peers.fake_checker import FakeChecker, Gate, fake_service
+from peers.stepped_pacer import SteppedPacer
 from peers.telegram_peer import TOKEN, BotCall, FakeBotAPI, user
 from peers.telegram_setup import bot_running, telegram_settings
 from telegram.ext import ExtBot
@@ -28,8 +33,6 @@ ANN = user(701, "Ann", "ann_r")
 CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 CHECK_ID = "abcDEF123_-xyz45"
-#: one message at once, then one a second: each request after the first waits its turn
-PACE: dict[str, Any] = {"chat_burst": 1, "chat_rate": 1.0}
 
 
 @dataclass
@@ -56,6 +59,11 @@ def _is_progress(call: BotCall) -> bool:
     return str(call.params.get("text", "")).startswith("🔎")
 
 
+def _waiting_card(pacer: SteppedPacer) -> bool:
+    """Whether a card (an edit of "checking…" into it) is in the pacer."""
+    return any(priority_of(endpoint, data) == CARD for endpoint, data in pacer.inside)
+
+
 def _answers(peer: FakeBotAPI) -> list[BotCall]:
     """The bot's messages and edits in Ann's chat, in the order the API got them."""
     return [
@@ -75,18 +83,30 @@ async def test_a_paced_burst_gets_its_card_before_its_refusals(
     peer: FakeBotAPI, tmp_path: Path
 ) -> None:
     settings = telegram_settings(peer, tmp_path, service={"user_per_minute": 1})
+    gate = Gate()  # the check runs until the refusals are queued
+    pacer = SteppedPacer(chat_burst=1)
     async with (
-        # The check outlasts the refusals' coming, but not the chat's next turn.
-        fake_service(settings, FakeChecker(delay_s=0.5)) as service,
-        bot_running(settings, service, chat_burst=1, chat_rate=0.5) as application,
+        fake_service(settings, FakeChecker(gate=gate)) as service,
+        bot_running(settings, service, rate_limiter=pacer) as application,
+        pacer.stepping(),
     ):
         # Refusals said at once, not held for the chat's cards: the pacer alone orders them.
         application.bot_data["zofia"].refusals = Refusals(window_s=0, hold_s=0)
         peer.send(CHAT, ANN, f"{POST} Report number 0.")
         await peer.wait_for(lambda: [c for c in _answers(peer) if _is_progress(c)])
+        await gate.held()
         for n in range(1, 4):  # refused by the limit while the first is checked
             peer.send(CHAT, ANN, f"{POST} Report number {n}.")
-        await peer.wait_for(lambda: len(_answers(peer)) >= 3, 30)
+        # The refusal waits for the chat's next turn; then the check ends, and its card too.
+        await pacer.until(
+            lambda: any("Too many checks" in str(d.get("text")) for _, d in pacer.inside)
+        )
+        gate.open()
+        await pacer.until(lambda: _waiting_card(pacer))
+        while len(_answers(peer)) < 3:  # the chat's turns, one at a time
+            sent = len(peer.calls)
+            pacer.next_turn(ANN["id"])
+            await peer.wait_for(lambda s=sent: len(peer.calls) > s)
     answers = _answers(peer)
     kinds = ["card" if _is_card(c) else "progress" if _is_progress(c) else "other" for c in answers]
     # "checking…", then the card, queued after the refusal but first when the turn came
@@ -98,14 +118,18 @@ async def test_a_paced_burst_gets_its_card_before_its_refusals(
 async def test_a_stale_progress_edit_is_never_sent_once_the_card_is_known(
     peer: FakeBotAPI, tmp_path: Path
 ) -> None:
-    checker = NotingChecker(delay_s=0.3, peer=peer)  # a few states while one edit waits
+    checker = NotingChecker(peer=peer)  # a few states while one edit waits
     settings = telegram_settings(peer, tmp_path)
+    pacer = SteppedPacer(chat_burst=1)
     async with (
         fake_service(settings, checker) as service,
-        # The check ends well before the chat's next turn (in 2 s).
-        bot_running(settings, service, chat_burst=1, chat_rate=0.5),
+        bot_running(settings, service, rate_limiter=pacer),
+        pacer.stepping(),
     ):
         peer.send(CHAT, ANN, POST)
+        # The check ends, and its card is queued, before the chat's next turn.
+        await pacer.until(lambda: checker.known_at and _waiting_card(pacer))
+        pacer.next_turn(ANN["id"])
         await peer.wait_for(lambda: [c for c in _answers(peer) if _is_card(c)], 30)
     [known] = checker.known_at
     answers = _answers(peer)
@@ -122,8 +146,9 @@ async def test_the_pacer_sends_the_card_first_then_a_refusal_and_drops_stale_edi
     peer: FakeBotAPI,
 ) -> None:
     peer.send(CHAT, ANN, "hello")  # Ann's chat, known to the API
-    bot = ExtBot(TOKEN, base_url=f"{peer.root}/bot", rate_limiter=ChatPacedRateLimiter(**PACE))
-    async with bot:
+    pacer = SteppedPacer(chat_burst=1)
+    bot = ExtBot(TOKEN, base_url=f"{peer.root}/bot", rate_limiter=pacer)
+    async with bot, pacer.stepping():
         checking = await bot.send_message(
             ANN["id"], "🔎 Checking…", reply_markup=progress_keyboard(CHECK_ID)
         )  # the chat's one message at once: the rest wait their turn
@@ -138,6 +163,12 @@ async def test_the_pacer_sends_the_card_first_then_a_refusal_and_drops_stale_edi
         )
         second = edit("🔎 Checking…\n✓ linguist finished", progress_keyboard(CHECK_ID))
         card = edit("❌ False", card_keyboard(CHECK_ID))
+        # All four queued: both progress edits dropped, the refusal and the card waiting.
+        await pacer.until(lambda: first.done() and second.done() and len(pacer.inside) == 2)
+        for _ in range(2):  # the chat's next two turns
+            sent = len(peer.calls)
+            pacer.next_turn(ANN["id"])
+            await peer.wait_for(lambda s=sent: len(peer.calls) > s)
         results = await asyncio.gather(first, refusal, second, card)
     assert results[0] is True and results[2] is True  # dropped, as stale
     sent = [(c.method, c.params["text"]) for c in _answers(peer)]
@@ -150,18 +181,32 @@ async def test_the_pacer_sends_the_card_first_then_a_refusal_and_drops_stale_edi
 
 async def test_a_request_cancelled_while_it_waits_is_never_sent(peer: FakeBotAPI) -> None:
     peer.send(CHAT, ANN, "hello")
-    bot = ExtBot(TOKEN, base_url=f"{peer.root}/bot", rate_limiter=ChatPacedRateLimiter(**PACE))
-    async with bot:
+    pacer = SteppedPacer(chat_burst=1)
+    bot = ExtBot(TOKEN, base_url=f"{peer.root}/bot", rate_limiter=pacer)
+    async with bot, pacer.stepping():
         await bot.send_message(ANN["id"], "first")
         loop = asyncio.get_running_loop()
         waiting = loop.create_task(bot.send_message(ANN["id"], "never"))
         after = loop.create_task(bot.send_message(ANN["id"], "second"))
-        await asyncio.sleep(0.1)  # both queued behind "first"
+        await pacer.until(lambda: len(pacer.inside) == 2)  # both queued behind "first"
         waiting.cancel()
         await asyncio.gather(waiting, return_exceptions=True)
+        pacer.next_turn(ANN["id"])
         await after
     assert waiting.cancelled()
     assert [c.params["text"] for c in _answers(peer)] == ["first", "second"]
+
+
+async def test_the_chats_next_turns_come_by_the_clock(peer: FakeBotAPI) -> None:
+    """The tests above give the turns themselves; here the clock does (50 a second): the
+    requests that wait for a turn are all sent, in their order."""
+    peer.send(CHAT, ANN, "hello")
+    limiter = ChatPacedRateLimiter(chat_burst=1, chat_rate=50.0)
+    bot = ExtBot(TOKEN, base_url=f"{peer.root}/bot", rate_limiter=limiter)
+    async with bot:
+        sends = [bot.send_message(ANN["id"], text) for text in ("one", "two", "three")]
+        await asyncio.wait_for(asyncio.gather(*sends), 30)
+    assert [c.params["text"] for c in _answers(peer)] == ["one", "two", "three"]
 
 
 def test_what_goes_first_a_card_then_the_rest_then_progress_edits() -> None:

@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from peers.fake_checker import FakeChecker
-from peers.pictures import animated_gif, headline, pixel_bomb, svg, truncated_jpeg
+from peers.pictures import (
+    animated_gif,
+    headline,
+    pixel_bomb,
+    shared_ocr,
+    svg,
+    truncated_jpeg,
+)
 from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 from peers.telegram_setup import fake_bot, telegram_settings
 from telegram import Message
@@ -65,7 +72,7 @@ class Bot:
 @pytest.fixture(scope="module")
 def reader() -> ImageReader:
     """One real picture reader (its OCR models loaded once) for every test here."""
-    found = ImageReader(ImageSettings())
+    found = ImageReader(ImageSettings(), ocr=shared_ocr())
     found.load()
     return found
 

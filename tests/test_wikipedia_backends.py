@@ -38,6 +38,8 @@ from zofia_engine.retrieval.wikipedia.offline import (
 )
 from zofia_engine.retrieval.wikipedia.titles import is_sense_of
 
+pytest_plugins = ["peers.model_fixtures"]
+
 AGENT = "zofia-tests/1.0 (https://example.org/zofia; tests@example.org)"
 PAGES = {page.title: page for page in CORPUS}
 
@@ -343,10 +345,9 @@ async def test_from_settings_uses_endpoint_and_agent(mediawiki_peer: MediaWikiPe
 
 
 @pytest.fixture(scope="module")
-def packaged() -> OfflineWikipedia:
-    backend = OfflineWikipedia()
-    backend.load()
-    return backend
+def packaged(offline_wiki: OfflineWikipedia) -> OfflineWikipedia:
+    """The packaged summaries, loaded: the session's one (``peers.model_fixtures``)."""
+    return offline_wiki
 
 
 def test_packaged_file_is_found_without_importing_the_package() -> None:

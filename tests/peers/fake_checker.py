@@ -44,6 +44,8 @@ from zofia_engine.report import (
 )
 from zofia_engine.text import checkable_text
 
+from .pictures import shared_ocr
+
 __all__ = ["FakeChecker", "Gate", "HashingEncoder", "fake_service", "scripted_report"]
 
 _WORD = re.compile(r"\w+")
@@ -189,8 +191,10 @@ class FakeChecker:
     answer_cites: tuple[str, ...] = ("web-1",)
     questions: list[str] = field(default_factory=list)
     # The real picture reader (Pillow, RapidOCR): what a photo post becomes is the
-    # engine's rule, not the fake's.
-    reader: ImageReader = field(default_factory=lambda: ImageReader(ImageSettings()))
+    # engine's rule, not the fake's. Its OCR is the session's one (:func:`shared_ocr`).
+    reader: ImageReader = field(
+        default_factory=lambda: ImageReader(ImageSettings(), ocr=shared_ocr())
+    )
 
     async def read_post(self, post: Post) -> Post:
         return await self.reader.read(post)

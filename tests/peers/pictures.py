@@ -4,13 +4,15 @@ JPEG, a text file named .jpg, an SVG, an animated GIF)."""
 
 from __future__ import annotations
 
+import functools
 import io
 import random
 
 from PIL import Image, ImageDraw, ImageFont
 
+from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.decode import CleanImage
-from zofia_engine.images.ocr import OCRResult
+from zofia_engine.images.ocr import OCRResult, RapidOCRBackend
 
 __all__ = [
     "ScriptedOCR",
@@ -18,11 +20,23 @@ __all__ = [
     "cer",
     "headline",
     "pixel_bomb",
+    "shared_ocr",
     "svg",
     "truncated_jpeg",
     "tweet",
     "with_exif",
 ]
+
+
+@functools.cache
+def shared_ocr() -> RapidOCRBackend:
+    """One real RapidOCR for the whole test session, as ``ImageReader(ImageSettings())``
+    builds it (the default least confidence and picture size): loaded on first use, and
+    its first, slower read paid once, not once per reader. It reads one picture at a
+    time, whichever test's reader asks; give it to a reader with
+    ``ImageReader(ImageSettings(), ocr=shared_ocr())``."""
+    settings = ImageSettings()
+    return RapidOCRBackend(settings.min_ocr_confidence, settings.max_ocr_pixels)
 
 
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:

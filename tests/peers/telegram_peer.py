@@ -52,6 +52,8 @@ BOT_ID = 123456
 BOT_USERNAME = "zofia_test_bot"
 MAX_TEXT = 4096
 MAX_DOWNLOAD = 20_000_000  # the largest file a bot may download from the Bot API
+#: how often :meth:`FakeBotAPI.wait_for` checks its condition between requests
+RECHECK_S = 0.02
 
 # Form fields PTB sends JSON-encoded; every other field is a plain string.
 _JSON_FIELDS = {
@@ -456,10 +458,15 @@ class FakeBotAPI(LoopbackServer):
         ]
 
     async def wait_for(self, condition: Callable[[], Any], timeout: float = 20.0) -> Any:
-        """Wait until ``condition()`` is truthy (checked after every request); return it."""
+        """Wait until ``condition()`` is truthy; return it. It is checked after every
+        request, and every :data:`RECHECK_S` as well, for what no request of the bot
+        announces (a row in the store, a log line): such a wait ends once it holds, not
+        at the bot's next long poll."""
         async with asyncio.timeout(timeout), self._changed:
             while not (found := condition()):
-                await self._changed.wait()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(RECHECK_S):
+                        await self._changed.wait()
             return found
 
     # -- the protocol -----------------------------------------------------------------------
