@@ -60,7 +60,7 @@ import psutil
 # The fakes and the throwaway PostgreSQL server live with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from lib.zofia_workers import Workers
+from lib.zofia_workers import Workers, worker_env
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.loopback import running_in_thread
 from peers.openai_peer import FakeOpenAI
@@ -145,17 +145,15 @@ def round_settings(url: str, args: argparse.Namespace) -> Settings:
     )
 
 
-def worker_env(url: str, llm_url: str, args: argparse.Namespace) -> dict[str, str]:
-    return {
-        **os.environ,
-        "ZOFIA__STORAGE__URL": url,
-        "ZOFIA__STORAGE__SECRET": SECRET,
-        "ZOFIA__LLM__BACKEND": "openai",
-        "ZOFIA__LLM__OPENAI__BASE_URL": llm_url,
-        "OPENAI_API_KEY": API_KEY,
-        "ZOFIA__QUEUE__DELIVER_DELAY_S": str(args.deliver_delay_s),
-        "ZOFIA__QUEUE__POLL_S": str(args.poll_s),
-    }
+def scale_worker_env(url: str, llm_url: str, args: argparse.Namespace) -> dict[str, str]:
+    return worker_env(
+        url,
+        SECRET,
+        llm_url,
+        API_KEY,
+        ZOFIA__QUEUE__DELIVER_DELAY_S=str(args.deliver_delay_s),
+        ZOFIA__QUEUE__POLL_S=str(args.poll_s),
+    )
 
 
 @dataclass
@@ -268,7 +266,7 @@ async def one_round(
     await service.start()  # and creates the queue's tables
     folder = tmp / name
     folder.mkdir()
-    workers = Workers(worker_env(url, llm.base_url, args), folder)
+    workers = Workers(scale_worker_env(url, llm.base_url, args), folder)
     batch = Batch()
 
     async def post_card(claim: Claim, found: Outcome | str) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import tempfile
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from typing import Any
 import psutil
 
 # tests/ is on sys.path: bench/abuse.py puts it there before importing this.
-from lib.zofia_workers import Workers
+from lib.zofia_workers import Workers, worker_env
 from pg_server import PostgresServer
 
 SECRET = "bench-secret-012345"
@@ -39,18 +38,6 @@ class RoundStore:
 
     storage: dict[str, str]
     worker_pids: list[int] = field(default_factory=list)
-
-
-def worker_env(url: str, llm_url: str) -> dict[str, str]:
-    """What a ``zofia worker`` of the round reads: the store, and the fake LLM."""
-    return {
-        **os.environ,
-        "ZOFIA__STORAGE__URL": url,
-        "ZOFIA__STORAGE__SECRET": SECRET,
-        "ZOFIA__LLM__BACKEND": "openai",
-        "ZOFIA__LLM__OPENAI__BASE_URL": llm_url,
-        "OPENAI_API_KEY": API_KEY,
-    }
 
 
 class Backend:
@@ -84,7 +71,7 @@ class Backend:
                 return
             name = f"bench_abuse_{self.rounds}"
             url = await asyncio.to_thread(self.server.create_database, name)
-            workers = Workers(worker_env(url, llm_url), Path(tmp))
+            workers = Workers(worker_env(url, SECRET, llm_url, API_KEY), Path(tmp))
             try:
                 workers.start(self.workers, self.concurrency)
                 await workers.ready(self.ready_s)

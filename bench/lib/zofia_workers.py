@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -62,3 +63,19 @@ class Workers:
                 proc.kill()
                 proc.wait(timeout=10)
         self.procs.clear()
+
+
+def worker_env(
+    url: str, secret: str, llm_url: str, api_key: str, **settings: str
+) -> dict[str, str]:
+    """What a ``zofia worker`` reads: the store at ``url`` and its secret, the fake LLM
+    at ``llm_url``, and further settings as ``ZOFIA__…`` environment names."""
+    return {
+        **os.environ,
+        "ZOFIA__STORAGE__URL": url,
+        "ZOFIA__STORAGE__SECRET": secret,
+        "ZOFIA__LLM__BACKEND": "openai",
+        "ZOFIA__LLM__OPENAI__BASE_URL": llm_url,
+        "OPENAI_API_KEY": api_key,
+        **settings,
+    }
