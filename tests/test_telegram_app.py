@@ -228,12 +228,12 @@ def test_a_chat_posting_as_itself_is_its_own_requester() -> None:
 
     from telegram import Chat, Message, User
 
-    from bots.telegram.inputs import _asker
+    from bots.telegram.inputs import asker_of
 
     when = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
     anonymous = User(1087968824, "Group", is_bot=True, username="GroupAnonymousBot")
     seen = {
-        _asker(
+        asker_of(
             Message(
                 1,
                 when,
@@ -246,4 +246,4 @@ def test_a_chat_posting_as_itself_is_its_own_requester() -> None:
     }
     assert seen == {-1001, -1002}
     person = User(42, "Ann", is_bot=False)
-    assert _asker(Message(2, when, Chat(-1001, "supergroup"), from_user=person)) == 42
+    assert asker_of(Message(2, when, Chat(-1001, "supergroup"), from_user=person)) == 42

@@ -13,6 +13,7 @@ A vote on a repeat counts for the check it repeats, so a verdict's votes add up.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import Any, Self
@@ -28,7 +29,7 @@ from .context import DiscordContext, context_of
 from .moderation import start_review
 from .render import NONE, section_messages, thread_name
 
-__all__ = ["CheckButton", "verdict_view"]
+__all__ = ["CheckButton", "card_view", "verdict_view"]
 
 log = logging.getLogger(__name__)
 
@@ -80,12 +81,7 @@ class CheckButton(
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         ctx = context_of(interaction)
         if self.kind == "review":
-
-            def view_of(card: VerdictCard) -> discord.ui.View:
-                url = ctx.report_url(card.check_id)
-                return verdict_view(card.check_id, report_url=url, words=card.words)
-
-            await start_review(ctx, interaction, self.check_id, view_of)
+            await start_review(ctx, interaction, self.check_id, functools.partial(card_view, ctx))
         elif self.kind in ("up", "down"):
             await _vote(ctx, interaction, self.check_id, 1 if self.kind == "up" else -1)
         else:
@@ -101,6 +97,11 @@ def verdict_view(check_id: str, *, report_url: str = "", words: Words = ENGLISH)
     if report_url:
         view.add_item(discord.ui.Button(label=words("Full report"), emoji="📄", url=report_url))
     return view
+
+
+def card_view(ctx: DiscordContext, card: VerdictCard) -> discord.ui.View:
+    """The buttons under ``card``, with the link to its report page, in its language."""
+    return verdict_view(card.check_id, report_url=ctx.report_url(card.check_id), words=card.words)
 
 
 async def _vote(

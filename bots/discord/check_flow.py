@@ -36,13 +36,14 @@ from storage.limits import RateLimitedError
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
-from .buttons import verdict_view
+from .buttons import card_view
 from .chats import PLATFORM, requester_of
 from .context import DiscordContext
 from .deliveries import (
     INTERACTION_LIFETIME,
     INVALID_WEBHOOK_TOKEN,
     LATE_PRIVATE,
+    UNKNOWN_MESSAGE,
     UNKNOWN_WEBHOOK,
     delivery_target,
 )
@@ -52,9 +53,6 @@ from .render import NONE, escape, progress_message, verdict_embed
 __all__ = ["DiscordScreen", "Opening", "check_interaction", "finish"]
 
 log = logging.getLogger(__name__)
-
-#: Discord's code for a message that is not there (the response was deleted)
-UNKNOWN_MESSAGE = 10008
 
 
 async def _show(
@@ -182,13 +180,11 @@ class DiscordScreen:
             return True
 
     async def show_card(self, card: VerdictCard) -> None:
-        url = self.ctx.report_url(card.check_id)
-        view = verdict_view(card.check_id, report_url=url, words=card.words)
         await finish(
             self.interaction,
             content=None,
             embed=verdict_embed(card),
-            view=view,
+            view=card_view(self.ctx, card),
             ephemeral=self.ephemeral,
         )
         # Where the card is (and the token that can edit it), for a moderator's correction.

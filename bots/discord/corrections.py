@@ -20,17 +20,15 @@ from bots.common.card import VerdictCard
 from bots.common.corrections import Notice
 from storage.shown_cards import ShownCard
 
-from .buttons import verdict_view
+from .buttons import card_view
 from .context import DiscordContext
-from .deliveries import INVALID_WEBHOOK_TOKEN, UNKNOWN_WEBHOOK
+from .deliveries import INVALID_WEBHOOK_TOKEN, UNKNOWN_MESSAGE, UNKNOWN_WEBHOOK
 from .render import NONE, escape, verdict_embed
 
 __all__ = ["send_correction"]
 
 log = logging.getLogger(__name__)
 
-#: Discord's code for a message that is not there (the card was deleted)
-UNKNOWN_MESSAGE = 10008
 #: an edit started this close to a token's end might not land: the channel instead
 _MARGIN = dt.timedelta(seconds=30)
 _GONE = (INVALID_WEBHOOK_TOKEN, UNKNOWN_WEBHOOK, UNKNOWN_MESSAGE)
@@ -50,15 +48,13 @@ async def _edit(
     ctx: DiscordContext, webhook: discord.Webhook, card: VerdictCard, content: str | None
 ) -> bool:
     """Edit the card through its interaction; ``False`` when it is gone or expired."""
-    url = ctx.report_url(card.check_id)
-    view = verdict_view(card.check_id, report_url=url, words=card.words)
     try:
         # "@original" is the interaction's response (see bots.discord.deliveries).
         await webhook.edit_message(  # type: ignore[call-overload]  # "@original": a str id
             "@original",
             content=content,
             embed=verdict_embed(card),
-            view=view,
+            view=card_view(ctx, card),
             allowed_mentions=NONE,
         )
     except discord.HTTPException as exc:
@@ -98,8 +94,7 @@ async def send_correction(ctx: DiscordContext, bot: discord.Client, notice: Noti
     if shown.private or not notice.chat:
         log.info("a private card of check %s could no longer be corrected", card.check_id)
         return
-    url = ctx.report_url(card.check_id)
-    view = verdict_view(card.check_id, report_url=url, words=card.words)
+    view = card_view(ctx, card)
     channel = bot.get_partial_messageable(int(notice.chat))
     try:
         await channel.send(

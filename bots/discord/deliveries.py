@@ -26,7 +26,7 @@ from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
 from zofia_engine.post import Post
 
-from .buttons import verdict_view
+from .buttons import card_view
 from .chats import PLATFORM
 from .context import DiscordContext
 from .render import NONE, escape, verdict_embed
@@ -35,6 +35,7 @@ __all__ = [
     "INTERACTION_LIFETIME",
     "INVALID_WEBHOOK_TOKEN",
     "LATE_PRIVATE",
+    "UNKNOWN_MESSAGE",
     "UNKNOWN_WEBHOOK",
     "delivery_target",
     "post_delivered",
@@ -44,6 +45,8 @@ log = logging.getLogger(__name__)
 
 INVALID_WEBHOOK_TOKEN = 50027
 UNKNOWN_WEBHOOK = 10015
+#: Discord's code for a message that is not there (a response or a card was deleted)
+UNKNOWN_MESSAGE = 10008
 LATE_PRIVATE = (
     "Your fact-check took longer than Discord keeps a private reply open, so here is its answer."
 )
@@ -87,8 +90,7 @@ async def post_delivered(
         card = await card_for(ctx.calls, found, target)
         content = None
         embed = verdict_embed(card)
-        url = ctx.report_url(card.check_id)
-        view = verdict_view(card.check_id, report_url=url, words=card.words)
+        view = card_view(ctx, card)
     expires = dt.datetime.fromisoformat(target["expires"])
     if dt.datetime.now(dt.UTC) < expires - _MARGIN:
         webhook = discord.Webhook.partial(

@@ -35,7 +35,7 @@ from zofia_engine.report import EvidenceItem
 from .buttons import CheckButton
 from .chats import PLATFORM
 from .context import DiscordContext
-from .render import MESSAGE_LIMIT, NONE, _safe_url, escape, shorten
+from .render import MESSAGE_LIMIT, NONE, escape, safe_url, shorten
 
 __all__ = ["card_check_id", "follow_up_message", "on_follow_up"]
 
@@ -100,7 +100,7 @@ async def _replied_to(message: discord.Message) -> discord.Message | None:
 def _source_line(item: EvidenceItem) -> str:
     """A cited source as the card lists its links: ``• [title (site)](url)``."""
     shown = shorten(source_label(item), _MAX_SOURCE)
-    url = _safe_url(item.url)
+    url = safe_url(item.url)
     return f"• [{shown}]({url})" if url and len(url) < _MAX_URL else f"• {shown}"
 
 

@@ -60,7 +60,8 @@ NOT_FOUND = N_("That check was not found.")
 #: how long the select and the form wait for the reviewer
 REVIEW_TIMEOUT_S = 600.0
 
-#: a card's buttons (``bots.discord.buttons.verdict_view``, passed in)
+#: a card's buttons (``bots.discord.buttons.card_view`` for the context, passed in:
+#: buttons imports this module, so this one cannot import buttons)
 ViewOf = Callable[[VerdictCard], discord.ui.View]
 
 

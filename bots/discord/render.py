@@ -18,8 +18,8 @@ from urllib.parse import quote
 
 import discord
 
+from bots.common import links
 from bots.common.card import Link, VerdictCard
-from bots.common.links import safe_url
 from bots.common.sections import Section
 from bots.common.splitting import pack, split_text
 from bots.common.words import ENGLISH, Words
@@ -29,6 +29,7 @@ __all__ = [
     "NONE",
     "escape",
     "progress_message",
+    "safe_url",
     "section_messages",
     "shorten",
     "thread_name",
@@ -70,16 +71,16 @@ def shorten(text: str, limit: int) -> str:
     return escape(first) + "…"
 
 
-def _safe_url(url: str) -> str:
+def safe_url(url: str) -> str:
     """An address :func:`~bots.common.links.safe_url` lets be linked, with the
     characters that would end a markdown link encoded; ``""`` for any other."""
-    return quote(safe_url(url), safe=":/?#@!$&'*+,;=%~._-")
+    return quote(links.safe_url(url), safe=":/?#@!$&'*+,;=%~._-")
 
 
 def _links_field(links: tuple[Link, ...]) -> str:
     lines = []
     for link in links:
-        url = _safe_url(link.url)
+        url = safe_url(link.url)
         if url:
             lines.append(f"• [{shorten(link.title, 200)}]({url})")
     value = "\n".join(lines)
@@ -140,7 +141,7 @@ def _block_parts(section: Section) -> list[list[str]]:
     rendered = []
     for block in section.blocks:
         heading = f"**{shorten(block.heading, 300)}**"
-        url = _safe_url(block.url)
+        url = safe_url(block.url)
         tail = f"\n<{url}>" if url and len(url) < 500 else ""
         room = MESSAGE_LIMIT - len(heading) - len(tail) - 1
         pieces = [escape(piece) for piece in split_text(block.body, room, _escaped_length)]

@@ -32,7 +32,7 @@ from storage.service import Requester
 from zofia_engine.report import EvidenceItem
 
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language
-from .inputs import RESTARTING, _asker
+from .inputs import RESTARTING, asker_of
 from .render import BUTTON_ACTIONS, NO_PREVIEW, clip_text, quote_text, safe_href
 
 __all__ = ["ASK_HOW", "card_check_id", "follow_up_handlers", "follow_up_html"]
@@ -106,7 +106,7 @@ async def _answer(ctx: TelegramContext, message: Message, check_id: str, questio
     """Ask the service, and reply with the answer or one sentence saying why not."""
     chat_id = message.chat_id
     private = message.chat.type == ChatType.PRIVATE
-    requester = Requester(PLATFORM, str(_asker(message)), str(chat_id), private)
+    requester = Requester(PLATFORM, str(asker_of(message)), str(chat_id), private)
     with contextlib.suppress(TelegramError):  # a courtesy while the model answers
         await message.reply_chat_action(ChatAction.TYPING)
     language = read_chat_language(ctx, message)  # read by ask, which says its failure

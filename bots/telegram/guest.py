@@ -31,7 +31,7 @@ from telegram.ext import ApplicationHandlerStop, BaseHandler, ContextTypes, Mess
 
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, card_for, card_target
-from bots.common.sentences import cooldown_sentence, error_sentence
+from bots.common.sentences import error_sentence
 from bots.common.words import words_for
 from storage.deliveries import Claim
 from storage.handles import CheckFailedError, Outcome
@@ -41,7 +41,16 @@ from zofia_engine.post import Post
 from .check_flow import TelegramScreen, check_message
 from .context import TelegramContext, context_of
 from .deliveries import post_delivered
-from .inputs import HOW_TO, RESTARTING, _asker, _pictures, _replied, chat_words, cooldown_left
+from .inputs import (
+    HOW_TO,
+    RESTARTING,
+    asker_of,
+    chat_words,
+    cooldown_left,
+    cooldown_refusal,
+    pictures_of,
+    replied_to,
+)
 from .pictures import has_picture
 from .posts import NOTHING_TO_CHECK, post_text
 from .render import NO_PREVIEW, clip_text, quote_text, safe_href
@@ -172,24 +181,24 @@ async def _ask(ctx: TelegramContext, message: Message) -> None:
     """Check the post the guest ``message`` replies to; the help line, "nothing to
     check" and the cooldown's sentence are said in the chat's words
     (:func:`~.inputs.chat_words`)."""
-    target = _replied(message)
+    target = replied_to(message)
     text = post_text(target) if target is not None else ""
     if target is None or (not text and not has_picture(target)):
         words = await chat_words(ctx, message)  # "@bot hello", not in a reply: the help line
         await _say(message, words(HOW_TO if target is None else NOTHING_TO_CHECK))
         return
-    left = cooldown_left(ctx, message)  # as for a mention
+    left = cooldown_left(ctx, message, asked="guest request")  # as for a mention
     if left:
-        log.info("guest request in chat %s refused: cooldown, %.0f s left", message.chat_id, left)
-        await _say(message, cooldown_sentence(left, words=await chat_words(ctx, message)))
+        sentence, _ = await cooldown_refusal(ctx, message, left)
+        await _say(message, sentence)
         return
     work = check_message(
         ctx,
         target,
         text,
-        _asker(message),
+        asker_of(message),
         message,
-        pictures=_pictures(target),
+        pictures=pictures_of(target),
         screen_type=GuestScreen,
     )
     if not ctx.spawn(work):  # shutdown has begun

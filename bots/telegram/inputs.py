@@ -28,7 +28,18 @@ from .context import TelegramContext, context_of, read_chat_language
 from .pictures import IMAGE_DOCUMENT, album_caption, has_picture
 from .posts import NOTHING_TO_CHECK, post_text, visible_text
 
-__all__ = ["AUTO_CHECK", "HOW_TO", "RESTARTING", "chat_words", "cooldown_left", "input_handlers"]
+__all__ = [
+    "AUTO_CHECK",
+    "HOW_TO",
+    "RESTARTING",
+    "asker_of",
+    "chat_words",
+    "cooldown_left",
+    "cooldown_refusal",
+    "input_handlers",
+    "pictures_of",
+    "replied_to",
+]
 
 #: what a request with nothing to check gets (said with ``words(HOW_TO)``)
 HOW_TO = N_(
@@ -57,7 +68,7 @@ async def _say(ctx: TelegramContext, message: Message, sentence: str) -> None:
     await message.reply_text(words(sentence), do_quote=True)
 
 
-def _asker(message: Message) -> int:
+def asker_of(message: Message) -> int:
     """Who asked: the chat posting as itself when there is one (an anonymous admin, a
     channel, a linked channel's auto-forward: Telegram then names a shared service
     account as the user, one for every such chat), else the user."""
@@ -68,7 +79,7 @@ def _asker(message: Message) -> int:
     return message.chat_id
 
 
-def _replied(message: Message) -> Message | None:
+def replied_to(message: Message) -> Message | None:
     """The message replied to; not the topic opener that every forum message points at."""
     target = message.reply_to_message
     if target is None or target.forum_topic_created is not None:
@@ -76,12 +87,15 @@ def _replied(message: Message) -> Message | None:
     return target
 
 
-def _pictures(message: Message) -> list[Message]:
+def pictures_of(message: Message) -> list[Message]:
+    """The pictures of ``message`` to check: itself when it has one."""
     return [message] if has_picture(message) else []
 
 
 async def _start(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
-    work = check_message(ctx, target, text, _asker(request), request, pictures=_pictures(target))
+    work = check_message(
+        ctx, target, text, asker_of(request), request, pictures=pictures_of(target)
+    )
     if not ctx.spawn(work):
         await request.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
 
@@ -117,7 +131,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         log.warning("could not answer an album in chat %s: %s", first.chat_id, exc)
         return
     await check_message(
-        ctx, first, text, _asker(first), pictures=pictures, unasked=unasked, rules=rules
+        ctx, first, text, asker_of(first), pictures=pictures, unasked=unasked, rules=rules
     )
 
 
@@ -126,14 +140,26 @@ def _joined_album(ctx: TelegramContext, message: Message) -> bool:
     return message.media_group_id is not None and not ctx.albums.add(message)
 
 
-def cooldown_left(ctx: TelegramContext, message: Message) -> float:
+def cooldown_left(ctx: TelegramContext, message: Message, *, asked: str = "request") -> float:
     """Groups get one check every ``chat_cooldown_s``; private chats only the service
     limits. The seconds left of the cooldown of the chat of ``message`` (``0``: a check
-    may start, and the cooldown is claimed for it)."""
+    may start, and the cooldown is claimed for it); a refusal is logged, as an
+    ``asked`` ("request", "guest request") refused."""
     if message.chat.type == ChatType.PRIVATE:
         return 0.0
     left, _ = ctx.cooldowns.claim(str(message.chat_id), ctx.settings.chat_cooldown_s)
+    if left:
+        log.info("%s in chat %s refused: cooldown, %.0f s left", asked, message.chat_id, left)
     return left
+
+
+async def cooldown_refusal(
+    ctx: TelegramContext, message: Message, left: float
+) -> tuple[str, Words]:
+    """The cooldown's refusal of ``message``, ``left`` seconds before the next check:
+    its sentence, and the chat's words it is said in (:func:`chat_words`)."""
+    words = await chat_words(ctx, message)
+    return cooldown_sentence(left, words=words), words
 
 
 async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = True) -> bool:
@@ -141,16 +167,13 @@ async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = Tr
     told how long is left (a burst's refusals once, see :class:`~.refusals.Refusals`),
     in the background."""
     left = cooldown_left(ctx, message)
-    if left:
-        log.info("request in chat %s refused: cooldown, %.0f s left", message.chat_id, left)
-        if say:
-            ctx.spawn(_refuse_in_cooldown(ctx, message, left))
+    if left and say:
+        ctx.spawn(_refuse_in_cooldown(ctx, message, left))
     return bool(left)
 
 
 async def _refuse_in_cooldown(ctx: TelegramContext, message: Message, left: float) -> None:
-    words = await chat_words(ctx, message)
-    sentence = cooldown_sentence(left, words=words)
+    sentence, words = await cooldown_refusal(ctx, message, left)
     await ctx.refusals.refuse(message, sentence, left, words)
 
 
@@ -186,7 +209,7 @@ async def on_check_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     message = update.effective_message
     if message is None or message.text is None:
         return
-    target = _replied(message)
+    target = replied_to(message)
     if target is not None:
         await _check(context_of(context), message, target, post_text(target))
         return
@@ -208,7 +231,7 @@ async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     mentions = message.parse_entities([MessageEntity.MENTION]).values()
     if me not in (mention.lower() for mention in mentions):
         return
-    target = _replied(message)
+    target = replied_to(message)
     if target is None:  # "@bot hello": what the bot does in a group
         await _say(context_of(context), message, HOW_TO)
         return
@@ -267,9 +290,9 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
                 ctx,
                 message,
                 text,
-                _asker(message),
+                asker_of(message),
                 message,
-                pictures=_pictures(message),
+                pictures=pictures_of(message),
                 unasked=True,
                 rules=rules,
             )

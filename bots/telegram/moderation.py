@@ -200,7 +200,16 @@ async def _route(
     message = query.message
     if match is None or message is None:
         return NOT_FOUND
-    row = await ctx.calls.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
+    check_id, chat_id = match["check_id"], str(message.chat.id)
+    choice = CHOICES.get(match["choice"])  # None: Review itself
+    # Review reads the check and its report in one trip; only a check without its report
+    # (expired) is read again, to tell it from one not asked here.
+    found = await ctx.calls.stored_check(check_id, PLATFORM, chat_id) if choice is None else None
+    row = (
+        found[0]
+        if found is not None
+        else await ctx.calls.check_in_chat(check_id, PLATFORM, chat_id)
+    )
     if row is None:
         return NOT_FOUND
     words = words_for(row.language)  # the chat's language, as the check was answered in
@@ -208,9 +217,7 @@ async def _route(
         return words(REFUSED)
     if not message.is_accessible or not isinstance(message, Message):
         return GONE
-    choice = CHOICES.get(match["choice"])
     if choice is None:  # Review itself: offer the choices
-        found = await ctx.calls.report_for(row.id)
         if found is None:
             return words(DETAILS_EXPIRED)
         said = choose_sentence(found[1].verdict, words)
