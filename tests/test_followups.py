@@ -40,7 +40,7 @@ from storage.errors import CheckNotFoundError
 from storage.follow_ups import NoReportError
 from storage.limits import RateLimitedError
 from storage.service import CheckService, Requester
-from zofia_engine.agents.followup import MAX_WORDS
+from zofia_engine.agents.followup import MAX_WORDS, _capped
 from zofia_engine.config import EngineSettings
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER
@@ -389,3 +389,10 @@ async def test_an_unanswerable_question_gets_the_fixed_sentence(
         question = peer.send(CHAT, ANN, "Who paid for the rumour?", reply_to=card)
         answer = await _answer_to(peer, question)
     assert answer["text"] == NO_ANSWER
+
+
+def test_an_answer_is_cut_at_a_sentence_end_even_when_the_cap_falls_on_one() -> None:
+    text = "One two three. Four five six seven. Eight nine ten eleven twelve."
+    assert _capped(text, 7) == "One two three. Four five six seven."  # the cap ends a sentence
+    assert _capped(text, 9) == "One two three. Four five six seven."  # the last end within it
+    assert _capped("One two three four five six seven eight", 5) == "One two three four five…"

@@ -19,6 +19,7 @@ __all__ = [
     "clean_post",
     "clip",
     "counted",
+    "ends_sentence",
     "is_visible",
     "whole_sentences",
 ]
@@ -166,6 +167,13 @@ def checkable_text(text: str) -> tuple[str, list[str]]:
 
 
 _SENTENCE_END = re.compile(r"[.!?…](?:[\"'”’)\]]*)(?=\s|$)")
+
+
+def ends_sentence(text: str) -> bool:
+    """Whether ``text`` ends at the end of a sentence."""
+    text = text.strip()
+    ends = list(_SENTENCE_END.finditer(text))
+    return bool(ends) and ends[-1].end() == len(text)
 
 
 def whole_sentences(text: str) -> str:

@@ -24,7 +24,7 @@ from ..llm.session import CheckSession
 from ..ports import FollowUpAnswer
 from ..prompting import render
 from ..report import EvidenceItem, Report
-from ..text import clip, whole_sentences
+from ..text import clip, ends_sentence, whole_sentences
 from .context import MAX_FIELD_CHARS, SOURCE_LABELS, evidence_note, untrusted
 from .quotes import Haystack, unfounded
 
@@ -94,7 +94,7 @@ def _capped(text: str, max_words: int = MAX_WORDS) -> str:
         return text
     head = " ".join(words[:max_words])
     whole = whole_sentences(head)
-    if whole != head and len(whole.split()) > max_words // 2:
+    if ends_sentence(whole) and len(whole.split()) > max_words // 2:
         return whole
     return head.rstrip(" ,;:") + "…"
 
