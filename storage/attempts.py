@@ -15,9 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 
-from .checks import count_since, oldest_since
 from .keys import storable_text
 from .locked import LockedDatabase
+from .request_counts import count_since, oldest_since
 from .rows import to_iso
 
 __all__ = ["Attempts"]

@@ -25,7 +25,7 @@ from .rows import (
     to_iso,
 )
 
-__all__ = ["ANSWERABLE", "TERMINAL", "Checks", "count_since", "filters", "oldest_since"]
+__all__ = ["ANSWERABLE", "TERMINAL", "Checks"]
 
 TERMINAL = ("done", "failed", "cancelled")
 

@@ -125,8 +125,8 @@ def save_report(
     of its text that now show another verdict, in one write transaction (blocking)."""
     with store.write():
         store.reports.save(check_id, report, vector=vector)
-        row = store.checks.get(check_id)
-        if row is not None and row.forced:
+        forced = store.db.execute("SELECT forced FROM checks WHERE id = ?", [check_id]).fetchone()
+        if forced is not None and forced[0]:
             _queue(store, store.shown_cards.mark_due(check_id))
 
 
@@ -169,9 +169,9 @@ def due_chats(store: CheckStore, original_id: str, platform: str) -> list[ChatCo
     order their cards were shown; cards that show the verdict in force already are
     settled instead (a change undone before it was told). Blocking."""
     word = store.shown_cards.word_in_force(original_id)
-    cards = store.shown_cards.due(original_id, platform)
     if word is None:
         return []
+    cards = store.shown_cards.due(original_id, platform)
     verdict = word.verdict
     settled = [card.id for card in cards if card.verdict == verdict]
     store.shown_cards.settled(settled)

@@ -206,18 +206,17 @@ class ShownCards:
 
     def _mark_due(self, original_id: str, now: str) -> list[str]:
         """:meth:`mark_due` for one original check's cards, ``now`` the verdict in force
-        (read once by the caller): its platforms with cards due."""
-        with self.db.write():
-            self.db.execute(
-                "UPDATE shown_cards SET due = CASE WHEN verdict != ? THEN 1 ELSE 0 END,"
-                " tries = 0 WHERE original_id = ?",
-                [now, original_id],
-            )
-            found = self.db.execute(
-                "SELECT DISTINCT platform FROM shown_cards WHERE original_id = ? AND due = 1"
-                " ORDER BY platform",
-                [original_id],
-            ).fetchall()
+        (read once by the caller): its platforms with cards due. Inside the caller's write."""
+        self.db.execute(
+            "UPDATE shown_cards SET due = CASE WHEN verdict != ? THEN 1 ELSE 0 END,"
+            " tries = 0 WHERE original_id = ?",
+            [now, original_id],
+        )
+        found = self.db.execute(
+            "SELECT DISTINCT platform FROM shown_cards WHERE original_id = ? AND due = 1"
+            " ORDER BY platform",
+            [original_id],
+        ).fetchall()
         return [str(row[0]) for row in found]
 
     def due_checks(self, platform: str, *, limit: int) -> list[str]:
