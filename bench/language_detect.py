@@ -232,6 +232,18 @@ def score(pairs: list[tuple[str, str]], answers: list[str]) -> dict[str, float]:
     }
 
 
+def margins(pairs: list[tuple[str, str]], raw: list[tuple[str, float]]) -> str:
+    """The highest probability an undecidable text got, and the lowest a right answer
+    got: the room the threshold has."""
+    undecidable = [(p, t) for (c, t), (_, p) in zip(pairs, raw, strict=True) if c == UNDECIDABLE]
+    right = [(p, t) for (c, t), (a, p) in zip(pairs, raw, strict=True) if a == c]
+    high, low = max(undecidable), min(right)
+    return (
+        f"undecidable texts at most {high[0]:.2f} ({high[1]!r}); "
+        f"right answers at least {low[0]:.2f} ({low[1]!r})"
+    )
+
+
 def thresholded(answers: list[tuple[str, float]], threshold: float) -> list[str]:
     return [code if confidence >= threshold else "" for code, confidence in answers]
 
@@ -281,6 +293,8 @@ def main() -> None:
             "wheel_mb": wheel_mb(PACKAGES[name]),
         }
         print(f"{name:>10} (threshold {THRESHOLDS[name]}): {per_language(pairs, answers)}")
+        if name == "py3langid":
+            print(f"{'':>12}{margins(pairs, raw)}")
         if name in ("py3langid", "lingua", "lingua_low"):
             for threshold in SWEEP:
                 s = score(pairs, thresholded(raw, threshold))
