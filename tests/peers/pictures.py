@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import io
 import random
+from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -147,3 +148,10 @@ class ScriptedOCR:
 
     def read(self, image: CleanImage) -> OCRResult:
         return OCRResult(self.text, 0.99 if self.text else None, 1.0)
+
+
+def first_lines_read(post: Any) -> str:
+    """The first two lines of text the checker got from ``post``'s first picture, on one
+    line: what the card's "Read from the picture" line must show."""
+    lines = [line for line in post.findings[0].text.splitlines() if line.strip()]
+    return " ".join(lines[:2])
