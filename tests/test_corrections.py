@@ -48,6 +48,7 @@ from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
 from storage.corrections import ChatCorrection, due_chats, record_card, review_check, save_report
+from storage.queue.jobs import CORRECT_TASK
 from storage.retention import purge_content
 from storage.service import CheckService, Requester
 from storage.shown_cards import MAX_TRIES
@@ -415,7 +416,7 @@ async def test_in_the_queued_mode_a_correct_job_tells_the_channel(
         async with asyncio.timeout(30):
             while not _told(discord_api):
                 await asyncio.sleep(0.1)
-        await asyncio.sleep(1.0)  # and no second one comes
+        await _corrections_done(service)  # nothing left that could tell it again
     (update,) = _told(discord_api)
     assert update.path.endswith(f"/{payload['token']}")  # a follow-up under the card
     assert update.body["content"] == escape(update_sentence("unproven", "false", NOTE))
@@ -458,6 +459,23 @@ async def _queued_discord(
         yield service, check_id
 
 
+async def _corrections_done(service: CheckService) -> None:
+    """Wait until no card is due and no ``correct`` job waits or runs: from then on no
+    chat can be told anything more."""
+
+    def left() -> int:
+        [(jobs,)] = service.store.database.rows(
+            "SELECT count(*) FROM procrastinate_jobs WHERE task_name = ?"
+            " AND status IN ('todo', 'doing')",
+            [CORRECT_TASK],
+        )
+        return int(jobs) + len(service.store.shown_cards.due_checks("discord", limit=10))
+
+    async with asyncio.timeout(30):
+        while left():
+            await asyncio.sleep(0.05)
+
+
 def _told(peer: FakeDiscord) -> list[Call]:
     return [
         c
@@ -483,7 +501,7 @@ async def test_in_the_queued_mode_a_workers_recheck_tells_the_channel(
         async with asyncio.timeout(30):
             while not _told(discord_api):
                 await asyncio.sleep(0.1)
-        await asyncio.sleep(1.0)  # and no second one comes
+        await _corrections_done(service)  # nothing left that could tell it again
     (update,) = _told(discord_api)
     assert update.path.endswith(f"/{payload['token']}")  # a follow-up under the card
     assert update.body["content"] == escape(update_sentence("unproven", "false", rechecked=True))
