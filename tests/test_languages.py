@@ -317,7 +317,8 @@ async def _extractor_prompt(post: str) -> str:
     reply = {"core_claim": {"sentence": 1, "claim": post}, "sub_claims": []}
     backend = ScriptedBackend(lambda request: json.dumps(reply))
     session = CheckSession({"extractor": Route(backend, "scripted")})
-    await extract_claims(session, PanelContext(post), AgentSettings())
+    ctx = PanelContext(post, post_language=detect_language(post))  # as a check builds it
+    await extract_claims(session, ctx, AgentSettings())
     (request,) = backend.requests
     return request.messages[-1].content
 

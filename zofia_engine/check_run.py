@@ -39,6 +39,7 @@ from .check_debate import CheckDebate
 from .check_evidence import EvidenceReading, Gathered
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
+from .language import detect_language
 from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
@@ -115,6 +116,7 @@ class CheckRun:
             language=post.language,
             max_post_chars=agents.max_post_chars,
             max_evidence_chars=agents.max_evidence_chars,
+            post_language=detect_language(text),
         )
         encoder = retrieval.encoder
         self.reading = EvidenceReading(

@@ -12,7 +12,6 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
-from ..language import detect_language
 from ..llm.base import ChatMessage
 from ..llm.special_tokens import defuse
 from ..prompting import render
@@ -153,10 +152,9 @@ class PanelContext:
     truncated: bool = False
     sentences: list[str] = field(default_factory=list)
     readable: SentenceList = field(default_factory=SentenceList.empty)
-    post_language: str = field(init=False, default="")
+    post_language: str = ""
 
     def __post_init__(self) -> None:
-        self.post_language = detect_language(self.text)
         self.truncated = len(self.text) > self.max_post_chars
         seen = clip(self.text, self.max_post_chars) if self.truncated else self.text
         spans = sentence_spans(seen)
