@@ -522,13 +522,16 @@ GERMAN_CLAIMS = {
         {"sentence": 2, "claim": "Die Radfahrer müssen 500 Dollar Strafe zahlen."},
     ],
 }
+GERMAN_PAGE = [
+    "Der Stadtrat von Springfield hat im März kein Gesetz über Fahrräder beschlossen.",
+    "Misty Buscher hat kein Gesetz zum Radfahren unterschrieben.",
+    "Kein Gesetz verlangt von Radfahrern 500 Dollar.",
+]
 GERMAN_HITS = [
     brave_result(
         "https://springfield.il.us/rat/protokoll",
         "Protokoll des Stadtrats, März",
-        "Der Stadtrat von Springfield hat im März kein Gesetz über Fahrräder beschlossen. "
-        "Misty Buscher hat kein Gesetz zum Radfahren unterschrieben. "
-        "Kein Gesetz verlangt von Radfahrern 500 Dollar.",
+        " ".join(GERMAN_PAGE),
     ),
 ]
 ANN = user(601, "Ann")
@@ -651,7 +654,8 @@ async def test_a_german_post_in_a_french_chat_is_searched_in_german_and_answered
     # The card's own words are French: the verdict's name, the sentence that quotes the
     # German page (the page's words as they are), the buttons.
     assert card["text"].startswith("❌ Faux\n")
-    assert "Ce que disent les sources : « Der Stadtrat von Springfield" in card["text"]
+    # one of the page's sentences, whichever the reading cited, as the page wrote it
+    assert any(f"Ce que disent les sources : « {line}" in card["text"] for line in GERMAN_PAGE)
     assert _button_texts(card)[:3] == ["Débat", "Preuves", "Affirmations"]
 
 
@@ -677,6 +681,6 @@ async def test_a_german_telegram_user_in_a_chat_with_no_language_gets_german_wor
     # The judge's scripted "false", which the German web page refutes: "Falsch", and the
     # page's own words under the card's German sentence.
     assert card["text"].startswith("❌ Falsch\n")
-    assert "Was die Quellen sagen: „Der Stadtrat von Springfield hat im März" in card["text"]
+    assert any(f"Was die Quellen sagen: „{line}" in card["text"] for line in GERMAN_PAGE)
     # The panel too was asked to write in German.
     assert bot.systems() and all("summary) in German." in s for s in bot.systems())
