@@ -254,7 +254,7 @@ def _check_page(page: str, expected: dict[str, str]) -> None:
             return f"<!-- card:{name} -->\n{fenced(expected[name])}<!-- /card -->"
 
         path.write_text(_BLOCK.sub(block, text), encoding="utf-8")
-        return
+        pytest.skip(f"rewrote docs/{page}: run again without ZOFIA_WRITE_DOCS to compare")
     for match in _BLOCK.finditer(text):
         assert match["body"] == fenced(expected[match["name"]]), (
             f"docs/{page}: the block {match['name']!r} is not what the bot shows now; "
