@@ -4,6 +4,7 @@ real Stage-1 models and the fake OpenAI server scripting the panel."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -636,6 +637,10 @@ async def test_a_response_deleted_while_the_check_runs_gets_nothing_more(
         card = await discord_api.wait_for(_final(discord_api, token), timeout=60)
         row = bot.service.store.checks.history(platform="discord")[0][0]
         assert bot.service.store.checks.get(row.id).status == "done"
+        open_attempts = "SELECT count(*) FROM attempts WHERE ended_at IS NULL"
+        async with asyncio.timeout(30):  # the answer is out: the request's attempt ends
+            while bot.service.store.database.rows(open_attempts) != [(0,)]:
+                await asyncio.sleep(0.02)
     after = discord_api.calls[deleted:]
     assert card.status == 404  # the card had nowhere to go ...
     # ... and nothing else was said: no progress edit once one was refused, nothing in
