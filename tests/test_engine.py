@@ -76,7 +76,9 @@ def _settings(
     }
     sections = dict(sections or {})
     # The paper's whole run unless a test asks for another depth (the adaptive tests do).
-    sections["agents"] = {"depth": "full", **sections.get("agents", {})}
+    # The whole-claim reading unless a test asks for the part-by-part one (its own tests
+    # are in test_parts_reading.py): these tests are about the steps around it.
+    sections["agents"] = {"depth": "full", "reading": "stance", **sections.get("agents", {})}
     return EngineSettings.model_validate({"llm": {**base, **llm}, **sections})
 
 

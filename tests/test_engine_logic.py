@@ -45,7 +45,9 @@ def _settings(
     """Settings whose roles all go to the scripted backend (``panel`` is taken for the
     same signature as ``test_engine``'s); ``sections`` overrides other sections."""
     sections = dict(sections or {})
-    sections["agents"] = {"depth": "full", **sections.get("agents", {})}
+    # The whole-claim reading unless a test asks for the part-by-part one (its own tests
+    # are in test_parts_reading.py): these tests are about the steps around it.
+    sections["agents"] = {"depth": "full", "reading": "stance", **sections.get("agents", {})}
     llm = {"backend": "openai", "openai": {"api_key": "sk-test", "model": "panel"}}
     return EngineSettings.model_validate({"llm": llm, **sections})
 
@@ -77,6 +79,19 @@ _script, _asked = script, asked
 # for a given reading of the evidence, not that a model reads it that way.
 
 ADAPTIVE = {"agents": {"depth": "adaptive"}}
+CORE = "The mayor of Springfield banned bicycles."  # the default script's core claim
+
+
+def sub_claims_refuted(body: dict[str, Any]) -> dict[str, Any]:
+    """The core claim left unsettled, each sub-claim refuted by its closest sentence: a
+    check whose evidence settles something, but not what decides the verdict."""
+    if f"CLAIM: {CORE}" in last_user_text(body):
+        return UNSETTLED
+    return {
+        "stance": "refutes",
+        "sentences": [closest_sentence(body)],
+        "reason": "The sentence contradicts the claim.",
+    }
 
 
 async def test_adaptive_with_nothing_settled_holds_one_round_and_rules_unproven(
@@ -108,7 +123,7 @@ async def test_adaptive_with_nothing_settled_holds_one_round_and_rules_unproven(
     assert len({json.dumps(b["messages"][:3]) for b in readers}) == 1  # one shared list
 
 
-async def test_adaptive_with_a_settled_claim_holds_the_full_debate(
+async def test_adaptive_with_a_settled_sub_claim_holds_the_full_debate(
     panel: ScriptedPanel, make_engine: Callable[..., Engine]
 ) -> None:
     rulings = iter(["continue", "stop"])
@@ -116,7 +131,7 @@ async def test_adaptive_with_a_settled_claim_holds_the_full_debate(
     def judge(body: dict[str, Any]) -> dict[str, Any]:
         return {"verdict": "false", "next": next(rulings), "reason": "Refuted by the record."}
 
-    script = _script(panel, judgereply=judge)
+    script = _script(panel, judgereply=judge, readerreply=sub_claims_refuted)
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     assert report.verdict == "false" and report.basis
     assert script.asked["judgereply"] == 2 and report.debate.rounds == 2
@@ -125,19 +140,50 @@ async def test_adaptive_with_a_settled_claim_holds_the_full_debate(
     assert script.asked["linguistreply"] == 5 and script.asked["expertreply"] == 1
     assert report.analyses.held and len(report.analyses.linguist) == 5
     assert report.debate.stopped_by == "judge" and script.asked["stancereply"] == 0
-    # Each web page's stance comes from the core claim's reading, with no call.
-    cited = {q.evidence_id for q in report.claims[0].quotes}
-    weighed = {e.id for e in report.evidence if e.stance is not None}
-    assert weighed == {i for i in cited if i.startswith("web-")}
+    # Each web page's stance comes from the core claim's reading, with no call: the core
+    # claim was not settled, so no page has one.
+    assert not [e for e in report.evidence if e.stance is not None]
+    assert report.claims[0].label == "not enough information"
     # The debate is grounded in the settled claims: their sentences are in its material.
+    settled = next(c for c in report.claims if c.label == "refutes")
     pool = _asked(panel, "debaterreply")[0]["messages"][3]["content"]
-    assert f"Shown by [{report.claims[0].quotes[0].evidence_id}]" in pool
+    assert f"Shown by [{settled.quotes[0].evidence_id}]" in pool
     # The judge is reminded, right before it rules, which claim the evidence settled and
-    # by which sentence.
-    quote = report.claims[0].quotes[0]
+    # by which sentence, and may rule any outcome (the core claim is not settled).
+    quote = settled.quotes[0]
     told = last_user_text(_asked(panel, "judgereply")[0])
     assert "WHAT THE EVIDENCE SETTLED" in told and f"[{quote.evidence_id}] contradicts" in told
     assert quote.text in told
+    assert '"true", "false", "misleading" or "unproven"' in told
+
+
+async def test_adaptive_with_the_core_claim_settled_holds_one_round_and_follows_it(
+    panel: ScriptedPanel, make_engine: Callable[..., Engine]
+) -> None:
+    """The default script refutes every claim, the core one too. The core claim decides:
+    no panel, one round (both sides at once), and a judge held to the outcomes the
+    refuted core claim allows; a judge scripted to rule "true" anyway is overruled, and
+    the lean keeps its ruling as against the evidence."""
+    final = {"verdict": "true", "reason": "The post is accurate."}
+    script = _script(panel, finalreply=final)
+    report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
+    assert report.claims[0].label == "refutes"
+    assert report.verdict == "false" and "claim-0" in report.basis
+    assert report.lean is not None and report.lean.against_evidence
+    assert report.lean.outcome == "true"
+    assert report.debate.rounds == 1 and report.debate.stopped_by == "settled"
+    assert script.asked["debaterreply"] == 2 and script.asked["finalreply"] == 1
+    for absent in ("judgereply", "linguistreply", "domainreply", "expertreply"):
+        assert script.asked[absent] == 0, absent
+    assert not report.analyses.held
+    # The judge's grammar allowed only "false" and "misleading".
+    body = _asked(panel, "finalreply")[0]
+    verdict = body["response_format"]["json_schema"]["schema"]["properties"]["verdict"]
+    assert verdict["enum"] == ["false", "misleading"]
+    assert 'you may rule only "false" or "misleading"' in last_user_text(body)
+    # The card's summary is the reading's own words, not the overruled judge's.
+    assert report.summary == report.claims[0].reason
+    assert "accurate" not in report.summary
 
 
 async def test_full_depth_holds_the_papers_debate_whatever_the_evidence(
@@ -166,7 +212,11 @@ async def test_a_debate_that_repeats_itself_ends_and_shows_each_text_once(
     copying = {"rebuttal": "", "argument": linguist["analysis"], "cites": []}
     answers = iter([same, copying, same, copying])
     script = _script(
-        panel, debaterreply=lambda body: next(answers), judgereply=judge, linguistreply=linguist
+        panel,
+        debaterreply=lambda body: next(answers),
+        judgereply=judge,
+        linguistreply=linguist,
+        readerreply=sub_claims_refuted,
     )
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     debate = report.debate
@@ -220,11 +270,11 @@ async def test_the_settled_claims_are_worked_out_once_per_check(
     monkeypatch.setattr(verdict, "grounded_claims", counted)
     monkeypatch.setattr(check_run, "grounded_claims", counted)
     judge = {"verdict": "false", "next": "stop", "reason": "Refuted by the record."}
-    _script(panel, judgereply=judge)
+    _script(panel, judgereply=judge, readerreply=sub_claims_refuted)
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     # It decided the panel and the full debate, reminded the judge, and carries the verdict.
     assert report.verdict == "false" and report.analyses.held and report.debate.rounds >= 1
-    assert len(calls) == 1 and report.basis == calls[0] and "claim-0" in report.basis
+    assert len(calls) == 1 and report.basis == calls[0] and "claim-1" in report.basis
 
 
 async def test_a_quote_in_neither_the_post_nor_the_evidence_is_dropped_and_counted(
@@ -234,7 +284,7 @@ async def test_a_quote_in_neither_the_post_nor_the_evidence_is_dropped_and_count
         "analysis": "It uses superlatives like 'newest' and 'best'. It says \"BREAKING\".",
         "lean": "fake",
     }
-    _script(panel, linguistreply=linguist)
+    _script(panel, linguistreply=linguist, readerreply=sub_claims_refuted)
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     assert all(f.analysis == 'It says "BREAKING".' for f in report.analyses.linguist)
     assert report.dropped.quotes == 2 * 5  # two phrases, five dimensions
@@ -245,7 +295,7 @@ async def test_the_judges_summary_quotes_only_what_the_post_or_evidence_says(
 ) -> None:
     reason = "The post calls it 'the most' daring ban. The record contradicts it."
     judge = {"verdict": "false", "next": "stop", "reason": reason}
-    _script(panel, judgereply=judge)
+    _script(panel, judgereply=judge, readerreply=sub_claims_refuted)
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)
     assert report.verdict == "false"
     assert report.summary == "The record contradicts it."

@@ -15,12 +15,13 @@ from zofia_engine.agents.quotes import Haystack, unfounded
 from zofia_engine.agents.reading import ReaderReply, cited, reading_of
 from zofia_engine.agents.verdict import (
     Ruled,
+    allowed_outcomes,
     in_sentence,
     rule_on_evidence,
     ruling_summary,
     verdict_of,
 )
-from zofia_engine.report import ClaimResult, DebateTurn, JudgeRuling, Lean, Quote
+from zofia_engine.report import OUTCOMES, ClaimResult, DebateTurn, JudgeRuling, Lean, Quote
 
 EIFFEL = [
     "The Eiffel Tower, the wrought-iron lattice tower completed in 1889, stands in the "
@@ -204,12 +205,16 @@ def _claim(label: str, kind: str = "core", id_: str = "claim-0") -> ClaimResult:
 @pytest.mark.parametrize(
     ("outcome", "claims", "verdict", "overruled"),
     [
-        ("true", [_claim("refutes")], "unproven", True),  # the judge against the evidence
-        ("unproven", [_claim("refutes")], "unproven", False),
+        # A settled core claim decides: the judge's ruling stands only among the outcomes
+        # it allows, and gives way to the evidence's own otherwise.
+        ("true", [_claim("refutes")], "false", True),
+        ("unproven", [_claim("refutes")], "false", True),
         ("misleading", [_claim("refutes")], "misleading", False),
         ("false", [_claim("refutes")], "false", False),
         ("true", [_claim("supports")], "true", False),
-        ("false", [_claim("supports")], "unproven", False),  # nothing goes the judge's way
+        ("false", [_claim("supports")], "true", True),
+        ("misleading", [_claim("supports")], "misleading", False),
+        # An unsettled core claim: the judge's outcome stands only on evidence its way.
         (
             "true",
             [_claim("not enough information"), _claim("refutes", "sub", "c1")],
@@ -230,20 +235,41 @@ def test_a_verdict_stands_only_on_evidence_that_goes_its_way(
     ruled = rule_on_evidence(outcome, 0.9, claims)
     assert (ruled.verdict, ruled.overruled) == (verdict, overruled)
     assert bool(ruled.basis) == (verdict != "unproven")
+
+
+@pytest.mark.parametrize("outcome", ["true", "false"])
+def test_a_refuted_core_claim_never_ends_true_and_a_supported_one_never_false(
+    outcome: str,
+) -> None:
+    """The judge scripted against the evidence: the verdict is the evidence's, the lean
+    keeps the panel's ruling marked as against the evidence, and the card's summary is
+    the reading's own words, not the panel's prose."""
+    label = "refutes" if outcome == "true" else "supports"
+    core = _claim(label).model_copy(update={"reason": "The evidence says otherwise: x."})
     said = JudgeRuling(round=1, decision=outcome, reason="The post is accurate.")  # type: ignore[arg-type]
-    summary = ruling_summary(ruled, said, settled=True)
-    if overruled:  # neither the judge's words nor "nothing was settled"
-        assert summary == (
-            "The evidence read contradicts the post's core claim, but the panel ruled otherwise."
-        )
+    ruled, _ = verdict_of(
+        said, {outcome: 0.92}, [core], [], require_evidence=True, no_logprobs=False
+    )
+    assert ruled.verdict == ("false" if outcome == "true" else "true")
+    assert ruled.lean is not None and ruled.lean.against_evidence
+    assert (ruled.lean.outcome, ruled.lean.probability) == (outcome, 0.92)
+    summary = ruling_summary(ruled, said, settled=True, core=core)
+    assert summary == "The evidence says otherwise: x."
+
+
+def test_the_allowed_outcomes_follow_the_settled_core_claim() -> None:
+    assert allowed_outcomes([_claim("refutes")], ["claim-0"]) == ("false", "misleading")
+    assert allowed_outcomes([_claim("supports")], ["claim-0"]) == ("true", "misleading")
+    assert allowed_outcomes([_claim("refutes")], []) == OUTCOMES  # not settled: all four
+    sub = [_claim("not enough information"), _claim("refutes", "sub", "c1")]
+    assert allowed_outcomes(sub, ["c1"]) == OUTCOMES
 
 
 @pytest.mark.parametrize(
     ("outcome", "claims"),
     [
-        ("false", [_claim("supports")]),  # a claim was settled, the other way
-        ("true", [_claim("refutes")]),  # the judge against the refuted core claim
         ("false", [_claim("not enough information")]),  # nothing was settled
+        ("true", [_claim("not enough information"), _claim("refutes", "sub", "c1")]),
     ],
 )
 def test_a_judges_figure_set_aside_says_nothing_settled_backs_its_outcome(

@@ -20,7 +20,7 @@ from zofia_engine.llm.structured import ReplyParseError, bounded_schema, json_sc
 from zofia_engine.llm.token_odds import option_probabilities
 from zofia_engine.post import ABLATIONS, Ablation
 from zofia_engine.prompting import TEMPLATE_NAMES, render
-from zofia_engine.report import EvidenceItem
+from zofia_engine.report import OUTCOMES, EvidenceItem
 
 # Every variable each template needs, with a value.
 TEMPLATE_VARIABLES = {
@@ -67,8 +67,21 @@ TEMPLATE_VARIABLES = {
     },
     "expert": {"expert_role": "economist", "max_words": 70},
     "extractor": {"min_sub": 2, "max_sub": 4, "post_language": "German"},
-    "judge": {"rounds": 1, "max_rounds": 5, "max_words": 80, "settled": True, "findings": []},
-    "judge_final": {"rounds": 5, "max_words": 80, "settled": False, "findings": []},
+    "judge": {
+        "rounds": 1,
+        "max_rounds": 5,
+        "max_words": 80,
+        "settled": True,
+        "findings": [],
+        "allowed": OUTCOMES,
+    },
+    "judge_final": {
+        "rounds": 5,
+        "max_words": 80,
+        "settled": False,
+        "findings": [],
+        "allowed": OUTCOMES,
+    },
     "linguist": {"dimension": DIMENSIONS["emotion"], "max_words": 40},
     "node": {"claim": "A claim.", "own": [1, 3], "max_words": 50, "max_cited": 3},
     "only_llm": {"max_words": 40},
@@ -81,7 +94,10 @@ TEMPLATE_VARIABLES = {
     "triage": {},
     "vision": {},
     "reader": {"claim": "A claim.", "own": [2], "max_words": 40, "max_cited": 3},
-    "unsettled": {"settled": False, "findings": []},
+    "unsettled": {"settled": False, "findings": [], "allowed": OUTCOMES},
+    "cloze": {"passage": "P.", "statement": "It is in [1].", "blanks": ["a place"], "subject": "it"},
+    "passage_system": {},
+    "restated": {"passage": "P.", "statement": "It is in Paris."},
 }
 
 
@@ -99,19 +115,46 @@ def test_every_template_renders_and_needs_each_variable(name: str) -> None:
 
 
 def test_role_tasks_ask_for_word_labels_not_letters() -> None:
-    judge = render("judge", rounds=1, max_rounds=5, max_words=80, settled=True, findings=[])
+    judge = render(
+        "judge",
+        rounds=1,
+        max_rounds=5,
+        max_words=80,
+        settled=True,
+        findings=[],
+        allowed=OUTCOMES,
+    )
     assert '"true", "false", "misleading" or "unproven"' in judge
     assert '"stop" or "continue"' in judge
     assert "R:" not in judge and "F:" not in judge
-    final = render("judge_final", rounds=0, max_words=80, settled=True, findings=[])
+    final = render(
+        "judge_final", rounds=0, max_words=80, settled=True, findings=[], allowed=OUTCOMES
+    )
     assert "There was no debate" in final and '"next"' not in final
     assert "no claim of the post was settled" not in final
-    told = render("judge_final", rounds=1, max_words=80, settled=False, findings=[])
+    told = render(
+        "judge_final", rounds=1, max_words=80, settled=False, findings=[], allowed=OUTCOMES
+    )
     assert "no claim of the post was settled by the evidence" in told
     reminded = render(
-        "judge_final", rounds=1, max_words=80, settled=True, findings=['[wiki-1] contradicts "x"']
+        "judge_final",
+        rounds=1,
+        max_words=80,
+        settled=True,
+        findings=['[wiki-1] contradicts "x"'],
+        allowed=OUTCOMES,
     )
     assert "WHAT THE EVIDENCE SETTLED" in reminded and '[wiki-1] contradicts "x"' in reminded
+    held = render(
+        "judge_final",
+        rounds=1,
+        max_words=80,
+        settled=True,
+        findings=[],
+        allowed=("false", "misleading"),
+    )
+    assert '- "verdict": "false" or "misleading".' in held
+    assert 'you may rule only "false" or "misleading"' in held
 
 
 class Sample(BaseModel):

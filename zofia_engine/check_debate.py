@@ -6,6 +6,7 @@ nowhere, repeats) is added to the check's count."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from .agents.context import PanelContext
 from .agents.debate import DebateOutcome, Moderator, hold_debate, hold_opening_round
@@ -15,7 +16,7 @@ from .agents.radar import hold_radar_debate
 from .config import EngineSettings
 from .llm.base import ChatMessage
 from .llm.session import CheckSession
-from .report import Debate, Dropped, JudgeRuling
+from .report import OUTCOMES, Debate, Dropped, JudgeRuling
 from .run_progress import Progress
 
 __all__ = ["CheckDebate"]
@@ -76,7 +77,10 @@ class CheckDebate:
         )
         try:
             if not full:
-                return await hold_opening_round(moderator, pool, citable)
+                why: Literal["no_evidence", "settled"] = (
+                    "no_evidence" if settled.allowed == OUTCOMES else "settled"
+                )
+                return await hold_opening_round(moderator, pool, citable, stopped_by=why)
             if d.style == "radar":
                 return await hold_radar_debate(moderator, pool, citable, max_rounds=d.max_rounds)
             return await hold_debate(moderator, pool, citable, max_rounds=d.max_rounds)

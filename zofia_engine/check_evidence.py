@@ -17,6 +17,8 @@ from typing import TypeVar
 from .agents.claims import Extracted
 from .agents.context import PanelContext
 from .agents.evidence_sentences import SentenceIndex, SentenceList
+from .agents.parts import NO_KNOWLEDGE, NameKnowledge, PartsRules, read_by_parts
+from .agents.parts.reader import about_its_subject, parse_for_parts
 from .agents.quotes import Haystack
 from .agents.reading import ReadingRules, read_claims, read_claims_by_model
 from .agents.stance import stances_read
@@ -30,6 +32,7 @@ from .ports import TextEncoder
 from .records.stage1 import Stage1Result
 from .report import Analyses, ClaimResult, TreeSummary
 from .retrieval.factcheck.lookup import Matched
+from .retrieval.ner.parser import TextParser
 from .retrieval.ner.sentences import split_sentences
 
 __all__ = ["EvidenceReading", "Gathered", "ReadClaims"]
@@ -74,6 +77,9 @@ class EvidenceReading:
         encoder: Stage 1's sentence encoder.
         web: whether the web source is on for this check (the stance calls need it).
         stance_model: reads claims instead of the verifier LLM (``[stance] backend``).
+        parser: parses claims and sentences for the part-by-part reading
+            (``[agents] reading = "parts"``); ``None`` reads every claim as a whole.
+        knowledge: what is known of names (which place lies in which).
 
     ``shown`` is set once the panel's evidence is fixed (or the step failed first).
     """
@@ -87,6 +93,8 @@ class EvidenceReading:
         *,
         web: bool = True,
         stance_model: NLIStanceModel | None = None,
+        parser: TextParser | None = None,
+        knowledge: NameKnowledge = NO_KNOWLEDGE,
     ) -> None:
         self.settings = settings
         self.session = session
@@ -94,6 +102,8 @@ class EvidenceReading:
         self.encoder = encoder
         self.web = web
         self.stance_model = stance_model
+        self.parser = parser
+        self.knowledge = knowledge
         self.full = settings.agents.depth == "full"
         self.shown = asyncio.Event()
 
@@ -157,11 +167,53 @@ class EvidenceReading:
             ), None
         if self.full and self.settings.tree.enabled:
             return await grow_tree(self.session, self.ctx, claims, encoder, a, self.settings.tree)
-        at = a.contradiction_at if a.contradiction_at <= 1 else None
-        read = await read_claims(
-            self.session, self.ctx, claims, encoder, rules, contradiction_at=at
+        if a.reading == "parts" and self.parser is not None:
+            return await self.read_parts(claims, rules), None
+        return await self.read_whole(claims, rules), None
+
+    async def read_whole(self, claims: list[ClaimResult], rules: ReadingRules) -> list[ClaimResult]:
+        """Each claim read as a whole: a stance and the sentences that show it, with the
+        contradiction question (``[agents] contradiction_at``)."""
+        if not claims:
+            return []
+        at = self.settings.agents.contradiction_at
+        return await read_claims(
+            self.session,
+            self.ctx,
+            claims,
+            self.encoder,
+            rules,
+            contradiction_at=at if at <= 1 else None,
         )
-        return read, None
+
+    async def read_parts(self, claims: list[ClaimResult], rules: ReadingRules) -> list[ClaimResult]:
+        """Claims with checkable parts read part by part (:mod:`.agents.parts`); the
+        others as a whole, citing only sentences about their subject."""
+        assert self.parser is not None
+        a, ctx = self.settings.agents, self.ctx
+        plan = await parse_for_parts(self.parser, claims, ctx)
+        similarity, _ = await rules.closest(ctx, claims, self.encoder)
+        by_parts = [i for i, p in enumerate(plan.claims) if p.checked]
+        whole = [i for i, p in enumerate(plan.claims) if not p.checked]
+        parts_rules = PartsRules(said_at=a.said_at, same_kind_at=a.same_kind_at)
+        read_parts, read_whole = await asyncio.gather(
+            read_by_parts(
+                self.session,
+                ctx,
+                [(claims[i], plan.claims[i]) for i in by_parts],
+                similarity[by_parts] if by_parts else similarity[:0],
+                plan.sentences,
+                knowledge=self.knowledge,
+                encoder=self.encoder,
+                rules=parts_rules,
+            ),
+            self.read_whole([claims[i] for i in whole], rules),
+        )
+        sources = {e.id: e for e in ctx.evidence}
+        read: dict[int, ClaimResult] = dict(zip(by_parts, read_parts, strict=True))
+        for i, result in zip(whole, read_whole, strict=True):
+            read[i] = about_its_subject(result, plan.claims[i], sources)
+        return [read[i] for i in range(len(claims))]
 
 
 async def _same(value: T) -> T:

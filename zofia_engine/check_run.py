@@ -23,14 +23,17 @@ from .agents.context import PanelContext, evidence_items
 from .agents.debate import DebateOutcome
 from .agents.judge import EvidenceSettled, calibrated
 from .agents.panel import ask_panel
+from .agents.parts import NO_KNOWLEDGE
 from .agents.pool import agent_failures, evidence_pool, findings
 from .agents.quotes import Haystack, grounded_analyses, unfounded
 from .agents.triage import triage
 from .agents.verdict import (
+    allowed_outcomes,
     can_settle,
     fallback_summary,
     grounded_claims,
     ruling_summary,
+    settled_core,
     triaged_report,
     verdict_of,
 )
@@ -120,7 +123,14 @@ class CheckRun:
         )
         encoder = retrieval.encoder
         self.reading = EvidenceReading(
-            settings, session, self.ctx, encoder, web=ablation.web, stance_model=stance_model
+            settings,
+            session,
+            self.ctx,
+            encoder,
+            web=ablation.web,
+            stance_model=stance_model,
+            parser=retrieval.parser,
+            knowledge=retrieval.wikipedia or NO_KNOWLEDGE,
         )
         self.debating = CheckDebate(
             settings, session, self.ctx, self.progress, self.dropped, held=ablation.debate
@@ -235,9 +245,9 @@ class CheckRun:
         grounded = grounded_claims(claims.claims, ctx.evidence)  # both fixed from here on
         if panel is not None:
             analyses = panel.result()
-        elif can_settle(grounded, ctx.evidence):
+        elif can_settle(grounded, ctx.evidence) and settled_core(claims.claims, grounded) is None:
             analyses = await self._panel()
-        else:
+        else:  # nothing settled, or the core claim settled: the panel cannot change it
             analyses = Analyses(held=False)
         seen = pictures.result() if pictures is not None else None
         self.degraded += stage1.degraded + weighing.notes + (seen.notes if seen else [])
@@ -271,11 +281,15 @@ class CheckRun:
         """The debate over the evidence pool, and the judge's ruling: the full debate when
         the evidence can settle a verdict (or at the full depth), else one round."""
         pool, citable = evidence_pool(self.ctx, gathered.analyses, gathered.claims, gathered.tree)
+        core = settled_core(gathered.claims, gathered.grounded)
         settled = EvidenceSettled(
             can_settle(gathered.grounded, self.ctx.evidence),
             tuple(findings(self.ctx, gathered.claims, gathered.grounded)),
+            allowed_outcomes(gathered.claims, gathered.grounded),
         )
-        full = settled.any or self.settings.agents.depth == "full"
+        # The adaptive depth holds the whole debate only where it can change the verdict:
+        # something settled, but not the core claim (which decides it).
+        full = self.settings.agents.depth == "full" or (settled.any and core is None)
         shown = [f.analysis for f in gathered.analyses.linguist]
         expert = gathered.analyses.expert
         if expert is not None:
@@ -316,7 +330,8 @@ class CheckRun:
         if ruled.verdict == "undetermined":
             self.degraded.append(f"no verdict: the judge failed ({judged.ruling.error})")
         # The card's words, like every agent's, quote only what the post or evidence says.
-        summary = ruling_summary(ruled, judged.ruling, settled=bool(gathered.grounded))
+        core = settled_core(gathered.claims, gathered.grounded)
+        summary = ruling_summary(ruled, judged.ruling, settled=bool(gathered.grounded), core=core)
         summary, dropped = unfounded(summary, gathered.sources)
         self.dropped.quotes += dropped
         usage, timings = self._usage_and_timings(gathered.stage1.timings_ms)

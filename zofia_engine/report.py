@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .records.images import ImageFinding
+from .records.reading import PartCheck
 from .records.stage1 import Keyword
 from .records.usage import LLMCall, RoleUsage, Usage
 
@@ -33,6 +34,7 @@ __all__ = [
     "Lean",
     "LinguistFinding",
     "Outcome",
+    "PartCheck",
     "Quote",
     "Report",
     "RoleUsage",
@@ -146,6 +148,13 @@ class ClaimResult(_Record):
     context: list[str] = Field(default=[], description="evidence ids of the passages used")
     status: StepStatus = "ok"
     error: str = ""
+    # How it was read: part by part (``parts``; ``restated`` is the model's probability
+    # that the passage says the claim with the passage's own words in its parts), or as
+    # a whole by the stance reader; ``subject`` is what the claim is about.
+    read_by: Literal["parts", "stance", ""] = ""
+    subject: str = ""
+    parts: list[PartCheck] = []
+    restated: float | None = None
 
 
 class LinguistFinding(_Record):
@@ -228,10 +237,11 @@ class Debate(_Record):
     what ended it early: the token probabilities against the thresholds, or (without
     them) the judge's word; a round in which both sides only repeated themselves
     (``repetition``); or, before it began, that no claim was settled by the evidence, so
-    that one round was held for the panel's lean (``no_evidence``)."""
+    that one round was held for the panel's lean (``no_evidence``), or that the evidence
+    settled the core claim, so that one round was held to explain it (``settled``)."""
 
     style: Literal["zofia", "radar"] = "zofia"
-    stopped_by: Literal["", "probabilities", "judge", "repetition", "no_evidence"] = ""
+    stopped_by: Literal["", "probabilities", "judge", "repetition", "no_evidence", "settled"] = ""
     turns: list[DebateTurn] = []
     rulings: list[JudgeRuling] = []
     rounds: int = 0
@@ -267,10 +277,15 @@ class Dropped(_Record):
 
 
 class Confidence(_Record):
-    """How sure the judge was. ``value`` is ``None`` when the backend gives no logprobs."""
+    """How sure the verdict is, and from what (``source``): ``reading``, how often a
+    claim read the way the core claim was read was right on the project's labelled
+    claims (the verdict follows that reading); ``judge``, the judge's token probability
+    of its outcome. ``value`` is ``None`` when neither is known; ``basis`` says why in
+    words."""
 
     value: float | None = None
     basis: str = ""
+    source: Literal["reading", "judge", ""] = ""
 
 
 class Triage(_Record):
@@ -291,11 +306,13 @@ class Triage(_Record):
 class Lean(_Record):
     """Which way the panel leaned when the evidence could not carry a verdict, how
     strongly (the judge's probability, ``None`` without token probabilities), and what
-    would settle it."""
+    would settle it. ``against_evidence`` marks a panel that ruled against what the
+    evidence settled: the verdict is then the evidence's, and the lean the panel's."""
 
     outcome: Literal["true", "false", "misleading"]
     probability: float | None = None
     settle: str = ""
+    against_evidence: bool = False
 
 
 class TreeSummary(_Record):

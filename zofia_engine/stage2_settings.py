@@ -142,6 +142,19 @@ class AgentSettings(SettingsSection):
     # ("Apple unveiled a new iPhone" against "The iPhone is a line of smartphones"), and
     # a refuted core claim makes a post false: 0.8 keeps such misreadings out.
     contradiction_at: float = Field(0.8, ge=0, le=1.1)
+    # How claims are read at the adaptive depth. "parts": what the evidence about the
+    # claim's subject says for each of its checkable parts (places, people, dates,
+    # numbers, nationalities, categories …), compared by code; a claim with no such part
+    # is read as a whole, citing only sentences about its subject. "stance": every claim
+    # read as a whole (a stance and the sentences that show it, and the contradiction
+    # question above). docs/verdicts.md has the measurements behind the default.
+    reading: Literal["parts", "stance"] = "parts"
+    # A claim read part by part is settled only when the model says the passage says the
+    # claim with the passage's own words in its parts with at least this probability.
+    said_at: float = Field(0.5, ge=0, le=1)
+    # Two category words ("mammal", "fish") are different kinds of thing under this
+    # cosine; from it they may be two words for one ("film", "movie").
+    same_kind_at: float = Field(0.5, ge=-1, le=1)
     # "adaptive": the evidence is read first, and the full debate is held only when it
     # settled a claim (else one round gives the lean); the tree of claims and the
     # per-document stance calls are left out. "full": the paper's whole run.

@@ -293,11 +293,16 @@ async def hold_debate(
 
 
 async def hold_opening_round(
-    moderator: Moderator, pool: list[ChatMessage], citable: list[str]
+    moderator: Moderator,
+    pool: list[ChatMessage],
+    citable: list[str],
+    *,
+    stopped_by: Literal["no_evidence", "settled"] = "no_evidence",
 ) -> DebateOutcome:
     """One round, both sides at once from the same material, then the judge's ruling:
     the debate held when no claim was settled, so that the card still has the panel's
-    lean, both sides' case and what would settle it."""
+    lean, both sides' case and what would settle it (``no_evidence``), or when the
+    evidence settled the core claim, which decides the verdict (``settled``)."""
     session, ctx = moderator.session, moderator.ctx
     debate = Debate(style="zofia", max_rounds=1)
     material = list(pool)
@@ -308,5 +313,5 @@ async def hold_opening_round(
     turns = [moderator.editor.turn(t) for t in said]
     material += [m for t in turns for m in shown(t)]
     moderator.round_over(debate, turns)
-    debate.stopped_by = "no_evidence"
+    debate.stopped_by = stopped_by
     return await moderator.final(debate, material)

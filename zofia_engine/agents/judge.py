@@ -61,11 +61,14 @@ class FinalReply(BaseModel):
 @dataclass(frozen=True)
 class EvidenceSettled:
     """What the judge is told of the evidence before it rules: whether anything found can
-    carry a verdict (``any``; when nothing can, it is told so plainly), and each claim the
-    evidence settled, in words, with the sentence that settled it (``findings``)."""
+    carry a verdict (``any``; when nothing can, it is told so plainly), each claim the
+    evidence settled, in words, with the sentence that settled it (``findings``), and the
+    outcomes it may rule (``allowed``: the grammar holds it to them; a settled core claim
+    allows only its own outcome or "misleading")."""
 
     any: bool = True
     findings: tuple[str, ...] = ()
+    allowed: tuple[Outcome, ...] = OUTCOMES
 
 
 #: The default: nothing is said of the evidence (the judge is not told it settled nothing).
@@ -107,6 +110,7 @@ async def round_ruling(
         max_words=MAX_WORDS,
         settled=settled.any,
         findings=settled.findings,
+        allowed=settled.allowed,
     )
     try:
         answer = await session.ask(
@@ -116,6 +120,7 @@ async def round_ruling(
             JudgeReply,
             max_tokens=MAX_TOKENS,
             top_logprobs=TOP_LOGPROBS,
+            enums={"verdict": list(settled.allowed)},
         )
     except StepFailed as exc:
         failed = JudgeRuling(round=round_no, decision=None, status="failed", error=exc.reason)
@@ -151,6 +156,7 @@ async def final_ruling(
         max_words=MAX_WORDS,
         settled=settled.any,
         findings=settled.findings,
+        allowed=settled.allowed,
     )
     try:
         answer = await session.ask(
@@ -160,6 +166,7 @@ async def final_ruling(
             FinalReply,
             max_tokens=MAX_TOKENS,
             top_logprobs=TOP_LOGPROBS,
+            enums={"verdict": list(settled.allowed)},
         )
     except StepFailed as exc:
         failed = JudgeRuling(

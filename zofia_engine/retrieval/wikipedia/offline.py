@@ -228,6 +228,12 @@ class OfflineWikipedia(WikipediaBackend):
         index.finish()
         return index
 
+    def description(self, name: str) -> str:
+        """The short description of the article titled ``name`` (its normalised title,
+        with or without its disambiguator), or ``""``."""
+        articles = self._ensure_index().titled(normalize_title(name))
+        return articles[0].description if articles else ""
+
     async def candidates(self, keyword: str, limit: int) -> list[WikiCandidate]:
         """Look ``keyword`` up among the titles.
 

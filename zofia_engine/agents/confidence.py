@@ -1,0 +1,69 @@
+"""How sure a verdict that follows the evidence is: how often a claim read that way was
+right, measured on the project's own labelled claims.
+
+A verdict that follows the core claim's part-by-part reading (a place, a person or a
+date the evidence gives differently, or every part the same) is as sure as that reading.
+The reading's own signal is the model's probability that the passage says the claim with
+the passage's words in it (``ClaimResult.restated``). ``bench/settle.py --calibrate``
+bins that probability on the labelled claims (a fit half of them), per label, and
+writes the share of right readings per bin to ``zofia_engine/data/reading_calibration.json``;
+the other half measures the calibration error (``docs/verdicts.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from ..report import ClaimResult, Confidence
+
+__all__ = ["Calibration", "calibration", "reading_confidence"]
+
+CALIBRATION_FILE = "data/reading_calibration.json"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Per reading label, bins of the ``restated`` probability: (low, high, share of
+    right readings, readings in the bin), and how many labelled claims it was fitted on."""
+
+    bins: dict[str, list[tuple[float, float, float, int]]]
+    claims: int
+
+    def lookup(self, label: str, probability: float) -> float | None:
+        """The share of right readings for ``label`` at ``probability``, or ``None``."""
+        rows = self.bins.get(label) or []
+        for low, high, share, _ in rows:
+            if low <= probability <= high:
+                return share
+        return None
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    """The packaged calibration table."""
+    text = resources.files("zofia_engine").joinpath(CALIBRATION_FILE).read_text("utf-8")
+    data = json.loads(text)
+    bins = {k: [tuple(row) for row in v] for k, v in data["bins"].items()}
+    return Calibration(bins, int(data["claims"]))
+
+
+_WORD = {"refutes": "contradicted", "supports": "confirmed"}
+
+
+def reading_confidence(core: ClaimResult) -> Confidence | None:
+    """The confidence of a verdict that follows ``core``'s part-by-part reading, or
+    ``None`` when it was not read that way or the table has no bin for it."""
+    if core.read_by != "parts" or core.restated is None or core.label not in _WORD:
+        return None
+    table = calibration()
+    share = table.lookup(core.label, core.restated)
+    if share is None:
+        return None
+    basis = (
+        f"how often a claim {_WORD[core.label]} this way by the evidence was right, "
+        f"on {table.claims} labelled claims"
+    )
+    return Confidence(value=round(share, 2), basis=basis, source="reading")

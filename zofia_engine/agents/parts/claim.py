@@ -1,0 +1,310 @@
+"""A claim's checkable parts: what it is about, and what it says of it that a passage can
+confirm or contradict.
+
+"The Sydney Opera House is a performing arts centre in Melbourne, Victoria." is about
+*the Sydney Opera House* (its grammatical subject) and says two checkable things of it:
+a category (a *centre*) and a place (*Melbourne, Victoria*). The checkable kinds are
+places, people, organisations, nationalities, dates, numbers, other names (works,
+events, languages) and the category a copula gives ("X is a Y"). Names inside the
+subject ("China" in "the Great Wall of China") are not parts: they say which thing the
+claim is about. A date relative to the post ("on Tuesday") is a part no encyclopedia can
+settle; it stays in the claim's words and keeps the claim from being confirmed.
+
+:meth:`ClaimParts.blanked` writes the claim with every checkable part numbered out
+("… a performing arts [1] in [2]."), which is what the reader asks a passage to fill:
+the model never sees the claim's own values, so it cannot echo them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ...retrieval.ner.parser import Parsed, Phrase, Word
+from .names import name_key
+from .values import date_range, number_value, relative_date
+
+__all__ = ["KIND_OF_LABEL", "ClaimParts", "Part", "PartKind", "claim_parts", "subject_words"]
+
+PartKind = Literal[
+    "place", "person", "organisation", "nationality", "date", "number", "name", "category"
+]
+
+#: spaCy's OntoNotes labels → the kind of part they name.
+KIND_OF_LABEL: dict[str, PartKind] = {
+    "GPE": "place",
+    "LOC": "place",
+    "FAC": "place",
+    "PERSON": "person",
+    "ORG": "organisation",
+    "NORP": "nationality",
+    "DATE": "date",
+    "CARDINAL": "number",
+    "QUANTITY": "number",
+    "MONEY": "number",
+    "PERCENT": "number",
+    "WORK_OF_ART": "name",
+    "EVENT": "name",
+    "PRODUCT": "name",
+    "LANGUAGE": "name",
+    "LAW": "name",
+}
+_SUBJECTS = ("nsubj", "nsubjpass")
+# A subject's modifiers that say more of it than which one it is.
+_NOT_SUBJECT = ("appos", "acl", "relcl", "punct", "cc", "conj", "advcl", "parataxis")
+# Verbs that report a claim rather than make one: the claim is the clause they wrap.
+_REPORTING = frozenset(
+    [
+        "say",
+        "tell",
+        "believe",
+        "think",
+        "claim",
+        "know",
+        "report",
+        "insist",
+        "suggest",
+        "hear",
+        "read",
+        "learn",
+        "remember",
+        "realise",
+        "realize",
+        "reckon",
+        "swear",
+        "write",
+        "post",
+        "share",
+    ]
+)
+_PRONOUNS = frozenset(
+    [
+        "i",
+        "you",
+        "we",
+        "they",
+        "he",
+        "she",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "who",
+        "what",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One checkable part: its kind, its words in the claim (``names``: each name of a
+    place run such as "Melbourne, Victoria"; a category's head word's lemma), where it
+    is, and whether a passage can settle it (not a relative date, a number or date that
+    can be read)."""
+
+    kind: PartKind
+    text: str
+    start: int
+    end: int
+    names: tuple[str, ...]
+    comparable: bool = True
+
+
+@dataclass(frozen=True)
+class ClaimParts:
+    """A claim, the words of what it is about (``subject``; ``subject_head``: the lemma
+    of its head word) and its parts in reading order. A ``named`` subject has a proper
+    name in it; a ``generic`` one names a kind of thing ("Whales", "the tomato"), with
+    neither a name, an "of" phrase nor a possessive ("the town's bridge" is one bridge)."""
+
+    text: str
+    subject: str
+    subject_head: str
+    parts: tuple[Part, ...]
+    named: bool = False  # the subject has a proper name in it ("the Mona Lisa")
+    generic: bool = False  # it names a kind of thing ("Whales", "the tomato")
+    names: tuple[str, ...] = ()  # the proper nouns of the subject, normalised
+
+    @property
+    def checked(self) -> tuple[Part, ...]:
+        """The parts a passage can settle."""
+        return tuple(p for p in self.parts if p.comparable)
+
+    def blanked(self) -> str:
+        """The claim with each checked part replaced by its number: "[1]", "[2]" …"""
+        return self.restated({})
+
+    def restated(self, answers: dict[int, str]) -> str:
+        """The claim with checked part ``n`` (from 1) replaced by ``answers[n]``, and by
+        its number where there is no answer."""
+        out, at = [], 0
+        for n, part in enumerate(self.checked, 1):
+            out += [self.text[at : part.start], answers.get(n, f"[{n}]")]
+            at = part.end
+        return "".join([*out, self.text[at:]])
+
+
+def _clause(parsed: Parsed) -> tuple[int, int] | None:
+    """The words of the clause a report wraps ("Scientists say [black holes are made of
+    ice]", "My cousin told me that [the pyramid was built in 1850]"): the first and last
+    (exclusive), or ``None`` when the claim is not a report."""
+    words = parsed.words
+    for i, w in enumerate(words):
+        if w.dep != "ROOT" or w.lemma.casefold() not in _REPORTING:
+            continue
+        inner = next(
+            (j for j, x in enumerate(words) if x.head == i and x.dep in ("ccomp", "xcomp")),
+            None,
+        )
+        if inner is not None:
+            span = _subtree(words, inner)
+            return min(span), max(span) + 1
+    return None
+
+
+def _subtree(words: tuple[Word, ...], top: int, *, skip: tuple[str, ...] = ()) -> set[int]:
+    kept, frontier = {top}, [top]
+    while frontier:
+        at = frontier.pop()
+        for i, w in enumerate(words):
+            if w.head == at and i != at and i not in kept and w.dep not in skip:
+                kept.add(i)
+                frontier.append(i)
+    return kept
+
+
+def subject_words(
+    parsed: Parsed, within: tuple[int, int] | None = None
+) -> tuple[int, int, int] | None:
+    """The first and last (exclusive) word of the claim's subject and its head word: the
+    first nominal subject (inside ``within``, a reported clause) that is not a pronoun,
+    with its determiners, modifiers and "of" phrases, without its appositions, clauses
+    and other phrases; ``None`` when there is none."""
+    words = parsed.words
+    low, high = within or (0, len(words))
+    head = next(
+        (
+            i
+            for i, w in enumerate(words)
+            if low <= i < high
+            and w.dep in _SUBJECTS
+            and w.pos in ("NOUN", "PROPN")
+            and w.text.casefold() not in _PRONOUNS
+        ),
+        None,
+    )
+    if head is None:
+        return None
+    kept = {head}
+    frontier = [head]
+    while frontier:
+        at = frontier.pop()
+        for i, w in enumerate(words):
+            if w.head == at and i != at and i not in kept and w.dep not in _NOT_SUBJECT:
+                if w.dep == "prep" and w.text.casefold() != "of":
+                    continue
+                kept.add(i)
+                frontier.append(i)
+    return min(kept), max(kept) + 1, head
+
+
+def claim_parts(parsed: Parsed) -> ClaimParts:
+    """The subject and the checkable parts of one parsed claim."""
+    words = parsed.words
+    clause = _clause(parsed)
+    low, high = (
+        (words[clause[0]].start, words[clause[1] - 1].end) if clause else (0, len(parsed.text))
+    )
+    span = subject_words(parsed, clause)
+    named = generic = False
+    names: tuple[str, ...] = ()
+    if span is None:
+        subject, head_lemma, sub_start, sub_end = "", "", -1, -1
+    else:
+        first, last, head = span
+        sub_start, sub_end = words[first].start, words[last - 1].end
+        subject = parsed.text[sub_start:sub_end]
+        head_lemma = words[head].lemma.casefold()
+        inside = words[first:last]
+        names = tuple(name_key(w.text) for w in inside if w.pos == "PROPN")
+        named = bool(names)
+        generic = not named and not any(w.dep in ("prep", "poss") for w in inside)
+    parts = [
+        _entity_part(e)
+        for e in parsed.entities
+        if e.label in KIND_OF_LABEL
+        and low <= e.start
+        and e.end <= high
+        and not (sub_start <= e.start and e.end <= sub_end)
+        and not _hyphen_bound(parsed.text, e)
+    ]
+    category = _category(parsed, parts, span[2] if span else None)
+    if category is not None:
+        parts.append(category)
+    parts = _merged_places(sorted(parts, key=lambda p: p.start), parsed.text)
+    return ClaimParts(parsed.text, subject, head_lemma, tuple(parts), named, generic, names)
+
+
+def _hyphen_bound(text: str, e: Phrase) -> bool:
+    """A number that is part of a compound word ("half-length", "two-thirds")."""
+    return KIND_OF_LABEL[e.label] == "number" and text[e.end : e.end + 1] == "-"
+
+
+def _entity_part(e: Phrase) -> Part:
+    kind = KIND_OF_LABEL[e.label]
+    comparable = True
+    if kind == "date":
+        comparable = not relative_date(e.text) and date_range(e.text) is not None
+    elif kind == "number":
+        comparable = number_value(e.text) is not None
+    return Part(kind, e.text, e.start, e.end, (e.text,), comparable)
+
+
+def _category(parsed: Parsed, parts: list[Part], subject: int | None) -> Part | None:
+    """What a copula says the subject is ("… is a performing arts *centre*"): the
+    attribute's head noun and the compounds before it, unless a part covers it."""
+    words = parsed.words
+    if subject is None:
+        return None
+    root = words[subject].head  # the subject's verb
+    if words[root].lemma != "be":
+        return None
+    attr = next(
+        (i for i, w in enumerate(words) if w.head == root and w.dep == "attr"),
+        None,
+    )
+    if attr is None or words[attr].pos != "NOUN":
+        return None
+    first = attr
+    while first > 0 and words[first - 1].dep == "compound" and words[first - 1].head == attr:
+        first -= 1
+    start, end = words[first].start, words[attr].end
+    if any(p.start < end and start < p.end for p in parts):
+        return None
+    text = parsed.text[start:end]
+    return Part("category", text, start, end, (words[attr].lemma.casefold(),))
+
+
+def _merged_places(parts: list[Part], text: str) -> list[Part]:
+    """Places one after another with only a comma between ("Melbourne, Victoria") are
+    one part: they name one place at two scales."""
+    merged: list[Part] = []
+    for part in parts:
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last.kind == part.kind == "place"
+            and text[last.end : part.start].strip() in (",", "")
+        ):
+            merged[-1] = Part(
+                "place",
+                text[last.start : part.end],
+                last.start,
+                part.end,
+                (*last.names, *part.names),
+            )
+        else:
+            merged.append(part)
+    return merged

@@ -1,0 +1,188 @@
+"""Which evidence sentences may answer a claim, and which of their words may fill each
+of its blanks.
+
+A sentence may answer a claim only when it is about what the claim is about: it comes
+from an article whose title names the claim's subject ("Sydney Opera House" for "The
+Sydney Opera House is …"), or it names that subject itself. A sentence about a word of
+the post is not about the post's claim: the article "Purple" says nothing about a
+town's bridge being painted purple, and the article "Melbourne" nothing about where
+the opera house stands. A generic subject ("Whales are …", "The tomato is …") is
+matched by its head word; a specific one ("the mayor of Little Harwick", "the town's
+bridge") is not matched by the generic article ("Mayor", "Bridge").
+
+A blank's options are the sentence's words of a kind that can fill it: its places for a
+place (and a run of them, "Sydney, New South Wales, Australia"), its people for a
+creator, its dates for a date, its noun phrases' heads for a category.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...retrieval.ner.parser import Parsed, Phrase
+from ...retrieval.wikipedia.titles import is_sense_of
+from .claim import ClaimParts, Part, PartKind
+from .names import name_key
+
+__all__ = ["FILLERS", "Passage", "about_subject", "choose_passage", "options_for"]
+
+#: The entity labels whose words may fill a part of each kind.
+FILLERS: dict[PartKind, frozenset[str]] = {
+    # The small model confuses these labels ("Málaga" as a person, "Rembrandt" as an
+    # organisation): the claim's part decides how the two are compared.
+    "place": frozenset({"GPE", "LOC", "FAC", "ORG", "PERSON"}),
+    "person": frozenset({"PERSON", "ORG", "GPE"}),
+    "organisation": frozenset({"ORG", "PERSON", "GPE"}),
+    "nationality": frozenset({"NORP", "GPE", "LANGUAGE"}),
+    "date": frozenset({"DATE"}),
+    "number": frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"}),
+    "name": frozenset({"WORK_OF_ART", "EVENT", "PRODUCT", "LANGUAGE", "LAW", "ORG", "PERSON"}),
+    "category": frozenset(),
+}
+MAX_OPTIONS = 10
+
+
+@dataclass(frozen=True)
+class Passage:
+    """The sentences a claim is read against (their numbers in the check's list, best
+    first) and, for each checked part in order, the words that may fill it."""
+
+    numbers: tuple[int, ...]
+    texts: tuple[str, ...]
+    options: tuple[tuple[str, ...], ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.texts)
+
+    def source_of(self, words: str) -> int | None:
+        """The number of the first sentence of the passage that holds ``words``."""
+        return next((n for n, t in zip(self.numbers, self.texts, strict=True) if words in t), None)
+
+
+def _keys(text: str) -> set[str]:
+    """``text`` normalised, and with its last word singular ("black holes" → "black
+    hole")."""
+    key = name_key(text)
+    words = key.split()
+    if not words:
+        return set()
+    last = words[-1]
+    single = last[:-3] + "y" if last.endswith("ies") else last[:-1] if last.endswith("s") else last
+    return {key, " ".join([*words[:-1], single])}
+
+
+def about_subject(
+    claim: ClaimParts, title: str, sentence: str, *, encyclopedic: bool = True
+) -> bool:
+    """Whether a sentence of the document ``title`` is about ``claim``'s subject.
+
+    An encyclopedia's article is about its title: its sentence is about the subject when
+    the title is the subject ("Speed of light" for "the speed of light"), names it both
+    ways (a named subject: "Sydney Opera House" for "The Sydney Opera House"), or is the
+    kind a generic subject names ("Whale" for "Whales"), or when the sentence names a
+    named subject itself. A page's title is a headline, and a page names its subject in
+    its own words ("Mayor Misty Buscher" for "the mayor of Springfield"): its sentence
+    is about the subject when it or the title has the subject's head word or one of its
+    proper names."""
+    if not claim.subject:
+        return False
+    keys, title_keys = _keys(claim.subject), _keys(title)
+    if keys & title_keys:
+        return True
+    if not encyclopedic:
+        words = set(name_key(f"{title} {sentence}").split())
+        words |= {w[:-1] for w in words if w.endswith("s")}
+        return claim.subject_head in words or any(n in words for n in claim.names)
+    if claim.named:
+        return name_key(claim.subject) in name_key(sentence) or (
+            is_sense_of(claim.subject, title) and is_sense_of(title, claim.subject)
+        )
+    if claim.generic:
+        return claim.subject_head in title_keys
+    return False
+
+
+def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> list[str]:
+    """The words of one parsed sentence that may fill ``part`` (none of them the
+    claim's subject)."""
+    subject = name_key(claim.subject)
+    if part.kind == "category":
+        found = _heads(parsed)
+    else:
+        labels = FILLERS[part.kind]
+        entities = [e for e in parsed.entities if e.label in labels]
+        found = [e.text for e in entities]
+        if part.kind == "place":
+            found = _runs(entities, parsed.text) + found
+    # Words the claim itself uses in another role ("iPhone" in "Apple unveiled a new
+    # iPhone in [1]") do not fill this part.
+    elsewhere = name_key(claim.text[: part.start] + " | " + claim.text[part.end :])
+    own = name_key(part.text)
+    return [
+        text
+        for text in dict.fromkeys(found)
+        if (key := name_key(text))
+        and key != subject
+        and key not in subject
+        and (key in own or f" {key} " not in f" {elsewhere} ")
+    ]
+
+
+def _runs(entities: Sequence[Phrase], text: str) -> list[str]:
+    """Runs of places with only commas between them ("Sydney, New South Wales,
+    Australia"), longest first."""
+    runs: list[list[Phrase]] = []
+    for e in entities:
+        if runs and text[runs[-1][-1].end : e.start].strip() in (",",):
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return [text[r[0].start : r[-1].end] for r in runs if len(r) > 1]
+
+
+def _heads(parsed: Parsed) -> list[str]:
+    """Each noun phrase's head noun with the compounds before it ("arts centre")."""
+    words, heads = parsed.words, []
+    inside = {i for e in parsed.entities for i in range(e.first, e.last)}
+    for chunk in parsed.chunks:
+        root = chunk.root
+        if root < 0 or words[root].pos != "NOUN" or root in inside:
+            continue
+        first = root
+        while first > chunk.first and words[first - 1].dep == "compound":
+            first -= 1
+        heads.append(parsed.text[words[first].start : words[root].end])
+    return heads
+
+
+def choose_passage(
+    claim: ClaimParts,
+    sentences: Sequence[tuple[int, str, str, Parsed, bool]],
+    *,
+    max_sentences: int = 3,
+) -> Passage | None:
+    """The passage ``claim`` is read against: of ``sentences`` (number, document title,
+    text, parse, whether the document is an encyclopedia's; best first), those about its
+    subject that hold words for at least one of its checked parts, at most
+    ``max_sentences``; ``None`` when there is none."""
+    checked = claim.checked
+    if not checked:
+        return None
+    chosen: list[tuple[int, str, list[list[str]]]] = []
+    for number, title, text, parsed, encyclopedic in sentences:
+        if not about_subject(claim, title, text, encyclopedic=encyclopedic):
+            continue
+        options = [options_for(part, parsed, claim) for part in checked]
+        if any(options):
+            chosen.append((number, text, options))
+        if len(chosen) == max_sentences:
+            break
+    if not chosen:
+        return None
+    merged = tuple(
+        tuple(dict.fromkeys(o for _, _, opts in chosen for o in opts[i]))[:MAX_OPTIONS]
+        for i in range(len(checked))
+    )
+    return Passage(tuple(n for n, _, _ in chosen), tuple(t for _, t, _ in chosen), merged)

@@ -1,0 +1,307 @@
+"""Reading a claim part by part: what a passage about its subject says for each of its
+checkable parts, compared by code.
+
+For each claim: its subject and parts (:mod:`.claim`); the evidence sentences about the
+same subject, closest first (:mod:`.passage`); what they fill each blank with, and
+whether they say the claim with those words in it (:mod:`.questions`); then a comparison
+that knows names, places, dates and numbers (:mod:`.names`, :mod:`.values`):
+
+* a part the passage gives differently **refutes** the claim, once the model says the
+  passage says the claim with the passage's words in it (``said_at``);
+* every part agreeing **supports** it, on the same condition;
+* anything else leaves it **not settled**: a part the passage does not answer, a date
+  relative to the post, a passage about something else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...llm.session import CheckSession, StepFailed
+from ...ports import TextEncoder
+from ...records.reading import PartCheck, PartOutcome
+from ...report import ClaimResult, EvidenceItem, Quote
+from ...retrieval.ner.parser import Parsed, TextParser
+from ..context import PanelContext
+from .claim import ClaimParts, Part, claim_parts
+from .names import NameKnowledge, compare_names, compare_nationalities, compare_places
+from .passage import Passage, about_subject, choose_passage
+from .questions import NOT_STATED, Filled, fill_blanks, passage_says
+from .values import compare_dates, compare_numbers
+
+__all__ = ["Parsing", "PartsRules", "about_its_subject", "parse_for_parts", "read_by_parts"]
+
+
+@dataclass(frozen=True)
+class PartsRules:
+    """How many sentences make a claim's passage, the probability of "the passage says
+    it" that settles a claim, and the cosine under which two category words are
+    different kinds of thing ("mammal", "fish") rather than two words for one
+    ("film", "movie")."""
+
+    max_sentences: int = 3
+    said_at: float = 0.5
+    same_kind_at: float = 0.5
+
+
+@dataclass(frozen=True)
+class _Context:
+    session: CheckSession
+    ctx: PanelContext
+    knowledge: NameKnowledge
+    encoder: TextEncoder
+    rules: PartsRules
+
+
+@dataclass(frozen=True)
+class Parsing:
+    """The check's claims split into subject and parts, and its shown sentences parsed
+    (:func:`parse_for_parts`), both in order."""
+
+    claims: list[ClaimParts]
+    sentences: list[Parsed]
+
+
+async def parse_for_parts(
+    parser: TextParser, claims: Sequence[ClaimResult], ctx: PanelContext
+) -> Parsing:
+    """Parse the claims and the shown sentences (``ctx.readable``) in one worker-thread
+    call. A claim whose subject is a pronoun ("It was completed in 1889.") takes the
+    core claim's subject."""
+    texts = [c.text for c in claims] + [s.text for s in ctx.readable.sentences]
+    parsed = await asyncio.to_thread(parser.parse, texts)
+    split = [claim_parts(p) for p in parsed[: len(claims)]]
+    core = split[0] if split else None
+    if core is not None:
+        split = [
+            p
+            if p.subject
+            else ClaimParts(
+                p.text, core.subject, core.subject_head, p.parts, core.named, core.generic
+            )
+            for p in split
+        ]
+    return Parsing(split, parsed[len(claims) :])
+
+
+async def read_by_parts(
+    session: CheckSession,
+    ctx: PanelContext,
+    claims: Sequence[tuple[ClaimResult, ClaimParts]],
+    similarity: np.ndarray,
+    sentences: Sequence[Parsed],
+    *,
+    knowledge: NameKnowledge,
+    encoder: TextEncoder,
+    rules: PartsRules,
+) -> list[ClaimResult]:
+    """Each claim read part by part over the check's numbered sentences
+    (``ctx.readable``, parsed as ``sentences``); ``similarity`` holds each claim's
+    cosine to every sentence (a row per claim, in order)."""
+    shown = ctx.readable.sentences
+    titles = {e.id: (e.title, e.source == "wikipedia") for e in ctx.evidence}
+    run = _Context(session, ctx, knowledge, encoder, rules)
+
+    async def one(i: int, claim: ClaimResult, parts: ClaimParts) -> ClaimResult:
+        order = [int(j) for j in np.argsort(-similarity[i], kind="stable")] if shown else []
+        candidates = []
+        for j in order:
+            title, encyclopedic = titles.get(shown[j].evidence_id, ("", False))
+            candidates.append((j + 1, title, shown[j].text, sentences[j], encyclopedic))
+        return await _read_one(run, claim, parts, candidates)
+
+    return list(await asyncio.gather(*(one(i, c, p) for i, (c, p) in enumerate(claims))))
+
+
+async def _read_one(
+    run: _Context,
+    claim: ClaimResult,
+    parts: ClaimParts,
+    candidates: list[tuple[int, str, str, Parsed, bool]],
+) -> ClaimResult:
+    passage = choose_passage(parts, candidates, max_sentences=run.rules.max_sentences)
+    base = {"read_by": "parts", "subject": parts.subject}
+    if passage is None:
+        checks = [PartCheck(kind=p.kind, claimed=p.text) for p in parts.parts]
+        return _unsettled(claim, parts, checks, base, [])
+    try:
+        filled = await fill_blanks(run.session, run.ctx, parts, passage, f"claims:parts:{claim.id}")
+    except StepFailed as exc:
+        return claim.model_copy(update={**base, "status": "failed", "error": exc.reason})
+    checks = _compared(run, parts, passage, filled)
+    context = _ids(run.ctx, passage)
+    outcomes = [c.outcome for c in checks if _checked(parts, c)]
+    differs = "differs" in outcomes
+    agrees = bool(outcomes) and all(o == "agrees" for o in outcomes)
+    if not (differs or agrees):
+        return _unsettled(claim, parts, checks, base, context)
+    answers = {n: f.found for n, f in enumerate(_checked_checks(parts, checks), 1) if f.found}
+    said = await passage_says(
+        run.session, run.ctx, parts.restated(answers), passage, f"claims:said:{claim.id}"
+    )
+    settled = said is not None and said >= run.rules.said_at
+    complete = agrees and len(parts.checked) == len(parts.parts)
+    if not settled or not (differs or complete):
+        update = {**base, "restated": said}
+        return _unsettled(claim, parts, checks, update, context)
+    label = "refutes" if differs else "supports"
+    deciding = [c for c in checks if c.outcome == ("differs" if differs else "agrees")]
+    quotes = _quotes(run.ctx, passage, deciding)
+    return claim.model_copy(
+        update={
+            **base,
+            "label": label,
+            "reason": _reason(label, deciding),
+            "quotes": quotes,
+            "parts": checks,
+            "restated": said,
+            "context": context,
+        }
+    )
+
+
+def _checked(parts: ClaimParts, check: PartCheck) -> bool:
+    return any(p.text == check.claimed and p.comparable for p in parts.parts)
+
+
+def _checked_checks(parts: ClaimParts, checks: list[PartCheck]) -> list[PartCheck]:
+    return [c for c in checks if _checked(parts, c)]
+
+
+def _compared(
+    run: _Context, parts: ClaimParts, passage: Passage, filled: Filled
+) -> list[PartCheck]:
+    """Each part of the claim with what the passage gave for it, compared."""
+    answers = dict(zip(parts.checked, zip(filled.answers, filled.stated, strict=True), strict=True))
+    checks = []
+    for part in parts.parts:
+        found, stated = answers.get(part, (NOT_STATED, None))
+        if found == NOT_STATED:
+            checks.append(PartCheck(kind=part.kind, claimed=part.text, stated=stated))
+            continue
+        number = passage.source_of(found)
+        evidence = run.ctx.readable.sentences[number - 1].evidence_id if number else ""
+        outcome = _compare(run, part, found, passage)
+        checks.append(
+            PartCheck(
+                kind=part.kind,
+                claimed=part.text,
+                found=found,
+                outcome=outcome,
+                evidence_id=evidence,
+                stated=stated,
+            )
+        )
+    return checks
+
+
+def _compare(run: _Context, part: Part, found: str, passage: Passage) -> PartOutcome:
+    match part.kind:
+        case "place":
+            names = [n.strip() for n in found.split(",")]
+            return compare_places(part.names, names, run.knowledge)
+        case "nationality":
+            return compare_nationalities(part.text, found)
+        case "date":
+            return compare_dates(part.text, found)
+        case "number":
+            return compare_numbers(part.text, found)
+        case "category":
+            return _compare_kinds(run, part.names[0], found, passage.text)
+        case _:
+            return compare_names(part.text, found)
+
+
+def _compare_kinds(run: _Context, claimed: str, found: str, passage: str) -> PartOutcome:
+    """A category word against the passage's: the same head word agrees; a claimed
+    word the passage uses anywhere, or one close in meaning, is not contradicted."""
+    head = found.split()[-1].casefold() if found.split() else ""
+    if _singular(head) == _singular(claimed):
+        return "agrees"
+    if _singular(claimed) in {_singular(w.strip(".,;:").casefold()) for w in passage.split()}:
+        return "unstated"
+    vectors = run.encoder.encode([claimed, head])
+    cosine = float(np.dot(vectors[0], vectors[1]))
+    return "unstated" if cosine >= run.rules.same_kind_at else "differs"
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _ids(ctx: PanelContext, passage: Passage) -> list[str]:
+    return list(dict.fromkeys(ctx.readable.sentences[n - 1].evidence_id for n in passage.numbers))
+
+
+def _quotes(ctx: PanelContext, passage: Passage, deciding: list[PartCheck]) -> list[Quote]:
+    numbers = [passage.source_of(c.found) for c in deciding]
+    chosen = dict.fromkeys(n for n in numbers if n is not None)
+    return [
+        Quote(
+            text=ctx.readable.sentences[n - 1].text,
+            evidence_id=ctx.readable.sentences[n - 1].evidence_id,
+        )
+        for n in chosen
+    ]
+
+
+def _reason(label: str, deciding: list[PartCheck]) -> str:
+    pairs = "; ".join(f"“{c.found}” for “{c.claimed}”" for c in deciding)
+    if label == "refutes":
+        return f"The evidence says otherwise: {pairs}."
+    return f"The evidence says the same: {pairs}."
+
+
+def _unsettled(
+    claim: ClaimResult,
+    parts: ClaimParts,
+    checks: list[PartCheck],
+    update: Mapping[str, object],
+    context: list[str],
+) -> ClaimResult:
+    if not parts.checked:
+        why = "The claim names nothing the evidence could confirm or contradict."
+    elif not context:
+        about = parts.subject or "what the claim is about"
+        why = f"No sentence of the evidence about {about} states what the claim says of it."
+    else:
+        why = "The evidence about it does not settle what the claim says."
+    return claim.model_copy(
+        update={
+            **update,
+            "label": "not enough information",
+            "reason": why,
+            "quotes": [],
+            "parts": checks,
+            "context": context,
+        }
+    )
+
+
+def about_its_subject(
+    result: ClaimResult, parts: ClaimParts, sources: Mapping[str, EvidenceItem]
+) -> ClaimResult:
+    """A claim read as a whole, keeping only the cited sentences about its subject
+    (:func:`~.passage.about_subject`): a stance that rests on none of them is "not
+    enough information". ``sources``: the check's evidence by id."""
+
+    def about(quote: Quote) -> bool:
+        item = sources.get(quote.evidence_id)
+        if item is None:
+            return False
+        encyclopedic = item.source == "wikipedia"
+        return about_subject(parts, item.title, quote.text, encyclopedic=encyclopedic)
+
+    kept = [q for q in result.quotes if about(q)] if parts.subject else list(result.quotes)
+    update: dict[str, object] = {"read_by": "stance", "subject": parts.subject, "quotes": kept}
+    if result.label in ("supports", "refutes") and not kept:
+        about_what = parts.subject or "what the claim is about"
+        update["label"] = "not enough information"
+        update["reason"] = f"The reading cited no sentence about {about_what}."
+    return result.model_copy(update=update)

@@ -1,0 +1,37 @@
+"""How a claim was read against the evidence, part by part (the claim reader's record).
+
+A :class:`PartCheck` is one checkable part of a claim (a place, a person, a date …):
+what the claim says, what the passage says for it (its own words; empty when it does
+not say), how the two compare, and how sure the model was that the passage states it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["PartCheck", "PartKindName", "PartOutcome"]
+
+PartKindName = Literal[
+    "place", "person", "organisation", "nationality", "date", "number", "name", "category"
+]
+#: ``agrees``: the passage says the same; ``differs``: it says something that cannot be
+#: the same; ``unstated``: it does not say, or says it about something else.
+PartOutcome = Literal["agrees", "differs", "unstated"]
+
+
+class PartCheck(BaseModel):
+    """One checkable part of a claim, read against one passage. ``evidence_id`` names
+    the document whose sentence gave ``found``; ``stated`` is the model's probability
+    that the passage states this part at all (``None`` without token probabilities or
+    when no question was needed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: PartKindName
+    claimed: str
+    found: str = ""
+    outcome: PartOutcome = "unstated"
+    evidence_id: str = ""
+    stated: float | None = None
