@@ -378,16 +378,77 @@ async def test_a_sentence_about_another_event_with_a_date_refutes_nothing(
 async def test_no_says_so_leaves_a_differing_part_unsettled(
     encoder: SentenceTransformerEncoder, parser: SpacyParser
 ) -> None:
-    """The place the passage names is about something else ("lived in", not "born in"):
+    """The place the passage names is about something else ("lived in", not "died in"):
     the model says the passage does not say the claim with it, so nothing is refuted."""
     picasso = (
         "Pablo Picasso",
         "Pablo Picasso was a Spanish painter who spent most of his adult life in France.",
     )
     read, asked = await _read(
-        "Pablo Picasso was born in Málaga.", [picasso], _model(_first, said="no"), encoder, parser
+        "Pablo Picasso died in Madrid.", [picasso], _model(_first, said="no"), encoder, parser
     )
     assert read.label == "not enough information" and read.restated == 0.0
     assert [r.schema_name for r in asked] == ["blanksreply", "saidreply"]
     said = asked[1].messages[-1].content
-    assert "STATEMENT: Pablo Picasso was born in France." in said
+    assert "STATEMENT: Pablo Picasso died in France." in said
+
+
+AMAZON = (
+    "Amazon River",
+    "The Amazon River is a river in South America, flowing through Brazil, Peru and "
+    "Colombia into the Atlantic Ocean.",
+)
+
+
+async def test_the_same_words_for_two_blanks_answer_neither(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    read, _ = await _read(
+        "The Amazon River flows through Brazil into the Atlantic Ocean.",
+        [AMAZON],
+        _model(lambda options: "South America" if "South America" in options else options[-1]),
+        encoder,
+        parser,
+    )
+    assert read.label == "not enough information"
+    assert [p.outcome for p in read.parts] == ["unstated", "unstated"]
+
+
+async def test_another_word_chosen_over_the_claims_own_is_a_guess_not_a_difference(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    """The passage names the claimed discoverer and another person: picking the other
+    one for the blank cannot refute the claim, since the passage names the claimed one."""
+    penicillin = (
+        "Penicillin",
+        "Penicillin was discovered in 1928 by Alexander Fleming, and Howard Florey "
+        "purified it in 1941.",
+    )
+    read, _ = await _read(
+        "Penicillin was discovered by Alexander Fleming.",
+        [penicillin],
+        _model(lambda options: "Howard Florey" if "Howard Florey" in options else options[0]),
+        encoder,
+        parser,
+    )
+    assert read.label == "not enough information"
+    assert [(p.found, p.outcome) for p in read.parts] == [("Howard Florey", "unstated")]
+
+
+async def test_a_word_of_another_kind_cannot_contradict_a_part(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    """A place offered for a part the tagger called a person (it confuses the two) may
+    agree with it but never contradicts it."""
+    picasso = ("Pablo Picasso", "Pablo Picasso spent most of his adult life in France.")
+    read, _ = await _read(
+        "Pablo Picasso was born in Málaga.", [picasso], _model(_first), encoder, parser
+    )
+    assert read.label == "not enough information"
+    assert all(p.outcome != "differs" for p in read.parts)
+
+
+def test_an_acronym_is_the_name_it_abbreviates() -> None:
+    assert compare_names("the United Nations", "UN") == "agrees"
+    assert compare_names("NASA", "National Aeronautics and Space Administration") == "agrees"
+    assert compare_names("UN", "the European Union") == "differs"

@@ -101,8 +101,8 @@ _PRONOUNS = frozenset(
 class Part:
     """One checkable part: its kind, its words in the claim (``names``: each name of a
     place run such as "Melbourne, Victoria"; a category's head word's lemma), where it
-    is, and whether a passage can settle it (not a relative date, a number or date that
-    can be read)."""
+    is, whether a passage can settle it (not a relative date, a number or date that
+    can be read), and the label spaCy gave its words."""
 
     kind: PartKind
     text: str
@@ -110,6 +110,7 @@ class Part:
     end: int
     names: tuple[str, ...]
     comparable: bool = True
+    label: str = ""  # spaCy's label of its words ("GPE", "WORK_OF_ART"; "NP": a category)
 
 
 @dataclass(frozen=True)
@@ -253,13 +254,17 @@ def _hyphen_bound(text: str, e: Phrase) -> bool:
 
 
 def _entity_part(e: Phrase) -> Part:
+    """The part an entity is. A "date" with no year that is an amount of time ("every 27
+    days") is a number."""
     kind = KIND_OF_LABEL[e.label]
     comparable = True
     if kind == "date":
         comparable = not relative_date(e.text) and date_range(e.text) is not None
+        if not comparable and number_value(e.text) is not None and not relative_date(e.text):
+            kind, comparable = "number", True
     elif kind == "number":
         comparable = number_value(e.text) is not None
-    return Part(kind, e.text, e.start, e.end, (e.text,), comparable)
+    return Part(kind, e.text, e.start, e.end, (e.text,), comparable, e.label)
 
 
 def _category(parsed: Parsed, parts: list[Part], subject: int | None) -> Part | None:
@@ -284,7 +289,7 @@ def _category(parsed: Parsed, parts: list[Part], subject: int | None) -> Part | 
     if any(p.start < end and start < p.end for p in parts):
         return None
     text = parsed.text[start:end]
-    return Part("category", text, start, end, (words[attr].lemma.casefold(),))
+    return Part("category", text, start, end, (words[attr].lemma.casefold(),), label="NP")
 
 
 def _merged_places(parts: list[Part], text: str) -> list[Part]:
@@ -304,6 +309,7 @@ def _merged_places(parts: list[Part], text: str) -> list[Part]:
                 last.start,
                 part.end,
                 (*last.names, *part.names),
+                label=last.label,
             )
         else:
             merged.append(part)

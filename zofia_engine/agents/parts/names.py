@@ -75,6 +75,7 @@ _HONORIFICS = frozenset(
         "princess",
     ]
 )
+_SMALL = frozenset(["the", "of", "and", "for", "a", "an", "in", "on", "de", "des", "la"])
 # Well-known other names of the same place (normalised).
 _SAME_PLACE = [
     {"united states", "united states of america", "usa", "us", "america", "u s"},
@@ -232,7 +233,19 @@ def compare_names(claimed: str, found: str) -> Comparison:
     a, b = set(name_key(claimed).split()), set(name_key(found).split())
     if not a or not b:
         return "unstated"
-    return "agrees" if a <= b or b <= a else "differs"
+    if a <= b or b <= a or _acronym(claimed, found) or _acronym(found, claimed):
+        return "agrees"
+    return "differs"
+
+
+def _acronym(short: str, long: str) -> bool:
+    """ "UN" for "the United Nations", "NASA" for "National Aeronautics and Space
+    Administration": the initials of the long name's words (its small words aside)."""
+    letters = re.sub(r"[^A-Za-z]", "", short)
+    if not (2 <= len(letters) <= 8) or not letters.isupper():
+        return False
+    words = [w for w in re.findall(r"[A-Za-z]+", long) if w.casefold() not in _SMALL]
+    return "".join(w[0] for w in words).upper() == letters
 
 
 def compare_nationalities(claimed: str, found: str) -> Comparison:

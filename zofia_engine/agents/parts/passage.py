@@ -25,7 +25,15 @@ from ...retrieval.wikipedia.titles import is_sense_of
 from .claim import ClaimParts, Part, PartKind
 from .names import name_key
 
-__all__ = ["FILLERS", "Passage", "about_subject", "choose_passage", "options_for"]
+__all__ = [
+    "CONTRADICTS",
+    "FILLERS",
+    "Passage",
+    "about_subject",
+    "can_contradict",
+    "choose_passage",
+    "options_for",
+]
 
 #: The entity labels whose words may fill a part of each kind.
 FILLERS: dict[PartKind, frozenset[str]] = {
@@ -41,16 +49,39 @@ FILLERS: dict[PartKind, frozenset[str]] = {
     "category": frozenset(),
 }
 MAX_OPTIONS = 10
+#: The labels of a passage's words that can *contradict* a part of each kind: the
+#: fillers above without the labels only a tagging error puts there ("France" cannot
+#: contradict "Málaga" tagged as a person). A name (a work, an event, a law) is
+#: contradicted only by a name of its own label.
+CONTRADICTS: dict[PartKind, frozenset[str]] = {
+    "place": frozenset({"GPE", "LOC", "FAC"}),
+    "person": frozenset({"PERSON", "ORG"}),
+    "organisation": frozenset({"ORG", "PERSON"}),
+    "nationality": frozenset({"NORP", "GPE", "LANGUAGE"}),
+    "date": frozenset({"DATE"}),
+    "number": frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"}),
+    "name": frozenset(),
+    "category": frozenset({"NP"}),
+}
+
+
+def can_contradict(part: Part, label: str) -> bool:
+    """Whether a passage's words labelled ``label`` can contradict ``part``."""
+    if part.kind == "name":
+        return label == part.label
+    return label in CONTRADICTS[part.kind]
 
 
 @dataclass(frozen=True)
 class Passage:
     """The sentences a claim is read against (their numbers in the check's list, best
-    first) and, for each checked part in order, the words that may fill it."""
+    first) and, for each checked part in order, the words that may fill it and their
+    labels."""
 
     numbers: tuple[int, ...]
     texts: tuple[str, ...]
     options: tuple[tuple[str, ...], ...]
+    labels: tuple[dict[str, str], ...] = ()  # per checked part: each option's label
 
     @property
     def text(self) -> str:
@@ -104,42 +135,44 @@ def about_subject(
     return False
 
 
-def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> list[str]:
+def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]:
     """The words of one parsed sentence that may fill ``part`` (none of them the
-    claim's subject)."""
+    claim's subject), each with its label (``"NP"`` for a category's head)."""
     subject = name_key(claim.subject)
+    found: dict[str, str] = {}
     if part.kind == "category":
-        found = _heads(parsed)
+        found = dict.fromkeys(_heads(parsed), "NP")
     else:
         labels = FILLERS[part.kind]
         entities = [e for e in parsed.entities if e.label in labels]
-        found = [e.text for e in entities]
         if part.kind == "place":
-            found = _runs(entities, parsed.text) + found
+            found = {run: label for run, label in _runs(entities, parsed.text)}
+        for e in entities:
+            found.setdefault(e.text, e.label)
     # Words the claim itself uses in another role ("iPhone" in "Apple unveiled a new
     # iPhone in [1]") do not fill this part.
     elsewhere = name_key(claim.text[: part.start] + " | " + claim.text[part.end :])
     own = name_key(part.text)
-    return [
-        text
-        for text in dict.fromkeys(found)
+    return {
+        text: label
+        for text, label in found.items()
         if (key := name_key(text))
         and key != subject
         and key not in subject
         and (key in own or f" {key} " not in f" {elsewhere} ")
-    ]
+    }
 
 
-def _runs(entities: Sequence[Phrase], text: str) -> list[str]:
+def _runs(entities: Sequence[Phrase], text: str) -> list[tuple[str, str]]:
     """Runs of places with only commas between them ("Sydney, New South Wales,
-    Australia"), longest first."""
+    Australia"), with the label of their first place."""
     runs: list[list[Phrase]] = []
     for e in entities:
         if runs and text[runs[-1][-1].end : e.start].strip() in (",",):
             runs[-1].append(e)
         else:
             runs.append([e])
-    return [text[r[0].start : r[-1].end] for r in runs if len(r) > 1]
+    return [(text[r[0].start : r[-1].end], r[0].label) for r in runs if len(r) > 1]
 
 
 def _heads(parsed: Parsed) -> list[str]:
@@ -170,7 +203,7 @@ def choose_passage(
     checked = claim.checked
     if not checked:
         return None
-    chosen: list[tuple[int, str, list[list[str]]]] = []
+    chosen: list[tuple[int, str, list[dict[str, str]]]] = []
     for number, title, text, parsed, encyclopedic in sentences:
         if not about_subject(claim, title, text, encyclopedic=encyclopedic):
             continue
@@ -181,8 +214,16 @@ def choose_passage(
             break
     if not chosen:
         return None
-    merged = tuple(
-        tuple(dict.fromkeys(o for _, _, opts in chosen for o in opts[i]))[:MAX_OPTIONS]
-        for i in range(len(checked))
+    labels: list[dict[str, str]] = []
+    for i in range(len(checked)):
+        merged: dict[str, str] = {}
+        for _, _, options in chosen:
+            for option, label in options[i].items():
+                merged.setdefault(option, label)
+        labels.append(dict(list(merged.items())[:MAX_OPTIONS]))
+    return Passage(
+        tuple(n for n, _, _ in chosen),
+        tuple(t for _, t, _ in chosen),
+        tuple(tuple(found) for found in labels),
+        tuple(labels),
     )
-    return Passage(tuple(n for n, _, _ in chosen), tuple(t for _, t, _ in chosen), merged)

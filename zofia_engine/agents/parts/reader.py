@@ -29,7 +29,7 @@ from ...retrieval.ner.parser import Parsed, TextParser
 from ..context import PanelContext
 from .claim import ClaimParts, Part, claim_parts
 from .names import NameKnowledge, compare_names, compare_nationalities, compare_places
-from .passage import Passage, about_subject, choose_passage
+from .passage import Passage, about_subject, can_contradict, choose_passage
 from .questions import NOT_STATED, Filled, fill_blanks, passage_says
 from .values import compare_dates, compare_numbers
 
@@ -175,17 +175,23 @@ def _checked_checks(parts: ClaimParts, checks: list[PartCheck]) -> list[PartChec
 def _compared(
     run: _Context, parts: ClaimParts, passage: Passage, filled: Filled
 ) -> list[PartCheck]:
-    """Each part of the claim with what the passage gave for it, compared."""
-    answers = dict(zip(parts.checked, zip(filled.answers, filled.stated, strict=True), strict=True))
+    """Each part of the claim with what the passage gave for it, compared
+    (:func:`_guarded` sets aside differences the answers cannot carry)."""
+    checked = parts.checked
+    given = dict(zip(checked, zip(filled.answers, filled.stated, strict=True), strict=True))
+    answers = [a for a in filled.answers if a != NOT_STATED]
     checks = []
     for part in parts.parts:
-        found, stated = answers.get(part, (NOT_STATED, None))
+        found, stated = given.get(part, (NOT_STATED, None))
         if found == NOT_STATED:
             checks.append(PartCheck(kind=part.kind, claimed=part.text, stated=stated))
             continue
         number = passage.source_of(found)
         evidence = run.ctx.readable.sentences[number - 1].evidence_id if number else ""
         outcome = _compare(run, part, found, passage)
+        if outcome == "differs":
+            i = checked.index(part)
+            outcome = _guarded(run, part, found, passage, i, answers.count(found))
         checks.append(
             PartCheck(
                 kind=part.kind,
@@ -197,6 +203,21 @@ def _compared(
             )
         )
     return checks
+
+
+def _guarded(
+    run: _Context, part: Part, found: str, passage: Passage, i: int, uses: int
+) -> PartOutcome:
+    """A difference stands only when the answer can carry it: words of a label that can
+    contradict the part (:func:`~.passage.can_contradict`), given for one blank only
+    (the same words for two blanks answer neither), and not chosen over the claim's own
+    words when the passage has them among the blank's options (it names the claimed
+    value: which one fills the blank is then the model's guess, not the passage's)."""
+    label = passage.labels[i].get(found, "") if passage.labels else ""
+    if not can_contradict(part, label) or uses > 1:
+        return "unstated"
+    own = [o for o in passage.options[i] if _compare(run, part, o, passage) == "agrees"]
+    return "unstated" if own else "differs"
 
 
 def _compare(run: _Context, part: Part, found: str, passage: Passage) -> PartOutcome:
