@@ -164,6 +164,21 @@ def test_an_unproven_card_says_which_way_the_panel_leaned_and_what_would_settle_
     assert misleading.links[0].url == "https://example.org/web/4"
 
 
+def test_a_verdict_against_the_panels_ruling_says_the_panel_disagreed() -> None:
+    """The evidence refuted the core claim and decided "false"; the panel had ruled
+    "true": the card's lean line says so, with the panel's probability, and the
+    confidence is the reading's."""
+    report = _report(
+        verdict="false",
+        confidence=Confidence(value=0.93, basis="reading", source="reading"),
+        lean=Lean(outcome="true", probability=0.92, against_evidence=True),
+    )
+    card = verdict_card(Outcome("a1", report))
+    assert (card.icon, card.headline, card.confidence) == ("❌", "False", "93%")
+    assert card.lean == "The panel leaned true (92%), against the evidence."
+    assert not any(note.startswith("What would settle it") for note in card.notes)
+
+
 def test_a_scam_card_lists_its_signs_and_no_panel_notes() -> None:
     report = _report(
         verdict="scam",

@@ -18,7 +18,7 @@ import pytest
 from zofia_engine.agents.context import PanelContext
 from zofia_engine.agents.evidence_sentences import SentenceIndex
 from zofia_engine.agents.parts import NO_KNOWLEDGE, PartsRules, read_by_parts
-from zofia_engine.agents.parts.claim import ClaimParts, claim_parts
+from zofia_engine.agents.parts.claim import ClaimParts, claim_parts, reported_clause
 from zofia_engine.agents.parts.names import (
     compare_names,
     compare_nationalities,
@@ -182,12 +182,30 @@ def test_a_place_run_is_one_part_and_a_relative_date_is_never_checked(parser: Sp
     assert apple.blanked() == "Apple unveiled a new iPhone in [1] on Tuesday."
 
 
-def test_a_reported_claim_is_the_clause_the_report_wraps(parser: SpacyParser) -> None:
-    told = _parts(
-        parser, "Last year my cousin told me the Great Pyramid of Giza was built in 1850."
-    )
-    assert told.subject == "the Great Pyramid of Giza"
-    assert [(p.kind, p.text) for p in told.parts] == [("date", "1850")]
+@pytest.mark.parametrize(
+    ("report", "clause"),
+    [
+        (
+            "Last year my cousin told me the Great Pyramid of Giza was built in 1850.",
+            "The Great Pyramid of Giza was built in 1850.",
+        ),
+        (
+            "Yesterday a friend claimed the Titanic sank after hitting an iceberg in 1912.",
+            "The Titanic sank after hitting an iceberg in 1912.",
+        ),
+        ("Scientists say black holes are made of ice.", "Black holes are made of ice."),
+        ("Historians agree that the Titanic sank in 1912.", "The Titanic sank in 1912."),
+        ("The Titanic sank in 1912.", None),
+    ],
+)
+def test_a_reported_claim_is_the_clause_the_report_wraps(
+    parser: SpacyParser, report: str, clause: str | None
+) -> None:
+    assert reported_clause(parser.parse([report])[0]) == clause
+    if clause is not None:
+        parts = _parts(parser, clause)
+        assert parts.subject.casefold().startswith(("the", "black"))
+        assert all(p.text not in ("Last year", "Yesterday") for p in parts.parts)
 
 
 def test_a_sentence_about_a_word_of_the_post_is_not_about_its_subject(

@@ -95,7 +95,12 @@ TEMPLATE_VARIABLES = {
     "vision": {},
     "reader": {"claim": "A claim.", "own": [2], "max_words": 40, "max_cited": 3},
     "unsettled": {"settled": False, "findings": [], "allowed": OUTCOMES},
-    "cloze": {"passage": "P.", "statement": "It is in [1].", "blanks": ["a place"], "subject": "it"},
+    "cloze": {
+        "passage": "P.",
+        "statement": "It is in [1].",
+        "blanks": ["a place"],
+        "subject": "it",
+    },
     "passage_system": {},
     "restated": {"passage": "P.", "statement": "It is in Paris."},
 }

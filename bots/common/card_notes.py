@@ -57,10 +57,22 @@ _LEANS = {
 }
 
 
+_AGAINST = {
+    "true": N_("The panel leaned true{strength}, against the evidence."),
+    "false": N_("The panel leaned false{strength}, against the evidence."),
+    "misleading": N_("The panel leaned misleading{strength}, against the evidence."),
+}
+
+
 def lean_line(report: Report, words: Words = ENGLISH) -> str:
-    """For an unproven post, one short line: which way the panel leaned ("The panel
-    leans false (62%)."); what would settle it is a note (the summary above it says
-    that the evidence settled nothing)."""
+    """One short line on which way the panel leaned: for an unproven post ("The panel
+    leans false (62%)."; what would settle it is a note, and the summary above it says
+    that the evidence settled nothing), and for a verdict the evidence decided against
+    the panel's ruling ("The panel leaned true (92%), against the evidence.")."""
+    lean = report.lean
+    if lean is not None and lean.against_evidence:
+        strength = f" ({words.percent(lean.probability)})" if lean.probability is not None else ""
+        return words(_AGAINST[lean.outcome], strength=strength)
     if report.verdict != "unproven":
         return ""
     if report.lean is None:

@@ -24,7 +24,15 @@ from ...retrieval.ner.parser import Parsed, Phrase, Word
 from .names import name_key
 from .values import date_range, number_value, relative_date
 
-__all__ = ["KIND_OF_LABEL", "ClaimParts", "Part", "PartKind", "claim_parts", "subject_words"]
+__all__ = [
+    "KIND_OF_LABEL",
+    "ClaimParts",
+    "Part",
+    "PartKind",
+    "claim_parts",
+    "reported_clause",
+    "subject_words",
+]
 
 PartKind = Literal[
     "place", "person", "organisation", "nationality", "date", "number", "name", "category"
@@ -69,6 +77,10 @@ _REPORTING = frozenset(
         "learn",
         "remember",
         "realise",
+        "agree",
+        "argue",
+        "confirm",
+        "explain",
         "realize",
         "reckon",
         "swear",
@@ -147,21 +159,26 @@ class ClaimParts:
         return "".join([*out, self.text[at:]])
 
 
-def _clause(parsed: Parsed) -> tuple[int, int] | None:
-    """The words of the clause a report wraps ("Scientists say [black holes are made of
-    ice]", "My cousin told me that [the pyramid was built in 1850]"): the first and last
-    (exclusive), or ``None`` when the claim is not a report."""
+_OBJECTS = frozenset(["me", "us", "him", "her", "them", "you", "that", ",", ":"])
+
+
+def reported_clause(parsed: Parsed) -> str | None:
+    """What a report reports: "Scientists say black holes are made of ice" → "black
+    holes are made of ice"; "My cousin told me that the pyramid was built in 1850" →
+    "The pyramid was built in 1850" (a sentence of its own). ``None`` when the claim is not a report. The small
+    parser often misreads the reported clause inside the report ("the Titanic sank" as
+    an object), so the caller parses it again on its own."""
     words = parsed.words
     for i, w in enumerate(words):
         if w.dep != "ROOT" or w.lemma.casefold() not in _REPORTING:
             continue
-        inner = next(
-            (j for j, x in enumerate(words) if x.head == i and x.dep in ("ccomp", "xcomp")),
-            None,
-        )
-        if inner is not None:
-            span = _subtree(words, inner)
-            return min(span), max(span) + 1
+        rest = i + 1
+        while rest < len(words) and words[rest].text.casefold() in _OBJECTS:
+            rest += 1
+        if len(words) - rest < 3:
+            return None
+        clause = parsed.text[words[rest].start :].strip()
+        return clause[:1].upper() + clause[1:]  # a sentence of its own, as parsers expect
     return None
 
 
@@ -176,22 +193,18 @@ def _subtree(words: tuple[Word, ...], top: int, *, skip: tuple[str, ...] = ()) -
     return kept
 
 
-def subject_words(
-    parsed: Parsed, within: tuple[int, int] | None = None
-) -> tuple[int, int, int] | None:
+def subject_words(parsed: Parsed) -> tuple[int, int, int] | None:
     """The first and last (exclusive) word of the claim's subject and its head word: the
-    first nominal subject (inside ``within``, a reported clause) that is not a pronoun,
-    with its determiners, modifiers and "of" phrases, without its appositions, clauses
-    and other phrases; ``None`` when there is none."""
+    first nominal subject that is not a pronoun, with its determiners, modifiers and "of"
+    phrases, without its appositions, clauses and other phrases; ``None`` when there is
+    none."""
     words = parsed.words
-    low, high = within or (0, len(words))
     head = next(
         (
             i
             for i, w in enumerate(words)
-            if low <= i < high
-            and w.dep in _SUBJECTS
-            and w.pos in ("NOUN", "PROPN")
+            if w.dep in _SUBJECTS
+            and w.pos in ("NOUN", "PROPN", "ADJ", "X")
             and w.text.casefold() not in _PRONOUNS
         ),
         None,
@@ -214,11 +227,7 @@ def subject_words(
 def claim_parts(parsed: Parsed) -> ClaimParts:
     """The subject and the checkable parts of one parsed claim."""
     words = parsed.words
-    clause = _clause(parsed)
-    low, high = (
-        (words[clause[0]].start, words[clause[1] - 1].end) if clause else (0, len(parsed.text))
-    )
-    span = subject_words(parsed, clause)
+    span = subject_words(parsed)
     named = generic = False
     names: tuple[str, ...] = ()
     if span is None:
@@ -229,15 +238,19 @@ def claim_parts(parsed: Parsed) -> ClaimParts:
         subject = parsed.text[sub_start:sub_end]
         head_lemma = words[head].lemma.casefold()
         inside = words[first:last]
-        names = tuple(name_key(w.text) for w in inside if w.pos == "PROPN")
+        # Proper names: what the tagger calls one, and any capitalised word after the
+        # first ("The Titanic", which the small tagger reads as an adjective).
+        names = tuple(
+            name_key(w.text)
+            for n, w in enumerate(inside)
+            if w.pos == "PROPN" or (n > 0 and w.text[:1].isupper())
+        )
         named = bool(names)
         generic = not named and not any(w.dep in ("prep", "poss") for w in inside)
     parts = [
         _entity_part(e)
         for e in parsed.entities
         if e.label in KIND_OF_LABEL
-        and low <= e.start
-        and e.end <= high
         and not (sub_start <= e.start and e.end <= sub_end)
         and not _hyphen_bound(parsed.text, e)
     ]

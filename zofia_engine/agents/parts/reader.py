@@ -27,7 +27,7 @@ from ...records.reading import PartCheck, PartOutcome
 from ...report import ClaimResult, EvidenceItem, Quote
 from ...retrieval.ner.parser import Parsed, TextParser
 from ..context import PanelContext
-from .claim import ClaimParts, Part, claim_parts
+from .claim import ClaimParts, Part, claim_parts, reported_clause
 from .names import NameKnowledge, compare_names, compare_nationalities, compare_places
 from .passage import Passage, about_subject, can_contradict, choose_passage
 from .questions import NOT_STATED, Filled, fill_blanks, passage_says
@@ -74,7 +74,13 @@ async def parse_for_parts(
     core claim's subject."""
     texts = [c.text for c in claims] + [s.text for s in ctx.readable.sentences]
     parsed = await asyncio.to_thread(parser.parse, texts)
-    split = [claim_parts(p) for p in parsed[: len(claims)]]
+    claim_parses = parsed[: len(claims)]
+    reported = {i: r for i, p in enumerate(claim_parses) if (r := reported_clause(p))}
+    if reported:  # "Scientists say [black holes are made of ice]": the clause, on its own
+        again = await asyncio.to_thread(parser.parse, list(reported.values()))
+        for i, clause in zip(reported, again, strict=True):
+            claim_parses[i] = clause
+    split = [claim_parts(p) for p in claim_parses]
     core = split[0] if split else None
     if core is not None:
         split = [
