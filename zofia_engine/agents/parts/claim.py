@@ -165,9 +165,9 @@ _OBJECTS = frozenset(["me", "us", "him", "her", "them", "you", "that", ",", ":"]
 def reported_clause(parsed: Parsed) -> str | None:
     """What a report reports: "Scientists say black holes are made of ice" → "black
     holes are made of ice"; "My cousin told me that the pyramid was built in 1850" →
-    "The pyramid was built in 1850" (a sentence of its own). ``None`` when the claim is not a report. The small
-    parser often misreads the reported clause inside the report ("the Titanic sank" as
-    an object), so the caller parses it again on its own."""
+    "The pyramid was built in 1850" (a sentence of its own). ``None`` when the claim is
+    not a report. The small parser often misreads the reported clause inside the report
+    ("the Titanic sank" as an object), so the caller parses it again on its own."""
     words = parsed.words
     for i, w in enumerate(words):
         if w.dep != "ROOT" or w.lemma.casefold() not in _REPORTING:

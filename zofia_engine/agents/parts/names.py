@@ -57,6 +57,10 @@ _GENERIC = frozenset(
         "lake",
         "mount",
         "mountain",
+        "ocean",
+        "oceans",
+        "sea",
+        "desert",
     ]
 )
 _HONORIFICS = frozenset(

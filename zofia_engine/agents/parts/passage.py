@@ -157,10 +157,16 @@ def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]
         text: label
         for text, label in found.items()
         if (key := name_key(text))
-        and key != subject
-        and key not in subject
+        and not _names_subject(key, subject)
         and (key in own or f" {key} " not in f" {elsewhere} ")
     }
+
+
+def _names_subject(key: str, subject: str) -> bool:
+    """Whether words name the claim's subject, whole or with more words ("Microsoft
+    Corporation" for "Microsoft"); "Sydney" does not name "the Sydney Opera House"."""
+    words, theirs = set(key.split()), set(subject.split())
+    return bool(words and theirs) and theirs <= words
 
 
 def _runs(entities: Sequence[Phrase], text: str) -> list[tuple[str, str]]:
