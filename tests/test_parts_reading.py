@@ -26,7 +26,7 @@ from zofia_engine.agents.parts.names import (
     name_key,
 )
 from zofia_engine.agents.parts.passage import about_subject
-from zofia_engine.agents.parts.reader import parse_for_parts
+from zofia_engine.agents.parts.reader import parse_claims
 from zofia_engine.agents.parts.values import compare_dates, compare_numbers
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -268,16 +268,15 @@ async def _read(
         for i, (t, text) in enumerate(evidence, 1)
     ]
     index = SentenceIndex.build(ctx.evidence, split_sentences, encoder)
-    ctx.show(index.shortlist([claim], encoder, top_k=10, theta=-1.0))
     claims = [ClaimResult(id="claim-0", kind="core", text=claim)]
-    plan = await parse_for_parts(parser, claims, ctx)
-    similarity, _ = ctx.readable.closest([claim], encoder, top_k=10, theta=-1.0)
+    split = await parse_claims(parser, claims)
     read = await read_by_parts(
         session,
         ctx,
-        list(zip(claims, plan.claims, strict=True)),
-        similarity,
-        plan.sentences,
+        list(zip(claims, split, strict=True)),
+        index.sentences,
+        index.vectors,
+        parser=parser,
         knowledge=NO_KNOWLEDGE,
         encoder=encoder,
         rules=PartsRules(),

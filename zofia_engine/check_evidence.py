@@ -14,11 +14,13 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+import numpy as np
+
 from .agents.claims import Extracted
 from .agents.context import PanelContext
 from .agents.evidence_sentences import SentenceIndex, SentenceList
 from .agents.parts import NO_KNOWLEDGE, NameKnowledge, PartsRules, read_by_parts
-from .agents.parts.reader import about_its_subject, parse_for_parts
+from .agents.parts.reader import about_its_subject, parse_claims
 from .agents.quotes import Haystack
 from .agents.reading import ReadingRules, read_claims, read_claims_by_model
 from .agents.stance import stances_read
@@ -106,6 +108,7 @@ class EvidenceReading:
         self.knowledge = knowledge
         self.full = settings.agents.depth == "full"
         self.shown = asyncio.Event()
+        self.index = SentenceIndex([], np.zeros((0, 1), dtype=np.float32))
 
     async def run(
         self,
@@ -143,6 +146,7 @@ class EvidenceReading:
         (blocking)."""
         agents = self.settings.agents
         index = SentenceIndex.build(self.ctx.evidence, split_sentences, self.encoder)
+        self.index = index  # every sentence that can settle a claim: the part reader's pool
         lead = (self.ctx.sentences or [self.ctx.text])[0][:LEAD_CHARS]
         queries = [lead, *(c.text for c in claims)]
         return index.shortlist(
@@ -191,18 +195,18 @@ class EvidenceReading:
         others as a whole, citing only sentences about their subject."""
         assert self.parser is not None
         a, ctx = self.settings.agents, self.ctx
-        plan = await parse_for_parts(self.parser, claims, ctx)
-        similarity, _ = await rules.closest(ctx, claims, self.encoder)
-        by_parts = [i for i, p in enumerate(plan.claims) if p.checked]
-        whole = [i for i, p in enumerate(plan.claims) if not p.checked]
+        split = await parse_claims(self.parser, claims)
+        by_parts = [i for i, p in enumerate(split) if p.checked]
+        whole = [i for i, p in enumerate(split) if not p.checked]
         parts_rules = PartsRules(said_at=a.said_at, same_kind_at=a.same_kind_at)
         read_parts, read_whole = await asyncio.gather(
             read_by_parts(
                 self.session,
                 ctx,
-                [(claims[i], plan.claims[i]) for i in by_parts],
-                similarity[by_parts] if by_parts else similarity[:0],
-                plan.sentences,
+                [(claims[i], split[i]) for i in by_parts],
+                self.index.sentences,
+                self.index.vectors,
+                parser=self.parser,
                 knowledge=self.knowledge,
                 encoder=self.encoder,
                 rules=parts_rules,
@@ -212,7 +216,7 @@ class EvidenceReading:
         sources = {e.id: e for e in ctx.evidence}
         read: dict[int, ClaimResult] = dict(zip(by_parts, read_parts, strict=True))
         for i, result in zip(whole, read_whole, strict=True):
-            read[i] = about_its_subject(result, plan.claims[i], sources)
+            read[i] = about_its_subject(result, split[i], sources)
         return [read[i] for i in range(len(claims))]
 
 

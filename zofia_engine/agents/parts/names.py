@@ -30,6 +30,7 @@ __all__ = [
     "compare_nationalities",
     "compare_places",
     "country_of",
+    "described_as_place",
     "name_key",
     "script_of",
 ]
@@ -226,6 +227,46 @@ def _one_place(claimed: str, found: list[str], knowledge: NameKnowledge) -> Comp
         return "agrees"  # the passage names a place inside the claimed one
     rest = [f for f in found if not _within(claimed, f, knowledge)]
     return "differs" if rest else "unstated"
+
+
+_PLACE_WORDS = frozenset(
+    [
+        "city",
+        "town",
+        "village",
+        "capital",
+        "country",
+        "state",
+        "province",
+        "region",
+        "island",
+        "river",
+        "mountain",
+        "ocean",
+        "sea",
+        "lake",
+        "continent",
+        "desert",
+        "planet",
+        "moon",
+        "satellite",
+        "municipality",
+        "county",
+        "district",
+        "peninsula",
+        "valley",
+        "archipelago",
+        "metropolis",
+        "territory",
+    ]
+)
+
+
+def described_as_place(name: str, knowledge: NameKnowledge) -> bool:
+    """Whether the encyclopedia describes ``name`` as a place ("Natural satellite of
+    Earth", "Capital of France"): the tagger calls many places people or organisations."""
+    described = set(re.findall(r"[a-z]+", knowledge.description(name).casefold()))
+    return bool(described & _PLACE_WORDS)
 
 
 def compare_names(claimed: str, found: str) -> Comparison:

@@ -29,6 +29,7 @@ __all__ = [
     "CONTRADICTS",
     "FILLERS",
     "Passage",
+    "Source",
     "about_subject",
     "can_contradict",
     "choose_passage",
@@ -73,23 +74,35 @@ def can_contradict(part: Part, label: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Passage:
-    """The sentences a claim is read against (their numbers in the check's list, best
-    first) and, for each checked part in order, the words that may fill it and their
-    labels."""
+class Source:
+    """One evidence sentence a claim may be read against: its document (id, title,
+    whether it is an encyclopedia's), its text and its parse."""
 
-    numbers: tuple[int, ...]
-    texts: tuple[str, ...]
+    evidence_id: str
+    title: str
+    encyclopedic: bool
+    text: str
+    parsed: Parsed
+
+
+@dataclass(frozen=True)
+class Passage:
+    """The sentences a claim is read against (best first: ``sources`` as
+    (evidence id, text)) and, for each checked part in order, the words that may fill
+    it and their labels."""
+
+    sources: tuple[tuple[str, str], ...]
     options: tuple[tuple[str, ...], ...]
     labels: tuple[dict[str, str], ...] = ()  # per checked part: each option's label
 
     @property
     def text(self) -> str:
-        return " ".join(self.texts)
+        return " ".join(t for _, t in self.sources)
 
-    def source_of(self, words: str) -> int | None:
-        """The number of the first sentence of the passage that holds ``words``."""
-        return next((n for n, t in zip(self.numbers, self.texts, strict=True) if words in t), None)
+    def source_of(self, words: str) -> tuple[str, str] | None:
+        """The first sentence of the passage that holds ``words``, as (evidence id,
+        text)."""
+        return next((s for s in self.sources if words in s[1]), None)
 
 
 def _keys(text: str) -> set[str]:
@@ -197,25 +210,21 @@ def _heads(parsed: Parsed) -> list[str]:
 
 
 def choose_passage(
-    claim: ClaimParts,
-    sentences: Sequence[tuple[int, str, str, Parsed, bool]],
-    *,
-    max_sentences: int = 3,
+    claim: ClaimParts, sources: Sequence[Source], *, max_sentences: int = 3
 ) -> Passage | None:
-    """The passage ``claim`` is read against: of ``sentences`` (number, document title,
-    text, parse, whether the document is an encyclopedia's; best first), those about its
-    subject that hold words for at least one of its checked parts, at most
+    """The passage ``claim`` is read against: of ``sources`` (best first), those about
+    its subject that hold words for at least one of its checked parts, at most
     ``max_sentences``; ``None`` when there is none."""
     checked = claim.checked
     if not checked:
         return None
-    chosen: list[tuple[int, str, list[dict[str, str]]]] = []
-    for number, title, text, parsed, encyclopedic in sentences:
-        if not about_subject(claim, title, text, encyclopedic=encyclopedic):
+    chosen: list[tuple[Source, list[dict[str, str]]]] = []
+    for source in sources:
+        if not about_subject(claim, source.title, source.text, encyclopedic=source.encyclopedic):
             continue
-        options = [options_for(part, parsed, claim) for part in checked]
+        options = [options_for(part, source.parsed, claim) for part in checked]
         if any(options):
-            chosen.append((number, text, options))
+            chosen.append((source, options))
         if len(chosen) == max_sentences:
             break
     if not chosen:
@@ -223,13 +232,12 @@ def choose_passage(
     labels: list[dict[str, str]] = []
     for i in range(len(checked)):
         merged: dict[str, str] = {}
-        for _, _, options in chosen:
+        for _, options in chosen:
             for option, label in options[i].items():
                 merged.setdefault(option, label)
         labels.append(dict(list(merged.items())[:MAX_OPTIONS]))
     return Passage(
-        tuple(n for n, _, _ in chosen),
-        tuple(t for _, t, _ in chosen),
+        tuple((s.evidence_id, s.text) for s, _ in chosen),
         tuple(tuple(found) for found in labels),
         tuple(labels),
     )

@@ -27,23 +27,32 @@ from ...records.reading import PartCheck, PartOutcome
 from ...report import ClaimResult, EvidenceItem, Quote
 from ...retrieval.ner.parser import Parsed, TextParser
 from ..context import PanelContext
+from ..evidence_sentences import Sentence
 from .claim import ClaimParts, Part, claim_parts, reported_clause
-from .names import NameKnowledge, compare_names, compare_nationalities, compare_places
-from .passage import Passage, about_subject, can_contradict, choose_passage
+from .names import (
+    NameKnowledge,
+    compare_names,
+    compare_nationalities,
+    compare_places,
+    described_as_place,
+)
+from .passage import Passage, Source, about_subject, can_contradict, choose_passage
 from .questions import NOT_STATED, Filled, fill_blanks, passage_says
 from .values import compare_dates, compare_numbers
 
-__all__ = ["Parsing", "PartsRules", "about_its_subject", "parse_for_parts", "read_by_parts"]
+__all__ = ["PartsRules", "about_its_subject", "parse_claims", "read_by_parts"]
 
 
 @dataclass(frozen=True)
 class PartsRules:
-    """How many sentences make a claim's passage, the probability of "the passage says
+    """How many sentences make a claim's passage (of how many closest sentences about
+    its subject, parsed), the probability of "the passage says
     it" that settles a claim, and the cosine under which two category words are
     different kinds of thing ("mammal", "fish") rather than two words for one
     ("film", "movie")."""
 
     max_sentences: int = 3
+    max_sources: int = 8
     said_at: float = 0.5
     same_kind_at: float = 0.5
 
@@ -57,79 +66,100 @@ class _Context:
     rules: PartsRules
 
 
-@dataclass(frozen=True)
-class Parsing:
-    """The check's claims split into subject and parts, and its shown sentences parsed
-    (:func:`parse_for_parts`), both in order."""
-
-    claims: list[ClaimParts]
-    sentences: list[Parsed]
-
-
-async def parse_for_parts(
-    parser: TextParser, claims: Sequence[ClaimResult], ctx: PanelContext
-) -> Parsing:
-    """Parse the claims and the shown sentences (``ctx.readable``) in one worker-thread
-    call. A claim whose subject is a pronoun ("It was completed in 1889.") takes the
-    core claim's subject."""
-    texts = [c.text for c in claims] + [s.text for s in ctx.readable.sentences]
-    parsed = await asyncio.to_thread(parser.parse, texts)
-    claim_parses = parsed[: len(claims)]
-    reported = {i: r for i, p in enumerate(claim_parses) if (r := reported_clause(p))}
-    if reported:  # "Scientists say [black holes are made of ice]": the clause, on its own
+async def parse_claims(parser: TextParser, claims: Sequence[ClaimResult]) -> list[ClaimParts]:
+    """Each claim's subject and parts. A report's clause is parsed on its own ("Scientists
+    say [black holes are made of ice]"); a claim whose subject is a pronoun ("It was
+    completed in 1889.") takes the core claim's subject."""
+    parsed = await asyncio.to_thread(parser.parse, [c.text for c in claims])
+    reported = {i: r for i, p in enumerate(parsed) if (r := reported_clause(p))}
+    if reported:
         again = await asyncio.to_thread(parser.parse, list(reported.values()))
         for i, clause in zip(reported, again, strict=True):
-            claim_parses[i] = clause
-    split = [claim_parts(p) for p in claim_parses]
+            parsed[i] = clause
+    split = [claim_parts(p) for p in parsed]
     core = split[0] if split else None
-    if core is not None:
-        split = [
-            p
-            if p.subject
-            else ClaimParts(
-                p.text, core.subject, core.subject_head, p.parts, core.named, core.generic
-            )
-            for p in split
-        ]
-    return Parsing(split, parsed[len(claims) :])
+    if core is None:
+        return split
+    return [
+        p
+        if p.subject
+        else ClaimParts(
+            p.text,
+            core.subject,
+            core.subject_head,
+            p.parts,
+            core.named,
+            core.generic,
+            core.names,
+        )
+        for p in split
+    ]
 
 
 async def read_by_parts(
     session: CheckSession,
     ctx: PanelContext,
     claims: Sequence[tuple[ClaimResult, ClaimParts]],
-    similarity: np.ndarray,
-    sentences: Sequence[Parsed],
+    pool: Sequence[Sentence],
+    vectors: np.ndarray,
     *,
+    parser: TextParser,
     knowledge: NameKnowledge,
     encoder: TextEncoder,
     rules: PartsRules,
 ) -> list[ClaimResult]:
-    """Each claim read part by part over the check's numbered sentences
-    (``ctx.readable``, parsed as ``sentences``); ``similarity`` holds each claim's
-    cosine to every sentence (a row per claim, in order)."""
-    shown = ctx.readable.sentences
-    titles = {e.id: (e.title, e.source == "wikipedia") for e in ctx.evidence}
+    """Each claim read part by part against the evidence sentences about its subject:
+    of ``pool`` (every sentence of the evidence that can settle a claim, with its unit
+    ``vectors``), the closest :attr:`PartsRules.max_sources` about the subject, parsed
+    once for all claims."""
+    documents = {e.id: e for e in ctx.evidence}
     run = _Context(session, ctx, knowledge, encoder, rules)
+    about: list[list[int]] = []
+    if pool and claims:
+        encoded = await asyncio.to_thread(encoder.encode, [c.text for c, _ in claims])
+        scores = encoded @ vectors.T
+        for row, (_, parts) in zip(scores, claims, strict=True):
+            order = [int(j) for j in np.argsort(-row, kind="stable")]
+            about.append(
+                [j for j in order if _about(parts, pool[j], documents)][: rules.max_sources]
+            )
+    else:
+        about = [[] for _ in claims]
+    needed = sorted({j for js in about for j in js})
+    parses = dict(
+        zip(
+            needed,
+            await asyncio.to_thread(parser.parse, [pool[j].text for j in needed]),
+            strict=True,
+        )
+    )
 
     async def one(i: int, claim: ClaimResult, parts: ClaimParts) -> ClaimResult:
-        order = [int(j) for j in np.argsort(-similarity[i], kind="stable")] if shown else []
-        candidates = []
-        for j in order:
-            title, encyclopedic = titles.get(shown[j].evidence_id, ("", False))
-            candidates.append((j + 1, title, shown[j].text, sentences[j], encyclopedic))
-        return await _read_one(run, claim, parts, candidates)
+        sources = [_source(pool[j], parses[j], documents) for j in about[i]]
+        return await _read_one(run, claim, parts, sources)
 
     return list(await asyncio.gather(*(one(i, c, p) for i, (c, p) in enumerate(claims))))
+
+
+def _about(parts: ClaimParts, sentence: Sentence, documents: Mapping[str, EvidenceItem]) -> bool:
+    item = documents.get(sentence.evidence_id)
+    if item is None:
+        return False
+    return about_subject(parts, item.title, sentence.text, encyclopedic=item.source == "wikipedia")
+
+
+def _source(sentence: Sentence, parsed: Parsed, documents: Mapping[str, EvidenceItem]) -> Source:
+    item = documents[sentence.evidence_id]
+    return Source(item.id, item.title, item.source == "wikipedia", sentence.text, parsed)
 
 
 async def _read_one(
     run: _Context,
     claim: ClaimResult,
     parts: ClaimParts,
-    candidates: list[tuple[int, str, str, Parsed, bool]],
+    sources: list[Source],
 ) -> ClaimResult:
-    passage = choose_passage(parts, candidates, max_sentences=run.rules.max_sentences)
+    passage = choose_passage(parts, sources, max_sentences=run.rules.max_sentences)
     base = {"read_by": "parts", "subject": parts.subject}
     if passage is None:
         checks = [PartCheck(kind=p.kind, claimed=p.text) for p in parts.parts]
@@ -139,7 +169,7 @@ async def _read_one(
     except StepFailed as exc:
         return claim.model_copy(update={**base, "status": "failed", "error": exc.reason})
     checks = _compared(run, parts, passage, filled)
-    context = _ids(run.ctx, passage)
+    context = _ids(passage)
     outcomes = [c.outcome for c in checks if _checked(parts, c)]
     differs = "differs" in outcomes
     agrees = bool(outcomes) and all(o == "agrees" for o in outcomes)
@@ -156,7 +186,7 @@ async def _read_one(
         return _unsettled(claim, parts, checks, update, context)
     label = "refutes" if differs else "supports"
     deciding = [c for c in checks if c.outcome == ("differs" if differs else "agrees")]
-    quotes = _quotes(run.ctx, passage, deciding)
+    quotes = _quotes(passage, deciding)
     return claim.model_copy(
         update={
             **base,
@@ -192,8 +222,8 @@ def _compared(
         if found == NOT_STATED:
             checks.append(PartCheck(kind=part.kind, claimed=part.text, stated=stated))
             continue
-        number = passage.source_of(found)
-        evidence = run.ctx.readable.sentences[number - 1].evidence_id if number else ""
+        source = passage.source_of(found)
+        evidence = source[0] if source else ""
         outcome = _compare(run, part, found, passage)
         if outcome == "differs":
             i = checked.index(part)
@@ -220,6 +250,8 @@ def _guarded(
     words when the passage has them among the blank's options (it names the claimed
     value: which one fills the blank is then the model's guess, not the passage's)."""
     label = passage.labels[i].get(found, "") if passage.labels else ""
+    if part.kind == "place" and described_as_place(found, run.knowledge):
+        label = "LOC"  # "Moon", tagged as a person, is described as a satellite
     if not can_contradict(part, label) or uses > 1:
         return "unstated"
     own = [o for o in passage.options[i] if _compare(run, part, o, passage) == "agrees"]
@@ -262,20 +294,14 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
-def _ids(ctx: PanelContext, passage: Passage) -> list[str]:
-    return list(dict.fromkeys(ctx.readable.sentences[n - 1].evidence_id for n in passage.numbers))
+def _ids(passage: Passage) -> list[str]:
+    return list(dict.fromkeys(evidence_id for evidence_id, _ in passage.sources))
 
 
-def _quotes(ctx: PanelContext, passage: Passage, deciding: list[PartCheck]) -> list[Quote]:
-    numbers = [passage.source_of(c.found) for c in deciding]
-    chosen = dict.fromkeys(n for n in numbers if n is not None)
-    return [
-        Quote(
-            text=ctx.readable.sentences[n - 1].text,
-            evidence_id=ctx.readable.sentences[n - 1].evidence_id,
-        )
-        for n in chosen
-    ]
+def _quotes(passage: Passage, deciding: list[PartCheck]) -> list[Quote]:
+    found = [passage.source_of(c.found) for c in deciding]
+    chosen = dict.fromkeys(s for s in found if s is not None)
+    return [Quote(text=text, evidence_id=evidence_id) for evidence_id, text in chosen]
 
 
 def _reason(label: str, deciding: list[PartCheck]) -> str:
