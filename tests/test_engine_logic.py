@@ -162,7 +162,7 @@ async def test_adaptive_with_the_core_claim_settled_holds_one_round_and_follows_
 ) -> None:
     """The default script refutes every claim, the core one too. The core claim decides:
     no panel, one round (both sides at once), and a judge held to the outcomes the
-    refuted core claim allows; a judge scripted to rule "true" anyway is overruled, and
+    refuted core claim allows ("false" alone: nothing was supported); a judge scripted to rule "true" anyway is overruled, and
     the lean keeps its ruling as against the evidence."""
     final = {"verdict": "true", "reason": "The post is accurate."}
     script = _script(panel, finalreply=final)
@@ -176,11 +176,12 @@ async def test_adaptive_with_the_core_claim_settled_holds_one_round_and_follows_
     for absent in ("judgereply", "linguistreply", "domainreply", "expertreply"):
         assert script.asked[absent] == 0, absent
     assert not report.analyses.held
-    # The judge's grammar allowed only "false" and "misleading".
+    # Every claim was refuted, none supported: the judge's grammar allowed only "false"
+    # ("misleading" needs evidence that goes both ways).
     body = _asked(panel, "finalreply")[0]
     verdict = body["response_format"]["json_schema"]["schema"]["properties"]["verdict"]
-    assert verdict["enum"] == ["false", "misleading"]
-    assert 'you may rule only "false" or "misleading"' in last_user_text(body)
+    assert verdict["enum"] == ["false"]
+    assert 'you may rule only "false"' in last_user_text(body)
     # The card's summary is the reading's own words, not the overruled judge's.
     assert report.summary == report.claims[0].reason
     assert "accurate" not in report.summary

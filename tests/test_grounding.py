@@ -209,11 +209,13 @@ def _claim(label: str, kind: str = "core", id_: str = "claim-0") -> ClaimResult:
         # it allows, and gives way to the evidence's own otherwise.
         ("true", [_claim("refutes")], "false", True),
         ("unproven", [_claim("refutes")], "false", True),
-        ("misleading", [_claim("refutes")], "misleading", False),
+        ("misleading", [_claim("refutes")], "false", True),  # misleading needs mixed evidence
+        ("misleading", [_claim("refutes"), _claim("supports", "sub", "c1")], "misleading", False),
         ("false", [_claim("refutes")], "false", False),
         ("true", [_claim("supports")], "true", False),
         ("false", [_claim("supports")], "true", True),
-        ("misleading", [_claim("supports")], "misleading", False),
+        ("misleading", [_claim("supports")], "true", True),
+        ("misleading", [_claim("supports"), _claim("refutes", "sub", "c1")], "misleading", False),
         # An unsettled core claim: the judge's outcome stands only on evidence its way.
         (
             "true",
@@ -258,8 +260,12 @@ def test_a_refuted_core_claim_never_ends_true_and_a_supported_one_never_false(
 
 
 def test_the_allowed_outcomes_follow_the_settled_core_claim() -> None:
-    assert allowed_outcomes([_claim("refutes")], ["claim-0"]) == ("false", "misleading")
-    assert allowed_outcomes([_claim("supports")], ["claim-0"]) == ("true", "misleading")
+    assert allowed_outcomes([_claim("refutes")], ["claim-0"]) == ("false",)
+    assert allowed_outcomes([_claim("supports")], ["claim-0"]) == ("true",)
+    # "Misleading" needs evidence both ways: another claim settled the other way.
+    mixed = [_claim("refutes"), _claim("supports", "sub", "c1")]
+    assert allowed_outcomes(mixed, ["claim-0", "c1"]) == ("false", "misleading")
+    assert allowed_outcomes(mixed, ["claim-0"]) == ("false",)  # c1 not settled
     assert allowed_outcomes([_claim("refutes")], []) == OUTCOMES  # not settled: all four
     sub = [_claim("not enough information"), _claim("refutes", "sub", "c1")]
     assert allowed_outcomes(sub, ["c1"]) == OUTCOMES

@@ -225,9 +225,18 @@ def settled_core(claims: Sequence[ClaimResult], grounded: Collection[str]) -> Cl
 def allowed_outcomes(
     claims: Sequence[ClaimResult], grounded: Collection[str]
 ) -> tuple[Outcome, ...]:
-    """The outcomes the panel may rule: those a settled core claim allows, else all."""
+    """The outcomes the panel may rule: those a settled core claim allows, else all.
+
+    "Misleading" (right in some facts, wrong or missing context in others) needs
+    evidence that goes both ways: another claim settled the other way than the core
+    claim. Without it the core claim's own outcome is the only one: the packaged judge
+    called a post with one wrong place "misleading" at 0.87 (docs/verdicts.md)."""
     core = settled_core(claims, grounded)
-    return ALLOWED[core.label] if core is not None and core.label else OUTCOMES
+    if core is None or core.label is None:
+        return OUTCOMES
+    other = "supports" if core.label == "refutes" else "refutes"
+    mixed = any(c.id in grounded and c.label == other for c in claims if c.id != core.id)
+    return ALLOWED[core.label] if mixed else (_FOLLOWS[core.label],)  # type: ignore[return-value]
 
 
 def rule_on_evidence(
@@ -242,7 +251,7 @@ def rule_on_evidence(
     """The verdict for the judge's ``outcome`` (``probability``: the judge's, if known).
 
     A core claim the evidence settled decides first: the judge's outcome stands only
-    among those it allows (:data:`ALLOWED`); any other ruling gives way to the
+    among those it allows (:func:`allowed_outcomes`); any other ruling gives way to the
     evidence's own ("false" for a refuted core claim, "true" for a supported one), and
     the report keeps the panel's ruling as a lean against the evidence.
 
@@ -273,7 +282,7 @@ def rule_on_evidence(
         return Ruled(outcome, basis)  # type: ignore[arg-type]
     core = settled_core(claims, grounded)
     if core is not None and core.label is not None:
-        if outcome in ALLOWED[core.label]:
+        if outcome in allowed_outcomes(claims, grounded):
             return Ruled(outcome, basis)
         follows = _FOLLOWS[core.label]
         against = [c.id for c in claims if c.id in grounded and c.label in _CARRIES[follows]]

@@ -214,7 +214,8 @@ def choose_passage(
 ) -> Passage | None:
     """The passage ``claim`` is read against: of ``sources`` (best first), those about
     its subject that hold words for at least one of its checked parts, at most
-    ``max_sentences``; ``None`` when there is none."""
+    ``max_sentences``; each blank may be filled only from the first of them that has
+    words for it. ``None`` when there is none."""
     checked = claim.checked
     if not checked:
         return None
@@ -229,13 +230,13 @@ def choose_passage(
             break
     if not chosen:
         return None
-    labels: list[dict[str, str]] = []
-    for i in range(len(checked)):
-        merged: dict[str, str] = {}
-        for _, options in chosen:
-            for option, label in options[i].items():
-                merged.setdefault(option, label)
-        labels.append(dict(list(merged.items())[:MAX_OPTIONS]))
+    # Each blank's options come from the closest sentence that has any for it: the
+    # others are context, not alternatives ("Sydney Harbour", where the opera house
+    # stands on the foreshore, is not where the closest sentence says it is).
+    labels = [
+        dict(list(next((o[i] for _, o in chosen if o[i]), {}).items())[:MAX_OPTIONS])
+        for i in range(len(checked))
+    ]
     return Passage(
         tuple((s.evidence_id, s.text) for s, _ in chosen),
         tuple(tuple(found) for found in labels),
