@@ -188,8 +188,13 @@ def test_with_nothing_settled_no_sentence_says_the_evidence_supports() -> None:
         decision="unproven",
         reason="The evidence provided supports the claim. Nothing settles it yet.",
     )
+    # An unproven post is said so in the code's words, never the judge's.
     summary = ruling_summary(Ruled("unproven", []), ruling, settled=False)
-    assert summary == "Nothing settles it yet."
+    assert summary == "The evidence found settles none of the post's claims."
+    # A verdict on a published fact-check alone (no claim settled): the judge's reason,
+    # without the sentence that says the evidence supports anything.
+    on_a_factcheck = ruling_summary(Ruled("false", ["fc-1"]), ruling, settled=False)
+    assert on_a_factcheck == "Nothing settles it yet."
     settled = ruling_summary(Ruled("false", ["claim-0"]), ruling, settled=True)
     assert settled.startswith("The evidence provided supports")
 

@@ -359,20 +359,20 @@ def ruling_summary(
     """What the card says under the verdict. When the verdict follows the core claim the
     evidence settled (``core``), the reading's own words: what the evidence gives for
     the claim's parts, quoted, never the panel's prose. Otherwise the judge's reason, in
-    whole sentences; when the evidence rule overruled the judge, the ruling's reasoning
-    is not shown (the card shows the lean and what would settle it). ``settled``:
+    whole sentences. An unproven post is said so in the code's own words, whatever the
+    judge wrote (the card shows the lean and what would settle it). ``settled``:
     whether the evidence settled any of the post's claims; when none, no sentence may
     say the evidence supports or refutes anything."""
     if ruled.verdict == "undetermined":
         return fallback_summary(ruled.verdict, ruling.error)
     if core is not None and ruled.verdict == _FOLLOWS.get(core.label or ""):
         return core.reason
-    if ruled.lean is not None and settled:
+    if ruled.verdict == "unproven" and settled:
         return (
             "The evidence found settles some of the post's claims, but none that carries "
             "the panel's ruling."
         )
-    if ruled.lean is not None:
+    if ruled.verdict == "unproven":
         return "The evidence found settles none of the post's claims."
     reason = whole_sentences(ruling.reason)
     if not settled:
