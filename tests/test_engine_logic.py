@@ -162,8 +162,9 @@ async def test_adaptive_with_the_core_claim_settled_holds_one_round_and_follows_
 ) -> None:
     """The default script refutes every claim, the core one too. The core claim decides:
     no panel, one round (both sides at once), and a judge held to the outcomes the
-    refuted core claim allows ("false" alone: nothing was supported); a judge scripted to rule "true" anyway is overruled, and
-    the lean keeps its ruling as against the evidence."""
+    refuted core claim allows ("false" alone: nothing was supported); a judge scripted
+    to rule "true" anyway is overruled, and the lean keeps its ruling as against the
+    evidence."""
     final = {"verdict": "true", "reason": "The post is accurate."}
     script = _script(panel, finalreply=final)
     report = await make_engine(_settings(panel, ADAPTIVE)).check(POST)

@@ -159,7 +159,7 @@ class CheckRun:
                     await asyncio.wait([gathering])
                     if not gathering.cancelled():
                         gathering.exception()  # a greeting's gathering that failed is moot
-                usage, timings = self._usage_and_timings()
+                usage, timings = self.usage_and_timings()
                 report = triaged_report(
                     found,
                     usage,
@@ -334,7 +334,7 @@ class CheckRun:
         summary = ruling_summary(ruled, judged.ruling, settled=bool(gathered.grounded), core=core)
         summary, dropped = unfounded(summary, gathered.sources)
         self.dropped.quotes += dropped
-        usage, timings = self._usage_and_timings(gathered.stage1.timings_ms)
+        usage, timings = self.usage_and_timings(gathered.stage1.timings_ms)
         return Report(
             verdict=ruled.verdict,
             confidence=confidence,
@@ -358,7 +358,7 @@ class CheckRun:
             triage=triaged,
         )
 
-    def _usage_and_timings(
+    def usage_and_timings(
         self, stage1_ms: dict[str, float] | None = None
     ) -> tuple[Usage, dict[str, float]]:
         timings = self.timings

@@ -67,6 +67,9 @@ SCHEMAS = (
     "radarreply",
     "stancereply",
     "pairreply",
+    "blanksreply",
+    "saidreply",
+    "onlyllmreply",
     "nodereply",
     "decomposereply",
     "visionreply",
@@ -142,6 +145,13 @@ def _stance(body: dict[str, Any]) -> dict[str, Any]:
     return {"stance": "refutes", "sentence": match.group(1) if match else ""}
 
 
+def _blanks(body: dict[str, Any]) -> dict[str, Any]:
+    """Each blank filled with the first words the grammar allows (the passage's, never
+    "not stated" while it has words for it), as a model reading the passage would."""
+    schema = body["response_format"]["json_schema"]["schema"]
+    return {key: prop["enum"][0] for key, prop in schema["properties"].items()}
+
+
 DEFAULTS: dict[str, Answer] = {
     "triagereply": {"kind": "claim", "reason": "It states a checkable fact.", "signs": []},
     "linguistreply": {"analysis": "Sensational wording and vague sourcing.", "lean": "fake"},
@@ -169,6 +179,9 @@ DEFAULTS: dict[str, Answer] = {
     "radarreply": {"argument": "The record settles the post.", "cites": ["post"]},
     "stancereply": _stance,
     "pairreply": {"same_subject": "yes", "both_true": "yes"},
+    "blanksreply": _blanks,
+    "saidreply": {"said": "yes"},
+    "onlyllmreply": {"decision": "fake", "reason": "It reads as made up."},
     "nodereply": _node,
     "visionreply": {
         "description": "A printed headline on a white background.",
