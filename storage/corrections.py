@@ -34,7 +34,7 @@ from .keys import hash_user
 from .postgres import is_postgres
 from .queue.corrections import queue_corrections
 from .reviews import Review
-from .shown_cards import ShownCard
+from .shown_cards import InForce, ShownCard
 from .store import CheckStore
 
 __all__ = [
@@ -83,6 +83,7 @@ class ChatCorrection:
     link: str
     source: str
     rechecked: bool
+    everywhere: bool = True  # the service's reviewers (or a recheck); else the chat's own
 
 
 def _queue(store: CheckStore, due: dict[str, list[str]]) -> None:
@@ -102,14 +103,23 @@ def review_check(
     verdict: str,
     note: str = "",
     link: str = "",
+    chat: str = "",
 ) -> Review:
-    """Add a review (:meth:`storage.reviews.Reviews.add`, same arguments) and make due
-    the cards that now show another verdict, in one write transaction (blocking)."""
+    """Add a review (:meth:`storage.reviews.Reviews.add`, same arguments: ``chat`` the
+    keyed chat it applies to, ``""`` for every chat) and make due the cards it changes
+    (only that chat's, for a chat's review), in one write transaction (blocking)."""
     with store.write():
         review = store.reviews.add(
-            check_id, reviewer=reviewer, platform=platform, verdict=verdict, note=note, link=link
+            check_id,
+            reviewer=reviewer,
+            platform=platform,
+            verdict=verdict,
+            note=note,
+            link=link,
+            chat=chat,
         )
-        _queue(store, store.shown_cards.mark_due(review.check_id))
+        scope = None if review.everywhere else (review.platform, review.chat)
+        _queue(store, store.shown_cards.mark_due(review.check_id, scope))
     return review
 
 
@@ -165,32 +175,37 @@ def record_card(
 
 
 def due_chats(store: CheckStore, original_id: str, platform: str) -> list[ChatCorrection]:
-    """The chats of ``platform`` to tell that ``original_id``'s verdict changed, in the
-    order their cards were shown; cards that show the verdict in force already are
+    """The chats of ``platform`` to tell that ``original_id``'s verdict changed there, in
+    the order their cards were shown, each with the word in force in that chat (a review
+    by its own moderators, or by the service's reviewers); cards that show it already are
     settled instead (a change undone before it was told). Blocking."""
-    word = store.shown_cards.word_in_force(original_id)
-    if word is None:
-        return []
     cards = store.shown_cards.due(original_id, platform)
-    verdict = word.verdict
-    settled = [card.id for card in cards if card.verdict == verdict]
-    store.shown_cards.settled(settled)
-    rechecked = word.check_id != original_id and not word.reviewed
     chats: dict[str, list[ShownCard]] = {}
+    settled: list[ShownCard] = []
+    words: dict[str, InForce] = {}
     for card in cards:
-        if card.verdict != verdict:
+        if card.chat not in words:
+            word = store.shown_cards.word_in_force(original_id, card.scope)
+            if word is None:
+                continue
+            words[card.chat] = word
+        if card.verdict == words[card.chat].verdict:
+            settled.append(card)
+        else:
             chats.setdefault(card.chat, []).append(card)
+    store.shown_cards.settled(settled)
     return [
         ChatCorrection(
             platform,
             chat,
             tuple(shown),
             shown[-1].verdict,
-            verdict,
-            word.note,
-            word.link,
-            source=word.check_id,
-            rechecked=rechecked,
+            words[chat].verdict,
+            words[chat].note,
+            words[chat].link,
+            source=words[chat].check_id,
+            rechecked=words[chat].check_id != original_id and not words[chat].reviewed,
+            everywhere=words[chat].everywhere,
         )
         for chat, shown in chats.items()
     ]

@@ -5,7 +5,14 @@ misleading, unproven), with a short note and an optional link. Rows are only eve
 added: a review is never edited or deleted (the table refuses an ``UPDATE``), only
 superseded by a newer review of the same check; :meth:`Reviews.latest` is the one in
 force. A review is of an original check: one asked of a repeat is stored against the
-check it repeats, as votes are, and so counts for every repeat of it.
+check it repeats, as votes are, and so counts for every repeat of it *where it
+applies*: a review belongs to the community that made it. A chat's moderator reviews
+for that chat (``chat``: the keyed chat), and the change shows only on that chat's cards
+and repeats; a reviewer the settings name, or the operator, reviews for every chat
+(``chat`` empty). In a chat, the newest review of either kind is in force.
+
+Reviews are limited per reviewer (:data:`PER_REVIEWER` in :data:`REVIEW_WINDOW`) and per
+check and chat (:data:`PER_CHECK`): a flurry of flips never becomes a flurry of updates.
 
 Where a review shows, :func:`apply_review` gives the report a check shows with the
 review in force: the moderator's verdict, and a mark in ``degraded`` that keeps the
@@ -25,14 +32,20 @@ from zofia_engine.report import OUTCOMES, Confidence, Lean, Report
 from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
 from .locked import LockedDatabase
-from .rows import from_iso
+from .rows import from_iso, to_iso
 
 __all__ = [
+    "MAX_LINK",
     "MAX_NOTE",
+    "PER_CHECK",
+    "PER_REVIEWER",
     "REVIEW_MARK",
+    "REVIEW_WINDOW",
     "Review",
+    "ReviewLimitError",
     "ReviewMark",
     "Reviews",
+    "Scope",
     "apply_review",
     "is_review_mark",
     "review_of",
@@ -40,6 +53,25 @@ __all__ = [
 
 #: the longest note a review keeps, in characters
 MAX_NOTE = 300
+#: the longest link a review keeps, in characters
+MAX_LINK = 300
+#: how many reviews one reviewer may save in :data:`REVIEW_WINDOW`
+PER_REVIEWER = 6
+#: how many reviews of one check one chat (or the service) may save in the window
+PER_CHECK = 2
+REVIEW_WINDOW = dt.timedelta(minutes=10)
+#: where a review applies: a platform and its keyed chat; ``None`` is every chat's view
+Scope = tuple[str, str]
+
+
+class ReviewLimitError(ValueError):
+    """A review refused by the limits; ``retry_after_s`` says when one may be saved."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
 #: how the mark of a review in force starts, among a report's ``degraded`` notes
 REVIEW_MARK = "moderator review: "
 
@@ -48,9 +80,10 @@ REVIEW_MARK = "moderator review: "
 class Review:
     """One row of ``reviews``: who reviewed which check, when, and to what verdict.
 
-    ``from_verdict`` is the verdict in force before it (the latest review's, else the
-    machine's); ``to_verdict`` equal to it is a confirmation. ``reviewer`` is an HMAC of
-    the platform and user id (:func:`~storage.keys.hash_user`), never the id.
+    ``from_verdict`` is the verdict in force before it where it applies (the latest
+    review's, else the machine's); ``to_verdict`` equal to it is a confirmation.
+    ``reviewer`` is an HMAC of the platform and user id (:func:`~storage.keys.hash_user`),
+    never the id; ``chat`` the keyed chat it applies to, ``""`` for every chat.
     """
 
     id: str
@@ -62,6 +95,12 @@ class Review:
     to_verdict: str
     note: str
     link: str
+    chat: str = ""
+
+    @property
+    def everywhere(self) -> bool:
+        """Whether it applies in every chat (a named reviewer's, or the operator's)."""
+        return not self.chat
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Review:
@@ -73,29 +112,40 @@ class Review:
 
 @dataclass(frozen=True, slots=True)
 class ReviewMark:
-    """A review as a report carries it: the machine's verdict, the moderator's, the note."""
+    """A review as a report carries it: the machine's verdict, the moderator's, the note,
+    and whose it is (``everywhere``: the service's reviewers; else this chat's)."""
 
     machine: str
     verdict: str
     note: str
     link: str
+    everywhere: bool = True  # the service's reviewers; else this chat's moderators
 
     @property
     def confirmed(self) -> bool:
         return self.machine == self.verdict
 
 
+# Characters that reorder or hide text (bidi embeddings, overrides, isolates, marks):
+# a note or link is shown in other people's chats, so it shows what it says.
+_BIDI = dict.fromkeys(
+    map(ord, "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c"), None
+)
+
+
 def _clean_note(note: str) -> str:
-    cleaned = " ".join(storable_text(note).split())
+    cleaned = " ".join(storable_text(note).translate(_BIDI).split())
     if len(cleaned) > MAX_NOTE:
         raise ValueError(f"the note has {len(cleaned)} characters; at most {MAX_NOTE}")
     return cleaned
 
 
 def _clean_link(link: str) -> str:
-    cleaned = storable_text(link).strip()
+    cleaned = storable_text(link).translate(_BIDI).strip()
     if cleaned and (not cleaned.startswith(("https://", "http://")) or len(cleaned.split()) > 1):
         raise ValueError(f"the link must be an http(s) address, not {link!r}")
+    if len(cleaned) > MAX_LINK:
+        raise ValueError(f"the link has {len(cleaned)} characters; at most {MAX_LINK}")
     return cleaned
 
 
@@ -118,6 +168,7 @@ class Reviews:
         verdict: str,
         note: str = "",
         link: str = "",
+        chat: str = "",
     ) -> Review:
         """Record a review of an original check's verdict (a new row; none is changed).
 
@@ -129,11 +180,13 @@ class Reviews:
                 force for a confirmation.
             note: why, in a few words (at most :data:`MAX_NOTE` characters).
             link: an ``http(s)`` address backing it, or ``""``.
+            chat: the keyed chat it applies to (a chat's moderator); ``""``: every chat.
 
         Returns:
             The review as stored.
 
         Raises:
+            ReviewLimitError: the reviewer, or this check in this chat, reached its limit.
             ValueError: an unknown verdict, a long note, a link that is no address, or a
                 check with no verdict to review (not finished, or failed).
             CheckNotFoundError: no such check.
@@ -149,6 +202,7 @@ class Reviews:
             "to_verdict": verdict,
             "note": _clean_note(note),
             "link": _clean_link(link),
+            "chat": storable_text(chat),
         }
         with self.db.write():
             found = self.db.execute(
@@ -157,25 +211,65 @@ class Reviews:
             if found is None:
                 raise CheckNotFoundError(f"no check {check_id!r}")
             check_id = row["check_id"] = found[0]
-            before = self.latest(check_id)
+            if row["platform"] != "cli":  # the operator, at the terminal, is not limited
+                self._refuse_if_limited(row)
+            scope = (row["platform"], row["chat"]) if row["chat"] else None
+            before = self.latest(check_id, scope)
             found = self.db.execute(
                 "SELECT verdict FROM reports WHERE check_id = ?", [check_id]
             ).fetchone()
             if found is None:
                 raise ValueError(f"check {check_id!r} has no verdict to review")
+            if row["chat"] and found[0] == "scam" and verdict == "true":
+                raise ValueError("only the service's reviewers may call a likely scam true")
             row["from_verdict"] = before.to_verdict if before is not None else found[0]
             self.db.table("reviews").insert(row)
         return Review.from_row(row)
 
-    def latest(self, check_id: str) -> Review | None:
-        """The review in force on a check (the newest), or ``None`` if it has none."""
-        found = self.history(check_id, limit=1)
+    def _refuse_if_limited(self, row: dict[str, Any]) -> None:
+        """The limits, read in the write that adds ``row`` (so a burst passes them no
+        further than one review at a time would)."""
+        since = self.db.clock() - REVIEW_WINDOW
+        mine = self.db.rows(
+            "SELECT created_at FROM reviews WHERE reviewer = ? AND created_at >= ?"
+            " ORDER BY created_at",
+            [row["reviewer"], to_iso(since)],
+        )
+        this = self.db.rows(
+            "SELECT created_at FROM reviews WHERE check_id = ? AND chat = ? AND created_at >= ?"
+            " ORDER BY created_at",
+            [row["check_id"], row["chat"], to_iso(since)],
+        )
+        for rows, limit, what in ((mine, PER_REVIEWER, "you"), (this, PER_CHECK, "this post")):
+            if len(rows) >= limit:
+                oldest = from_iso(str(rows[0][0]))
+                assert oldest is not None
+                wait = (oldest + REVIEW_WINDOW - self.db.clock()).total_seconds()
+                raise ReviewLimitError(
+                    f"{what} reached {limit} reviews in {int(REVIEW_WINDOW.total_seconds() // 60)}"
+                    " minutes",
+                    max(1.0, wait),
+                )
+
+    def latest(self, check_id: str, scope: Scope | None = None) -> Review | None:
+        """The review in force on a check where ``scope`` looks (the newest of those for
+        every chat and, given a scope, those of that chat), or ``None``."""
+        found = self.history(check_id, limit=1, scope=scope)
         return found[0] if found else None
 
-    def history(self, check_id: str, *, limit: int | None = None) -> list[Review]:
-        """A check's reviews, newest first: the audit trail."""
-        sql = "SELECT * FROM reviews WHERE check_id = ? ORDER BY created_at DESC, rowid DESC"
+    def history(
+        self, check_id: str, *, limit: int | None = None, scope: Scope | None = None
+    ) -> list[Review]:
+        """A check's reviews, newest first: the audit trail (all of them, or those that
+        apply where ``scope`` looks: for every chat, and that chat's)."""
+        sql = "SELECT * FROM reviews WHERE check_id = ?"
         params: list[Any] = [check_id]
+        if scope is not None:
+            sql += " AND (chat = '' OR (platform = ? AND chat = ?))"
+            params += list(scope)
+        elif limit is not None:
+            sql += " AND chat = ''"
+        sql += " ORDER BY created_at DESC, rowid DESC"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
@@ -194,8 +288,8 @@ def apply_review(report: Report, review: Review | None) -> Report:
     if review is None:
         return report
     machine = report.verdict
-    mark = {"machine": machine, "verdict": review.to_verdict, "note": review.note}
-    mark["link"] = review.link
+    mark: dict[str, Any] = {"machine": machine, "verdict": review.to_verdict}
+    mark |= {"note": review.note, "link": review.link, "everywhere": review.everywhere}
     update: dict[str, Any] = {
         "degraded": [*report.degraded, REVIEW_MARK + json.dumps(mark, ensure_ascii=False)]
     }
@@ -211,7 +305,13 @@ def review_of(report: Report) -> ReviewMark | None:
     for note in reversed(report.degraded):
         if note.startswith(REVIEW_MARK):
             mark = json.loads(note.removeprefix(REVIEW_MARK))
-            return ReviewMark(mark["machine"], mark["verdict"], mark["note"], mark["link"])
+            return ReviewMark(
+                mark["machine"],
+                mark["verdict"],
+                mark["note"],
+                mark["link"],
+                mark.get("everywhere", True),
+            )
     return None
 
 

@@ -331,20 +331,36 @@ class CheckService:
             return row, row
 
     async def review(
-        self, check_id: str, platform: str, user_id: str, verdict: str, note: str, link: str = ""
+        self,
+        check_id: str,
+        platform: str,
+        user_id: str,
+        verdict: str,
+        note: str,
+        link: str = "",
+        *,
+        chat_id: str = "",
     ) -> Review:
-        """A moderator confirms or changes a check's verdict (a repeat's: its original's),
-        written off the event loop; repeats are answered from then on with the review in
-        force, the machine's verdict noted beside it (:mod:`storage.reviews`), and the
-        cards shown with another verdict are due a correction (:mod:`storage.corrections`).
+        """A review of a check's verdict (a repeat's: its original's), written off the
+        event loop. A reviewer the settings name (or the operator: ``platform`` "cli")
+        reviews for every chat; anyone else, a chat's moderator, for ``chat_id`` only: the
+        change shows on that chat's cards and repeats alone (:mod:`storage.reviews`).
+        Cards shown with another verdict where it applies are due a correction
+        (:mod:`storage.corrections`).
 
         Raises:
-            ValueError: an unknown verdict, a long note, a link that is no address, or a
-                check with no verdict.
+            ReviewLimitError: the reviewer, or this check in this chat, reached its limit.
+            ValueError: chat reviews are off, an unknown verdict, a long note, a link
+                that is no address, a check with no verdict, or a chat's moderator
+                calling a scam true.
             CheckNotFoundError: no such check.
         """
+        everywhere = platform == "cli" or self.reviewers.named(platform, user_id)
+        if not everywhere and (not self.settings.chat_reviews or not chat_id):
+            raise ValueError("reviews by a chat's moderators are off on this bot")
+        chat = "" if everywhere else self.chats.chat_key(platform, chat_id)
         reviewer = self.chats.user_hash(platform, user_id)
-        add = partial(review_check, self.store, reviewer=reviewer, platform=platform)
+        add = partial(review_check, self.store, reviewer=reviewer, platform=platform, chat=chat)
         return await asyncio.to_thread(add, check_id, verdict=verdict, note=note, link=link)
 
     def _join(self, row: CheckRow, run: Run) -> CheckHandle:

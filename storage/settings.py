@@ -66,8 +66,9 @@ class StorageSettings(SettingsSection):
 class ServiceSettings(SettingsSection):
     """The check service: repeats, concurrency, rate limits and quotas.
 
-    ``reviewers`` names who may review verdicts from the chats besides their admins,
-    each as ``"telegram:USER_ID"`` or ``"discord:USER_ID"`` (kept only as HMACs).
+    ``reviewers`` names who may review verdicts for every chat, each as
+    ``"telegram:USER_ID"`` or ``"discord:USER_ID"`` (kept only as HMACs); a chat's admins
+    review for their own chat only, unless ``chat_reviews`` is off.
     """
 
     repeat_window_hours: float = Field(72.0, ge=0)
@@ -93,6 +94,9 @@ class ServiceSettings(SettingsSection):
     private_in_flight: int = Field(1, ge=1)
     # Who may review verdicts in any chat, besides its admins (docs/moderators.md).
     reviewers: list[str] = Field(default_factory=list)
+    # A chat's admins (Telegram) or members with Manage Messages (Discord) review the
+    # verdicts shown in their own chat, for that chat only; off: only the reviewers.
+    chat_reviews: bool = True
 
     @field_validator("reviewers")
     @classmethod

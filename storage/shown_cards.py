@@ -5,8 +5,16 @@ the check whose verdict it shows, the platform's raw chat and message ids, and t
 verdict on it. When the verdict in force changes (:meth:`ShownCards.word_in_force`: a
 moderator's review, or a recheck of the same text that came to another outcome), the
 cards that show another verdict become *due*: their chats are to get the card edited
-and one short update (:mod:`storage.corrections`). A card is corrected once per change;
-a chat whose sending keeps failing is given up after :data:`MAX_TRIES`.
+and one short update (:mod:`storage.corrections`). The verdict in force is read where a
+card is: a review by a chat's moderators changes only that chat's cards (its scope is
+the card's check's platform and keyed chat), one by the service's reviewers changes all.
+
+A card is corrected once per change. Each change bumps the card's ``due_gen``, and a
+correction is marked done only on the generation it was read at (compare and set): the
+sends of one change never clear the next. A send that fails for a passing reason (429,
+5xx, a timeout) is tried again after a backoff of :data:`FIRST_BACKOFF` doubling up to
+:data:`MAX_BACKOFF`, and given up only :data:`GIVE_UP` after the card fell due; a
+permanent refusal (the bot was removed, the chat is gone) gives up at once.
 
 The raw ids are what the bot needs to edit a message; the rows go with their check's
 content at the retention purge (:mod:`storage.retention`), so a chat whose record was
@@ -23,12 +31,18 @@ from typing import Any
 
 from .keys import storable_text
 from .locked import LockedDatabase
+from .reviews import Scope
 from .rows import from_iso, to_iso
 
-__all__ = ["MAX_TRIES", "InForce", "ShownCard", "ShownCards"]
+__all__ = ["FIRST_BACKOFF", "GIVE_UP", "MAX_BACKOFF", "InForce", "ShownCard", "ShownCards"]
 
-#: times a chat's correction is tried before it is given up
-MAX_TRIES = 5
+#: the wait before a failed correction is tried again, doubling with each failure
+FIRST_BACKOFF = dt.timedelta(minutes=1)
+MAX_BACKOFF = dt.timedelta(hours=2)
+#: a correction still failing this long after its card fell due is given up
+GIVE_UP = dt.timedelta(days=1)
+# A card with its scope (its check's platform and keyed chat).
+_CARDS = "SELECT s.*, c.chat AS chat_key FROM shown_cards s JOIN checks c ON c.id = s.check_id"
 
 # The newest recheck (an original the user forced) of check ?'s text, asked after it,
 # with its report: the newer word on that text. A purged check's key is blank.
@@ -59,11 +73,13 @@ class InForce:
     reviewed: bool
     note: str = ""
     link: str = ""
+    everywhere: bool = True  # a review by the service's reviewers (or none), not a chat's
 
 
 @dataclass(frozen=True, slots=True)
 class ShownCard:
-    """One card as recorded: where it is (raw ids), what it shows, and how to edit it."""
+    """One card as recorded: where it is (raw ids, and its chat keyed as its check has
+    it), what it shows, how to edit it, and the generation of its due mark."""
 
     id: str
     check_id: str
@@ -75,6 +91,13 @@ class ShownCard:
     token: str
     token_expires: dt.datetime | None
     verdict: str
+    chat_key: str = ""
+    due_gen: int = 0
+
+    @property
+    def scope(self) -> Scope:
+        """Where the card is, as reviews name it: its platform and keyed chat."""
+        return (self.platform, self.chat_key)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ShownCard:
@@ -94,35 +117,40 @@ class ShownCards:
     def __init__(self, db: LockedDatabase) -> None:
         self.db = db
 
-    def word_in_force(self, original_id: str) -> InForce | None:
-        """The verdict an original check's cards are to show now; the one rule of it: a
-        moderator's latest review of the check; else, once a recheck of the same text (a
-        check its user ``forced``) asked after it has finished, the newest one's word
-        (its latest review, else its machine's verdict); else the check's own machine
-        verdict. ``None`` without a report (in the caller's transaction, if any)."""
-        reviewed = self._reviewed(original_id)
+    def word_in_force(self, original_id: str, scope: Scope | None = None) -> InForce | None:
+        """The verdict an original check's cards are to show now where ``scope`` looks
+        (a card's chat; ``None``: every chat's view); the one rule of it: the latest review
+        of the check that applies there; else, once a recheck of the same text (a check
+        its user ``forced``) asked after it has finished, the newest one's word (its latest
+        review there, else its machine's verdict); else the check's own machine verdict.
+        ``None`` without a report (in the caller's transaction, if any)."""
+        reviewed = self._reviewed(original_id, scope)
         if reviewed is not None:
             return reviewed
         newer = self.db.execute(_NEWER_RECHECK, [original_id]).fetchone()
         if newer is None:
             return self._machine(original_id)
-        return self._reviewed(str(newer[0])) or self._machine(str(newer[0]))
+        return self._reviewed(str(newer[0]), scope) or self._machine(str(newer[0]))
 
-    def in_force(self, original_id: str) -> str | None:
+    def in_force(self, original_id: str, scope: Scope | None = None) -> str | None:
         """The verdict of :meth:`word_in_force`, or ``None``."""
-        word = self.word_in_force(original_id)
+        word = self.word_in_force(original_id, scope)
         return None if word is None else word.verdict
 
-    def _reviewed(self, check_id: str) -> InForce | None:
+    def _reviewed(self, check_id: str, scope: Scope | None) -> InForce | None:
+        where, params = "chat = ''", [check_id]
+        if scope is not None:
+            where = "(chat = '' OR (platform = ? AND chat = ?))"
+            params += list(scope)
         found = self.db.execute(
-            "SELECT to_verdict, note, link FROM reviews WHERE check_id = ?"
+            f"SELECT to_verdict, note, link, chat FROM reviews WHERE check_id = ? AND {where}"
             " ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            [check_id],
+            params,
         ).fetchone()
         if found is None:
             return None
-        verdict, note, link = (str(value) for value in found)
-        return InForce(check_id, verdict, reviewed=True, note=note, link=link)
+        verdict, note, link, chat = (str(value) for value in found)
+        return InForce(check_id, verdict, reviewed=True, note=note, link=link, everywhere=not chat)
 
     def _machine(self, check_id: str) -> InForce | None:
         found = self.db.execute("SELECT verdict FROM reports WHERE check_id = ?", [check_id])
@@ -150,12 +178,13 @@ class ShownCards:
         """
         with self.db.write():
             found = self.db.execute(
-                "SELECT coalesce(repeat_of, id) FROM checks WHERE id = ?", [check_id]
+                "SELECT coalesce(repeat_of, id), platform, chat FROM checks WHERE id = ?",
+                [check_id],
             ).fetchone()
             if found is None:
                 return None
             original = str(found[0])
-            now = self.in_force(original)
+            now = self.in_force(original, (str(found[1]), str(found[2])))
             due = now is not None and now != verdict
             row: dict[str, Any] = {
                 "check_id": check_id,
@@ -169,6 +198,8 @@ class ShownCards:
                 "verdict": verdict,
                 "due": int(due),
                 "tries": 0,
+                "due_since": self.db.now() if due else None,
+                "next_try_at": None,
                 "created_at": self.db.now(),
             }
             place = [check_id, row["platform"], row["chat"], row["message"]]
@@ -181,37 +212,51 @@ class ShownCards:
             self.db.table("shown_cards").upsert(row, pk=("id",))
         return original, due
 
-    def mark_due(self, check_id: str) -> dict[str, list[str]]:
-        """After a review of original ``check_id``, or its report as a recheck (in that
+    def mark_due(self, check_id: str, scope: Scope | None = None) -> dict[str, list[str]]:
+        """After a review of original ``check_id`` (``scope``: the chat a chat's review
+        applies to; ``None``: every chat), or its report as a recheck (in that
         transaction): of its own cards and those of the other checks of its text whose
-        word in force it now is (:meth:`word_in_force`), the cards showing another
-        verdict than the one in force are due, the others not.
+        word in force it now is (:meth:`word_in_force`), the cards showing another verdict
+        than the one in force in their chat are due, the others not; each card marked
+        gets a new generation.
 
         Returns:
             The platforms with cards due, in name order, by original check.
         """
         with self.db.write():
             found = self.db.execute(_SHOWN_OF_TEXT, [check_id]).fetchall()
-            decided = {check_id: self.word_in_force(check_id)}
+            decided = [check_id]
             for other in (str(row[0]) for row in found):
                 word = self.word_in_force(other)
                 if word is not None and word.check_id == check_id:
-                    decided[other] = word
-            due = {
-                original: self._mark_due(original, word.verdict)
-                for original, word in decided.items()
-                if word is not None
-            }
+                    decided.append(other)
+            due = {original: self._mark_due(original, scope) for original in decided}
         return {original: platforms for original, platforms in due.items() if platforms}
 
-    def _mark_due(self, original_id: str, now: str) -> list[str]:
-        """:meth:`mark_due` for one original check's cards, ``now`` the verdict in force
-        (read once by the caller): its platforms with cards due. Inside the caller's write."""
-        self.db.execute(
-            "UPDATE shown_cards SET due = CASE WHEN verdict != ? THEN 1 ELSE 0 END,"
-            " tries = 0 WHERE original_id = ?",
-            [now, original_id],
-        )
+    def _mark_due(self, original_id: str, scope: Scope | None) -> list[str]:
+        """:meth:`mark_due` for one original check's cards in each of their chats (those
+        of ``scope`` only, when given): its platforms with cards due. Inside the caller's
+        write."""
+        places = self.db.execute(
+            "SELECT DISTINCT c.platform, c.chat FROM shown_cards s JOIN checks c"
+            " ON c.id = s.check_id WHERE s.original_id = ?",
+            [original_id],
+        ).fetchall()
+        now = self.db.now()
+        for platform, chat in places:
+            if scope is not None and (str(platform), str(chat)) != scope:
+                continue
+            word = self.word_in_force(original_id, (str(platform), str(chat)))
+            if word is None:
+                continue
+            self.db.execute(
+                "UPDATE shown_cards SET due = CASE WHEN verdict != ? THEN 1 ELSE 0 END,"
+                " due_gen = due_gen + 1, tries = 0, next_try_at = NULL,"
+                " due_since = CASE WHEN verdict != ? THEN ? END"
+                " WHERE original_id = ? AND check_id IN"
+                " (SELECT id FROM checks WHERE platform = ? AND chat = ?)",
+                [word.verdict, word.verdict, now, original_id, platform, chat],
+            )
         found = self.db.execute(
             "SELECT DISTINCT platform FROM shown_cards WHERE original_id = ? AND due = 1"
             " ORDER BY platform",
@@ -220,54 +265,79 @@ class ShownCards:
         return [str(row[0]) for row in found]
 
     def due_checks(self, platform: str, *, limit: int) -> list[str]:
-        """Up to ``limit`` original checks with cards due on ``platform``."""
+        """Up to ``limit`` original checks with cards due on ``platform`` and not waiting
+        for a retry."""
         found = self.db.rows(
             "SELECT DISTINCT original_id FROM shown_cards WHERE platform = ? AND due = 1"
-            " ORDER BY original_id LIMIT ?",
-            [platform, limit],
+            " AND (next_try_at IS NULL OR next_try_at <= ?) ORDER BY original_id LIMIT ?",
+            [platform, self.db.now(), limit],
         )
         return [str(row[0]) for row in found]
 
     def due(self, original_id: str, platform: str) -> list[ShownCard]:
-        """The cards of ``original_id`` due on ``platform``, oldest first."""
+        """The cards of ``original_id`` due on ``platform`` and not waiting for a retry,
+        oldest first, with their chats' scope and the generation of their due mark."""
         rows = self.db.dicts(
-            "SELECT * FROM shown_cards WHERE original_id = ? AND platform = ? AND due = 1"
-            " ORDER BY created_at, rowid",
-            [original_id, platform],
+            f"{_CARDS} WHERE s.original_id = ? AND s.platform = ? AND s.due = 1"
+            " AND (s.next_try_at IS NULL OR s.next_try_at <= ?) ORDER BY s.created_at, s.rowid",
+            [original_id, platform, self.db.now()],
         )
         return [ShownCard.from_row(row) for row in rows]
 
-    def corrected(self, ids: list[str], verdict: str) -> None:
-        """These cards now show ``verdict``: nothing is due there any more."""
-        self._update(
-            "UPDATE shown_cards SET verdict = ?, due = 0, tries = 0, corrected_at = ?"
-            " WHERE id IN ({ids})",
-            [verdict, self.db.now()],
-            ids,
-        )
+    def corrected(self, cards: list[ShownCard], verdict: str) -> None:
+        """These cards now show ``verdict``; nothing is due there any more unless a newer
+        change was marked since they were read (their generation moved on)."""
+        with self.db.write():
+            for card in cards:
+                self.db.execute(
+                    "UPDATE shown_cards SET verdict = ?, corrected_at = ? WHERE id = ?",
+                    [verdict, self.db.now(), card.id],
+                )
+                self.db.execute(
+                    "UPDATE shown_cards SET due = 0, tries = 0, next_try_at = NULL,"
+                    " due_since = NULL WHERE id = ? AND due_gen = ?",
+                    [card.id, card.due_gen],
+                )
 
-    def settled(self, ids: list[str]) -> None:
+    def settled(self, cards: list[ShownCard]) -> None:
         """These cards show the verdict in force already (a change was undone)."""
-        self._update("UPDATE shown_cards SET due = 0 WHERE id IN ({ids})", [], ids)
+        with self.db.write():
+            for card in cards:
+                self.db.execute(
+                    "UPDATE shown_cards SET due = 0 WHERE id = ? AND due_gen = ?",
+                    [card.id, card.due_gen],
+                )
 
-    def failed(self, ids: list[str]) -> bool:
-        """Correcting these cards failed once more; after :data:`MAX_TRIES` they are given
-        up (no longer due).
+    def failed(self, cards: list[ShownCard], *, permanent: bool = False) -> bool:
+        """Correcting these cards failed: for good (``permanent``: the chat is gone or
+        the bot may not post there) they are given up at once; else they are tried again
+        after a backoff, and given up :data:`GIVE_UP` after they fell due.
 
         Returns:
             Whether they are given up.
         """
-        if not ids:
+        if not cards:
             return True
-        self._update(
-            "UPDATE shown_cards SET tries = tries + 1,"
-            f" due = CASE WHEN tries + 1 >= {MAX_TRIES} THEN 0 ELSE due END WHERE id IN ({{ids}})",
-            [],
-            ids,
-        )
-        marks = ", ".join("?" for _ in ids)
+        now = self.db.clock()
+        with self.db.write():
+            for card in cards:
+                found = self.db.execute(
+                    "SELECT tries, due_since FROM shown_cards WHERE id = ? AND due_gen = ?",
+                    [card.id, card.due_gen],
+                ).fetchone()
+                if found is None:
+                    continue  # a newer change was marked: it starts its own tries
+                tries, since = int(found[0]) + 1, from_iso(found[1]) or now
+                wait = min(FIRST_BACKOFF * 2 ** (tries - 1), MAX_BACKOFF)
+                done = permanent or now - since >= GIVE_UP
+                self.db.execute(
+                    "UPDATE shown_cards SET tries = ?, next_try_at = ?, due = ? WHERE id = ?",
+                    [tries, to_iso(now + wait), 0 if done else 1, card.id],
+                )
+        marks = ", ".join("?" for _ in cards)
         (left,) = self.db.one(
-            f"SELECT count(*) FROM shown_cards WHERE due = 1 AND id IN ({marks})", ids
+            f"SELECT count(*) FROM shown_cards WHERE due = 1 AND id IN ({marks})",
+            [c.id for c in cards],
         )
         return int(left) == 0
 
@@ -280,10 +350,3 @@ class ShownCards:
                 [to_iso(now)],
             )
         return int(cursor.rowcount)
-
-    def _update(self, sql: str, params: list[Any], ids: list[str]) -> None:
-        if not ids:
-            return
-        marks = ", ".join("?" for _ in ids)
-        with self.db.write():
-            self.db.execute(sql.format(ids=marks), [*params, *ids])

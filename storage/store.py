@@ -29,7 +29,7 @@ from .locked import LockedDatabase
 from .postgres import consistent, is_postgres
 from .reports import Reports
 from .retention import purge_content
-from .reviews import Reviews, apply_review
+from .reviews import Reviews, Scope, apply_review
 from .rows import CheckRow, CheckStatus, RepeatKind
 from .shown_cards import ShownCards
 from .sql import StoreDatabase
@@ -82,9 +82,13 @@ class CheckStore:
         with self.database.lock:
             self.database.close()
 
-    def report_for(self, check_id: str) -> tuple[CheckRow, Report] | None:
+    def report_for(
+        self, check_id: str, *, in_its_chat: bool = True
+    ) -> tuple[CheckRow, Report] | None:
         """A check and the report it shows: its own, or for a repeat its original's, with
-        a moderator's latest review of it in force (:func:`~storage.reviews.apply_review`).
+        the latest review in force where the check was asked (a review by that chat's
+        moderators, or by the service's reviewers; ``in_its_chat`` false: the service's
+        only, as a public page shows it) (:func:`~storage.reviews.apply_review`).
 
         Returns:
             ``None`` when there is no such check, or no report (yet, or purged).
@@ -92,13 +96,18 @@ class CheckStore:
         row = self.checks.get(check_id)
         if row is None:
             return None
-        report = self.reviewed_report(row.repeat_of or row.id)
+        scope = (row.platform, row.chat) if in_its_chat and row.chat else None
+        original = row.repeat_of or row.id
+        # A newer recheck of its text, when its word is in force, is what the check shows.
+        word = self.shown_cards.word_in_force(original, scope)
+        report = self.reviewed_report(word.check_id if word else original, scope)
         return None if report is None else (row, report)
 
-    def reviewed_report(self, check_id: str) -> Report | None:
-        """The report an original check shows: the engine's, with a moderator's latest
-        review of it in force (:func:`~storage.reviews.apply_review`). Every answer from
-        the store goes through here: a card, a repeat, a deliver job, a report page.
+    def reviewed_report(self, check_id: str, scope: Scope | None = None) -> Report | None:
+        """The report an original check shows where ``scope`` looks (a chat; ``None``:
+        every chat's view): the engine's, with the latest review that applies there in
+        force (:func:`~storage.reviews.apply_review`). Every answer from the store goes
+        through here: a card, a repeat, a deliver job, a report page.
 
         Returns:
             ``None`` when the check has no report (yet, or purged).
@@ -106,7 +115,7 @@ class CheckStore:
         report = self.reports.get(check_id)
         if report is None:
             return None
-        return apply_review(report, self.reviews.latest(check_id))
+        return apply_review(report, self.reviews.latest(check_id, scope))
 
     def purge(self, older_than: dt.datetime) -> int:
         """Remove the content of checks created before ``older_than``, keeping the

@@ -57,11 +57,12 @@ async def _answer(
     score: float,
 ) -> CheckHandle | None:
     def stored() -> tuple[CheckRow, Report] | None:
-        # A moderator's latest review is in force: its verdict, the machine's noted.
-        report = store.reviewed_report(original.id)
-        if report is None:  # purged since: check it again
+        # The latest review in force in the asker's chat: its verdict, the machine's noted.
+        if store.reports.get(original.id) is None:  # purged since: check it again
             return None
-        return record(status="done", repeat_of=original.id, repeat_kind=kind), report
+        row = record(status="done", repeat_of=original.id, repeat_kind=kind)
+        report = store.reviewed_report(original.id, (row.platform, row.chat) if row.chat else None)
+        return None if report is None else (row, report)
 
     found = await asyncio.to_thread(stored)
     if found is None:

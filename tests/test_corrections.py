@@ -33,7 +33,7 @@ from factories import full_report, stored_check
 from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from peers.poll_rounds import PollRounds
-from peers.store_fixtures import Clock
+from peers.store_fixtures import T0, Clock
 from peers.telegram_peer import FakeBotAPI, user
 from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 from test_queue import settings_for, worker
@@ -51,7 +51,6 @@ from storage.corrections import ChatCorrection, due_chats, record_card, review_c
 from storage.queue.jobs import CORRECT_TASK
 from storage.retention import purge_content
 from storage.service import CheckService, Requester
-from storage.shown_cards import MAX_TRIES
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.post import Post
@@ -109,7 +108,7 @@ def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase)
     assert [card.check_id for card in chats[1].cards] == [repeat]
 
     # Told: nothing is due there any more, and the card shows the new verdict.
-    store.shown_cards.corrected([card.id for card in chats[0].cards], "false")
+    store.shown_cards.corrected(list(chats[0].cards), "false")
     assert [c.chat for c in due_chats(store, original, "telegram")] == ["42"]
     # The change undone before the others were told: nothing left to tell them, but
     # the chat told of the change is due its reversal.
@@ -130,16 +129,51 @@ def test_a_card_shown_after_a_change_it_missed_is_due_at_once(db: StoreDatabase)
     assert [c.chat for c in due_chats(store, original, "telegram")] == ["5"]
 
 
-def test_a_chat_that_keeps_failing_is_given_up(db: StoreDatabase) -> None:
+def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
+    db: StoreDatabase,
+) -> None:
+    """A 5-minute outage loses nothing: each failure waits a backoff (1, 2, 4 … minutes)
+    before the next try, and a card is given up only a day after it fell due."""
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    original = stored_check(store, full_report("false")).id
+    record_card(store, original, platform="telegram", chat="5", message="9", verdict="false")
+    review_check(store, original, reviewer="m", platform="cli", verdict="true")
+    for minutes in (0, 1, 2, 4):  # the outage: every try fails, waiting 1, 2, 4, 8 min
+        clock.advance(minutes=minutes)
+        (chat,) = due_chats(store, original, "telegram")
+        assert store.shown_cards.failed(list(chat.cards)) is False
+        assert due_chats(store, original, "telegram") == []  # waiting for its next try
+    clock.advance(minutes=8)  # 15 minutes in: the platform is back
+    (chat,) = due_chats(store, original, "telegram")
+    store.shown_cards.corrected(list(chat.cards), chat.verdict)
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
+    # Another change, and a platform that stays down: given up a day after it fell due.
+    review_check(store, original, reviewer="m2", platform="cli", verdict="false")
+    given_up = False
+    for _ in range(40):
+        cards = store.shown_cards.due(original, "telegram")
+        if cards:
+            given_up = store.shown_cards.failed(cards)
+        if given_up:
+            break
+        clock.advance(hours=1)
+    assert given_up and clock.now - dt.timedelta(days=1) >= T0
+    # A permanent refusal (the chat is gone) gives up at once.
+    review_check(store, original, reviewer="m3", platform="cli", verdict="true")
+    assert store.shown_cards.failed(store.shown_cards.due(original, "telegram"), permanent=True)
+
+
+def test_a_later_change_is_never_cleared_by_an_earlier_ones_sends(db: StoreDatabase) -> None:
     store = CheckStore(db, clock=Clock())
     original = stored_check(store, full_report("false")).id
     record_card(store, original, platform="telegram", chat="5", message="9", verdict="false")
     review_check(store, original, reviewer="m", platform="cli", verdict="true")
-    ids = [card.id for card in due_chats(store, original, "telegram")[0].cards]
-    assert [store.shown_cards.failed(ids) for _ in range(MAX_TRIES)] == [False] * (
-        MAX_TRIES - 1
-    ) + [True]
-    assert due_chats(store, original, "telegram") == []
+    (first,) = due_chats(store, original, "telegram")  # being sent…
+    review_check(store, original, reviewer="m2", platform="cli", verdict="misleading")
+    store.shown_cards.corrected(list(first.cards), first.verdict)  # …the first change lands
+    (second,) = due_chats(store, original, "telegram")  # the second is still due
+    assert (second.shown, second.verdict) == ("true", "misleading")
 
 
 def test_the_purge_takes_the_records_and_expired_tokens_go(db: StoreDatabase) -> None:
@@ -230,9 +264,14 @@ def test_a_recheck_with_another_verdict_makes_the_older_cards_due(db: StoreDatab
     ]
     # Each chat told once: nothing is due any more.
     for chat in [*chats, *due_chats(store, older, "telegram")]:
-        store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+        store.shown_cards.corrected(list(chat.cards), chat.verdict)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
     assert due_chats(store, original, "telegram") == []
+    # Each older card keeps its own check (its buttons answer in its chat), and that
+    # check shows the recheck's report now.
+    for check_id in (older, repeat):
+        found = store.report_for(check_id)
+        assert found is not None and found[0].id == check_id and found[1].verdict == "false"
 
 
 def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) -> None:
@@ -260,7 +299,7 @@ def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> Non
     recheck = _recheck(store, original)
     save_report(store, recheck, full_report("false"))
     (chat,) = due_chats(store, original, "telegram")
-    store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+    store.shown_cards.corrected(list(chat.cards), chat.verdict)
 
     # A later review of the recheck: its verdict reaches the older cards too.
     clock.advance(minutes=5)
@@ -268,14 +307,14 @@ def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> Non
     assert store.shown_cards.due_checks("telegram", limit=10) == [original]
     (chat,) = due_chats(store, original, "telegram")
     assert _said(chat) == ("5", 1, "false", "misleading", NOTE, recheck, False)
-    store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+    store.shown_cards.corrected(list(chat.cards), chat.verdict)
 
     # A review of the older check itself is its cards' word, the recheck's aside...
     clock.advance(minutes=5)
     review_check(store, original, reviewer="m", platform="cli", verdict="true", note="Sourced.")
     (chat,) = due_chats(store, original, "telegram")
     assert _said(chat) == ("5", 1, "misleading", "true", "Sourced.", original, False)
-    store.shown_cards.corrected([card.id for card in chat.cards], chat.verdict)
+    store.shown_cards.corrected(list(chat.cards), chat.verdict)
     # ...and a recheck after it changes nothing a moderator decided.
     clock.advance(minutes=5)
     save_report(store, _recheck(store, original), full_report("false"))
@@ -354,7 +393,9 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
         card = cards[who["id"]]
         assert update["reply_to_message"]["message_id"] == card["message_id"]
         now = peer.messages[(who["id"], card["message_id"])]["text"]
-        assert now.startswith("❌ False") and "Changed by a moderator from Unproven" in now
+        assert (
+            now.startswith("❌ False") and "Changed by the service's reviewers from Unproven" in now
+        )
     # Carol's record was purged: her card stays as it was, and she is told nothing.
     assert _updates(peer, CAROL["id"]) == []
     carols = peer.messages[(CAROL["id"], cards[CAROL["id"]]["message_id"])]
@@ -396,8 +437,12 @@ async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older
         assert update["reply_to_message"]["message_id"] == card["message_id"]
         now = peer.messages[(who["id"], card["message_id"])]
         assert now["text"].startswith("❌ False") and "moderator" not in now["text"]
-        # The card is now the recheck's: its buttons open the newer report.
-        assert now["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == f"d:{recheck}"
+        # The card keeps its own check's id (its buttons and follow-ups answer in its
+        # chat), and that check now shows the recheck's report.
+        own = card["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        assert (
+            now["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == own != f"d:{recheck}"
+        )
 
 
 # -- the queued mode: a correct job on PostgreSQL -------------------------------------------
@@ -412,7 +457,7 @@ async def test_in_the_queued_mode_a_correct_job_tells_the_channel(
     checker = FakeChecker(verdict="unproven")
     payload = discord_api.slash("factcheck", {"text": POST})
     async with _queued_discord(discord_api, postgres_url, checker, payload) as (service, check_id):
-        await service.review(check_id, "discord", "4242", "false", NOTE)
+        await service.review(check_id, "cli", "operator", "false", NOTE)
         async with asyncio.timeout(30):
             while not _told(discord_api):
                 await asyncio.sleep(0.1)

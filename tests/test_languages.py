@@ -491,7 +491,7 @@ async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_fren
     )
     ((_, card),) = notice.cards
     assert card.headline == "Faux"
-    assert f"Modifié par un modérateur de Non prouvé en Faux : {note}" in card.notes
+    assert f"Modifié par les vérificateurs du service de Non prouvé en Faux : {note}" in card.notes
 
 
 def test_the_chats_language_is_its_setting_else_the_askers_when_the_bot_has_its_words() -> None:

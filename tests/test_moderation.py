@@ -33,7 +33,7 @@ from bots.discord.corrections import send_correction
 from bots.discord.render import escape
 from bots.telegram.moderation import REFUSED, split_note
 from storage.corrections import Reviewers
-from storage.keys import hash_user
+from storage.keys import hash_chat, hash_user
 from storage.service import CheckService
 
 pytest_plugins = ["peers.discord_fixtures"]
@@ -45,6 +45,9 @@ POST = (
 NOTE = "The council minutes show no such vote."
 LINK = "https://example.org/minutes"
 UPDATE = f"Update: this post was changed from Unproven to False: {NOTE} ({LINK})"
+CHAT_UPDATE = (
+    f"Update: this chat's moderators changed this post from Unproven to False: {NOTE} ({LINK})"
+)
 
 
 def _settings(tmp_path: Path, **sections: Any) -> Settings:
@@ -155,9 +158,29 @@ async def _recorded(service: CheckService, cards: int) -> None:
             await asyncio.sleep(0.05)
 
 
-async def test_an_admin_changes_a_verdict_and_every_chat_that_asked_is_told_once(
+async def _review_in_group(peer: FakeBotAPI, card: dict[str, Any], check_id: str) -> str:
+    """Ann (an admin of the group) reviews the group's card to False with the note and the
+    link; the sentence she gets once it is saved."""
+    await _answer(peer, peer.press(card, f"r:{check_id}", ANN))
+    (choices,) = await peer.wait_for(lambda: _replies(peer, card))
+    assert choices["text"].startswith("Review of this verdict (Unproven)")
+    assert _data(choices) == [f"r{c}:{check_id}" for c in "ctfmux"]
+    await _answer(peer, peer.press(choices, f"rf:{check_id}", ANN))
+    (prompt,) = await peer.wait_for(lambda: _replies(peer, choices))
+    asked = peer.sent("sendMessage", GROUP["id"])[-1]  # the prompt's call
+    assert asked.params["reply_markup"] == {"force_reply": True, "selective": True}
+    assert prompt["text"].startswith("Ann, reply to this message with a short note")
+    note = peer.send(GROUP, ANN, f"{NOTE} {LINK}", reply_to=prompt)
+    (saved,) = await peer.wait_for(lambda: _replies(peer, note))
+    return str(saved["text"])
+
+
+async def test_a_group_admins_review_changes_that_group_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A stranger can make herself the admin of a group: her review belongs to it. The
+    group's card is edited and told once; the private chats shown the same verdict hear
+    nothing and keep their card, and a later repeat elsewhere gets the machine's verdict."""
     monkeypatch.setattr(corrections, "POLL_S", 0.05)
     async with _telegram(tmp_path) as (peer, service):
         cards = await _ask_everywhere(peer, service)
@@ -169,32 +192,59 @@ async def test_an_admin_changes_a_verdict_and_every_chat_that_asked_is_told_once
         assert refused.params["text"] == REFUSED and refused.params["show_alert"] is True
         assert _replies(peer, card) == []
 
-        # Ann is: the choices come as a reply to the card; she picks False.
-        await _answer(peer, peer.press(card, f"r:{check_id}", ANN))
-        (choices,) = await peer.wait_for(lambda: _replies(peer, card))
-        assert choices["text"].startswith("Review of this verdict (Unproven)")
-        assert _data(choices) == [f"r{c}:{check_id}" for c in "ctfmux"]
-        await _answer(peer, peer.press(choices, f"rf:{check_id}", ANN))
-        (prompt,) = await peer.wait_for(lambda: _replies(peer, choices))
-        asked = peer.sent("sendMessage", GROUP["id"])[-1]  # the prompt's call
-        assert asked.params["reply_markup"] == {"force_reply": True, "selective": True}
-        assert prompt["text"].startswith("Ann, reply to this message with a short note")
-        note = peer.send(GROUP, ANN, f"{NOTE} {LINK}", reply_to=prompt)
-        (saved,) = await peer.wait_for(lambda: _replies(peer, note))
-        assert saved["text"].startswith("Review saved: Unproven → False.")
+        saved = await _review_in_group(peer, card, check_id)
+        assert saved.startswith("Review saved: Unproven → False, for this chat")
 
-        # The audit row: Ann's HMAC, never her id, from the machine's verdict to hers.
+        # The audit row: Ann's HMAC, never her id, and the group's keyed chat.
         (review,) = service.store.reviews.history(check_id)
         assert review.reviewer == hash_user(SECRET.encode(), "telegram", str(ANN["id"]))
-        assert (review.platform, review.from_verdict, review.to_verdict) == (
-            "telegram",
+        assert review.chat == hash_chat(SECRET.encode(), "telegram", str(GROUP["id"]))
+        assert (review.from_verdict, review.to_verdict, review.note, review.link) == (
             "unproven",
             "false",
+            NOTE,
+            LINK,
         )
-        assert (review.note, review.link) == (NOTE, LINK)
 
-        # Each chat that asked (the group's original, Bob's and Carol's repeats) is told
-        # once; more rounds of the poll send nothing more.
+        # The group is told once; more rounds of the poll send nothing more.
+        await peer.wait_for(lambda: _updates(peer, GROUP["id"]))
+        await PollRounds(service.store).passed(2)
+        (update,) = _updates(peer, GROUP["id"])
+        assert update["text"] == (
+            f"Update: this chat's moderators changed this post from Unproven to False: {NOTE}"
+            f" ({LINK})"
+        )
+        edited = peer.messages[(GROUP["id"], card["message_id"])]
+        assert edited["text"].startswith("❌ False"), edited["text"]
+        assert "Changed by this chat's moderators from Unproven to False" in edited["text"]
+        # Bob's and Carol's private chats hear nothing, and their cards stay as they were.
+        for chat in (BOB["id"], CAROL["id"]):
+            assert _updates(peer, chat) == []
+            kept = peer.messages[(chat, cards[chat]["message_id"])]
+            assert kept["text"].startswith("❔ Unproven") and "edit_date" not in kept
+
+        # A later repeat in a private chat is answered with the machine's verdict.
+        peer.send(_private(DAVE), DAVE, POST)
+        later = (await peer.wait_for(lambda: _cards(peer, DAVE["id"])))[0]
+        assert later["text"].startswith("❔ Unproven") and "moderators" not in later["text"]
+        await _recorded(service, 4)
+        await PollRounds(service.store).passed(2)
+        assert _updates(peer, DAVE["id"]) == []
+    assert not [c for c in peer.calls if c.error and "not modified" not in c.error]
+
+
+async def test_a_named_reviewers_review_reaches_every_chat_shown_the_card_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
+    async with _telegram(tmp_path, reviewers=(f"telegram:{ANN['id']}",)) as (peer, service):
+        cards = await _ask_everywhere(peer, service)
+        card = cards[GROUP["id"]]
+        check_id = next(d for d in _data(card) if d.startswith("r:"))[2:]
+        saved = await _review_in_group(peer, card, check_id)
+        assert saved.startswith("Review saved: Unproven → False. Every chat")
+        (review,) = service.store.reviews.history(check_id)
+        assert review.chat == ""  # for every chat
         chats = (GROUP["id"], BOB["id"], CAROL["id"])
         await peer.wait_for(lambda: all(_updates(peer, chat) for chat in chats))
         await PollRounds(service.store).passed(2)
@@ -204,17 +254,11 @@ async def test_an_admin_changes_a_verdict_and_every_chat_that_asked_is_told_once
             assert update["reply_to_message"]["message_id"] == cards[chat]["message_id"]
             edited = peer.messages[(chat, cards[chat]["message_id"])]
             assert edited["text"].startswith("❌ False"), edited["text"]
-            assert "Changed by a moderator from Unproven to False" in edited["text"]
+            assert "Changed by the service's reviewers from Unproven to False" in edited["text"]
             assert any(d.startswith("r:") for d in _data(edited))  # the buttons stay
-
-        # A later repeat is answered with the changed verdict, and told nothing more.
         peer.send(_private(DAVE), DAVE, POST)
         later = (await peer.wait_for(lambda: _cards(peer, DAVE["id"])))[0]
         assert later["text"].startswith("❌ False") and "Repeat of a check" in later["text"]
-        await _recorded(service, 4)  # Dave's card, where a correction would find it
-        await PollRounds(service.store).passed(2)
-        assert _updates(peer, DAVE["id"]) == []
-    assert not [c for c in peer.calls if c.error and "not modified" not in c.error]
 
 
 async def test_a_named_reviewer_confirms_in_a_private_chat(
@@ -244,7 +288,7 @@ async def test_a_named_reviewer_confirms_in_a_private_chat(
         (saved,) = await peer.wait_for(lambda: _replies(peer, note))
         assert saved["text"] == "Review saved: Unproven is confirmed."
         edited = peer.messages[(BOB["id"], bobs["message_id"])]
-        assert "Reviewed by a moderator." in edited["text"]
+        assert "Reviewed by the service's reviewers." in edited["text"]
         await _recorded(service, 2)  # Bob's and Carol's cards, where a correction would find them
         await PollRounds(service.store).passed(2)
         assert _updates(peer, BOB["id"]) == [] and _updates(peer, CAROL["id"]) == []
@@ -352,14 +396,15 @@ async def test_a_discord_moderator_reviews_through_a_select_and_a_form(
         press = peer.button(review, card, user_id=MODERATOR)
         assert (await _responded(peer, press)).body["type"] == 6
         saved = await _choose_false_with_a_note(peer, press)
-        assert saved.body["content"].startswith("Review saved: Unproven → False.")
+        # A channel's moderator reviews for that channel: it is the one told.
+        assert saved.body["content"].startswith("Review saved: Unproven → False, for this chat")
         # The card Review was pressed on is edited through the press's own interaction.
         assert _titles(peer, press["token"])[-1].startswith("❌ False")
 
         # The channel that asked twice (an original and a repeat) is told once, and both
         # cards are edited through their interactions, still valid.
         await peer.wait_for(
-            lambda c: any(f.body.get("content") == escape(UPDATE) for f in _updates_dc(peer))
+            lambda c: any(f.body.get("content") == escape(CHAT_UPDATE) for f in _updates_dc(peer))
         )
         await PollRounds(bot.service.store).passed(2)
         assert len(_updates_dc(peer)) == 1

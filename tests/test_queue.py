@@ -202,7 +202,7 @@ async def test_a_deliver_job_and_a_repeat_carry_the_moderators_verdict(postgres_
         async with worker(settings, checker, deliver=post_card):
             machine = (await asyncio.wait_for(handle.result(), 10)).report.verdict
             changed = "true" if machine != "true" else "false"
-            await service.review(handle.check_id, "test", "77", changed, "Council minutes.")
+            await service.review(handle.check_id, "cli", "77", changed, "Council minutes.")
             # The card is posted after the review (a delivery expected late, or retried).
             await expect(service, handle.check_id, "test", {"chat": 1, "message": 10})
             for _ in range(100):  # bounded: 10 s

@@ -326,7 +326,14 @@ async def test_a_repeat_of_a_post_a_moderator_reviewed_to_false_gets_the_card(
     first = chat.forward()
     await chat.reaction_on(first)
     [(check, _)] = chat.service.store.checks.history()
-    await chat.service.review(check.id, "telegram", str(ANN["id"]), "false", "Council denied it.")
+    await chat.service.review(
+        check.id,
+        "telegram",
+        str(ANN["id"]),
+        "false",
+        "Council denied it.",
+        chat_id=str(GROUP["id"]),
+    )
     again = chat.forward()
     card = await chat.card_replying_to(again)
     assert card["text"].startswith("❌ False")

@@ -177,7 +177,10 @@ async def test_a_repeat_after_a_change_is_answered_with_the_changed_verdict(
     changed = "true" if machine != "true" else "false"
 
     clock.now += dt.timedelta(minutes=10)
-    done = await service.review(first.check_id, "telegram", "77", changed, "Council minutes.")
+    # A moderator of chat-1 reviews for chat-1: Bob's repeat there shows it.
+    done = await service.review(
+        first.check_id, "telegram", "77", changed, "Council minutes.", chat_id="chat-1"
+    )
     assert done.reviewer == hash_user(service.secret, "telegram", "77") != "77"
     assert (done.from_verdict, done.to_verdict) == (machine, changed)
 
@@ -188,15 +191,15 @@ async def test_a_repeat_after_a_change_is_answered_with_the_changed_verdict(
     assert again.report.confidence.value is None  # the machine's was in its own verdict
     card = verdict_card(again)
     assert card.verdict == changed
-    assert any(note.startswith("Changed by a moderator from ") for note in card.notes)
+    assert any(note.startswith("Changed by this chat's moderators from ") for note in card.notes)
     # The stored report is still the machine's.
     assert service.store.reports.get(first.check_id) == first.report
 
     # A confirmation (back to the machine's verdict) supersedes the change.
-    await service.review(again.check_id, "discord", "78", machine, "")
+    await service.review(again.check_id, "telegram", "78", machine, "", chat_id="chat-1")
     third = await (await service.submit(Post(text=POST), alice)).result()
     assert third.report.verdict == machine
-    assert "Reviewed by a moderator." in verdict_card(third).notes
+    assert "Reviewed by this chat's moderators." in verdict_card(third).notes
 
 
 # -- what shows it ---------------------------------------------------------------------------
@@ -207,14 +210,14 @@ def test_the_card_says_who_changed_what_beside_the_machines_verdict() -> None:
     changed = apply_review(report, _review("misleading", "The photo is from 2019."))
     card = report_card("c1", changed, "", None, "")
     assert card.verdict == "misleading" and card.confidence == ""
-    said = "Changed by a moderator from False to Misleading: The photo is from 2019."
+    said = "Changed by the service's reviewers from False to Misleading: The photo is from 2019."
     assert said in card.notes
     linked = apply_review(report, _review("true", "", "https://example.org/x"))
-    said = "Changed by a moderator from False to True. (https://example.org/x)"
+    said = "Changed by the service's reviewers from False to True. (https://example.org/x)"
     assert said in report_card("c1", linked, "", None, "").notes
     confirmed = report_card("c1", apply_review(report, _review("false")), "", None, "")
     assert confirmed.verdict == "false" and confirmed.confidence == "87%"
-    assert "Reviewed by a moderator." in confirmed.notes
+    assert "Reviewed by the service's reviewers." in confirmed.notes
     unproven = apply_review(report, _review("unproven"))
     assert unproven.lean is not None and unproven.lean.outcome == "false"
     assert apply_review(report, None) is report
@@ -231,7 +234,7 @@ def test_the_report_page_shows_the_review_not_as_a_failure(tmp_path: Path) -> No
     assert found is not None
     page = report_page(*found)
     assert page.verdict == "true"
-    assert "Changed by a moderator from False to True: Retracted." in page.notes
+    assert "Changed by the service's reviewers from False to True: Retracted." in page.notes
     assert not any("moderator" in line for line in page.failures)
     db.close()
 
@@ -253,7 +256,7 @@ def test_zofia_review_from_the_terminal(monkeypatch: pytest.MonkeyPatch, tmp_pat
     shown = run("show", row.id)
     assert shown.exit_code == 0, shown.output
     said = " ".join(shown.output.split())
-    assert "Changed by a moderator from False to Misleading: Old photo." in said
+    assert "Changed by the service's reviewers from False to Misleading: Old photo." in said
     assert "moderator review:" not in said  # the raw mark is not printed as a failure
 
     assert run("review", row.id, "--verdict", "scam").exit_code == 2

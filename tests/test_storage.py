@@ -270,6 +270,7 @@ ALL_MIGRATIONS = [
     "m010_attempts_and_token_charges",
     "m011_shown_cards",
     "m012_checks_by_time",
+    "m013_review_scope_and_retries",
 ]
 KEY = b"k" * 32
 

@@ -168,28 +168,37 @@ def _notes(report: Report, words: Words) -> tuple[str, ...]:
     return tuple(notes)
 
 
+_REVIEWED = {
+    True: (
+        N_("Reviewed by the service's reviewers."),
+        N_("Reviewed by the service's reviewers: {note}"),
+        N_("Changed by the service's reviewers from {machine} to {verdict}."),
+        N_("Changed by the service's reviewers from {machine} to {verdict}: {note}"),
+    ),
+    False: (
+        N_("Reviewed by this chat's moderators."),
+        N_("Reviewed by this chat's moderators: {note}"),
+        N_("Changed by this chat's moderators from {machine} to {verdict}."),
+        N_("Changed by this chat's moderators from {machine} to {verdict}: {note}"),
+    ),
+}
+
+
 def review_note(report: Report, words: Words = ENGLISH) -> list[str]:
-    """A moderator's review in force, beside the machine's verdict: "Reviewed by a
-    moderator" (a confirmation) or "Changed by a moderator from False to True: …"."""
+    """A review in force, beside the machine's verdict, saying whose it is: "Reviewed by
+    this chat's moderators" (a confirmation) or "Changed by the service's reviewers from
+    False to True: …"."""
     mark = review_of(report)
     if mark is None:
         return []
     machine, verdict = words(SHORT_NAMES[mark.machine]), words(SHORT_NAMES[mark.verdict])
-    if mark.confirmed and mark.note:
-        said = words("Reviewed by a moderator: {note}", note=mark.note)
-    elif mark.confirmed:
-        said = words("Reviewed by a moderator.")
+    confirmed, with_note, changed, changed_note = _REVIEWED[mark.everywhere]
+    if mark.confirmed:
+        said = words(with_note, note=mark.note) if mark.note else words(confirmed)
     elif mark.note:
-        said = words(
-            "Changed by a moderator from {machine} to {verdict}: {note}",
-            machine=machine,
-            verdict=verdict,
-            note=mark.note,
-        )
+        said = words(changed_note, machine=machine, verdict=verdict, note=mark.note)
     else:
-        said = words(
-            "Changed by a moderator from {machine} to {verdict}.", machine=machine, verdict=verdict
-        )
+        said = words(changed, machine=machine, verdict=verdict)
     return [f"{said} ({mark.link})" if mark.link else said]
 
 

@@ -7,8 +7,10 @@ verdict, or a recheck that comes to another one, makes the cards that show anoth
 due (:mod:`storage.corrections`); for one check, :func:`correct_check` makes each
 chat's :class:`Notice` (its cards as they now read, and one :func:`update_sentence`)
 and hands it to the platform's sender, one chat after another, so the platform's own
-rate limiting paces them. A chat told is marked corrected; one whose sending failed is
-tried again later, and given up after a few tries (:data:`storage.shown_cards.MAX_TRIES`).
+rate limiting paces them. A chat told is marked corrected (unless a newer change came
+meanwhile: that one is sent next); one whose sending failed is tried again after a
+backoff of minutes to hours, and given up a day after its card fell due
+(:mod:`storage.shown_cards`). A chat's moderators' review reaches only that chat.
 
 In the local mode the bot finds due corrections by polling the store every
 :data:`POLL_S` seconds while it runs (:func:`correcting`); in the queued mode a
@@ -22,7 +24,7 @@ import contextlib
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from storage.corrections import ChatCorrection, due_chats, record_card
 from storage.handles import Outcome
@@ -34,7 +36,7 @@ from storage.store import CheckStore
 from .card import VerdictCard, verdict_card
 from .card_notes import SHORT_NAMES
 from .store_calls import StoreCalls, off_loop
-from .words import ENGLISH, Words, words_for
+from .words import ENGLISH, N_, Words, words_for
 
 __all__ = [
     "BATCH",
@@ -79,6 +81,19 @@ def verdict_word(verdict: str, words: Words = ENGLISH) -> str:
     return words(SHORT_NAMES[verdict]) if verdict in SHORT_NAMES else verdict
 
 
+_UPDATES = {
+    # everywhere (the service's reviewers, or a recheck), with a note, without one
+    True: (
+        N_("Update: this post was changed from {before} to {after}: {note}"),
+        N_("Update: this post was changed from {before} to {after}."),
+    ),
+    False: (
+        N_("Update: this chat's moderators changed this post from {before} to {after}: {note}"),
+        N_("Update: this chat's moderators changed this post from {before} to {after}."),
+    ),
+}
+
+
 def update_sentence(
     shown: str,
     verdict: str,
@@ -87,11 +102,14 @@ def update_sentence(
     words: Words = ENGLISH,
     *,
     rechecked: bool = False,
+    everywhere: bool = True,
 ) -> str:
     """ "Update: this post was changed from Unproven to False: <note>" (and the review's
-    link, if any), in ``words`` (the chat's language); ``rechecked`` (a recheck's verdict,
-    no moderator's note): "…: it was checked again with new evidence." """
+    link, if any), in ``words`` (the chat's language); a chat's own moderators' review
+    says so ("Update: this chat's moderators changed …"); ``rechecked`` (a recheck's
+    verdict, no moderator's note): "…: it was checked again with new evidence." """
     before, after = verdict_word(shown, words), verdict_word(verdict, words)
+    with_note, without = _UPDATES[everywhere]
     if rechecked and not note:
         said = words(
             "Update: this post was changed from {before} to {after}:"
@@ -100,23 +118,25 @@ def update_sentence(
             after=after,
         )
     elif note:
-        said = words(
-            "Update: this post was changed from {before} to {after}: {note}",
-            before=before,
-            after=after,
-            note=note,
-        )
+        said = words(with_note, before=before, after=after, note=note)
     else:
-        said = words(
-            "Update: this post was changed from {before} to {after}.", before=before, after=after
-        )
+        said = words(without, before=before, after=after)
     return f"{said} ({link})" if link else said
 
 
-def saved_sentence(before: str, after: str, words: Words = ENGLISH) -> str:
-    """What a moderator is told once their review is stored, in ``words``."""
+def saved_sentence(
+    before: str, after: str, words: Words = ENGLISH, *, everywhere: bool = True
+) -> str:
+    """What a moderator is told once their review is stored, in ``words``: who is told
+    (every chat shown the card, for the service's reviewers; this chat, for its own)."""
     if before == after:
         return words("Review saved: {verdict} is confirmed.", verdict=verdict_word(after, words))
+    if not everywhere:
+        return words(
+            "Review saved: {before} → {after}, for this chat: its cards are updated.",
+            before=verdict_word(before, words),
+            after=verdict_word(after, words),
+        )
     return words(
         "Review saved: {before} → {after}. Every chat shown this check's card is told.",
         before=verdict_word(before, words),
@@ -170,6 +190,14 @@ async def record_shown(
         log.warning("could not record the card of check %s", card.check_id, exc_info=True)
 
 
+def _card_for(store: CheckStore, shown: ShownCard, newer: str | None) -> VerdictCard | None:
+    """The card ``shown`` now reads as: a newer recheck's verdict and report when one is in
+    force, but still the card of its own check (its buttons and follow-ups are of the check
+    that chat asked, which it can still open)."""
+    card = stored_card(store, newer or shown.check_id)
+    return None if card is None else replace(card, check_id=shown.check_id)
+
+
 def _notices(
     store: CheckStore, platform: str, check_id: str
 ) -> list[tuple[ChatCorrection, Notice]]:
@@ -181,15 +209,21 @@ def _notices(
     votes = store.feedback.counts(chats[0].source) if chats else (0, 0)
     for chat in chats:
         newer = chat.source if chat.source != check_id else None
-        cards = [(shown, stored_card(store, newer or shown.check_id)) for shown in chat.cards]
+        cards = [(shown, _card_for(store, shown, newer)) for shown in chat.cards]
         readable = tuple((shown, card) for shown, card in cards if card is not None)
         if not readable:  # nothing to show any more: nothing to say
-            store.shown_cards.settled([shown.id for shown in chat.cards])
+            store.shown_cards.settled(list(chat.cards))
             continue
         # In the chat's language, as its newest card (the one the update answers) reads.
         words = readable[-1][1].words
         said = update_sentence(
-            chat.shown, chat.verdict, chat.note, chat.link, words, rechecked=chat.rechecked
+            chat.shown,
+            chat.verdict,
+            chat.note,
+            chat.link,
+            words,
+            rechecked=chat.rechecked,
+            everywhere=chat.everywhere,
         )
         found.append((chat, Notice(chat.chat, readable, said, votes)))
     return found
@@ -207,14 +241,14 @@ async def correct_check(
     store = service.store
     left = False
     for chat, notice in await off_loop(_notices, store, platform, check_id):
-        ids = [shown.id for shown in chat.cards]
+        cards = list(chat.cards)
         try:
             await send(notice)
         except Exception:
             log.warning("could not correct check %s in a chat", check_id, exc_info=True)
-            left = not await off_loop(store.shown_cards.failed, ids) or left
+            left = not await off_loop(store.shown_cards.failed, cards) or left
             continue
-        await off_loop(store.shown_cards.corrected, ids, chat.verdict)
+        await off_loop(store.shown_cards.corrected, cards, chat.verdict)
     return not left
 
 

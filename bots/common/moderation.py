@@ -10,12 +10,23 @@ chat's language: the check's, as its card is.
 
 from __future__ import annotations
 
+import math
+
+from storage.reviews import ReviewLimitError
 from storage.service import CheckService
 
 from .corrections import saved_sentence, verdict_word
 from .words import ENGLISH, N_, Words
 
-__all__ = ["CHOICES", "CHOOSE", "choice_label", "choose_sentence", "note_refused", "save_review"]
+__all__ = [
+    "CHOICES",
+    "CHOOSE",
+    "choice_label",
+    "choose_sentence",
+    "note_refused",
+    "review_limited",
+    "save_review",
+]
 
 CHOOSE = N_("Review of this verdict ({verdict}): confirm it, or choose the verdict it should have.")
 #: what a reviewer may choose, in the order offered: "confirm" keeps the verdict in force
@@ -41,6 +52,14 @@ def note_refused(exc: ValueError) -> str:
     return f"{said[:1].upper()}{said[1:]}."
 
 
+def review_limited(exc: ReviewLimitError, words: Words = ENGLISH) -> str:
+    """A review refused by the limits, and when one may be saved, in ``words``."""
+    minutes = max(1, math.ceil(exc.retry_after_s / 60))
+    return words(
+        "Too many reviews for now: try again in {minutes} min.", minutes=words.number(minutes)
+    )
+
+
 async def save_review(
     service: CheckService,
     check_id: str,
@@ -51,6 +70,7 @@ async def save_review(
     user: str,
     note: str,
     link: str,
+    chat: str = "",
     words: Words = ENGLISH,
 ) -> str:
     """Store a moderator's review of check ``check_id``; the sentence they get once the
@@ -60,11 +80,16 @@ async def save_review(
         choice: one of :data:`CHOICES` ("confirm": ``in_force``, the verdict the check
             shows now).
         user: the moderator's id on ``platform`` (stored as a keyed hash).
+        chat: the chat the card is in (a chat's moderator reviews for it alone).
 
     Raises:
         CheckNotFoundError: no such check.
-        ValueError: a long note, a link that is no address (:func:`note_refused`).
+        ReviewLimitError: too many reviews (its ``retry_after_s`` says when).
+        ValueError: a long note, a link that is no address, a chat's moderator calling
+            a scam true (:func:`note_refused`).
     """
     verdict = in_force if choice == "confirm" else choice
-    review = await service.review(check_id, platform, user, verdict, note, link)
-    return saved_sentence(review.from_verdict, review.to_verdict, words)
+    review = await service.review(check_id, platform, user, verdict, note, link, chat_id=chat)
+    return saved_sentence(
+        review.from_verdict, review.to_verdict, words, everywhere=review.everywhere
+    )

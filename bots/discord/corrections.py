@@ -83,7 +83,7 @@ async def send_correction(ctx: DiscordContext, bot: discord.Client, notice: Noti
         told_privately = told_privately or shown.private
         public = public if shown.private else webhook
     if public is not None:
-        await public.send(sentence, allowed_mentions=NONE)
+        await public.send(sentence, allowed_mentions=NONE, suppress_embeds=True)
         return
     if told_privately:
         return
@@ -97,8 +97,7 @@ async def send_correction(ctx: DiscordContext, bot: discord.Client, notice: Noti
     view = card_view(ctx, card)
     channel = bot.get_partial_messageable(int(notice.chat))
     try:
-        await channel.send(
-            content=sentence, embed=verdict_embed(card), view=view, allowed_mentions=NONE
-        )
+        await channel.send(content=sentence, allowed_mentions=NONE, suppress_embeds=True)
+        await channel.send(embed=verdict_embed(card), view=view, allowed_mentions=NONE)
     except (discord.Forbidden, discord.NotFound) as exc:
         log.info("channel %s can no longer be told of a correction: %s", notice.chat, exc.text)

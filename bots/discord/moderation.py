@@ -36,12 +36,14 @@ from bots.common.moderation import (
     choice_label,
     choose_sentence,
     note_refused,
+    review_limited,
     save_review,
 )
 from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.errors import CheckNotFoundError
+from storage.reviews import MAX_LINK, ReviewLimitError
 
-from .chats import PLATFORM, stored_check
+from .chats import PLATFORM, chat_of, stored_check
 from .context import DiscordContext
 from .render import NONE, verdict_embed
 
@@ -147,7 +149,7 @@ class Note(discord.ui.Modal, title="Review"):
             max_length=300,
         )
         self.link: discord.ui.TextInput[Note] = discord.ui.TextInput(
-            label=words("A link that backs it (optional)"), required=False, max_length=500
+            label=words("A link that backs it (optional)"), required=False, max_length=MAX_LINK
         )
         self.add_item(self.note)
         self.add_item(self.link)
@@ -173,10 +175,13 @@ class Note(discord.ui.Modal, title="Review"):
                 user=str(interaction.user.id),
                 note=self.note.value.strip(),
                 link=self.link.value.strip(),
+                chat=chat_of(self.card),  # the server: its moderators review for it
                 words=words,
             )
         except CheckNotFoundError:
             return words(NOT_FOUND)
+        except ReviewLimitError as exc:
+            return review_limited(exc, words)
         except ValueError as exc:  # a long note, a link that is no address (said in English)
             again = words("Choose again to send another note.")
             return f"{note_refused(exc)} {again}"

@@ -51,11 +51,18 @@ from telegram.ext import (
 )
 
 from bots.common.corrections import reviewed_card
-from bots.common.moderation import choice_label, choose_sentence, note_refused, save_review
+from bots.common.moderation import (
+    choice_label,
+    choose_sentence,
+    note_refused,
+    review_limited,
+    save_review,
+)
 from bots.common.sentences import error_sentence
 from bots.common.store_calls import off_loop
 from bots.common.words import ENGLISH, N_, Words, translated_languages, words_for
 from storage.errors import CheckNotFoundError
+from storage.reviews import ReviewLimitError
 from storage.rows import CheckRow
 
 from .buttons import GONE, NOT_FOUND
@@ -331,10 +338,14 @@ async def _save(
             user=user,
             note=note,
             link=link,
+            chat=str(message.chat_id),
             words=words,
         )
     except CheckNotFoundError:
         await message.reply_text(NOT_FOUND, do_quote=True)
+        return
+    except ReviewLimitError as exc:  # asking again would only be refused again
+        await message.reply_text(review_limited(exc, words), do_quote=True)
         return
     except ValueError as exc:  # a long note, a link that is no address: ask again
         before = f"{note_refused(exc)} "

@@ -170,7 +170,9 @@ async def _secure(request: web.Request, response: web.StreamResponse) -> None:
 def _lookup(store: CheckStore, check_id: str) -> tuple[CheckRow, Report] | Missing:
     if not CHECK_ID.fullmatch(check_id):
         return "unknown"
-    found = store.report_for(check_id)  # the check and its report, in one read of each
+    # The check and its report, with the service's reviews only: a chat's own review
+    # stays in its chat.
+    found = store.report_for(check_id, in_its_chat=False)
     if found is not None:
         return found
     row = store.checks.get(check_id)

@@ -61,7 +61,8 @@ def stored_outcome(store: CheckStore, check_id: str) -> Outcome | str | None:
         return f"The check failed: {(row.error or original.error) or 'no reason was stored'}"
     if original.status != "done":
         return None
-    report = store.reviewed_report(original.id)  # a moderator's review in force
+    # The latest review in force in the chat that asked (its moderators', or the service's).
+    report = store.reviewed_report(original.id, (row.platform, row.chat) if row.chat else None)
     if report is None:
         return None
     if row.repeat_of is None:
