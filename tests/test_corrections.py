@@ -47,6 +47,7 @@ from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
+from storage import shown_cards
 from storage.corrections import ChatCorrection, due_chats, record_card, review_check, save_report
 from storage.queue.jobs import CORRECT_TASK
 from storage.retention import purge_content
@@ -400,6 +401,45 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
     assert _updates(peer, CAROL["id"]) == []
     carols = peer.messages[(CAROL["id"], cards[CAROL["id"]]["message_id"])]
     assert carols["text"].startswith("❔ Unproven") and "edit_date" not in carols
+
+
+async def test_a_correction_survives_an_outage_of_the_bot_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Bot API answers 502 Bad Gateway for a while (minutes, in a deployment: the
+    backoff starts at a minute and doubles; here at 50 ms): the correction is tried again
+    and again, more often than the five tries that used to give it up, and reaches the
+    chat once the API is back, once."""
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
+    monkeypatch.setattr(shown_cards, "FIRST_BACKOFF", dt.timedelta(milliseconds=50))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
+    monkeypatch.setenv("ZOFIA__STORAGE__SECRET", SECRET)
+    async with _bot(tmp_path, FakeChecker(verdict="unproven")) as (peer, service):
+        peer.send(_private(ANN), ANN, POST)
+        card = await peer.wait_for(lambda: _card(peer, ANN["id"]))
+        store = service.store
+        async with asyncio.timeout(10):
+            while store.database.rows("SELECT count(*) FROM shown_cards") != [(1,)]:
+                await asyncio.sleep(0.05)
+        original = card["reply_markup"]["inline_keyboard"][0][0]["callback_data"][2:]
+        peer.down = {"editMessageText", "sendMessage"}
+
+        def bad_gateways() -> int:
+            return sum(1 for c in peer.calls if c.error == "Bad Gateway")
+
+        args = ["review", original, "--verdict", "false", "--note", NOTE]
+        done = await asyncio.to_thread(CliRunner().invoke, main, args)
+        assert done.exit_code == 0, done.output
+        await peer.wait_for(lambda: bad_gateways() >= 7)  # more than five tries, still due
+        assert store.database.rows("SELECT count(*) FROM shown_cards WHERE due = 1") == [(1,)]
+        peer.down = set()
+        await peer.wait_for(lambda: _updates(peer, ANN["id"]))
+        await PollRounds(store).passed(2)
+    (update,) = _updates(peer, ANN["id"])
+    assert update["text"] == f"Update: this post was changed from Unproven to False: {NOTE}"
+    assert peer.messages[(ANN["id"], card["message_id"])]["text"].startswith("❌ False")
 
 
 async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older_card(

@@ -233,6 +233,9 @@ class FakeBotAPI(LoopbackServer):
         #: default, all but the chat member and reaction updates)
         self.allowed_updates: list[str] | None = None
         self.outside: set[int] = set()  # chats the bot is not a member of (guest mode)
+        # An outage of the Bot API's front: while set, these methods answer 502 Bad
+        # Gateway, as the real API does when its backend is down.
+        self.down: set[str] = set()
         #: guest query id → what ``answerGuestQuery`` sent (``None``: not answered yet)
         self.guest_answers: dict[str, dict[str, Any] | None] = {}
 
@@ -481,6 +484,8 @@ class FakeBotAPI(LoopbackServer):
         params = _decode(dict(await request.post()))
         call = BotCall(method, params, time.monotonic())
         try:
+            if method in self.down:
+                raise TelegramError(502, "Bad Gateway")
             if params.get("chat_id") in self.outside:
                 raise TelegramError(403, "Forbidden: bot is not a member of the supergroup chat")
             self._limit(method, params)
