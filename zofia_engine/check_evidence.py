@@ -171,7 +171,10 @@ class EvidenceReading:
             ), None
         if self.full and self.settings.tree.enabled:
             return await grow_tree(self.session, self.ctx, claims, encoder, a, self.settings.tree)
-        if a.reading == "parts" and self.parser is not None:
+        # The parser is English (spaCy's small English model): a post in another language
+        # is read as a whole.
+        english = self.ctx.post_language in ("", "en")
+        if a.reading == "parts" and self.parser is not None and english:
             return await self.read_parts(claims, rules), None
         return await self.read_whole(claims, rules), None
 

@@ -147,6 +147,7 @@ class Engine:
             question,
             language=language,
             max_evidence_chars=self.settings.agents.max_evidence_chars,
+            encoder=self.retrieval.encoder,
         )
 
     async def _examine(

@@ -25,17 +25,19 @@ NO_ANSWER = "The report does not answer that question."
 @dataclass(frozen=True)
 class FollowUpAnswer:
     """The answer to a question about a finished check: a few sentences, and the ids of
-    the report's evidence they rest on (``web-3``, ``wiki-1``; each one in the report).
+    the report's evidence they rest on (``web-3``, ``wiki-1``; each one in the report),
+    and the tokens it cost.
     ``answered`` is false when the report does not answer the question: the text is then
     :data:`NO_ANSWER` and nothing is cited."""
 
     text: str
     cites: tuple[str, ...] = ()
     answered: bool = True
+    tokens: int = 0  # what the call cost (prompt and completion), for the day's budget
 
     @classmethod
-    def unanswered(cls) -> FollowUpAnswer:
-        return cls(NO_ANSWER, (), answered=False)
+    def unanswered(cls, tokens: int = 0) -> FollowUpAnswer:
+        return cls(NO_ANSWER, (), answered=False, tokens=tokens)
 
 
 class Checker(Protocol):

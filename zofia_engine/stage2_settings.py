@@ -147,7 +147,8 @@ class AgentSettings(SettingsSection):
     # numbers, nationalities, categories …), compared by code; a claim with no such part
     # is read as a whole, citing only sentences about its subject. "stance": every claim
     # read as a whole (a stance and the sentences that show it, and the contradiction
-    # question above). docs/verdicts.md has the measurements behind the default.
+    # question above). A post in another language than English is read as a whole (the
+    # parser is English). docs/verdicts.md has the measurements behind the default.
     reading: Literal["parts", "stance"] = "parts"
     # A claim read part by part is settled only when the model says the passage says the
     # claim with the passage's own words in its parts with at least this probability.

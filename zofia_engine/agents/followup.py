@@ -7,7 +7,10 @@ between markers, never as instructions: marker look-alikes and chat-template con
 strings in it are broken (:func:`untrusted`), as the post's are.
 
 The answer must rest on the report's evidence: the ids it cites (in its ``cites`` or in
-its text) that name no document of the report are dropped, and an answer left citing
+its text) that name no document of the report are dropped, each sentence must be
+supported by the documents it cites (:mod:`.followup_grounding`: a sentence resting
+only on an unknown id, or that no cited document supports, goes, and so do addresses,
+handles and phone numbers that are not the evidence's), and an answer left citing
 nothing, or one the model says the report does not give, becomes the fixed sentence
 :data:`~zofia_engine.ports.NO_ANSWER`. The answer is cut to :data:`MAX_WORDS` words, and
 a sentence quoting a phrase found in neither the evidence nor the claims is dropped.
@@ -15,17 +18,19 @@ a sentence quoting a phrase found in neither the evidence nor the claims is drop
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession
-from ..ports import FollowUpAnswer
+from ..ports import FollowUpAnswer, TextEncoder
 from ..prompting import render
 from ..report import EvidenceItem, Report
 from ..text import clip, ends_sentence, whole_sentences
 from .context import MAX_FIELD_CHARS, SOURCE_LABELS, evidence_note, untrusted
+from .followup_grounding import grounded_answer
 from .quotes import Haystack, unfounded
 
 __all__ = [
@@ -181,11 +186,15 @@ async def answer_follow_up(
     *,
     language: str = "",
     max_evidence_chars: int = 600,
+    encoder: TextEncoder | None = None,
 ) -> FollowUpAnswer:
     """Answer ``question`` about ``report`` in one call of the judge's route.
 
     A report with no evidence, or an empty question, is not asked about: nothing in it
-    could be cited. ``language``: the reply language (``""``: English).
+    could be cited. ``language``: the reply language (``""``: English). With
+    ``encoder``, each sentence of the answer is held to the documents it cites
+    (:func:`~.followup_grounding.grounded_answer`). The answer carries the tokens the
+    call cost, for the day's budget.
 
     Raises:
         StepFailed: the call failed, or its reply could not be read even after a repair.
@@ -209,7 +218,7 @@ async def answer_follow_up(
     )
     reply = answer.value
     if not reply.answered:
-        return FollowUpAnswer.unanswered()
+        return FollowUpAnswer.unanswered(tokens=session.tokens_used)
     ids = set(known)
     text = _without_unknown(reply.answer, ids)
     sources = Haystack(
@@ -222,8 +231,12 @@ async def answer_follow_up(
         ]
     )
     text, _ = unfounded(text, sources)
+    cites = [i for i in dict.fromkeys([*reply.cites, *cited_ids(reply.answer)]) if i in ids]
+    if encoder is not None:
+        text = await asyncio.to_thread(grounded_answer, text, cites, report.evidence, encoder)
     text = _capped(text.strip())
     cites = [i for i in dict.fromkeys([*reply.cites, *cited_ids(text)]) if i in ids]
+    spent = session.tokens_used
     if not text or not cites:
-        return FollowUpAnswer.unanswered()
-    return FollowUpAnswer(text, tuple(cites))
+        return FollowUpAnswer.unanswered(tokens=spent)
+    return FollowUpAnswer(text, tuple(cites), tokens=spent)

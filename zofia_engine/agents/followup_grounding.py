@@ -1,0 +1,80 @@
+"""A follow-up answer holds only what the documents it cites say.
+
+Each sentence of an answer is held to its sources: the evidence ids it names, else the
+ids the whole answer cites. A sentence that names only ids the report does not have is
+dropped (the id alone going would leave a claim with nothing under it); so is one whose
+closest sentence in its sources is under :data:`MIN_SUPPORT` in cosine: the threshold a
+citation of the claim reader must reach (``[agents] min_citation_similarity``, measured
+by ``bench/citation_threshold.py``: 95 % of the common claims' settling sentences reach
+0.49, a quarter of off-subject sentences reach 0.45). Addresses, handles and phone
+numbers that are not an evidence item's own address are taken out whatever the
+sentence says: a planted "see t.me/scamchannel" never reaches a chat.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..ports import TextEncoder
+from ..report import EvidenceItem
+from ..retrieval.ner.sentences import split_sentences
+
+__all__ = ["MIN_SUPPORT", "grounded_answer", "without_contacts"]
+
+MIN_SUPPORT = 0.45
+_ID = re.compile(r"\b(?:web|wiki|fc)-\d+\b|\bimg-\d+(?:-[a-z]+)*\b")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b(?:t\.me|telegram\.me|wa\.me|bit\.ly)/\S+", re.I)
+_HANDLE = re.compile(r"(?<![\w.])@[A-Za-z0-9_]{3,}")
+_PHONE = re.compile(r"(?<!\w)\+?\d[\d\s().-]{7,}\d(?!\w)")
+
+
+def without_contacts(text: str, allowed: Sequence[str] = ()) -> str:
+    """``text`` without addresses, handles and phone numbers, except the ``allowed``
+    addresses (the evidence's own)."""
+    kept = {a.rstrip("/.") for a in allowed if a}
+
+    def address(found: re.Match[str]) -> str:
+        return found[0] if found[0].rstrip("/.),") in kept else ""
+
+    text = _URL.sub(address, text)
+    text = _HANDLE.sub("", _PHONE.sub("", text))
+    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
+    return " ".join(text.split())
+
+
+def grounded_answer(
+    text: str,
+    cites: Sequence[str],
+    evidence: Sequence[EvidenceItem],
+    encoder: TextEncoder,
+    *,
+    min_support: float = MIN_SUPPORT,
+) -> str:
+    """``text`` with only the sentences its sources support (blocking: it encodes)."""
+    by_id = {e.id: e for e in evidence}
+    text = without_contacts(text, [e.url for e in evidence])
+    sentences = split_sentences(text)
+    if not sentences:
+        return ""
+    kept: list[str] = []
+    for sentence in sentences:
+        named = _ID.findall(sentence)
+        sources = [i for i in named if i in by_id] if named else [i for i in cites if i in by_id]
+        if not sources:
+            continue  # it rests only on ids the report does not have, or on nothing
+        if _supported(sentence, [by_id[i] for i in sources], encoder) >= min_support:
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def _supported(sentence: str, sources: Sequence[EvidenceItem], encoder: TextEncoder) -> float:
+    """The cosine of ``sentence`` to the closest sentence (or title) of its sources."""
+    lines = [s for item in sources for s in (item.title, *split_sentences(item.text)) if s]
+    if not lines:
+        return 0.0
+    bare = _ID.sub("", sentence)
+    vectors = encoder.encode([bare, *lines])
+    return float(np.max(vectors[1:] @ vectors[0]))
