@@ -59,6 +59,15 @@ class Attempts:
                 [self.db.now(), attempt_id],
             )
 
+    def charge(self, attempt_id: str, tokens: int, check_id: str) -> None:
+        """A follow-up question's cost: the tokens its model call spent on ``check_id``
+        (counted in the day's budget with the checks', :meth:`Checks.day_charges`)."""
+        with self.db.write():
+            self.db.execute(
+                "UPDATE attempts SET tokens = coalesce(tokens, 0) + ?, check_id = ? WHERE id = ?",
+                [tokens, check_id, attempt_id],
+            )
+
     def end_open(self) -> int:
         """End every attempt still open (a process starting alone: none of them has a
         live requester any more). Returns how many it ended."""

@@ -249,16 +249,31 @@ class Checks:
         self, since: dt.datetime, *, requester: str, platform: str, chat: str
     ) -> tuple[int, int, int]:
         """:meth:`tokens_since` ``since`` of everyone, of this requester and of this chat,
-        in one pass over the checks asked since then (the index on ``created_at``)."""
-        (everyone, mine, chat_s) = self.db.one(
-            "SELECT coalesce(sum(c.tokens), 0),"
-            " coalesce(sum(CASE WHEN c.requester = :requester THEN c.tokens END), 0),"
-            " coalesce(sum(CASE WHEN c.platform = :platform AND c.chat = :chat"
-            " THEN c.tokens END), 0)"
-            " FROM checks c WHERE c.created_at >= :since",
-            {"since": to_iso(since), "requester": requester, "platform": platform, "chat": chat},
+        follow-up questions' charges included (``attempts.tokens``), in one pass over the
+        checks and one over the requests asked since then (the indexes on
+        ``created_at``)."""
+        sums = (
+            "coalesce(sum({t}.tokens), 0),"
+            " coalesce(sum(CASE WHEN {t}.requester = :requester THEN {t}.tokens END), 0),"
+            " coalesce(sum(CASE WHEN {t}.platform = :platform AND {t}.chat = :chat"
+            " THEN {t}.tokens END), 0)"
         )
-        return int(everyone), int(mine), int(chat_s)
+        params = {
+            "since": to_iso(since),
+            "requester": requester,
+            "platform": platform,
+            "chat": chat,
+        }
+        checks = self.db.one(
+            f"SELECT {sums.format(t='c')} FROM checks c WHERE c.created_at >= :since", params
+        )
+        asked = self.db.one(
+            f"SELECT {sums.format(t='a')} FROM attempts a"
+            " WHERE a.created_at >= :since AND a.tokens IS NOT NULL",
+            params,
+        )
+        everyone, mine, chat_s = (int(c) + int(a) for c, a in zip(checks, asked, strict=True))
+        return everyone, mine, chat_s
 
     def count(
         self,

@@ -5,14 +5,20 @@ source?" about a verdict, and gets one answer from the report they were shown.
 <storage.service.CheckService.follow_up>`: the check must have been asked in the
 requester's chat and have a report (a moderator's review in force, as the card shows
 it); the request is then admitted against the requester's limits like a check (one
-model call is work that a flood of questions must not get for free), the checker
-answers from the report, and the admission is released whatever happened.
+model call is work that a flood of questions must not get for free), refused when the
+day's token budget (or the asker's or the chat's share of it) is spent, answered under
+the engine's concurrency bound (a slot shared with the checks), and its tokens are
+charged to the day's budget and the shares (``attempts.tokens``); the admission is
+released whatever happened.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,7 +29,7 @@ from zofia_engine.report import EvidenceItem, Report
 from .chat_operations import ChatOperations
 from .errors import CheckNotFoundError
 from .handles import Requester
-from .limits import Admission
+from .limits import Admission, RequestLimits
 from .store import CheckStore
 
 __all__ = ["MAX_QUESTION", "FollowUp", "NoReportError", "ask_follow_up"]
@@ -58,12 +64,21 @@ class FollowUp:
         return self.answer.answered
 
 
+class _Slots(Protocol):
+    def slot(self, chat: str) -> AbstractAsyncContextManager[None]: ...
+
+
 class _Service(Protocol):
     """What of the check service a follow-up needs (:class:`storage.service.CheckService`)."""
 
     checker: Checker
     store: CheckStore
     chats: ChatOperations
+    limits: RequestLimits
+    clock: Callable[[], dt.datetime]
+
+    @property
+    def runs(self) -> _Slots: ...
 
     def admit(self, requester: Requester) -> Admission: ...
 
@@ -105,7 +120,8 @@ async def ask_follow_up(
         ValueError: the question is empty.
         CheckNotFoundError: no such check, or not one asked in the requester's chat.
         NoReportError: the check has no report (running, failed, or expired).
-        RateLimitedError: a limit of the requester's is reached; nothing was asked.
+        RateLimitedError: a limit of the requester's is reached, or the day's budget
+            (``BusyError``) or their share of it is spent; nothing was asked.
         StepFailed: the model's call failed, or its reply could not be read.
     """
     question = question.strip()[:MAX_QUESTION]
@@ -115,7 +131,12 @@ async def ask_follow_up(
     report = await asyncio.to_thread(_report, service, check_id, requester)
     admission = await asyncio.to_thread(service.admit, requester)
     try:
-        answer = await service.checker.follow_up(report, question, language=language)
+        await asyncio.to_thread(service.limits.refuse_if_spent, admission, service.clock())
+        async with service.runs.slot(admission.chat):
+            answer = await service.checker.follow_up(report, question, language=language)
+        if answer.tokens:
+            charge = service.store.attempts.charge
+            await asyncio.to_thread(charge, admission.attempt_id, answer.tokens, check_id)
     finally:
         await asyncio.to_thread(service.release, admission)  # never raises
     by_id = {item.id: item for item in report.evidence}

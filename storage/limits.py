@@ -189,6 +189,16 @@ class RequestLimits:
                     retry_after_s=self._typical_s(),
                 )
 
+    def refuse_if_spent(self, who: Admission, now: dt.datetime) -> None:
+        """Refuse a request that costs model work (a follow-up question) when the day's
+        token budget, or the requester's or the chat's share of it, is spent.
+
+        Raises:
+            BusyError: the deployment's budget is spent.
+            RateLimitedError: the requester's or the chat's share is spent.
+        """
+        self._within_budget(who, now)
+
     def _within_budget(self, who: Admission, now: dt.datetime) -> None:
         budget = self.settings.daily_token_budget
         if not budget:

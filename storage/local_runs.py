@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+from contextlib import AbstractAsyncContextManager
 
 import numpy as np
 
@@ -66,6 +67,11 @@ class LocalRuns:
     def count(self) -> int:
         """How many runs are in flight."""
         return len(self._by_text)
+
+    def slot(self, chat: str) -> AbstractAsyncContextManager[None]:
+        """One of the engine's slots, shared fairly by chat with the checks: model work
+        other than a check (a follow-up question) runs under the same bound."""
+        return self._slots.slot(chat)
 
     def running(self, digest: str) -> Run | None:
         """The run of the text keyed ``digest``, if one is in flight."""

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from .errors import StorageError
 from .postgres import is_postgres
 from .schema_cards import m011_shown_cards
-from .schema_reviews import m013_review_scope_and_retries
+from .schema_reviews import m013_review_scope_and_retries, m014_follow_up_charges
 from .schema_shares import m010_attempts_and_token_charges
 from .schema_steps import (
     m001_initial,
@@ -56,6 +56,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m011_shown_cards", m011_shown_cards),
     ("m012_checks_by_time", m012_checks_by_time),
     ("m013_review_scope_and_retries", m013_review_scope_and_retries),
+    ("m014_follow_up_charges", m014_follow_up_charges),
 ]
 
 

@@ -1,4 +1,5 @@
-"""The schema's step m013: reviews scoped to a chat, and corrections that keep trying.
+"""The schema's steps m013 and m014: reviews scoped to a chat, corrections that keep
+trying, and what follow-up questions cost.
 
 :mod:`storage.migrations` lists every step in order.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from .sql import StoreDatabase
 
-__all__ = ["m013_review_scope_and_retries"]
+__all__ = ["m013_review_scope_and_retries", "m014_follow_up_charges"]
 
 
 def m013_review_scope_and_retries(db: StoreDatabase, secret: bytes | None) -> None:
@@ -21,3 +22,13 @@ def m013_review_scope_and_retries(db: StoreDatabase, secret: bytes | None) -> No
     db.execute("ALTER TABLE shown_cards ADD COLUMN due_gen INTEGER NOT NULL DEFAULT 0")
     db.execute("ALTER TABLE shown_cards ADD COLUMN next_try_at TEXT")
     db.execute("ALTER TABLE shown_cards ADD COLUMN due_since TEXT")
+
+
+def m014_follow_up_charges(db: StoreDatabase, secret: bytes | None) -> None:
+    """What a follow-up question cost: ``attempts.tokens`` (the tokens its model call
+    spent, counted in the day's budget and in the asker's and the chat's shares as a
+    check's are) and ``attempts.check_id`` (the check it asked about). An index on when
+    requests came lets the day's budget sum them without a scan."""
+    db.execute("ALTER TABLE attempts ADD COLUMN tokens INTEGER")
+    db.execute("ALTER TABLE attempts ADD COLUMN check_id TEXT")
+    db.execute("CREATE INDEX idx_attempts_created ON attempts (created_at)")

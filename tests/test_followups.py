@@ -238,6 +238,37 @@ async def test_the_service_answers_from_the_report_and_counts_the_question(
     assert checker.questions == ["why?"]  # the refused one never reached the checker
 
 
+async def test_a_follow_up_is_charged_to_the_days_budget_and_refused_past_it(
+    tmp_path: Path,
+) -> None:
+    """A follow-up's model call costs tokens: they count in the day's budget (and the
+    asker's share), so that past it a new question is refused, as a new post is."""
+    checker = FakeChecker()
+    checker.answer_tokens = 6000
+    async with _service(tmp_path, checker, daily_token_budget=100_000) as service:
+        outcome = await (await service.submit(Post(text=POST), ALICE)).result()
+        spent = service.store.checks.day_charges(
+            service.clock().replace(hour=0, minute=0, second=0, microsecond=0),
+            requester=service.chats.user_hash("telegram", "1001"),
+            platform="telegram",
+            chat=service.chats.chat_key("telegram", "chat-1"),
+        )
+        followed = await service.follow_up(outcome.check_id, "why?", ALICE)
+        assert followed.answered
+        after = service.store.checks.day_charges(
+            service.clock().replace(hour=0, minute=0, second=0, microsecond=0),
+            requester=service.chats.user_hash("telegram", "1001"),
+            platform="telegram",
+            chat=service.chats.chat_key("telegram", "chat-1"),
+        )
+        assert [a - b for a, b in zip(after, spent, strict=True)] == [6000, 6000, 6000]
+        checker.answer_tokens = 200_000  # one question that spends the rest of the day
+        await service.follow_up(outcome.check_id, "and then?", ALICE)
+        with pytest.raises(RateLimitedError, match="budget"):
+            await service.follow_up(outcome.check_id, "which source?", ALICE)
+    assert checker.questions == ["why?", "and then?"]
+
+
 async def test_the_service_refuses_questions_it_cannot_answer(tmp_path: Path) -> None:
     checker = FakeChecker(delay_s=30.0)
     async with _service(tmp_path, checker) as service:

@@ -271,6 +271,7 @@ ALL_MIGRATIONS = [
     "m011_shown_cards",
     "m012_checks_by_time",
     "m013_review_scope_and_retries",
+    "m014_follow_up_charges",
 ]
 KEY = b"k" * 32
 

@@ -189,6 +189,7 @@ class FakeChecker:
     runs: list[Post] = field(default_factory=list)
     answer: str = "The council's minutes show that no such law was passed [web-1]."
     answer_cites: tuple[str, ...] = ("web-1",)
+    answer_tokens: int = 0  # what each follow-up's call is said to cost
     questions: list[str] = field(default_factory=list)
     # The real picture reader (Pillow, RapidOCR): what a photo post becomes is the
     # engine's rule, not the fake's. Its OCR is the session's one (:func:`shared_ocr`).
@@ -230,8 +231,8 @@ class FakeChecker:
         known = {item.id for item in report.evidence}
         cites = tuple(c for c in self.answer_cites if c in known)
         if not cites:
-            return FollowUpAnswer.unanswered()
-        return FollowUpAnswer(self.answer, cites)
+            return FollowUpAnswer.unanswered(tokens=self.answer_tokens)
+        return FollowUpAnswer(self.answer, cites, tokens=self.answer_tokens)
 
 
 async def _emit(hook: ProgressHook | None, event: ProgressEvent) -> None:
