@@ -29,6 +29,12 @@ TEMPLATE_TOKENS = re.compile(
     r"<\|[^<>|\n]{1,48}\|>"  # ChatML, Qwen, Llama 3, Phi: <|im_start|>, <|eot_id|>
     r"|<｜[^<>｜\n]{1,48}｜>"  # DeepSeek: <｜begin▁of▁sentence｜>
     r"|</?s>|\[/?INST\]|<</?SYS>>"  # Llama 2, Mistral
+    # Mistral v7 and its tool and reasoning tokens: [SYSTEM_PROMPT], [/SYSTEM_PROMPT],
+    # [TOOL_CALLS], [AVAILABLE_TOOLS], [/AVAILABLE_TOOLS], [TOOL_RESULTS], [THINK] …
+    r"|\[/?(?:SYSTEM_PROMPT|TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CONTENT|THINK"
+    r"|IMG|IMG_BREAK|IMG_END|PREFIX|MIDDLE|SUFFIX|ARGS|CALL_ID)\]"
+    # Tool-call and reasoning tags of Qwen, DeepSeek, Hermes and others
+    r"|</?(?:think|tool_call|tool_response|tools|function_call|functions)>"
     r"|<(?:start|end)_of_turn>"  # Gemma
     r"|<\|?(?:system|user|assistant)\|?>",
     re.IGNORECASE,
