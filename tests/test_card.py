@@ -13,6 +13,7 @@ from bots.common.progress import progress_lines
 from bots.common.sections import section
 from bots.common.sentences import error_sentence
 from bots.common.splitting import pack, split_text
+from bots.common.words import words_for
 from storage.limits import BusyError, RateLimitedError
 from storage.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
@@ -177,6 +178,24 @@ def test_a_verdict_against_the_panels_ruling_says_the_panel_disagreed() -> None:
     assert (card.icon, card.headline, card.confidence) == ("❌", "False", "93%")
     assert card.lean == "The panel leaned true (92%), against the evidence."
     assert not any(note.startswith("What would settle it") for note in card.notes)
+
+
+@pytest.mark.parametrize(
+    ("language", "origin", "said"),
+    [
+        ("French", "channel Daily News (@daily)", "canal Daily News (@daily)"),
+        ("German", "channel Daily News (@daily)", "Kanal Daily News (@daily)"),
+        ("French", "user Ann (hidden account)", "utilisateur Ann (compte masqué)"),
+        ("German", "a forwarded message", "eine weitergeleitete Nachricht"),
+        ("", "chat Rumour mill", "chat Rumour mill"),
+        ("French", "a newsletter", "a newsletter"),  # not the bots' own words: as it is
+    ],
+)
+def test_the_kind_of_origin_is_said_in_the_cards_language(
+    language: str, origin: str, said: str
+) -> None:
+    card = verdict_card(Outcome("o1", _report()), origin=origin, words=words_for(language))
+    assert card.origin == said
 
 
 def test_a_scam_card_lists_its_signs_and_no_panel_notes() -> None:
