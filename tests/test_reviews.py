@@ -5,6 +5,7 @@ show`` and the report page say it beside the machine's verdict."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,25 @@ def test_the_report_page_shows_the_review_not_as_a_failure(tmp_path: Path) -> No
     assert page.verdict == "true"
     assert "Changed by the service's reviewers from False to True: Retracted." in page.notes
     assert not any("moderator" in line for line in page.failures)
+    db.close()
+
+
+def test_the_json_route_keeps_a_reviews_link_and_its_mark_whole(tmp_path: Path) -> None:
+    """The public JSON takes backends' addresses out of notes, but a review's mark is the
+    reviewer's: its link stays, and the mark still reads as the review it is."""
+    from bots.web.app import public_json
+    from storage.reviews import REVIEW_MARK
+
+    db = open_database(tmp_path / "zofia.db")
+    store = CheckStore(db, clock=Clock())
+    row = stored_check(store, full_report("false"))
+    link = "https://example.org/minutes"
+    store.reviews.add(row.id, reviewer="m", platform="cli", verdict="true", link=link)
+    found = store.report_for(row.id)
+    assert found is not None
+    served = public_json(found[1])
+    (mark,) = [n for n in served["degraded"] if n.startswith(REVIEW_MARK)]
+    assert json.loads(mark.removeprefix(REVIEW_MARK))["link"] == link
     db.close()
 
 
