@@ -18,6 +18,8 @@ from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.store_fixtures import T0, Clock
 
 from bots.cli import main
+from bots.cli.options import settings_from
+from bots.cli.records import item_id
 from bots.common.card import report_card, verdict_card
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
@@ -25,6 +27,7 @@ from bots.web.page import report_page
 from storage.database import open_database
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
+from storage.opening import open_store
 from storage.queue.service import stored_outcome
 from storage.reviews import Review, apply_review, review_of
 from storage.service import CheckService, Outcome, Requester
@@ -325,7 +328,14 @@ def test_zofia_export_reviewed_is_a_dataset_zofia_eval_reads(
     done = CliRunner().invoke(main, ["export", "--jsonl", "--reviewed", "--output", str(out)])
     assert done.exit_code == 0, done.output
     assert "left out 1 reviewed checks" in done.output and "wrote 2 checks" in done.output
+    assert "full text of the posts" in done.output  # the warning, on stderr
     items, mapping = load_items(out)
     assert mapping.name == "verdicts"
-    assert [(i.id, i.gold) for i in items] == [(rows[0].id, "misleading"), (rows[1].id, "false")]
+    # An item's id is an HMAC of its check's, never the id: that is a report page's key.
+    secret = open_store(settings_from(None).storage)[1]
+    assert [(i.id, i.gold) for i in items] == [
+        (item_id(secret, rows[0].id), "misleading"),
+        (item_id(secret, rows[1].id), "false"),
+    ]
+    assert not any(row.id in out.read_text() for row in rows)
     assert mapping.predicted("misleading") == "misleading"

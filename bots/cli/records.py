@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 from collections.abc import Iterator
@@ -22,6 +24,19 @@ from .report_view import render_report
 from .text import plain
 
 __all__ = ["export", "history", "show"]
+
+#: what ``export --reviewed`` says on stderr before it writes
+REVIEWED_WARNING = (
+    "The reviewed items hold the full text of the posts people sent to the bot: keep the"
+    " file private, and delete it when the evaluation is done."
+)
+
+
+def item_id(secret: bytes, check_id: str) -> str:
+    """An exported item's id: an HMAC of its check's id, keyed with the store's secret
+    (stable across exports, and no key to a report page)."""
+    return hmac.new(secret, f"export:{check_id}".encode(), hashlib.sha256).hexdigest()[:20]
+
 
 #: the verdicts a reviewed check can be scored on
 SCORED = frozenset(LABEL_MAPPINGS["verdicts"].gold)
@@ -106,8 +121,10 @@ def show(check_id: str, as_json: bool, config: Path | None) -> None:
 @CONFIG_OPTION
 def export(as_jsonl: bool, reviewed: bool, output: Path | None, config: Path | None) -> None:
     """Export every finished check with its report; requesters appear only as hashes."""
-    store = _store(config)
-    items = _reviewed_items(store) if reviewed else store.reports.export()
+    store, secret = open_store(settings_from(config).storage)
+    items = _reviewed_items(store, secret) if reviewed else store.reports.export()
+    if reviewed:
+        click.echo(REVIEWED_WARNING, err=True)
     lines = (json.dumps(item, default=str) for item in items)
     if output is None:
         for line in lines:
@@ -121,16 +138,17 @@ def export(as_jsonl: bool, reviewed: bool, output: Path | None, config: Path | N
     click.echo(f"wrote {count} checks to {output}", err=True)
 
 
-def _reviewed_items(store: CheckStore) -> Iterator[dict[str, object]]:
+def _reviewed_items(store: CheckStore, secret: bytes) -> Iterator[dict[str, object]]:
     """The reviewed checks a dataset can use: a text still stored, a verdict to score
     (a review to ``unproven`` is an abstention, not a label); says on stderr how many
-    were left out."""
+    were left out. An item's ``id`` is an HMAC of its check's id, not the id: a check id
+    is the key of its public report page."""
     left_out = 0
     for row in store.reports.reviewed():
         if row["text"] is None or row["label"] not in SCORED:
             left_out += 1
             continue
-        yield row
+        yield {**row, "id": item_id(secret, str(row["id"]))}
     if left_out:
         click.echo(
             f"left out {left_out} reviewed checks (text purged, or reviewed unproven)", err=True
