@@ -21,7 +21,15 @@ from zofia_engine.agents.verdict import (
     ruling_summary,
     verdict_of,
 )
-from zofia_engine.report import OUTCOMES, ClaimResult, DebateTurn, JudgeRuling, Lean, Quote
+from zofia_engine.report import (
+    OUTCOMES,
+    ClaimResult,
+    DebateTurn,
+    EvidenceItem,
+    JudgeRuling,
+    Lean,
+    Quote,
+)
 
 EIFFEL = [
     "The Eiffel Tower, the wrought-iron lattice tower completed in 1889, stands in the "
@@ -262,6 +270,26 @@ def test_a_refuted_core_claim_never_ends_true_and_a_supported_one_never_false(
     assert (ruled.lean.outcome, ruled.lean.probability) == (outcome, 0.92)
     summary = ruling_summary(ruled, said, settled=True, core=core)
     assert summary == "The evidence says otherwise: x."
+
+
+def test_a_vision_finding_alone_never_makes_false_what_the_text_evidence_supports() -> None:
+    """A vision model's finding ("edited") can be a basis for "false" on its own, but not
+    against the text evidence: a supported core claim keeps the post true."""
+    from zofia_engine.images.grounds import VISION
+
+    finding = EvidenceItem(
+        id="img-1-vision",
+        source="image",
+        provider=VISION,
+        title="",
+        url="",
+        text="The picture looks edited.",
+        rating="false",
+    )
+    ruled = rule_on_evidence("false", 0.8, [_claim("supports")], [finding])
+    assert ruled.verdict == "true" and ruled.overruled
+    alone = rule_on_evidence("false", 0.8, [_claim("not enough information")], [finding])
+    assert alone.verdict == "false" and alone.basis == ["img-1-vision"]
 
 
 def test_the_allowed_outcomes_follow_the_settled_core_claim() -> None:
