@@ -1,11 +1,12 @@
 """Verdicts on claims the offline encyclopedia settles: does the verdict follow the
 evidence, how sure is it, how long does it take?
 
-``bench/data/common_claims.jsonl`` holds the project's own labelled claims (half true,
-half false with exactly one fact changed, written as chats forward them; see
-``bench/data/README.md``), each settled by an article of the offline Wikipedia
-summaries. Each is checked on the configured models (the embedded defaults unless
-``--config`` says otherwise), as ``zofia check --recheck`` checks a post, and scored:
+``bench/data/common_claims.jsonl`` holds the project's own 240 labelled claims (half
+true, half false with exactly one fact changed, written as chats forward them; see
+``bench/data/README.md``), each settled by the first three sentences of an article of
+the offline Wikipedia summaries (``bench/lib/claims_check.py`` checks it). Each is
+checked on the configured models (the embedded defaults unless ``--config`` says
+otherwise), as ``zofia check --recheck`` checks a post, and scored:
 
 * ``coverage``: the share answered true, false or misleading (unproven abstains);
 * ``covered_accuracy`` (and ``_true``, ``_false``: on true and on false claims);
@@ -22,7 +23,7 @@ summaries. Each is checked on the configured models (the embedded defaults unles
 ``--reading-only`` runs Stage 1 and the claim reading alone (no panel, no debate) and
 reads the verdict off the core claim: supported → true, refuted → false, else unproven,
 with the reading's calibrated confidence: the fast inner loop. ``--calibrate`` fits the
-reading calibration table on half of the records (the items of even pairs) and writes
+reading calibration table on half of the records (by the claim's hash) and writes
 ``zofia_engine/data/reading_calibration.json``, then reports the other half's
 calibration error. ``--smoke`` runs 2 items reading-only on a scripted model (CI).
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import sys
 import time
@@ -210,12 +212,13 @@ async def only_llm(
 
 
 def calibrate(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Fit the reading table on the even pairs' records, write it, and score the odd
-    pairs' reading-only verdicts with it."""
-    fit = [r for r in records if (r.get("pair") or 0) % 2 == 0]
-    dev = [r for r in records if (r.get("pair") or 0) % 2 == 1]
+    """Fit the reading table on half of the records (the fit half: an even first byte of
+    the claim's SHA-256; a pair's true and false claims may fall apart), write it, and
+    score the other half's reading-only verdicts with it."""
+    fit = [r for r in records if _half(r["claim"]) == 0]
+    dev = [r for r in records if _half(r["claim"]) == 1]
     table = calibration_table(fit, EDGES)
-    table["fitted"] = f"bench/settle.py --calibrate, {len(fit)} records of even pairs"
+    table["fitted"] = f"bench/settle.py --calibrate, {len(fit)} records (the fit half)"
     path = ROOT / "zofia_engine" / CALIBRATION_FILE
     path.write_text(json.dumps(table, indent=1) + "\n")
     fitted = Calibration({k: [tuple(r) for r in v] for k, v in table["bins"].items()}, len(fit))
@@ -229,6 +232,10 @@ def calibrate(records: list[dict[str, Any]]) -> dict[str, Any]:
         "dev_ece": ece,
         "dev_table": rows,
     }
+
+
+def _half(claim: str) -> int:
+    return hashlib.sha256(claim.encode()).digest()[0] % 2
 
 
 def _settings(args: argparse.Namespace) -> EngineSettings:
