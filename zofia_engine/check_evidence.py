@@ -32,7 +32,7 @@ from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession, StepFailed
 from .ports import TextEncoder
 from .records.stage1 import Stage1Result
-from .report import Analyses, ClaimResult, TreeSummary
+from .report import Analyses, ClaimResult, SearchRound, TreeSummary
 from .retrieval.factcheck.lookup import Matched
 from .retrieval.ner.parser import TextParser
 from .retrieval.ner.sentences import split_sentences
@@ -67,6 +67,8 @@ class Gathered:
     sources: Haystack = field(default_factory=lambda: Haystack([]))
     # The claims the evidence settled (``grounded_claims``), worked out once per check.
     grounded: list[str] = field(default_factory=list)
+    # The rounds of searching again for a core claim the first search left unsettled.
+    searches: list[SearchRound] = field(default_factory=list)
 
 
 class EvidenceReading:

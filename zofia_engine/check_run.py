@@ -40,6 +40,7 @@ from .agents.verdict import (
 from .agents.weighing import Weighing
 from .check_debate import CheckDebate
 from .check_evidence import EvidenceReading, Gathered
+from .check_search import SearchAgain
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
 from .language import detect_language
@@ -47,7 +48,7 @@ from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressHook
-from .report import Analyses, Dropped, Report, Triage, Usage
+from .report import Analyses, Dropped, Report, SearchRound, Triage, Usage
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
 from .text import checkable_text
@@ -207,6 +208,7 @@ class CheckRun:
         """Stage 1, the published fact-checks, the claims read against the evidence, and
         every analysis, each started as soon as what it needs is there."""
         session, ctx, ab, progress = self.session, self.ctx, self.ablation, self.progress
+        settings = self.settings
         agents, timings = self.settings.agents, self.timings
         weighing = self._weighing()
         lead = (ctx.sentences or [ctx.text])[0][:LEAD_CHARS]
@@ -242,6 +244,11 @@ class CheckRun:
                 claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
+        again = SearchAgain(settings, session, ctx, self.retrieval, self.reading, weighing)
+        searches: list[SearchRound] = []
+        if again.wanted(claims.claims):
+            looped = again.run(claims.claims, stage1.query, published=self.post.published)
+            claims.claims, searches = await progress.stage("search", looped, timings)
         grounded = grounded_claims(claims.claims, ctx.evidence)  # both fixed from here on
         if panel is not None:
             analyses = panel.result()
@@ -259,7 +266,9 @@ class CheckRun:
         sources = Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
         analyses, dropped = grounded_analyses(analyses, sources)
         self.dropped.quotes += dropped
-        return Gathered(stage1, analyses, claims.claims, claims.tree, seen, sources, grounded)
+        return Gathered(
+            stage1, analyses, claims.claims, claims.tree, seen, sources, grounded, searches
+        )
 
     async def _panel(self) -> Analyses:
         """The linguist and the domain expert (:func:`.agents.panel.ask_panel`)."""
@@ -356,6 +365,7 @@ class CheckRun:
             dropped=self.dropped,
             depth=self.settings.agents.depth,
             triage=triaged,
+            searches=gathered.searches,
         )
 
     def usage_and_timings(

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .records.images import ImageFinding
-from .records.reading import PartCheck
+from .records.reading import PartCheck, SearchRound
 from .records.stage1 import Keyword
 from .records.usage import LLMCall, RoleUsage, Usage
 
@@ -38,6 +38,7 @@ __all__ = [
     "Quote",
     "Report",
     "RoleUsage",
+    "SearchRound",
     "Stance",
     "TreeSummary",
     "Triage",
@@ -104,7 +105,7 @@ class EvidenceItem(_Record):
     url: str
     text: str
     published: dt.date | None = None
-    query: Literal["main", "counter"] = "main"
+    query: Literal["main", "counter", "planned"] = "main"
     stance: Stance | None = None
     credibility: Credibility | None = None
     publisher: str = ""
@@ -340,7 +341,8 @@ class Report(_Record):
     picture of the post (never the picture); ``caption`` is false when all the text
     checked was read from them. ``dropped`` counts what was set aside as unfounded;
     ``depth`` is how far the panel went (``[agents] depth``): ``adaptive`` holds the
-    full debate only when the evidence settled something.
+    full debate only when the evidence settled something. ``searches`` are the rounds of
+    searching again for a core claim the first search left unsettled.
     """
 
     verdict: Verdict
@@ -363,6 +365,7 @@ class Report(_Record):
     caption: bool = True
     dropped: Dropped = Dropped()
     depth: Literal["adaptive", "full"] = "full"
+    searches: list[SearchRound] = []
 
     @field_validator("verdict", mode="before")
     @classmethod

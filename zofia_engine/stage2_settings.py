@@ -156,6 +156,14 @@ class AgentSettings(SettingsSection):
     # Two category words ("mammal", "fish") are different kinds of thing under this
     # cosine; from it they may be two words for one ("film", "movie").
     same_kind_at: float = Field(0.5, ge=-1, le=1)
+    # Searching again (adaptive depth only): a core claim the first search left unsettled
+    # gets up to `search_rounds` rounds of planned queries (at most two each), a query
+    # within `query_repeat_at` cosine of one already run is not run (FIRE's stop), and
+    # the loop stops once the claim is settled, a round finds nothing new, or
+    # `search_seconds` have passed. 0 rounds: off.
+    search_rounds: int = Field(2, ge=0, le=5)
+    search_seconds: float = Field(20.0, ge=0)
+    query_repeat_at: float = Field(0.9, ge=0, le=1)
     # "adaptive": the evidence is read first, and the full debate is held only when it
     # settled a claim (else one round gives the lean); the tree of claims and the
     # per-document stance calls are left out. "full": the paper's whole run.

@@ -23,6 +23,7 @@ STAGE_NAMES = {
     "linguist": "linguist (5 dimensions)",
     "expert": "domain expert",
     "claims": "claim verification",
+    "search": "searching again",
     "evidence": "fact-checks and sources",
     "debate": "debate",
     "verdict": "verdict",

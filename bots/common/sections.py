@@ -201,6 +201,8 @@ def _about(item: EvidenceItem) -> str:
         parts.append(QUALITY_WORDS[item.credibility.label])
     if item.query == "counter":
         parts.append("found by the search for rebuttals")
+    if item.query == "planned":
+        parts.append("found by a second search")
     if item.reversed:
         parts.append("its support counts against the post")
     return " · ".join(part for part in parts if part)
@@ -231,6 +233,8 @@ def evidence_weight(item: EvidenceItem) -> str:
         parts.append(domain + QUALITY_WORDS[item.credibility.label])
     if item.query == "counter":
         parts.append("found by the counter-evidence search")
+    if item.query == "planned":
+        parts.append("found by a second search, planned for the claim")
     if item.reversed:
         parts.append("its support counts against the post")
     return " · ".join(parts)

@@ -70,6 +70,7 @@ SCHEMAS = (
     "blanksreply",
     "saidreply",
     "onlyllmreply",
+    "planreply",
     "nodereply",
     "decomposereply",
     "visionreply",
@@ -182,6 +183,7 @@ DEFAULTS: dict[str, Answer] = {
     "blanksreply": _blanks,
     "saidreply": {"said": "yes"},
     "onlyllmreply": {"decision": "fake", "reason": "It reads as made up."},
+    "planreply": {"queries": []},
     "nodereply": _node,
     "visionreply": {
         "description": "A printed headline on a white background.",

@@ -67,6 +67,8 @@ def evidence_note(item: EvidenceItem) -> str:
         parts.append(f"{item.credibility.domain} · {QUALITY_WORDS[item.credibility.label]}")
     if item.query == "counter":
         parts.append("found by the counter-evidence search")
+    if item.query == "planned":
+        parts.append("found by a second search, planned for the claim")
     if item.reversed:
         parts.append("support from this source counts against the post")
     return " · ".join(parts)

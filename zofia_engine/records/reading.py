@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["PartCheck", "PartKindName", "PartOutcome"]
+__all__ = ["PartCheck", "PartKindName", "PartOutcome", "SearchRound"]
 
 PartKindName = Literal[
     "place", "person", "organisation", "nationality", "date", "number", "name", "category"
@@ -35,3 +35,17 @@ class PartCheck(BaseModel):
     outcome: PartOutcome = "unstated"
     evidence_id: str = ""
     stated: float | None = None
+
+
+class SearchRound(BaseModel):
+    """One round of searching again for a claim the evidence left unsettled: the queries
+    planned and run, those not run because they repeated an earlier one, the evidence
+    ids of what they found that was new, and whether the claim was settled after it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int
+    queries: list[str] = []
+    repeats: list[str] = []
+    found: list[str] = []
+    settled: bool = False

@@ -68,7 +68,7 @@ class WebResult(_Record):
     description: str = ""
     published: dt.date | None = None
     source: str
-    query: Literal["main", "counter"] = "main"
+    query: Literal["main", "counter", "planned"] = "main"
 
 
 class WikiCandidate(_Record):
