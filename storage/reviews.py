@@ -15,19 +15,18 @@ Reviews are limited per reviewer (:data:`PER_REVIEWER` in :data:`REVIEW_WINDOW`)
 check and chat (:data:`PER_CHECK`): a flurry of flips never becomes a flurry of updates.
 
 Where a review shows, :func:`apply_review` gives the report a check shows with the
-review in force: the moderator's verdict, and a mark in ``degraded`` that keeps the
-machine's verdict (the card, ``zofia show`` and the report page word it with
+review in force: the reviewer's verdict, and the review itself (``Report.review``) that
+keeps the machine's verdict (the card, ``zofia show`` and the report page word it with
 :func:`review_of`). The stored report itself stays the machine's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from zofia_engine.report import OUTCOMES, Confidence, Lean, Report
+from zofia_engine.report import OUTCOMES, Confidence, Lean, Report, ReviewInForce
 
 from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
@@ -39,7 +38,6 @@ __all__ = [
     "MAX_NOTE",
     "PER_CHECK",
     "PER_REVIEWER",
-    "REVIEW_MARK",
     "REVIEW_WINDOW",
     "Review",
     "ReviewLimitError",
@@ -47,7 +45,6 @@ __all__ = [
     "Reviews",
     "Scope",
     "apply_review",
-    "is_review_mark",
     "review_of",
 ]
 
@@ -70,10 +67,6 @@ class ReviewLimitError(ValueError):
     def __init__(self, message: str, retry_after_s: float) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
-
-
-#: how the mark of a review in force starts, among a report's ``degraded`` notes
-REVIEW_MARK = "moderator review: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,20 +103,8 @@ class Review:
         return cls(created_at=created, **fields)
 
 
-@dataclass(frozen=True, slots=True)
-class ReviewMark:
-    """A review as a report carries it: the machine's verdict, the moderator's, the note,
-    and whose it is (``everywhere``: the service's reviewers; else this chat's)."""
-
-    machine: str
-    verdict: str
-    note: str
-    link: str
-    everywhere: bool = True  # the service's reviewers; else this chat's moderators
-
-    @property
-    def confirmed(self) -> bool:
-        return self.machine == self.verdict
+#: a review as a report carries it (the record the engine keeps in ``Report.review``)
+ReviewMark = ReviewInForce
 
 
 # Characters that reorder or hide text (bidi embeddings, overrides, isolates, marks):
@@ -277,10 +258,11 @@ class Reviews:
 
 
 def apply_review(report: Report, review: Review | None) -> Report:
-    """The report a check shows with ``review`` in force: the moderator's verdict, with a
-    mark in ``degraded`` that keeps the machine's (``report.verdict``, as stored). A
-    changed verdict drops the machine's confidence (it was in its own verdict); changed
-    to unproven, the panel's verdict becomes the way it leaned.
+    """The report a check shows with ``review`` in force: the reviewer's verdict, and the
+    review itself (:attr:`Report.review`, which keeps the machine's verdict,
+    ``report.verdict`` as stored). A changed verdict drops the machine's confidence (it
+    was in its own verdict); changed to unproven, the panel's verdict becomes the way it
+    leaned.
 
     Returns:
         ``report`` itself when there is no review, else a copy.
@@ -288,11 +270,14 @@ def apply_review(report: Report, review: Review | None) -> Report:
     if review is None:
         return report
     machine = report.verdict
-    mark: dict[str, Any] = {"machine": machine, "verdict": review.to_verdict}
-    mark |= {"note": review.note, "link": review.link, "everywhere": review.everywhere}
-    update: dict[str, Any] = {
-        "degraded": [*report.degraded, REVIEW_MARK + json.dumps(mark, ensure_ascii=False)]
-    }
+    mark = ReviewInForce(
+        machine=machine,
+        verdict=review.to_verdict,
+        note=review.note,
+        link=review.link,
+        everywhere=review.everywhere,
+    )
+    update: dict[str, Any] = {"review": mark}
     if review.to_verdict != machine:
         update |= {"verdict": review.to_verdict, "confidence": Confidence()}
         if review.to_verdict == "unproven" and machine in ("true", "false", "misleading"):
@@ -300,21 +285,6 @@ def apply_review(report: Report, review: Review | None) -> Report:
     return report.model_copy(update=update)
 
 
-def review_of(report: Report) -> ReviewMark | None:
-    """The review :func:`apply_review` marked ``report`` with, or ``None``."""
-    for note in reversed(report.degraded):
-        if note.startswith(REVIEW_MARK):
-            mark = json.loads(note.removeprefix(REVIEW_MARK))
-            return ReviewMark(
-                mark["machine"],
-                mark["verdict"],
-                mark["note"],
-                mark["link"],
-                mark.get("everywhere", True),
-            )
-    return None
-
-
-def is_review_mark(note: str) -> bool:
-    """Whether a ``degraded`` note is a review's mark (shown as the review, not a failure)."""
-    return note.startswith(REVIEW_MARK)
+def review_of(report: Report) -> ReviewInForce | None:
+    """The review :func:`apply_review` put in force on ``report``, or ``None``."""
+    return report.review

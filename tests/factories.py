@@ -18,6 +18,7 @@ import datetime as dt
 from storage.store import CheckRow, CheckStore
 from zofia_engine.post import Post
 from zofia_engine.records.images import ImageFinding, ImageSighting, LabelHit, VisionFinding
+from zofia_engine.records.notes import note, source_failed
 from zofia_engine.report import (
     Analyses,
     ClaimResult,
@@ -256,9 +257,9 @@ def full_report(verdict: str = "false", *, summary: str = "") -> Report:
         debate=_debate(verdict),
         usage=_usage(),
         timings={"retrieval_ms": 2100.0, "analyses_ms": 5400.0, "debate_ms": 9800.0},
-        degraded=[
-            "searxng failed: connection refused at http://192.168.1.20:8888",
-            "no reverse image search configured",
+        notes=[
+            source_failed("searxng", "connection refused at http://192.168.1.20:8888"),
+            note("no reverse image search configured"),
         ],
         basis=["claim-0", "fc-1"] if grounded else [],
         lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
@@ -345,7 +346,7 @@ def hostile_report() -> Report:
             "evidence": evidence,
             "debate": report.debate.model_copy(update={"turns": turns}),
             "claims": claims,
-            "degraded": [*report.degraded, SCRIPT],
+            "notes": [*report.notes, note(SCRIPT)],
         }
     )
 

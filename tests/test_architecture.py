@@ -130,7 +130,7 @@ INNER_LAYERS = {
         {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
         {"encoder", "llm", "retrieval", "images", "fetch", "run_progress"},
         {"agents", "diagnostics"},
-        {"check_evidence", "check_debate", "check_run", "evaluation"},
+        {"check_evidence", "check_debate", "check_search", "check_run", "evaluation"},
         {"engine", "__init__"},
     ],
     "bots": [

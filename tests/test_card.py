@@ -18,6 +18,7 @@ from storage.limits import BusyError, RateLimitedError
 from storage.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
+from zofia_engine.records.notes import note
 from zofia_engine.report import (
     Analyses,
     ClaimResult,
@@ -103,7 +104,7 @@ def test_card_notes_a_forced_ruling_missing_web_and_a_repeat() -> None:
         evidence=[_evidence(1, "wikipedia")],
         debate=debate.model_copy(update={"turns": turns}),
         confidence=Confidence(value=None, basis="no logprobs"),
-        degraded=[f"1 debate turn(s) failed: {leak}"],
+        notes=[note(f"1 debate turn(s) failed: {leak}", "step_failed")],
     )
     when = dt.datetime(2026, 11, 20, 14, 3, tzinfo=dt.UTC)
     card = verdict_card(Outcome("x", report, repeat_kind="exact", original_at=when))

@@ -90,7 +90,7 @@ def test_check_json_prints_the_full_report(panel: FakeOpenAI) -> None:
     # Offline there is no web page to quote: the judge's "false" stands on nothing.
     assert report["verdict"] == "unproven" and report["lean"]["outcome"] == "false"
     assert report["usage"]["calls"] == len(panel.requests)
-    assert any("no open-web evidence" in note for note in report["degraded"])
+    assert any("no open-web evidence" in note["text"] for note in report["notes"])
     # Which parts run offline is said on stderr, not mixed into the JSON.
     assert "web search: offline" in result.stderr
 

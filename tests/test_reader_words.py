@@ -18,6 +18,7 @@ from bots.discord.render import verdict_embed
 from bots.telegram.render import card_html
 from zofia_engine.agents.verdict import in_sentence, rule_on_evidence
 from zofia_engine.post import ProgressEvent
+from zofia_engine.records import notes
 from zofia_engine.records.stage1 import Keyword, Stage1Result, WikipediaEntry
 from zofia_engine.report import (
     ClaimResult,
@@ -224,7 +225,7 @@ def _stage1(keywords: int, documents: int) -> Stage1Result:
         wikipedia=[entry] * documents,
         sources=[],
         timings_ms={},
-        degraded=[],
+        notes=[],
     )
 
 
@@ -307,15 +308,15 @@ def test_the_lean_is_one_short_line_and_what_would_settle_it_a_note() -> None:
     ("changes", "note"),
     [
         (
-            {"degraded": ["no web search backend configured: no open-web evidence (offline)"]},
+            {"notes": [notes.web_off()]},
             "No web evidence: web search is off on this bot.",
         ),
         (
-            {"degraded": ["left out for this check: web"]},
+            {"notes": [notes.left_out("web")]},
             "No web evidence: web search was left out of this check.",
         ),
         (
-            {"degraded": ["web:brave failed: HTTP 429"], "search_mode": "live"},
+            {"notes": [notes.source_failed("web:brave", "HTTP 429")], "search_mode": "live"},
             "No web evidence: the web search failed.",
         ),
         ({"search_mode": "live"}, "No web evidence: the web search found nothing on this post."),
@@ -333,15 +334,16 @@ def test_no_web_evidence_says_why(changes: dict[str, object], note: str) -> None
 
 
 def test_the_card_says_when_the_post_was_cut_and_how_much_was_read() -> None:
-    both = [
-        "the post had 12,345 characters; only its first 10,000 were checked",
-        "the models saw the post's first 6000 characters",
-    ]
+    both = [notes.post_cut(12_345, 10_000), notes.models_cut(6000)]
     cut = "The post was cut: it has 12,345 characters and only the first 10,000 were checked"
-    assert f"{cut}; the panel read its first 6,000 characters." in _card_notes(degraded=both)
-    seen = _card_notes(degraded=both[1:], verdict="no_claim")  # triaged: still said
+    assert f"{cut}; the panel read its first 6,000 characters." in _card_notes(notes=both)
+    seen = _card_notes(notes=both[1:], verdict="no_claim")  # triaged: still said
     assert seen == ("The post was cut: the panel read its first 6,000 characters.",)
-    assert not any("cut" in n for n in _card_notes(degraded=["web:brave failed: x"]))
+    failed = [notes.source_failed("web:brave", "x")]
+    assert not any("cut" in n for n in _card_notes(notes=failed))
+    # The card reads the notes' kinds and numbers, not their words: reworded, the same.
+    reworded = [n.model_copy(update={"text": "something else"}) for n in both]
+    assert f"{cut}; the panel read its first 6,000 characters." in _card_notes(notes=reworded)
 
 
 def test_help_describes_the_four_outcomes_and_what_comes_when() -> None:

@@ -5,7 +5,6 @@ show`` and the report page say it beside the machine's verdict."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -244,10 +243,10 @@ def test_the_report_page_shows_the_review_not_as_a_failure(tmp_path: Path) -> No
 
 
 def test_the_json_route_keeps_a_reviews_link_and_its_mark_whole(tmp_path: Path) -> None:
-    """The public JSON takes backends' addresses out of notes, but a review's mark is the
-    reviewer's: its link stays, and the mark still reads as the review it is."""
+    """The public JSON takes backends' addresses out of notes, but a review in force is a
+    field of its own: its link is the reviewer's, and it stays whole."""
     from bots.web.app import public_json
-    from storage.reviews import REVIEW_MARK
+    from zofia_engine.report import Report
 
     db = open_database(tmp_path / "zofia.db")
     store = CheckStore(db, clock=Clock())
@@ -257,8 +256,8 @@ def test_the_json_route_keeps_a_reviews_link_and_its_mark_whole(tmp_path: Path) 
     found = store.report_for(row.id)
     assert found is not None
     served = public_json(found[1])
-    (mark,) = [n for n in served["degraded"] if n.startswith(REVIEW_MARK)]
-    assert json.loads(mark.removeprefix(REVIEW_MARK))["link"] == link
+    assert served["review"]["link"] == link and served["review"]["machine"] == "false"
+    assert Report.model_validate(served).review == found[1].review
     db.close()
 
 

@@ -103,6 +103,7 @@ TEMPLATE_VARIABLES = {
     },
     "passage_system": {},
     "restated": {"passage": "P.", "statement": "It is in Paris."},
+    "plan": {"claim": "A claim.", "tried": ["a query"], "max_queries": 2},
 }
 
 

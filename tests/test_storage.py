@@ -48,6 +48,7 @@ from storage.postgres import StoreDatabase, is_postgres
 from storage.rows import report_rows, serializable_report, to_iso
 from storage.settings import StorageSettings
 from zofia_engine.post import MAX_POST_CHARS, Post
+from zofia_engine.records.notes import note
 from zofia_engine.records.stage1 import Keyword
 from zofia_engine.report import (
     Analyses,
@@ -194,7 +195,7 @@ def make_report(*, marker: str = "", summary: str = "The bridge closure is confi
         ),
         usage=Usage.of(calls),
         timings={"retrieval": 1200.0, "debate": 5300.5},
-        degraded=["no open-web evidence"],
+        notes=[note("no open-web evidence")],
     )
 
 

@@ -48,6 +48,8 @@ from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
 from .post import Ablation, Post, ProgressHook
+from .records import notes
+from .records.notes import Note, note
 from .report import Analyses, Dropped, Report, SearchRound, Triage, Usage
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
@@ -110,7 +112,8 @@ class CheckRun:
         self.progress = Progress(on_progress, self.started)
         self.timings: dict[str, float] = {}
         self.dropped = Dropped()
-        text, self.degraded = checkable_text(post.text)
+        text, cleaned = checkable_text(post.text)
+        self.notes: list[Note] = [note(change, "cleaned") for change in cleaned]
         agents = settings.agents
         self.ctx = PanelContext(
             text,
@@ -137,15 +140,10 @@ class CheckRun:
             settings, session, self.ctx, self.progress, self.dropped, held=ablation.debate
         )
         if post.original_chars:
-            self.degraded.append(
-                f"the post had {post.original_chars:,} characters; only its first "
-                f"{len(post.text):,} were checked"
-            )
+            self.notes.append(notes.post_cut(post.original_chars, len(post.text)))
         if self.ctx.truncated:
-            self.degraded.append(
-                f"the models saw the post's first {agents.max_post_chars} characters"
-            )
-        self.degraded += [f"left out for this check: {part}" for part in ablation.removed]
+            self.notes.append(notes.models_cut(agents.max_post_chars))
+        self.notes += [notes.left_out(part) for part in ablation.removed]
 
     async def run(self) -> Report:
         """Triage, then gather, deliberate and report; a post with nothing to check gets
@@ -165,7 +163,7 @@ class CheckRun:
                     found,
                     usage,
                     timings,
-                    self.degraded,
+                    self.notes,
                     images=self.post.findings,
                     caption=self.post.has_caption,
                 )
@@ -197,11 +195,9 @@ class CheckRun:
         work = triage(self.session, self.ctx, self.settings.triage.min_confidence)
         found = await self.progress.stage("triage", work, self.timings)
         if found.status == "failed":
-            self.degraded.append(f"triage failed ({found.error}); the post was checked in full")
+            self.notes.append(notes.triage_failed(found.error))
         elif found.overruled:
-            self.degraded.append(
-                f"triage leaned {found.overruled} without enough confidence; checked in full"
-            )
+            self.notes.append(notes.triage_unsure(found.overruled))
         return found
 
     async def gather(self) -> Gathered:
@@ -257,10 +253,11 @@ class CheckRun:
         else:  # nothing settled, or the core claim settled: the panel cannot change it
             analyses = Analyses(held=False)
         seen = pictures.result() if pictures is not None else None
-        self.degraded += stage1.degraded + weighing.notes + (seen.notes if seen else [])
+        self.notes += stage1.notes
+        self.notes += [note(n) for n in [*weighing.notes, *(seen.notes if seen else [])]]
         if claims.problem:
-            self.degraded.append(claims.problem)
-        self.degraded += agent_failures(analyses, claims.claims)
+            self.notes.append(note(claims.problem, "step_failed"))
+        self.notes += [note(n, "step_failed") for n in agent_failures(analyses, claims.claims)]
         self.dropped.claims += claims.dropped
         self.dropped.citations += sum(c.dropped_quotes for c in claims.claims)
         sources = Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
@@ -309,9 +306,7 @@ class CheckRun:
         outcome = await self.progress.stage("debate", debate, self.timings)
         failed_turns = [t for t in outcome.debate.turns if t.status == "failed"]
         if failed_turns:
-            self.degraded.append(
-                f"{len(failed_turns)} debate turn(s) failed: {failed_turns[0].error}"
-            )
+            self.notes.append(notes.debate_turns_failed(len(failed_turns), failed_turns[0].error))
         if self.prior is not None and outcome.judged.outcomes is not None:
             self.judge_prior = await self.prior()  # nothing to correct without probabilities
         return outcome
@@ -323,7 +318,7 @@ class CheckRun:
         ``triaged``: what the triage found, when it ran."""
         judged, debate = outcome.judged, outcome.debate
         if self.settings.debate.early_stop == "thresholds" and debate.stopped_by == "judge":
-            self.degraded.append("no token probabilities: the judge's own word ended the debate")
+            self.notes.append(notes.no_logprobs())
         outcomes = judged.outcomes
         if outcomes is not None and self.judge_prior is not None:
             outcomes = calibrated(outcomes, self.judge_prior)
@@ -337,7 +332,7 @@ class CheckRun:
             grounded=gathered.grounded,
         )
         if ruled.verdict == "undetermined":
-            self.degraded.append(f"no verdict: the judge failed ({judged.ruling.error})")
+            self.notes.append(notes.no_verdict(judged.ruling.error))
         # The card's words, like every agent's, quote only what the post or evidence says.
         core = settled_core(gathered.claims, gathered.grounded)
         summary = ruling_summary(ruled, judged.ruling, settled=bool(gathered.grounded), core=core)
@@ -355,7 +350,7 @@ class CheckRun:
             debate=debate,
             usage=usage,
             timings=timings,
-            degraded=self.degraded,
+            notes=self.notes,
             basis=ruled.basis,
             lean=ruled.lean,
             search_mode=gathered.stage1.mode,

@@ -8,12 +8,15 @@ and its top-level keys are the ones ``zofia check --json`` prints.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .records.images import ImageFinding
+from .records.notes import Note
 from .records.reading import PartCheck, SearchRound
+from .records.review import ReviewInForce
 from .records.stage1 import Keyword
 from .records.usage import LLMCall, RoleUsage, Usage
 
@@ -33,10 +36,12 @@ __all__ = [
     "LLMCall",
     "Lean",
     "LinguistFinding",
+    "Note",
     "Outcome",
     "PartCheck",
     "Quote",
     "Report",
+    "ReviewInForce",
     "RoleUsage",
     "SearchRound",
     "Stance",
@@ -58,6 +63,8 @@ Verdict = Literal[
 ]
 TRIAGED: tuple[str, ...] = ("no_claim", "satire", "scam")
 StepStatus = Literal["ok", "failed", "skipped"]
+# How reports stored before the review was a field marked it among their notes.
+_REVIEW_MARK = "moderator review: "
 # Reports stored before the four outcomes said ZoFia's real / fake.
 _LEGACY = {"real": "true", "fake": "false"}
 
@@ -355,7 +362,7 @@ class Report(_Record):
     debate: Debate = Debate()
     usage: Usage = Usage()
     timings: dict[str, float] = {}
-    degraded: list[str] = []
+    notes: list[Note] = []
     basis: list[str] = []
     lean: Lean | None = None
     triage: Triage | None = None
@@ -366,8 +373,35 @@ class Report(_Record):
     dropped: Dropped = Dropped()
     depth: Literal["adaptive", "full"] = "full"
     searches: list[SearchRound] = []
+    review: ReviewInForce | None = None
+
+    @property
+    def degraded(self) -> list[str]:
+        """What did not go to plan, in words (``notes``' texts), for logs and the full
+        report; renderers read the notes' kinds and numbers."""
+        return [n.text for n in self.notes]
 
     @field_validator("verdict", mode="before")
     @classmethod
     def _legacy(cls, value: object) -> object:
         return _modern(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_notes(cls, data: object) -> object:
+        """Reports stored before the notes were typed kept them as ``degraded`` words,
+        a moderator's review among them as a marked JSON string: read as notes of no
+        kind a renderer reads, and the review as the record it is."""
+        if not isinstance(data, dict) or "degraded" not in data:
+            return data
+        data = dict(data)
+        notes, review = [], None
+        for text in data.pop("degraded") or []:
+            if isinstance(text, str) and text.startswith(_REVIEW_MARK):
+                review = json.loads(text.removeprefix(_REVIEW_MARK))
+            else:
+                notes.append({"kind": "other", "text": text})
+        data.setdefault("notes", notes)
+        if review is not None:
+            data.setdefault("review", review)
+        return data

@@ -9,7 +9,6 @@ from rich.text import Text
 
 from bots.common.card import VerdictCard, report_card
 from bots.common.sections import PANEL_NOT_ASKED, section
-from storage.reviews import is_review_mark
 from zofia_engine.report import JudgeRuling, Report
 
 from .text import plain
@@ -124,8 +123,6 @@ def render_report(
         if report.debate.turns or report.debate.rulings:
             parts.append(_debate(report))
     for note in report.degraded:
-        if is_review_mark(note):  # the card says it: "Changed by a moderator …"
-            continue
         parts.append(plain(f"! {note}", "yellow"))
     u = report.usage
     total_s = report.timings.get("total_ms", 0.0) / 1000

@@ -134,7 +134,7 @@ def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
 
 
 def _notes(report: Report, words: Words) -> tuple[str, ...]:
-    notes = [*cut_note(report.degraded, words), *picture_notes(report, words)]
+    notes = [*cut_note(report.notes, words), *picture_notes(report, words)]
     notes[:0] = review_note(report, words)
     if report.triage is not None and report.triage.signs:
         notes.append(words("Signs: {signs}.", signs="; ".join(report.triage.signs)))

@@ -9,9 +9,8 @@ Each is said in the chat's language: every function takes the chat's
 from __future__ import annotations
 
 import datetime as dt
-import re
 
-from zofia_engine.report import Report
+from zofia_engine.report import Note, Report
 from zofia_engine.text import clip
 
 from .words import ENGLISH, N_, Words
@@ -183,55 +182,41 @@ def picture_notes(report: Report, words: Words = ENGLISH) -> list[str]:
     return notes
 
 
-# How the engine says that a post was cut (check_run.py, retrieval/pipeline.py). The
-# report carries no field for these lengths (nor for a source left out, switched off or
-# failed, read by no_web_note), so its notes are read; what a field says (the steps'
-# status, the debate's end, the search mode) is read from the field.
-_HAD = re.compile(r"the post had ([\d,]+) characters; only its first ([\d,]+) were checked")
-_SEARCHED = re.compile(r"post cut to its first ([\d,]+) characters for entity extraction")
-_SAW = re.compile(r"the models saw the post's first ([\d,]+) characters")
-
-
-def _number(found: re.Match[str], words: Words, group: int = 1) -> str:
-    return words.number(int(found[group].replace(",", "")))
-
-
-def cut_note(degraded: list[str], words: Words = ENGLISH) -> list[str]:
-    """When the post was cut: how long it was, how much was checked, how much of it the
-    search for sources and the panel read."""
+def cut_note(notes: list[Note], words: Words = ENGLISH) -> list[str]:
+    """When the post was cut (the report's typed notes): how long it was, how much was
+    checked, how much of it the search for sources and the panel read."""
     said: list[str] = []
-    for note in degraded:
-        if found := _HAD.fullmatch(note):
-            whole, checked = _number(found, words), _number(found, words, 2)
+    for found in notes:
+        numbers = found.numbers
+        if found.kind == "post_cut":
             said.insert(
                 0,
                 words(
                     "it has {whole} characters and only the first {checked} were checked",
-                    whole=whole,
-                    checked=checked,
+                    whole=words.number(numbers["whole"]),
+                    checked=words.number(numbers["checked"]),
                 ),
             )
-        elif found := _SEARCHED.fullmatch(note):
-            count = _number(found, words)
+        elif found.kind == "search_cut":
+            count = words.number(numbers["chars"])
             said.append(
                 words("the search for sources read its first {count} characters", count=count)
             )
-        elif found := _SAW.fullmatch(note):
-            said.append(
-                words("the panel read its first {count} characters", count=_number(found, words))
-            )
+        elif found.kind == "models_cut":
+            count = words.number(numbers["chars"])
+            said.append(words("the panel read its first {count} characters", count=count))
     return [words("The post was cut: {parts}.", parts="; ".join(said))] if said else []
 
 
 def no_web_note(report: Report, words: Words = ENGLISH) -> str:
     """Why no web page is among the evidence: web search is off, it failed, or it found
-    nothing (the report's notes say which)."""
-    degraded = report.degraded
-    if "left out for this check: web" in degraded:
+    nothing (the report's typed notes say which)."""
+    kinds = {(n.kind, name) for n in report.notes for name in (n.names or [""])}
+    if ("left_out", "web") in kinds:
         return words("No web evidence: web search was left out of this check.")
-    if any(note.startswith("no web search backend configured") for note in degraded):
+    if any(kind == "web_off" for kind, _ in kinds):
         return words("No web evidence: web search is off on this bot.")
-    if any(note.startswith("web:") and " failed: " in note for note in degraded):
+    if any(kind == "source_failed" and name.startswith("web:") for kind, name in kinds):
         return words("No web evidence: the web search failed.")
     if report.search_mode == "paper":
         return words("No web evidence: the web search, which leaves out news sites, found nothing.")

@@ -29,7 +29,6 @@ from aiohttp import web
 from aiolimiter import AsyncLimiter
 
 from bots.common.store_calls import off_loop
-from storage.reviews import is_review_mark
 from storage.store import CheckRow, CheckStore
 from zofia_engine.report import Report
 
@@ -75,21 +74,19 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def public_json(report: Report) -> dict[str, Any]:
     """The report as the JSON route sends it: every field, with a failed step's error
     replaced by one fixed sentence (its details are in the operator's log), the
-    addresses of the deployment's backends taken out of notes (a review's mark is kept
-    whole), and without the pictures' hashes (with one, anyone could confirm that a
-    known photo was sent)."""
+    addresses of the deployment's backends taken out of the notes' words (a review in
+    force is a field of its own, its link the reviewer's), and without the pictures'
+    hashes (with one, anyone could confirm that a known photo was sent)."""
 
     def scrub(value: Any, key: str = "") -> Any:
+        if isinstance(value, dict) and key == "notes":  # a typed note: its words redacted
+            return {**value, "text": redact(str(value.get("text", "")))}
         if isinstance(value, dict):
             return {k: scrub(v, k) for k, v in value.items() if k != "sha256"}
         if isinstance(value, list):
             return [scrub(v, key) for v in value]
         if isinstance(value, str) and key == "error":
             return STEP_FAILED if value else ""
-        if isinstance(value, str) and key in ("degraded", "notes"):
-            # A review's mark is kept whole: its link is the reviewer's, not a backend's,
-            # and redacting it as an address would cut into the object it is kept in.
-            return value if is_review_mark(value) else redact(value)
         return value
 
     scrubbed: dict[str, Any] = scrub(report.model_dump(mode="json"))

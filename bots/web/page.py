@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from bots.common.card import VERDICTS, panel_steps, report_card
 from bots.common.languages import language_tag
 from bots.common.sections import PANEL_NOT_ASKED, TREE_STOPS
-from storage.reviews import is_review_mark
 from storage.store import CheckRow
 from zofia_engine.report import Report
 
@@ -214,8 +213,7 @@ def _triage(report: Report) -> FindingView | None:
 
 def _failures(report: Report) -> tuple[str, ...]:
     """What failed or ran without a source: the report's own notes, then each failed step."""
-    # A moderator's review is no failure: the notes under the verdict say it.
-    lines = [redact(note) for note in report.degraded if not is_review_mark(note)]
+    lines = [redact(note) for note in report.degraded]
     for name, status, _ in panel_steps(report):
         if status == "failed":
             lines.append(f"{name}: {STEP_FAILED}")

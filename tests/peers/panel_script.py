@@ -42,7 +42,7 @@ REPORT_KEYS = [
     "debate",
     "usage",
     "timings",
-    "degraded",
+    "notes",
     "basis",
     "lean",
     "triage",
@@ -52,6 +52,8 @@ REPORT_KEYS = [
     "caption",
     "dropped",
     "depth",
+    "searches",
+    "review",
 ]
 
 SCHEMAS = (

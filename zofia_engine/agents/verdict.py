@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..images.grounds import picture_basis
 from ..records.images import ImageFinding
+from ..records.notes import Note
 from ..report import (
     OUTCOMES,
     ClaimResult,
@@ -392,7 +393,7 @@ def triaged_report(
     found: Triage,
     usage: Usage,
     timings: dict[str, float],
-    degraded: list[str],
+    notes: list[Note],
     *,
     images: list[ImageFinding] | None = None,
     caption: bool = True,
@@ -407,7 +408,7 @@ def triaged_report(
         debate=Debate(held=False),
         usage=usage,
         timings=timings,
-        degraded=degraded,
+        notes=notes,
         triage=found,
         images=images or [],
         caption=caption,

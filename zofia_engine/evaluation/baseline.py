@@ -22,6 +22,7 @@ from ..llm.session import StepFailed
 from ..llm.token_odds import option_probabilities
 from ..post import Post
 from ..prompting import render
+from ..records.notes import note
 from ..report import Confidence, Debate, Report, Usage
 from ..text import checkable_text
 
@@ -80,7 +81,8 @@ class OnlyLLMBaseline:
         if isinstance(post, str):
             post = Post(text=post)
         started = time.perf_counter()
-        text, degraded = checkable_text(post.text)
+        text, cleaned = checkable_text(post.text)
+        found = [note(change, "cleaned") for change in cleaned]
         a = self.settings.agents
         ctx = PanelContext(
             text,
@@ -104,7 +106,7 @@ class OnlyLLMBaseline:
         except StepFailed as exc:
             verdict = "undetermined"
             summary = f"No verdict: {exc.reason}"
-            degraded.append(f"no verdict: the only-LLM call failed ({exc.reason})")
+            found.append(note(f"no verdict: the only-LLM call failed ({exc.reason})", "no_verdict"))
         else:
             word = answer.value.decision
             verdict = "true" if word == "real" else "false"  # the paper's words, read as outcomes
@@ -123,5 +125,5 @@ class OnlyLLMBaseline:
             debate=Debate(held=False),
             usage=Usage.of(session.calls),
             timings={"total_ms": round((time.perf_counter() - started) * 1000, 2)},
-            degraded=degraded,
+            notes=found,
         )

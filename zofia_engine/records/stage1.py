@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .notes import Note
+
 __all__ = [
     "Entity",
     "Keyword",
@@ -118,4 +120,9 @@ class Stage1Result(_Record):
     wikipedia: list[WikipediaEntry]
     sources: list[SourceStatus]
     timings_ms: dict[str, float]
-    degraded: list[str]
+    notes: list[Note] = []
+
+    @property
+    def degraded(self) -> list[str]:
+        """What did not go to plan, in words (the notes' texts)."""
+        return [n.text for n in self.notes]

@@ -20,6 +20,7 @@ from ..config import EngineSettings
 from ..encoder import SentenceTransformerEncoder
 from ..language import detect_language
 from ..ports import TextEncoder
+from ..records.notes import Note, note, search_cut, source_failed, web_off
 from ..records.stage1 import (
     Keyword,
     SourceStatus,
@@ -180,15 +181,17 @@ class EntityGuidedRetrieval:
         timings: dict[str, float] = {}
         if isinstance(published, dt.datetime):
             published = published.date()
-        text, degraded = self._cleaned(text)
+        text, found_notes = self._cleaned(text)
         if not text.strip():
-            return self._empty_result([*degraded, "empty post: nothing to retrieve"], started)
+            return self._empty_result(
+                [*found_notes, note("empty post: nothing to retrieve")], started
+            )
 
         if language is None:
             language = detect_language(text)
         found = await self._keyphrases(text, timings)
         lead = found.sentences[0] if found.sentences else text
-        query = web_query(self.settings, found.keywords, lead, published, degraded, language)
+        query = web_query(self.settings, found.keywords, lead, published, found_notes, language)
         counter = (
             counter_query(self.settings, query, found.keywords)
             if web and self.search_backends
@@ -197,9 +200,9 @@ class EntityGuidedRetrieval:
         web_hits, wiki, sources = await self._search(
             query, counter, found, text, timings, web=web, wikipedia=wikipedia
         )
-        degraded.extend(f"{s.name} {s.status}: {s.detail}" for s in sources if s.status == "failed")
+        found_notes += [source_failed(s.name, s.detail) for s in sources if s.status == "failed"]
         if web and not self.search_backends:
-            degraded.append("no web search backend configured: no open-web evidence (offline)")
+            found_notes.append(web_off())
         timings["total_ms"] = _ms(time.perf_counter() - started)
         return Stage1Result(
             entities=found.salience.entities,
@@ -213,18 +216,19 @@ class EntityGuidedRetrieval:
             wikipedia=wiki,
             sources=sources,
             timings_ms=timings,
-            degraded=degraded,
+            notes=found_notes,
         )
 
-    def _cleaned(self, text: str) -> tuple[str, list[str]]:
+    def _cleaned(self, text: str) -> tuple[str, list[Note]]:
         """The post cleaned (:func:`~zofia_engine.text.clean_post`) and cut to ``[ner]
-        max_chars``, and what was changed, in words."""
-        text, degraded = clean_post(text)
+        max_chars``, and what was changed."""
+        text, changes = clean_post(text)
+        cleaned = [note(change, "cleaned") for change in changes]
         limit = self.settings.ner.max_chars
         if len(text) > limit:
-            degraded.append(f"post cut to its first {limit} characters for entity extraction")
+            cleaned.append(search_cut(limit))
             text = text[:limit]
-        return text, degraded
+        return text, cleaned
 
     async def _search(
         self,
@@ -348,7 +352,7 @@ class EntityGuidedRetrieval:
         ]
         return keywords, [p.index for p in picks]
 
-    def _empty_result(self, degraded: list[str], started: float) -> Stage1Result:
+    def _empty_result(self, found_notes: list[Note], started: float) -> Stage1Result:
         return Stage1Result(
             entities=[],
             threshold=None,
@@ -358,7 +362,7 @@ class EntityGuidedRetrieval:
             wikipedia=[],
             sources=[],
             timings_ms={"total_ms": _ms(time.perf_counter() - started)},
-            degraded=degraded,
+            notes=found_notes,
         )
 
 

@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from ..config import EngineSettings
+from ..records.notes import Note, no_entities
 from ..records.stage1 import Keyword
 from .web.base import WIKIPEDIA_DOMAINS, WebQuery
 
@@ -22,11 +23,11 @@ def web_query(
     keywords: Sequence[Keyword],
     lead: str,
     published: dt.date | None,
-    degraded: list[str],
+    found_notes: list[Note],
     language: str,
 ) -> WebQuery:
     """Eq. 6: every keyword required; with no entity anchors (Appendix A.1), the first
-    words of ``lead`` (the post's first sentence) instead, noted in ``degraded``;
+    words of ``lead`` (the post's first sentence) instead, noted in ``found_notes``;
     ``language`` the post's, as the search's hint."""
     if keywords:
         terms: tuple[str, ...] = tuple(k.text for k in keywords)
@@ -39,9 +40,7 @@ def web_query(
             if settings.wikipedia.title_matches
             else "Wikipedia is skipped"
         )
-        degraded.append(
-            f"no named entities: web search falls back to the post's first words and {wiki}"
-        )
+        found_notes.append(no_entities(wiki))
     paper = settings.retrieval.mode == "paper"
     return WebQuery(
         keywords=terms,
