@@ -223,8 +223,10 @@ def calibrate(records: list[dict[str, Any]]) -> dict[str, Any]:
     path.write_text(json.dumps(table, indent=1) + "\n")
     fitted = Calibration({k: [tuple(r) for r in v] for k, v in table["bins"].items()}, len(fit))
     for r in dev:
-        if r.get("read_by") == "parts" and r.get("restated") is not None and r["core_label"]:
-            r["confidence"] = fitted.lookup(r["core_label"], r["restated"])
+        if r["core_label"] in ("supports", "refutes") and r.get("read_by") == "parts":
+            r["confidence"] = fitted.lookup(r["core_label"], r.get("restated") or 0.0)
+        elif r["core_label"] in ("supports", "refutes") and r.get("read_by") == "stance":
+            r["confidence"] = fitted.lookup(f"stance:{r['core_label']}", 1.0)
     ece, rows = reliability(dev)
     return {
         "calibration_fit": len(fit),

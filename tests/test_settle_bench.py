@@ -61,3 +61,22 @@ def test_the_metrics_count_abstentions_and_confident_errors() -> None:
     assert m["confidently_wrong"] == 0.25  # the wrong "true" at 0.8
     assert m["mean_check_s"] == 25.0
     assert agreement({"a": ["true"] * 3, "b": ["true", "false", "true"]}) == 0.5
+
+
+def test_the_calibration_table_bins_part_readings_and_gives_whole_readings_one_bin() -> None:
+    sys.path.insert(0, str(ROOT / "bench" / "lib"))
+    from settle_metrics import calibration_table
+
+    parts = {"read_by": "parts", "core_label": "refutes"}
+    records = [
+        dict(parts, restated=0.2, gold="false"),
+        dict(parts, restated=0.3, gold="true"),
+        dict(parts, restated=0.95, gold="false"),
+        {"read_by": "stance", "core_label": "supports", "restated": None, "gold": "true"},
+        {"read_by": "stance", "core_label": "supports", "restated": None, "gold": "false"},
+    ]
+    table = calibration_table(records, [0.0, 0.5, 1.0])
+    # Laplace-smoothed: (right + 1) / (n + 2)
+    assert table["bins"]["refutes"] == [[0.0, 0.5, 0.5, 2], [0.5, 1.0, round(2 / 3, 3), 1]]
+    assert table["bins"]["stance:supports"] == [[0.0, 1.0, 0.5, 2]]
+    assert table["bins"]["stance:refutes"] == [[0.0, 1.0, 0.5, 0]]

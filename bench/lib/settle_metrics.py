@@ -112,16 +112,21 @@ def calibration_table(records: Sequence[Record], edges: Sequence[float]) -> dict
     the share of right readings among the covered records read part by part whose
     ``restated`` probability falls in each bin (``edges``: inclusive upper bounds after
     the first, e.g. ``[0.0, 0.7, 0.9, 1.0]``), with Laplace smoothing so that an empty or
-    tiny bin is not called certain."""
+    tiny bin is not called certain; a label read as a whole by the stance reader has one
+    bin, ``stance:<label>``."""
     bins: dict[str, list[list[float]]] = {}
-    fitted = [r for r in records if r.get("read_by") == "parts" and r.get("restated") is not None]
+    parts = [r for r in records if r.get("read_by") == "parts" and r.get("restated") is not None]
+    whole = [r for r in records if r.get("read_by") == "stance"]
     for label, verdict in (("refutes", "false"), ("supports", "true")):
-        rows = []
-        mine = [r for r in fitted if r.get("core_label") == label]
-        for low, high in itertools.pairwise(edges):
-            inside = [r for r in mine if low <= r["restated"] <= high]
-            right = sum(1 for r in inside if r["gold"] == verdict)
-            share = (right + 1) / (len(inside) + 2)
-            rows.append([low, high, round(share, 3), len(inside)])
-        bins[label] = rows
+        mine = [r for r in parts if r.get("core_label") == label]
+        bins[label] = [_row(mine, verdict, low, high) for low, high in itertools.pairwise(edges)]
+        as_whole = [dict(r, restated=1.0) for r in whole if r.get("core_label") == label]
+        bins[f"stance:{label}"] = [_row(as_whole, verdict, 0.0, 1.0)]
     return {"claims": len(records), "bins": bins}
+
+
+def _row(records: Sequence[Record], verdict: str, low: float, high: float) -> list[float]:
+    """One bin: its bounds, the Laplace-smoothed share of right readings, its count."""
+    inside = [r for r in records if low <= r["restated"] <= high]
+    right = sum(1 for r in inside if r["gold"] == verdict)
+    return [low, high, round((right + 1) / (len(inside) + 2), 3), len(inside)]

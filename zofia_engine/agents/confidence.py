@@ -7,7 +7,9 @@ The reading's own signal is the model's probability that the passage says the cl
 the passage's words in it (``ClaimResult.restated``). ``bench/settle.py --calibrate``
 bins that probability on the labelled claims (a fit half of them), per label, and
 writes the share of right readings per bin to ``zofia_engine/data/reading_calibration.json``;
-the other half measures the calibration error (``docs/verdicts.md``).
+the other half measures the calibration error (``docs/verdicts.md``). A core claim the
+stance reader read as a whole (no checkable parts, or a post not in English) has no such
+probability: its label has one bin of its own, ``stance:<label>``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from importlib import resources
 
 from ..report import ClaimResult, Confidence
 
-__all__ = ["Calibration", "calibration", "reading_confidence"]
+__all__ = ["Calibration", "calibration", "reading_confidence", "table_key"]
 
 CALIBRATION_FILE = "data/reading_calibration.json"
 
@@ -53,13 +55,26 @@ def calibration() -> Calibration:
 _WORD = {"refutes": "contradicted", "supports": "confirmed"}
 
 
+def table_key(core: ClaimResult) -> tuple[str, float] | None:
+    """The calibration row ``core``'s reading falls in: its label (prefixed ``stance:``
+    when read as a whole) and the probability to look up, or ``None`` when unread."""
+    if core.label not in _WORD:
+        return None
+    if core.read_by == "parts" and core.restated is not None:
+        return core.label, core.restated
+    if core.read_by == "stance":
+        return f"stance:{core.label}", 1.0
+    return None
+
+
 def reading_confidence(core: ClaimResult) -> Confidence | None:
-    """The confidence of a verdict that follows ``core``'s part-by-part reading, or
-    ``None`` when it was not read that way or the table has no bin for it."""
-    if core.read_by != "parts" or core.restated is None or core.label not in _WORD:
+    """The confidence of a verdict that follows ``core``'s reading, or ``None`` when it
+    was not read or the table has no bin for it."""
+    key = table_key(core)
+    if key is None or core.label is None:
         return None
     table = calibration()
-    share = table.lookup(core.label, core.restated)
+    share = table.lookup(*key)
     if share is None:
         return None
     basis = (
