@@ -189,3 +189,33 @@ def test_calibrate_caches_round_scores_and_prints_the_thresholds(
     again = CliRunner().invoke(main, ["calibrate", str(data)])
     assert again.exit_code == 0, again.output
     assert panel.calls == asked + 1  # cached: only the prior is asked again
+
+
+def test_repeat_checks_each_item_k_times_and_reports_how_often_runs_agree(
+    panel: FakeOpenAI, tmp_path: Path
+) -> None:
+    data = _dataset(tmp_path)
+    args = (str(data), "--baseline", "only-llm", "--limit", "2", "--repeat", "3", "--json")
+    first = _eval(*args)
+    assert first.exit_code == 0, first.output
+    metrics = json.loads(first.stdout)
+    assert metrics["items"] == 6 and metrics["repeat"] == 3
+    assert metrics["agreement"] == 1.0  # the fake answers every run alike
+    assert panel.calls == 6 and "2 of 8 items, 3 runs each" in first.stderr
+    again = _eval(*args)
+    assert again.exit_code == 0 and panel.calls == 6  # resumed: every run was done
+
+
+def test_agreement_groups_an_items_runs_and_counts_a_split_as_disagreeing() -> None:
+    from zofia_engine.evaluation import ItemRecord, agreement
+
+    def run(item: str, verdict: str) -> ItemRecord:
+        return ItemRecord(
+            run_key="k", id=item, gold="true", raw_label="true", predicted=verdict,
+            verdict=verdict, mode="full", ablation="none",
+        )  # fmt: skip
+
+    same = [run("a#run1", "true"), run("a#run2", "true")]
+    split = [run("b#run1", "true"), run("b#run2", "false")]
+    assert agreement(same + split) == 0.5
+    assert agreement([run("a", "true")]) is None  # nothing ran twice

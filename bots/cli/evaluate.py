@@ -32,9 +32,11 @@ from zofia_engine.evaluation import (
     OnlyLLMBaseline,
     ResultLog,
     RunHeader,
+    agreement,
     evaluate,
     load_items,
     method_settings,
+    repeated_items,
     run_key,
     sample_items,
     summarise,
@@ -94,6 +96,9 @@ def render_metrics(metrics: Metrics, title: str, console: Console) -> None:
     summary.add_row("mean prompt tokens / item", f"{metrics.mean_prompt_tokens:.0f}")
     summary.add_row("mean completion tokens / item", f"{metrics.mean_completion_tokens:.0f}")
     summary.add_row("mean wall time / item (s)", f"{metrics.mean_wall_s:.1f}")
+    if metrics.agreement is not None:
+        runs = f"items whose {metrics.repeat} runs all agree %"
+        summary.add_row(runs, _pct(metrics.agreement))
     console.print(summary)
 
     per_class = Table(title="per class")
@@ -269,6 +274,14 @@ async def _run(
     help="Seed of the sample and of the bootstrap.",
 )
 @click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Check each item K times; the metrics count every run and add how often "
+    "an item's runs agree.",
+)
+@click.option(
     "--concurrency",
     type=click.IntRange(min=1),
     default=1,
@@ -307,6 +320,7 @@ def eval_command(
     ablate: str,
     limit: int | None,
     seed: int,
+    repeat: int,
     concurrency: int,
     output: Path | None,
     rerun: bool,
@@ -326,11 +340,13 @@ def eval_command(
     settings = _with_search_mode(settings_from(config), search_mode)
     err = Console(stderr=True)
     items, mapping = _load_dataset(dataset, labels)
-    sample = sample_items(items, limit, seed)
+    sample = repeated_items(sample_items(items, limit, seed), repeat)
     mode = baseline or ablate
     log = ResultLog(output or default_output(dataset, mode))
     err.print(
-        f"[dim]{len(sample)} of {len(items)} items from {dataset.name}, labels {mapping.name}, "
+        f"[dim]{len(sample) // repeat} of {len(items)} items"
+        + (f", {repeat} runs each" if repeat > 1 else "")
+        + f" from {dataset.name}, labels {mapping.name}, "
         f"mode {mode}, search {search_mode}; results in {log.path}[/dim]"
     )
     try:
@@ -352,6 +368,10 @@ def eval_command(
     except ZofiaError as exc:
         raise click.ClickException(str(exc)) from None
     metrics = summarise(records.values(), mapping.classes, resamples=bootstrap, seed=seed)
+    if repeat > 1:
+        metrics = metrics.model_copy(
+            update={"repeat": repeat, "agreement": agreement(records.values())}
+        )
     if as_json:
         click.echo(metrics.model_dump_json(indent=2))
     else:

@@ -7,6 +7,7 @@ a fixed sample, :func:`evaluate` runs it resumably, :func:`summarise` scores it.
 from __future__ import annotations
 
 from .baseline import OnlyLLMBaseline, OnlyLLMReply
+from .consistency import agreement, repeated_items
 from .dataset import (
     LABEL_MAPPINGS,
     DatasetError,
@@ -52,6 +53,7 @@ __all__ = [
     "ResultLog",
     "RunHeader",
     "accuracy",
+    "agreement",
     "bootstrap_interval",
     "class_scores",
     "confusion_matrix",
@@ -59,6 +61,7 @@ __all__ = [
     "load_items",
     "macro_f1",
     "method_settings",
+    "repeated_items",
     "run_key",
     "sample_items",
     "score",

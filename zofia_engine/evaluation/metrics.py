@@ -70,6 +70,9 @@ class Metrics(BaseModel):
     mean_completion_tokens: float = 0.0
     mean_wall_s: float = 0.0
     selective: Selective | None = None
+    # ``zofia eval --repeat K``: runs per item, and the share of items whose runs agree
+    repeat: int = 1
+    agreement: float | None = None
 
 
 def confusion_matrix(
