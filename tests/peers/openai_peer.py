@@ -119,6 +119,8 @@ class FakeOpenAI(LoopbackServer):
         self.refusal_status = refusal_status
         self.serves_logprobs = logprobs
         self.requests: list[dict[str, Any]] = []
+        # when each request arrived (time.monotonic()), in the order of ``requests``
+        self.arrivals: list[float] = []
         self.headers: list[dict[str, str]] = []
         self.calls = 0
         self.in_flight = 0
@@ -169,6 +171,7 @@ class FakeOpenAI(LoopbackServer):
         except ValueError:
             body = None
         self.requests.append(body if isinstance(body, dict) else {})
+        self.arrivals.append(time.monotonic())
         self.headers.append(dict(request.headers))
         refusal = self._refusal(request)
         if refusal is not None:
