@@ -13,7 +13,7 @@ from bots.common.progress import progress_lines
 from bots.common.sections import section
 from bots.common.sentences import error_sentence
 from bots.common.splitting import pack, split_text
-from storage.limits import BusyError, RateLimitedError
+from storage.limits import BusyError, Limit, RateLimitedError, Refusal
 from storage.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
@@ -246,14 +246,22 @@ def test_progress_lines_mark_finished_steps_and_the_running_one() -> None:
 
 def test_error_sentences_say_what_to_do() -> None:
     # One rule for the wait in words, whoever words it (the limits, the card).
-    assert error_sentence(RateLimitedError("x", retry_after_s=120)).endswith("try again in 2 min.")
-    assert error_sentence(RateLimitedError("x", retry_after_s=4.6)).endswith("try again in 5 s.")
-    assert error_sentence(RateLimitedError("x", retry_after_s=9000)).endswith("try again in 3 h.")
+    def rate(wait: float) -> RateLimitedError:
+        return RateLimitedError(Refusal(Limit.USER_RATE, wait, count=3))
+
+    assert error_sentence(rate(120)).endswith("Please send it again in 2 min.")
+    assert error_sentence(rate(4.6)).endswith("Please send it again in 5 s.")
+    assert error_sentence(rate(9000)).endswith("Please send it again in 3 h.")
+    assert error_sentence(rate(30)).startswith("You have asked for 3 checks in the last minute")
+    assert error_sentence(RateLimitedError("x", retry_after_s=60)).startswith("Too many checks")
     assert error_sentence(InvalidPostError("The post is empty.")) == "The post is empty."
     failed = error_sentence(CheckFailedError("openai:m: HTTP 500 from http://10.0.0.7:8000/v1"))
     assert failed.startswith("The check could not finish") and "10.0.0.7" not in failed
-    busy = BusyError("The bot is busy with 20 checks; please try again in 4 min.", 240)
-    assert error_sentence(busy) == "The bot is busy with 20 checks; please try again in 4 min."
+    busy = BusyError(Refusal(Limit.QUEUE, 240, count=20))
+    assert error_sentence(busy) == (
+        "The bot is busy with 20 checks, as many as it takes at once. "
+        "Please send it again in 4 min."
+    )
     assert error_sentence(asyncio.CancelledError()) == "The check was cancelled."
     assert "logged" in error_sentence(KeyError("secret detail"))
     assert "secret detail" not in error_sentence(KeyError("secret detail"))
