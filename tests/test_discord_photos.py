@@ -207,7 +207,7 @@ async def test_refusals_log_one_info_line_and_no_traceback(
         assert await _answer(discord_api, blank) == EMPTY_POST
         await _verdict(discord_api, discord_api.slash("factcheck", {"text": POST}))
         again = discord_api.slash("factcheck", {"text": POST + " Again."})
-        assert "try again in" in await _answer(discord_api, again)
+        assert "send it again in" in await _answer(discord_api, again)
     # Each refusal is one INFO line with its reason: the empty post, then the cooldown.
     refused = [r for r in caplog.records if "refused" in r.getMessage()]
     empty, cooldown = refused
@@ -341,7 +341,7 @@ async def test_refused_before_download_costs_no_cooldown(
         await _verdict(discord_api, discord_api.slash("factcheck", {"text": POST}))
         assert [post.text for post in checker.runs] == [POST]
         later = discord_api.slash("factcheck", {"text": POST + " Again."})
-        assert "try again in" in await _answer(discord_api, later)
+        assert "send it again in" in await _answer(discord_api, later)
 
 
 async def test_a_message_with_neither_text_nor_picture_is_refused(
