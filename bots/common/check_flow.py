@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from storage.limits import Admission, RateLimitedError
+from storage.limits import RateLimitedError
 from storage.service import Outcome, Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
@@ -77,8 +77,6 @@ class CheckRequest:
             ``quiet_min_confidence``).
         react: the quiet answer to an unasked check that gets no card (Telegram: a
             reaction on the post); never raises. ``None``: nothing.
-        admission: the request was admitted already (Discord asks the limits before it
-            acknowledges the command); ``None``: it is admitted here.
         ticket: its place in its private chat's line (:mod:`.turns`): once admitted, it
             waits for its turn, saying how many are ahead; left once it is answered.
         read_text: reads the rest of the post's text once the request is admitted
@@ -99,7 +97,6 @@ class CheckRequest:
     has_pictures: bool = False
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
     react: Callable[[], Awaitable[None]] | None = None
-    admission: Admission | None = None
     ticket: Ticket | None = None
     read_text: Callable[[], Awaitable[str]] | None = None
 
@@ -162,14 +159,13 @@ async def run_check(
     """
     service = calls.service
     queued = started = False
-    admission = request.admission
+    admission = None
     try:
         if request.refuse is not None:
             request.refuse()
         # Before a link or a picture is fetched: from here the request counts against
         # its sender's limits, whatever then fails.
-        if admission is None:
-            admission = await calls.admit(request.requester)
+        admission = await calls.admit(request.requester)
         await _wait_turn(request.ticket, screen)
         started = True  # from here the request costs work: a download, a check
         post = await _post_of(request)

@@ -25,7 +25,6 @@ from bots.common.corrections import record_shown
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence, refusal_reason, waiting_sentence
-from bots.common.turns import Ticket
 from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.limits import RateLimitedError
 from storage.service import Requester
@@ -309,57 +308,40 @@ async def check_message(
     private = target.chat.type == ChatType.PRIVATE
     ticket = ctx.turns.join(str(user_id)) if private else None  # before any await
     try:
-        await _check(
-            ctx, target, text, user_id, request, pictures, unasked, rules, screen_type, ticket
+        anchor = request or target
+        chat_id = target.chat_id
+        if rules is None:
+            rules = await chat_rules(ctx, anchor, unasked=unasked)
+        asker, words = ctx.user_hash(user_id), words_for(rules.language)
+        screen = screen_type(ctx, anchor, chat_id, asker, words=words)
+
+        async def download() -> list[tuple[bytes, str]]:
+            if pictures and not unasked:  # downloading and reading pictures takes a moment
+                await screen.open_reading(len(pictures))
+            return await download_pictures(target.get_bot(), pictures, ctx.images)
+
+        origin, published = forwarded_from(target, words)
+        check = CheckRequest(
+            text,
+            Requester(PLATFORM, str(user_id), str(chat_id), ticket is not None),
+            download=download,
+            refuse=None if pictures else functools.partial(_refuse_blank, text),
+            origin=origin,
+            published=published,
+            language=rules.language,
+            allow_private_urls=ctx.allow_private_urls,
+            unasked=unasked,
+            has_pictures=bool(pictures),
+            min_confidence=rules.min_confidence,
+            react=lambda: react(target.get_bot(), chat_id, target.message_id),
+            ticket=ticket,
         )
+        try:
+            await run_check(
+                ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s
+            )
+        finally:
+            screen.opened()
     finally:
         if ticket is not None:
             ticket.leave()
-
-
-async def _check(
-    ctx: TelegramContext,
-    target: Message,
-    text: str,
-    user_id: int,
-    request: Message | None,
-    pictures: Sequence[Message],
-    unasked: bool,
-    rules: ChatRules | None,
-    screen_type: type[TelegramScreen],
-    ticket: Ticket | None,
-) -> None:
-    anchor = request or target
-    chat_id = target.chat_id
-    if rules is None:
-        rules = await chat_rules(ctx, anchor, unasked=unasked)
-    asker, words = ctx.user_hash(user_id), words_for(rules.language)
-    screen = screen_type(ctx, anchor, chat_id, asker, words=words)
-
-    async def download() -> list[tuple[bytes, str]]:
-        if pictures and not unasked:  # downloading and reading pictures takes a moment
-            await screen.open_reading(len(pictures))
-        return await download_pictures(target.get_bot(), pictures, ctx.images)
-
-    origin, published = forwarded_from(target, words)
-    check = CheckRequest(
-        text,
-        Requester(PLATFORM, str(user_id), str(chat_id), ticket is not None),
-        download=download,
-        refuse=None if pictures else functools.partial(_refuse_blank, text),
-        origin=origin,
-        published=published,
-        language=rules.language,
-        allow_private_urls=ctx.allow_private_urls,
-        unasked=unasked,
-        has_pictures=bool(pictures),
-        min_confidence=rules.min_confidence,
-        react=lambda: react(target.get_bot(), chat_id, target.message_id),
-        ticket=ticket,
-    )
-    try:
-        await run_check(
-            ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s
-        )
-    finally:
-        screen.opened()
