@@ -347,7 +347,8 @@ async def test_refused_before_download_costs_no_cooldown(
 async def test_a_message_with_neither_text_nor_picture_is_refused(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
 ) -> None:
-    memo = discord_api.attachment(b"minutes", "minutes.txt", content_type="text/plain")
+    # A PDF: a .txt file would be read as the post's text (a long message's message.txt).
+    memo = discord_api.attachment(b"%PDF-1.7", "minutes.pdf", content_type="application/pdf")
     target = discord_api.message("", attachments=[memo])
     async with start_bot() as bot:
         answer = await _answer(discord_api, discord_api.message_command("Fact-check", target))

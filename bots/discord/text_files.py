@@ -20,6 +20,8 @@ import discord
 
 from zofia_engine.errors import InvalidPostError
 
+from ..common.pictures import looks_like_picture
+
 __all__ = [
     "MAX_TEXT_BYTES",
     "NOT_TEXT",
@@ -43,7 +45,10 @@ NOT_DOWNLOADED = "I could not download the text file from Discord; please send i
 
 
 def is_text_file(attachment: discord.Attachment) -> bool:
-    """Whether Discord says the attachment is plain text, or it is named ``*.txt``."""
+    """Whether Discord says the attachment is plain text, or it is named ``*.txt``; a
+    file named like a picture is a picture (:mod:`.pictures`), whatever it says."""
+    if looks_like_picture(None, attachment.filename):
+        return False
     kind = (attachment.content_type or "").split(";")[0].strip().lower()
     return kind == "text/plain" or attachment.filename.lower().endswith(".txt")
 
