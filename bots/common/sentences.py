@@ -339,7 +339,9 @@ def refusals_sentence(count: int, reason: str, retry_after_s: float, words: Word
     refusal's ``reason``: :func:`refusal_reason`, :func:`cooldown_reason`), and when to
     send them again."""
     told = words.plural("{count} post was not checked.", "{count} posts were not checked.", count)
-    return f"{told} {reason} {_send_again(count, retry_after_s, words)}"
+    return " ".join(
+        part for part in (told, reason, _send_again(count, retry_after_s, words)) if part
+    )
 
 
 def waiting_sentence(ahead: int, words: Words = ENGLISH) -> str:
