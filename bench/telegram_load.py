@@ -1,19 +1,26 @@
-"""The Telegram bot under load: many chats forwarding posts at once.
+"""The Telegram bot under load: many chats forwarding posts at once, as each person sees it.
 
 The real bot (python-telegram-bot, polling, its rate limiter) talks to the fake Bot API
 server, which enforces a per-chat limit as Telegram does (a leaky bucket: a short burst,
 then about one message a second; beyond it, 429). Behind the bot are the real check
 service on a temporary SQLite file, the real Stage-1 models, and the fake OpenAI server
 answering every agent after a fixed delay. CHATS private chats forward POSTS posts
-within SPREAD seconds; rumours travel, so each of DISTINCT texts is forwarded by several
-chats (the first runs the engine, the others join that run or get the stored answer).
+within SPREAD seconds (4 each by default: posts forwarded together, as people do);
+rumours travel, so each of DISTINCT texts is forwarded by several chats (the first runs
+the engine, the others join that run or get the stored answer).
 
     python bench/telegram_load.py [--chats 50] [--posts 200] [--distinct 40] [--spread 3]
         [--llm-delay 0.05]
 
-The last line is one JSON object: sent, answered (a verdict card arrived), lost (no
-answer at all), errors (answered with an error sentence), refused (requests the fake
-server refused with 429), p50_s and p95_s from forward to card, and the settings.
+Each forward is counted by what its sender sees at the end: its card (a reply to it
+with a verdict card's buttons), a sentence naming it (a reply to it that is no card,
+nor a "Checking…" or "In line" message still waiting; or one of the "N posts were not
+checked" a refusal of a burst counts), or nothing. The last line is one JSON object:
+sent, cards, named (forwards with a sentence instead of a card), lost (forwards with
+neither: the target is 0), chats_without_card (people who forwarded and got no card at
+all: the target is 0), refused (requests the fake server refused with 429), p50_s and
+p95_s from forward to card, chat_last_card_p95_s (from a chat's first forward to its
+last card: the cost of answering a batch in turn), and the settings.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import contextlib
 import json
 import logging
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -117,19 +125,69 @@ async def forward_posts(
     return sent
 
 
-def answers(peer: FakeBotAPI) -> dict[tuple[int, int], tuple[bool, float]]:
-    """The bot's answers so far, by the (chat id, message id) they reply to: whether a
-    card, and when last touched. A "Checking" progress message is not an answer yet."""
+#: the start of a reply that is not an answer yet: it becomes the card (or a sentence)
+WAITING = ("🔎", "⏳", "Checking", "In line:")
+_NOT_CHECKED = re.compile(r"^(\d+) posts? (?:was|were) not checked\.")
+
+
+def answers(peer: FakeBotAPI) -> dict[tuple[int, int], tuple[str, float]]:
+    """The bot's answer to each forward so far, by (chat id, message id): ``"card"`` or
+    the sentence said, and when it was last touched; replies still waiting are none."""
     found = {}
     for (chat_id, _), message in list(peer.messages.items()):
         target = message.get("reply_to_message")
-        if message["from"]["id"] == BOT_ID and target is not None:
-            key = (chat_id, target["message_id"])
-            card = is_card(message)
-            if card or "Checking" not in message.get("text", ""):
-                when = peer.touched_at[(chat_id, message["message_id"])]
-                found[key] = (card, when)
+        if message["from"]["id"] != BOT_ID or target is None:
+            continue
+        text = str(message.get("text", ""))
+        if not is_card(message) and text.startswith(WAITING):
+            continue
+        when = peer.touched_at[(chat_id, message["message_id"])]
+        found[(chat_id, target["message_id"])] = ("card" if is_card(message) else text, when)
     return found
+
+
+def seen(sent: dict[tuple[int, int], float], peer: FakeBotAPI) -> dict[str, object]:
+    """What each person sees of their forwards (see the module's docstring)."""
+    found = answers(peer)
+    cards = [
+        when - sent[key] for key, (said, when) in found.items() if said == "card" and key in sent
+    ]
+    named = {key for key, (said, _) in found.items() if said != "card" and key in sent}
+    by_chat: dict[int, list[int]] = {}
+    for chat_id, message_id in sent:
+        by_chat.setdefault(chat_id, []).append(message_id)
+    lost = 0
+    without_card = 0
+    last_card: list[float] = []
+    for chat_id, messages in by_chat.items():
+        mine = [found.get((chat_id, m)) for m in messages]
+        carded = sum(1 for a in mine if a is not None and a[0] == "card")
+        # A burst's one refusal names its count of posts: the others of the chat it covers.
+        covered = sum(
+            int(m[1]) - 1
+            for a in mine
+            if a is not None and (m := _NOT_CHECKED.match(a[0])) is not None
+        )
+        answered = sum(1 for a in mine if a is not None)
+        lost += max(0, len(messages) - answered - covered)
+        without_card += carded == 0
+        if carded:
+            first = min(sent[(chat_id, m)] for m in messages)
+            last = max(a[1] for a in mine if a is not None and a[0] == "card")
+            last_card.append(last - first)
+    cards.sort()
+    last_card.sort()
+    return {
+        "cards": len(cards),
+        "named": len(named),
+        "lost": lost,
+        "chats_without_card": without_card,
+        "p50_s": round(statistics.median(cards), 2) if cards else None,
+        "p95_s": round(cards[int(0.95 * (len(cards) - 1))], 2) if cards else None,
+        "chat_last_card_p95_s": (
+            round(last_card[int(0.95 * (len(last_card) - 1))], 2) if last_card else None
+        ),
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
@@ -143,19 +201,12 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             async with running_service(settings) as service, running_bot(settings, service, TOKEN):
                 sent = await forward_posts(peer, texts, args)
                 with contextlib.suppress(TimeoutError):
-                    await peer.wait_for(lambda: len(answers(peer)) >= len(sent), args.timeout)
-                found = answers(peer)
-    cards = [when - sent[key] for key, (card, when) in found.items() if card and key in sent]
-    errors = sum(1 for key, (card, _) in found.items() if not card and key in sent)
-    cards.sort()
+                    await peer.wait_for(lambda: seen(sent, peer)["lost"] == 0, args.timeout)
+                result = seen(sent, peer)
     return {
         "sent": len(sent),
-        "answered": len(cards),
-        "lost": len(sent) - len(cards) - errors,
-        "errors": errors,
+        **result,
         "refused": peer.refused,
-        "p50_s": round(statistics.median(cards), 2) if cards else None,
-        "p95_s": round(cards[int(0.95 * (len(cards) - 1))], 2) if cards else None,
         "chats": args.chats,
         "distinct": args.distinct,
         "spread_s": args.spread,

@@ -65,6 +65,9 @@ class FollowUp:
 
 
 class _Slots(Protocol):
+    @property
+    def count(self) -> int: ...
+
     def slot(self, chat: str) -> AbstractAsyncContextManager[None]: ...
 
 
@@ -131,7 +134,8 @@ async def ask_follow_up(
     report = await asyncio.to_thread(_report, service, check_id, requester)
     admission = await asyncio.to_thread(service.admit, requester)
     try:
-        await asyncio.to_thread(service.limits.refuse_if_spent, admission, service.clock())
+        spent = service.limits.refuse_if_spent
+        await asyncio.to_thread(spent, admission, service.runs.count, service.clock())
         async with service.runs.slot(admission.chat):
             answer = await service.checker.follow_up(report, question, language=language)
         if answer.tokens:

@@ -3,16 +3,26 @@
 The rate limits count admitted requests (:mod:`storage.attempts`), written in the
 same write transaction that counted them (:meth:`RequestLimits.admit`): a burst of
 concurrent requests passes a limit no further than one at a time would, a restart
-forgets nothing, and every front-end and replica shares the same counts. The shares
-(:meth:`RequestLimits.refuse_if_full`) bound what one user or one chat may hold of the
-pending checks and of the day's token budget, in the transaction that writes a new
-engine run: a check reserves ``token_reserve`` tokens there and is charged its real
-count once its report is stored (a check running, queued or failed keeps its reserve).
+forgets nothing, and every front-end and replica shares the same counts. In a private
+chat a user's requests are answered in turn: ``private_in_flight`` at once and
+``private_queue`` more waiting, each counted in the user's share of the pending checks
+from its admission. The shares (:meth:`RequestLimits.refuse_if_full`) bound what one
+user or one chat may hold of the pending checks and of the day's token budget, in the
+transaction that writes a new engine run: a check reserves ``token_reserve`` tokens
+there and is charged its real count once its report is stored (a check running,
+queued or failed keeps its reserve).
+
+A refusal is a typed value, :class:`Refusal`: which limit (:class:`Limit`), when it
+frees up, and for a budget whether it is spent (until midnight, UTC) or only held by
+checks under way (until they end). The bots say it in the asker's language
+(:func:`bots.common.sentences.refusal_sentence`); the exception's own message is
+English, for the log.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import math
 from dataclasses import dataclass
 
@@ -21,7 +31,15 @@ from zofia_engine.errors import ZofiaError
 from .settings import ServiceSettings
 from .store import CheckStore
 
-__all__ = ["Admission", "BusyError", "RateLimitedError", "RequestLimits", "wait_words"]
+__all__ = [
+    "Admission",
+    "BusyError",
+    "Limit",
+    "RateLimitedError",
+    "Refusal",
+    "RequestLimits",
+    "wait_words",
+]
 
 MINUTE = dt.timedelta(minutes=1)
 DAY = dt.timedelta(days=1)
@@ -29,17 +47,102 @@ DAY = dt.timedelta(days=1)
 IN_FLIGHT_AGE = dt.timedelta(minutes=30)
 
 
-class RateLimitedError(ZofiaError):
-    """A request was refused by a limit; ``retry_after_s`` says when to come back."""
+class Limit(enum.StrEnum):
+    """Which limit refused a request."""
 
-    def __init__(self, message: str, retry_after_s: float) -> None:
+    USER_RATE = "user_rate"  #: ``user_per_minute``
+    CHAT_RATE = "chat_rate"  #: ``chat_per_minute``
+    USER_DAILY = "user_daily"  #: ``user_daily``, over the last 24 hours
+    CHAT_DAILY = "chat_daily"  #: ``chat_daily``
+    PRIVATE_QUEUE = "private_queue"  #: a private chat's requests waiting their turn
+    USER_PENDING = "user_pending"  #: the user's share of the pending checks
+    CHAT_PENDING = "chat_pending"  #: the chat's share of the pending checks
+    USER_BUDGET = "user_budget"  #: the user's share of the day's token budget
+    CHAT_BUDGET = "chat_budget"  #: the chat's share of the day's token budget
+    BUDGET = "budget"  #: the deployment's day's token budget
+    QUEUE = "queue"  #: the deployment's pending checks (``max_pending_checks``)
+
+
+#: the limits of the deployment as a whole (raised as :class:`BusyError`)
+DEPLOYMENT = frozenset({Limit.BUDGET, Limit.QUEUE})
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request was refused, and when that limit frees up.
+
+    Args:
+        limit: which limit.
+        retry_after_s: when it frees up, from now (at least 1 s).
+        count: the limit's bound (a rate's or a quota's N), or what is held against it
+            (the checks waiting; the pending checks of the deployment).
+        held: a budget (or a share of it) is held by checks under way, which free it
+            when they end; ``False``: it is spent, until midnight (UTC).
+    """
+
+    limit: Limit
+    retry_after_s: float
+    count: int = 0
+    held: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "retry_after_s", max(1.0, float(self.retry_after_s)))
+
+
+_LOG_WORDS = {
+    Limit.USER_RATE: "{count} checks a minute for you",
+    Limit.CHAT_RATE: "{count} checks a minute in this chat",
+    Limit.USER_DAILY: "{count} checks a day for you",
+    Limit.CHAT_DAILY: "{count} checks a day in this chat",
+    Limit.PRIVATE_QUEUE: "{count} requests already waiting in this private chat",
+    Limit.USER_PENDING: "{count} checks of yours pending, your share",
+    Limit.CHAT_PENDING: "{count} checks of this chat pending, its share",
+    Limit.USER_BUDGET: "your share of today's checking budget {state}",
+    Limit.CHAT_BUDGET: "this chat's share of today's checking budget {state}",
+    Limit.BUDGET: "today's checking budget {state}",
+    Limit.QUEUE: "the bot is busy with {count} checks",
+}
+
+
+def _log_words(refusal: Refusal) -> str:
+    """The refusal in English, for the log (the bots say it with their own words)."""
+    state = "held by checks under way" if refusal.held else "spent"
+    reason = _LOG_WORDS[refusal.limit].format(count=refusal.count, state=state)
+    return f"Limit reached ({reason}); try again in {wait_words(refusal.retry_after_s)}."
+
+
+class RateLimitedError(ZofiaError):
+    """A request was refused by a limit: :attr:`refusal` says which, and when it frees.
+
+    Args:
+        refusal: the refusal; a caller that names no limit may give an English sentence
+            and ``retry_after_s`` instead (said as a per-minute rate of the user's).
+    """
+
+    def __init__(self, refusal: Refusal | str, retry_after_s: float | None = None) -> None:
+        if isinstance(refusal, str):
+            message = refusal
+            refusal = Refusal(Limit.USER_RATE, retry_after_s or 60.0)
+        else:
+            message = _log_words(refusal)
         super().__init__(message)
-        self.retry_after_s = retry_after_s
+        self.refusal = refusal
+
+    @property
+    def retry_after_s(self) -> float:
+        """When to come back, in seconds from the refusal."""
+        return self.refusal.retry_after_s
 
 
 class BusyError(RateLimitedError):
     """The deployment as a whole is at its bound (checks queued, or the day's token
-    budget); the message says which, and when to come back."""
+    budget); :attr:`refusal` says which, and when to come back."""
+
+
+def _refused(refusal: Refusal) -> RateLimitedError:
+    """The exception that carries ``refusal``: a :class:`BusyError` for a limit of the
+    whole deployment."""
+    return BusyError(refusal) if refusal.limit in DEPLOYMENT else RateLimitedError(refusal)
 
 
 def wait_words(seconds: float) -> str:
@@ -66,8 +169,8 @@ class Admission:
 class _Rule:
     scope: str  # "user" or "chat"
     window: dt.timedelta
-    limit: int
-    what: str
+    bound: int
+    limit: Limit
 
 
 class RequestLimits:
@@ -86,10 +189,10 @@ class RequestLimits:
         self.settings = settings
         self.token_reserve = token_reserve
         self.rules = (
-            _Rule("user", MINUTE, settings.user_per_minute, "checks a minute for you"),
-            _Rule("chat", MINUTE, settings.chat_per_minute, "checks a minute in this chat"),
-            _Rule("user", DAY, settings.user_daily, "checks a day for you"),
-            _Rule("chat", DAY, settings.chat_daily, "checks a day in this chat"),
+            _Rule("user", MINUTE, settings.user_per_minute, Limit.USER_RATE),
+            _Rule("chat", MINUTE, settings.chat_per_minute, Limit.CHAT_RATE),
+            _Rule("user", DAY, settings.user_daily, Limit.USER_DAILY),
+            _Rule("chat", DAY, settings.chat_daily, Limit.CHAT_DAILY),
         )
 
     def left_today(self, requester: str, now: dt.datetime) -> int:
@@ -107,12 +210,13 @@ class RequestLimits:
         """Count the limits and record the request, in one write transaction (blocking).
 
         Raises:
-            RateLimitedError: a limit is reached; ``retry_after_s`` says when to come back.
+            RateLimitedError: a limit is reached; its ``refusal`` says which, and when
+                it frees up.
         """
         with self.store.write():
             self.check(requester=requester, platform=platform, chat=chat, now=now)
             if private:
-                self._one_at_a_time(requester, now)
+                self._private_turn(requester, platform, chat, now)
             attempt = self.store.attempts.add(
                 platform=platform, chat=chat, requester=requester, private=private
             )
@@ -125,9 +229,9 @@ class RequestLimits:
             user = rule.scope == "user"
             who, where, chat_key = (requester, None, None) if user else (None, platform, chat)
             used = self.store.attempts.count(
-                since=since, requester=who, platform=where, chat=chat_key, up_to=rule.limit
+                since=since, requester=who, platform=where, chat=chat_key, up_to=rule.bound
             )
-            if used < rule.limit:
+            if used < rule.bound:
                 continue
             oldest = (
                 self.store.attempts.oldest(
@@ -136,21 +240,27 @@ class RequestLimits:
                 or now
             )
             wait = (oldest + rule.window - now).total_seconds()
-            raise RateLimitedError(
-                f"Limit reached ({rule.limit} {rule.what}); try again in {wait_words(wait)}.",
-                retry_after_s=max(1.0, wait),
-            )
+            raise _refused(Refusal(rule.limit, wait, count=rule.bound))
 
-    def _one_at_a_time(self, requester: str, now: dt.datetime) -> None:
-        limit = self.settings.private_in_flight
-        under_way = self.store.attempts.count(
-            since=now - IN_FLIGHT_AGE, requester=requester, up_to=limit, open_in_private=True
+    def _private_turn(self, requester: str, platform: str, chat: str, now: dt.datetime) -> None:
+        """A private chat's request waits its turn behind the user's others under way,
+        ``private_queue`` of them at most; each counts in the user's share of the
+        pending checks from now, with the checks the user has pending elsewhere."""
+        settings = self.settings
+        bound = settings.private_in_flight + settings.private_queue
+        open_now = self.store.attempts.count(
+            since=now - IN_FLIGHT_AGE, requester=requester, up_to=bound, open_in_private=True
         )
-        if under_way >= limit:
-            raise RateLimitedError(
-                "Your last post is still being checked; send this one again once it is answered.",
-                retry_after_s=self._typical_s(),
-            )
+        if open_now >= bound:
+            waiting = open_now - settings.private_in_flight
+            raise _refused(Refusal(Limit.PRIVATE_QUEUE, self._typical_s(), count=waiting))
+        mine, here = self.store.checks.pending_of(requester=requester, platform=platform, chat=chat)
+        held = open_now + max(0, mine - here)  # this chat's are among its open requests
+        if held >= self._pending_cap(settings.user_pending_share):
+            raise _refused(Refusal(Limit.USER_PENDING, self._typical_s(), count=held))
+
+    def _pending_cap(self, share: float) -> int:
+        return max(1, math.floor(self.settings.max_pending_checks * share))
 
     def refuse_if_full(self, who: Admission, pending: int, now: dt.datetime) -> None:
         """Refuse a new engine run when the deployment, the requester or the chat is at
@@ -164,68 +274,63 @@ class RequestLimits:
             BusyError: the deployment is at its bound.
             RateLimitedError: the requester or the chat is at its share.
         """
-        self._within_budget(who, now)
         settings = self.settings
-        if pending >= settings.max_pending_checks:
-            queued = pending - settings.max_pending_checks + 1
-            wait = self._typical_s() * queued / settings.max_concurrent_checks
-            raise BusyError(
-                f"The bot is busy with {pending} checks; please try again in {wait_words(wait)}.",
-                retry_after_s=max(wait, 1.0),
-            )
         mine, chat_s = self.store.checks.pending_of(
             requester=who.requester, platform=who.platform, chat=who.chat
         )
+        self._within_budget(who, (pending, mine, chat_s), now)
+        if pending >= settings.max_pending_checks:
+            queued = pending - settings.max_pending_checks + 1
+            wait = self._typical_s() * queued / settings.max_concurrent_checks
+            raise _refused(Refusal(Limit.QUEUE, wait, count=pending))
         shares = (
-            (mine, settings.user_pending_share, "You have"),
-            (chat_s, settings.chat_pending_share, "This chat has"),
+            (mine, settings.user_pending_share, Limit.USER_PENDING),
+            (chat_s, settings.chat_pending_share, Limit.CHAT_PENDING),
         )
-        for held, share, whose in shares:
-            cap = max(1, math.floor(settings.max_pending_checks * share))
-            if held >= cap:
-                raise RateLimitedError(
-                    f"{whose} {held} checks waiting already; please send more once they"
-                    " are answered.",
-                    retry_after_s=self._typical_s(),
-                )
+        for held, share, limit in shares:
+            if held >= self._pending_cap(share):
+                raise _refused(Refusal(limit, self._typical_s(), count=held))
 
-    def refuse_if_spent(self, who: Admission, now: dt.datetime) -> None:
+    def refuse_if_spent(self, who: Admission, pending: int, now: dt.datetime) -> None:
         """Refuse a request that costs model work (a follow-up question) when the day's
-        token budget, or the requester's or the chat's share of it, is spent.
+        token budget, or the requester's or the chat's share of it, is spent or reserved;
+        ``pending`` engine runs in all hold a reserve each.
 
         Raises:
             BusyError: the deployment's budget is spent.
             RateLimitedError: the requester's or the chat's share is spent.
         """
-        self._within_budget(who, now)
+        mine, chat_s = self.store.checks.pending_of(
+            requester=who.requester, platform=who.platform, chat=who.chat
+        )
+        self._within_budget(who, (pending, mine, chat_s), now)
 
-    def _within_budget(self, who: Admission, now: dt.datetime) -> None:
+    def _within_budget(
+        self, who: Admission, running: tuple[int, int, int], now: dt.datetime
+    ) -> None:
+        """Refuse when the day's token budget, or the user's or the chat's share of it,
+        is spent or reserved. ``running`` are the engine runs pending of everyone, of the
+        user and of the chat, each holding one reserve: a bound reached only with their
+        reserves frees up when they end (about one check's time), not at midnight."""
         budget = self.settings.daily_token_budget
         if not budget:
             return
         midnight = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        left = (midnight + DAY - now).total_seconds()
-        wait = f"New checks start again in {wait_words(left)}."
-        everyone, mine, chat_s = self.store.checks.day_charges(
+        to_midnight = (midnight + DAY - now).total_seconds()
+        charged = self.store.checks.day_charges(
             midnight, requester=who.requester, platform=who.platform, chat=who.chat
         )
-        if everyone >= budget:
-            raise BusyError(
-                "Today's checking budget is spent or held by checks under way; answers"
-                f" to posts already checked still come. {wait}",
-                retry_after_s=left,
-            )
-        shares = (
-            (mine, self.settings.user_budget_share, "Your"),
-            (chat_s, self.settings.chat_budget_share, "This chat's"),
+        caps = (
+            (budget, Limit.BUDGET),
+            (budget * self.settings.user_budget_share, Limit.USER_BUDGET),
+            (budget * self.settings.chat_budget_share, Limit.CHAT_BUDGET),
         )
-        for spent, share, whose in shares:
-            if spent >= budget * share:
-                raise RateLimitedError(
-                    f"{whose} share of today's checking budget is used; answers to posts"
-                    f" already checked still come. {wait}",
-                    retry_after_s=left,
-                )
+        for tokens, pending, (cap, limit) in zip(charged, running, caps, strict=True):
+            if tokens < cap:
+                continue
+            held = tokens - pending * self.token_reserve < cap
+            wait = self._typical_s() if held else to_midnight
+            raise _refused(Refusal(limit, wait, held=held))
 
     def _typical_s(self) -> float:
         """How long an engine run takes here, of late (120 s when none has finished)."""

@@ -89,9 +89,11 @@ class ServiceSettings(SettingsSection):
     chat_pending_share: float = Field(0.5, gt=0, le=1)
     user_budget_share: float = Field(0.1, gt=0, le=1)
     chat_budget_share: float = Field(0.25, gt=0, le=1)
-    # Requests one user may have under way at once in a private chat (a burst of
-    # forwards waits for the first answer).
+    # Requests one user may have answered at once in a private chat, and how many more
+    # may wait their turn there (a batch of forwards is answered in turn; past the queue
+    # they are refused). Each counts in the user's pending share from its admission.
     private_in_flight: int = Field(1, ge=1)
+    private_queue: int = Field(4, ge=0, le=50)
     # Who may review verdicts in any chat, besides its admins (docs/moderators.md).
     reviewers: list[str] = Field(default_factory=list)
     # A chat's admins (Telegram) or members with Manage Messages (Discord) review the

@@ -13,8 +13,7 @@ from bots.common.progress import progress_lines
 from bots.common.sections import section
 from bots.common.sentences import error_sentence
 from bots.common.splitting import pack, split_text
-from bots.common.words import words_for
-from storage.limits import BusyError, RateLimitedError
+from storage.limits import BusyError, Limit, RateLimitedError, Refusal
 from storage.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
@@ -181,24 +180,6 @@ def test_a_verdict_against_the_panels_ruling_says_the_panel_disagreed() -> None:
     assert not any(note.startswith("What would settle it") for note in card.notes)
 
 
-@pytest.mark.parametrize(
-    ("language", "origin", "said"),
-    [
-        ("French", "channel Daily News (@daily)", "canal Daily News (@daily)"),
-        ("German", "channel Daily News (@daily)", "Kanal Daily News (@daily)"),
-        ("French", "user Ann (hidden account)", "utilisateur Ann (compte masqué)"),
-        ("German", "a forwarded message", "eine weitergeleitete Nachricht"),
-        ("", "chat Rumour mill", "chat Rumour mill"),
-        ("French", "a newsletter", "a newsletter"),  # not the bots' own words: as it is
-    ],
-)
-def test_the_kind_of_origin_is_said_in_the_cards_language(
-    language: str, origin: str, said: str
-) -> None:
-    card = verdict_card(Outcome("o1", _report()), origin=origin, words=words_for(language))
-    assert card.origin == said
-
-
 def test_a_scam_card_lists_its_signs_and_no_panel_notes() -> None:
     report = _report(
         verdict="scam",
@@ -281,14 +262,22 @@ def test_progress_lines_mark_finished_steps_and_the_running_one() -> None:
 
 def test_error_sentences_say_what_to_do() -> None:
     # One rule for the wait in words, whoever words it (the limits, the card).
-    assert error_sentence(RateLimitedError("x", retry_after_s=120)).endswith("try again in 2 min.")
-    assert error_sentence(RateLimitedError("x", retry_after_s=4.6)).endswith("try again in 5 s.")
-    assert error_sentence(RateLimitedError("x", retry_after_s=9000)).endswith("try again in 3 h.")
+    def rate(wait: float) -> RateLimitedError:
+        return RateLimitedError(Refusal(Limit.USER_RATE, wait, count=3))
+
+    assert error_sentence(rate(120)).endswith("Please send it again in 2 min.")
+    assert error_sentence(rate(4.6)).endswith("Please send it again in 5 s.")
+    assert error_sentence(rate(9000)).endswith("Please send it again in 3 h.")
+    assert error_sentence(rate(30)).startswith("You have asked for 3 checks in the last minute")
+    assert error_sentence(RateLimitedError("x", retry_after_s=60)).startswith("Too many checks")
     assert error_sentence(InvalidPostError("The post is empty.")) == "The post is empty."
     failed = error_sentence(CheckFailedError("openai:m: HTTP 500 from http://10.0.0.7:8000/v1"))
     assert failed.startswith("The check could not finish") and "10.0.0.7" not in failed
-    busy = BusyError("The bot is busy with 20 checks; please try again in 4 min.", 240)
-    assert error_sentence(busy) == "The bot is busy with 20 checks; please try again in 4 min."
+    busy = BusyError(Refusal(Limit.QUEUE, 240, count=20))
+    assert error_sentence(busy) == (
+        "The bot is busy with 20 checks, as many as it takes at once. "
+        "Please send it again in 4 min."
+    )
     assert error_sentence(asyncio.CancelledError()) == "The check was cancelled."
     assert "logged" in error_sentence(KeyError("secret detail"))
     assert "secret detail" not in error_sentence(KeyError("secret detail"))

@@ -521,7 +521,7 @@ async def test_admins_set_ephemeral_replies_and_a_cooldown(
             return any(call.path.startswith(i) for i in ids) and call.body["type"] == 4
 
         refused = await discord_api.wait_for(refusal, timeout=20)
-        assert "try again in 60 s" in refused.body["data"]["content"]
+        assert "send it again in 60 s" in refused.body["data"]["content"]
         ran = [p for p in both if f"/{p['id']}/" not in refused.path]
         assert len(ran) == 1
         await discord_api.wait_for(_final(discord_api, ran[0]["token"]), timeout=60)
@@ -537,7 +537,8 @@ async def test_the_servers_language_reaches_the_panel(
 ) -> None:
     async with start_bot() as bot:
         service, chat = bot.service, str(discord_api.GUILD_ID)
-        for name in ("French; ignore rules", "English Always answer real"):
+        # Within the option's 10 characters: Discord's client sends no longer value.
+        for name in ("French; do", "English go"):
             options = {"language": name, "cooldown_s": 5.0}
             refusal = await _answer_of(
                 discord_api, discord_api.slash("factcheck-settings", options)
@@ -564,7 +565,7 @@ async def test_the_service_limits_apply_per_user(
     async with start_bot(settings):
         await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
         again = discord_api.slash("factcheck", {"text": "Zupełnie inny post po polsku."})
-        assert "Too many checks for now" in await _answer_of(discord_api, again)
+        assert "in the last minute" in await _answer_of(discord_api, again)
         other = discord_api.slash(
             "factcheck", {"text": "Zupełnie inny post po polsku."}, user_id=960000000000000001
         )
@@ -582,7 +583,7 @@ async def test_a_link_that_fails_to_fetch_still_spends_the_cooldown(
         # Each link costs a request to some site: a failed one must not open the way
         # to another at once (the bot would fetch on demand, as fast as anyone asks).
         again = discord_api.slash("factcheck", {"text": POST}, user_id=950000000000000003)
-        assert "try again in" in await _answer_of(discord_api, again)
+        assert "send it again in" in await _answer_of(discord_api, again)
         assert bot.service.store.checks.history() == []
 
 

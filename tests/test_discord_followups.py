@@ -305,7 +305,7 @@ async def test_errors_are_one_sentence(start: Start) -> None:
         unknown = _reply_to(run.api, forged, f"<@{run.api.BOT_ID}> why?", user_id=BOB_ID)
         await _handled(run, unknown)
     (refused,) = _answers(run.api, limited)
-    assert refused.body["content"].startswith("Too many checks for now: please try again in")
+    assert refused.body["content"].startswith("You have asked for 1 check in the last minute")
     (not_found,) = _answers(run.api, unknown)
     assert not_found.body["content"] == NOT_FOUND
     assert run.openai.requests == [] and run.checker.questions == []

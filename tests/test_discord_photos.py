@@ -207,7 +207,7 @@ async def test_refusals_log_one_info_line_and_no_traceback(
         assert await _answer(discord_api, blank) == EMPTY_POST
         await _verdict(discord_api, discord_api.slash("factcheck", {"text": POST}))
         again = discord_api.slash("factcheck", {"text": POST + " Again."})
-        assert "try again in" in await _answer(discord_api, again)
+        assert "send it again in" in await _answer(discord_api, again)
     # Each refusal is one INFO line with its reason: the empty post, then the cooldown.
     refused = [r for r in caplog.records if "refused" in r.getMessage()]
     empty, cooldown = refused
@@ -341,13 +341,14 @@ async def test_refused_before_download_costs_no_cooldown(
         await _verdict(discord_api, discord_api.slash("factcheck", {"text": POST}))
         assert [post.text for post in checker.runs] == [POST]
         later = discord_api.slash("factcheck", {"text": POST + " Again."})
-        assert "try again in" in await _answer(discord_api, later)
+        assert "send it again in" in await _answer(discord_api, later)
 
 
 async def test_a_message_with_neither_text_nor_picture_is_refused(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
 ) -> None:
-    memo = discord_api.attachment(b"minutes", "minutes.txt", content_type="text/plain")
+    # A PDF: a .txt file would be read as the post's text (a long message's message.txt).
+    memo = discord_api.attachment(b"%PDF-1.7", "minutes.pdf", content_type="application/pdf")
     target = discord_api.message("", attachments=[memo])
     async with start_bot() as bot:
         answer = await _answer(discord_api, discord_api.message_command("Fact-check", target))

@@ -1,8 +1,9 @@
 """The cards the docs show are the bots' own renderings, so the docs cannot drift.
 
 ``docs/telegram.md`` and ``docs/discord.md`` show, under "What a user sees", a false
-verdict's card, its Evidence thread and a picture card as text, each in a fenced block
-between ``<!-- card:NAME -->`` and ``<!-- /card -->``. These tests render the same cards
+verdict's card, its Evidence thread and a picture card as text, and under "When a
+limit says no" a refusal of each kind, each in a fenced block between
+``<!-- card:NAME -->`` and ``<!-- /card -->``. These tests render the same cards
 now, with the bots' real renderers, from the reports of ``tests/factories.py`` (fixed
 check ids, dates and addresses), and fail when a block differs from its rendering.
 
@@ -32,10 +33,20 @@ from telegram import InlineKeyboardMarkup
 from bots.common.card import VerdictCard, verdict_card
 from bots.common.links import report_url
 from bots.common.sections import section
+from bots.common.sentences import (
+    cooldown_reason,
+    cooldown_sentence,
+    refusal_reason,
+    refusal_sentence,
+    refusals_sentence,
+    waiting_sentence,
+)
 from bots.discord import render as discord_render
 from bots.discord.buttons import verdict_view
 from bots.telegram import render as telegram_render
+from storage.limits import Limit, Refusal
 from storage.service import Outcome
+from storage.settings import ServiceSettings
 from zofia_engine.report import Report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,6 +227,64 @@ def discord_thread(report: Report, kind: str, check_id: str) -> str:
     return f"[thread “{discord_render.thread_name(check_id)}”]\n{said}"
 
 
+# ---- refusals ---------------------------------------------------------------------------
+
+_LIMITS = ServiceSettings()  # the default limits: the numbers the refusals say
+_PENDING = _LIMITS.max_pending_checks
+
+#: a refusal of each kind, with the setting that bounds it, as the defaults say it; the
+#: waits are examples (a rate's frees as its oldest request leaves the window, a share
+#: held by checks under way when they end, a spent budget at midnight, UTC)
+REFUSALS: list[tuple[str, Refusal]] = [
+    ("user_per_minute", Refusal(Limit.USER_RATE, 40, count=_LIMITS.user_per_minute)),
+    ("chat_per_minute", Refusal(Limit.CHAT_RATE, 25, count=_LIMITS.chat_per_minute)),
+    ("user_daily", Refusal(Limit.USER_DAILY, 5 * 3600, count=_LIMITS.user_daily)),
+    ("chat_daily", Refusal(Limit.CHAT_DAILY, 3 * 3600, count=_LIMITS.chat_daily)),
+    ("private_queue", Refusal(Limit.PRIVATE_QUEUE, 90, count=_LIMITS.private_queue)),
+    (
+        "user_pending_share",
+        Refusal(Limit.USER_PENDING, 90, count=int(_PENDING * _LIMITS.user_pending_share)),
+    ),
+    (
+        "chat_pending_share",
+        Refusal(Limit.CHAT_PENDING, 90, count=int(_PENDING * _LIMITS.chat_pending_share)),
+    ),
+    ("max_pending_checks", Refusal(Limit.QUEUE, 4 * 60, count=_PENDING)),
+    ("user_budget_share, held", Refusal(Limit.USER_BUDGET, 90, held=True)),
+    ("user_budget_share, spent", Refusal(Limit.USER_BUDGET, 9 * 3600)),
+    ("chat_budget_share, held", Refusal(Limit.CHAT_BUDGET, 90, held=True)),
+    ("chat_budget_share, spent", Refusal(Limit.CHAT_BUDGET, 9 * 3600)),
+    ("daily_token_budget, held", Refusal(Limit.BUDGET, 90, held=True)),
+    ("daily_token_budget, spent", Refusal(Limit.BUDGET, 9 * 3600)),
+]
+
+
+def telegram_refusals() -> str:
+    """Each refusal as Telegram shows it (``TelegramScreen.refuse``, the refusals of a
+    burst said once: ``bots/telegram/refusals.py``), the group cooldown's, a burst's,
+    and a forward waiting its turn."""
+    said = [(name, refusal_sentence(refusal)) for name, refusal in REFUSALS]
+    said.append(("chat_cooldown_s (a group)", cooldown_sentence(7)))
+    burst = refusal_reason(REFUSALS[0][1])
+    said.append(("a burst: one answer", refusals_sentence(25, burst, 40)))
+    said.append(("private_queue: a forward waiting its turn", waiting_sentence(2)))
+    return f"\n{NEXT_MESSAGE}\n".join(
+        f"[{name}]\n{telegram_text(telegram_render.quote_text(text))}" for name, text in said
+    )
+
+
+def discord_refusals() -> str:
+    """Each refusal as Discord shows it: a private (ephemeral) message to the requester
+    (``bots/discord/check_flow.py``), escaped as the bot sends it."""
+    said = [(name, refusal_sentence(refusal)) for name, refusal in REFUSALS]
+    said.append(("guild_cooldown_s", cooldown_sentence(7, "server")))
+    said.append(("a DM: a request waiting its turn", waiting_sentence(1)))
+    shown = [f"[{name}]\n{discord_text(discord_render.escape(text))}" for name, text in said]
+    return "[each a private (ephemeral) message: only the requester sees it]\n" + (
+        f"\n{NEXT_MESSAGE}\n".join(shown)
+    )
+
+
 # ---- the blocks ------------------------------------------------------------------------
 
 
@@ -227,11 +296,13 @@ def renderings() -> dict[str, dict[str, str]]:
             "telegram-false": telegram_card(false_card("telegram")),
             "telegram-evidence": telegram_thread(report, "evidence"),
             "telegram-picture": telegram_card(picture_card()),
+            "telegram-refusals": telegram_refusals(),
         },
         "discord.md": {
             "discord-false": discord_card(false_card("discord")),
             "discord-evidence": discord_thread(report, "evidence", CHECK_ID),
             "discord-picture": discord_card(picture_card()),
+            "discord-refusals": discord_refusals(),
         },
     }
 
@@ -299,3 +370,21 @@ def test_the_photos_page_links_to_both() -> None:
     page = (ROOT / "docs" / "photos.md").read_text(encoding="utf-8")
     assert "(telegram.md#what-a-user-sees)" in page
     assert "(discord.md#what-a-user-sees)" in page
+
+
+def test_the_pages_show_a_refusal_of_each_kind() -> None:
+    """Every limit's refusal is in both pages' blocks, each naming its limit and when it
+    frees up; a share held by checks under way frees in minutes, not at midnight."""
+    pages = renderings()
+    for text in (
+        pages["telegram.md"]["telegram-refusals"],
+        pages["discord.md"]["discord-refusals"],
+    ):
+        for name, refusal in REFUSALS:
+            assert f"[{name}]\n{refusal_sentence(refusal)}" in text, name
+        assert "Checks under way hold the rest of today's checking budget. Please send" in text
+        assert text.count("Please send it again in") >= len(REFUSALS)
+    assert {refusal.limit for _, refusal in REFUSALS} == set(Limit)
+    burst = pages["telegram.md"]["telegram-refusals"]
+    assert "25 posts were not checked. You have asked for 3 checks" in burst
+    assert cooldown_reason() in burst

@@ -385,8 +385,9 @@ async def test_a_follow_up_counts_against_the_limits(start: Start, checker: Fake
         said = (await _answer_to(peer, refused_post))["text"]
         again = peer.send(CHAT, ANN, "and what is true then?", reply_to=card)
         refused_question = (await _answer_to(peer, again))["text"]
-    assert said.startswith("Too many checks for now")
-    assert refused_question.startswith("Too many checks for now: please try again in")
+    assert said.startswith("You have asked for 2 checks in the last minute")
+    assert refused_question.startswith("You have asked for 2 checks in the last minute")
+    assert "Please send it again in" in refused_question
     assert len(checker.runs) == 1 and checker.questions == ["which source?"]
 
 

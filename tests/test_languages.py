@@ -43,7 +43,12 @@ from bots.common.card_notes import checks_left_line
 from bots.common.corrections import Notice, correct_check, saved_sentence
 from bots.common.languages import LANGUAGE_TAGS
 from bots.common.runtime import running_service
-from bots.common.sentences import cooldown_sentence, error_sentence, refusals_sentence
+from bots.common.sentences import (
+    cooldown_sentence,
+    error_sentence,
+    refusal_reason,
+    refusals_sentence,
+)
 from bots.common.settings import Settings
 from bots.common.words import (
     ENGLISH,
@@ -59,6 +64,7 @@ from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from storage.corrections import record_card, review_check
 from storage.database import open_database
+from storage.limits import Limit, Refusal
 from storage.service import CheckService, Outcome
 from storage.store import CheckStore
 from zofia_engine import language as language_module
@@ -442,11 +448,14 @@ def test_the_unproven_card_and_the_sentences_in_german_and_french() -> None:
     assert checks_left_line(1, GERMAN) == "Du hast heute noch 1 Prüfung."
     assert error_sentence(TimeoutError(), FRENCH).startswith("Un problème est survenu")
     assert cooldown_sentence(30, "server", GERMAN).startswith("Prüfungen auf diesem Server")
-    assert refusals_sentence(3, 60, FRENCH) == (
-        "Trop de vérifications pour le moment : 3 publications n'ont pas été vérifiées. "
-        "Renvoyez-les dans 60 s."
+    reason = refusal_reason(Refusal(Limit.USER_RATE, 60, count=3), FRENCH)
+    assert reason == (
+        "Vous avez demandé 3 vérifications dans la dernière minute, le maximum pour une personne."
     )
-    assert refusals_sentence(1, 60, FRENCH).startswith("Trop de vérifications pour le moment : 1 ")
+    assert refusals_sentence(3, reason, 60, FRENCH) == (
+        f"3 publications n'ont pas été vérifiées. {reason} Renvoyez-les dans 60 s."
+    )
+    assert refusals_sentence(1, reason, 60, FRENCH).startswith("1 publication n'a pas été")
 
 
 async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_french(

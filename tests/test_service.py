@@ -19,7 +19,7 @@ from peers.pictures import ScriptedOCR, headline
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
-from storage.limits import BusyError, RateLimitedError
+from storage.limits import BusyError, Limit, RateLimitedError, Refusal
 from storage.opening import open_store
 from storage.service import CheckService, Requester
 from storage.store import CheckStore
@@ -435,8 +435,9 @@ async def test_a_full_queue_refuses_new_checks_but_not_repeats(
     checker.gate = gate = Gate()  # the first check is still running when the others arrive
     first = await service.submit(Post(text=POST), ALICE)
     joined = await service.submit(Post(text=POST), BOB)  # the same post: it waits on the run
-    with pytest.raises(BusyError, match=r"busy with 1 checks; please try again in \d+ (s|min)"):
+    with pytest.raises(BusyError, match=r"busy with 1 checks\); try again in \d+ (s|min)") as busy:
         await service.submit(Post(text="The river bridge in Springfield will close in May."), BOB)
+    assert busy.value.refusal == Refusal(Limit.QUEUE, busy.value.retry_after_s, count=1)
     gate.open()
     assert (await joined.result()).original_id == first.check_id
     await first.result()
@@ -452,9 +453,10 @@ async def test_the_daily_token_budget_stops_new_checks_until_midnight(
     assert spent.report.usage.prompt_tokens > 1000  # this one check spends the budget
     calls = len(checker.runs)
     other = Post(text="The river bridge in Springfield will close in May.")
-    with pytest.raises(BusyError, match=r"budget is spent.*again in 12 h") as refused:
+    with pytest.raises(BusyError, match=r"budget spent.*again in 12 h") as refused:
         await service.submit(other, BOB)
     assert refused.value.retry_after_s == 12 * 3600
+    assert refused.value.refusal == Refusal(Limit.BUDGET, 12 * 3600, held=False)
     repeat = await (await service.submit(Post(text=POST), BOB)).result()
     assert repeat.repeat_kind == "exact" and len(checker.runs) == calls
     clock.now += dt.timedelta(hours=12)  # a new day

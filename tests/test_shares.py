@@ -5,8 +5,11 @@ checks, not a check).
 
 A burst of concurrent requests passes a limit no further than one at a time would; a
 request counts from its admission (a failed fetch too); a private chat holds one
-request at a time per user; a check reserves tokens until it ends, and one user or
-one chat holds no more than its share of the pending checks and of the day's budget.
+request answered and a short queue per user, counted in the user's share of the
+pending checks; a check reserves tokens until it ends, and one user or one chat holds
+no more than its share of the pending checks and of the day's budget. Each refusal
+names its limit and when that limit frees up: a share held by checks under way frees
+when they end, not at midnight.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from peers.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
 from storage.handles import CheckFailedError
-from storage.limits import BusyError, RateLimitedError
+from storage.limits import BusyError, Limit, RateLimitedError
 from storage.service import CheckService, Requester
 from zofia_engine.post import Post
 
@@ -70,6 +73,8 @@ async def test_a_burst_of_thirty_passes_the_minute_limit_exactly(start: Start) -
     refused = [a for a in answers if isinstance(a, RateLimitedError)]
     assert len(admitted) == 3 and len(refused) == 27
     assert "3 checks a minute for you" in str(refused[0])
+    assert {r.refusal.limit for r in refused} == {Limit.USER_RATE}
+    assert all(r.refusal.count == 3 and 1 <= r.retry_after_s <= 60 for r in refused)
 
 
 async def test_a_request_costs_from_its_admission_though_its_work_fails(start: Start) -> None:
@@ -82,16 +87,35 @@ async def test_a_request_costs_from_its_admission_though_its_work_fails(start: S
         assert service.limits.left_today(admission.requester, service.clock()) == 48
 
 
-async def test_a_private_chat_holds_one_request_at_a_time(start: Start) -> None:
+async def test_a_private_chat_holds_one_request_and_a_short_queue(start: Start) -> None:
     async with start(FakeChecker(), user_per_minute=100, chat_per_minute=100) as service:
         answers = await _admit_at_once(service, ALICE_ALONE, 10)
         admitted = [a for a in answers if not isinstance(a, BaseException)]
-        assert len(admitted) == 1
-        refused = next(a for a in answers if isinstance(a, RateLimitedError))
-        assert "still being checked" in str(refused)
+        assert len(admitted) == 5  # one answered, four waiting their turn
+        refused = [a for a in answers if isinstance(a, RateLimitedError)]
+        assert len(refused) == 5
+        assert {(r.refusal.limit, r.refusal.count) for r in refused} == {(Limit.PRIVATE_QUEUE, 4)}
         await asyncio.to_thread(service.admit, ALICE)  # in a group, no such rule
         await asyncio.to_thread(service.release, admitted[0])
         await asyncio.to_thread(service.admit, ALICE_ALONE)  # answered: the next may come
+
+
+async def test_a_private_queue_counts_in_the_users_share_of_the_pending_checks(
+    start: Start,
+) -> None:
+    gate = Gate()  # the group's check runs until the test opens it
+    limits = {"user_per_minute": 100, "chat_per_minute": 100, "daily_token_budget": 0}
+    # A share of 4 pending checks a user: one running in a group, three in the line.
+    shares = {"max_pending_checks": 8, "user_pending_share": 0.5}
+    async with start(FakeChecker(gate=gate), **shares, **limits) as service:
+        in_group = await service.submit(Post(text=POSTS[0]), ALICE)
+        answers = await _admit_at_once(service, ALICE_ALONE, 6)
+        admitted = [a for a in answers if not isinstance(a, BaseException)]
+        refused = [a for a in answers if isinstance(a, RateLimitedError)]
+        assert len(admitted) == 3
+        assert {(r.refusal.limit, r.refusal.count) for r in refused} == {(Limit.USER_PENDING, 4)}
+        gate.open()
+        await in_group.result()
 
 
 async def test_a_running_check_holds_its_reserve_and_a_user_only_a_share(start: Start) -> None:
@@ -103,11 +127,15 @@ async def test_a_running_check_holds_its_reserve_and_a_user_only_a_share(start: 
     async with start(checker, **limits, **shares) as service:
         first = await service.submit(Post(text=POSTS[0]), ALICE)
         second = await service.submit(Post(text=POSTS[1]), ALICE)  # 1,000 < 1,500
-        with pytest.raises(RateLimitedError, match="Your share of today's checking budget"):
+        with pytest.raises(RateLimitedError, match="your share of today's checking budget") as mine:
             await service.submit(Post(text=POSTS[2]), ALICE)  # 2,000 held
         third = await service.submit(Post(text=POSTS[3]), BOB)  # 2,000 < 3,000 in all
-        with pytest.raises(BusyError, match="spent or held by checks under way"):
+        with pytest.raises(BusyError, match="today's checking budget held") as everyone:
             await service.submit(Post(text=POSTS[4]), CAROL)
+        # Held by checks under way, not spent: free once they end, not at midnight.
+        for refused, limit in ((mine, Limit.USER_BUDGET), (everyone, Limit.BUDGET)):
+            assert refused.value.refusal.limit is limit and refused.value.refusal.held
+            assert refused.value.retry_after_s <= 120  # about one check's time
         gate.open()
         used = [(await h.result()).report.usage for h in (first, second, third)]
         # Ended, each is charged what it spent (under its reserve): room again.
@@ -115,6 +143,21 @@ async def test_a_running_check_holds_its_reserve_and_a_user_only_a_share(start: 
         real = [u.prompt_tokens + u.completion_tokens for u in used]
         assert service.store.checks.tokens_since(midnight) == sum(real) and max(real) < 1000
         await (await service.submit(Post(text=POSTS[2]), ALICE)).result()
+
+
+async def test_a_share_spent_by_checks_that_ended_frees_at_midnight(start: Start) -> None:
+    checker = FakeChecker(tokens=900)  # each check spends 900 of its 1,000 reserved
+    limits: dict[str, Any] = {"user_per_minute": 100, "chat_per_minute": 100}
+    shares = {"daily_token_budget": 3000, "user_budget_share": 0.5, "chat_budget_share": 1}
+    async with start(checker, **limits, **shares) as service:
+        for text in POSTS[:2]:
+            await (await service.submit(Post(text=text), ALICE)).result()
+        with pytest.raises(RateLimitedError) as refused:
+            await service.submit(Post(text=POSTS[2]), ALICE)  # 1,800 spent of 1,500
+        now = service.clock()
+        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
+    assert refused.value.refusal.limit is Limit.USER_BUDGET and not refused.value.refusal.held
+    assert refused.value.retry_after_s == pytest.approx((midnight - now).total_seconds(), abs=5)
 
 
 async def test_a_failed_check_keeps_its_reserve(start: Start) -> None:
@@ -135,8 +178,9 @@ async def test_one_user_holds_only_a_share_of_the_pending_checks(start: Start) -
     limits = {"user_per_minute": 100, "chat_per_minute": 100, "daily_token_budget": 0}
     async with start(checker, max_pending_checks=4, user_pending_share=0.5, **limits) as service:
         held = [await service.submit(Post(text=text), ALICE) for text in POSTS[:2]]
-        with pytest.raises(RateLimitedError, match="You have 2 checks waiting"):
+        with pytest.raises(RateLimitedError, match="2 checks of yours pending") as refused:
             await service.submit(Post(text=POSTS[2]), ALICE)
+        assert refused.value.refusal.limit is Limit.USER_PENDING
         other = await service.submit(Post(text=POSTS[3]), CAROL)  # another user, another chat
         gate.open()
         for handle in (*held, other):
@@ -156,5 +200,7 @@ async def test_a_one_shot_run_beside_the_bot_leaves_its_open_requests_alone(
         await one_shot.start(resume=False)  # `zofia check` beside the running bot
         await one_shot.aclose()
         one_shot.store.close()
-        with pytest.raises(RateLimitedError, match="still being checked"):
+        for _ in range(4):  # its line (four may wait) is the bot's too
+            await asyncio.to_thread(service.admit, ALICE_ALONE)
+        with pytest.raises(RateLimitedError, match="already waiting in this private chat"):
             await asyncio.to_thread(service.admit, ALICE_ALONE)

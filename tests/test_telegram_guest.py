@@ -143,7 +143,7 @@ async def test_the_limits_count_a_guests_checks_as_anyones(start: Start) -> None
         second = await bed.answer(bed.ask(OTHER))
         other = await bed.answer(bed.ask(OTHER, asker=BOB))  # Bob has his own minute
     assert first["text"].startswith("⚠️ Misleading")
-    assert second["text"].startswith("Too many checks for now: please try again in")
+    assert second["text"].startswith("You have asked for 1 check in the last minute")
     assert other["text"].startswith("⚠️ Misleading")
     assert [post.text for post in bed.checker.runs] == [POST, OTHER]
     assert bed.calls("answerGuestQuery") == 3

@@ -99,7 +99,7 @@ async def test_a_paced_burst_gets_its_card_before_its_refusals(
             peer.send(CHAT, ANN, f"{POST} Report number {n}.")
         # The refusal waits for the chat's next turn; then the check ends, and its card too.
         await pacer.until(
-            lambda: any("Too many checks" in str(d.get("text")) for _, d in pacer.inside)
+            lambda: any("in the last minute" in str(d.get("text")) for _, d in pacer.inside)
         )
         gate.open()
         await pacer.until(lambda: _waiting_card(pacer))
@@ -112,7 +112,7 @@ async def test_a_paced_burst_gets_its_card_before_its_refusals(
     # "checking…", then the card, queued after the refusal but first when the turn came
     assert kinds[:2] == ["progress", "card"]
     assert kinds[2:] and set(kinds[2:]) == {"other"}  # no progress edit after the card
-    assert all("Too many checks" in c.params["text"] for c in answers[2:])
+    assert all("in the last minute" in c.params["text"] for c in answers[2:])
 
 
 async def test_a_stale_progress_edit_is_never_sent_once_the_card_is_known(

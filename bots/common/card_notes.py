@@ -24,7 +24,6 @@ __all__ = [
     "failed_steps",
     "lean_line",
     "no_web_note",
-    "origin_words",
     "panel_steps",
     "picture_notes",
     "read_line",
@@ -62,30 +61,6 @@ _AGAINST = {
     "false": N_("The panel leaned false{strength}, against the evidence."),
     "misleading": N_("The panel leaned misleading{strength}, against the evidence."),
 }
-
-
-# Where a forward came from, as the bots write it for the models ("channel Daily News
-# (@daily)", "user Ann"): its kind, said in the card's language.
-_ORIGIN_KINDS = {
-    "channel ": N_("channel {name}"),
-    "chat ": N_("chat {name}"),
-    "user ": N_("user {name}"),
-}
-_HIDDEN = " (hidden account)"
-
-
-def origin_words(origin: str, words: Words = ENGLISH) -> str:
-    """Where a forward came from, its kind in ``words``: "channel Daily News" is "Kanal
-    Daily News" on a German card; any other origin (the CLI's own) stays as it is."""
-    if origin == "a forwarded message":
-        return words("a forwarded message")
-    for kind, said in _ORIGIN_KINDS.items():
-        if origin.startswith(kind):
-            name = origin.removeprefix(kind)
-            if name.endswith(_HIDDEN):
-                name = words("{name} (hidden account)", name=name.removesuffix(_HIDDEN))
-            return words(said, name=name)
-    return origin
 
 
 def lean_line(report: Report, words: Words = ENGLISH) -> str:

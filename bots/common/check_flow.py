@@ -29,6 +29,7 @@ from .progress import follow_progress
 from .quiet import DEFAULT_MIN_CONFIDENCE, unasked_gets_card
 from .sentences import error_sentence
 from .store_calls import StoreCalls, off_loop
+from .turns import Ticket
 from .words import words_for
 
 __all__ = [
@@ -76,6 +77,11 @@ class CheckRequest:
             ``quiet_min_confidence``).
         react: the quiet answer to an unasked check that gets no card (Telegram: a
             reaction on the post); never raises. ``None``: nothing.
+        ticket: its place in its private chat's line (:mod:`.turns`): once admitted, it
+            waits for its turn, saying how many are ahead; left once it is answered.
+        read_text: reads the rest of the post's text once the request is admitted
+            (Discord: a post too long to paste, sent as a ``.txt`` file); it follows
+            ``text``.
     """
 
     text: str
@@ -91,6 +97,8 @@ class CheckRequest:
     has_pictures: bool = False
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
     react: Callable[[], Awaitable[None]] | None = None
+    ticket: Ticket | None = None
+    read_text: Callable[[], Awaitable[str]] | None = None
 
 
 class Screen(Protocol):
@@ -111,6 +119,11 @@ class Screen(Protocol):
         Returns:
             ``False`` once nothing more can be shown here.
         """
+
+    async def show_waiting(self, ahead: int) -> None:
+        """Say that the request waits its turn behind ``ahead`` others of its private
+        chat (:func:`~.sentences.waiting_sentence`); its progress replaces this. Never
+        raises."""
 
     async def show_card(self, card: VerdictCard) -> None:
         """Show the verdict card, in place of the progress."""
@@ -153,6 +166,7 @@ async def run_check(
         # Before a link or a picture is fetched: from here the request counts against
         # its sender's limits, whatever then fails.
         admission = await calls.admit(request.requester)
+        await _wait_turn(request.ticket, screen)
         started = True  # from here the request costs work: a download, a check
         post = await _post_of(request)
         handle = await service.submit(post, request.requester, admission=admission)
@@ -190,14 +204,30 @@ async def run_check(
     except Exception as exc:
         await _failed(request, screen, exc, started=started)
     finally:
+        if request.ticket is not None:
+            request.ticket.leave()
         if admission is not None:
             await asyncio.shield(calls.release(admission))
 
 
+async def _wait_turn(ticket: Ticket | None, screen: Screen) -> None:
+    """Wait for the request's turn in its private chat's line, saying how many are
+    ahead when any are."""
+    if ticket is None:
+        return
+    if ticket.ahead:
+        await screen.show_waiting(ticket.ahead)
+    await ticket.ready()
+
+
 async def _post_of(request: CheckRequest) -> Post:
-    """The post ``request`` asks about, its pictures downloaded (or its link fetched)."""
+    """The post ``request`` asks about, its text file read, its pictures downloaded (or
+    its link fetched)."""
+    text = request.text
+    if request.read_text is not None:
+        text = "\n\n".join(part for part in (text.strip(), await request.read_text()) if part)
     return await post_from_message(
-        request.text,
+        text,
         pictures=await request.download(),
         published=request.published,
         origin=request.origin,

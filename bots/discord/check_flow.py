@@ -6,7 +6,8 @@ response, edited while the check runs (at most every ``progress_interval_s``) an
 replaced by the verdict embed with its buttons. When the 15-minute interaction token
 has expired by then, the verdict is posted into the channel instead; where the server
 keeps replies private (ephemeral), it goes to the requester's DMs, never into the
-channel.
+channel. A limit's refusal is only ever said to the requester: a public deferred
+response is deleted, and the refusal follows privately (:func:`refuse_privately`).
 
 Each server (or DM) may start one check per cooldown: a command claims the
 cooldown (:class:`~bots.common.cooldowns.Cooldowns`) in one step, with no ``await``
@@ -30,7 +31,8 @@ import discord
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
 from bots.common.corrections import record_shown
-from bots.common.sentences import error_sentence
+from bots.common.sentences import error_sentence, waiting_sentence
+from bots.common.turns import Ticket
 from bots.common.words import ENGLISH, Words, words_for
 from storage.limits import RateLimitedError
 from zofia_engine.post import Post
@@ -49,8 +51,9 @@ from .deliveries import (
 )
 from .pictures import download_pictures, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
+from .text_files import read_text_file, refuse_text_file
 
-__all__ = ["DiscordScreen", "Opening", "check_interaction", "finish"]
+__all__ = ["DiscordScreen", "Opening", "check_interaction", "finish", "refuse_privately"]
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +138,20 @@ async def finish(
         log.warning("could not post the verdict of interaction %s", interaction.id)
 
 
+async def refuse_privately(interaction: discord.Interaction[Any], sentence: str) -> None:
+    """Say a refusal to the requester alone, where the deferred response is public: the
+    response is deleted (nothing of the refused request stays in the channel) and the
+    sentence follows as a private (ephemeral) message. ``sentence`` is escaped here."""
+    try:
+        await interaction.delete_original_response()
+    except discord.HTTPException as exc:  # deleted already, or its token expired
+        log.info("could not delete the response to interaction %s: %s", interaction.id, exc.text)
+    try:
+        await interaction.followup.send(escape(sentence), ephemeral=True, allowed_mentions=NONE)
+    except discord.HTTPException as exc:
+        log.warning("could not refuse interaction %s privately: %s", interaction.id, exc.text)
+
+
 class DiscordScreen:
     """A check shown in the deferred response of ``interaction`` (see :func:`finish`
     for its last word once the token has expired).
@@ -201,9 +218,22 @@ class DiscordScreen:
     async def say(self, sentence: str) -> None:
         await finish(self.interaction, content=escape(sentence), ephemeral=self.ephemeral)
 
+    async def show_waiting(self, ahead: int) -> None:
+        """A DM's request waiting its turn: the deferred response says how many are
+        ahead, until its progress replaces it; never raises."""
+        try:
+            await _show(self.interaction, content=escape(waiting_sentence(ahead, self.words)))
+        except discord.HTTPException as exc:  # a courtesy, as progress is
+            log.warning("could not show that interaction %s waits: %s", self.interaction.id, exc)
+
     async def refuse(self, exc: RateLimitedError) -> None:
-        """A refusal by a limit, in the command's own response (each has one)."""
-        await self.say(error_sentence(exc, self.words))
+        """A refusal by a limit, to the requester alone: in the command's own response
+        when it is private, else privately after the public response is deleted."""
+        sentence = error_sentence(exc, self.words)
+        if self.ephemeral:
+            await self.say(sentence)
+            return
+        await refuse_privately(self.interaction, sentence)
 
     def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
         who = requester_of(self.interaction)
@@ -221,12 +251,15 @@ class Opening:
         language: the chat's language (``""``: English): the server's setting, else
             the requester's Discord language.
         claim: what the chat's cooldown claim recorded; given back when no check starts.
+        ticket: a DM's place in its user's line (:class:`~bots.common.turns.Turns`),
+            taken when the command came.
     """
 
     chat: str
     private: bool
     language: str
     claim: float
+    ticket: Ticket | None = None
 
 
 async def check_interaction(
@@ -236,6 +269,7 @@ async def check_interaction(
     opening: Opening,
     *,
     pictures: Sequence[discord.Attachment] = (),
+    text_file: discord.Attachment | None = None,
     origin: str = "",
     published: dt.date | None = None,
 ) -> None:
@@ -246,13 +280,17 @@ async def check_interaction(
 
     Args:
         pictures: attachments to download and check (see :mod:`.pictures`).
+        text_file: the post's text as a ``.txt`` file (:mod:`.text_files`), read once
+            the request is admitted; it follows ``text``.
     """
 
     def refuse() -> None:
-        """An empty post, or a picture too large, is refused before it costs anything."""
+        """An empty post, or a file too large, is refused before it costs anything."""
+        if text_file is not None:
+            refuse_text_file(text_file)
         if pictures:
             refuse_before_download(pictures, ctx.images)
-        else:
+        elif text_file is None:
             checkable_text(text)
 
     check = CheckRequest(
@@ -265,6 +303,9 @@ async def check_interaction(
         published=published,
         language=opening.language,
         has_pictures=bool(pictures),
+        # A DM's requests are answered in turn, as a private chat's are on Telegram.
+        ticket=opening.ticket,
+        read_text=functools.partial(read_text_file, text_file) if text_file else None,
     )
     words = words_for(opening.language)
     screen = DiscordScreen(ctx, interaction, ephemeral=opening.private, words=words)

@@ -15,6 +15,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bots.common.turns import Turns
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
@@ -55,7 +56,11 @@ class FactCheckBot(discord.AutoShardedClient):
         intents = discord.Intents(guilds=True, guild_messages=True, dm_messages=True)
         super().__init__(intents=intents, **options)
         self.context = DiscordContext(
-            service, settings, images=images or ImageSettings(), public_url=public_url
+            service,
+            settings,
+            images=images or ImageSettings(),
+            public_url=public_url,
+            turns=Turns(service.settings.private_in_flight),
         )
         self.tree: app_commands.CommandTree[FactCheckBot] = app_commands.CommandTree(self)
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]

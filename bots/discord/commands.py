@@ -1,6 +1,11 @@
 """The application commands: ``/factcheck``, the "Fact-check" message command,
 ``/factcheck-settings`` and ``/privacy``.
 
+``/factcheck``'s ``text`` takes at most :data:`MAX_TEXT` characters (Discord's client
+refuses a longer paste before the bot sees it); a longer post comes as a ``.txt`` file
+(its ``file`` option), or through the message command on a message whose text Discord
+turned into ``message.txt`` (:mod:`.text_files`).
+
 The commands only route: they read the server's settings, claim its cooldown and
 acknowledge Discord (:func:`open_check`), find the text and pictures (the options, the
 linked message, or the message the menu was opened on) and hand them to
@@ -12,8 +17,10 @@ anyone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
+from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 
 import discord
@@ -21,6 +28,7 @@ from discord import app_commands
 
 from bots.common.privacy import privacy_text, retention_days_of
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.common.turns import Ticket
 from bots.common.words import chat_language, words_for
 
 from .chats import chat_of
@@ -29,11 +37,21 @@ from .context import DiscordContext, context_of
 from .guild_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
 from .pictures import is_picture, message_pictures
 from .posts import message_origin, message_text
+from .text_files import NOT_TEXT, is_text_file, text_file_of
 
-__all__ = ["SETTINGS_WAIT_S", "MessageLink", "build_commands", "open_check", "parse_message_link"]
+__all__ = [
+    "SETTINGS_WAIT_S",
+    "MessageLink",
+    "build_commands",
+    "open_check",
+    "opened_check",
+    "parse_message_link",
+]
 
 log = logging.getLogger(__name__)
 
+#: the longest ``text`` a member's client sends (Discord allows up to 6,000 for an
+#: option; 4,000 is what its message box takes with Nitro, and longer goes as a file)
 MAX_TEXT = 4000
 #: how long a command waits for its chat's settings before it acknowledges Discord
 #: without them (Discord drops an interaction not acknowledged within 3 s)
@@ -113,10 +131,28 @@ def _language(interaction: discord.Interaction[Any], setting: str | None = None)
     return chat_language(setting, interaction.locale.value)
 
 
-async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any]) -> Opening | None:
+@contextlib.asynccontextmanager
+async def opened_check(
+    ctx: DiscordContext, interaction: discord.Interaction[Any]
+) -> AsyncIterator[Opening | None]:
+    """:func:`open_check` for the block. A DM's request takes its place in the user's
+    line first, before any ``await`` (so that requests are answered in the order they
+    came: :class:`~bots.common.turns.Turns`), and leaves it when the block ends."""
+    dm = interaction.guild_id is None
+    ticket = ctx.turns.join(str(interaction.user.id)) if dm else None
+    try:
+        yield await open_check(ctx, interaction, ticket)
+    finally:
+        if ticket is not None:
+            ticket.leave()
+
+
+async def open_check(
+    ctx: DiscordContext, interaction: discord.Interaction[Any], ticket: Ticket | None = None
+) -> Opening | None:
     """Read the chat's settings (off the event loop), claim its cooldown and defer the
     response, private if the settings say so; ``None`` when a check started here too
-    recently (the user is told so, privately).
+    recently (the user is told so, privately). ``ticket``: a DM's place in its line.
 
     Discord drops an interaction that is not acknowledged within 3 s, and a busy store
     may take longer: settings not read within :data:`SETTINGS_WAIT_S` are not waited
@@ -148,7 +184,7 @@ async def open_check(ctx: DiscordContext, interaction: discord.Interaction[Any])
         return None
     if not deferred:
         await interaction.response.defer(thinking=True, ephemeral=private)
-    return Opening(chat, private, language, claim)
+    return Opening(chat, private, language, claim, ticket)
 
 
 async def _linked_message(
@@ -175,7 +211,8 @@ async def _check_message(
 ) -> None:
     text = message_text(message)
     pictures = message_pictures(message)
-    if not text.strip() and not pictures:
+    text_file = text_file_of(message)  # a message too long for Discord: message.txt
+    if not text.strip() and not pictures and text_file is None:
         ctx.cooldowns.release(opening.chat, opening.claim)
         unreadable = message.stickers or message.attachments  # a sticker, a voice message…
         content = words_for(opening.language)(UNSUPPORTED_INPUT) if unreadable else NO_TEXT_SEEN
@@ -188,7 +225,8 @@ async def _check_message(
         text,
         opening,
         pictures=pictures,
-        origin=message_origin(message),
+        text_file=text_file,
+        origin=message_origin(message, words_for(opening.language)),
         published=published,
     )
 
@@ -197,21 +235,26 @@ async def _check_message(
     text="The post's text (or a link to an article); with an image, its caption.",
     image="A picture of the post (a screenshot, a photo with text on it).",
     message_link="A link to a message in this server.",
+    file="A post too long to paste (over 4,000 characters), as a .txt file.",
 )
 async def factcheck(
     interaction: discord.Interaction[Any],
     text: app_commands.Range[str, 1, MAX_TEXT] | None = None,
     image: discord.Attachment | None = None,
     message_link: str | None = None,
+    file: discord.Attachment | None = None,
 ) -> None:
     """Fact-check a post: paste its text, attach its picture, or link to a message."""
     ctx = context_of(interaction)
-    post_given = text is not None or image is not None
+    post_given = text is not None or image is not None or file is not None
     if post_given == (message_link is not None):
         await interaction.response.send_message(
-            "Give either the post (`text`, `image` or both) or a `message_link`.",
+            "Give either the post (`text`, `image`, `file`) or a `message_link`.",
             ephemeral=True,
         )
+        return
+    if file is not None and not is_text_file(file):
+        await interaction.response.send_message(NOT_TEXT, ephemeral=True)
         return
     link = parse_message_link(message_link) if message_link is not None else None
     if message_link is not None and link is None:
@@ -226,19 +269,21 @@ async def factcheck(
     if refused is not None:
         await interaction.response.send_message(refused, ephemeral=True)
         return
-    opening = await open_check(ctx, interaction)
-    if opening is None:
-        return
-    if link is None:
-        pictures = [image] if image is not None else []
-        await check_interaction(ctx, interaction, text or "", opening, pictures=pictures)
-        return
-    found = await _linked_message(interaction, link)
-    if isinstance(found, str):
-        ctx.cooldowns.release(opening.chat, opening.claim)
-        await finish(interaction, content=found, ephemeral=opening.private)
-        return
-    await _check_message(ctx, interaction, found, opening)
+    async with opened_check(ctx, interaction) as opening:
+        if opening is None:
+            return
+        if link is None:
+            pictures = [image] if image is not None else []
+            await check_interaction(
+                ctx, interaction, text or "", opening, pictures=pictures, text_file=file
+            )
+            return
+        found = await _linked_message(interaction, link)
+        if isinstance(found, str):
+            ctx.cooldowns.release(opening.chat, opening.claim)
+            await finish(interaction, content=found, ephemeral=opening.private)
+            return
+        await _check_message(ctx, interaction, found, opening)
 
 
 async def fact_check_message(
@@ -246,10 +291,9 @@ async def fact_check_message(
 ) -> None:
     """Fact-check the message the menu was opened on (it comes with the interaction)."""
     ctx = context_of(interaction)
-    opening = await open_check(ctx, interaction)
-    if opening is None:
-        return
-    await _check_message(ctx, interaction, message, opening)
+    async with opened_check(ctx, interaction) as opening:
+        if opening is not None:
+            await _check_message(ctx, interaction, message, opening)
 
 
 @app_commands.describe(

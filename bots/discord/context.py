@@ -13,6 +13,7 @@ from bots.common.cooldowns import Cooldowns
 from bots.common.keyed_locks import KeyedLocks
 from bots.common.links import report_url
 from bots.common.store_calls import StoreCalls
+from bots.common.turns import Turns
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
@@ -42,6 +43,9 @@ class DiscordContext:
     lock: KeyedLocks = field(default_factory=KeyedLocks)
     #: the service's store calls, awaited off the event loop
     calls: StoreCalls = field(init=False)
+    #: each user's private requests, answered in turn (``[service] private_in_flight``
+    #: at once: the bot's runtime sizes it)
+    turns: Turns = field(default_factory=Turns)
 
     def __post_init__(self) -> None:
         self.calls = StoreCalls(self.service)

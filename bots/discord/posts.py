@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import discord
 
+from bots.common.words import ENGLISH, Words
+
 __all__ = ["message_origin", "message_text"]
 
 
@@ -15,6 +17,7 @@ def message_text(message: discord.Message) -> str:
     return "\n\n".join(parts)
 
 
-def message_origin(message: discord.Message) -> str:
-    """Where the post came from, in words: the message's author."""
-    return f"a Discord message by {message.author.display_name}"
+def message_origin(message: discord.Message, words: Words = ENGLISH) -> str:
+    """Where the post came from, in ``words`` (the chat's language): the message's
+    author ("a Discord message by Sam")."""
+    return words("a Discord message by {name}", name=message.author.display_name)

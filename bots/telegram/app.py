@@ -27,6 +27,7 @@ from bots.common.deliveries import delivering
 from bots.common.logs import json_lines_when_queued
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
+from bots.common.turns import Turns
 from bots.web.app import site_beside_bot
 from storage.service import CheckService
 from zofia_engine.errors import ZofiaError
@@ -167,6 +168,7 @@ async def running_bot(
         allow_private_urls=allow_private_urls,
         images=settings.images,
         public_url=settings.site.public_url,
+        turns=Turns(service.settings.private_in_flight),
     )
     application = build_application(ctx, token, base_url=config.base_url, rate_limiter=rate_limiter)
     async with application:

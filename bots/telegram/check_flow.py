@@ -24,7 +24,7 @@ from bots.common.check_flow import CheckRequest, run_check
 from bots.common.corrections import record_shown
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
-from bots.common.sentences import error_sentence
+from bots.common.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.limits import RateLimitedError
 from storage.service import Requester
@@ -99,14 +99,29 @@ class TelegramScreen:
         self.opened = ctx.refusals.opening(chat_id)  # called once the answer is shown
 
     async def open_reading(self, pictures: int) -> None:
-        """Answer a picture post at once, before its pictures are read: this reply
-        becomes the progress message."""
+        """Answer a picture post at once, before its pictures are read (in place of its
+        line in the queue, if it waited): this reply becomes the progress message."""
+        text = self.words(READING if pictures == 1 else READING_MANY)
         try:
-            self.reply = await self.anchor.reply_text(
-                self.words(READING if pictures == 1 else READING_MANY), do_quote=True
-            )
+            if self.reply is None:
+                self.reply = await self.anchor.reply_text(text, do_quote=True)
+            else:
+                edited = await self.reply.edit_text(text)
+                self.reply = edited if isinstance(edited, Message) else self.reply
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
             log.warning("could not answer a picture post in chat %s: %s", self.chat_id, exc)
+
+    async def show_waiting(self, ahead: int) -> None:
+        """Answer a request waiting its turn at once, with how many are ahead: this reply
+        becomes the progress message. It counts as the request's answer being shown."""
+        try:
+            self.reply = await self.anchor.reply_text(
+                waiting_sentence(ahead, self.words), do_quote=True
+            )
+        except TelegramError as exc:  # a courtesy: the progress message follows anyway
+            log.warning("could not answer a waiting post in chat %s: %s", self.chat_id, exc)
+        finally:
+            self.opened()
 
     async def open_progress(self, check_id: str) -> None:
         self._keyboard = progress_keyboard(check_id, self.words)
@@ -207,7 +222,10 @@ class TelegramScreen:
             await self.say(sentence)
             return
         self.opened()
-        await self.ctx.refusals.refuse(self.anchor, sentence, exc.retry_after_s, self.words)
+        reason = refusal_reason(exc.refusal, self.words)
+        await self.ctx.refusals.refuse(
+            self.anchor, sentence, exc.retry_after_s, self.words, reason=reason
+        )
 
     def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
         if self.reply is None:  # unasked: the card, if any, replies to the post
@@ -283,38 +301,47 @@ async def check_message(
 
     It follows its chat's ``rules`` (:func:`chat_rules`: read here unless the caller
     read them); ``screen_type`` shows it (a guest message's
-    :class:`~.guest.GuestScreen` answers its query once).
+    :class:`~.guest.GuestScreen` answers its query once). In a private chat it takes
+    its place in the user's line at once (:class:`~bots.common.turns.Turns`), so that
+    posts forwarded together are answered in the order they came, one at a time.
     """
-    anchor = request or target
-    chat_id = target.chat_id
-    if rules is None:
-        rules = await chat_rules(ctx, anchor, unasked=unasked)
-    asker, words = ctx.user_hash(user_id), words_for(rules.language)
-    screen = screen_type(ctx, anchor, chat_id, asker, words=words)
-
-    async def download() -> list[tuple[bytes, str]]:
-        if pictures and not unasked:  # downloading and reading pictures takes a moment
-            await screen.open_reading(len(pictures))
-        return await download_pictures(target.get_bot(), pictures, ctx.images)
-
-    origin, published = forwarded_from(target)
-    check = CheckRequest(
-        text,
-        Requester(PLATFORM, str(user_id), str(chat_id), target.chat.type == ChatType.PRIVATE),
-        download=download,
-        refuse=None if pictures else functools.partial(_refuse_blank, text),
-        origin=origin,
-        published=published,
-        language=rules.language,
-        allow_private_urls=ctx.allow_private_urls,
-        unasked=unasked,
-        has_pictures=bool(pictures),
-        min_confidence=rules.min_confidence,
-        react=lambda: react(target.get_bot(), chat_id, target.message_id),
-    )
+    private = target.chat.type == ChatType.PRIVATE
+    ticket = ctx.turns.join(str(user_id)) if private else None  # before any await
     try:
-        await run_check(
-            ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s
+        anchor = request or target
+        chat_id = target.chat_id
+        if rules is None:
+            rules = await chat_rules(ctx, anchor, unasked=unasked)
+        asker, words = ctx.user_hash(user_id), words_for(rules.language)
+        screen = screen_type(ctx, anchor, chat_id, asker, words=words)
+
+        async def download() -> list[tuple[bytes, str]]:
+            if pictures and not unasked:  # downloading and reading pictures takes a moment
+                await screen.open_reading(len(pictures))
+            return await download_pictures(target.get_bot(), pictures, ctx.images)
+
+        origin, published = forwarded_from(target, words)
+        check = CheckRequest(
+            text,
+            Requester(PLATFORM, str(user_id), str(chat_id), ticket is not None),
+            download=download,
+            refuse=None if pictures else functools.partial(_refuse_blank, text),
+            origin=origin,
+            published=published,
+            language=rules.language,
+            allow_private_urls=ctx.allow_private_urls,
+            unasked=unasked,
+            has_pictures=bool(pictures),
+            min_confidence=rules.min_confidence,
+            react=lambda: react(target.get_bot(), chat_id, target.message_id),
+            ticket=ticket,
         )
+        try:
+            await run_check(
+                ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s
+            )
+        finally:
+            screen.opened()
     finally:
-        screen.opened()
+        if ticket is not None:
+            ticket.leave()

@@ -19,6 +19,7 @@ from bots.common.keyed_locks import KeyedLocks
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.links import report_url
 from bots.common.store_calls import StoreCalls
+from bots.common.turns import Turns
 from bots.common.words import chat_language
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
@@ -70,6 +71,9 @@ class TelegramContext:
     lock: KeyedLocks = field(default_factory=KeyedLocks)
     #: the service's store calls, awaited off the event loop
     calls: StoreCalls = field(init=False)
+    #: each user's private requests, answered in turn (``[service] private_in_flight``
+    #: at once: the bot's runtime sizes it)
+    turns: Turns = field(default_factory=Turns)
 
     def __post_init__(self) -> None:
         self.calls = StoreCalls(self.service)

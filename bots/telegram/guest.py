@@ -124,6 +124,9 @@ class GuestScreen(TelegramScreen):
     async def open_reading(self, pictures: int) -> None:
         return None  # one answer only: the card
 
+    async def show_waiting(self, ahead: int) -> None:
+        return None  # one answer only (and a guest message is never in a private line)
+
     async def open_progress(self, check_id: str) -> None:
         return None
 

@@ -20,7 +20,7 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_reason, cooldown_sentence
 from bots.common.words import ENGLISH, N_, Words, words_for
 
 from .check_flow import AUTO_CHECK, ChatRules, chat_rules, check_message
@@ -174,7 +174,7 @@ async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = Tr
 
 async def _refuse_in_cooldown(ctx: TelegramContext, message: Message, left: float) -> None:
     sentence, words = await cooldown_refusal(ctx, message, left)
-    await ctx.refusals.refuse(message, sentence, left, words)
+    await ctx.refusals.refuse(message, sentence, left, words, reason=cooldown_reason(words=words))
 
 
 async def _check(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:

@@ -13,7 +13,7 @@ from telegram import (
     MessageOriginUser,
 )
 
-from bots.common.words import N_
+from bots.common.words import ENGLISH, N_, Words
 from zofia_engine.images.reader import NO_TEXT as NO_TEXT_IN_PICTURE
 from zofia_engine.text import is_visible
 
@@ -35,31 +35,34 @@ NOTHING_TO_CHECK = N_(
 )
 
 
-def describe_origin(origin: MessageOrigin) -> str:
-    """Who a forwarded message came from, in words: a channel, a chat, a user."""
+def describe_origin(origin: MessageOrigin, words: Words = ENGLISH) -> str:
+    """Who a forwarded message came from, in ``words`` (the chat's language): a channel,
+    a chat, a user ("channel Rumour Daily (@rumour_daily)")."""
     if isinstance(origin, MessageOriginChannel):
-        name = origin.chat.title or "a channel"
+        name = origin.chat.title or words("a channel")
         at = f" (@{origin.chat.username})" if origin.chat.username else ""
-        by = f", signed {origin.author_signature}" if origin.author_signature else ""
-        return f"channel {name}{at}{by}"
+        said = words("channel {name}", name=f"{name}{at}")
+        if origin.author_signature:
+            said = words("{origin}, signed {author}", origin=said, author=origin.author_signature)
+        return said
     if isinstance(origin, MessageOriginChat):
-        name = origin.sender_chat.title or "a group"
-        return f"chat {name}"
+        return words("chat {name}", name=origin.sender_chat.title or words("a group"))
     if isinstance(origin, MessageOriginUser):
         at = f" (@{origin.sender_user.username})" if origin.sender_user.username else ""
-        return f"user {origin.sender_user.full_name}{at}"
+        return words("user {name}", name=f"{origin.sender_user.full_name}{at}")
     if isinstance(origin, MessageOriginHiddenUser):
-        return f"user {origin.sender_user_name} (hidden account)"
-    return "a forwarded message"
+        return words("user {name} (hidden account)", name=origin.sender_user_name)
+    return words("a forwarded message")
 
 
-def forwarded_from(message: Message) -> tuple[str, dt.date | None]:
-    """A forwarded message's origin, in words, and the original's date (UTC): the post's
-    origin and publication date; ``("", None)`` for a message that is not a forward."""
+def forwarded_from(message: Message, words: Words = ENGLISH) -> tuple[str, dt.date | None]:
+    """A forwarded message's origin, in ``words``, and the original's date (UTC): the
+    post's origin and publication date; ``("", None)`` for a message that is not a
+    forward."""
     if message.forward_origin is None:
         return "", None
     origin = message.forward_origin
-    return describe_origin(origin), origin.date.astimezone(dt.UTC).date()
+    return describe_origin(origin, words), origin.date.astimezone(dt.UTC).date()
 
 
 def visible_text(text: str) -> str:

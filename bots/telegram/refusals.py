@@ -4,8 +4,10 @@ Thirty posts forwarded at once, of which the limits let five through, would othe
 get twenty-five identical refusals, which the chat's pacer would send ahead of the five
 cards. A chat's first refusal is held for ``window_s``, and then while checks of the chat
 are still opening (up to ``hold_s``), so that their cards go first; then one message
-says how many posts were not checked and when to send them again. Refusals that come
-while that message is recent (``keep_s``) edit its count instead of adding a message.
+says how many posts were not checked, which limit refused them (the first refusal's:
+a rate, a share, the budget, the queue, the group's cooldown) and when to send them
+again. Refusals that come while that message is recent (``keep_s``) edit its count
+instead of adding a message.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class _Held:
 
     anchor: Message  # the first refused request: the answer replies to it
     single: str  # what one refusal alone is told
+    reason: str  # which limit refused it, for the answer to many
     words: Words  # the chat's language, for the answer to many
     count: int = 0  # requests refused
     said: int = 0  # requests the answer counts so far
@@ -88,7 +91,13 @@ class Refusals:
         return opened
 
     async def refuse(
-        self, anchor: Message, sentence: str, retry_after_s: float, words: Words = ENGLISH
+        self,
+        anchor: Message,
+        sentence: str,
+        retry_after_s: float,
+        words: Words = ENGLISH,
+        *,
+        reason: str = "",
     ) -> None:
         """Count a refusal of ``anchor``'s request; the first of a burst says them all.
 
@@ -96,6 +105,8 @@ class Refusals:
             sentence: what this refusal is told when no other comes with it.
             retry_after_s: when the refused post may be sent again.
             words: the chat's language (the first refusal's), for the answer to many.
+            reason: which limit refused it, in one sentence (the first refusal's is the
+                burst's: :func:`~bots.common.sentences.refusal_reason`).
         """
         loop = asyncio.get_running_loop()
         now = loop.time()
@@ -103,7 +114,7 @@ class Refusals:
         held = self._held.get(chat)
         if held is None or now - held.last > self.keep_s:
             self._forget(now)
-            held = self._held[chat] = _Held(anchor, sentence, words)
+            held = self._held[chat] = _Held(anchor, sentence, reason, words)
         held.count += 1
         held.last = now
         held.retry_at = max(held.retry_at, now + retry_after_s)
@@ -138,7 +149,7 @@ class Refusals:
         if count == 1:
             text = held.single
         else:
-            text = refusals_sentence(count, held.retry_at - now, held.words)
+            text = refusals_sentence(count, held.reason, held.retry_at - now, held.words)
         try:
             if held.answer is None:
                 held.answer = await held.anchor.reply_html(quote_text(text), do_quote=True)

@@ -10,6 +10,15 @@ Attachments (:meth:`FakeDiscord.attachment`) are served from the peer as Discord
 CDN serves them (``url``) and its media proxy (``proxy_url``); each download is
 recorded in :attr:`FakeDiscord.downloads`.
 
+It refuses what Discord refuses (:mod:`.discord_limits`): a message, an embed or a
+component past its documented limits, a modal past its own, or a command registered
+past them is a 400 ``Invalid Form Body``; an interaction not acknowledged within
+:attr:`FakeDiscord.ack_deadline_s` (3 s) of its dispatch is "Unknown interaction"
+(404, code 10062), and a second acknowledgement "Interaction has already been
+acknowledged" (400, code 40060). An option value that the member's Discord client
+would not send (a text longer than the option's ``max_length``) is never dispatched:
+:meth:`FakeDiscord.dispatch` raises :class:`ClientRefused` in the test.
+
 Payloads follow Discord's JSON format (API v10).
 """
 
@@ -20,6 +29,7 @@ import contextlib
 import datetime as dt
 import itertools
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -27,6 +37,13 @@ from typing import Any, TypeVar
 import discord
 from aiohttp import WSMsgType, web
 
+from .discord_limits import (
+    command_errors,
+    invalid_form_body,
+    message_errors,
+    modal_errors,
+    refused_option,
+)
 from .loopback import LoopbackServer
 
 #: the bot token the fake accepts (tests/peers/discord_fixtures.py starts it with it)
@@ -37,6 +54,7 @@ __all__ = [
     "DISCORD_TOKEN",
     "MEMBER",
     "Call",
+    "ClientRefused",
     "FakeDiscord",
 ]
 
@@ -44,6 +62,11 @@ DISCORD_EPOCH_MS = 1420070400000
 THREAD_TYPE = 11
 ADMIN = "2248473465835135"  # a member's permissions, Manage Server (32) among them
 MEMBER = "3072"  # view channel and send messages
+
+
+class ClientRefused(ValueError):
+    """A member's Discord client would not send this interaction (an option's value past
+    its registered limits): a test that builds one breaks a limit Discord enforces."""
 
 
 @dataclass
@@ -91,6 +114,12 @@ class FakeDiscord(LoopbackServer):
         self.downloads: list[str] = []  # the path of every attachment download
         self.identified = asyncio.Event()
         self.identifies = 0
+        #: the commands the bot registered, by name (what a client lets a member send)
+        self.commands: dict[str, dict[str, Any]] = {}
+        #: how long Discord waits for an interaction's acknowledgement
+        self.ack_deadline_s = 3.0
+        self.dispatched: dict[str, float] = {}  # interaction id → when it was sent
+        self.acknowledged: set[str] = set()  # interaction ids with their one callback
         self.sockets: list[web.WebSocketResponse] = []
         self._seq = itertools.count(1)
         self._ids = itertools.count(1)
@@ -378,10 +407,29 @@ class FakeDiscord(LoopbackServer):
         self.pressed_on[payload["token"]] = int(message["id"])
         return payload
 
+    def _client_sends(self, interaction: dict[str, Any]) -> None:
+        """Raise :class:`ClientRefused` for a slash command whose option values its
+        registered options refuse (a command the bot never registered is not checked)."""
+        data = interaction.get("data") or {}
+        command = self.commands.get(str(data.get("name")))
+        if interaction.get("type") != 2 or data.get("type") != 1 or command is None:
+            return
+        for option in data.get("options") or []:
+            if option.get("type") == 11:  # an attachment: its id, checked elsewhere
+                continue
+            why = refused_option(command, option["name"], option["value"])
+            if why:
+                raise ClientRefused(f"Discord's client would not send /{data['name']}: {why}")
+
     # -- gateway -----------------------------------------------------------------------------
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        """Send a DISPATCH event to every connected gateway socket."""
+        """Send a DISPATCH event to every connected gateway socket. An interaction is
+        sent only if a Discord client would send it (see :class:`ClientRefused`), and
+        its acknowledgement is awaited from now (:attr:`ack_deadline_s`)."""
+        if event == "INTERACTION_CREATE":
+            self._client_sends(data)
+            self.dispatched[str(data["id"])] = time.monotonic()
         frame = json.dumps({"op": 0, "t": event, "s": next(self._seq), "d": data})
         for socket in list(self.sockets):
             if not socket.closed:
@@ -468,6 +516,10 @@ class FakeDiscord(LoopbackServer):
         if parts[:1] == ["gateway"]:
             return 200, {"url": self.gateway_url, "shards": 1, "session_start_limit": {}}
         if parts[:1] == ["applications"] and parts[-1] == "commands" and method == "PUT":
+            refused = [f"{c.get('name')}: {e}" for c in body for e in command_errors(c)]
+            if refused:
+                return 400, invalid_form_body(refused)
+            self.commands = {command["name"]: command for command in body}
             return 200, [
                 {
                     "id": str(self.snowflake()),
@@ -480,7 +532,7 @@ class FakeDiscord(LoopbackServer):
                 for command in body
             ]
         if parts[:1] == ["interactions"] and parts[-1] == "callback":
-            return self._callback(parts[2], body)
+            return self._callback(parts[1], parts[2], body)
         if parts[:1] == ["webhooks"]:
             return self._webhook(method, parts[2], parts[3:], body)
         if parts[:1] == ["channels"]:
@@ -500,8 +552,20 @@ class FakeDiscord(LoopbackServer):
             "flags": 0,
         }
 
-    def _callback(self, token: str, body: dict[str, Any]) -> tuple[int, Any]:
-        flags = (body.get("data") or {}).get("flags", 0)
+    def _callback(self, interaction_id: str, token: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """An interaction's one acknowledgement, within :attr:`ack_deadline_s` of its
+        dispatch, its message or modal within Discord's limits."""
+        sent = self.dispatched.get(interaction_id)
+        if sent is not None and time.monotonic() - sent > self.ack_deadline_s:
+            return 404, {"message": "Unknown interaction", "code": 10062}
+        if interaction_id in self.acknowledged:
+            return 400, {"message": "Interaction has already been acknowledged.", "code": 40060}
+        data = body.get("data") or {}
+        errors = modal_errors(data) if body["type"] == 9 else message_errors(data)
+        if errors:
+            return 400, invalid_form_body(errors)
+        self.acknowledged.add(interaction_id)
+        flags = data.get("flags", 0)
         interaction = {
             "id": token.removeprefix("itoken-"),
             "type": 2,
@@ -538,9 +602,16 @@ class FakeDiscord(LoopbackServer):
     ) -> tuple[int, Any]:
         if token in self.expired_tokens:
             return 401, {"message": "Invalid Webhook Token", "code": 50027}
+        if method in ("POST", "PATCH") and message_errors(body):
+            return 400, invalid_form_body(message_errors(body))
+        if rest == ["messages", "@original"] and method == "DELETE":
+            message_id = self.originals.pop(token, None)
+            if message_id is None or self.messages.pop(message_id, None) is None:
+                return 404, {"message": "Unknown Message", "code": 10008}
+            return 204, None
         if rest == ["messages", "@original"] and method == "PATCH":
             message_id = self.originals.get(token)
-            if message_id is None:
+            if message_id is None or message_id not in self.messages:
                 return 404, {"message": "Unknown Message", "code": 10008}
             message = self.messages[message_id]
             if "content" in body:
@@ -557,6 +628,8 @@ class FakeDiscord(LoopbackServer):
         if channel_id in self.unreadable_channels:
             return 403, {"message": "Missing Access", "code": 50001}
         if rest == ["messages"] and method == "POST":
+            if message_errors(body):
+                return 400, invalid_form_body(message_errors(body))
             content = body.get("content") or ""
             return 200, self.message(content, channel_id=channel_id, extra=self._fields(body))
         if len(rest) == 2 and rest[0] == "messages" and method == "GET":

@@ -9,7 +9,12 @@
 the files it registered at ``GET /file/bot<token>/<file_path>`` (``getFile`` refuses
 a file over 20 MB, as Telegram does for bots). HTML is parsed as
 Telegram parses it: a stray ``<`` or ``&``, an unknown or unbalanced tag, or more
-than 4096 characters of text is a 400. A per-chat leaky bucket (opt-in) answers
+than 4096 characters of text is a 400; so is an inline keyboard Telegram refuses (a
+button whose ``callback_data`` is not 1 to 64 bytes, whose text is empty, whose link is
+not http(s) or tg, or with none or several actions). A callback query is answered once,
+within :attr:`FakeBotAPI.callback_deadline_s` of the tap, with at most 200 characters
+(else "query is too old …", or ``MESSAGE_TOO_LONG``); :meth:`FakeBotAPI.unanswered`
+lists the taps not answered. A per-chat leaky bucket (opt-in) answers
 429 with ``retry_after`` when a chat gets more than Telegram allows, and
 :meth:`FakeBotAPI.refuse_next` makes the next call of a method a 429. ``getUpdates``
 gives only the update types its last ``allowed_updates`` named, as Telegram does.
@@ -51,6 +56,22 @@ TOKEN = "123456:TEST-token_abcdefghijklmnopqrstuvwxyz"
 BOT_ID = 123456
 BOT_USERNAME = "zofia_test_bot"
 MAX_TEXT = 4096
+MAX_CALLBACK_DATA = 64  # bytes of a button's callback_data
+MAX_CALLBACK_ANSWER = 200  # characters of a callback query's answer
+#: what a button may do besides carry ``callback_data`` (one action a button)
+_BUTTON_ACTIONS = (
+    "url",
+    "callback_data",
+    "web_app",
+    "login_url",
+    "switch_inline_query",
+    "switch_inline_query_current_chat",
+    "switch_inline_query_chosen_chat",
+    "copy_text",
+    "callback_game",
+    "pay",
+)
+_TOO_OLD = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 MAX_DOWNLOAD = 20_000_000  # the largest file a bot may download from the Bot API
 #: how often :meth:`FakeBotAPI.wait_for` checks its condition between requests
 RECHECK_S = 0.02
@@ -238,6 +259,11 @@ class FakeBotAPI(LoopbackServer):
         self.down: set[str] = set()
         #: guest query id → what ``answerGuestQuery`` sent (``None``: not answered yet)
         self.guest_answers: dict[str, dict[str, Any] | None] = {}
+        #: callback query id → when it was tapped (put on the queue)
+        self.pressed: dict[str, float] = {}
+        #: how long a callback query may wait for its answer (Telegram does not document
+        #: it; bots report seconds, and its clients show a spinner until then)
+        self.callback_deadline_s = 15.0
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/bot{token}/{method}", self._serve)
@@ -437,6 +463,10 @@ class FakeBotAPI(LoopbackServer):
         )
         return query_id
 
+    def unanswered(self) -> list[str]:
+        """The callback queries tapped (:meth:`press`) and not answered yet."""
+        return [query for query in self.pressed if query not in self.answered]
+
     def refuse_next(self, method: str, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with 429, retry after 1 s."""
         self._refusals[method] = self._refusals.get(method, 0) + times
@@ -549,6 +579,8 @@ class FakeBotAPI(LoopbackServer):
         bucket.level += 1
 
     def _push(self, update: dict[str, Any]) -> None:
+        if "callback_query" in update:  # a tap: answered in time, once
+            self.pressed[str(update["callback_query"]["id"])] = time.monotonic()
         self.last_update_id = next(self._update_ids)
         self.updates.append({"update_id": self.last_update_id, **update})
         with contextlib.suppress(RuntimeError):
@@ -577,6 +609,7 @@ class FakeBotAPI(LoopbackServer):
 
     @staticmethod
     def _text(params: dict[str, Any]) -> tuple[str, list[bool]]:
+        _keyboard(params.get("reply_markup"))
         text = str(params.get("text", ""))
         plain, quotes = parse_html(text) if params.get("parse_mode") == "HTML" else (text, [])
         if not plain.strip():
@@ -717,6 +750,7 @@ class FakeBotAPI(LoopbackServer):
     async def _m_editMessageReplyMarkup(self, params: dict[str, Any]) -> dict[str, Any]:
         message = self._stored(params)
         markup = params.get("reply_markup")
+        _keyboard(markup)
         if markup == message.get("reply_markup"):
             raise TelegramError(
                 400,
@@ -794,12 +828,15 @@ class FakeBotAPI(LoopbackServer):
         return {"inline_message_id": f"inline-{query_id}"}
 
     async def _m_answerCallbackQuery(self, params: dict[str, Any]) -> bool:
+        """A tap's one answer, in time, of at most 200 characters."""
         query_id = str(params.get("callback_query_id", ""))
-        if query_id in self.answered:
-            raise TelegramError(
-                400,
-                "Bad Request: query is too old and response timeout expired or query ID is invalid",
-            )
+        tapped = self.pressed.get(query_id)
+        if query_id in self.answered or tapped is None:
+            raise TelegramError(400, _TOO_OLD)
+        if time.monotonic() - tapped > self.callback_deadline_s:
+            raise TelegramError(400, _TOO_OLD)
+        if len(str(params.get("text") or "")) > MAX_CALLBACK_ANSWER:
+            raise TelegramError(400, "Bad Request: MESSAGE_TOO_LONG")
         self.answered.add(query_id)
         return True
 
@@ -811,6 +848,27 @@ class _File:
     data: bytes
     size: int  # as declared to the bot
     path: str
+
+
+def _keyboard(markup: Any) -> None:
+    """Refuse an inline keyboard as Telegram does (a 400); other markups pass."""
+    if not isinstance(markup, dict) or "inline_keyboard" not in markup:
+        return
+    rows = markup["inline_keyboard"]
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise TelegramError(400, "Bad Request: can't parse inline keyboard button")
+    for button in (button for row in rows for button in row):
+        if not str(button.get("text") or "").strip():
+            raise TelegramError(400, "Bad Request: BUTTON_TEXT_INVALID")
+        actions = [action for action in _BUTTON_ACTIONS if action in button]
+        if len(actions) != 1:
+            raise TelegramError(400, "Bad Request: can't parse inline keyboard button")
+        data = button.get("callback_data")
+        if data is not None and not 1 <= len(str(data).encode()) <= MAX_CALLBACK_DATA:
+            raise TelegramError(400, "Bad Request: BUTTON_DATA_INVALID")
+        url = button.get("url")
+        if url is not None and not str(url).startswith(("http://", "https://", "tg://")):
+            raise TelegramError(400, "Bad Request: BUTTON_URL_INVALID")
 
 
 def _blank() -> bytes:

@@ -86,7 +86,30 @@ def reversed_support(item: EvidenceItem) -> bool:
 
 
 def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
-    """Stage 1's documents as citable evidence: ``wiki-N`` first, then ``web-N``."""
+    """Stage 1's documents as citable evidence: ``wiki-N`` first, then ``web-N``.
+
+    A web page's text is its snippet and its description, each passage once: when the
+    words of one come whole in the other (a short page's snippet and description are
+    both its whole text; a snippet cut with "…" is pieces of its page), only the other
+    is kept, whatever the punctuation."""
+
+    def words(text: str) -> tuple[str, ...]:
+        return tuple(re.findall(r"\w+", text.casefold()))
+
+    def within(part: str, whole: tuple[str, ...]) -> bool:
+        run = words(part)
+        return any(whole[at : at + len(run)] == run for at in range(len(whole) - len(run) + 1))
+
+    def once(snippet: str, description: str) -> str:
+        pieces = [p for p in re.split(r"…|\.\.\.", snippet) if words(p)]
+        in_description = all(within(piece, words(description)) for piece in pieces)
+        in_snippet = within(description, words(snippet))
+        if description and in_description and not (in_snippet and len(snippet) > len(description)):
+            return description
+        if snippet and in_snippet:  # the same words: the one with more of its stops
+            return snippet
+        return " ".join(t for t in (snippet, description) if t)
+
     items = [
         EvidenceItem(
             id=f"wiki-{i}",
@@ -105,7 +128,7 @@ def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
             provider=hit.source,
             title=hit.title,
             url=hit.url,
-            text=" ".join(t for t in (hit.snippet, hit.description) if t),
+            text=once(hit.snippet, hit.description),
             published=hit.published,
             query=hit.query,
         )

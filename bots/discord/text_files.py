@@ -1,0 +1,92 @@
+"""A post too long to paste, as a text file.
+
+Discord's client takes at most :data:`~.commands.MAX_TEXT` characters in
+``/factcheck``'s ``text`` option, and a message at most 2,000 (4,000 with Nitro): a
+longer paste becomes a ``message.txt`` attachment. So a post's text may come as a
+``.txt`` file: ``/factcheck file:`` or **Apps → Fact-check** on such a message. The
+file is refused before a byte is downloaded when Discord declares it over
+:data:`MAX_TEXT_BYTES`, downloaded once the request is admitted, and read as UTF-8.
+The engine then checks the post as any other: it keeps the first ``MAX_POST_CHARS``
+(50,000) characters, and its models see the first ``agents.max_post_chars`` (6,000)
+with a note on the card that the post was cut.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import aiohttp
+import discord
+
+from zofia_engine.errors import InvalidPostError
+
+from ..common.pictures import looks_like_picture
+
+__all__ = [
+    "MAX_TEXT_BYTES",
+    "NOT_TEXT",
+    "is_text_file",
+    "read_text_file",
+    "refuse_text_file",
+    "text_file_of",
+]
+
+log = logging.getLogger(__name__)
+
+#: the largest text file read (Discord declares its size): 50,000 characters and more
+MAX_TEXT_BYTES = 200_000
+NOT_TEXT = (
+    "The file option takes the post's text as a .txt file (UTF-8); for a picture of the "
+    "post, use the image option."
+)
+TOO_LARGE = "That text file is over 200 KB; send the post's first part as a .txt file."
+UNREADABLE = "That file is not text I can read: send the post's text as a .txt file (UTF-8)."
+NOT_DOWNLOADED = "I could not download the text file from Discord; please send it again."
+
+
+def is_text_file(attachment: discord.Attachment) -> bool:
+    """Whether Discord says the attachment is plain text, or it is named ``*.txt``; a
+    file named like a picture is a picture (:mod:`.pictures`), whatever it says."""
+    if looks_like_picture(None, attachment.filename):
+        return False
+    kind = (attachment.content_type or "").split(";")[0].strip().lower()
+    return kind == "text/plain" or attachment.filename.lower().endswith(".txt")
+
+
+def text_file_of(message: discord.Message) -> discord.Attachment | None:
+    """The first text file of ``message`` (a long message's ``message.txt``), if any."""
+    return next((a for a in message.attachments if is_text_file(a)), None)
+
+
+def refuse_text_file(attachment: discord.Attachment) -> None:
+    """Refuse, from what Discord declares, a file too large to read.
+
+    Raises:
+        InvalidPostError: it declares more than :data:`MAX_TEXT_BYTES`.
+    """
+    if attachment.size > MAX_TEXT_BYTES:
+        raise InvalidPostError(TOO_LARGE)
+
+
+async def read_text_file(attachment: discord.Attachment) -> str:
+    """The text of ``attachment``, downloaded from Discord's CDN and read as UTF-8 (a
+    byte-order mark dropped). Call :func:`refuse_text_file` first.
+
+    Raises:
+        InvalidPostError: it could not be downloaded, is larger than it declared, or is
+            not UTF-8 text.
+    """
+    try:
+        data = await attachment.read()
+    except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
+        log.warning("could not download attachment %s: %s", attachment.id, exc)
+        raise InvalidPostError(NOT_DOWNLOADED) from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise InvalidPostError(TOO_LARGE)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidPostError(UNREADABLE) from None
+    if "\x00" in text:
+        raise InvalidPostError(UNREADABLE)
+    return text
