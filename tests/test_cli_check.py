@@ -67,7 +67,8 @@ def test_checks_are_stored_repeats_answered_and_records_readable(panel: FakeOpen
     shown = CliRunner().invoke(main, ["show", check_id])
     assert shown.exit_code == 0 and "Unproven" in shown.output
     as_json = CliRunner().invoke(main, ["show", "--json", check_id])
-    assert json.loads(as_json.output) == json.loads(first.stdout)
+    # The recheck's word is in force for its text: the check shows it, as its card would.
+    assert json.loads(as_json.output) == json.loads(forced.stdout) != json.loads(first.stdout)
     missing = CliRunner().invoke(main, ["show", "no-such-id"])
     assert missing.exit_code == 1 and "no check with id no-such-id" in missing.output
 

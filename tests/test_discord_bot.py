@@ -551,7 +551,10 @@ async def test_the_servers_language_reaches_the_panel(
         assert "The panel writes in French" in await _answer_of(discord_api, ok)
         await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
         systems = {body["messages"][0]["content"] for body in panel.requests}
-        assert systems and all("summary) in French." in system for system in systems)
+        # The part reader's questions are answered in the passage's own words or a fixed
+        # yes/no, never prose: only the panel's writers are told the chat's language.
+        writers = {s for s in systems if not s.startswith("You answer questions about a passage")}
+        assert writers and all("summary) in French." in system for system in writers)
         reset = discord_api.slash("factcheck-settings", {"language": "English"})
         assert "The panel writes in English" in await _answer_of(discord_api, reset)
 

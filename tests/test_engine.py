@@ -115,7 +115,9 @@ async def test_full_pipeline_reaches_a_verdict(
 
     assert report.verdict == "false"
     assert report.basis == ["claim-0", "claim-1", "claim-2"]  # each refuted by a sentence
-    assert report.summary == "Web sources refute the core claim."
+    # The settled core claim's reading is the card's summary, not the judge's prose.
+    assert report.summary == "The sentence contradicts the claim."
+    assert report.debate.rulings[-1].reason == "Web sources refute the core claim."
     assert list(json.loads(report.model_dump_json())) == REPORT_KEYS
     assert Report.model_validate_json(report.model_dump_json()) == report
     # Triage, five linguist conversations, the expert chain, the claim chain (a tree of
@@ -179,7 +181,8 @@ async def test_judge_deciding_in_round_one_vs_at_the_cap(
     assert script.asked["debaterreply"] == 10
     assert report.debate.rulings[-1].forced
     assert report.verdict == "false"
-    assert report.summary == "On balance the evidence refutes the post."
+    assert report.summary == "The sentence contradicts the claim."  # the core claim's reading
+    assert report.debate.rulings[-1].reason == "On balance the evidence refutes the post."
     assert [e.round for e in events if e.kind == "round"] == [1, 2, 3, 4, 5]
     # Each debater rebuts the other side's last argument from round 2 on.
     con_round_one = _asked(panel, "debaterreply")[1]
@@ -592,7 +595,10 @@ async def test_a_judge_that_says_unproven_is_heard(
     _script(panel, judgereply=_judge("unproven", "stop", odds, 0.9), nodereply=UNSETTLED_NODE)
     report = await make_engine(_settings(panel)).check(POST)
     assert report.verdict == "unproven" and report.lean is None
-    assert report.confidence.value == pytest.approx(0.75, abs=1e-3)
+    assert report.debate.rulings[-1].decision == "unproven"
+    # An unproven card shows no figure: the 0.75 is the judge's, the evidence settled nothing.
+    assert report.confidence.value is None
+    assert report.confidence.basis == "unproven: the evidence settled none of it"
 
 
 @pytest.mark.parametrize(
@@ -713,8 +719,9 @@ async def test_radar_holds_three_phases_with_both_debaters_at_once(
     assert said["politician"] in rebuttals["scientist"]
     # Speaking at once, neither heard the other's turn of the same round.
     assert said["politician"] not in asked[1] and said["scientist"] not in asked[0]
-    assert report.verdict == "misleading"
-    assert report.summary == "Right in its facts, missing the context."
+    # The judge's "misleading" needs evidence both ways; every claim here is refuted.
+    assert debate.rulings[-1].decision == "misleading"
+    assert report.verdict == "false"
 
 
 # ------------------------------------------------------------------ triage

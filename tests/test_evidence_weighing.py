@@ -256,17 +256,17 @@ async def test_the_flat_claims_switch_gives_zofias_calls_exactly(
     flat = await check([TRUSTED], tree={"enabled": False}, agents=every)
     steps = [c.step for c in flat.usage.log if c.step.startswith("claims:")]
     # Besides ZoFia's calls (one extraction, one reading a claim), the contradiction check
-    # asks one call per sentence: the core claim's two closest, each part's closest.
+    # asks one call per sentence: the core claim's two closest, each part's closest. The
+    # fine (claim-2) is read part by part: no sentence states an amount, so no reader.
     assert sorted(steps) == [
         "claims:contradiction:claim-0:1",
         "claims:contradiction:claim-0:7",
         "claims:contradiction:claim-1:1",
-        "claims:contradiction:claim-2:1",
         "claims:extract",
         "claims:read:claim-0",
         "claims:read:claim-1",
-        "claims:read:claim-2",
     ]
+    assert flat.claims[2].read_by == "parts"
     assert flat.tree is None and all(c.parent is None and c.depth == 0 for c in flat.claims)
     readers = [b for b in panel.requests if schema_name(b) == "readerreply"]
     assert all(b["messages"][2]["content"].startswith("EVIDENCE") for b in readers)

@@ -26,7 +26,7 @@ from zofia_engine.agents.parts.names import (
     name_key,
 )
 from zofia_engine.agents.parts.passage import about_subject
-from zofia_engine.agents.parts.reader import parse_claims
+from zofia_engine.agents.parts.reader import parse_claims, whole_claims
 from zofia_engine.agents.parts.values import compare_dates, compare_numbers
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -169,6 +169,11 @@ def test_a_claims_subject_is_not_one_of_its_parts(parser: SpacyParser) -> None:
     wall = _parts(parser, "The Great Wall of China was built by the Romans.")
     assert wall.subject == "The Great Wall of China"  # "China" names the wall, not a place
     assert [(p.kind, p.text) for p in wall.parts] == [("nationality", "Romans")]
+    play = _parts(parser, "Romeo and Juliet was written by Charles Dickens.")
+    assert play.subject == "Romeo and Juliet"  # names joined by "and" are one subject
+    assert [(p.kind, p.text) for p in play.parts] == [("person", "Charles Dickens")]
+    pets = _parts(parser, "The cat and the dog live in Paris.")
+    assert pets.subject == "The cat"  # common nouns joined by "and" stay apart
 
 
 def test_a_place_run_is_one_part_and_a_relative_date_is_never_checked(parser: SpacyParser) -> None:
@@ -196,6 +201,8 @@ def test_a_place_run_is_one_part_and_a_relative_date_is_never_checked(parser: Sp
         ("Scientists say black holes are made of ice.", "Black holes are made of ice."),
         ("Historians agree that the Titanic sank in 1912.", "The Titanic sank in 1912."),
         ("The Titanic sank in 1912.", None),
+        ("Romeo and Juliet was written by Charles Dickens.", None),  # who made it, no report
+        ("It is said that the Titanic sank in 1912.", "The Titanic sank in 1912."),
     ],
 )
 def test_a_reported_claim_is_the_clause_the_report_wraps(
@@ -469,3 +476,36 @@ def test_an_acronym_is_the_name_it_abbreviates() -> None:
     assert compare_names("the United Nations", "UN") == "agrees"
     assert compare_names("NASA", "National Aeronautics and Space Administration") == "agrees"
     assert compare_names("UN", "the European Union") == "differs"
+
+
+async def test_a_fragment_of_a_claim_is_read_as_the_sentence_it_names(parser: SpacyParser) -> None:
+    post = ["BREAKING!!", "Romeo and Juliet was written by Charles Dickens."]
+    claims = [
+        ClaimResult(id="claim-0", kind="core", text="By Charles Dickens.", sentence=2),
+        ClaimResult(id="claim-1", kind="sub", text="It is a play.", sentence=2),
+        ClaimResult(id="claim-2", kind="sub", text="In 1597.", sentence=None),
+    ]
+    whole = await whole_claims(parser, claims, post)
+    assert [c.text for c in whole] == [post[1], "It is a play.", "In 1597."]
+    split = await parse_claims(parser, whole)
+    assert split[0].subject == "Romeo and Juliet"
+
+
+def test_a_place_every_place_lies_in_fills_no_blank(parser: SpacyParser) -> None:
+    from zofia_engine.agents.parts.passage import options_for
+
+    claim = _parts(parser, "Mount Everest lies in the Andes.")
+    (place,) = claim.parts
+    highest = parser.parse(["Mount Everest is the highest mountain on Earth above sea level."])[0]
+    border = parser.parse(["It marks part of the China–Nepal border at its summit."])[0]
+    assert options_for(place, highest, claim) == {}
+    assert "China" in options_for(place, border, claim)
+
+
+def test_the_subjects_own_acronym_fills_no_blank(parser: SpacyParser) -> None:
+    from zofia_engine.agents.parts.passage import options_for
+
+    claim = _parts(parser, "The United Nations was founded in Geneva.")
+    (place,) = [p for p in claim.parts if p.kind == "place"]
+    said = parser.parse(["The UN was founded in San Francisco by 50 states."])[0]
+    assert set(options_for(place, said, claim)) == {"San Francisco"}

@@ -98,6 +98,7 @@ async def _verdicts(
     brave_server: FakeBrave,
     ner: NERBackend,
     encoder: SentenceTransformerEncoder,
+    reading: str = "stance",
 ) -> dict[str, tuple[str, bool]]:
     settings = EngineSettings.model_validate(
         {
@@ -107,7 +108,8 @@ async def _verdicts(
             },
             "evidence": {"credibility": credibility},
             "triage": {"enabled": False},
-            "agents": {"linguist_dimensions": []},  # not what this is about: fewer calls
+            # The gullible reader is the model's stance reading; fewer calls otherwise.
+            "agents": {"linguist_dimensions": [], "reading": reading},
         }
     )
     brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1e3)
@@ -138,3 +140,18 @@ async def test_poisoned_pages_are_never_the_only_support_for_true(
     assert {verdict for verdict, _ in on.values()} == {"unproven"}
     off = await _verdicts(False, panel, brave_server, ner, encoder)
     assert {verdict for verdict, _ in off.values()} == {"true"}  # the poison, followed
+
+
+async def test_the_part_reader_makes_no_poisoned_post_true(
+    panel: FakeOpenAI,
+    brave_server: FakeBrave,
+    ner: NERBackend,
+    encoder: SentenceTransformerEncoder,
+) -> None:
+    """The default reading fills each claim's parts from the evidence and lets code
+    compare them: the pages that repeat the post cannot make it true either."""
+    on = await _verdicts(True, panel, brave_server, ner, encoder, reading="parts")
+    assert "true" not in {verdict for verdict, _ in on.values()}, on
+    # Without the credibility weighting most of them are (the poison's words, confirmed).
+    off = await _verdicts(False, panel, brave_server, ner, encoder, reading="parts")
+    assert sum(verdict == "true" for verdict, _ in off.values()) >= len(POSTS) // 2, off

@@ -295,7 +295,7 @@ def test_a_reviewed_check_shows_the_review_beside_the_machines_verdict(
     assert scroll_width <= 800
     heading = browser.find_element(By.ID, "verdict").text
     page = browser.find_element(By.TAG_NAME, "body").text
-    assert f"Changed by a moderator from Unproven to False: {REVIEW_NOTE}" in page
+    assert f"Changed by the service's reviewers from Unproven to False: {REVIEW_NOTE}" in page
     assert VERDICTS["false"][1] in heading or VERDICTS["unproven"][1] in heading
     assert VERDICTS["unproven"][1] in page and VERDICTS["false"][1] in page
     assert f"{REVIEW_NOTE} ({REVIEW_LINK})" in page

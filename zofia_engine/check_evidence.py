@@ -20,7 +20,7 @@ from .agents.claims import Extracted
 from .agents.context import PanelContext
 from .agents.evidence_sentences import SentenceIndex, SentenceList
 from .agents.parts import NO_KNOWLEDGE, NameKnowledge, PartsRules, read_by_parts
-from .agents.parts.reader import about_its_subject, parse_claims
+from .agents.parts.reader import about_its_subject, parse_claims, whole_claims
 from .agents.quotes import Haystack
 from .agents.reading import ReadingRules, read_claims, read_claims_by_model
 from .agents.stance import stances_read
@@ -200,6 +200,7 @@ class EvidenceReading:
         others as a whole, citing only sentences about their subject."""
         assert self.parser is not None
         a, ctx = self.settings.agents, self.ctx
+        claims = await whole_claims(self.parser, claims, ctx.sentences)
         split = await parse_claims(self.parser, claims)
         by_parts = [i for i, p in enumerate(split) if p.checked]
         whole = [i for i, p in enumerate(split) if not p.checked]

@@ -170,7 +170,7 @@ def reported_clause(parsed: Parsed) -> str | None:
     ("the Titanic sank" as an object), so the caller parses it again on its own."""
     words = parsed.words
     for i, w in enumerate(words):
-        if w.dep != "ROOT" or w.lemma.casefold() not in _REPORTING:
+        if w.dep != "ROOT" or w.lemma.casefold() not in _REPORTING or _passive_of_a_thing(words, i):
             continue
         rest = i + 1
         while rest < len(words) and words[rest].text.casefold() in _OBJECTS:
@@ -180,6 +180,16 @@ def reported_clause(parsed: Parsed) -> str | None:
         clause = parsed.text[words[rest].start :].strip()
         return clause[:1].upper() + clause[1:]  # a sentence of its own, as parsers expect
     return None
+
+
+def _passive_of_a_thing(words: tuple[Word, ...], verb: int) -> bool:
+    """Whether the passive verb says who made a thing ("Romeo and Juliet was written
+    by …"), not what someone reported ("It is said that …" stays a report)."""
+    return any(
+        w.head == verb
+        and (w.dep == "agent" or (w.dep == "nsubjpass" and w.text.casefold() not in _PRONOUNS))
+        for w in words
+    )
 
 
 def _subtree(words: tuple[Word, ...], top: int, *, skip: tuple[str, ...] = ()) -> set[int]:
@@ -197,7 +207,7 @@ def subject_words(parsed: Parsed) -> tuple[int, int, int] | None:
     """The first and last (exclusive) word of the claim's subject and its head word: the
     first nominal subject that is not a pronoun, with its determiners, modifiers and "of"
     phrases, without its appositions, clauses and other phrases; ``None`` when there is
-    none."""
+    none. Names joined by "and" are one subject ("Romeo and Juliet")."""
     words = parsed.words
     head = next(
         (
@@ -216,12 +226,25 @@ def subject_words(parsed: Parsed) -> tuple[int, int, int] | None:
     while frontier:
         at = frontier.pop()
         for i, w in enumerate(words):
-            if w.head == at and i != at and i not in kept and w.dep not in _NOT_SUBJECT:
+            if w.head == at and i != at and i not in kept and _in_subject(words, i):
                 if w.dep == "prep" and w.text.casefold() != "of":
                     continue
                 kept.add(i)
                 frontier.append(i)
     return min(kept), max(kept) + 1, head
+
+
+def _in_subject(words: tuple[Word, ...], i: int) -> bool:
+    """Whether word ``i`` belongs to the subject its head word is in: not an apposition,
+    a clause or punctuation; "and" and what it joins only between proper names."""
+    w = words[i]
+    if w.dep == "conj":
+        return w.pos == "PROPN" and words[w.head].pos == "PROPN"
+    if w.dep == "cc":
+        head = words[w.head]
+        joined = any(o.dep == "conj" and o.head == w.head and o.pos == "PROPN" for o in words)
+        return head.pos == "PROPN" and joined
+    return w.dep not in _NOT_SUBJECT
 
 
 def claim_parts(parsed: Parsed) -> ClaimParts:

@@ -148,6 +148,9 @@ def about_subject(
     return False
 
 
+_EVERYWHERE = frozenset({"earth", "world", "planet", "planet earth", "globe"})
+
+
 def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]:
     """The words of one parsed sentence that may fill ``part`` (none of them the
     claim's subject), each with its label (``"NP"`` for a category's head)."""
@@ -162,6 +165,9 @@ def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]
             found = {run: label for run, label in _runs(entities, parsed.text)}
         for e in entities:
             found.setdefault(e.text, e.label)
+        # A place every place lies in ("the highest mountain on Earth") says nothing of
+        # where the subject is: the sentence has no place for the blank.
+        found = {t: label for t, label in found.items() if name_key(t) not in _EVERYWHERE}
     # Words the claim itself uses in another role ("iPhone" in "Apple unveiled a new
     # iPhone in [1]") do not fill this part.
     elsewhere = name_key(claim.text[: part.start] + " | " + claim.text[part.end :])
@@ -171,8 +177,15 @@ def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]
         for text, label in found.items()
         if (key := name_key(text))
         and not _names_subject(key, subject)
+        and text != _initials(claim.subject)
         and (key in own or f" {key} " not in f" {elsewhere} ")
     }
+
+
+def _initials(name: str) -> str:
+    """A name's acronym ("UN" for "the United Nations", "NASA" for "National
+    Aeronautics and Space Administration"): its capitalised words' first letters."""
+    return "".join(w[0] for w in name.split() if w[:1].isupper() and w.casefold() != "the")
 
 
 def _names_subject(key: str, subject: str) -> bool:

@@ -40,7 +40,7 @@ from .passage import Passage, Source, about_subject, can_contradict, choose_pass
 from .questions import NOT_STATED, Filled, fill_blanks, passage_says
 from .values import compare_dates, compare_numbers
 
-__all__ = ["PartsRules", "about_its_subject", "parse_claims", "read_by_parts"]
+__all__ = ["PartsRules", "about_its_subject", "parse_claims", "read_by_parts", "whole_claims"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,23 @@ class _Context:
     knowledge: NameKnowledge
     encoder: TextEncoder
     rules: PartsRules
+
+
+async def whole_claims(
+    parser: TextParser, claims: Sequence[ClaimResult], sentences: Sequence[str]
+) -> list[ClaimResult]:
+    """``claims``, a fragment among them ("By Charles Dickens.": no verb, which a small
+    extractor writes) replaced by the post's sentence it names, which says whole what
+    the fragment cuts from it."""
+    parsed = await asyncio.to_thread(parser.parse, [c.text for c in claims])
+    whole = []
+    for claim, p in zip(claims, parsed, strict=True):
+        n = claim.sentence
+        fragment = not any(w.pos in ("VERB", "AUX") for w in p.words)
+        if fragment and n is not None and 1 <= n <= len(sentences):
+            claim = claim.model_copy(update={"text": sentences[n - 1]})
+        whole.append(claim)
+    return whole
 
 
 async def parse_claims(parser: TextParser, claims: Sequence[ClaimResult]) -> list[ClaimParts]:
