@@ -182,6 +182,8 @@ async def run_batch(
 ) -> None:
     """Submit ``--checks`` posts at once and wait for their results; the wall time, the
     LLM calls and the CPU time they took."""
+    delivery = service.delivery
+    assert delivery is not None  # the store is on PostgreSQL: the queued mode
     calls_before = len(llm.requests)
     cpu_before, machine_before = cpu_s(pids), psutil.cpu_times()
     pg_before, own_before = cpu_s(postgres_pids(server)), time.process_time()
@@ -189,7 +191,7 @@ async def run_batch(
     async def one(i: int) -> None:
         requester = Requester("bench", f"user-{i}", f"chat-{i}")
         handle = await service.submit(Post(text=post_text(i)), requester)
-        await service.expect_delivery(handle.check_id, "bench", {"n": i})
+        await delivery.expect(handle.check_id, "bench", {"n": i})
         try:
             await handle.result()
             batch.resolved[handle.check_id] = time.monotonic()
@@ -282,11 +284,13 @@ async def one_round(
             consumer = asyncio.create_task(
                 run_jobs(app, [deliver_queue("bench")], settings.queue, concurrency=8, name="bench")
             )
-            await run_batch(service, server, llm, pids, args, batch)
-            await run_probes(service, args, batch)
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
+            try:
+                await run_batch(service, server, llm, pids, args, batch)
+                await run_probes(service, args, batch)
+            finally:  # before the app closes, on an error too
+                consumer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await consumer
         rows = service.store.db.execute(
             "SELECT id, created_at, started_at FROM checks WHERE started_at IS NOT NULL"
         ).fetchall()
