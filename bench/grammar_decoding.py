@@ -4,8 +4,9 @@ Runs one debater-like request (a post, three evidence items, a reply schema with
 bounded strings, an enum of evidence ids and a real/fake lean) on the packaged
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M, first with ``llama_cpp.Llama`` (the grammar
 scores the whole vocabulary at every token), then with
-:class:`~zofia_engine.llm.lazy_grammar.FastGrammarLlama` (the grammar is asked
-about the best token, then the best 2048, then everything). The prompt is
+``FastGrammarLlama`` (tests/peers/fast_grammar.py: the engine's sampler,
+:class:`~zofia_engine.llm.lazy_grammar.GreedyUnderGrammar`, asks the grammar about the
+best token, then the best 2048, then everything). The prompt is
 evaluated before timing, so the figures are generation only.
 
     python bench/grammar_decoding.py [--max-tokens 200] [--threads 2]
@@ -19,13 +20,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import llama_cpp
 
+# The harness that decodes with the engine's sampler lives with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from peers.fast_grammar import FastGrammarLlama
+
 from zofia_engine.llm.gguf import packaged_model_path
-from zofia_engine.llm.lazy_grammar import FastGrammarLlama
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
