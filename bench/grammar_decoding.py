@@ -23,9 +23,10 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import llama_cpp
+from llama_cpp.llama_types import ChatCompletionRequestMessage, CreateChatCompletionResponse
 
 # The harness that decodes with the engine's sampler lives with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -48,7 +49,7 @@ SCHEMA: dict[str, Any] = {
     "required": ["rebuttal", "argument", "cites", "lean"],
     "additionalProperties": False,
 }
-MESSAGES = [
+MESSAGES: list[ChatCompletionRequestMessage] = [
     {"role": "system", "content": "You argue one side of a fact-checking debate. Reply in JSON."},
     {
         "role": "user",
@@ -68,11 +69,14 @@ def run(cls: type[llama_cpp.Llama], path: str, threads: int, max_tokens: int) ->
     try:
         llm.create_chat_completion(messages=MESSAGES, max_tokens=1, temperature=0.0)
         start = time.perf_counter()
-        out = llm.create_chat_completion(
-            messages=MESSAGES,
-            max_tokens=max_tokens,
-            temperature=0.0,
-            response_format={"type": "json_object", "schema": SCHEMA},
+        out = cast(
+            "CreateChatCompletionResponse",  # not streamed: one response
+            llm.create_chat_completion(
+                messages=MESSAGES,
+                max_tokens=max_tokens,
+                temperature=0.0,
+                response_format={"type": "json_object", "schema": SCHEMA},
+            ),
         )
         seconds = time.perf_counter() - start
         sampler = getattr(llm, "last_sampler", None)

@@ -303,9 +303,7 @@ def headline(
     hard negatives (each post vs its most similar other post, each title vs its most
     similar other title). Its figures, with the post regime's."""
     positives: np.ndarray = post["positive_scores"]  # type: ignore[assignment]
-    negatives = np.concatenate(
-        [post["negative_scores"], title["negative_scores"]]  # type: ignore[list-item]
-    )
+    negatives = np.concatenate([post["negative_scores"], title["negative_scores"]])
     variant_negatives: np.ndarray = post["variant_negative_scores"]  # type: ignore[assignment]
     print("\n== headline: post variants vs hard negatives (post + title); short texts beside")
     print(

@@ -68,7 +68,7 @@ async def main() -> None:
     false = [r for r in rows if r["label"] == "false"]
     rows = [r for pair in zip(true, false, strict=False) for r in pair]
     rows = rows[args.skip : args.skip + args.limit]
-    settings = load_config(None)  # ZOFIA__... variables apply
+    settings: EngineSettings = load_config(None)  # ZOFIA__... variables apply
     router = LLMRouter(settings.llm)
     counts = {"right": 0, "wrong": 0, "abstained": 0}
     dropped, seconds = 0, []

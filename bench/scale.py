@@ -317,10 +317,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             result = await one_round(server, llm, count, args, Path(tmp))
             result["llm_max_in_flight"] = llm.max_in_flight
             results[str(count)] = result
-            shown = ("checks_per_min", "completed", "wall_s", "enqueue_to_start_p50_ms")
-            shown += ("enqueue_to_start_p95_ms", "pickup_p50_ms", "pickup_p95_ms")
-            shown += ("delivery_p50_ms", "delivery_p95_ms")
-            shown += ("worker_cpu_s_per_check", "machine_busy")
+            shown = [
+                *("checks_per_min", "completed", "wall_s", "enqueue_to_start_p50_ms"),
+                *("enqueue_to_start_p95_ms", "pickup_p50_ms", "pickup_p95_ms"),
+                *("delivery_p50_ms", "delivery_p95_ms", "worker_cpu_s_per_check", "machine_busy"),
+            ]
             print(f"{count} x {args.concurrency}:", *(f"{k}={result[k]}" for k in shown))
     summary: dict[str, Any] = {
         "cpu_count": os.cpu_count(),

@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from zofia_engine.config import load_config
+from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "politifact_fnn.jsonl"
@@ -72,7 +72,7 @@ async def main() -> None:
 
     rows = [json.loads(line) for line in args.data.open(encoding="utf-8")][: args.limit]
     texts = [r["text"] for r in rows]
-    settings = load_config(args.config)  # ZOFIA__... variables apply too
+    settings: EngineSettings = load_config(args.config)  # ZOFIA__... variables apply too
     async with EntityGuidedRetrieval(settings, search_backends=[]) as stage1:
         t = time.perf_counter()
         await stage1.load()

@@ -37,8 +37,10 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import sqlite_utils
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -64,6 +66,7 @@ def fill(store: CheckStore, checks: int) -> list[str]:
     ids = [stored_check(store, full_report(v), text=f"{POST} ({v})").id for v in VERDICTS]
     reports = [full_report(v).model_dump_json() for v in VERDICTS]
     now = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
+    assert isinstance(store.db, sqlite_utils.Database)  # a temporary SQLite file
     conn = store.db.conn
     for start in range(len(ids), checks, 5_000):
         batch = [new_check_id() for _ in range(min(5_000, checks - start))]
@@ -116,7 +119,9 @@ def _server_ms(response: aiohttp.ClientResponse) -> float:
     return float(response.headers["Server-Timing"].split("dur=")[1])
 
 
-async def measure(root: str, ids: list[str], pages: int, clients: int, seconds: float) -> dict:
+async def measure(
+    root: str, ids: list[str], pages: int, clients: int, seconds: float
+) -> dict[str, Any]:
     rng = random.Random(0)
     server_ms, client_ms, sizes = [], [], []
     async with aiohttp.ClientSession() as session:
