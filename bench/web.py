@@ -13,7 +13,7 @@ this script, as its client:
 - asks for as many pages as it can with ``--clients`` concurrent clients for
   ``--seconds``: requests per second.
 
-    python bench/web.py [--checks 100000] [--pages 500] [--clients 20] [--seconds 10]
+    python bench/web.py [--checks 100000] [--pages 500] [--clients 20] [--seconds 10] [--smoke]
     python bench/web.py --checks 1000 --screenshot docs/web-report.png
 
 ``--screenshot`` also writes the top of one page, as headless Chromium shows it at
@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from factories import POST, full_report, stored_check  # noqa: E402
+from lib.smoke import free_port, smoke_args  # noqa: E402
 
 from bots.common.settings import Settings  # noqa: E402
 from storage.keys import new_check_id  # noqa: E402
@@ -204,7 +205,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--screenshot", type=Path, help="Also write a PNG of a page here.")
-    args = parser.parse_args()
+    args = smoke_args(
+        parser, {"checks": 20, "pages": 5, "clients": 2, "seconds": 1.0, "port": free_port}
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
