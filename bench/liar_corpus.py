@@ -8,7 +8,7 @@ of dropping: a sentence naming a Truth-O-Meter rating, a rating verb ("we rate",
 true.") or the wording of PolitiFact's rating definitions goes; "a false claim"
 in passing stays.
 
-    python bench/liar_corpus.py [OUTPUT] [--data PATH]
+    python bench/liar_corpus.py [OUTPUT] [--data PATH] [--smoke]
     zofia corpus index corpus-liar-val.jsonl --output corpus-liar-val.db
 
 The dataset is read where it lies and nothing of it is written into the
@@ -22,7 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from pathlib import Path
+
+# bench/lib's helpers, also when a test loads this file by its path (tests/test_corpus.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from lib.smoke import sample_file, smoke_args
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "liar_plus_val.jsonl"
 
@@ -83,7 +89,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", type=Path, nargs="?", default=Path("corpus-liar-val.jsonl"))
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    args = parser.parse_args()
+    smallest = {"data": sample_file("liar_plus_val.jsonl"), "output": sample_file("corpus.jsonl")}
+    args = smoke_args(parser, smallest)
 
     documents = kept_total = 0
     examples: list[str] = []

@@ -4,7 +4,7 @@ all-MiniLM-L6-v2 (the check itself is a stand-in that answers at once, so only t
 service's own work is timed): how long the second submission takes to be decided, and
 the longest the event loop went without running a 10 ms timer meanwhile.
 
-    python bench/near_repeat_stall.py [--megabytes 1]
+    python bench/near_repeat_stall.py [--megabytes 1] [--smoke]
 
 The last line is one JSON object: the post's size, the seconds to decide the second
 submission, whether it was taken as a repeat, and the longest loop stall in ms.
@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.smoke import smoke_args
 from peers.fake_checker import FakeChecker
 
 from bots.common.runtime import build_service
@@ -41,7 +42,7 @@ def post(megabytes: float, figure: int) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=1.0)
-    args = parser.parse_args()
+    args = smoke_args(parser, {"megabytes": 0.01})
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings.model_validate(
             {

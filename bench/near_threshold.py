@@ -33,9 +33,11 @@ all-MiniLM-L6-v2 reads at most 256 tokens; longer strings are cut here exactly
 where the model would cut them (so the run takes less time), and the variants
 that leave those tokens unchanged are counted ("invisible").
 
-Finally, NearDuplicateIndex.nearest is timed at 100k random unit vectors.
+Finally, NearDuplicateIndex.nearest is timed at 100k random unit vectors (``--index-vectors``;
+the keys keep their ``_100k`` names whatever the count).
 
-    python bench/near_threshold.py [--limit 120] [--claims 1284]
+    python bench/near_threshold.py [--limit 120] [--claims 1284] [--index-vectors 100000]
+        [--smoke]
 
 The last line is one JSON object.
 """
@@ -53,6 +55,7 @@ from pathlib import Path
 import numpy as np
 from lib.near_scores import Encoder, Scores
 from lib.near_variants import VARIANTS, negated, number_changed
+from lib.smoke import sample_data, smoke_args
 
 from storage.near import NearDuplicateIndex, canonical_text, same_particulars
 
@@ -251,7 +254,7 @@ def time_index(n: int = 100_000, dim: int = 384, queries: int = 200) -> dict[str
     started = time.perf_counter()
     index.load([f"c{i}" for i in range(n)], rows)
     load_s = time.perf_counter() - started
-    adds = rng.standard_normal((10_000, dim), dtype=np.float32)
+    adds = rng.standard_normal((min(10_000, n), dim), dtype=np.float32)
     started = time.perf_counter()
     for i, vector in enumerate(adds):
         index.add(f"a{i}", vector)
@@ -303,9 +306,7 @@ def headline(
     hard negatives (each post vs its most similar other post, each title vs its most
     similar other title). Its figures, with the post regime's."""
     positives: np.ndarray = post["positive_scores"]  # type: ignore[assignment]
-    negatives = np.concatenate(
-        [post["negative_scores"], title["negative_scores"]]  # type: ignore[list-item]
-    )
+    negatives = np.concatenate([post["negative_scores"], title["negative_scores"]])
     variant_negatives: np.ndarray = post["variant_negative_scores"]  # type: ignore[assignment]
     print("\n== headline: post variants vs hard negatives (post + title); short texts beside")
     print(
@@ -362,7 +363,10 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=120, help="politifact items (and claims)")
     parser.add_argument("--claims", type=int, default=1284, help="LIAR claims in the pool; 0: skip")
     parser.add_argument("--data", type=Path, default=DATA)
-    args = parser.parse_args()
+    parser.add_argument(
+        "--index-vectors", type=int, default=100_000, help="rows of the timed index"
+    )
+    args = smoke_args(parser, {"limit": 4, "claims": 6, "index_vectors": 1000, "data": sample_data})
     started = time.perf_counter()
     posts, titles = read_posts(args.data, args.limit)
     enc = Encoder()
@@ -377,7 +381,7 @@ def main() -> None:
     summary = headline(len(posts), post, title, claim)
     summary.update(short_text_figures(title, claim))
     summary["guard_keeps_post_variants"] = post["guard_keeps"]
-    summary.update(time_index())
+    summary.update(time_index(args.index_vectors))
     summary["texts_encoded"] = enc.encoded
     summary["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(summary))

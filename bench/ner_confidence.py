@@ -5,7 +5,7 @@ For each beam width, runs the spaCy backend on the first N articles of
 (eq. 2) and prints milliseconds per post and the share of units whose
 confidence is under 0.99 and under 0.8 (the paper's initial threshold).
 
-    python bench/ner_confidence.py [--limit 50] [--widths 4 8 16]
+    python bench/ner_confidence.py [--limit 50] [--widths 4 8 16] [--smoke]
 
 The last line is one JSON object keyed by beam width.
 """
@@ -16,6 +16,8 @@ import argparse
 import json
 import time
 from pathlib import Path
+
+from lib.smoke import sample_file, smoke_args
 
 from zofia_engine.retrieval.entities import aggregate_units
 from zofia_engine.retrieval.ner.spacy_backend import SpacyNER
@@ -28,7 +30,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--widths", type=int, nargs="+", default=[4, 8, 16])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    args = parser.parse_args()
+    args = smoke_args(
+        parser, {"limit": 2, "widths": [4], "data": sample_file("politifact_fnn.jsonl")}
+    )
     texts = [json.loads(line)["text"] for line in args.data.open(encoding="utf-8")][: args.limit]
 
     figures = {}

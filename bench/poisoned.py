@@ -7,7 +7,10 @@ fake Brave API on 127.0.0.1: two keyword-stuffed pages on low-quality domains th
 agree with the post, ranked above one page from a high-quality outlet that refutes it.
 "Followed the poison" is a ``true`` verdict on a false post.
 
-    python bench/poisoned.py [--limit 22]
+    python bench/poisoned.py [--limit 22] [--smoke]
+
+``--smoke``: one post, the fake OpenAI server's scripted replies instead of the
+embedded model.
 
 The last line is one JSON object: per setting (``off``, ``on``), the posts checked, how
 many ended ``true`` (followed), ``unproven``, ``false`` or otherwise, the share that
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -27,6 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.smoke import fake_llm, smoke_args
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
@@ -43,9 +48,15 @@ def hits(post: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def run(
-    posts: list[dict[str, Any]], credibility: bool, brave_server: FakeBrave
+    posts: list[dict[str, Any]],
+    credibility: bool,
+    brave_server: FakeBrave,
+    llm: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    settings = EngineSettings.model_validate({"evidence": {"credibility": credibility}})
+    """The posts checked with the credibility weighting on or off; ``llm``: the settings'
+    ``llm`` section (default: the embedded model)."""
+    sections: dict[str, Any] = {"evidence": {"credibility": credibility}}
+    settings = EngineSettings.model_validate(sections | ({"llm": llm} if llm else {}))
     brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1e3)
     stage1 = EntityGuidedRetrieval(settings, search_backends=[brave])
     verdicts: Counter[str] = Counter()
@@ -70,14 +81,16 @@ async def run(
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=22)
-    args = parser.parse_args()
+    args = smoke_args(parser, {"limit": 1})
     lines = (TESTS / "data" / "poisoned.jsonl").read_text(encoding="utf-8").splitlines()
     posts = [json.loads(line) for line in lines][: args.limit]
     result: dict[str, Any] = {}
-    async with FakeBrave() as brave_server:
-        for name, credibility in (("off", False), ("on", True)):
-            print(f"credibility {name}:", flush=True)
-            result[name] = await run(posts, credibility, brave_server)
+    with contextlib.ExitStack() as stack:
+        llm = stack.enter_context(fake_llm()).settings if args.smoke else None
+        async with FakeBrave() as brave_server:
+            for name, credibility in (("off", False), ("on", True)):
+                print(f"credibility {name}:", flush=True)
+                result[name] = await run(posts, credibility, brave_server, llm)
     print(json.dumps(result))
 
 

@@ -14,7 +14,10 @@ fact-checks, with the ratings taken out (RADAR's "retrieved evidence" setting, o
    true side): a verdict does not depend on the label mapping, so nothing runs twice.
 
     python bench/quality_corpus.py [--limit 60] [--seed 0] [--work DIR] [--recall-only]
-        [--data PATH] [--labels liar-3] [--depth adaptive|full]
+        [--data PATH] [--labels liar-3] [--depth adaptive|full] [--keep DIR] [--smoke]
+
+``--smoke``: three made-up claims, the fake OpenAI server's scripted replies instead of
+the embedded model, everything written to a temporary folder.
 
 Any LIAR-style file works (``--data``: a JSONL of ``statement``/``label``/
 ``justification`` rows). Everything is written under ``--work`` (default
@@ -31,7 +34,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -41,6 +46,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from liar_corpus import DEFAULT_DATA, strip_ratings
+from lib.smoke import fake_llm, sample_data, sample_file, smoke_args
 
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.evaluation import load_items, sample_items
@@ -48,6 +54,8 @@ from zofia_engine.evaluation.dataset import LABEL_MAPPINGS
 from zofia_engine.evaluation.scores import macro_f1
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.corpus import index_corpus
+
+KEEP = Path(__file__).parent / "eval"
 
 
 def build_corpus(data: Path, work: Path) -> Path:
@@ -141,13 +149,30 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--depth", choices=("adaptive", "full"), default="adaptive")
     parser.add_argument("--work", type=Path, default=Path("quality-corpus"))
     parser.add_argument(
+        "--keep", type=Path, default=KEEP, help="where the per-item records are copied"
+    )
+    parser.add_argument(
         "--recall-only", action="store_true", help="Stage 1's recall@10 alone (no model calls)"
     )
-    return parser.parse_args()
+    smallest = {
+        "limit": 3,
+        "data": sample_file("liar_plus_val.jsonl"),
+        "work": sample_file("quality-corpus"),
+        "keep": sample_data,
+    }
+    return smoke_args(parser, smallest)
 
 
 def main() -> None:
     args = parse_args()
+    with contextlib.ExitStack() as stack:
+        if args.smoke:  # the zofia eval processes read it too
+            os.environ.update(stack.enter_context(fake_llm()).env)
+        evaluate(args)
+
+
+def evaluate(args: argparse.Namespace) -> None:
+    """Steps 1 to 4 (see the module's docstring); prints the last line."""
     args.work.mkdir(parents=True, exist_ok=True)
     database = build_corpus(args.data, args.work).resolve()
     config = write_config(args.work, database, args.depth)
@@ -166,9 +191,8 @@ def main() -> None:
         records(args.work / "only-llm.jsonl"),
     )
     settled = {str(r["id"]) for r in ran if r["verdict"] in ("true", "false", "misleading")}
-    kept = Path(__file__).parent / "eval"
     for source, target in ((f"{args.depth}.jsonl", args.depth), ("only-llm.jsonl", "only-llm")):
-        shutil.copyfile(args.work / source, kept / f"{name}-{target}.jsonl")
+        shutil.copyfile(args.work / source, args.keep / f"{name}-{target}.jsonl")
     sel = full["selective"]
     binary, only_binary = binary_macro_f1(ran), binary_macro_f1(baseline)
     print(

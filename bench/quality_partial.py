@@ -3,16 +3,18 @@ the only-LLM baseline finished, scored by ``zofia eval``'s own summary
 (``zofia_engine.evaluation.runner.summarise``) with liar-3 and liar-binary labels:
 abstentions counted wrong, confidently wrong at a confidence of 0.7 or more.
 
-    python bench/quality_partial.py [PIPELINE.jsonl] [ONLY_LLM.jsonl]
+    python bench/quality_partial.py [PIPELINE.jsonl] [ONLY_LLM.jsonl] [--smoke]
 
 Defaults: the records kept in bench/eval/. The last line is one JSON object.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
+
+from lib.smoke import smoke_args
 
 from zofia_engine.evaluation.dataset import LABEL_MAPPINGS
 from zofia_engine.evaluation.metrics import Metrics
@@ -60,10 +62,12 @@ def confusion(rows: list[ItemRecord]) -> dict[str, int]:
 
 
 def main() -> None:
-    paths = sys.argv[1:] or [
-        str(EVAL / "liar_plus_val-adaptive.jsonl"),
-        str(EVAL / "liar_plus_val-only-llm.jsonl"),
-    ]
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    kept = [EVAL / "liar_plus_val-adaptive.jsonl", EVAL / "liar_plus_val-only-llm.jsonl"]
+    parser.add_argument("pipeline", nargs="?", default=str(kept[0]), metavar="PIPELINE.jsonl")
+    parser.add_argument("only_llm", nargs="?", default=str(kept[1]), metavar="ONLY_LLM.jsonl")
+    args = smoke_args(parser, {})  # no smaller run: it reads the kept records
+    paths = [args.pipeline, args.only_llm]
     full, only = records(paths[0]), records(paths[1])
     ids = [i for i in full if i in only]
     f, o = [full[i] for i in ids], [only[i] for i in ids]

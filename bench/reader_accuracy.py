@@ -8,7 +8,10 @@ exactly as a check reads its core claim. A true claim is read right when the rea
 ``supports`` it, a false one when it ``refutes`` it; "not enough information" is an
 abstention, a reading the other way is wrong.
 
-    python bench/reader_accuracy.py [--limit 20] [--skip 0] [--claims PATH]
+    python bench/reader_accuracy.py [--limit 20] [--skip 0] [--claims PATH] [--smoke]
+
+``--smoke``: two made-up claims, read by the fake OpenAI server's scripted replies
+instead of the embedded model.
 
 (``ZOFIA__AGENTS__CONTRADICTION_AT=1.1`` runs the reading alone.)
 
@@ -21,9 +24,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
 import time
 from pathlib import Path
+
+from lib.smoke import fake_llm, sample_file, smoke_args
 
 from zofia_engine.agents.context import PanelContext, evidence_items
 from zofia_engine.agents.evidence_sentences import SentenceIndex
@@ -61,14 +68,23 @@ async def main() -> None:
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--claims", type=Path, default=CLAIMS)
     parser.add_argument("--skip", type=int, default=0, help="leave out the first N (tuning)")
-    args = parser.parse_args()
+    args = smoke_args(parser, {"limit": 2, "claims": sample_file("common_claims.jsonl")})
+    with contextlib.ExitStack() as stack:
+        if args.smoke:
+            os.environ.update(stack.enter_context(fake_llm()).env)
+        figures = await read_all(args)
+    print(json.dumps(figures))
+
+
+async def read_all(args: argparse.Namespace) -> dict[str, object]:
+    """The claims of ``args`` read, and what the readings came to."""
     rows = [json.loads(line) for line in args.claims.open(encoding="utf-8")]
     # Alternate true and false claims, so that a limit keeps both.
     true = [r for r in rows if r["label"] == "true"]
     false = [r for r in rows if r["label"] == "false"]
     rows = [r for pair in zip(true, false, strict=False) for r in pair]
     rows = rows[args.skip : args.skip + args.limit]
-    settings = load_config(None)  # ZOFIA__... variables apply
+    settings: EngineSettings = load_config(None)  # ZOFIA__... variables apply
     router = LLMRouter(settings.llm)
     counts = {"right": 0, "wrong": 0, "abstained": 0}
     dropped, seconds = 0, []
@@ -93,18 +109,14 @@ async def main() -> None:
             print(f"{outcome:9} {row['label']:5} {label:22} {row['claim'][:60]} | {cited}")
         await router.aclose()
     settled = counts["right"] + counts["wrong"]
-    print(
-        json.dumps(
-            {
-                "claims": len(rows),
-                **counts,
-                "accuracy": round(counts["right"] / max(1, len(rows)), 3),
-                "settled_accuracy": round(counts["right"] / max(1, settled), 3),
-                "dropped_citations": dropped,
-                "mean_read_s": round(sum(seconds) / max(1, len(seconds)), 2),
-            }
-        )
-    )
+    return {
+        "claims": len(rows),
+        **counts,
+        "accuracy": round(counts["right"] / max(1, len(rows)), 3),
+        "settled_accuracy": round(counts["right"] / max(1, settled), 3),
+        "dropped_citations": dropped,
+        "mean_read_s": round(sum(seconds) / max(1, len(seconds)), 2),
+    }
 
 
 if __name__ == "__main__":

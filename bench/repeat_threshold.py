@@ -8,7 +8,7 @@ linguist's and expert's analyses, the earlier turns): the share of its word trig
 found there. Copies sit near 1; texts that say something new lower. The threshold is
 chosen in the widest gap between the two groups, and the script prints both.
 
-    python bench/repeat_threshold.py [REPORT.json ...]
+    python bench/repeat_threshold.py [REPORT.json ...] [--smoke]
 
 The last line is one JSON object: ``texts``, ``pairs``, ``copies`` (containment ≥ 0.95),
 ``highest_below_copies``, ``threshold`` (the middle of the gap), and the share of texts
@@ -17,10 +17,12 @@ the engine's default threshold (``repeat_threshold``) would blank.
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from lib.smoke import smoke_args
 
 from zofia_engine.agents.novelty import containment, shingles
 from zofia_engine.config import DebateSettings
@@ -38,7 +40,9 @@ def texts_of(report: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def main() -> None:
-    paths = [Path(p) for p in sys.argv[1:]] or [DEFAULT]
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("reports", nargs="*", type=Path, default=[DEFAULT], metavar="REPORT")
+    paths = smoke_args(parser, {}).reports  # no smaller run: it reads the kept reports
     best: list[float] = []
     pairs = 0
     for path in paths:

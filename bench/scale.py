@@ -32,7 +32,7 @@ Measured per worker count:
   anyone else's load included).
 
     python bench/scale.py [--workers 1,2,4] [--concurrency 2] [--checks 16] [--probes 8]
-        [--llm-delay-s 0.5] [--deliver-delay-s 1.0] [--poll-s 2.0]
+        [--llm-delay-s 0.5] [--deliver-delay-s 1.0] [--poll-s 2.0] [--smoke]
 
 Run it on an otherwise idle machine. The last line is one JSON object: the settings,
 ``cpu_count``, ``runs`` (per worker count) and ``speedup_2_over_1``/``speedup_4_over_1``
@@ -60,6 +60,7 @@ import psutil
 # The fakes and the throwaway PostgreSQL server live with the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from lib.smoke import smoke_args
 from lib.zofia_workers import Workers, worker_env
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.loopback import running_in_thread
@@ -182,6 +183,8 @@ async def run_batch(
 ) -> None:
     """Submit ``--checks`` posts at once and wait for their results; the wall time, the
     LLM calls and the CPU time they took."""
+    delivery = service.delivery
+    assert delivery is not None  # the store is on PostgreSQL: the queued mode
     calls_before = len(llm.requests)
     cpu_before, machine_before = cpu_s(pids), psutil.cpu_times()
     pg_before, own_before = cpu_s(postgres_pids(server)), time.process_time()
@@ -189,7 +192,7 @@ async def run_batch(
     async def one(i: int) -> None:
         requester = Requester("bench", f"user-{i}", f"chat-{i}")
         handle = await service.submit(Post(text=post_text(i)), requester)
-        await service.expect_delivery(handle.check_id, "bench", {"n": i})
+        await delivery.expect(handle.check_id, "bench", {"n": i})
         try:
             await handle.result()
             batch.resolved[handle.check_id] = time.monotonic()
@@ -282,11 +285,13 @@ async def one_round(
             consumer = asyncio.create_task(
                 run_jobs(app, [deliver_queue("bench")], settings.queue, concurrency=8, name="bench")
             )
-            await run_batch(service, server, llm, pids, args, batch)
-            await run_probes(service, args, batch)
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
+            try:
+                await run_batch(service, server, llm, pids, args, batch)
+                await run_probes(service, args, batch)
+            finally:  # before the app closes, on an error too
+                consumer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await consumer
         rows = service.store.db.execute(
             "SELECT id, created_at, started_at FROM checks WHERE started_at IS NOT NULL"
         ).fetchall()
@@ -313,10 +318,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             result = await one_round(server, llm, count, args, Path(tmp))
             result["llm_max_in_flight"] = llm.max_in_flight
             results[str(count)] = result
-            shown = ("checks_per_min", "completed", "wall_s", "enqueue_to_start_p50_ms")
-            shown += ("enqueue_to_start_p95_ms", "pickup_p50_ms", "pickup_p95_ms")
-            shown += ("delivery_p50_ms", "delivery_p95_ms")
-            shown += ("worker_cpu_s_per_check", "machine_busy")
+            shown = [
+                *("checks_per_min", "completed", "wall_s", "enqueue_to_start_p50_ms"),
+                *("enqueue_to_start_p95_ms", "pickup_p50_ms", "pickup_p95_ms"),
+                *("delivery_p50_ms", "delivery_p95_ms", "worker_cpu_s_per_check", "machine_busy"),
+            ]
             print(f"{count} x {args.concurrency}:", *(f"{k}={result[k]}" for k in shown))
     summary: dict[str, Any] = {
         "cpu_count": os.cpu_count(),
@@ -345,7 +351,18 @@ def main() -> None:
     parser.add_argument("--poll-s", type=float, default=2.0)
     parser.add_argument("--ready-timeout-s", type=float, default=600.0)
     parser.add_argument("--timeout-s", type=float, default=1800.0, help="per batch")
-    args = parser.parse_args()
+    args = smoke_args(
+        parser,
+        {
+            "workers": "1",
+            "checks": 2,
+            "probes": 1,
+            "llm_delay_s": 0.05,
+            "deliver_delay_s": 0.1,
+            "poll_s": 0.5,
+            "timeout_s": 120.0,
+        },
+    )
     logging.basicConfig(level=logging.WARNING)
     print(json.dumps(asyncio.run(run(args))))
 

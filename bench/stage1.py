@@ -6,7 +6,7 @@ of ../shared/data/politifact_fnn.jsonl after a warm-up, and prints per-post
 latency percentiles, the share of Stage-1 time spent inside model forward
 passes (NER, salience encoding, disambiguation encoding), and peak RSS.
 
-    python bench/stage1.py [--limit 50] [--data PATH] [--config zofia.toml]
+    python bench/stage1.py [--limit 50] [--data PATH] [--config zofia.toml] [--smoke]
                            [--claims bench/data/common_claims.jsonl]
 
 Then it measures Wikipedia recall on short common-knowledge claims (``--claims``,
@@ -30,7 +30,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from zofia_engine.config import load_config
+from lib.smoke import sample_file, smoke_args
+
+from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "politifact_fnn.jsonl"
@@ -67,12 +69,20 @@ async def main() -> None:
     parser.add_argument(
         "--claims", type=Path, default=DEFAULT_CLAIMS, help="claims for wiki_recall (JSONL)"
     )
-    args = parser.parse_args()
+    args = smoke_args(
+        parser,
+        {
+            "limit": 2,
+            "warmup": 1,
+            "data": sample_file("politifact_fnn.jsonl"),
+            "claims": sample_file("common_claims.jsonl"),
+        },
+    )
     claims = [json.loads(line) for line in args.claims.open(encoding="utf-8") if line.strip()]
 
     rows = [json.loads(line) for line in args.data.open(encoding="utf-8")][: args.limit]
     texts = [r["text"] for r in rows]
-    settings = load_config(args.config)  # ZOFIA__... variables apply too
+    settings: EngineSettings = load_config(args.config)  # ZOFIA__... variables apply too
     async with EntityGuidedRetrieval(settings, search_backends=[]) as stage1:
         t = time.perf_counter()
         await stage1.load()

@@ -16,7 +16,7 @@ again, with the exact repeats, once it holds all N. Each time the near-repeat in
 is loaded afresh from the store, as a process starting then would load it. A near
 repeat's cost should stay flat from 10,000 to N, not grow with the store.
 
-    python bench/store.py [--checks 100000] [--queries 200] [--backend sqlite]
+    python bench/store.py [--checks 100000] [--queries 200] [--backend sqlite] [--smoke]
     python bench/store.py --backend postgresql [--url postgresql://…]
 
 Without ``--url``, PostgreSQL is a temporary server (tests/pg_server.py: Debian's
@@ -52,6 +52,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from factories import sample_report
+from lib.smoke import smoke_args
 from pg_server import PostgresServer
 
 from bots.common.runtime import build_service
@@ -136,7 +137,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--url", default="", help="an empty PostgreSQL database (default: a temporary server)"
     )
-    args = parser.parse_args()
+    args = smoke_args(parser, {"checks": 200, "queries": 5})
     if args.url and args.backend != "postgresql":
         parser.error("--url is for --backend postgresql")
     return args

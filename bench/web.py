@@ -13,7 +13,7 @@ this script, as its client:
 - asks for as many pages as it can with ``--clients`` concurrent clients for
   ``--seconds``: requests per second.
 
-    python bench/web.py [--checks 100000] [--pages 500] [--clients 20] [--seconds 10]
+    python bench/web.py [--checks 100000] [--pages 500] [--clients 20] [--seconds 10] [--smoke]
     python bench/web.py --checks 1000 --screenshot docs/web-report.png
 
 ``--screenshot`` also writes the top of one page, as headless Chromium shows it at
@@ -37,13 +37,16 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import sqlite_utils
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from factories import POST, full_report, stored_check  # noqa: E402
+from lib.smoke import free_port, smoke_args  # noqa: E402
 
 from bots.common.settings import Settings  # noqa: E402
 from storage.keys import new_check_id  # noqa: E402
@@ -64,6 +67,7 @@ def fill(store: CheckStore, checks: int) -> list[str]:
     ids = [stored_check(store, full_report(v), text=f"{POST} ({v})").id for v in VERDICTS]
     reports = [full_report(v).model_dump_json() for v in VERDICTS]
     now = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
+    assert isinstance(store.db, sqlite_utils.Database)  # a temporary SQLite file
     conn = store.db.conn
     for start in range(len(ids), checks, 5_000):
         batch = [new_check_id() for _ in range(min(5_000, checks - start))]
@@ -116,7 +120,9 @@ def _server_ms(response: aiohttp.ClientResponse) -> float:
     return float(response.headers["Server-Timing"].split("dur=")[1])
 
 
-async def measure(root: str, ids: list[str], pages: int, clients: int, seconds: float) -> dict:
+async def measure(
+    root: str, ids: list[str], pages: int, clients: int, seconds: float
+) -> dict[str, Any]:
     rng = random.Random(0)
     server_ms, client_ms, sizes = [], [], []
     async with aiohttp.ClientSession() as session:
@@ -199,7 +205,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--screenshot", type=Path, help="Also write a PNG of a page here.")
-    args = parser.parse_args()
+    args = smoke_args(
+        parser, {"checks": 20, "pages": 5, "clients": 2, "seconds": 1.0, "port": free_port}
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -24,7 +24,7 @@ from peers.article_peer import BODY_SENTENCES, PICTURE, PLAIN_TEXT, ArticlePeer
 
 from zofia_engine import fetch
 from zofia_engine.errors import InvalidPostError
-from zofia_engine.fetch import FetchedArticle, fetch_article, is_public_address
+from zofia_engine.fetch import FetchedArticle, fetch_article, refusal_kind
 
 
 @pytest_asyncio.fixture
@@ -121,8 +121,8 @@ async def refusal(url: str, **kwargs: Any) -> InvalidPostError:
         ("not an address", False),
     ],
 )
-def test_is_public_address(ip: str, public: bool) -> None:
-    assert is_public_address(ip) is public
+def test_only_public_addresses_are_allowed(ip: str, public: bool) -> None:
+    assert (refusal_kind(ip) is None) is public
 
 
 # --- refused before any connection ---------------------------------------------------

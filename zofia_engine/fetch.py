@@ -28,7 +28,7 @@ from .image_settings import ImageSettings
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
 from .records.images import ACCEPTED
 
-__all__ = ["FetchedArticle", "fetch_article", "is_public_address"]
+__all__ = ["FetchedArticle", "fetch_article", "refusal_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -97,16 +97,13 @@ def _address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | No
     return None if ip.is_global else "non-public"
 
 
-def _text_kind(ip: str) -> str | None:
+def refusal_kind(ip: str) -> str | None:
+    """Why the address ``ip`` (text) may not be fetched (``"loopback"``, ``"private"``,
+    ``"not an IP address"``, …); ``None`` when it is a globally routable unicast address."""
     try:
         return _address_kind(ipaddress.ip_address(ip))
     except ValueError:
         return "not an IP address"
-
-
-def is_public_address(ip: str) -> bool:
-    """True when ``ip`` is a globally routable unicast address; False for anything else."""
-    return _text_kind(ip) is None
 
 
 def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -145,7 +142,7 @@ class _GuardedResolver(AbstractResolver):
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         results = await self._inner.resolve(host, port, family)
-        kinds = [_text_kind(r["host"]) for r in results]
+        kinds = [refusal_kind(r["host"]) for r in results]
         allowed = [r for r, kind in zip(results, kinds, strict=True) if kind is None]
         if not allowed:
             raise _RefusedAddressError(next((k for k in kinds if k), "no address"))

@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Any
 
 import psycopg
+import sqlite_utils
 
 # tests/ is on sys.path: bench/loop_stall.py puts it there before importing this.
 from factories import sample_report
@@ -16,6 +17,7 @@ from peers.fake_checker import HashingEncoder
 from storage.keys import keyed_text_hash
 from storage.postgres import is_postgres
 from storage.rows import to_iso
+from storage.sql import first_row
 from storage.store import CheckStore
 from storage.transaction import write_transaction
 from zofia_engine.post import Post
@@ -106,31 +108,40 @@ class RowsWritten:
     def _tables(self) -> list[str]:
         return [t for t in self.db.table_names() if not t.startswith("procrastinate")]
 
+    def _sqlite_changes(self) -> int:
+        """Rows the SQLite store's connection has written since it opened."""
+        assert isinstance(self.db, sqlite_utils.Database)
+        return int(self.db.conn.total_changes)
+
     def mark(self) -> None:
         if not is_postgres(self.db):
-            self._mark = self.db.conn.total_changes
+            self._mark = self._sqlite_changes()
             return
         with psycopg.connect(self.db.url, autocommit=True) as conn:
             self._counts = {
-                table: conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+                table: int(first_row(conn.execute(f'SELECT count(*) FROM "{table}"'))[0])
                 for table in self._tables()
             }
             # The next transaction id: every row written from now on has one as high.
-            (xid,) = conn.execute(
-                "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296"
-            ).fetchone()
+            (xid,) = first_row(
+                conn.execute(
+                    "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296"
+                )
+            )
             self._mark = int(xid)
 
     def since_mark(self) -> int:
         if not is_postgres(self.db):
-            return int(self.db.conn.total_changes - self._mark)
+            return self._sqlite_changes() - self._mark
         written = 0
         with psycopg.connect(self.db.url, autocommit=True) as conn:
             for table in self._tables():
-                rows, new = conn.execute(
-                    "SELECT count(*), count(*) FILTER (WHERE xmin::text::bigint >= %s)"
-                    f' FROM "{table}"',
-                    [self._mark],
-                ).fetchone()
+                rows, new = first_row(
+                    conn.execute(
+                        "SELECT count(*), count(*) FILTER (WHERE xmin::text::bigint >= %s)"
+                        f' FROM "{table}"',
+                        [self._mark],
+                    )
+                )
                 written += new + max(0, self._counts.get(table, 0) - rows)
         return written

@@ -320,7 +320,11 @@ async def run_jobs(
 ) -> None:
     """Take jobs from ``queues`` until cancelled. Procrastinate's worker returns when its
     listener loses the database (a restart), or raises while the database is still
-    away; either way it is started again, after a pause that grows while it fails."""
+    away; either way it is started again, after a pause that grows while it fails.
+
+    A cancellation ends the loop whatever the worker does with it: Procrastinate's
+    shutdown may raise instead (``AppNotOpen`` when the app closed under the worker) or
+    return, and the task is still cancelled then, never restarted."""
     pause = 1.0
     while True:
         started = dt.datetime.now(dt.UTC)
@@ -335,12 +339,24 @@ async def run_jobs(
                 update_heartbeat_interval=settings.heartbeat_s,
                 stalled_worker_timeout=settings.stalled_after_s,
             )
+        except Exception as exc:
+            if _cancelling():
+                log.info("the job worker raised %s on its way out", type(exc).__name__)
+                raise asyncio.CancelledError from exc
+            log.exception("the job worker failed; restarting in %.0f s", pause)
+            pause = min(pause * 2, 30.0)
+        else:
+            if _cancelling():
+                raise asyncio.CancelledError
             pause = 1.0
             log.warning(
                 "the job worker stopped (lost the database?) after %s; restarting",
                 dt.datetime.now(dt.UTC) - started,
             )
-        except Exception:
-            log.exception("the job worker failed; restarting in %.0f s", pause)
-            pause = min(pause * 2, 30.0)
         await asyncio.sleep(pause)
+
+
+def _cancelling() -> bool:
+    """Whether this task was asked to stop, even when the worker swallowed the request."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..llm.session import CheckSession, StepFailed
+from ..llm.session import Answer, CheckSession, StepFailed, answer_or_failed
 from ..prompting import render
 from ..report import ExpertFinding
 from .context import PanelContext
@@ -65,18 +65,18 @@ async def analyse_as_expert(
         domain = DomainReply(domain="general", expert_role="fact-checker")
     role = " ".join(domain.expert_role.split())[:60] or "fact-checker"
     task = render("expert", expert_role=role, max_words=MAX_WORDS)
-    try:
-        answer = await session.ask(
+    answer = await answer_or_failed(
+        ExpertFinding(domain=domain.domain, expert_role=role),
+        session.ask(
             "expert",
             "expert:analysis",
             ctx.conversation(ctx.evidence_message(), task=task),
             ExpertReply,
             max_tokens=320,
-        )
-    except StepFailed as exc:
-        return ExpertFinding(
-            domain=domain.domain, expert_role=role, status="failed", error=exc.reason
-        )
+        ),
+    )
+    if not isinstance(answer, Answer):
+        return answer
     reply = answer.value
     return ExpertFinding(
         domain=domain.domain.strip(),

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..llm.session import CheckSession, StepFailed
+from ..llm.session import Answer, CheckSession, answer_or_failed
 from ..prompting import render
 from ..report import LinguistFinding
 from .context import PanelContext
@@ -76,16 +76,18 @@ class LinguistReply(BaseModel):
 
 async def _one(session: CheckSession, ctx: PanelContext, dim: Dimension) -> LinguistFinding:
     task = render("linguist", dimension=dim, max_words=MAX_WORDS)
-    try:
-        answer = await session.ask(
+    answer = await answer_or_failed(
+        LinguistFinding(dimension=dim.key),
+        session.ask(
             "linguist",
             f"linguist:{dim.key}",
             ctx.conversation(task=task),
             LinguistReply,
             max_tokens=MAX_TOKENS,
-        )
-    except StepFailed as exc:
-        return LinguistFinding(dimension=dim.key, status="failed", error=exc.reason)
+        ),
+    )
+    if not isinstance(answer, Answer):
+        return answer
     reply = answer.value
     return LinguistFinding(dimension=dim.key, analysis=reply.analysis.strip(), lean=reply.lean)
 

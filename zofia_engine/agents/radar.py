@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.base import ChatMessage
-from ..llm.session import CheckSession, StepFailed
+from ..llm.session import Answer, CheckSession, answer_or_failed
 from ..prompting import render
 from ..report import Debate, DebateTurn
 from .context import PanelContext
@@ -66,17 +66,19 @@ async def _speak(
 ) -> DebateTurn:
     last = opponent.argument if opponent is not None and opponent.status == "ok" else ""
     task = render("radar_debater", role=role, phase=phase, opponent=last, max_words=MAX_WORDS)
-    try:
-        answer = await session.ask(
+    answer = await answer_or_failed(
+        DebateTurn(round=round_no, side=role, phase=phase),
+        session.ask(
             "debater",
             f"debate:{role}:{round_no}",
             ctx.conversation(*material, task=task),
             RadarReply,
             max_tokens=MAX_TOKENS,
             enums={"cites": citable},
-        )
-    except StepFailed as exc:
-        return DebateTurn(round=round_no, side=role, phase=phase, status="failed", error=exc.reason)
+        ),
+    )
+    if not isinstance(answer, Answer):
+        return answer
     known = set(citable)
     return DebateTurn(
         round=round_no,

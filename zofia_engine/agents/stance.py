@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..llm.session import CheckSession, StepFailed
+from ..llm.session import Answer, CheckSession, answer_or_failed
 from ..prompting import render
 from ..report import ClaimResult, EvidenceItem, Stance
 from ..retrieval.credibility import SourceQuality
@@ -46,16 +46,18 @@ async def _stance(
         text=ctx.untrusted(clip(item.text, MAX_DOCUMENT_CHARS)),
         claim=claim,
     )
-    try:
-        answer = await session.ask(
+    answer = await answer_or_failed(
+        Stance(label="neutral"),
+        session.ask(
             "verifier",
             f"evidence:stance:{item.id}",
             ctx.conversation(task=task),
             StanceReply,
             max_tokens=MAX_TOKENS,
-        )
-    except StepFailed as exc:
-        return Stance(label="neutral", status="failed", error=exc.reason)
+        ),
+    )
+    if not isinstance(answer, Answer):
+        return answer
     reply = answer.value
     sentence = reply.sentence.strip()
     found = sentence and find_quote(sentence, [(item.id, item.text)]) is not None

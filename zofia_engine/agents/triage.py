@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..llm.session import CheckSession, StepFailed
+from ..llm.session import Answer, CheckSession, answer_or_failed
 from ..llm.token_odds import option_probabilities
 from ..prompting import render
 from ..report import Triage
@@ -44,8 +44,9 @@ async def triage(session: CheckSession, ctx: PanelContext, min_confidence: float
     with at least one sign; otherwise the post is checked in full as a claim, and the
     report keeps what the model said (``overruled``).
     """
-    try:
-        answer = await session.ask(
+    answer = await answer_or_failed(
+        Triage(kind="claim"),
+        session.ask(
             "triage",
             "triage",
             ctx.conversation(task=render("triage")),
@@ -53,9 +54,10 @@ async def triage(session: CheckSession, ctx: PanelContext, min_confidence: float
             max_tokens=MAX_TOKENS,
             max_items={"signs": MAX_SIGNS},
             top_logprobs=TOP_LOGPROBS,
-        )
-    except StepFailed as exc:
-        return Triage(kind="claim", status="failed", error=exc.reason)
+        ),
+    )
+    if not isinstance(answer, Answer):
+        return answer
     reply, completion = answer.value, answer.completion
     odds = option_probabilities(completion.text, completion.logprobs, "kind", KINDS)
     probability = odds[reply.kind] if odds is not None else None

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any, cast
+from typing import Any
 
 import llama_cpp
 import numpy as np
 from llama_cpp import llama_grammar
 
-__all__ = ["SHORTLIST", "FastGrammarLlama", "GreedyUnderGrammar"]
+__all__ = ["SHORTLIST", "GreedyUnderGrammar"]
 
 SHORTLIST = 2048
 
@@ -120,28 +120,3 @@ class GreedyUnderGrammar:
 
     def __del__(self) -> None:
         self.close()
-
-
-class FastGrammarLlama(llama_cpp.Llama):
-    """``Llama`` whose greedy, penalty-free grammar calls use :class:`GreedyUnderGrammar`;
-    every other call samples as llama-cpp-python does."""
-
-    last_sampler: GreedyUnderGrammar | None = None
-
-    def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:
-        grammar = kwargs.get("grammar")
-        plain = (
-            grammar is not None
-            and not args
-            and kwargs.get("temp") == 0.0
-            and kwargs.get("logits_processor") is None
-            and kwargs.get("repeat_penalty", 1.0) == 1.0
-            and kwargs.get("frequency_penalty", 0.0) == 0.0
-            and kwargs.get("presence_penalty", 0.0) == 0.0
-            and kwargs.get("mirostat_mode", 0) == 0
-        )
-        if not plain:
-            self.last_sampler = None
-            return super()._init_sampler(*args, **kwargs)
-        self.last_sampler = GreedyUnderGrammar(self, cast("llama_grammar.LlamaGrammar", grammar))
-        return self.last_sampler

@@ -5,7 +5,7 @@ A :class:`CheckSession` is made per check. Every agent step goes through
 records the call (tokens, cache hits, latency) whatever its outcome, reads
 the JSON reply, and asks once for a repair when the reply does not parse.
 A step that still fails raises :class:`StepFailed`, which the agents record
-in the report instead of letting it end the check.
+in the report instead of letting it end the check (:func:`answer_or_failed`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -25,9 +25,11 @@ from ..report import LLMCall
 from .base import ChatMessage, Completion, CompletionRequest, LLMBackend
 from .structured import ReplyParseError, json_schema, parse_reply
 
-__all__ = ["Answer", "CheckSession", "Route", "StepFailed"]
+__all__ = ["Answer", "CheckSession", "Route", "StepFailed", "answer_or_failed"]
 
 T = TypeVar("T", bound=BaseModel)
+#: a report record of one step (it has ``status`` and ``error``)
+R = TypeVar("R", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,16 @@ class StepFailed(ZofiaError):
         super().__init__(f"{step}: {reason}")
         self.step = step
         self.reason = reason
+
+
+async def answer_or_failed(failed: R, asking: Awaitable[Answer[T]]) -> Answer[T] | R:
+    """The step's answer; or, when the step fails, its record ``failed`` marked
+    ``status="failed"`` with the reason as its ``error``, for the report to keep while
+    the check goes on without the step."""
+    try:
+        return await asking
+    except StepFailed as exc:
+        return failed.model_copy(update={"status": "failed", "error": exc.reason})
 
 
 class CheckSession:
