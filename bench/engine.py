@@ -146,7 +146,7 @@ async def run(
     brave = BraveSearch(BRAVE_TOKEN, base_url=brave_server.base_url, requests_per_second=1e3)
     google = GoogleFactCheck(GOOGLE_KEY, base_url=factchecks.base_url, requests_per_second=1e3)
     stage1 = EntityGuidedRetrieval(settings, search_backends=[brave], factcheck_backends=[google])
-    rows = []
+    rows: list[dict[str, Any]] = []
     async with Engine(settings, retrieval=stage1) as engine:
         await engine.load()
         await engine.check(POSTS[0])  # warm-up: first-call costs out of the figures
@@ -173,7 +173,7 @@ async def run(
             rows.append(row)
             print(json.dumps(row), flush=True)
     summary: dict[str, Any] = {
-        key: round(statistics.median(row[key] for row in rows), 3) for key in KEYS
+        key: round(statistics.median(float(row[key]) for row in rows), 3) for key in KEYS
     }
     summary["max_ratio"] = max(row["ratio"] for row in rows)
     summary["chain"] = rows[0]["chain"]

@@ -47,10 +47,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from settle_metrics import agreement, calibration_table, reliability, verdict_metrics
+from lib.settle_metrics import agreement, calibration_table, reliability, verdict_metrics
 
 from zofia_engine.agents.confidence import CALIBRATION_FILE, Calibration
 from zofia_engine.check_run import CheckRun
@@ -132,7 +131,7 @@ async def read_only(engine: Engine, settings: EngineSettings, claim: str) -> Rep
     confidence = reading_confidence(core) if core is not None and label else None
     usage, timings = run.usage_and_timings()
     return Report(
-        verdict=verdict,  # type: ignore[arg-type]
+        verdict=verdict,
         claims=gathered.claims,
         usage=usage,
         timings=timings,
@@ -279,10 +278,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     print(json.dumps({"reliability": table}), file=sys.stderr)
     if args.calibrate:
         result.update(calibrate(records))
-    baseline = {"only_llm_accuracy": None, "only_llm_macro_f1": None}
-    if not args.no_baseline:
-        baseline = await only_llm(settings, items, _router(args, settings))
-    result.update(baseline)
+    if args.no_baseline:
+        result.update({"only_llm_accuracy": None, "only_llm_macro_f1": None})
+    else:
+        result.update(await only_llm(settings, items, _router(args, settings)))
     result["pass3"] = pass3
     result["pass3_items"] = len(sample)
     return result
