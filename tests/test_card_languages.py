@@ -1,7 +1,9 @@
 """The languages the card speaks, as an asker meets them (issue 40, item 2).
 
 - what is known of each language a chat can pick: its own name (a chat may pick it by
-  that), its direction, which languages match what an admin types;
+  that), its direction (a report page in Arabic, Hebrew, Persian or Urdu is right to
+  left; tests/test_web_browser.py looks at one), which languages match what an admin
+  types;
 - ``/settings language`` alone lists them all on Telegram, and ``/factcheck-settings
   language:`` offers them as the admin types on Discord (all 34 do not fit its 25
   choices);
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from factories import full_report, stored_check
 from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from peers.telegram_peer import FakeBotAPI, user
@@ -38,6 +41,10 @@ from bots.common.settings import Settings
 from bots.common.words import translated_languages, words_for
 from bots.discord.client import FactCheckBot
 from bots.telegram.commands import language_list
+from bots.web.page import report_page
+from bots.web.render import report_html
+from storage.database import open_database
+from storage.store import CheckStore
 
 pytest_plugins = ["peers.discord_fixtures"]
 
@@ -79,6 +86,27 @@ def test_right_to_left_languages() -> None:
     rtl = {name for name in LANGUAGES if text_direction(language_tag(name)) == "rtl"}
     assert rtl == {"Arabic", "Hebrew", "Persian", "Urdu"}
     assert text_direction("en") == "ltr" and text_direction("not a tag") == "ltr"
+
+
+@pytest.mark.parametrize(
+    ("language", "opening"),
+    [
+        ("Arabic", '<html lang="ar" dir="rtl">'),
+        ("Persian", '<html lang="fa" dir="rtl">'),
+        ("Portuguese", '<html lang="pt" dir="ltr">'),
+        ("", '<html lang="en" dir="ltr">'),
+    ],
+)
+def test_a_report_page_says_its_language_and_direction(
+    tmp_path: Path, language: str, opening: str
+) -> None:
+    database = open_database(tmp_path / "zofia.db")
+    try:
+        row = stored_check(CheckStore(database), full_report("false"), language=language)
+        html = report_html(report_page(row, full_report("false")))
+    finally:
+        database.close()
+    assert opening in html
 
 
 def test_the_languages_matching_what_is_typed_put_the_cards_first() -> None:
