@@ -3,9 +3,11 @@
 - the post's language, detected by py3langid (``zofia_engine.language``), on sentences
   written here in every language it tells apart; unknown ("") for a text no one could
   tell, and then the claims name no language and the web search is given none;
-- the card's fixed words from the gettext catalogues (``bots/common/locales``): every
-  wrapped string translated in each, the card, its buttons and the renderers' labels in
-  French and German, and a moderator's review and its correction in a French chat;
+- the card's fixed words from the gettext catalogues (``bots/common/locales``; the
+  catalogues themselves are held to the code's messages by ``tests/test_catalogues.py``):
+  the card, its buttons and the renderers' labels in French and German, and a
+  moderator's review and its correction in a French chat; which language an asker's
+  app language gives;
 - end to end on the Telegram bot (the fake Bot API, the fake OpenAI server and the fake
   Brave server, the real Stage-1 models): a German post in a chat set to French is
   searched for as German and answered in French; a user whose Telegram app is German,
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import string
 import subprocess
 import sys
 import threading
@@ -29,8 +30,6 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-from babel.messages.extract import extract_from_file
-from babel.messages.pofile import read_po
 from factories import full_report, stored_check
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
@@ -52,10 +51,8 @@ from bots.common.sentences import (
 from bots.common.settings import Settings
 from bots.common.words import (
     ENGLISH,
-    LOCALES,
     chat_language,
     locale_language,
-    translated_languages,
     words_for,
 )
 from bots.discord.buttons import verdict_view
@@ -337,53 +334,6 @@ async def test_the_claims_are_asked_in_the_posts_language_named_only_when_it_is_
     assert not any(f"({name})" in unknown for name in LANGUAGE_NAMES.values())
 
 
-# ----------------------------------------------------------------------- the catalogues
-
-#: how the code wraps a string (bots/common/words.py): words("…"), words.plural("…",
-#: "…", n), and N_("…") for a string kept in a table
-KEYWORDS = {"words": None, "plural": (1, 2), "N_": None}
-_FIELDS = string.Formatter()
-
-
-def _wrapped() -> list[str | tuple[str, str]]:
-    """Every string the code wraps, in bots/, as Babel extracts it."""
-    found: list[str | tuple[str, str]] = []
-    for path in sorted(Path("bots").rglob("*.py")):
-        for _, message, _, _ in extract_from_file("python", str(path), keywords=KEYWORDS):
-            if message not in found:
-                found.append(message)
-    return found
-
-
-def _names(text: str) -> set[str]:
-    return {name for _, name, _, _ in _FIELDS.parse(text) if name}
-
-
-def test_every_catalogue_translates_every_wrapped_string() -> None:
-    wrapped = _wrapped()
-    assert len(wrapped) > 60 and "Misleading: missing context" in wrapped
-    catalogues = sorted(LOCALES.glob("*/LC_MESSAGES/zofia.po"))
-    assert {path.parts[-3] for path in catalogues} >= {"de", "fr"}
-    assert translated_languages() == {"French": "fr", "German": "de"}
-    for path in catalogues:
-        with path.open("rb") as file:
-            catalogue = read_po(file)
-        for message in wrapped:
-            key = message if isinstance(message, str) else message[0]
-            entry = catalogue.get(key)
-            assert entry is not None, f"{path}: no entry for {key!r}"
-            assert not entry.fuzzy, f"{path}: {key!r} is fuzzy"
-            forms = entry.string if isinstance(entry.string, tuple) else (entry.string,)
-            assert forms and all(forms), f"{path}: {key!r} is not translated"
-            # The translation fills the same blanks as the English ({count}, {wait} …).
-            english = _names(key) | (_names(message[1]) if isinstance(message, tuple) else set())
-            for form in forms:
-                assert _names(form) == english, f"{path}: {key!r} → {form!r}"
-        stale = {m.id if isinstance(m.id, str) else m.id[0] for m in catalogue if m.id}
-        stale -= {m if isinstance(m, str) else m[0] for m in wrapped}
-        assert not stale, f"{path}: entries no code says: {sorted(stale)}"
-
-
 # --------------------------------------------------------------- the card's fixed words
 
 FRENCH, GERMAN = words_for("French"), words_for("German")
@@ -394,7 +344,7 @@ def _labels(rows: Any) -> list[str]:
 
 
 def test_english_is_the_identity_and_a_language_without_words_gets_english() -> None:
-    assert words_for("") is ENGLISH and words_for("Spanish") is ENGLISH
+    assert words_for("") is ENGLISH and words_for("Swahili") is ENGLISH
     assert ENGLISH("False") == "False" and ENGLISH.percent(0.873) == "87%"
     card = verdict_card(Outcome("abc", full_report("false")))
     assert card.headline == "False"
@@ -508,9 +458,35 @@ def test_the_chats_language_is_its_setting_else_the_askers_when_the_bot_has_its_
     assert chat_language("", "de") == ""  # set to English: English for everyone
     assert chat_language(None, "de") == "German"
     assert chat_language(None, "fr-CA") == "French"
-    assert chat_language(None, "es") == ""  # no words for Spanish: English
+    assert chat_language(None, "sw") == ""  # no words for Swahili: English
     assert chat_language(None, None) == ""
     assert locale_language("en-US") == "" and locale_language("de_AT") == "German"
+
+
+@pytest.mark.parametrize(
+    ("locale", "language"),
+    [
+        # Telegram's language_code (the app's language, an IETF tag, lower case)
+        ("pt-br", "Portuguese"),
+        ("es", "Spanish"),
+        ("hi", "Hindi"),
+        ("ar", "Arabic"),
+        # Discord's locales (no Arabic one)
+        ("pt-BR", "Portuguese"),
+        ("es-419", "Spanish"),
+        ("es-ES", "Spanish"),
+        ("id", "Indonesian"),
+        ("hi", "Hindi"),
+        ("ru", "Russian"),
+        ("it", "Italian"),
+        ("uk", ""),  # Ukrainian: the panel writes it, the card has no words for it
+        ("ja", ""),
+    ],
+)
+def test_an_askers_app_language_picks_the_cards_words(locale: str, language: str) -> None:
+    assert locale_language(locale) == language
+    assert chat_language(None, locale) == language
+    assert chat_language("", locale) == ""  # a chat set to English stays English
 
 
 # ------------------------------------------------------- end to end on the Telegram bot

@@ -111,7 +111,7 @@ async def test_the_page_shows_the_whole_report(client: Client, store: CheckStore
     assert response.content_type == "text/html" and response.charset == "utf-8"
     html = await response.text()
     assert len(html.encode()) < 100_000
-    assert '<html lang="fr">' in html
+    assert '<html lang="fr" dir="ltr">' in html
     page = Markup(html)
     text = " ".join(page.text)
     assert "False" in text and "Confidence 87%" in text and report.summary in text

@@ -7,6 +7,8 @@ sections must open; the console must stay free of errors (a Content-Security-Pol
 refusal is one); every request must go to 127.0.0.1; at 360 px nothing may scroll
 sideways. Screenshots at 360 and 1280 px are written under the test's tmp_path.
 Script injected through the report would set ``window.__xss``: it must stay unset.
+A check answered in Arabic is laid out right to left, as the mirror image of an English
+one.
 """
 
 from __future__ import annotations
@@ -59,6 +61,23 @@ from selenium.webdriver.common.by import By  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW_NOTE = "The council minutes show no such vote."
 REVIEW_LINK = "https://example.org/minutes"
+ARABIC_POST = (
+    "عاجل: عمدة سبرينغفيلد حظر الدراجات في كل شوارع المدينة، ومن يخالف يدفع غرامة 500 دولار!"
+)
+ARABIC_SUMMARY = (
+    "لا تسجّل محاضر مجلس مدينة سبرينغفيلد ولا تقريرا وكالتَي الأنباء أي حظر للدراجات "
+    "ولا أي غرامة، وقد صنّف موقع PolitiFact هذا الادعاء بأنه خطأ."
+)
+#: each claim of full_report's, as the panel writes it in Arabic: (claim, reason)
+ARABIC_CLAIMS = [
+    (
+        "حظرت سبرينغفيلد الدراجات في كل شوارعها في مارس.",
+        "لا تُظهر المحاضر ولا تقريرا الوكالتين أي قرار من هذا النوع.",
+    ),
+    ("صوّت المجلس على حظر الدراجات في مارس.", "لم يُسجَّل أي تصويت."),
+    ("جرى التصويت في جلسة 12 مارس.", "جدول أعمال الجلسة ليس ضمن الوثائق."),
+    ("يواجه راكبو الدراجات غرامة قدرها 500 دولار.", "لا يذكر أي جدول للغرامات الدراجات."),
+]
 #: a folder to keep the screenshots in (``docs/`` writes the docs' pictures), else tmp_path
 SHOTS = os.environ.get("ZOFIA_SCREENSHOTS", "")
 
@@ -78,6 +97,49 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _arabic_report() -> Report:
+    """A full check whose panel wrote in Arabic: the summary, the claims, the debate and
+    the analyses (the sources and the picture's text stay as they were written)."""
+    report = full_report("false", summary=ARABIC_SUMMARY)
+    claims = [
+        claim.model_copy(update={"text": text, "reason": reason})
+        for claim, (text, reason) in zip(report.claims, ARABIC_CLAIMS, strict=True)
+    ]
+    turns = [
+        turn.model_copy(
+            update={
+                "argument": f"الجولة {turn.round}، "
+                + (
+                    "مع الادعاء: نشرت مدونة محلية خبر الحظر (web-4)."
+                    if turn.side == "pro"
+                    else "ضد الادعاء: لا تسجّل المحاضر أي تصويت (web-1، web-2)."
+                ),
+                "rebuttal": f"الجولة {turn.round}: لا تستشهد المدونة بأي قرار بلدي."
+                if turn.rebuttal
+                else "",
+            }
+        )
+        for turn in report.debate.turns
+    ]
+    rulings = [
+        ruling.model_copy(
+            update={"reason": f"بعد الجولة {ruling.round}، ترجح تقارير الوكالتين على المدونة."}
+        )
+        for ruling in report.debate.rulings
+    ]
+    linguist = [
+        finding.model_copy(update={"analysis": "تبدو الصياغة مثيرة للذعر."})
+        for finding in report.analyses.linguist
+    ]
+    return report.model_copy(
+        update={
+            "claims": claims,
+            "debate": report.debate.model_copy(update={"turns": turns, "rulings": rulings}),
+            "analyses": report.analyses.model_copy(update={"linguist": linguist}),
+        }
+    )
 
 
 def _report(verdict: str) -> Report:
@@ -124,6 +186,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         link=REVIEW_LINK,
     )
     checks["reviewed"] = (reviewed_id, reviewed)
+    arabic = _arabic_report()
+    row = stored_check(store, arabic, text=ARABIC_POST, language="Arabic")
+    checks["arabic"] = (row.id, arabic)
     store.close()
     port = _free_port()
     command = ["web", "--port", str(port), "--config", str(config)]
@@ -345,3 +410,85 @@ def test_the_page_works_with_javascript_off(site: Site) -> None:
         assert _console_errors(driver) == []
     finally:
         driver.quit()
+
+
+def _box(driver: webdriver.Chrome, selector: str) -> dict[str, float]:
+    """The first ``selector``'s box on the page: left, right, width."""
+    box: dict[str, float] = driver.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return {left: r.left, right: r.right, width: r.width};",
+        selector,
+    )
+    return box
+
+
+def _text_box(driver: webdriver.Chrome, selector: str) -> dict[str, float]:
+    """Where the first ``selector``'s text is drawn (its first line's box)."""
+    box: dict[str, float] = driver.execute_script(
+        "const range = document.createRange();"
+        "range.selectNodeContents(document.querySelector(arguments[0]));"
+        "const r = range.getClientRects()[0];"
+        "return {left: r.left, right: r.right, width: r.width};",
+        selector,
+    )
+    return box
+
+
+def _edges(driver: webdriver.Chrome, selector: str) -> tuple[str, str]:
+    """The first ``selector``'s left and right border widths."""
+    found: list[str] = driver.execute_script(
+        "const s = getComputedStyle(document.querySelector(arguments[0]));"
+        "return [s.borderLeftWidth, s.borderRightWidth];",
+        selector,
+    )
+    return found[0], found[1]
+
+
+def test_an_arabic_page_reads_right_to_left(
+    site: Site, browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """The page of a check answered in Arabic says so on its <html> (lang and dir) and is
+    laid out as the English page's mirror image: the verdict's coloured edge, the gauge,
+    the headings and the claims' indentation start at the right."""
+    path = Path(SHOTS or tmp_path) / "arabic-report.png"
+    scroll_width = _screenshot(browser, site.url("arabic"), 800, path, height=1075)
+    assert scroll_width <= 800
+    assert _png_size(path.read_bytes()) == (800, 1075)
+    html = browser.find_element(By.TAG_NAME, "html")
+    assert (html.get_attribute("lang"), html.get_attribute("dir")) == ("ar", "rtl")
+    assert browser.find_element(By.ID, "summary").text == ARABIC_SUMMARY
+    claims = [c.text for c in browser.find_elements(By.CSS_SELECTOR, ".claim-text")]
+    assert claims == [text for text, _ in ARABIC_CLAIMS]
+    mirrored = _layout(browser)
+    _load(browser, site.url("false"))
+    assert browser.find_element(By.TAG_NAME, "html").get_attribute("dir") == "ltr"
+    english = _layout(browser)
+    assert mirrored == {
+        "edge": english["edge"][::-1],
+        "gauge": "right",
+        "text": "right",
+        "indent": "right",
+    }
+    assert english == {"edge": ("8px", "0px"), "gauge": "left", "text": "left", "indent": "left"}
+    # Nothing scrolls sideways on a phone either.
+    assert _screenshot(browser, site.url("arabic"), 360, tmp_path / "arabic-360.png") <= 360
+    assert _console_errors(browser) == []
+
+
+def _layout(driver: webdriver.Chrome) -> dict[str, Any]:
+    """Which side the loaded page starts at: the verdict box's coloured edge (its left
+    and right widths), the side of that box its gauge is on, the side a heading's text
+    starts at, and the side a sub-claim is indented from."""
+    verdict, gauge = _box(driver, ".verdict"), _box(driver, ".gauge")
+    heading, text = _box(driver, "#claims h2"), _text_box(driver, "#claims h2")
+    core, sub = _box(driver, ".claim.d0"), _box(driver, ".claim.d1")
+
+    def nearer(left_gap: float, right_gap: float) -> str:
+        return "left" if left_gap < right_gap else "right"
+
+    return {
+        "edge": _edges(driver, ".verdict"),
+        "gauge": nearer(gauge["left"] - verdict["left"], verdict["right"] - gauge["right"]),
+        "text": nearer(text["left"] - heading["left"], heading["right"] - text["right"]),
+        "indent": nearer(core["right"] - sub["right"], sub["left"] - core["left"]),
+    }

@@ -34,7 +34,13 @@ from bots.common.words import chat_language, words_for
 from .chats import chat_of
 from .check_flow import Opening, check_interaction, finish
 from .context import DiscordContext, context_of
-from .guild_settings import MAX_COOLDOWN_S, MAX_LANGUAGE, guild_settings, save_guild_settings
+from .guild_settings import (
+    MAX_COOLDOWN_S,
+    MAX_LANGUAGE,
+    guild_settings,
+    language_choices,
+    save_guild_settings,
+)
 from .pictures import is_picture, message_pictures
 from .posts import message_origin, message_text
 from .text_files import NOT_TEXT, is_text_file, text_file_of
@@ -299,7 +305,7 @@ async def fact_check_message(
 @app_commands.describe(
     cooldown_s="Least seconds between two checks started here.",
     ephemeral="Show verdicts only to whoever asked.",
-    language="The language the panel writes its summary and debate in (English to reset).",
+    language="The language the panel writes in and the card's words follow (English resets).",
 )
 async def factcheck_settings(
     interaction: discord.Interaction[Any],
@@ -352,6 +358,7 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
         callback=factcheck_settings,
     )
     settings.default_permissions = discord.Permissions(manage_guild=True)
+    settings.autocomplete("language")(language_choices)
     app_commands.allowed_installs(guilds=True, users=False)(settings)
     app_commands.allowed_contexts(guilds=True, dms=False, private_channels=False)(settings)
     told: app_commands.Command[Any, ..., None] = app_commands.Command(

@@ -10,18 +10,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bots.common.languages import LANGUAGE_KEY, MAX_LANGUAGE, language_name
+import discord
+from discord import app_commands
+
+from bots.common.languages import (
+    ENGLISH_NAME,
+    LANGUAGE_KEY,
+    MAX_LANGUAGE,
+    language_name,
+    languages_matching,
+    own_name,
+)
 from bots.common.store_calls import StoreCalls
+from bots.common.words import translated_languages
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
 
 __all__ = [
+    "MAX_CHOICES",
     "MAX_COOLDOWN_S",
     "MAX_LANGUAGE",
     "GuildSettings",
     "guild_settings",
+    "language_choices",
     "save_guild_settings",
 ]
+
+#: the most choices Discord shows an option at a time
+MAX_CHOICES = 25
 
 
 @dataclass(frozen=True)
@@ -82,3 +98,22 @@ async def save_guild_settings(
     await calls.set_chat_settings(
         PLATFORM, chat, {key: value for key, value in values.items() if value is not None}
     )
+
+
+async def language_choices(
+    interaction: discord.Interaction[Any], current: str
+) -> list[app_commands.Choice[str]]:
+    """What ``/factcheck-settings language:`` offers as an admin types (all 34 do not
+    fit Discord's 25 choices): the languages whose English name or own name has a word
+    starting with ``current``, English and those the card has words for first, each
+    named in English and in itself."""
+    worded = translated_languages()
+    found = languages_matching(current, worded)[:MAX_CHOICES]
+    return [app_commands.Choice(name=_choice_name(name, worded), value=name) for name in found]
+
+
+def _choice_name(name: str, worded: dict[str, str]) -> str:
+    if name == ENGLISH_NAME:
+        return name
+    said = f"{name} ({own_name(name)})" if own_name(name) != name else name
+    return said if name in worded else f"{said}, panel only"

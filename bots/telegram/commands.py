@@ -12,7 +12,13 @@ from telegram import BotCommand, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 
-from bots.common.languages import LANGUAGE_KEY, language_name
+from bots.common.languages import (
+    ENGLISH_NAME,
+    LANGUAGE_KEY,
+    language_name,
+    languages_matching,
+    own_name,
+)
 from bots.common.privacy import privacy_text, retention_days_of
 from bots.common.quiet import (
     DEFAULT_MIN_CONFIDENCE,
@@ -72,8 +78,16 @@ SETTINGS_HELP = (
 )
 LANGUAGE_HELP = (
     "The panel writes its summary and debate in <b>{language}</b> here{why}; "
-    "change it with /settings language NAME (English resets it). "
-    "The card's own words follow it in {translated}, else they are English."
+    "change it with /settings language NAME (English resets it; /settings language "
+    "alone lists them). The card's own words follow it in {translated}, else they are "
+    "English."
+)
+#: ``/settings language`` alone: every language a chat can pick
+LANGUAGE_LIST = (
+    "<b>The card's words and the panel</b>: {worded}.\n"
+    "<b>The panel only</b> (the card's words are then English): {others}.\n"
+    "Set one with /settings language NAME, by its English name or its own "
+    "(/settings language {example}); English resets it."
 )
 #: why a chat with no language set is answered in the asker's
 FROM_APP = " (no language is set for this chat: each asker's Telegram language)"
@@ -119,6 +133,23 @@ async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     await message.reply_text(privacy_text(days), do_quote=message.chat.type != ChatType.PRIVATE)
 
 
+def language_list() -> str:
+    """``/settings language`` alone: the languages a chat can pick, in HTML, those the
+    card has words for first, each by its English name and its own."""
+    worded = set(translated_languages()) | {ENGLISH_NAME}
+
+    def named(name: str) -> str:
+        own = own_name(name) if name != ENGLISH_NAME else name
+        return html.escape(name if own == name else f"{name} ({own})")
+
+    every = languages_matching("", translated_languages())
+    return LANGUAGE_LIST.format(
+        worded=", ".join(named(name) for name in every if name in worded),
+        others=", ".join(named(name) for name in every if name not in worded),
+        example=html.escape(own_name("Portuguese")),
+    )
+
+
 async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/settings`` shows the chat's settings; ``/settings autocheck on|off`` and
     ``/settings confidence 70%`` (groups) and ``/settings language NAME`` change them
@@ -131,6 +162,9 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     private = message.chat.type == ChatType.PRIVATE
     args = context.args or []
     wanted = args[0].lower() if args else ""
+    if wanted == "language" and len(args) == 1:  # a list, for anyone: nothing changes
+        await message.reply_html(language_list(), do_quote=not private)
+        return
     changing = ("autocheck", "confidence", "language")
     if wanted in changing and not private and not await _is_admin(update, context):
         await message.reply_text("Only a chat admin can change the settings.", do_quote=True)

@@ -1,6 +1,11 @@
 """HTML for the report pages: Jinja2 templates (package data) with autoescape on, and
 one stylesheet inlined in every page and allowed by its hash in the
 Content-Security-Policy (no other style, and no script at all, may run).
+
+A report page's ``<html>`` carries the language its panel wrote in (``lang``) and that
+language's direction (``dir="rtl"`` for Arabic, Hebrew, Persian and Urdu); the
+stylesheet places everything by the text's start and end, never its left and right,
+so a right-to-left page is laid out as its mirror image.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from bots.common.card import VERDICTS
+from bots.common.languages import text_direction
 from bots.common.privacy import PRIVACY_TITLE, privacy_paragraphs
 
 from .page import ReportPage
@@ -88,6 +94,7 @@ def report_html(page: ReportPage) -> str:
     """The report page."""
     return _ENV.get_template("report.html").render(
         lang=page.lang,
+        dir=text_direction(page.lang),
         css=_CSS,
         page=page,
         gauge=confidence_gauge(page.confidence_value, page.colour),
@@ -101,6 +108,7 @@ def missing_html(kind: Missing, *, retention_days: int) -> str:
     heading, detail = _MISSING[kind]
     return _ENV.get_template("missing.html").render(
         lang="en",
+        dir="ltr",
         css=_CSS,
         kind=kind,
         heading=heading,
@@ -111,5 +119,9 @@ def missing_html(kind: Missing, *, retention_days: int) -> str:
 def privacy_html(*, retention_days: int) -> str:
     """The ``/privacy`` page: the bots' own ``/privacy`` text."""
     return _ENV.get_template("privacy.html").render(
-        lang="en", css=_CSS, title=PRIVACY_TITLE, paragraphs=privacy_paragraphs(retention_days)
+        lang="en",
+        dir="ltr",
+        css=_CSS,
+        title=PRIVACY_TITLE,
+        paragraphs=privacy_paragraphs(retention_days),
     )
