@@ -45,3 +45,14 @@ def test_old_claims_are_forgotten() -> None:
     clock.now += 61
     cooldowns.claim("new", 60)
     assert len(cooldowns) == 1
+
+
+def test_once_says_a_thing_once_per_wait_and_leaves_the_chats_check_alone() -> None:
+    clock = Clock()
+    cooldowns = Cooldowns(clock=clock)
+    assert cooldowns.once("a follow-up sentence x", 60)
+    assert not cooldowns.once("a follow-up sentence x", 60)
+    assert cooldowns.once("a follow-up sentence y", 60)  # another sentence
+    assert cooldowns.claim("a", 60)[0] == 0.0  # the chat's check is not held up
+    clock.now += 60
+    assert cooldowns.once("a follow-up sentence x", 60)

@@ -30,6 +30,8 @@ from peers.openai_peer import FakeOpenAI
 from bots.common.followups import ASK_HOW, NOT_FOUND
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
+from bots.discord.render import escape
+from storage.follow_ups import NO_REPORT
 from storage.service import CheckService
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER, FollowUpAnswer
@@ -80,7 +82,7 @@ async def start(discord_api: FakeDiscord, tmp_path: Path) -> AsyncIterator[Start
     the fake checker and follow-ups by the engine on the fake OpenAI server."""
 
     @contextlib.asynccontextmanager
-    async def run(**service: Any) -> AsyncIterator[Running]:
+    async def run(discord: dict[str, Any] | None = None, **service: Any) -> AsyncIterator[Running]:
         async with FakeOpenAI(api_key="sk-fu") as openai:
             settings = Settings.model_validate(
                 {
@@ -100,7 +102,11 @@ async def start(discord_api: FakeDiscord, tmp_path: Path) -> AsyncIterator[Start
                         "user_daily": 1000,
                         **service,
                     },
-                    "discord": {"progress_interval_s": 0, "guild_cooldown_s": 0},
+                    "discord": {
+                        "progress_interval_s": 0,
+                        "guild_cooldown_s": 0,
+                        **(discord or {}),
+                    },
                 }
             )
             async with Engine(settings) as engine:
@@ -240,12 +246,13 @@ async def test_a_reply_to_a_card_that_mentions_the_bot_gets_one_answer_naming_it
 
 async def test_in_a_dm_any_reply_to_a_card_is_a_question(start: Start) -> None:
     async with start() as run:
-        run.openai.script(_reply(True, "The minutes [web-1] record no such law.", ["web-1"]))
+        said = "The minutes [web-1] show that the council passed no such law."
+        run.openai.script(_reply(True, said, ["web-1"]))
         card = await _card(run, guild=False)
         question = _reply_to(run.api, card, "why is it false?", guild=False)
         await _handled(run, question)
     (answer,) = _answers(run.api, question)
-    assert answer.body["content"].startswith("The minutes \\(council.example.org\\) record")
+    assert answer.body["content"].startswith("The minutes \\(council.example.org\\) show")
     assert run.checker.questions == ["why is it false?"]
 
 
@@ -309,3 +316,43 @@ async def test_errors_are_one_sentence(start: Start) -> None:
     (not_found,) = _answers(run.api, unknown)
     assert not_found.body["content"] == NOT_FOUND
     assert run.openai.requests == [] and run.checker.questions == []
+
+
+async def test_a_burst_of_questions_gets_one_refusal(start: Start) -> None:
+    """Issue 36: each refused question of a burst got its own refusal."""
+    said = "The minutes [web-1] show that the council passed no such law."
+    async with start(user_per_minute=3) as run:
+        run.openai.script(*[_reply(True, said, ["web-1"])] * 2)
+        card = await _card(run, guild=False)  # 1 of 3
+        questions = [_reply_to(run.api, card, f"why? ({n})", guild=False) for n in range(6)]
+        for question in questions:
+            await _handled(run, question)
+    replies = [a.body["content"] for q in questions for a in _answers(run.api, q)]
+    answers = [text for text in replies if text.startswith("The minutes")]
+    refusals = [text for text in replies if text.startswith("Too many checks for now")]
+    assert len(answers) == 2 and len(refusals) == 1 and len(replies) == 3
+    assert len(run.checker.questions) == 2
+
+
+async def test_in_a_server_a_fixed_sentence_is_said_once_per_cooldown(start: Start) -> None:
+    """Issue 36: a mention with no question, and a question about an expired card, got
+    their fixed sentence every time."""
+    async with start(discord={"guild_cooldown_s": 60}) as run:
+        card = await _card(run)
+        mention = f"<@{run.api.BOT_ID}>"
+        bare = [_reply_to(run.api, card, mention, user_id=who) for who in (ANN_ID, BOB_ID)]
+        for message in bare:
+            await _handled(run, message)
+        service = run.service  # the card's check expires: its report is purged
+        await asyncio.to_thread(service.store.purge, service.clock() + dt.timedelta(days=1))
+        asked = [
+            _reply_to(run.api, card, f"{mention} {question}", user_id=who)
+            for who, question in ((ANN_ID, "why?"), (BOB_ID, "which source?"))
+        ]
+        for message in asked:
+            await _handled(run, message)
+    how = [a.body["content"] for message in bare for a in _answers(run.api, message)]
+    expired = [a.body["content"] for message in asked for a in _answers(run.api, message)]
+    assert how == [escape(ASK_HOW)]
+    assert expired == [escape(NO_REPORT)]
+    assert run.checker.questions == [] and run.openai.requests == []

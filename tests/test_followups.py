@@ -37,7 +37,7 @@ from peers.telegram_setup import fake_bot, handled, telegram_settings
 from bots.common.settings import Settings
 from bots.telegram.followups import ASK_HOW
 from storage.errors import CheckNotFoundError
-from storage.follow_ups import NoReportError
+from storage.follow_ups import NO_REPORT, NoReportError
 from storage.limits import RateLimitedError
 from storage.service import CheckService, Requester
 from zofia_engine.agents.followup import MAX_WORDS, _capped
@@ -428,3 +428,46 @@ def test_an_answer_is_cut_at_a_sentence_end_even_when_the_cap_falls_on_one() -> 
     assert _capped(text, 7) == "One two three. Four five six seven."  # the cap ends a sentence
     assert _capped(text, 9) == "One two three. Four five six seven."  # the last end within it
     assert _capped("One two three four five six seven eight", 5) == "One two three four five…"
+
+
+async def test_a_burst_of_questions_gets_one_refusal(start: Start, checker: FakeChecker) -> None:
+    """Issue 36: 20 quick follow-ups got 3 answers, then 17 separate "Too many checks
+    for now" messages; a burst of posts collapses into one refusal, and so do these."""
+    async with start(user_per_minute=3) as (peer, service):
+        peer.send(CHAT, ANN, POST)  # 1 of 3
+        card = await _card(peer, ANN["id"])
+        await _answered(service)
+        questions = [peer.send(CHAT, ANN, f"why? ({n})", reply_to=card) for n in range(8)]
+        await handled(peer, service)
+    replies = [m["text"] for q in questions for m in _replies_to(peer, q)]
+    answers = [text for text in replies if "council's minutes" in text]
+    refusals = [text for text in replies if text.startswith("Too many checks for now")]
+    assert 1 <= len(answers) == len(checker.questions) <= 2
+    assert len(refusals) == 1 and len(replies) == len(answers) + 1
+
+
+async def test_in_a_group_a_fixed_sentence_is_said_once_per_cooldown(
+    tmp_path: Path, checker: FakeChecker
+) -> None:
+    """Issue 36: a reply-mention with no question, and a reply to an expired card, got
+    their fixed sentence every time, outside any cooldown."""
+    async with FakeBotAPI() as peer:
+        settings = telegram_settings(peer, tmp_path, telegram={"chat_cooldown_s": 60})
+        async with fake_bot(settings, checker) as service:
+            post = peer.send(GROUP, BOB, POST)
+            peer.send(GROUP, ANN, "/check", reply_to=post)
+            card = await _card(peer, GROUP["id"])
+            bare = [peer.send(GROUP, who, f"@{BOT_USERNAME}", reply_to=card) for who in (ANN, BOB)]
+            await handled(peer, service)
+            # The card's check expires: its report is purged.
+            await asyncio.to_thread(service.store.purge, service.clock() + dt.timedelta(days=1))
+            asked = [
+                peer.send(GROUP, who, f"@{BOT_USERNAME} {question}", reply_to=card)
+                for who, question in ((ANN, "why?"), (BOB, "which source?"), (ANN, "and?"))
+            ]
+            await handled(peer, service)
+    how = [m["text"] for message in bare for m in _replies_to(peer, message)]
+    expired = [m["text"] for message in asked for m in _replies_to(peer, message)]
+    assert how == [ASK_HOW]
+    assert expired == [NO_REPORT]
+    assert checker.questions == []

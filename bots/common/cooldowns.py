@@ -3,7 +3,8 @@
 A request claims its chat's cooldown in one step (:meth:`Cooldowns.claim` reads and
 records it with no ``await`` between), so that requests handled at the same time cannot
 all pass; a request refused before a check starts (an empty text, a limit) gives its
-claim back.
+claim back. The same clock spaces out what the bot says unasked for: a fixed sentence
+said at most once per cooldown, one refusal for a burst (:meth:`Cooldowns.once`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ class Cooldowns:
                     del self._last[key]
         self._last[chat] = now
         return 0.0, now
+
+    def once(self, key: str, wait_s: float) -> bool:
+        """Whether what ``key`` names (a chat's fixed sentence, a user's refusal) may be
+        said now, at most once every ``wait_s`` seconds; if so, the time is recorded.
+        Keys live beside the chats' check cooldowns: give them a form no chat id has
+        (``"<chat> follow-up refusal <user>"``)."""
+        left, _ = self.claim(key, wait_s)
+        return left == 0.0
 
     def release(self, chat: str, claim: float) -> None:
         """Give back ``claim``: its request was refused before a check started. A later

@@ -3,9 +3,12 @@ bot's verdict cards asks about that card's check (:func:`storage.follow_ups.ask_
 
 What is written once here: the question as the model gets it (the reply's text without
 the mention of the bot, :func:`question_text`), the answer with the evidence ids it cites
-named as the card names its sources (:func:`named_answer`), and the one sentence a
-question gets when it cannot be answered (:func:`ask`). Each platform renders the answer
-(Telegram as HTML, Discord as plain markdown) and decides which replies are questions.
+named as the card names its sources (:func:`named_answer`), the one sentence a question
+gets when it cannot be answered (:func:`ask`), and when that sentence is left unsaid
+(:func:`say_now`): a burst of refused questions from one user gets one refusal, as a
+burst of posts does, and in a group each fixed sentence is said at most once per the
+chat's cooldown. Each platform renders the answer (Telegram as HTML, Discord as plain
+markdown) and decides which replies are questions.
 """
 
 from __future__ import annotations
@@ -13,15 +16,28 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
+from typing import Literal
 
 from storage.errors import CheckNotFoundError
 from storage.follow_ups import FollowUp, NoReportError
 from storage.limits import RateLimitedError
 from storage.service import CheckService, Requester
 
+from .cooldowns import Cooldowns
 from .sentences import error_sentence, named_sources, source_name
 
-__all__ = ["ASK_HOW", "NOT_FOUND", "ask", "named_answer", "question_text"]
+__all__ = [
+    "ASKING",
+    "ASK_HOW",
+    "BURST_S",
+    "NOT_FOUND",
+    "Said",
+    "ask",
+    "named_answer",
+    "question_text",
+    "say_now",
+]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +84,39 @@ def named_answer(followed: FollowUp) -> str:
     return named_sources(_ID_GROUP.sub(group, followed.text), list(followed.sources))
 
 
+@dataclass(frozen=True)
+class Said:
+    """What a question gets instead of an answer: one sentence, and why: ``refused`` by
+    a limit (``retry_after_s``: when it may be asked again), ``fixed`` (the same line for
+    anyone: how to ask, a check not found, a check with no report), or ``failed``."""
+
+    text: str
+    kind: Literal["refused", "fixed", "failed"]
+    retry_after_s: float = 0.0
+
+
+#: how to ask, said to a mention of the bot in reply to a card with no question in it
+ASKING = Said(ASK_HOW, "fixed")
+#: how long one refusal answers a user's burst of refused questions, at most
+BURST_S = 60.0
+
+
+def say_now(
+    cooldowns: Cooldowns, said: Said, *, chat: str, user: str, group_cooldown_s: float | None
+) -> bool:
+    """Whether ``said`` is said now, or left unsaid (logged by the caller): a burst of
+    refused questions from ``user`` in ``chat`` gets one refusal (again once the refusal's
+    wait, at most :data:`BURST_S`, is over); in a group (``group_cooldown_s``: its
+    cooldown between checks; ``None`` in a private chat) each fixed sentence is said at
+    most once per cooldown; anything else always."""
+    if said.kind == "refused":
+        wait = min(max(said.retry_after_s, 1.0), BURST_S)
+        return cooldowns.once(f"{chat} follow-up refusal {user}", wait)
+    if said.kind == "fixed" and group_cooldown_s is not None:
+        return cooldowns.once(f"{chat} follow-up sentence {said.text}", group_cooldown_s)
+    return True
+
+
 async def ask(
     service: CheckService,
     check_id: str,
@@ -75,11 +124,12 @@ async def ask(
     requester: Requester,
     *,
     language: str | Awaitable[str] = "",
-) -> FollowUp | str:
+) -> FollowUp | Said:
     """Ask ``question`` about check ``check_id`` for ``requester``: the answer, or the
-    one sentence the asker gets instead: a limit reached (when to try again), a check not
-    of this chat ("not found"), a check with no report (still running, failed or expired),
-    or anything else (the error is logged, the sentence says so).
+    one sentence the asker gets instead: a limit reached, or the day's budget spent (when
+    to try again), a check not of this chat ("not found"), a check with no report (still
+    running, failed or expired), or anything else (the error is logged, the sentence
+    says so).
 
     Args:
         language: the reply language (``""``: English), or the store read that gives it
@@ -92,12 +142,12 @@ async def ask(
         return await service.follow_up(check_id, question, requester, language=language)
     except RateLimitedError as exc:
         log.info("follow-up in %s chat %s refused: %s", requester.platform, chat, exc)
-        return error_sentence(exc)
+        return Said(error_sentence(exc), "refused", exc.retry_after_s)
     except CheckNotFoundError:
         log.info("follow-up on an unknown or foreign check in %s chat %s", requester.platform, chat)
-        return NOT_FOUND
+        return Said(NOT_FOUND, "fixed")
     except NoReportError as exc:
-        return str(exc)
+        return Said(str(exc), "fixed")
     except Exception as exc:
         log.exception("follow-up on check %s failed", check_id)
-        return error_sentence(exc)
+        return Said(error_sentence(exc), "failed")

@@ -14,7 +14,9 @@ The card's buttons carry its check id (custom ids ``zf:<kind>:<check id>``,
 :meth:`~storage.service.CheckService.follow_up` through :func:`bots.common.followups.ask`,
 and the answer (or the one sentence saying why there is none) comes back as a reply to
 the question: plain markdown, everything escaped, the cited sources named and listed as
-links, under 2,000 characters, mentions disabled and no link previews.
+links, under 2,000 characters, mentions disabled and no link previews. A burst of
+refused questions gets one refusal, and in a server a fixed sentence (how to ask, a
+check with no report) is said at most once per the server's cooldown.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import logging
 
 import discord
 
-from bots.common.followups import ASK_HOW, ask, named_answer, question_text
+from bots.common.followups import ASKING, Said, ask, named_answer, question_text, say_now
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.sentences import source_label
 from bots.common.store_calls import off_loop
@@ -35,6 +37,7 @@ from zofia_engine.report import EvidenceItem
 from .buttons import CheckButton
 from .chats import PLATFORM
 from .context import DiscordContext
+from .guild_settings import guild_settings
 from .render import MESSAGE_LIMIT, NONE, escape, safe_url, shorten
 
 __all__ = ["card_check_id", "follow_up_message", "on_follow_up"]
@@ -137,13 +140,34 @@ async def _reply(message: discord.Message, content: str) -> None:
         log.warning("could not answer a follow-up in channel %s: %s", message.channel.id, exc.text)
 
 
+def _chat(message: discord.Message) -> str:
+    """The chat a message's limits and settings are kept for: its server, or its DM."""
+    guild_id = _guild_id(message)
+    return str(guild_id) if guild_id is not None else f"dm-{message.channel.id}"
+
+
+async def _said_now(ctx: DiscordContext, message: discord.Message, said: Said) -> bool:
+    """Whether ``said`` is said to ``message`` now (:func:`~bots.common.followups.say_now`:
+    one refusal for a user's burst, a server's fixed sentences once per its cooldown)."""
+    chat = _chat(message)
+    cooldown_s = None
+    if said.kind == "fixed" and _guild_id(message) is not None:
+        cooldown_s = (await guild_settings(ctx.calls, chat, ctx.settings)).cooldown_s
+    now = say_now(
+        ctx.cooldowns, said, chat=chat, user=str(message.author.id), group_cooldown_s=cooldown_s
+    )
+    if not now:
+        log.info("follow-up in chat %s: %s sentence left unsaid", chat, said.kind)
+    return now
+
+
 async def _answer(
     ctx: DiscordContext, message: discord.Message, check_id: str, question: str
 ) -> None:
-    """Ask the service, and reply with the answer or one sentence saying why not."""
-    guild_id = _guild_id(message)
-    chat = str(guild_id) if guild_id is not None else f"dm-{message.channel.id}"
-    requester = Requester(PLATFORM, str(message.author.id), chat, guild_id is None)
+    """Ask the service, and reply with the answer or one sentence saying why not (unless
+    that sentence was said moments ago, :func:`_said_now`)."""
+    chat = _chat(message)
+    requester = Requester(PLATFORM, str(message.author.id), chat, _guild_id(message) is None)
     with contextlib.suppress(discord.HTTPException):  # a courtesy while the model answers
         await message.channel.typing()
 
@@ -157,7 +181,10 @@ async def _answer(
         return row.language if row is not None else ""
 
     got = await ask(ctx.service, check_id, question, requester, language=language())
-    await _reply(message, follow_up_message(got) if isinstance(got, FollowUp) else escape(got))
+    if isinstance(got, FollowUp):
+        await _reply(message, follow_up_message(got))
+    elif await _said_now(ctx, message, got):
+        await _reply(message, escape(got.text))
 
 
 async def on_follow_up(ctx: DiscordContext, bot_id: int, message: discord.Message) -> None:
@@ -177,6 +204,7 @@ async def on_follow_up(ctx: DiscordContext, bot_id: int, message: discord.Messag
         return
     question = question_text(message.content, mentions)
     if not question:
-        await _reply(message, escape(ASK_HOW))
+        if await _said_now(ctx, message, ASKING):
+            await _reply(message, escape(ASKING.text))
         return
     await _answer(ctx, message, check_id, question)

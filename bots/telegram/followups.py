@@ -3,9 +3,11 @@
 In a private chat any text reply to a card is a question ("why?", "which source?"); in a
 group, a reply to a card that mentions the bot. The card's keyboard carries its check id
 (callback data ``"<letter>:<check id>"``, :data:`~.render.BUTTON_ACTIONS`); the question
-goes to :meth:`~storage.service.CheckService.follow_up`, which counts it against the
-asker's limits like a check, and the answer comes back in a reply: a few sentences, the
-evidence they cite named as the card names its sources, and those sources listed.
+goes to :meth:`~storage.service.CheckService.follow_up`, which charges it like a check,
+and the answer comes back in a reply: a few sentences, the evidence they cite named as
+the card names its sources, and those sources listed. A burst of refused questions gets
+one refusal, and in a group a fixed sentence (how to ask, a check with no report) is
+said at most once per the group's cooldown.
 What is not Telegram's (the question's cleanup, the naming of sources, the sentences said
 instead of an answer) is :mod:`bots.common.followups`, shared with Discord.
 
@@ -25,7 +27,7 @@ from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 
-from bots.common.followups import ASK_HOW, ask, named_answer, question_text
+from bots.common.followups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
 from bots.common.sentences import source_label
 from storage.follow_ups import FollowUp
 from storage.service import Requester
@@ -102,8 +104,25 @@ def follow_up_html(followed: FollowUp) -> str:
     return "\n".join(lines)
 
 
+def _said_now(ctx: TelegramContext, message: Message, said: Said) -> bool:
+    """Whether ``said`` is said to ``message`` now (:func:`~bots.common.followups.say_now`:
+    one refusal for a user's burst, a group's fixed sentences once per its cooldown)."""
+    private = message.chat.type == ChatType.PRIVATE
+    now = say_now(
+        ctx.cooldowns,
+        said,
+        chat=str(message.chat_id),
+        user=str(asker_of(message)),
+        group_cooldown_s=None if private else ctx.settings.chat_cooldown_s,
+    )
+    if not now:
+        log.info("follow-up in chat %s: %s sentence left unsaid", message.chat_id, said.kind)
+    return now
+
+
 async def _answer(ctx: TelegramContext, message: Message, check_id: str, question: str) -> None:
-    """Ask the service, and reply with the answer or one sentence saying why not."""
+    """Ask the service, and reply with the answer or one sentence saying why not (unless
+    that sentence was said moments ago, :func:`_said_now`)."""
     chat_id = message.chat_id
     private = message.chat.type == ChatType.PRIVATE
     requester = Requester(PLATFORM, str(asker_of(message)), str(chat_id), private)
@@ -111,7 +130,9 @@ async def _answer(ctx: TelegramContext, message: Message, check_id: str, questio
         await message.reply_chat_action(ChatAction.TYPING)
     language = read_chat_language(ctx, message)  # read by ask, which says its failure
     got = await ask(ctx.service, check_id, question, requester, language=language)
-    text = follow_up_html(got) if isinstance(got, FollowUp) else quote_text(got)
+    if isinstance(got, Said) and not _said_now(ctx, message, got):
+        return
+    text = follow_up_html(got) if isinstance(got, FollowUp) else quote_text(got.text)
     try:
         await message.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
     except TelegramError as exc:
@@ -127,10 +148,11 @@ async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     if check_id is None:
         return
     question = _question(message, context.bot.username)
-    if not question:
-        await message.reply_text(ASK_HOW, do_quote=True)
-        return
     ctx = context_of(context)
+    if not question:
+        if _said_now(ctx, message, ASKING):
+            await message.reply_text(ASK_HOW, do_quote=True)
+        return
     if not ctx.spawn(_answer(ctx, message, check_id, question)):
         await message.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
 
