@@ -32,12 +32,19 @@ from .handles import Requester
 from .limits import Admission, RequestLimits
 from .store import CheckStore
 
-__all__ = ["MAX_QUESTION", "FollowUp", "NoReportError", "ask_follow_up"]
+__all__ = ["MAX_QUESTION", "NO_REPORT", "FollowUp", "NoReportError", "ask_follow_up"]
 
 log = logging.getLogger(__name__)
 
 #: the longest question taken, in characters (a longer one is cut by the engine too)
 MAX_QUESTION = 1000
+
+
+#: what a question about a check with no report is told
+NO_REPORT = (
+    "This check has no report to ask about: it is still running, it failed, or its "
+    "details have expired."
+)
 
 
 class NoReportError(ZofiaError, LookupError):
@@ -99,10 +106,7 @@ def _report(service: _Service, check_id: str, requester: Requester) -> Report:
     if found is None:
         if service.store.checks.get(check_id) is None:
             raise CheckNotFoundError(f"no check {check_id!r}")
-        raise NoReportError(
-            "This check has no report to ask about: it is still running, it failed, or "
-            "its details have expired."
-        )
+        raise NoReportError(NO_REPORT)
     return found[1]
 
 

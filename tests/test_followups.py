@@ -441,7 +441,7 @@ async def test_a_burst_of_questions_gets_one_refusal(start: Start, checker: Fake
         await handled(peer, service)
     replies = [m["text"] for q in questions for m in _replies_to(peer, q)]
     answers = [text for text in replies if "council's minutes" in text]
-    refusals = [text for text in replies if text.startswith("Too many checks for now")]
+    refusals = [text for text in replies if text.startswith("You have asked for 3 checks")]
     assert 1 <= len(answers) == len(checker.questions) <= 2
     assert len(refusals) == 1 and len(replies) == len(answers) + 1
 

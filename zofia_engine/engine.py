@@ -15,6 +15,7 @@ from .agents.followup import answer_follow_up
 from .agents.judge import final_ruling
 from .check_run import CheckRun
 from .config import EngineSettings, StanceSettings
+from .contacts import report_without_contacts
 from .images.analysis import ImageEvidence, examine_images
 from .images.reader import ImageReader
 from .images.reverse import ReverseImageBackend, reverse_backend
@@ -98,7 +99,9 @@ class Engine:
             ablation: parts of the method to leave out (evaluation only).
 
         Returns:
-            The report; parts that failed are listed in ``report.degraded``.
+            The report; parts that failed are listed in ``report.degraded``. What its
+            models wrote carries no link, handle or phone number that its evidence does
+            not (:func:`~zofia_engine.contacts.report_without_contacts`).
 
         Raises:
             InvalidPostError: the post has no text to check.
@@ -119,7 +122,8 @@ class Engine:
             self._examine,
             self.stance_model,
         )
-        return await run.run()
+        # No report leaves with a link or a phone number its evidence does not carry.
+        return report_without_contacts(await run.run())
 
     async def read_post(self, post: Post) -> Post:
         """``post`` with its pictures decoded, cleaned of metadata and read (their text

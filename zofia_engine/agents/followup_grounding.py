@@ -21,31 +21,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..contacts import without_contacts
 from ..ports import TextEncoder
 from ..report import EvidenceItem
 from ..retrieval.ner.sentences import split_sentences
 
-__all__ = ["MIN_SUPPORT", "grounded_answer", "without_contacts"]
+__all__ = ["MIN_SUPPORT", "grounded_answer"]
 
 MIN_SUPPORT = 0.40
 _ID = re.compile(r"\b(?:web|wiki|fc)-\d+\b|\bimg-\d+(?:-[a-z]+)*\b")
-_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b(?:t\.me|telegram\.me|wa\.me|bit\.ly)/\S+", re.I)
-_HANDLE = re.compile(r"(?<![\w.])@[A-Za-z0-9_]{3,}")
-_PHONE = re.compile(r"(?<!\w)\+?\d[\d\s().-]{7,}\d(?!\w)")
-
-
-def without_contacts(text: str, allowed: Sequence[str] = ()) -> str:
-    """``text`` without addresses, handles and phone numbers, except the ``allowed``
-    addresses (the evidence's own)."""
-    kept = {a.rstrip("/.") for a in allowed if a}
-
-    def address(found: re.Match[str]) -> str:
-        return found[0] if found[0].rstrip("/.),") in kept else ""
-
-    text = _URL.sub(address, text)
-    text = _HANDLE.sub("", _PHONE.sub("", text))
-    text = re.sub(r"\s+([.,;:!?])", r"\1", text)
-    return " ".join(text.split())
 
 
 def grounded_answer(
@@ -58,7 +42,7 @@ def grounded_answer(
 ) -> str:
     """``text`` with only the sentences its sources support (blocking: it encodes)."""
     by_id = {e.id: e for e in evidence}
-    text = without_contacts(text, [e.url for e in evidence])
+    text = without_contacts(text, evidence)
     sentences = split_sentences(text)
     if not sentences:
         return ""
