@@ -7,10 +7,12 @@ into its reason, its argument or its answer, which a card then shows to a whole 
 e-mail address and phone number of a text unless it is one of the evidence's URLs or
 that URL's site. :func:`report_without_contacts` applies it to every text of a report
 that a model wrote (the summary, the lean's "what would settle it", the debate, the
-rulings, the analyses, the readings and triage's reason), at the one door every report
+rulings, the analyses, the readings, what the vision role saw), at the one door every report
 leaves the engine by (:meth:`zofia_engine.engine.Engine.check`); the follow-up answer
 goes through it too (:mod:`zofia_engine.agents.followup`). What the post, the evidence
-and the claims read off the post say is data, and stays as it is.
+and the claims read off the post say is data, and stays as it is; so does triage's
+warning, whose signs name what a scam post carries ("look-alike domain
+paypa1-secure.com").
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ PROSE_FIELDS = frozenset(
     }
 )
 #: the parts of a report that hold what others wrote (the evidence, the post's pictures'
-#: text, the claims and quotes read off the post): never changed here
-_DATA_FIELDS = frozenset({"evidence", "degraded", "images_text", "text", "quotes"})
+#: text, the claims and quotes read off the post), and triage's warning, whose signs name
+#: what a scam post carries ("look-alike domain paypa1-secure.com"): never changed here
+_DATA_FIELDS = frozenset({"evidence", "degraded", "text", "quotes", "triage"})
 
 # A link: with a scheme or "www.", or a host with a dot and a path ("t.me/name"), or a
 # bare host of two or more labels ending in letters ("scam-refund.com").
@@ -122,8 +125,6 @@ def _cleaned(value: Any, evidence: Sequence[EvidenceItem]) -> Any:
         field = getattr(value, name)
         if isinstance(field, str) and name in PROSE_FIELDS:
             cleaned: Any = without_contacts(field, evidence)
-        elif isinstance(field, list) and name == "signs":
-            cleaned = [without_contacts(sign, evidence) for sign in field]
         else:
             cleaned = _cleaned(field, evidence)
         if cleaned is not field and cleaned != field:
@@ -132,7 +133,7 @@ def _cleaned(value: Any, evidence: Sequence[EvidenceItem]) -> Any:
 
 
 def report_without_contacts(report: Report) -> Report:
-    """``report`` with every text a model wrote in it (:data:`PROSE_FIELDS`, and
-    triage's signs) without the contacts its evidence does not carry."""
+    """``report`` with every text a model wrote in it (:data:`PROSE_FIELDS`; triage's
+    warning aside) without the contacts its evidence does not carry."""
     cleaned: Report = _cleaned(report, report.evidence)
     return cleaned
