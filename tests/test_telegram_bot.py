@@ -334,11 +334,14 @@ async def test_hostile_model_text_is_escaped_and_pings_nobody(harness: Harness) 
         card = await wait_card(peer, ANN["id"])
         await answer_to(peer, peer.press(card, data_of(card, "d"), ANN))
         await section_posted(service, card, "debate")
-    defused = HOSTILE.replace("@", "@\u2060")
+    kept = HOSTILE.removesuffix(" @durov_news")
     # Offline nothing settles the claim: the judge's overruled words are not the card's.
-    assert defused not in card["text"] and "@durov" not in card["text"]
+    assert kept not in card["text"] and "durov" not in card["text"]
     debate = replies_to(peer, card)
-    assert debate and defused in debate[0]["text"]  # parsed as HTML: the tags are text
+    assert debate and kept in debate[0]["text"]  # parsed as HTML: the tags are text
+    # The handle never reaches a chat: no report carries one its evidence does not
+    # (zofia_engine.contacts; the renderers' own defusing is test_telegram_render's).
+    assert "durov" not in debate[0]["text"]
     assert "&amp;" in peer.html[(ANN["id"], debate[0]["message_id"])]
 
 
