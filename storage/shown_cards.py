@@ -14,7 +14,8 @@ correction is marked done only on the generation it was read at (compare and set
 sends of one change never clear the next. A send that fails for a passing reason (429,
 5xx, a timeout) is tried again after a backoff of :data:`FIRST_BACKOFF` doubling up to
 :data:`MAX_BACKOFF`, and given up only :data:`GIVE_UP` after the card fell due; a
-permanent refusal (the bot was removed, the chat is gone) gives up at once.
+permanent refusal (the bot was removed or blocked, the chat is gone) gives up at once
+(:meth:`ShownCards.gave_up`).
 
 The raw ids are what the bot needs to edit a message; the rows go with their check's
 content at the retention purge (:mod:`storage.retention`), so a chat whose record was
@@ -308,10 +309,10 @@ class ShownCards:
                     [card.id, card.due_gen],
                 )
 
-    def failed(self, cards: list[ShownCard], *, permanent: bool = False) -> bool:
-        """Correcting these cards failed: for good (``permanent``: the chat is gone or
-        the bot may not post there) they are given up at once; else they are tried again
-        after a backoff, and given up :data:`GIVE_UP` after they fell due.
+    def failed(self, cards: list[ShownCard]) -> bool:
+        """Correcting these cards failed for a passing reason (a 429, a 5xx, the network):
+        they are tried again after a backoff, and given up :data:`GIVE_UP` after they
+        fell due.
 
         Returns:
             Whether they are given up.
@@ -329,7 +330,7 @@ class ShownCards:
                     continue  # a newer change was marked: it starts its own tries
                 tries, since = int(found[0]) + 1, from_iso(found[1]) or now
                 wait = min(FIRST_BACKOFF * 2 ** (tries - 1), MAX_BACKOFF)
-                done = permanent or now - since >= GIVE_UP
+                done = now - since >= GIVE_UP
                 self.db.execute(
                     "UPDATE shown_cards SET tries = ?, next_try_at = ?, due = ? WHERE id = ?",
                     [tries, to_iso(now + wait), 0 if done else 1, card.id],
@@ -340,6 +341,18 @@ class ShownCards:
             [c.id for c in cards],
         )
         return int(left) == 0
+
+    def gave_up(self, cards: list[ShownCard]) -> None:
+        """These cards can never be corrected (the bot was removed or blocked, the chat is
+        gone): nothing is due there any more, unless a newer change was marked since they
+        were read. Their verdict stays the one they show."""
+        with self.db.write():
+            for card in cards:
+                self.db.execute(
+                    "UPDATE shown_cards SET due = 0, tries = tries + 1, next_try_at = NULL"
+                    " WHERE id = ? AND due_gen = ?",
+                    [card.id, card.due_gen],
+                )
 
     def forget_tokens(self, now: dt.datetime) -> int:
         """Blank the tokens that expired before ``now`` (they can edit nothing any more)."""

@@ -160,9 +160,12 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
             break
         clock.advance(hours=1)
     assert given_up and clock.now - dt.timedelta(days=1) >= T0
-    # A permanent refusal (the chat is gone) gives up at once.
+    # A permanent refusal (the chat is gone) gives up at once; the card's verdict is the
+    # one it still shows.
     review_check(store, original, reviewer="m3", platform="cli", verdict="true")
-    assert store.shown_cards.failed(store.shown_cards.due(original, "telegram"), permanent=True)
+    store.shown_cards.gave_up(store.shown_cards.due(original, "telegram"))
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
+    assert store.database.rows("SELECT verdict FROM shown_cards") == [("true",)]
 
 
 def test_a_later_change_is_never_cleared_by_an_earlier_ones_sends(db: StoreDatabase) -> None:
@@ -440,6 +443,49 @@ async def test_a_correction_survives_an_outage_of_the_bot_api(
     (update,) = _updates(peer, ANN["id"])
     assert update["text"] == f"Update: this post was changed from Unproven to False: {NOTE}"
     assert peer.messages[(ANN["id"], card["message_id"])]["text"].startswith("❌ False")
+
+
+async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: Bob blocked the bot (403 Forbidden) and Carol's chat was deleted (400
+    "chat not found"): each is given up at its first try, neither retried for a day, while
+    Ann, whose card was shown after theirs, is told once."""
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
+    monkeypatch.setattr(shown_cards, "FIRST_BACKOFF", dt.timedelta(milliseconds=50))
+    async with _bot(tmp_path, FakeChecker(verdict="unproven")) as (peer, service):
+        cards = {}
+        for who in (BOB, CAROL, ANN):  # Bob asks first; Carol's and Ann's are repeats
+            peer.send(_private(who), who, POST)
+            cards[who["id"]] = await peer.wait_for(lambda w=who: _card(peer, w["id"]))
+        store = service.store
+        async with asyncio.timeout(10):
+            while store.database.rows("SELECT count(*) FROM shown_cards") != [(3,)]:
+                await asyncio.sleep(0.05)
+        original = cards[BOB["id"]]["reply_markup"]["inline_keyboard"][0][0]["callback_data"][2:]
+        peer.blocked.add(BOB["id"])
+        peer.gone.add(CAROL["id"])
+        before = len(peer.calls)
+        await asyncio.to_thread(
+            review_check, store, original, reviewer="op", platform="cli", verdict="false"
+        )
+        await peer.wait_for(lambda: _updates(peer, ANN["id"]))
+        await PollRounds(store).passed(4)  # a backoff of 50 ms would have retried by now
+        assert store.shown_cards.due_checks("telegram", limit=10) == []
+        # Their cards were not corrected: the store still has them showing Unproven.
+        shown = dict(store.database.rows("SELECT chat, verdict FROM shown_cards"))
+    (update,) = _updates(peer, ANN["id"])
+    assert update["text"] == "Update: this post was changed from Unproven to False."
+    for gone in (BOB["id"], CAROL["id"]):
+        # Each try begins with the card's edit: one try, never another.
+        edits = [c for c in peer.calls[before:] if c.method == "editMessageText"]
+        tried = [c for c in edits if c.params.get("chat_id") == gone]
+        assert len(tried) == 1, tried
+    assert shown == {
+        str(BOB["id"]): "unproven",
+        str(CAROL["id"]): "unproven",
+        str(ANN["id"]): "false",
+    }
 
 
 async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older_card(
