@@ -265,6 +265,15 @@ class ShownCards:
         ).fetchall()
         return [str(row[0]) for row in found]
 
+    def shown_in(self, check_id: str, platform: str, chat: str) -> bool:
+        """Whether a card of check ``check_id`` was recorded as shown in ``chat`` of
+        ``platform`` (the platform's raw chat id: a Discord channel)."""
+        found = self.db.first(
+            "SELECT 1 FROM shown_cards WHERE check_id = ? AND platform = ? AND chat = ?",
+            [check_id, platform, storable_text(chat)],
+        )
+        return found is not None
+
     def due_checks(self, platform: str, *, limit: int) -> list[str]:
         """Up to ``limit`` original checks with cards due on ``platform`` and not waiting
         for a retry."""

@@ -421,3 +421,58 @@ def _updates_dc(peer: FakeDiscord) -> list[Call]:
         for c in peer.calls_to("POST", "/webhooks/")
         if str((c.body or {}).get("content") or "").startswith("Update:")
     ]
+
+
+async def test_the_discord_review_right_is_tested_in_the_cards_own_channel(
+    discord_api: FakeDiscord, tmp_path: Path
+) -> None:
+    """Issue 36: Discord resolves a member's rights in the channel an interaction comes
+    from. A moderator of another channel (Manage Messages there, not where the card is)
+    pressing Review, or choosing, or sending the form, from that channel is refused on
+    every step, and nothing is stored; from the card's own channel each step goes on."""
+    peer = discord_api
+    elsewhere = (FakeDiscord.GUILD_ID, FakeDiscord.CHANNEL_ID + 1)
+    async with _discord(tmp_path) as bot:
+        ask = peer.slash("factcheck", {"text": POST}, user_id=970000000000000001)
+        card = await _verdict(peer, ask)
+        buttons = [b for row in card["components"] for b in row["components"]]
+        review = next(b["custom_id"] for b in buttons if "zf:review:" in b.get("custom_id", ""))
+        check_id = review.split(":")[-1]
+        await _recorded(bot.service, 1)
+
+        def refused(call: Call) -> bool:
+            data = call.body.get("data") or {}
+            return call.body["type"] == 4 and data.get("content") == discord_moderation.REFUSED
+
+        # The press, from another channel: refused, and nothing is offered.
+        press = peer.button(review, card, user_id=MODERATOR, where=elsewhere)
+        assert refused(await _responded(peer, press))
+        assert _followups(peer, press["token"]) == []
+
+        # From the card's channel: the choices are offered.
+        press = peer.button(review, card, user_id=MODERATOR)
+        assert (await _responded(peer, press)).body["type"] == 6
+        offer = await peer.wait_for(lambda c: c in _followups(peer, press["token"]))
+        select = offer.body["components"][0]["components"][0]["custom_id"]
+        # The choice, from another channel: refused; from the card's: the form.
+        chosen = peer.select(select, offer.answer, ["false"], user_id=MODERATOR, where=elsewhere)
+        assert refused(await _responded(peer, chosen))
+        chosen = peer.select(select, offer.answer, ["false"], user_id=MODERATOR)
+        form = await _responded(peer, chosen)
+        assert form.body["type"] == 9
+        modal = form.body["data"]["custom_id"]
+        inputs = [row["components"][0]["custom_id"] for row in form.body["data"]["components"]]
+        fields = dict(zip(inputs, [NOTE, LINK], strict=True))
+        # The form, from another channel: refused, and no review is stored.
+        submit = peer.modal_submit(modal, fields, offer.answer, user_id=MODERATOR, where=elsewhere)
+        assert refused(await _responded(peer, submit))
+        assert bot.service.store.reviews.history(check_id) == []
+        # A form is answered once: chosen again, and sent from the card's channel, saved.
+        chosen = peer.select(select, offer.answer, ["false"], user_id=MODERATOR)
+        modal = (await _responded(peer, chosen)).body["data"]["custom_id"]
+        submit = peer.modal_submit(modal, fields, offer.answer, user_id=MODERATOR)
+        await peer.dispatch("INTERACTION_CREATE", submit)
+        saved = await peer.wait_for(lambda c: c in _followups(peer, submit["token"]))
+        assert saved.body["content"].startswith("Review saved: Unproven → False")
+        (stored,) = bot.service.store.reviews.history(check_id)
+        assert stored.to_verdict == "false"

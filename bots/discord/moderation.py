@@ -1,8 +1,12 @@
 """Moderators' reviews from Discord: the verdict's Review button.
 
-Who may review: a server member with Manage Messages (or Administrator) where the
-card is, and the reviewers named in ``[service] reviewers`` (compared as HMACs). Anyone
-else who presses Review is refused in one private sentence.
+Who may review: a server member with Manage Messages (or Administrator) in the card's
+own channel (the right Discord resolved for the interaction, which comes from the
+channel it was made in), and the reviewers named in ``[service] reviewers`` (compared
+as HMACs). The right is tested on every step (the press, the choice, the form): the
+press must come from a channel where a card of that check was shown (as recorded for
+corrections), and the choice and the form from that same channel. Anyone else who
+presses Review is refused in one private sentence.
 
 A reviewer's press is acknowledged without a visible change (a deferred update: the
 press's own interaction can then edit the card it was pressed on, for 15 minutes),
@@ -39,6 +43,7 @@ from bots.common.moderation import (
     review_limited,
     save_review,
 )
+from bots.common.store_calls import off_loop
 from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.errors import CheckNotFoundError
 from storage.reviews import MAX_LINK, ReviewLimitError
@@ -47,7 +52,7 @@ from .chats import PLATFORM, chat_of, stored_check
 from .context import DiscordContext
 from .render import NONE, verdict_embed
 
-__all__ = ["REFUSED", "REVIEW_TIMEOUT_S", "may_review", "start_review"]
+__all__ = ["REFUSED", "REVIEW_TIMEOUT_S", "card_channel", "may_review", "start_review"]
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +72,27 @@ REVIEW_TIMEOUT_S = 600.0
 ViewOf = Callable[[VerdictCard], discord.ui.View]
 
 
-def may_review(ctx: DiscordContext, interaction: discord.Interaction[Any]) -> bool:
-    """Whether the user of ``interaction`` may review verdicts where it came from."""
+async def card_channel(
+    ctx: DiscordContext, press: discord.Interaction[Any], check_id: str
+) -> int | None:
+    """The channel of the card a Review press was on: the press's own, if a card of
+    ``check_id`` was shown there (as recorded); ``None`` otherwise."""
+    channel = press.channel_id
+    if channel is None:
+        return None
+    shown = ctx.service.store.shown_cards.shown_in
+    return channel if await off_loop(shown, check_id, PLATFORM, str(channel)) else None
+
+
+def may_review(
+    ctx: DiscordContext, interaction: discord.Interaction[Any], channel: int | None
+) -> bool:
+    """Whether the user of ``interaction`` may review the card in ``channel``: a reviewer
+    the settings name, or a member who can manage messages, as Discord resolved it for
+    an interaction made in that very channel."""
     if ctx.service.reviewers.named(PLATFORM, str(interaction.user.id)):
         return True
-    if interaction.guild_id is None:
+    if interaction.guild_id is None or channel is None or interaction.channel_id != channel:
         return False
     permissions = interaction.permissions
     return permissions.manage_messages or permissions.administrator
@@ -81,7 +102,7 @@ async def start_review(
     ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, view_of: ViewOf
 ) -> None:
     """Review pressed on a card: refuse, or offer the choices privately."""
-    if not may_review(ctx, interaction):
+    if not may_review(ctx, interaction, await card_channel(ctx, interaction, check_id)):
         await interaction.response.send_message(REFUSED, ephemeral=True)
         return
     await interaction.response.defer()  # a deferred update: this interaction edits the card
@@ -117,7 +138,7 @@ class Choices(discord.ui.View):
         self.add_item(self.select)
 
     async def _chosen(self, interaction: discord.Interaction[Any]) -> None:
-        if not may_review(self.ctx, interaction):
+        if not may_review(self.ctx, interaction, self.card.channel_id):
             await interaction.response.send_message(self.words(REFUSED), ephemeral=True)
             return
         choice = self.select.values[0]
@@ -155,6 +176,9 @@ class Note(discord.ui.Modal, title="Review"):
         self.add_item(self.link)
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        if not may_review(self.ctx, interaction, self.card.channel_id):
+            await interaction.response.send_message(self.words(REFUSED), ephemeral=True)
+            return
         await interaction.response.defer(ephemeral=True, thinking=True)
         said = await self._save(interaction)
         await interaction.followup.send(said, ephemeral=True, allowed_mentions=NONE)
