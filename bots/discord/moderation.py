@@ -8,6 +8,10 @@ press must come from a channel where a card of that check was shown (as recorded
 corrections), and the choice and the form from that same channel. Anyone else who
 presses Review is refused in one private sentence.
 
+The select is offered once: a moderator's press on Review while their review of that
+check in that channel is open (until saved or expired) is acknowledged and posts nothing
+new (:class:`~bots.common.moderation.OpenReviews`).
+
 A reviewer's press is acknowledged without a visible change (a deferred update: the
 press's own interaction can then edit the card it was pressed on, for 15 minutes),
 and a private message offers Confirm / True / False / Misleading / Unproven in a
@@ -37,6 +41,7 @@ from bots.common.card import VerdictCard
 from bots.common.corrections import reviewed_card
 from bots.common.moderation import (
     CHOICES,
+    OPEN_S,
     choice_label,
     choose_sentence,
     note_refused,
@@ -64,8 +69,8 @@ REFUSED = N_(
 )
 #: as the other buttons say it
 NOT_FOUND = N_("That check was not found.")
-#: how long the select and the form wait for the reviewer
-REVIEW_TIMEOUT_S = 600.0
+#: how long the select and the form wait for the reviewer (as long as a review is open)
+REVIEW_TIMEOUT_S = OPEN_S
 
 #: a card's buttons (``bots.discord.buttons.card_view`` for the context, passed in:
 #: buttons imports this module, so this one cannot import buttons)
@@ -106,14 +111,27 @@ async def start_review(
         await interaction.response.send_message(REFUSED, ephemeral=True)
         return
     await interaction.response.defer()  # a deferred update: this interaction edits the card
+    review = _review_key(interaction, check_id)
+    if not ctx.reviews.open(review):
+        return  # acknowledged: this moderator's select is on screen already
     found = await stored_check(ctx, check_id, interaction)
     if found is None:
+        ctx.reviews.close(review)
         await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
     words = words_for(found[0].language)  # the chat's language, as the check was answered in
     said = choose_sentence(found[1].verdict, words)
     choices = Choices(ctx, interaction, check_id, view_of, words)
-    await interaction.followup.send(said, view=choices, ephemeral=True)
+    try:
+        await interaction.followup.send(said, view=choices, ephemeral=True)
+    except discord.HTTPException:
+        ctx.reviews.close(review)
+        raise
+
+
+def _review_key(press: discord.Interaction[Any], check_id: str) -> tuple[int, str, int]:
+    """Whose review is open: the card's channel, the check and the moderator."""
+    return (press.channel_id or 0, check_id, press.user.id)
 
 
 class Choices(discord.ui.View):
@@ -136,6 +154,9 @@ class Choices(discord.ui.View):
         )
         self.select.callback = self._chosen  # type: ignore[method-assign]
         self.add_item(self.select)
+
+    async def on_timeout(self) -> None:
+        self.ctx.reviews.close(_review_key(self.card, self.check_id))
 
     async def _chosen(self, interaction: discord.Interaction[Any]) -> None:
         if not may_review(self.ctx, interaction, self.card.channel_id):
@@ -186,6 +207,8 @@ class Note(discord.ui.Modal, title="Review"):
     async def _save(self, interaction: discord.Interaction[Any]) -> str:
         """Store the review and edit the card; what to tell the reviewer."""
         ctx, words = self.ctx, self.words
+        review = _review_key(self.card, self.check_id)
+        ctx.reviews.close(review)  # the review ends here, unless its note is asked again
         found = await stored_check(ctx, self.check_id, self.card)
         if found is None:
             return words(NOT_FOUND)
@@ -207,6 +230,7 @@ class Note(discord.ui.Modal, title="Review"):
         except ReviewLimitError as exc:
             return review_limited(exc, words)
         except ValueError as exc:  # a long note, a link that is no address (said in English)
+            ctx.reviews.open(review)  # its select is still there to choose again
             again = words("Choose again to send another note.")
             return f"{note_refused(exc)} {again}"
         await self._edit_card()
