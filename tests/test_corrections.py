@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
+import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -49,6 +51,7 @@ from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
 from storage import shown_cards
 from storage.corrections import ChatCorrection, due_chats, record_card, review_check, save_report
+from storage.keys import hash_chat
 from storage.queue.jobs import CORRECT_TASK
 from storage.retention import purge_content
 from storage.service import CheckService, Requester
@@ -446,11 +449,13 @@ async def test_a_correction_survives_an_outage_of_the_bot_api(
 
 
 async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Issue 36: Bob blocked the bot (403 Forbidden) and Carol's chat was deleted (400
     "chat not found"): each is given up at its first try, neither retried for a day, while
-    Ann, whose card was shown after theirs, is told once."""
+    Ann, whose card was shown after theirs, is told once. The log names their chats by
+    keyed hash, never by id (a private chat's id is its user's)."""
+    caplog.set_level(logging.INFO, logger="bots")
     monkeypatch.setattr(corrections, "POLL_S", 0.05)
     monkeypatch.setattr(shown_cards, "FIRST_BACKOFF", dt.timedelta(milliseconds=50))
     async with _bot(tmp_path, FakeChecker(verdict="unproven")) as (peer, service):
@@ -481,6 +486,10 @@ async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
         edits = [c for c in peer.calls[before:] if c.method == "editMessageText"]
         tried = [c for c in edits if c.params.get("chat_id") == gone]
         assert len(tried) == 1, tried
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    for gone in (BOB["id"], CAROL["id"]):
+        assert f"chat {hash_chat(SECRET.encode(), 'telegram', str(gone))[:12]} can never" in logged
+        assert not re.search(rf"\b{gone}\b", logged)
     assert shown == {
         str(BOB["id"]): "unproven",
         str(CAROL["id"]): "unproven",

@@ -38,6 +38,7 @@ from storage.store import CheckStore
 
 from .card import VerdictCard, verdict_card
 from .card_notes import SHORT_NAMES
+from .logs import log_chat
 from .store_calls import StoreCalls, off_loop
 from .words import ENGLISH, N_, Words, words_for
 
@@ -251,7 +252,7 @@ async def correct_check(
     left = False
     for chat, notice in await off_loop(_notices, store, platform, check_id):
         cards = list(chat.cards)
-        where = cards[0].chat_key[:12]  # the chat's keyed hash, never its id
+        where = log_chat(platform, chat.chat)  # its keyed hash, never its id
         try:
             await send(notice)
         except ChatGoneError as exc:

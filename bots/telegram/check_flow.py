@@ -23,6 +23,7 @@ from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
 from bots.common.corrections import record_shown
 from bots.common.languages import LANGUAGE_KEY
+from bots.common.logs import log_chat
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence
 from bots.common.words import ENGLISH, N_, Words, words_for
@@ -106,7 +107,8 @@ class TelegramScreen:
                 self.words(READING if pictures == 1 else READING_MANY), do_quote=True
             )
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
-            log.warning("could not answer a picture post in chat %s: %s", self.chat_id, exc)
+            where = log_chat(PLATFORM, self.chat_id)
+            log.warning("could not answer a picture post in chat %s: %s", where, exc)
 
     async def open_progress(self, check_id: str) -> None:
         self._keyboard = progress_keyboard(check_id, self.words)
@@ -192,7 +194,7 @@ class TelegramScreen:
                     quote_text(sentence), parse_mode="HTML", reply_markup=None
                 )
         except TelegramError as exc:
-            log.warning("could not tell chat %s: %s", self.anchor.chat_id, exc)
+            log.warning("could not tell chat %s: %s", log_chat(PLATFORM, self.anchor.chat_id), exc)
         finally:
             self.opened()
 

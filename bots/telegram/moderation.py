@@ -55,6 +55,7 @@ from telegram.ext import (
 )
 
 from bots.common.corrections import reviewed_card
+from bots.common.logs import log_chat
 from bots.common.moderation import (
     OPEN_S,
     OpenReviews,
@@ -178,7 +179,8 @@ async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -
     try:
         member = await bot.get_chat_member(chat.id, user_id)
     except TelegramError as exc:
-        log.warning("could not ask whether a user is an admin of chat %s: %s", chat.id, exc)
+        where = log_chat(PLATFORM, chat.id)
+        log.warning("could not ask whether a user is an admin of chat %s: %s", where, exc)
         return False
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
