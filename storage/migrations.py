@@ -26,6 +26,7 @@ from .schema_reviews import (
     m014_follow_up_charges,
     m015_purgeable_review_notes,
 )
+from .schema_sealing import m016_sealed_chat_ids
 from .schema_shares import m010_attempts_and_token_charges
 from .schema_steps import (
     m001_initial,
@@ -62,6 +63,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m013_review_scope_and_retries", m013_review_scope_and_retries),
     ("m014_follow_up_charges", m014_follow_up_charges),
     ("m015_purgeable_review_notes", m015_purgeable_review_notes),
+    ("m016_sealed_chat_ids", m016_sealed_chat_ids),
 ]
 
 

@@ -17,10 +17,13 @@ sends of one change never clear the next. A send that fails for a passing reason
 permanent refusal (the bot was removed or blocked, the chat is gone) gives up at once
 (:meth:`ShownCards.gave_up`).
 
-The raw ids are what the bot needs to edit a message; the rows go with their check's
+The raw ids are what the bot needs to edit a message. The chat's id (a private chat's is
+its user's) and a Discord card's interaction token are sealed (:mod:`storage.sealing`:
+encrypted under a key derived from the store's secret) and opened only to send; a card
+is found by its chat's keyed hash (``chat_hash``). The rows go with their check's
 content at the retention purge (:mod:`storage.retention`), so a chat whose record was
-purged is told nothing. A Discord card keeps the interaction token that lets the bot
-edit it, valid 15 minutes; :meth:`ShownCards.forget_tokens` blanks expired ones.
+purged is told nothing. A Discord card's token is valid 15 minutes;
+:meth:`ShownCards.forget_tokens` blanks expired ones.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .keys import storable_text
 from .locked import LockedDatabase
 from .reviews import Scope
 from .rows import from_iso, to_iso
+from .sealing import Sealer
 
 __all__ = ["FIRST_BACKOFF", "GIVE_UP", "MAX_BACKOFF", "InForce", "ShownCard", "ShownCards"]
 
@@ -79,8 +83,8 @@ class InForce:
 
 @dataclass(frozen=True, slots=True)
 class ShownCard:
-    """One card as recorded: where it is (raw ids, and its chat keyed as its check has
-    it), what it shows, how to edit it, and the generation of its due mark."""
+    """One card as recorded: where it is (raw ids, opened; and its chat keyed as its
+    check has it), what it shows, how to edit it, and the generation of its due mark."""
 
     id: str
     check_id: str
@@ -113,10 +117,12 @@ class ShownCards:
 
     Args:
         db: the store's database, with its lock and clock.
+        sealer: seals the raw chat ids and tokens, and keys the chats.
     """
 
-    def __init__(self, db: LockedDatabase) -> None:
+    def __init__(self, db: LockedDatabase, sealer: Sealer) -> None:
         self.db = db
+        self.sealer = sealer
 
     def word_in_force(self, original_id: str, scope: Scope | None = None) -> InForce | None:
         """The verdict an original check's cards are to show now where ``scope`` looks
@@ -187,14 +193,16 @@ class ShownCards:
             original = str(found[0])
             now = self.in_force(original, (str(found[1]), str(found[2])))
             due = now is not None and now != verdict
+            platform, chat = storable_text(platform), storable_text(chat)
             row: dict[str, Any] = {
                 "check_id": check_id,
                 "original_id": original,
-                "platform": storable_text(platform),
-                "chat": storable_text(chat),
+                "platform": platform,
+                "chat": self.sealer.seal(chat),
+                "chat_hash": self.sealer.chat_key(platform, chat),
                 "message": storable_text(message),
                 "private": int(private),
-                "token": storable_text(token),
+                "token": self.sealer.seal(storable_text(token)),
                 "token_expires": None if token_expires is None else to_iso(token_expires),
                 "verdict": verdict,
                 "due": int(due),
@@ -203,10 +211,10 @@ class ShownCards:
                 "next_try_at": None,
                 "created_at": self.db.now(),
             }
-            place = [check_id, row["platform"], row["chat"], row["message"]]
+            place = [check_id, platform, row["chat_hash"], row["message"]]
             known = self.db.execute(
-                "SELECT id FROM shown_cards WHERE check_id = ? AND platform = ? AND chat = ?"
-                " AND message = ?",
+                "SELECT id FROM shown_cards WHERE check_id = ? AND platform = ?"
+                " AND chat_hash = ? AND message = ?",
                 place,
             ).fetchone()
             row["id"] = known[0] if known is not None else secrets.token_urlsafe(12)
@@ -269,8 +277,8 @@ class ShownCards:
         """Whether a card of check ``check_id`` was recorded as shown in ``chat`` of
         ``platform`` (the platform's raw chat id: a Discord channel)."""
         found = self.db.first(
-            "SELECT 1 FROM shown_cards WHERE check_id = ? AND platform = ? AND chat = ?",
-            [check_id, platform, storable_text(chat)],
+            "SELECT 1 FROM shown_cards WHERE check_id = ? AND platform = ? AND chat_hash = ?",
+            [check_id, platform, self.sealer.chat_key(platform, storable_text(chat))],
         )
         return found is not None
 
@@ -292,6 +300,9 @@ class ShownCards:
             " AND (s.next_try_at IS NULL OR s.next_try_at <= ?) ORDER BY s.created_at, s.rowid",
             [original_id, platform, self.db.now()],
         )
+        for row in rows:  # opened to send to them, never written back
+            row["chat"] = self.sealer.open(row["chat"])
+            row["token"] = self.sealer.open(row["token"])
         return [ShownCard.from_row(row) for row in rows]
 
     def corrected(self, cards: list[ShownCard], verdict: str) -> None:

@@ -274,6 +274,7 @@ ALL_MIGRATIONS = [
     "m013_review_scope_and_retries",
     "m014_follow_up_charges",
     "m015_purgeable_review_notes",
+    "m016_sealed_chat_ids",
 ]
 KEY = b"k" * 32
 
