@@ -4,8 +4,10 @@ A bot that asks for a check records where its answer belongs (the chat and the
 "checking…" message, as the platform names them). When the check ends, a ``deliver``
 job is queued; whichever replica runs it claims the delivery with a lease, posts the
 card and marks it delivered. A replica that dies holding the claim loses nothing:
-the lease runs out and the job's next attempt claims it again. The raw ids are
-blanked once the card is posted, and the retention purge deletes the row.
+the lease runs out and the job's next attempt claims it again. The target, with its
+raw ids, is sealed (:mod:`storage.sealing`: encrypted under a key derived from the
+store's secret) and opened only by the replica that posts the card; it is blanked
+(``'{}'``) once the card is posted, and the retention purge deletes the row.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ from typing import Any
 from .keys import storable_text
 from .locked import LockedDatabase
 from .rows import to_iso
+from .sealing import Sealer
 
 __all__ = ["Claim", "Deliveries"]
+
+#: a target blanked once its card is posted (or its jobs gave up): never sealed
+_BLANK = "{}"
 
 
 @dataclass(frozen=True)
@@ -39,13 +45,19 @@ class Deliveries:
 
     Args:
         db: the store's database, with its lock and clock.
+        sealer: seals the targets (their raw ids).
         lease: how long a claim keeps other replicas off a delivery.
     """
 
     def __init__(
-        self, db: LockedDatabase, *, lease: dt.timedelta = dt.timedelta(seconds=60)
+        self,
+        db: LockedDatabase,
+        sealer: Sealer,
+        *,
+        lease: dt.timedelta = dt.timedelta(seconds=60),
     ) -> None:
         self.db = db
+        self.sealer = sealer
         self.lease = lease
 
     def expect(self, check_id: str, platform: str, target: dict[str, Any]) -> bool:
@@ -58,7 +70,7 @@ class Deliveries:
         row = {
             "check_id": check_id,
             "platform": storable_text(platform),
-            "target_json": json.dumps(target, allow_nan=False),
+            "target_json": self.sealer.seal(json.dumps(target, allow_nan=False)),
             "created_at": self.db.now(),
             "claimed_at": None,
             "delivered_at": None,
@@ -103,7 +115,8 @@ class Deliveries:
                 "UPDATE deliveries SET claimed_at = ? WHERE check_id = ?",
                 [claimed_at, check_id],
             )
-        return Claim(check_id, row[0], json.loads(row[1]), claimed_at)
+        target = json.loads(self.sealer.open(row[1])) if row[1] != _BLANK else {}
+        return Claim(check_id, row[0], target, claimed_at)
 
     def is_claimed(self, check_id: str) -> bool:
         """Whether a delivery is still to be made and someone holds it now."""

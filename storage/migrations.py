@@ -21,7 +21,12 @@ from collections.abc import Callable
 from .errors import StorageError
 from .postgres import is_postgres
 from .schema_cards import m011_shown_cards
-from .schema_reviews import m013_review_scope_and_retries, m014_follow_up_charges
+from .schema_reviews import (
+    m013_review_scope_and_retries,
+    m014_follow_up_charges,
+    m015_purgeable_review_notes,
+)
+from .schema_sealing import m016_sealed_chat_ids
 from .schema_shares import m010_attempts_and_token_charges
 from .schema_steps import (
     m001_initial,
@@ -57,6 +62,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m012_checks_by_time", m012_checks_by_time),
     ("m013_review_scope_and_retries", m013_review_scope_and_retries),
     ("m014_follow_up_charges", m014_follow_up_charges),
+    ("m015_purgeable_review_notes", m015_purgeable_review_notes),
+    ("m016_sealed_chat_ids", m016_sealed_chat_ids),
 ]
 
 

@@ -33,11 +33,12 @@ def open_store(
     """
     if settings.is_postgres:
         secret = settings.secret.encode("utf-8")
-        return CheckStore(open_postgres(settings.url, secret=secret), clock=clock), secret
+        db = open_postgres(settings.url, secret=secret)
+        return CheckStore(db, clock=clock, secret=secret), secret
     path = _sqlite_path(settings)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     secret = load_or_create_secret(settings, path)
-    return CheckStore(open_database(path, secret=secret), clock=clock), secret
+    return CheckStore(open_database(path, secret=secret), clock=clock, secret=secret), secret
 
 
 def open_postgres(url: str, *, secret: bytes | None = None) -> PostgresDatabase:

@@ -4,12 +4,13 @@ After ``storage.retention_days`` everything that can name someone or restate the
 post goes: its text, where it was forwarded from, its link, the key that finds its
 repeats, any error text, the evidence, the report's JSON and summary, claim texts
 and reasons, analysis and debate texts, the post vector, the bots' section marks,
-where a card was to be delivered, where a card was shown (the raw chat and message ids
-a correction would go to), feedback comments, and the settings of chats quiet for as
-long. The record stays
-for statistics: the check's id, platform, keyed chat and requester, times, status
-and reply language; the verdict, confidence, counts, claim labels, votes and the
-model-call accounting.
+where a card was to be delivered, where a card was shown (the chat and message ids
+a correction would go to), feedback comments, the notes and links of the check's
+reviews, and the settings of chats quiet for as long. The record stays for statistics:
+the check's id, platform, keyed chat and requester, times, status and reply language;
+the verdict, confidence, counts, claim labels, votes and the model-call accounting; and
+each review's row (who as a keyed hash, when, from which verdict to which, for which
+keyed chat).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ _HAS_CONTENT = """
     OR EXISTS (SELECT 1 FROM analyses WHERE check_id = c.id AND text IS NOT NULL)
     OR EXISTS (SELECT 1 FROM debate_turns WHERE check_id = c.id AND text IS NOT NULL)
     OR EXISTS (SELECT 1 FROM feedback WHERE check_id = c.id AND comment != '')
+    OR EXISTS (SELECT 1 FROM reviews WHERE check_id = c.id AND (note != '' OR link != ''))
 """
 # The next batch of checks with something left to purge, in id order after ``:after``.
 _NEXT_BATCH = f"""
@@ -64,6 +66,9 @@ _PURGE_STATEMENTS = [
     "UPDATE analyses SET text = NULL WHERE check_id IN ({ids}) AND text IS NOT NULL",
     "UPDATE debate_turns SET text = NULL WHERE check_id IN ({ids}) AND text IS NOT NULL",
     "UPDATE feedback SET comment = '' WHERE check_id IN ({ids}) AND comment != ''",
+    # The one change the reviews' append-only trigger lets through (m015).
+    "UPDATE reviews SET note = '', link = '' WHERE check_id IN ({ids})"
+    " AND (note != '' OR link != '')",
 ]
 # A chat's settings go once the chat has been quiet for the whole retention.
 _QUIET_CHATS = """

@@ -1,14 +1,32 @@
-"""The schema's steps m013 and m014: reviews scoped to a chat, corrections that keep
-trying, and what follow-up questions cost.
+"""The schema's steps m013 to m015: reviews scoped to a chat, corrections that keep
+trying, what follow-up questions cost, and review notes that go with their check's text.
 
 :mod:`storage.migrations` lists every step in order.
 """
 
 from __future__ import annotations
 
+from .postgres import is_postgres
 from .sql import StoreDatabase
 
-__all__ = ["m013_review_scope_and_retries", "m014_follow_up_charges"]
+__all__ = [
+    "m013_review_scope_and_retries",
+    "m014_follow_up_charges",
+    "m015_purgeable_review_notes",
+]
+
+_APPEND_ONLY = "reviews are never edited: a newer review supersedes one"
+# Every column of a review but its note and link: what the purge may never change.
+_KEPT = (
+    "id",
+    "check_id",
+    "reviewer",
+    "platform",
+    "created_at",
+    "from_verdict",
+    "to_verdict",
+    "chat",
+)
 
 
 def m013_review_scope_and_retries(db: StoreDatabase, secret: bytes | None) -> None:
@@ -32,3 +50,23 @@ def m014_follow_up_charges(db: StoreDatabase, secret: bytes | None) -> None:
     db.execute("ALTER TABLE attempts ADD COLUMN tokens INTEGER")
     db.execute("ALTER TABLE attempts ADD COLUMN check_id TEXT")
     db.execute("CREATE INDEX idx_attempts_created ON attempts (created_at)")
+
+
+def m015_purgeable_review_notes(db: StoreDatabase, secret: bytes | None) -> None:
+    """The reviews' append-only trigger (m009) again, letting exactly one change through:
+    the retention purge blanking a review's note and link with its check's text (every
+    other column as it was). Any other ``UPDATE`` is still refused."""
+    same = " AND ".join(f"NEW.{column} = OLD.{column}" for column in _KEPT)
+    blanked = f"NEW.note = '' AND NEW.link = '' AND {same}"
+    if not is_postgres(db):
+        db.execute("DROP TRIGGER reviews_append_only")
+        db.execute(
+            "CREATE TRIGGER reviews_append_only BEFORE UPDATE ON reviews"
+            f" WHEN NOT ({blanked}) BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END"
+        )
+        return
+    db.execute(
+        "CREATE OR REPLACE FUNCTION reviews_append_only() RETURNS trigger LANGUAGE plpgsql"
+        f" AS $$ BEGIN IF {blanked} THEN RETURN NEW; END IF;"
+        f" RAISE EXCEPTION '{_APPEND_ONLY}'; END $$"
+    )

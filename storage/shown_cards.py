@@ -14,12 +14,16 @@ correction is marked done only on the generation it was read at (compare and set
 sends of one change never clear the next. A send that fails for a passing reason (429,
 5xx, a timeout) is tried again after a backoff of :data:`FIRST_BACKOFF` doubling up to
 :data:`MAX_BACKOFF`, and given up only :data:`GIVE_UP` after the card fell due; a
-permanent refusal (the bot was removed, the chat is gone) gives up at once.
+permanent refusal (the bot was removed or blocked, the chat is gone) gives up at once
+(:meth:`ShownCards.gave_up`).
 
-The raw ids are what the bot needs to edit a message; the rows go with their check's
+The raw ids are what the bot needs to edit a message. The chat's id (a private chat's is
+its user's) and a Discord card's interaction token are sealed (:mod:`storage.sealing`:
+encrypted under a key derived from the store's secret) and opened only to send; a card
+is found by its chat's keyed hash (``chat_hash``). The rows go with their check's
 content at the retention purge (:mod:`storage.retention`), so a chat whose record was
-purged is told nothing. A Discord card keeps the interaction token that lets the bot
-edit it, valid 15 minutes; :meth:`ShownCards.forget_tokens` blanks expired ones.
+purged is told nothing. A Discord card's token is valid 15 minutes;
+:meth:`ShownCards.forget_tokens` blanks expired ones.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from .keys import storable_text
 from .locked import LockedDatabase
 from .reviews import Scope
 from .rows import from_iso, to_iso
+from .sealing import Sealer
 
 __all__ = ["FIRST_BACKOFF", "GIVE_UP", "MAX_BACKOFF", "InForce", "ShownCard", "ShownCards"]
 
@@ -78,8 +83,8 @@ class InForce:
 
 @dataclass(frozen=True, slots=True)
 class ShownCard:
-    """One card as recorded: where it is (raw ids, and its chat keyed as its check has
-    it), what it shows, how to edit it, and the generation of its due mark."""
+    """One card as recorded: where it is (raw ids, opened; and its chat keyed as its
+    check has it), what it shows, how to edit it, and the generation of its due mark."""
 
     id: str
     check_id: str
@@ -112,10 +117,12 @@ class ShownCards:
 
     Args:
         db: the store's database, with its lock and clock.
+        sealer: seals the raw chat ids and tokens, and keys the chats.
     """
 
-    def __init__(self, db: LockedDatabase) -> None:
+    def __init__(self, db: LockedDatabase, sealer: Sealer) -> None:
         self.db = db
+        self.sealer = sealer
 
     def word_in_force(self, original_id: str, scope: Scope | None = None) -> InForce | None:
         """The verdict an original check's cards are to show now where ``scope`` looks
@@ -186,14 +193,16 @@ class ShownCards:
             original = str(found[0])
             now = self.in_force(original, (str(found[1]), str(found[2])))
             due = now is not None and now != verdict
+            platform, chat = storable_text(platform), storable_text(chat)
             row: dict[str, Any] = {
                 "check_id": check_id,
                 "original_id": original,
-                "platform": storable_text(platform),
-                "chat": storable_text(chat),
+                "platform": platform,
+                "chat": self.sealer.seal(chat),
+                "chat_hash": self.sealer.chat_key(platform, chat),
                 "message": storable_text(message),
                 "private": int(private),
-                "token": storable_text(token),
+                "token": self.sealer.seal(storable_text(token)),
                 "token_expires": None if token_expires is None else to_iso(token_expires),
                 "verdict": verdict,
                 "due": int(due),
@@ -202,10 +211,10 @@ class ShownCards:
                 "next_try_at": None,
                 "created_at": self.db.now(),
             }
-            place = [check_id, row["platform"], row["chat"], row["message"]]
+            place = [check_id, platform, row["chat_hash"], row["message"]]
             known = self.db.execute(
-                "SELECT id FROM shown_cards WHERE check_id = ? AND platform = ? AND chat = ?"
-                " AND message = ?",
+                "SELECT id FROM shown_cards WHERE check_id = ? AND platform = ?"
+                " AND chat_hash = ? AND message = ?",
                 place,
             ).fetchone()
             row["id"] = known[0] if known is not None else secrets.token_urlsafe(12)
@@ -264,6 +273,15 @@ class ShownCards:
         ).fetchall()
         return [str(row[0]) for row in found]
 
+    def shown_in(self, check_id: str, platform: str, chat: str) -> bool:
+        """Whether a card of check ``check_id`` was recorded as shown in ``chat`` of
+        ``platform`` (the platform's raw chat id: a Discord channel)."""
+        found = self.db.first(
+            "SELECT 1 FROM shown_cards WHERE check_id = ? AND platform = ? AND chat_hash = ?",
+            [check_id, platform, self.sealer.chat_key(platform, storable_text(chat))],
+        )
+        return found is not None
+
     def due_checks(self, platform: str, *, limit: int) -> list[str]:
         """Up to ``limit`` original checks with cards due on ``platform`` and not waiting
         for a retry."""
@@ -282,6 +300,9 @@ class ShownCards:
             " AND (s.next_try_at IS NULL OR s.next_try_at <= ?) ORDER BY s.created_at, s.rowid",
             [original_id, platform, self.db.now()],
         )
+        for row in rows:  # opened to send to them, never written back
+            row["chat"] = self.sealer.open(row["chat"])
+            row["token"] = self.sealer.open(row["token"])
         return [ShownCard.from_row(row) for row in rows]
 
     def corrected(self, cards: list[ShownCard], verdict: str) -> None:
@@ -308,10 +329,10 @@ class ShownCards:
                     [card.id, card.due_gen],
                 )
 
-    def failed(self, cards: list[ShownCard], *, permanent: bool = False) -> bool:
-        """Correcting these cards failed: for good (``permanent``: the chat is gone or
-        the bot may not post there) they are given up at once; else they are tried again
-        after a backoff, and given up :data:`GIVE_UP` after they fell due.
+    def failed(self, cards: list[ShownCard]) -> bool:
+        """Correcting these cards failed for a passing reason (a 429, a 5xx, the network):
+        they are tried again after a backoff, and given up :data:`GIVE_UP` after they
+        fell due.
 
         Returns:
             Whether they are given up.
@@ -329,7 +350,7 @@ class ShownCards:
                     continue  # a newer change was marked: it starts its own tries
                 tries, since = int(found[0]) + 1, from_iso(found[1]) or now
                 wait = min(FIRST_BACKOFF * 2 ** (tries - 1), MAX_BACKOFF)
-                done = permanent or now - since >= GIVE_UP
+                done = now - since >= GIVE_UP
                 self.db.execute(
                     "UPDATE shown_cards SET tries = ?, next_try_at = ?, due = ? WHERE id = ?",
                     [tries, to_iso(now + wait), 0 if done else 1, card.id],
@@ -340,6 +361,18 @@ class ShownCards:
             [c.id for c in cards],
         )
         return int(left) == 0
+
+    def gave_up(self, cards: list[ShownCard]) -> None:
+        """These cards can never be corrected (the bot was removed or blocked, the chat is
+        gone): nothing is due there any more, unless a newer change was marked since they
+        were read. Their verdict stays the one they show."""
+        with self.db.write():
+            for card in cards:
+                self.db.execute(
+                    "UPDATE shown_cards SET due = 0, tries = tries + 1, next_try_at = NULL"
+                    " WHERE id = ? AND due_gen = ?",
+                    [card.id, card.due_gen],
+                )
 
     def forget_tokens(self, now: dt.datetime) -> int:
         """Blank the tokens that expired before ``now`` (they can edit nothing any more)."""

@@ -31,6 +31,7 @@ from .reports import Reports
 from .retention import purge_content
 from .reviews import Reviews, Scope, apply_review
 from .rows import CheckRow, CheckStatus, RepeatKind
+from .sealing import Sealer
 from .shown_cards import ShownCards
 from .sql import StoreDatabase
 from .vectors import Vectors
@@ -45,23 +46,30 @@ class CheckStore:
         db: a database from :func:`~storage.database.open_database` or
             :func:`~storage.opening.open_postgres`.
         clock: returns the current timezone-aware time; tests pass a fake one.
+        secret: the store's secret, which seals the raw ids a correction or a delivery
+            needs (:mod:`storage.sealing`); without it, those cannot be written or read.
     """
 
     def __init__(
-        self, db: StoreDatabase, *, clock: Callable[[], dt.datetime] | None = None
+        self,
+        db: StoreDatabase,
+        *,
+        clock: Callable[[], dt.datetime] | None = None,
+        secret: bytes | None = None,
     ) -> None:
         self.db = db
         self.database = LockedDatabase(db, clock=clock)
+        sealer = Sealer(secret)
         self.checks = Checks(self.database)
         self.reports = Reports(self.database)
         self.vectors = Vectors(self.database)
         self.feedback = Feedback(self.database)
         self.chats = ChatSettings(self.database)
         self.marks = SectionMarks(self.database)
-        self.deliveries = Deliveries(self.database)
+        self.deliveries = Deliveries(self.database, sealer)
         self.reviews = Reviews(self.database)
         self.attempts = Attempts(self.database)
-        self.shown_cards = ShownCards(self.database)
+        self.shown_cards = ShownCards(self.database, sealer)
 
     @property
     def clock(self) -> Callable[[], dt.datetime]:

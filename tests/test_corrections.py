@@ -22,6 +22,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
+import json
+import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,8 +37,9 @@ from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from peers.poll_rounds import PollRounds
 from peers.store_fixtures import T0, Clock
-from peers.telegram_peer import FakeBotAPI, user
+from peers.telegram_peer import FakeBotAPI, group, user
 from peers.telegram_setup import SECRET, fake_bot, telegram_settings
+from sqlite_utils import Database
 from test_queue import settings_for, worker
 
 from bots.cli import main
@@ -49,8 +53,13 @@ from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
 from storage import shown_cards
 from storage.corrections import ChatCorrection, due_chats, record_card, review_check, save_report
+from storage.database import open_database
+from storage.errors import StorageError
+from storage.keys import hash_chat
+from storage.migrations import migrate
 from storage.queue.jobs import CORRECT_TASK
 from storage.retention import purge_content
+from storage.rows import to_iso
 from storage.service import CheckService, Requester
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
@@ -63,6 +72,7 @@ POST = (
     "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
 )
 NOTE = "The council minutes show no such vote."
+KEY = SECRET.encode()  # the store's secret: it seals the raw chat ids
 
 
 def _repeat(store: CheckStore, original: str, chat: str = "c") -> str:
@@ -83,7 +93,7 @@ def _repeat(store: CheckStore, original: str, chat: str = "c") -> str:
 
 
 def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase) -> None:
-    store = CheckStore(db, clock=Clock())
+    store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("unproven")).id
     repeat = _repeat(store, original)
     shown = {"verdict": "unproven"}
@@ -121,7 +131,7 @@ def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase)
 
 
 def test_a_card_shown_after_a_change_it_missed_is_due_at_once(db: StoreDatabase) -> None:
-    store = CheckStore(db, clock=Clock())
+    store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("true")).id
     review_check(store, original, reviewer="m", platform="cli", verdict="misleading")
     # A card made before the review, recorded after it (a deliver job on its way).
@@ -136,7 +146,7 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
     """A 5-minute outage loses nothing: each failure waits a backoff (1, 2, 4 … minutes)
     before the next try, and a card is given up only a day after it fell due."""
     clock = Clock()
-    store = CheckStore(db, clock=clock)
+    store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("false")).id
     record_card(store, original, platform="telegram", chat="5", message="9", verdict="false")
     review_check(store, original, reviewer="m", platform="cli", verdict="true")
@@ -160,13 +170,16 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
             break
         clock.advance(hours=1)
     assert given_up and clock.now - dt.timedelta(days=1) >= T0
-    # A permanent refusal (the chat is gone) gives up at once.
+    # A permanent refusal (the chat is gone) gives up at once; the card's verdict is the
+    # one it still shows.
     review_check(store, original, reviewer="m3", platform="cli", verdict="true")
-    assert store.shown_cards.failed(store.shown_cards.due(original, "telegram"), permanent=True)
+    store.shown_cards.gave_up(store.shown_cards.due(original, "telegram"))
+    assert store.shown_cards.due_checks("telegram", limit=10) == []
+    assert store.database.rows("SELECT verdict FROM shown_cards") == [("true",)]
 
 
 def test_a_later_change_is_never_cleared_by_an_earlier_ones_sends(db: StoreDatabase) -> None:
-    store = CheckStore(db, clock=Clock())
+    store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("false")).id
     record_card(store, original, platform="telegram", chat="5", message="9", verdict="false")
     review_check(store, original, reviewer="m", platform="cli", verdict="true")
@@ -177,9 +190,42 @@ def test_a_later_change_is_never_cleared_by_an_earlier_ones_sends(db: StoreDatab
     assert (second.shown, second.verdict) == ("true", "misleading")
 
 
+def test_the_raw_ids_stored_before_are_sealed_by_the_migration(tmp_path: Path) -> None:
+    """m016 seals the chat ids and tokens of cards shown, and the targets of deliveries,
+    written before it, with the store's secret (refused without it); what was sealed
+    opens to the same ids, and a card is still found by its chat."""
+    path = tmp_path / "old.db"
+    old = Database(path)
+    migrate(old, upto="m015_purgeable_review_notes")
+    check = stored_check(CheckStore(old), full_report("unproven"))
+    card = {"id": "card1", "check_id": check.id, "original_id": check.id}
+    card |= {"platform": "telegram", "chat": "7123456789", "message": "5", "token": "t0k"}
+    card |= {"verdict": "unproven", "created_at": to_iso(T0)}
+    old.table("shown_cards").insert(card)
+    target = {"chat_id": 7123456789, "message_id": 6}
+    old.table("deliveries").insert(
+        {"check_id": check.id, "platform": "telegram", "target_json": json.dumps(target),
+         "created_at": to_iso(T0)}
+    )  # fmt: skip
+    old.close()
+    with pytest.raises(StorageError, match="m016"):
+        open_database(path)
+    db = open_database(path, secret=KEY)
+    store = CheckStore(db, clock=Clock(), secret=KEY)
+    assert "7123456789" not in repr(db.execute("SELECT * FROM shown_cards").fetchall())
+    assert "7123456789" not in repr(db.execute("SELECT * FROM deliveries").fetchall())
+    assert store.shown_cards.shown_in(check.id, "telegram", "7123456789")
+    review_check(store, check.id, reviewer="m", platform="cli", verdict="false")
+    (shown,) = store.shown_cards.due(check.id, "telegram")
+    assert (shown.chat, shown.message, shown.token) == ("7123456789", "5", "t0k")
+    claim = store.deliveries.claim(check.id)
+    assert claim is not None and claim.target == target
+    db.close()
+
+
 def test_the_purge_takes_the_records_and_expired_tokens_go(db: StoreDatabase) -> None:
     clock = Clock()
-    store = CheckStore(db, clock=clock)
+    store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("false")).id
     expires = clock.now + dt.timedelta(minutes=15)
     record_card(
@@ -235,7 +281,7 @@ def _said(chat: ChatCorrection) -> tuple[str, int, str, str, str, str, bool]:
 
 def test_a_recheck_with_another_verdict_makes_the_older_cards_due(db: StoreDatabase) -> None:
     clock = Clock()
-    store = CheckStore(db, clock=clock)
+    store = CheckStore(db, clock=clock, secret=KEY)
     older = stored_check(store, full_report("unproven")).id
     clock.advance(hours=30)  # past the repeat window: the same text is checked anew
     original = stored_check(store, full_report("unproven")).id
@@ -277,7 +323,7 @@ def test_a_recheck_with_another_verdict_makes_the_older_cards_due(db: StoreDatab
 
 def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) -> None:
     clock = Clock()
-    store = CheckStore(db, clock=clock)
+    store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
     record_card(store, original, platform="telegram", chat="5", message="1", verdict="unproven")
     repeat = _repeat(store, original)
@@ -293,7 +339,7 @@ def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) ->
 
 def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> None:
     clock = Clock()
-    store = CheckStore(db, clock=clock)
+    store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
     record_card(store, original, platform="telegram", chat="5", message="1", verdict="unproven")
     clock.advance(hours=2)
@@ -325,6 +371,11 @@ def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> Non
 # -- Telegram end to end, with the fake checker -----------------------------------------------
 
 ANN, BOB, CAROL = user(951, "Ann"), user(952, "Bob"), user(953, "Carol")
+
+
+def _keyed(chat_id: int) -> str:
+    """A Telegram chat's keyed hash under the tests' secret: a shown card's ``chat_hash``."""
+    return hash_chat(KEY, "telegram", str(chat_id))
 
 
 def _private(sender: dict[str, Any]) -> dict[str, Any]:
@@ -373,7 +424,7 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
                 await asyncio.sleep(0.05)
         original = cards[ANN["id"]]["reply_markup"]["inline_keyboard"][0][0]["callback_data"][2:]
         carol = store.database.rows(
-            "SELECT check_id FROM shown_cards WHERE chat = ?", [str(CAROL["id"])]
+            "SELECT check_id FROM shown_cards WHERE chat_hash = ?", [_keyed(CAROL["id"])]
         )[0][0]
         # Carol's check aged past the retention: the purge takes where her card is.
         aged = (service.clock() - dt.timedelta(days=40)).isoformat(timespec="microseconds")
@@ -440,6 +491,95 @@ async def test_a_correction_survives_an_outage_of_the_bot_api(
     (update,) = _updates(peer, ANN["id"])
     assert update["text"] == f"Update: this post was changed from Unproven to False: {NOTE}"
     assert peer.messages[(ANN["id"], card["message_id"])]["text"].startswith("❌ False")
+
+
+async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 36: Bob blocked the bot (403 Forbidden) and Carol's chat was deleted (400
+    "chat not found"): each is given up at its first try, neither retried for a day, while
+    Ann, whose card was shown after theirs, is told once. The log names their chats by
+    keyed hash, never by id (a private chat's id is its user's)."""
+    caplog.set_level(logging.INFO, logger="bots")
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
+    monkeypatch.setattr(shown_cards, "FIRST_BACKOFF", dt.timedelta(milliseconds=50))
+    async with _bot(tmp_path, FakeChecker(verdict="unproven")) as (peer, service):
+        cards = {}
+        for who in (BOB, CAROL, ANN):  # Bob asks first; Carol's and Ann's are repeats
+            peer.send(_private(who), who, POST)
+            cards[who["id"]] = await peer.wait_for(lambda w=who: _card(peer, w["id"]))
+        store = service.store
+        async with asyncio.timeout(10):
+            while store.database.rows("SELECT count(*) FROM shown_cards") != [(3,)]:
+                await asyncio.sleep(0.05)
+        original = cards[BOB["id"]]["reply_markup"]["inline_keyboard"][0][0]["callback_data"][2:]
+        peer.blocked.add(BOB["id"])
+        peer.gone.add(CAROL["id"])
+        before = len(peer.calls)
+        await asyncio.to_thread(
+            review_check, store, original, reviewer="op", platform="cli", verdict="false"
+        )
+        await peer.wait_for(lambda: _updates(peer, ANN["id"]))
+        await PollRounds(store).passed(4)  # a backoff of 50 ms would have retried by now
+        assert store.shown_cards.due_checks("telegram", limit=10) == []
+        # Their cards were not corrected: the store still has them showing Unproven.
+        shown = dict(store.database.rows("SELECT chat_hash, verdict FROM shown_cards"))
+    (update,) = _updates(peer, ANN["id"])
+    assert update["text"] == "Update: this post was changed from Unproven to False."
+    for gone in (BOB["id"], CAROL["id"]):
+        # Each try begins with the card's edit: one try, never another.
+        edits = [c for c in peer.calls[before:] if c.method == "editMessageText"]
+        tried = [c for c in edits if c.params.get("chat_id") == gone]
+        assert len(tried) == 1, tried
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    for gone in (BOB["id"], CAROL["id"]):
+        assert f"chat {_keyed(gone)[:12]} can never" in logged
+        assert not re.search(rf"\b{gone}\b", logged)
+    assert shown == {
+        _keyed(BOB["id"]): "unproven",
+        _keyed(CAROL["id"]): "unproven",
+        _keyed(ANN["id"]): "false",
+    }
+
+
+async def test_raw_chat_ids_are_sealed_at_rest_and_corrections_still_arrive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: ``shown_cards`` kept raw chat ids (a private chat's is its user's id) for
+    the whole retention. Now they are sealed under the store's secret: neither a group's
+    nor a private chat's id is anywhere in the database's files, yet a review from the
+    terminal reaches both chats, each told once."""
+    monkeypatch.setattr(corrections, "POLL_S", 0.05)
+    erin, group_chat = user(7123456789, "Erin"), group(-1009876543210)
+    async with _bot(tmp_path, FakeChecker(verdict="unproven")) as (peer, service):
+        post = peer.send(group_chat, ANN, POST)
+        peer.send(group_chat, ANN, "/check", reply_to=post)
+        peer.send(_private(erin), erin, POST)
+        cards = {
+            chat: await peer.wait_for(lambda c=chat: _card(peer, c))
+            for chat in (group_chat["id"], erin["id"])
+        }
+        store = service.store
+        async with asyncio.timeout(10):
+            while store.database.rows("SELECT count(*) FROM shown_cards") != [(2,)]:
+                await asyncio.sleep(0.05)
+        files = b"".join(path.read_bytes() for path in tmp_path.glob("zofia.db*"))
+        for chat in cards:
+            assert str(chat).encode() not in files and str(abs(chat)).encode() not in files
+        original = next(iter(cards.values()))["reply_markup"]["inline_keyboard"][0][0]
+        await asyncio.to_thread(
+            review_check,
+            store,
+            original["callback_data"][2:],
+            reviewer="op",
+            platform="cli",
+            verdict="false",
+        )
+        await peer.wait_for(lambda: all(_updates(peer, chat) for chat in cards))
+        await PollRounds(store).passed(2)
+    for chat, card in cards.items():
+        (update,) = _updates(peer, chat)
+        assert update["reply_to_message"]["message_id"] == card["message_id"]
 
 
 async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older_card(

@@ -17,9 +17,9 @@ from storage.store import CheckStore
 def test_a_claim_taken_over_after_its_lease_is_no_longer_the_first_replica_s(
     db: StoreDatabase, clock: Clock
 ) -> None:
-    store = CheckStore(db, clock=clock)
+    store = CheckStore(db, clock=clock, secret=b"k" * 32)
     check = stored_check(store, full_report("false"))
-    deliveries = Deliveries(store.database, lease=dt.timedelta(seconds=60))
+    deliveries = Deliveries(store.database, store.deliveries.sealer, lease=dt.timedelta(seconds=60))
     deliveries.expect(check.id, "telegram", {"chat_id": 5, "message_id": 9})
     first = deliveries.claim(check.id)
     assert first is not None and deliveries.claim(check.id) is None  # its lease runs

@@ -428,7 +428,7 @@ async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_fren
     )
     database = open_database(tmp_path / "zofia.db")
     try:
-        store = CheckStore(database)
+        store = CheckStore(database, secret=b"k" * 32)
         check = stored_check(store, full_report("unproven"), language="French")
         record_card(
             store, check.id, platform="telegram", chat="42", message="7", verdict="unproven"

@@ -297,6 +297,40 @@ async def test_a_named_reviewer_confirms_in_a_private_chat(
         assert service.store.database.rows("SELECT count(*) FROM checks") == [(2,)]
 
 
+async def test_the_review_prompt_is_offered_once_while_it_is_open(tmp_path: Path) -> None:
+    """Issue 36: an admin's 20 quick Review taps posted 20 identical prompts in the
+    group. Now a tap while the group's review of that check is open (its choices, or its
+    note's prompt) is answered and posts nothing; once the review is cancelled or saved,
+    Review offers the choices again."""
+    async with _telegram(tmp_path) as (peer, service):
+        post = peer.send(GROUP, DAVE, POST)
+        peer.send(GROUP, ANN, "/check", reply_to=post)
+        card = (await peer.wait_for(lambda: _cards(peer, GROUP["id"])))[0]
+        check_id = next(d for d in _data(card) if d.startswith("r:"))[2:]
+
+        async def tap() -> None:  # answered, with no alert
+            answered = await _answer(peer, peer.press(card, f"r:{check_id}", ANN))
+            assert not answered.params.get("text")
+
+        await asyncio.gather(*(tap() for _ in range(5)))  # five quick taps
+        (choices,) = _replies(peer, card)  # one offer, not five
+        await _answer(peer, peer.press(choices, f"rx:{check_id}", ANN))  # cancelled
+        await tap()
+        (_, offer) = await peer.wait_for(lambda: _replies(peer, card)[1:] and _replies(peer, card))
+        # The choice made, its note's prompt is open: a tap still posts nothing.
+        await _answer(peer, peer.press(offer, f"rf:{check_id}", ANN))
+        (prompt,) = await peer.wait_for(lambda: _replies(peer, offer))
+        await tap()
+        assert len(_replies(peer, card)) == 2
+        note = peer.send(GROUP, ANN, NOTE, reply_to=prompt)
+        await peer.wait_for(lambda: _replies(peer, note))  # saved
+        await tap()
+        await peer.wait_for(lambda: _replies(peer, card)[2:])  # offered again
+        assert len(_replies(peer, card)) == 3
+        (review,) = service.store.reviews.history(check_id)
+        assert review.to_verdict == "false"
+
+
 # -- Discord ---------------------------------------------------------------------------------
 
 
@@ -421,3 +455,84 @@ def _updates_dc(peer: FakeDiscord) -> list[Call]:
         for c in peer.calls_to("POST", "/webhooks/")
         if str((c.body or {}).get("content") or "").startswith("Update:")
     ]
+
+
+async def test_the_discord_review_right_is_tested_in_the_cards_own_channel(
+    discord_api: FakeDiscord, tmp_path: Path
+) -> None:
+    """Issue 36: Discord resolves a member's rights in the channel an interaction comes
+    from. A moderator of another channel (Manage Messages there, not where the card is)
+    pressing Review, or choosing, or sending the form, from that channel is refused on
+    every step, and nothing is stored; from the card's own channel each step goes on."""
+    peer = discord_api
+    elsewhere = (FakeDiscord.GUILD_ID, FakeDiscord.CHANNEL_ID + 1)
+    async with _discord(tmp_path) as bot:
+        ask = peer.slash("factcheck", {"text": POST}, user_id=970000000000000001)
+        card = await _verdict(peer, ask)
+        buttons = [b for row in card["components"] for b in row["components"]]
+        review = next(b["custom_id"] for b in buttons if "zf:review:" in b.get("custom_id", ""))
+        check_id = review.split(":")[-1]
+        await _recorded(bot.service, 1)
+
+        def refused(call: Call) -> bool:
+            data = call.body.get("data") or {}
+            return call.body["type"] == 4 and data.get("content") == discord_moderation.REFUSED
+
+        # The press, from another channel: refused, and nothing is offered.
+        press = peer.button(review, card, user_id=MODERATOR, where=elsewhere)
+        assert refused(await _responded(peer, press))
+        assert _followups(peer, press["token"]) == []
+
+        # From the card's channel: the choices are offered.
+        press = peer.button(review, card, user_id=MODERATOR)
+        assert (await _responded(peer, press)).body["type"] == 6
+        offer = await peer.wait_for(lambda c: c in _followups(peer, press["token"]))
+        select = offer.body["components"][0]["components"][0]["custom_id"]
+        # The choice, from another channel: refused; from the card's: the form.
+        chosen = peer.select(select, offer.answer, ["false"], user_id=MODERATOR, where=elsewhere)
+        assert refused(await _responded(peer, chosen))
+        chosen = peer.select(select, offer.answer, ["false"], user_id=MODERATOR)
+        form = await _responded(peer, chosen)
+        assert form.body["type"] == 9
+        modal = form.body["data"]["custom_id"]
+        inputs = [row["components"][0]["custom_id"] for row in form.body["data"]["components"]]
+        fields = dict(zip(inputs, [NOTE, LINK], strict=True))
+        # The form, from another channel: refused, and no review is stored.
+        submit = peer.modal_submit(modal, fields, offer.answer, user_id=MODERATOR, where=elsewhere)
+        assert refused(await _responded(peer, submit))
+        assert bot.service.store.reviews.history(check_id) == []
+        # A form is answered once: chosen again, and sent from the card's channel, saved.
+        chosen = peer.select(select, offer.answer, ["false"], user_id=MODERATOR)
+        modal = (await _responded(peer, chosen)).body["data"]["custom_id"]
+        submit = peer.modal_submit(modal, fields, offer.answer, user_id=MODERATOR)
+        await peer.dispatch("INTERACTION_CREATE", submit)
+        saved = await peer.wait_for(lambda c: c in _followups(peer, submit["token"]))
+        assert saved.body["content"].startswith("Review saved: Unproven → False")
+        (stored,) = bot.service.store.reviews.history(check_id)
+        assert stored.to_verdict == "false"
+
+
+async def test_a_discord_moderators_review_select_is_offered_once(
+    discord_api: FakeDiscord, tmp_path: Path
+) -> None:
+    """Issue 36: a second press on Review while this moderator's select for the card is
+    open is acknowledged, and nothing new is posted; once the review is saved, Review
+    offers the select again."""
+    peer = discord_api
+    async with _discord(tmp_path) as bot:
+        card = await _verdict(peer, peer.slash("factcheck", {"text": POST}))
+        buttons = [b for row in card["components"] for b in row["components"]]
+        review = next(b["custom_id"] for b in buttons if "zf:review:" in b.get("custom_id", ""))
+        await _recorded(bot.service, 1)
+        first = peer.button(review, card, user_id=MODERATOR)
+        assert (await _responded(peer, first)).body["type"] == 6
+        await peer.wait_for(lambda c: c in _followups(peer, first["token"]))
+        again = peer.button(review, card, user_id=MODERATOR)
+        assert (await _responded(peer, again)).body["type"] == 6  # acknowledged
+        await _choose_false_with_a_note(peer, first)  # the review, saved
+        assert _followups(peer, again["token"]) == []  # the second press posted nothing
+        # Saved: a press offers the select again.
+        later = peer.button(review, card, user_id=MODERATOR)
+        assert (await _responded(peer, later)).body["type"] == 6
+        offer = await peer.wait_for(lambda c: c in _followups(peer, later["token"]))
+        assert offer.body["content"].startswith("Review of this verdict (False)")

@@ -68,7 +68,7 @@ async def worker(
 ) -> AsyncIterator[CheckRunner]:
     """A Procrastinate worker taking check jobs (and, given ``deliver``, deliveries)."""
     db = PostgresDatabase(settings.storage.url)
-    store = CheckStore(db)
+    store = CheckStore(db, secret=settings.storage.secret.encode())
     runner = CheckRunner(checker, store, HashingEncoder())
     app = make_app(settings.storage.url)
     register_check_tasks(app, runner, settings.queue)
@@ -222,7 +222,9 @@ async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> N
     settings = settings_for(postgres_url)
     async with replica(settings, FakeChecker()) as service:
         handle = await service.submit(Post(text=POST), asker(1))
-        book = Deliveries(service.store.database, lease=dt.timedelta(seconds=60))
+        book = Deliveries(
+            service.store.database, service.store.deliveries.sealer, lease=dt.timedelta(seconds=60)
+        )
         await expect(service, handle.check_id, "test", {"chat": 1})
         claim = book.claim(handle.check_id)
         assert claim is not None and claim.target == {"chat": 1}
@@ -232,7 +234,9 @@ async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> N
         assert again is not None
         book.delivered(again)
         assert book.claim(handle.check_id) is None and not book.is_claimed(handle.check_id)
-        expired = Deliveries(service.store.database, lease=dt.timedelta(seconds=-1))
+        expired = Deliveries(
+            service.store.database, service.store.deliveries.sealer, lease=dt.timedelta(seconds=-1)
+        )
         await expect(service, handle.check_id, "test", {"chat": 2})
         assert book.claim(handle.check_id) is not None
         assert expired.claim(handle.check_id) is not None  # the first lease ran out

@@ -30,7 +30,7 @@ RETENTION = dt.timedelta(days=30)
 
 @pytest.fixture
 def store(db: StoreDatabase, clock: Clock) -> CheckStore:
-    return CheckStore(db, clock=clock)
+    return CheckStore(db, clock=clock, secret=b"k" * 32)
 
 
 def _versions(db: StoreDatabase) -> set[tuple[str, str, str]]:

@@ -82,6 +82,36 @@ def test_reviews_are_an_audit_trail_superseded_never_edited(db: StoreDatabase) -
     assert store.reports.get(row.id).verdict == "false"  # type: ignore[union-attr]
 
 
+def test_the_purge_blanks_a_reviews_note_and_link_with_its_checks_text(
+    db: StoreDatabase,
+) -> None:
+    """Issue 36: review notes were never purged. The retention purge blanks a review's
+    note and link with its check's text; the row stays (who as a hash, when, from which
+    verdict to which), and the append-only trigger still refuses every other change."""
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    row = stored_check(store, full_report("false"))
+    store.reviews.add(
+        row.id,
+        reviewer="mod-hash",
+        platform="telegram",
+        verdict="true",
+        note="Ann's cousin posted it first.",
+        link="https://example.org/ann",
+    )
+    kept = [(r.id, r.reviewer, r.created_at, r.to_verdict) for r in store.reviews.history(row.id)]
+    clock.advance(days=1)
+    assert store.purge(clock.now) == 1
+    (purged,) = store.reviews.history(row.id)
+    assert (purged.note, purged.link) == ("", "")
+    assert [(purged.id, purged.reviewer, purged.created_at, purged.to_verdict)] == kept
+    assert store.purge(clock.now) == 0  # nothing left to purge
+    for change in ("to_verdict = 'false'", "note = 'x'", "note = '', reviewer = 'x'"):
+        with pytest.raises(Exception, match="never edited"), store.write():
+            store.database.execute(f"UPDATE reviews SET {change}")
+    assert store.reviews.history(row.id) == [purged]
+
+
 def test_a_review_of_a_repeat_is_of_its_original_and_bad_input_is_refused(
     db: StoreDatabase,
 ) -> None:

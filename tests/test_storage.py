@@ -273,6 +273,8 @@ ALL_MIGRATIONS = [
     "m012_checks_by_time",
     "m013_review_scope_and_retries",
     "m014_follow_up_charges",
+    "m015_purgeable_review_notes",
+    "m016_sealed_chat_ids",
 ]
 KEY = b"k" * 32
 

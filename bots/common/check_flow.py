@@ -24,6 +24,7 @@ from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
 
 from .card import VerdictCard, verdict_card
+from .logs import log_chat
 from .posts import post_from_message
 from .progress import follow_progress
 from .quiet import DEFAULT_MIN_CONFIDENCE, unasked_gets_card
@@ -280,7 +281,7 @@ async def _checks_left(calls: StoreCalls, asker: str, check_id: str) -> int | No
 
 async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, started: bool) -> None:
     """Say what went wrong, in one sentence; what failed inside goes to the log."""
-    chat = request.requester.chat_id
+    chat = log_chat(request.requester.platform, request.requester.chat_id)  # never the id
     if isinstance(exc, ZofiaError) and not started and request.on_refused is not None:
         request.on_refused()  # refused before it cost any work
     # Nobody asked an automatic check: a limit's refusal, or a picture that cannot be

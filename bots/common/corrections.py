@@ -10,7 +10,10 @@ and hands it to the platform's sender, one chat after another, so the platform's
 rate limiting paces them. A chat told is marked corrected (unless a newer change came
 meanwhile: that one is sent next); one whose sending failed is tried again after a
 backoff of minutes to hours, and given up a day after its card fell due
-(:mod:`storage.shown_cards`). A chat's moderators' review reaches only that chat.
+(:mod:`storage.shown_cards`). A sender that finds the chat gone for good (the bot
+removed or blocked, the chat deleted) raises :class:`ChatGoneError`: that chat is given
+up at once, and the others are still told. A chat's moderators' review reaches only
+that chat. Log lines name a chat by its keyed hash, never by its id.
 
 In the local mode the bot finds due corrections by polling the store every
 :data:`POLL_S` seconds while it runs (:func:`correcting`); in the queued mode a
@@ -35,12 +38,14 @@ from storage.store import CheckStore
 
 from .card import VerdictCard, verdict_card
 from .card_notes import SHORT_NAMES
+from .logs import log_chat
 from .store_calls import StoreCalls, off_loop
 from .words import ENGLISH, N_, Words, words_for
 
 __all__ = [
     "BATCH",
     "POLL_S",
+    "ChatGoneError",
     "Notice",
     "SendCorrection",
     "correct_check",
@@ -72,7 +77,12 @@ class Notice:
 
 
 #: a platform's sender: edit a chat's cards, then tell it once; raises when it could not
+#: (:class:`ChatGoneError` when it never will)
 SendCorrection = Callable[[Notice], Awaitable[None]]
+
+
+class ChatGoneError(Exception):
+    """The chat can never be told: the bot may no longer post there, or it is gone."""
 
 
 def verdict_word(verdict: str, words: Words = ENGLISH) -> str:
@@ -242,10 +252,15 @@ async def correct_check(
     left = False
     for chat, notice in await off_loop(_notices, store, platform, check_id):
         cards = list(chat.cards)
+        where = log_chat(platform, chat.chat)  # its keyed hash, never its id
         try:
             await send(notice)
-        except Exception:
-            log.warning("could not correct check %s in a chat", check_id, exc_info=True)
+        except ChatGoneError as exc:
+            log.info("chat %s can never be told of check %s: %s", where, check_id, exc)
+            await off_loop(store.shown_cards.gave_up, cards)
+            continue
+        except Exception as exc:
+            log.warning("could not correct check %s in chat %s: %r", check_id, where, exc)
             left = not await off_loop(store.shown_cards.failed, cards) or left
             continue
         await off_loop(store.shown_cards.corrected, cards, chat.verdict)

@@ -6,11 +6,17 @@ Each platform asks in its own way (Telegram: buttons, then a reply to a prompt; 
 a select, then a form) and says a refused note its own way; what it stores, and what
 the moderator is told once it is stored, is written here. The sentences are in the
 chat's language: the check's, as its card is.
+
+A review's prompt is offered once (:class:`OpenReviews`): a Review tap while the same
+review is open (its choices or its note's prompt, until saved, cancelled or expired) is
+answered and posts nothing.
 """
 
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Hashable
 
 from storage.reviews import ReviewLimitError
 from storage.service import CheckService
@@ -21,6 +27,8 @@ from .words import ENGLISH, N_, Words
 __all__ = [
     "CHOICES",
     "CHOOSE",
+    "OPEN_S",
+    "OpenReviews",
     "choice_label",
     "choose_sentence",
     "note_refused",
@@ -32,6 +40,37 @@ CHOOSE = N_("Review of this verdict ({verdict}): confirm it, or choose the verdi
 #: what a reviewer may choose, in the order offered: "confirm" keeps the verdict in force
 CHOICES = ("confirm", "true", "false", "misleading", "unproven")
 _CONFIRM = N_("Confirm")
+
+
+#: how long a review stays open without an answer (Telegram's note, Discord's select)
+OPEN_S = 600.0
+#: reviews open at once, at most (the oldest is forgotten first)
+MAX_OPEN = 256
+
+
+class OpenReviews:
+    """The reviews whose prompt is open, by a platform's key (Telegram: the chat and the
+    check; Discord: the channel, the check and the moderator), each for :data:`OPEN_S`
+    seconds at most, :data:`MAX_OPEN` at once. In this process only."""
+
+    def __init__(self) -> None:
+        self._until: dict[Hashable, float] = {}
+
+    def open(self, key: Hashable) -> bool:
+        """Open the review ``key``; ``False`` when it is open already (nothing to post)."""
+        now = time.monotonic()
+        for gone in [k for k, until in self._until.items() if until <= now]:
+            del self._until[gone]
+        if key in self._until:
+            return False
+        while len(self._until) >= MAX_OPEN:
+            del self._until[next(iter(self._until))]
+        self._until[key] = now + OPEN_S
+        return True
+
+    def close(self, key: Hashable) -> None:
+        """The review ``key`` is saved, cancelled or given up: Review offers it again."""
+        self._until.pop(key, None)
 
 
 def choose_sentence(verdict: str, words: Words = ENGLISH) -> str:

@@ -16,6 +16,7 @@ from storage.service import CheckService
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 
+from .logs import key_chats_with
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def build_service(
     With the store on PostgreSQL it consults a :class:`QueuedDelivery`: ``zofia worker``
     processes run the engine, and ``checker`` here only reads pictures."""
     store, secret = open_store(settings.storage, clock=clock)
+    key_chats_with(secret)  # log lines name chats as the store keys them
     held = settings.service.max_pending_checks * settings.llm.max_tokens_per_check
     if 0 < settings.service.daily_token_budget < held:
         log.warning(

@@ -26,12 +26,13 @@ from typing import Any, NamedTuple
 import discord
 from discord import app_commands
 
+from bots.common.logs import log_chat
 from bots.common.privacy import privacy_text, retention_days_of
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
 from bots.common.turns import Ticket
 from bots.common.words import chat_language, words_for
 
-from .chats import chat_of
+from .chats import PLATFORM, chat_of
 from .check_flow import Opening, check_interaction, finish
 from .context import DiscordContext, context_of
 from .guild_settings import (
@@ -172,7 +173,10 @@ async def open_check(
     read.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen
     done, _ = await asyncio.wait({read}, timeout=SETTINGS_WAIT_S)
     if not done:
-        log.warning("the settings of chat %s are slow to read; deferring privately", chat)
+        log.warning(
+            "the settings of chat %s are slow to read; deferring privately",
+            log_chat(PLATFORM, chat),
+        )
         await interaction.response.defer(thinking=True, ephemeral=True)
     found = await read
     deferred = interaction.response.is_done()
@@ -180,7 +184,9 @@ async def open_check(
     language = _language(interaction, found.language)
     left, claim = ctx.cooldowns.claim(chat, found.cooldown_s)  # no await in between
     if left > 0:
-        log.info("request in chat %s refused: cooldown, %.0f s left", chat, left)
+        log.info(
+            "request in chat %s refused: cooldown, %.0f s left", log_chat(PLATFORM, chat), left
+        )
         where = "server" if interaction.guild_id else "chat"
         said = cooldown_sentence(left, where, words_for(language))
         if deferred:

@@ -12,6 +12,7 @@ import discord
 from bots.common.cooldowns import Cooldowns
 from bots.common.keyed_locks import KeyedLocks
 from bots.common.links import report_url
+from bots.common.moderation import OpenReviews
 from bots.common.store_calls import StoreCalls
 from bots.common.turns import Turns
 from storage.service import CheckService
@@ -41,6 +42,8 @@ class DiscordContext:
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
     #: one lock per key (say, one section of one check) while someone holds or waits for it
     lock: KeyedLocks = field(default_factory=KeyedLocks)
+    #: the reviews whose select or form is open (a Review press then posts nothing new)
+    reviews: OpenReviews = field(default_factory=OpenReviews)
     #: the service's store calls, awaited off the event loop
     calls: StoreCalls = field(init=False)
     #: each user's private requests, answered in turn (``[service] private_in_flight``

@@ -6,7 +6,10 @@ it, and the update follows it as one follow-up message (on a private card, the u
 is put on the card itself: a follow-up would not be private). Once every token has
 expired, the update is posted in the channel with the card as it now reads, if the bot
 may post there; a private card whose token has expired gets nothing (the record keeps
-no user id to send a DM to). discord.py waits out Discord's rate limits.
+no user id to send a DM to). discord.py waits out Discord's rate limits. A channel the
+bot may not post in, or that is gone (Forbidden, NotFound), raises
+:class:`~bots.common.corrections.ChatGoneError`: it is given up at once. Any other
+failure is tried again later.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import logging
 import discord
 
 from bots.common.card import VerdictCard
-from bots.common.corrections import Notice
+from bots.common.corrections import ChatGoneError, Notice
 from storage.shown_cards import ShownCard
 
 from .buttons import card_view
@@ -69,8 +72,8 @@ async def send_correction(ctx: DiscordContext, bot: discord.Client, notice: Noti
     """Edit the channel's cards and tell it once (see the module's docstring).
 
     Raises:
-        discord.HTTPException: a failure worth trying again; a channel the bot may not
-            post in is logged instead.
+        ChatGoneError: the channel can never be told.
+        discord.HTTPException: a failure worth trying again.
     """
     sentence = escape(notice.sentence)
     public: discord.Webhook | None = None  # the newest public card edited
@@ -100,4 +103,4 @@ async def send_correction(ctx: DiscordContext, bot: discord.Client, notice: Noti
         await channel.send(content=sentence, allowed_mentions=NONE, suppress_embeds=True)
         await channel.send(embed=verdict_embed(card), view=view, allowed_mentions=NONE)
     except (discord.Forbidden, discord.NotFound) as exc:
-        log.info("channel %s can no longer be told of a correction: %s", notice.chat, exc.text)
+        raise ChatGoneError(exc.text) from exc

@@ -1,8 +1,16 @@
 """Moderators' reviews from Discord: the verdict's Review button.
 
-Who may review: a server member with Manage Messages (or Administrator) where the
-card is, and the reviewers named in ``[service] reviewers`` (compared as HMACs). Anyone
-else who presses Review is refused in one private sentence.
+Who may review: a server member with Manage Messages (or Administrator) in the card's
+own channel (the right Discord resolved for the interaction, which comes from the
+channel it was made in), and the reviewers named in ``[service] reviewers`` (compared
+as HMACs). The right is tested on every step (the press, the choice, the form): the
+press must come from a channel where a card of that check was shown (as recorded for
+corrections), and the choice and the form from that same channel. Anyone else who
+presses Review is refused in one private sentence.
+
+The select is offered once: a moderator's press on Review while their review of that
+check in that channel is open (until saved or expired) is acknowledged and posts nothing
+new (:class:`~bots.common.moderation.OpenReviews`).
 
 A reviewer's press is acknowledged without a visible change (a deferred update: the
 press's own interaction can then edit the card it was pressed on, for 15 minutes),
@@ -33,12 +41,14 @@ from bots.common.card import VerdictCard
 from bots.common.corrections import reviewed_card
 from bots.common.moderation import (
     CHOICES,
+    OPEN_S,
     choice_label,
     choose_sentence,
     note_refused,
     review_limited,
     save_review,
 )
+from bots.common.store_calls import off_loop
 from bots.common.words import ENGLISH, N_, Words, words_for
 from storage.errors import CheckNotFoundError
 from storage.reviews import MAX_LINK, ReviewLimitError
@@ -47,7 +57,7 @@ from .chats import PLATFORM, chat_of, stored_check
 from .context import DiscordContext
 from .render import NONE, verdict_embed
 
-__all__ = ["REFUSED", "REVIEW_TIMEOUT_S", "may_review", "start_review"]
+__all__ = ["REFUSED", "REVIEW_TIMEOUT_S", "card_channel", "may_review", "start_review"]
 
 log = logging.getLogger(__name__)
 
@@ -59,19 +69,35 @@ REFUSED = N_(
 )
 #: as the other buttons say it
 NOT_FOUND = N_("That check was not found.")
-#: how long the select and the form wait for the reviewer
-REVIEW_TIMEOUT_S = 600.0
+#: how long the select and the form wait for the reviewer (as long as a review is open)
+REVIEW_TIMEOUT_S = OPEN_S
 
 #: a card's buttons (``bots.discord.buttons.card_view`` for the context, passed in:
 #: buttons imports this module, so this one cannot import buttons)
 ViewOf = Callable[[VerdictCard], discord.ui.View]
 
 
-def may_review(ctx: DiscordContext, interaction: discord.Interaction[Any]) -> bool:
-    """Whether the user of ``interaction`` may review verdicts where it came from."""
+async def card_channel(
+    ctx: DiscordContext, press: discord.Interaction[Any], check_id: str
+) -> int | None:
+    """The channel of the card a Review press was on: the press's own, if a card of
+    ``check_id`` was shown there (as recorded); ``None`` otherwise."""
+    channel = press.channel_id
+    if channel is None:
+        return None
+    shown = ctx.service.store.shown_cards.shown_in
+    return channel if await off_loop(shown, check_id, PLATFORM, str(channel)) else None
+
+
+def may_review(
+    ctx: DiscordContext, interaction: discord.Interaction[Any], channel: int | None
+) -> bool:
+    """Whether the user of ``interaction`` may review the card in ``channel``: a reviewer
+    the settings name, or a member who can manage messages, as Discord resolved it for
+    an interaction made in that very channel."""
     if ctx.service.reviewers.named(PLATFORM, str(interaction.user.id)):
         return True
-    if interaction.guild_id is None:
+    if interaction.guild_id is None or channel is None or interaction.channel_id != channel:
         return False
     permissions = interaction.permissions
     return permissions.manage_messages or permissions.administrator
@@ -81,18 +107,31 @@ async def start_review(
     ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, view_of: ViewOf
 ) -> None:
     """Review pressed on a card: refuse, or offer the choices privately."""
-    if not may_review(ctx, interaction):
+    if not may_review(ctx, interaction, await card_channel(ctx, interaction, check_id)):
         await interaction.response.send_message(REFUSED, ephemeral=True)
         return
     await interaction.response.defer()  # a deferred update: this interaction edits the card
+    review = _review_key(interaction, check_id)
+    if not ctx.reviews.open(review):
+        return  # acknowledged: this moderator's select is on screen already
     found = await stored_check(ctx, check_id, interaction)
     if found is None:
+        ctx.reviews.close(review)
         await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
     words = words_for(found[0].language)  # the chat's language, as the check was answered in
     said = choose_sentence(found[1].verdict, words)
     choices = Choices(ctx, interaction, check_id, view_of, words)
-    await interaction.followup.send(said, view=choices, ephemeral=True)
+    try:
+        await interaction.followup.send(said, view=choices, ephemeral=True)
+    except discord.HTTPException:
+        ctx.reviews.close(review)
+        raise
+
+
+def _review_key(press: discord.Interaction[Any], check_id: str) -> tuple[int, str, int]:
+    """Whose review is open: the card's channel, the check and the moderator."""
+    return (press.channel_id or 0, check_id, press.user.id)
 
 
 class Choices(discord.ui.View):
@@ -116,8 +155,11 @@ class Choices(discord.ui.View):
         self.select.callback = self._chosen  # type: ignore[method-assign]
         self.add_item(self.select)
 
+    async def on_timeout(self) -> None:
+        self.ctx.reviews.close(_review_key(self.card, self.check_id))
+
     async def _chosen(self, interaction: discord.Interaction[Any]) -> None:
-        if not may_review(self.ctx, interaction):
+        if not may_review(self.ctx, interaction, self.card.channel_id):
             await interaction.response.send_message(self.words(REFUSED), ephemeral=True)
             return
         choice = self.select.values[0]
@@ -155,6 +197,9 @@ class Note(discord.ui.Modal, title="Review"):
         self.add_item(self.link)
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
+        if not may_review(self.ctx, interaction, self.card.channel_id):
+            await interaction.response.send_message(self.words(REFUSED), ephemeral=True)
+            return
         await interaction.response.defer(ephemeral=True, thinking=True)
         said = await self._save(interaction)
         await interaction.followup.send(said, ephemeral=True, allowed_mentions=NONE)
@@ -162,6 +207,8 @@ class Note(discord.ui.Modal, title="Review"):
     async def _save(self, interaction: discord.Interaction[Any]) -> str:
         """Store the review and edit the card; what to tell the reviewer."""
         ctx, words = self.ctx, self.words
+        review = _review_key(self.card, self.check_id)
+        ctx.reviews.close(review)  # the review ends here, unless its note is asked again
         found = await stored_check(ctx, self.check_id, self.card)
         if found is None:
             return words(NOT_FOUND)
@@ -183,6 +230,7 @@ class Note(discord.ui.Modal, title="Review"):
         except ReviewLimitError as exc:
             return review_limited(exc, words)
         except ValueError as exc:  # a long note, a link that is no address (said in English)
+            ctx.reviews.open(review)  # its select is still there to choose again
             again = words("Choose again to send another note.")
             return f"{note_refused(exc)} {again}"
         await self._edit_card()

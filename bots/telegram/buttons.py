@@ -18,6 +18,7 @@ from telegram import CallbackQuery, Message, Update
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
+from bots.common.logs import log_chat
 from bots.common.sections import already_shown, section
 from bots.common.sentences import error_sentence
 from bots.common.words import words_for
@@ -66,13 +67,14 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
         return NOT_FOUND, True, None
     row = await ctx.calls.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
     if row is None:
-        log.info("button for an unknown or foreign check in chat %s", message.chat.id)
+        where = log_chat(PLATFORM, message.chat.id)
+        log.info("button for an unknown or foreign check in chat %s", where)
         return NOT_FOUND, True, None
     if action == "cancel":
         return (*_cancel(ctx, row, query.from_user.id), None)
     # Telegram names a deleted or too old message with date 0: is_accessible says so.
     if not message.is_accessible or not isinstance(message, Message):
-        log.info("button on an inaccessible card in chat %s", message.chat.id)
+        log.info("button on an inaccessible card in chat %s", log_chat(PLATFORM, message.chat.id))
         return GONE, True, None
     if action in ("up", "down"):
         return (*await _vote(ctx, row, query, 1 if action == "up" else -1), None)

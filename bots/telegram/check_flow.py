@@ -23,6 +23,7 @@ from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, run_check
 from bots.common.corrections import record_shown
 from bots.common.languages import LANGUAGE_KEY
+from bots.common.logs import log_chat
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.common.words import ENGLISH, N_, Words, words_for
@@ -109,7 +110,8 @@ class TelegramScreen:
                 edited = await self.reply.edit_text(text)
                 self.reply = edited if isinstance(edited, Message) else self.reply
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
-            log.warning("could not answer a picture post in chat %s: %s", self.chat_id, exc)
+            where = log_chat(PLATFORM, self.chat_id)
+            log.warning("could not answer a picture post in chat %s: %s", where, exc)
 
     async def show_waiting(self, ahead: int) -> None:
         """Answer a request waiting its turn at once, with how many are ahead: this reply
@@ -207,7 +209,7 @@ class TelegramScreen:
                     quote_text(sentence), parse_mode="HTML", reply_markup=None
                 )
         except TelegramError as exc:
-            log.warning("could not tell chat %s: %s", self.anchor.chat_id, exc)
+            log.warning("could not tell chat %s: %s", log_chat(PLATFORM, self.anchor.chat_id), exc)
         finally:
             self.opened()
 

@@ -4,18 +4,18 @@
 card the chat was shown is edited into the card as it now reads (a card deleted or too
 old to edit is passed over), then one short reply to the newest card says what changed.
 The application's rate limiter paces the calls (per chat and overall) and retries a
-429. A chat the bot may no longer post in (it was removed, or blocked) is given up:
-nobody there can be told.
+429. A chat the bot may no longer post in (it was removed, or blocked: "Forbidden"), or
+that is gone ("chat not found"), raises :class:`~bots.common.corrections.ChatGoneError`:
+it is given up at once. Anything else (a 429 the limiter gave up on, a 5xx, the
+network) is raised as it is, and the chat is tried again later.
 """
 
 from __future__ import annotations
 
-import logging
-
 from telegram import Bot, ReplyParameters
-from telegram.error import Forbidden
+from telegram.error import BadRequest, Forbidden
 
-from bots.common.corrections import Notice
+from bots.common.corrections import ChatGoneError, Notice
 
 from .card_edits import card_message, edit_card
 from .context import TelegramContext
@@ -23,15 +23,17 @@ from .render import NO_PREVIEW, quote_text
 
 __all__ = ["send_correction"]
 
-log = logging.getLogger(__name__)
+#: what Telegram says of a chat that is gone (a ``BadRequest``, not a ``Forbidden``)
+_CHAT_GONE = "chat not found"
 
 
 async def send_correction(ctx: TelegramContext, bot: Bot, notice: Notice) -> None:
     """Edit the chat's cards and reply once to the newest (see the module's docstring).
 
     Raises:
-        TelegramError: a failure worth trying again (a network error, a 429 the rate
-            limiter gave up on); what cannot change on a retry is logged instead.
+        ChatGoneError: the chat can never be told.
+        TelegramError: a failure worth trying again (a network error, a 5xx, a 429 the
+            rate limiter gave up on).
     """
     chat_id = int(notice.chat)
     newest = int(notice.cards[-1][0].message)
@@ -48,4 +50,8 @@ async def send_correction(ctx: TelegramContext, bot: Bot, notice: Notice) -> Non
             reply_parameters=ReplyParameters(newest, allow_sending_without_reply=True),
         )
     except Forbidden as exc:
-        log.info("chat %s can no longer be told of a correction: %s", chat_id, exc.message)
+        raise ChatGoneError(exc.message) from exc
+    except BadRequest as exc:
+        if _CHAT_GONE in exc.message.lower():
+            raise ChatGoneError(exc.message) from exc
+        raise

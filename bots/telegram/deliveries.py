@@ -21,6 +21,7 @@ from telegram.error import TelegramError
 from bots.common.card import VerdictCard
 from bots.common.check_flow import card_for, card_target
 from bots.common.corrections import record_shown
+from bots.common.logs import log_chat
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_gets_card
 from bots.common.sentences import error_sentence
 from bots.common.words import words_for
@@ -46,7 +47,7 @@ async def react(bot: Bot, chat_id: int, message_id: int) -> None:
     try:
         await bot.set_message_reaction(chat_id, message_id, reaction=REACTION)
     except TelegramError as exc:
-        log.warning("could not react to a post in chat %s: %s", chat_id, exc)
+        log.warning("could not react to a post in chat %s: %s", log_chat(PLATFORM, chat_id), exc)
 
 
 def delivery_target(

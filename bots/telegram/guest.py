@@ -31,6 +31,7 @@ from telegram.ext import ApplicationHandlerStop, BaseHandler, ContextTypes, Mess
 
 from bots.common.card import VerdictCard
 from bots.common.check_flow import CheckRequest, card_for, card_target
+from bots.common.logs import log_chat
 from bots.common.sentences import error_sentence
 from bots.common.words import words_for
 from storage.deliveries import Claim
@@ -39,7 +40,7 @@ from storage.limits import RateLimitedError
 from zofia_engine.post import Post
 
 from .check_flow import TelegramScreen, check_message
-from .context import TelegramContext, context_of
+from .context import PLATFORM, TelegramContext, context_of
 from .deliveries import post_delivered
 from .inputs import (
     HOW_TO,
@@ -109,7 +110,8 @@ async def _say(message: Message, sentence: str) -> None:
             message.get_bot(), message.guest_query_id or "", quote_text(sentence), sentence
         )
     except TelegramError as exc:
-        log.warning("could not answer a guest query in chat %s: %s", message.chat_id, exc)
+        where = log_chat(PLATFORM, message.chat_id)
+        log.warning("could not answer a guest query in chat %s: %s", where, exc)
 
 
 class GuestScreen(TelegramScreen):
@@ -215,7 +217,7 @@ async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         try:
             await _ask(context_of(context), message)
         except Exception:  # a store that cannot be read: logged; the others never run
-            log.exception("guest message in chat %s failed", message.chat_id)
+            log.exception("guest message in chat %s failed", log_chat(PLATFORM, message.chat_id))
     raise ApplicationHandlerStop
 
 

@@ -20,11 +20,12 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
+from bots.common.logs import log_chat
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_reason, cooldown_sentence
 from bots.common.words import ENGLISH, N_, Words, words_for
 
 from .check_flow import AUTO_CHECK, ChatRules, chat_rules, check_message
-from .context import TelegramContext, context_of, read_chat_language
+from .context import PLATFORM, TelegramContext, context_of, read_chat_language
 from .pictures import IMAGE_DOCUMENT, album_caption, has_picture
 from .posts import NOTHING_TO_CHECK, post_text, visible_text
 
@@ -57,7 +58,8 @@ async def chat_words(ctx: TelegramContext, message: Message) -> Words:
     try:
         return words_for(await read_chat_language(ctx, message))
     except Exception:
-        log.warning("could not read the language of chat %s", message.chat_id, exc_info=True)
+        where = log_chat(PLATFORM, message.chat_id)
+        log.warning("could not read the language of chat %s", where, exc_info=True)
         return ENGLISH
 
 
@@ -118,7 +120,8 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         if unasked and rules is None:
             return
     except Exception:  # a store that cannot be read: no auto-check, as when it is off
-        log.exception("could not read the auto-check setting of chat %s", first.chat_id)
+        where = log_chat(PLATFORM, first.chat_id)
+        log.exception("could not read the auto-check setting of chat %s", where)
         return
     try:
         if not text and not pictures:
@@ -128,7 +131,9 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         if await _in_cooldown(ctx, first, say=not unasked):
             return
     except TelegramError as exc:
-        log.warning("could not answer an album in chat %s: %s", first.chat_id, exc)
+        log.warning(
+            "could not answer an album in chat %s: %s", log_chat(PLATFORM, first.chat_id), exc
+        )
         return
     await check_message(
         ctx, first, text, asker_of(first), pictures=pictures, unasked=unasked, rules=rules
@@ -149,7 +154,8 @@ def cooldown_left(ctx: TelegramContext, message: Message, *, asked: str = "reque
         return 0.0
     left, _ = ctx.cooldowns.claim(str(message.chat_id), ctx.settings.chat_cooldown_s)
     if left:
-        log.info("%s in chat %s refused: cooldown, %.0f s left", asked, message.chat_id, left)
+        where = log_chat(PLATFORM, message.chat_id)
+        log.info("%s in chat %s refused: cooldown, %.0f s left", asked, where, left)
     return left
 
 

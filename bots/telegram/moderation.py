@@ -12,6 +12,10 @@ link at the end of the note is kept as the review's link. The review is stored
 when the verdict changed, every chat shown the card is told
 (:mod:`bots.common.corrections`).
 
+The choices are offered once (:class:`~bots.common.moderation.OpenReviews`): a tap on
+Review while this chat's review of the check is open (its choices or its note's prompt,
+until saved, cancelled or expired) is answered and posts nothing new.
+
 The review's sentences and buttons are in the chat's language: the check's, as its card
 is (:func:`~bots.common.words.words_for`); a note's answer is in its prompt's.
 
@@ -51,7 +55,10 @@ from telegram.ext import (
 )
 
 from bots.common.corrections import reviewed_card
+from bots.common.logs import log_chat
 from bots.common.moderation import (
+    OPEN_S,
+    OpenReviews,
     choice_label,
     choose_sentence,
     note_refused,
@@ -93,8 +100,8 @@ PROMPT = N_(
 EXPIRED = N_("This review has expired: tap Review on the card again.")
 CANCELLED = N_("Review cancelled.")
 DETAILS_EXPIRED = N_("The details of this check have expired.")
-#: how long a review waits for its note, and how many may wait at once
-DRAFT_TTL_S = 600.0
+#: how long a review waits for its note (as long as it stays open), and how many may wait
+DRAFT_TTL_S = OPEN_S
 MAX_DRAFTS = 256
 #: choice letter → the verdict it gives (:data:`bots.common.moderation.CHOICES`; "cancel":
 #: none)
@@ -109,6 +116,7 @@ CHOICES = {
 _CANCEL = N_("Cancel")
 _DATA = re.compile(r"r(?P<choice>[ctfmux]?):(?P<check_id>[A-Za-z0-9_-]{1,32})")
 _DRAFTS = "zofia-review-drafts"
+_OPEN = "zofia-reviews-open"
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,11 @@ def _drafts(context: ContextTypes.DEFAULT_TYPE) -> Drafts:
     return cast(Drafts, context.bot_data.setdefault(_DRAFTS, Drafts()))
 
 
+def _open(context: ContextTypes.DEFAULT_TYPE) -> OpenReviews:
+    """This chat's reviews open, by ``(chat id, check id)``."""
+    return cast(OpenReviews, context.bot_data.setdefault(_OPEN, OpenReviews()))
+
+
 async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -> bool:
     """Whether ``user_id`` may review verdicts in ``chat``: a reviewer the settings name,
     or (in a group) one of its administrators."""
@@ -166,7 +179,8 @@ async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -
     try:
         member = await bot.get_chat_member(chat.id, user_id)
     except TelegramError as exc:
-        log.warning("could not ask whether a user is an admin of chat %s: %s", chat.id, exc)
+        where = log_chat(PLATFORM, chat.id)
+        log.warning("could not ask whether a user is an admin of chat %s: %s", where, exc)
         return False
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
@@ -224,14 +238,21 @@ async def _route(
         return words(REFUSED)
     if not message.is_accessible or not isinstance(message, Message):
         return GONE
-    if choice is None:  # Review itself: offer the choices
+    if choice is None:  # Review itself: offer the choices, once while they are open
         if found is None:
             return words(DETAILS_EXPIRED)
+        if not _open(context).open((message.chat.id, row.id)):
+            return ""  # the tap is answered; the choices are on screen already
         said = choose_sentence(found[1].verdict, words)
         keyboard = choice_keyboard(row.id, words)
-        await message.reply_text(said, do_quote=True, reply_markup=keyboard)
+        try:
+            await message.reply_text(said, do_quote=True, reply_markup=keyboard)
+        except TelegramError:
+            _open(context).close((message.chat.id, row.id))
+            raise
         return ""
     if choice == "cancel":
+        _open(context).close((message.chat.id, row.id))
         await message.edit_text(words(CANCELLED))
         return ""
     await _ask_note(context, message, row, query.from_user, choice, words)
@@ -323,6 +344,8 @@ async def _save(
     """Store the review, edit the card to show it, and say it was saved (in ``words``,
     the prompt's)."""
     note, link = split_note(message.text or "")
+    review = (message.chat_id, draft.check_id)
+    _open(context).close(review)  # the review ends here, unless its note is asked again
     found = await ctx.calls.report_for(draft.check_id)
     if found is None:
         await message.reply_text(words(DETAILS_EXPIRED), do_quote=True)
@@ -352,6 +375,7 @@ async def _save(
         text, force = _prompt(message.chat, cast(User, message.from_user), words, before)
         prompt = await message.reply_html(text, do_quote=True, reply_markup=force)
         _wait(context, prompt, draft)
+        _open(context).open(review)
         return
     original = found[0].repeat_of or found[0].id
     await _edit_card(ctx, context.bot, message.chat_id, draft, original)

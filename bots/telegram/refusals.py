@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from telegram import Message
 from telegram.error import TelegramError
 
+from bots.common.logs import log_chat
 from bots.common.sentences import refusals_sentence
 from bots.common.words import ENGLISH, Words
 
@@ -156,7 +157,8 @@ class Refusals:
             else:
                 await held.answer.edit_text(quote_text(text), parse_mode="HTML")
         except TelegramError as exc:
-            log.warning("could not tell chat %s: %s", held.anchor.chat_id, exc)
+            where = log_chat("telegram", held.anchor.chat_id)
+            log.warning("could not tell chat %s: %s", where, exc)
         held.said = count
 
     def _forget(self, now: float) -> None:

@@ -110,6 +110,7 @@ class FakeDiscord(LoopbackServer):
         self.dm_channels: dict[int, int] = {}  # user id → their DM channel with the bot
         self.originals: dict[str, int] = {}  # interaction token → its response message id
         self.pressed_on: dict[str, int] = {}  # a component's interaction token → its message
+        self.channel_of: dict[str, int] = {}  # an interaction token → its channel id
         self.files: dict[int, tuple[bytes, str]] = {}  # attachment id → its bytes and type
         self.downloads: list[str] = []  # the path of every attachment download
         self.identified = asyncio.Event()
@@ -250,8 +251,11 @@ class FakeDiscord(LoopbackServer):
         guild: bool,
         created: dt.datetime,
         permissions: str = ADMIN,
+        where: tuple[int, int] | None = None,
     ) -> dict[str, Any]:
+        guild_id, channel_id = where or (self.GUILD_ID, self.CHANNEL_ID)
         interaction_id = self.snowflake(created)
+        self.channel_of[f"itoken-{interaction_id}"] = channel_id
         payload: dict[str, Any] = {
             "id": str(interaction_id),
             "application_id": str(self.APP_ID),
@@ -263,14 +267,14 @@ class FakeDiscord(LoopbackServer):
             "app_permissions": "2248473465835073",
             "attachment_size_limit": 8388608,
             "entitlements": [],
-            "authorizing_integration_owners": {"0": str(self.GUILD_ID)} if guild else {},
+            "authorizing_integration_owners": {"0": str(guild_id)} if guild else {},
             "context": 0 if guild else 1,
         }
         if guild:
-            payload["guild_id"] = str(self.GUILD_ID)
+            payload["guild_id"] = str(guild_id)
             payload["guild_locale"] = "en-US"
-            payload["channel_id"] = str(self.CHANNEL_ID)
-            payload["channel"] = self.channel()
+            payload["channel_id"] = str(channel_id)
+            payload["channel"] = self.channel(channel_id) | {"guild_id": str(guild_id)}
             payload["member"] = {
                 "user": self.user(user_id),
                 "roles": [],
@@ -296,11 +300,13 @@ class FakeDiscord(LoopbackServer):
         guild: bool = True,
         created: dt.datetime | None = None,
         permissions: str = ADMIN,
+        where: tuple[int, int] | None = None,
     ) -> dict[str, Any]:
         """An INTERACTION_CREATE payload for ``/name`` with string/number/bool options and
         attachment options (an :meth:`attachment` payload: the option's value is its id,
         and the attachment comes in ``resolved.attachments``, as Discord sends it);
-        ``permissions`` are the member's (an admin's by default)."""
+        ``permissions`` are the member's (an admin's by default); ``where``: its guild
+        and channel ids (the test guild's channel by default)."""
         kinds = {str: 3, bool: 5, int: 4, float: 10}
         opts = []
         resolved: dict[str, dict[str, Any]] = {}
@@ -320,7 +326,13 @@ class FakeDiscord(LoopbackServer):
             data["resolved"] = {"attachments": resolved}
         when = created or dt.datetime.now(dt.UTC)
         return self._interaction(
-            2, data, user_id=user_id, guild=guild, created=when, permissions=permissions
+            2,
+            data,
+            user_id=user_id,
+            guild=guild,
+            created=when,
+            permissions=permissions,
+            where=where,
         )
 
     def message_command(
@@ -345,11 +357,13 @@ class FakeDiscord(LoopbackServer):
         *,
         user_id: int = 900000000000000001,
         permissions: str = ADMIN,
+        where: tuple[int, int] | None = None,
     ) -> dict[str, Any]:
         """An INTERACTION_CREATE payload for a press of ``custom_id`` on ``message``, by a
-        member with ``permissions`` (an admin's by default)."""
+        member with ``permissions`` (an admin's by default), in ``where`` (guild and
+        channel ids; the test guild's channel by default)."""
         data = {"custom_id": custom_id, "component_type": 2}
-        return self._component(data, message, user_id=user_id, permissions=permissions)
+        return self._component(data, message, user_id=user_id, permissions=permissions, where=where)
 
     def select(
         self,
@@ -359,11 +373,12 @@ class FakeDiscord(LoopbackServer):
         *,
         user_id: int = 900000000000000001,
         permissions: str = ADMIN,
+        where: tuple[int, int] | None = None,
     ) -> dict[str, Any]:
         """An INTERACTION_CREATE payload for choosing ``values`` in the string select
         ``custom_id`` on ``message``."""
         data = {"custom_id": custom_id, "component_type": 3, "values": values}
-        return self._component(data, message, user_id=user_id, permissions=permissions)
+        return self._component(data, message, user_id=user_id, permissions=permissions, where=where)
 
     def modal_submit(
         self,
@@ -373,6 +388,7 @@ class FakeDiscord(LoopbackServer):
         *,
         user_id: int = 900000000000000001,
         permissions: str = ADMIN,
+        where: tuple[int, int] | None = None,
     ) -> dict[str, Any]:
         """An INTERACTION_CREATE payload for submitting the modal ``custom_id`` (opened from
         a component on ``message``) with its text inputs' ``fields`` by custom id."""
@@ -388,12 +404,19 @@ class FakeDiscord(LoopbackServer):
             guild=True,
             created=dt.datetime.now(dt.UTC),
             permissions=permissions,
+            where=where,
         )
         payload["message"] = message
         return payload
 
     def _component(
-        self, data: dict[str, Any], message: dict[str, Any], *, user_id: int, permissions: str
+        self,
+        data: dict[str, Any],
+        message: dict[str, Any],
+        *,
+        user_id: int,
+        permissions: str,
+        where: tuple[int, int] | None = None,
     ) -> dict[str, Any]:
         payload = self._interaction(
             3,
@@ -402,6 +425,7 @@ class FakeDiscord(LoopbackServer):
             guild=True,
             created=dt.datetime.now(dt.UTC),
             permissions=permissions,
+            where=where,
         )
         payload["message"] = message
         self.pressed_on[payload["token"]] = int(message["id"])
@@ -575,7 +599,10 @@ class FakeDiscord(LoopbackServer):
         resource = None
         if body["type"] in (4, 5, 7):
             data = body.get("data") or {}
-            message = self.message(data.get("content", ""), extra=self._fields(data))
+            channel = self.channel_of.get(token)
+            message = self.message(
+                data.get("content", ""), channel_id=channel, extra=self._fields(data)
+            )
             self.originals[token] = int(message["id"])
             resource = {"type": body["type"], "message": message}
         if body["type"] == 6 and token in self.pressed_on:  # a deferred update: the
@@ -619,7 +646,8 @@ class FakeDiscord(LoopbackServer):
             message.update(self._fields(body))
             return 200, message
         if not rest and method == "POST":
-            return 200, self.message(body.get("content") or "", extra=self._fields(body))
+            content, channel = body.get("content") or "", self.channel_of.get(token)
+            return 200, self.message(content, channel_id=channel, extra=self._fields(body))
         return 404, {"message": "Unknown Webhook route", "code": 0}
 
     def _channel(

@@ -254,6 +254,8 @@ class FakeBotAPI(LoopbackServer):
         #: default, all but the chat member and reaction updates)
         self.allowed_updates: list[str] | None = None
         self.outside: set[int] = set()  # chats the bot is not a member of (guest mode)
+        self.blocked: set[int] = set()  # private chats whose user blocked the bot
+        self.gone: set[int] = set()  # chats deleted: every call naming them is "not found"
         # An outage of the Bot API's front: while set, these methods answer 502 Bad
         # Gateway, as the real API does when its backend is down.
         self.down: set[str] = set()
@@ -518,6 +520,10 @@ class FakeBotAPI(LoopbackServer):
                 raise TelegramError(502, "Bad Gateway")
             if params.get("chat_id") in self.outside:
                 raise TelegramError(403, "Forbidden: bot is not a member of the supergroup chat")
+            if params.get("chat_id") in self.blocked:
+                raise TelegramError(403, "Forbidden: bot was blocked by the user")
+            if params.get("chat_id") in self.gone:
+                raise TelegramError(400, "Bad Request: chat not found")
             self._limit(method, params)
             handler = getattr(self, f"_m_{method}", None)
             if handler is None:
