@@ -128,6 +128,7 @@ INNER_LAYERS = {
             "language",
         },
         {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
+        {"contacts"},
         {"encoder", "llm", "retrieval", "images", "fetch", "run_progress"},
         {"agents", "diagnostics"},
         {"check_evidence", "check_debate", "check_search", "check_run", "evaluation"},

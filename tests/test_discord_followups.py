@@ -329,7 +329,7 @@ async def test_a_burst_of_questions_gets_one_refusal(start: Start) -> None:
             await _handled(run, question)
     replies = [a.body["content"] for q in questions for a in _answers(run.api, q)]
     answers = [text for text in replies if text.startswith("The minutes")]
-    refusals = [text for text in replies if text.startswith("Too many checks for now")]
+    refusals = [text for text in replies if text.startswith("You have asked for 3 checks")]
     assert len(answers) == 2 and len(refusals) == 1 and len(replies) == 3
     assert len(run.checker.questions) == 2
 
