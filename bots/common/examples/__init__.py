@@ -38,7 +38,7 @@ FIRST_RUN_POST = (
 )
 #: what marks the example as one, first, in bold
 EXAMPLE = N_("Example:")
-ASKED = N_("someone forwards me this post:")
+ASKED = N_("someone asks me to check this post:")
 ANSWERED = N_("and gets this card:")
 #: the one line on what a card's buttons do
 BUTTONS = N_(
