@@ -89,13 +89,17 @@ class CheckButton(
 
 
 def verdict_view(check_id: str, *, report_url: str = "", words: Words = ENGLISH) -> discord.ui.View:
-    """The six buttons under a verdict, and a "Full report" link to ``report_url`` when
-    there is one (the report page), labelled in ``words``; the view never times out."""
+    """The six buttons under a verdict, and, when there is a ``report_url`` (the report
+    page), a "Full report" link to it and a "Share" link to it (Discord has no share
+    sheet: its link is what a member copies and passes on; the report page shows what the
+    card shows and more, under the same key as the card's footer); labelled in
+    ``words``; the view never times out."""
     view = discord.ui.View(timeout=None)
     for kind in _LOOKS:
         view.add_item(CheckButton(kind, check_id, words))
     if report_url:
         view.add_item(discord.ui.Button(label=words("Full report"), emoji="📄", url=report_url))
+        view.add_item(discord.ui.Button(label=words("Share"), emoji="🔗", url=report_url))
     return view
 
 

@@ -1,5 +1,5 @@
 """The application commands: ``/factcheck``, the "Fact-check" message command,
-``/factcheck-settings`` and ``/privacy``.
+``/factcheck-settings``, ``/privacy`` and ``/factcheck-help`` (:mod:`.help`).
 
 ``/factcheck``'s ``text`` takes at most :data:`MAX_TEXT` characters (Discord's client
 refuses a longer paste before the bot sees it); a longer post comes as a ``.txt`` file
@@ -42,6 +42,7 @@ from .guild_settings import (
     language_choices,
     save_guild_settings,
 )
+from .help import factcheck_help
 from .pictures import is_picture, message_pictures
 from .posts import message_origin, message_text
 from .text_files import NOT_TEXT, is_text_file, text_file_of
@@ -372,6 +373,12 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
         description="What the fact-check bot stores, for how long, and how to delete it.",
         callback=privacy,
     )
-    app_commands.allowed_installs(guilds=True, users=True)(told)
-    app_commands.allowed_contexts(**EVERYWHERE)(told)
-    return [slash, menu, settings, told]
+    helped: app_commands.Command[Any, ..., None] = app_commands.Command(
+        name="factcheck-help",
+        description="What the fact-check bot does, with an example of a post and its card.",
+        callback=factcheck_help,
+    )
+    for command in (told, helped):
+        app_commands.allowed_installs(guilds=True, users=True)(command)
+        app_commands.allowed_contexts(**EVERYWHERE)(command)
+    return [slash, menu, settings, told, helped]

@@ -171,7 +171,8 @@ async def running_bot(
         turns=Turns(service.settings.private_in_flight),
     )
     application = build_application(ctx, token, base_url=config.base_url, rate_limiter=rate_limiter)
-    async with application:
+    async with application:  # initialising it asks getMe who the bot is
+        ctx.bot_username = application.bot.username  # the cards' Share links name it
         await application.start()
         updater = application.updater
         assert updater is not None

@@ -24,8 +24,9 @@ from bots.common.sentences import error_sentence
 from bots.common.words import words_for
 from storage.rows import CheckRow
 
+from .card_edits import card_buttons
 from .context import PLATFORM, TelegramContext, context_of
-from .render import BUTTON_ACTIONS, NO_PREVIEW, card_keyboard, section_messages
+from .render import BUTTON_ACTIONS, NO_PREVIEW, section_messages
 
 __all__ = ["GONE", "NOT_FOUND", "button_handlers"]
 
@@ -97,9 +98,7 @@ async def _vote(
     votes = await ctx.calls.vote(row, PLATFORM, str(query.from_user.id), vote)
     try:
         await query.edit_message_reply_markup(
-            card_keyboard(
-                row.id, votes, report_url=ctx.report_url(row.id), words=words_for(row.language)
-            )
+            card_buttons(ctx, row.id, votes, words_for(row.language))
         )
     except BadRequest as exc:
         if "not modified" not in exc.message.lower():  # the same vote again: nothing changes

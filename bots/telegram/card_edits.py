@@ -1,8 +1,8 @@
 """A verdict card as Telegram shows it, and the edit of a message the bot sent into it.
 
 :func:`card_message` is the card's HTML and keyboard (its votes, its "Full report" link,
-in its words); :func:`edit_card` edits a message into a card (or one sentence), written
-once for the deliver job, a moderator's review and a correction.
+its Share button, in its words); :func:`edit_card` edits a message into a card (or one
+sentence), written once for the deliver job, a moderator's review and a correction.
 """
 
 from __future__ import annotations
@@ -13,22 +13,36 @@ from telegram import Bot, InlineKeyboardMarkup
 from telegram.error import BadRequest
 
 from bots.common.card import VerdictCard
+from bots.common.words import ENGLISH, Words
 
 from .context import TelegramContext
 from .render import NO_PREVIEW, card_html, card_keyboard
 
-__all__ = ["card_message", "edit_card"]
+__all__ = ["card_buttons", "card_message", "edit_card"]
 
 log = logging.getLogger(__name__)
+
+
+def card_buttons(
+    ctx: TelegramContext, check_id: str, votes: tuple[int, int] = (0, 0), words: Words = ENGLISH
+) -> InlineKeyboardMarkup:
+    """The keyboard of check ``check_id``'s card, with ``votes``, a link to its report
+    page when there is one and its Share button once the bot knows its username, in
+    ``words``."""
+    return card_keyboard(
+        check_id,
+        votes,
+        report_url=ctx.report_url(check_id),
+        share_url=ctx.share_url(check_id, words),
+        words=words,
+    )
 
 
 def card_message(
     ctx: TelegramContext, card: VerdictCard, votes: tuple[int, int] = (0, 0)
 ) -> tuple[str, InlineKeyboardMarkup]:
-    """The card's HTML and its keyboard, with ``votes`` and a link to its report page
-    when there is one, in the card's words."""
-    url = ctx.report_url(card.check_id)
-    return card_html(card), card_keyboard(card.check_id, votes, report_url=url, words=card.words)
+    """The card's HTML and its keyboard (:func:`card_buttons`), in the card's words."""
+    return card_html(card), card_buttons(ctx, card.check_id, votes, card.words)
 
 
 async def edit_card(

@@ -1,6 +1,7 @@
-"""``/start``, ``/help``, ``/privacy`` and ``/settings``: what the bot does, what it
-stores, and the per-group auto-check switch (and how sure an auto-check must be to
-reply with a card) that only a chat admin may turn."""
+"""``/start``, ``/help``, ``/privacy`` and ``/settings``: what the bot does (with a
+worked example: :mod:`.first_run`), what it stores, and the per-group auto-check switch
+(and how sure an auto-check must be to reply with a card) that only a chat admin may
+turn. ``/start c_<token>`` opens a shared card (:mod:`.shared`)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,10 @@ from bots.common.words import translated_languages
 
 from .context import PLATFORM, chat_language_of, context_of
 from .deliveries import REACTION
+from .first_run import show_example
 from .inputs import AUTO_CHECK
+from .share_links import SHARE_PREFIX
+from .shared import open_shared
 
 __all__ = ["BOT_COMMANDS", "HELP", "START", "command_handlers"]
 
@@ -109,19 +113,29 @@ _PARSED: dict[str, tuple[str, Callable[[str], object]]] = {
 
 
 async def on_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/start``: what the bot does, in three lines."""
+    """``/start``: what the bot does, in three lines, then the first-run example; in a
+    private chat, ``/start c_<token>`` (a shared card's link) shows that card instead."""
     message = update.effective_message
     if message is None:
         return
-    await message.reply_text(START, do_quote=message.chat.type != ChatType.PRIVATE)
+    ctx = context_of(context)
+    private = message.chat.type == ChatType.PRIVATE
+    argument = (context.args or [""])[0]
+    if private and argument.startswith(SHARE_PREFIX):
+        await open_shared(ctx, message, argument)
+        return
+    await message.reply_text(START, do_quote=not private)
+    await show_example(ctx, message)
 
 
 async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/help``: the long help (what is stored is ``/privacy``'s, pointed to in one line)."""
+    """``/help``: the long help (what is stored is ``/privacy``'s, pointed to in one
+    line), then the first-run example."""
     message = update.effective_message
     if message is None:
         return
     await message.reply_html(HELP, do_quote=message.chat.type != ChatType.PRIVATE)
+    await show_example(context_of(context), message)
 
 
 async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -20,13 +20,14 @@ from bots.common.languages import LANGUAGE_KEY
 from bots.common.links import report_url
 from bots.common.store_calls import StoreCalls
 from bots.common.turns import Turns
-from bots.common.words import chat_language
+from bots.common.words import ENGLISH, Words, chat_language
 from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .pictures import Albums
 from .refusals import Refusals
 from .settings import TelegramSettings
+from .share_links import share_token, share_url
 
 __all__ = [
     "PLATFORM",
@@ -54,6 +55,8 @@ class TelegramContext:
             large each may be (a larger one is refused before it is downloaded).
         public_url: ``[site] public_url``: where the report pages are; empty, the
             cards have no "Full report" link.
+        bot_username: the bot's username, as ``getMe`` gives it (set once the
+            application is initialised); empty, the cards have no Share button.
     """
 
     service: CheckService
@@ -61,6 +64,7 @@ class TelegramContext:
     allow_private_urls: bool = False
     images: ImageSettings = field(default_factory=ImageSettings)
     public_url: str = ""
+    bot_username: str = ""
     albums: Albums = field(default_factory=Albums)
     checks: set[asyncio.Task[None]] = field(default_factory=set)
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
@@ -84,6 +88,13 @@ class TelegramContext:
     def report_url(self, check_id: str) -> str:
         """The check's report page, or ``""`` when no public address is set."""
         return report_url(self.public_url, check_id)
+
+    def share_url(self, check_id: str, words: Words = ENGLISH) -> str:
+        """The Share button's address for the check's card (:mod:`.share_links`), or
+        ``""`` while the bot's username is unknown."""
+        if not self.bot_username:
+            return ""
+        return share_url(self.bot_username, share_token(self.service.secret, check_id), words)
 
     def user_hash(self, user_id: int) -> str:
         """The stored form of a Telegram user id (an HMAC, never the id)."""

@@ -19,7 +19,7 @@ from bots.common.card import MAX_LINKS, Link, VerdictCard
 from bots.common.links import safe_url
 from bots.common.sections import Section
 from bots.common.splitting import pack, split_text
-from bots.common.words import ENGLISH, Words
+from bots.common.words import ENGLISH, N_, Words
 
 __all__ = [
     "BUTTON_ACTIONS",
@@ -176,14 +176,20 @@ def card_keyboard(
     votes: tuple[int, int] = (0, 0),
     *,
     report_url: str = "",
+    share_url: str = "",
     words: Words = ENGLISH,
 ) -> InlineKeyboardMarkup:
     """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes
     and Review (for moderators: :mod:`.moderation`), then a "Full report" link to
-    ``report_url`` when there is one (the report page); labelled in ``words`` (the
+    ``report_url`` when there is one (the report page) and a "Share" link to
+    ``share_url`` when there is one (:mod:`.share_links`); labelled in ``words`` (the
     chat's language)."""
     up, down = votes
-    link = [[InlineKeyboardButton(words("Full report"), url=report_url)]] if report_url else []
+    links = [
+        InlineKeyboardButton(words(label), url=url)
+        for label, url in ((N_("Full report"), report_url), (N_("Share"), share_url))
+        if url
+    ]
     return InlineKeyboardMarkup(
         [
             [
@@ -200,7 +206,7 @@ def card_keyboard(
                 ),
                 InlineKeyboardButton(words("Review"), callback_data=_data("review", check_id)),
             ],
-            *link,
+            *([links] if links else []),
         ]
     )
 

@@ -1,0 +1,54 @@
+"""``/factcheck-help``: what the bot does and how to ask it, then the first-run example:
+a short false post and the card the bot gives it, rendered by
+:func:`~.render.verdict_embed` from the report shipped with the package
+(:mod:`bots.common.examples`), marked "Example:", with one line on what a card's buttons
+do in its footer. Only whoever asked sees it; nothing is checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from bots.common.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
+from bots.common.words import ENGLISH, Words, chat_language, words_for
+
+from .render import NONE, escape, verdict_embed
+
+__all__ = ["HELP", "example_message", "factcheck_help"]
+
+HELP = (
+    "**ZoFia checks whether a post is true, false, misleading or unproven.**\n"
+    "`/factcheck`: paste a post's text, attach a picture of it, or link a message of this "
+    'server; or open a message\'s menu, Apps → Fact-check. A "Checking…" message comes at '
+    "once, then the verdict card in its place.\n"
+    "`/privacy`: what is stored, and for how long. Server admins: `/factcheck-settings`."
+)
+
+
+def example_message(words: Words = ENGLISH) -> tuple[str, discord.Embed]:
+    """The help and the example as one message: its text (the help, "Example:", the post
+    quoted) and the example's card as an embed, in ``words`` (its summary the report's),
+    the line on the buttons as its footer."""
+    embed = verdict_embed(first_run_card(words))
+    embed.set_footer(text=words(BUTTONS))  # in place of the check id: it is no check
+    content = "\n".join(
+        [
+            HELP,
+            "",
+            f"**{escape(words(EXAMPLE))}** {escape(words(ASKED))}",
+            f"> {escape(FIRST_RUN_POST)}",
+            escape(words(ANSWERED)),
+        ]
+    )
+    return content, embed
+
+
+async def factcheck_help(interaction: discord.Interaction[Any]) -> None:
+    """What the bot does, with an example of a post and its card (only you see it)."""
+    words = words_for(chat_language(None, interaction.locale.value))
+    content, embed = example_message(words)
+    await interaction.response.send_message(
+        content, embed=embed, ephemeral=True, allowed_mentions=NONE
+    )

@@ -1,0 +1,49 @@
+"""The first-run example on Telegram: after ``/start`` and ``/help``, a short false post
+and the card the bot gives it, rendered by :func:`~.render.card_html` from the report
+shipped with the package (:mod:`bots.common.examples`), marked "Example:", and one line
+on what a card's buttons do. Nothing is checked: no engine, no store row.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Message
+
+from bots.common.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
+from bots.common.words import ENGLISH, Words, words_for
+
+from .context import TelegramContext, chat_language_of, read_chat_language
+from .render import NO_PREVIEW, card_html, quote_text
+
+__all__ = ["first_run_html", "show_example"]
+
+log = logging.getLogger(__name__)
+
+
+def first_run_html(words: Words = ENGLISH) -> str:
+    """The example as one message: "Example:", the post quoted, its card quoted (the
+    card's words in ``words``, its summary the report's), the line on the buttons."""
+    card = card_html(first_run_card(words))
+    return "\n".join(
+        [
+            f"<b>{quote_text(words(EXAMPLE))}</b> {quote_text(words(ASKED))}",
+            f"<blockquote>{quote_text(FIRST_RUN_POST)}</blockquote>",
+            quote_text(words(ANSWERED)),
+            f"<blockquote>{card}</blockquote>",
+            f"<i>{quote_text(words(BUTTONS))}</i>",
+        ]
+    )
+
+
+async def show_example(ctx: TelegramContext, message: Message) -> None:
+    """Reply to ``message`` with the example, in its chat's language (the sender's app's
+    when the chat's setting cannot be read: the example still comes)."""
+    try:
+        language = await read_chat_language(ctx, message)
+    except Exception:  # a courtesy: the example is worth more than the setting
+        log.warning("could not read the language of chat %s", message.chat_id, exc_info=True)
+        language = chat_language_of(message, None)
+    await message.reply_html(
+        first_run_html(words_for(language)), do_quote=False, link_preview_options=NO_PREVIEW
+    )

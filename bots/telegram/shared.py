@@ -1,0 +1,111 @@
+"""A shared card opened: ``/start c_<token>`` in a private chat shows the check's card.
+
+The token (:mod:`.share_links`) opens only a Telegram check whose report is still
+stored (not purged, not failed). The card is made anew for the chat that opened it: a
+row of its own, an exact repeat of the check's original, asked by whoever opened the
+link in their private chat. So the card is that chat's like any other: its buttons
+find the check in this chat, a reply to it is a follow-up question, a correction of
+the verdict reaches it, and its report page (where ``[site] public_url`` is set) is
+the new row's, never the shared check's. Nothing of the chat it was shared from comes
+with it: not its origin (where the post was forwarded from), not its date, not that
+chat's moderators' review (a review applies where it was made: :mod:`storage.reviews`),
+and only a reviewer named in the settings may review it (no one else may in a private
+chat: :mod:`.moderation`).
+
+Opening a shared card is a request like any other: the limits admit it first (it is
+answered from the store, as a repeat is), and a refusal is said in one sentence.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Message
+
+from bots.common.check_flow import card_for
+from bots.common.corrections import record_shown
+from bots.common.sentences import error_sentence
+from bots.common.store_calls import off_loop
+from bots.common.words import N_, words_for
+from storage.limits import RateLimitedError
+from storage.service import CheckService, Outcome, Requester
+from zofia_engine.post import Post
+
+from .card_edits import card_message
+from .context import PLATFORM, TelegramContext, read_chat_language
+from .render import NO_PREVIEW, quote_text
+from .share_links import SHARE_PREFIX, shared_check_id
+
+__all__ = ["NOT_SHARED", "open_shared"]
+
+log = logging.getLogger(__name__)
+
+NOT_SHARED = N_(
+    "This shared check was not found: its link is incomplete, or the check has expired. "
+    "Forward the post to me to have it checked."
+)
+#: a shared card made for its chat: the outcome it shows, the votes on its verdict, and
+#: the language of the check (its summary's, and its card's words)
+Copied = tuple[Outcome, tuple[int, int], str]
+
+
+def copy_for(service: CheckService, check_id: str, requester: Requester) -> Copied | None:
+    """Check ``check_id``'s card made for ``requester``'s chat (blocking; see the module's
+    docstring): ``None`` unless it is a Telegram check with its report still stored."""
+    store, chats = service.store, service.chats
+    row = store.checks.get(check_id)
+    if row is None or row.platform != PLATFORM or row.status != "done":
+        return None
+    original = row.repeat_of or row.id
+    if store.reports.get(original) is None:  # purged (or never written)
+        return None
+    copy = store.checks.create(
+        platform=PLATFORM,
+        chat=chats.chat_key(PLATFORM, requester.chat_id),
+        requester=chats.user_hash(PLATFORM, requester.user_id),
+        post=Post(text=row.post_text or "", url=row.url, language=row.language),
+        text_hash=row.text_hash,
+        status="done",
+        repeat_of=original,
+        repeat_kind="exact",
+    )
+    found = store.report_for(copy.id)  # with the reviews in force in the new chat
+    if found is None:
+        return None
+    return Outcome(copy.id, found[1]), store.feedback.counts(original), row.language
+
+
+async def open_shared(ctx: TelegramContext, message: Message, argument: str) -> None:
+    """Answer ``/start c_<token>`` (``argument``) in a private chat with the shared
+    check's card, or one sentence saying it was not found or a limit refused it."""
+    user = message.from_user
+    if user is None:
+        return
+    chat = str(message.chat_id)
+    words = words_for(await read_chat_language(ctx, message))
+    check_id = shared_check_id(ctx.service.secret, argument.removeprefix(SHARE_PREFIX))
+    requester = Requester(PLATFORM, str(user.id), chat, True)
+    admission = None
+    try:
+        copied = None
+        if check_id is not None:
+            admission = await ctx.calls.admit(requester)
+            copied = await off_loop(copy_for, ctx.service, check_id, requester)
+        if copied is None:
+            log.info("a shared link in chat %s opened no check", chat)
+            await message.reply_text(words(NOT_SHARED), do_quote=False)
+            return
+        outcome, votes, language = copied
+        target = {"asker": ctx.user_hash(user.id), "language": language}
+        card = await card_for(ctx.calls, outcome, target)
+        text, keyboard = card_message(ctx, card, votes)
+        sent = await message.reply_html(
+            text, reply_markup=keyboard, link_preview_options=NO_PREVIEW, do_quote=False
+        )
+        await record_shown(ctx.calls, card, PLATFORM, chat, str(sent.message_id))
+    except RateLimitedError as exc:
+        log.info("a shared link in chat %s refused: %s", chat, exc)
+        await message.reply_html(quote_text(error_sentence(exc, words)), do_quote=False)
+    finally:
+        if admission is not None:
+            await ctx.calls.release(admission)
