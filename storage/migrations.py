@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from .errors import StorageError
 from .postgres import is_postgres
+from .schema_api import m016_api_keys
 from .schema_cards import m011_shown_cards
 from .schema_reviews import m013_review_scope_and_retries, m014_follow_up_charges
 from .schema_shares import m010_attempts_and_token_charges
@@ -57,6 +58,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m012_checks_by_time", m012_checks_by_time),
     ("m013_review_scope_and_retries", m013_review_scope_and_retries),
     ("m014_follow_up_charges", m014_follow_up_charges),
+    ("m016_api_keys", m016_api_keys),
 ]
 
 

@@ -68,6 +68,7 @@ from zofia_engine.report import (
 
 TABLES = {
     "_migrations",
+    "api_keys",
     "shown_cards",
     "reviews",
     "attempts",
@@ -273,6 +274,7 @@ ALL_MIGRATIONS = [
     "m012_checks_by_time",
     "m013_review_scope_and_retries",
     "m014_follow_up_charges",
+    "m016_api_keys",
 ]
 KEY = b"k" * 32
 
