@@ -17,15 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
+from click.testing import CliRunner
 from peers.fake_checker import FakeChecker, Gate, fake_service
 
 from bots.api.app import ApiConfig, build_app, serving_api
 from bots.api.checks import requester_of
 from bots.api.models import Accepted, CheckState, VoteState
 from bots.api.openapi import EXAMPLES, OPENAPI_PATH
+from bots.cli import main
 from bots.common.settings import Settings
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys
+from storage.queue.jobs import CHECK_TASK
 from storage.service import CheckService
 
 SECRET = "s3cret-for-tests-only"
@@ -310,7 +314,7 @@ async def test_the_openapi_document_lists_every_route_and_its_examples_are_valid
         seen = 0
         for operations in document["paths"].values():
             for operation in operations.values():
-                bodies = [operation.get("requestBody", {}), *list(operation["responses"].values())]
+                bodies = [operation.get("requestBody", {}), *operation["responses"].values()]
                 for media in (b.get("content", {}).get("application/json", {}) for b in bodies):
                     if "schema" in media:
                         name = media["schema"]["$ref"].rsplit("/", 1)[-1]
@@ -318,3 +322,60 @@ async def test_the_openapi_document_lists_every_route_and_its_examples_are_valid
                         seen += 1
         assert seen >= 20
         assert set(models) <= set(document["components"]["schemas"])
+
+
+@pytest.mark.slow  # a real PostgreSQL server and a Procrastinate worker
+async def test_on_the_queued_deployment_the_api_only_enqueues(postgres_url: str) -> None:
+    from test_queue import settings_for, worker
+
+    settings = settings_for(postgres_url)
+    checker = FakeChecker()
+    async with running_api(settings, checker) as api:
+        status, body, _ = await api.call("POST", "/v1/checks", json={"text": POST})
+        assert status == 202, body
+        jobs = api.service.store.db.execute(
+            "SELECT task_name, args->>'check_id' FROM procrastinate_jobs"
+        ).fetchall()
+        assert [tuple(job) for job in jobs] == [(CHECK_TASK, body["id"])]
+        await asyncio.sleep(0.5)
+        _, state, _ = await api.call("GET", body["poll"])
+        assert state["status"] == "queued" and checker.runs == []  # no engine here
+        async with worker(settings, checker):
+            done = await api.answered(body["poll"])
+        assert done["status"] == "done" and done["vote"]["truth_score"] == 1
+        assert len(checker.runs) == 1  # the worker's
+        deliveries = api.service.store.db.execute("SELECT count(*) FROM deliveries")
+        assert deliveries.fetchone()[0] == 0  # no card to post anywhere
+
+
+def _cli(config: Path, *args: str) -> Any:
+    return CliRunner().invoke(main, [*args, "--config", str(config)])
+
+
+async def test_keys_made_on_the_command_line_are_shown_once_and_revoked(tmp_path: Path) -> None:
+    config = tmp_path / "zofia.toml"
+    config.write_text(
+        f'[storage]\npath = "{tmp_path / "zofia.db"}"\nsecret = "{SECRET}"\n', encoding="utf-8"
+    )
+    made = _cli(config, "api-key", "add", "cofacts")
+    assert made.exit_code == 0, made.output
+    key = made.stdout.strip()
+    assert key.startswith("zofia_") and len(key) > 40 and "shown once" in made.stderr
+    stored = b"".join(path.read_bytes() for path in tmp_path.glob("zofia.db*"))
+    assert key.encode() not in stored  # only its keyed hash
+    taken = _cli(config, "api-key", "add", "cofacts")
+    assert taken.exit_code == 1 and "is taken" in taken.output
+    listed = _cli(config, "api-key", "list")
+    assert listed.output.startswith("cofacts\tmade ") and "revoked" not in listed.output
+    settings = api_settings(tmp_path)
+    async with running_api(settings, FakeChecker()) as api:
+        assert (await api.take("/v1/checks", {"text": POST}, key=key))["status"] == "done"
+        revoked = await asyncio.to_thread(_cli, config, "api-key", "revoke", "cofacts")
+        assert revoked.exit_code == 0, revoked.output
+        status, _, _ = await api.call("POST", "/v1/checks", json={"text": POST}, key=key)
+        assert status == 401
+    assert "revoked" in _cli(config, "api-key", "list").output
+    again = _cli(config, "api-key", "revoke", "cofacts")
+    assert again.exit_code == 1 and "revoked already" in again.output
+    assert _cli(config, "api-key", "add", "cofacts").exit_code == 1  # the name stays taken
+    assert "--host" in CliRunner().invoke(main, ["api", "--help"]).output

@@ -33,7 +33,7 @@ from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.decode import size_words
 
 from .checks import Followers, read_state, submit, vote_state
-from .models import Accepted, CheckIn, CheckState, VoteState
+from .models import Accepted, CheckIn, CheckState, Problem, VoteState
 from .openapi import OPENAPI_PATH, openapi_document
 from .settings import ApiSettings
 
@@ -83,7 +83,7 @@ class Refusal(Exception):
 
 
 def _problem(status: int, sentence: str, headers: dict[str, str] | None = None) -> web.Response:
-    return web.json_response({"error": sentence}, status=status, headers=headers)
+    return _answer(Problem(error=sentence), status, headers)
 
 
 @web.middleware
