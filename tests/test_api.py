@@ -8,6 +8,7 @@ repeats, refusals, votes, the OpenAPI document), not that any fact-checking happ
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import datetime as dt
 import math
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 from click.testing import CliRunner
 from peers.fake_checker import FakeChecker, Gate, fake_service
+from peers.pictures import ScriptedOCR, headline
 
 from bots.api.app import ApiConfig, build_app, serving_api
 from bots.api.checks import requester_of
@@ -29,13 +30,15 @@ from bots.cli import main
 from bots.common.settings import Settings
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys
-from storage.queue.jobs import CHECK_TASK
 from storage.service import CheckService
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.images.reader import ImageReader
 
 SECRET = "s3cret-for-tests-only"
 PUBLIC_URL = "https://factcheck.example.org"
 POST = "The city council of Springfield banned bicycles from every street in March."
 OTHER = "The river bridge in Springfield will close for repairs in May, officials said."
+AS_JSON = {"Content-Type": "application/json"}
 GENEROUS = {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000}
 
 
@@ -192,11 +195,7 @@ async def test_bad_input_gets_one_sentence_and_costs_nothing(tmp_path: Path) -> 
     async with running_api(api_settings(tmp_path), FakeChecker()) as api:
         cases: list[tuple[int, dict[str, Any], str]] = [
             (415, {"data": POST, "headers": {"Content-Type": "text/plain"}}, "JSON"),
-            (
-                400,
-                {"data": "{not json", "headers": {"Content-Type": "application/json"}},
-                "not JSON",
-            ),
+            (400, {"data": "{not json", "headers": AS_JSON}, "not JSON"),
             (400, {"json": ["a list"]}, "not a check"),
             (400, {"json": {}}, "no text"),
             (400, {"json": {"text": "  "}}, "no text"),
@@ -205,12 +204,9 @@ async def test_bad_input_gets_one_sentence_and_costs_nothing(tmp_path: Path) -> 
             (400, {"json": {"text": POST, "published": "last week"}}, "published"),
             (400, {"json": {"text": POST, "url": "javascript:alert(1)"}}, "url"),
             (400, {"json": {"pictures": [{"data": "not base64!"}]}}, "pictures[0].data"),
+            (400, {"data": b'{"text": "\xff"}', "headers": AS_JSON}, "UTF-8"),
             (413, {"json": {"text": "word " * 30_000}}, "over 100 kB"),
-            (
-                413,
-                {"data": _chunks(150_000), "headers": {"Content-Type": "application/json"}},
-                "over 100 kB",
-            ),
+            (413, {"data": _chunks(150_000), "headers": AS_JSON}, "over 100 kB"),
             (422, {"json": {"pictures": [{"data": "aGk="}] * 5}}, "up to 4"),
         ]
         for status, request, words in cases:
@@ -235,6 +231,35 @@ async def _chunks(size: int) -> AsyncIterator[bytes]:
     for _ in range(size // 10_000):
         yield b"x" * 10_000
     yield b'"}'
+
+
+async def test_pictures_come_base64_within_the_caps_and_are_read_by_the_engine(
+    tmp_path: Path,
+) -> None:
+    checker = FakeChecker()
+    lines = ["Springfield bans bicycles", "from every street"]
+    checker.reader = ImageReader(ImageSettings(max_bytes=20_000), ocr=ScriptedOCR("\n".join(lines)))
+    settings = api_settings(tmp_path).model_copy(update={"images": ImageSettings(max_bytes=20_000)})
+    small, large = headline(lines, size=(500, 300)), headline(lines)
+    assert len(small) < 20_000 < len(large)
+
+    def picture(data: bytes) -> dict[str, str]:
+        return {"data": base64.b64encode(data).decode(), "media_type": "image/png"}
+
+    async with running_api(settings, checker) as api:
+        payload = {"text": "Is this real?", "pictures": [picture(small), picture(large)]}
+        status, body, _ = await api.call("POST", "/v1/checks", json=payload)
+        assert (
+            status == 422 and "Picture 2 of 2" in _one_sentence(body) and "20 kB" in body["error"]
+        )
+        assert api.count("attempts") == 0  # refused before it counted
+        state = await api.take(
+            "/v1/checks", {"text": "Is this real?", "pictures": [picture(small)]}
+        )
+        (post,) = checker.runs
+        assert lines[0] in post.text and len(post.images) == 1
+        (finding,) = state["report"]["images"]
+        assert "sha256" not in finding  # scrubbed, as the report page's JSON is
 
 
 async def test_a_key_has_its_own_share_of_the_queue_with_retry_after(tmp_path: Path) -> None:
@@ -322,30 +347,6 @@ async def test_the_openapi_document_lists_every_route_and_its_examples_are_valid
                         seen += 1
         assert seen >= 20
         assert set(models) <= set(document["components"]["schemas"])
-
-
-@pytest.mark.slow  # a real PostgreSQL server and a Procrastinate worker
-async def test_on_the_queued_deployment_the_api_only_enqueues(postgres_url: str) -> None:
-    from test_queue import settings_for, worker
-
-    settings = settings_for(postgres_url)
-    checker = FakeChecker()
-    async with running_api(settings, checker) as api:
-        status, body, _ = await api.call("POST", "/v1/checks", json={"text": POST})
-        assert status == 202, body
-        jobs = api.service.store.db.execute(
-            "SELECT task_name, args->>'check_id' FROM procrastinate_jobs"
-        ).fetchall()
-        assert [tuple(job) for job in jobs] == [(CHECK_TASK, body["id"])]
-        await asyncio.sleep(0.5)
-        _, state, _ = await api.call("GET", body["poll"])
-        assert state["status"] == "queued" and checker.runs == []  # no engine here
-        async with worker(settings, checker):
-            done = await api.answered(body["poll"])
-        assert done["status"] == "done" and done["vote"]["truth_score"] == 1
-        assert len(checker.runs) == 1  # the worker's
-        deliveries = api.service.store.db.execute("SELECT count(*) FROM deliveries")
-        assert deliveries.fetchone()[0] == 0  # no card to post anywhere
 
 
 def _cli(config: Path, *args: str) -> Any:

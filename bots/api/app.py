@@ -12,6 +12,7 @@ admitted costs the key nothing. Store reads run off the event loop, as the pages
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -150,6 +151,11 @@ async def _body(request: web.Request) -> CheckIn:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise too_large from None
+    # Parsing and decoding up to max_body_bytes is CPU work: off the event loop.
+    return await asyncio.to_thread(_parse, raw)
+
+
+def _parse(raw: bytes) -> CheckIn:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
