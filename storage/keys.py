@@ -15,6 +15,7 @@ import secrets
 import unicodedata
 
 __all__ = [
+    "hash_api_key",
     "hash_chat",
     "hash_user",
     "keyed_text_hash",
@@ -55,6 +56,16 @@ def hash_chat(secret: bytes, platform: str, chat_id: str) -> str:
         equal to a user's hash, whose message has no ``chat:`` prefix).
     """
     return _keyed(secret, f"chat:{platform}:{chat_id}")
+
+
+def hash_api_key(secret: bytes, key: str) -> str:
+    """The stored stand-in for an API key (:mod:`storage.api_keys`): the key itself is
+    shown once, when it is made, and never stored.
+
+    Returns:
+        HMAC-SHA256 of ``"api-key:{key}"``, as 64 hex characters.
+    """
+    return _keyed(secret, f"api-key:{key}")
 
 
 def keyed_text_hash(secret: bytes, text: str) -> str:

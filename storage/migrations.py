@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from .errors import StorageError
 from .postgres import is_postgres
+from .schema_api import m017_api_keys
 from .schema_cards import m011_shown_cards
 from .schema_reviews import (
     m013_review_scope_and_retries,
@@ -64,6 +65,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m014_follow_up_charges", m014_follow_up_charges),
     ("m015_purgeable_review_notes", m015_purgeable_review_notes),
     ("m016_sealed_chat_ids", m016_sealed_chat_ids),
+    ("m017_api_keys", m017_api_keys),
 ]
 
 

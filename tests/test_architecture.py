@@ -137,7 +137,7 @@ INNER_LAYERS = {
     "bots": [
         {"common"},
         {"web"},
-        {"telegram", "discord"},
+        {"telegram", "discord", "api"},
         {
             "common.settings",
             "common.runtime",

@@ -68,6 +68,7 @@ from zofia_engine.report import (
 
 TABLES = {
     "_migrations",
+    "api_keys",
     "shown_cards",
     "reviews",
     "attempts",
@@ -275,6 +276,7 @@ ALL_MIGRATIONS = [
     "m014_follow_up_charges",
     "m015_purgeable_review_notes",
     "m016_sealed_chat_ids",
+    "m017_api_keys",
 ]
 KEY = b"k" * 32
 

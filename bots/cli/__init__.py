@@ -30,6 +30,8 @@ COMMANDS = {
     "web": "bots.cli.web:web",
     "worker": "bots.cli.worker:worker",
     "queue": "bots.cli.worker:queue",
+    "api": "bots.cli.api:api",
+    "api-key": "bots.cli.api:api_key",
 }
 
 

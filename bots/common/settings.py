@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from bots.api.settings import ApiSettings
 from bots.discord.settings import DiscordSettings
 from bots.telegram.settings import TelegramSettings
 from bots.web.settings import SiteSettings
@@ -27,6 +28,7 @@ class Settings(EngineSettings):
     telegram: TelegramSettings = TelegramSettings()
     discord: DiscordSettings = DiscordSettings()
     site: SiteSettings = SiteSettings()
+    api: ApiSettings = ApiSettings()
 
 
 def find_config(config: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:

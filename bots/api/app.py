@@ -1,0 +1,293 @@
+"""The API's server: aiohttp, beside the report pages on a port of its own.
+
+Routes: ``POST /v1/checks`` and ``GET /v1/checks/<id>`` (a check and its report),
+``POST /v1/votes`` and ``GET /v1/votes/<id>`` (the same check, seen as a vote), and
+``GET /v1/openapi.json`` (:mod:`.openapi`, the one route without a key). Every other
+request needs ``Authorization: Bearer <key>`` with a key ``zofia api-key add`` made; a
+key sees only its own checks. Every refusal is one sentence in ``{"error": …}``, with
+its status: 400 (not JSON, not a check), 401, 404, 413, 415, 422 (a post that cannot
+be checked) and 429 (a limit, with ``Retry-After``); a request refused before it was
+admitted costs the key nothing. Store reads run off the event loop, as the pages'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from bots.common.sentences import error_sentence
+from bots.common.store_calls import StoreCalls, off_loop
+from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
+from storage.api_keys import ApiKeys
+from storage.limits import RateLimitedError
+from storage.service import CheckService
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.images.decode import size_words
+
+from .checks import Followers, read_state, submit, vote_state
+from .models import Accepted, CheckIn, CheckState, Problem, VoteState
+from .openapi import OPENAPI_PATH, openapi_document
+from .settings import ApiSettings
+
+__all__ = ["ApiConfig", "build_app", "serving_api"]
+
+log = logging.getLogger(__name__)
+
+HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+#: what the router's and aiohttp's own refusals say
+_HTTP_SENTENCES = {
+    404: "There is no such route; the routes are listed at /v1/openapi.json.",
+    405: "This route does not take that method; see /v1/openapi.json.",
+}
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class ApiConfig:
+    """What the server needs besides the service: the ``[api]`` section, the pictures'
+    caps (``[images]``) and the report pages' public address (``[site] public_url``)."""
+
+    api: ApiSettings
+    images: ImageSettings
+    public_url: str = ""
+
+
+_CALLS: web.AppKey[StoreCalls] = web.AppKey("calls", StoreCalls)
+_KEYS: web.AppKey[ApiKeys] = web.AppKey("keys", ApiKeys)
+_CONFIG: web.AppKey[ApiConfig] = web.AppKey("config", ApiConfig)
+_FOLLOWERS: web.AppKey[Followers] = web.AppKey("followers", Followers)
+_KEY: web.RequestKey[str] = web.RequestKey("key", str)
+
+
+class Refusal(Exception):
+    """A request refused, in one sentence, with its status (and headers)."""
+
+    def __init__(self, status: int, sentence: str, headers: dict[str, str] | None = None):
+        super().__init__(sentence)
+        self.status = status
+        self.headers = headers or {}
+
+
+def _problem(status: int, sentence: str, headers: dict[str, str] | None = None) -> web.Response:
+    return _answer(Problem(error=sentence), status, headers)
+
+
+@web.middleware
+async def _refusals(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except Refusal as refusal:
+        return _problem(refusal.status, str(refusal), refusal.headers)
+    except web.HTTPException as exc:  # the router's 404 and 405
+        if exc.status < 400:
+            raise
+        sentence = _HTTP_SENTENCES.get(exc.status, f"{exc.reason}.")
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return _problem(exc.status, sentence, allow)
+    except Exception as exc:
+        log.exception("API request %s %s failed", request.method, request.path)
+        return _problem(500, error_sentence(exc))
+
+
+@web.middleware
+async def _authenticated(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path == OPENAPI_PATH:
+        return await handler(request)
+    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
+    challenge = {"WWW-Authenticate": 'Bearer realm="zofia"'}
+    if scheme.lower() != "bearer" or not key.strip():
+        raise Refusal(
+            401, "No API key: send it as the header Authorization: Bearer <key>.", challenge
+        )
+    name = await off_loop(request.app[_KEYS].name_of, key.strip())
+    if name is None:
+        raise Refusal(401, "This API key is unknown or revoked.", challenge)
+    request[_KEY] = name
+    return await handler(request)
+
+
+async def _secure(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(HEADERS)
+    response.headers["Server"] = "zofia"
+
+
+def _first_error(exc: ValidationError) -> str:
+    """A validation error in one sentence: where, and what is wrong there."""
+    errors = exc.errors()
+    first = errors[0]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    what = str(first["msg"]).removeprefix("Value error, ")
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    field = f"{where.lstrip('.')}: " if where else ""
+    return f"The post is not a check: {field}{what}{more}."
+
+
+async def _body(request: web.Request) -> CheckIn:
+    """The check the request sends, or the refusal of what it sends."""
+    if request.content_type != "application/json":
+        raise Refusal(415, "Send the post as JSON, with Content-Type: application/json.")
+    limit = request.app[_CONFIG].api.max_body_bytes
+    too_large = Refusal(
+        413, f"The request is over {size_words(limit)}; send fewer or smaller pictures."
+    )
+    if (request.content_length or 0) > limit:
+        raise too_large
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise too_large from None
+    # Parsing and decoding up to max_body_bytes is CPU work: off the event loop.
+    return await asyncio.to_thread(_parse, raw)
+
+
+def _parse(raw: bytes) -> CheckIn:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise Refusal(
+            400, f"The body is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+        ) from None
+    except ValueError:
+        raise Refusal(400, "The body is not JSON: it is not UTF-8 text.") from None
+    try:
+        check = CheckIn.model_validate(data)
+    except ValidationError as exc:
+        raise Refusal(400, _first_error(exc)) from None
+    if check.empty:
+        raise Refusal(400, "The post has no text, no url and no picture: send at least one.")
+    return check
+
+
+def _answer(
+    model: BaseModel, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    body = model.model_dump_json()
+    return web.Response(text=body, status=status, content_type="application/json", headers=headers)
+
+
+def _check_id(request: web.Request) -> str:
+    check_id = request.match_info["id"]
+    if not CHECK_ID.fullmatch(check_id):
+        raise Refusal(404, "No check of this key has this id.")
+    return check_id
+
+
+async def _take(request: web.Request, route: str) -> web.Response:
+    """Take the post of ``request`` as a check (``/v1/checks``) or a vote (``/v1/votes``)."""
+    check = await _body(request)
+    calls, config, key = request.app[_CALLS], request.app[_CONFIG], request[_KEY]
+    try:
+        handle = await submit(calls, check, key, config.images)
+    except RateLimitedError as exc:
+        wait = str(max(1, math.ceil(exc.retry_after_s)))
+        raise Refusal(429, error_sentence(exc), {"Retry-After": wait}) from None
+    except InvalidPostError as exc:
+        raise Refusal(422, error_sentence(exc)) from None
+    request.app[_FOLLOWERS].follow(handle)
+    state = await _read(request, handle.check_id, route)
+    if state.status in ("done", "failed"):  # a repeat, answered from the store
+        return _answer(state)
+    poll = f"{route}/{handle.check_id}"
+    accepted = Accepted(id=handle.check_id, status=state.status, poll=poll)
+    wait = str(config.api.poll_after_s)
+    return _answer(accepted, 202, {"Location": poll, "Retry-After": wait})
+
+
+async def _read(request: web.Request, check_id: str, route: str) -> CheckState | VoteState:
+    service, key = request.app[_CALLS].service, request[_KEY]
+    try:
+        if route == "/v1/votes":
+            return await off_loop(vote_state, service, check_id, key)
+        public_url = request.app[_CONFIG].public_url
+        return await off_loop(read_state, service, check_id, key, public_url)
+    except KeyError:
+        raise Refusal(404, "No check of this key has this id.") from None
+
+
+async def _poll(request: web.Request, route: str) -> web.Response:
+    state = await _read(request, _check_id(request), route)
+    if state.status in ("done", "failed"):
+        return _answer(state)
+    return _answer(state, headers={"Retry-After": str(request.app[_CONFIG].api.poll_after_s)})
+
+
+async def _post_check(request: web.Request) -> web.Response:
+    return await _take(request, "/v1/checks")
+
+
+async def _get_check(request: web.Request) -> web.Response:
+    return await _poll(request, "/v1/checks")
+
+
+async def _post_vote(request: web.Request) -> web.Response:
+    return await _take(request, "/v1/votes")
+
+
+async def _get_vote(request: web.Request) -> web.Response:
+    return await _poll(request, "/v1/votes")
+
+
+async def _openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())
+
+
+def build_app(service: CheckService, config: ApiConfig) -> web.Application:
+    """The API over the started check ``service``.
+
+    Args:
+        service: the check service (its store holds the keys).
+        config: the ``[api]`` section, the pictures' caps, the pages' public address.
+    """
+    app = web.Application(
+        middlewares=[_refusals, _authenticated], client_max_size=config.api.max_body_bytes
+    )
+    app[_CALLS] = StoreCalls(service)
+    app[_KEYS] = ApiKeys(service.store.database, service.secret)
+    app[_CONFIG] = config
+    followers = app[_FOLLOWERS] = Followers()
+    app.on_response_prepare.append(_secure)
+
+    async def stop_following(app: web.Application) -> None:
+        await followers.aclose()
+
+    app.on_cleanup.append(stop_following)
+    app.router.add_post("/v1/checks", _post_check)
+    app.router.add_get("/v1/checks/{id}", _get_check)
+    app.router.add_post("/v1/votes", _post_vote)
+    app.router.add_get("/v1/votes/{id}", _get_vote)
+    app.router.add_get(OPENAPI_PATH, _openapi)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serving_api(
+    service: CheckService, config: ApiConfig, *, port: int | None = None
+) -> AsyncIterator[web.AppRunner]:
+    """The API served on ``[api] listen:port`` (or ``port``; ``0`` picks a free one,
+    read from the runner's ``addresses``) until the block ends."""
+    runner = web.AppRunner(
+        build_app(service, config), access_log_format=ACCESS_LOG_FORMAT, shutdown_timeout=5.0
+    )
+    await runner.setup()
+    try:
+        api = config.api
+        await web.TCPSite(runner, api.listen, api.port if port is None else port).start()
+        log.info("API on http://%s:%d", *runner.addresses[0][:2])
+        yield runner
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,181 @@
+"""A check asked over the API, from the request to its state, as the bots ask theirs.
+
+:func:`submit` does what :func:`~bots.common.check_flow.run_check` does for a chat,
+up to the submission: refuse what needs no work, admit the request against the
+key's limits (a key is a chat, its asker a user: :func:`requester_of`), fetch the link
+or take the pictures, submit the post to the check service, and release the request
+once it is taken. The service answers a repeat from the store, joins a run of the same
+text, or starts one (on the queued deployment, queues it for the workers). Nobody
+waits on the run here: :class:`Followers` reads each outcome as it ends, and
+:func:`read_state` answers the polls from the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from bots.common.links import report_url
+from bots.common.pictures import refuse_declared
+from bots.common.posts import post_from_message
+from bots.common.sentences import error_sentence
+from bots.common.store_calls import StoreCalls
+from bots.web.app import public_json
+from storage.rows import CheckRow
+from storage.service import CheckFailedError, CheckHandle, CheckService, Requester
+from zofia_engine.errors import ZofiaError
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.report import Report
+
+from .models import CheckIn, CheckState, Status, VoteBody, VoteState
+from .votes import vote_of
+
+__all__ = ["PLATFORM", "Followers", "read_state", "requester_of", "submit", "vote_state"]
+
+log = logging.getLogger(__name__)
+
+#: the platform the API's checks are stored under
+PLATFORM = "api"
+
+
+def requester_of(key: str, asker: str = "") -> Requester:
+    """Who asks for a check with the key named ``key``: the key is the chat (its share
+    of the queue and of the day's budget are a chat's), and the asker the client names,
+    or else the key itself, the user."""
+    return Requester(PLATFORM, f"{key}/{asker}" if asker else key, chat_id=key)
+
+
+async def submit(calls: StoreCalls, check: CheckIn, key: str, images: ImageSettings) -> CheckHandle:
+    """Take ``check`` for the key named ``key``.
+
+    Raises:
+        InvalidPostError: nothing to check, too many or too large pictures (before the
+            request counts), or a link that cannot be fetched, a picture the engine
+            refuses (after).
+        RateLimitedError: a limit of the key, of its asker or of the deployment.
+    """
+    pictures = [(picture.content, picture.media_type) for picture in check.pictures]
+    refuse_declared([len(data) for data, _ in pictures], images)
+    requester = requester_of(key, check.asker)
+    # From here the request counts against the key's limits, whatever then fails.
+    admission = await calls.admit(requester)
+    try:
+        post = await post_from_message(
+            check.text if check.text.strip() else check.url,
+            pictures=pictures,
+            published=check.published,
+            language=check.language,
+        )
+        if check.url and not post.url:
+            post = post.model_copy(update={"url": check.url})
+        return await calls.service.submit(post, requester, admission=admission)
+    finally:
+        await asyncio.shield(calls.release(admission))
+
+
+class Followers:
+    """The outcomes of the checks taken here, each read once its run ends (a failure is
+    logged, as a bot logs it), so that no run's result goes unread."""
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def follow(self, handle: CheckHandle) -> None:
+        task = asyncio.get_running_loop().create_task(_read_outcome(handle))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        """Stop reading; the checks go on (or back to the queue, with the service)."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def _read_outcome(handle: CheckHandle) -> None:
+    try:
+        await handle.result()
+    except ZofiaError as exc:
+        log.warning("API check %s failed: %s", handle.check_id, exc)
+    except asyncio.CancelledError:
+        if handle.cancelled:  # the check was cancelled, not this reader
+            return
+        raise
+    except Exception:
+        log.exception("API check %s failed", handle.check_id)
+
+
+def _status(stored: str) -> Status:
+    if stored in ("queued", "running", "done"):
+        return stored  # type: ignore[return-value]
+    return "failed"
+
+
+def _found(
+    service: CheckService, check_id: str, key: str
+) -> tuple[CheckRow, Status, Report | None, str]:
+    """(blocking) The check, its status, its report and why it has none.
+
+    Raises:
+        KeyError: no check of this key has the id.
+    """
+    row = service.chats.check_in_chat(check_id, PLATFORM, key)
+    if row is None:
+        raise KeyError(check_id)
+    status = _status(row.status)
+    if status == "failed":
+        cancelled = row.status == "cancelled"
+        why = asyncio.CancelledError() if cancelled else CheckFailedError(row.error)
+        return row, status, None, error_sentence(why)
+    if status != "done":
+        return row, status, None, ""
+    found = service.store.report_for(check_id)
+    if found is None:
+        days = service.retention.days if service.retention else 0
+        why_not = f"The report is no longer kept: reports are kept {days} days."
+        return row, status, None, why_not
+    return row, status, found[1], ""
+
+
+def read_state(service: CheckService, check_id: str, key: str, public_url: str) -> CheckState:
+    """(blocking) The state of check ``check_id`` as the key named ``key`` sees it.
+
+    Raises:
+        KeyError: no check of this key has the id (another key's is unknown here).
+    """
+    row, status, report, error = _found(service, check_id, key)
+    return CheckState(
+        id=check_id,
+        status=status,
+        created_at=row.created_at,
+        repeat=row.repeat_kind,
+        report=None if report is None else public_json(report),
+        vote=None if report is None else _vote_body(report),
+        page=report_url(public_url, check_id),
+        error=error,
+    )
+
+
+def vote_state(service: CheckService, check_id: str, key: str) -> VoteState:
+    """(blocking) The vote on check ``check_id``, once it is done.
+
+    Raises:
+        KeyError: no check of this key has the id.
+    """
+    _, status, report, error = _found(service, check_id, key)
+    vote = None if report is None else _vote_body(report)
+    return VoteState(id=check_id, status=status, vote=vote, error=error)
+
+
+def _vote_body(report: Report) -> VoteBody:
+    vote = vote_of(report)
+    return VoteBody(
+        category=vote.category,
+        truth_score=vote.truth_score,
+        verdict=report.verdict,
+        sure=vote.sure,
+        reviewed=vote.reviewed,
+    )

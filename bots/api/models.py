@@ -1,0 +1,152 @@
+"""What the API takes and answers, as typed models: the handlers validate with them and
+the OpenAPI document (:mod:`.openapi`) is built from their JSON schemas."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bots.common.languages import LANGUAGE_TAGS, language_name
+from bots.common.links import safe_url
+from zofia_engine.report import Verdict
+
+from .votes import Category
+
+__all__ = [
+    "Accepted",
+    "CheckIn",
+    "CheckState",
+    "Problem",
+    "Status",
+    "VoteBody",
+    "VoteState",
+]
+
+#: where a check is: waiting for an engine run, in one, answered, or not answered
+Status = Literal["queued", "running", "done", "failed"]
+_BY_TAG = {tag: name for name, tag in LANGUAGE_TAGS.items()}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Picture(_Model):
+    """A picture of the post, its file's bytes in base64."""
+
+    data: str = Field(
+        description="The file's bytes, base64-encoded (RFC 4648, with padding).",
+        json_schema_extra={"contentEncoding": "base64"},
+    )
+    media_type: str = Field("", max_length=100, examples=["image/jpeg"])
+
+    @field_validator("data")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("is not base64") from None
+        return value
+
+    @property
+    def content(self) -> bytes:
+        return base64.b64decode(self.data)
+
+
+class CheckIn(_Model):
+    """A post to check (``POST /v1/checks``) or to vote on (``POST /v1/votes``): its
+    text, or only a link (the article is fetched), or pictures with their caption."""
+
+    text: str = Field("", description="The post's text, or its caption; may hold links.")
+    url: str = Field(
+        "",
+        description="Where the post was found; alone, without text, its article is checked.",
+    )
+    pictures: list[Picture] = Field(default_factory=list, max_length=10)
+    language: str = Field(
+        "",
+        description="The report's language: an English name or a tag ('Portuguese', 'pt');"
+        " empty: English.",
+    )
+    published: dt.date | None = Field(None, description="When the post was first published.")
+    asker: str = Field(
+        "",
+        max_length=64,
+        description="Your own pseudonymous id of who asked (kept only as a keyed hash):"
+        " each asker has the limits of one user, the key those of one chat.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _link(cls, value: str) -> str:
+        value = value.strip()
+        if value and not safe_url(value):
+            raise ValueError("must be an http(s) address with a host")
+        return value
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, value: str) -> str:
+        tag = value.strip().lower()
+        if tag == "en":
+            return ""
+        return _BY_TAG.get(tag) or language_name(value)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.text.strip() or self.url or self.pictures)
+
+
+class Accepted(_Model):
+    """A check taken: poll ``poll`` for its answer."""
+
+    id: str
+    status: Status
+    poll: str = Field(description="Where the answer will be (a path on this server).")
+
+
+class VoteBody(_Model):
+    """A report's vote (docs/api.md has the table it is read from)."""
+
+    category: Category
+    truth_score: int | None = Field(ge=1, le=5, description="1 false … 5 true; only for info.")
+    verdict: Verdict
+    sure: bool = Field(description="The confidence was at least 60%, or a moderator ruled.")
+    reviewed: bool = Field(description="A moderator's review is in force.")
+
+
+class CheckState(_Model):
+    """A check, and its report once there is one."""
+
+    id: str
+    status: Status
+    created_at: dt.datetime
+    repeat: Literal["exact", "near"] | None = Field(
+        description="Answered from an earlier check of the same post (or a near copy)."
+    )
+    report: dict[str, Any] | None = Field(
+        description="The report, as the report page's JSON serves it (docs/report-site.md)."
+    )
+    vote: VoteBody | None
+    page: str = Field(description="The report page, when the site has a public address.")
+    error: str = Field(description="Why there is no report, in one sentence; else empty.")
+
+
+class VoteState(_Model):
+    """A vote on a message: its check, and the vote once the check is done."""
+
+    id: str
+    status: Status
+    vote: VoteBody | None
+    error: str = Field(description="Why there is no vote, in one sentence; else empty.")
+
+
+class Problem(_Model):
+    """A refusal or a failure, in one sentence."""
+
+    error: str

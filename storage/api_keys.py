@@ -1,0 +1,122 @@
+"""The keys of the HTTP API (``zofia api``): made, listed and revoked by the operator
+(``zofia api-key``), looked up on every request.
+
+A key is shown once, when it is made, and stored only as its keyed hash
+(:func:`~storage.keys.hash_api_key`, under the same secret as the stored user ids), so
+a copy of the database alone cannot be used to call the API. Each key has a name; the
+checks a key asks for are asked under that name (it is their chat), and a revoked key
+keeps its row, so that its name never passes to another key with its checks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import secrets
+from dataclasses import dataclass
+
+from .errors import StorageError
+from .keys import hash_api_key
+from .locked import LockedDatabase
+from .rows import from_iso
+
+__all__ = ["KEY_NAME", "KEY_PREFIX", "ApiKey", "ApiKeyError", "ApiKeys"]
+
+#: what a key's name may be: a tipline's or a partner's short name
+KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+#: how every key starts, so that one pasted somewhere is recognisable (secret scanners)
+KEY_PREFIX = "zofia_"
+
+
+class ApiKeyError(StorageError):
+    """A key cannot be made or revoked as asked; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A key as the operator sees it: its name, when it was made, when revoked."""
+
+    name: str
+    created_at: dt.datetime
+    revoked_at: dt.datetime | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class ApiKeys:
+    """The ``api_keys`` table of a store.
+
+    Args:
+        db: the store's database, with its lock and clock.
+        secret: the store's HMAC key (the one its user ids are keyed with).
+    """
+
+    def __init__(self, db: LockedDatabase, secret: bytes) -> None:
+        self.db = db
+        self.secret = secret
+
+    def add(self, name: str) -> str:
+        """Make a key named ``name`` and return it; only its hash is stored.
+
+        Raises:
+            ApiKeyError: the name is not a short name, or a key (revoked or not) has it.
+        """
+        if not KEY_NAME.fullmatch(name):
+            raise ApiKeyError(
+                f"{name[:40]!r} is not a key name: use up to 40 letters, digits, '.', '_'"
+                " or '-', starting with a letter or a digit"
+            )
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        with self.db.write():
+            taken = self.db.execute("SELECT revoked_at FROM api_keys WHERE name = ?", [name])
+            row = taken.fetchone()
+            if row is not None:
+                revoked = " by a revoked key (its checks stay its own)" if row[0] else ""
+                raise ApiKeyError(f"the name {name!r} is taken{revoked}; pick another")
+            self.db.table("api_keys").insert(
+                {
+                    "name": name,
+                    "key_hash": hash_api_key(self.secret, key),
+                    "created_at": self.db.now(),
+                    "revoked_at": None,
+                }
+            )
+        return key
+
+    def all(self) -> list[ApiKey]:
+        """Every key, revoked ones too, oldest first."""
+        rows = self.db.rows("SELECT name, created_at, revoked_at FROM api_keys ORDER BY created_at")
+        return [
+            ApiKey(name, dt.datetime.fromisoformat(created), from_iso(revoked))
+            for name, created, revoked in rows
+        ]
+
+    def revoke(self, name: str) -> None:
+        """Revoke the key named ``name``: from now on it is refused.
+
+        Raises:
+            ApiKeyError: no key has that name, or it is revoked already.
+        """
+        with self.db.write():
+            done = self.db.execute(
+                "UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
+                [self.db.now(), name],
+            )
+            if done.rowcount == 1:
+                return
+            known = self.db.execute("SELECT 1 FROM api_keys WHERE name = ?", [name]).fetchone()
+        raise ApiKeyError(
+            f"the key {name!r} is revoked already" if known else f"no key is named {name!r}"
+        )
+
+    def name_of(self, key: str) -> str | None:
+        """The name of the key ``key`` if it is one and not revoked, else ``None``."""
+        if not key.startswith(KEY_PREFIX) or len(key) > 200:
+            return None
+        found = self.db.first(
+            "SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
+            [hash_api_key(self.secret, key)],
+        )
+        return None if found is None else str(found[0])
