@@ -239,7 +239,9 @@ class RequestLimits:
                 )
                 or now
             )
-            wait = (oldest + rule.window - now).total_seconds()
+            # Never past the window: a request admitted on another thread after ``now``
+            # was taken is the oldest here too.
+            wait = min((oldest + rule.window - now).total_seconds(), rule.window.total_seconds())
             raise _refused(Refusal(rule.limit, wait, count=rule.bound))
 
     def _private_turn(self, requester: str, platform: str, chat: str, now: dt.datetime) -> None:

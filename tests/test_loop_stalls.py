@@ -102,7 +102,7 @@ def _said(peer: FakeBotAPI, chat_id: int, words: str) -> BotCall | None:
 
 def _buttons(message: dict[str, Any]) -> list[str]:
     rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
-    return [button["callback_data"] for row in rows for button in row]
+    return [b["callback_data"] for row in rows for b in row if "callback_data" in b]
 
 
 def _card(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:

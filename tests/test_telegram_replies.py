@@ -343,7 +343,10 @@ async def test_a_held_refusal_wakes_once_the_chat_s_checks_have_opened() -> None
 async def test_a_held_refusal_waits_for_the_card_to_be_on_screen(fails: bool) -> None:
     refusals = Refusals(window_s=0, hold_s=10)
     ctx = cast(
-        TelegramContext, SimpleNamespace(refusals=refusals, report_url=lambda _: "", calls=None)
+        TelegramContext,
+        SimpleNamespace(
+            refusals=refusals, report_url=lambda _: "", share_url=lambda *_: "", calls=None
+        ),
     )
     said: list[str] = []
     screen = TelegramScreen(ctx, cast(Message, _Message(9, said)), 9, "asker")

@@ -55,8 +55,12 @@ def test_the_address_of_a_page() -> None:
 
 
 def _telegram_links(message: dict[str, Any]) -> list[tuple[str, str]]:
+    """The card's link buttons, but Share (a deep link to the bot, with or without a
+    report page; tests/test_share_telegram.py has it)."""
     rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
-    return [(b["text"], b["url"]) for row in rows for b in row if "url" in b]
+    return [
+        (b["text"], b["url"]) for row in rows for b in row if "url" in b and b["text"] != "Share"
+    ]
 
 
 @pytest_asyncio.fixture
@@ -143,8 +147,11 @@ async def _discord_verdict(peer: FakeDiscord) -> dict[str, Any]:
 
 
 def _discord_links(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The verdict's link buttons, but Share (the same page's address to pass on)."""
     buttons = [b for row in body.get("components", []) for b in row["components"]]
-    return [(b["label"], b["url"]) for b in buttons if b.get("style") == 5]
+    return [
+        (b["label"], b["url"]) for b in buttons if b.get("style") == 5 and b["label"] != "Share"
+    ]
 
 
 async def test_discord_verdicts_link_to_the_page_when_there_is_one(discord_bot: Start) -> None:
