@@ -25,7 +25,10 @@ Any LIAR-style file works (``--data``: a JSONL of ``statement``/``label``/
 resumes; the per-item records are copied to ``bench/eval/``. The last line is one JSON
 object: macro-F1 (abstentions counted wrong) and misleading (half-true) F1 of both, the
 pipeline's coverage, accuracy where it answered and confidently-wrong rate, recall@10,
-the share of the recalled items it settled (``settled_given_recalled``), the same
+the share of the recalled items it settled (``settled_given_recalled``), what searching
+again added (``recall_at_10_planned``: the ruling retrieved by the first search's 10 or
+a planned one; ``found_by_planned``; ``settled_planned``: the share of those settled;
+``extra_calls_mean``, ``extra_s_mean``: the planned searches' cost per item), the same
 macro-F1s with liar-binary labels (``*_binary``), and the mean wall time per item (with
 ``--recall-only``: step 3 alone, which needs no model).
 """
@@ -128,6 +131,25 @@ def records(path: Path) -> list[dict[str, Any]]:
     return [r for r in rows if r.get("type") == "item" and r.get("run_key") == key]
 
 
+def planned_search(rows: list[dict[str, Any]], recalled: set[str]) -> dict[str, Any]:
+    """What searching again added (issue 39): the share of the items whose own ruling is
+    retrieved once the planned searches ran (recall@10 of the first search, or found by
+    a planned one), the share of those settled, and the planned searches' mean model
+    calls and seconds per item."""
+    n = len(rows) or 1
+    found = {
+        str(r["id"]) for r in rows if f"corpus:{r['id']}" in r.get("planned_urls", [])
+    } | recalled
+    settled = {str(r["id"]) for r in rows if r["verdict"] in ("true", "false", "misleading")}
+    return {
+        "recall_at_10_planned": round(len(found) / n, 3),
+        "found_by_planned": len(found - recalled),
+        "settled_planned": round(len(found & settled) / len(found), 3) if found else None,
+        "extra_calls_mean": round(sum(r.get("planned_calls", 0) for r in rows) / n, 2),
+        "extra_s_mean": round(sum(r.get("planned_s", 0.0) for r in rows) / n, 2),
+    }
+
+
 def binary_macro_f1(rows: list[dict[str, Any]]) -> float:
     """Macro-F1 with liar-binary labels, abstentions counted wrong."""
     mapping = LABEL_MAPPINGS["liar-binary"]
@@ -216,6 +238,7 @@ def evaluate(args: argparse.Namespace) -> None:
                 "settled_given_recalled": round(len(recalled & settled) / len(recalled), 3)
                 if recalled
                 else None,
+                **planned_search(ran, recalled),
                 "full_mean_llm_calls": round(full["mean_llm_calls"], 1),
                 "full_mean_wall_s": round(full["mean_wall_s"], 1),
             }

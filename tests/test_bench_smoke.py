@@ -177,7 +177,8 @@ SMOKES = [
         keys=(
             "full_macro_f1", "full_misleading_f1", "full_coverage", "full_confidently_wrong",
             "only_llm_macro_f1", "gain_macro_f1_points", "full_macro_f1_binary",
-            "recall_at_10", "full_mean_wall_s",
+            "recall_at_10", "full_mean_wall_s", "recall_at_10_planned", "found_by_planned",
+            "settled_planned", "extra_calls_mean", "extra_s_mean",
         ),
         expect={"items": 3, "depth": "adaptive"},
     ),

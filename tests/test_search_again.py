@@ -10,6 +10,7 @@ model plans: ``bench/quality_corpus.py`` measures that on the packaged model.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from test_engine import UNSETTLED
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
+from zofia_engine.evaluation import LABEL_MAPPINGS, EvalItem, ResultLog, RunHeader, evaluate
 from zofia_engine.llm.scripted import scripted
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
@@ -133,3 +135,22 @@ async def test_the_full_depth_never_searches_again(
     asked = script(panel, extractorreply=CLAIM, readerreply=_reader, nodereply=UNSETTLED)
     report = await engine(_settings(depth="full")).check(POST)
     assert report.searches == [] and asked.asked["planreply"] == 0
+
+
+async def test_the_eval_record_carries_what_the_planned_search_found(
+    panel: ScriptedPanel, engine: Callable[..., Engine], tmp_path: Path
+) -> None:
+    """bench/quality_corpus.py scores searching again from these fields."""
+    planned = _planner(["Dunmore Falls town records first mayor"])
+    script(panel, extractorreply=CLAIM, readerreply=_reader, planreply=planned)
+    checker = engine(_settings())
+    item = EvalItem("dunmore", POST, "false", "false")
+    header = RunHeader(
+        run_key="k", dataset="t.jsonl", mode="full", ablation="full", labels="binary",
+        models={}, limit=None, seed=0, sample=[item.id], started="2026-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    log = ResultLog(tmp_path / "out.jsonl")
+    records = await evaluate([item], checker.check, log, header, LABEL_MAPPINGS["binary"])
+    record = records[item.id]
+    assert record.planned_urls == [PAGE["url"]] and PAGE["url"] in record.evidence_urls
+    assert record.planned_calls == 1 and record.planned_s > 0

@@ -73,6 +73,12 @@ class ItemRecord(BaseModel):
     mode: str
     ablation: str
     finished: str = ""
+    # Searching again: the evidence found by planned searches (its URLs), their model
+    # calls and seconds (the retrieval benches score these).
+    evidence_urls: list[str] = []
+    planned_urls: list[str] = []
+    planned_calls: int = 0
+    planned_s: float = 0.0
 
 
 class RunHeader(BaseModel):
@@ -218,6 +224,10 @@ async def _check_one(
         wall_s=round(time.perf_counter() - started, 3),
         degraded=report.degraded,
         finished=_now(),
+        evidence_urls=[e.url for e in report.evidence],
+        planned_urls=[e.url for e in report.evidence if e.query == "planned"],
+        planned_calls=sum(1 for c in usage.log if c.step.startswith("search:")),
+        planned_s=round(report.timings.get("search_ms", 0.0) / 1000, 3),
     )
 
 
