@@ -179,7 +179,7 @@ async def test_a_portuguese_telegram_user_gets_the_card_buttons_and_refusals_in_
             card = await peer.wait_for(lambda: _card(peer, ANA["id"]))
             peer.send(ANA_CHAT, ANA, OTHER_POST)  # past her one check a minute
             refused = await peer.wait_for(
-                lambda: [t for t in _texts(peer, ANA["id"]) if t.startswith("Checagens")]
+                lambda: [t for t in _texts(peer, ANA["id"]) if t.startswith("Você pediu")]
             )
             sticker = peer.send(ANA_CHAT, ANA)  # mutated before the bot polls it
             sticker["sticker"] = STICKER
@@ -191,12 +191,19 @@ async def test_a_portuguese_telegram_user_gets_the_card_buttons_and_refusals_in_
     assert "O que as fontes dizem: “passed no such law”" in card["text"]
     buttons = [b["text"] for row in card["reply_markup"]["inline_keyboard"] for b in row]
     assert buttons[:3] == ["Debate", "Evidências", "Alegações"]
-    (sentence,) = refused
-    waited = sentence.removeprefix("Checagens demais no momento: tente de novo em ")
+    (sentence,) = refused  # which limit, then when: refusal_sentence
+    reason = "Você pediu 1 checagem no último minuto, o máximo por pessoa."
+    waited = sentence.removeprefix(f"{reason} Envie-a de novo em ")
     assert waited.endswith(" s.") and waited[:-3].isdigit()  # "59 s."
-    assert sentence == PORTUGUESE(
-        "Too many checks for now: please try again in {wait}.", wait=waited[:-1]
+    assert reason == PORTUGUESE.plural(
+        "You have asked for {count} check in the last minute, the most one person may.",
+        "You have asked for {count} checks in the last minute, the most one person may.",
+        1,
     )
+    again = PORTUGUESE.plural(
+        "Please send it again in {wait}.", "Please send them again in {wait}.", 1, wait=waited[:-1]
+    )
+    assert sentence == f"{reason} {again}"
     assert told == [PORTUGUESE(UNSUPPORTED_INPUT)] and told[0] != UNSUPPORTED_INPUT
 
 
