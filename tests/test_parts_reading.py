@@ -509,3 +509,18 @@ def test_the_subjects_own_acronym_fills_no_blank(parser: SpacyParser) -> None:
     (place,) = [p for p in claim.parts if p.kind == "place"]
     said = parser.parse(["The UN was founded in San Francisco by 50 states."])[0]
     assert set(options_for(place, said, claim)) == {"San Francisco"}
+
+
+async def test_the_same_head_word_with_another_kind_of_it_supports_nothing(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    """A muscular organ is an organ, but not the bony organ a post says (the settle
+    bench's one confident error of the kind)."""
+    heart = ("Heart", "The heart is a muscular organ found in humans and other animals.")
+    claim = "The heart is a bony organ found in humans and other animals."
+    read, _ = await _read(claim, [heart], _model(_first), encoder, parser)
+    assert read.label != "supports", read.reason
+    same, _ = await _read(
+        "The heart is a muscular organ.", [heart], _model(_first), encoder, parser
+    )
+    assert same.label == "supports", same.reason

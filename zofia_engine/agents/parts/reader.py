@@ -287,7 +287,8 @@ def _compare(run: _Context, part: Part, found: str, passage: Passage) -> PartOut
         case "number":
             return compare_numbers(part.text, found)
         case "category":
-            return _compare_kinds(run, part.names[0], found, passage.text)
+            kind = _compare_kinds(run, part.names[0], found, passage.text)
+            return "unstated" if kind == "agrees" and _unsaid(part, passage.text) else kind
         case _:
             return compare_names(part.text, found)
 
@@ -303,6 +304,19 @@ def _compare_kinds(run: _Context, claimed: str, found: str, passage: str) -> Par
     vectors = run.encoder.encode([claimed, head])
     cosine = float(np.dot(vectors[0], vectors[1]))
     return "unstated" if cosine >= run.rules.same_kind_at else "differs"
+
+
+def _unsaid(part: Part, passage: str) -> bool:
+    """Whether the claimed category's own words (the "bony" of "a bony organ") are not
+    all in the passage: the same head word alone does not say the claim's kind of it."""
+    said = {w.strip(".,;:()").casefold() for w in passage.split()}
+    head = part.names[0].casefold().split()
+    words = [w.strip(".,;:()").casefold() for w in part.text.split()]
+    extra = [w for w in words if w not in head and w not in _ARTICLES and w.isalpha()]
+    return any(w not in said for w in extra)
+
+
+_ARTICLES = frozenset({"a", "an", "the", "of", "and", "in"})
 
 
 def _singular(word: str) -> str:
