@@ -13,12 +13,12 @@ from zofia_engine.agents.evidence_sentences import Sentence, SentenceList
 from zofia_engine.agents.novelty import Novelty
 from zofia_engine.agents.quotes import Haystack, unfounded
 from zofia_engine.agents.reading import ReaderReply, cited, reading_of
+from zofia_engine.agents.summary import ruling_summary
 from zofia_engine.agents.verdict import (
     Ruled,
     allowed_outcomes,
     in_sentence,
     rule_on_evidence,
-    ruling_summary,
     verdict_of,
 )
 from zofia_engine.report import (

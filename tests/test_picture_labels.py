@@ -12,7 +12,8 @@ import pytest
 
 from bots.common.card import report_card
 from bots.common.sections import evidence_weight
-from zofia_engine.agents.verdict import can_settle, rule_on_evidence, triaged_report
+from zofia_engine.agents.summary import triaged_report
+from zofia_engine.agents.verdict import can_settle, rule_on_evidence
 from zofia_engine.images.analysis import examine_images
 from zofia_engine.images.grounds import (
     LABEL_CONFIRMED,

@@ -26,17 +26,9 @@ from .agents.panel import ask_panel
 from .agents.parts import NO_KNOWLEDGE
 from .agents.pool import agent_failures, evidence_pool, findings
 from .agents.quotes import Haystack, grounded_analyses, unfounded
+from .agents.summary import fallback_summary, ruling_summary, triaged_report
 from .agents.triage import triage
-from .agents.verdict import (
-    allowed_outcomes,
-    can_settle,
-    fallback_summary,
-    grounded_claims,
-    ruling_summary,
-    settled_core,
-    triaged_report,
-    verdict_of,
-)
+from .agents.verdict import allowed_outcomes, can_settle, grounded_claims, settled_core, verdict_of
 from .agents.weighing import Weighing
 from .check_debate import CheckDebate
 from .check_evidence import EvidenceReading, Gathered

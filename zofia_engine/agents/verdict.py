@@ -18,47 +18,31 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..images.grounds import picture_basis
-from ..records.images import ImageFinding
-from ..records.notes import Note
 from ..report import (
     OUTCOMES,
     ClaimResult,
     Confidence,
-    Debate,
     EvidenceItem,
     JudgeRuling,
     Lean,
     Outcome,
-    Report,
-    Triage,
-    Usage,
     Verdict,
 )
 from ..retrieval.credibility import counts_against
-from ..retrieval.ner.sentences import split_sentences
-from ..text import whole_sentences
 from .confidence import reading_confidence
 
 __all__ = [
     "ALLOWED",
+    "FOLLOWS",
     "Ruled",
     "allowed_outcomes",
     "can_settle",
-    "fallback_summary",
     "grounded_claims",
     "in_sentence",
     "rule_on_evidence",
-    "ruling_summary",
     "settled_core",
-    "triaged_report",
     "verdict_of",
 ]
-
-_TRIAGED = {
-    "no_claim": "Nothing to fact-check: the post states no checkable fact.",
-    "satire": "This reads as satire, not as a claim of fact.",
-    "scam": "This looks like a scam.",
-}
 
 
 @dataclass(frozen=True)
@@ -212,13 +196,14 @@ ALLOWED: dict[str, tuple[Outcome, ...]] = {
     "refutes": ("false", "misleading"),
     "supports": ("true", "misleading"),
 }
-_FOLLOWS: dict[str, Verdict] = {"refutes": "false", "supports": "true"}
+#: The verdict a settled core claim gives by itself.
+FOLLOWS: dict[str, Verdict] = {"refutes": "false", "supports": "true"}
 
 
 def settled_core(claims: Sequence[ClaimResult], grounded: Collection[str]) -> ClaimResult | None:
     """The core claim, when the evidence settled it (its id in ``grounded``)."""
     core = next((c for c in claims if c.kind == "core"), None)
-    if core is None or core.id not in grounded or core.label not in _FOLLOWS:
+    if core is None or core.id not in grounded or core.label not in FOLLOWS:
         return None
     return core
 
@@ -237,7 +222,7 @@ def allowed_outcomes(
         return OUTCOMES
     other = "supports" if core.label == "refutes" else "refutes"
     mixed = any(c.id in grounded and c.label == other for c in claims if c.id != core.id)
-    return ALLOWED[core.label] if mixed else (_FOLLOWS[core.label],)  # type: ignore[return-value]
+    return ALLOWED[core.label] if mixed else (FOLLOWS[core.label],)  # type: ignore[return-value]
 
 
 def rule_on_evidence(
@@ -285,7 +270,7 @@ def rule_on_evidence(
     if core is not None and core.label is not None:
         if outcome in allowed_outcomes(claims, grounded):
             return Ruled(outcome, basis)
-        follows = _FOLLOWS[core.label]
+        follows = FOLLOWS[core.label]
         against = [c.id for c in claims if c.id in grounded and c.label in _CARRIES[follows]]
         lean = None
         if outcome in ("true", "false", "misleading"):
@@ -322,7 +307,7 @@ def verdict_of(
         outcome, probability, claims, evidence, require_evidence=require_evidence, grounded=grounded
     )
     core = settled_core(claims, grounded) if require_evidence else None
-    if core is not None and ruled.verdict == _FOLLOWS.get(core.label or ""):
+    if core is not None and ruled.verdict == FOLLOWS.get(core.label or ""):
         read = reading_confidence(core)
         if read is not None:
             return ruled, read
@@ -343,73 +328,4 @@ def verdict_of(
         return ruled, Confidence(basis=f"unavailable: {why}")
     return ruled, Confidence(
         value=probability, basis="the judge's token probability of it", source="judge"
-    )
-
-
-# A sentence that says the evidence backs or contradicts something.
-_EVIDENCE_SAYS = re.compile(
-    r"\b(evidence|sources?|sentences?|passages?|articles?|wikipedia|documents?)\b[^.!?]*"
-    r"\b(support|confirm|show|prove|demonstrat|refut|contradict|den(y|ies)|back|verif)",
-    re.IGNORECASE,
-)
-
-
-def ruling_summary(
-    ruled: Ruled, ruling: JudgeRuling, *, settled: bool, core: ClaimResult | None = None
-) -> str:
-    """What the card says under the verdict. When the verdict follows the core claim the
-    evidence settled (``core``), the reading's own words: what the evidence gives for
-    the claim's parts, quoted, never the panel's prose. Otherwise the judge's reason, in
-    whole sentences. An unproven post is said so in the code's own words, whatever the
-    judge wrote (the card shows the lean and what would settle it). ``settled``:
-    whether the evidence settled any of the post's claims; when none, no sentence may
-    say the evidence supports or refutes anything."""
-    if ruled.verdict == "undetermined":
-        return fallback_summary(ruled.verdict, ruling.error)
-    if core is not None and ruled.verdict == _FOLLOWS.get(core.label or ""):
-        return core.reason
-    if ruled.verdict == "unproven" and settled:
-        return (
-            "The evidence found settles some of the post's claims, but none that carries "
-            "the panel's ruling."
-        )
-    if ruled.verdict == "unproven":
-        return "The evidence found settles none of the post's claims."
-    reason = whole_sentences(ruling.reason)
-    if not settled:
-        kept = [s for s in split_sentences(reason) if not _EVIDENCE_SAYS.search(s)]
-        reason = " ".join(kept)
-    return reason or fallback_summary(ruled.verdict, ruling.error)
-
-
-def fallback_summary(verdict: str, error: str) -> str:
-    """A summary when the judge gave no reason."""
-    if verdict == "undetermined":
-        return f"No verdict could be reached: {error or 'the judge gave no ruling'}."
-    return f"The panel's verdict: {verdict}."
-
-
-def triaged_report(
-    found: Triage,
-    usage: Usage,
-    timings: dict[str, float],
-    notes: list[Note],
-    *,
-    images: list[ImageFinding] | None = None,
-    caption: bool = True,
-) -> Report:
-    """The short report of a post triage found nothing to check in (or a scam), with
-    what was read in its pictures (``images``; ``caption`` false when all its text came
-    from them)."""
-    return Report(
-        verdict=found.kind,
-        confidence=Confidence(basis="triage: no claim was checked"),
-        summary=found.reason or _TRIAGED[found.kind],
-        debate=Debate(held=False),
-        usage=usage,
-        timings=timings,
-        notes=notes,
-        triage=found,
-        images=images or [],
-        caption=caption,
     )
