@@ -27,7 +27,7 @@ from peers.fake_checker import FakeChecker
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
-from storage.service import Requester
+from bots.service.service import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.post import Post
 

@@ -57,7 +57,7 @@ from lib.near_scores import Encoder, Scores
 from lib.near_variants import VARIANTS, negated, number_changed
 from lib.smoke import sample_data, smoke_args
 
-from storage.near import NearDuplicateIndex, canonical_text, same_particulars
+from bots.service.near import NearDuplicateIndex, canonical_text, same_particulars
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 THRESHOLDS = (0.85, 0.90, 0.92, 0.95, 0.97)

@@ -70,11 +70,11 @@ from pg_server import PostgresServer
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
+from bots.service.handles import CheckFailedError, Outcome, Requester
+from bots.service.queue.jobs import deliver_queue, make_app
+from bots.service.queue.worker import register_deliver_task, run_jobs
+from bots.service.service import CheckService
 from storage.deliveries import Claim
-from storage.handles import CheckFailedError, Outcome, Requester
-from storage.queue.jobs import deliver_queue, make_app
-from storage.queue.worker import register_deliver_task, run_jobs
-from storage.service import CheckService
 from zofia_engine.post import Post
 
 SECRET = "bench-scale-secret-0123"

@@ -57,10 +57,10 @@ from pg_server import PostgresServer
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
+from bots.service.near import canonical_text
+from bots.service.service import CheckService, Requester
 from storage.keys import keyed_text_hash, new_check_id
-from storage.near import canonical_text
 from storage.postgres import is_postgres
-from storage.service import CheckService, Requester
 from storage.store import CheckStore
 from storage.transaction import write_transaction
 from zofia_engine.engine import Engine

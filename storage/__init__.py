@@ -1,13 +1,13 @@
-"""The store of checks and reports (SQLite or PostgreSQL), and the check service on it.
+"""The store of checks and reports (SQLite or PostgreSQL), and only the store.
 
 ``open_database`` opens and migrates the file; ``CheckStore`` holds its parts over
 one database (``store.checks``, ``store.reports``, ``store.vectors``,
-``store.feedback``, ``store.chats``, ``store.marks``, ``store.deliveries``), with
-``store.write()`` for one transaction across them; user ids, chat ids and the keys
-of texts are stored only as HMACs (:mod:`storage.keys`). The check service that the
-CLI and the bots share, built on the store and the engine's ports, is
-:class:`storage.service.CheckService`; on PostgreSQL it consults a
-:class:`~storage.queue.service.QueuedDelivery` (checks run on workers).
+``store.feedback``, ``store.chats``, ``store.marks``, ``store.deliveries``,
+``store.reviews``, ``store.attempts``, ``store.shown_cards``), with ``store.write()``
+for one transaction across them; the API's keys are :mod:`storage.api_keys`. User ids,
+chat ids and the keys of texts are stored only as HMACs (:mod:`storage.keys`). The check
+service built on it (:mod:`bots.service`) sits above; nothing here imports it, or
+anything of ``bots``.
 """
 
 from __future__ import annotations

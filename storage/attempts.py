@@ -4,7 +4,7 @@ The rate limits count attempts, not stored checks: a request costs its sender fr
 the moment it is admitted, before any link is fetched or picture decoded, so a failed
 fetch, a refused picture or a picture with no text counts like a check. Each row is
 written in the same write transaction that counted the limits
-(:meth:`storage.limits.RequestLimits.admit`), so a burst of concurrent requests cannot
+(:meth:`bots.service.limits.RequestLimits.admit`), so a burst of concurrent requests cannot
 all pass a limit that each alone would meet. An attempt ends (``ended_at``) when its
 answer is out; an attempt not ended is "in flight" for the one-at-a-time rule of
 private chats. Rows hold keyed ids only, and go after a day (:meth:`Attempts.forget`).

@@ -5,7 +5,7 @@ the check whose verdict it shows, the platform's raw chat and message ids, and t
 verdict on it. When the verdict in force changes (:meth:`ShownCards.word_in_force`: a
 moderator's review, or a recheck of the same text that came to another outcome), the
 cards that show another verdict become *due*: their chats are to get the card edited
-and one short update (:mod:`storage.corrections`). The verdict in force is read where a
+and one short update (:mod:`bots.service.corrections`). The verdict in force is read where a
 card is: a review by a chat's moderators changes only that chat's cards (its scope is
 the card's check's platform and keyed chat), one by the service's reviewers changes all.
 

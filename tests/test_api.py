@@ -26,9 +26,9 @@ from bots.api.models import Accepted, CheckState, VoteState
 from bots.api.openapi import EXAMPLES, OPENAPI_PATH
 from bots.cli import main
 from bots.common.settings import Settings
+from bots.service.service import CheckService
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys
-from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 

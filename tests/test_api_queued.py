@@ -22,9 +22,9 @@ from test_queue_processes import ZOFIA, free_port
 
 from bots.api.openapi import OPENAPI_PATH
 from bots.common.settings import Settings
+from bots.service.queue.jobs import CHECK_TASK
 from storage.api_keys import ApiKeys
 from storage.opening import open_store
-from storage.queue.jobs import CHECK_TASK
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server
 

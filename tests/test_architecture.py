@@ -1,5 +1,8 @@
-"""The layers stay apart: data flows post → engine → report → storage → renderer →
-platform, and no module imports back up that line or in a circle."""
+"""The layers stay apart: data flows post → engine → report → storage → service →
+renderer → platform, and no module imports back up that line or in a circle.
+
+The packages' order: ``zofia_engine`` < ``storage`` < ``bots.service`` < the rest of
+``bots``."""
 
 from __future__ import annotations
 
@@ -80,6 +83,7 @@ def test_the_engine_knows_no_storage_or_platform_and_storage_no_engine() -> None
         for target in targets
         if (module.startswith("zofia_engine") and target.startswith(("storage", "bots")))
         or (module.startswith("storage") and target.startswith(("bots", "zofia_engine.engine")))
+        or (module.startswith("bots.service") and target.startswith("zofia_engine.engine"))
     ]
     assert upward == []
 
@@ -92,10 +96,18 @@ def _imported_after(code: str) -> set[str]:
     return set(out.stdout.split())
 
 
-def test_storage_imports_neither_the_engine_nor_torch() -> None:
+def test_storage_imports_neither_the_engine_nor_bots() -> None:
     every = [name for name in _modules() if name.startswith("storage")]
     loaded = _imported_after("\n".join(f"import {name}" for name in every))
     assert "zofia_engine.engine" not in loaded and "torch" not in loaded
+    assert [name for name in loaded if name.split(".")[0] == "bots"] == []
+
+
+def test_the_service_imports_neither_the_engine_nor_torch() -> None:
+    every = [name for name in _modules() if name.startswith("bots.service")]
+    loaded = _imported_after("\n".join(f"import {name}" for name in every))
+    assert "zofia_engine.engine" not in loaded and "torch" not in loaded
+    assert {name for name in loaded if name.startswith("bots.")} <= set(every)
 
 
 def test_zofia_check_help_imports_no_chat_platform() -> None:
@@ -109,7 +121,9 @@ def test_zofia_check_help_imports_no_chat_platform() -> None:
 
 # Inside each package, the layers from the bottom up; a module may import its own layer
 # and those below it, never one above. The records (report, post, what a picture and
-# Stage 1 found) are the engine's ground floor; bots/common is below the platforms.
+# Stage 1 found) are the engine's ground floor. In bots, the check service (bots/service:
+# what every front-end shares, on the store) is the bottom floor; bots/common is above it
+# and below the platforms.
 # The composition root is the top floor: a deployment's settings, composed from every
 # platform's section (common/settings.py), the service built from them (common/runtime.py,
 # common/deliveries.py), and each platform's app and the CLI, which start it all.
@@ -135,6 +149,7 @@ INNER_LAYERS = {
         {"engine", "__init__"},
     ],
     "bots": [
+        {"service"},
         {"common"},
         {"web"},
         {"telegram", "discord", "api"},

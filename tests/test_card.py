@@ -13,8 +13,8 @@ from bots.common.progress import progress_lines
 from bots.common.sections import section
 from bots.common.sentences import error_sentence
 from bots.common.splitting import pack, split_text
-from storage.limits import BusyError, Limit, RateLimitedError, Refusal
-from storage.service import CheckFailedError, Outcome
+from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
+from bots.service.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.records.notes import note

@@ -51,16 +51,22 @@ from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
+from bots.service.corrections import (
+    ChatCorrection,
+    due_chats,
+    record_card,
+    review_check,
+    save_report,
+)
+from bots.service.queue.jobs import CORRECT_TASK
+from bots.service.service import CheckService, Requester
 from storage import shown_cards
-from storage.corrections import ChatCorrection, due_chats, record_card, review_check, save_report
 from storage.database import open_database
 from storage.errors import StorageError
 from storage.keys import hash_chat
 from storage.migrations import migrate
-from storage.queue.jobs import CORRECT_TASK
 from storage.retention import purge_content
 from storage.rows import to_iso
-from storage.service import CheckService, Requester
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.post import Post

@@ -22,7 +22,7 @@ from bots.common.privacy import privacy_text
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
-from storage.service import Requester
+from bots.service.service import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.post import Post

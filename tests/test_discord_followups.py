@@ -31,8 +31,8 @@ from bots.common.followups import ASK_HOW, NOT_FOUND
 from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.render import escape
-from storage.follow_ups import NO_REPORT
-from storage.service import CheckService
+from bots.service.follow_ups import NO_REPORT
+from bots.service.service import CheckService
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER, FollowUpAnswer
 from zofia_engine.report import Report

@@ -43,10 +43,10 @@ from bots.common.sentences import (
 )
 from bots.discord import render as discord_render
 from bots.discord.buttons import verdict_view
+from bots.service.limits import Limit, Refusal
+from bots.service.service import Outcome
+from bots.service.settings import ServiceSettings
 from bots.telegram import render as telegram_render
-from storage.limits import Limit, Refusal
-from storage.service import Outcome
-from storage.settings import ServiceSettings
 from zofia_engine.report import Report
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -28,8 +28,8 @@ from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from bots.common.card import verdict_card
 from bots.discord.render import verdict_embed
+from bots.service.service import Outcome
 from bots.telegram.render import card_html
-from storage.service import Outcome
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine

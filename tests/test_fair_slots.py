@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from storage.fair_slots import FairSlots
+from bots.service.fair_slots import FairSlots
 
 
 async def _served(slots: FairSlots, arrivals: list[str]) -> list[str]:

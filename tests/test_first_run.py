@@ -34,10 +34,10 @@ from bots.common.words import words_for
 from bots.discord.client import FactCheckBot
 from bots.discord.help import HELP as DISCORD_HELP
 from bots.discord.help import example_message
+from bots.service.service import CheckService
 from bots.telegram.commands import HELP, START
 from bots.telegram.first_run import first_run_html
 from bots.telegram.render import card_html
-from storage.service import CheckService
 from zofia_engine.report import Report
 
 pytest_plugins = ["peers.discord_fixtures"]

@@ -35,11 +35,11 @@ from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot, handled, telegram_settings
 
 from bots.common.settings import Settings
+from bots.service.follow_ups import NO_REPORT, NoReportError
+from bots.service.limits import RateLimitedError
+from bots.service.service import CheckService, Requester
 from bots.telegram.followups import ASK_HOW
 from storage.errors import CheckNotFoundError
-from storage.follow_ups import NO_REPORT, NoReportError
-from storage.limits import RateLimitedError
-from storage.service import CheckService, Requester
 from zofia_engine.agents.followup import MAX_WORDS, _capped
 from zofia_engine.config import EngineSettings
 from zofia_engine.engine import Engine

@@ -49,8 +49,8 @@ from bots.common.card import report_card
 from bots.common.posts import post_from_message
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
-from storage.follow_ups import FollowUp
-from storage.service import CheckService, Requester
+from bots.service.follow_ups import FollowUp
+from bots.service.service import CheckService, Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.report import Report

@@ -57,12 +57,12 @@ from bots.common.words import (
 )
 from bots.discord.buttons import verdict_view
 from bots.discord.render import progress_message, verdict_embed
+from bots.service.corrections import record_card, review_check
+from bots.service.limits import Limit, Refusal
+from bots.service.service import CheckService, Outcome
 from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
-from storage.corrections import record_card, review_check
 from storage.database import open_database
-from storage.limits import Limit, Refusal
-from storage.service import CheckService, Outcome
 from storage.store import CheckStore
 from zofia_engine import language as language_module
 from zofia_engine.agents.claims import extract_claims

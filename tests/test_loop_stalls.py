@@ -33,9 +33,9 @@ from peers.telegram_setup import fake_bot
 from bots.common.settings import Settings
 from bots.discord import commands
 from bots.discord.client import FactCheckBot
+from bots.service.handles import Requester
 from bots.web.app import build_app
 from bots.web.settings import SiteSettings
-from storage.handles import Requester
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.post import Post

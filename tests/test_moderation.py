@@ -31,10 +31,10 @@ from bots.discord import moderation as discord_moderation
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.render import escape
+from bots.service.corrections import Reviewers
+from bots.service.service import CheckService
 from bots.telegram.moderation import REFUSED, split_note
-from storage.corrections import Reviewers
 from storage.keys import hash_chat, hash_user
-from storage.service import CheckService
 
 pytest_plugins = ["peers.discord_fixtures"]
 

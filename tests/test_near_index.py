@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from storage.near import NearDuplicateIndex, canonical_text, same_particulars
+from bots.service.near import NearDuplicateIndex, canonical_text, same_particulars
 from zofia_engine.encoder import SentenceTransformerEncoder
 
 pytest_plugins = ["peers.model_fixtures"]

@@ -20,14 +20,19 @@ import pytest
 from peers.fake_checker import FakeChecker, HashingEncoder, fake_service
 
 from bots.common.settings import Settings
+from bots.service.handles import Outcome, Requester
+from bots.service.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
+from bots.service.queue.service import QueuedDelivery
+from bots.service.queue.worker import (
+    CheckRunner,
+    register_check_tasks,
+    register_deliver_task,
+    run_jobs,
+)
+from bots.service.service import CheckService
 from storage.deliveries import Claim, Deliveries
 from storage.errors import StorageError
-from storage.handles import Outcome, Requester
 from storage.postgres import PostgresDatabase
-from storage.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
-from storage.queue.service import QueuedDelivery
-from storage.queue.worker import CheckRunner, register_check_tasks, register_deliver_task, run_jobs
-from storage.service import CheckService
 from storage.store import CheckStore
 from zofia_engine.post import Post
 

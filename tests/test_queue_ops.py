@@ -23,12 +23,12 @@ from bots.common.health import serving_health
 from bots.common.logs import JsonLines, json_lines_when_queued
 from bots.common.runtime import build_service
 from bots.common.settings import Settings, load_settings
+from bots.service.handles import Requester
+from bots.service.queue.jobs import queue_counts
+from bots.service.queue.metrics import watch_queue_depth
+from bots.service.queue.worker import CHECK_ID
 from storage import MIGRATIONS
-from storage.handles import Requester
 from storage.postgres import PostgresDatabase
-from storage.queue.jobs import queue_counts
-from storage.queue.metrics import watch_queue_depth
-from storage.queue.worker import CHECK_ID
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Post
 

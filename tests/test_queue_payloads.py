@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from storage.queue.events import MAX_FIELD, CheckEvent, payload
+from bots.service.queue.events import MAX_FIELD, CheckEvent, payload
 from zofia_engine.post import ProgressEvent
 
 

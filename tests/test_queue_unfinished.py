@@ -22,12 +22,12 @@ from peers.fake_checker import FakeChecker, HashingEncoder
 from test_queue import POST, asker, replica, settings_for
 
 from bots.common.settings import Settings
-from storage.handles import CheckFailedError
+from bots.service.handles import CheckFailedError
+from bots.service.queue import ending
+from bots.service.queue.ending import LEFT_UNFINISHED, sweep_unfinished
+from bots.service.queue.jobs import make_app
+from bots.service.queue.worker import CheckRunner, register_check_tasks, run_jobs
 from storage.postgres import PostgresDatabase
-from storage.queue import ending
-from storage.queue.ending import LEFT_UNFINISHED, sweep_unfinished
-from storage.queue.jobs import make_app
-from storage.queue.worker import CheckRunner, register_check_tasks, run_jobs
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Post

@@ -34,12 +34,12 @@ from bots.common.quiet import (
 )
 from bots.common.settings import Settings
 from bots.common.store_calls import StoreCalls
+from bots.service.service import CheckService, Outcome
 from bots.telegram.check_flow import AUTO_CHECK
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import REACTION, delivery_target, post_delivered
 from storage.deliveries import Claim
 from storage.reviews import Review, apply_review
-from storage.service import CheckService, Outcome
 from zofia_engine.post import Post
 from zofia_engine.report import Confidence, Report
 

@@ -22,14 +22,14 @@ from bots.cli.records import item_id
 from bots.common.card import report_card, verdict_card
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
+from bots.service.queue.service import stored_outcome
+from bots.service.service import CheckService, Outcome, Requester
 from bots.web.page import report_page
 from storage.database import open_database
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
 from storage.opening import open_store
-from storage.queue.service import stored_outcome
 from storage.reviews import Review, apply_review, review_of
-from storage.service import CheckService, Outcome, Requester
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.evaluation.dataset import load_items

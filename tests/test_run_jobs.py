@@ -17,9 +17,9 @@ import pytest
 from procrastinate import App
 
 from bots.common.settings import Settings
+from bots.service.queue.jobs import ensure_schema, make_app
+from bots.service.queue.worker import run_jobs
 from storage.postgres import PostgresDatabase
-from storage.queue.jobs import ensure_schema, make_app
-from storage.queue.worker import run_jobs
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server on loopback
 

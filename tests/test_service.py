@@ -19,9 +19,9 @@ from peers.pictures import ScriptedOCR, headline
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
-from storage.limits import BusyError, Limit, RateLimitedError, Refusal
+from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
+from bots.service.service import CheckService, Requester
 from storage.opening import open_store
-from storage.service import CheckService, Requester
 from storage.store import CheckStore
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings

@@ -44,7 +44,7 @@ WORKER = textwrap.dedent(
     import asyncio, sys
     from bots.common.runtime import running_service
     from bots.common.settings import load_settings
-    from storage.service import Requester
+    from bots.service.service import Requester
     from zofia_engine.post import Post
 
     async def main() -> None:

@@ -26,9 +26,9 @@ from peers.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
-from storage.handles import CheckFailedError
-from storage.limits import BusyError, Limit, RateLimitedError
-from storage.service import CheckService, Requester
+from bots.service.handles import CheckFailedError
+from bots.service.limits import BusyError, Limit, RateLimitedError
+from bots.service.service import CheckService, Requester
 from zofia_engine.post import Post
 
 ALICE = Requester("telegram", "1001", "group-1")

@@ -20,11 +20,11 @@ from telegram.error import InvalidToken
 
 from bots.cli import main
 from bots.common.progress import follow_progress
+from bots.service.handles import CheckFailedError, CheckHandle, Run
+from bots.service.service import CheckService, Outcome
 from bots.telegram.app import quiet_logs
 from bots.telegram.context import TelegramContext
 from bots.telegram.settings import TelegramSettings
-from storage.handles import CheckFailedError, CheckHandle, Run
-from storage.service import CheckService, Outcome
 from zofia_engine.post import ProgressEvent
 
 WRONG = "987654:WRONG-secret_token_0123456789abcdef"

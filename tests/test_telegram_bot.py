@@ -25,12 +25,12 @@ from peers.telegram_setup import bot_running, telegram_settings
 from bots.common.privacy import privacy_text
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
+from bots.service.service import CheckService
 from bots.telegram.buttons import NOT_FOUND
 from bots.telegram.check_flow import INTERRUPTED
 from bots.telegram.commands import START
 from bots.telegram.posts import NO_TEXT
 from bots.telegram.render import BUTTON_ACTIONS
-from storage.service import CheckService
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.retrieval.ner import NERBackend

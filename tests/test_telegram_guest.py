@@ -19,11 +19,11 @@ from peers.telegram_setup import bot_running, telegram_settings
 from telegram import Bot
 
 from bots.common.words import words_for
+from bots.service.service import CheckService, Outcome
 from bots.telegram.context import TelegramContext
 from bots.telegram.guest import post_delivered_or_guest
 from bots.telegram.inputs import HOW_TO
 from storage.deliveries import Claim
-from storage.service import CheckService, Outcome
 from zofia_engine.post import Post
 
 ANN = user(801, "Ann", "ann_g")

@@ -35,11 +35,11 @@ from telegram import Message
 from bots.common.card import report_card
 from bots.common.card_notes import MAX_READ, read_line
 from bots.common.words import words_for
+from bots.service.service import CheckService
 from bots.telegram.check_flow import READING
 from bots.telegram.pictures import picture_of
 from bots.telegram.posts import NO_TEXT
 from bots.telegram.render import card_html
-from storage.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader, image_marker
 from zofia_engine.records.images import ImageFinding

@@ -21,13 +21,13 @@ from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
 from bots.common.check_flow import card_for, card_target
 from bots.common.sections import Block, Section
 from bots.common.settings import Settings
+from bots.service.service import Outcome
 from bots.telegram.app import TokenRedactor
 from bots.telegram.card_edits import edit_card
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import delivery_target, post_delivered
 from bots.telegram.render import card_html, card_keyboard, html_length, section_messages
 from storage.deliveries import Claim
-from storage.service import Outcome
 from zofia_engine.post import Post
 
 HOSTILE = 'A <b>bold</b> claim & a </blockquote> "quote" for @durov_news <script>'

@@ -26,13 +26,13 @@ from telegram.error import TelegramError
 from bots.common.card import verdict_card
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
 from bots.common.words import words_for
+from bots.service.service import Outcome
 from bots.telegram.buttons import GONE
 from bots.telegram.check_flow import TelegramScreen, check_message
 from bots.telegram.context import TelegramContext
 from bots.telegram.inputs import HOW_TO
 from bots.telegram.posts import NOTHING_TO_CHECK
 from bots.telegram.refusals import Refusals
-from storage.service import Outcome
 from zofia_engine.post import Post
 from zofia_engine.text import EMPTY_POST
 

@@ -14,10 +14,10 @@ from factories import full_report
 from bots.common.card import checks_left_line, report_card, sources_line, verdict_card
 from bots.common.privacy import privacy_paragraphs, privacy_text, retention_days_of
 from bots.common.settings import Settings
-from storage.limits import RateLimitedError, RequestLimits
+from bots.service.limits import RateLimitedError, RequestLimits
+from bots.service.service import Outcome
+from bots.service.settings import ServiceSettings
 from storage.opening import open_store
-from storage.service import Outcome
-from storage.settings import ServiceSettings
 from storage.store import CheckStore
 from zofia_engine.report import ClaimResult, Quote
 

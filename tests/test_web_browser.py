@@ -35,7 +35,7 @@ from peers.fake_checker import scripted_report
 
 from bots.common.card import VERDICTS
 from bots.common.settings import Settings
-from storage.corrections import review_check
+from bots.service.corrections import review_check
 from storage.keys import hash_user
 from storage.opening import open_store
 from zofia_engine.post import Post

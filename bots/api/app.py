@@ -25,10 +25,10 @@ from pydantic import BaseModel, ValidationError
 
 from bots.common.sentences import error_sentence
 from bots.common.store_calls import StoreCalls, off_loop
+from bots.service.limits import RateLimitedError
+from bots.service.service import CheckService
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from storage.api_keys import ApiKeys
-from storage.limits import RateLimitedError
-from storage.service import CheckService
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.decode import size_words

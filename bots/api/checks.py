@@ -21,9 +21,9 @@ from bots.common.pictures import refuse_declared
 from bots.common.posts import post_from_message
 from bots.common.sentences import error_sentence
 from bots.common.store_calls import StoreCalls
+from bots.service.service import CheckFailedError, CheckHandle, CheckService, Requester
 from bots.web.app import public_json
 from storage.rows import CheckRow
-from storage.service import CheckFailedError, CheckHandle, CheckService, Requester
 from zofia_engine.errors import ZofiaError
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.report import Report

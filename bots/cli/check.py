@@ -15,7 +15,7 @@ from bots.common.card import VerdictCard, verdict_card
 from bots.common.progress import describe_event
 from bots.common.runtime import running_service
 from bots.common.settings import Settings
-from storage.service import Outcome, Requester
+from bots.service.service import Outcome, Requester
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Ablation, Post, PostImage, ProgressEvent
 from zofia_engine.report import Report

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from storage.corrections import review_check
+from bots.service.corrections import review_check
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
 from storage.opening import open_store

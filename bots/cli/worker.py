@@ -56,10 +56,10 @@ def worker(concurrency: int | None, config: Path | None) -> None:
 
 
 async def _work(settings: Settings, concurrency: int) -> None:
+    from bots.service.queue.jobs import CHECKS_QUEUE, ensure_schema, make_app, queue_counts
+    from bots.service.queue.metrics import watch_queue_depth
+    from bots.service.queue.worker import CheckRunner, register_check_tasks, run_jobs
     from storage.opening import open_store
-    from storage.queue.jobs import CHECKS_QUEUE, ensure_schema, make_app, queue_counts
-    from storage.queue.metrics import watch_queue_depth
-    from storage.queue.worker import CheckRunner, register_check_tasks, run_jobs
     from zofia_engine.engine import Engine
 
     store, _ = open_store(settings.storage)
@@ -133,8 +133,8 @@ def _age(moment: dt.datetime | None, now: dt.datetime) -> str:
 @CONFIG_OPTION
 def queue(limit: int, config: Path | None) -> None:
     """List queued, running, stalled and failed jobs, with their ages."""
+    from bots.service.queue.jobs import ensure_schema
     from storage.postgres import PostgresDatabase
-    from storage.queue.jobs import ensure_schema
     from storage.sql import first_row
 
     settings = _postgres_settings(config)

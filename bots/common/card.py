@@ -14,8 +14,8 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 
+from bots.service.service import Outcome
 from storage.reviews import review_of
-from storage.service import Outcome
 from zofia_engine.report import EvidenceItem, Report
 
 from .card_notes import (

@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from storage.limits import RateLimitedError
-from storage.service import Outcome, Requester
+from bots.service.limits import RateLimitedError
+from bots.service.service import Outcome, Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
 

@@ -4,7 +4,7 @@ and told once.
 
 A bot records each card it shows (:func:`record_shown`). A review that changes a
 verdict, or a recheck that comes to another one, makes the cards that show another one
-due (:mod:`storage.corrections`); for one check, :func:`correct_check` makes each
+due (:mod:`bots.service.corrections`); for one check, :func:`correct_check` makes each
 chat's :class:`Notice` (its cards as they now read, and one :func:`update_sentence`)
 and hands it to the platform's sender, one chat after another, so the platform's own
 rate limiting paces them. A chat told is marked corrected (unless a newer change came
@@ -17,7 +17,7 @@ that chat. Log lines name a chat by its keyed hash, never by its id.
 
 In the local mode the bot finds due corrections by polling the store every
 :data:`POLL_S` seconds while it runs (:func:`correcting`); in the queued mode a
-``correct`` job brings them (:mod:`storage.queue.corrections`).
+``correct`` job brings them (:mod:`bots.service.queue.corrections`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from storage.corrections import ChatCorrection, due_chats, record_card
-from storage.handles import Outcome
-from storage.queue.service import stored_outcome
-from storage.service import CheckService
+from bots.service.corrections import ChatCorrection, due_chats, record_card
+from bots.service.handles import Outcome
+from bots.service.queue.service import stored_outcome
+from bots.service.service import CheckService
 from storage.shown_cards import ShownCard
 from storage.store import CheckStore
 

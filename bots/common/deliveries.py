@@ -16,11 +16,11 @@ import socket
 from collections.abc import AsyncIterator
 from functools import partial
 
-from storage.queue.corrections import register_correct_task
-from storage.queue.jobs import deliver_queue, make_app
-from storage.queue.metrics import DELIVERIES
-from storage.queue.worker import PostCard, register_deliver_task, run_jobs
-from storage.service import CheckService
+from bots.service.queue.corrections import register_correct_task
+from bots.service.queue.jobs import deliver_queue, make_app
+from bots.service.queue.metrics import DELIVERIES
+from bots.service.queue.worker import PostCard, register_deliver_task, run_jobs
+from bots.service.service import CheckService
 
 from .corrections import SendCorrection, correct_check, correcting
 from .health import serving_health

@@ -1,5 +1,5 @@
 """Follow-up questions, as every platform asks and answers them: a reply to one of the
-bot's verdict cards asks about that card's check (:func:`storage.follow_ups.ask_follow_up`).
+bot's verdict cards asks about that card's check (:func:`bots.service.follow_ups.ask_follow_up`).
 
 What is written once here: the question as the model gets it (the reply's text without
 the mention of the bot, :func:`question_text`), the answer with the evidence ids it cites
@@ -19,10 +19,10 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from bots.service.follow_ups import FollowUp, NoReportError
+from bots.service.limits import RateLimitedError
+from bots.service.service import CheckService, Requester
 from storage.errors import CheckNotFoundError
-from storage.follow_ups import FollowUp, NoReportError
-from storage.limits import RateLimitedError
-from storage.service import CheckService, Requester
 
 from .cooldowns import Cooldowns
 from .sentences import error_sentence, named_sources, source_name

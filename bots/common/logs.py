@@ -14,8 +14,8 @@ import logging
 import secrets
 import sys
 
+from bots.service.queue.worker import CHECK_ID
 from storage.keys import hash_chat
-from storage.queue.worker import CHECK_ID
 
 __all__ = ["JsonLines", "json_lines_when_queued", "key_chats_with", "log_chat", "log_json_lines"]
 

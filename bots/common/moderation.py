@@ -18,8 +18,8 @@ import math
 import time
 from collections.abc import Hashable
 
+from bots.service.service import CheckService
 from storage.reviews import ReviewLimitError
-from storage.service import CheckService
 
 from .corrections import saved_sentence, verdict_word
 from .words import ENGLISH, N_, Words

@@ -69,7 +69,7 @@ async def follow_progress(
     :mod:`bots.telegram.pacing`).
 
     Args:
-        events: a check's events, e.g. :meth:`storage.handles.CheckHandle.events`, which
+        events: a check's events, e.g. :meth:`bots.service.handles.CheckHandle.events`, which
             end with the run or when the requester's own outcome is settled.
         show: shows the lines; ``False`` once nothing more can be shown (the events are
             still read to their end).

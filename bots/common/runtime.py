@@ -10,9 +10,9 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
+from bots.service.queue.service import QueuedDelivery
+from bots.service.service import CheckService
 from storage.opening import open_store
-from storage.queue.service import QueuedDelivery
-from storage.service import CheckService
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from bots.api.settings import ApiSettings
 from bots.discord.settings import DiscordSettings
+from bots.service.settings import QueueSettings, ServiceSettings
 from bots.telegram.settings import TelegramSettings
 from bots.web.settings import SiteSettings
-from storage.settings import QueueSettings, ServiceSettings, StorageSettings
+from storage.settings import StorageSettings
 from zofia_engine.config import EngineSettings, load_config
 
 __all__ = ["CONFIG_ENV", "Settings", "find_config", "load_settings"]

@@ -1,7 +1,7 @@
 """A private chat's requests answered in turn, in the order they came.
 
 People forward several posts at once. The limits admit up to ``private_queue`` of them
-beyond the one being answered (:mod:`storage.limits`); :class:`Turns` holds the others
+beyond the one being answered (:mod:`bots.service.limits`); :class:`Turns` holds the others
 in line, per user, so that each is answered in turn, and says how many are ahead of
 each one. A request takes its place in line (:meth:`Turns.join`) the moment it comes,
 before any ``await``, so that the line keeps the order of arrival.

@@ -34,7 +34,7 @@ from bots.common.corrections import record_shown
 from bots.common.sentences import error_sentence, waiting_sentence
 from bots.common.turns import Ticket
 from bots.common.words import ENGLISH, Words, words_for
-from storage.limits import RateLimitedError
+from bots.service.limits import RateLimitedError
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 

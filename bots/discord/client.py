@@ -16,7 +16,7 @@ import discord
 from discord import app_commands
 
 from bots.common.turns import Turns
-from storage.service import CheckService
+from bots.service.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .buttons import CheckButton

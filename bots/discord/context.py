@@ -15,7 +15,7 @@ from bots.common.links import report_url
 from bots.common.moderation import OpenReviews
 from bots.common.store_calls import StoreCalls
 from bots.common.turns import Turns
-from storage.service import CheckService
+from bots.service.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .settings import MAX_COOLDOWN_S, DiscordSettings

@@ -22,8 +22,8 @@ from bots.common.check_flow import card_for, card_target
 from bots.common.corrections import record_shown
 from bots.common.sentences import error_sentence
 from bots.common.words import words_for
+from bots.service.handles import CheckFailedError, Outcome
 from storage.deliveries import Claim
-from storage.handles import CheckFailedError, Outcome
 from zofia_engine.post import Post
 
 from .buttons import card_view

@@ -28,8 +28,8 @@ from bots.common.logs import json_lines_when_queued
 from bots.common.runtime import StartupError, running_service
 from bots.common.settings import Settings
 from bots.common.turns import Turns
+from bots.service.service import CheckService
 from bots.web.app import site_beside_bot
-from storage.service import CheckService
 from zofia_engine.errors import ZofiaError
 
 from .buttons import button_handlers

@@ -27,8 +27,8 @@ from bots.common.logs import log_chat
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.common.words import ENGLISH, N_, Words, words_for
-from storage.limits import RateLimitedError
-from storage.service import Requester
+from bots.service.limits import RateLimitedError
+from bots.service.service import Requester
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 

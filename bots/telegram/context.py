@@ -21,7 +21,7 @@ from bots.common.links import report_url
 from bots.common.store_calls import StoreCalls
 from bots.common.turns import Turns
 from bots.common.words import ENGLISH, Words, chat_language
-from storage.service import CheckService
+from bots.service.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .pictures import Albums

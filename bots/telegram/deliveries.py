@@ -25,8 +25,8 @@ from bots.common.logs import log_chat
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_gets_card
 from bots.common.sentences import error_sentence
 from bots.common.words import words_for
+from bots.service.handles import CheckFailedError, Outcome
 from storage.deliveries import Claim
-from storage.handles import CheckFailedError, Outcome
 from zofia_engine.post import Post
 
 from .card_edits import card_message, edit_card

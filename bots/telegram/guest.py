@@ -34,9 +34,9 @@ from bots.common.check_flow import CheckRequest, card_for, card_target
 from bots.common.logs import log_chat
 from bots.common.sentences import error_sentence
 from bots.common.words import words_for
+from bots.service.handles import CheckFailedError, Outcome
+from bots.service.limits import RateLimitedError
 from storage.deliveries import Claim
-from storage.handles import CheckFailedError, Outcome
-from storage.limits import RateLimitedError
 from zofia_engine.post import Post
 
 from .check_flow import TelegramScreen, check_message

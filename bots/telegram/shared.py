@@ -27,8 +27,8 @@ from bots.common.corrections import record_shown
 from bots.common.sentences import error_sentence
 from bots.common.store_calls import off_loop
 from bots.common.words import N_, words_for
-from storage.limits import RateLimitedError
-from storage.service import CheckService, Outcome, Requester
+from bots.service.limits import RateLimitedError
+from bots.service.service import CheckService, Outcome, Requester
 from zofia_engine.post import Post
 
 from .card_edits import card_message

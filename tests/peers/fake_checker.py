@@ -22,7 +22,7 @@ import numpy as np
 
 from bots.common.runtime import build_service
 from bots.common.settings import Settings
-from storage.service import CheckService
+from bots.service.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.ports import FollowUpAnswer

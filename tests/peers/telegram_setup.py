@@ -16,10 +16,10 @@ from typing import Any
 from telegram.ext import AIORateLimiter, Application
 
 from bots.common.settings import Settings
+from bots.service.service import CheckService
 from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.context import TelegramContext
 from bots.telegram.refusals import Refusals
-from storage.service import CheckService
 
 from .fake_checker import FakeChecker, fake_service
 from .telegram_peer import TOKEN, FakeBotAPI

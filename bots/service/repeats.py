@@ -1,7 +1,7 @@
 """Near repeats: which stored post a new one may be a forward of.
 
 The stored posts of the repeat window are kept as unit vectors of their canonical
-text (:mod:`storage.near`); a new post's nearest one, in the same reply language,
+text (:mod:`bots.service.near`); a new post's nearest one, in the same reply language,
 is its original when the cosine reaches ``service.near_threshold`` and no negation
 or number differs between them. The CPU work runs in worker threads.
 """
@@ -13,12 +13,12 @@ import datetime as dt
 
 import numpy as np
 
+from storage.rows import CheckRow
+from storage.store import CheckStore
 from zofia_engine.ports import TextEncoder
 
 from .near import NearDuplicateIndex, canonical_text, same_particulars
-from .rows import CheckRow
 from .settings import ServiceSettings
-from .store import CheckStore
 
 __all__ = ["NearRepeats", "post_vector"]
 
@@ -28,7 +28,7 @@ _NEAR_CANDIDATES = 4
 
 def post_vector(encoder: TextEncoder, text: str) -> np.ndarray:
     """The vector a post is stored and searched with: its cleaned text without forward
-    decorations (:func:`~storage.near.canonical_text`), float32. Blocking."""
+    decorations (:func:`~bots.service.near.canonical_text`), float32. Blocking."""
     return np.asarray(encoder.encode([canonical_text(text)])[0], dtype=np.float32)
 
 

@@ -1,5 +1,5 @@
 """The engine runs of this process: one per text in flight, sharing the engine slots
-chat by chat (:class:`~storage.fair_slots.FairSlots`).
+chat by chat (:class:`~bots.service.fair_slots.FairSlots`).
 
 A run sets its check ``running``, runs the engine, and stores the report with the
 post's vector (or the reason it failed), each store write off the event loop; every
@@ -17,6 +17,8 @@ from contextlib import AbstractAsyncContextManager
 
 import numpy as np
 
+from storage.rows import CheckStatus
+from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker
 from zofia_engine.post import Post
@@ -26,9 +28,7 @@ from .corrections import save_report
 from .fair_slots import FairSlots
 from .handles import CheckFailedError, CheckHandle, Outcome, Run, Waiters
 from .repeats import NearRepeats
-from .rows import CheckStatus
 from .settings import ServiceSettings
-from .store import CheckStore
 
 __all__ = ["LocalRuns"]
 
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 class LocalRuns:
-    """The engine runs of :class:`~storage.service.CheckService` in its own process.
+    """The engine runs of :class:`~bots.service.service.CheckService` in its own process.
 
     Args:
         checker: what checks a post.

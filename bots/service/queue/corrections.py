@@ -16,8 +16,9 @@ from collections.abc import Awaitable, Callable, Iterable
 
 from procrastinate import App, RetryStrategy
 
-from ..postgres import PostgresDatabase
-from ..sql import first_row
+from storage.postgres import PostgresDatabase
+from storage.sql import first_row
+
 from .jobs import CORRECT_TASK, defer, deliver_queue
 
 __all__ = [

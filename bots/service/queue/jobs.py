@@ -16,9 +16,9 @@ import psycopg
 from procrastinate import App, PsycopgConnector
 from procrastinate.schema import SchemaManager
 
-from ..postgres import PostgresDatabase
-from ..sql import first_row
-from ..transaction import write_transaction
+from storage.postgres import PostgresDatabase
+from storage.sql import first_row
+from storage.transaction import write_transaction
 
 __all__ = [
     "CHECKS_QUEUE",
@@ -39,7 +39,7 @@ CHECKS_QUEUE = "checks"
 MAINTENANCE_QUEUE = "maintenance"
 CHECK_TASK = "zofia.check"
 DELIVER_TASK = "zofia.deliver"
-#: a verdict a moderator changed, told to the chats that were shown it (storage.corrections)
+#: a verdict a moderator changed, told to the chats that were shown it (bots.service.corrections)
 CORRECT_TASK = "zofia.correct"
 RETRY_STALLED_TASK = "zofia.retry_stalled"
 _QUEUEING_LOCK_INDEX = "procrastinate_jobs_queueing_lock_idx_v1"

@@ -1,15 +1,15 @@
 """What the bots read and write through the check service besides checks, with ids
 as the platform gives them: the stored forms of who asked and where, chat settings,
 votes, and a check as a chat may see it. ``service.chats`` of a
-:class:`~storage.service.CheckService`."""
+:class:`~bots.service.service.CheckService`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .keys import hash_chat, hash_user
-from .rows import CheckRow
-from .store import CheckStore
+from storage.keys import hash_chat, hash_user
+from storage.rows import CheckRow
+from storage.store import CheckStore
 
 __all__ = ["ChatOperations"]
 

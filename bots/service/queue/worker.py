@@ -3,7 +3,7 @@
 A check job runs the engine on the stored post and saves the report; the save is
 idempotent per check id, so a job run twice (its worker was thought dead, or was)
 leaves exactly one report. Ending a check is one transaction
-(:func:`~storage.queue.ending.end_check`): the checks that joined it end with it, a
+(:func:`~bots.service.queue.ending.end_check`): the checks that joined it end with it, a
 ``deliver`` job is queued for every card still to post, and the ``done`` event is
 published, all on commit. A job that gives up ends its check as failed; if even that
 fails, the failure is logged, the job fails, and the periodic sweep ends the check.
@@ -25,19 +25,19 @@ import psycopg
 from procrastinate import App, JobContext, RetryStrategy
 from procrastinate.exceptions import ConnectorException
 
+from storage.deliveries import Claim
+from storage.errors import StorageError
+from storage.postgres import PostgresDatabase
+from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
 from zofia_engine.text import clean_post
 
 from ..corrections import save_report
-from ..deliveries import Claim
-from ..errors import StorageError
 from ..handles import Outcome
-from ..postgres import PostgresDatabase
 from ..repeats import post_vector
 from ..settings import QueueSettings
-from ..store import CheckStore
 from . import ending, metrics
 from .ending import end_check, sweep_unfinished
 from .events import publish
@@ -160,7 +160,7 @@ class CheckRunner:
 
         try:
             report = await self.checker.check(post, on_progress=progress)
-            # The same vector an in-process run stores (storage.local_runs).
+            # The same vector an in-process run stores (bots.service.local_runs).
             vector = await asyncio.to_thread(post_vector, self.encoder, clean_post(post.text)[0])
         except ZofiaError as exc:
             log.warning("check %s failed: %s", check_id, exc)
@@ -186,7 +186,7 @@ class CheckRunner:
         return None
 
     def end(self, check_id: str, error: str | None) -> None:
-        """End the check (see :func:`~storage.queue.ending.end_check`), after the
+        """End the check (see :func:`~bots.service.queue.ending.end_check`), after the
         progress events still on their way, so that none follows the outcome.
 
         The deliveries wait :attr:`deliver_delay` so that a progress edit already on its
@@ -261,7 +261,7 @@ async def _give_up(runner: CheckRunner, check_id: str, reason: str) -> None:
     """End the check as failed for ``reason`` (done if its report is stored), each try
     in a fresh transaction. When every try fails the error is logged and raised: the
     job fails where ``zofia queue`` shows it, and the sweep of unfinished checks
-    (:func:`~storage.queue.ending.sweep_unfinished`) ends the check later."""
+    (:func:`~bots.service.queue.ending.sweep_unfinished`) ends the check later."""
     for attempt in range(GIVE_UP_TRIES):
         try:
             await asyncio.to_thread(runner.end, check_id, reason)

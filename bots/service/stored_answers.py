@@ -11,13 +11,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from storage.rows import CheckRow, RepeatKind
+from storage.store import CheckStore
 from zofia_engine.post import Post
 from zofia_engine.report import Report
 
 from .handles import CheckHandle, Outcome
 from .repeats import NearRepeats
-from .rows import CheckRow, RepeatKind
-from .store import CheckStore
 
 __all__ = ["answer_from_store"]
 
@@ -33,7 +33,7 @@ async def answer_from_store(
 ) -> tuple[CheckHandle | None, np.ndarray | None]:
     """The answer to an exact or near repeat checked since ``since``, or ``None``; and
     the post's vector, when the near-repeat search needed it. ``record`` writes the
-    request's row (:meth:`~storage.service.CheckService.submit`'s)."""
+    request's row (:meth:`~bots.service.service.CheckService.submit`'s)."""
     repeat = await asyncio.to_thread(store.checks.find_exact, digest, since)
     if repeat is not None:
         answered = await _answer(store, record, repeat, "exact", 1.0)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import psycopg
 
-from ..postgres import PostgresDatabase
+from storage.postgres import PostgresDatabase
 
 __all__ = ["CHANNEL", "CheckEvent", "Listener", "payload", "publish"]
 

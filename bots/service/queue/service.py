@@ -1,7 +1,7 @@
 """The queued mode of the check service: checks run on worker processes.
 
-:class:`QueuedDelivery` is the :class:`~storage.card_delivery.CardDelivery` that
-:class:`~storage.service.CheckService` consults on PostgreSQL. The service answers
+:class:`QueuedDelivery` is the :class:`~bots.service.card_delivery.CardDelivery` that
+:class:`~bots.service.service.CheckService` consults on PostgreSQL. The service answers
 repeats from the store as always; otherwise, in one write transaction (one lock
 across every process on the database), it either joins the check of the same text
 already queued or running, or writes a new check and this queues its job. Twenty
@@ -19,11 +19,11 @@ import datetime as dt
 import logging
 from typing import Any
 
+from storage.postgres import PostgresDatabase
+from storage.store import CheckStore
 from zofia_engine.post import ProgressEvent
 
 from ..handles import CheckFailedError, Outcome, Run
-from ..postgres import PostgresDatabase
-from ..store import CheckStore
 from .events import CheckEvent, Listener
 from .jobs import (
     CHECK_TASK,

@@ -26,10 +26,10 @@ import enum
 import math
 from dataclasses import dataclass
 
+from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 
 from .settings import ServiceSettings
-from .store import CheckStore
 
 __all__ = [
     "Admission",
@@ -157,7 +157,8 @@ def wait_words(seconds: float) -> str:
 @dataclass(frozen=True)
 class Admission:
     """A request the limits let in, counted from then on by every limit: its attempt's
-    id, and who asked where, as keyed ids (:class:`~storage.chat_operations.ChatOperations`)."""
+    id, and who asked where, as keyed ids
+    (:class:`~bots.service.chat_operations.ChatOperations`)."""
 
     attempt_id: str
     requester: str

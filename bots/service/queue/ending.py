@@ -5,7 +5,7 @@ A check is ``queued`` or ``running`` while a job of the queue will end it. When 
 will (its job failed for good while even ending it failed, or was deleted by hand),
 :func:`sweep_unfinished` ends it, with its joiners, as failed, and its requesters get
 that sentence instead of waiting forever; later copies of the post no longer join it.
-The stalled-job task runs the sweep (:mod:`storage.queue.worker`).
+The stalled-job task runs the sweep (:mod:`bots.service.queue.worker`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-from ..postgres import PostgresDatabase
-from ..rows import to_iso
-from ..store import CheckStore
+from storage.postgres import PostgresDatabase
+from storage.rows import to_iso
+from storage.store import CheckStore
+
 from .events import publish
 from .jobs import CHECK_TASK, DELIVER_TASK, defer, deliver_queue
 

@@ -2,7 +2,7 @@
 source?" about a verdict, and gets one answer from the report they were shown.
 
 :func:`ask_follow_up` is :meth:`CheckService.follow_up
-<storage.service.CheckService.follow_up>`: the check must have been asked in the
+<bots.service.service.CheckService.follow_up>`: the check must have been asked in the
 requester's chat and have a report (a moderator's review in force, as the card shows
 it); the request is then admitted against the requester's limits like a check (one
 model call is work that a flood of questions must not get for free), refused when the
@@ -22,15 +22,15 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from storage.errors import CheckNotFoundError
+from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, FollowUpAnswer
 from zofia_engine.report import EvidenceItem, Report
 
 from .chat_operations import ChatOperations
-from .errors import CheckNotFoundError
 from .handles import Requester
 from .limits import Admission, RequestLimits
-from .store import CheckStore
 
 __all__ = ["MAX_QUESTION", "NO_REPORT", "FollowUp", "NoReportError", "ask_follow_up"]
 
@@ -79,7 +79,7 @@ class _Slots(Protocol):
 
 
 class _Service(Protocol):
-    """What of the check service a follow-up needs (:class:`storage.service.CheckService`)."""
+    """What of the check service a follow-up needs (:class:`bots.service.service.CheckService`)."""
 
     checker: Checker
     store: CheckStore

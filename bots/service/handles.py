@@ -11,12 +11,11 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from storage.checks import Checks
+from storage.rows import CheckStatus, RepeatKind
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.report import Report
-
-from .checks import Checks
-from .rows import CheckStatus, RepeatKind
 
 __all__ = [
     "CheckFailedError",

@@ -1,11 +1,11 @@
 """What the check service consults when checks run on worker processes.
 
-In the default mode :class:`~storage.service.CheckService` runs the engine in its own
+In the default mode :class:`~bots.service.service.CheckService` runs the engine in its own
 process and the bot that asked posts the card. Given a :class:`CardDelivery` (the
-job queue's :class:`~storage.queue.service.QueuedDelivery`), the service instead
+job queue's :class:`~bots.service.queue.service.QueuedDelivery`), the service instead
 queues each new check for the workers, follows its run through the events they
 publish, and leaves the card to a ``deliver`` job that any bot replica may run: the
-handles it returns say so (:attr:`~storage.handles.CheckHandle.delivered_elsewhere`).
+handles it returns say so (:attr:`~bots.service.handles.CheckHandle.delivered_elsewhere`).
 """
 
 from __future__ import annotations

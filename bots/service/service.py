@@ -7,7 +7,7 @@ run of the engine. Every check is a row in SQLite from the moment it is
 submitted, so a crash loses nothing: :meth:`CheckService.start` resumes the
 checks left queued or running, or fails them with a stored reason.
 
-Given a :class:`~storage.card_delivery.CardDelivery` (the queued mode, on
+Given a :class:`~bots.service.card_delivery.CardDelivery` (the queued mode, on
 PostgreSQL), the service runs no engine itself: a new check is queued for the
 worker processes in the same transaction that writes it (or joins the check of the
 same text already queued or running there), and its card is delivered by a job.
@@ -22,6 +22,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from storage.keys import keyed_text_hash
+from storage.reviews import Review
+from storage.store import CheckRow, CheckStore
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
@@ -31,13 +34,10 @@ from .chat_operations import ChatOperations
 from .corrections import Reviewers, review_check
 from .follow_ups import FollowUp, ask_follow_up
 from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile, Waiters
-from .keys import keyed_text_hash
 from .limits import DAY, Admission, RequestLimits
 from .local_runs import LocalRuns
 from .repeats import NearRepeats
-from .reviews import Review
 from .settings import ServiceSettings
-from .store import CheckRow, CheckStore
 from .stored_answers import answer_from_store
 
 __all__ = ["CheckFailedError", "CheckHandle", "CheckService", "Outcome", "Requester"]
@@ -346,7 +346,7 @@ class CheckService:
         reviews for every chat; anyone else, a chat's moderator, for ``chat_id`` only: the
         change shows on that chat's cards and repeats alone (:mod:`storage.reviews`).
         Cards shown with another verdict where it applies are due a correction
-        (:mod:`storage.corrections`).
+        (:mod:`bots.service.corrections`).
 
         Raises:
             ReviewLimitError: the reviewer, or this check in this chat, reached its limit.
@@ -386,7 +386,7 @@ class CheckService:
     ) -> FollowUp:
         """Answer a reader's ``question`` about check ``check_id`` from the report it shows
         (a moderator's review in force), admitted against ``requester``'s limits like a
-        check and released once answered (:func:`storage.follow_ups.ask_follow_up`).
+        check and released once answered (:func:`bots.service.follow_ups.ask_follow_up`).
 
         Raises:
             ValueError: the question is empty.

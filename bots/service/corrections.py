@@ -5,7 +5,7 @@
 - :func:`review_check`: a review (:mod:`storage.reviews`) and, in the same transaction,
   the cards it makes due (:mod:`storage.shown_cards`); on PostgreSQL (the queued mode)
   a ``correct`` job is queued for each platform with cards due
-  (:mod:`storage.queue.corrections`). ``zofia review`` and the bots both come here.
+  (:mod:`bots.service.queue.corrections`). ``zofia review`` and the bots both come here.
 - :func:`save_report`: a finished check's report; a recheck (``zofia check --recheck``)
   that came to another verdict makes due, in the same transaction, the cards of the
   earlier checks of its text, as a review does (the verdict in force:
@@ -28,14 +28,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from storage.keys import hash_user
+from storage.postgres import is_postgres
+from storage.reviews import Review
+from storage.shown_cards import InForce, ShownCard
+from storage.store import CheckStore
 from zofia_engine.report import Report
 
-from .keys import hash_user
-from .postgres import is_postgres
 from .queue.corrections import queue_corrections
-from .reviews import Review
-from .shown_cards import InForce, ShownCard
-from .store import CheckStore
 
 __all__ = [
     "ChatCorrection",
