@@ -31,7 +31,7 @@ from .agents.triage import triage
 from .agents.verdict import allowed_outcomes, can_settle, grounded_claims, settled_core, verdict_of
 from .agents.weighing import Weighing
 from .check_debate import CheckDebate
-from .check_evidence import EvidenceReading, Gathered
+from .check_evidence import EvidenceReading, Gathered, ReadClaims
 from .check_search import SearchAgain
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
@@ -245,19 +245,24 @@ class CheckRun:
         else:  # nothing settled, or the core claim settled: the panel cannot change it
             analyses = Analyses(held=False)
         seen = pictures.result() if pictures is not None else None
-        self.notes += stage1.notes
-        self.notes += [note(n) for n in [*weighing.notes, *(seen.notes if seen else [])]]
-        if claims.problem:
-            self.notes.append(note(claims.problem, "step_failed"))
-        self.notes += [note(n, "step_failed") for n in agent_failures(analyses, claims.claims)]
-        self.dropped.claims += claims.dropped
-        self.dropped.citations += sum(c.dropped_quotes for c in claims.claims)
+        self.notes += [*stage1.notes, *(note(n) for n in weighing.notes)]
+        analyses = self._kept(analyses, claims, seen)
         sources = Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
         analyses, dropped = grounded_analyses(analyses, sources)
         self.dropped.quotes += dropped
         return Gathered(
             stage1, analyses, claims.claims, claims.tree, seen, sources, grounded, searches
         )
+
+    def _kept(self, analyses: Analyses, claims: ReadClaims, seen: ImageEvidence | None) -> Analyses:
+        """``analyses`` as they are, with what failed or was dropped on the way noted."""
+        self.notes += [note(n) for n in (seen.notes if seen else [])]
+        if claims.problem:
+            self.notes.append(note(claims.problem, "step_failed"))
+        self.notes += [note(n, "step_failed") for n in agent_failures(analyses, claims.claims)]
+        self.dropped.claims += claims.dropped
+        self.dropped.citations += sum(c.dropped_quotes for c in claims.claims)
+        return analyses
 
     async def _panel(self) -> Analyses:
         """The linguist and the domain expert (:func:`.agents.panel.ask_panel`)."""

@@ -179,6 +179,20 @@ def follow_up_messages(
     ]
 
 
+def _what_it_holds(report: Report) -> Haystack:
+    """Where a phrase the answer quotes must occur: the evidence, its titles, the
+    claims, their quotes and the summary."""
+    return Haystack(
+        [
+            *(e.text for e in report.evidence),
+            *(e.title for e in report.evidence),
+            *(c.text for c in report.claims),
+            *(q.text for c in report.claims for q in c.quotes),
+            report.summary,
+        ]
+    )
+
+
 async def answer_follow_up(
     session: CheckSession,
     report: Report,
@@ -220,17 +234,7 @@ async def answer_follow_up(
     if not reply.answered:
         return FollowUpAnswer.unanswered(tokens=session.tokens_used)
     ids = set(known)
-    text = _without_unknown(reply.answer, ids)
-    sources = Haystack(
-        [
-            *(e.text for e in report.evidence),
-            *(e.title for e in report.evidence),
-            *(c.text for c in report.claims),
-            *(q.text for c in report.claims for q in c.quotes),
-            report.summary,
-        ]
-    )
-    text, _ = unfounded(text, sources)
+    text, _ = unfounded(_without_unknown(reply.answer, ids), _what_it_holds(report))
     cites = [i for i in dict.fromkeys([*reply.cites, *cited_ids(reply.answer)]) if i in ids]
     if encoder is not None:
         text = await asyncio.to_thread(grounded_answer, text, cites, report.evidence, encoder)
