@@ -500,6 +500,9 @@ def test_a_place_every_place_lies_in_fills_no_blank(parser: SpacyParser) -> None
     border = parser.parse(["It marks part of the China–Nepal border at its summit."])[0]
     assert options_for(place, highest, claim) == {}
     assert "China" in options_for(place, border, claim)
+    # Nor is it a part of a claim: "one orbit of Earth" is not where Vostok 1 was.
+    orbit = _parts(parser, "Yuri Gagarin completed one orbit of Earth on 12 April 1961.")
+    assert "place" not in {p.kind for p in orbit.parts}
 
 
 def test_the_subjects_own_acronym_fills_no_blank(parser: SpacyParser) -> None:

@@ -25,6 +25,7 @@ from .names import name_key
 from .values import date_range, number_value, relative_date
 
 __all__ = [
+    "EVERYWHERE",
     "KIND_OF_LABEL",
     "ClaimParts",
     "Part",
@@ -247,6 +248,10 @@ def _in_subject(words: tuple[Word, ...], i: int) -> bool:
     return w.dep not in _NOT_SUBJECT
 
 
+#: Places every place lies in: "one orbit of Earth" says nothing of where a thing is.
+EVERYWHERE = frozenset({"earth", "world", "planet", "planet earth", "globe"})
+
+
 def claim_parts(parsed: Parsed) -> ClaimParts:
     """The subject and the checkable parts of one parsed claim."""
     words = parsed.words
@@ -276,6 +281,7 @@ def claim_parts(parsed: Parsed) -> ClaimParts:
         if e.label in KIND_OF_LABEL
         and not (sub_start <= e.start and e.end <= sub_end)
         and not _hyphen_bound(parsed.text, e)
+        and not (KIND_OF_LABEL[e.label] == "place" and name_key(e.text) in EVERYWHERE)
     ]
     category = _category(parsed, parts, span[2] if span else None)
     if category is not None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ...retrieval.ner.parser import Parsed, Phrase
 from ...retrieval.wikipedia.titles import is_sense_of
-from .claim import ClaimParts, Part, PartKind
+from .claim import EVERYWHERE, ClaimParts, Part, PartKind
 from .names import name_key
 
 __all__ = [
@@ -148,9 +148,6 @@ def about_subject(
     return False
 
 
-_EVERYWHERE = frozenset({"earth", "world", "planet", "planet earth", "globe"})
-
-
 def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]:
     """The words of one parsed sentence that may fill ``part`` (none of them the
     claim's subject), each with its label (``"NP"`` for a category's head)."""
@@ -167,7 +164,7 @@ def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]
             found.setdefault(e.text, e.label)
         # A place every place lies in ("the highest mountain on Earth") says nothing of
         # where the subject is: the sentence has no place for the blank.
-        found = {t: label for t, label in found.items() if name_key(t) not in _EVERYWHERE}
+        found = {t: label for t, label in found.items() if name_key(t) not in EVERYWHERE}
     # Words the claim itself uses in another role ("iPhone" in "Apple unveiled a new
     # iPhone in [1]") do not fill this part.
     elsewhere = name_key(claim.text[: part.start] + " | " + claim.text[part.end :])
