@@ -384,6 +384,7 @@ def test_the_claims_thread_shows_the_tree_indented_with_its_scores() -> None:
     ("stopped_by", "forced", "ending"),
     [
         ("no_evidence", True, "One round only: no claim was settled by the evidence"),
+        ("settled", True, "One round only: the evidence settled the core claim"),
         ("repetition", True, "Both sides only repeated what had been said."),
         ("judge", False, "The judge said it had heard enough."),
         ("", True, "The round limit (5) was reached."),

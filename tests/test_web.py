@@ -175,6 +175,13 @@ async def test_a_panel_that_was_not_asked_says_why(client: Client, store: CheckS
     report.analyses = Analyses(held=False)
     html = await (await running.get(f"/c/{stored_check(store, report).id}")).text()
     assert 'id="analyses"' in html and "The linguist and the domain expert were not asked" in html
+    assert "no claim was settled by the evidence" in html
+    # A settled core claim is the other reason: the page says that one, not the first.
+    settled = report_of("false")
+    settled.analyses = Analyses(held=False)
+    settled.debate.stopped_by = "settled"
+    page = await (await running.get(f"/c/{stored_check(store, settled, text='x').id}")).text()
+    assert "the evidence settled the core claim" in page and "no claim was settled" not in page
     asked = await (await running.get(f"/c/{stored_check(store, full_report('false')).id}")).text()
     assert "were not asked" not in asked
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bots.common.card import VerdictCard, report_card
-from bots.common.sections import PANEL_NOT_ASKED, section
+from bots.common.sections import panel_not_asked, section
 from zofia_engine.report import JudgeRuling, Report
 
 from .text import plain
@@ -119,7 +119,7 @@ def render_report(
         if report.analyses.linguist or report.analyses.expert:
             parts.append(_analyses(report))
         elif not report.analyses.held:
-            parts.append(plain(PANEL_NOT_ASKED, "dim"))
+            parts.append(plain(panel_not_asked(report), "dim"))
         if report.debate.turns or report.debate.rulings:
             parts.append(_debate(report))
     for note in report.degraded:

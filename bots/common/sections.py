@@ -30,7 +30,6 @@ from .sentences import (
 
 __all__ = [
     "DEBATE_STOPS",
-    "PANEL_NOT_ASKED",
     "SECTION_KINDS",
     "SIDE_NAMES",
     "STANCE_WORDS",
@@ -41,6 +40,7 @@ __all__ = [
     "claim_scores",
     "claim_status",
     "evidence_weight",
+    "panel_not_asked",
     "section",
 ]
 
@@ -76,16 +76,28 @@ SIDE_NAMES = {
 DEBATE_STOPS = {
     "no_evidence": "One round only: no claim was settled by the evidence, so more rounds "
     "could not change the verdict.",
+    "settled": "One round only: the evidence settled the core claim, so more rounds could "
+    "not change the verdict.",
     "repetition": "Both sides only repeated what had been said.",
     "probabilities": "The judge was sure enough to stop.",
     "judge": "The judge said it had heard enough.",
 }
 
-#: why a report has no linguist or expert findings (``Analyses.held`` false)
-PANEL_NOT_ASKED = (
-    "The linguist and the domain expert were not asked: no claim was settled by the "
-    "evidence, so their analyses could not change the verdict."
-)
+#: why a report has no linguist or expert findings (``Analyses.held`` false), by what
+#: the evidence settled (``Debate.stopped_by``)
+_PANEL_NOT_ASKED = {
+    "settled": "The linguist and the domain expert were not asked: the evidence settled "
+    "the core claim, so their analyses could not change the verdict.",
+    "": "The linguist and the domain expert were not asked: no claim was settled by the "
+    "evidence, so their analyses could not change the verdict.",
+}
+
+
+def panel_not_asked(report: Report) -> str:
+    """Why the report has no linguist or expert findings; ``""`` when it has them."""
+    if report.analyses.held:
+        return ""
+    return _PANEL_NOT_ASKED.get(report.debate.stopped_by, _PANEL_NOT_ASKED[""])
 
 
 def _debate(report: Report) -> tuple[Block, ...]:
@@ -113,7 +125,7 @@ def _debate(report: Report) -> tuple[Block, ...]:
     if ended and report.debate.held:
         blocks.append(Block("Why the debate ended", ended))
     if not report.analyses.held:
-        blocks.append(Block("Why the panel was not asked", PANEL_NOT_ASKED))
+        blocks.append(Block("Why the panel was not asked", panel_not_asked(report)))
     return tuple(blocks)
 
 

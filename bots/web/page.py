@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from bots.common.card import VERDICTS, panel_steps, report_card
 from bots.common.languages import language_tag
-from bots.common.sections import PANEL_NOT_ASKED, TREE_STOPS
+from bots.common.sections import TREE_STOPS, panel_not_asked
 from storage.store import CheckRow
 from zofia_engine.report import Report
 
@@ -127,7 +127,7 @@ def report_page(row: CheckRow, report: Report) -> ReportPage:
         evidence=tuple(item for item in evidence if item.source != "factcheck"),
         linguist=linguist_views(report),
         expert=_expert(report),
-        panel_note="" if report.analyses.held else PANEL_NOT_ASKED,
+        panel_note=panel_not_asked(report),
         triage=_triage(report),
         failures=_failures(report),
         usage=_usage(report),
