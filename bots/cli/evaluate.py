@@ -20,7 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from zofia_engine.errors import ZofiaError
 from zofia_engine.evaluation import (
     LABEL_MAPPINGS,

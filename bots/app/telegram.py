@@ -23,24 +23,23 @@ from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
 from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
 
-from bots.common.deliveries import delivering
-from bots.common.logs import json_lines_when_queued
-from bots.common.runtime import StartupError, running_service
-from bots.common.settings import Settings
+from bots.app.deliveries import delivering
+from bots.app.json_logs import json_lines_when_queued
+from bots.app.runtime import StartupError, running_service
+from bots.app.settings import Settings
 from bots.common.turns import Turns
 from bots.service.service import CheckService
+from bots.telegram.buttons import button_handlers
+from bots.telegram.commands import BOT_COMMANDS, command_handlers
+from bots.telegram.context import PLATFORM, TelegramContext
+from bots.telegram.corrections import send_correction
+from bots.telegram.followups import follow_up_handlers
+from bots.telegram.guest import GUEST_GROUP, guest_handler, post_delivered_or_guest
+from bots.telegram.inputs import input_handlers
+from bots.telegram.moderation import review_handlers, review_note_handler
+from bots.telegram.pacing import ChatPacedRateLimiter
 from bots.web.app import site_beside_bot
 from zofia_engine.errors import ZofiaError
-
-from .buttons import button_handlers
-from .commands import BOT_COMMANDS, command_handlers
-from .context import PLATFORM, TelegramContext
-from .corrections import send_correction
-from .followups import follow_up_handlers
-from .guest import GUEST_GROUP, guest_handler, post_delivered_or_guest
-from .inputs import input_handlers
-from .moderation import review_handlers, review_note_handler
-from .pacing import ChatPacedRateLimiter
 
 __all__ = [
     "ChatPacedRateLimiter",
