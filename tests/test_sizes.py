@@ -67,5 +67,6 @@ def test_every_size_exception_is_still_needed_and_says_why() -> None:
 
 def test_the_size_rule_sees_a_long_function_in_a_class() -> None:
     body = "\n".join(f"        x{n} = {n}" for n in range(FUNCTION_LINES))
-    tree = ast.parse(f"class A:\n    async def long(self):\n{body}\n    def short(self):\n        pass")
+    source = f"class A:\n    async def long(self):\n{body}\n    def short(self):\n        pass"
+    tree = ast.parse(source)
     assert _functions(tree) == [("A.long", FUNCTION_LINES + 1), ("A.short", 2)]
