@@ -65,9 +65,9 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
 
-from bots.common.runtime import running_service
-from bots.common.settings import Settings
-from bots.telegram.app import running_bot
+from bots.app.runtime import running_service
+from bots.app.settings import Settings
+from bots.app.telegram import running_bot
 
 MAX_WAIT_RATIO = 1.5  # the others' mean wait in the burst over the idle one
 MAX_RSS_OVER_IDLE_MB = 1024  # the bot's process, over the picture round

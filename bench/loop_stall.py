@@ -1,7 +1,7 @@
 """The longest event-loop stall of a bot process while its store is busy elsewhere.
 
 The process is set up as a bot's: the real check service (``build_service`` of
-bots/common/runtime.py; on PostgreSQL with its ``QueuedDelivery``) checking with the
+bots/app/runtime.py; on PostgreSQL with its ``QueuedDelivery``) checking with the
 tests' ``FakeChecker`` and ``HashingEncoder`` (tests/peers/fake_checker.py), and the
 bots' store calls made through ``StoreCalls`` (bots/common/store_calls.py), off the
 loop. A ticker on the loop (``LoopWatch`` of tests/loop_watch.py: a 10 ms sleep, over
@@ -71,8 +71,8 @@ from lib.purge_fill import RowsWritten, fill_old_checks
 from peers.fake_checker import FakeChecker, HashingEncoder
 from pg_server import PostgresServer
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 
 SECRET = "bench-secret-0123456"
 ROUNDS_PER_HOLD = 4  # request rounds over the hold

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from lib.smoke import smoke_args
 from peers.fake_checker import FakeChecker
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.service.service import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.post import Post

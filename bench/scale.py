@@ -68,8 +68,8 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, schema_name
 from pg_server import PostgresServer
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.service.handles import CheckFailedError, Outcome, Requester
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.worker import register_deliver_task, run_jobs

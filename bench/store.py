@@ -55,8 +55,8 @@ from factories import sample_report
 from lib.smoke import smoke_args
 from pg_server import PostgresServer
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.service.near import canonical_text
 from bots.service.service import CheckService, Requester
 from storage.keys import keyed_text_hash, new_check_id

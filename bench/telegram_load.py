@@ -44,9 +44,9 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
 
-from bots.common.runtime import running_service
-from bots.common.settings import Settings
-from bots.telegram.app import running_bot
+from bots.app.runtime import running_service
+from bots.app.settings import Settings
+from bots.app.telegram import running_bot
 
 CITIES = ["Springfield", "Chicago", "Denver", "Boston", "Seattle", "Austin", "Miami", "Omaha"]
 CLAIMS = [

@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from factories import POST, full_report, stored_check  # noqa: E402
 from lib.smoke import free_port, smoke_args  # noqa: E402
 
-from bots.common.settings import Settings  # noqa: E402
+from bots.app.settings import Settings  # noqa: E402
 from storage.keys import new_check_id  # noqa: E402
 from storage.opening import open_store  # noqa: E402
 from storage.store import CheckStore  # noqa: E402

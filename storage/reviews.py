@@ -191,21 +191,33 @@ class Reviews:
             ).fetchone()
             if found is None:
                 raise CheckNotFoundError(f"no check {check_id!r}")
-            check_id = row["check_id"] = found[0]
+            row["check_id"] = found[0]
             if row["platform"] != "cli":  # the operator, at the terminal, is not limited
                 self._refuse_if_limited(row)
-            scope = (row["platform"], row["chat"]) if row["chat"] else None
-            before = self.latest(check_id, scope)
-            found = self.db.execute(
-                "SELECT verdict FROM reports WHERE check_id = ?", [check_id]
-            ).fetchone()
-            if found is None:
-                raise ValueError(f"check {check_id!r} has no verdict to review")
-            if row["chat"] and found[0] == "scam" and verdict == "true":
-                raise ValueError("only the service's reviewers may call a likely scam true")
-            row["from_verdict"] = before.to_verdict if before is not None else found[0]
+            row["from_verdict"] = self._verdict_in_force(row)
             self.db.table("reviews").insert(row)
         return Review.from_row(row)
+
+    def _verdict_in_force(self, row: dict[str, Any]) -> str:
+        """The verdict the review ``row`` changes: the latest review's in its scope, else
+        the report's; read in the write that adds ``row``.
+
+        Raises:
+            ValueError: the check has no verdict, or a chat's moderator calls a likely
+                scam true.
+        """
+        check_id = row["check_id"]
+        scope = (row["platform"], row["chat"]) if row["chat"] else None
+        before = self.latest(check_id, scope)
+        found = self.db.execute(
+            "SELECT verdict FROM reports WHERE check_id = ?", [check_id]
+        ).fetchone()
+        if found is None:
+            raise ValueError(f"check {check_id!r} has no verdict to review")
+        if row["chat"] and found[0] == "scam" and row["to_verdict"] == "true":
+            raise ValueError("only the service's reviewers may call a likely scam true")
+        in_force: str = before.to_verdict if before is not None else found[0]
+        return in_force
 
     def _refuse_if_limited(self, row: dict[str, Any]) -> None:
         """The limits, read in the write that adds ``row`` (so a burst passes them no

@@ -24,8 +24,8 @@ from bots.api.app import ApiConfig, build_app, serving_api
 from bots.api.checks import requester_of
 from bots.api.models import Accepted, CheckState, VoteState
 from bots.api.openapi import EXAMPLES, OPENAPI_PATH
+from bots.app.settings import Settings
 from bots.cli import main
-from bots.common.settings import Settings
 from bots.service.service import CheckService
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys

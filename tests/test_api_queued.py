@@ -21,7 +21,7 @@ from test_queue import settings_for, worker
 from test_queue_processes import ZOFIA, free_port
 
 from bots.api.openapi import OPENAPI_PATH
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.service.queue.jobs import CHECK_TASK
 from storage.api_keys import ApiKeys
 from storage.opening import open_store

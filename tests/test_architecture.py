@@ -2,7 +2,7 @@
 renderer → platform, and no module imports back up that line or in a circle.
 
 The packages' order: ``zofia_engine`` < ``storage`` < ``bots.service`` < the rest of
-``bots``."""
+``bots``, whose top floor is the composition root ``bots.app``."""
 
 from __future__ import annotations
 
@@ -120,13 +120,15 @@ def test_zofia_check_help_imports_no_chat_platform() -> None:
 
 
 # Inside each package, the layers from the bottom up; a module may import its own layer
-# and those below it, never one above. The records (report, post, what a picture and
-# Stage 1 found) are the engine's ground floor. In bots, the check service (bots/service:
-# what every front-end shares, on the store) is the bottom floor; bots/common is above it
-# and below the platforms.
-# The composition root is the top floor: a deployment's settings, composed from every
-# platform's section (common/settings.py), the service built from them (common/runtime.py,
-# common/deliveries.py), and each platform's app and the CLI, which start it all.
+# and those below it, never one above. A floor is a top-level part of the package (a
+# subpackage or a module), and no floor is split by module: there are no exceptions.
+# The records (report, post, what a picture and Stage 1 found) are the engine's ground
+# floor. In bots, the check service (bots/service: what every front-end shares, on the
+# store) is the bottom floor; bots/common (renderers and chat flows) is above it, then
+# the report pages, then the chat platforms and the HTTP API. The composition root
+# (bots/app: the deployment's settings composed from every platform's section, the
+# service built from them, the deliveries, and each chat platform's start-up) is the
+# top floor with the CLI, which starts it all.
 INNER_LAYERS = {
     "zofia_engine": [
         {
@@ -140,6 +142,7 @@ INNER_LAYERS = {
             "post",
             "bounded_work",
             "language",
+            "prompts",  # the prompt templates: text files, read by prompting
         },
         {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
         {"contacts"},
@@ -153,17 +156,27 @@ INNER_LAYERS = {
         {"common"},
         {"web"},
         {"telegram", "discord", "api"},
-        {
-            "common.settings",
-            "common.runtime",
-            "common.deliveries",
-            "telegram.app",
-            "discord.app",
-            "cli",
-            "__init__",
-        },
+        {"app", "cli", "__init__"},
     ],
 }
+
+
+def _floor(module: str) -> str:
+    """The top-level part of its package ``module`` sits in (``__init__`` for the package)."""
+    return [*module.split("."), "__init__"][1]
+
+
+def test_every_part_of_a_package_has_a_floor() -> None:
+    unplaced = sorted(
+        {
+            (package, _floor(module))
+            for package, layers in INNER_LAYERS.items()
+            for module in _graph()
+            if module.split(".")[0] == package
+            and not any(_floor(module) in floor for floor in layers)
+        }
+    )
+    assert unplaced == []
 
 
 def test_no_import_runs_back_up_inside_a_package() -> None:
@@ -171,15 +184,13 @@ def test_no_import_runs_back_up_inside_a_package() -> None:
     upward = []
     for package, layers in INNER_LAYERS.items():
         level = {part: n for n, parts in enumerate(layers) for part in parts}
-
-        def part(module: str, level: dict[str, int] = level) -> str:
-            parts = [*module.split("."), "__init__", "__init__"]
-            return f"{parts[1]}.{parts[2]}" if f"{parts[1]}.{parts[2]}" in level else parts[1]
-
         for module, targets in graph.items():
-            if not module.startswith(package):
+            if module.split(".")[0] != package:
                 continue
             for target in targets:
-                if target.startswith(package) and level[part(target)] > level[part(module)]:
+                if (
+                    target.split(".")[0] == package
+                    and level[_floor(target)] > level[_floor(module)]
+                ):
                     upward.append((module, target))
     assert sorted(upward) == []

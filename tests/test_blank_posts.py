@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from peers.fake_checker import FakeChecker, fake_service
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.service.limits import RateLimitedError
 from bots.service.service import CheckService, Requester
 from zofia_engine.errors import InvalidPostError

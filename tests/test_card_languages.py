@@ -27,6 +27,7 @@ from peers.fake_checker import FakeChecker, fake_service
 from peers.telegram_peer import FakeBotAPI, user
 from peers.telegram_setup import fake_bot, telegram_settings
 
+from bots.app.settings import Settings
 from bots.common.languages import (
     LANGUAGES,
     MAX_LANGUAGE,
@@ -37,7 +38,6 @@ from bots.common.languages import (
     text_direction,
 )
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
-from bots.common.settings import Settings
 from bots.common.words import translated_languages, words_for
 from bots.discord.client import FactCheckBot
 from bots.telegram.commands import language_list

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from zofia_engine.config import EngineSettings
 from zofia_engine.config import load_config as load_engine_config
 from zofia_engine.errors import ConfigError

@@ -42,11 +42,11 @@ from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 from sqlite_utils import Database
 from test_queue import settings_for, worker
 
+from bots.app.deliveries import delivering
+from bots.app.settings import Settings
 from bots.cli import main
 from bots.common import corrections
 from bots.common.corrections import update_sentence
-from bots.common.deliveries import delivering
-from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered

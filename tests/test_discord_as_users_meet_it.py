@@ -22,7 +22,7 @@ import pytest_asyncio
 from peers.discord_peer import Call, ClientRefused, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, Gate, fake_service
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.commands import MAX_TEXT
 from bots.discord.text_files import NOT_TEXT

@@ -17,10 +17,10 @@ from peers.discord_peer import DISCORD_TOKEN, MEMBER, Call, FakeDiscord, running
 from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript
 
+from bots.app.runtime import running_service
+from bots.app.settings import Settings
 from bots.common.card import VERDICTS
 from bots.common.privacy import privacy_text
-from bots.common.runtime import running_service
-from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.service.service import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder

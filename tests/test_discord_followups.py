@@ -27,8 +27,8 @@ from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from peers.openai_peer import FakeOpenAI
 
+from bots.app.settings import Settings
 from bots.common.followups import ASK_HOW, NOT_FOUND
-from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.render import escape
 from bots.service.follow_ups import NO_REPORT

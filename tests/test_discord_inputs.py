@@ -15,8 +15,8 @@ import pytest_asyncio
 from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 
+from bots.app.settings import Settings
 from bots.common.sentences import UNSUPPORTED_INPUT
-from bots.common.settings import Settings
 from bots.common.words import words_for
 from bots.discord.client import FactCheckBot
 

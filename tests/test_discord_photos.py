@@ -26,9 +26,9 @@ from peers.pictures import (
     truncated_jpeg,
 )
 
+from bots.app.settings import Settings
 from bots.common.card import report_card
 from bots.common.sentences import UNSUPPORTED_INPUT
-from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.render import verdict_embed
 from zofia_engine.image_settings import ImageSettings

@@ -17,8 +17,8 @@ from peers.discord_peer import FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 from test_queue import settings_for, worker
 
-from bots.common.deliveries import delivering
-from bots.common.settings import Settings
+from bots.app.deliveries import delivering
+from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.deliveries import post_delivered
 from storage.postgres import PostgresDatabase

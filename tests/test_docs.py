@@ -8,8 +8,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from bots.app.settings import Settings
 from bots.cli.config import config
-from bots.common.settings import Settings
 from bots.common.settings_reference import defaults_toml, reference_markdown, sections
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ def test_zofia_config_prints_every_setting_and_reads_back_as_the_defaults(
     # exactly the offline defaults.
     file = tmp_path / "zofia.toml"
     file.write_text(printed.output, encoding="utf-8")
-    from bots.common.settings import load_settings
+    from bots.app.settings import load_settings
 
     assert load_settings(file, environ={}) == Settings()
     assert data["agents"]["depth"] == "adaptive"

@@ -28,8 +28,8 @@ from peers.telegram_peer import FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot, handled, telegram_settings
 from test_doc_cards import WRITE, discord_text, fenced, telegram_text
 
+from bots.app.settings import Settings
 from bots.common.examples import BUTTONS, FIRST_RUN_POST, first_run_card, first_run_report
-from bots.common.settings import Settings
 from bots.common.words import words_for
 from bots.discord.client import FactCheckBot
 from bots.discord.help import HELP as DISCORD_HELP

@@ -34,7 +34,7 @@ from peers.openai_peer import FakeOpenAI
 from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot, handled, telegram_settings
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.service.follow_ups import NO_REPORT, NoReportError
 from bots.service.limits import RateLimitedError
 from bots.service.service import CheckService, Requester

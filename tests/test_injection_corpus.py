@@ -45,10 +45,10 @@ from peers.pictures import headline
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body
 from test_engine import HITS
 
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.common.card import report_card
 from bots.common.posts import post_from_message
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
 from bots.service.follow_ups import FollowUp
 from bots.service.service import CheckService, Requester
 from zofia_engine.encoder import SentenceTransformerEncoder

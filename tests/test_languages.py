@@ -37,18 +37,18 @@ from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 from peers.telegram_peer import FakeBotAPI, user
 from peers.telegram_setup import bot_running, telegram_settings
 
+from bots.app.runtime import running_service
+from bots.app.settings import Settings
 from bots.common.card import report_card, verdict_card
 from bots.common.card_notes import checks_left_line
 from bots.common.corrections import Notice, correct_check, saved_sentence
 from bots.common.languages import LANGUAGE_TAGS
-from bots.common.runtime import running_service
 from bots.common.sentences import (
     cooldown_sentence,
     error_sentence,
     refusal_reason,
     refusals_sentence,
 )
-from bots.common.settings import Settings
 from bots.common.words import (
     ENGLISH,
     chat_language,

@@ -30,7 +30,7 @@ from peers.fake_checker import FakeChecker, fake_service
 from peers.telegram_peer import BotCall, FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.discord import commands
 from bots.discord.client import FactCheckBot
 from bots.service.handles import Requester

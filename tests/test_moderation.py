@@ -24,9 +24,9 @@ from peers.poll_rounds import PollRounds
 from peers.telegram_peer import BotCall, FakeBotAPI, group, user
 from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 
+from bots.app.settings import Settings
 from bots.common import corrections
 from bots.common.corrections import correcting
-from bots.common.settings import Settings
 from bots.discord import moderation as discord_moderation
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction

@@ -24,7 +24,7 @@ from peers.fake_checker import FakeChecker, fake_service
 from peers.telegram_peer import TOKEN, FakeBotAPI, user
 from peers.telegram_setup import fake_bot, handled, telegram_settings
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 
 pytest_plugins = ["peers.discord_fixtures"]

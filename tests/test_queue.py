@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from peers.fake_checker import FakeChecker, HashingEncoder, fake_service
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.service.handles import Outcome, Requester
 from bots.service.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
 from bots.service.queue.service import QueuedDelivery

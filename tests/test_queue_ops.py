@@ -18,11 +18,11 @@ from peers.fake_checker import FakeChecker, HashingEncoder
 from pg_server import PostgresServer
 from prometheus_client import CollectorRegistry, generate_latest
 
+from bots.app.health import serving_health
+from bots.app.json_logs import JsonLines, json_lines_when_queued
+from bots.app.runtime import build_service
+from bots.app.settings import Settings, load_settings
 from bots.cli import main
-from bots.common.health import serving_health
-from bots.common.logs import JsonLines, json_lines_when_queued
-from bots.common.runtime import build_service
-from bots.common.settings import Settings, load_settings
 from bots.service.handles import Requester
 from bots.service.queue.jobs import queue_counts
 from bots.service.queue.metrics import watch_queue_depth
@@ -211,7 +211,7 @@ def test_bot_replicas_of_a_queued_deployment_log_json_lines() -> None:
 
 
 def test_json_lines_keep_the_token_redacted() -> None:
-    from bots.telegram.app import TokenRedactor
+    from bots.app.telegram import TokenRedactor
 
     token = "987654:WRONG-secret_token_0123456789abcdef"
     try:

@@ -21,7 +21,7 @@ import pytest
 from peers.fake_checker import FakeChecker, HashingEncoder
 from test_queue import POST, asker, replica, settings_for
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.service.handles import CheckFailedError
 from bots.service.queue import ending
 from bots.service.queue.ending import LEFT_UNFINISHED, sweep_unfinished

@@ -24,6 +24,7 @@ from peers.telegram_peer import FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot, handled, telegram_settings
 from telegram import Bot
 
+from bots.app.settings import Settings
 from bots.common.languages import LANGUAGE_KEY
 from bots.common.quiet import (
     DEFAULT_MIN_CONFIDENCE,
@@ -32,7 +33,6 @@ from bots.common.quiet import (
     min_confidence_of,
     parse_min_confidence,
 )
-from bots.common.settings import Settings
 from bots.common.store_calls import StoreCalls
 from bots.service.service import CheckService, Outcome
 from bots.telegram.check_flow import AUTO_CHECK

@@ -16,12 +16,12 @@ from factories import full_report, stored_check
 from peers.fake_checker import FakeChecker, HashingEncoder
 from peers.store_fixtures import T0, Clock
 
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.cli import main
 from bots.cli.options import settings_from
 from bots.cli.records import item_id
 from bots.common.card import report_card, verdict_card
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
 from bots.service.queue.service import stored_outcome
 from bots.service.service import CheckService, Outcome, Requester
 from bots.web.page import report_page

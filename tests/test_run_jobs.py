@@ -16,7 +16,7 @@ import time
 import pytest
 from procrastinate import App
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.service.queue.jobs import ensure_schema, make_app
 from bots.service.queue.worker import run_jobs
 from storage.postgres import PostgresDatabase

@@ -17,8 +17,8 @@ import pytest_asyncio
 from peers.fake_checker import FakeChecker, Gate, HashingEncoder
 from peers.pictures import ScriptedOCR, headline
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
 from bots.service.service import CheckService, Requester
 from storage.opening import open_store

@@ -25,8 +25,8 @@ from peers.loopback import running_in_thread
 from peers.openai_peer import ChatReply, FakeOpenAI
 from peers.panel_script import DEFAULTS, PanelScript, schema_name
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.retrieval.ner import NERBackend
@@ -42,8 +42,8 @@ POST = "The mayor of Springfield banned bicycles from every street, officials sa
 WORKER = textwrap.dedent(
     """
     import asyncio, sys
-    from bots.common.runtime import running_service
-    from bots.common.settings import load_settings
+    from bots.app.runtime import running_service
+    from bots.app.settings import load_settings
     from bots.service.service import Requester
     from zofia_engine.post import Post
 

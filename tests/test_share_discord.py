@@ -18,7 +18,7 @@ from typing import Any
 from peers.discord_peer import FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 
 pytest_plugins = ["peers.discord_fixtures"]

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from peers.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.service.handles import CheckFailedError
 from bots.service.limits import BusyError, Limit, RateLimitedError
 from bots.service.service import CheckService, Requester

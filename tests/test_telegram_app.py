@@ -18,11 +18,11 @@ from peers.search_peers import closed_port
 from peers.telegram_peer import FakeBotAPI
 from telegram.error import InvalidToken
 
+from bots.app.telegram import quiet_logs
 from bots.cli import main
 from bots.common.progress import follow_progress
 from bots.service.handles import CheckFailedError, CheckHandle, Run
 from bots.service.service import CheckService, Outcome
-from bots.telegram.app import quiet_logs
 from bots.telegram.context import TelegramContext
 from bots.telegram.settings import TelegramSettings
 from zofia_engine.post import ProgressEvent
@@ -87,7 +87,7 @@ def test_a_logged_exception_never_shows_the_token(
 ) -> None:
     redactor = quiet_logs(WRONG)
     assert any(redactor in handler.filters for handler in logging.getLogger().handlers)
-    log = logging.getLogger("bots.telegram.app")
+    log = logging.getLogger("bots.app.telegram")
     with caplog.at_level(logging.INFO):
         try:
             raise InvalidToken(f"The token `{WRONG}` was rejected by the server.")

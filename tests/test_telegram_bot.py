@@ -22,9 +22,9 @@ from peers.panel_script import PanelScript
 from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, channel, group, user
 from peers.telegram_setup import bot_running, telegram_settings
 
+from bots.app.runtime import running_service
+from bots.app.settings import Settings
 from bots.common.privacy import privacy_text
-from bots.common.runtime import running_service
-from bots.common.settings import Settings
 from bots.service.service import CheckService
 from bots.telegram.buttons import NOT_FOUND
 from bots.telegram.check_flow import INTERRUPTED

@@ -16,13 +16,13 @@ from peers.telegram_peer import MAX_TEXT, TelegramError, parse_html
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden
 
+from bots.app.settings import Settings
+from bots.app.telegram import TokenRedactor
 from bots.cli import main
 from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
 from bots.common.check_flow import card_for, card_target
 from bots.common.sections import Block, Section
-from bots.common.settings import Settings
 from bots.service.service import Outcome
-from bots.telegram.app import TokenRedactor
 from bots.telegram.card_edits import edit_card
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import delivery_target, post_delivered

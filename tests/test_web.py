@@ -30,10 +30,10 @@ from factories import (
 )
 from peers.fake_checker import scripted_report
 
+from bots.app.settings import Settings
 from bots.cli import main
 from bots.common.card import VERDICTS
 from bots.common.languages import LANGUAGES, language_tag
-from bots.common.settings import Settings
 from bots.web.app import build_app, client_bucket, site_beside_bot
 from bots.web.parts import STEP_FAILED
 from bots.web.settings import SiteSettings

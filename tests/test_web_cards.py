@@ -18,8 +18,8 @@ from peers.fake_checker import FakeChecker, fake_service
 from peers.telegram_peer import FakeBotAPI, user
 from peers.telegram_setup import fake_bot, telegram_settings
 
+from bots.app.settings import Settings
 from bots.common.links import report_url
-from bots.common.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.telegram.render import card_keyboard
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from bots.common.runtime import StartupError
-from bots.common.settings import Settings
+from bots.app.runtime import StartupError
+from bots.app.settings import Settings
 from storage.api_keys import ApiKeyError, ApiKeys
 from storage.opening import open_store
 from storage.store import CheckStore
@@ -44,7 +44,7 @@ def api(host: str | None, port: int | None, config: Path | None) -> None:
 
 async def _serve_until_stopped(settings: Settings) -> None:
     from bots.api.app import ApiConfig, serving_api
-    from bots.common.runtime import running_service
+    from bots.app.runtime import running_service
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from zofia_engine.errors import ZofiaError
 from zofia_engine.evaluation import load_items, sample_items
 from zofia_engine.evaluation.calibration import (

@@ -11,10 +11,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from bots.app.runtime import running_service
+from bots.app.settings import Settings
 from bots.common.card import VerdictCard, verdict_card
 from bots.common.progress import describe_event
-from bots.common.runtime import running_service
-from bots.common.settings import Settings
 from bots.service.service import Outcome, Requester
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Ablation, Post, PostImage, ProgressEvent

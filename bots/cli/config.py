@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
 from bots.common.settings_reference import defaults_toml, reference_markdown
 
 __all__ = ["config"]

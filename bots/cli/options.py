@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bots.common.settings import CONFIG_ENV, Settings, load_settings
+from bots.app.settings import CONFIG_ENV, Settings, load_settings
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import ABLATIONS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from bots.common.runtime import StartupError
+from bots.app.runtime import StartupError
 
 from .options import CONFIG_OPTION, settings_from
 
@@ -35,7 +35,7 @@ def telegram(grace: float, config: Path | None) -> None:
         raise click.ClickException(
             f"no bot token: set ${settings.telegram.token_env} (create the bot with @BotFather)"
         )
-    from bots.telegram.app import run_telegram
+    from bots.app.telegram import run_telegram
 
     try:
         run_telegram(settings, token, grace)
@@ -50,7 +50,7 @@ def discord(config: Path | None) -> None:
     settings = settings_from(config)
     with warnings.catch_warnings():  # discord.py imports audioop, deprecated since 3.11
         warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
-        from bots.discord.app import run_discord, token_from_env
+        from bots.app.discord import run_discord, token_from_env
 
     try:
         run_discord(settings, token_from_env(settings))

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import click
 
-from bots.common.health import serving_health
-from bots.common.logs import log_json_lines
-from bots.common.settings import Settings
+from bots.app.health import serving_health
+from bots.app.json_logs import log_json_lines
+from bots.app.settings import Settings
 
 from .options import CONFIG_OPTION, settings_from
 

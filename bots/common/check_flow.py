@@ -187,14 +187,7 @@ async def run_check(
             if handle.cancelled:  # the requester pressed Cancel: no card comes
                 raise asyncio.CancelledError
             return
-        outcome = await handle.result()
-        if request.unasked and not await unasked_gets_card(
-            outcome.report, request.min_confidence, request.react
-        ):
-            return
-        asker = service.chats.user_hash(request.requester.platform, request.requester.user_id)
-        card = await card_for(calls, outcome, card_target(post, asker))
-        await screen.show_card(card)
+        await _show_card(calls, request, screen, post, await handle.result())
     except asyncio.CancelledError as exc:
         if shutting_down():  # the check goes back to the queue
             if not queued and screen.interrupted is not None:  # queued, its card still comes
@@ -209,6 +202,21 @@ async def run_check(
             request.ticket.leave()
         if admission is not None:
             await asyncio.shield(calls.release(admission))
+
+
+async def _show_card(
+    calls: StoreCalls, request: CheckRequest, screen: Screen, post: Post, outcome: Outcome
+) -> None:
+    """Show ``outcome``'s verdict card on ``screen``, unless the post was unasked and its
+    verdict is not one an unasked post gets a card for."""
+    if request.unasked and not await unasked_gets_card(
+        outcome.report, request.min_confidence, request.react
+    ):
+        return
+    requester = request.requester
+    asker = calls.service.chats.user_hash(requester.platform, requester.user_id)
+    card = await card_for(calls, outcome, card_target(post, asker))
+    await screen.show_card(card)
 
 
 async def _wait_turn(ticket: Ticket | None, screen: Screen) -> None:

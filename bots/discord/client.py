@@ -39,7 +39,7 @@ class FactCheckBot(discord.AutoShardedClient):
     Args:
         settings: the ``[discord]`` section.
         service: a started check service (see
-            :func:`~bots.common.runtime.running_service`).
+            :func:`~bots.app.runtime.running_service`).
         images: the engine's ``[images]`` caps, for refusals before a download.
         public_url: ``[site] public_url``; set, each verdict links to its report page.
     """

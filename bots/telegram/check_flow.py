@@ -26,6 +26,7 @@ from bots.common.languages import LANGUAGE_KEY
 from bots.common.logs import log_chat
 from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.common.sentences import error_sentence, refusal_reason, waiting_sentence
+from bots.common.turns import Ticket
 from bots.common.words import ENGLISH, N_, Words, words_for
 from bots.service.limits import RateLimitedError
 from bots.service.service import Requester
@@ -279,6 +280,47 @@ async def chat_rules(ctx: TelegramContext, anchor: Message, *, unasked: bool) ->
     )
 
 
+def _check_request(
+    ctx: TelegramContext,
+    target: Message,
+    text: str,
+    user_id: int,
+    screen: TelegramScreen,
+    rules: ChatRules,
+    pictures: Sequence[Message],
+    *,
+    unasked: bool,
+    ticket: Ticket | None,
+) -> CheckRequest:
+    """What :func:`check_message` asks the check flow: ``text`` of ``target`` for
+    ``user_id`` with the pictures of ``pictures``, downloaded when the flow asks
+    (``screen`` says it reads them, unless the check is ``unasked``), under its chat's
+    ``rules``, in its place in a private chat's line (``ticket``)."""
+    chat_id = target.chat_id
+
+    async def download() -> list[tuple[bytes, str]]:
+        if pictures and not unasked:  # downloading and reading pictures takes a moment
+            await screen.open_reading(len(pictures))
+        return await download_pictures(target.get_bot(), pictures, ctx.images)
+
+    origin, published = forwarded_from(target, screen.words)
+    return CheckRequest(
+        text,
+        Requester(PLATFORM, str(user_id), str(chat_id), ticket is not None),
+        download=download,
+        refuse=None if pictures else functools.partial(_refuse_blank, text),
+        origin=origin,
+        published=published,
+        language=rules.language,
+        allow_private_urls=ctx.allow_private_urls,
+        unasked=unasked,
+        has_pictures=bool(pictures),
+        min_confidence=rules.min_confidence,
+        react=lambda: react(target.get_bot(), chat_id, target.message_id),
+        ticket=ticket,
+    )
+
+
 async def check_message(
     ctx: TelegramContext,
     target: Message,
@@ -316,27 +358,8 @@ async def check_message(
             rules = await chat_rules(ctx, anchor, unasked=unasked)
         asker, words = ctx.user_hash(user_id), words_for(rules.language)
         screen = screen_type(ctx, anchor, chat_id, asker, words=words)
-
-        async def download() -> list[tuple[bytes, str]]:
-            if pictures and not unasked:  # downloading and reading pictures takes a moment
-                await screen.open_reading(len(pictures))
-            return await download_pictures(target.get_bot(), pictures, ctx.images)
-
-        origin, published = forwarded_from(target, words)
-        check = CheckRequest(
-            text,
-            Requester(PLATFORM, str(user_id), str(chat_id), ticket is not None),
-            download=download,
-            refuse=None if pictures else functools.partial(_refuse_blank, text),
-            origin=origin,
-            published=published,
-            language=rules.language,
-            allow_private_urls=ctx.allow_private_urls,
-            unasked=unasked,
-            has_pictures=bool(pictures),
-            min_confidence=rules.min_confidence,
-            react=lambda: react(target.get_bot(), chat_id, target.message_id),
-            ticket=ticket,
+        check = _check_request(
+            ctx, target, text, user_id, screen, rules, pictures, unasked=unasked, ticket=ticket
         )
         try:
             await run_check(

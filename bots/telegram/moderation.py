@@ -19,17 +19,13 @@ until saved, cancelled or expired) is answered and posts nothing new.
 The review's sentences and buttons are in the chat's language: the check's, as its card
 is (:func:`~bots.common.words.words_for`); a note's answer is in its prompt's.
 
-A review waiting for its note lives in this process only: a bounded dict of at most
-:data:`MAX_DRAFTS` entries, each kept :data:`DRAFT_TTL_S` seconds (a restart, or a
-late reply, is told to tap Review again).
+A review waiting for its note lives in this process only (:mod:`.review_drafts`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import time
-from dataclasses import dataclass
 from typing import Any, cast
 
 from telegram import (
@@ -57,7 +53,6 @@ from telegram.ext import (
 from bots.common.corrections import reviewed_card
 from bots.common.logs import log_chat
 from bots.common.moderation import (
-    OPEN_S,
     OpenReviews,
     choice_label,
     choose_sentence,
@@ -76,14 +71,12 @@ from .buttons import GONE, NOT_FOUND
 from .card_edits import card_message, edit_card
 from .context import PLATFORM, TelegramContext, context_of
 from .render import quote_text
+from .review_drafts import Draft, drafts_of, wait_for_note
 
 __all__ = [
-    "DRAFT_TTL_S",
     "EXPIRED",
-    "MAX_DRAFTS",
     "PROMPT",
     "REFUSED",
-    "Drafts",
     "may_review",
     "review_handlers",
     "review_note_handler",
@@ -100,9 +93,6 @@ PROMPT = N_(
 EXPIRED = N_("This review has expired: tap Review on the card again.")
 CANCELLED = N_("Review cancelled.")
 DETAILS_EXPIRED = N_("The details of this check have expired.")
-#: how long a review waits for its note (as long as it stays open), and how many may wait
-DRAFT_TTL_S = OPEN_S
-MAX_DRAFTS = 256
 #: choice letter → the verdict it gives (:data:`bots.common.moderation.CHOICES`; "cancel":
 #: none)
 CHOICES = {
@@ -115,53 +105,7 @@ CHOICES = {
 }
 _CANCEL = N_("Cancel")
 _DATA = re.compile(r"r(?P<choice>[ctfmux]?):(?P<check_id>[A-Za-z0-9_-]{1,32})")
-_DRAFTS = "zofia-review-drafts"
 _OPEN = "zofia-reviews-open"
-
-
-@dataclass(frozen=True)
-class Draft:
-    """A review waiting for its note: of which check, by whom, to what, on which card."""
-
-    check_id: str
-    user_id: int
-    verdict: str
-    card_message_id: int
-    expires: float
-
-
-class Drafts:
-    """The reviews waiting for their notes, by ``(chat id, prompt message id)``: at most
-    :data:`MAX_DRAFTS`, each for :data:`DRAFT_TTL_S` seconds (the oldest go first)."""
-
-    def __init__(self) -> None:
-        self._waiting: dict[tuple[int, int], Draft] = {}
-
-    def add(self, chat_id: int, prompt_id: int, draft: Draft) -> None:
-        now = time.monotonic()
-        for key in [k for k, d in self._waiting.items() if d.expires <= now]:
-            del self._waiting[key]
-        while len(self._waiting) >= MAX_DRAFTS:
-            del self._waiting[next(iter(self._waiting))]
-        self._waiting[(chat_id, prompt_id)] = draft
-
-    def get(self, chat_id: int, prompt_id: int) -> Draft | None:
-        """The review waiting on this prompt, unless it has expired."""
-        draft = self._waiting.get((chat_id, prompt_id))
-        if draft is None or draft.expires <= time.monotonic():
-            self._waiting.pop((chat_id, prompt_id), None)
-            return None
-        return draft
-
-    def take(self, chat_id: int, prompt_id: int) -> None:
-        self._waiting.pop((chat_id, prompt_id), None)
-
-    def __len__(self) -> int:
-        return len(self._waiting)
-
-
-def _drafts(context: ContextTypes.DEFAULT_TYPE) -> Drafts:
-    return cast(Drafts, context.bot_data.setdefault(_DRAFTS, Drafts()))
 
 
 def _open(context: ContextTypes.DEFAULT_TYPE) -> OpenReviews:
@@ -294,13 +238,7 @@ async def _ask_note(
     text, force = _prompt(choices.chat, user, words)
     prompt = await choices.reply_html(text, do_quote=True, reply_markup=force)
     draft = Draft(row.id, user.id, choice, card.message_id if card else 0, 0.0)
-    _wait(context, prompt, draft)
-
-
-def _wait(context: ContextTypes.DEFAULT_TYPE, prompt: Message, draft: Draft) -> None:
-    expires = time.monotonic() + DRAFT_TTL_S
-    waiting = Draft(draft.check_id, draft.user_id, draft.verdict, draft.card_message_id, expires)
-    _drafts(context).add(prompt.chat_id, prompt.message_id, waiting)
+    wait_for_note(context, prompt, draft)
 
 
 def split_note(text: str) -> tuple[str, str]:
@@ -324,7 +262,7 @@ async def on_note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     words = _prompt_words(prompt.text or "")  # the prompt's language: the answer's too
     if words is None:
         return
-    drafts = _drafts(context)
+    drafts = drafts_of(context)
     draft = drafts.get(message.chat_id, prompt.message_id)
     if draft is None:
         await message.reply_text(words(EXPIRED), do_quote=True)
@@ -374,7 +312,7 @@ async def _save(
         before = f"{note_refused(exc)} "
         text, force = _prompt(message.chat, cast(User, message.from_user), words, before)
         prompt = await message.reply_html(text, do_quote=True, reply_markup=force)
-        _wait(context, prompt, draft)
+        wait_for_note(context, prompt, draft)
         _open(context).open(review)
         return
     original = found[0].repeat_of or found[0].id

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bots.common.runtime import build_service
-from bots.common.settings import Settings
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
 from bots.service.service import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader

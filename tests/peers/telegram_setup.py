@@ -15,9 +15,9 @@ from typing import Any
 
 from telegram.ext import AIORateLimiter, Application
 
-from bots.common.settings import Settings
+from bots.app.settings import Settings
+from bots.app.telegram import ChatPacedRateLimiter, running_bot
 from bots.service.service import CheckService
-from bots.telegram.app import ChatPacedRateLimiter, running_bot
 from bots.telegram.context import TelegramContext
 from bots.telegram.refusals import Refusals
 
@@ -67,7 +67,7 @@ async def bot_running(
     """The bot polling ``settings.telegram.base_url`` with :data:`TOKEN` for the block,
     checking with ``service``: a one-second poll, PTB's limits and, by default, no
     pacing of private chats (``chat_burst=0``; else ``chat_burst`` messages at once,
-    ``chat_rate`` a second, as :class:`~bots.telegram.app.ChatPacedRateLimiter`, or
+    ``chat_rate`` a second, as :class:`~bots.app.telegram.ChatPacedRateLimiter`, or
     ``rate_limiter`` itself); then running checks get ``grace_s`` to finish.
     ``refusal_window_s``: how long a chat's first refusal waits for the others of its
     burst (:class:`~bots.telegram.refusals.Refusals`; by default its 1.5 s), for a test

@@ -21,26 +21,32 @@ from urllib.parse import urlsplit
 
 from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError, TelegramError
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, ContextTypes
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    ContextTypes,
+    Updater,
+)
 
-from bots.common.deliveries import delivering
-from bots.common.logs import json_lines_when_queued
-from bots.common.runtime import StartupError, running_service
-from bots.common.settings import Settings
+from bots.app.deliveries import delivering
+from bots.app.json_logs import json_lines_when_queued
+from bots.app.runtime import StartupError, running_service
+from bots.app.settings import Settings
 from bots.common.turns import Turns
 from bots.service.service import CheckService
+from bots.telegram.buttons import button_handlers
+from bots.telegram.commands import BOT_COMMANDS, command_handlers
+from bots.telegram.context import PLATFORM, TelegramContext
+from bots.telegram.corrections import send_correction
+from bots.telegram.followups import follow_up_handlers
+from bots.telegram.guest import GUEST_GROUP, guest_handler, post_delivered_or_guest
+from bots.telegram.inputs import input_handlers
+from bots.telegram.moderation import review_handlers, review_note_handler
+from bots.telegram.pacing import ChatPacedRateLimiter
+from bots.telegram.settings import TelegramSettings
 from bots.web.app import site_beside_bot
 from zofia_engine.errors import ZofiaError
-
-from .buttons import button_handlers
-from .commands import BOT_COMMANDS, command_handlers
-from .context import PLATFORM, TelegramContext
-from .corrections import send_correction
-from .followups import follow_up_handlers
-from .guest import GUEST_GROUP, guest_handler, post_delivered_or_guest
-from .inputs import input_handlers
-from .moderation import review_handlers, review_note_handler
-from .pacing import ChatPacedRateLimiter
 
 __all__ = [
     "ChatPacedRateLimiter",
@@ -148,6 +154,31 @@ def webhook_secret(token: str, store_secret: bytes) -> str:
     return hmac.new(store_secret, b"telegram webhook\n" + token.encode(), "sha256").hexdigest()
 
 
+async def _take_updates(
+    updater: Updater,
+    config: TelegramSettings,
+    token: str,
+    store_secret: bytes,
+    poll_timeout_s: float,
+) -> None:
+    """Start taking updates: by webhook if ``config.webhook_url`` is set (its secret
+    from the environment, else :func:`webhook_secret`), else by polling."""
+    if config.webhook_url:
+        secret = os.environ.get(config.webhook_secret_env) or webhook_secret(token, store_secret)
+        await updater.start_webhook(
+            listen=config.webhook_listen,
+            port=config.webhook_port,
+            url_path=urlsplit(config.webhook_url).path.lstrip("/"),
+            webhook_url=config.webhook_url,
+            secret_token=secret,
+            allowed_updates=ALLOWED_UPDATES,
+        )
+        log.info("webhook on %s:%d", config.webhook_listen, config.webhook_port)
+    else:
+        await updater.start_polling(timeout=int(poll_timeout_s), allowed_updates=ALLOWED_UPDATES)
+        log.info("polling for updates")
+
+
 @contextlib.asynccontextmanager
 async def running_bot(
     settings: Settings,
@@ -176,24 +207,7 @@ async def running_bot(
         await application.start()
         updater = application.updater
         assert updater is not None
-        if config.webhook_url:
-            secret = os.environ.get(config.webhook_secret_env) or webhook_secret(
-                token, service.secret
-            )
-            await updater.start_webhook(
-                listen=config.webhook_listen,
-                port=config.webhook_port,
-                url_path=urlsplit(config.webhook_url).path.lstrip("/"),
-                webhook_url=config.webhook_url,
-                secret_token=secret,
-                allowed_updates=ALLOWED_UPDATES,
-            )
-            log.info("webhook on %s:%d", config.webhook_listen, config.webhook_port)
-        else:
-            await updater.start_polling(
-                timeout=int(poll_timeout_s), allowed_updates=ALLOWED_UPDATES
-            )
-            log.info("polling for updates")
+        await _take_updates(updater, config, token, service.secret, poll_timeout_s)
         try:
             await application.bot.set_my_commands(BOT_COMMANDS)
         except Exception as exc:  # a convenience for the chat menu, not a reason to stop

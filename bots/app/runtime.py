@@ -10,13 +10,13 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
+from bots.common.logs import key_chats_with
 from bots.service.queue.service import QueuedDelivery
 from bots.service.service import CheckService
 from storage.opening import open_store
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 
-from .logs import key_chats_with
 from .settings import Settings
 
 if TYPE_CHECKING:

@@ -12,16 +12,15 @@ from typing import TYPE_CHECKING
 import aiohttp
 import discord
 
-from bots.common.deliveries import delivering
-from bots.common.logs import json_lines_when_queued
-from bots.common.runtime import StartupError, running_service
-from bots.common.settings import Settings
+from bots.app.deliveries import delivering
+from bots.app.json_logs import json_lines_when_queued
+from bots.app.runtime import StartupError, running_service
+from bots.app.settings import Settings
+from bots.discord.chats import PLATFORM
+from bots.discord.client import FactCheckBot
+from bots.discord.corrections import send_correction
+from bots.discord.deliveries import post_delivered
 from bots.web.app import site_beside_bot
-
-from .chats import PLATFORM
-from .client import FactCheckBot
-from .corrections import send_correction
-from .deliveries import post_delivered
 
 if TYPE_CHECKING:
     from zofia_engine.engine import Engine
