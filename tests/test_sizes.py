@@ -18,8 +18,6 @@ FUNCTION_LINES = 60
 
 #: ``path`` (a module) or ``path::qualified.name`` (a function) → why it may be longer
 EXCEPTIONS: dict[str, str] = {
-    "zofia_engine/check_run.py::CheckRun.gather": "being split",
-    "zofia_engine/agents/followup.py::answer_follow_up": "being split",
 }
 
 

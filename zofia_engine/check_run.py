@@ -196,8 +196,8 @@ class CheckRun:
         """Stage 1, the published fact-checks, the claims read against the evidence, and
         every analysis, each started as soon as what it needs is there."""
         session, ctx, ab, progress = self.session, self.ctx, self.ablation, self.progress
-        settings = self.settings
-        agents, timings = self.settings.agents, self.timings
+        settings, timings = self.settings, self.timings
+        agents = settings.agents
         weighing = self._weighing()
         lead = (ctx.sentences or [ctx.text])[0][:LEAD_CHARS]
         full = agents.depth == "full"
@@ -232,11 +232,7 @@ class CheckRun:
                 claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
-        again = SearchAgain(settings, session, ctx, self.retrieval, self.reading, weighing)
-        searches: list[SearchRound] = []
-        if again.wanted(claims.claims):
-            looped = again.run(claims.claims, stage1.query, published=self.post.published)
-            claims.claims, searches = await progress.stage("search", looped, timings)
+        searches = await self._search_again(weighing, claims, stage1.query)
         grounded = grounded_claims(claims.claims, ctx.evidence)  # both fixed from here on
         if panel is not None:
             analyses = panel.result()
@@ -263,6 +259,20 @@ class CheckRun:
         self.dropped.claims += claims.dropped
         self.dropped.citations += sum(c.dropped_quotes for c in claims.claims)
         return analyses
+
+    async def _search_again(
+        self, weighing: Weighing, claims: ReadClaims, query: str
+    ) -> list[SearchRound]:
+        """Planned searches for a core claim the first one left unsettled (``claims`` is
+        read again in place); the rounds run, if any."""
+        again = SearchAgain(
+            self.settings, self.session, self.ctx, self.retrieval, self.reading, weighing
+        )
+        if not again.wanted(claims.claims):
+            return []
+        looped = again.run(claims.claims, query, published=self.post.published)
+        claims.claims, searches = await self.progress.stage("search", looped, self.timings)
+        return searches
 
     async def _panel(self) -> Analyses:
         """The linguist and the domain expert (:func:`.agents.panel.ask_panel`)."""

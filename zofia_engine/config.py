@@ -99,7 +99,7 @@ class EngineSettings(SettingsSection):
     """The engine's settings. ``EngineSettings()`` is the offline default.
 
     The layers around the engine (storage, the service, the chat platforms) own their
-    sections; ``bots.common.settings.Settings`` composes them all for a deployment.
+    sections; ``bots.app.settings.Settings`` composes them all for a deployment.
     """
 
     ner: NERSettings = NERSettings()
