@@ -144,7 +144,9 @@ async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
         synced = discord_api.calls_to("PUT", f"/applications/{discord_api.APP_ID}/commands")
         assert synced, "commands are synced globally in setup_hook"
         commands = {c["name"]: c for c in synced[0].body}
-        assert set(commands) == {"factcheck", "Fact-check", "factcheck-settings", "privacy"}
+        assert set(commands) == {
+            "factcheck", "Fact-check", "factcheck-settings", "factcheck-help", "privacy"
+        }  # fmt: skip
         assert commands["factcheck"]["integration_types"] == [0, 1]  # guilds and users
         assert commands["Fact-check"]["type"] == 3
         assert int(commands["factcheck-settings"]["default_member_permissions"]) == 32

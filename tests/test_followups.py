@@ -318,7 +318,7 @@ async def start(tmp_path: Path, checker: FakeChecker) -> AsyncIterator[Start]:
 
 def _is_card(message: dict[str, Any]) -> bool:
     rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
-    return any(button["callback_data"].startswith("d:") for row in rows for button in row)
+    return any(b.get("callback_data", "").startswith("d:") for row in rows for b in row)
 
 
 async def _card(peer: FakeBotAPI, chat_id: int) -> dict[str, Any]:

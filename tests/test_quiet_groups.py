@@ -253,7 +253,7 @@ class Group:
 
 def _is_card(message: dict[str, Any]) -> bool:
     rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
-    return any(button["callback_data"].startswith("d:") for row in rows for button in row)
+    return any(b.get("callback_data", "").startswith("d:") for row in rows for b in row)
 
 
 @pytest_asyncio.fixture

@@ -17,8 +17,7 @@ MODULE_LINES = 400
 FUNCTION_LINES = 60
 
 #: ``path`` (a module) or ``path::qualified.name`` (a function) → why it may be longer
-EXCEPTIONS: dict[str, str] = {
-}
+EXCEPTIONS: dict[str, str] = {}
 
 
 def _functions(tree: ast.AST, prefix: str = "") -> list[tuple[str, int]]:

@@ -110,7 +110,7 @@ async def harness(
 
 def _buttons(message: dict[str, Any]) -> list[str]:
     rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
-    return [button["callback_data"] for row in rows for button in row]
+    return [b["callback_data"] for row in rows for b in row if "callback_data" in b]
 
 
 def card_in(peer: FakeBotAPI, chat_id: int, after: int = 0) -> dict[str, Any] | None:
@@ -259,7 +259,8 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         )
     assert card["reply_to_message"]["message_id"] == ask["message_id"]
     assert row is not None and row.post_text == OTHER  # the post, not the mention
-    assert len(peer.sent("sendMessage", GROUP["id"])) == 2  # the card and the help
+    # The card, and the help with its first-run example (tests/test_first_run.py).
+    assert len(peer.sent("sendMessage", GROUP["id"])) == 3
     assert [check.id for check, _ in checks] == [row.id]  # the forward was not checked
 
 
@@ -423,10 +424,11 @@ async def test_a_photo_without_text_asks_for_text_and_help_points_to_privacy(
     async with harness.bot():
         peer.send(private(ANN), ANN, photo=True)
         peer.send(private(ANN), ANN, "/help")
-        await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 2)
+        await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 3)
     texts = [m["text"] for m in peer.bot_messages(ANN["id"])]
     assert NO_TEXT in texts
-    (help_text,) = [text for text in texts if text != NO_TEXT]
+    # The help, then its first-run example (tests/test_first_run.py).
+    (help_text,) = [t for t in texts if t != NO_TEXT and not t.startswith("Example:")]
     # What is stored is /privacy's to say: the help points to it in one line.
     (stored,) = [line for line in help_text.splitlines() if "What is stored" in line]
     assert "/privacy" in stored
@@ -439,11 +441,14 @@ async def test_start_is_three_lines_and_privacy_says_the_retention(harness: Harn
     async with harness.bot():
         for command in ("/start", "/privacy"):
             peer.send(private(ANN), ANN, command)
-        await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 2)
+        await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 3)
         peer.send(GROUP, BOB, "/privacy")
         told = await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
         menu = peer.sent("setMyCommands")
-    start, privacy = (m["text"] for m in peer.bot_messages(ANN["id"]))
+    # /start, its first-run example (tests/test_first_run.py) and /privacy's answer.
+    texts = [m["text"] for m in peer.bot_messages(ANN["id"])]
+    (example,) = [t for t in texts if t.startswith("Example:")]
+    start, privacy = [t for t in texts if t != example]
     assert start == START and len(start.splitlines()) == 3
     assert "AI that can be wrong" in start and "/help" in start
     outcomes = start.splitlines()[0]

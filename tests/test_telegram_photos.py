@@ -90,7 +90,7 @@ async def bot(tmp_path: Path, reader: ImageReader) -> AsyncIterator[Bot]:
 
 def _buttons(message: dict[str, Any]) -> list[str]:
     rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
-    return [button["callback_data"] for row in rows for button in row]
+    return [b["callback_data"] for row in rows for b in row if "callback_data" in b]
 
 
 def _is_card(message: dict[str, Any]) -> bool:
