@@ -194,3 +194,14 @@ def test_no_import_runs_back_up_inside_a_package() -> None:
                 ):
                     upward.append((module, target))
     assert sorted(upward) == []
+
+
+def test_the_deployment_mode_is_decided_once() -> None:
+    """Local or queued is ``Settings.queued`` (bots/app/settings.py); nothing else in the
+    bots asks the database URL which mode it is in."""
+    asking = [
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "bots").rglob("*.py")
+        if "storage.is_postgres" in path.read_text(encoding="utf-8")
+    ]
+    assert asking == ["bots/app/settings.py"]

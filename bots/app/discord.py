@@ -83,7 +83,7 @@ def run_discord(settings: Settings, token: str) -> None:
         StartupError: Discord refused the token or the intents, or could not be reached.
     """
     discord.utils.setup_logging(level=logging.INFO)
-    json_lines_when_queued(settings.storage.is_postgres)
+    json_lines_when_queued(settings.queued)
     try:
         asyncio.run(run_bot(settings, token))
     except KeyboardInterrupt:

@@ -50,7 +50,7 @@ def build_service(
             settings.service.daily_token_budget // settings.llm.max_tokens_per_check,
             settings.service.max_pending_checks,
         )
-    delivery = QueuedDelivery(store) if settings.storage.is_postgres else None
+    delivery = QueuedDelivery(store) if settings.queued else None
     return CheckService(
         checker,
         store,
@@ -103,7 +103,7 @@ async def running_service(
     own_engine = engine is None
     engine = engine if engine is not None else Engine(settings)
     try:
-        if load and not settings.storage.is_postgres:
+        if load and not settings.queued:
             await engine.load()
         service = build_service(settings, engine, engine.retrieval.encoder, clock=clock)
         resumed = await service.start(resume=resume)

@@ -31,6 +31,13 @@ class Settings(EngineSettings):
     site: SiteSettings = SiteSettings()
     api: ApiSettings = ApiSettings()
 
+    @property
+    def queued(self) -> bool:
+        """The deployment's mode, decided here once: with the store on PostgreSQL the
+        checks go through the job queue to ``zofia worker`` processes (the queued
+        mode); else the bot's own process runs them (the local mode)."""
+        return self.storage.is_postgres
+
 
 def find_config(config: Path | None, environ: Mapping[str, str] | None = None) -> Path | None:
     """The settings file: ``config``, else ``$ZOFIA_CONFIG``, else ``./zofia.toml`` if it

@@ -275,7 +275,7 @@ def run_telegram(settings: Settings, token: str, grace_s: float) -> None:
             sentence that never holds the token.
     """
     redactor = quiet_logs(token)
-    json_lines_when_queued(settings.storage.is_postgres)
+    json_lines_when_queued(settings.queued)
     try:
         asyncio.run(_serve(settings, token, grace_s))
     except InvalidToken:  # its message holds the token: never print it

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 def _postgres_settings(config: Path | None) -> Settings:
     settings = settings_from(config)
-    if not settings.storage.is_postgres:
+    if not settings.queued:
         raise click.ClickException(
             'the job queue lives in PostgreSQL: set [storage] url = "postgresql://…"'
             " (or ZOFIA__STORAGE__URL) and the same storage.secret as the bots"
