@@ -101,8 +101,8 @@ SMOKES = [
     Smoke(
         "engine.py",
         keys=(
-            "now.wall_s", "now.llm_calls", "now.bound_s", "now.ratio", "now.tight_bound_s",
-            "now.tight_ratio", "before.wall_s", "added.llm_calls",
+            "now.wall_s", "now.llm_calls", "now.bound_s", "now.ratio", "now.chain_calls",
+            "now.chain", "now.max_ratio", "before.wall_s", "added.llm_calls",
         ),
         expect={"checks": 1, "delay_s": 0.01},
     ),
@@ -243,7 +243,7 @@ SMOKES = [
             "--chats", "2", "--posts", "3", "--distinct", "2", "--spread", "0.2",
             "--llm-delay", "0.01", "--timeout", "120",
         ),
-        keys=("answered", "lost", "errors", "refused", "p50_s", "p95_s"),
+        keys=("cards", "named", "lost", "chats_without_card", "refused", "p50_s", "p95_s"),
         expect={"sent": 3, "chats": 2},
     ),
     Smoke(
