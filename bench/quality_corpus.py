@@ -158,8 +158,15 @@ def binary_macro_f1(rows: list[dict[str, Any]]) -> float:
     return macro_f1(gold, predicted, mapping.classes)
 
 
-def half_true_f1(metrics: dict[str, Any]) -> float:
-    return float(metrics["per_class"]["half-true"]["f1"])
+def half_true_f1(metrics: dict[str, Any]) -> float | None:
+    """The misleading (half-true) class's F1; ``None`` under labels without it
+    (``liar-binary`` puts half-true on the true side)."""
+    row = metrics["per_class"].get("half-true")
+    return None if row is None else float(row["f1"])
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def parse_args() -> argparse.Namespace:
@@ -223,13 +230,13 @@ def evaluate(args: argparse.Namespace) -> None:
                 "items": full["items"],
                 "depth": args.depth,
                 "full_macro_f1": round(full["macro_f1"], 3),
-                "full_misleading_f1": round(half_true_f1(full), 3),
+                "full_misleading_f1": _rounded(half_true_f1(full)),
                 "full_coverage": round(sel["coverage"], 3),
                 "full_covered_accuracy": sel["covered_accuracy"],
                 "full_covered_macro_f1": sel["covered_macro_f1"],
                 "full_confidently_wrong": round(sel["confidently_wrong"], 3),
                 "only_llm_macro_f1": round(only["macro_f1"], 3),
-                "only_llm_misleading_f1": round(half_true_f1(only), 3),
+                "only_llm_misleading_f1": _rounded(half_true_f1(only)),
                 "gain_macro_f1_points": round(100 * (full["macro_f1"] - only["macro_f1"]), 1),
                 "full_macro_f1_binary": round(binary, 3),
                 "only_llm_macro_f1_binary": round(only_binary, 3),
