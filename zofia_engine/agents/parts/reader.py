@@ -26,6 +26,7 @@ from ...ports import TextEncoder
 from ...records.reading import PartCheck, PartOutcome
 from ...report import ClaimResult, EvidenceItem, Quote
 from ...retrieval.ner.parser import Parsed, TextParser
+from ...retrieval.wikipedia.gazetteer import STOPWORDS
 from ..context import PanelContext
 from ..evidence_sentences import Sentence
 from .claim import ClaimParts, Part, claim_parts, reported_clause
@@ -287,36 +288,32 @@ def _compare(run: _Context, part: Part, found: str, passage: Passage) -> PartOut
         case "number":
             return compare_numbers(part.text, found)
         case "category":
-            kind = _compare_kinds(run, part.names[0], found, passage.text)
-            return "unstated" if kind == "agrees" and _unsaid(part, passage.text) else kind
+            return _compare_kinds(run, part, found, passage.text)
         case _:
             return compare_names(part.text, found)
 
 
-def _compare_kinds(run: _Context, claimed: str, found: str, passage: str) -> PartOutcome:
-    """A category word against the passage's: the same head word agrees; a claimed
-    word the passage uses anywhere, or one close in meaning, is not contradicted."""
+def _compare_kinds(run: _Context, part: Part, found: str, passage: str) -> PartOutcome:
+    """A category word against the passage's: the same head word agrees when the
+    passage also has the claim's own words for its kind (the "bony" of "a bony organ");
+    a claimed word the passage uses anywhere, or one close in meaning, is not
+    contradicted."""
+    claimed = part.names[0]
     head = found.split()[-1].casefold() if found.split() else ""
+    said = _words(passage)
     if _singular(head) == _singular(claimed):
-        return "agrees"
-    if _singular(claimed) in {_singular(w.strip(".,;:").casefold()) for w in passage.split()}:
+        kind = _words(part.text) - _words(claimed) - STOPWORDS
+        return "agrees" if kind <= said else "unstated"
+    if _singular(claimed) in {_singular(w) for w in said}:
         return "unstated"
     vectors = run.encoder.encode([claimed, head])
     cosine = float(np.dot(vectors[0], vectors[1]))
     return "unstated" if cosine >= run.rules.same_kind_at else "differs"
 
 
-def _unsaid(part: Part, passage: str) -> bool:
-    """Whether the claimed category's own words (the "bony" of "a bony organ") are not
-    all in the passage: the same head word alone does not say the claim's kind of it."""
-    said = {w.strip(".,;:()").casefold() for w in passage.split()}
-    head = part.names[0].casefold().split()
-    words = [w.strip(".,;:()").casefold() for w in part.text.split()]
-    extra = [w for w in words if w not in head and w not in _ARTICLES and w.isalpha()]
-    return any(w not in said for w in extra)
-
-
-_ARTICLES = frozenset({"a", "an", "the", "of", "and", "in"})
+def _words(text: str) -> set[str]:
+    """The words of ``text``, in lower case, without the punctuation around them."""
+    return {w.strip(".,;:()").casefold() for w in text.split()} - {""}
 
 
 def _singular(word: str) -> str:
