@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .agents.context import PanelContext
+from .agents.context import PanelContext, web_item, wiki_item
 from .agents.planning import fresh_queries, plan_queries
 from .agents.weighing import Weighing
 from .check_evidence import EvidenceReading
@@ -126,41 +126,13 @@ class SearchAgain:
         web_n = sum(1 for e in held if e.id.startswith("web-"))
         items: list[EvidenceItem] = []
         for entry in wiki:
-            if entry.title in titles or entry.url in urls:
-                continue
-            wiki_n += 1
-            items.append(
-                EvidenceItem(
-                    id=f"wiki-{wiki_n}",
-                    source="wikipedia",
-                    provider=entry.source,
-                    title=entry.title,
-                    url=entry.url,
-                    text=entry.text,
-                    query="planned",
-                )
-            )
+            if entry.title not in titles and entry.url not in urls:
+                wiki_n += 1
+                items.append(wiki_item(entry, wiki_n, "planned"))
         for hit in web:
-            if hit.url in urls:
-                continue
-            web_n += 1
-            text = (
-                hit.snippet
-                if hit.description in hit.snippet
-                else f"{hit.snippet} {hit.description}"
-            )
-            items.append(
-                EvidenceItem(
-                    id=f"web-{web_n}",
-                    source="web",
-                    provider=hit.source,
-                    title=hit.title,
-                    url=hit.url,
-                    text=text.strip(),
-                    published=hit.published,
-                    query="planned",
-                )
-            )
+            if hit.url not in urls:
+                web_n += 1
+                items.append(web_item(hit, web_n, "planned"))
         return items
 
     async def _read_again(

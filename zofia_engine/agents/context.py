@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ..llm.base import ChatMessage
 from ..llm.special_tokens import defuse
 from ..prompting import render
-from ..records.stage1 import Stage1Result
+from ..records.stage1 import Stage1Result, WebResult, WikipediaEntry
 from ..report import EvidenceItem
 from ..retrieval.credibility import QUALITY_WORDS, counts_against
 from ..retrieval.ner.sentences import sentence_spans
@@ -25,12 +26,16 @@ from .evidence_sentences import READ_SOURCES, SentenceList
 __all__ = [
     "MAX_FIELD_CHARS",
     "SOURCE_LABELS",
+    "EvidenceQuery",
     "PanelContext",
     "clip",
     "evidence_items",
     "evidence_note",
+    "page_text",
     "reversed_support",
     "untrusted",
+    "web_item",
+    "wiki_item",
 ]
 
 _MARKER_RUN = re.compile(r"<{3,}|>{3,}")
@@ -85,56 +90,67 @@ def reversed_support(item: EvidenceItem) -> bool:
     )
 
 
-def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
-    """Stage 1's documents as citable evidence: ``wiki-N`` first, then ``web-N``.
+#: Which search found a document: Stage 1's query, its counter-query, or a planned one.
+EvidenceQuery = Literal["main", "counter", "planned"]
 
-    A web page's text is its snippet and its description, each passage once: when the
+
+def evidence_items(stage1: Stage1Result) -> list[EvidenceItem]:
+    """Stage 1's documents as citable evidence: ``wiki-N`` first, then ``web-N``."""
+    items = [wiki_item(entry, i) for i, entry in enumerate(stage1.wikipedia, 1)]
+    items += [web_item(hit, i, hit.query) for i, hit in enumerate(stage1.web, 1)]
+    return items
+
+
+def wiki_item(entry: WikipediaEntry, n: int, query: EvidenceQuery = "main") -> EvidenceItem:
+    """An encyclopedia entry as evidence ``wiki-<n>``, found by ``query``."""
+    return EvidenceItem(
+        id=f"wiki-{n}",
+        source="wikipedia",
+        provider=entry.source,
+        title=entry.title,
+        url=entry.url,
+        text=entry.text,
+        query=query,
+    )
+
+
+def web_item(hit: WebResult, n: int, query: EvidenceQuery) -> EvidenceItem:
+    """A web page as evidence ``web-<n>``, found by ``query``, its text as
+    :func:`page_text` keeps it."""
+    return EvidenceItem(
+        id=f"web-{n}",
+        source="web",
+        provider=hit.source,
+        title=hit.title,
+        url=hit.url,
+        text=page_text(hit.snippet, hit.description),
+        published=hit.published,
+        query=query,
+    )
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\w+", text.casefold()))
+
+
+def _within(part: str, whole: tuple[str, ...]) -> bool:
+    run = _words(part)
+    return any(whole[at : at + len(run)] == run for at in range(len(whole) - len(run) + 1))
+
+
+def page_text(snippet: str, description: str) -> str:
+    """A web page's text: its snippet and its description, each passage once. When the
     words of one come whole in the other (a short page's snippet and description are
     both its whole text; a snippet cut with "…" is pieces of its page), only the other
     is kept, whatever the punctuation."""
-
-    def words(text: str) -> tuple[str, ...]:
-        return tuple(re.findall(r"\w+", text.casefold()))
-
-    def within(part: str, whole: tuple[str, ...]) -> bool:
-        run = words(part)
-        return any(whole[at : at + len(run)] == run for at in range(len(whole) - len(run) + 1))
-
-    def once(snippet: str, description: str) -> str:
-        pieces = [p for p in re.split(r"…|\.\.\.", snippet) if words(p)]
-        in_description = all(within(piece, words(description)) for piece in pieces)
-        in_snippet = within(description, words(snippet))
-        if description and in_description and not (in_snippet and len(snippet) > len(description)):
-            return description
-        if snippet and in_snippet:  # the same words: the one with more of its stops
-            return snippet
-        return " ".join(t for t in (snippet, description) if t)
-
-    items = [
-        EvidenceItem(
-            id=f"wiki-{i}",
-            source="wikipedia",
-            provider=entry.source,
-            title=entry.title,
-            url=entry.url,
-            text=entry.text,
-        )
-        for i, entry in enumerate(stage1.wikipedia, 1)
-    ]
-    items += [
-        EvidenceItem(
-            id=f"web-{i}",
-            source="web",
-            provider=hit.source,
-            title=hit.title,
-            url=hit.url,
-            text=once(hit.snippet, hit.description),
-            published=hit.published,
-            query=hit.query,
-        )
-        for i, hit in enumerate(stage1.web, 1)
-    ]
-    return items
+    pieces = [p for p in re.split(r"…|\.\.\.", snippet) if _words(p)]
+    in_description = all(_within(piece, _words(description)) for piece in pieces)
+    in_snippet = _within(description, _words(snippet))
+    if description and in_description and not (in_snippet and len(snippet) > len(description)):
+        return description
+    if snippet and in_snippet:  # the same words: the one with more of its stops
+        return snippet
+    return " ".join(t for t in (snippet, description) if t)
 
 
 def _numbered(text: str, spans: list[tuple[int, int]]) -> str:
