@@ -18,6 +18,7 @@ def test_help_exists(args: list[str]) -> None:
     assert "Usage:" in result.output
 
 
+@pytest.mark.slow  # the real spaCy and MiniLM models
 def test_keywords_json_has_the_stage1_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)  # no ./zofia.toml: the embedded defaults
     monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
@@ -30,6 +31,7 @@ def test_keywords_json_has_the_stage1_keys(monkeypatch: pytest.MonkeyPatch, tmp_
     assert any(s["name"] == "web" and s["status"] == "disabled" for s in data["sources"])
 
 
+@pytest.mark.slow  # the real spaCy and MiniLM models
 def test_keywords_table_output_and_stdin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ZOFIA_CONFIG", raising=False)

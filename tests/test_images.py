@@ -145,6 +145,7 @@ def reader() -> ImageReader:
     return ImageReader(ImageSettings(), ocr=shared_ocr())
 
 
+@pytest.mark.slow  # the real RapidOCR model
 @pytest.mark.parametrize(
     "lines",
     [
@@ -162,6 +163,7 @@ async def test_ocr_reads_rendered_text(reader: ImageReader, lines: list[str]) ->
     assert post.text.startswith(image_marker(1)) and not post.has_caption
 
 
+@pytest.mark.slow  # the real RapidOCR model
 async def test_caption_and_pictures_are_one_post_each_under_its_marker(reader: ImageReader) -> None:
     pictures = (PostImage(data=headline(LINES)), PostImage(data=headline(["Second picture here"])))
     post = await reader.read(Post(text="Look at this!", images=pictures))
@@ -172,6 +174,7 @@ async def test_caption_and_pictures_are_one_post_each_under_its_marker(reader: I
     assert await reader.read(post) is post  # read once
 
 
+@pytest.mark.slow  # the real RapidOCR model
 async def test_no_text_anywhere_and_too_many_pictures(reader: ImageReader) -> None:
     blank = PostImage(data=headline([], size=(600, 400)))
     with pytest.raises(InvalidPostError, match=re.escape(NO_TEXT)):
