@@ -44,9 +44,9 @@ from test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings
+from bots.chat import corrections
+from bots.chat.corrections import update_sentence
 from bots.cli import main
-from bots.common import corrections
-from bots.common.corrections import update_sentence
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered

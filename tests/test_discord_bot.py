@@ -19,9 +19,9 @@ from peers.panel_script import PanelScript
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
-from bots.common.card import VERDICTS
-from bots.common.privacy import privacy_text
 from bots.discord.client import FactCheckBot
+from bots.render.card import VERDICTS
+from bots.render.privacy import privacy_text
 from bots.service.service import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine

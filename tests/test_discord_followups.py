@@ -28,7 +28,7 @@ from peers.fake_checker import FakeChecker, fake_service
 from peers.openai_peer import FakeOpenAI
 
 from bots.app.settings import Settings
-from bots.common.followups import ASK_HOW, NOT_FOUND
+from bots.chat.follow_ups import ASK_HOW, NOT_FOUND
 from bots.discord.client import FactCheckBot
 from bots.discord.render import escape
 from bots.service.follow_ups import NO_REPORT

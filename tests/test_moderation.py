@@ -25,8 +25,8 @@ from peers.telegram_peer import BotCall, FakeBotAPI, group, user
 from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 
 from bots.app.settings import Settings
-from bots.common import corrections
-from bots.common.corrections import correcting
+from bots.chat import corrections
+from bots.chat.corrections import correcting
 from bots.discord import moderation as discord_moderation
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction

@@ -12,8 +12,8 @@ import pytest
 from factories import full_report
 
 from bots.app.settings import Settings
-from bots.common.card import checks_left_line, report_card, sources_line, verdict_card
-from bots.common.privacy import privacy_paragraphs, privacy_text, retention_days_of
+from bots.render.card import checks_left_line, report_card, sources_line, verdict_card
+from bots.render.privacy import privacy_paragraphs, privacy_text, retention_days_of
 from bots.service.limits import RateLimitedError, RequestLimits
 from bots.service.service import Outcome
 from bots.service.settings import ServiceSettings

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from bots.common.sentences import error_sentence
-from bots.common.store_calls import StoreCalls, off_loop
+from bots.chat.store_calls import StoreCalls, off_loop
+from bots.render.sentences import error_sentence
 from bots.service.limits import RateLimitedError
 from bots.service.service import CheckService
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID

@@ -16,7 +16,7 @@ import socket
 from collections.abc import AsyncIterator
 from functools import partial
 
-from bots.common.corrections import SendCorrection, correct_check, correcting
+from bots.chat.corrections import SendCorrection, correct_check, correcting
 from bots.service.queue.corrections import register_correct_task
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.metrics import DELIVERIES
