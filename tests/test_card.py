@@ -13,8 +13,8 @@ from bots.render.progress import progress_lines
 from bots.render.sections import section
 from bots.render.sentences import error_sentence
 from bots.render.splitting import pack, split_text
+from bots.service.checks import CheckFailedError, Outcome
 from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
-from bots.service.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.records.notes import note

@@ -28,7 +28,7 @@ from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from bots.discord.render import verdict_embed
 from bots.render.card import verdict_card
-from bots.service.service import Outcome
+from bots.service.checks import Outcome
 from bots.telegram.render import card_html
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder

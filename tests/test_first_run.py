@@ -34,7 +34,7 @@ from bots.discord.client import FactCheckBot
 from bots.discord.help import HELP as DISCORD_HELP
 from bots.discord.help import example_message
 from bots.render.words import words_for
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from bots.telegram.commands import HELP, START
 from bots.telegram.first_run import first_run_html
 from bots.telegram.render import card_html

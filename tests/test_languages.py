@@ -57,9 +57,9 @@ from bots.render.words import (
     locale_language,
     words_for,
 )
+from bots.service.checks import CheckService, Outcome
 from bots.service.corrections import record_card, review_check
 from bots.service.limits import Limit, Refusal
-from bots.service.service import CheckService, Outcome
 from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from storage.database import open_database

@@ -31,8 +31,8 @@ from bots.discord import moderation as discord_moderation
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.render import escape
+from bots.service.checks import CheckService
 from bots.service.corrections import Reviewers
-from bots.service.service import CheckService
 from bots.telegram.moderation import REFUSED, split_note
 from storage.keys import hash_chat, hash_user
 

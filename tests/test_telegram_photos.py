@@ -35,7 +35,7 @@ from telegram import Message
 from bots.render.card import report_card
 from bots.render.card_notes import MAX_READ, read_line
 from bots.render.words import words_for
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from bots.telegram.check_flow import READING
 from bots.telegram.pictures import picture_of
 from bots.telegram.posts import NO_TEXT

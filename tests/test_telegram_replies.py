@@ -26,7 +26,7 @@ from telegram.error import TelegramError
 from bots.render.card import verdict_card
 from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_sentence
 from bots.render.words import words_for
-from bots.service.service import Outcome
+from bots.service.checks import Outcome
 from bots.telegram.buttons import GONE
 from bots.telegram.check_flow import TelegramScreen, check_message
 from bots.telegram.context import TelegramContext

@@ -16,7 +16,7 @@ from typing import Any
 from loop_watch import LoopWatch
 
 from bots.chat.store_calls import StoreCalls
-from bots.service.service import CheckService, Requester
+from bots.service.checks import CheckService, Requester
 from zofia_engine.post import Post
 
 TOPICS = ["bridge", "library", "stadium", "airport", "harbour", "tunnel", "museum", "park"]

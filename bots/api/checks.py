@@ -21,7 +21,7 @@ from bots.chat.posts import post_from_message
 from bots.chat.store_calls import StoreCalls
 from bots.render.links import report_url
 from bots.render.sentences import error_sentence
-from bots.service.service import CheckFailedError, CheckHandle, CheckService, Requester
+from bots.service.checks import CheckFailedError, CheckHandle, CheckService, Requester
 from bots.web.app import public_json
 from storage.rows import CheckRow
 from zofia_engine.errors import ZofiaError

@@ -22,8 +22,8 @@ from bots.render.card import VerdictCard, verdict_card
 from bots.render.progress import follow_progress
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
+from bots.service.checks import Outcome, Requester
 from bots.service.limits import RateLimitedError
-from bots.service.service import Outcome, Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass, replace
 from bots.render.card import VerdictCard, verdict_card
 from bots.render.card_notes import SHORT_NAMES
 from bots.render.words import ENGLISH, N_, Words, words_for
+from bots.service.checks import CheckService
 from bots.service.corrections import ChatCorrection, due_chats, record_card
 from bots.service.handles import Outcome
 from bots.service.queue.service import stored_outcome
-from bots.service.service import CheckService
 from storage.shown_cards import ShownCard
 from storage.store import CheckStore
 

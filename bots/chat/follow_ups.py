@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bots.render.sentences import error_sentence, named_sources, source_name
+from bots.service.checks import CheckService, Requester
 from bots.service.follow_ups import FollowUp, NoReportError
 from bots.service.limits import RateLimitedError
-from bots.service.service import CheckService, Requester
 from storage.errors import CheckNotFoundError
 
 from .cooldowns import Cooldowns

@@ -19,7 +19,7 @@ import time
 from collections.abc import Hashable
 
 from bots.render.words import ENGLISH, N_, Words
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from storage.reviews import ReviewLimitError
 
 from .corrections import saved_sentence, verdict_word

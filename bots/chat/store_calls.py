@@ -19,8 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
+from bots.service.checks import CheckService, Requester
 from bots.service.limits import Admission
-from bots.service.service import CheckService, Requester
 from storage.rows import CheckRow
 from zofia_engine.report import Report
 
@@ -59,7 +59,7 @@ class StoreCalls:
         return await off_loop(self.service.admit, requester)
 
     async def release(self, admission: Admission) -> None:
-        """The request is answered (:meth:`~bots.service.service.CheckService.release`)."""
+        """The request is answered (:meth:`~bots.service.checks.CheckService.release`)."""
         await off_loop(self.service.release, admission)
 
     async def chat_setting(self, platform: str, chat_id: str, key: str, default: Any = None) -> Any:

@@ -16,7 +16,7 @@ import discord
 from discord import app_commands
 
 from bots.chat.turns import Turns
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .buttons import CheckButton

@@ -15,7 +15,7 @@ from bots.chat.moderation import OpenReviews
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
 from bots.render.links import report_url
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .settings import MAX_COOLDOWN_S, DiscordSettings

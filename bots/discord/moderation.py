@@ -16,7 +16,7 @@ A reviewer's press is acknowledged without a visible change (a deferred update: 
 press's own interaction can then edit the card it was pressed on, for 15 minutes),
 and a private message offers Confirm / True / False / Misleading / Unproven in a
 select. The choice opens a form (a modal) for the note and an optional link. Its
-submission stores the review (:meth:`~bots.service.service.CheckService.review`), edits the
+submission stores the review (:meth:`~bots.service.checks.CheckService.review`), edits the
 card to show it, and, when the verdict changed, every chat shown the card is told
 (:mod:`bots.chat.corrections`).
 

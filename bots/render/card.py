@@ -5,6 +5,9 @@ are; each renderer escapes them for its own markup (Telegram HTML, Discord
 markdown, the terminal's rich text). The card's own words (the verdict's name, its
 fixed sentences) are in the chat's language: a card is made with the chat's
 :class:`~.words.Words` and carries them, so that its renderer's labels match.
+
+The card's fixed sentences about a report are in :mod:`.card_notes`, and the arrow runs
+one way: this module puts them on the card, and they know nothing of it.
 """
 
 from __future__ import annotations
@@ -14,12 +17,11 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bots.service.service import Outcome
+from bots.service.checks import Outcome
 from storage.reviews import review_of
 from zofia_engine.report import EvidenceItem, Report
 
 from .card_notes import (
-    FEW_CHECKS_LEFT,
     SHORT_NAMES,
     checked_line,
     checks_left_line,
@@ -27,7 +29,6 @@ from .card_notes import (
     failed_steps,
     lean_line,
     no_web_note,
-    panel_steps,
     picture_notes,
     read_line,
     repeat_note,
@@ -38,16 +39,12 @@ from .sentences import named_sources
 from .words import ENGLISH, N_, Words
 
 __all__ = [
-    "FEW_CHECKS_LEFT",
     "MAX_LINKS",
     "VERDICTS",
     "Link",
     "VerdictCard",
-    "checks_left_line",
-    "panel_steps",
     "report_card",
     "review_note",
-    "sources_line",
     "top_evidence",
     "verdict_card",
 ]

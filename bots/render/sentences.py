@@ -11,8 +11,8 @@ import asyncio
 import re
 from urllib.parse import urlsplit
 
+from bots.service.checks import CheckFailedError
 from bots.service.limits import Limit, RateLimitedError, Refusal, wait_words
-from bots.service.service import CheckFailedError
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.report import EvidenceItem
 from zofia_engine.text import counted

@@ -21,7 +21,7 @@ from bots.chat.turns import Turns
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.links import report_url
 from bots.render.words import ENGLISH, Words, chat_language
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .pictures import Albums

@@ -3,7 +3,7 @@
 In a private chat any text reply to a card is a question ("why?", "which source?"); in a
 group, a reply to a card that mentions the bot. The card's keyboard carries its check id
 (callback data ``"<letter>:<check id>"``, :data:`~.render.BUTTON_ACTIONS`); the question
-goes to :meth:`~bots.service.service.CheckService.follow_up`, which charges it like a check,
+goes to :meth:`~bots.service.checks.CheckService.follow_up`, which charges it like a check,
 and the answer comes back in a reply: a few sentences, the evidence they cite named as
 the card names its sources, and those sources listed. A burst of refused questions gets
 one refusal, and in a group a fixed sentence (how to ask, a check with no report) is
@@ -29,8 +29,8 @@ from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 
 from bots.chat.follow_ups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
 from bots.render.sentences import source_label
+from bots.service.checks import Requester
 from bots.service.follow_ups import FollowUp
-from bots.service.service import Requester
 from zofia_engine.report import EvidenceItem
 
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language

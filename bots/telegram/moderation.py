@@ -8,7 +8,7 @@ A reviewer's tap gets a reply to the card offering Confirm / True / False / Misl
 / Unproven (callback data ``"r<choice>:<check id>"``; any reviewer may choose). The
 choice asks for the note in a message the reviewer answers by replying (ForceReply); a
 link at the end of the note is kept as the review's link. The review is stored
-(:meth:`~bots.service.service.CheckService.review`), the card is edited to show it, and,
+(:meth:`~bots.service.checks.CheckService.review`), the card is edited to show it, and,
 when the verdict changed, every chat shown the card is told
 (:mod:`bots.chat.corrections`).
 

@@ -27,8 +27,8 @@ from bots.chat.corrections import record_shown
 from bots.chat.store_calls import off_loop
 from bots.render.sentences import error_sentence
 from bots.render.words import N_, words_for
+from bots.service.checks import CheckService, Outcome, Requester
 from bots.service.limits import RateLimitedError
-from bots.service.service import CheckService, Outcome, Requester
 from zofia_engine.post import Post
 
 from .card_edits import card_message

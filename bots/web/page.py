@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bots.render.card import VERDICTS, panel_steps, report_card
+from bots.render.card import VERDICTS, report_card
+from bots.render.card_notes import panel_steps
 from bots.render.languages import language_tag
 from bots.render.sections import TREE_STOPS, panel_not_asked
 from storage.store import CheckRow
