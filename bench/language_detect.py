@@ -11,7 +11,7 @@ the same texts, each in its own fresh process:
   knows 7 of the 8 languages (no Polish);
 - ``py3langid``: langid.py's naive Bayes model (``LanguageIdentifier``, normalised
   probabilities), restricted to the languages the project names
-  (``bots/common/languages.py``, and English) plus its "no linguistic content" class;
+  (``bots/render/languages.py``, and English) plus its "no linguistic content" class;
 - ``lingua``: lingua-language-detector in its default high-accuracy mode, its models
   preloaded, restricted the same way; ``lingua_low`` the same in its low-accuracy mode;
 - ``engine``: ``zofia_engine.language.detect_language`` as it ships (the chosen library,
@@ -92,7 +92,7 @@ def sentences() -> list[tuple[str, str]]:
 
 def project_codes() -> list[str]:
     """The languages the project names (a chat's languages, and English)."""
-    from bots.common.languages import LANGUAGE_TAGS
+    from bots.render.languages import LANGUAGE_TAGS
 
     return sorted({"en", *LANGUAGE_TAGS.values()})
 

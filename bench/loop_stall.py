@@ -3,7 +3,7 @@
 The process is set up as a bot's: the real check service (``build_service`` of
 bots/app/runtime.py; on PostgreSQL with its ``QueuedDelivery``) checking with the
 tests' ``FakeChecker`` and ``HashingEncoder`` (tests/peers/fake_checker.py), and the
-bots' store calls made through ``StoreCalls`` (bots/common/store_calls.py), off the
+bots' store calls made through ``StoreCalls`` (bots/chat/store_calls.py), off the
 loop. A ticker on the loop (``LoopWatch`` of tests/loop_watch.py: a 10 ms sleep, over
 and over) keeps the longest the loop went without running it. Two phases:
 

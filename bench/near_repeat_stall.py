@@ -27,7 +27,7 @@ from peers.fake_checker import FakeChecker
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.service import Requester
+from bots.service.checks import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.post import Post
 

@@ -26,7 +26,7 @@ from bots.api.models import Accepted, CheckState, VoteState
 from bots.api.openapi import EXAMPLES, OPENAPI_PATH
 from bots.app.settings import Settings
 from bots.cli import main
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys
 from zofia_engine.image_settings import ImageSettings

@@ -124,11 +124,12 @@ def test_zofia_check_help_imports_no_chat_platform() -> None:
 # subpackage or a module), and no floor is split by module: there are no exceptions.
 # The records (report, post, what a picture and Stage 1 found) are the engine's ground
 # floor. In bots, the check service (bots/service: what every front-end shares, on the
-# store) is the bottom floor; bots/common (renderers and chat flows) is above it, then
-# the report pages, then the chat platforms and the HTTP API. The composition root
-# (bots/app: the deployment's settings composed from every platform's section, the
-# service built from them, the deliveries, and each chat platform's start-up) is the
-# top floor with the CLI, which starts it all.
+# store) is the bottom floor; bots/render (what turns a report into text) is above it,
+# then bots/chat (the chat flows both platforms share), then the report pages, then the
+# chat platforms and the HTTP API. The composition root (bots/app: the deployment's
+# settings composed from every platform's section, the service built from them, the
+# deliveries, each chat platform's start-up, the settings' reference) is the top floor
+# with the CLI, which starts it all.
 INNER_LAYERS = {
     "zofia_engine": [
         {
@@ -153,7 +154,8 @@ INNER_LAYERS = {
     ],
     "bots": [
         {"service"},
-        {"common"},
+        {"render"},
+        {"chat"},
         {"web"},
         {"telegram", "discord", "api"},
         {"app", "cli", "__init__"},

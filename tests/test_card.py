@@ -8,13 +8,13 @@ import html
 
 import pytest
 
-from bots.common.card import verdict_card
-from bots.common.progress import progress_lines
-from bots.common.sections import section
-from bots.common.sentences import error_sentence
-from bots.common.splitting import pack, split_text
+from bots.render.card import verdict_card
+from bots.render.progress import progress_lines
+from bots.render.sections import section
+from bots.render.sentences import error_sentence
+from bots.render.splitting import pack, split_text
+from bots.service.checks import CheckFailedError, Outcome
 from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
-from bots.service.service import CheckFailedError, Outcome
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.records.notes import note
@@ -286,7 +286,7 @@ def test_error_sentences_say_what_to_do() -> None:
 async def test_a_message_that_is_only_a_link_is_fetched_as_an_article() -> None:
     from peers.article_peer import BODY_SENTENCES, ArticlePeer
 
-    from bots.common.posts import post_from_message
+    from bots.chat.posts import post_from_message
 
     async with ArticlePeer() as peer:
         url = f"{peer.root}/article"
@@ -318,7 +318,7 @@ def test_pack_counts_with_the_platforms_measure() -> None:
 
 
 def test_a_chat_language_is_one_of_a_fixed_list() -> None:
-    from bots.common.languages import LANGUAGES, language_name
+    from bots.render.languages import LANGUAGES, language_name
 
     assert language_name("  french ") == "French"
     assert language_name("English") == language_name("default") == ""

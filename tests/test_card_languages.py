@@ -28,7 +28,8 @@ from peers.telegram_peer import FakeBotAPI, user
 from peers.telegram_setup import fake_bot, telegram_settings
 
 from bots.app.settings import Settings
-from bots.common.languages import (
+from bots.discord.client import FactCheckBot
+from bots.render.languages import (
     LANGUAGES,
     MAX_LANGUAGE,
     language_name,
@@ -37,9 +38,8 @@ from bots.common.languages import (
     own_name,
     text_direction,
 )
-from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
-from bots.common.words import translated_languages, words_for
-from bots.discord.client import FactCheckBot
+from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.render.words import translated_languages, words_for
 from bots.telegram.commands import language_list
 from bots.web.page import report_page
 from bots.web.render import report_html

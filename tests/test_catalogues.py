@@ -1,4 +1,4 @@
-"""The gettext catalogues of the card's words (``bots/common/locales/*/LC_MESSAGES``).
+"""The gettext catalogues of the card's words (``bots/render/locales/*/LC_MESSAGES``).
 
 English is the code's own words: every string the code wraps (``words("…")``,
 ``words.plural("…", "…", n)``, ``N_("…")``), extracted from ``bots/`` with Babel at run
@@ -32,10 +32,10 @@ from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
 import bots
-from bots.common.languages import LANGUAGE_TAGS
-from bots.common.words import DOMAIN, LOCALES, translated_languages, words_for
+from bots.render.languages import LANGUAGE_TAGS
+from bots.render.words import DOMAIN, LOCALES, translated_languages, words_for
 
-#: how the code wraps a string (bots/common/words.py): words("…"), words.plural("…",
+#: how the code wraps a string (bots/render/words.py): words("…"), words.plural("…",
 #: "…", n), and N_("…") for a string kept in a table
 KEYWORDS = {"words": None, "plural": (1, 2), "N_": None}
 #: the languages the card must be able to speak (issue 40), beside English
@@ -189,7 +189,7 @@ def test_the_required_languages_have_the_forms_the_brief_names() -> None:
 
 @pytest.mark.parametrize("path", _catalogues(), ids=lambda path: path.parts[-3])
 def test_a_catalogue_is_what_the_bot_reads(path: Path) -> None:
-    """The bot compiles the catalogue in memory (bots/common/words.py): the verdict's
+    """The bot compiles the catalogue in memory (bots/render/words.py): the verdict's
     name, a plural, and the Discord embed's "Checked" prefix come out of it."""
     tag = path.parts[-3]
     name = next(name for name, code in translated_languages().items() if code == tag)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bots.common.cooldowns import Cooldowns
+from bots.chat.cooldowns import Cooldowns
 
 
 class Clock:

@@ -44,13 +44,14 @@ from test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings
+from bots.chat import corrections
+from bots.chat.corrections import update_sentence
 from bots.cli import main
-from bots.common import corrections
-from bots.common.corrections import update_sentence
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
+from bots.service.checks import CheckService, Requester
 from bots.service.corrections import (
     ChatCorrection,
     due_chats,
@@ -59,7 +60,6 @@ from bots.service.corrections import (
     save_report,
 )
 from bots.service.queue.jobs import CORRECT_TASK
-from bots.service.service import CheckService, Requester
 from storage import shown_cards
 from storage.database import open_database
 from storage.errors import StorageError

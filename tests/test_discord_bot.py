@@ -19,10 +19,10 @@ from peers.panel_script import PanelScript
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
-from bots.common.card import VERDICTS
-from bots.common.privacy import privacy_text
 from bots.discord.client import FactCheckBot
-from bots.service.service import Requester
+from bots.render.card import VERDICTS
+from bots.render.privacy import privacy_text
+from bots.service.checks import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.post import Post

@@ -28,11 +28,11 @@ from peers.fake_checker import FakeChecker, fake_service
 from peers.openai_peer import FakeOpenAI
 
 from bots.app.settings import Settings
-from bots.common.followups import ASK_HOW, NOT_FOUND
+from bots.chat.follow_ups import ASK_HOW, NOT_FOUND
 from bots.discord.client import FactCheckBot
 from bots.discord.render import escape
+from bots.service.checks import CheckService
 from bots.service.follow_ups import NO_REPORT
-from bots.service.service import CheckService
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER, FollowUpAnswer
 from zofia_engine.report import Report

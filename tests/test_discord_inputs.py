@@ -16,9 +16,9 @@ from peers.discord_peer import Call, FakeDiscord, running_client
 from peers.fake_checker import FakeChecker, fake_service
 
 from bots.app.settings import Settings
-from bots.common.sentences import UNSUPPORTED_INPUT
-from bots.common.words import words_for
 from bots.discord.client import FactCheckBot
+from bots.render.sentences import UNSUPPORTED_INPUT
+from bots.render.words import words_for
 
 pytest_plugins = ["peers.discord_fixtures"]
 

@@ -28,10 +28,10 @@ from peers.pictures import (
 )
 
 from bots.app.settings import Settings
-from bots.common.card import report_card
-from bots.common.sentences import UNSUPPORTED_INPUT
 from bots.discord.client import FactCheckBot
 from bots.discord.render import verdict_embed
+from bots.render.card import report_card
+from bots.render.sentences import UNSUPPORTED_INPUT
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader, image_marker
 from zofia_engine.records.images import ImageFinding
@@ -212,7 +212,7 @@ async def test_refusals_log_one_info_line_and_no_traceback(
     # Each refusal is one INFO line with its reason: the empty post, then the cooldown.
     refused = [r for r in caplog.records if "refused" in r.getMessage()]
     empty, cooldown = refused
-    # The chat by its keyed hash (bots.common.logs.log_chat), never its id.
+    # The chat by its keyed hash (bots.chat.logs.log_chat), never its id.
     chat = re.fullmatch(r"request in chat ([0-9a-f]{12}) refused: (.*)", empty.getMessage())
     assert chat is not None and chat[2] == EMPTY_POST
     assert str(discord_api.GUILD_ID) not in empty.getMessage()

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 from peers.fake_checker import scripted_report
 
 from bots.cli import main
-from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
-from bots.common.sections import Block, Section
 from bots.discord.commands import parse_message_link
 from bots.discord.render import escape, progress_message, section_messages, shorten, verdict_embed
-from bots.service.service import Outcome
+from bots.render.card import VERDICTS, Link, VerdictCard, verdict_card
+from bots.render.sections import Block, Section
+from bots.service.checks import Outcome
 from zofia_engine.post import Post
 
 HOSTILE = (

@@ -30,10 +30,12 @@ import pytest
 from factories import full_report
 from telegram import InlineKeyboardMarkup
 
-from bots.common.card import VerdictCard, verdict_card
-from bots.common.links import report_url
-from bots.common.sections import section
-from bots.common.sentences import (
+from bots.discord import render as discord_render
+from bots.discord.buttons import verdict_view
+from bots.render.card import VerdictCard, verdict_card
+from bots.render.links import report_url
+from bots.render.sections import section
+from bots.render.sentences import (
     cooldown_reason,
     cooldown_sentence,
     refusal_reason,
@@ -41,10 +43,8 @@ from bots.common.sentences import (
     refusals_sentence,
     waiting_sentence,
 )
-from bots.discord import render as discord_render
-from bots.discord.buttons import verdict_view
+from bots.service.checks import Outcome
 from bots.service.limits import Limit, Refusal
-from bots.service.service import Outcome
 from bots.service.settings import ServiceSettings
 from bots.telegram import render as telegram_render
 from zofia_engine.report import Report

@@ -9,8 +9,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from bots.app.settings import Settings
+from bots.app.settings_reference import defaults_toml, reference_markdown, sections
 from bots.cli.config import config
-from bots.common.settings_reference import defaults_toml, reference_markdown, sections
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
 A corpus page's snippet and description are both its whole text when it is short: the
 engine stores that text once (:func:`~zofia_engine.agents.context.evidence_items`), and
 the Evidence thread shows each passage once whatever its punctuation, an old report's
-doubled text included (:func:`~bots.common.sentences.passage_once`). A page whose
+doubled text included (:func:`~bots.render.sentences.passage_once`). A page whose
 address is not http(s) (``javascript:``) is "unknown source", never a site called
 "javascript", and is not linked: on the card, in the threads of both bots and in a
 follow-up's source list.
@@ -14,10 +14,10 @@ from __future__ import annotations
 import pytest
 from factories import full_report
 
-from bots.common.card import report_card
-from bots.common.sections import section
-from bots.common.sentences import passage_once, source_label, source_name, source_site
 from bots.discord import render as discord_render
+from bots.render.card import report_card
+from bots.render.sections import section
+from bots.render.sentences import passage_once, source_label, source_name, source_site
 from bots.telegram import render as telegram_render
 from zofia_engine.agents.context import evidence_items
 from zofia_engine.records.stage1 import Stage1Result, WebResult

@@ -26,9 +26,9 @@ from peers.openai_peer import FakeOpenAI
 from peers.panel_script import PanelScript, numbered_sentences, schema_name
 from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
-from bots.common.card import verdict_card
 from bots.discord.render import verdict_embed
-from bots.service.service import Outcome
+from bots.render.card import verdict_card
+from bots.service.checks import Outcome
 from bots.telegram.render import card_html
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder

@@ -29,12 +29,12 @@ from peers.telegram_setup import fake_bot, handled, telegram_settings
 from test_doc_cards import WRITE, discord_text, fenced, telegram_text
 
 from bots.app.settings import Settings
-from bots.common.examples import BUTTONS, FIRST_RUN_POST, first_run_card, first_run_report
-from bots.common.words import words_for
+from bots.chat.examples import BUTTONS, FIRST_RUN_POST, first_run_card, first_run_report
 from bots.discord.client import FactCheckBot
 from bots.discord.help import HELP as DISCORD_HELP
 from bots.discord.help import example_message
-from bots.service.service import CheckService
+from bots.render.words import words_for
+from bots.service.checks import CheckService
 from bots.telegram.commands import HELP, START
 from bots.telegram.first_run import first_run_html
 from bots.telegram.render import card_html
@@ -43,7 +43,7 @@ from zofia_engine.report import Report
 pytest_plugins = ["peers.discord_fixtures"]
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE_JSON = ROOT / "bots" / "common" / "examples" / "first_run.json"
+EXAMPLE_JSON = ROOT / "bots" / "chat" / "examples" / "first_run.json"
 ANN = user(751, "Ann", "ann_r")
 CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
 GROUP = group(-100751, "Rumour mill")

@@ -35,9 +35,9 @@ from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
 from peers.telegram_setup import fake_bot, handled, telegram_settings
 
 from bots.app.settings import Settings
+from bots.service.checks import CheckService, Requester
 from bots.service.follow_ups import NO_REPORT, NoReportError
 from bots.service.limits import RateLimitedError
-from bots.service.service import CheckService, Requester
 from bots.telegram.followups import ASK_HOW
 from storage.errors import CheckNotFoundError
 from zofia_engine.agents.followup import MAX_WORDS, _capped

@@ -34,8 +34,8 @@ from peers.pictures import (
 from peers.vision_peer import VISION_KEY, FakeVision, page
 from PIL import Image
 
-from bots.common.card import report_card
-from bots.common.sections import section
+from bots.render.card import report_card
+from bots.render.sections import section
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine

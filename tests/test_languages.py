@@ -3,7 +3,7 @@
 - the post's language, detected by py3langid (``zofia_engine.language``), on sentences
   written here in every language it tells apart; unknown ("") for a text no one could
   tell, and then the claims name no language and the web search is given none;
-- the card's fixed words from the gettext catalogues (``bots/common/locales``; the
+- the card's fixed words from the gettext catalogues (``bots/render/locales``; the
   catalogues themselves are held to the code's messages by ``tests/test_catalogues.py``):
   the card, its buttons and the renderers' labels in French and German, and a
   moderator's review and its correction in a French chat; which language an asker's
@@ -39,27 +39,27 @@ from peers.telegram_setup import bot_running, telegram_settings
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
-from bots.common.card import report_card, verdict_card
-from bots.common.card_notes import checks_left_line
-from bots.common.corrections import Notice, correct_check, saved_sentence
-from bots.common.languages import LANGUAGE_TAGS
-from bots.common.sentences import (
+from bots.chat.corrections import Notice, correct_check, saved_sentence
+from bots.discord.buttons import verdict_view
+from bots.discord.render import progress_message, verdict_embed
+from bots.render.card import report_card, verdict_card
+from bots.render.card_notes import checks_left_line
+from bots.render.languages import LANGUAGE_TAGS
+from bots.render.sentences import (
     cooldown_sentence,
     error_sentence,
     refusal_reason,
     refusals_sentence,
 )
-from bots.common.words import (
+from bots.render.words import (
     ENGLISH,
     chat_language,
     locale_language,
     words_for,
 )
-from bots.discord.buttons import verdict_view
-from bots.discord.render import progress_message, verdict_embed
+from bots.service.checks import CheckService, Outcome
 from bots.service.corrections import record_card, review_check
 from bots.service.limits import Limit, Refusal
-from bots.service.service import CheckService, Outcome
 from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from storage.database import open_database

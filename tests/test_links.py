@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bots.common.links import MAX_URL, safe_url
 from bots.discord.render import safe_url as discord_link
+from bots.render.links import MAX_URL, safe_url
 from bots.telegram.render import safe_href as telegram_link
 
 HOSTILE = [

@@ -25,14 +25,14 @@ from peers.telegram_peer import BotCall, FakeBotAPI, group, user
 from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 
 from bots.app.settings import Settings
-from bots.common import corrections
-from bots.common.corrections import correcting
+from bots.chat import corrections
+from bots.chat.corrections import correcting
 from bots.discord import moderation as discord_moderation
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.render import escape
+from bots.service.checks import CheckService
 from bots.service.corrections import Reviewers
-from bots.service.service import CheckService
 from bots.telegram.moderation import REFUSED, split_note
 from storage.keys import hash_chat, hash_user
 

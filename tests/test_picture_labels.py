@@ -10,8 +10,8 @@ from typing import Any, cast
 
 import pytest
 
-from bots.common.card import report_card
-from bots.common.sections import evidence_weight
+from bots.render.card import report_card
+from bots.render.sections import evidence_weight
 from zofia_engine.agents.summary import triaged_report
 from zofia_engine.agents.verdict import can_settle, rule_on_evidence
 from zofia_engine.images.analysis import examine_images

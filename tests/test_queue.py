@@ -20,6 +20,7 @@ import pytest
 from peers.fake_checker import FakeChecker, HashingEncoder, fake_service
 
 from bots.app.settings import Settings
+from bots.service.checks import CheckService
 from bots.service.handles import Outcome, Requester
 from bots.service.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
 from bots.service.queue.service import QueuedDelivery
@@ -29,7 +30,6 @@ from bots.service.queue.worker import (
     register_deliver_task,
     run_jobs,
 )
-from bots.service.service import CheckService
 from storage.deliveries import Claim, Deliveries
 from storage.errors import StorageError
 from storage.postgres import PostgresDatabase

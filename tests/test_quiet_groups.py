@@ -25,16 +25,16 @@ from peers.telegram_setup import fake_bot, handled, telegram_settings
 from telegram import Bot
 
 from bots.app.settings import Settings
-from bots.common.languages import LANGUAGE_KEY
-from bots.common.quiet import (
+from bots.chat.quiet import (
     DEFAULT_MIN_CONFIDENCE,
     QUIET_MIN_CONFIDENCE,
     group_answer,
     min_confidence_of,
     parse_min_confidence,
 )
-from bots.common.store_calls import StoreCalls
-from bots.service.service import CheckService, Outcome
+from bots.chat.store_calls import StoreCalls
+from bots.render.languages import LANGUAGE_KEY
+from bots.service.checks import CheckService, Outcome
 from bots.telegram.check_flow import AUTO_CHECK
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import REACTION, delivery_target, post_delivered

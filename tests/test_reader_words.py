@@ -10,11 +10,11 @@ import re
 import pytest
 from factories import full_report
 
-from bots.common.card import report_card
-from bots.common.progress import progress_lines
-from bots.common.sections import already_shown, claim_status, section
-from bots.common.sentences import counted, listed, passage_once
 from bots.discord.render import verdict_embed
+from bots.render.card import report_card
+from bots.render.progress import progress_lines
+from bots.render.sections import already_shown, claim_status, section
+from bots.render.sentences import counted, listed, passage_once
 from bots.telegram.render import card_html
 from zofia_engine.agents.verdict import in_sentence, rule_on_evidence
 from zofia_engine.post import ProgressEvent

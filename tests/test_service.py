@@ -19,8 +19,8 @@ from peers.pictures import ScriptedOCR, headline
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
+from bots.service.checks import CheckService, Requester
 from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
-from bots.service.service import CheckService, Requester
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.errors import InvalidPostError

@@ -44,7 +44,7 @@ WORKER = textwrap.dedent(
     import asyncio, sys
     from bots.app.runtime import running_service
     from bots.app.settings import load_settings
-    from bots.service.service import Requester
+    from bots.service.checks import Requester
     from zofia_engine.post import Post
 
     async def main() -> None:

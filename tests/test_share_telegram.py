@@ -28,7 +28,7 @@ from peers.fake_checker import FakeChecker
 from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 from peers.telegram_setup import fake_bot, handled, telegram_settings
 
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from bots.telegram.moderation import REFUSED
 from bots.telegram.share_links import share_token, shared_check_id
 from bots.telegram.shared import NOT_SHARED

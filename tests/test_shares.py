@@ -26,9 +26,9 @@ from peers.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
+from bots.service.checks import CheckService, Requester
 from bots.service.handles import CheckFailedError
 from bots.service.limits import BusyError, Limit, RateLimitedError
-from bots.service.service import CheckService, Requester
 from zofia_engine.post import Post
 
 ALICE = Requester("telegram", "1001", "group-1")

@@ -20,9 +20,9 @@ from telegram.error import InvalidToken
 
 from bots.app.telegram import quiet_logs
 from bots.cli import main
-from bots.common.progress import follow_progress
+from bots.render.progress import follow_progress
+from bots.service.checks import CheckService, Outcome
 from bots.service.handles import CheckFailedError, CheckHandle, Run
-from bots.service.service import CheckService, Outcome
 from bots.telegram.context import TelegramContext
 from bots.telegram.settings import TelegramSettings
 from zofia_engine.post import ProgressEvent

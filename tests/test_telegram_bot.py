@@ -24,8 +24,8 @@ from peers.telegram_setup import bot_running, telegram_settings
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
-from bots.common.privacy import privacy_text
-from bots.service.service import CheckService
+from bots.render.privacy import privacy_text
+from bots.service.checks import CheckService
 from bots.telegram.buttons import NOT_FOUND
 from bots.telegram.check_flow import INTERRUPTED
 from bots.telegram.commands import START

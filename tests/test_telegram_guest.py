@@ -18,8 +18,8 @@ from peers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, group, user
 from peers.telegram_setup import bot_running, telegram_settings
 from telegram import Bot
 
-from bots.common.words import words_for
-from bots.service.service import CheckService, Outcome
+from bots.render.words import words_for
+from bots.service.checks import CheckService, Outcome
 from bots.telegram.context import TelegramContext
 from bots.telegram.guest import post_delivered_or_guest
 from bots.telegram.inputs import HOW_TO

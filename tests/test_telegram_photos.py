@@ -32,10 +32,10 @@ from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 from peers.telegram_setup import fake_bot, telegram_settings
 from telegram import Message
 
-from bots.common.card import report_card
-from bots.common.card_notes import MAX_READ, read_line
-from bots.common.words import words_for
-from bots.service.service import CheckService
+from bots.render.card import report_card
+from bots.render.card_notes import MAX_READ, read_line
+from bots.render.words import words_for
+from bots.service.checks import CheckService
 from bots.telegram.check_flow import READING
 from bots.telegram.pictures import picture_of
 from bots.telegram.posts import NO_TEXT

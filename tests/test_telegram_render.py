@@ -18,11 +18,11 @@ from telegram.error import BadRequest, Forbidden
 
 from bots.app.settings import Settings
 from bots.app.telegram import TokenRedactor
+from bots.chat.check_flow import card_for, card_target
 from bots.cli import main
-from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card
-from bots.common.check_flow import card_for, card_target
-from bots.common.sections import Block, Section
-from bots.service.service import Outcome
+from bots.render.card import VERDICTS, Link, VerdictCard, verdict_card
+from bots.render.sections import Block, Section
+from bots.service.checks import Outcome
 from bots.telegram.card_edits import edit_card
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import delivery_target, post_delivered

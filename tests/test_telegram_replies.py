@@ -23,10 +23,10 @@ from peers.telegram_setup import bot_running, fake_bot, telegram_settings
 from telegram import Message
 from telegram.error import TelegramError
 
-from bots.common.card import verdict_card
-from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
-from bots.common.words import words_for
-from bots.service.service import Outcome
+from bots.render.card import verdict_card
+from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.render.words import words_for
+from bots.service.checks import Outcome
 from bots.telegram.buttons import GONE
 from bots.telegram.check_flow import TelegramScreen, check_message
 from bots.telegram.context import TelegramContext

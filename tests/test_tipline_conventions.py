@@ -12,10 +12,11 @@ import pytest
 from factories import full_report
 
 from bots.app.settings import Settings
-from bots.common.card import checks_left_line, report_card, sources_line, verdict_card
-from bots.common.privacy import privacy_paragraphs, privacy_text, retention_days_of
+from bots.render.card import report_card, verdict_card
+from bots.render.card_notes import checks_left_line, sources_line
+from bots.render.privacy import privacy_paragraphs, privacy_text, retention_days_of
+from bots.service.checks import Outcome
 from bots.service.limits import RateLimitedError, RequestLimits
-from bots.service.service import Outcome
 from bots.service.settings import ServiceSettings
 from storage.opening import open_store
 from storage.store import CheckStore

@@ -32,8 +32,8 @@ from peers.fake_checker import scripted_report
 
 from bots.app.settings import Settings
 from bots.cli import main
-from bots.common.card import VERDICTS
-from bots.common.languages import LANGUAGES, language_tag
+from bots.render.card import VERDICTS
+from bots.render.languages import LANGUAGES, language_tag
 from bots.web.app import build_app, client_bucket, site_beside_bot
 from bots.web.parts import STEP_FAILED
 from bots.web.settings import SiteSettings
@@ -423,7 +423,7 @@ async def test_a_bot_serves_the_pages_only_when_asked(store: CheckStore) -> None
 
 
 async def test_the_privacy_page_says_what_the_bots_say(client: Client) -> None:
-    from bots.common.privacy import PRIVACY_TITLE, privacy_paragraphs
+    from bots.render.privacy import PRIVACY_TITLE, privacy_paragraphs
 
     running = await client()
     response = await running.get("/privacy")

@@ -34,7 +34,7 @@ from factories import POST, full_report, hostile_report, stored_check
 from peers.fake_checker import scripted_report
 
 from bots.app.settings import Settings
-from bots.common.card import VERDICTS
+from bots.render.card import VERDICTS
 from bots.service.corrections import review_check
 from storage.keys import hash_user
 from storage.opening import open_store

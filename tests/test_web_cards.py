@@ -19,8 +19,8 @@ from peers.telegram_peer import FakeBotAPI, user
 from peers.telegram_setup import fake_bot, telegram_settings
 
 from bots.app.settings import Settings
-from bots.common.links import report_url
 from bots.discord.client import FactCheckBot
+from bots.render.links import report_url
 from bots.telegram.render import card_keyboard
 
 pytest_plugins = ["peers.discord_fixtures"]

@@ -3,7 +3,7 @@
 py3langid (BSD-3-Clause, langid.py's naive Bayes model over byte n-grams, maintained
 fork) ships its model in its wheel (4.6 MB) and needs nothing else at run time but
 numpy. It is asked only about :data:`DETECTED`, the languages the project names (the
-chats' languages of ``bots/common/languages.py``, and English), plus its own "no
+chats' languages of ``bots/render/languages.py``, and English), plus its own "no
 linguistic content" class, with its probabilities normalised; Norwegian Nynorsk counts
 as Norwegian. ``bench/language_detect.py`` measured it against lingua-language-detector
 and the stopword counter it replaced (``docs/languages.md``).
@@ -46,7 +46,7 @@ MIN_CONFIDENCE = 0.5
 MAX_CHARS = 4000
 
 #: each language the detector tells, ISO 639-1, by its English name (as the chat
-#: settings and the prompts name it): ``bots/common/languages.py``'s, and English
+#: settings and the prompts name it): ``bots/render/languages.py``'s, and English
 LANGUAGE_NAMES = {
     "ar": "Arabic",
     "bn": "Bengali",

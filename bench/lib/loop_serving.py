@@ -15,8 +15,8 @@ from typing import Any
 # tests/ is on sys.path: bench/loop_stall.py puts it there before importing this.
 from loop_watch import LoopWatch
 
-from bots.common.store_calls import StoreCalls
-from bots.service.service import CheckService, Requester
+from bots.chat.store_calls import StoreCalls
+from bots.service.checks import CheckService, Requester
 from zofia_engine.post import Post
 
 TOPICS = ["bridge", "library", "stadium", "airport", "harbour", "tunnel", "museum", "park"]

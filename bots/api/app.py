@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from bots.common.sentences import error_sentence
-from bots.common.store_calls import StoreCalls, off_loop
+from bots.chat.store_calls import StoreCalls, off_loop
+from bots.render.sentences import error_sentence
+from bots.service.checks import CheckService
 from bots.service.limits import RateLimitedError
-from bots.service.service import CheckService
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from storage.api_keys import ApiKeys
 from zofia_engine.errors import InvalidPostError

@@ -1,6 +1,6 @@
 """A check asked over the API, from the request to its state, as the bots ask theirs.
 
-:func:`submit` does what :func:`~bots.common.check_flow.run_check` does for a chat,
+:func:`submit` does what :func:`~bots.chat.check_flow.run_check` does for a chat,
 up to the submission: refuse what needs no work, admit the request against the
 key's limits (a key is a chat, its asker a user: :func:`requester_of`), fetch the link
 or take the pictures, submit the post to the check service, and release the request
@@ -16,12 +16,12 @@ import asyncio
 import contextlib
 import logging
 
-from bots.common.links import report_url
-from bots.common.pictures import refuse_declared
-from bots.common.posts import post_from_message
-from bots.common.sentences import error_sentence
-from bots.common.store_calls import StoreCalls
-from bots.service.service import CheckFailedError, CheckHandle, CheckService, Requester
+from bots.chat.pictures import refuse_declared
+from bots.chat.posts import post_from_message
+from bots.chat.store_calls import StoreCalls
+from bots.render.links import report_url
+from bots.render.sentences import error_sentence
+from bots.service.checks import CheckFailedError, CheckHandle, CheckService, Requester
 from bots.web.app import public_json
 from storage.rows import CheckRow
 from zofia_engine.errors import ZofiaError

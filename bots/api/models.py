@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bots.common.languages import LANGUAGE_TAGS, language_name
-from bots.common.links import safe_url
+from bots.render.languages import LANGUAGE_TAGS, language_name
+from bots.render.links import safe_url
 from zofia_engine.report import Verdict
 
 from .votes import Category

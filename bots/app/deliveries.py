@@ -16,12 +16,12 @@ import socket
 from collections.abc import AsyncIterator
 from functools import partial
 
-from bots.common.corrections import SendCorrection, correct_check, correcting
+from bots.chat.corrections import SendCorrection, correct_check, correcting
+from bots.service.checks import CheckService
 from bots.service.queue.corrections import register_correct_task
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.metrics import DELIVERIES
 from bots.service.queue.worker import PostCard, register_deliver_task, run_jobs
-from bots.service.service import CheckService
 
 from .health import serving_health
 from .settings import Settings

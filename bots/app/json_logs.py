@@ -2,7 +2,7 @@
 while a check's job runs (engine and libraries included: the id is a context variable,
 which worker threads started with ``asyncio.to_thread`` inherit). A process sets its
 log format once, at start-up; a chat is named in a line by
-:func:`bots.common.logs.log_chat`."""
+:func:`bots.chat.logs.log_chat`."""
 
 from __future__ import annotations
 

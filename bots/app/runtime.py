@@ -10,9 +10,9 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
-from bots.common.logs import key_chats_with
+from bots.chat.logs import key_chats_with
+from bots.service.checks import CheckService
 from bots.service.queue.service import QueuedDelivery
-from bots.service.service import CheckService
 from storage.opening import open_store
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder

@@ -33,8 +33,8 @@ from bots.app.deliveries import delivering
 from bots.app.json_logs import json_lines_when_queued
 from bots.app.runtime import StartupError, running_service
 from bots.app.settings import Settings
-from bots.common.turns import Turns
-from bots.service.service import CheckService
+from bots.chat.turns import Turns
+from bots.service.checks import CheckService
 from bots.telegram.buttons import button_handlers
 from bots.telegram.commands import BOT_COMMANDS, command_handlers
 from bots.telegram.context import PLATFORM, TelegramContext

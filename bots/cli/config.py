@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from bots.app.settings import Settings
-from bots.common.settings_reference import defaults_toml, reference_markdown
+from bots.app.settings_reference import defaults_toml, reference_markdown
 
 __all__ = ["config"]
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bots.common.card import VERDICTS
+from bots.render.card import VERDICTS
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.evaluation.dataset import LABEL_MAPPINGS

@@ -7,8 +7,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bots.common.card import VerdictCard, report_card
-from bots.common.sections import panel_not_asked, section
+from bots.render.card import VerdictCard, report_card
+from bots.render.sections import panel_not_asked, section
 from zofia_engine.report import JudgeRuling, Report
 
 from .text import plain

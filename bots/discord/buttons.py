@@ -20,9 +20,9 @@ from typing import Any, Self
 
 import discord
 
-from bots.common.card import VerdictCard
-from bots.common.sections import section
-from bots.common.words import ENGLISH, N_, Words
+from bots.render.card import VerdictCard
+from bots.render.sections import section
+from bots.render.words import ENGLISH, N_, Words
 
 from .chats import PLATFORM, stored_check
 from .context import DiscordContext, context_of

@@ -1,7 +1,7 @@
 """One check for one interaction: defer, show progress, finish with the verdict embed.
 
 :func:`check_interaction` hands an interaction to the common check flow
-(:func:`bots.common.check_flow.run_check`) with a :class:`DiscordScreen`: the deferred
+(:func:`bots.chat.check_flow.run_check`) with a :class:`DiscordScreen`: the deferred
 response, edited while the check runs (at most every ``progress_interval_s``) and
 replaced by the verdict embed with its buttons. When the 15-minute interaction token
 has expired by then, the verdict is posted into the channel instead; where the server
@@ -10,7 +10,7 @@ channel. A limit's refusal is only ever said to the requester: a public deferred
 response is deleted, and the refusal follows privately (:func:`refuse_privately`).
 
 Each server (or DM) may start one check per cooldown: a command claims the
-cooldown (:class:`~bots.common.cooldowns.Cooldowns`) in one step, with no ``await``
+cooldown (:class:`~bots.chat.cooldowns.Cooldowns`) in one step, with no ``await``
 between reading and recording it, so concurrent commands cannot all pass, and gives it
 back when its input is refused before a check starts. What a command learnt before it
 got here (its chat's settings, its claim, whether its answer is private) is its
@@ -28,12 +28,12 @@ from typing import Any, ClassVar
 
 import discord
 
-from bots.common.card import VerdictCard
-from bots.common.check_flow import CheckRequest, run_check
-from bots.common.corrections import record_shown
-from bots.common.sentences import error_sentence, waiting_sentence
-from bots.common.turns import Ticket
-from bots.common.words import ENGLISH, Words, words_for
+from bots.chat.check_flow import CheckRequest, run_check
+from bots.chat.corrections import record_shown
+from bots.chat.turns import Ticket
+from bots.render.card import VerdictCard
+from bots.render.sentences import error_sentence, waiting_sentence
+from bots.render.words import ENGLISH, Words, words_for
 from bots.service.limits import RateLimitedError
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
@@ -251,7 +251,7 @@ class Opening:
         language: the chat's language (``""``: English): the server's setting, else
             the requester's Discord language.
         claim: what the chat's cooldown claim recorded; given back when no check starts.
-        ticket: a DM's place in its user's line (:class:`~bots.common.turns.Turns`),
+        ticket: a DM's place in its user's line (:class:`~bots.chat.turns.Turns`),
             taken when the command came.
     """
 

@@ -15,8 +15,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bots.common.turns import Turns
-from bots.service.service import CheckService
+from bots.chat.turns import Turns
+from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .buttons import CheckButton

@@ -26,11 +26,11 @@ from typing import Any, NamedTuple
 import discord
 from discord import app_commands
 
-from bots.common.logs import log_chat
-from bots.common.privacy import privacy_text, retention_days_of
-from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence
-from bots.common.turns import Ticket
-from bots.common.words import chat_language, words_for
+from bots.chat.logs import log_chat
+from bots.chat.turns import Ticket
+from bots.render.privacy import privacy_text, retention_days_of
+from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.render.words import chat_language, words_for
 
 from .chats import PLATFORM, chat_of
 from .check_flow import Opening, check_interaction, finish
@@ -135,7 +135,7 @@ def _refusal(link: MessageLink, interaction: discord.Interaction[Any]) -> str | 
 def _language(interaction: discord.Interaction[Any], setting: str | None = None) -> str:
     """The language a check is answered in: the server's ``setting`` (``None``: never
     set, or not read yet), else the requester's Discord language when the bot has its
-    words (:func:`~bots.common.words.chat_language`)."""
+    words (:func:`~bots.render.words.chat_language`)."""
     return chat_language(setting, interaction.locale.value)
 
 
@@ -145,7 +145,7 @@ async def opened_check(
 ) -> AsyncIterator[Opening | None]:
     """:func:`open_check` for the block. A DM's request takes its place in the user's
     line first, before any ``await`` (so that requests are answered in the order they
-    came: :class:`~bots.common.turns.Turns`), and leaves it when the block ends."""
+    came: :class:`~bots.chat.turns.Turns`), and leaves it when the block ends."""
     dm = interaction.guild_id is None
     ticket = ctx.turns.join(str(interaction.user.id)) if dm else None
     try:
@@ -167,7 +167,7 @@ async def open_check(
     for. The response is deferred at once, privately (the side that never shows a
     private server's answer to the channel), and the check goes on when they come.
     The check's language is the server's, and where none was set, the requester's
-    Discord language when the bot has its words (:func:`~bots.common.words.chat_language`).
+    Discord language when the bot has its words (:func:`~bots.render.words.chat_language`).
     """
     chat = chat_of(interaction)
     read = asyncio.ensure_future(guild_settings(ctx.calls, chat, ctx.settings))

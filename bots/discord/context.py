@@ -9,13 +9,13 @@ from typing import Any
 
 import discord
 
-from bots.common.cooldowns import Cooldowns
-from bots.common.keyed_locks import KeyedLocks
-from bots.common.links import report_url
-from bots.common.moderation import OpenReviews
-from bots.common.store_calls import StoreCalls
-from bots.common.turns import Turns
-from bots.service.service import CheckService
+from bots.chat.cooldowns import Cooldowns
+from bots.chat.keyed_locks import KeyedLocks
+from bots.chat.moderation import OpenReviews
+from bots.chat.store_calls import StoreCalls
+from bots.chat.turns import Turns
+from bots.render.links import report_url
+from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .settings import MAX_COOLDOWN_S, DiscordSettings

@@ -1,6 +1,6 @@
 """A changed verdict told to a Discord channel: its cards edited, then one message.
 
-:func:`send_correction` is the Discord sender of :mod:`bots.common.corrections`. A card
+:func:`send_correction` is the Discord sender of :mod:`bots.chat.corrections`. A card
 whose interaction token is still valid (Discord keeps it 15 minutes) is edited through
 it, and the update follows it as one follow-up message (on a private card, the update
 is put on the card itself: a follow-up would not be private). Once every token has
@@ -8,7 +8,7 @@ expired, the update is posted in the channel with the card as it now reads, if t
 may post there; a private card whose token has expired gets nothing (the record keeps
 no user id to send a DM to). discord.py waits out Discord's rate limits. A channel the
 bot may not post in, or that is gone (Forbidden, NotFound), raises
-:class:`~bots.common.corrections.ChatGoneError`: it is given up at once. Any other
+:class:`~bots.chat.corrections.ChatGoneError`: it is given up at once. Any other
 failure is tried again later.
 """
 
@@ -19,8 +19,8 @@ import logging
 
 import discord
 
-from bots.common.card import VerdictCard
-from bots.common.corrections import ChatGoneError, Notice
+from bots.chat.corrections import ChatGoneError, Notice
+from bots.render.card import VerdictCard
 from storage.shown_cards import ShownCard
 
 from .buttons import card_view

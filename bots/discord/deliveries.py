@@ -17,11 +17,11 @@ from typing import Any
 
 import discord
 
-from bots.common.card import VerdictCard
-from bots.common.check_flow import card_for, card_target
-from bots.common.corrections import record_shown
-from bots.common.sentences import error_sentence
-from bots.common.words import words_for
+from bots.chat.check_flow import card_for, card_target
+from bots.chat.corrections import record_shown
+from bots.render.card import VerdictCard
+from bots.render.sentences import error_sentence
+from bots.render.words import words_for
 from bots.service.handles import CheckFailedError, Outcome
 from storage.deliveries import Claim
 from zofia_engine.post import Post
@@ -61,7 +61,7 @@ def delivery_target(
     interaction: discord.Interaction[Any], post: Post, *, ephemeral: bool, asker: str
 ) -> dict[str, Any]:
     """What a deliver job needs to answer ``interaction`` from any replica, and what the
-    card is made of (:func:`~bots.common.check_flow.card_target`, ``asker`` the
+    card is made of (:func:`~bots.chat.check_flow.card_target`, ``asker`` the
     requester's hash)."""
     return {
         "application_id": str(interaction.application_id),

@@ -11,7 +11,7 @@ unprivileged message intents.
 
 The card's buttons carry its check id (custom ids ``zf:<kind>:<check id>``,
 :class:`~.buttons.CheckButton`); the question goes to
-:meth:`~bots.service.service.CheckService.follow_up` through :func:`bots.common.followups.ask`,
+:meth:`~bots.service.checks.CheckService.follow_up` through :func:`bots.chat.follow_ups.ask`,
 and the answer (or the one sentence saying why there is none) comes back as a reply to
 the question: plain markdown, everything escaped, the cited sources named and listed as
 links, under 2,000 characters, mentions disabled and no link previews. A burst of
@@ -26,12 +26,12 @@ import logging
 
 import discord
 
-from bots.common.followups import ASKING, Said, ask, named_answer, question_text, say_now
-from bots.common.languages import LANGUAGE_KEY
-from bots.common.sentences import source_label
-from bots.common.store_calls import off_loop
+from bots.chat.follow_ups import ASKING, Said, ask, named_answer, question_text, say_now
+from bots.chat.store_calls import off_loop
+from bots.render.languages import LANGUAGE_KEY
+from bots.render.sentences import source_label
+from bots.service.checks import Requester
 from bots.service.follow_ups import FollowUp
-from bots.service.service import Requester
 from zofia_engine.report import EvidenceItem
 
 from .buttons import CheckButton
@@ -147,7 +147,7 @@ def _chat(message: discord.Message) -> str:
 
 
 async def _said_now(ctx: DiscordContext, message: discord.Message, said: Said) -> bool:
-    """Whether ``said`` is said to ``message`` now (:func:`~bots.common.followups.say_now`:
+    """Whether ``said`` is said to ``message`` now (:func:`~bots.chat.follow_ups.say_now`:
     one refusal for a user's burst, a server's fixed sentences once per its cooldown)."""
     chat = _chat(message)
     cooldown_s = None

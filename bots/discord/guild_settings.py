@@ -13,7 +13,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bots.common.languages import (
+from bots.chat.store_calls import StoreCalls
+from bots.render.languages import (
     ENGLISH_NAME,
     LANGUAGE_KEY,
     MAX_LANGUAGE,
@@ -21,8 +22,7 @@ from bots.common.languages import (
     languages_matching,
     own_name,
 )
-from bots.common.store_calls import StoreCalls
-from bots.common.words import translated_languages
+from bots.render.words import translated_languages
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
 
@@ -46,7 +46,7 @@ class GuildSettings:
     ``ephemeral``: verdicts are shown only to whoever asked; ``language``: the
     language the panel writes its summary and debate in, and the card its words
     (empty: English; ``None``: never set, each asker's Discord language, see
-    :func:`~bots.common.words.chat_language`)."""
+    :func:`~bots.render.words.chat_language`)."""
 
     cooldown_s: float
     ephemeral: bool

@@ -1,7 +1,7 @@
 """``/factcheck-help``: what the bot does and how to ask it, then the first-run example:
 a short false post and the card the bot gives it, rendered by
 :func:`~.render.verdict_embed` from the report shipped with the package
-(:mod:`bots.common.examples`), marked "Example:", with one line on what a card's buttons
+(:mod:`bots.chat.examples`), marked "Example:", with one line on what a card's buttons
 do in its footer. Only whoever asked sees it; nothing is checked.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import discord
 
-from bots.common.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
-from bots.common.words import ENGLISH, Words, chat_language, words_for
+from bots.chat.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
+from bots.render.words import ENGLISH, Words, chat_language, words_for
 
 from .render import NONE, escape, verdict_embed
 

@@ -10,18 +10,18 @@ presses Review is refused in one private sentence.
 
 The select is offered once: a moderator's press on Review while their review of that
 check in that channel is open (until saved or expired) is acknowledged and posts nothing
-new (:class:`~bots.common.moderation.OpenReviews`).
+new (:class:`~bots.chat.moderation.OpenReviews`).
 
 A reviewer's press is acknowledged without a visible change (a deferred update: the
 press's own interaction can then edit the card it was pressed on, for 15 minutes),
 and a private message offers Confirm / True / False / Misleading / Unproven in a
 select. The choice opens a form (a modal) for the note and an optional link. Its
-submission stores the review (:meth:`~bots.service.service.CheckService.review`), edits the
+submission stores the review (:meth:`~bots.service.checks.CheckService.review`), edits the
 card to show it, and, when the verdict changed, every chat shown the card is told
-(:mod:`bots.common.corrections`).
+(:mod:`bots.chat.corrections`).
 
 Once the check is read, the review's sentences, select and form are in the chat's
-language: the check's, as its card is (:func:`~bots.common.words.words_for`). A press
+language: the check's, as its card is (:func:`~bots.render.words.words_for`). A press
 refused before that (or a check not found) is answered in English.
 
 What waits for the reviewer (the select, the form) lives in discord.py's view store of
@@ -37,9 +37,8 @@ from typing import Any
 
 import discord
 
-from bots.common.card import VerdictCard
-from bots.common.corrections import reviewed_card
-from bots.common.moderation import (
+from bots.chat.corrections import reviewed_card
+from bots.chat.moderation import (
     CHOICES,
     OPEN_S,
     choice_label,
@@ -48,8 +47,9 @@ from bots.common.moderation import (
     review_limited,
     save_review,
 )
-from bots.common.store_calls import off_loop
-from bots.common.words import ENGLISH, N_, Words, words_for
+from bots.chat.store_calls import off_loop
+from bots.render.card import VerdictCard
+from bots.render.words import ENGLISH, N_, Words, words_for
 from storage.errors import CheckNotFoundError
 from storage.reviews import MAX_LINK, ReviewLimitError
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import discord
 
-from bots.common.words import ENGLISH, Words
+from bots.render.words import ENGLISH, Words
 
 __all__ = ["message_origin", "message_text"]
 

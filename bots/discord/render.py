@@ -8,7 +8,7 @@ in the model's text stays a clickable link (Discord links any ``https://…``,
 escaped or not): it shows where it leads, and the bot posts sections with link
 previews suppressed, so no preview card is unfurled for it. Every message is
 sent with :data:`NONE` (no mention pings). The card's labels are in the chat's
-language: the card's own :class:`~bots.common.words.Words`, or those given.
+language: the card's own :class:`~bots.render.words.Words`, or those given.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from urllib.parse import quote
 
 import discord
 
-from bots.common import links
-from bots.common.card import Link, VerdictCard
-from bots.common.sections import Section
-from bots.common.splitting import pack, split_text
-from bots.common.words import ENGLISH, Words
+from bots.render import links
+from bots.render.card import Link, VerdictCard
+from bots.render.sections import Section
+from bots.render.splitting import pack, split_text
+from bots.render.words import ENGLISH, Words
 
 __all__ = [
     "MESSAGE_LIMIT",
@@ -72,7 +72,7 @@ def shorten(text: str, limit: int) -> str:
 
 
 def safe_url(url: str) -> str:
-    """An address :func:`~bots.common.links.safe_url` lets be linked, with the
+    """An address :func:`~bots.render.links.safe_url` lets be linked, with the
     characters that would end a markdown link encoded; ``""`` for any other."""
     return quote(links.safe_url(url), safe=":/?#@!$&'*+,;=%~._-")
 

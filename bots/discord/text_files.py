@@ -18,9 +18,8 @@ import logging
 import aiohttp
 import discord
 
+from bots.chat.pictures import looks_like_picture
 from zofia_engine.errors import InvalidPostError
-
-from ..common.pictures import looks_like_picture
 
 __all__ = [
     "MAX_TEXT_BYTES",

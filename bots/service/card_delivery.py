@@ -1,6 +1,6 @@
 """What the check service consults when checks run on worker processes.
 
-In the default mode :class:`~bots.service.service.CheckService` runs the engine in its own
+In the default mode :class:`~bots.service.checks.CheckService` runs the engine in its own
 process and the bot that asked posts the card. Given a :class:`CardDelivery` (the
 job queue's :class:`~bots.service.queue.service.QueuedDelivery`), the service instead
 queues each new check for the workers, follows its run through the events they

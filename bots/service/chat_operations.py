@@ -1,7 +1,7 @@
 """What the bots read and write through the check service besides checks, with ids
 as the platform gives them: the stored forms of who asked and where, chat settings,
 votes, and a check as a chat may see it. ``service.chats`` of a
-:class:`~bots.service.service.CheckService`."""
+:class:`~bots.service.checks.CheckService`."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@
   change to tell it once, with the note of the review in force, or the recheck's word.
 
 In the local mode (SQLite) the running bot finds due cards by polling the store
-(``bots.common.corrections``): a review may come from ``zofia review`` in another process.
+(``bots.chat.corrections``): a review may come from ``zofia review`` in another process.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 source?" about a verdict, and gets one answer from the report they were shown.
 
 :func:`ask_follow_up` is :meth:`CheckService.follow_up
-<bots.service.service.CheckService.follow_up>`: the check must have been asked in the
+<bots.service.checks.CheckService.follow_up>`: the check must have been asked in the
 requester's chat and have a report (a moderator's review in force, as the card shows
 it); the request is then admitted against the requester's limits like a check (one
 model call is work that a flood of questions must not get for free), refused when the
@@ -79,7 +79,7 @@ class _Slots(Protocol):
 
 
 class _Service(Protocol):
-    """What of the check service a follow-up needs (:class:`bots.service.service.CheckService`)."""
+    """What of the check service a follow-up needs (:class:`bots.service.checks.CheckService`)."""
 
     checker: Checker
     store: CheckStore

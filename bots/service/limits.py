@@ -15,7 +15,7 @@ queued or failed keeps its reserve).
 A refusal is a typed value, :class:`Refusal`: which limit (:class:`Limit`), when it
 frees up, and for a budget whether it is spent (until midnight, UTC) or only held by
 checks under way (until they end). The bots say it in the asker's language
-(:func:`bots.common.sentences.refusal_sentence`); the exception's own message is
+(:func:`bots.render.sentences.refusal_sentence`); the exception's own message is
 English, for the log.
 """
 

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 class LocalRuns:
-    """The engine runs of :class:`~bots.service.service.CheckService` in its own process.
+    """The engine runs of :class:`~bots.service.checks.CheckService` in its own process.
 
     Args:
         checker: what checks a post.

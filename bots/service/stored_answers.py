@@ -33,7 +33,7 @@ async def answer_from_store(
 ) -> tuple[CheckHandle | None, np.ndarray | None]:
     """The answer to an exact or near repeat checked since ``since``, or ``None``; and
     the post's vector, when the near-repeat search needed it. ``record`` writes the
-    request's row (:meth:`~bots.service.service.CheckService.submit`'s)."""
+    request's row (:meth:`~bots.service.checks.CheckService.submit`'s)."""
     repeat = await asyncio.to_thread(store.checks.find_exact, digest, since)
     if repeat is not None:
         answered = await _answer(store, record, repeat, "exact", 1.0)

@@ -18,10 +18,10 @@ from telegram import CallbackQuery, Message, Update
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
-from bots.common.logs import log_chat
-from bots.common.sections import already_shown, section
-from bots.common.sentences import error_sentence
-from bots.common.words import words_for
+from bots.chat.logs import log_chat
+from bots.render.sections import already_shown, section
+from bots.render.sentences import error_sentence
+from bots.render.words import words_for
 from storage.rows import CheckRow
 
 from .card_edits import card_buttons

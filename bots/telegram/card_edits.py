@@ -12,8 +12,8 @@ import logging
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.error import BadRequest
 
-from bots.common.card import VerdictCard
-from bots.common.words import ENGLISH, Words
+from bots.render.card import VerdictCard
+from bots.render.words import ENGLISH, Words
 
 from .context import TelegramContext
 from .render import NO_PREVIEW, card_html, card_keyboard

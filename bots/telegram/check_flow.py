@@ -1,7 +1,7 @@
 """One check in Telegram: a reply that follows the check and becomes its verdict card.
 
 :func:`check_message` hands a message to the common check flow
-(:func:`bots.common.check_flow.run_check`) with a :class:`TelegramScreen`: a reply,
+(:func:`bots.chat.check_flow.run_check`) with a :class:`TelegramScreen`: a reply,
 "checking…" with a Cancel button, edited as the check goes and turned into the
 verdict card, or into one sentence saying what went wrong.
 """
@@ -19,17 +19,17 @@ from telegram import InlineKeyboardMarkup, Message
 from telegram.constants import ChatType
 from telegram.error import TelegramError
 
-from bots.common.card import VerdictCard
-from bots.common.check_flow import CheckRequest, run_check
-from bots.common.corrections import record_shown
-from bots.common.languages import LANGUAGE_KEY
-from bots.common.logs import log_chat
-from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
-from bots.common.sentences import error_sentence, refusal_reason, waiting_sentence
-from bots.common.turns import Ticket
-from bots.common.words import ENGLISH, N_, Words, words_for
+from bots.chat.check_flow import CheckRequest, run_check
+from bots.chat.corrections import record_shown
+from bots.chat.logs import log_chat
+from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
+from bots.chat.turns import Ticket
+from bots.render.card import VerdictCard
+from bots.render.languages import LANGUAGE_KEY
+from bots.render.sentences import error_sentence, refusal_reason, waiting_sentence
+from bots.render.words import ENGLISH, N_, Words, words_for
+from bots.service.checks import Requester
 from bots.service.limits import RateLimitedError
-from bots.service.service import Requester
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
@@ -341,12 +341,12 @@ async def check_message(
     The reply starts as "checking…" with a Cancel button, is edited as the check goes,
     and ends as the verdict card (at once for a repeat answered from the store). An
     ``unasked`` check (a group's auto-check) shows no progress: a sure alarm gets the
-    card, else a reaction or nothing (:func:`~bots.common.quiet.group_answer`).
+    card, else a reaction or nothing (:func:`~bots.chat.quiet.group_answer`).
 
     It follows its chat's ``rules`` (:func:`chat_rules`: read here unless the caller
     read them); ``screen_type`` shows it (a guest message's
     :class:`~.guest.GuestScreen` answers its query once). In a private chat it takes
-    its place in the user's line at once (:class:`~bots.common.turns.Turns`), so that
+    its place in the user's line at once (:class:`~bots.chat.turns.Turns`), so that
     posts forwarded together are answered in the order they came, one at a time.
     """
     private = target.chat.type == ChatType.PRIVATE

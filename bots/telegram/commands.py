@@ -13,22 +13,22 @@ from telegram import BotCommand, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 
-from bots.common.languages import (
+from bots.chat.quiet import (
+    DEFAULT_MIN_CONFIDENCE,
+    QUIET_MIN_CONFIDENCE,
+    min_confidence_of,
+    parse_min_confidence,
+)
+from bots.render.languages import (
     ENGLISH_NAME,
     LANGUAGE_KEY,
     language_name,
     languages_matching,
     own_name,
 )
-from bots.common.privacy import privacy_text, retention_days_of
-from bots.common.quiet import (
-    DEFAULT_MIN_CONFIDENCE,
-    QUIET_MIN_CONFIDENCE,
-    min_confidence_of,
-    parse_min_confidence,
-)
-from bots.common.sentences import listed
-from bots.common.words import translated_languages
+from bots.render.privacy import privacy_text, retention_days_of
+from bots.render.sentences import listed
+from bots.render.words import translated_languages
 
 from .context import PLATFORM, chat_language_of, context_of
 from .deliveries import REACTION

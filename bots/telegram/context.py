@@ -14,14 +14,14 @@ from typing import Any
 from telegram import Message
 from telegram.ext import CallbackContext
 
-from bots.common.cooldowns import Cooldowns
-from bots.common.keyed_locks import KeyedLocks
-from bots.common.languages import LANGUAGE_KEY
-from bots.common.links import report_url
-from bots.common.store_calls import StoreCalls
-from bots.common.turns import Turns
-from bots.common.words import ENGLISH, Words, chat_language
-from bots.service.service import CheckService
+from bots.chat.cooldowns import Cooldowns
+from bots.chat.keyed_locks import KeyedLocks
+from bots.chat.store_calls import StoreCalls
+from bots.chat.turns import Turns
+from bots.render.languages import LANGUAGE_KEY
+from bots.render.links import report_url
+from bots.render.words import ENGLISH, Words, chat_language
+from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
 from .pictures import Albums
@@ -144,7 +144,7 @@ def context_of(callback: CallbackContext[Any, Any, Any, Any]) -> TelegramContext
 def chat_language_of(message: Message, setting: str | None) -> str:
     """The language the chat of ``message`` is answered in: its ``/settings language``
     (``setting``; ``None`` when it never set one), else the language of the Telegram app
-    of whoever sent ``message`` (:func:`~bots.common.words.chat_language`)."""
+    of whoever sent ``message`` (:func:`~bots.render.words.chat_language`)."""
     sender = message.from_user
     return chat_language(setting, sender.language_code if sender else None)
 

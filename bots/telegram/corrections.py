@@ -1,11 +1,11 @@
 """A changed verdict told to a Telegram chat: its cards edited in place, then one reply.
 
-:func:`send_correction` is the Telegram sender of :mod:`bots.common.corrections`: each
+:func:`send_correction` is the Telegram sender of :mod:`bots.chat.corrections`: each
 card the chat was shown is edited into the card as it now reads (a card deleted or too
 old to edit is passed over), then one short reply to the newest card says what changed.
 The application's rate limiter paces the calls (per chat and overall) and retries a
 429. A chat the bot may no longer post in (it was removed, or blocked: "Forbidden"), or
-that is gone ("chat not found"), raises :class:`~bots.common.corrections.ChatGoneError`:
+that is gone ("chat not found"), raises :class:`~bots.chat.corrections.ChatGoneError`:
 it is given up at once. Anything else (a 429 the limiter gave up on, a 5xx, the
 network) is raised as it is, and the chat is tried again later.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from telegram import Bot, ReplyParameters
 from telegram.error import BadRequest, Forbidden
 
-from bots.common.corrections import ChatGoneError, Notice
+from bots.chat.corrections import ChatGoneError, Notice
 
 from .card_edits import card_message, edit_card
 from .context import TelegramContext

@@ -5,7 +5,7 @@ The request records the chat and the "checking…" message to edit into the card
 for an unasked check, which shows no progress, the post to reply to and the chat's
 least confidence for a card). The job edits that message into the verdict card, or the
 failure's sentence; an unasked check gets the card, a reaction on the post or nothing,
-as :func:`~bots.common.quiet.group_answer` rules.
+as :func:`~bots.chat.quiet.group_answer` rules.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ReactionEmoji
 from telegram.error import TelegramError
 
-from bots.common.card import VerdictCard
-from bots.common.check_flow import card_for, card_target
-from bots.common.corrections import record_shown
-from bots.common.logs import log_chat
-from bots.common.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_gets_card
-from bots.common.sentences import error_sentence
-from bots.common.words import words_for
+from bots.chat.check_flow import card_for, card_target
+from bots.chat.corrections import record_shown
+from bots.chat.logs import log_chat
+from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_gets_card
+from bots.render.card import VerdictCard
+from bots.render.sentences import error_sentence
+from bots.render.words import words_for
 from bots.service.handles import CheckFailedError, Outcome
 from storage.deliveries import Claim
 from zofia_engine.post import Post
@@ -62,7 +62,7 @@ def delivery_target(
     """What a deliver job needs to post the card of ``post`` in ``chat_id`` from any
     replica: the ``message_id`` of the "checking…" message to edit, or, for an unasked
     check, the message to reply to (or react to) and the chat's ``min_confidence`` for a
-    card; and what the card is made of (:func:`~bots.common.check_flow.card_target`,
+    card; and what the card is made of (:func:`~bots.chat.check_flow.card_target`,
     ``asker`` the requester's hash)."""
     target: dict[str, Any] = {"chat_id": chat_id, **card_target(post, asker)}
     if message_id is not None:
@@ -77,7 +77,7 @@ async def post_delivered(
 ) -> None:
     """A deliver job's card: edit the "checking…" message it names into the verdict card
     (or the failure's sentence), or, for an unasked check, reply to the post or react to
-    it (:func:`~bots.common.quiet.group_answer`, with the target's least confidence: a
+    it (:func:`~bots.chat.quiet.group_answer`, with the target's least confidence: a
     target recorded before it held one gets the default). Editing to what the message
     already shows is not an error: a retried job may do it."""
     target = claim.target

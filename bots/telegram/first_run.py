@@ -1,6 +1,6 @@
 """The first-run example on Telegram: after ``/start`` and ``/help``, a short false post
 and the card the bot gives it, rendered by :func:`~.render.card_html` from the report
-shipped with the package (:mod:`bots.common.examples`), marked "Example:", and one line
+shipped with the package (:mod:`bots.chat.examples`), marked "Example:", and one line
 on what a card's buttons do. Nothing is checked: no engine, no store row.
 """
 
@@ -10,8 +10,8 @@ import logging
 
 from telegram import Message
 
-from bots.common.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
-from bots.common.words import ENGLISH, Words, words_for
+from bots.chat.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
+from bots.render.words import ENGLISH, Words, words_for
 
 from .context import TelegramContext, chat_language_of, read_chat_language
 from .render import NO_PREVIEW, card_html, quote_text

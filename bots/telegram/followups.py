@@ -3,13 +3,13 @@
 In a private chat any text reply to a card is a question ("why?", "which source?"); in a
 group, a reply to a card that mentions the bot. The card's keyboard carries its check id
 (callback data ``"<letter>:<check id>"``, :data:`~.render.BUTTON_ACTIONS`); the question
-goes to :meth:`~bots.service.service.CheckService.follow_up`, which charges it like a check,
+goes to :meth:`~bots.service.checks.CheckService.follow_up`, which charges it like a check,
 and the answer comes back in a reply: a few sentences, the evidence they cite named as
 the card names its sources, and those sources listed. A burst of refused questions gets
 one refusal, and in a group a fixed sentence (how to ask, a check with no report) is
 said at most once per the group's cooldown.
 What is not Telegram's (the question's cleanup, the naming of sources, the sentences said
-instead of an answer) is :mod:`bots.common.followups`, shared with Discord.
+instead of an answer) is :mod:`bots.chat.follow_ups`, shared with Discord.
 
 The handler is tried before the check handlers (:mod:`.inputs`): a reply to a card is a
 question, not a post to check.
@@ -27,10 +27,10 @@ from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 
-from bots.common.followups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
-from bots.common.sentences import source_label
+from bots.chat.follow_ups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
+from bots.render.sentences import source_label
+from bots.service.checks import Requester
 from bots.service.follow_ups import FollowUp
-from bots.service.service import Requester
 from zofia_engine.report import EvidenceItem
 
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language
@@ -105,7 +105,7 @@ def follow_up_html(followed: FollowUp) -> str:
 
 
 def _said_now(ctx: TelegramContext, message: Message, said: Said) -> bool:
-    """Whether ``said`` is said to ``message`` now (:func:`~bots.common.followups.say_now`:
+    """Whether ``said`` is said to ``message`` now (:func:`~bots.chat.follow_ups.say_now`:
     one refusal for a user's burst, a group's fixed sentences once per its cooldown)."""
     private = message.chat.type == ChatType.PRIVATE
     now = say_now(

@@ -29,11 +29,11 @@ from telegram.constants import ParseMode
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop, BaseHandler, ContextTypes, MessageHandler, filters
 
-from bots.common.card import VerdictCard
-from bots.common.check_flow import CheckRequest, card_for, card_target
-from bots.common.logs import log_chat
-from bots.common.sentences import error_sentence
-from bots.common.words import words_for
+from bots.chat.check_flow import CheckRequest, card_for, card_target
+from bots.chat.logs import log_chat
+from bots.render.card import VerdictCard
+from bots.render.sentences import error_sentence
+from bots.render.words import words_for
 from bots.service.handles import CheckFailedError, Outcome
 from bots.service.limits import RateLimitedError
 from storage.deliveries import Claim

@@ -20,9 +20,9 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from bots.common.logs import log_chat
-from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_reason, cooldown_sentence
-from bots.common.words import ENGLISH, N_, Words, words_for
+from bots.chat.logs import log_chat
+from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_reason, cooldown_sentence
+from bots.render.words import ENGLISH, N_, Words, words_for
 
 from .check_flow import AUTO_CHECK, ChatRules, chat_rules, check_message
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language

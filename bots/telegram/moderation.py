@@ -8,16 +8,16 @@ A reviewer's tap gets a reply to the card offering Confirm / True / False / Misl
 / Unproven (callback data ``"r<choice>:<check id>"``; any reviewer may choose). The
 choice asks for the note in a message the reviewer answers by replying (ForceReply); a
 link at the end of the note is kept as the review's link. The review is stored
-(:meth:`~bots.service.service.CheckService.review`), the card is edited to show it, and,
+(:meth:`~bots.service.checks.CheckService.review`), the card is edited to show it, and,
 when the verdict changed, every chat shown the card is told
-(:mod:`bots.common.corrections`).
+(:mod:`bots.chat.corrections`).
 
-The choices are offered once (:class:`~bots.common.moderation.OpenReviews`): a tap on
+The choices are offered once (:class:`~bots.chat.moderation.OpenReviews`): a tap on
 Review while this chat's review of the check is open (its choices or its note's prompt,
 until saved, cancelled or expired) is answered and posts nothing new.
 
 The review's sentences and buttons are in the chat's language: the check's, as its card
-is (:func:`~bots.common.words.words_for`); a note's answer is in its prompt's.
+is (:func:`~bots.render.words.words_for`); a note's answer is in its prompt's.
 
 A review waiting for its note lives in this process only (:mod:`.review_drafts`).
 """
@@ -50,9 +50,9 @@ from telegram.ext import (
     filters,
 )
 
-from bots.common.corrections import reviewed_card
-from bots.common.logs import log_chat
-from bots.common.moderation import (
+from bots.chat.corrections import reviewed_card
+from bots.chat.logs import log_chat
+from bots.chat.moderation import (
     OpenReviews,
     choice_label,
     choose_sentence,
@@ -60,9 +60,9 @@ from bots.common.moderation import (
     review_limited,
     save_review,
 )
-from bots.common.sentences import error_sentence
-from bots.common.store_calls import off_loop
-from bots.common.words import ENGLISH, N_, Words, translated_languages, words_for
+from bots.chat.store_calls import off_loop
+from bots.render.sentences import error_sentence
+from bots.render.words import ENGLISH, N_, Words, translated_languages, words_for
 from storage.errors import CheckNotFoundError
 from storage.reviews import ReviewLimitError
 from storage.rows import CheckRow
@@ -93,7 +93,7 @@ PROMPT = N_(
 EXPIRED = N_("This review has expired: tap Review on the card again.")
 CANCELLED = N_("Review cancelled.")
 DETAILS_EXPIRED = N_("The details of this check have expired.")
-#: choice letter → the verdict it gives (:data:`bots.common.moderation.CHOICES`; "cancel":
+#: choice letter → the verdict it gives (:data:`bots.chat.moderation.CHOICES`; "cancel":
 #: none)
 CHOICES = {
     "c": "confirm",

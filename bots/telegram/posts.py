@@ -13,7 +13,7 @@ from telegram import (
     MessageOriginUser,
 )
 
-from bots.common.words import ENGLISH, N_, Words
+from bots.render.words import ENGLISH, N_, Words
 from zofia_engine.images.reader import NO_TEXT as NO_TEXT_IN_PICTURE
 from zofia_engine.text import is_visible
 

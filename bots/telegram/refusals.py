@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from telegram import Message
 from telegram.error import TelegramError
 
-from bots.common.logs import log_chat
-from bots.common.sentences import refusals_sentence
-from bots.common.words import ENGLISH, Words
+from bots.chat.logs import log_chat
+from bots.render.sentences import refusals_sentence
+from bots.render.words import ENGLISH, Words
 
 from .render import quote_text
 
@@ -107,7 +107,7 @@ class Refusals:
             retry_after_s: when the refused post may be sent again.
             words: the chat's language (the first refusal's), for the answer to many.
             reason: which limit refused it, in one sentence (the first refusal's is the
-                burst's: :func:`~bots.common.sentences.refusal_reason`).
+                burst's: :func:`~bots.render.sentences.refusal_reason`).
         """
         loop = asyncio.get_running_loop()
         now = loop.time()

@@ -5,7 +5,7 @@ also breaks ``@name`` so that no one is pinged by what the model wrote. Only ``h
 and ``https`` addresses with a host become links. Every string but the card's summary
 and a section's bodies is cut to a fixed size, so that a card always fits in one
 message and a block's body always has room. The card's labels and buttons are in the
-chat's language: the card's own :class:`~bots.common.words.Words`, or those given.
+chat's language: the card's own :class:`~bots.render.words.Words`, or those given.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import html
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, LinkPreviewOptions
 from telegram.constants import MessageLimit
 
-from bots.common.card import MAX_LINKS, Link, VerdictCard
-from bots.common.links import safe_url
-from bots.common.sections import Section
-from bots.common.splitting import pack, split_text
-from bots.common.words import ENGLISH, N_, Words
+from bots.render.card import MAX_LINKS, Link, VerdictCard
+from bots.render.links import safe_url
+from bots.render.sections import Section
+from bots.render.splitting import pack, split_text
+from bots.render.words import ENGLISH, N_, Words
 
 __all__ = [
     "BUTTON_ACTIONS",
@@ -95,7 +95,7 @@ def clip_text(text: str, limit: int) -> str:
 
 
 def safe_href(url: str) -> str:
-    """``url`` escaped for an ``href`` when :func:`~bots.common.links.safe_url` lets it
+    """``url`` escaped for an ``href`` when :func:`~bots.render.links.safe_url` lets it
     be linked and it still fits; otherwise ``""`` (show no link)."""
     href = html.escape(safe_url(url), quote=True)
     return href if html_length(href) <= _MAX_HREF else ""

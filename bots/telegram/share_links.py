@@ -27,7 +27,7 @@ import hmac
 import re
 from urllib.parse import quote, urlencode
 
-from bots.common.words import ENGLISH, N_, Words
+from bots.render.words import ENGLISH, N_, Words
 
 __all__ = [
     "SHARE_PREFIX",

@@ -22,13 +22,13 @@ import logging
 
 from telegram import Message
 
-from bots.common.check_flow import card_for
-from bots.common.corrections import record_shown
-from bots.common.sentences import error_sentence
-from bots.common.store_calls import off_loop
-from bots.common.words import N_, words_for
+from bots.chat.check_flow import card_for
+from bots.chat.corrections import record_shown
+from bots.chat.store_calls import off_loop
+from bots.render.sentences import error_sentence
+from bots.render.words import N_, words_for
+from bots.service.checks import CheckService, Outcome, Requester
 from bots.service.limits import RateLimitedError
-from bots.service.service import CheckService, Outcome, Requester
 from zofia_engine.post import Post
 
 from .card_edits import card_message

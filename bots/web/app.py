@@ -4,7 +4,7 @@ Routes: ``GET /c/<check id>`` (the page), ``GET /c/<check id>.json`` (the report
 ``GET /healthz``. The check id is the only key: there is no listing and no search.
 Every response carries the security headers; every route but the health check counts
 against the client address's requests a minute. The store is read off the event loop
-(:func:`~bots.common.store_calls.off_loop`): a lookup by primary key is quick, but the
+(:func:`~bots.chat.store_calls.off_loop`): a lookup by primary key is quick, but the
 store's lock may be held by a write that waits for PostgreSQL's, and one such wait on
 the loop would stop every page (and, beside a bot, every chat) at once.
 """
@@ -28,7 +28,7 @@ import psycopg
 from aiohttp import web
 from aiolimiter import AsyncLimiter
 
-from bots.common.store_calls import off_loop
+from bots.chat.store_calls import off_loop
 from storage.store import CheckRow, CheckStore
 from zofia_engine.report import Report
 

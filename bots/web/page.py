@@ -1,6 +1,6 @@
 """What a report page shows, built from a stored check and its report: plain typed
-records, no markup. The card's wording (``bots.common.card``) and the sections'
-(``bots.common.sections``) are reused, so a page says what a chat says.
+records, no markup. The card's wording (``bots.render.card``) and the sections'
+(``bots.render.sections``) are reused, so a page says what a chat says.
 
 Nothing here names who asked or where: no requester hash, no chat, no forward origin
 (it holds user names). Addresses a backend wrote into an error are replaced by
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bots.common.card import VERDICTS, panel_steps, report_card
-from bots.common.languages import language_tag
-from bots.common.sections import TREE_STOPS, panel_not_asked
+from bots.render.card import VERDICTS, report_card
+from bots.render.card_notes import panel_steps
+from bots.render.languages import language_tag
+from bots.render.sections import TREE_STOPS, panel_not_asked
 from storage.store import CheckRow
 from zofia_engine.report import Report
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from bots.common.card import VERDICTS
-from bots.common.sections import SIDE_NAMES, claim_scores, evidence_weight
+from bots.render.card import VERDICTS
+from bots.render.sections import SIDE_NAMES, claim_scores, evidence_weight
 from zofia_engine.report import ClaimResult, Report
 from zofia_engine.retrieval.credibility import QUALITY_WORDS
 

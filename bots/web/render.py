@@ -18,9 +18,9 @@ from typing import Literal
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from bots.common.card import VERDICTS
-from bots.common.languages import text_direction
-from bots.common.privacy import PRIVACY_TITLE, privacy_paragraphs
+from bots.render.card import VERDICTS
+from bots.render.languages import text_direction
+from bots.render.privacy import PRIVACY_TITLE, privacy_paragraphs
 
 from .page import ReportPage
 from .safety import shown

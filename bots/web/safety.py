@@ -5,7 +5,7 @@ Every string a model, a web page or a poster wrote is untrusted. The templates e
 it (Jinja2's autoescape); here it also loses the characters that change the direction
 of the text around it or hide in it, so a title cannot reverse what follows it or
 disguise a link. A link is made only from an address
-:func:`~bots.common.links.safe_url` accepts that has none of those characters.
+:func:`~bots.render.links.safe_url` accepts that has none of those characters.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 
 from markupsafe import Markup
 
-from bots.common.links import safe_url
+from bots.render.links import safe_url
 
 __all__ = ["href", "redact", "shown"]
 

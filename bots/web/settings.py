@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from bots.common.links import safe_url
+from bots.render.links import safe_url
 from zofia_engine.config import SettingsSection
 
 __all__ = ["SiteSettings"]

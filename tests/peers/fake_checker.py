@@ -22,7 +22,7 @@ import numpy as np
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.ports import FollowUpAnswer

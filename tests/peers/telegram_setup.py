@@ -17,7 +17,7 @@ from telegram.ext import AIORateLimiter, Application
 
 from bots.app.settings import Settings
 from bots.app.telegram import ChatPacedRateLimiter, running_bot
-from bots.service.service import CheckService
+from bots.service.checks import CheckService
 from bots.telegram.context import TelegramContext
 from bots.telegram.refusals import Refusals
 

@@ -1,7 +1,7 @@
 """The queued mode of the check service: checks run on worker processes.
 
 :class:`QueuedDelivery` is the :class:`~bots.service.card_delivery.CardDelivery` that
-:class:`~bots.service.service.CheckService` consults on PostgreSQL. The service answers
+:class:`~bots.service.checks.CheckService` consults on PostgreSQL. The service answers
 repeats from the store as always; otherwise, in one write transaction (one lock
 across every process on the database), it either joins the check of the same text
 already queued or running, or writes a new check and this queues its job. Twenty

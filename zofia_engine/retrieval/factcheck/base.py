@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = ["FactCheck", "FactCheckBackend", "FactCheckQuery", "language_code"]
 
-# English names of the languages a chat can pick (bots.common.languages), and a few
+# English names of the languages a chat can pick (bots.render.languages), and a few
 # more, to ISO 639-1. Anything else that is not already a code is left out of the query.
 _LANGUAGE_CODES = {
     "arabic": "ar",
