@@ -207,3 +207,18 @@ def test_the_deployment_mode_is_decided_once() -> None:
         if "storage.is_postgres" in path.read_text(encoding="utf-8")
     ]
     assert asking == ["bots/app/settings.py"]
+
+
+def test_the_service_reads_a_post_and_the_bots_never_fetch_or_decode() -> None:
+    """A post is read once, by the service (bots/service/posts.py fetches a link,
+    bots/service/pictures.py holds the picture caps): no other part of the bots imports
+    the engine's fetching or picture decoding."""
+    reading = ("zofia_engine.fetch", "zofia_engine.images")
+    found = sorted(
+        (module, target)
+        for module, targets in _graph().items()
+        if module.startswith("bots.") and not module.startswith("bots.service")
+        for target in targets
+        if target.startswith(reading)
+    )
+    assert found == []

@@ -286,7 +286,7 @@ def test_error_sentences_say_what_to_do() -> None:
 async def test_a_message_that_is_only_a_link_is_fetched_as_an_article() -> None:
     from peers.article_peer import BODY_SENTENCES, ArticlePeer
 
-    from bots.chat.posts import post_from_message
+    from bots.service.posts import post_from_message
 
     async with ArticlePeer() as peer:
         url = f"{peer.root}/article"

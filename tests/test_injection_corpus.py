@@ -47,10 +47,10 @@ from test_engine import HITS
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.chat.posts import post_from_message
 from bots.render.card import report_card
 from bots.service.checks import CheckService, Requester
 from bots.service.follow_ups import FollowUp
+from bots.service.posts import post_from_message
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.report import Report

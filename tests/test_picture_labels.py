@@ -19,7 +19,6 @@ from zofia_engine.images.grounds import (
     LABEL_CONFIRMED,
     LABEL_LEAD,
     VISION,
-    is_label_lead,
     picture_basis,
 )
 from zofia_engine.images.labels import find_labels
@@ -51,13 +50,13 @@ def test_a_label_read_from_the_picture_alone_is_no_basis() -> None:
     assert ruled.verdict == "unproven" and ruled.basis == []
     assert ruled.lean is not None and ruled.lean.outcome == "false"
     assert not can_settle([], [LEAD])
-    assert is_label_lead(LEAD) and picture_basis(LEAD) == ""
+    assert LEAD.label_lead and picture_basis(LEAD) == ""
 
 
 def test_a_label_on_a_fact_checkers_copy_of_the_picture_is_a_basis() -> None:
     ruled = rule_on_evidence("false", 0.9, [], [CONFIRMED])
     assert ruled.verdict == "false" and ruled.basis == ["img-1-label"]
-    assert can_settle([], [CONFIRMED]) and not is_label_lead(CONFIRMED)
+    assert can_settle([], [CONFIRMED]) and not CONFIRMED.label_lead
 
 
 @pytest.mark.parametrize("provider", [LABEL_LEAD, LABEL_CONFIRMED, VISION, "reverse image search"])

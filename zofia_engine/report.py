@@ -22,6 +22,7 @@ from .records.stage1 import Keyword
 from .records.usage import LLMCall, RoleUsage, Usage
 
 __all__ = [
+    "LABEL_LEAD",
     "OUTCOMES",
     "TRIAGED",
     "Analyses",
@@ -59,6 +60,8 @@ Verdict = Literal[
     "true", "false", "misleading", "unproven", "undetermined", "no_claim", "satire", "scam"
 ]
 TRIAGED: tuple[str, ...] = ("no_claim", "satire", "scam")
+#: The provider of a label item that is only words read from the post's picture (OCR).
+LABEL_LEAD = "ocr"
 # How reports stored before the review was a field marked it among their notes.
 _REVIEW_MARK = "moderator review: "
 
@@ -108,6 +111,12 @@ class EvidenceItem(_Record):
     publisher: str = ""
     rating: str = ""
     reversed: bool = False
+
+    @property
+    def label_lead(self) -> bool:
+        """Words printed on the post's picture that point to an outcome: shown to the
+        panel and the reader as a lead, never a basis (:mod:`zofia_engine.images.grounds`)."""
+        return self.source == "image" and self.provider == LABEL_LEAD and bool(self.rating)
 
 
 class Quote(_Record):

@@ -27,11 +27,11 @@ from bots.chat.store_calls import StoreCalls, off_loop
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
 from bots.service.limits import RateLimitedError
+from bots.service.pictures import size_words
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from storage.api_keys import ApiKeys
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
-from zofia_engine.images.decode import size_words
 
 from .checks import Followers, read_state, submit, vote_state
 from .models import Accepted, CheckIn, CheckState, Problem, VoteState

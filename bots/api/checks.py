@@ -16,12 +16,12 @@ import asyncio
 import contextlib
 import logging
 
-from bots.chat.pictures import refuse_declared
-from bots.chat.posts import post_from_message
 from bots.chat.store_calls import StoreCalls
 from bots.render.links import report_url
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckFailedError, CheckHandle, CheckService, Requester
+from bots.service.pictures import refuse_declared
+from bots.service.posts import post_from_message
 from bots.web.app import public_json
 from storage.rows import CheckRow
 from zofia_engine.errors import ZofiaError

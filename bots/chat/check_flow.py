@@ -24,11 +24,11 @@ from bots.render.sentences import error_sentence
 from bots.render.words import words_for
 from bots.service.checks import Outcome, Requester
 from bots.service.limits import RateLimitedError
+from bots.service.posts import post_from_message
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
 
 from .logs import log_chat
-from .posts import post_from_message
 from .quiet import DEFAULT_MIN_CONFIDENCE, unasked_gets_card
 from .store_calls import StoreCalls, off_loop
 from .turns import Ticket

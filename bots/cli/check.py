@@ -105,10 +105,11 @@ async def _post_from_options(
         body = caption.text if caption else ""
         return Post(text=body, published=published, origin=origin, images=pictures)
     if url is not None:
-        from zofia_engine.fetch import fetch_article
+        from bots.service.posts import post_from_link
 
-        article = await fetch_article(url, allow_private=allow_private)
-        return article.as_post(published=published, origin=origin)
+        return await post_from_link(
+            url, published=published, origin=origin, allow_private_urls=allow_private
+        )
     if file is not None:
         try:
             body = file.read_text(encoding="utf-8", errors="replace")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import aiohttp
 import discord
 
-from bots.chat.pictures import looks_like_picture, refuse_declared
+from bots.service.pictures import looks_like_picture, refuse_declared
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
 
@@ -49,7 +49,7 @@ def refuse_before_download(pictures: Sequence[discord.Attachment], settings: Ima
     (more than a post may have, or one declared over the size cap).
 
     Raises:
-        InvalidPostError: as :func:`bots.chat.pictures.refuse_declared` says.
+        InvalidPostError: as :func:`bots.service.pictures.refuse_declared` says.
     """
     refuse_declared([picture.size for picture in pictures], settings)
 

@@ -18,7 +18,7 @@ import logging
 import aiohttp
 import discord
 
-from bots.chat.pictures import looks_like_picture
+from bots.service.pictures import looks_like_picture
 from zofia_engine.errors import InvalidPostError
 
 __all__ = [

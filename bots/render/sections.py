@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from zofia_engine.images.grounds import is_label_lead
 from zofia_engine.report import ClaimResult, DebateTurn, EvidenceItem, JudgeRuling, Report
-from zofia_engine.retrieval.credibility import QUALITY_WORDS, counts_against
+from zofia_engine.retrieval.credibility import counts_against
 
 from .sentences import (
     CITED_WORDS,
@@ -30,6 +29,7 @@ from .sentences import (
 
 __all__ = [
     "DEBATE_STOPS",
+    "QUALITY_WORDS",
     "SECTION_KINDS",
     "SIDE_NAMES",
     "STANCE_WORDS",
@@ -192,6 +192,15 @@ STANCE_WORDS = {
     "refutes": "contradicts the post's core claim",
     "neutral": "takes no side on the post's core claim",
 }
+#: A source's quality in a reader's words (the engine's labels: retrieval/credibility.py).
+QUALITY_WORDS = {
+    "high": "high quality",
+    "medium": "medium quality",
+    "low": "low quality",
+    "fact-checker": "fact-checker",
+    "satire": "satire site",
+    "unknown": "unrated source",
+}
 
 
 def _about(item: EvidenceItem) -> str:
@@ -221,7 +230,7 @@ def _about(item: EvidenceItem) -> str:
 
 
 def _picture_finding(item: EvidenceItem) -> str:
-    if is_label_lead(item):
+    if item.label_lead:
         return "the picture carries these words · a lead, not a rating"
     if item.rating:
         return f"a finding on the post's picture · points to “{item.rating}”"
@@ -234,7 +243,7 @@ def evidence_weight(item: EvidenceItem) -> str:
     parts = []
     if item.source == "factcheck":
         parts.append(f"published fact-check · rated “{item.rating}”")
-    if is_label_lead(item):
+    if item.label_lead:
         parts.append("the picture carries these words · a lead, not a rating")
     elif item.source == "image" and item.rating:
         parts.append(f"a finding on the post's picture · points to “{item.rating}”")

@@ -19,10 +19,14 @@ from telegram import Bot, Document, Message
 from telegram.error import BadRequest, TelegramError
 from telegram.ext.filters import MessageFilter
 
-from bots.chat.pictures import looks_like_picture, refuse_declared, too_large_file
+from bots.service.pictures import (
+    looks_like_picture,
+    refuse_declared,
+    size_words,
+    too_large_file,
+)
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
-from zofia_engine.images.decode import size_words
 
 __all__ = [
     "IMAGE_DOCUMENT",
@@ -98,7 +102,7 @@ async def download_pictures(
     bot: Bot, messages: Sequence[Message], settings: ImageSettings
 ) -> list[tuple[bytes, str]]:
     """The pictures of ``messages`` (a message, or an album's), downloaded, each as
-    ``(bytes, media type)`` for :func:`bots.chat.posts.post_from_message`.
+    ``(bytes, media type)`` for :func:`bots.service.posts.post_from_message`.
 
     Nothing is downloaded when there are more pictures than a post may have, or when
     any of them declares more than ``settings.max_bytes``.

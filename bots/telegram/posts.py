@@ -14,7 +14,7 @@ from telegram import (
 )
 
 from bots.render.words import ENGLISH, N_, Words
-from zofia_engine.images.reader import NO_TEXT as NO_TEXT_IN_PICTURE
+from bots.service.pictures import NO_TEXT as NO_TEXT_IN_PICTURE
 from zofia_engine.text import is_visible
 
 __all__ = [

@@ -11,9 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from bots.render.card import VERDICTS
-from bots.render.sections import SIDE_NAMES, claim_scores, evidence_weight
+from bots.render.sections import QUALITY_WORDS, SIDE_NAMES, claim_scores, evidence_weight
 from zofia_engine.report import ClaimResult, Report
-from zofia_engine.retrieval.credibility import QUALITY_WORDS
 
 from .safety import href, redact
 

@@ -15,19 +15,16 @@ site) and :data:`VISION`.
 
 from __future__ import annotations
 
-from ..report import EvidenceItem
+from ..report import LABEL_LEAD, EvidenceItem
 
 __all__ = [
     "LABEL_CONFIRMED",
     "LABEL_LEAD",
     "LEAD_OUTCOMES",
     "VISION",
-    "is_label_lead",
     "picture_basis",
 ]
 
-#: The provider of a label item that is only words read from the picture (OCR).
-LABEL_LEAD = "ocr"
 #: The provider of a label item whose picture reverse search found on a fact-checker's site.
 LABEL_CONFIRMED = "fact-checker, by reverse image search"
 #: The provider of a vision model's finding.
@@ -43,9 +40,3 @@ def picture_basis(item: EvidenceItem) -> str:
     if item.source != "image" or item.rating not in LEAD_OUTCOMES:
         return ""
     return item.rating if item.provider in (VISION, LABEL_CONFIRMED) else ""
-
-
-def is_label_lead(item: EvidenceItem) -> bool:
-    """Whether ``item`` is words printed on the picture that point somewhere, shown to
-    the panel as a lead and never a basis."""
-    return item.source == "image" and item.provider == LABEL_LEAD and bool(item.rating)

@@ -1,6 +1,8 @@
-"""Pictures in chat messages, the rules both platforms share: which attachments are
+"""Pictures in chat messages, the rules every front-end shares: which attachments are
 pictures, and the refusals that need no download (more pictures than a post may have,
-a file that declares itself too large), in the engine's own sentences and caps.
+a file that declares itself too large), in the engine's own sentences and caps. The
+service reads a post (:mod:`.posts`); the bots take these rules from here, never from
+the engine's decoding.
 
 The engine decides what the bytes are: it refuses a non-image, an SVG, a bomb or a
 truncated file with one sentence of its own.
@@ -12,8 +14,16 @@ from collections.abc import Sequence
 
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.decode import ImageRefusedError, size_words, too_large, too_many
+from zofia_engine.images.reader import NO_TEXT
 
-__all__ = ["PICTURE_SUFFIXES", "looks_like_picture", "refuse_declared", "too_large_file"]
+__all__ = [
+    "NO_TEXT",
+    "PICTURE_SUFFIXES",
+    "looks_like_picture",
+    "refuse_declared",
+    "size_words",
+    "too_large_file",
+]
 
 #: names a file may have to be taken for a picture whatever its declared media type
 PICTURE_SUFFIXES = (

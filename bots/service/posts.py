@@ -1,4 +1,6 @@
-"""The post a chat message stands for: one rule for every platform."""
+"""The post a message stands for, read by the service once for every front-end: a
+message that is only a link is fetched here, and its text and pictures go to the engine
+as they are. The bots take this from here, never the engine's fetching."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Sequence
 from zofia_engine.fetch import fetch_article
 from zofia_engine.post import Post, PostImage
 
-__all__ = ["post_from_message"]
+__all__ = ["post_from_link", "post_from_message"]
 
 _ONLY_A_URL = re.compile(r"\s*(https?://\S+)\s*", re.IGNORECASE)
 _FIRST_URL = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
@@ -48,7 +50,30 @@ async def post_from_message(
             language=language,
             images=images,
         )
-    article = await fetch_article(only.group(1), allow_private=allow_private_urls)
-    post = article.as_post(published=published, origin=origin, language=language)
+    post = await post_from_link(
+        only.group(1),
+        published=published,
+        origin=origin,
+        language=language,
+        allow_private_urls=allow_private_urls,
+    )
     # A picture captioned with a link: the article and the picture are one post.
     return post.model_copy(update={"images": post.images + images}) if images else post
+
+
+async def post_from_link(
+    url: str,
+    *,
+    published: dt.date | None = None,
+    origin: str = "",
+    language: str = "",
+    allow_private_urls: bool = False,
+) -> Post:
+    """The article (or picture) at ``url`` as a post (private and local addresses refused
+    unless ``allow_private_urls``).
+
+    Raises:
+        InvalidPostError: the link cannot be fetched or holds no article.
+    """
+    article = await fetch_article(url, allow_private=allow_private_urls)
+    return article.as_post(published=published, origin=origin, language=language)
