@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 
 from bots.app.settings import Settings
 from bots.service.limits import RateLimitedError

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from peers.pictures import headline
+
+from tests.peers.fixtures.pictures import headline
 
 from zofia_engine.bounded_work import (
     BoundedThreads,

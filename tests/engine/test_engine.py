@@ -1,7 +1,7 @@
 """Stage 2 and the engine end to end: real models for Stage 1, the real ``openai``
 client talking to a fake OpenAI-compatible server on 127.0.0.1, and the fake
 Brave server for open-web evidence. The server answers by reply schema (see
-``peers.panel_script``), so each test scripts only the steps it is about.
+``tests.peers.fakes.panel_script``), so each test scripts only the steps it is about.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.engine_setup import EngineMaker, asked, script
-from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
-from peers.panel_script import (
+
+from tests.peers.fakes.panel_script import (
     REPORT_KEYS,
     PanelScript,
     closest_sentence,
@@ -26,7 +25,9 @@ from peers.panel_script import (
     schema_name,
     word_logprobs,
 )
-from peers.search_peers import FakeBrave, brave_result
+from tests.peers.fixtures.engine_setup import EngineMaker, asked, script
+from tests.peers.servers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
+from tests.peers.servers.search_peers import FakeBrave, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -37,7 +38,7 @@ from zofia_engine.report import Report
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 

@@ -22,7 +22,7 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +50,7 @@ async def test_a_check_on_the_embedded_model(
             "llm": {"embedded": {"model_path": str(model), "n_ctx": 16384}},
             "debate": {"max_rounds": 2},
             # The whole panel is what is pinned down here (the full depth asks it whatever
-            # the evidence settles); triage has its own tests (tests/test_engine.py).
+            # the evidence settles); triage has its own tests (tests/engine/test_engine.py).
             "agents": {"depth": "full"},
             "triage": {"enabled": False},
         }

@@ -1,8 +1,8 @@
 """The engine's own logic, in the fast tier: what each depth asks, what the debate
 shows, which quotes and claims are kept. The panel's script is answered in process at
-``LLMBackend.complete`` (``peers.scripted_panel``), so no model server runs; Stage 1 runs
+``LLMBackend.complete`` (``tests.peers.fakes.panel_script``), so no model server runs; Stage 1 runs
 for real (spaCy, MiniLM, the offline Wikipedia) with the fake Brave server on 127.0.0.1
-for its web pages. ``tests/test_engine.py`` holds the same engine against the fake
+for its web pages. ``tests/engine/test_engine.py`` holds the same engine against the fake
 OpenAI server, for the protocol.
 """
 
@@ -16,17 +16,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.engine_setup import EngineMaker, asked, script
-from peers.openai_peer import ChatReply
-from peers.panel_script import (
+
+from tests.engine.test_engine import HITS, POST, UNSETTLED, UNSETTLED_NODE
+from tests.peers.fakes.panel_script import (
     PanelScript,
+    ScriptedPanel,
     closest_sentence,
     last_user_text,
     word_logprobs,
 )
-from peers.scripted_panel import ScriptedPanel
-from peers.search_peers import FakeBrave
-from test_engine import HITS, POST, UNSETTLED, UNSETTLED_NODE
+from tests.peers.fixtures.engine_setup import EngineMaker, asked, script
+from tests.peers.servers.openai_peer import ChatReply
+from tests.peers.servers.search_peers import FakeBrave
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -36,7 +37,7 @@ from zofia_engine.post import ProgressEvent
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 
 def _settings(
@@ -313,7 +314,7 @@ async def test_a_stance_model_reads_the_claims_instead_of_the_llm(
     """A tiny NLI model built here, whose every answer is "contradiction" (p ≈ 0.94): it
     proves the wiring (no reading call reaches the LLM server, the model's stance is
     cited under the same rules), not the quality of any real NLI model."""
-    from peers.tiny_nli import NLI_LABELS
+    from tests.peers.fakes.tiny_nli import NLI_LABELS
 
     path = tiny_nli(tmp_path / "nli", NLI_LABELS, bias=[-1.0, 0.0, 2.0])
     script = _script(panel)
@@ -332,7 +333,7 @@ async def test_a_stance_model_reads_the_claims_instead_of_the_llm(
 async def test_a_likely_contradiction_refutes_a_claim_the_reading_supported(
     panel: ScriptedPanel, make_engine: Callable[..., Engine], p_no: float, label: str
 ) -> None:
-    from peers.panel_script import numbered_sentences
+    from tests.peers.fakes.panel_script import numbered_sentences
 
     from zofia_engine.agents.reading import PAIRS
 

@@ -10,18 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from peers.engine_setup import EngineMaker
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript
-from peers.search_peers import FakeBrave, brave_result
-from test_engine import HITS, POST
+
+from tests.engine.test_engine import HITS, POST
+from tests.peers.fakes.panel_script import PanelScript
+from tests.peers.fixtures.engine_setup import EngineMaker
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import FakeBrave, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 

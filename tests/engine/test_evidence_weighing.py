@@ -15,16 +15,17 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.factcheck_peer import (
+
+from tests.peers.fakes.panel_script import PanelScript, numbered_sentences, schema_name
+from tests.peers.servers.factcheck_peer import (
     GOOGLE_KEY,
     FakeFactCheck,
     api_not_enabled,
     claim_entry,
     claim_review,
 )
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, numbered_sentences, schema_name
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from bots.common.card import verdict_card
 from bots.discord.render import verdict_embed
@@ -40,7 +41,7 @@ from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 pytestmark = pytest.mark.slow
 
 POST = (

@@ -20,7 +20,8 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
-from peers.article_peer import BODY_SENTENCES, PICTURE, PLAIN_TEXT, ArticlePeer
+
+from tests.peers.servers.article_peer import BODY_SENTENCES, PICTURE, PLAIN_TEXT, ArticlePeer
 
 from zofia_engine import fetch
 from zofia_engine.errors import InvalidPostError

@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, numbered_sentences
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+
+from tests.peers.fakes.panel_script import PanelScript, numbered_sentences
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -30,12 +31,12 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 pytestmark = pytest.mark.slow
 
 POSTS = [
     json.loads(line)
-    for line in (Path(__file__).parent / "data" / "poisoned.jsonl").read_text().splitlines()
+    for line in (Path(__file__).parents[1] / "data" / "poisoned.jsonl").read_text().splitlines()
 ]
 POISON_MARKS = ("they don't want you to know", "Insiders agree", "It is confirmed")
 

@@ -3,11 +3,11 @@ a test whose bot breaks a limit fails against the peer as it would against the
 platform: requests that break each limit, sent to the peer as a client would, and the
 real bots shown to keep within them.
 
-Discord (``peers.discord_peer``, ``peers.discord_limits``): a message's content and
-embeds, its components, a modal, a command as registered, an option a client would not
-send, the 3-second acknowledgement and a second one. Telegram (``peers.telegram_peer``):
-a message's length, its HTML entities, an inline keyboard, and a callback query's one
-answer, in time and short.
+Discord (``tests.peers.servers.discord_peer``, ``tests.peers.servers.discord_limits``): a
+message's content and embeds, its components, a modal, a command as registered, an option
+a client would not send, the 3-second acknowledgement and a second one. Telegram
+(``tests.peers.servers.telegram_peer``): a message's length, its HTML entities, an inline
+keyboard, and a callback query's one answer, in time and short.
 """
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ from typing import Any
 
 import aiohttp
 import pytest
-from peers.discord_peer import ClientRefused, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import TOKEN, FakeBotAPI, user
-from peers.telegram_setup import fake_bot, handled, telegram_settings
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
+from tests.peers.servers.discord_peer import ClientRefused, FakeDiscord, running_client
+from tests.peers.servers.telegram_peer import TOKEN, FakeBotAPI, user
 
 from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 

@@ -1,4 +1,4 @@
-"""The throwaway PostgreSQL server of tests/pg_server.py and its conftest fixtures."""
+"""The throwaway PostgreSQL server of tests/peers/servers/pg_server.py and its conftest fixtures."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import socket
 
 import psycopg
 import pytest
-from pg_server import PostgresServer
+
+from tests.peers.servers.pg_server import PostgresServer
 
 pytestmark = pytest.mark.slow  # starts real PostgreSQL servers
 

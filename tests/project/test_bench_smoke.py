@@ -9,8 +9,8 @@ figures themselves mean nothing.
 
 ``bench/loop_stall.py`` and ``bench/telegram_load.py`` take small sizes as arguments;
 ``bench/settle.py`` has its own test (``test_settle_bench.py``). Scripts that need
-PostgreSQL either start the tests' throwaway server themselves (``tests/pg_server.py``)
-or are given a fresh database of the session's (``--url``).
+PostgreSQL either start the tests' throwaway server themselves
+(``tests/peers/servers/pg_server.py``) or are given a fresh database of the session's (``--url``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 #: the records and reports the benches keep; a smoke run must leave them as they are
 KEPT = BENCH / "eval"

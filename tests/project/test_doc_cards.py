@@ -8,7 +8,7 @@ now, with the bots' real renderers, from the reports of ``tests/factories.py`` (
 check ids, dates and addresses), and fail when a block differs from its rendering.
 
 To update the docs after a change to a renderer or a card, run
-``ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/test_doc_cards.py``: the blocks are then
+``ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/project/test_doc_cards.py``: the blocks are then
 rewritten instead of compared (read the diff before committing it).
 
 The text form is what a user reads: Telegram's HTML with bold as ``**…**``, italics
@@ -27,8 +27,9 @@ from pathlib import Path
 
 import discord
 import pytest
-from factories import full_report
 from telegram import InlineKeyboardMarkup
+
+from tests.factories import full_report
 
 from bots.common.card import VerdictCard, verdict_card
 from bots.common.links import report_url
@@ -49,7 +50,7 @@ from bots.service.settings import ServiceSettings
 from bots.telegram import render as telegram_render
 from zofia_engine.report import Report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WRITE = os.environ.get("ZOFIA_WRITE_DOCS") == "1"
 
 #: fixed ids and addresses, so that a rendering is the same on every run
@@ -329,7 +330,7 @@ def _check_page(page: str, expected: dict[str, str]) -> None:
     for match in _BLOCK.finditer(text):
         assert match["body"] == fenced(expected[match["name"]]), (
             f"docs/{page}: the block {match['name']!r} is not what the bot shows now; "
-            "ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/test_doc_cards.py rewrites it"
+            "ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/project/test_doc_cards.py rewrites it"
         )
 
 

@@ -12,7 +12,7 @@ from bots.app.settings import Settings
 from bots.cli.config import config
 from bots.common.settings_reference import defaults_toml, reference_markdown, sections
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_settings_reference_page_is_generated_from_the_models() -> None:

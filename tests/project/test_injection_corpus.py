@@ -38,12 +38,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp import web
-from peers.loopback import LoopbackServer
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import DEFAULTS, schema_name
-from peers.pictures import headline
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body
-from test_engine import HITS
+
+from tests.engine.test_engine import HITS
+from tests.peers.fakes.panel_script import DEFAULTS, schema_name
+from tests.peers.fixtures.pictures import headline
+from tests.peers.servers.loopback import LoopbackServer
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
@@ -59,7 +60,7 @@ from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 POST = (
     "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
@@ -212,7 +213,7 @@ _NOT_FREE = {"claim", "sentence"}
 
 
 class Obedient:
-    """Answers as the panel's script does (:data:`~peers.panel_script.DEFAULTS`), and
+    """Answers as the panel's script does (:data:`~tests.peers.fakes.panel_script.DEFAULTS`), and
     obeys what it reads: the first ``SAY: …`` goes into every free-text field of the
     reply, the first ``VERDICT: …`` into every verdict field that can take it. A
     follow-up is answered with a sentence of the first document, and the ``SAY`` words
@@ -445,7 +446,7 @@ def test_the_corpus_covers_every_channel() -> None:
 
 
 def test_a_reports_prose_loses_its_contacts_and_its_data_keeps_them() -> None:
-    from peers.fake_checker import scripted_report
+    from tests.peers.fakes.fake_checker import scripted_report
 
     from zofia_engine.contacts import report_without_contacts
     from zofia_engine.post import Post

@@ -9,7 +9,7 @@ Discord is acknowledged before that: Discord drops an interaction not acknowledg
 within 3 s.
 
 The bots are the real ones (python-telegram-bot and discord.py against the fake
-platforms on loopback); the checker is :class:`~peers.fake_checker.FakeChecker`.
+platforms on loopback); the checker is :class:`~tests.peers.fakes.fake_checker.FakeChecker`.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
-from factories import full_report, stored_check
-from loop_watch import LoopWatch, StoreHeld, advisory_lock_held, write_held
-from peers.discord_peer import FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import BotCall, FakeBotAPI, group, user
-from peers.telegram_setup import fake_bot
+
+from tests.factories import full_report, stored_check
+from tests.loop_watch import LoopWatch, StoreHeld, advisory_lock_held, write_held
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fixtures.telegram_setup import fake_bot
+from tests.peers.servers.discord_peer import FakeDiscord, running_client
+from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
 from bots.discord import commands
@@ -40,7 +41,7 @@ from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.post import Post
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 HOLD_S = 3.0  # how long the store is held
 # The longest the loop may stall meanwhile. A loop blocked on the held store stalls for

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("zofia_engine", "storage", "bots", "bench")
 MODULE_LINES = 400
 FUNCTION_LINES = 60

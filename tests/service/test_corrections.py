@@ -9,11 +9,11 @@ Two tiers, each saying what it proves:
   chat's cards group, what is given up, and that the retention purge takes the records
   with their checks.
 - Telegram end to end (the real python-telegram-bot client polling the fake Bot API,
-  the real service on SQLite, :class:`~peers.fake_checker.FakeChecker` answering): a
+  the real service on SQLite, :class:`~tests.peers.fakes.fake_checker.FakeChecker` answering): a
   review from ``zofia review`` (another process's way in) reaches the running bot
   through its poll of the store; a chat whose record was purged is told nothing; a
   recheck that comes to another verdict reaches every chat shown the older card.
-  The moderators' buttons and Discord are in ``tests/test_moderation.py``; the queued
+  The moderators' buttons and Discord are in ``tests/bots/chat/test_moderation.py``; the queued
   mode (a ``correct`` job on PostgreSQL, after a review or a worker's recheck) is here.
 """
 
@@ -32,15 +32,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from factories import full_report, stored_check
-from peers.discord_peer import Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.poll_rounds import PollRounds
-from peers.store_fixtures import T0, Clock
-from peers.telegram_peer import FakeBotAPI, group, user
-from peers.telegram_setup import SECRET, fake_bot, telegram_settings
 from sqlite_utils import Database
-from test_queue import settings_for, worker
+
+from tests.factories import full_report, stored_check
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.poll_rounds import PollRounds
+from tests.peers.fixtures.store_fixtures import T0, Clock
+from tests.peers.fixtures.telegram_setup import SECRET, fake_bot, telegram_settings
+from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
+from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
+from tests.service.queue.test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings
@@ -71,7 +72,7 @@ from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.post import Post
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 POST = (
     "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "

@@ -11,7 +11,7 @@ import pytest
 from bots.service.near import NearDuplicateIndex, canonical_text, same_particulars
 from zofia_engine.encoder import SentenceTransformerEncoder
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 DIM = 384
 

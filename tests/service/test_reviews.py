@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from click.testing import CliRunner
-from factories import full_report, stored_check
-from peers.fake_checker import FakeChecker, HashingEncoder
-from peers.store_fixtures import T0, Clock
+
+from tests.factories import full_report, stored_check
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.peers.fixtures.store_fixtures import T0, Clock
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings

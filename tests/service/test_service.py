@@ -1,5 +1,5 @@
 """The check service on a real SQLite file, with the engine's ports taken by
-in-process stand-ins (``peers.fake_checker``): repeats answered from the store, near
+in-process stand-ins (``tests.peers.fakes.fake_checker``): repeats answered from the store, near
 repeats, coalescing, limits, retention, cancellation and shutdown. These prove the
 orchestration around a check, not a check: the checker answers every post alike."""
 
@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, Gate, HashingEncoder
-from peers.pictures import ScriptedOCR, headline
+
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder
+from tests.peers.fixtures.pictures import ScriptedOCR, headline
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
@@ -482,8 +483,9 @@ async def test_pictures_are_keyed_by_their_hash_and_never_near_repeats(
 ) -> None:
     """The same caption on another picture is another check, however close the text; the
     same picture again is an exact repeat."""
-    # Both pictures read as the very same words (the OCR is scripted; tests/test_images.py
-    # reads real ones): only the pictures themselves tell the two posts apart.
+    # Both pictures read as the very same words (the OCR is scripted;
+    # tests/engine/images/test_images.py reads real ones): only the pictures themselves tell
+    # the two posts apart.
     checker.reader = ImageReader(
         ImageSettings(), ocr=ScriptedOCR("Springfield bans bicycles\nfrom every street")
     )

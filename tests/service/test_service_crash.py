@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peers.loopback import running_in_thread
-from peers.openai_peer import ChatReply, FakeOpenAI
-from peers.panel_script import DEFAULTS, PanelScript, schema_name
+
+from tests.peers.fakes.panel_script import DEFAULTS, PanelScript, schema_name
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.openai_peer import ChatReply, FakeOpenAI
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
@@ -33,7 +34,7 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 

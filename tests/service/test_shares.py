@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peers.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
+
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from factories import full_report, stored_check
-from peers.store_fixtures import Clock
+from tests.factories import full_report, stored_check
+from tests.peers.fixtures.store_fixtures import Clock
 
 from storage.deliveries import Deliveries
 from storage.sql import StoreDatabase

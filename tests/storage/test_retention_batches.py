@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from factories import full_report
-from peers.store_fixtures import Clock
+
+from tests.factories import full_report
+from tests.peers.fixtures.store_fixtures import Clock
 
 from storage.keys import text_hash
 from storage.postgres import StoreDatabase, is_postgres

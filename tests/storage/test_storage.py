@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
-from peers.store_fixtures import T0, Clock
 from sqlite_utils import Database
+
+from tests.peers.fixtures.store_fixtures import T0, Clock
 
 import storage
 import storage.postgres as postgres_module

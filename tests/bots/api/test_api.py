@@ -1,6 +1,6 @@
 """The HTTP API through real HTTP on 127.0.0.1: the real check service on an SQLite file
 (PostgreSQL and a worker for the queued deployment), checking with
-:class:`~peers.fake_checker.FakeChecker` (our ``Checker`` port), as the bots' check-flow
+:class:`~tests.peers.fakes.fake_checker.FakeChecker` (our ``Checker`` port), as the bots' check-flow
 tests do. These prove what the API does around a check (keys, admission, shares,
 repeats, refusals, votes, the OpenAPI document), not that any fact-checking happened.
 """
@@ -17,8 +17,9 @@ from typing import Any
 
 import aiohttp
 from click.testing import CliRunner
-from peers.fake_checker import FakeChecker, Gate, fake_service
-from peers.pictures import ScriptedOCR, headline
+
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
+from tests.peers.fixtures.pictures import ScriptedOCR, headline
 
 from bots.api.app import ApiConfig, build_app, serving_api
 from bots.api.checks import requester_of

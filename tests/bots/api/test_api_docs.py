@@ -1,13 +1,13 @@
 """docs/api.md shows an exchange with the API and the vote table as they are now.
 
 The exchange is made here, through real HTTP against the real server and check
-service, with :class:`~peers.fake_checker.FakeChecker` in place of the engine (so the
+service, with :class:`~tests.peers.fakes.fake_checker.FakeChecker` in place of the engine (so the
 report's words are its script's); the ids, the time and the address are then fixed so
 that a rendering is the same on every run. The vote table is rendered from
 :data:`bots.api.votes.VOTE_RULES`. Each block sits between ``<!-- api:NAME -->`` and
-``<!-- /api -->``; ``ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/test_api_docs.py``
+``<!-- /api -->``; ``ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/bots/api/test_api_docs.py``
 rewrites them instead of comparing (read the diff before committing it), as
-``tests/test_doc_cards.py`` does for the cards.
+``tests/project/test_doc_cards.py`` does for the cards.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peers.fake_checker import FakeChecker, Gate
-from test_api import POST, Api, api_settings, running_api
+
+from tests.bots.api.test_api import POST, Api, api_settings, running_api
+from tests.peers.fakes.fake_checker import FakeChecker, Gate
 
 from bots.api.votes import VOTE_RULES
 from zofia_engine.report import Verdict
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "api.md"
 WRITE = os.environ.get("ZOFIA_WRITE_DOCS") == "1"
 HOST = "https://api.example.org"
 CHECK_ID = "Zq3mP8xK2vLwT0aB"
@@ -140,5 +141,5 @@ async def test_the_api_page_shows_the_exchange_and_the_vote_table(tmp_path: Path
     for match in _BLOCK.finditer(text):
         assert match["body"] == expected[match["name"]], (
             f"docs/api.md: the block {match['name']!r} is not what the API answers now; "
-            "ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/test_api_docs.py rewrites it"
+            "ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/bots/api/test_api_docs.py rewrites it"
         )

@@ -1,7 +1,7 @@
 """The HTTP API of a queued deployment (PostgreSQL and workers): it only enqueues. In
 process, with a Procrastinate worker beside it; and ``zofia api`` as a process of its
 own, started and stopped as an operator would. The checker is
-:class:`~peers.fake_checker.FakeChecker` (our ``Checker`` port), as in ``test_api``.
+:class:`~tests.peers.fakes.fake_checker.FakeChecker` (our ``Checker`` port), as in ``test_api``.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from peers.fake_checker import FakeChecker
-from test_api import POST, SECRET, running_api
-from test_queue import settings_for, worker
-from test_queue_processes import ZOFIA, free_port
+
+from tests.bots.api.test_api import POST, SECRET, running_api
+from tests.peers.fakes.fake_checker import FakeChecker
+from tests.service.queue.test_queue import settings_for, worker
+from tests.service.queue.test_queue_processes import ZOFIA, free_port
 
 from bots.api.openapi import OPENAPI_PATH
 from bots.app.settings import Settings

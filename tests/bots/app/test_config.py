@@ -11,7 +11,7 @@ from zofia_engine.config import EngineSettings
 from zofia_engine.config import load_config as load_engine_config
 from zofia_engine.errors import ConfigError
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO_ROOT / "config.example.toml"
 KEY = "BSAtestkey123"
 

@@ -4,12 +4,12 @@ rendered by each bot's own renderer from the report shipped with the package, ma
 "Example:", with one line on what the buttons do; never a live check.
 
 Through the fake Bot API and the fake Discord on loopback, with the real check service
-and a :class:`~peers.fake_checker.FakeChecker` standing for the engine: the example asks
+and a :class:`~tests.peers.fakes.fake_checker.FakeChecker` standing for the engine: the example asks
 it nothing and stores no check.
 
 ``docs/telegram.md`` and ``docs/discord.md`` show the example as the bots render it, in
 a fenced block between ``<!-- example:NAME -->`` and ``<!-- /example -->``;
-``ZOFIA_WRITE_DOCS=1`` rewrites the blocks, as for ``tests/test_doc_cards.py``.
+``ZOFIA_WRITE_DOCS=1`` rewrites the blocks, as for ``tests/project/test_doc_cards.py``.
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
-from peers.discord_peer import FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import FakeBotAPI, group, user
-from peers.telegram_setup import fake_bot, handled, telegram_settings
-from test_doc_cards import WRITE, discord_text, fenced, telegram_text
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
+from tests.peers.servers.discord_peer import FakeDiscord, running_client
+from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
+from tests.project.test_doc_cards import WRITE, discord_text, fenced, telegram_text
 
 from bots.app.settings import Settings
 from bots.common.examples import BUTTONS, FIRST_RUN_POST, first_run_card, first_run_report
@@ -40,9 +41,9 @@ from bots.telegram.first_run import first_run_html
 from bots.telegram.render import card_html
 from zofia_engine.report import Report
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE_JSON = ROOT / "bots" / "common" / "examples" / "first_run.json"
 ANN = user(751, "Ann", "ann_r")
 CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
@@ -224,7 +225,7 @@ def test_the_pages_show_the_example_as_the_bots_render_it(page: str) -> None:
     for match in _BLOCK.finditer(text):
         assert match["body"] == fenced(expected[match["name"]]), (
             f"docs/{page}: the block {match['name']!r} is not what the bot shows now; "
-            "ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/test_first_run.py rewrites it"
+            "ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/bots/chat/test_first_run.py rewrites it"
         )
 
 

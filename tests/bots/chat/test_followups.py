@@ -3,14 +3,15 @@
 
 Three tiers, each saying what it proves:
 
-- The engine against the fake OpenAI server (``peers.openai_peer``): behaviour. What the
-  model is sent (the report's evidence by id, the question between markers, defused, at
-  the configured temperature), and what is kept of its reply (only ids the report has;
-  the fixed sentence when none is left, or when the model says the report does not
-  answer; the word cap). The server's replies are scripted, so these prove the engine's
-  handling of a reply, not the quality of a real model's answer.
-- The check service with :class:`~peers.fake_checker.FakeChecker`: the orchestration
-  (which checks may be asked about, and that a question counts against the limits).
+- The engine against the fake OpenAI server (``tests.peers.servers.openai_peer``):
+  behaviour. What the model is sent (the report's evidence by id, the question between
+  markers, defused, at the configured temperature), and what is kept of its reply (only
+  ids the report has; the fixed sentence when none is left, or when the model says the
+  report does not answer; the word cap). The server's replies are scripted, so these
+  prove the engine's handling of a reply, not the quality of a real model's answer.
+- The check service with :class:`~tests.peers.fakes.fake_checker.FakeChecker`: the
+  orchestration (which checks may be asked about, and that a question counts against the
+  limits).
 - Telegram end to end (the real python-telegram-bot client polling the fake Bot API,
   the real service on SQLite, :class:`FakeChecker` answering): which replies are
   questions, what the reply shows, and that a question counts against the asker's
@@ -29,10 +30,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service, scripted_report
-from peers.openai_peer import FakeOpenAI
-from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
-from peers.telegram_setup import fake_bot, handled, telegram_settings
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report
+from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
 from bots.service.follow_ups import NO_REPORT, NoReportError
@@ -182,8 +184,8 @@ async def test_a_report_with_no_evidence_is_not_asked_about() -> None:
 
 
 def test_the_template_needs_each_of_its_variables() -> None:
-    """Plumbing: the prompt and its caller cannot drift apart (tests/test_stage2_parts.py
-    holds the same check for every template)."""
+    """Plumbing: the prompt and its caller cannot drift apart
+    (tests/engine/agents/test_stage2_parts.py holds the same check for every template)."""
     import jinja2
 
     variables: dict[str, Any] = {

@@ -3,9 +3,9 @@ chat that asked (part 2).
 
 End to end against the fake platform servers: the real python-telegram-bot client
 polling the fake Bot API, and the real discord.py client against the fake Discord, the
-real check service on SQLite, and :class:`~peers.fake_checker.FakeChecker` answering
+real check service on SQLite, and :class:`~tests.peers.fakes.fake_checker.FakeChecker` answering
 every post (this proves who may review, what is stored and who is told, not that any
-fact-checking happened). The store's side of corrections is ``tests/test_corrections.py``.
+fact-checking happened). The store's side of corrections is ``tests/service/test_corrections.py``.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peers.discord_peer import MEMBER, Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.poll_rounds import PollRounds
-from peers.telegram_peer import BotCall, FakeBotAPI, group, user
-from peers.telegram_setup import SECRET, fake_bot, telegram_settings
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.poll_rounds import PollRounds
+from tests.peers.fixtures.telegram_setup import SECRET, fake_bot, telegram_settings
+from tests.peers.servers.discord_peer import MEMBER, Call, FakeDiscord, running_client
+from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
 from bots.common import corrections
@@ -36,7 +37,7 @@ from bots.service.service import CheckService
 from bots.telegram.moderation import REFUSED, split_note
 from storage.keys import hash_chat, hash_user
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 POST = (
     "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "

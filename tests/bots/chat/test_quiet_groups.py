@@ -19,10 +19,11 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service, scripted_report
-from peers.telegram_peer import FakeBotAPI, group, user
-from peers.telegram_setup import fake_bot, handled, telegram_settings
 from telegram import Bot
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report
+from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
+from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 
 from bots.app.settings import Settings
 from bots.common.languages import LANGUAGE_KEY

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from peers.article_peer import BODY_SENTENCES, ArticlePeer
-from peers.loopback import running_in_thread
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import REPORT_KEYS, PanelScript
-from peers.pictures import headline, pixel_bomb
+
+from tests.peers.fakes.panel_script import REPORT_KEYS, PanelScript
+from tests.peers.fixtures.pictures import headline, pixel_bomb
+from tests.peers.servers.article_peer import BODY_SENTENCES, ArticlePeer
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.openai_peer import FakeOpenAI
 
 from bots.cli import main
 

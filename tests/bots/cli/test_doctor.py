@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from peers.loopback import running_in_thread
-from peers.openai_peer import FakeOpenAI
-from peers.search_peers import closed_port
+
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import closed_port
 
 from bots.cli import main
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from peers.loopback import running_in_thread
-from peers.openai_peer import ChatReply, FakeOpenAI
-from peers.panel_script import PanelScript, judge_logprobs, schema_name
+
+from tests.peers.fakes.panel_script import PanelScript, judge_logprobs, schema_name
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.openai_peer import ChatReply, FakeOpenAI
 
 from bots.cli import main
 from bots.cli.evaluate import default_output

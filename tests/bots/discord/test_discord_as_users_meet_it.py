@@ -1,7 +1,7 @@
 """Discord as its members meet it (issue 38): the real discord.py client against the
 fake Discord (REST and gateway on loopback; it refuses what Discord refuses,
-``peers.discord_limits``), the real check service on a tmp SQLite file and a
-:class:`~peers.fake_checker.FakeChecker` (the checks are plumbing here).
+``tests.peers.servers.discord_limits``), the real check service on a tmp SQLite file and a
+:class:`~tests.peers.fakes.fake_checker.FakeChecker` (the checks are plumbing here).
 
 A refusal by a limit is said to the requester alone, names the limit and when it frees
 up, in their language; a post too long for the ``text`` option comes as a ``.txt`` file,
@@ -19,15 +19,16 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.discord_peer import Call, ClientRefused, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, Gate, fake_service
+
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
+from tests.peers.servers.discord_peer import Call, ClientRefused, FakeDiscord, running_client
 
 from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.commands import MAX_TEXT
 from bots.discord.text_files import NOT_TEXT
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 ANN, BOB = 920000000000000001, 920000000000000002

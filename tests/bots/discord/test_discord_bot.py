@@ -13,9 +13,16 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.discord_peer import DISCORD_TOKEN, MEMBER, Call, FakeDiscord, running_client
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript
+
+from tests.peers.fakes.panel_script import PanelScript
+from tests.peers.servers.discord_peer import (
+    DISCORD_TOKEN,
+    MEMBER,
+    Call,
+    FakeDiscord,
+    running_client,
+)
+from tests.peers.servers.openai_peer import FakeOpenAI
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
@@ -30,7 +37,7 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures", "peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures", "tests.peers.fixtures.discord_fixtures"]
 
 pytestmark = pytest.mark.slow
 

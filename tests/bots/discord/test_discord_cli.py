@@ -11,9 +11,10 @@ import yarl
 from click.testing import CliRunner
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
-from peers.discord_peer import FakeDiscord
-from peers.loopback import running_in_thread
-from peers.search_peers import closed_port
+
+from tests.peers.servers.discord_peer import FakeDiscord
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.search_peers import closed_port
 
 from bots.cli import main
 

@@ -1,10 +1,11 @@
 """Follow-up questions on Discord, end to end: the real discord.py client against the
-fake Discord (``peers.discord_peer``: REST and gateway on loopback), the real check
-service on a tmp SQLite file, checks answered by :class:`~peers.fake_checker.FakeChecker`
-(the card is plumbing here) and every follow-up answered by the real engine's follow-up
-agent against the fake OpenAI server (``peers.openai_peer``), whose replies are scripted:
-these prove which messages are questions, what the bot makes of the engine's answer and
-what it replies, not the quality of a real model's answer.
+fake Discord (``tests.peers.servers.discord_peer``: REST and gateway on loopback), the
+real check service on a tmp SQLite file, checks answered by
+:class:`~tests.peers.fakes.fake_checker.FakeChecker` (the card is plumbing here) and every
+follow-up answered by the real engine's follow-up agent against the fake OpenAI server
+(``tests.peers.servers.openai_peer``), whose replies are scripted: these prove which
+messages are questions, what the bot makes of the engine's answer and what it replies,
+not the quality of a real model's answer.
 
 A question is a ``MESSAGE_CREATE`` sent through the fake gateway; :func:`_handled` waits
 until the client's ``on_message`` for it has returned (its reply, if any, is then sent),
@@ -23,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from peers.discord_peer import Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.openai_peer import FakeOpenAI
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
+from tests.peers.servers.openai_peer import FakeOpenAI
 
 from bots.app.settings import Settings
 from bots.common.followups import ASK_HOW, NOT_FOUND
@@ -37,7 +39,7 @@ from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER, FollowUpAnswer
 from zofia_engine.report import Report
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 ANN_ID = 910000000000000001

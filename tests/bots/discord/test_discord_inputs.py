@@ -12,15 +12,16 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.discord_peer import Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
 
 from bots.app.settings import Settings
 from bots.common.sentences import UNSUPPORTED_INPUT
 from bots.common.words import words_for
 from bots.discord.client import FactCheckBot
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 GENEROUS = {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000}
 StartBot = Callable[[], contextlib.AbstractAsyncContextManager[FactCheckBot]]

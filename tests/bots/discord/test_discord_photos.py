@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import yarl
-from peers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.pictures import (
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fixtures.pictures import (
     cer,
     first_lines_read,
     headline,
@@ -26,6 +26,7 @@ from peers.pictures import (
     svg,
     truncated_jpeg,
 )
+from tests.peers.servers.discord_peer import DISCORD_TOKEN, Call, FakeDiscord, running_client
 
 from bots.app.settings import Settings
 from bots.common.card import report_card
@@ -40,7 +41,7 @@ from zofia_engine.text import EMPTY_POST
 
 pytestmark = pytest.mark.slow  # RapidOCR reads every picture
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 TOKEN = DISCORD_TOKEN
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 GENEROUS = {"user_per_minute": 100, "chat_per_minute": 100, "user_daily": 1000}

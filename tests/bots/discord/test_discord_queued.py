@@ -3,7 +3,7 @@ loses nothing, because the verdict is posted by a ``deliver`` job another replic
 
 Real discord.py clients against the fake Discord, the queued check service on a real
 PostgreSQL server and a Procrastinate worker in this process. The checker is
-:class:`~peers.fake_checker.FakeChecker` (our ``Checker`` port): this proves who posts
+:class:`~tests.peers.fakes.fake_checker.FakeChecker` (our ``Checker`` port): this proves who posts
 the verdict and where, not that any fact-checking happened.
 """
 
@@ -13,9 +13,10 @@ import asyncio
 import functools
 
 import pytest
-from peers.discord_peer import FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from test_queue import settings_for, worker
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.servers.discord_peer import FakeDiscord, running_client
+from tests.service.queue.test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings
@@ -23,7 +24,7 @@ from bots.discord.client import FactCheckBot
 from bots.discord.deliveries import post_delivered
 from storage.postgres import PostgresDatabase
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server, the fake Discord
 

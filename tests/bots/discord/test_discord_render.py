@@ -8,7 +8,8 @@ import re
 import discord
 import pytest
 from click.testing import CliRunner
-from peers.fake_checker import scripted_report
+
+from tests.peers.fakes.fake_checker import scripted_report
 
 from bots.cli import main
 from bots.common.card import VERDICTS, Link, VerdictCard, verdict_card

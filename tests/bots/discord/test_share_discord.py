@@ -1,6 +1,6 @@
 """Share on Discord (issue 40, item 3): the real discord.py client against the fake
 Discord on loopback, the real check service and a
-:class:`~peers.fake_checker.FakeChecker`.
+:class:`~tests.peers.fakes.fake_checker.FakeChecker`.
 
 Where ``[site] public_url`` is set, a verdict has a "Share" link button to its report
 page, the page its "Full report" button opens, keyed by the check id its footer shows
@@ -15,13 +15,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from peers.discord_peer import FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.servers.discord_peer import FakeDiscord, running_client
 
 from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 PUBLIC = "https://factcheck.example.org"

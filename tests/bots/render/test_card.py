@@ -284,7 +284,7 @@ def test_error_sentences_say_what_to_do() -> None:
 
 
 async def test_a_message_that_is_only_a_link_is_fetched_as_an_article() -> None:
-    from peers.article_peer import BODY_SENTENCES, ArticlePeer
+    from tests.peers.servers.article_peer import BODY_SENTENCES, ArticlePeer
 
     from bots.common.posts import post_from_message
 

@@ -2,7 +2,7 @@
 
 - what is known of each language a chat can pick: its own name (a chat may pick it by
   that), its direction (a report page in Arabic, Hebrew, Persian or Urdu is right to
-  left; tests/test_web_browser.py looks at one), which languages match what an admin
+  left; tests/bots/web/test_web_browser.py looks at one), which languages match what an admin
   types;
 - ``/settings language`` alone lists them all on Telegram, and ``/factcheck-settings
   language:`` offers them as the admin types on Discord (all 34 do not fit its 25
@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factories import full_report, stored_check
-from peers.discord_peer import Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import FakeBotAPI, user
-from peers.telegram_setup import fake_bot, telegram_settings
+
+from tests.factories import full_report, stored_check
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fixtures.telegram_setup import fake_bot, telegram_settings
+from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
+from tests.peers.servers.telegram_peer import FakeBotAPI, user
 
 from bots.app.settings import Settings
 from bots.common.languages import (
@@ -46,7 +47,7 @@ from bots.web.render import report_html
 from storage.database import open_database
 from storage.store import CheckStore
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 PORTUGUESE = words_for("Portuguese")
 POST = "O prefeito de Springfield proibiu as bicicletas em todas as ruas da cidade."

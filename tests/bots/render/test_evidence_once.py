@@ -12,7 +12,8 @@ follow-up's source list.
 from __future__ import annotations
 
 import pytest
-from factories import full_report
+
+from tests.factories import full_report
 
 from bots.common.card import report_card
 from bots.common.sections import section

@@ -4,7 +4,8 @@
   written here in every language it tells apart; unknown ("") for a text no one could
   tell, and then the claims name no language and the web search is given none;
 - the card's fixed words from the gettext catalogues (``bots/common/locales``; the
-  catalogues themselves are held to the code's messages by ``tests/test_catalogues.py``):
+  catalogues themselves are held to the code's messages by
+  ``tests/bots/render/test_catalogues.py``):
   the card, its buttons and the renderers' labels in French and German, and a
   moderator's review and its correction in a French chat; which language an asker's
   app language gives;
@@ -30,12 +31,13 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-from factories import full_report, stored_check
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, schema_name
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
-from peers.telegram_peer import FakeBotAPI, user
-from peers.telegram_setup import bot_running, telegram_settings
+
+from tests.factories import full_report, stored_check
+from tests.peers.fakes.panel_script import PanelScript, schema_name
+from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+from tests.peers.servers.telegram_peer import FakeBotAPI, user
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
@@ -84,7 +86,7 @@ from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 # ----------------------------------------------------------------- the post's language
 

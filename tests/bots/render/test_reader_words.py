@@ -8,7 +8,8 @@ import logging
 import re
 
 import pytest
-from factories import full_report
+
+from tests.factories import full_report
 
 from bots.common.card import report_card
 from bots.common.progress import progress_lines

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from factories import full_report
+
+from tests.factories import full_report
 
 from bots.app.settings import Settings
 from bots.common.card import checks_left_line, report_card, sources_line, verdict_card

@@ -1,6 +1,6 @@
 """Share on Telegram (issue 40, item 3), as its users meet it: the real
 python-telegram-bot client polling the fake Bot API on loopback, the real check service
-on a SQLite file and a :class:`~peers.fake_checker.FakeChecker`.
+on a SQLite file and a :class:`~tests.peers.fakes.fake_checker.FakeChecker`.
 
 A card's Share button opens Telegram's share sheet with a deep link to the bot,
 ``https://t.me/<bot>?start=c_<token>``; the token is not the check id (the key of its
@@ -24,9 +24,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker
-from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
-from peers.telegram_setup import fake_bot, handled, telegram_settings
+
+from tests.peers.fakes.fake_checker import FakeChecker
+from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
+from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 
 from bots.service.service import CheckService
 from bots.telegram.moderation import REFUSED

@@ -13,10 +13,11 @@ from typing import Any, cast
 
 import pytest
 from click.testing import CliRunner
-from peers.loopback import running_in_thread
-from peers.search_peers import closed_port
-from peers.telegram_peer import FakeBotAPI
 from telegram.error import InvalidToken
+
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.search_peers import closed_port
+from tests.peers.servers.telegram_peer import FakeBotAPI
 
 from bots.app.telegram import quiet_logs
 from bots.cli import main

@@ -1,6 +1,6 @@
 """Telegram as its users meet it (issue 38): the real python-telegram-bot client polling
 the fake Bot API on loopback (it refuses what Telegram refuses), the real check service
-on a SQLite file and a :class:`~peers.fake_checker.FakeChecker` (the checks are
+on a SQLite file and a :class:`~tests.peers.fakes.fake_checker.FakeChecker` (the checks are
 plumbing here).
 
 Posts forwarded together to a private chat are queued and answered in turn, each
@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, Gate
-from peers.telegram_peer import FakeBotAPI, channel, group, user
-from peers.telegram_setup import fake_bot, handled, telegram_settings
+
+from tests.peers.fakes.fake_checker import FakeChecker, Gate
+from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
+from tests.peers.servers.telegram_peer import FakeBotAPI, channel, group, user
 
 ANN = user(731, "Ann", "ann_r")
 CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}

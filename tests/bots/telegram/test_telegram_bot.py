@@ -16,11 +16,20 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
-from peers.article_peer import ArticlePeer
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript
-from peers.telegram_peer import BOT_USERNAME, TOKEN, BotCall, FakeBotAPI, channel, group, user
-from peers.telegram_setup import bot_running, telegram_settings
+
+from tests.peers.fakes.panel_script import PanelScript
+from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
+from tests.peers.servers.article_peer import ArticlePeer
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.telegram_peer import (
+    BOT_USERNAME,
+    TOKEN,
+    BotCall,
+    FakeBotAPI,
+    channel,
+    group,
+    user,
+)
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
@@ -37,7 +46,7 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 
@@ -259,7 +268,7 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         )
     assert card["reply_to_message"]["message_id"] == ask["message_id"]
     assert row is not None and row.post_text == OTHER  # the post, not the mention
-    # The card, and the help with its first-run example (tests/test_first_run.py).
+    # The card, and the help with its first-run example (tests/bots/chat/test_first_run.py).
     assert len(peer.sent("sendMessage", GROUP["id"])) == 3
     assert [check.id for check, _ in checks] == [row.id]  # the forward was not checked
 
@@ -427,7 +436,7 @@ async def test_a_photo_without_text_asks_for_text_and_help_points_to_privacy(
         await peer.wait_for(lambda: len(peer.bot_messages(ANN["id"])) == 3)
     texts = [m["text"] for m in peer.bot_messages(ANN["id"])]
     assert NO_TEXT in texts
-    # The help, then its first-run example (tests/test_first_run.py).
+    # The help, then its first-run example (tests/bots/chat/test_first_run.py).
     (help_text,) = [t for t in texts if t != NO_TEXT and not t.startswith("Example:")]
     # What is stored is /privacy's to say: the help points to it in one line.
     (stored,) = [line for line in help_text.splitlines() if "What is stored" in line]
@@ -445,7 +454,7 @@ async def test_start_is_three_lines_and_privacy_says_the_retention(harness: Harn
         peer.send(GROUP, BOB, "/privacy")
         told = await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
         menu = peer.sent("setMyCommands")
-    # /start, its first-run example (tests/test_first_run.py) and /privacy's answer.
+    # /start, its first-run example (tests/bots/chat/test_first_run.py) and /privacy's answer.
     texts = [m["text"] for m in peer.bot_messages(ANN["id"])]
     (example,) = [t for t in texts if t.startswith("Example:")]
     start, privacy = [t for t in texts if t != example]

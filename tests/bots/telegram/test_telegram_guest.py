@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service, scripted_report
-from peers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, group, user
-from peers.telegram_setup import bot_running, telegram_settings
 from telegram import Bot
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report
+from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
+from tests.peers.servers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, group, user
 
 from bots.common.words import words_for
 from bots.service.service import CheckService, Outcome

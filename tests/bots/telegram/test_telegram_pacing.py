@@ -4,7 +4,7 @@ turn) on the fake Bot API, counted where Telegram would count them. A burst's re
 waits behind the card, and a progress edit that a newer state (or the card) made stale
 is dropped, never sent after the card's content is known.
 
-The chat's turns are given by the test (:class:`~peers.stepped_pacer.SteppedPacer`),
+The chat's turns are given by the test (:class:`~tests.peers.fakes.stepped_pacer.SteppedPacer`),
 each once what the test is about is queued, so the order the pacer chooses is the only
 order there is: no turn comes early or late on a slow or busy machine."""
 
@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, Gate, fake_service
-from peers.stepped_pacer import SteppedPacer
-from peers.telegram_peer import TOKEN, BotCall, FakeBotAPI, user
-from peers.telegram_setup import bot_running, telegram_settings
 from telegram.ext import ExtBot
+
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
+from tests.peers.fakes.stepped_pacer import SteppedPacer
+from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
+from tests.peers.servers.telegram_peer import TOKEN, BotCall, FakeBotAPI, user
 
 from bots.telegram.pacing import CARD, OTHER, PROGRESS, ChatPacedRateLimiter, priority_of
 from bots.telegram.refusals import Refusals

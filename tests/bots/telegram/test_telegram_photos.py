@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker
-from peers.pictures import (
+from telegram import Message
+
+from tests.peers.fakes.fake_checker import FakeChecker
+from tests.peers.fixtures.pictures import (
     animated_gif,
     cer,
     first_lines_read,
@@ -28,9 +30,8 @@ from peers.pictures import (
     svg,
     truncated_jpeg,
 )
-from peers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
-from peers.telegram_setup import fake_bot, telegram_settings
-from telegram import Message
+from tests.peers.fixtures.telegram_setup import fake_bot, telegram_settings
+from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 
 from bots.common.card import report_card
 from bots.common.card_notes import MAX_READ, read_line

@@ -11,10 +11,11 @@ from typing import Any, cast
 
 import pytest
 from click.testing import CliRunner
-from peers.fake_checker import FakeChecker, fake_service, scripted_report
-from peers.telegram_peer import MAX_TEXT, TelegramError, parse_html
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report
+from tests.peers.servers.telegram_peer import MAX_TEXT, TelegramError, parse_html
 
 from bots.app.settings import Settings
 from bots.app.telegram import TokenRedactor

@@ -17,11 +17,12 @@ from typing import Any, cast
 
 import pytest
 import pytest_asyncio
-from peers.fake_checker import FakeChecker, fake_service, scripted_report
-from peers.telegram_peer import BOT_USERNAME, BotCall, FakeBotAPI, group, user
-from peers.telegram_setup import bot_running, fake_bot, telegram_settings
 from telegram import Message
 from telegram.error import TelegramError
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report
+from tests.peers.fixtures.telegram_setup import bot_running, fake_bot, telegram_settings
+from tests.peers.servers.telegram_peer import BOT_USERNAME, BotCall, FakeBotAPI, group, user
 
 from bots.common.card import verdict_card
 from bots.common.sentences import UNSUPPORTED_INPUT, cooldown_sentence

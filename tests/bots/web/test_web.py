@@ -21,14 +21,15 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 from click.testing import CliRunner
-from factories import (
+
+from tests.factories import (
     POST,
     RTL,
     full_report,
     hostile_report,
     stored_check,
 )
-from peers.fake_checker import scripted_report
+from tests.peers.fakes.fake_checker import scripted_report
 
 from bots.app.settings import Settings
 from bots.cli import main

@@ -30,8 +30,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from factories import POST, full_report, hostile_report, stored_check
-from peers.fake_checker import scripted_report
+
+from tests.factories import POST, full_report, hostile_report, stored_check
+from tests.peers.fakes.fake_checker import scripted_report
 
 from bots.app.settings import Settings
 from bots.common.card import VERDICTS
@@ -58,7 +59,7 @@ from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 REVIEW_NOTE = "The council minutes show no such vote."
 REVIEW_LINK = "https://example.org/minutes"
 ARABIC_POST = (

@@ -13,17 +13,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.discord_peer import Call, FakeDiscord, running_client
-from peers.fake_checker import FakeChecker, fake_service
-from peers.telegram_peer import FakeBotAPI, user
-from peers.telegram_setup import fake_bot, telegram_settings
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fixtures.telegram_setup import fake_bot, telegram_settings
+from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
+from tests.peers.servers.telegram_peer import FakeBotAPI, user
 
 from bots.app.settings import Settings
 from bots.common.links import report_url
 from bots.discord.client import FactCheckBot
 from bots.telegram.render import card_keyboard
 
-pytest_plugins = ["peers.discord_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
 PUBLIC = "https://factcheck.example.org/zofia"
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
@@ -56,7 +57,7 @@ def test_the_address_of_a_page() -> None:
 
 def _telegram_links(message: dict[str, Any]) -> list[tuple[str, str]]:
     """The card's link buttons, but Share (a deep link to the bot, with or without a
-    report page; tests/test_share_telegram.py has it)."""
+    report page; tests/bots/telegram/test_share_telegram.py has it)."""
     rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
     return [
         (b["text"], b["url"]) for row in rows for b in row if "url" in b and b["text"] != "Share"

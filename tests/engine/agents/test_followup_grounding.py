@@ -10,7 +10,7 @@ from zofia_engine.contacts import without_contacts
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.report import EvidenceItem
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 MINUTES = EvidenceItem(
     id="web-1",

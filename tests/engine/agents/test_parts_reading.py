@@ -38,7 +38,7 @@ from zofia_engine.retrieval.ner.parser import SpacyParser
 from zofia_engine.retrieval.ner.sentences import split_sentences
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 
 class Described:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import SCHEMAS, PanelScript
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+
+from tests.peers.fakes.panel_script import SCHEMAS, PanelScript
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -29,7 +30,7 @@ from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 

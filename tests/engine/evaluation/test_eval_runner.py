@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.openai_peer import FakeOpenAI, prompt_token_count
-from peers.panel_script import PanelScript, last_user_text, schema_name
+
+from tests.peers.fakes.panel_script import PanelScript, last_user_text, schema_name
+from tests.peers.servers.openai_peer import FakeOpenAI, prompt_token_count
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.evaluation import (

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, schema_name
-from peers.pictures import (
+from PIL import Image
+
+from tests.peers.fakes.panel_script import PanelScript, schema_name
+from tests.peers.fixtures.pictures import (
     ScriptedOCR,
     animated_gif,
     cer,
@@ -31,8 +32,8 @@ from peers.pictures import (
     truncated_jpeg,
     with_exif,
 )
-from peers.vision_peer import VISION_KEY, FakeVision, page
-from PIL import Image
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.vision_peer import VISION_KEY, FakeVision, page
 
 from bots.common.card import report_card
 from bots.common.sections import section
@@ -52,7 +53,7 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 CAPS = {"max_bytes": 10_000_000, "max_pixels": 40_000_000}
 LINES = ["Springfield mayor bans bicycles", "from every street in the city"]

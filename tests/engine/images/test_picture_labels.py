@@ -2,7 +2,8 @@
 TRUE ✅") never grounds ``true``, and "FALSE" is a lead for the panel, not a basis,
 unless reverse image search found the stamped picture on a fact-checker's site. The
 rule (``zofia_engine.images.grounds``), the items built from a picture's findings, the
-verdict rule, and the card's wording. The whole check is in ``tests/test_images.py``."""
+verdict rule, and the card's wording. The whole check is in
+``tests/engine/images/test_images.py``."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from zofia_engine.llm.gguf import smollm2_135m_path
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 
-from peers.fast_grammar import FastGrammarLlama  # noqa: E402
+from tests.peers.fakes.fast_grammar import FastGrammarLlama  # noqa: E402
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

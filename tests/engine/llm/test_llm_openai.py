@@ -1,6 +1,6 @@
 """The OpenAI-compatible backend with the real ``openai`` SDK against a fake server.
 
-``tests/peers/openai_peer.py`` speaks the chat-completions wire format, so these
+``tests/peers/servers/openai_peer.py`` speaks the chat-completions wire format, so these
 tests exercise the real client: request body, retries and backoff, timeouts,
 concurrency, token accounting and error translation.
 """
@@ -14,8 +14,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from peers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
-from peers.search_peers import closed_port
+
+from tests.peers.servers.openai_peer import ChatReply, FakeOpenAI, prompt_token_count
+from tests.peers.servers.search_peers import closed_port
 
 from zofia_engine.config import OpenAISettings
 from zofia_engine.errors import (

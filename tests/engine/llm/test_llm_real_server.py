@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from peers.llama_server import MODEL_ALIAS, llama_server
+
+from tests.peers.servers.llama_server import MODEL_ALIAS, llama_server
 
 from zofia_engine.check_run import CheckRun
 from zofia_engine.config import EngineSettings
@@ -28,7 +29,7 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 

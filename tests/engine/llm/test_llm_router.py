@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from peers.openai_peer import FakeOpenAI
 from pydantic import BaseModel, ConfigDict
+
+from tests.peers.servers.openai_peer import FakeOpenAI
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.llm.base import ChatMessage

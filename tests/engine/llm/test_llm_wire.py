@@ -6,7 +6,8 @@ would find in the environment."""
 from __future__ import annotations
 
 import pytest
-from peers.openai_peer import FakeOpenAI
+
+from tests.peers.servers.openai_peer import FakeOpenAI
 
 from zofia_engine.config import load_config
 from zofia_engine.llm.base import ChatMessage, CompletionRequest

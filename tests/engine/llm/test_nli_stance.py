@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from peers.tiny_nli import NLI_LABELS, PAIRS
 from pydantic import ValidationError
+
+from tests.peers.fakes.tiny_nli import NLI_LABELS, PAIRS
 
 from zofia_engine.config import StanceSettings
 from zofia_engine.errors import ConfigError, ModelUnavailableError
@@ -23,8 +24,9 @@ from zofia_engine.llm.nli_backend import (
     decide,
 )
 
-#: :func:`peers.tiny_nli.build_nli`, through the ``tiny_nli`` fixture (tests/conftest.py),
-#: which puts a test that builds one in the slow tier: it loads torch and transformers
+#: :func:`tests.peers.fakes.tiny_nli.build_nli`, through the ``tiny_nli`` fixture
+#: (tests/conftest.py), which puts a test that builds one in the slow tier: it loads torch
+#: and transformers
 BuildNLI = Callable[..., Path]
 
 

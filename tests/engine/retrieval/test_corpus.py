@@ -21,7 +21,7 @@ from zofia_engine.retrieval.web.base import WebQuery
 from zofia_engine.retrieval.web.corpus import CorpusSearch, index_corpus, match_terms
 from zofia_engine.retrieval.web.factory import build_search_backends
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 DOCS = [
     # The terms in the title: ranks first although the others repeat them in the text.

@@ -1,5 +1,5 @@
 """The published fact-check backend (Google Fact Check Tools, ``claims:search``) over
-real HTTP against the fake in ``tests/peers/factcheck_peer.py``."""
+real HTTP against the fake in ``tests/peers/servers/factcheck_peer.py``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.factcheck_peer import (
+from pydantic import ValidationError
+
+from tests.peers.servers.factcheck_peer import (
     GOOGLE_KEY,
     FakeFactCheck,
     api_key_invalid,
@@ -21,8 +23,7 @@ from peers.factcheck_peer import (
     quota_exhausted,
     server_error,
 )
-from peers.search_peers import Reply, closed_port
-from pydantic import ValidationError
+from tests.peers.servers.search_peers import Reply, closed_port
 
 from zofia_engine.config import (
     FactCheckSettings,

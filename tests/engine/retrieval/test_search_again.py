@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.engine_setup import EngineMaker, script
-from peers.panel_script import numbered_sentences
-from peers.scripted_panel import ScriptedPanel
-from peers.search_peers import FakeBrave, brave_body, brave_result
-from test_engine import UNSETTLED
+
+from tests.engine.test_engine import UNSETTLED
+from tests.peers.fakes.panel_script import ScriptedPanel, numbered_sentences
+from tests.peers.fixtures.engine_setup import EngineMaker, script
+from tests.peers.servers.search_peers import FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -29,7 +29,7 @@ from zofia_engine.llm.scripted import scripted
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 POST = "Elvira Quince was the first mayor of Dunmore Falls, a town in Vermont."
 CLAIM = {"core_claim": {"sentence": 1, "claim": POST}, "sub_claims": []}

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -16,7 +17,7 @@ from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
 from zofia_engine.retrieval.web.brave import BraveSearch
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 pytestmark = pytest.mark.slow
 
 POST = (

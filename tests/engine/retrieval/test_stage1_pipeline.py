@@ -2,8 +2,8 @@
 
 spaCy ``en_core_web_sm`` (the default NER settings) and the packaged
 all-MiniLM-L6-v2 are loaded once per module and shared. The open-web backends
-talk to the fake Brave and SearXNG servers of ``tests/peers/search_peers.py``,
-the MediaWiki backend to ``tests/peers/mediawiki_peer.py``; offline Wikipedia
+talk to the fake Brave and SearXNG servers of ``tests/peers/servers/search_peers.py``,
+the MediaWiki backend to ``tests/peers/servers/mediawiki_peer.py``; offline Wikipedia
 uses the real packaged summaries.
 """
 
@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.mediawiki_peer import MediaWikiPeer, PeerPage, refused_port_url
-from peers.search_peers import (
+
+from tests.peers.servers.mediawiki_peer import MediaWikiPeer, PeerPage, refused_port_url
+from tests.peers.servers.search_peers import (
     BRAVE_TOKEN,
     FakeBrave,
     FakeSearxng,
@@ -45,7 +46,7 @@ from zofia_engine.retrieval.wikipedia.mediawiki import TITLE_SEARCHES
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 from zofia_engine.retrieval.wikipedia.ranking import gist
 
-pytest_plugins = ["peers.search_fixtures", "peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """The open-web backends (paper §3.4, eq. 6) over real HTTP against fake servers.
 
-The fakes in ``tests/peers/search_peers.py`` speak Brave's and SearXNG's wire
+The fakes in ``tests/peers/servers/search_peers.py`` speak Brave's and SearXNG's wire
 formats, so these tests exercise the real client: query string, headers,
 retries, timeouts and error translation.
 """
@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.search_peers import (
+
+from tests.peers.servers.search_peers import (
     BRAVE_TOKEN,
     FakeBrave,
     FakeSearxng,
@@ -44,7 +45,7 @@ from zofia_engine.retrieval.web.factory import build_search_backends
 from zofia_engine.retrieval.web.searxng import SearxngSearch
 from zofia_engine.retrying import retry_delay
 
-pytest_plugins = ["peers.search_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.search_fixtures"]
 
 FAST: dict[str, Any] = {
     "timeout_s": 2.0,

@@ -1,7 +1,7 @@
 """Stage 1 finds the article a post names by title (the title gazetteer).
 
 The fast tests run the gazetteer pass, the offline backend on a small summaries file,
-the MediaWiki fallback against ``tests/peers/mediawiki_peer.py`` and the ranking with a
+the MediaWiki fallback against ``tests/peers/servers/mediawiki_peer.py`` and the ranking with a
 bag-of-words encoder. The slow ones run real spaCy, the real MiniLM encoder and the
 real packaged summaries on the posts where the entity keywords alone missed.
 """
@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 import pytest_asyncio
-from peers.mediawiki_peer import CORPUS, Fault, MediaWikiPeer, refused_port_url
+
+from tests.peers.servers.mediawiki_peer import CORPUS, Fault, MediaWikiPeer, refused_port_url
 
 from zofia_engine.config import EngineSettings, WikipediaSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -42,7 +43,7 @@ from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 from zofia_engine.retrieval.wikipedia.ranking import MIN_CLOSENESS, gist, pick_articles
 from zofia_engine.retrieval.wikipedia.titles import normalize_title, without_disambiguator
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 TITLES = [
     "Mona Lisa",

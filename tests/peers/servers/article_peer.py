@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from ..fixtures.pictures import headline
 from .loopback import LoopbackServer
-from .pictures import headline
 
 __all__ = ["ARTICLE_HTML", "BODY_SENTENCES", "PLAIN_TEXT", "ArticlePeer"]
 

@@ -46,7 +46,7 @@ from .discord_limits import (
 )
 from .loopback import LoopbackServer
 
-#: the bot token the fake accepts (tests/peers/discord_fixtures.py starts it with it)
+#: the bot token the fake accepts (tests/peers/fixtures/discord_fixtures.py starts it with it)
 DISCORD_TOKEN = "MTIz.fake-bot-token.never-logged"
 
 __all__ = [

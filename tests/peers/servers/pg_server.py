@@ -158,7 +158,7 @@ class PostgresServer:
                 "unix_socket_directories": f"'{socket_dir}'",
             }
             with (self.data_dir / "postgresql.conf").open("a") as conf:
-                conf.write("\n# tests/pg_server.py\n")
+                conf.write("\n# tests/peers/servers/pg_server.py\n")
                 conf.writelines(f"{key} = {value}\n" for key, value in settings.items())
             self._pg_ctl("start", "-l", str(self.log_path))
             self._wait_ready()

@@ -8,8 +8,8 @@ it receives, and answers from a per-test script: one-shot replies queued with
 :meth:`ScriptedServer.respond`.
 
 The ``brave_server`` and ``searxng_server`` fixtures live in
-:mod:`peers.search_fixtures`; load them with
-``pytest_plugins = ["peers.search_fixtures"]``.
+:mod:`tests.peers.fixtures.search_fixtures`; load them with
+``pytest_plugins = ["tests.peers.fixtures.search_fixtures"]``.
 """
 
 from __future__ import annotations

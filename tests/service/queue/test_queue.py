@@ -1,7 +1,7 @@
 """The job queue on a real PostgreSQL server, in one process: submissions from two
 service replicas, a Procrastinate worker running check jobs, events, deliveries.
 
-The checker is :class:`~peers.fake_checker.FakeChecker` (a stand-in at our own
+The checker is :class:`~tests.peers.fakes.fake_checker.FakeChecker` (a stand-in at our own
 ``Checker`` port): these tests prove what the queue does around a check (one run per
 text, one report per check, every waiter answered, each card delivered once), not
 that any fact-checking happened. ``test_queue_processes.py`` runs the real engine in
@@ -17,7 +17,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from peers.fake_checker import FakeChecker, HashingEncoder, fake_service
+
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder, fake_service
 
 from bots.app.settings import Settings
 from bots.service.handles import Outcome, Requester

@@ -14,9 +14,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 from click.testing import CliRunner
-from peers.fake_checker import FakeChecker, HashingEncoder
-from pg_server import PostgresServer
 from prometheus_client import CollectorRegistry, generate_latest
+
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.peers.servers.pg_server import PostgresServer
 
 from bots.app.health import serving_health
 from bots.app.json_logs import JsonLines, json_lines_when_queued

@@ -26,11 +26,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from peers.loopback import running_in_thread
-from peers.openai_peer import ChatReply, FakeOpenAI
-from peers.panel_script import DEFAULTS, PanelScript, schema_name
-from peers.telegram_peer import TOKEN, FakeBotAPI, user
-from pg_server import PostgresServer
+
+from tests.peers.fakes.panel_script import DEFAULTS, PanelScript, schema_name
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.openai_peer import ChatReply, FakeOpenAI
+from tests.peers.servers.pg_server import PostgresServer
+from tests.peers.servers.telegram_peer import TOKEN, FakeBotAPI, user
 
 from storage.postgres import PostgresDatabase
 from storage.store import CheckStore
@@ -41,7 +42,7 @@ SECRET = "deployment-test-secret-0123"
 HOOK_SECRET = "hook-secret-0123456789"
 ENGINE_S = 240.0  # the longest any wait below may take (bounded loops only)
 ZOFIA = [sys.executable, "-c", "from bots.cli import main; main()"]
-PROCFILE = Path(__file__).parents[1] / "Procfile"
+PROCFILE = Path(__file__).parents[3] / "Procfile"
 TOPICS = [
     "Springfield", "Shelbyville", "Ogdenville", "North Haverbrook", "Capital City",
     "Brockway", "Cypress Creek", "Waverly Hills", "Rome", "Paris",

@@ -4,7 +4,7 @@ and leaves the check to the sweep), and the sweep of the stalled-job task ends e
 check queued or running that no job will end any more, with its joiners.
 
 A real PostgreSQL server, the queued check service and a Procrastinate worker in this
-process; :class:`~peers.fake_checker.FakeChecker` checks. The end of a check is made to
+process; :class:`~tests.peers.fakes.fake_checker.FakeChecker` checks. The end of a check is made to
 fail as PostgreSQL fails it when the write lock is not free within ``lock_timeout``.
 """
 
@@ -18,8 +18,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from peers.fake_checker import FakeChecker, HashingEncoder
-from test_queue import POST, asker, replica, settings_for
+
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.service.queue.test_queue import POST, asker, replica, settings_for
 
 from bots.app.settings import Settings
 from bots.service.handles import CheckFailedError
