@@ -4,7 +4,7 @@ The real Telegram bot (python-telegram-bot, polling) talks to the fake Bot API s
 behind it are the real check service with the default limits and shares, the real
 Stage-1 models, and the fake OpenAI server answering every agent after a fixed delay.
 The store (``--backend``) is a temporary SQLite file, the checks run in the bot's
-process; or a database on a throwaway PostgreSQL server (tests/pg_server.py), the
+process; or a database on a throwaway PostgreSQL server (tests/peers/servers/pg_server.py), the
 queued mode: ``--workers`` ``zofia worker --concurrency C`` processes (the Procfile's
 one with 2 by default) run the checks against the same fake OpenAI server, the bot
 reads pictures and posts the cards (the deliver jobs). Three rounds, each on a fresh
@@ -57,13 +57,14 @@ from typing import Any
 
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.abuse_store import API_KEY, BACKENDS, Backend, RssPeaks
 from lib.smoke import smoke_args
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript
-from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
+
+from tests.peers.fakes.panel_script import PanelScript
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings

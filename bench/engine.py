@@ -43,13 +43,14 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import smoke_args
-from peers.factcheck_peer import GOOGLE_KEY, FakeFactCheck
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, schema_name
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+
+from tests.peers.fakes.panel_script import PanelScript, schema_name
+from tests.peers.servers.factcheck_peer import GOOGLE_KEY, FakeFactCheck
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.engine import Engine

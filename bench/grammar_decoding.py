@@ -4,7 +4,7 @@ Runs one debater-like request (a post, three evidence items, a reply schema with
 bounded strings, an enum of evidence ids and a real/fake lean) on the packaged
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M, first with ``llama_cpp.Llama`` (the grammar
 scores the whole vocabulary at every token), then with
-``FastGrammarLlama`` (tests/peers/fast_grammar.py: the engine's sampler,
+``FastGrammarLlama`` (tests/peers/fakes/fast_grammar.py: the engine's sampler,
 :class:`~zofia_engine.llm.lazy_grammar.GreedyUnderGrammar`, asks the grammar about the
 best token, then the best 2048, then everything). The prompt is
 evaluated before timing, so the figures are generation only.
@@ -31,10 +31,11 @@ import llama_cpp
 from llama_cpp.llama_types import ChatCompletionRequestMessage, CreateChatCompletionResponse
 
 # The harness that decodes with the engine's sampler lives with the tests.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import smoke_args, tiny_model
-from peers.fast_grammar import FastGrammarLlama
+
+from tests.peers.fakes.fast_grammar import FastGrammarLlama
 
 from zofia_engine.llm.gguf import packaged_model_path
 

@@ -21,10 +21,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import smoke_args
-from peers.pictures import cer, headline, tweet
+
+from tests.peers.fixtures.pictures import cer, headline, tweet
 
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader

@@ -25,7 +25,8 @@ import re
 import sys
 from pathlib import Path
 
-# bench/lib's helpers, also when a test loads this file by its path (tests/test_corpus.py).
+# bench/lib's helpers, also when a test loads this file by its path
+# (tests/engine/retrieval/test_corpus.py).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lib.smoke import sample_file, smoke_args

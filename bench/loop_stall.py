@@ -2,7 +2,7 @@
 
 The process is set up as a bot's: the real check service (``build_service`` of
 bots/app/runtime.py; on PostgreSQL with its ``QueuedDelivery``) checking with the
-tests' ``FakeChecker`` and ``HashingEncoder`` (tests/peers/fake_checker.py), and the
+tests' ``FakeChecker`` and ``HashingEncoder`` (tests/peers/fakes/fake_checker.py), and the
 bots' store calls made through ``StoreCalls`` (bots/chat/store_calls.py), off the
 loop. A ticker on the loop (``LoopWatch`` of tests/loop_watch.py: a 10 ms sleep, over
 and over) keeps the longest the loop went without running it. Two phases:
@@ -24,7 +24,7 @@ and over) keeps the longest the loop went without running it. Two phases:
     python bench/loop_stall.py [--backend sqlite] [--hold-s 10] [--purge-checks 200000]
     python bench/loop_stall.py --backend postgresql [--url postgresql://…]
 
-Without ``--url``, PostgreSQL is a temporary server (tests/pg_server.py: Debian's
+Without ``--url``, PostgreSQL is a temporary server (tests/peers/servers/pg_server.py: Debian's
 binaries, fsync off); a ``--url`` must name an empty database to throw away.
 ``--purge-checks 0`` skips the purge phase.
 
@@ -62,14 +62,15 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-# The tests' fakes, ticker and temporary server, not a package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# The tests' fakes, ticker and temporary server, from the tests package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.lock_holder import start_holder, stop_holder, wait_held, wait_released
 from lib.loop_serving import Bot, Served, Watch, wait_all
 from lib.purge_fill import RowsWritten, fill_old_checks
-from peers.fake_checker import FakeChecker, HashingEncoder
-from pg_server import PostgresServer
+
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.peers.servers.pg_server import PostgresServer
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings

@@ -20,10 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import smoke_args
-from peers.fake_checker import FakeChecker
+
+from tests.peers.fakes.fake_checker import FakeChecker
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings

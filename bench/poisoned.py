@@ -29,10 +29,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import fake_llm, smoke_args
-from peers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
+
+from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
 
 from zofia_engine.config import EngineSettings
 from zofia_engine.engine import Engine

@@ -1,6 +1,6 @@
 """Checks on 1, 2, 4 ``zofia worker`` processes: how throughput scales with workers.
 
-A temporary PostgreSQL server (tests/pg_server.py) holds the store and the job queue;
+A temporary PostgreSQL server (tests/peers/servers/pg_server.py) holds the store and the job queue;
 the fake OpenAI server answers every LLM call after a fixed delay (``--llm-delay-s``),
 so Stage 2 is waiting, not computing; Stage 1 is real (spaCy NER, MiniLM, the offline
 Wikipedia) inside each worker. For each worker count (a fresh database each time) the
@@ -57,16 +57,17 @@ from typing import Any
 
 import psutil
 
-# The fakes and the throwaway PostgreSQL server live with the tests.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# The fakes and the throwaway PostgreSQL server live with the tests (the tests package).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import smoke_args
 from lib.zofia_workers import Workers, worker_env
-from peers.fake_checker import FakeChecker, HashingEncoder
-from peers.loopback import running_in_thread
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript, schema_name
-from pg_server import PostgresServer
+
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.peers.fakes.panel_script import PanelScript, schema_name
+from tests.peers.servers.loopback import running_in_thread
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.pg_server import PostgresServer
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings

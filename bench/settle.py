@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.settle_metrics import agreement, calibration_table, reliability, verdict_metrics
 
@@ -250,8 +250,7 @@ def _settings(args: argparse.Namespace) -> EngineSettings:
 def _router(args: argparse.Namespace, settings: EngineSettings) -> LLMRouter | None:
     if not args.smoke:
         return None
-    from peers.panel_script import PanelScript
-    from peers.scripted_panel import ScriptedPanel
+    from tests.peers.fakes.panel_script import PanelScript, ScriptedPanel
 
     from zofia_engine.llm.scripted import scripted
 

@@ -19,7 +19,7 @@ repeat's cost should stay flat from 10,000 to N, not grow with the store.
     python bench/store.py [--checks 100000] [--queries 200] [--backend sqlite] [--smoke]
     python bench/store.py --backend postgresql [--url postgresql://…]
 
-Without ``--url``, PostgreSQL is a temporary server (tests/pg_server.py: Debian's
+Without ``--url``, PostgreSQL is a temporary server (tests/peers/servers/pg_server.py: Debian's
 binaries, fsync off); a ``--url`` must name an empty database to throw away.
 
 The bulk copy is one code path on both engines: ``db.table(...).insert_all`` in
@@ -48,12 +48,13 @@ from pathlib import Path
 
 import numpy as np
 
-# The temporary PostgreSQL server is the tests' (tests/pg_server.py), not a package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# The temporary PostgreSQL server is the tests' (tests/peers/servers/pg_server.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from factories import sample_report
 from lib.smoke import smoke_args
-from pg_server import PostgresServer
+
+from tests.factories import sample_report
+from tests.peers.servers.pg_server import PostgresServer
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings

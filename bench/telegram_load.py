@@ -38,11 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from peers.openai_peer import FakeOpenAI
-from peers.panel_script import PanelScript
-from peers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
+from tests.peers.fakes.panel_script import PanelScript
+from tests.peers.servers.openai_peer import FakeOpenAI
+from tests.peers.servers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel, user
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings

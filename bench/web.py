@@ -43,10 +43,11 @@ import aiohttp
 import sqlite_utils
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from factories import POST, full_report, stored_check  # noqa: E402
 from lib.smoke import free_port, smoke_args  # noqa: E402
+
+from tests.factories import POST, full_report, stored_check  # noqa: E402
 
 from bots.app.settings import Settings  # noqa: E402
 from storage.keys import new_check_id  # noqa: E402

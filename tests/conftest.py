@@ -7,15 +7,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from pg_server import PostgresServer
+
+from tests.peers.servers.pg_server import PostgresServer
 
 # The store's clock and database fixtures, for every test file that uses the store.
-pytest_plugins = ["peers.store_fixtures"]
+pytest_plugins = ["tests.peers.fixtures.store_fixtures"]
 
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
-    """One real PostgreSQL server for the whole session (tests/pg_server.py)."""
+    """One real PostgreSQL server for the whole session (tests/peers/servers/pg_server.py)."""
     with PostgresServer() as server:
         yield server
 
@@ -39,11 +40,11 @@ MODEL_FIXTURES = frozenset(
 
 @pytest.fixture(scope="session")
 def tiny_nli() -> Callable[..., Path]:
-    """:func:`peers.tiny_nli.build_nli`, once torch and transformers import (else the
+    """:func:`tests.peers.fakes.tiny_nli.build_nli`, once torch and transformers import (else the
     test is skipped): a tiny NLI model the test builds on disk."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from peers.tiny_nli import build_nli
+    from tests.peers.fakes.tiny_nli import build_nli
 
     return build_nli
 

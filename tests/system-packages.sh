@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Debian packages the tests need: Chromium and its WebDriver, for the browser tests
 # of the report page (Playwright's own browser download is not reachable here), and
-# PostgreSQL (its server binaries, amcheck included) for tests/pg_server.py.
+# PostgreSQL (its server binaries, amcheck included) for tests/peers/servers/pg_server.py.
 # Installed only when missing; as root, or through sudo.
 set -eu
 command -v chromium >/dev/null && command -v chromedriver >/dev/null \

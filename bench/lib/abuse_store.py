@@ -2,7 +2,7 @@
 store each round runs on, fresh every round, and the RSS sampled meanwhile.
 
 On SQLite a temporary file, the checks run in the bot's process. On PostgreSQL a
-fresh database on one throwaway server (tests/pg_server.py, started once), with
+fresh database on one throwaway server (tests/peers/servers/pg_server.py, started once), with
 ``zofia worker`` processes (:mod:`lib.zofia_workers`) taking its checks, as the queued
 mode runs them (docs/deployment.md): each worker reads the store's URL, the secret
 and the fake OpenAI server's URL from the environment, and is ready (its models
@@ -22,9 +22,10 @@ from typing import Any
 
 import psutil
 
-# tests/ is on sys.path: bench/abuse.py puts it there before importing this.
+# The repository is on sys.path (for the tests package): bench/abuse.py puts it there first.
 from lib.zofia_workers import Workers, worker_env
-from pg_server import PostgresServer
+
+from tests.peers.servers.pg_server import PostgresServer
 
 SECRET = "bench-secret-012345"
 API_KEY = "sk-bench"

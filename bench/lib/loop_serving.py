@@ -12,8 +12,8 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-# tests/ is on sys.path: bench/loop_stall.py puts it there before importing this.
-from loop_watch import LoopWatch
+# The repository is on sys.path (for the tests package): bench/loop_stall.py puts it there first.
+from tests.loop_watch import LoopWatch
 
 from bots.chat.store_calls import StoreCalls
 from bots.service.checks import CheckService, Requester

@@ -10,9 +10,9 @@ from typing import Any
 import psycopg
 import sqlite_utils
 
-# tests/ is on sys.path: bench/loop_stall.py puts it there before importing this.
-from factories import sample_report
-from peers.fake_checker import HashingEncoder
+# The repository is on sys.path (for the tests package): bench/loop_stall.py puts it there first.
+from tests.factories import sample_report
+from tests.peers.fakes.fake_checker import HashingEncoder
 
 from storage.keys import keyed_text_hash
 from storage.postgres import is_postgres

@@ -1,7 +1,7 @@
 """Not a bench script: what every bench's ``--smoke`` run shares (``bench/lib/`` holds
 such helpers). A smoke run is the script at its smallest size, with the scripted model
 instead of the packaged one, so that CI sees each script run to its JSON line
-(``tests/test_bench_smoke.py``); its figures mean nothing.
+(``tests/project/test_bench_smoke.py``); its figures mean nothing.
 
 - :func:`smoke_args`: the script's arguments, with ``--smoke`` making the smallest sizes
   the defaults (an argument given on the command line still wins);
@@ -9,7 +9,7 @@ instead of the packaged one, so that CI sees each script run to its JSON line
   made up here (the evaluation sets stay outside the repository), and a few claims in
   the shape of ``bench/data/common_claims.jsonl``;
 - :func:`fake_llm`: the tests' fake OpenAI server with the panel's scripted replies
-  (``tests/peers/panel_script.py``), and the settings that point ZoFia at it;
+  (``tests/peers/fakes/panel_script.py``), and the settings that point ZoFia at it;
 - :func:`free_port`: for a bench that serves on a port of its choosing;
 - :func:`tiny_model`: SmolLM2-135M (packaged with the ``local`` extra) for the benches of
   llama.cpp itself.
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-TESTS = Path(__file__).resolve().parents[2] / "tests"
+ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-bench-smoke"
 
 # Made up for the smoke runs: two fake stories and two real-sounding ones, with the
@@ -180,11 +180,11 @@ def fake_llm() -> Iterator[FakeLLM]:
     """The fake OpenAI server answering every agent with the panel's scripted replies
     (and the only-LLM baseline with "fake"), served from a thread of its own for the
     block."""
-    if str(TESTS) not in sys.path:
-        sys.path.insert(0, str(TESTS))
-    from peers.loopback import running_in_thread
-    from peers.openai_peer import FakeOpenAI
-    from peers.panel_script import PanelScript
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.peers.fakes.panel_script import PanelScript
+    from tests.peers.servers.loopback import running_in_thread
+    from tests.peers.servers.openai_peer import FakeOpenAI
 
     # The panel's replies, and the only-LLM baseline's (bench/quality_corpus.py asks it).
     script = PanelScript(onlyllmreply={"decision": "fake", "reason": "Reads as invented."})

@@ -14,7 +14,7 @@ words as the code writes them.
 A string is wrapped where it is said: ``words("Confidence")``, ``words("From
 {origin}", origin=…)``, ``words.plural("{count} check", "{count} checks", n)``; a
 string kept in a table is marked with :func:`N_` and said with ``words(…)`` where it is
-used. ``tests/test_catalogues.py`` extracts every wrapped string with Babel and checks
+used. ``tests/bots/render/test_catalogues.py`` extracts every wrapped string with Babel and checks
 that each catalogue translates it.
 """
 

@@ -53,7 +53,7 @@ def first_run_report() -> Report:
 
     Raises:
         pydantic.ValidationError: the shipped file is not a valid report (a packaging bug:
-            ``tests/test_first_run.py`` validates it).
+            ``tests/bots/chat/test_first_run.py`` validates it).
     """
     data = resources.files(__package__).joinpath("first_run.json").read_text(encoding="utf-8")
     return Report.model_validate_json(data)

@@ -1,0 +1,1 @@
+"""The tests: one folder per package they test (docs/tests.md)."""

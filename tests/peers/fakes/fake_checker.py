@@ -1,0 +1,256 @@
+"""In-process stand-ins for the engine's ports, as httpx tests use ``MockTransport``.
+
+:class:`FakeChecker` is a :class:`~zofia_engine.ports.Checker` that answers every
+post with a scripted report: a test with it proves what the service and the bots
+do around a check (repeats, joins, limits, cancellation, buttons), not that any
+fact-checking happened. :class:`HashingEncoder` is a
+:class:`~zofia_engine.ports.TextEncoder` whose cosine is the overlap of two texts'
+words: the same words give 1.0, a changed word a little less, other words about 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import inspect
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
+from bots.service.checks import CheckService
+from zofia_engine.image_settings import ImageSettings
+from zofia_engine.images.reader import ImageReader
+from zofia_engine.ports import FollowUpAnswer
+from zofia_engine.post import Post, ProgressEvent, ProgressHook
+from zofia_engine.report import (
+    TRIAGED,
+    ClaimResult,
+    Confidence,
+    Debate,
+    DebateTurn,
+    EvidenceItem,
+    JudgeRuling,
+    Lean,
+    LLMCall,
+    Quote,
+    Report,
+    Triage,
+    Usage,
+)
+from zofia_engine.text import checkable_text
+
+from ..fixtures.pictures import shared_ocr
+
+__all__ = ["FakeChecker", "Gate", "HashingEncoder", "fake_service", "scripted_report"]
+
+_WORD = re.compile(r"\w+")
+
+
+class HashingEncoder:
+    """Bag-of-words vectors, each word hashed to one of ``dimension`` axes."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        self._dimension = dimension
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            for word in _WORD.findall(text.casefold()):
+                digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                row[int.from_bytes(digest, "little") % self._dimension] += 1.0
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.maximum(norms, 1e-12)
+
+
+def scripted_report(
+    post: Post, *, verdict: str = "false", summary: str = "", tokens: int = 1500
+) -> Report:
+    """A whole report for ``post`` with ``verdict``, as the engine would give it: for an
+    outcome, evidence, a claim, a one-round debate and usage (an ``unproven`` one with
+    no quote and the panel's lean); for what triage found, the triage alone."""
+    calls = [LLMCall(role="judge", step="debate:judge:1", backend="fake", prompt_tokens=tokens)]
+    if verdict in TRIAGED:
+        signs = ["a look-alike bank domain", "asks for a login"] if verdict == "scam" else []
+        return Report(
+            verdict=verdict,  # type: ignore[arg-type]
+            confidence=Confidence(basis="triage: no claim was checked"),
+            summary=summary or f"Triage: {verdict}.",
+            debate=Debate(held=False),
+            usage=Usage.of(calls),
+            timings={"total_ms": 1.0},
+            triage=Triage(kind=verdict, reason=summary or "scripted", signs=signs),  # type: ignore[arg-type]
+        )
+    evidence = [
+        EvidenceItem(
+            id="web-1",
+            source="web",
+            provider="web:fake",
+            title="City council minutes",
+            url="https://council.example.org/minutes",
+            text="The council passed no such law.",
+        )
+    ]
+    turns = [
+        DebateTurn(round=1, side="pro", argument="The post names a real city.", cites=["post"]),
+        DebateTurn(round=1, side="con", argument="The minutes show no law.", cites=["web-1"]),
+    ]
+    decision = "false" if verdict in ("unproven", "undetermined") else verdict
+    ruling = JudgeRuling(round=1, decision=decision, reason=summary or "The minutes refute it.")  # type: ignore[arg-type]
+    grounded = verdict in ("true", "false", "misleading")
+    label = {"true": "supports"}.get(verdict, "refutes")
+    quotes = [Quote(text="passed no such law", evidence_id="web-1")] if grounded else []
+    claim = ClaimResult(id="claim-0", kind="core", text=post.text[:80], label=label, quotes=quotes)
+    return Report(
+        verdict=verdict,  # type: ignore[arg-type]
+        confidence=Confidence(value=0.8 if grounded else None, basis="scripted"),
+        summary=summary or f"Scripted verdict on: {post.text[:40]}",
+        evidence=evidence,
+        claims=[claim],
+        debate=Debate(turns=turns, rulings=[ruling], rounds=1, max_rounds=5, decided_in_round=1),
+        usage=Usage.of(calls),
+        timings={"total_ms": 1.0},
+        basis=["claim-0"] if grounded else [],
+        lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
+        if verdict == "unproven"
+        else None,
+        images=post.findings,
+        caption=post.has_caption,
+    )
+
+
+class Gate:
+    """Holds each check at its debate until the test opens it: a check stays running for
+    exactly as long as the test needs, however fast or slow the machine, and the test can
+    wait until checks are held (:meth:`held`) instead of sleeping for them to start."""
+
+    def __init__(self) -> None:
+        self._open = asyncio.Event()
+        self._arrived = asyncio.Condition()
+        self.waiting = 0
+
+    async def pass_through(self) -> None:
+        """Wait here until the gate is open (what :meth:`FakeChecker.check` does)."""
+        async with self._arrived:
+            self.waiting += 1
+            self._arrived.notify_all()
+        try:
+            await self._open.wait()
+        finally:
+            self.waiting -= 1
+
+    async def held(self, n: int = 1, *, timeout_s: float = 30.0) -> None:
+        """Return once ``n`` checks are held here at once; raise ``TimeoutError`` after
+        ``timeout_s`` (only a broken service takes that long: the test fails, not hangs)."""
+        async with asyncio.timeout(timeout_s), self._arrived:
+            await self._arrived.wait_for(lambda: self.waiting >= n)
+
+    def open(self) -> None:
+        """Let the checks held go on, and every later one pass."""
+        self._open.set()
+
+    def close(self) -> None:
+        """Hold the checks that come from now on."""
+        self._open.clear()
+
+
+@dataclass
+class FakeChecker:
+    """Answers every post with :func:`scripted_report`, after ``delay_s`` (and its
+    ``gate``, if any).
+
+    Attributes:
+        runs: every post checked, in order (a repeat answered from the store is none).
+        delay_s: how long a check takes (tests of joins, cancellation, shutdown).
+        gate: hold each check at its debate until the test opens it: a test that needs a
+            check running while it acts uses this, not ``delay_s``, so that timing decides
+            nothing.
+        fail: raise this instead of answering.
+        verdict, summary, tokens: what the report says and costs.
+        answer, answer_cites: what every follow-up question gets (the cites that name
+            no evidence of the report are dropped; with none left, the report "does not
+            answer"); ``questions`` records each question asked, in order.
+    """
+
+    delay_s: float = 0.0
+    gate: Gate | None = None
+    fail: BaseException | None = None
+    verdict: str = "false"
+    summary: str = ""
+    tokens: int = 1500
+    runs: list[Post] = field(default_factory=list)
+    answer: str = "The council's minutes show that no such law was passed [web-1]."
+    answer_cites: tuple[str, ...] = ("web-1",)
+    answer_tokens: int = 0  # what each follow-up's call is said to cost
+    questions: list[str] = field(default_factory=list)
+    # The real picture reader (Pillow, RapidOCR): what a photo post becomes is the
+    # engine's rule, not the fake's. Its OCR is the session's one (:func:`shared_ocr`).
+    reader: ImageReader = field(
+        default_factory=lambda: ImageReader(ImageSettings(), ocr=shared_ocr())
+    )
+
+    async def read_post(self, post: Post) -> Post:
+        return await self.reader.read(post)
+
+    async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
+        # Cleaned (and an empty post refused) as the engine does before any model sees it.
+        text, _ = checkable_text(post.text)
+        self.runs.append(post)
+        for stage in ("retrieval", "linguist", "debate"):
+            await _emit(on_progress, ProgressEvent(kind="started", stage=stage))
+            if stage == "debate" and self.gate is not None:
+                await self.gate.pass_through()
+            if stage == "debate" and self.delay_s:
+                await asyncio.sleep(self.delay_s)
+            await _emit(on_progress, ProgressEvent(kind="finished", stage=stage))
+        if self.fail is not None:
+            raise self.fail
+        report = scripted_report(
+            post.model_copy(update={"text": text}),
+            verdict=self.verdict,
+            summary=self.summary,
+            tokens=self.tokens,
+        )
+        await _emit(on_progress, ProgressEvent(kind="finished", stage="verdict"))
+        return report
+
+    async def follow_up(
+        self, report: Report, question: str, *, language: str = ""
+    ) -> FollowUpAnswer:
+        """The scripted :attr:`answer`, citing what of :attr:`answer_cites` the report
+        has: a test with it proves the plumbing around a follow-up, not an answer."""
+        self.questions.append(question)
+        known = {item.id for item in report.evidence}
+        cites = tuple(c for c in self.answer_cites if c in known)
+        if not cites:
+            return FollowUpAnswer.unanswered(tokens=self.answer_tokens)
+        return FollowUpAnswer(self.answer, cites, tokens=self.answer_tokens)
+
+
+async def _emit(hook: ProgressHook | None, event: ProgressEvent) -> None:
+    if hook is None:
+        return
+    result = hook(event)
+    if inspect.isawaitable(result):
+        await result
+
+
+@contextlib.asynccontextmanager
+async def fake_service(settings: Settings, checker: FakeChecker) -> AsyncIterator[CheckService]:
+    """The real check service over the store ``settings`` name, checking with ``checker``
+    and :class:`HashingEncoder`; started, then closed with its database."""
+    service = build_service(settings, checker, HashingEncoder())
+    await service.start()
+    try:
+        yield service
+    finally:
+        await service.aclose()
+        service.store.close()

@@ -1,0 +1,371 @@
+"""Moderators' reviews of verdicts: the audit trail in the store (SQLite and PostgreSQL),
+repeats answered with a changed verdict, ``zofia review``, and how the card, ``zofia
+show`` and the report page say it beside the machine's verdict."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from click.testing import CliRunner
+
+from tests.factories import full_report, stored_check
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.peers.fixtures.store_fixtures import T0, Clock
+
+from bots.app.runtime import build_service
+from bots.app.settings import Settings
+from bots.cli import main
+from bots.cli.options import settings_from
+from bots.cli.records import item_id
+from bots.render.card import report_card, verdict_card
+from bots.service.checks import CheckService, Outcome, Requester
+from bots.service.queue.service import stored_outcome
+from bots.web.page import report_page
+from storage.database import open_database
+from storage.errors import CheckNotFoundError
+from storage.keys import hash_user
+from storage.opening import open_store
+from storage.reviews import Review, apply_review, review_of
+from storage.sql import StoreDatabase
+from storage.store import CheckStore
+from zofia_engine.evaluation.dataset import load_items
+from zofia_engine.post import Post
+
+POST = (
+    "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
+    "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
+)
+
+
+def _review(to: str, note: str = "", link: str = "") -> Review:
+    return Review("r1", "c1", "hash", "cli", T0, "false", to, note, link)
+
+
+# -- the store -------------------------------------------------------------------------------
+
+
+def test_reviews_are_an_audit_trail_superseded_never_edited(db: StoreDatabase) -> None:
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    row = stored_check(store, full_report("false"))
+    assert store.reviews.latest(row.id) is None
+
+    first = store.reviews.add(
+        row.id, reviewer="mod-hash", platform="telegram", verdict="false", note=" Seen \x00 it "
+    )
+    assert (first.from_verdict, first.to_verdict) == ("false", "false")
+    assert first.note == "Seen \ufffd it"
+    clock.now += dt.timedelta(minutes=5)
+    second = store.reviews.add(
+        row.id,
+        reviewer="other-hash",
+        platform="discord",
+        verdict="misleading",
+        note="The photo is from 2019.",
+        link="https://example.org/debunk",
+    )
+    assert second.from_verdict == "false" and second.to_verdict == "misleading"
+    assert store.reviews.latest(row.id) == second
+    # The first row is still there as written: superseded, not edited.
+    assert store.reviews.history(row.id) == [second, first]
+
+    with pytest.raises(Exception, match="never edited"), store.write():
+        store.database.execute("UPDATE reviews SET to_verdict = 'true'")
+    assert store.reviews.history(row.id) == [second, first]
+
+    shown = store.report_for(row.id)
+    assert shown is not None and shown[1].verdict == "misleading"
+    assert store.reports.get(row.id).verdict == "false"  # type: ignore[union-attr]
+
+
+def test_the_purge_blanks_a_reviews_note_and_link_with_its_checks_text(
+    db: StoreDatabase,
+) -> None:
+    """Issue 36: review notes were never purged. The retention purge blanks a review's
+    note and link with its check's text; the row stays (who as a hash, when, from which
+    verdict to which), and the append-only trigger still refuses every other change."""
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    row = stored_check(store, full_report("false"))
+    store.reviews.add(
+        row.id,
+        reviewer="mod-hash",
+        platform="telegram",
+        verdict="true",
+        note="Ann's cousin posted it first.",
+        link="https://example.org/ann",
+    )
+    kept = [(r.id, r.reviewer, r.created_at, r.to_verdict) for r in store.reviews.history(row.id)]
+    clock.advance(days=1)
+    assert store.purge(clock.now) == 1
+    (purged,) = store.reviews.history(row.id)
+    assert (purged.note, purged.link) == ("", "")
+    assert [(purged.id, purged.reviewer, purged.created_at, purged.to_verdict)] == kept
+    assert store.purge(clock.now) == 0  # nothing left to purge
+    for change in ("to_verdict = 'false'", "note = 'x'", "note = '', reviewer = 'x'"):
+        with pytest.raises(Exception, match="never edited"), store.write():
+            store.database.execute(f"UPDATE reviews SET {change}")
+    assert store.reviews.history(row.id) == [purged]
+
+
+def test_a_review_of_a_repeat_is_of_its_original_and_bad_input_is_refused(
+    db: StoreDatabase,
+) -> None:
+    store = CheckStore(db, clock=Clock())
+    original = stored_check(store, full_report("true"))
+    repeat = store.checks.create(
+        platform="telegram",
+        chat="c",
+        requester="r",
+        post=Post(text=POST),
+        text_hash="h",
+        status="done",
+        repeat_of=original.id,
+        repeat_kind="exact",
+    )
+    done = store.reviews.add(repeat.id, reviewer="m", platform="cli", verdict="false")
+    assert done.check_id == original.id and done.from_verdict == "true"
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        store.reviews.add(original.id, reviewer="m", platform="cli", verdict="scam")
+    with pytest.raises(ValueError, match="at most 300"):
+        store.reviews.add(original.id, reviewer="m", platform="cli", verdict="true", note="x" * 301)
+    with pytest.raises(ValueError, match="http"):
+        store.reviews.add(original.id, reviewer="m", platform="cli", verdict="true", link="ftp://x")
+    with pytest.raises(CheckNotFoundError):
+        store.reviews.add("no-such-check", reviewer="m", platform="cli", verdict="true")
+    unfinished = stored_check(store, None, text="Another post", status="queued")
+    with pytest.raises(ValueError, match="no verdict"):
+        store.reviews.add(unfinished.id, reviewer="m", platform="cli", verdict="true")
+    assert store.reviews.history(original.id) == [done]
+
+
+def test_every_answer_from_the_store_has_the_review_in_force(db: StoreDatabase) -> None:
+    """The report page, a repeat and a deliver job (the queued mode) read one store
+    method: each shows the moderator's verdict once a review changed it."""
+    store = CheckStore(db, clock=Clock())
+    original = stored_check(store, full_report("false"))
+    repeat = store.checks.create(
+        platform="telegram",
+        chat="c",
+        requester="r",
+        post=Post(text=POST),
+        text_hash="h",
+        status="done",
+        repeat_of=original.id,
+        repeat_kind="near",
+    )
+    before = stored_outcome(store, repeat.id)
+    assert isinstance(before, Outcome) and before.report.verdict == "false"
+
+    store.reviews.add(repeat.id, reviewer="m", platform="cli", verdict="misleading", note="Old.")
+    reviewed = store.reviewed_report(original.id)
+    assert reviewed is not None and reviewed.verdict == "misleading"
+    for check_id in (original.id, repeat.id):
+        found = stored_outcome(store, check_id)
+        assert isinstance(found, Outcome) and found.report == reviewed
+        shown = store.report_for(check_id)
+        assert shown is not None and shown[1] == reviewed
+    mark = review_of(reviewed)
+    assert mark is not None and (mark.machine, mark.verdict) == ("false", "misleading")
+    assert store.reports.get(original.id).verdict == "false"  # type: ignore[union-attr]
+    assert store.reviewed_report(stored_check(store, None, text="Queued.").id) is None
+
+
+# -- the service -----------------------------------------------------------------------------
+
+
+@pytest_asyncio.fixture
+async def make_service(tmp_path: Path) -> AsyncIterator[Callable[..., CheckService]]:
+    made: list[CheckService] = []
+
+    def make(clock: Clock) -> CheckService:
+        settings = Settings.model_validate(
+            {
+                "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
+                "service": {"user_per_minute": 100, "chat_per_minute": 100},
+            }
+        )
+        svc = build_service(settings, FakeChecker(), HashingEncoder(), clock=clock)
+        made.append(svc)
+        return svc
+
+    yield make
+    for svc in made:
+        await svc.aclose()
+
+
+async def test_a_repeat_after_a_change_is_answered_with_the_changed_verdict(
+    make_service: Callable[..., CheckService],
+) -> None:
+    clock = Clock()
+    service = make_service(clock)
+    await service.start()
+    alice, bob = Requester("telegram", "1001", "chat-1"), Requester("telegram", "1002", "chat-1")
+    first = await (await service.submit(Post(text=POST), alice)).result()
+    machine = first.report.verdict
+    changed = "true" if machine != "true" else "false"
+
+    clock.now += dt.timedelta(minutes=10)
+    # A moderator of chat-1 reviews for chat-1: Bob's repeat there shows it.
+    done = await service.review(
+        first.check_id, "telegram", "77", changed, "Council minutes.", chat_id="chat-1"
+    )
+    assert done.reviewer == hash_user(service.secret, "telegram", "77") != "77"
+    assert (done.from_verdict, done.to_verdict) == (machine, changed)
+
+    again = await (await service.submit(Post(text=POST), bob)).result()
+    assert again.repeat_kind == "exact" and again.report.verdict == changed
+    mark = review_of(again.report)
+    assert mark is not None and mark.machine == machine and mark.note == "Council minutes."
+    assert again.report.confidence.value is None  # the machine's was in its own verdict
+    card = verdict_card(again)
+    assert card.verdict == changed
+    assert any(note.startswith("Changed by this chat's moderators from ") for note in card.notes)
+    # The stored report is still the machine's.
+    assert service.store.reports.get(first.check_id) == first.report
+
+    # A confirmation (back to the machine's verdict) supersedes the change.
+    await service.review(again.check_id, "telegram", "78", machine, "", chat_id="chat-1")
+    third = await (await service.submit(Post(text=POST), alice)).result()
+    assert third.report.verdict == machine
+    assert "Reviewed by this chat's moderators." in verdict_card(third).notes
+
+
+# -- what shows it ---------------------------------------------------------------------------
+
+
+def test_the_card_says_who_changed_what_beside_the_machines_verdict() -> None:
+    report = full_report("false")
+    changed = apply_review(report, _review("misleading", "The photo is from 2019."))
+    card = report_card("c1", changed, "", None, "")
+    assert card.verdict == "misleading" and card.confidence == ""
+    said = "Changed by the service's reviewers from False to Misleading: The photo is from 2019."
+    assert said in card.notes
+    linked = apply_review(report, _review("true", "", "https://example.org/x"))
+    said = "Changed by the service's reviewers from False to True. (https://example.org/x)"
+    assert said in report_card("c1", linked, "", None, "").notes
+    confirmed = report_card("c1", apply_review(report, _review("false")), "", None, "")
+    assert confirmed.verdict == "false" and confirmed.confidence == "87%"
+    assert "Reviewed by the service's reviewers." in confirmed.notes
+    unproven = apply_review(report, _review("unproven"))
+    assert unproven.lean is not None and unproven.lean.outcome == "false"
+    assert apply_review(report, None) is report
+    outcome = Outcome("c1", report)
+    assert not any("moderator" in note for note in verdict_card(outcome).notes)
+
+
+def test_the_report_page_shows_the_review_not_as_a_failure(tmp_path: Path) -> None:
+    db = open_database(tmp_path / "zofia.db")
+    store = CheckStore(db, clock=Clock())
+    row = stored_check(store, full_report("false"))
+    store.reviews.add(row.id, reviewer="m", platform="cli", verdict="true", note="Retracted.")
+    found = store.report_for(row.id)
+    assert found is not None
+    page = report_page(*found)
+    assert page.verdict == "true"
+    assert "Changed by the service's reviewers from False to True: Retracted." in page.notes
+    assert not any("moderator" in line for line in page.failures)
+    db.close()
+
+
+def test_the_json_route_keeps_a_reviews_link_and_its_mark_whole(tmp_path: Path) -> None:
+    """The public JSON takes backends' addresses out of notes, but a review in force is a
+    field of its own: its link is the reviewer's, and it stays whole."""
+    from bots.web.app import public_json
+    from zofia_engine.report import Report
+
+    db = open_database(tmp_path / "zofia.db")
+    store = CheckStore(db, clock=Clock())
+    row = stored_check(store, full_report("false"))
+    link = "https://example.org/minutes"
+    store.reviews.add(row.id, reviewer="m", platform="cli", verdict="true", link=link)
+    found = store.report_for(row.id)
+    assert found is not None
+    served = public_json(found[1])
+    assert served["review"]["link"] == link and served["review"]["machine"] == "false"
+    assert Report.model_validate(served).review == found[1].review
+    db.close()
+
+
+def test_zofia_review_from_the_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
+    db = open_database(tmp_path / "zofia.db")
+    row = stored_check(CheckStore(db), full_report("false"))
+    db.close()
+
+    def run(*args: str) -> Any:
+        return CliRunner().invoke(main, list(args))
+
+    done = run("review", row.id, "--verdict", "misleading", "--note", "Old photo.")
+    assert done.exit_code == 0, done.output
+    assert f"check {row.id}: false changed to misleading" in done.output
+    shown = run("show", row.id)
+    assert shown.exit_code == 0, shown.output
+    said = " ".join(shown.output.split())
+    assert "Changed by the service's reviewers from False to Misleading: Old photo." in said
+    assert "moderator review:" not in said  # the raw mark is not printed as a failure
+
+    assert run("review", row.id, "--verdict", "scam").exit_code == 2
+    missing = run("review", "no-such-id", "--verdict", "true")
+    assert missing.exit_code == 1 and "no check with id no-such-id" in missing.output
+    long = run("review", row.id, "--verdict", "true", "--note", "x" * 400)
+    assert long.exit_code == 1 and "at most 300" in long.output
+
+    db = open_database(tmp_path / "zofia.db")
+    trail = CheckStore(db).reviews.history(row.id)
+    db.close()
+    assert [r.to_verdict for r in trail] == ["misleading"]
+    assert trail[0].platform == "cli" and trail[0].reviewer != "operator"
+
+
+def test_reviewed_checks_export_as_an_evaluation_dataset(db: StoreDatabase) -> None:
+    store = CheckStore(db, clock=Clock())
+    changed = stored_check(store, full_report("unproven"), text=f"{POST} (1)")
+    stored_check(store, full_report("true"), text=f"{POST} (2)")  # never reviewed
+    left_unproven = stored_check(store, full_report("false"), text=f"{POST} (3)")
+    for verdict in ("true", "false"):  # the newest review is the one in force
+        store.reviews.add(
+            changed.id, reviewer="m", platform="cli", verdict=verdict, note="Minutes."
+        )
+    store.reviews.add(left_unproven.id, reviewer="m", platform="cli", verdict="unproven")
+    rows = {row["id"]: row for row in store.reports.reviewed()}
+    assert set(rows) == {changed.id, left_unproven.id}
+    assert rows[changed.id]["label"] == "false" and rows[changed.id]["machine"] == "unproven"
+    assert rows[changed.id]["text"] == f"{POST} (1)" and rows[changed.id]["note"] == "Minutes."
+
+
+def test_zofia_export_reviewed_is_a_dataset_zofia_eval_reads(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
+    monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
+    db = open_database(tmp_path / "zofia.db")
+    store = CheckStore(db)
+    rows = [stored_check(store, full_report("false"), text=f"{POST} ({n})") for n in range(3)]
+    store.reviews.add(rows[0].id, reviewer="m", platform="cli", verdict="misleading")
+    store.reviews.add(rows[1].id, reviewer="m", platform="cli", verdict="false")
+    store.reviews.add(rows[2].id, reviewer="m", platform="cli", verdict="unproven")
+    db.close()
+    out = tmp_path / "reviewed.jsonl"
+    done = CliRunner().invoke(main, ["export", "--jsonl", "--reviewed", "--output", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "left out 1 reviewed checks" in done.output and "wrote 2 checks" in done.output
+    assert "full text of the posts" in done.output  # the warning, on stderr
+    items, mapping = load_items(out)
+    assert mapping.name == "verdicts"
+    # An item's id is an HMAC of its check's, never the id: that is a report page's key.
+    secret = open_store(settings_from(None).storage)[1]
+    assert [(i.id, i.gold) for i in items] == [
+        (item_id(secret, rows[0].id), "misleading"),
+        (item_id(secret, rows[1].id), "false"),
+    ]
+    assert not any(row.id in out.read_text() for row in rows)
+    assert mapping.predicted("misleading") == "misleading"
