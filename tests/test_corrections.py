@@ -64,9 +64,9 @@ from storage import shown_cards
 from storage.database import open_database
 from storage.errors import StorageError
 from storage.keys import hash_chat
-from storage.migrations import migrate
 from storage.retention import purge_content
 from storage.rows import to_iso
+from storage.schema import migrate
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.post import Post
