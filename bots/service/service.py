@@ -94,6 +94,12 @@ class CheckService:
         self._deciding: dict[str, Turnstile] = {}
 
     @property
+    def queued(self) -> bool:
+        """The queued mode: the composition root gave the service a :class:`CardDelivery`
+        (``Settings.queued``), and worker processes run its checks."""
+        return self.delivery is not None
+
+    @property
     def window(self) -> dt.timedelta:
         return dt.timedelta(hours=self.settings.repeat_window_hours)
 
@@ -360,7 +366,14 @@ class CheckService:
             raise ValueError("reviews by a chat's moderators are off on this bot")
         chat = "" if everywhere else self.chats.chat_key(platform, chat_id)
         reviewer = self.chats.user_hash(platform, user_id)
-        add = partial(review_check, self.store, reviewer=reviewer, platform=platform, chat=chat)
+        add = partial(
+            review_check,
+            self.store,
+            reviewer=reviewer,
+            platform=platform,
+            chat=chat,
+            queued=self.queued,
+        )
         return await asyncio.to_thread(add, check_id, verdict=verdict, note=note, link=link)
 
     def _join(self, row: CheckRow, run: Run) -> CheckHandle:
