@@ -85,6 +85,7 @@ class CheckService:
         self.secret = secret
         self.clock = clock or store.clock
         self.delivery = delivery
+        self.queued = delivery is not None  # the mode the composition root decided
         self.chats = ChatOperations(store, secret)
         self.reviewers = Reviewers(settings.reviewers, secret)
         self.limits = RequestLimits(store, settings, token_reserve)
@@ -92,12 +93,6 @@ class CheckService:
         self.waiters = Waiters(store.checks)
         self.runs = LocalRuns(checker, store, self.repeats, self.waiters, settings)
         self._deciding: dict[str, Turnstile] = {}
-
-    @property
-    def queued(self) -> bool:
-        """The queued mode: the composition root gave the service a :class:`CardDelivery`
-        (``Settings.queued``), and worker processes run its checks."""
-        return self.delivery is not None
 
     @property
     def window(self) -> dt.timedelta:
@@ -366,15 +361,9 @@ class CheckService:
             raise ValueError("reviews by a chat's moderators are off on this bot")
         chat = "" if everywhere else self.chats.chat_key(platform, chat_id)
         reviewer = self.chats.user_hash(platform, user_id)
-        add = partial(
-            review_check,
-            self.store,
-            reviewer=reviewer,
-            platform=platform,
-            chat=chat,
-            queued=self.queued,
-        )
-        return await asyncio.to_thread(add, check_id, verdict=verdict, note=note, link=link)
+        add = partial(review_check, self.store, reviewer=reviewer, platform=platform, chat=chat)
+        review = partial(add, check_id, verdict=verdict, note=note, link=link, queued=self.queued)
+        return await asyncio.to_thread(review)
 
     def _join(self, row: CheckRow, run: Run) -> CheckHandle:
         """A handle for ``row`` that waits on ``run``, which another request started."""
