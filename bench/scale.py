@@ -293,9 +293,11 @@ async def one_round(
                 consumer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await consumer
-        rows = service.store.db.execute(
-            "SELECT id, created_at, started_at FROM checks WHERE started_at IS NOT NULL"
-        ).fetchall()
+        rows = (
+            service.store.postgres()
+            .execute("SELECT id, created_at, started_at FROM checks WHERE started_at IS NOT NULL")
+            .fetchall()
+        )
     finally:
         workers.stop()
         await service.aclose()

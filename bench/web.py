@@ -49,9 +49,8 @@ from lib.smoke import free_port, smoke_args  # noqa: E402
 
 from tests.factories import POST, full_report, stored_check  # noqa: E402
 
-from bots.app.settings import Settings  # noqa: E402
+from storage.database import open_database  # noqa: E402
 from storage.keys import new_check_id  # noqa: E402
-from storage.opening import open_store  # noqa: E402
 from storage.store import CheckStore  # noqa: E402
 
 SECRET = "bench-secret-0123456"
@@ -63,13 +62,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def fill(store: CheckStore, checks: int) -> list[str]:
-    """``checks`` done checks with full reports; their ids."""
+def fill(store: CheckStore, db: sqlite_utils.Database, checks: int) -> list[str]:
+    """``checks`` done checks with full reports, the store's ``db`` (an SQLite file the
+    bench opened) filled in bulk past the first few; their ids."""
     ids = [stored_check(store, full_report(v), text=f"{POST} ({v})").id for v in VERDICTS]
     reports = [full_report(v).model_dump_json() for v in VERDICTS]
     now = dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
-    assert isinstance(store.db, sqlite_utils.Database)  # a temporary SQLite file
-    conn = store.db.conn
+    conn = db.conn
     for start in range(len(ids), checks, 5_000):
         batch = [new_check_id() for _ in range(min(5_000, checks - start))]
         with conn:
@@ -89,7 +88,7 @@ def fill(store: CheckStore, checks: int) -> list[str]:
                 [(cid, VERDICTS[k % 4], reports[k % 4], now) for k, cid in enumerate(batch, start)],
             )
         ids += batch
-    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return ids
 
 
@@ -212,12 +211,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        settings = Settings.model_validate(
-            {"storage": {"path": str(folder / "bench.db"), "secret": SECRET}}
-        )
-        store, _ = open_store(settings.storage)
+        db = open_database(folder / "bench.db", secret=SECRET.encode())
+        store = CheckStore(db, secret=SECRET.encode())
         t = time.perf_counter()
-        ids = fill(store, args.checks)
+        ids = fill(store, db, args.checks)
         fill_s = time.perf_counter() - t
         store.close()
         db_mb = (folder / "bench.db").stat().st_size / 1e6

@@ -17,7 +17,7 @@ import platformdirs
 from sqlite_utils import Database
 
 from .errors import StorageError
-from .migrations import migrate
+from .schema import migrate
 from .settings import StorageSettings
 
 __all__ = ["default_database_path", "load_or_create_secret", "open_database"]

@@ -12,8 +12,8 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from .database import default_database_path, load_or_create_secret, open_database
-from .migrations import MIGRATIONS, applied_migrations, migrate
 from .postgres import PostgresDatabase
+from .schema import MIGRATIONS, applied_migrations, migrate
 from .settings import StorageSettings
 from .sql import StoreDatabase
 from .store import CheckStore

@@ -25,8 +25,9 @@ from .attempts import Attempts
 from .chat_records import ChatSettings, Feedback, SectionMarks
 from .checks import Checks
 from .deliveries import Deliveries
+from .errors import StorageError
 from .locked import LockedDatabase
-from .postgres import consistent, is_postgres
+from .postgres import PostgresDatabase, consistent, is_postgres
 from .reports import Reports
 from .retention import purge_content
 from .reviews import Reviews, Scope, apply_review
@@ -82,6 +83,28 @@ class CheckStore:
         parts write in it commits together, or not at all (a savepoint when nested)."""
         with self.database.write():
             yield
+
+    def ping(self) -> None:
+        """Read one row, as a health probe does.
+
+        Raises:
+            sqlite3.Error, psycopg.Error: the database cannot be read.
+        """
+        self.database.first("SELECT 1")
+
+    def postgres(self) -> PostgresDatabase:
+        """The store's PostgreSQL database, for the job queue that lives in it (its jobs
+        are deferred in the store's own transactions).
+
+        Raises:
+            StorageError: the store is on SQLite, which has no job queue.
+        """
+        if not is_postgres(self.db):
+            raise StorageError(
+                "the job queue lives in PostgreSQL, and this store is on SQLite:"
+                ' set [storage] url = "postgresql://…"'
+            )
+        return self.db
 
     def close(self) -> None:
         """Close the database, once no thread is in the middle of a call (the store's

@@ -68,7 +68,7 @@ async def delivering(
         )
 
         async def database() -> bool:
-            await asyncio.to_thread(service.store.db.execute, "SELECT 1")
+            await asyncio.to_thread(service.store.ping)
             return True
 
         async def taking_deliveries() -> bool:

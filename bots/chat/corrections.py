@@ -195,6 +195,7 @@ async def record_shown(
             private=private,
             token=token,
             token_expires=token_expires,
+            queued=calls.service.queued,
         )
     except Exception:
         log.warning("could not record the card of check %s", card.check_id, exc_info=True)

@@ -39,7 +39,8 @@ def review(check_id: str, verdict: str, note: str, link: str, config: Path | Non
     reaches the chats that were shown the card: the running bot edits it there and says
     so once.
     """
-    store, secret = open_store(settings_from(config).storage)
+    settings = settings_from(config)
+    store, secret = open_store(settings.storage)
     try:
         done = review_check(
             store,
@@ -49,6 +50,7 @@ def review(check_id: str, verdict: str, note: str, link: str, config: Path | Non
             verdict=verdict,
             note=note,
             link=link,
+            queued=settings.queued,
         )
     except CheckNotFoundError:
         raise click.ClickException(f"no check with id {check_id}") from None

@@ -63,8 +63,9 @@ async def _work(settings: Settings, concurrency: int) -> None:
     from zofia_engine.engine import Engine
 
     store, _ = open_store(settings.storage)
-    await asyncio.to_thread(ensure_schema, store.db)  # type: ignore[arg-type]
-    watch_queue_depth(lambda: queue_counts(store.db))  # type: ignore[arg-type]
+    queue_db = store.postgres()
+    await asyncio.to_thread(ensure_schema, queue_db)
+    watch_queue_depth(lambda: queue_counts(queue_db))
     async with Engine(settings) as engine:
         await engine.load()
         runner = CheckRunner(
@@ -86,7 +87,7 @@ async def _work(settings: Settings, concurrency: int) -> None:
             )
 
             async def database() -> bool:
-                await asyncio.to_thread(store.db.execute, "SELECT 1")
+                await asyncio.to_thread(store.ping)
                 return True
 
             async def taking_jobs() -> bool:

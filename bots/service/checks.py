@@ -85,6 +85,7 @@ class CheckService:
         self.secret = secret
         self.clock = clock or store.clock
         self.delivery = delivery
+        self.queued = delivery is not None  # the mode the composition root decided
         self.chats = ChatOperations(store, secret)
         self.reviewers = Reviewers(settings.reviewers, secret)
         self.limits = RequestLimits(store, settings, token_reserve)
@@ -361,7 +362,8 @@ class CheckService:
         chat = "" if everywhere else self.chats.chat_key(platform, chat_id)
         reviewer = self.chats.user_hash(platform, user_id)
         add = partial(review_check, self.store, reviewer=reviewer, platform=platform, chat=chat)
-        return await asyncio.to_thread(add, check_id, verdict=verdict, note=note, link=link)
+        review = partial(add, check_id, verdict=verdict, note=note, link=link, queued=self.queued)
+        return await asyncio.to_thread(review)
 
     def _join(self, row: CheckRow, run: Run) -> CheckHandle:
         """A handle for ``row`` that waits on ``run``, which another request started."""

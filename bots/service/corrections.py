@@ -3,9 +3,9 @@
 - :class:`Reviewers`: the reviewers named in ``[service] reviewers`` (``"telegram:123"``),
   kept only as HMACs of the platform and user id, as every id is.
 - :func:`review_check`: a review (:mod:`storage.reviews`) and, in the same transaction,
-  the cards it makes due (:mod:`storage.shown_cards`); on PostgreSQL (the queued mode)
-  a ``correct`` job is queued for each platform with cards due
-  (:mod:`bots.service.queue.corrections`). ``zofia review`` and the bots both come here.
+  the cards it makes due (:mod:`storage.shown_cards`); in the queued mode a ``correct``
+  job is queued for each platform with cards due (:mod:`bots.service.queue.corrections`).
+  ``zofia review`` and the bots both come here.
 - :func:`save_report`: a finished check's report; a recheck (``zofia check --recheck``)
   that came to another verdict makes due, in the same transaction, the cards of the
   earlier checks of its text, as a review does (the verdict in force:
@@ -17,6 +17,9 @@
 
 In the local mode (SQLite) the running bot finds due cards by polling the store
 (``bots.chat.corrections``): a review may come from ``zofia review`` in another process.
+The mode is not asked of the database here: each caller passes ``queued``, as the
+composition root decided it (``Settings.queued``; a service's is whether it was given a
+:class:`~bots.service.card_delivery.CardDelivery`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ import numpy as np
 import numpy.typing as npt
 
 from storage.keys import hash_user
-from storage.postgres import is_postgres
 from storage.reviews import Review
 from storage.shown_cards import InForce, ShownCard
 from storage.store import CheckStore
@@ -86,12 +88,12 @@ class ChatCorrection:
     everywhere: bool = True  # the service's reviewers (or a recheck); else the chat's own
 
 
-def _queue(store: CheckStore, due: dict[str, list[str]]) -> None:
+def _queue(store: CheckStore, due: dict[str, list[str]], *, queued: bool) -> None:
     """In the queued mode, the ``correct`` jobs of each original check with cards
     ``due`` (in the caller's transaction); in the local mode the bot's poll finds them."""
-    if due and is_postgres(store.db):
+    if due and queued:
         for original_id, platforms in due.items():
-            queue_corrections(store.db, original_id, platforms)
+            queue_corrections(store.postgres(), original_id, platforms)
 
 
 def review_check(
@@ -104,10 +106,12 @@ def review_check(
     note: str = "",
     link: str = "",
     chat: str = "",
+    queued: bool,
 ) -> Review:
     """Add a review (:meth:`storage.reviews.Reviews.add`, same arguments: ``chat`` the
     keyed chat it applies to, ``""`` for every chat) and make due the cards it changes
-    (only that chat's, for a chat's review), in one write transaction (blocking)."""
+    (only that chat's, for a chat's review), in one write transaction (blocking); in the
+    ``queued`` mode, with their ``correct`` jobs."""
     with store.write():
         review = store.reviews.add(
             check_id,
@@ -119,7 +123,7 @@ def review_check(
             chat=chat,
         )
         scope = None if review.everywhere else (review.platform, review.chat)
-        _queue(store, store.shown_cards.mark_due(review.check_id, scope))
+        _queue(store, store.shown_cards.mark_due(review.check_id, scope), queued=queued)
     return review
 
 
@@ -129,15 +133,16 @@ def save_report(
     report: Report,
     *,
     vector: npt.NDArray[np.float32] | None = None,
+    queued: bool,
 ) -> None:
     """Store a finished check's report (:meth:`storage.reports.Reports.save`, same
     arguments and errors) and, for a recheck, make due the cards of the earlier checks
-    of its text that now show another verdict, in one write transaction (blocking)."""
+    of its text that now show another verdict, in one write transaction (blocking); in
+    the ``queued`` mode, with their ``correct`` jobs."""
     with store.write():
         store.reports.save(check_id, report, vector=vector)
-        forced = store.db.execute("SELECT forced FROM checks WHERE id = ?", [check_id]).fetchone()
-        if forced is not None and forced[0]:
-            _queue(store, store.shown_cards.mark_due(check_id))
+        if store.checks.forced(check_id):
+            _queue(store, store.shown_cards.mark_due(check_id), queued=queued)
 
 
 def record_card(
@@ -151,9 +156,11 @@ def record_card(
     private: bool = False,
     token: str = "",
     token_expires: dt.datetime | None = None,
+    queued: bool,
 ) -> bool:
     """Record a card a bot showed (:meth:`storage.shown_cards.ShownCards.record`), and
-    queue its correction at once when it shows a verdict already changed (blocking).
+    make its correction due at once when it shows a verdict already changed, with its
+    ``correct`` job in the ``queued`` mode (blocking).
 
     Returns:
         Whether it was recorded (``False``: no such check).
@@ -170,7 +177,7 @@ def record_card(
             token_expires=token_expires,
         )
         if found is not None and found[1]:
-            _queue(store, {found[0]: [platform]})
+            _queue(store, {found[0]: [platform]}, queued=queued)
     return found is not None
 
 

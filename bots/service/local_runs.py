@@ -104,7 +104,10 @@ class LocalRuns:
                     vector = await self.repeats.vector(clean_post(post.text)[0])
                 report = await self.checker.check(post, on_progress=run.push)
             # A recheck that came to another verdict makes the older cards due with it.
-            await asyncio.to_thread(save_report, self.store, check_id, report, vector=vector)
+            # An engine run in this process is the local mode's (queued, workers run them).
+            await asyncio.to_thread(
+                save_report, self.store, check_id, report, vector=vector, queued=False
+            )
             self.repeats.add(check_id, vector)
             run.done.set_result(Outcome(check_id, report))
         except asyncio.CancelledError:

@@ -228,7 +228,7 @@ async def _check(request: web.Request) -> web.Response:
 
 async def _health(request: web.Request) -> web.Response:
     try:
-        await off_loop(lambda: request.app[_STORE].db.execute("SELECT 1").fetchone())
+        await off_loop(request.app[_STORE].ping)
     except (sqlite3.Error, psycopg.Error) as exc:
         log.warning("health check: the store is unreadable: %s", exc)
         return web.json_response({"status": "store unreadable"}, status=503)

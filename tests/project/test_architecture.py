@@ -222,3 +222,55 @@ def test_the_service_reads_a_post_and_the_bots_never_fetch_or_decode() -> None:
         if target.startswith(reading)
     )
     assert found == []
+
+
+# The benches' bulk loads below the store, on the store's own connection (rows copied in
+# tens of thousands, the rows its connection wrote counted): fixtures of a store
+# benchmark, not callers of the store. Each is the one place it says so.
+RAW_DATABASE_BENCHES = frozenset({"bench/store.py", "bench/lib/purge_fill.py"})
+
+
+def _named(node: ast.expr) -> str:
+    """The name an expression is known by: ``store``, ``self.store`` and
+    ``app[_STORE]`` are all "store"."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):
+        return _named(node.slice)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return ""
+
+
+def _database_leaks(path: Path) -> list[str]:
+    """Where ``path`` reads a store's raw database (``<store>.db``) or asks a database
+    which engine it is (``is_postgres(…)``)."""
+    where = str(path.relative_to(ROOT))
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        raw = (
+            isinstance(node, ast.Attribute)
+            and node.attr == "db"
+            and _named(node.value).lower().endswith("store")
+        )
+        asks = isinstance(node, ast.Call) and _named(node.func) == "is_postgres"
+        if raw or asks:
+            found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_raw_database_outside_storage() -> None:
+    """The bots and the benches use the store by its named methods (``store.ping()``,
+    ``store.postgres()`` for the job queue, ``store.checks.forced(…)`` …), never its raw
+    ``store.db``; and none asks a database its engine: the deployment's mode is
+    ``Settings.queued``, passed down from the composition root."""
+    leaks = [
+        leak
+        for folder in ("bots", "bench")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if str(path.relative_to(ROOT)) not in RAW_DATABASE_BENCHES
+        for leak in _database_leaks(path)
+    ]
+    assert leaks == []

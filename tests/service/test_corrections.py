@@ -65,9 +65,9 @@ from storage import shown_cards
 from storage.database import open_database
 from storage.errors import StorageError
 from storage.keys import hash_chat
-from storage.migrations import migrate
 from storage.retention import purge_content
 from storage.rows import to_iso
+from storage.schema import migrate
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.post import Post
@@ -104,18 +104,26 @@ def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase)
     original = stored_check(store, full_report("unproven")).id
     repeat = _repeat(store, original)
     shown = {"verdict": "unproven"}
-    assert record_card(store, original, platform="telegram", chat="-100", message="7", **shown)
-    assert record_card(store, repeat, platform="telegram", chat="42", message="3", **shown)
-    assert record_card(store, repeat, platform="discord", chat="700", message="", **shown)
+    assert record_card(
+        store, original, platform="telegram", chat="-100", message="7", **shown, queued=False
+    )
+    assert record_card(
+        store, repeat, platform="telegram", chat="42", message="3", **shown, queued=False
+    )
+    assert record_card(
+        store, repeat, platform="discord", chat="700", message="", **shown, queued=False
+    )
     assert not record_card(
-        store, "no-such-check", platform="telegram", chat="1", message="", **shown
+        store, "no-such-check", platform="telegram", chat="1", message="", **shown, queued=False
     )
     assert store.shown_cards.due_checks("telegram", limit=10) == []
 
     # A confirmation changes nothing shown; a change makes every card due, per platform.
-    review_check(store, repeat, reviewer="m", platform="cli", verdict="unproven")
+    review_check(store, repeat, reviewer="m", platform="cli", verdict="unproven", queued=False)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
-    review_check(store, repeat, reviewer="m", platform="cli", verdict="false", note=NOTE)
+    review_check(
+        store, repeat, reviewer="m", platform="cli", verdict="false", note=NOTE, queued=False
+    )
     assert store.shown_cards.due_checks("telegram", limit=10) == [original]
     assert store.shown_cards.due_checks("discord", limit=10) == [original]
     chats = due_chats(store, original, "telegram")
@@ -130,7 +138,7 @@ def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase)
     assert [c.chat for c in due_chats(store, original, "telegram")] == ["42"]
     # The change undone before the others were told: nothing left to tell them, but
     # the chat told of the change is due its reversal.
-    review_check(store, original, reviewer="m", platform="cli", verdict="unproven")
+    review_check(store, original, reviewer="m", platform="cli", verdict="unproven", queued=False)
     assert due_chats(store, original, "discord") == []
     assert store.shown_cards.due_checks("telegram", limit=10) == [original]
     (back,) = due_chats(store, original, "telegram")
@@ -140,10 +148,20 @@ def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase)
 def test_a_card_shown_after_a_change_it_missed_is_due_at_once(db: StoreDatabase) -> None:
     store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("true")).id
-    review_check(store, original, reviewer="m", platform="cli", verdict="misleading")
+    review_check(store, original, reviewer="m", platform="cli", verdict="misleading", queued=False)
     # A card made before the review, recorded after it (a deliver job on its way).
-    record_card(store, original, platform="telegram", chat="5", message="9", verdict="true")
-    record_card(store, original, platform="telegram", chat="6", message="9", verdict="misleading")
+    record_card(
+        store, original, platform="telegram", chat="5", message="9", verdict="true", queued=False
+    )
+    record_card(
+        store,
+        original,
+        platform="telegram",
+        chat="6",
+        message="9",
+        verdict="misleading",
+        queued=False,
+    )
     assert [c.chat for c in due_chats(store, original, "telegram")] == ["5"]
 
 
@@ -155,8 +173,10 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
     clock = Clock()
     store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("false")).id
-    record_card(store, original, platform="telegram", chat="5", message="9", verdict="false")
-    review_check(store, original, reviewer="m", platform="cli", verdict="true")
+    record_card(
+        store, original, platform="telegram", chat="5", message="9", verdict="false", queued=False
+    )
+    review_check(store, original, reviewer="m", platform="cli", verdict="true", queued=False)
     for minutes in (0, 1, 2, 4):  # the outage: every try fails, waiting 1, 2, 4, 8 min
         clock.advance(minutes=minutes)
         (chat,) = due_chats(store, original, "telegram")
@@ -167,7 +187,7 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
     store.shown_cards.corrected(list(chat.cards), chat.verdict)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
     # Another change, and a platform that stays down: given up a day after it fell due.
-    review_check(store, original, reviewer="m2", platform="cli", verdict="false")
+    review_check(store, original, reviewer="m2", platform="cli", verdict="false", queued=False)
     given_up = False
     for _ in range(40):
         cards = store.shown_cards.due(original, "telegram")
@@ -179,7 +199,7 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
     assert given_up and clock.now - dt.timedelta(days=1) >= T0
     # A permanent refusal (the chat is gone) gives up at once; the card's verdict is the
     # one it still shows.
-    review_check(store, original, reviewer="m3", platform="cli", verdict="true")
+    review_check(store, original, reviewer="m3", platform="cli", verdict="true", queued=False)
     store.shown_cards.gave_up(store.shown_cards.due(original, "telegram"))
     assert store.shown_cards.due_checks("telegram", limit=10) == []
     assert store.database.rows("SELECT verdict FROM shown_cards") == [("true",)]
@@ -188,10 +208,12 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
 def test_a_later_change_is_never_cleared_by_an_earlier_ones_sends(db: StoreDatabase) -> None:
     store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("false")).id
-    record_card(store, original, platform="telegram", chat="5", message="9", verdict="false")
-    review_check(store, original, reviewer="m", platform="cli", verdict="true")
+    record_card(
+        store, original, platform="telegram", chat="5", message="9", verdict="false", queued=False
+    )
+    review_check(store, original, reviewer="m", platform="cli", verdict="true", queued=False)
     (first,) = due_chats(store, original, "telegram")  # being sent…
-    review_check(store, original, reviewer="m2", platform="cli", verdict="misleading")
+    review_check(store, original, reviewer="m2", platform="cli", verdict="misleading", queued=False)
     store.shown_cards.corrected(list(first.cards), first.verdict)  # …the first change lands
     (second,) = due_chats(store, original, "telegram")  # the second is still due
     assert (second.shown, second.verdict) == ("true", "misleading")
@@ -222,7 +244,7 @@ def test_the_raw_ids_stored_before_are_sealed_by_the_migration(tmp_path: Path) -
     assert "7123456789" not in repr(db.execute("SELECT * FROM shown_cards").fetchall())
     assert "7123456789" not in repr(db.execute("SELECT * FROM deliveries").fetchall())
     assert store.shown_cards.shown_in(check.id, "telegram", "7123456789")
-    review_check(store, check.id, reviewer="m", platform="cli", verdict="false")
+    review_check(store, check.id, reviewer="m", platform="cli", verdict="false", queued=False)
     (shown,) = store.shown_cards.due(check.id, "telegram")
     assert (shown.chat, shown.message, shown.token) == ("7123456789", "5", "t0k")
     claim = store.deliveries.claim(check.id)
@@ -237,7 +259,7 @@ def test_the_purge_takes_the_records_and_expired_tokens_go(db: StoreDatabase) ->
     expires = clock.now + dt.timedelta(minutes=15)
     record_card(
         store, original, platform="discord", chat="7", message="", verdict="false", token="t0k",
-        token_expires=expires,
+        token_expires=expires, queued=False,
     )  # fmt: skip
     clock.advance(minutes=16)
     assert store.shown_cards.forget_tokens(clock.now) == 1
@@ -295,17 +317,21 @@ def test_a_recheck_with_another_verdict_makes_the_older_cards_due(db: StoreDatab
     repeat, again = _repeat(store, original), _repeat(store, original)
     other = stored_check(store, full_report("unproven"), text="The harbour opens in May.").id
     shown = {"verdict": "unproven"}
-    record_card(store, older, platform="telegram", chat="5", message="1", **shown)
-    record_card(store, original, platform="telegram", chat="-100", message="7", **shown)
-    record_card(store, again, platform="telegram", chat="-100", message="8", **shown)  # asked twice
-    record_card(store, repeat, platform="telegram", chat="42", message="3", **shown)
-    record_card(store, repeat, platform="discord", chat="700", message="", **shown)
-    record_card(store, other, platform="telegram", chat="-100", message="9", **shown)
+    record_card(store, older, platform="telegram", chat="5", message="1", **shown, queued=False)
+    record_card(
+        store, original, platform="telegram", chat="-100", message="7", **shown, queued=False
+    )
+    record_card(
+        store, again, platform="telegram", chat="-100", message="8", **shown, queued=False
+    )  # asked twice
+    record_card(store, repeat, platform="telegram", chat="42", message="3", **shown, queued=False)
+    record_card(store, repeat, platform="discord", chat="700", message="", **shown, queued=False)
+    record_card(store, other, platform="telegram", chat="-100", message="9", **shown, queued=False)
     clock.advance(hours=2)
     recheck = _recheck(store, original)
     assert store.shown_cards.due_checks("telegram", limit=10) == []  # not finished yet
 
-    save_report(store, recheck, full_report("false"))
+    save_report(store, recheck, full_report("false"), queued=False)
     assert store.shown_cards.due_checks("telegram", limit=10) == sorted([older, original])
     assert store.shown_cards.due_checks("discord", limit=10) == [original]
     chats = due_chats(store, original, "telegram")
@@ -332,12 +358,22 @@ def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) ->
     clock = Clock()
     store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
-    record_card(store, original, platform="telegram", chat="5", message="1", verdict="unproven")
+    record_card(
+        store,
+        original,
+        platform="telegram",
+        chat="5",
+        message="1",
+        verdict="unproven",
+        queued=False,
+    )
     repeat = _repeat(store, original)
-    record_card(store, repeat, platform="discord", chat="7", message="", verdict="unproven")
+    record_card(
+        store, repeat, platform="discord", chat="7", message="", verdict="unproven", queued=False
+    )
     clock.advance(hours=2)
     recheck = _recheck(store, original)
-    save_report(store, recheck, full_report("unproven"))
+    save_report(store, recheck, full_report("unproven"), queued=False)
     assert store.shown_cards.in_force(original) == "unproven"
     assert store.shown_cards.due_checks("telegram", limit=10) == []
     assert store.shown_cards.due_checks("discord", limit=10) == []
@@ -348,16 +384,26 @@ def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> Non
     clock = Clock()
     store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
-    record_card(store, original, platform="telegram", chat="5", message="1", verdict="unproven")
+    record_card(
+        store,
+        original,
+        platform="telegram",
+        chat="5",
+        message="1",
+        verdict="unproven",
+        queued=False,
+    )
     clock.advance(hours=2)
     recheck = _recheck(store, original)
-    save_report(store, recheck, full_report("false"))
+    save_report(store, recheck, full_report("false"), queued=False)
     (chat,) = due_chats(store, original, "telegram")
     store.shown_cards.corrected(list(chat.cards), chat.verdict)
 
     # A later review of the recheck: its verdict reaches the older cards too.
     clock.advance(minutes=5)
-    review_check(store, recheck, reviewer="m", platform="cli", verdict="misleading", note=NOTE)
+    review_check(
+        store, recheck, reviewer="m", platform="cli", verdict="misleading", note=NOTE, queued=False
+    )
     assert store.shown_cards.due_checks("telegram", limit=10) == [original]
     (chat,) = due_chats(store, original, "telegram")
     assert _said(chat) == ("5", 1, "false", "misleading", NOTE, recheck, False)
@@ -365,13 +411,15 @@ def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> Non
 
     # A review of the older check itself is its cards' word, the recheck's aside...
     clock.advance(minutes=5)
-    review_check(store, original, reviewer="m", platform="cli", verdict="true", note="Sourced.")
+    review_check(
+        store, original, reviewer="m", platform="cli", verdict="true", note="Sourced.", queued=False
+    )
     (chat,) = due_chats(store, original, "telegram")
     assert _said(chat) == ("5", 1, "misleading", "true", "Sourced.", original, False)
     store.shown_cards.corrected(list(chat.cards), chat.verdict)
     # ...and a recheck after it changes nothing a moderator decided.
     clock.advance(minutes=5)
-    save_report(store, _recheck(store, original), full_report("false"))
+    save_report(store, _recheck(store, original), full_report("false"), queued=False)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
 
 
@@ -524,7 +572,13 @@ async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
         peer.gone.add(CAROL["id"])
         before = len(peer.calls)
         await asyncio.to_thread(
-            review_check, store, original, reviewer="op", platform="cli", verdict="false"
+            review_check,
+            store,
+            original,
+            reviewer="op",
+            platform="cli",
+            verdict="false",
+            queued=False,
         )
         await peer.wait_for(lambda: _updates(peer, ANN["id"]))
         await PollRounds(store).passed(4)  # a backoff of 50 ms would have retried by now
@@ -581,6 +635,7 @@ async def test_raw_chat_ids_are_sealed_at_rest_and_corrections_still_arrive(
             reviewer="op",
             platform="cli",
             verdict="false",
+            queued=False,
         )
         await peer.wait_for(lambda: all(_updates(peer, chat) for chat in cards))
         await PollRounds(store).passed(2)

@@ -12,6 +12,7 @@ import json
 import re
 import sqlite3
 import stat
+import sys
 import threading
 import time
 import tracemalloc
@@ -27,6 +28,7 @@ from tests.peers.fixtures.store_fixtures import T0, Clock
 
 import storage
 import storage.postgres as postgres_module
+import storage.schema
 import storage.vectors as vectors_module
 from storage import (
     MIGRATIONS,
@@ -298,6 +300,18 @@ def test_a_new_file_gets_every_table_wal_and_foreign_keys(tmp_path: Path) -> Non
     assert applied_migrations(again) == ALL_MIGRATIONS
     assert CheckStore(again).integrity_ok()
     again.close()
+
+
+def test_each_migration_is_one_module_named_as_it_is_recorded() -> None:
+    """storage/schema/ holds one module per migration, named as ``_migrations`` records
+    it, each saying what it changes; the runner lists them all, in their order."""
+    folder = Path(storage.schema.__file__).parent
+    modules = sorted(path.stem for path in folder.glob("m[0-9][0-9][0-9]_*.py"))
+    assert modules == ALL_MIGRATIONS == [name for name, _ in MIGRATIONS]
+    for name, apply in MIGRATIONS:
+        module = sys.modules[apply.__module__]
+        assert module.__name__ == f"storage.schema.{name}"
+        assert module.__doc__ and module.__doc__.startswith(f"Migration {name[:4]}: ")
 
 
 def test_an_older_database_is_upgraded_with_its_rows_intact(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ import datetime as dt
 import logging
 from typing import Any
 
-from storage.postgres import PostgresDatabase
 from storage.store import CheckStore
 from zofia_engine.post import ProgressEvent
 
@@ -78,13 +77,11 @@ class QueuedDelivery:
         store: the store, on PostgreSQL.
 
     Raises:
-        TypeError: the store is not on PostgreSQL.
+        StorageError: the store is on SQLite.
     """
 
     def __init__(self, store: CheckStore) -> None:
-        db = store.db
-        if not isinstance(db, PostgresDatabase):
-            raise TypeError("a queued check service needs the store on PostgreSQL")
+        db = store.postgres()
         self.store = store
         self.db = db
         self._runs: dict[str, Run] = {}

@@ -101,6 +101,9 @@ class CheckRunner:
         store: the store, on PostgreSQL.
         encoder: the engine's sentence encoder (the post vector for near repeats).
         deliver_delay: how long after a check ends its cards are posted.
+
+    Raises:
+        StorageError: the store is on SQLite.
     """
 
     def __init__(
@@ -111,11 +114,9 @@ class CheckRunner:
         *,
         deliver_delay: dt.timedelta = dt.timedelta(seconds=1),
     ) -> None:
-        if not isinstance(store.db, PostgresDatabase):
-            raise TypeError("check jobs need the store on PostgreSQL")
         self.checker = checker
         self.store = store
-        self.db: PostgresDatabase = store.db
+        self.db = store.postgres()
         self.encoder = encoder
         self.deliver_delay = deliver_delay
         # Progress events go out in order, off the event loop.
@@ -172,7 +173,9 @@ class CheckRunner:
             return f"{type(exc).__name__}: {exc}"
         try:
             # A recheck that came to another verdict queues the older cards' corrections.
-            await asyncio.to_thread(save_report, self.store, check_id, report, vector=vector)
+            await asyncio.to_thread(
+                save_report, self.store, check_id, report, vector=vector, queued=True
+            )
         except StorageError:  # another run of this job saved first: one report, theirs
             log.info("check %s already had its report", check_id)
         except (ValueError, TypeError, psycopg.IntegrityError) as exc:  # never saveable
@@ -201,13 +204,14 @@ class CheckRunner:
         self._publisher.shutdown(wait=True)
 
 
-def _retry_stalled(app: App, settings: QueueSettings, store: CheckStore) -> None:
+def _retry_stalled(
+    app: App, settings: QueueSettings, store: CheckStore, db: PostgresDatabase
+) -> None:
     """Register the periodic job that puts back jobs whose worker went silent, and ends
     the checks no job will end any more (once)."""
     if RETRY_STALLED_TASK in app.tasks:
         return
     every = max(1, round(settings.heartbeat_s))
-    db = store.db
 
     @app.periodic(cron=f"* * * * * */{every}")
     @app.task(name=RETRY_STALLED_TASK, queue=MAINTENANCE_QUEUE, queueing_lock="retry-stalled")
@@ -219,8 +223,7 @@ def _retry_stalled(app: App, settings: QueueSettings, store: CheckStore) -> None
                 log.warning("job %s (%s) was stalled: queued again", job.id, job.task_name)
             except ConnectorException:  # moved on meanwhile, or its twin already waits
                 log.info("stalled job %s not retried", job.id, exc_info=True)
-        if isinstance(db, PostgresDatabase):
-            await asyncio.to_thread(sweep_unfinished, store, db, older_than=ending.UNFINISHED_AFTER)
+        await asyncio.to_thread(sweep_unfinished, store, db, older_than=ending.UNFINISHED_AFTER)
 
 
 def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings) -> None:
@@ -254,7 +257,7 @@ def register_check_tasks(app: App, runner: CheckRunner, settings: QueueSettings)
             await _give_up(runner, check_id, reason)
             raise
 
-    _retry_stalled(app, settings, runner.store)
+    _retry_stalled(app, settings, runner.store, runner.db)
 
 
 async def _give_up(runner: CheckRunner, check_id: str, reason: str) -> None:
@@ -280,7 +283,12 @@ async def _give_up(runner: CheckRunner, check_id: str, reason: str) -> None:
 def register_deliver_task(
     app: App, store: CheckStore, platform: str, post_card: PostCard, settings: QueueSettings
 ) -> None:
-    """The jobs a bot process takes: its platform's deliveries, and the stalled-job sweep."""
+    """The jobs a bot process takes: its platform's deliveries, and the stalled-job sweep.
+
+    Raises:
+        StorageError: the store is on SQLite.
+    """
+    db = store.postgres()
     deliveries = store.deliveries
 
     @app.task(
@@ -312,7 +320,7 @@ def register_deliver_task(
             log.warning("delivery of %s was taken over by another replica", check_id)
         metrics.DELIVERIES.labels(platform=platform).inc()
 
-    _retry_stalled(app, settings, store)
+    _retry_stalled(app, settings, store, db)
 
 
 async def run_jobs(

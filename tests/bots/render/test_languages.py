@@ -433,10 +433,24 @@ async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_fren
         store = CheckStore(database, secret=b"k" * 32)
         check = stored_check(store, full_report("unproven"), language="French")
         record_card(
-            store, check.id, platform="telegram", chat="42", message="7", verdict="unproven"
+            store,
+            check.id,
+            platform="telegram",
+            chat="42",
+            message="7",
+            verdict="unproven",
+            queued=False,
         )
         note = "Le procès-verbal du conseil ne montre aucun vote."
-        review_check(store, check.id, reviewer="r", platform="telegram", verdict="false", note=note)
+        review_check(
+            store,
+            check.id,
+            reviewer="r",
+            platform="telegram",
+            verdict="false",
+            note=note,
+            queued=False,
+        )
         told: list[Notice] = []
 
         async def send(notice: Notice) -> None:

@@ -185,6 +185,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         verdict="false",
         note=REVIEW_NOTE,
         link=REVIEW_LINK,
+        queued=False,
     )
     checks["reviewed"] = (reviewed_id, reviewed)
     arabic = _arabic_report()

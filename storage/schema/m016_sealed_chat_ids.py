@@ -1,16 +1,21 @@
-"""The schema's step m016: raw chat ids sealed at rest (:mod:`storage.sealing`).
+"""Migration m016: raw chat ids sealed at rest (:mod:`storage.sealing`).
 
-Kept apart from the other ``schema_*`` modules only so that each stays short;
-:mod:`storage.migrations` lists every step in order.
+A correction or a delivery needs the platform's raw chat id, which the rest of the
+store keeps only as a keyed hash; a copy of the database should not give it away.
+Where a card was shown keeps its raw chat id and its interaction token sealed (Fernet,
+with a key from the store's secret), and ``shown_cards.chat_hash``, the chat's keyed
+hash, to be found by; the unique place of a card is keyed by it. A delivery's target
+(its raw ids) is sealed too. The rows written before this step are sealed here, which
+needs the secret when there are any.
 """
 
 from __future__ import annotations
 
-from .errors import StorageError
-from .sealing import Sealer
-from .sql import StoreDatabase, first_row
+from ..errors import StorageError
+from ..sealing import Sealer
+from ..sql import StoreDatabase, first_row
 
-__all__ = ["m016_sealed_chat_ids"]
+__all__ = ["apply"]
 
 _HAS_RAW_IDS = (
     "SELECT EXISTS (SELECT 1 FROM shown_cards)"
@@ -18,11 +23,8 @@ _HAS_RAW_IDS = (
 )
 
 
-def m016_sealed_chat_ids(db: StoreDatabase, secret: bytes | None) -> None:
-    """Where a card was shown keeps its raw chat id and its interaction token sealed,
-    and ``shown_cards.chat_hash``, the chat's keyed hash, to be found by; the unique
-    place of a card is keyed by it. A delivery's target (its raw ids) is sealed too.
-    The rows written before this step are sealed here.
+def apply(db: StoreDatabase, secret: bytes | None) -> None:
+    """Seal the stored raw ids with ``secret`` and key the cards by their chat's hash.
 
     Raises:
         StorageError: the store holds raw ids and no secret was given.

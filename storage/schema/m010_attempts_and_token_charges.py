@@ -1,21 +1,21 @@
-"""The schema's step m010: what the shares of the limits count.
+"""Migration m010: what the shares of the limits count.
 
-Kept apart from :mod:`storage.schema_steps` (m001 to m009) only so that both stay
-short; :mod:`storage.migrations` lists every step in order.
+Requests as the limits count them: ``attempts``, one row per admitted request (who
+asked, in which chat, when it began and ended; :mod:`storage.attempts`), indexed by
+requester and by chat for the per-user and per-chat shares. And each check's charge on
+the day's token budget: ``checks.tokens``, reserved when its engine run is written and
+set to its real count once its report is stored. Checks stored before (repeats aside,
+which ran no engine) get their reports' counts, so the day's budget counts them too.
 """
 
 from __future__ import annotations
 
-from .sql import StoreDatabase
+from ..sql import StoreDatabase
 
-__all__ = ["m010_attempts_and_token_charges"]
+__all__ = ["apply"]
 
 
-def m010_attempts_and_token_charges(db: StoreDatabase, secret: bytes | None) -> None:
-    """Requests as the limits count them (``attempts``: one row per admitted request, see
-    :mod:`storage.attempts`), and each check's charge on the day's token budget
-    (``checks.tokens``: reserved when its engine run is written, its real count once its
-    report is stored). Checks stored before have their reports' counts."""
+def apply(db: StoreDatabase, secret: bytes | None) -> None:
     db.execute(
         """
         CREATE TABLE attempts (

@@ -1,35 +1,32 @@
-"""The schema, as an ordered list of named migrations.
+"""The schema, as an ordered list of named migrations: one module each.
 
-Each migration runs in its own write transaction together with the row that
-records it in ``_migrations``; a migration that raises leaves no trace and
-stays pending. Migrations are only ever appended: a released one never
-changes, so any older database reaches the current schema by running the
-ones it lacks, in order.
+``m001_initial`` … ``m017_api_keys`` each say what they change and why, and apply it
+(``apply(db, secret)``); :data:`MIGRATIONS` here lists them in order, and
+:func:`migrate` applies the pending ones; :mod:`storage.schema.shared` holds what
+several of them use. A new migration is a new module, appended to the list.
 
-The same list builds a PostgreSQL store (:mod:`storage.postgres` rewrites the
-column types SQLite names differently). There, ``checks``, ``post_vectors`` and
-``_migrations`` also get an identity column named ``rowid``, SQLite's implicit
-one, so that insertion order reads alike; and the data rewrites of m004 and m005
-have nothing to rewrite, since a PostgreSQL store starts at this version.
+Each migration runs in its own write transaction together with the row that records
+its name (its module's) in ``_migrations``; a migration that raises leaves no trace
+and stays pending. Migrations are only ever appended: a released one never changes,
+nor does the name recorded for it, so any older database reaches the current schema by
+running the ones it lacks, in order.
+
+The same list builds a PostgreSQL store (:mod:`storage.postgres` rewrites the column
+types SQLite names differently). There, ``checks``, ``post_vectors``, ``reviews``,
+``shown_cards`` and ``_migrations`` also get an identity column named ``rowid``,
+SQLite's implicit one, so that insertion order reads alike; and the data rewrites of
+m004 and m005 have nothing to rewrite, since a PostgreSQL store starts at this version.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 
-from .errors import StorageError
-from .postgres import is_postgres
-from .schema_api import m017_api_keys
-from .schema_cards import m011_shown_cards
-from .schema_reviews import (
-    m013_review_scope_and_retries,
-    m014_follow_up_charges,
-    m015_purgeable_review_notes,
-)
-from .schema_sealing import m016_sealed_chat_ids
-from .schema_shares import m010_attempts_and_token_charges
-from .schema_steps import (
+from ..errors import StorageError
+from ..postgres import is_postgres
+from ..sql import StoreDatabase
+from ..transaction import write_transaction
+from . import (
     m001_initial,
     m002_post_vectors,
     m003_check_language,
@@ -39,33 +36,38 @@ from .schema_steps import (
     m007_evidence_sources,
     m008_deliveries,
     m009_reviews,
+    m010_attempts_and_token_charges,
+    m011_shown_cards,
+    m012_checks_by_time,
+    m013_review_scope_and_retries,
+    m014_follow_up_charges,
+    m015_purgeable_review_notes,
+    m016_sealed_chat_ids,
+    m017_api_keys,
 )
-from .schema_windows import m012_checks_by_time
-from .sql import StoreDatabase
-from .transaction import write_transaction
+from .shared import Migration
 
 __all__ = ["MIGRATIONS", "applied_migrations", "migrate"]
 
-Migration = Callable[[StoreDatabase, bytes | None], None]
-
+# Each name is the one recorded in databases: never renamed (its module is named alike).
 MIGRATIONS: list[tuple[str, Migration]] = [
-    ("m001_initial", m001_initial),
-    ("m002_post_vectors", m002_post_vectors),
-    ("m003_check_language", m003_check_language),
-    ("m004_keyed_chats_and_texts", m004_keyed_chats_and_texts),
-    ("m005_section_marks", m005_section_marks),
-    ("m006_four_outcomes", m006_four_outcomes),
-    ("m007_evidence_sources", m007_evidence_sources),
-    ("m008_deliveries", m008_deliveries),
-    ("m009_reviews", m009_reviews),
-    ("m010_attempts_and_token_charges", m010_attempts_and_token_charges),
-    ("m011_shown_cards", m011_shown_cards),
-    ("m012_checks_by_time", m012_checks_by_time),
-    ("m013_review_scope_and_retries", m013_review_scope_and_retries),
-    ("m014_follow_up_charges", m014_follow_up_charges),
-    ("m015_purgeable_review_notes", m015_purgeable_review_notes),
-    ("m016_sealed_chat_ids", m016_sealed_chat_ids),
-    ("m017_api_keys", m017_api_keys),
+    ("m001_initial", m001_initial.apply),
+    ("m002_post_vectors", m002_post_vectors.apply),
+    ("m003_check_language", m003_check_language.apply),
+    ("m004_keyed_chats_and_texts", m004_keyed_chats_and_texts.apply),
+    ("m005_section_marks", m005_section_marks.apply),
+    ("m006_four_outcomes", m006_four_outcomes.apply),
+    ("m007_evidence_sources", m007_evidence_sources.apply),
+    ("m008_deliveries", m008_deliveries.apply),
+    ("m009_reviews", m009_reviews.apply),
+    ("m010_attempts_and_token_charges", m010_attempts_and_token_charges.apply),
+    ("m011_shown_cards", m011_shown_cards.apply),
+    ("m012_checks_by_time", m012_checks_by_time.apply),
+    ("m013_review_scope_and_retries", m013_review_scope_and_retries.apply),
+    ("m014_follow_up_charges", m014_follow_up_charges.apply),
+    ("m015_purgeable_review_notes", m015_purgeable_review_notes.apply),
+    ("m016_sealed_chat_ids", m016_sealed_chat_ids.apply),
+    ("m017_api_keys", m017_api_keys.apply),
 ]
 
 
