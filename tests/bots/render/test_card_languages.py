@@ -246,6 +246,17 @@ def _answer(payload: dict[str, Any]) -> Callable[[Call], bool]:
     return match
 
 
+def _card_of(payload: dict[str, Any]) -> Callable[[Call], bool]:
+    """Matches the edit of the interaction's deferred response that shows its card (an
+    embed), not a progress line before it."""
+
+    def match(call: Call) -> bool:
+        edit = call.method == "PATCH" and f"/{payload['token']}/" in call.path
+        return edit and bool((call.body or {}).get("embeds"))
+
+    return match
+
+
 async def test_factcheck_settings_offers_the_languages_as_the_admin_types(
     discord_api: FakeDiscord, start_bot: StartBot
 ) -> None:
@@ -282,7 +293,7 @@ async def test_a_portuguese_discord_user_gets_the_card_buttons_and_refusals_in_p
         first = discord_api.slash("factcheck", {"text": POST})
         first["locale"] = "pt-BR"
         await discord_api.dispatch("INTERACTION_CREATE", first)
-        await discord_api.wait_for(_answer(first), timeout=30)
+        await discord_api.wait_for(_card_of(first), timeout=30)
         second = discord_api.slash("factcheck", {"text": OTHER_POST})
         second["locale"] = "pt-BR"
         await discord_api.dispatch("INTERACTION_CREATE", second)
