@@ -8,16 +8,18 @@ The rule, read from each test file's syntax tree (``ast``), never by running it:
 2. no ``x._name`` where ``x`` (or the root of ``x.y.z``) was imported from our packages:
    a module, class or function of ours;
 3. no ``x._name`` on any other object (a local, a fixture, an instance, ``self`` in a
-   subclass of ours) when ``_name`` is defined somewhere in our packages and not in the
-   test file itself: a file's own helpers, peers and fakes keep their private names;
+   subclass of ours), read or set, when our packages define a ``_name`` and the test
+   file itself does not (a function, class or variable of its own, or an attribute its
+   classes set on ``self``): a file's own helpers, peers and fakes keep theirs;
 4. the same for names written as strings: ``getattr(x, "_name")``,
    ``monkeypatch.setattr(x, "_name", ...)``, ``monkeypatch.setattr("bots.m._name", ...)``.
 
-Limits: the rule knows names, not types. Rule 3 lets through ``x._name`` when the test
-file itself happens to define the same ``_name`` as our code, and it flags a peer's
-private name used in another file when our code has one of the same name (rename one); a string built at run time
-(``getattr(x, "_" + y)``), ``vars(x)`` and ``x.__dict__`` are not seen. Dunders
-(``__name__``, ``__all__``) are public by Python's own convention.
+Limits: the rule knows names, not types. Rule 3 lets ``x._name`` through when the test
+file itself defines a ``_name`` too (a fake subclassing one of our classes and setting
+``self._name`` is not caught), and it flags a peer's private name used from another
+file when our code has a private name spelled the same (rename one of them). A name
+built at run time (``getattr(x, "_" + y)``), ``vars(x)`` and ``x.__dict__`` are not
+seen. Dunders (``__name__``, ``__all__``) are public by Python's own convention.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ BY_NAME = ("getattr", "setattr", "hasattr", "delattr")
 
 
 def _private(name: str) -> bool:
-    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+    """``_name``, not a dunder, nor ``_`` (the name of what is thrown away)."""
+    dunder = name.startswith("__") and name.endswith("__")
+    return name.startswith("_") and name.strip("_") != "" and not dunder
 
 
 def _ours(module: str) -> bool:
@@ -41,14 +45,18 @@ def _ours(module: str) -> bool:
 
 
 def _defined(trees: Iterable[ast.Module]) -> frozenset[str]:
-    """Every private name the files define: functions, classes, variables, attributes."""
+    """Every private name the files define: functions, classes, variables, and the
+    attributes a class sets on itself (``self._x = ...``; ``other._x = ...`` defines
+    nothing: it reaches into ``other``)."""
     found: set[str] = set()
     for tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 found.add(node.name)
-            elif isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store):
-                found.add(node.id if isinstance(node, ast.Name) else node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                found.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                found |= {node.attr} if _root(node.value) in ("self", "cls") else set()
     return frozenset(name for name in found if _private(name))
 
 
@@ -96,16 +104,13 @@ def _reaches(node: ast.AST, bound: set[str], reachable: frozenset[str]) -> str |
         dotted = [alias.name for alias in node.names if _ours(alias.name)]
         return next((name for name in dotted if any(map(_private, name.split(".")))), None)
     if isinstance(node, ast.Attribute) and _private(node.attr):
-        if _root(node.value) in bound or node.attr in reachable:
-            return node.attr
-    if isinstance(node, ast.Call):
-        called = node.func.attr if isinstance(node.func, ast.Attribute) else _root(node.func)
-        if called in BY_NAME:
-            for arg in node.args[:2]:
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    if _in_string(arg.value, reachable):
-                        return arg.value
-    return None
+        return node.attr if _root(node.value) in bound or node.attr in reachable else None
+    if not isinstance(node, ast.Call):
+        return None
+    called = node.func.attr if isinstance(node.func, ast.Attribute) else _root(node.func)
+    named = [a.value for a in node.args[:2] if isinstance(a, ast.Constant)]
+    strings = [text for text in named if isinstance(text, str)] if called in BY_NAME else []
+    return next((text for text in strings if _in_string(text, reachable)), None)
 
 
 def violations(path: Path) -> list[tuple[int, str]]:
@@ -140,6 +145,7 @@ def test_the_rule_sees_each_way_in(tmp_path: Path) -> None:
         f"backend.{private}\n"
         "monkeypatch.setattr('bots.render.language._identifier', None)\n"
         f"getattr(thing, '{private}')\n"
+        f"backend.{private} = None\n"
         # all allowed: public names, dunders, a test's own private helper, a third party's
         "f.capped(1)\nf.__name__\nimport json\njson._default_decoder\n"
         "def _mine(): ...\n_mine()\nself._mine\n",
@@ -152,5 +158,6 @@ def test_the_rule_sees_each_way_in(tmp_path: Path) -> None:
         "_connect",
         private,
         "bots.render.language._identifier",
+        private,
         private,
     ]
