@@ -28,7 +28,7 @@ from .image_settings import ImageSettings
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
 from .records.images import ACCEPTED
 
-__all__ = ["FetchedArticle", "fetch_article", "refusal_kind"]
+__all__ = ["FetchedArticle", "GuardedResolver", "fetch_article", "refusal_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,8 @@ def _address_kind(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | No
 
 def refusal_kind(ip: str) -> str | None:
     """Why the address ``ip`` (text) may not be fetched (``"loopback"``, ``"private"``,
-    ``"not an IP address"``, …); ``None`` when it is a globally routable unicast address."""
+    ``"not an IP address"``, …); ``None`` when it is a globally routable unicast address.
+    The guard's one table: the resolver's and the IP literals' checks both ask it."""
     try:
         return _address_kind(ipaddress.ip_address(ip))
     except ValueError:
@@ -121,7 +122,7 @@ def _check_target(url: URL, allow_private: bool) -> None:
         raise InvalidPostError(f"{url} is not an http or https URL; only web pages can be fetched.")
     host = (url.host or "").rstrip(".").lower()
     address = _literal_address(host)
-    kind = _address_kind(address) if address else None
+    kind = refusal_kind(str(address)) if address else None
     if host == "localhost" or host.endswith(".localhost"):
         kind = "loopback"
     if kind and not allow_private:
@@ -132,8 +133,10 @@ class _RefusedAddressError(OSError):
     """No allowed address; ``args[0]`` says why (aiohttp wraps it in ClientConnectorDNSError)."""
 
 
-class _GuardedResolver(AbstractResolver):
-    """Wraps a resolver and drops forbidden addresses; raises when none is left."""
+class GuardedResolver(AbstractResolver):
+    """Wraps an aiohttp resolver and drops the addresses :func:`refusal_kind` refuses;
+    raises :class:`OSError` (saying why) when none is left. Connections made through it
+    go to public addresses only, whatever a name resolves to by the time it is used."""
 
     def __init__(self, inner: AbstractResolver) -> None:
         self._inner = inner
@@ -170,7 +173,7 @@ async def _download(
 ) -> tuple[URL, bytes, str, str | None]:
     """Follow redirects by hand, checking each hop; return final URL, body, type, charset."""
     inner = aiohttp.ThreadedResolver()
-    resolver: AbstractResolver = inner if allow_private else _GuardedResolver(inner)
+    resolver: AbstractResolver = inner if allow_private else GuardedResolver(inner)
     connector = aiohttp.TCPConnector(resolver=resolver, use_dns_cache=False)
     current = url
     try:

@@ -55,15 +55,19 @@ class Reviewers:
     Args:
         named: the ``[service] reviewers`` entries.
         secret: the key of the stored identities.
+
+    Attributes:
+        hashes: the reviewers' HMACs (:func:`~storage.keys.hash_user`), the only form in
+            which the process keeps them: never the ids themselves.
     """
 
     def __init__(self, named: Iterable[str], secret: bytes) -> None:
         self._secret = secret
-        self._hashes = frozenset(hash_user(secret, *entry.strip().split(":", 1)) for entry in named)
+        self.hashes = frozenset(hash_user(secret, *entry.strip().split(":", 1)) for entry in named)
 
     def named(self, platform: str, user_id: str) -> bool:
         """Whether the settings name this user of ``platform`` a reviewer."""
-        return hash_user(self._secret, platform, user_id) in self._hashes
+        return hash_user(self._secret, platform, user_id) in self.hashes
 
 
 @dataclass(frozen=True)

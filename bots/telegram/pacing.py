@@ -217,6 +217,26 @@ class ChatPacedRateLimiter(AIORateLimiter):
         self._chats: dict[int, _ChatQueue] = {}
         self._order = itertools.count()
 
+    def next_turn(self, chat_id: int) -> None:
+        """The private chat's next turn comes now, as if the time for one message had
+        passed: one more of its requests may go (the best waiting). For a caller that
+        gives the turns itself, with a ``chat_rate`` so slow that none comes by the clock
+        (a test of the queue's order).
+
+        Raises:
+            KeyError: the chat has sent nothing through this limiter yet.
+        """
+        queue = self._chats[chat_id]
+        queue.level = max(0.0, queue.level - 1)
+        queue._notify()
+
+    def unpaced(self) -> None:
+        """From now on every private chat's requests go at once, those waiting too."""
+        self._chat_rate = 1e9
+        for queue in self._chats.values():
+            queue.rate = 1e9
+            queue._notify()
+
     def _chat_queue(self, chat_id: int) -> _ChatQueue:
         if len(self._chats) > _FORGET_AFTER:  # forget the chats with nothing left to pace
             now = asyncio.get_running_loop().time()

@@ -25,7 +25,7 @@ from tests.peers.servers.article_peer import BODY_SENTENCES, PICTURE, PLAIN_TEXT
 
 from zofia_engine import fetch
 from zofia_engine.errors import InvalidPostError
-from zofia_engine.fetch import FetchedArticle, fetch_article, refusal_kind
+from zofia_engine.fetch import FetchedArticle, GuardedResolver, fetch_article, refusal_kind
 
 
 @pytest_asyncio.fixture
@@ -74,10 +74,8 @@ def fake_dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 @pytest.fixture
 def loopback_is_public(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let the guard treat 127.0.0.1 (the peer) as public; everything else as usual."""
-    real = fetch._address_kind
-    monkeypatch.setattr(
-        fetch, "_address_kind", lambda ip: None if str(ip) == "127.0.0.1" else real(ip)
-    )
+    real = fetch.refusal_kind
+    monkeypatch.setattr(fetch, "refusal_kind", lambda ip: None if ip == "127.0.0.1" else real(ip))
 
 
 async def refusal(url: str, **kwargs: Any) -> InvalidPostError:
@@ -206,10 +204,10 @@ async def test_guarded_resolver_keeps_only_public_addresses() -> None:
         async def close(self) -> None:
             pass
 
-    mixed = fetch._GuardedResolver(Fixed("10.0.0.5", "93.184.216.34", "::1"))
+    mixed = GuardedResolver(Fixed("10.0.0.5", "93.184.216.34", "::1"))
     assert [r["host"] for r in await mixed.resolve("mixed.example", 80)] == ["93.184.216.34"]
     with pytest.raises(OSError, match="private"):
-        await fetch._GuardedResolver(Fixed("192.168.1.9", "10.1.1.1")).resolve("lan.example")
+        await GuardedResolver(Fixed("192.168.1.9", "10.1.1.1")).resolve("lan.example")
 
 
 # --- redirect hops are checked too ---------------------------------------------------

@@ -17,14 +17,15 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import psycopg
 import pytest
+from psycopg import sql
 from sqlite_utils import Database
 
 from tests.peers.fixtures.store_fixtures import T0, Clock
+from tests.peers.servers.pg_server import PostgresServer
 
 import storage
 import storage.postgres as postgres_module
@@ -900,18 +901,16 @@ def test_reads_wait_for_the_stores_lock_on_sqlite_only(
 
 @pytest.mark.slow
 def test_a_read_waiting_for_a_lost_postgres_connection_keeps_no_one_waiting(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    postgres_server: PostgresServer, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = open_postgres(postgres_url)
     store = CheckStore(db)
     row = new_check(store)
-
-    def unreachable() -> psycopg.Connection[Any]:
-        raise psycopg.OperationalError("the server is restarting")
-
     monkeypatch.setattr(postgres_module, "RECONNECT_S", 20.0)
-    monkeypatch.setattr(db, "_connect", unreachable)
-    db.current().close()  # the connection is lost; the server does not answer yet
+    name = sql.Identifier(postgres_url.rpartition("/")[2])
+    with psycopg.connect(postgres_server.url, autocommit=True) as admin:  # turns away new ones
+        admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(name))
+    db.current().close()  # the connection is lost; the server does not let it back yet
     failed: list[BaseException] = []
 
     def read() -> None:

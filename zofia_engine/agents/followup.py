@@ -40,6 +40,7 @@ __all__ = [
     "STEP",
     "FollowUpReply",
     "answer_follow_up",
+    "capped",
     "cited_ids",
     "follow_up_messages",
 ]
@@ -90,10 +91,10 @@ def _without_unknown(text: str, known: set[str]) -> str:
     return " ".join(text.split())
 
 
-def _capped(text: str, max_words: int = MAX_WORDS) -> str:
+def capped(text: str, max_words: int = MAX_WORDS) -> str:
     """``text`` cut to ``max_words`` words: at the last sentence end within them when
     there is one past their first half (:func:`~..text.whole_sentences`), else at a
-    word, marked with "…"."""
+    word, marked with "…". How a follow-up's answer is cut to :data:`MAX_WORDS`."""
     words = text.split()
     if len(words) <= max_words:
         return text
@@ -238,7 +239,7 @@ async def answer_follow_up(
     cites = [i for i in dict.fromkeys([*reply.cites, *cited_ids(reply.answer)]) if i in ids]
     if encoder is not None:
         text = await asyncio.to_thread(grounded_answer, text, cites, report.evidence, encoder)
-    text = _capped(text.strip())
+    text = capped(text.strip())
     cites = [i for i in dict.fromkeys([*reply.cites, *cited_ids(text)]) if i in ids]
     spent = session.tokens_used
     if not text or not cites:

@@ -149,6 +149,19 @@ class LlamaCppBackend(LLMBackend):
         return self._llm is not None
 
     @property
+    def llm(self) -> Llama | None:
+        """The loaded llama-cpp-python model, ``None`` until :meth:`load`: for reading its
+        vocabulary (``tokenize``) or llama.cpp's counters of its context (``ctx``). Calls
+        decode only through :meth:`complete`, which holds the model's lock."""
+        return self._llm
+
+    def running(self) -> list[Generation]:
+        """The calls the model is decoding now, each holding one of its ``concurrency``
+        sequences (none before :meth:`load` or after :meth:`aclose`): a snapshot."""
+        decoder = self._decoder
+        return decoder.running() if decoder is not None else []
+
+    @property
     def window(self) -> int:
         """Tokens of prompt plus reply one call may use (``n_ctx / concurrency``)."""
         if self._decoder is None:

@@ -127,6 +127,11 @@ class BatchDecoder:
         self._thread = threading.Thread(target=self._run, name="llama-batch", daemon=True)
         self._thread.start()
 
+    def running(self) -> list[Generation]:
+        """The calls holding a sequence now (their prompt being read or their reply being
+        written), in sequence order: a snapshot, taken without waiting for the worker."""
+        return [job for slot in self._slots if (job := slot.job) is not None]
+
     def submit(self, job: Generation) -> Future[Generation]:
         """Queue ``job``; its future gets it back finished (or the error that ended it)."""
         with self._cond:

@@ -28,7 +28,14 @@ from urllib.parse import urlsplit
 
 from ..report import Credibility
 
-__all__ = ["QUALITY_WORDS", "Credibility", "SourceQuality", "Stance", "counts_against"]
+__all__ = [
+    "QUALITY_WORDS",
+    "Credibility",
+    "SourceQuality",
+    "Stance",
+    "counts_against",
+    "domain_candidates",
+]
 
 Label = Literal["high", "medium", "low", "fact-checker", "satire", "unknown"]
 # The verifier's labels (agents/claims.py) and the stance step's "neutral".
@@ -129,8 +136,10 @@ def _split(url_or_host: str) -> tuple[str, list[str]]:
     return host, [s for s in parts.path.lower().split("/") if s]
 
 
-def _candidates(host: str) -> list[str]:
-    """``host`` and its parent domains down to the registrable one, most specific first."""
+def domain_candidates(host: str) -> list[str]:
+    """``host`` and its parent domains down to the registrable one, most specific first:
+    the keys a lookup tries (``news.bbc.co.uk``, ``bbc.co.uk``; never ``co.uk``). An IP
+    address is its own only candidate."""
     try:
         ipaddress.ip_address(host.strip("[]"))
         return [host]
@@ -162,9 +171,9 @@ class SourceQuality:
         if not host:
             return Credibility(domain="", quality=None, label="unknown")
         tables = _tables()
-        label_hit = next((d for d in _candidates(host) if d in tables.labels), None)
+        label_hit = next((d for d in domain_candidates(host) if d in tables.labels), None)
         rating_hit = None
-        for domain in _candidates(host):
+        for domain in domain_candidates(host):
             depth = min(len(segments), tables.depth)
             keys = ["/".join([domain, *segments[:n]]) for n in range(depth, 0, -1)]
             if domain not in _PLATFORMS or (domain == host and not segments):

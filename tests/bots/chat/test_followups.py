@@ -42,7 +42,7 @@ from bots.service.follow_ups import NO_REPORT, NoReportError
 from bots.service.limits import RateLimitedError
 from bots.telegram.followups import ASK_HOW
 from storage.errors import CheckNotFoundError
-from zofia_engine.agents.followup import MAX_WORDS, _capped
+from zofia_engine.agents.followup import MAX_WORDS, capped
 from zofia_engine.config import EngineSettings
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER
@@ -427,9 +427,9 @@ async def test_an_unanswerable_question_gets_the_fixed_sentence(
 
 def test_an_answer_is_cut_at_a_sentence_end_even_when_the_cap_falls_on_one() -> None:
     text = "One two three. Four five six seven. Eight nine ten eleven twelve."
-    assert _capped(text, 7) == "One two three. Four five six seven."  # the cap ends a sentence
-    assert _capped(text, 9) == "One two three. Four five six seven."  # the last end within it
-    assert _capped("One two three four five six seven eight", 5) == "One two three four five…"
+    assert capped(text, 7) == "One two three. Four five six seven."  # the cap ends a sentence
+    assert capped(text, 9) == "One two three. Four five six seven."  # the last end within it
+    assert capped("One two three four five six seven eight", 5) == "One two three four five…"
 
 
 async def test_a_burst_of_questions_gets_one_refusal(start: Start, checker: FakeChecker) -> None:

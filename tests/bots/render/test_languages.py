@@ -21,9 +21,7 @@ import datetime as dt
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -66,7 +64,6 @@ from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from storage.database import open_database
 from storage.store import CheckStore
-from zofia_engine import language as language_module
 from zofia_engine.agents.claims import extract_claims
 from zofia_engine.agents.context import PanelContext
 from zofia_engine.config import AgentSettings, EngineSettings
@@ -292,29 +289,31 @@ def test_importing_the_module_loads_no_model() -> None:
     assert out.stdout.split() == ["False", "pl", "True"]
 
 
-def test_threads_asking_at_once_load_the_model_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from py3langid.langid import LanguageIdentifier
-
-    loads: list[str] = []
-    real = LanguageIdentifier.from_model_file
-
-    def counted(model_file: str, **kwargs: Any) -> Any:
-        loads.append(model_file)
-        return real(model_file, **kwargs)
-
-    monkeypatch.setattr(language_module, "_identifier", None)
-    monkeypatch.setattr(LanguageIdentifier, "from_model_file", counted)
-    start = threading.Barrier(6)
-
-    def detect(sentence: str) -> str:
-        start.wait()
-        return detect_language(sentence)
-
+def test_threads_asking_at_once_load_the_model_once() -> None:
+    """In a fresh interpreter (nothing loaded yet), six threads ask at once; the model
+    file is read once."""
     sentences = [SENTENCES[code][0] for code in ("de", "fr", "es", "it", "nl", "pl")]
-    with ThreadPoolExecutor(6) as pool:
-        found = list(pool.map(detect, sentences))
-    assert found == ["de", "fr", "es", "it", "nl", "pl"]
-    assert len(loads) == 1
+    probe = f"""
+import json, threading
+from concurrent.futures import ThreadPoolExecutor
+from py3langid.langid import LanguageIdentifier
+from zofia_engine.language import detect_language
+loads = []
+real = LanguageIdentifier.from_model_file
+def counted(model_file, **kwargs):
+    loads.append(model_file)
+    return real(model_file, **kwargs)
+LanguageIdentifier.from_model_file = counted
+start = threading.Barrier(6)
+def detect(sentence):
+    start.wait()
+    return detect_language(sentence)
+with ThreadPoolExecutor(6) as pool:
+    found = list(pool.map(detect, {sentences!r}))
+print(json.dumps([found, len(loads)]))
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == [["de", "fr", "es", "it", "nl", "pl"], 1]
 
 
 async def _extractor_prompt(post: str) -> str:

@@ -139,13 +139,6 @@ async def _one_at_a_time(
     return [await backend.complete(r) for r in requests]
 
 
-def _running(backend: LlamaCppBackend) -> list[Any]:
-    """The decoder's running sequences (its slots' calls)."""
-    decoder = backend._decoder
-    assert decoder is not None
-    return [slot.job for slot in decoder._slots if slot.job is not None]
-
-
 async def test_batched_replies_equal_one_at_a_time(
     batched: LlamaCppBackend, single: LlamaCppBackend
 ) -> None:
@@ -225,7 +218,7 @@ async def test_cancelling_one_sequence_leaves_the_others_running(
     doomed = asyncio.create_task(batched.complete(long_request))
     tasks = [asyncio.create_task(batched.complete(r)) for r in others]
     for _ in range(500):  # until all four are generating (at most 10 s)
-        running = _running(batched)
+        running = batched.running()
         if len(running) == 4 and all(job.generated for job in running):
             break
         await asyncio.sleep(0.02)
@@ -239,7 +232,7 @@ async def test_cancelling_one_sequence_leaves_the_others_running(
     replies = await asyncio.gather(*tasks)
     assert [r.text for r in replies] == [r.text for r in expected]
     assert [r.finish_reason for r in replies] == [r.finish_reason for r in expected]
-    assert not _running(batched)  # the cancelled sequence's slot was freed too
+    assert not batched.running()  # the cancelled sequence's slot was freed too
     after = await batched.complete(_request("Say hello.", max_tokens=8))
     assert after.completion_tokens > 0
 
@@ -275,7 +268,7 @@ async def test_more_calls_than_sequences_wait_for_a_free_one(
     together = await asyncio.gather(*(batched.complete(r) for r in requests))
     alone = await _one_at_a_time(single, requests)
     assert [r.text for r in together] == [r.text for r in alone]
-    assert not _running(batched)
+    assert not batched.running()
 
 
 async def test_a_prompt_that_does_not_fit_a_sequence_is_refused(batched: LlamaCppBackend) -> None:

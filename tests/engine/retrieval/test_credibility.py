@@ -6,14 +6,22 @@ import csv
 import io
 import subprocess
 import sys
-import threading
 from importlib import resources
 
 import pytest
 from pydantic import ValidationError
 
-from zofia_engine.retrieval import credibility
-from zofia_engine.retrieval.credibility import Credibility, SourceQuality, counts_against
+from zofia_engine.retrieval.credibility import (
+    Credibility,
+    SourceQuality,
+    counts_against,
+    domain_candidates,
+)
+
+
+def _ratings() -> dict[str, float]:
+    """The packaged CSV's rating of each domain, read here as the file says."""
+    return {r["domain"]: float(r["pc1"]) for r in _packaged("domain_quality_pc1.csv")}
 
 
 def _packaged(name: str) -> list[dict[str, str]]:
@@ -31,7 +39,14 @@ def test_the_packaged_ratings_load_through_importlib_resources() -> None:
     assert len(rows) == 11_520
     assert list(rows[0]) == ["domain", "pc1"]
     assert all(0.0 <= float(r["pc1"]) <= 1.0 for r in rows)
-    assert len(credibility._tables().ratings) == 11_520  # no row lost or merged
+    # No row lost or merged: each is found by its own domain, with its own rating (but a
+    # "www." row: a lookup drops the "www.", so its bare domain's row answers).
+    sq = SourceQuality()
+    found = [(r["domain"], sq.classify(r["domain"]).quality) for r in rows]
+    expected = [(r["domain"], float(r["pc1"])) for r in rows]
+    assert [f for f in found if not f[0].startswith("www.")] == [
+        e for e in expected if not e[0].startswith("www.")
+    ]
 
 
 def test_the_label_list_is_short_and_sourced() -> None:
@@ -78,19 +93,18 @@ def test_known_sources(
     ],
 )
 def test_subdomains_take_the_most_specific_entry(sq: SourceQuality, url: str, domain: str) -> None:
-    ratings = credibility._tables().ratings
     assert sq.classify(url).domain == domain
-    assert sq.classify(url).quality == ratings[domain]
+    assert sq.classify(url).quality == _ratings()[domain]
 
 
 def test_the_walk_stops_at_the_registrable_domain(sq: SourceQuality) -> None:
-    assert credibility._candidates("news.bbc.co.uk") == ["news.bbc.co.uk", "bbc.co.uk"]
-    assert credibility._candidates("a.b.example.com") == [
+    assert domain_candidates("news.bbc.co.uk") == ["news.bbc.co.uk", "bbc.co.uk"]
+    assert domain_candidates("a.b.example.com") == [
         "a.b.example.com",
         "b.example.com",
         "example.com",
     ]
-    assert credibility._candidates("82.221.129.208") == ["82.221.129.208"]
+    assert domain_candidates("82.221.129.208") == ["82.221.129.208"]
     assert sq.classify("no-such-paper.co.uk") == Credibility(
         domain="no-such-paper.co.uk", quality=None, label="unknown"
     )
@@ -157,7 +171,7 @@ def test_path_entries_and_platforms(sq: SourceQuality) -> None:
     # The platform's own rating does not judge someone else's video or blog.
     assert sq.classify("https://www.youtube.com/watch?v=abc").label == "unknown"
     assert sq.classify("https://someone.blogspot.com/2024/post.html").label == "unknown"
-    assert sq.classify("youtube.com").quality == credibility._tables().ratings["youtube.com"]
+    assert sq.classify("youtube.com").quality == _ratings()["youtube.com"]
 
 
 def test_thresholds_are_arguments() -> None:
@@ -206,18 +220,30 @@ def test_reverse_rule_on_real_sources(sq: SourceQuality) -> None:
 
 
 def test_loads_once_across_threads() -> None:
-    credibility._load.cache_clear()
-    results: list[Credibility] = []
-    threads = [
-        threading.Thread(target=lambda: results.append(SourceQuality().classify("apnews.com")))
-        for _ in range(8)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert credibility._load.cache_info().misses == 1
-    assert len(results) == 8 and {r.label for r in results} == {"high"}
+    """In a fresh interpreter (nothing read yet), eight threads classify at once; the
+    packaged files (the ratings, the labels) are read once each."""
+    code = """
+import importlib.resources, threading
+reads = []
+real = importlib.resources.files
+def counted(package):
+    reads.append(package)
+    return real(package)
+importlib.resources.files = counted
+from zofia_engine.retrieval.credibility import SourceQuality
+labels = []
+threads = [
+    threading.Thread(target=lambda: labels.append(SourceQuality().classify("apnews.com").label))
+    for _ in range(8)
+]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(reads), sorted(set(labels)), len(labels))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "['high']", "8"]
 
 
 def test_light_import_and_fast_load() -> None:

@@ -9,8 +9,12 @@ import pytest
 
 from zofia_engine.errors import ModelUnavailableError
 from zofia_engine.retrieval.entities import aggregate_units
-from zofia_engine.retrieval.ner.spacy_backend import SpacyNER, _tokens_from_parses
-from zofia_engine.retrieval.ner.transformers_backend import CHUNK_CHARS, TransformersNER, _chunks
+from zofia_engine.retrieval.ner.spacy_backend import SpacyNER, tokens_from_parses
+from zofia_engine.retrieval.ner.transformers_backend import (
+    CHUNK_CHARS,
+    TransformersNER,
+    sentence_chunks,
+)
 
 STORY = (
     "Apple unveiled a new iPhone in Cupertino on Tuesday. "
@@ -47,7 +51,7 @@ def test_beam_marginals_by_hand() -> None:
         (0.3, [(0, 1, "PERSON"), (2, 3, "GPE")]),
         (0.1, [(1, 2, "ORG")]),
     ]
-    tokens = _tokens_from_parses(doc, parses)
+    tokens = tokens_from_parses(doc, parses)
     assert [(t.index, t.label, t.begins) for t in tokens] == [(0, "PER", True), (1, "PER", False)]
     # Token 0 begins a PERSON in parses 1 and 2: 0.9. Token 1 is inside a PERSON in parse 1 only.
     assert tokens[0].score == pytest.approx(0.9)
@@ -56,8 +60,8 @@ def test_beam_marginals_by_hand() -> None:
 
 def test_beam_marginals_drop_unmapped_labels() -> None:
     doc = [SimpleNamespace(idx=0, text="5", is_space=False)]
-    assert _tokens_from_parses(doc, [(1.0, [(0, 1, "CARDINAL")])]) == []
-    assert _tokens_from_parses(doc, []) == []
+    assert tokens_from_parses(doc, [(1.0, [(0, 1, "CARDINAL")])]) == []
+    assert tokens_from_parses(doc, []) == []
 
 
 def test_spacy_missing_model_is_a_clear_error() -> None:
@@ -126,7 +130,7 @@ def test_transformers_missing_model_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_chunks_respect_the_size_and_cover_everything() -> None:
     sentences = [(0, 500), (501, 1000), (1001, 1100), (1101, 4000)]
-    chunks = _chunks(sentences)
+    chunks = sentence_chunks(sentences)
     assert chunks[0] == (0, 1100)
     assert all(e - s <= CHUNK_CHARS for s, e in chunks)
     assert chunks[-1][1] == 4000

@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import Any
 
 import pytest
@@ -481,23 +481,22 @@ async def test_exact_base_title_outranks_a_reordered_one(tmp_path: Path) -> None
     ]
 
 
-async def test_concurrent_first_use_loads_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_concurrent_first_use_loads_once(tmp_path: Path) -> None:
     path = _write_summaries(tmp_path / "tiny.json", {"Vistula": "River"})
+    reads: list[Path] = []
+
+    class CountedPath(PosixPath):
+        """The summaries' path, counting (and slowing, to widen the race) its reads."""
+
+        def read_text(self, *args: Any, **kwargs: Any) -> str:
+            reads.append(self)
+            time.sleep(0.05)
+            return super().read_text(*args, **kwargs)
+
     backend = OfflineWikipedia(path)
-    builds = 0
-    real_build = OfflineWikipedia._build
-
-    def counting_build(self: OfflineWikipedia) -> Any:
-        nonlocal builds
-        builds += 1
-        time.sleep(0.05)  # widen the race window
-        return real_build(self)
-
-    monkeypatch.setattr(OfflineWikipedia, "_build", counting_build)
+    backend.path = CountedPath(path)
     results = await asyncio.gather(*(backend.candidates("Vistula", 1) for _ in range(8)))
-    assert builds == 1
+    assert reads == [path]
     assert all([c.title for c in r] == ["Vistula"] for r in results)
 
 

@@ -9,8 +9,8 @@ gives each turn itself (:meth:`SteppedPacer.next_turn`) once it has seen what it
 queued (:meth:`SteppedPacer.until`). The queues, their priorities and the dropping of
 stale edits are the pacer's own; only the time a turn takes is the test's.
 
-It reaches into the pacer's per-chat queues (``_chats``: a token bucket whose ``level``
-is the tokens in use), as a clock would: a turn is the bucket leaking one token.
+A turn is the pacer's own :meth:`~bots.telegram.pacing.ChatPacedRateLimiter.next_turn`
+(the chat's token bucket leaking one token, as the clock would make it).
 """
 
 from __future__ import annotations
@@ -58,20 +58,6 @@ class SteppedPacer(ChatPacedRateLimiter):
             )
         finally:
             self.inside.remove(entry)
-
-    def next_turn(self, chat_id: int) -> None:
-        """The chat's next turn comes: one more of its requests may go (the best waiting,
-        by the pacer's order), as if the time for one message had passed."""
-        queue = self._chats[chat_id]
-        queue.level = max(0.0, queue.level - 1)
-        queue._notify()
-
-    def unpaced(self) -> None:
-        """From now on every chat's requests go at once."""
-        self._chat_rate = 1e9
-        for queue in self._chats.values():
-            queue.rate = 1e9
-            queue._notify()
 
     @contextlib.asynccontextmanager
     async def stepping(self) -> AsyncIterator[SteppedPacer]:

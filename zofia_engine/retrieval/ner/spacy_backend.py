@@ -25,7 +25,13 @@ from .sentences import spans_of
 if TYPE_CHECKING:
     from spacy.language import Language
 
-__all__ = ["ONTONOTES_TO_CONLL", "SharedPipeline", "SpacyNER", "shared_pipeline"]
+__all__ = [
+    "ONTONOTES_TO_CONLL",
+    "SharedPipeline",
+    "SpacyNER",
+    "shared_pipeline",
+    "tokens_from_parses",
+]
 
 ONTONOTES_TO_CONLL = {
     "PERSON": "PER",
@@ -111,13 +117,23 @@ class SpacyNER(NERBackend):
             ner: Any = nlp.get_pipe("ner")
             beams = ner.beam_parse([doc], beam_width=self.beam_width, beam_density=0.0001)
             parses = ner.moves.get_beam_parses(beams[0])
-        return NEROutput(tokens=_tokens_from_parses(doc, parses), sentences=spans_of(doc))
+        return NEROutput(tokens=tokens_from_parses(doc, parses), sentences=spans_of(doc))
 
 
-def _tokens_from_parses(
+def tokens_from_parses(
     doc: Any, parses: list[tuple[float, list[tuple[int, int, str]]]]
 ) -> list[TaggedToken]:
-    """Per-token label marginals over the beam, on the best parse's entity boundaries."""
+    """Per-token label marginals over the beam, on the best parse's entity boundaries.
+
+    Args:
+        doc: the tokens (each with ``idx``, ``text``, ``is_space``), a spaCy ``Doc``.
+        parses: the beam's parses, each ``(probability, [(start, end, label), ...])``
+            in token indices and OntoNotes labels.
+
+    Returns:
+        The best parse's entity tokens whose label has a CoNLL class, each scored by
+        the beam's mass of parses that agree on its label and on whether it begins.
+    """
     if not parses:
         return []
     total = sum(p for p, _ in parses) or 1.0

@@ -16,7 +16,7 @@ from ...errors import ModelUnavailableError
 from .base import COARSE_LABELS, NERBackend, NEROutput, TaggedToken
 from .sentences import sentence_spans
 
-__all__ = ["TransformersNER"]
+__all__ = ["CHUNK_CHARS", "TransformersNER", "sentence_chunks"]
 
 # Characters per chunk: well under 512 word pieces for English prose.
 CHUNK_CHARS = 1200
@@ -66,7 +66,7 @@ class TransformersNER(NERBackend):
     def recognize(self, text: str) -> NEROutput:
         pipe = self._pipeline()
         sentences = sentence_spans(text)
-        chunks = _chunks(sentences)
+        chunks = sentence_chunks(sentences)
         tokens: list[TaggedToken] = []
         if chunks:
             with self._lock:
@@ -98,8 +98,10 @@ class TransformersNER(NERBackend):
         return NEROutput(tokens=tokens, sentences=sentences)
 
 
-def _chunks(sentences: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Group consecutive sentences into spans of at most ``CHUNK_CHARS`` characters."""
+def sentence_chunks(sentences: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Group consecutive sentences (``(start, end)`` character spans) into spans of at
+    most :data:`CHUNK_CHARS` characters, the pieces the model reads one at a time; a
+    longer sentence is cut."""
     chunks: list[tuple[int, int]] = []
     for start, end in sentences:
         while end - start > CHUNK_CHARS:  # a run-on "sentence": cut it
