@@ -62,7 +62,7 @@ class Gathered:
     analyses: Analyses
     claims: list[ClaimResult]
     tree: TreeSummary | None = None
-    pictures: ImageEvidence | None = None
+    images: ImageEvidence | None = None
     # The post and the evidence, folded once: where a quoted phrase must occur.
     sources: Haystack = field(default_factory=lambda: Haystack([]))
     # The claims the evidence settled (``grounded_claims``), worked out once per check.
@@ -117,7 +117,7 @@ class EvidenceReading:
         weighing: Weighing,
         extraction: asyncio.Task[Extracted | StepFailed] | None,
         published: asyncio.Task[list[Matched]],
-        pictures: asyncio.Task[ImageEvidence] | None,
+        images: asyncio.Task[ImageEvidence] | None,
     ) -> ReadClaims:
         """Weigh the evidence and read the claims against it (the module's steps)."""
         ctx = self.ctx
@@ -130,7 +130,7 @@ class EvidenceReading:
         core = claims[0].text if claims else None
         try:
             found = await weighing.factchecks(core, published)
-            seen = await pictures if pictures is not None else None
+            seen = await images if images is not None else None
             documents = ctx.evidence
             ctx.evidence = [*(seen.items if seen else []), *found, *documents]
             ctx.show(await asyncio.to_thread(self.shortlist, claims))

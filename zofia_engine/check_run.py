@@ -53,9 +53,9 @@ log = logging.getLogger(__name__)
 LEAD_CHARS = 300  # the post's first sentence, as a fact-check query
 
 
-#: Looks at a post's read pictures (vision, reverse search) with the check's session
+#: Looks at a post's read images (vision, reverse search) with the check's session
 #: and the shared messages (system, post); the engine binds its backends.
-ExaminePictures = Callable[
+ExamineImages = Callable[
     [Post, CheckSession, tuple[ChatMessage, ...]], Coroutine[Any, Any, ImageEvidence]
 ]
 
@@ -73,7 +73,7 @@ class CheckRun:
         prior: gives the judge's outcome probabilities on a content-free post, to
             correct its probabilities by (contextual calibration); asked only when
             the judge's ruling came with probabilities; ``None``: as they are.
-        examine: looks at the post's pictures (vision, reverse search).
+        examine: looks at the post's images (vision, reverse search).
         stance_model: reads the claims instead of the verifier LLM (``[stance]``).
 
     Raises:
@@ -89,7 +89,7 @@ class CheckRun:
         ablation: Ablation,
         on_progress: ProgressHook | None,
         prior: Callable[[], Awaitable[dict[str, float] | None]] | None = None,
-        examine: ExaminePictures | None = None,
+        examine: ExamineImages | None = None,
         stance_model: NLIStanceModel | None = None,
     ) -> None:
         self.started = time.perf_counter()
@@ -211,7 +211,7 @@ class CheckRun:
                 # adaptive depth it is asked only once the evidence can settle something.
                 panel = tg.create_task(self._panel()) if full else None
                 published = tg.create_task(weighing.published([lead]))
-                pictures = (
+                images = (
                     tg.create_task(self.examine(self.post, session, ctx.shared))
                     if self.examine is not None and self.post.images
                     else None
@@ -228,7 +228,7 @@ class CheckRun:
                     timings,
                 )
                 ctx.evidence = weighing.rated(evidence_items(stage1))
-                read = self.reading.run(weighing, extraction, published, pictures)
+                read = self.reading.run(weighing, extraction, published, images)
                 claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
@@ -240,7 +240,7 @@ class CheckRun:
             analyses = await self._panel()
         else:  # nothing settled, or the core claim settled: the panel cannot change it
             analyses = Analyses(held=False)
-        seen = pictures.result() if pictures is not None else None
+        seen = images.result() if images is not None else None
         self.notes += [*stage1.notes, *(note(n) for n in weighing.notes)]
         analyses = self._kept(analyses, claims, seen)
         sources = Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
@@ -362,7 +362,7 @@ class CheckRun:
             lean=ruled.lean,
             search_mode=gathered.stage1.mode,
             tree=gathered.tree,
-            images=gathered.pictures.findings if gathered.pictures else self.post.findings,
+            images=gathered.images.findings if gathered.images else self.post.findings,
             caption=self.post.has_caption,
             dropped=self.dropped,
             depth=self.settings.agents.depth,

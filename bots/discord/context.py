@@ -30,7 +30,7 @@ class DiscordContext:
     Args:
         service: the started check service.
         settings: the ``[discord]`` section.
-        images: the engine's ``[images]`` caps (pictures refused before a download).
+        images: the engine's ``[images]`` caps (images refused before a download).
         public_url: ``[site] public_url``: where the report pages are; empty, the
             verdicts have no "Full report" link.
     """

@@ -2,7 +2,7 @@
 construction).
 
 Every source counts (web pages, Wikipedia articles, the local corpus and the text of
-published fact-checks); the post's own pictures never do. Each document is split into
+published fact-checks); the post's own images never do. Each document is split into
 sentences and encoded once. Each claim is read against its most similar sentences
 (cosine at least θ_sim, at most ``top_k_sentences``). The sentences chosen for a group
 of claims go into one numbered list that every reading of the group shares, so a
