@@ -126,7 +126,7 @@ def _check_id(embed: dict[str, Any]) -> str:
 async def test_the_message_command_reads_the_headline_on_an_attached_image(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
 ) -> None:
-    image = discord_api.attachment(
+    shot = discord_api.attachment(
         headline(["Springfield bans bicycles", "from every street"]),
         "headline.png",
         content_type="image/png",
@@ -136,7 +136,7 @@ async def test_the_message_command_reads_the_headline_on_an_attached_image(
         b"%PDF-1.7 minutes", "minutes.pdf", content_type="application/pdf"
     )
     target = discord_api.message(
-        "", author=discord_api.user(910000000000000001, "newsfan"), attachments=[image, memo]
+        "", author=discord_api.user(910000000000000001, "newsfan"), attachments=[shot, memo]
     )
     async with start_bot() as bot:
         embed = await _verdict(discord_api, discord_api.message_command("Fact-check", target))
@@ -148,7 +148,7 @@ async def test_the_message_command_reads_the_headline_on_an_attached_image(
         assert post.has_caption is False
         [image] = post.images
         assert image.finding is not None and image.finding.width == 1080
-        assert discord_api.downloads == [yarl.URL(image["url"]).path]
+        assert discord_api.downloads == [yarl.URL(shot["url"]).path]
         row = bot.service.store.checks.get(_check_id(embed))
         assert row is not None and row.status == "done" and row.platform == "discord"
         fields = {field["name"]: field["value"] for field in embed["fields"]}
