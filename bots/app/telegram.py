@@ -42,8 +42,8 @@ from bots.telegram.corrections import send_correction
 from bots.telegram.follow_ups import follow_up_handlers
 from bots.telegram.guest import GUEST_GROUP, guest_handler, post_delivered_or_guest
 from bots.telegram.inputs import input_handlers
-from bots.telegram.moderation import review_handlers, review_note_handler
 from bots.telegram.pacing import ChatPacedRateLimiter
+from bots.telegram.reviews import review_handlers, review_note_handler
 from bots.telegram.settings import TelegramSettings
 from bots.web.app import site_beside_bot
 from zofia_engine.errors import ZofiaError

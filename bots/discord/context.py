@@ -11,7 +11,7 @@ import discord
 
 from bots.chat.cooldowns import Cooldowns
 from bots.chat.keyed_locks import KeyedLocks
-from bots.chat.moderation import OpenReviews
+from bots.chat.reviews import OpenReviews
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
 from bots.render.links import report_url

@@ -180,7 +180,7 @@ def card_keyboard(
     words: Words = ENGLISH,
 ) -> InlineKeyboardMarkup:
     """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes
-    and Review (for moderators: :mod:`.moderation`), then a "Full report" link to
+    and Review (for moderators: :mod:`.reviews`), then a "Full report" link to
     ``report_url`` when there is one (the report page) and a "Share" link to
     ``share_url`` when there is one (:mod:`.share_links`); labelled in ``words`` (the
     chat's language)."""

@@ -62,8 +62,8 @@ from bots.render.words import (
 from bots.service.checks import CheckService, Outcome
 from bots.service.corrections import record_card, review_check
 from bots.service.limits import Limit, Refusal
-from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
+from bots.telegram.reviews import choice_keyboard
 from storage.database import open_database
 from storage.store import CheckStore
 from zofia_engine import language as language_module
