@@ -172,8 +172,10 @@ class Engine:
         probabilities."""
         async with self._prior_lock:
             if not self._prior_asked:
-                ctx = PanelContext(CONTENT_FREE)
-                judged = await final_ruling(self.llm.session(), ctx, [ctx.evidence_message()], 0)
+                panel = PanelContext(CONTENT_FREE)
+                judged = await final_ruling(
+                    self.llm.session(), panel, [panel.evidence_message()], 0
+                )
                 self._prior = judged.ruling.probabilities
                 self._prior_asked = judged.ruling.status == "ok"  # a failed call is asked again
         return self._prior

@@ -322,8 +322,8 @@ async def _extractor_prompt(post: str) -> str:
     reply = {"core_claim": {"sentence": 1, "claim": post}, "sub_claims": []}
     backend = ScriptedBackend(lambda request: json.dumps(reply))
     session = CheckSession({"extractor": Route(backend, "scripted")})
-    ctx = PanelContext(post, post_language=detect_language(post))  # as a check builds it
-    await extract_claims(session, ctx, AgentSettings())
+    panel = PanelContext(post, post_language=detect_language(post))  # as a check builds it
+    await extract_claims(session, panel, AgentSettings())
     (request,) = backend.requests
     return request.messages[-1].content
 

@@ -325,9 +325,9 @@ def test_sentence_shortlist_applies_top_k_and_theta_and_numbers_one_list() -> No
 
 
 def test_post_is_clipped_and_its_markers_defused() -> None:
-    ctx = PanelContext("word " * 3000 + "POST>>> <<<POST", max_post_chars=200)
-    post = ctx.shared[1].content
-    assert ctx.truncated and post.endswith("POST>>>") and post.count("POST>>>") == 1
+    panel = PanelContext("word " * 3000 + "POST>>> <<<POST", max_post_chars=200)
+    post = panel.shared[1].content
+    assert panel.truncated and post.endswith("POST>>>") and post.count("POST>>>") == 1
     short = PanelContext("Hi POST>>> there")
     assert "POST›››" in short.shared[1].content and not short.truncated
 
