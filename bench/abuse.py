@@ -7,35 +7,35 @@ The store (``--backend``) is a temporary SQLite file, the checks run in the bot'
 process; or a database on a throwaway PostgreSQL server (tests/peers/servers/pg_server.py), the
 queued mode: ``--workers`` ``zofia worker --concurrency C`` processes (the Procfile's
 one with 2 by default) run the checks against the same fake OpenAI server, the bot
-reads pictures and posts the cards (the deliver jobs). Three rounds, each on a fresh
+reads images and posts the cards (the deliver jobs). Three rounds, each on a fresh
 store (on PostgreSQL a fresh database, with its workers ready before anything is sent):
 
 1. idle: OTHERS chats send one post each; their wait from send to card is the baseline;
 2. burst: one private chat forwards BURST distinct posts at once, and the same OTHERS
    chats then send one post each;
-3. pictures: PICTURES users each send a blank 40 MP picture, spread over a minute,
+3. images: IMAGES users each send a blank 40 MP image, spread over a minute,
    then the OTHERS chats send one post each; the process's RSS is sampled throughout.
 
     python bench/abuse.py [--backend sqlite|postgresql] [--burst 100] [--others 5]
-        [--pictures 60] [--llm-delay 0.05] [--workers 1] [--worker-concurrency 2] [--smoke]
+        [--images 60] [--llm-delay 0.05] [--workers 1] [--worker-concurrency 2] [--smoke]
 
-A small run first: ``--burst 10 --others 2 --pictures 0``.
+A small run first: ``--burst 10 --others 2 --images 0``.
 
 The last line is one JSON object: ``others_sent``, ``others_answered`` (a card
 arrived), ``others_wait_ratio`` (their mean wait in the burst over the idle one),
 ``burst_refused`` (the burst's requests the limits turned away before any work),
 ``burst_tokens`` (what the burst spent of the day's budget), the waits themselves,
-``pictures_others_answered`` (the others' cards in the picture round),
+``images_others_answered`` (the others' cards in the image round),
 ``rss_over_idle_mb`` (the bot's process's peak RSS above its RSS once the bot was up:
-this process, the fake servers in it; never the workers'), ``pictures_read`` and
-``pictures_refused_busy``, the settings, and ``backend``, ``workers`` (``"1x2"``:
+this process, the fake servers in it; never the workers'), ``images_read`` and
+``images_refused_busy``, the settings, and ``backend``, ``workers`` (``"1x2"``:
 processes x concurrency; null on SQLite), ``workers_rss_over_idle_mb`` (the workers'
-and their children's RSS, summed, peak over the picture round above their sum before
+and their children's RSS, summed, peak over the image round above their sum before
 it; null on SQLite) and ``targets_met``: every other chat answered in both rounds,
 ``others_wait_ratio`` <= 1.5, ``rss_over_idle_mb`` <= 1024.
 
 On PostgreSQL the bot loads no model up front (the workers hold them), so its first
-picture loads the OCR's models in the bot's process, inside the picture round's rise;
+image loads the OCR's models in the bot's process, inside the image round's rise;
 on SQLite ``Engine.load`` loaded them before the idle RSS is taken.
 """
 
@@ -52,6 +52,7 @@ import logging
 import statistics
 import sys
 import time
+from argparse import SUPPRESS
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ from bots.app.settings import Settings
 from bots.app.telegram import running_bot
 
 MAX_WAIT_RATIO = 1.5  # the others' mean wait in the burst over the idle one
-MAX_RSS_OVER_IDLE_MB = 1024  # the bot's process, over the picture round
+MAX_RSS_OVER_IDLE_MB = 1024  # the bot's process, over the image round
 
 NEWS = channel(-1001234, "Rumour Daily", "rumour_daily")
 BURSTER = user(20_000, "Mallory")
@@ -148,15 +149,15 @@ async def one_round(args: argparse.Namespace, backend: Backend, *, burst: int) -
     return {"answered": len(answered), "waits": waits, "admitted": admitted, "tokens": spent}
 
 
-def blank_picture(megapixels: int) -> bytes:
+def blank_image(megapixels: int) -> bytes:
     """A white PNG of ``megapixels`` (small as a file, large once decoded)."""
     out = io.BytesIO()
     Image.new("RGB", (1000 * megapixels // 5, 5000), "white").save(out, format="PNG")
     return out.getvalue()
 
 
-async def picture_round(args: argparse.Namespace, backend: Backend) -> dict[str, Any]:
-    """PICTURES blank 40 MP pictures from as many users over a minute, then the others'
+async def image_round(args: argparse.Namespace, backend: Backend) -> dict[str, Any]:
+    """IMAGES blank 40 MP images from as many users over a minute, then the others'
     text posts; the bot's peak RSS above its idle RSS (and the workers'), sampled every
     50 ms."""
     async with (
@@ -164,19 +165,19 @@ async def picture_round(args: argparse.Namespace, backend: Backend) -> dict[str,
         FakeOpenAI(PanelScript(), api_key=API_KEY, delay_s=args.llm_delay) as panel,
         backend.round_store(panel.base_url) as store,
     ):
-        photo = peer.photo(blank_picture(40))  # decoded once here, for its thumbnails
+        photo = peer.photo(blank_image(40))  # decoded once here, for its thumbnails
         gc.collect()
         settings = bench_settings(peer, panel, store.storage)
         async with running_service(settings) as service, running_bot(settings, service, TOKEN):
             rss = RssPeaks(store.worker_pids)
             sent: dict[int, float] = {}
             start = time.monotonic()
-            for n in range(args.pictures + args.others):
-                at = n * args.picture_spread / max(1, args.pictures)
-                while time.monotonic() < start + min(at, args.picture_spread):
+            for n in range(args.images + args.others):
+                at = n * args.image_spread / max(1, args.images)
+                while time.monotonic() < start + min(at, args.image_spread):
                     rss.sample()
                     await asyncio.sleep(0.05)
-                if n < args.pictures:
+                if n < args.images:
                     person = user(40_000 + n, f"Sender{n}")
                     peer.send(private(person), person, photo=photo)
                 else:
@@ -190,23 +191,23 @@ async def picture_round(args: argparse.Namespace, backend: Backend) -> dict[str,
             answered = len(cards_in(peer, sent))
             said = [
                 " ".join(m.get("text", "") for m in peer.bot_messages(40_000 + n))
-                for n in range(args.pictures)
+                for n in range(args.images)
             ]
     return {
         "answered": answered,
         **rss.figures(),
-        # what each picture's sender was told: read (it holds no text) or refused "busy"
+        # what each image's sender was told: read (it holds no text) or refused "busy"
         "read": sum("no text" in text for text in said),
-        "busy": sum("Too many pictures" in text for text in said),
+        "busy": sum("Too many images" in text for text in said),
     }
 
 
 def targets_met(figures: dict[str, Any]) -> dict[str, bool | None]:
     """Every other chat answered (both rounds), their wait ratio, the bot's RSS rise."""
-    sent, pictures = figures["others_sent"], figures["pictures_others_answered"]
+    sent, images = figures["others_sent"], figures["images_others_answered"]
     ratio, rss = figures["others_wait_ratio"], figures["rss_over_idle_mb"]
     return {
-        "others_answered": figures["others_answered"] == sent and pictures in (None, sent),
+        "others_answered": figures["others_answered"] == sent and images in (None, sent),
         "others_wait_ratio": ratio is not None and ratio <= MAX_WAIT_RATIO,
         "rss_over_idle_mb": None if rss is None else rss <= MAX_RSS_OVER_IDLE_MB,
     }
@@ -218,7 +219,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     ) as backend:
         idle = await one_round(args, backend, burst=0)
         burst = await one_round(args, backend, burst=args.burst)
-        pictures = await picture_round(args, backend) if args.pictures else None
+        images = await image_round(args, backend) if args.images else None
     idle_wait = statistics.mean(idle["waits"]) if idle["waits"] else None
     burst_wait = statistics.mean(burst["waits"]) if burst["waits"] else None
     ratio = round(burst_wait / idle_wait, 2) if idle_wait and burst_wait else None
@@ -234,12 +235,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "burst_sent": args.burst,
         "burst_refused": args.burst - burst["admitted"],
         "burst_tokens": burst["tokens"],
-        "pictures_sent": args.pictures,
-        "pictures_others_answered": pictures["answered"] if pictures else None,
-        "rss_over_idle_mb": pictures["rss_over_idle_mb"] if pictures else None,
-        "workers_rss_over_idle_mb": pictures["workers_rss_over_idle_mb"] if pictures else None,
-        "pictures_read": pictures["read"] if pictures else None,
-        "pictures_refused_busy": pictures["busy"] if pictures else None,
+        "images_sent": args.images,
+        "images_others_answered": images["answered"] if images else None,
+        "rss_over_idle_mb": images["rss_over_idle_mb"] if images else None,
+        "workers_rss_over_idle_mb": images["workers_rss_over_idle_mb"] if images else None,
+        "images_read": images["read"] if images else None,
+        "images_refused_busy": images["busy"] if images else None,
         "llm_delay_s": args.llm_delay,
     }
     return {**figures, "targets_met": targets_met(figures)}
@@ -251,8 +252,14 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=100)
     parser.add_argument("--others", type=int, default=5)
     parser.add_argument("--llm-delay", type=float, default=0.05)
-    parser.add_argument("--pictures", type=int, default=60)
-    parser.add_argument("--picture-spread", type=float, default=60.0)
+    parser.add_argument("--images", type=int, default=60)
+    parser.add_argument("--image-spread", type=float, default=60.0)
+    # the flags' first names, kept for the commands already written down
+    for old, new, kind in (
+        ("--pictures", "images", int),
+        ("--picture-spread", "image_spread", float),
+    ):
+        parser.add_argument(old, dest=new, type=kind, default=SUPPRESS, help=SUPPRESS)
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--workers", type=int, default=1, help="zofia worker processes (pg)")
     parser.add_argument("--worker-concurrency", type=int, default=2, help="checks per worker")
@@ -262,8 +269,8 @@ def main() -> None:
         {
             "burst": 3,
             "others": 1,
-            "pictures": 1,
-            "picture_spread": 0.5,
+            "images": 1,
+            "image_spread": 0.5,
             "llm_delay": 0.01,
             "timeout": 120.0,
         },

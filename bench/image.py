@@ -1,13 +1,13 @@
-"""Photo posts: 20 generated screenshots (10 rendered headlines, 10 tweet-like posts, at
+"""Image posts: 20 generated screenshots (10 rendered headlines, 10 tweet-like posts, at
 phone resolution) through the image steps up to the engine: decoding within the caps,
 EXIF and metadata dropped, the text read by RapidOCR, the labels searched.
 
     python bench/image.py [--images 20] [--smoke]
 
-Prints per picture the OCR time and its character error rate against the text that
+Prints per image the OCR time and its character error rate against the text that
 was rendered; the last line is one JSON object: OCR p50 and p95 (ms), the mean and
 worst character error rate, and the peak RSS over the process before the OCR was
-loaded: after loading it, after the first picture, and after all of them.
+loaded: after loading it, after the first image, and after all of them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import smoke_args
 
-from tests.peers.fixtures.pictures import cer, headline, tweet
+from tests.peers.fixtures.images import cer, headline, tweet
 
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
@@ -69,7 +69,7 @@ TWEETS = [
 ]
 
 
-def pictures(count: int) -> list[tuple[bytes, str]]:
+def images(count: int) -> list[tuple[bytes, str]]:
     made = [(headline(lines), "\n".join(lines)) for lines in HEADLINES]
     made += [
         (tweet(name, handle, lines, seed=i), "\n".join([name, handle, *lines]))
@@ -87,10 +87,10 @@ async def main() -> None:
     parser.add_argument("--images", type=int, default=20)
     parser.add_argument(
         "--max-ocr-pixels", type=int, default=ImageSettings().max_ocr_pixels,
-        help="[images] max_ocr_pixels: pictures are scaled down to this area before OCR",
+        help="[images] max_ocr_pixels: images are scaled down to this area before OCR",
     )  # fmt: skip
     args = smoke_args(parser, {"images": 1})
-    made = pictures(args.images)
+    made = images(args.images)
     reader = ImageReader(ImageSettings(max_ocr_pixels=args.max_ocr_pixels))
     before = peak_mb()
     reader.load()
@@ -117,7 +117,7 @@ async def main() -> None:
                 "cer_max": round(max(errors), 4),
                 "max_ocr_pixels": args.max_ocr_pixels,
                 "load_rss_mb": round(loaded - before, 1),
-                "first_picture_rss_mb": round(after_first - before, 1),
+                "first_image_rss_mb": round(after_first - before, 1),
                 "extra_peak_rss_mb": round(peak_mb() - before, 1),
             }
         )

@@ -51,15 +51,15 @@ async def read_one(
     """The core claim ``claim`` read as a check reads it, over Stage 1's evidence."""
     a = settings.agents
     found = await stage1.run(claim, web=False)
-    ctx = PanelContext(claim)
-    ctx.evidence = evidence_items(found)
+    panel = PanelContext(claim)
+    panel.evidence = evidence_items(found)
     encoder = stage1.encoder
-    index = await asyncio.to_thread(SentenceIndex.build, ctx.evidence, split_sentences, encoder)
-    ctx.show(index.shortlist([claim], encoder, top_k=a.top_k_sentences, theta=a.theta_sim))
+    index = await asyncio.to_thread(SentenceIndex.build, panel.evidence, split_sentences, encoder)
+    panel.show(index.shortlist([claim], encoder, top_k=a.top_k_sentences, theta=a.theta_sim))
     core = ClaimResult(id="claim-0", kind="core", text=claim, sentence=1)
     at = a.contradiction_at if a.contradiction_at <= 1 else None
     rules = ReadingRules.of(a)
-    [read] = await read_claims(router.session(), ctx, [core], encoder, rules, contradiction_at=at)
+    [read] = await read_claims(router.session(), panel, [core], encoder, rules, contradiction_at=at)
     return read
 
 

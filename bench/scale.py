@@ -7,7 +7,7 @@ Wikipedia) inside each worker. For each worker count (a fresh database each time
 script starts that many ``zofia worker --concurrency C`` processes, waits until each
 prints ``worker ready``, submits ``--checks`` distinct posts at once through the real
 check service with its :class:`QueuedDelivery` (the submitter's ``FakeChecker`` only
-reads pictures; the engine runs in the workers), asks for each card's delivery, and
+reads images; the engine runs in the workers), asks for each card's delivery, and
 takes the ``deliver`` jobs in this process as a bot replica would. Then it stops the
 workers (SIGTERM, a bounded wait, then SIGKILL).
 

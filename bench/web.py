@@ -1,8 +1,8 @@
 """The report pages at 100,000 stored checks: server time, page size, throughput.
 
 Fills a temporary SQLite store with N checks, each with a full report (a tree of 4
-claims, 7 documents with stance and source quality, a published fact-check, a
-picture, 3 debate rounds, 5 linguist findings, 24 model calls: about 16 KB of JSON),
+claims, 7 documents with stance and source quality, a published fact-check, an
+image, 3 debate rounds, 5 linguist findings, 24 model calls: about 16 KB of JSON),
 the first few through ``CheckStore.save_report`` and the rest copied in bulk. Then
 ``zofia web`` runs as its own process on loopback (the per-address rate lifted) and
 this script, as its client:

@@ -1,8 +1,8 @@
 """``store.attempts``: the ``attempts`` table, one row per request the limits let in.
 
 The rate limits count attempts, not stored checks: a request costs its sender from
-the moment it is admitted, before any link is fetched or picture decoded, so a failed
-fetch, a refused picture or a picture with no text counts like a check. Each row is
+the moment it is admitted, before any link is fetched or image decoded, so a failed
+fetch, a refused image or an image with no text counts like a check. Each row is
 written in the same write transaction that counted the limits
 (:meth:`bots.service.limits.RequestLimits.admit`), so a burst of concurrent requests cannot
 all pass a limit that each alone would meet. An attempt ends (``ended_at``) when its

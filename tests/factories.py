@@ -1,7 +1,7 @@
 """Reports for the tests and the benchmarks, built in one place.
 
 - :func:`full_report`: a full one of any verdict, for the report pages (a tree of
-  claims, stances and source quality, a published fact-check, a picture, three debate
+  claims, stances and source quality, a published fact-check, an image, three debate
   rounds, every analysis, a failed step);
 - a hostile one whose model- and web-written strings try to run script, break out of
   attributes, link to ``javascript:`` and reverse text;
@@ -323,8 +323,8 @@ def hostile_report() -> Report:
         claim.model_copy(update={"text": f"{claim.text} {SCRIPT}", "reason": ATTRIBUTE})
         for claim in report.claims
     ]
-    # Text read from a user's picture is the most attacker-written of all.
-    picture = report.images[0].model_copy(
+    # Text read from a user's image is the most attacker-written of all.
+    image = report.images[0].model_copy(
         update={
             "text": f"{SCRIPT}{ATTRIBUTE}",
             "labels": [LabelHit(word="false", line=ATTRIBUTE, outcome="false")],
@@ -342,7 +342,7 @@ def hostile_report() -> Report:
     )
     return report.model_copy(
         update={
-            "images": [picture],
+            "images": [image],
             "evidence": evidence,
             "debate": report.debate.model_copy(update={"turns": turns}),
             "claims": claims,

@@ -1,4 +1,4 @@
-"""Slow work on what senders send, in bounded places: a page's extraction, a picture's
+"""Slow work on what senders send, in bounded places: a page's extraction, an image's
 decoding and reading.
 
 Such work must not take the threads everything else uses (``asyncio.to_thread``'s

@@ -29,7 +29,7 @@ class CheckDebate:
     Args:
         settings: the engine's settings (``[debate]``, ``[agents] depth``).
         session: the check's LLM session.
-        ctx: the check's shared material.
+        panel: the check's shared material.
         progress: where each round's ruling is announced.
         dropped: the check's count of what was dropped; the editor's is added to it.
         held: whether there is a debate at all (``False``: the judge rules alone).
@@ -37,7 +37,7 @@ class CheckDebate:
 
     settings: EngineSettings
     session: CheckSession
-    ctx: PanelContext
+    panel: PanelContext
     progress: Progress
     dropped: Dropped
     held: bool = True
@@ -54,9 +54,9 @@ class CheckDebate:
     ) -> DebateOutcome:
         """The debate (``full``) or its opening round alone; ``shown``: the analyses'
         texts, which no turn may repeat; ``sources``: where a quoted phrase must occur."""
-        session, ctx, d = self.session, self.ctx, self.settings.debate
+        session, panel, d = self.session, self.panel, self.settings.debate
         if not self.held:
-            judged = await final_ruling(session, ctx, pool, 0, settled=settled)
+            judged = await final_ruling(session, panel, pool, 0, settled=settled)
             debate = Debate(style=d.style, held=False, rulings=[judged.ruling], forced=True)
             return DebateOutcome(debate=debate, judged=judged)
 
@@ -68,7 +68,7 @@ class CheckDebate:
         full_run = self.settings.agents.depth == "full"
         moderator = Moderator.of(
             session,
-            ctx,
+            panel,
             d,
             sources,
             shown=None if full_run else shown,

@@ -62,7 +62,7 @@ class Gathered:
     analyses: Analyses
     claims: list[ClaimResult]
     tree: TreeSummary | None = None
-    pictures: ImageEvidence | None = None
+    images: ImageEvidence | None = None
     # The post and the evidence, folded once: where a quoted phrase must occur.
     sources: Haystack = field(default_factory=lambda: Haystack([]))
     # The claims the evidence settled (``grounded_claims``), worked out once per check.
@@ -77,7 +77,7 @@ class EvidenceReading:
     Args:
         settings: the engine's settings (``[agents]``, ``[tree]``, ``[stance]``).
         session: the check's LLM session.
-        ctx: the check's shared material; its evidence is replaced as it is weighed.
+        panel: the check's shared material; its evidence is replaced as it is weighed.
         encoder: Stage 1's sentence encoder.
         web: whether the web source is on for this check (the stance calls need it).
         stance_model: reads claims instead of the verifier LLM (``[stance] backend``).
@@ -92,7 +92,7 @@ class EvidenceReading:
         self,
         settings: EngineSettings,
         session: CheckSession,
-        ctx: PanelContext,
+        panel: PanelContext,
         encoder: TextEncoder,
         *,
         web: bool = True,
@@ -102,7 +102,7 @@ class EvidenceReading:
     ) -> None:
         self.settings = settings
         self.session = session
-        self.ctx = ctx
+        self.panel = panel
         self.encoder = encoder
         self.web = web
         self.stance_model = stance_model
@@ -117,10 +117,10 @@ class EvidenceReading:
         weighing: Weighing,
         extraction: asyncio.Task[Extracted | StepFailed] | None,
         published: asyncio.Task[list[Matched]],
-        pictures: asyncio.Task[ImageEvidence] | None,
+        images: asyncio.Task[ImageEvidence] | None,
     ) -> ReadClaims:
         """Weigh the evidence and read the claims against it (the module's steps)."""
-        ctx = self.ctx
+        panel = self.panel
         extracted = await extraction if extraction is not None else None
         if isinstance(extracted, StepFailed):
             problem, claims, dropped = f"claim extraction failed: {extracted.reason}", [], 0
@@ -130,26 +130,26 @@ class EvidenceReading:
         core = claims[0].text if claims else None
         try:
             found = await weighing.factchecks(core, published)
-            seen = await pictures if pictures is not None else None
-            documents = ctx.evidence
-            ctx.evidence = [*(seen.items if seen else []), *found, *documents]
-            ctx.show(await asyncio.to_thread(self.shortlist, claims))
+            seen = await images if images is not None else None
+            documents = panel.evidence
+            panel.evidence = [*(seen.items if seen else []), *found, *documents]
+            panel.show(await asyncio.to_thread(self.shortlist, claims))
         finally:
             self.shown.set()  # the expert reads the evidence as shown (or as it is)
         stances = weighing.stances(core, documents) if self.full and self.web else _same(documents)
         weighed, (checked, tree) = await asyncio.gather(stances, self.read(claims))
         if not self.full:
             weighed = stances_read(weighed, checked[0] if checked else None)
-        ctx.evidence = reversed_marked([*(seen.items if seen else []), *found, *weighed])
+        panel.evidence = reversed_marked([*(seen.items if seen else []), *found, *weighed])
         return ReadClaims(checked, tree, problem, dropped)
 
     def shortlist(self, claims: list[ClaimResult]) -> SentenceList:
         """The evidence sentences the panel is shown: the post's and each claim's closest
         (blocking)."""
         agents = self.settings.agents
-        index = SentenceIndex.build(self.ctx.evidence, split_sentences, self.encoder)
+        index = SentenceIndex.build(self.panel.evidence, split_sentences, self.encoder)
         self.index = index  # every sentence that can settle a claim: the part reader's pool
-        lead = (self.ctx.sentences or [self.ctx.text])[0][:LEAD_CHARS]
+        lead = (self.panel.sentences or [self.panel.text])[0][:LEAD_CHARS]
         queries = [lead, *(c.text for c in claims)]
         return index.shortlist(
             queries, self.encoder, top_k=agents.top_k_sentences, theta=agents.theta_sim
@@ -169,13 +169,13 @@ class EvidenceReading:
             least = self.settings.stance.min_probability
             model = self.stance_model
             return await read_claims_by_model(
-                model, self.ctx, claims, encoder, rules, min_probability=least
+                model, self.panel, claims, encoder, rules, min_probability=least
             ), None
         if self.full and self.settings.tree.enabled:
-            return await grow_tree(self.session, self.ctx, claims, encoder, a, self.settings.tree)
+            return await grow_tree(self.session, self.panel, claims, encoder, a, self.settings.tree)
         # The parser is English (spaCy's small English model): a post in another language
         # is read as a whole.
-        english = self.ctx.post_language in ("", "en")
+        english = self.panel.post_language in ("", "en")
         if a.reading == "parts" and self.parser is not None and english:
             return await self.read_parts(claims, rules), None
         return await self.read_whole(claims, rules), None
@@ -188,7 +188,7 @@ class EvidenceReading:
         at = self.settings.agents.contradiction_at
         return await read_claims(
             self.session,
-            self.ctx,
+            self.panel,
             claims,
             self.encoder,
             rules,
@@ -199,8 +199,8 @@ class EvidenceReading:
         """Claims with checkable parts read part by part (:mod:`.agents.parts`); the
         others as a whole, citing only sentences about their subject."""
         assert self.parser is not None
-        a, ctx = self.settings.agents, self.ctx
-        claims = await whole_claims(self.parser, claims, ctx.sentences)
+        a, panel = self.settings.agents, self.panel
+        claims = await whole_claims(self.parser, claims, panel.sentences)
         split = await parse_claims(self.parser, claims)
         by_parts = [i for i, p in enumerate(split) if p.checked]
         whole = [i for i, p in enumerate(split) if not p.checked]
@@ -208,7 +208,7 @@ class EvidenceReading:
         read_parts, read_whole = await asyncio.gather(
             read_by_parts(
                 self.session,
-                ctx,
+                panel,
                 [(claims[i], split[i]) for i in by_parts],
                 self.index.sentences,
                 self.index.vectors,
@@ -219,7 +219,7 @@ class EvidenceReading:
             ),
             self.read_whole([claims[i] for i in whole], rules),
         )
-        sources = {e.id: e for e in ctx.evidence}
+        sources = {e.id: e for e in panel.evidence}
         read: dict[int, ClaimResult] = dict(zip(by_parts, read_parts, strict=True))
         for i, result in zip(whole, read_whole, strict=True):
             read[i] = about_its_subject(result, split[i], sources)

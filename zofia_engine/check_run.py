@@ -53,9 +53,9 @@ log = logging.getLogger(__name__)
 LEAD_CHARS = 300  # the post's first sentence, as a fact-check query
 
 
-#: Looks at a post's read pictures (vision, reverse search) with the check's session
+#: Looks at a post's read images (vision, reverse search) with the check's session
 #: and the shared messages (system, post); the engine binds its backends.
-ExaminePictures = Callable[
+ExamineImages = Callable[
     [Post, CheckSession, tuple[ChatMessage, ...]], Coroutine[Any, Any, ImageEvidence]
 ]
 
@@ -73,7 +73,7 @@ class CheckRun:
         prior: gives the judge's outcome probabilities on a content-free post, to
             correct its probabilities by (contextual calibration); asked only when
             the judge's ruling came with probabilities; ``None``: as they are.
-        examine: looks at the post's pictures (vision, reverse search).
+        examine: looks at the post's images (vision, reverse search).
         stance_model: reads the claims instead of the verifier LLM (``[stance]``).
 
     Raises:
@@ -89,7 +89,7 @@ class CheckRun:
         ablation: Ablation,
         on_progress: ProgressHook | None,
         prior: Callable[[], Awaitable[dict[str, float] | None]] | None = None,
-        examine: ExaminePictures | None = None,
+        examine: ExamineImages | None = None,
         stance_model: NLIStanceModel | None = None,
     ) -> None:
         self.started = time.perf_counter()
@@ -107,7 +107,7 @@ class CheckRun:
         text, cleaned = checkable_text(post.text)
         self.notes: list[Note] = [note(change, "cleaned") for change in cleaned]
         agents = settings.agents
-        self.ctx = PanelContext(
+        self.panel = PanelContext(
             text,
             published=post.published,
             origin=post.origin,
@@ -121,7 +121,7 @@ class CheckRun:
         self.reading = EvidenceReading(
             settings,
             session,
-            self.ctx,
+            self.panel,
             encoder,
             web=ablation.web,
             stance_model=stance_model,
@@ -129,11 +129,11 @@ class CheckRun:
             knowledge=retrieval.wikipedia or NO_KNOWLEDGE,
         )
         self.debating = CheckDebate(
-            settings, session, self.ctx, self.progress, self.dropped, held=ablation.debate
+            settings, session, self.panel, self.progress, self.dropped, held=ablation.debate
         )
         if post.original_chars:
             self.notes.append(notes.post_cut(post.original_chars, len(post.text)))
-        if self.ctx.truncated:
+        if self.panel.truncated:
             self.notes.append(notes.models_cut(agents.max_post_chars))
         self.notes += [notes.left_out(part) for part in ablation.removed]
 
@@ -184,7 +184,7 @@ class CheckRun:
 
     async def triage(self) -> Triage:
         """What kind of post this is (one short call on the post alone)."""
-        work = triage(self.session, self.ctx, self.settings.triage.min_confidence)
+        work = triage(self.session, self.panel, self.settings.triage.min_confidence)
         found = await self.progress.stage("triage", work, self.timings)
         if found.status == "failed":
             self.notes.append(notes.triage_failed(found.error))
@@ -195,55 +195,55 @@ class CheckRun:
     async def gather(self) -> Gathered:
         """Stage 1, the published fact-checks, the claims read against the evidence, and
         every analysis, each started as soon as what it needs is there."""
-        session, ctx, ab, progress = self.session, self.ctx, self.ablation, self.progress
+        session, panel, ab, progress = self.session, self.panel, self.ablation, self.progress
         settings, timings = self.settings, self.timings
         agents = settings.agents
         weighing = self._weighing()
-        lead = (ctx.sentences or [ctx.text])[0][:LEAD_CHARS]
+        lead = (panel.sentences or [panel.text])[0][:LEAD_CHARS]
         full = agents.depth == "full"
         try:
             async with asyncio.TaskGroup() as tg:
                 # The calls that start a chain go out first: they are on the critical path.
                 extraction = (
-                    tg.create_task(extract_claims(session, ctx, agents)) if ab.claims else None
+                    tg.create_task(extract_claims(session, panel, agents)) if ab.claims else None
                 )
                 # At the full depth the panel works beside the evidence step; at the
                 # adaptive depth it is asked only once the evidence can settle something.
-                panel = tg.create_task(self._panel()) if full else None
+                analysis = tg.create_task(self._panel()) if full else None
                 published = tg.create_task(weighing.published([lead]))
-                pictures = (
-                    tg.create_task(self.examine(self.post, session, ctx.shared))
+                images = (
+                    tg.create_task(self.examine(self.post, session, panel.shared))
                     if self.examine is not None and self.post.images
                     else None
                 )
                 stage1 = await progress.stage(
                     "retrieval",
                     self.retrieval.run(
-                        ctx.text,
+                        panel.text,
                         published=self.post.published,
                         web=ab.web,
                         wikipedia=ab.wikipedia,
-                        language=ctx.post_language,
+                        language=panel.post_language,
                     ),
                     timings,
                 )
-                ctx.evidence = weighing.rated(evidence_items(stage1))
-                read = self.reading.run(weighing, extraction, published, pictures)
+                panel.evidence = weighing.rated(evidence_items(stage1))
+                read = self.reading.run(weighing, extraction, published, images)
                 claims = await progress.stage("claims", read, timings)
         except BaseExceptionGroup as group:
             raise group.exceptions[0] from None
         searches = await self._search_again(weighing, claims, stage1.query)
-        grounded = grounded_claims(claims.claims, ctx.evidence)  # both fixed from here on
-        if panel is not None:
-            analyses = panel.result()
-        elif can_settle(grounded, ctx.evidence) and settled_core(claims.claims, grounded) is None:
+        grounded = grounded_claims(claims.claims, panel.evidence)  # both fixed from here on
+        if analysis is not None:
+            analyses = analysis.result()
+        elif can_settle(grounded, panel.evidence) and settled_core(claims.claims, grounded) is None:
             analyses = await self._panel()
         else:  # nothing settled, or the core claim settled: the panel cannot change it
             analyses = Analyses(held=False)
-        seen = pictures.result() if pictures is not None else None
+        seen = images.result() if images is not None else None
         self.notes += [*stage1.notes, *(note(n) for n in weighing.notes)]
         analyses = self._kept(analyses, claims, seen)
-        sources = Haystack([self.ctx.text, *(item.text for item in self.ctx.evidence)])
+        sources = Haystack([self.panel.text, *(item.text for item in self.panel.evidence)])
         analyses, dropped = grounded_analyses(analyses, sources)
         self.dropped.quotes += dropped
         return Gathered(
@@ -266,7 +266,7 @@ class CheckRun:
         """Planned searches for a core claim the first one left unsettled (``claims`` is
         read again in place); the rounds run, if any."""
         again = SearchAgain(
-            self.settings, self.session, self.ctx, self.retrieval, self.reading, weighing
+            self.settings, self.session, self.panel, self.retrieval, self.reading, weighing
         )
         if not again.wanted(claims.claims):
             return []
@@ -282,7 +282,7 @@ class CheckRun:
 
         return await ask_panel(
             self.session,
-            self.ctx,
+            self.panel,
             self.settings.agents.linguist_dimensions,
             stage,
             self.reading.shown,
@@ -293,11 +293,11 @@ class CheckRun:
     async def deliberate(self, gathered: Gathered) -> DebateOutcome:
         """The debate over the evidence pool, and the judge's ruling: the full debate when
         the evidence can settle a verdict (or at the full depth), else one round."""
-        pool, citable = evidence_pool(self.ctx, gathered.analyses, gathered.claims, gathered.tree)
+        pool, citable = evidence_pool(self.panel, gathered.analyses, gathered.claims, gathered.tree)
         core = settled_core(gathered.claims, gathered.grounded)
         settled = EvidenceSettled(
-            can_settle(gathered.grounded, self.ctx.evidence),
-            tuple(findings(self.ctx, gathered.claims, gathered.grounded)),
+            can_settle(gathered.grounded, self.panel.evidence),
+            tuple(findings(self.panel, gathered.claims, gathered.grounded)),
             allowed_outcomes(gathered.claims, gathered.grounded),
         )
         # The adaptive depth holds the whole debate only where it can change the verdict:
@@ -333,7 +333,7 @@ class CheckRun:
             judged.ruling,
             outcomes,
             gathered.claims,
-            self.ctx.evidence,
+            self.panel.evidence,
             require_evidence=self.settings.agents.require_evidence,
             no_logprobs=judged.completion is not None and not judged.completion.logprobs,
             grounded=gathered.grounded,
@@ -351,7 +351,7 @@ class CheckRun:
             confidence=confidence,
             summary=summary or fallback_summary(ruled.verdict, judged.ruling.error),
             keywords=gathered.stage1.keywords,
-            evidence=self.ctx.evidence,
+            evidence=self.panel.evidence,
             claims=gathered.claims,
             analyses=gathered.analyses,
             debate=debate,
@@ -362,7 +362,7 @@ class CheckRun:
             lean=ruled.lean,
             search_mode=gathered.stage1.mode,
             tree=gathered.tree,
-            images=gathered.pictures.findings if gathered.pictures else self.post.findings,
+            images=gathered.images.findings if gathered.images else self.post.findings,
             caption=self.post.has_caption,
             dropped=self.dropped,
             depth=self.settings.agents.depth,
@@ -382,4 +382,4 @@ class CheckRun:
     def _weighing(self) -> Weighing:
         published = self.post.published
         cutoff = published - dt.timedelta(days=1) if published else None
-        return Weighing(self.settings, self.session, self.ctx, self.retrieval.factchecks, cutoff)
+        return Weighing(self.settings, self.session, self.panel, self.retrieval.factchecks, cutoff)

@@ -44,7 +44,7 @@ class SearchAgain:
     Args:
         settings: the engine's settings (``[agents] search_rounds`` …).
         session: the check's LLM session.
-        ctx: the check's shared material; found documents join its evidence.
+        panel: the check's shared material; found documents join its evidence.
         retrieval: Stage 1, whose sources are asked again.
         reading: the check's evidence step, whose reader reads the claim again.
         weighing: rates the new documents' sources as the first ones were.
@@ -52,7 +52,7 @@ class SearchAgain:
 
     settings: EngineSettings
     session: CheckSession
-    ctx: PanelContext
+    panel: PanelContext
     retrieval: EntityGuidedRetrieval
     reading: EvidenceReading
     weighing: Weighing
@@ -80,7 +80,7 @@ class SearchAgain:
             if time.monotonic() - started > agents.search_seconds:
                 break
             step = f"search:plan:{number}"
-            proposed = await plan_queries(self.session, self.ctx, core.text, tried, step)
+            proposed = await plan_queries(self.session, self.panel, core.text, tried, step)
             encoder = self.retrieval.encoder
             fresh, repeats = await fresh_queries(proposed, tried, encoder, agents.query_repeat_at)
             if not fresh:
@@ -113,13 +113,13 @@ class SearchAgain:
             s.wikipedia,
             max_results=s.web.max_results,
             published=published,
-            language=self.ctx.post_language,
+            language=self.panel.post_language,
         )
         items = self._items(web, wiki)
         return self.weighing.rated(items) if items else []
 
     def _items(self, web: list[WebResult], wiki: list[WikipediaEntry]) -> list[EvidenceItem]:
-        held = self.ctx.evidence
+        held = self.panel.evidence
         urls = {e.url for e in held if e.url}
         titles = {e.title for e in held if e.source == "wikipedia"}
         wiki_n = sum(1 for e in held if e.id.startswith("wiki-"))
@@ -139,8 +139,8 @@ class SearchAgain:
         self, claims: list[ClaimResult], core: ClaimResult, found: list[EvidenceItem]
     ) -> ClaimResult:
         """``core`` read against the evidence with ``found`` added."""
-        self.ctx.evidence = [*self.ctx.evidence, *found]
-        self.ctx.show(await asyncio.to_thread(self.reading.shortlist, claims))
+        self.panel.evidence = [*self.panel.evidence, *found]
+        self.panel.show(await asyncio.to_thread(self.reading.shortlist, claims))
         unread = core.model_copy(
             update={"label": None, "reason": "", "quotes": [], "parts": [], "restated": None}
         )

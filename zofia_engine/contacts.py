@@ -9,7 +9,7 @@ that URL's site. :func:`report_without_contacts` applies it to every text of a r
 that a model wrote (the summary, the lean's "what would settle it", the debate, the
 rulings, the analyses, the readings, what the vision role saw), at the one door every report
 leaves the engine by (:meth:`zofia_engine.engine.Engine.check`); the follow-up answer
-goes through it too (:mod:`zofia_engine.agents.followup`). What the post, the evidence
+goes through it too (:mod:`zofia_engine.agents.follow_up`). What the post, the evidence
 and the claims read off the post say is data, and stays as it is; so does triage's
 warning, whose signs name what a scam post carries ("look-alike domain
 paypa1-secure.com").
@@ -44,7 +44,7 @@ PROSE_FIELDS = frozenset(
         "tampering_reason",
     }
 )
-#: the parts of a report that hold what others wrote (the evidence, the post's pictures'
+#: the parts of a report that hold what others wrote (the evidence, the post's images'
 #: text, the claims and quotes read off the post), and triage's warning, whose signs name
 #: what a scam post carries ("look-alike domain paypa1-secure.com"): never changed here
 _DATA_FIELDS = frozenset({"evidence", "degraded", "text", "quotes", "triage"})

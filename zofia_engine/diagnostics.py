@@ -146,14 +146,14 @@ async def _wikipedia(settings: EngineSettings) -> Finding:
     return Finding(backend.name, "ok", articles)
 
 
-async def _pictures(settings: EngineSettings, vision: bool) -> list[Finding]:
-    """The OCR, tried on a picture drawn here; the vision role and reverse search named."""
+async def _images(settings: EngineSettings, vision: bool) -> list[Finding]:
+    """The OCR, tried on an image drawn here; the vision role and reverse search named."""
     s = settings.images
     if not s.enabled:
-        return [Finding("pictures", "warning", "off: photo posts are refused")]
+        return [Finding("images", "warning", "off: image posts are refused")]
     found = [await _guard("OCR", False, _ocr(settings))]
     if not vision:
-        found.append(Finding("vision", "warning", "none: pictures are read for their text only"))
+        found.append(Finding("vision", "warning", "none: images are read for their text only"))
     if s.reverse.backend == "none":
         found.append(Finding("reverse image search", "warning", "off: offline"))
     else:  # a search costs quota: configured, not tried
@@ -163,7 +163,7 @@ async def _pictures(settings: EngineSettings, vision: bool) -> list[Finding]:
 
 async def _ocr(settings: EngineSettings) -> Finding:
     if settings.images.ocr == "none":
-        return Finding("OCR", "warning", "off: pictures are not read")
+        return Finding("OCR", "warning", "off: images are not read")
     from PIL import Image, ImageDraw, ImageFont
 
     from .images.decode import clean_image
@@ -194,7 +194,7 @@ async def diagnose_engine(settings: EngineSettings) -> list[Finding]:
     Returns:
         One finding per part: the LLM backends (one per distinct server, with the
         roles routed to it), NER, the encoder, each web backend, Wikipedia, and the
-        parts of photo posts (the OCR, the vision role, reverse image search).
+        parts of image posts (the OCR, the vision role, reverse image search).
     """
     findings: list[Finding] = []
     try:
@@ -214,5 +214,5 @@ async def diagnose_engine(settings: EngineSettings) -> list[Finding]:
     findings.append(await _guard("encoder", True, _encoder(settings)))
     findings.extend(await _web(settings))
     findings.append(await _guard("Wikipedia", False, _wikipedia(settings)))
-    findings.extend(await _pictures(settings, vision))
+    findings.extend(await _images(settings, vision))
     return findings

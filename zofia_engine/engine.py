@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from .agents.context import PanelContext
-from .agents.followup import answer_follow_up
+from .agents.follow_up import answer_follow_up
 from .agents.judge import final_ruling
 from .check_run import CheckRun
 from .config import EngineSettings, StanceSettings
@@ -67,7 +67,7 @@ class Engine:
         """Load every model now, so the first check does not wait for it."""
         await self.retrieval.load()
         await self.llm.load()
-        await asyncio.to_thread(self.images.load)  # the OCR, for the first picture post
+        await asyncio.to_thread(self.images.load)  # the OCR, for the first image post
         await asyncio.to_thread(load_detector)  # the post's language, for the first check
         if self.stance_model is not None:
             await asyncio.to_thread(self.stance_model.load)
@@ -126,11 +126,11 @@ class Engine:
         return report_without_contacts(await run.run())
 
     async def read_post(self, post: Post) -> Post:
-        """``post`` with its pictures decoded, cleaned of metadata and read (their text
-        joins the post's, each picture's under its marker); as it is without pictures.
+        """``post`` with its images decoded, cleaned of metadata and read (their text
+        joins the post's, each image's under its marker); as it is without images.
 
         Raises:
-            InvalidPostError: a picture is refused, or there is no text anywhere; the
+            InvalidPostError: an image is refused, or there is no text anywhere; the
                 message is one sentence for the user.
         """
         return await self.images.read(post)
@@ -140,7 +140,7 @@ class Engine:
     ) -> FollowUpAnswer:
         """Answer a reader's ``question`` about ``report`` in one call of the judge's
         route, from the report alone, citing only its evidence
-        (:func:`~zofia_engine.agents.followup.answer_follow_up`).
+        (:func:`~zofia_engine.agents.follow_up.answer_follow_up`).
 
         Raises:
             StepFailed: the model's call failed, or its reply could not be read.
@@ -172,8 +172,10 @@ class Engine:
         probabilities."""
         async with self._prior_lock:
             if not self._prior_asked:
-                ctx = PanelContext(CONTENT_FREE)
-                judged = await final_ruling(self.llm.session(), ctx, [ctx.evidence_message()], 0)
+                panel = PanelContext(CONTENT_FREE)
+                judged = await final_ruling(
+                    self.llm.session(), panel, [panel.evidence_message()], 0
+                )
                 self._prior = judged.ruling.probabilities
                 self._prior_asked = judged.ruling.status == "ok"  # a failed call is asked again
         return self._prior

@@ -47,7 +47,7 @@ EXTRACTION = KillablePool(
 )
 
 _CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
-#: A link straight to a picture is a photo post; the reader decodes it within its caps.
+#: A link straight to an image is an image post; the reader decodes it within its caps.
 _IMAGE_TYPES = frozenset(ACCEPTED.values())
 MAX_IMAGE_BYTES = ImageSettings().max_bytes
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -72,7 +72,7 @@ class FetchedArticle:
         self, *, published: datetime.date | None = None, origin: str = "", language: str = ""
     ) -> Post:
         """The article as a post: its title over its text; ``published`` overrides its own
-        date. A link to a picture is a post of that picture (its text is read later)."""
+        date. A link to an image is a post of that image (its text is read later)."""
         body = f"{self.title}\n\n{self.text}" if self.title else self.text
         return Post(
             text=body,
@@ -188,7 +188,7 @@ async def _download(
                         raise InvalidPostError(f"{current} answered {resp.status} {resp.reason}.")
                     ctype = resp.content_type if "Content-Type" in resp.headers else "text/html"
                     if ctype not in _CONTENT_TYPES | _IMAGE_TYPES:
-                        why = "only HTML and plain-text pages and pictures can be checked"
+                        why = "only HTML and plain-text pages and images can be checked"
                         raise InvalidPostError(f"{current} is {ctype}; {why}.")
                     cap = MAX_IMAGE_BYTES if ctype in _IMAGE_TYPES else max_bytes
                     body = await _read_capped(resp, cap, current)
@@ -265,7 +265,7 @@ async def fetch_article(
     Raises:
         InvalidPostError: the URL is refused (not http/https, or a private or local
             address unless ``allow_private``), or the page cannot be fetched, is too
-            large, is not HTML, plain text or a picture, or holds no article text.
+            large, is not HTML, plain text or an image, or holds no article text.
     """
     try:
         start = URL(url.strip())

@@ -1,5 +1,5 @@
-"""Settings of photo posts (AgentFact's image agent): decoding limits, the text in the
-picture, fact-check labels, and reverse image search."""
+"""Settings of image posts (AgentFact's image agent): decoding limits, the text in the
+image, fact-check labels, and reverse image search."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ __all__ = ["ImageSettings", "ReverseImageSettings"]
 
 
 class ReverseImageSettings(SettingsSection):
-    """Where else a picture appeared. ``google``: Google Cloud Vision's web detection,
+    """Where else an image appeared. ``google``: Google Cloud Vision's web detection,
     which takes the image bytes (no public URL needed); ``none`` offline."""
 
     backend: Literal["none", "google"] = "none"
@@ -24,11 +24,11 @@ class ReverseImageSettings(SettingsSection):
 
 
 class ImageSettings(SettingsSection):
-    """Pictures in posts: at most ``max_images`` per post, each at most ``max_bytes``
+    """Images in posts: at most ``max_images`` per post, each at most ``max_bytes``
     and ``max_pixels`` (a decompression bomb is refused before it is decoded). ``ocr``
     reads the text in them offline; lines read with less than ``min_ocr_confidence``
     are dropped. A vision model, when ``[llm.roles.vision]`` names one, describes each
-    picture and scores AgentFact's miscaption and tampering checks."""
+    image and scores AgentFact's miscaption and tampering checks."""
 
     enabled: bool = True
     max_images: int = Field(4, ge=1, le=10)
@@ -36,10 +36,10 @@ class ImageSettings(SettingsSection):
     max_pixels: int = Field(40_000_000, ge=10_000)
     ocr: Literal["rapidocr", "none"] = "rapidocr"
     min_ocr_confidence: float = Field(0.5, ge=0, le=1)
-    # The OCR reads a picture scaled down to this area: its memory grows with it.
+    # The OCR reads an image scaled down to this area: its memory grows with it.
     max_ocr_pixels: int = Field(1_500_000, ge=100_000)
-    # Pictures are decoded and read one at a time on a thread of their own; this many
-    # more may wait (past it a picture is refused: "busy"), each read within read_timeout_s.
+    # Images are decoded and read one at a time on a thread of their own; this many
+    # more may wait (past it an image is refused: "busy"), each read within read_timeout_s.
     max_waiting: int = Field(4, ge=0)
     read_timeout_s: float = Field(60.0, gt=0)
     reverse: ReverseImageSettings = ReverseImageSettings()

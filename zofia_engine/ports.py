@@ -52,11 +52,11 @@ class Checker(Protocol):
         ...
 
     async def read_post(self, post: Post) -> Post:
-        """``post`` with its pictures read: decoded, cleaned, their text in its text
-        (the post as it is without pictures).
+        """``post`` with its images read: decoded, cleaned, their text in its text
+        (the post as it is without images).
 
         Raises:
-            InvalidPostError: a picture is refused, or there is no text anywhere.
+            InvalidPostError: an image is refused, or there is no text anywhere.
         """
         ...
 

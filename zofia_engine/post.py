@@ -37,8 +37,8 @@ def cut_at_word(text: str, limit: int) -> str:
 
 
 class PostImage(BaseModel):
-    """A picture of a post: its bytes and media type as received; once the engine has
-    read it (:meth:`Engine.read_post`), the bytes are the cleaned picture (no metadata)
+    """An image of a post: its bytes and media type as received; once the engine has
+    read it (:meth:`Engine.read_post`), the bytes are the cleaned image (no metadata)
     and ``finding`` holds what was read from it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -60,8 +60,8 @@ class Post(BaseModel):
             in (``"French"``); empty: English. Labels and JSON keys stay English.
         original_chars: set when the text was longer than :data:`MAX_POST_CHARS` and
             was cut: how long it was (the report says so).
-        images: the post's pictures (a photo, a screenshot, an album).
-        has_caption: false when the post's text was all read from its pictures.
+        images: the post's images (a screenshot, a camera shot, an album).
+        has_caption: false when the post's text was all read from its images.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -91,7 +91,7 @@ class Post(BaseModel):
 
     @property
     def findings(self) -> list[ImageFinding]:
-        """What reading found in each picture read so far, in order."""
+        """What reading found in each image read so far, in order."""
         return [image.finding for image in self.images if image.finding is not None]
 
 

@@ -60,7 +60,7 @@ Verdict = Literal[
     "true", "false", "misleading", "unproven", "undetermined", "no_claim", "satire", "scam"
 ]
 TRIAGED: tuple[str, ...] = ("no_claim", "satire", "scam")
-#: The provider of a label item that is only words read from the post's picture (OCR).
+#: The provider of a label item that is only words read from the post's image (OCR).
 LABEL_LEAD = "ocr"
 # How reports stored before the review was a field marked it among their notes.
 _REVIEW_MARK = "moderator review: "
@@ -94,7 +94,7 @@ class EvidenceItem(_Record):
     cite. ``query`` says which web query found it (the paper's conjunctive one, or the
     counter-evidence one); a published fact-check (``source = "factcheck"``) carries
     its publisher, its rating and the day it was published; a finding on the post's own
-    picture (``source = "image"``, ``img-1-label`` …) the outcome it points to as its
+    image (``source = "image"``, ``img-1-label`` …) the outcome it points to as its
     ``rating``. ``reversed`` marks support
     from a source whose support counts against the post (AgentFact's reverse use)."""
 
@@ -114,7 +114,7 @@ class EvidenceItem(_Record):
 
     @property
     def label_lead(self) -> bool:
-        """Words printed on the post's picture that point to an outcome: shown to the
+        """Words printed on the post's image that point to an outcome: shown to the
         panel and the reader as a lead, never a basis (:mod:`zofia_engine.images.grounds`)."""
         return self.source == "image" and self.provider == LABEL_LEAD and bool(self.rating)
 
@@ -265,10 +265,10 @@ class Report(_Record):
     ``verdict`` is ``undetermined`` only when no ruling could be made (the
     judge's model failed); ``degraded`` then says what failed. ``basis`` lists what
     a ``true``, ``false`` or ``misleading`` verdict rests on (claim ids whose quotes
-    were found in the evidence, published fact-checks, findings on the post's picture
+    were found in the evidence, published fact-checks, findings on the post's image
     that point to that outcome); with none, the verdict is ``unproven`` and ``lean``
     says which way the panel leaned. ``images`` holds what was read and found in each
-    picture of the post (never the picture); ``caption`` is false when all the text
+    image of the post (never the image); ``caption`` is false when all the text
     checked was read from them. ``dropped`` counts what was set aside as unfounded;
     ``depth`` is how far the panel went (``[agents] depth``): ``adaptive`` holds the
     full debate only when the evidence settled something. ``searches`` are the rounds of

@@ -104,7 +104,7 @@ class LLMSettings(SettingsSection):
         official = not self.openai.base_url
         if vision is not None and vision.backend == "embedded":
             raise ValueError(
-                "llm.roles.vision: the embedded model reads no pictures; name a vision "
+                "llm.roles.vision: the embedded model reads no images; name a vision "
                 'model on an OpenAI-compatible server (backend = "openai")'
             )
         if uses_openai and official and not self.openai.api_key:

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ValidationError
 from bots.chat.store_calls import StoreCalls, off_loop
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
+from bots.service.images import size_words
 from bots.service.limits import RateLimitedError
-from bots.service.pictures import size_words
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from storage.api_keys import ApiKeys
 from zofia_engine.errors import InvalidPostError
@@ -59,7 +59,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @dataclass(frozen=True)
 class ApiConfig:
-    """What the server needs besides the service: the ``[api]`` section, the pictures'
+    """What the server needs besides the service: the ``[api]`` section, the images'
     caps (``[images]``) and the report pages' public address (``[site] public_url``)."""
 
     api: ApiSettings
@@ -143,7 +143,7 @@ async def _body(request: web.Request) -> CheckIn:
         raise Refusal(415, "Send the post as JSON, with Content-Type: application/json.")
     limit = request.app[_CONFIG].api.max_body_bytes
     too_large = Refusal(
-        413, f"The request is over {size_words(limit)}; send fewer or smaller pictures."
+        413, f"The request is over {size_words(limit)}; send fewer or smaller images."
     )
     if (request.content_length or 0) > limit:
         raise too_large
@@ -169,7 +169,7 @@ def _parse(raw: bytes) -> CheckIn:
     except ValidationError as exc:
         raise Refusal(400, _first_error(exc)) from None
     if check.empty:
-        raise Refusal(400, "The post has no text, no url and no picture: send at least one.")
+        raise Refusal(400, "The post has no text, no url and no image: send at least one.")
     return check
 
 
@@ -251,7 +251,7 @@ def build_app(service: CheckService, config: ApiConfig) -> web.Application:
 
     Args:
         service: the check service (its store holds the keys).
-        config: the ``[api]`` section, the pictures' caps, the pages' public address.
+        config: the ``[api]`` section, the images' caps, the pages' public address.
     """
     app = web.Application(
         middlewares=[_refusals, _authenticated], client_max_size=config.api.max_body_bytes

@@ -3,7 +3,7 @@
 :func:`submit` does what :func:`~bots.chat.check_flow.run_check` does for a chat,
 up to the submission: refuse what needs no work, admit the request against the
 key's limits (a key is a chat, its asker a user: :func:`requester_of`), fetch the link
-or take the pictures, submit the post to the check service, and release the request
+or take the images, submit the post to the check service, and release the request
 once it is taken. The service answers a repeat from the store, joins a run of the same
 text, or starts one (on the queued deployment, queues it for the workers). Nobody
 waits on the run here: :class:`Followers` reads each outcome as it ends, and
@@ -20,7 +20,7 @@ from bots.chat.store_calls import StoreCalls
 from bots.render.links import report_url
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckFailedError, CheckHandle, CheckService, Requester
-from bots.service.pictures import refuse_declared
+from bots.service.images import refuse_declared
 from bots.service.posts import post_from_message
 from bots.web.app import public_json
 from storage.rows import CheckRow
@@ -46,24 +46,24 @@ def requester_of(key: str, asker: str = "") -> Requester:
     return Requester(PLATFORM, f"{key}/{asker}" if asker else key, chat_id=key)
 
 
-async def submit(calls: StoreCalls, check: CheckIn, key: str, images: ImageSettings) -> CheckHandle:
+async def submit(calls: StoreCalls, check: CheckIn, key: str, caps: ImageSettings) -> CheckHandle:
     """Take ``check`` for the key named ``key``.
 
     Raises:
-        InvalidPostError: nothing to check, too many or too large pictures (before the
-            request counts), or a link that cannot be fetched, a picture the engine
+        InvalidPostError: nothing to check, too many or too large images (before the
+            request counts), or a link that cannot be fetched, an image the engine
             refuses (after).
         RateLimitedError: a limit of the key, of its asker or of the deployment.
     """
-    pictures = [(picture.content, picture.media_type) for picture in check.pictures]
-    refuse_declared([len(data) for data, _ in pictures], images)
+    images = [(image.content, image.media_type) for image in check.images]
+    refuse_declared([len(data) for data, _ in images], caps)
     requester = requester_of(key, check.asker)
     # From here the request counts against the key's limits, whatever then fails.
     admission = await calls.admit(requester)
     try:
         post = await post_from_message(
             check.text if check.text.strip() else check.url,
-            pictures=pictures,
+            images=images,
             published=check.published,
             language=check.language,
         )

@@ -8,7 +8,7 @@ import binascii
 import datetime as dt
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from bots.render.languages import LANGUAGE_TAGS, language_name
 from bots.render.links import safe_url
@@ -35,8 +35,8 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Picture(_Model):
-    """A picture of the post, its file's bytes in base64."""
+class Image(_Model):
+    """An image of the post, its file's bytes in base64."""
 
     data: str = Field(
         description="The file's bytes, base64-encoded (RFC 4648, with padding).",
@@ -60,14 +60,19 @@ class Picture(_Model):
 
 class CheckIn(_Model):
     """A post to check (``POST /v1/checks``) or to vote on (``POST /v1/votes``): its
-    text, or only a link (the article is fetched), or pictures with their caption."""
+    text, or only a link (the article is fetched), or images with their caption."""
 
     text: str = Field("", description="The post's text, or its caption; may hold links.")
     url: str = Field(
         "",
         description="Where the post was found; alone, without text, its article is checked.",
     )
-    pictures: list[Picture] = Field(default_factory=list, max_length=10)
+    images: list[Image] = Field(
+        default_factory=list,
+        max_length=10,
+        # "pictures", the field's first name, is still taken from clients written for it
+        validation_alias=AliasChoices("images", "pictures"),
+    )
     language: str = Field(
         "",
         description="The report's language: an English name or a tag ('Portuguese', 'pt');"
@@ -99,7 +104,7 @@ class CheckIn(_Model):
 
     @property
     def empty(self) -> bool:
-        return not (self.text.strip() or self.url or self.pictures)
+        return not (self.text.strip() or self.url or self.images)
 
 
 class Accepted(_Model):

@@ -51,7 +51,7 @@ _REFUSALS = {
     "401": "No key, or one that is unknown or revoked.",
     "413": "The body is larger than the server takes ([api] max_body_bytes).",
     "415": "The body is not sent as application/json.",
-    "422": "The post cannot be checked (a link that cannot be fetched, a picture refused).",
+    "422": "The post cannot be checked (a link that cannot be fetched, an image refused).",
     "429": "A limit of the key, its asker or the deployment; come back after Retry-After.",
 }
 

@@ -14,7 +14,7 @@ class ApiSettings(SettingsSection):
     its own. Each client sends a key made with ``zofia api-key add NAME``.
 
     The server listens on ``listen:port``; put it behind a reverse proxy with TLS. A
-    request body over ``max_body_bytes`` is refused (pictures come base64-encoded in
+    request body over ``max_body_bytes`` is refused (images come base64-encoded in
     the JSON, a third larger than their files). A check not answered at once is
     polled at ``GET /v1/checks/<id>``; the answers ask for no more than one poll every
     ``poll_after_s`` seconds (``Retry-After``).

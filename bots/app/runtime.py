@@ -38,7 +38,7 @@ def build_service(
     keeping post text for ``storage.retention_days``. Start it with ``await start()``.
 
     With the store on PostgreSQL it consults a :class:`QueuedDelivery`: ``zofia worker``
-    processes run the engine, and ``checker`` here only reads pictures."""
+    processes run the engine, and ``checker`` here only reads images."""
     store, secret = open_store(settings.storage, clock=clock)
     key_chats_with(secret)  # log lines name chats as the store keys them
     held = settings.service.max_pending_checks * settings.llm.max_tokens_per_check

@@ -39,11 +39,11 @@ from bots.telegram.buttons import button_handlers
 from bots.telegram.commands import BOT_COMMANDS, command_handlers
 from bots.telegram.context import PLATFORM, TelegramContext
 from bots.telegram.corrections import send_correction
-from bots.telegram.followups import follow_up_handlers
+from bots.telegram.follow_ups import follow_up_handlers
 from bots.telegram.guest import GUEST_GROUP, guest_handler, post_delivered_or_guest
 from bots.telegram.inputs import input_handlers
-from bots.telegram.moderation import review_handlers, review_note_handler
 from bots.telegram.pacing import ChatPacedRateLimiter
+from bots.telegram.reviews import review_handlers, review_note_handler
 from bots.telegram.settings import TelegramSettings
 from bots.web.app import site_beside_bot
 from zofia_engine.errors import ZofiaError

@@ -1,6 +1,6 @@
 """The chat flows Telegram and Discord share, over the renderers (``bots.render``): a
 check from a message to its card (``check_flow``), follow-up questions, corrections and
-moderation, quiet groups, cooldowns and each private chat's turns, building a post from
-a message and its pictures, the store's calls off the event loop, how a log line names a
+reviews, quiet groups, cooldowns and each private chat's turns, building a post from
+a message and its images, the store's calls off the event loop, how a log line names a
 chat, and the first-run example. The platforms (``bots.telegram``, ``bots.discord``) wire
 them to their own APIs."""

@@ -1,11 +1,11 @@
 """One check from a chat request to its verdict card, the same on every platform.
 
-:func:`run_check` admits the request, downloads its pictures, builds the post, submits
+:func:`run_check` admits the request, downloads its images, builds the post, submits
 it, follows its progress (or, when checks run on workers, leaves the card to a deliver
 job), and ends with the verdict card or one sentence saying what went wrong.
 
 A platform supplies what it knows in a :class:`CheckRequest` (the text, who asked,
-how its pictures are fetched) and how a check shows there in a :class:`Screen` (the
+how its images are fetched) and how a check shows there in a :class:`Screen` (the
 progress, the card, a sentence). Nothing here knows a platform.
 """
 
@@ -44,11 +44,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: the pictures of a request, each as ``(bytes, media type)``
-Pictures = list[tuple[bytes, str]]
+#: the images of a request, each as ``(bytes, media type)``
+Images = list[tuple[bytes, str]]
 
 
-async def _no_pictures() -> Pictures:
+async def _no_images() -> Images:
     return []
 
 
@@ -57,11 +57,11 @@ class CheckRequest:
     """What a platform asks to have checked, and for whom.
 
     Args:
-        text: the post's text (with pictures, their caption; it may be empty).
+        text: the post's text (with images, their caption; it may be empty).
         requester: who asked, where.
-        download: fetches the pictures, refusing what the platform declares too large.
+        download: fetches the images, refusing what the platform declares too large.
         refuse: refuses, before the limits count the request, what needs no download
-            (Discord: too many pictures, an empty text).
+            (Discord: too many images, an empty text).
         on_refused: called when a refusal came before the request cost any work (the
             chat's cooldown is given back).
         origin, published: where the post came from and when, if known.
@@ -72,8 +72,8 @@ class CheckRequest:
         unasked: nobody asked (a group's auto-check): no progress is shown; only a sure
             alarm gets the card, another verdict ``react`` (see
             :func:`~.quiet.group_answer`), and an opinion, a greeting, satire or an
-            unreadable picture post nothing.
-        has_pictures: the request came with pictures.
+            unreadable image post nothing.
+        has_images: the request came with images.
         min_confidence: an unasked check's least confidence for a card (the chat's
             ``quiet_min_confidence``).
         react: the quiet answer to an unasked check that gets no card (Telegram: a
@@ -87,7 +87,7 @@ class CheckRequest:
 
     text: str
     requester: Requester
-    download: Callable[[], Awaitable[Pictures]] = _no_pictures
+    download: Callable[[], Awaitable[Images]] = _no_images
     refuse: Callable[[], None] | None = None
     on_refused: Callable[[], None] | None = None
     origin: str = ""
@@ -95,7 +95,7 @@ class CheckRequest:
     language: str = ""
     allow_private_urls: bool = False
     unasked: bool = False
-    has_pictures: bool = False
+    has_images: bool = False
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
     react: Callable[[], Awaitable[None]] | None = None
     ticket: Ticket | None = None
@@ -164,7 +164,7 @@ async def run_check(
     try:
         if request.refuse is not None:
             request.refuse()
-        # Before a link or a picture is fetched: from here the request counts against
+        # Before a link or an image is fetched: from here the request counts against
         # its sender's limits, whatever then fails.
         admission = await calls.admit(request.requester)
         await _wait_turn(request.ticket, screen)
@@ -230,14 +230,14 @@ async def _wait_turn(ticket: Ticket | None, screen: Screen) -> None:
 
 
 async def _post_of(request: CheckRequest) -> Post:
-    """The post ``request`` asks about, its text file read, its pictures downloaded (or
+    """The post ``request`` asks about, its text file read, its images downloaded (or
     its link fetched)."""
     text = request.text
     if request.read_text is not None:
         text = "\n\n".join(part for part in (text.strip(), await request.read_text()) if part)
     return await post_from_message(
         text,
-        pictures=await request.download(),
+        images=await request.download(),
         published=request.published,
         origin=request.origin,
         language=request.language,
@@ -292,10 +292,10 @@ async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, star
     chat = log_chat(request.requester.platform, request.requester.chat_id)  # never the id
     if isinstance(exc, ZofiaError) and not started and request.on_refused is not None:
         request.on_refused()  # refused before it cost any work
-    # Nobody asked an automatic check: a limit's refusal, or a picture that cannot be
+    # Nobody asked an automatic check: a limit's refusal, or an image that cannot be
     # read, is no reason to speak in the group (it gets a card, a reaction or nothing).
     quiet = isinstance(exc, RateLimitedError) or (
-        request.has_pictures and isinstance(exc, InvalidPostError)
+        request.has_images and isinstance(exc, InvalidPostError)
     )
     if request.unasked and quiet:
         log.info("unasked post in chat %s not checked: %s", chat, exc)

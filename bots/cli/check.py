@@ -101,9 +101,9 @@ async def _post_from_options(
         caption = (
             await _post_from_options(text, file, None, published, origin, False) if given else None
         )
-        pictures = tuple(PostImage(data=_read_bytes(path), media_type="") for path in images)
+        attached = tuple(PostImage(data=_read_bytes(path), media_type="") for path in images)
         body = caption.text if caption else ""
-        return Post(text=body, published=published, origin=origin, images=pictures)
+        return Post(text=body, published=published, origin=origin, images=attached)
     if url is not None:
         from bots.service.posts import post_from_link
 
@@ -132,13 +132,13 @@ def _read_bytes(path: Path) -> bytes:
 @click.option(
     "--file", type=click.Path(dir_okay=False, path_type=Path), help="Read the post from a file."
 )
-@click.option("--url", help="Fetch the article (or picture) at this URL and check it.")
+@click.option("--url", help="Fetch the article (or image) at this URL and check it.")
 @click.option(
     "--image",
     "images",
     multiple=True,
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="A picture of the post (repeatable); TEXT or --file is its caption.",
+    help="An image of the post (repeatable); TEXT or --file is its caption.",
 )
 @click.option(
     "--allow-private-urls",
@@ -168,7 +168,7 @@ def check(
     ablate: str,
     config: Path | None,
 ) -> None:
-    """Fact-check TEXT ('-' reads standard input), a --file, a --url or --image pictures
+    """Fact-check TEXT ('-' reads standard input), a --file, a --url or images (--image)
     (with TEXT or --file as their caption); the check is stored."""
     settings = settings_from(config)
     err = Console(stderr=True)

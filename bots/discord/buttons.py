@@ -1,4 +1,4 @@
-"""The verdict's buttons: Debate, Evidence, Claims, 👍, 👎 and Review (:mod:`.moderation`).
+"""The verdict's buttons: Debate, Evidence, Claims, 👍, 👎 and Review (:mod:`.reviews`).
 
 Each button's state is in its custom id (``zf:debate:<check id>``), and the
 report is read from the store when it is pressed (after the press is acknowledged, off
@@ -26,8 +26,8 @@ from bots.render.words import ENGLISH, N_, Words
 
 from .chats import PLATFORM, stored_check
 from .context import DiscordContext, context_of
-from .moderation import start_review
 from .render import NONE, section_messages, thread_name
+from .reviews import start_review
 
 __all__ = ["CheckButton", "card_view", "verdict_view"]
 

@@ -49,7 +49,7 @@ from .deliveries import (
     UNKNOWN_WEBHOOK,
     delivery_target,
 )
-from .pictures import download_pictures, refuse_before_download
+from .images import download_images, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
 from .text_files import read_text_file, refuse_text_file
 
@@ -268,18 +268,18 @@ async def check_interaction(
     text: str,
     opening: Opening,
     *,
-    pictures: Sequence[discord.Attachment] = (),
+    images: Sequence[discord.Attachment] = (),
     text_file: discord.Attachment | None = None,
     origin: str = "",
     published: dt.date | None = None,
 ) -> None:
-    """Check ``text`` (with ``pictures``, the text is their caption and may be empty)
+    """Check ``text`` (with ``images``, the text is their caption and may be empty)
     for the user of ``interaction``, whose response is deferred, and answer with the
-    verdict. The cooldown claim is given back when no check starts (the text or a
-    picture's declared size is refused, or limits apply).
+    verdict. The cooldown claim is given back when no check starts (the text or an
+    image's declared size is refused, or limits apply).
 
     Args:
-        pictures: attachments to download and check (see :mod:`.pictures`).
+        images: attachments to download and check (see :mod:`.images`).
         text_file: the post's text as a ``.txt`` file (:mod:`.text_files`), read once
             the request is admitted; it follows ``text``.
     """
@@ -288,21 +288,21 @@ async def check_interaction(
         """An empty post, or a file too large, is refused before it costs anything."""
         if text_file is not None:
             refuse_text_file(text_file)
-        if pictures:
-            refuse_before_download(pictures, ctx.images)
+        if images:
+            refuse_before_download(images, ctx.images)
         elif text_file is None:
             checkable_text(text)
 
     check = CheckRequest(
         text,
         requester_of(interaction),
-        download=functools.partial(download_pictures, pictures),
+        download=functools.partial(download_images, images),
         refuse=refuse,
         on_refused=functools.partial(ctx.cooldowns.release, opening.chat, opening.claim),
         origin=origin,
         published=published,
         language=opening.language,
-        has_pictures=bool(pictures),
+        has_images=bool(images),
         # A DM's requests are answered in turn, as a private chat's are on Telegram.
         ticket=opening.ticket,
         read_text=functools.partial(read_text_file, text_file) if text_file else None,

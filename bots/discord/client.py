@@ -1,7 +1,7 @@
 """The Discord bot: the client and its command tree.
 
 The client needs no privileged intent: slash commands, the message menu and button presses
-all arrive as interactions, and the messages it reads (follow-up questions, :mod:`.followups`)
+all arrive as interactions, and the messages it reads (follow-up questions, :mod:`.follow_ups`)
 are DMs and replies that mention it, whose text Discord gives without Message Content.
 Commands are synced in :meth:`FactCheckBot.setup_hook`, to the ``dev_guild`` alone when one
 is set (instant, for development) and globally otherwise.
@@ -22,7 +22,7 @@ from zofia_engine.image_settings import ImageSettings
 from .buttons import CheckButton
 from .commands import build_commands
 from .context import DiscordContext
-from .followups import on_follow_up
+from .follow_ups import on_follow_up
 from .settings import DiscordSettings
 
 __all__ = ["FactCheckBot"]
@@ -84,7 +84,7 @@ class FactCheckBot(discord.AutoShardedClient):
             log.info("synced %d commands globally", len(synced))
 
     async def on_message(self, message: discord.Message) -> None:
-        """A reply to a verdict card may be a follow-up question (:mod:`.followups`)."""
+        """A reply to a verdict card may be a follow-up question (:mod:`.follow_ups`)."""
         if self.user is not None:
             await on_follow_up(self.context, self.user.id, message)
 

@@ -7,7 +7,7 @@ refuses a longer paste before the bot sees it); a longer post comes as a ``.txt`
 turned into ``message.txt`` (:mod:`.text_files`).
 
 The commands only route: they read the server's settings, claim its cooldown and
-acknowledge Discord (:func:`open_check`), find the text and pictures (the options, the
+acknowledge Discord (:func:`open_check`), find the text and images (the options, the
 linked message, or the message the menu was opened on) and hand them to
 :func:`~bots.discord.check_flow.check_interaction`. A message link must point into the
 server (or DM) the command was used in: the bot reads no other server's messages for
@@ -43,7 +43,7 @@ from .guild_settings import (
     save_guild_settings,
 )
 from .help import factcheck_help
-from .pictures import is_picture, message_pictures
+from .images import is_image, message_images
 from .posts import message_origin, message_text
 from .text_files import NOT_TEXT, is_text_file, text_file_of
 
@@ -76,7 +76,7 @@ OTHER_CHANNEL = (
     "or use Apps → Fact-check on the message."
 )
 NOT_FOUND = "That message was not found."
-#: a message with no text, no picture and nothing else to see (an embed alone, say)
+#: a message with no text, no image and nothing else to see (an embed alone, say)
 NO_TEXT_SEEN = (
     "That message has no text I can see. Open its menu (Apps → Fact-check) instead, or "
     "paste its text into /factcheck."
@@ -223,9 +223,9 @@ async def _check_message(
     opening: Opening,
 ) -> None:
     text = message_text(message)
-    pictures = message_pictures(message)
+    images = message_images(message)
     text_file = text_file_of(message)  # a message too long for Discord: message.txt
-    if not text.strip() and not pictures and text_file is None:
+    if not text.strip() and not images and text_file is None:
         ctx.cooldowns.release(opening.chat, opening.claim)
         unreadable = message.stickers or message.attachments  # a sticker, a voice message…
         content = words_for(opening.language)(UNSUPPORTED_INPUT) if unreadable else NO_TEXT_SEEN
@@ -237,7 +237,7 @@ async def _check_message(
         interaction,
         text,
         opening,
-        pictures=pictures,
+        images=images,
         text_file=text_file,
         origin=message_origin(message, words_for(opening.language)),
         published=published,
@@ -246,7 +246,7 @@ async def _check_message(
 
 @app_commands.describe(
     text="The post's text (or a link to an article); with an image, its caption.",
-    image="A picture of the post (a screenshot, a photo with text on it).",
+    image="An image of the post (a screenshot, a camera shot with text on it).",
     message_link="A link to a message in this server.",
     file="A post too long to paste (over 4,000 characters), as a .txt file.",
 )
@@ -257,7 +257,7 @@ async def factcheck(
     message_link: str | None = None,
     file: discord.Attachment | None = None,
 ) -> None:
-    """Fact-check a post: paste its text, attach its picture, or link to a message."""
+    """Fact-check a post: paste its text, attach its image, or link to a message."""
     ctx = context_of(interaction)
     post_given = text is not None or image is not None or file is not None
     if post_given == (message_link is not None):
@@ -276,7 +276,7 @@ async def factcheck(
         )
         return
     refused = _refusal(link, interaction) if link is not None else None
-    if image is not None and not is_picture(image):  # a video, a voice message, a file
+    if image is not None and not is_image(image):  # a video, a voice message, a file
         # Said before the server's language is read: in the requester's.
         refused = words_for(_language(interaction))(UNSUPPORTED_INPUT)
     if refused is not None:
@@ -286,9 +286,9 @@ async def factcheck(
         if opening is None:
             return
         if link is None:
-            pictures = [image] if image is not None else []
+            images = [image] if image is not None else []
             await check_interaction(
-                ctx, interaction, text or "", opening, pictures=pictures, text_file=file
+                ctx, interaction, text or "", opening, images=images, text_file=file
             )
             return
         found = await _linked_message(interaction, link)
@@ -352,7 +352,7 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
     """Fresh command objects for a client's tree (one set per client)."""
     slash: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="factcheck",
-        description="Fact-check a post: paste its text, attach its picture, or link a message.",
+        description="Fact-check a post: paste its text, attach its image, or link a message.",
         callback=factcheck,
     )
     menu = app_commands.ContextMenu(name="Fact-check", callback=fact_check_message)

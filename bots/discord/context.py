@@ -11,7 +11,7 @@ import discord
 
 from bots.chat.cooldowns import Cooldowns
 from bots.chat.keyed_locks import KeyedLocks
-from bots.chat.moderation import OpenReviews
+from bots.chat.reviews import OpenReviews
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
 from bots.render.links import report_url
@@ -30,7 +30,7 @@ class DiscordContext:
     Args:
         service: the started check service.
         settings: the ``[discord]`` section.
-        images: the engine's ``[images]`` caps (pictures refused before a download).
+        images: the engine's ``[images]`` caps (images refused before a download).
         public_url: ``[site] public_url``: where the report pages are; empty, the
             verdicts have no "Full report" link.
     """

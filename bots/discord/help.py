@@ -20,7 +20,7 @@ __all__ = ["HELP", "example_message", "factcheck_help"]
 
 HELP = (
     "**ZoFia checks whether a post is true, false, misleading or unproven.**\n"
-    "`/factcheck`: paste a post's text, attach a picture of it, or link a message of this "
+    "`/factcheck`: paste a post's text, attach an image of it, or link a message of this "
     'server; or open a message\'s menu, Apps → Fact-check. A "Checking…" message comes at '
     "once, then the verdict card in its place.\n"
     "`/privacy`: what is stored, and for how long. Server admins: `/factcheck-settings`."

@@ -91,7 +91,7 @@ def _links_field(links: tuple[Link, ...]) -> str:
 
 
 _MAX_LEAN = 300  # the lean is one short line
-_MAX_READ = 300  # the picture's first words (the card cuts them to about 120)
+_MAX_READ = 300  # the image's first words (the card cuts them to about 120)
 
 
 def verdict_embed(card: VerdictCard) -> discord.Embed:
@@ -104,7 +104,7 @@ def verdict_embed(card: VerdictCard) -> discord.Embed:
     checked = _links_field(card.checked_by)
     if checked:
         embed.add_field(name=words("Published fact-checks"), value=checked, inline=False)
-    if card.checked or card.read:  # a photo post: what was read, and the first of it
+    if card.checked or card.read:  # an image post: what was read, and the first of it
         # The field's name says "Checked": its value is what follows that.
         what = card.checked.removeprefix(words("Checked: {read}", read=""))
         shown = [shorten(what, 200)] if what else []

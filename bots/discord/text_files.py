@@ -18,7 +18,7 @@ import logging
 import aiohttp
 import discord
 
-from bots.service.pictures import looks_like_picture
+from bots.service.images import looks_like_image
 from zofia_engine.errors import InvalidPostError
 
 __all__ = [
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 #: the largest text file read (Discord declares its size): 50,000 characters and more
 MAX_TEXT_BYTES = 200_000
 NOT_TEXT = (
-    "The file option takes the post's text as a .txt file (UTF-8); for a picture of the "
+    "The file option takes the post's text as a .txt file (UTF-8); for an image of the "
     "post, use the image option."
 )
 TOO_LARGE = "That text file is over 200 KB; send the post's first part as a .txt file."
@@ -45,8 +45,8 @@ NOT_DOWNLOADED = "I could not download the text file from Discord; please send i
 
 def is_text_file(attachment: discord.Attachment) -> bool:
     """Whether Discord says the attachment is plain text, or it is named ``*.txt``; a
-    file named like a picture is a picture (:mod:`.pictures`), whatever it says."""
-    if looks_like_picture(None, attachment.filename):
+    file named like an image is an image (:mod:`.images`), whatever it says."""
+    if looks_like_image(None, attachment.filename):
         return False
     kind = (attachment.content_type or "").split(";")[0].strip().lower()
     return kind == "text/plain" or attachment.filename.lower().endswith(".txt")

@@ -27,9 +27,9 @@ from .card_notes import (
     checks_left_line,
     cut_note,
     failed_steps,
+    image_notes,
     lean_line,
     no_web_note,
-    picture_notes,
     read_line,
     repeat_note,
     settle_note,
@@ -85,9 +85,9 @@ class VerdictCard:
     panel leaned (what would settle it is among the ``notes``); ``checked_by`` has a
     line per published fact-check of the post ("Already checked by PolitiFact
     (2024-03-02): False"); ``repeat_note`` is ``""`` unless the answer came from the
-    store; ``checked`` says, for a photo post, what was checked ("Checked: the caption
-    and the text in 1 image"), and ``read`` the first words read from its picture
-    ("Read from the picture: “…”"; the picture's own text, escaped by each renderer).
+    store; ``checked`` says, for an image post, what was checked ("Checked: the caption
+    and the text in 1 image"), and ``read`` the first words read from its image
+    ("Read from the image: “…”"; the image's own text, escaped by each renderer).
     ``words`` are the fixed words it was made with (the chat's language), for its
     renderer's labels.
     """
@@ -130,7 +130,7 @@ def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
 
 
 def _notes(report: Report, words: Words) -> tuple[str, ...]:
-    notes = [*cut_note(report.notes, words), *picture_notes(report, words)]
+    notes = [*cut_note(report.notes, words), *image_notes(report, words)]
     notes[:0] = review_note(report, words)
     if report.triage is not None and report.triage.signs:
         notes.append(words("Signs: {signs}.", signs="; ".join(report.triage.signs)))

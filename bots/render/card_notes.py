@@ -1,5 +1,5 @@
 """The card's fixed sentences about a report: which way an unproven post leaned, what
-a photo post's check read, where the post was cut, why no web page is among the
+an image post's check read, where the post was cut, why no web page is among the
 evidence, a repeat, the sources' own words, the checks left today.
 
 Each is said in the chat's language: every function takes the chat's
@@ -22,10 +22,10 @@ __all__ = [
     "checks_left_line",
     "cut_note",
     "failed_steps",
+    "image_notes",
     "lean_line",
     "no_web_note",
     "panel_steps",
-    "picture_notes",
     "read_line",
     "repeat_note",
     "settle_note",
@@ -36,7 +36,7 @@ __all__ = [
 FEW_CHECKS_LEFT = 5
 #: a cited sentence longer than this is not put on the card (it is never cut)
 _MAX_QUOTE = 300
-#: the most of a picture's text the card shows (cut at a word)
+#: the most of an image's text the card shows (cut at a word)
 MAX_READ = 120
 #: each verdict in a word or two (a moderator's review names them)
 SHORT_NAMES = {
@@ -89,53 +89,53 @@ def settle_note(report: Report, words: Words = ENGLISH) -> list[str]:
 
 
 def checked_line(report: Report, words: Words = ENGLISH) -> str:
-    """What a photo post's check read: the caption, the text in its pictures ("Checked:
+    """What an image post's check read: the caption, the text in its images ("Checked:
     the caption and the text in 1 image"). Both forms start with the words of
     ``"Checked: {read}"`` (a renderer may show what follows them alone)."""
     if not report.images:
         return ""
-    pictures = words.plural("{count} image", "{count} images", len(report.images))
+    images = words.plural("{count} image", "{count} images", len(report.images))
     if any(image.text for image in report.images):
-        read = words("the text in {pictures}", pictures=pictures)
+        read = words("the text in {images}", images=images)
     else:
-        read = words("{pictures} (no text found in it)", pictures=pictures)
+        read = words("{images} (no text found in it)", images=images)
     if report.caption:
         return words("Checked: the caption and {read}", read=read)
     return words("Checked: {read}", read=read)
 
 
 def read_line(report: Report, words: Words = ENGLISH) -> str:
-    """The first line or two of the text read from a photo post's picture, on one line
-    and cut at a word to about :data:`MAX_READ` characters ("Read from the picture:
+    """The first line or two of the text read from a post's image, on one line
+    and cut at a word to about :data:`MAX_READ` characters ("Read from the image:
     “Governor signs slaw”"), so that a misreading shows on the card; with several
-    pictures, the first with text, by its number; ``""`` when no picture had text.
-    The text is the picture's (anyone's): each renderer escapes it."""
+    images, the first with text, by its number; ``""`` when no image had text.
+    The text is the image's (anyone's): each renderer escapes it."""
     found = next((image for image in report.images if image.text.strip()), None)
     if found is None:
         return ""
     lines = [line for line in found.text.splitlines() if line.strip()]
     text = clip(" ".join(lines[:2]), MAX_READ)
     if len(report.images) > 1:
-        return words("Read from picture {index}: “{text}”", index=found.index, text=text)
-    return words("Read from the picture: “{text}”", text=text)
+        return words("Read from image {index}: “{text}”", index=found.index, text=text)
+    return words("Read from the image: “{text}”", text=text)
 
 
-def picture_notes(report: Report, words: Words = ENGLISH) -> list[str]:
-    """The words a fact-checker would stamp, printed on a picture (they are the post's
-    own words, not a rating), and where the picture appeared before."""
+def image_notes(report: Report, words: Words = ENGLISH) -> list[str]:
+    """The words a fact-checker would stamp, printed on an image (they are the post's
+    own words, not a rating), and where the image appeared before."""
     notes = []
     for image in report.images:
         for hit in image.labels[:1]:
             if len(report.images) > 1:
                 notes.append(
                     words(
-                        'Picture {index} carries the words "{line}".',
+                        'Image {index} carries the words "{line}".',
                         index=image.index,
                         line=hit.line,
                     )
                 )
             else:
-                notes.append(words('The picture carries the words "{line}".', line=hit.line))
+                notes.append(words('The image carries the words "{line}".', line=hit.line))
         same = [s for s in image.sightings if s.relation == "same source"]
         if same:
             first = min(same, key=lambda s: s.published or dt.date.max)
@@ -144,7 +144,7 @@ def picture_notes(report: Report, words: Words = ENGLISH) -> list[str]:
                 date = first.published.isoformat()
                 notes.append(
                     words(
-                        "This photo appeared on {date} at {where} ({url}).",
+                        "This image appeared on {date} at {where} ({url}).",
                         date=date,
                         where=where,
                         url=first.url,
@@ -152,7 +152,7 @@ def picture_notes(report: Report, words: Words = ENGLISH) -> list[str]:
                 )
             else:
                 notes.append(
-                    words("This photo appeared at {where} ({url}).", where=where, url=first.url)
+                    words("This image appeared at {where} ({url}).", where=where, url=first.url)
                 )
     return notes
 

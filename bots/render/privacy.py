@@ -17,10 +17,10 @@ PRIVACY_TITLE = "Privacy: what this fact-check bot stores"
 
 _STORED = (
     "What is stored: for each check, the post's text (with the text read from its "
-    "pictures), where it was forwarded from, its link, and the report (the verdict, "
+    "images), where it was forwarded from, its link, and the report (the verdict, "
     "the summary, the evidence and the panel's debate), with the votes and any comment "
     "given on it. Your user id and the chat's id are stored only as keyed hashes, never "
-    "as they are. Pictures are never stored, only a fingerprint (hash) of each. While a "
+    "as they are. Images are never stored, only a fingerprint (hash) of each. While a "
     "check runs, where its card is to be posted is kept until the card is posted. Where "
     "each card was shown (the chat and message ids) is kept as long as the post's text, "
     "so that a moderator's correction of the verdict can reach it."

@@ -159,11 +159,11 @@ def _citations(turn: DebateTurn, report: Report) -> str:
     return f"\n\nCites {listed(who)}:" + "".join(f"\n• {cite_line(item)}" for item in sources)
 
 
-def _pictures(report: Report) -> list[Block]:
-    """Each picture of the post: the text read from it and what was not done."""
+def _images(report: Report) -> list[Block]:
+    """Each image of the post: the text read from it and what was not done."""
     blocks = []
     for image in report.images:
-        heading = f"Picture {image.index} ({image.width}×{image.height})"
+        heading = f"Image {image.index} ({image.width}×{image.height})"
         body = f"Text read from it:\n{image.text}" if image.text else "No text was found in it."
         if image.notes:
             body += "\n\n" + "; ".join(image.notes).capitalize() + "."
@@ -172,7 +172,7 @@ def _pictures(report: Report) -> list[Block]:
 
 
 def _evidence(report: Report) -> tuple[Block, ...]:
-    blocks = _pictures(report)
+    blocks = _images(report)
     for item in report.evidence:
         heading = " ".join(item.title.split()) or source_name(item)
         passage = passage_once(item.text)
@@ -211,7 +211,7 @@ def _about(item: EvidenceItem) -> str:
     if item.source == "factcheck":
         parts.append(f"published fact-check by {source_name(item)} · rated “{item.rating}”")
     elif item.source == "image":
-        parts.append(_picture_finding(item))
+        parts.append(_image_finding(item))
     else:
         parts.append(source_site(item))
     if item.published is not None:
@@ -229,12 +229,12 @@ def _about(item: EvidenceItem) -> str:
     return " · ".join(part for part in parts if part)
 
 
-def _picture_finding(item: EvidenceItem) -> str:
+def _image_finding(item: EvidenceItem) -> str:
     if item.label_lead:
-        return "the picture carries these words · a lead, not a rating"
+        return "the image carries these words · a lead, not a rating"
     if item.rating:
-        return f"a finding on the post's picture · points to “{item.rating}”"
-    return "a finding on the post's picture"
+        return f"a finding on the post's image · points to “{item.rating}”"
+    return "a finding on the post's image"
 
 
 def evidence_weight(item: EvidenceItem) -> str:
@@ -244,9 +244,9 @@ def evidence_weight(item: EvidenceItem) -> str:
     if item.source == "factcheck":
         parts.append(f"published fact-check · rated “{item.rating}”")
     if item.label_lead:
-        parts.append("the picture carries these words · a lead, not a rating")
+        parts.append("the image carries these words · a lead, not a rating")
     elif item.source == "image" and item.rating:
-        parts.append(f"a finding on the post's picture · points to “{item.rating}”")
+        parts.append(f"a finding on the post's image · points to “{item.rating}”")
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)
     if item.credibility is not None:

@@ -83,7 +83,7 @@ def _site(item: EvidenceItem, words: Words) -> str:
 def source_site(item: EvidenceItem, words: Words = ENGLISH) -> str:
     """Where a source is from: "reuters.com", "Wikipedia", "PolitiFact"; "unknown
     source" for a page whose address is not a web one; ``""`` for a finding on the
-    post's picture, or a page with no address."""
+    post's image, or a page with no address."""
     if item.source == "factcheck":
         return item.publisher or item.provider or words("a fact-checker")
     if item.source == "image":
@@ -93,10 +93,10 @@ def source_site(item: EvidenceItem, words: Words = ENGLISH) -> str:
 
 def source_name(item: EvidenceItem, words: Words = ENGLISH) -> str:
     """A source in a few words: "reuters.com", "Wikipedia (Springfield)", "PolitiFact",
-    "the post's picture"."""
+    "the post's image"."""
     title = " ".join(item.title.split())
     if item.source == "image":
-        return words("the post's picture")
+        return words("the post's image")
     if item.source == "wikipedia":
         return f"Wikipedia ({title})" if title else "Wikipedia"
     return source_site(item, words) or title or words("a web page")
@@ -106,7 +106,7 @@ def source_label(item: EvidenceItem, words: Words = ENGLISH) -> str:
     """A source by its title and where it is from: "Mayor signs no ban (reuters.com)"."""
     title = " ".join(item.title.split())
     if item.source == "image":
-        return title or words("a finding on the post's picture")
+        return title or words("a finding on the post's image")
     where = source_site(item, words)
     if not title or not where or where.casefold() in title.casefold():
         return title or where or words("a web page")
@@ -313,8 +313,8 @@ def refusal_sentence(refusal: Refusal, words: Words = ENGLISH) -> str:
 #: what a sticker, a voice message, a video or any other input the bot cannot read gets
 #: (said with ``words(UNSUPPORTED_INPUT)`` where the chat's language is known)
 UNSUPPORTED_INPUT = N_(
-    "I can check text, links and photos (a screenshot too), not this kind of message: "
-    "send the post's text, a link to it, or a picture of it."
+    "I can check text, links and images (a screenshot too), not this kind of message: "
+    "send the post's text, a link to it, or an image of it."
 )
 _COOLDOWNS = {
     "group": N_("Checks in this group are spaced out, and the last one started moments ago."),

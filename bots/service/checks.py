@@ -146,7 +146,7 @@ class CheckService:
 
     def admit(self, requester: Requester) -> Admission:
         """Count the limits and record the request, before any work (blocking): the bots
-        call this before they fetch a link or decode a picture, so that a refused request
+        call this before they fetch a link or decode an image, so that a refused request
         costs nothing, and an admitted one costs its sender whatever then fails. Pass
         the admission to :meth:`submit`, and to :meth:`release` once answered.
 
@@ -190,7 +190,7 @@ class CheckService:
                 admitted now).
 
         Raises:
-            InvalidPostError: the post has no text, or a picture of it is refused.
+            InvalidPostError: the post has no text, or an image of it is refused.
             RateLimitedError: a rate limit or quota is reached; ``retry_after_s`` says when.
         """
         if not post.images:
@@ -200,14 +200,15 @@ class CheckService:
         # process on PostgreSQL) makes this request wait, not the bot.
         if admission is None:
             admission = await asyncio.to_thread(self.admit, requester)
-        # Pictures are read first: the text in them is part of what is checked and keyed.
+        # Images are read first: the text in them is part of what is checked and keyed.
         post = await self.checker.read_post(post)
         text, _ = checkable_text(post.text)
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
         keyed = f"{text}\n[reply language: {post.language}]" if post.language else text
-        pictures = [finding.sha256 for finding in post.findings]
-        keyed += f"\n[pictures: {' '.join(pictures)}]" if pictures else ""
+        images = [finding.sha256 for finding in post.findings]
+        # "[pictures: …]" is in every stored image post's key (text_hash): its word stays.
+        keyed += f"\n[pictures: {' '.join(images)}]" if images else ""
         digest = keyed_text_hash(self.secret, keyed)
 
         def record(**extra: Any) -> CheckRow:

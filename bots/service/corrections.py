@@ -1,4 +1,4 @@
-"""Moderation beyond the audit trail: who may review, and corrections that reach the chats.
+"""Reviews beyond the audit trail: who may review, and corrections that reach the chats.
 
 - :class:`Reviewers`: the reviewers named in ``[service] reviewers`` (``"telegram:123"``),
   kept only as HMACs of the platform and user id, as every id is.

@@ -135,7 +135,7 @@ class LocalRuns:
     def resume_unfinished(self) -> list[str]:
         """Take up the checks a crash left queued or running, oldest first: a repeat of a
         check since done is done too; one whose text is gone is failed with that reason;
-        the others run again (the text only: the pictures' bytes were never kept).
+        the others run again (the text only: the images' bytes were never kept).
 
         Returns:
             The ids of the checks resumed.
@@ -147,7 +147,7 @@ class LocalRuns:
                 if original is not None and original.status == "done":
                     self.checks.set_status(row.id, "done")
                     continue
-            post = row.post  # its text only: the pictures' bytes were never kept
+            post = row.post  # its text only: the images' bytes were never kept
             if post is None or not post.text:
                 self.checks.set_status(
                     row.id, "failed", error="interrupted by a restart, and its text is gone"

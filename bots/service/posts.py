@@ -1,5 +1,5 @@
 """The post a message stands for, read by the service once for every front-end: a
-message that is only a link is fetched here, and its text and pictures go to the engine
+message that is only a link is fetched here, and its text and images go to the engine
 as they are. The bots take this from here, never the engine's fetching."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ _FIRST_URL = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
 async def post_from_message(
     text: str,
     *,
-    pictures: Sequence[tuple[bytes, str]] = (),
+    images: Sequence[tuple[bytes, str]] = (),
     published: dt.date | None = None,
     origin: str = "",
     language: str = "",
@@ -28,9 +28,9 @@ async def post_from_message(
 ) -> Post:
     """The post a chat message stands for.
 
-    A message's pictures (``(bytes, media type)`` each, as the platform sent them) are
+    A message's images (``(bytes, media type)`` each, as the platform sent them) are
     part of its post, the message's text their caption; the engine reads them. A
-    message (or caption) that is only a link is fetched and its article (or picture) checked
+    message (or caption) that is only a link is fetched and its article (or image) checked
     (private and local addresses refused unless ``allow_private_urls``); any other text
     is checked as it is, with its first link kept as the post's URL. ``language`` is
     the language the panel answers in (empty: English).
@@ -38,7 +38,7 @@ async def post_from_message(
     Raises:
         InvalidPostError: the link cannot be fetched or holds no article.
     """
-    images = tuple(PostImage(data=data, media_type=kind) for data, kind in pictures)
+    attached = tuple(PostImage(data=data, media_type=kind) for data, kind in images)
     only = _ONLY_A_URL.fullmatch(text)
     if only is None:
         first = _FIRST_URL.search(text)
@@ -48,7 +48,7 @@ async def post_from_message(
             published=published,
             origin=origin,
             language=language,
-            images=images,
+            images=attached,
         )
     post = await post_from_link(
         only.group(1),
@@ -57,8 +57,8 @@ async def post_from_message(
         language=language,
         allow_private_urls=allow_private_urls,
     )
-    # A picture captioned with a link: the article and the picture are one post.
-    return post.model_copy(update={"images": post.images + images}) if images else post
+    # An image captioned with a link: the article and the image are one post.
+    return post.model_copy(update={"images": post.images + attached}) if attached else post
 
 
 async def post_from_link(
@@ -69,7 +69,7 @@ async def post_from_link(
     language: str = "",
     allow_private_urls: bool = False,
 ) -> Post:
-    """The article (or picture) at ``url`` as a post (private and local addresses refused
+    """The article (or image) at ``url`` as a post (private and local addresses refused
     unless ``allow_private_urls``).
 
     Raises:

@@ -39,7 +39,7 @@ async def answer_from_store(
         answered = await _answer(store, record, repeat, "exact", 1.0)
         if answered is not None:
             return answered, None
-    if post.images:  # a near text is not the same picture
+    if post.images:  # a near text is not the same image
         return None, None
     vector = await repeats.vector(text)
     # The index search and the word alignment are CPU work: off the event loop.

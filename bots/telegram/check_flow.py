@@ -36,7 +36,7 @@ from zofia_engine.text import checkable_text
 from .card_edits import card_message
 from .context import PLATFORM, TelegramContext, chat_language_of
 from .deliveries import delivery_target, react
-from .pictures import download_pictures
+from .images import download_images
 from .posts import forwarded_from
 from .render import NO_PREVIEW, progress_html, progress_keyboard, quote_text
 
@@ -56,9 +56,9 @@ INTERRUPTED = N_(
     "The bot restarted before this check finished. It will resume; send the post again "
     "in a few minutes to get the answer."
 )
-#: the first answer to a picture post, before its pictures are downloaded and read
-READING = N_("Reading the picture…")
-READING_MANY = N_("Reading the pictures…")
+#: the first answer to an image post, before its images are downloaded and read
+READING = N_("Reading the image…")
+READING_MANY = N_("Reading the images…")
 #: the chat setting an admin turns on to have a group's forwarded posts checked
 AUTO_CHECK = "auto_check"
 
@@ -100,10 +100,10 @@ class TelegramScreen:
         self._editing: asyncio.Task[None] | None = None  # the last progress edit queued
         self.opened = ctx.refusals.opening(chat_id)  # called once the answer is shown
 
-    async def open_reading(self, pictures: int) -> None:
-        """Answer a picture post at once, before its pictures are read (in place of its
+    async def open_reading(self, images: int) -> None:
+        """Answer an image post at once, before its images are read (in place of its
         line in the queue, if it waited): this reply becomes the progress message."""
-        text = self.words(READING if pictures == 1 else READING_MANY)
+        text = self.words(READING if images == 1 else READING_MANY)
         try:
             if self.reply is None:
                 self.reply = await self.anchor.reply_text(text, do_quote=True)
@@ -112,7 +112,7 @@ class TelegramScreen:
                 self.reply = edited if isinstance(edited, Message) else self.reply
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
             where = log_chat(PLATFORM, self.chat_id)
-            log.warning("could not answer a picture post in chat %s: %s", where, exc)
+            log.warning("could not answer an image post in chat %s: %s", where, exc)
 
     async def show_waiting(self, ahead: int) -> None:
         """Answer a request waiting its turn at once, with how many are ahead: this reply
@@ -129,7 +129,7 @@ class TelegramScreen:
     async def open_progress(self, check_id: str) -> None:
         self._keyboard = progress_keyboard(check_id, self.words)
         text = progress_html([], self.words)
-        if self.reply is not None:  # "Reading the picture…" becomes the progress
+        if self.reply is not None:  # "Reading the image…" becomes the progress
             try:
                 edited = await self.reply.edit_text(
                     text, parse_mode="HTML", reply_markup=self._keyboard
@@ -246,7 +246,7 @@ class TelegramScreen:
 
 def _refuse_blank(text: str) -> None:
     """A post with nothing visible in it is refused before the limits count it, as on
-    Discord (a picture post's text is its caption, and may be empty: not refused)."""
+    Discord (an image post's text is its caption, and may be empty: not refused)."""
     checkable_text(text)
 
 
@@ -287,34 +287,34 @@ def _check_request(
     user_id: int,
     screen: TelegramScreen,
     rules: ChatRules,
-    pictures: Sequence[Message],
+    images: Sequence[Message],
     *,
     unasked: bool,
     ticket: Ticket | None,
 ) -> CheckRequest:
     """What :func:`check_message` asks the check flow: ``text`` of ``target`` for
-    ``user_id`` with the pictures of ``pictures``, downloaded when the flow asks
+    ``user_id`` with ``images``, downloaded when the flow asks
     (``screen`` says it reads them, unless the check is ``unasked``), under its chat's
     ``rules``, in its place in a private chat's line (``ticket``)."""
     chat_id = target.chat_id
 
     async def download() -> list[tuple[bytes, str]]:
-        if pictures and not unasked:  # downloading and reading pictures takes a moment
-            await screen.open_reading(len(pictures))
-        return await download_pictures(target.get_bot(), pictures, ctx.images)
+        if images and not unasked:  # downloading and reading images takes a moment
+            await screen.open_reading(len(images))
+        return await download_images(target.get_bot(), images, ctx.images)
 
     origin, published = forwarded_from(target, screen.words)
     return CheckRequest(
         text,
         Requester(PLATFORM, str(user_id), str(chat_id), ticket is not None),
         download=download,
-        refuse=None if pictures else functools.partial(_refuse_blank, text),
+        refuse=None if images else functools.partial(_refuse_blank, text),
         origin=origin,
         published=published,
         language=rules.language,
         allow_private_urls=ctx.allow_private_urls,
         unasked=unasked,
-        has_pictures=bool(pictures),
+        has_images=bool(images),
         min_confidence=rules.min_confidence,
         react=lambda: react(target.get_bot(), chat_id, target.message_id),
         ticket=ticket,
@@ -328,15 +328,15 @@ async def check_message(
     user_id: int,
     request: Message | None = None,
     *,
-    pictures: Sequence[Message] = (),
+    images: Sequence[Message] = (),
     unasked: bool = False,
     rules: ChatRules | None = None,
     screen_type: type[TelegramScreen] = TelegramScreen,
 ) -> None:
     """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
-    message that asked: ``/check``, a mention), or to ``target`` itself. The pictures
-    of ``pictures`` (``target``, or an album's messages) are checked with the text; a
-    refused picture gets one sentence, and no check is stored.
+    message that asked: ``/check``, a mention), or to ``target`` itself. The images
+    of ``images`` (``target``, or an album's messages) are checked with the text; a
+    refused image gets one sentence, and no check is stored.
 
     The reply starts as "checking…" with a Cancel button, is edited as the check goes,
     and ends as the verdict card (at once for a repeat answered from the store). An
@@ -359,7 +359,7 @@ async def check_message(
         asker, words = ctx.user_hash(user_id), words_for(rules.language)
         screen = screen_type(ctx, anchor, chat_id, asker, words=words)
         check = _check_request(
-            ctx, target, text, user_id, screen, rules, pictures, unasked=unasked, ticket=ticket
+            ctx, target, text, user_id, screen, rules, images, unasked=unasked, ticket=ticket
         )
         try:
             await run_check(

@@ -41,7 +41,7 @@ __all__ = ["BOT_COMMANDS", "HELP", "START", "command_handlers"]
 
 HELP = """<b>ZoFia checks whether a post is true, false, misleading or unproven.</b>
 
-<b>In this chat</b>: forward me a post, or send its text, a link, or a photo or \
+<b>In this chat</b>: forward me a post, or send its text, a link, or an image or \
 screenshot of it (an album is one post); /check TEXT works too.
 <b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can \
 make me check every forwarded post with /settings autocheck on; I then reply only to \

@@ -24,7 +24,7 @@ from bots.render.words import ENGLISH, Words, chat_language
 from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
-from .pictures import Albums
+from .images import Albums
 from .refusals import Refusals
 from .settings import TelegramSettings
 from .share_links import share_token, share_url
@@ -51,7 +51,7 @@ class TelegramContext:
         service: the started check service.
         settings: the ``[telegram]`` section.
         allow_private_urls: let a link to a private address be fetched (tests only).
-        images: the ``[images]`` section: how many pictures a post may have, and how
+        images: the ``[images]`` section: how many images a post may have, and how
             large each may be (a larger one is refused before it is downloaded).
         public_url: ``[site] public_url``: where the report pages are; empty, the
             cards have no "Full report" link.

@@ -42,6 +42,7 @@ from zofia_engine.post import Post
 from .check_flow import TelegramScreen, check_message
 from .context import PLATFORM, TelegramContext, context_of
 from .deliveries import post_delivered
+from .images import has_image
 from .inputs import (
     HOW_TO,
     RESTARTING,
@@ -49,10 +50,9 @@ from .inputs import (
     chat_words,
     cooldown_left,
     cooldown_refusal,
-    pictures_of,
+    images_of,
     replied_to,
 )
-from .pictures import has_picture
 from .posts import NOTHING_TO_CHECK, post_text
 from .render import NO_PREVIEW, clip_text, quote_text, safe_href
 
@@ -123,7 +123,7 @@ class GuestScreen(TelegramScreen):
     def query_id(self) -> str:
         return self.anchor.guest_query_id or ""
 
-    async def open_reading(self, pictures: int) -> None:
+    async def open_reading(self, images: int) -> None:
         return None  # one answer only: the card
 
     async def show_waiting(self, ahead: int) -> None:
@@ -188,7 +188,7 @@ async def _ask(ctx: TelegramContext, message: Message) -> None:
     (:func:`~.inputs.chat_words`)."""
     target = replied_to(message)
     text = post_text(target) if target is not None else ""
-    if target is None or (not text and not has_picture(target)):
+    if target is None or (not text and not has_image(target)):
         words = await chat_words(ctx, message)  # "@bot hello", not in a reply: the help line
         await _say(message, words(HOW_TO if target is None else NOTHING_TO_CHECK))
         return
@@ -203,7 +203,7 @@ async def _ask(ctx: TelegramContext, message: Message) -> None:
         text,
         asker_of(message),
         message,
-        pictures=pictures_of(target),
+        images=images_of(target),
         screen_type=GuestScreen,
     )
     if not ctx.spawn(work):  # shutdown has begun

@@ -1,7 +1,7 @@
 """What starts a check: a message in a private chat, ``/check``, a mention of the bot in a
 reply, and (when a group's admin turned it on) a post forwarded into a group.
 
-Each may be text, a photo or an image file (with or without a caption), or an album:
+Each may be text, a Telegram photo or an image file (with or without a caption), or an album:
 its messages are gathered for ``album_wait_s`` and checked as one post.
 
 Each handler only decides what to check and for whom; :func:`~.check_flow.check_message`
@@ -26,7 +26,7 @@ from bots.render.words import ENGLISH, N_, Words, words_for
 
 from .check_flow import AUTO_CHECK, ChatRules, chat_rules, check_message
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language
-from .pictures import IMAGE_DOCUMENT, album_caption, has_picture
+from .images import IMAGE_DOCUMENT, album_caption, has_image
 from .posts import NOTHING_TO_CHECK, post_text, visible_text
 
 __all__ = [
@@ -37,8 +37,8 @@ __all__ = [
     "chat_words",
     "cooldown_left",
     "cooldown_refusal",
+    "images_of",
     "input_handlers",
-    "pictures_of",
     "replied_to",
 ]
 
@@ -89,15 +89,13 @@ def replied_to(message: Message) -> Message | None:
     return target
 
 
-def pictures_of(message: Message) -> list[Message]:
-    """The pictures of ``message`` to check: itself when it has one."""
-    return [message] if has_picture(message) else []
+def images_of(message: Message) -> list[Message]:
+    """The images of ``message`` to check: itself when it has one."""
+    return [message] if has_image(message) else []
 
 
 async def _start(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
-    work = check_message(
-        ctx, target, text, asker_of(request), request, pictures=pictures_of(target)
-    )
+    work = check_message(ctx, target, text, asker_of(request), request, images=images_of(target))
     if not ctx.spawn(work):
         await request.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
 
@@ -113,7 +111,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
                 await opener.reply_text(RESTARTING, do_quote=True)
         raise
     first = messages[0]
-    pictures = [m for m in messages if has_picture(m)]
+    images = [m for m in messages if has_image(m)]
     text = album_caption(messages)
     try:  # an unasked album's rules: read once, for its check too
         rules = await _auto_check(ctx, first) if unasked else None
@@ -124,7 +122,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         log.exception("could not read the auto-check setting of chat %s", where)
         return
     try:
-        if not text and not pictures:
+        if not text and not images:
             if not unasked:
                 await _say(ctx, first, NOTHING_TO_CHECK)
             return
@@ -136,7 +134,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         )
         return
     await check_message(
-        ctx, first, text, asker_of(first), pictures=pictures, unasked=unasked, rules=rules
+        ctx, first, text, asker_of(first), images=images, unasked=unasked, rules=rules
     )
 
 
@@ -186,7 +184,7 @@ async def _refuse_in_cooldown(ctx: TelegramContext, message: Message, left: floa
 async def _check(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
     """Check ``text`` of ``target`` (which may be only blank characters: nothing to
     check, said before the group's cooldown is claimed)."""
-    if not text and not has_picture(target):
+    if not text and not has_image(target):
         await _say(ctx, request, NOTHING_TO_CHECK)
         return
     if await _in_cooldown(ctx, request):
@@ -290,7 +288,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if rules is None:
         return
     text = post_text(message)
-    if (text or has_picture(message)) and not await _in_cooldown(ctx, message, say=False):
+    if (text or has_image(message)) and not await _in_cooldown(ctx, message, say=False):
         ctx.spawn(
             check_message(
                 ctx,
@@ -298,7 +296,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
                 text,
                 asker_of(message),
                 message,
-                pictures=pictures_of(message),
+                images=images_of(message),
                 unasked=True,
                 rules=rules,
             )
@@ -324,11 +322,11 @@ def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
     """The handlers, in the order they are tried."""
     private = filters.ChatType.PRIVATE
     groups = filters.ChatType.GROUPS
-    pictures = filters.PHOTO | IMAGE_DOCUMENT
+    images = filters.PHOTO | IMAGE_DOCUMENT
     return [
         CommandHandler("check", on_check_command),
         MessageHandler(
-            private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | pictures),
+            private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | images),
             on_private_message,
         ),
         MessageHandler(private & ~filters.COMMAND & _UNSUPPORTED, on_unsupported),
@@ -337,7 +335,7 @@ def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
             on_mention,
         ),
         MessageHandler(
-            groups & filters.FORWARDED & (filters.TEXT | filters.CAPTION | pictures),
+            groups & filters.FORWARDED & (filters.TEXT | filters.CAPTION | images),
             on_group_forward,
         ),
     ]

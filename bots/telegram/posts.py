@@ -14,7 +14,7 @@ from telegram import (
 )
 
 from bots.render.words import ENGLISH, N_, Words
-from bots.service.pictures import NO_TEXT as NO_TEXT_IN_PICTURE
+from bots.service.images import NO_TEXT as NO_TEXT_IN_IMAGE
 from zofia_engine.text import is_visible
 
 __all__ = [
@@ -26,12 +26,12 @@ __all__ = [
     "visible_text",
 ]
 
-#: a picture with no text in it (the engine's sentence, whichever layer finds it)
-NO_TEXT = NO_TEXT_IN_PICTURE
+#: an image with no text in it (the engine's sentence, whichever layer finds it)
+NO_TEXT = NO_TEXT_IN_IMAGE
 #: a message with nothing visible to check (said with ``words(NOTHING_TO_CHECK)``)
 NOTHING_TO_CHECK = N_(
     "I found nothing to check in this message: please send the post's text, a link, "
-    "or a photo or screenshot of it."
+    "or an image or screenshot of it."
 )
 
 
@@ -75,6 +75,6 @@ def visible_text(text: str) -> str:
 
 
 def post_text(message: Message) -> str:
-    """The text to check in a message: its text or its photo's caption (``""`` when
+    """The text to check in a message: its text or its image's caption (``""`` when
     nothing in it shows: :func:`visible_text`)."""
     return visible_text(message.text or message.caption or "")

@@ -140,11 +140,11 @@ def card_html(card: VerdictCard) -> str:
     checked = [line for line in map(_link_line, card.checked_by[:MAX_LINKS]) if line]
     if checked:  # published fact-checks: the strongest evidence there is, said first
         before[-1:] = [*checked, ""]
-    photo = [f"<i>{clip_text(card.checked, _MAX_LINE)}</i>"] if card.checked else []
-    if card.read:  # the picture's text as read: a misreading shows at once
-        photo.append(clip_text(card.read, _MAX_LINE))
-    if photo:  # a photo post: what was read
-        before[-1:] = [*photo, ""]
+    read = [f"<i>{clip_text(card.checked, _MAX_LINE)}</i>"] if card.checked else []
+    if card.read:  # the image's text as read: a misreading shows at once
+        read.append(clip_text(card.read, _MAX_LINE))
+    if read:  # an image post: what was read
+        before[-1:] = [*read, ""]
     after: list[str] = []
     links = [line for line in map(_link_line, card.links[:MAX_LINKS]) if line]
     if links:
@@ -180,7 +180,7 @@ def card_keyboard(
     words: Words = ENGLISH,
 ) -> InlineKeyboardMarkup:
     """Debate / Evidence / Claims, then 👍 / 👎 with their counts once there are votes
-    and Review (for moderators: :mod:`.moderation`), then a "Full report" link to
+    and Review (for moderators: :mod:`.reviews`), then a "Full report" link to
     ``report_url`` when there is one (the report page) and a "Share" link to
     ``share_url`` when there is one (:mod:`.share_links`); labelled in ``words`` (the
     chat's language)."""

@@ -12,7 +12,7 @@ from typing import cast
 from telegram import Message
 from telegram.ext import ContextTypes
 
-from bots.chat.moderation import OPEN_S
+from bots.chat.reviews import OPEN_S
 
 __all__ = ["DRAFT_TTL_S", "MAX_DRAFTS", "Draft", "Drafts", "drafts_of", "wait_for_note"]
 

@@ -14,7 +14,7 @@ class TelegramSettings(SettingsSection):
 
     ``webhook_url`` empty means long polling; set, the library's webhook server
     listens on ``webhook_listen:webhook_port`` and Telegram must reach ``webhook_url``.
-    An album's pictures come as messages of their own: they are gathered into one post
+    An album's images come as messages of their own: they are gathered into one post
     until none came for ``album_wait_s`` seconds.
     """
 

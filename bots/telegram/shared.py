@@ -10,7 +10,7 @@ the new row's, never the shared check's. Nothing of the chat it was shared from 
 with it: not its origin (where the post was forwarded from), not its date, not that
 chat's moderators' review (a review applies where it was made: :mod:`storage.reviews`),
 and only a reviewer named in the settings may review it (no one else may in a private
-chat: :mod:`.moderation`).
+chat: :mod:`.reviews`).
 
 Opening a shared card is a request like any other: the limits admit it first (it is
 answered from the store, as a repeat is), and a refusal is said in one sentence.

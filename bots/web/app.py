@@ -75,8 +75,8 @@ def public_json(report: Report) -> dict[str, Any]:
     """The report as the JSON route sends it: every field, with a failed step's error
     replaced by one fixed sentence (its details are in the operator's log), the
     addresses of the deployment's backends taken out of the notes' words (a review in
-    force is a field of its own, its link the reviewer's), and without the pictures'
-    hashes (with one, anyone could confirm that a known photo was sent)."""
+    force is a field of its own, its link the reviewer's), and without the images'
+    hashes (with one, anyone could confirm that a known image was sent)."""
 
     def scrub(value: Any, key: str = "") -> Any:
         if isinstance(value, dict) and key == "notes":  # a typed note: its words redacted

@@ -23,15 +23,15 @@ from .parts import (
     ClaimView,
     EvidenceView,
     FindingView,
+    ImageView,
     LinkView,
-    PictureView,
     RoundView,
     claim_views,
     cut,
     evidence_views,
     failure,
+    images,
     linguist_views,
-    pictures,
     rounds,
 )
 from .safety import href, redact
@@ -75,7 +75,7 @@ class ReportPage:
     post_cut: int
     post_link: LinkView | None
     checked: str
-    pictures: tuple[PictureView, ...]
+    images: tuple[ImageView, ...]
     factchecks: tuple[EvidenceView, ...]
     tree_line: str
     claims: tuple[ClaimView, ...]
@@ -119,7 +119,7 @@ def report_page(row: CheckRow, report: Report) -> ReportPage:
         post_cut=max(0, len(text) - MAX_POST),
         post_link=LinkView(row.url, link) if row.url else None,
         checked=card.checked,
-        pictures=pictures(report),
+        images=images(report),
         factchecks=tuple(item for item in evidence if item.source == "factcheck"),
         tree_line=_tree_line(report),
         claims=claim_views(report, anchors),

@@ -1,5 +1,5 @@
 """The parts of a report page: the evidence, the claims, the debate's rounds, the
-pictures and the analyses, as plain records the template lays out.
+images and the analyses, as plain records the template lays out.
 
 Evidence ids are what the claims and the debaters cite; each document gets an anchor
 of its own (``e1``, ``e2``, …) so a citation links to it whatever the id says.
@@ -23,8 +23,8 @@ __all__ = [
     "ClaimView",
     "EvidenceView",
     "FindingView",
+    "ImageView",
     "LinkView",
-    "PictureView",
     "RoundView",
     "RulingView",
     "TurnView",
@@ -32,8 +32,8 @@ __all__ = [
     "cut",
     "evidence_views",
     "failure",
+    "images",
     "linguist_views",
-    "pictures",
     "rounds",
 ]
 
@@ -137,7 +137,7 @@ class RoundView:
 
 
 @dataclass(frozen=True)
-class PictureView:
+class ImageView:
     title: str
     text: str
     lines: tuple[str, ...]
@@ -274,8 +274,8 @@ def rounds(report: Report, anchors: dict[str, str]) -> tuple[RoundView, ...]:
     )
 
 
-def pictures(report: Report) -> tuple[PictureView, ...]:
-    """Each picture of the post: the text read from it, labels, the vision model's
+def images(report: Report) -> tuple[ImageView, ...]:
+    """Each image of the post: the text read from it, labels, the vision model's
     reading, where it was seen before, and what was not done."""
     views = []
     for image in report.images:
@@ -285,7 +285,7 @@ def pictures(report: Report) -> tuple[PictureView, ...]:
             else ""
         )
         lines = [
-            f'The picture carries the words "{hit.line}": a lead to check, not a rating.'
+            f'The image carries the words "{hit.line}": a lead to check, not a rating.'
             for hit in image.labels
         ]
         vision = image.vision
@@ -306,8 +306,8 @@ def pictures(report: Report) -> tuple[PictureView, ...]:
             for s in image.sightings
         )
         views.append(
-            PictureView(
-                title=f"Picture {image.index} ({image.width}×{image.height}{sure})",
+            ImageView(
+                title=f"Image {image.index} ({image.width}×{image.height}{sure})",
                 text=cut(image.text),
                 lines=tuple(lines),
                 sightings=sightings,

@@ -1,5 +1,5 @@
 """What a page may link to and how untrusted text is shown: one rule for the HTML, the
-pictures and the JSON.
+charts and the JSON.
 
 Every string a model, a web page or a poster wrote is untrusted. The templates escape
 it (Jinja2's autoescape); here it also loses the characters that change the direction

@@ -1,7 +1,7 @@
-"""The report's pictures as inline SVG, drawn on the server: the evidence's stance, the
+"""The report's charts as inline SVG, drawn on the server: the evidence's stance, the
 confidence as a gauge, the tree of claims. No script, no style attribute (the page's
 Content-Security-Policy allows neither): only presentation attributes, and every text
-escaped. Each picture scales to the width of the page and says in its title what it
+escaped. Each chart scales to the width of the page and says in its title what it
 shows, for a screen reader and a hovering pointer.
 """
 

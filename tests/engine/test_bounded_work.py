@@ -2,7 +2,7 @@
 once with its sentence, a job past its limit is answered at its limit (a process is
 killed, a thread keeps its slot until it ends), and a worker process cannot take more
 memory than its cap. The jobs are stdlib functions (they pickle into a spawned process);
-these prove the executors, and the fetch and picture tests prove their use."""
+these prove the executors, and the fetch and image tests prove their use."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.peers.fixtures.pictures import headline
+from tests.peers.fixtures.images import headline
 
 from zofia_engine.bounded_work import (
     BoundedThreads,
@@ -106,7 +106,7 @@ async def test_a_busy_pool_refuses_at_once(pool: KillablePool, tmp_path: Path) -
 
 
 class _HeldOCR:
-    """An OCR that reads "Governor signs law" once ``gate`` is set (the first picture in
+    """An OCR that reads "Governor signs law" once ``gate`` is set (the first image in
     the reader's one thread holds it there)."""
 
     def __init__(self) -> None:
@@ -117,7 +117,7 @@ class _HeldOCR:
         return OCRResult("Governor signs law", 0.99, 1.0)
 
 
-async def test_the_picture_reader_refuses_past_its_queue_and_reads_the_rest() -> None:
+async def test_the_image_reader_refuses_past_its_queue_and_reads_the_rest() -> None:
     ocr = _HeldOCR()
     reader = ImageReader(ImageSettings(max_waiting=1), ocr=ocr)
 
@@ -127,7 +127,7 @@ async def test_the_picture_reader_refuses_past_its_queue_and_reads_the_rest() ->
     first = asyncio.create_task(reader.read(post()))
     second = asyncio.create_task(reader.read(post()))
     await asyncio.sleep(0.05)
-    with pytest.raises(WorkBusyError, match="Too many pictures are being read right now"):
+    with pytest.raises(WorkBusyError, match="Too many images are being read right now"):
         await reader.read(post())
     ocr.gate.set()
     for done in (await first, await second):

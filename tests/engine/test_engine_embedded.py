@@ -88,7 +88,7 @@ async def test_a_check_on_the_embedded_model(
     if report.verdict in CARRIES:
         assert report.verdict == decision and report.basis
         assert all(claims[i].label in CARRIES[report.verdict] for i in report.basis)
-        assert set(report.basis) <= settled  # offline: no published fact-check, no picture
+        assert set(report.basis) <= settled  # offline: no published fact-check, no image
         for quote in (q for i in report.basis for q in claims[i].quotes):
             assert quote.text.removesuffix("…") in evidence[quote.evidence_id], quote
         assert report.lean is None

@@ -21,7 +21,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from tests.peers.servers.article_peer import BODY_SENTENCES, PICTURE, PLAIN_TEXT, ArticlePeer
+from tests.peers.servers.article_peer import BODY_SENTENCES, IMAGE, PLAIN_TEXT, ArticlePeer
 
 from zofia_engine import fetch
 from zofia_engine.errors import InvalidPostError
@@ -296,18 +296,18 @@ async def test_a_page_without_article_text_is_refused(peer: ArticlePeer) -> None
 # --- what is not fetched -------------------------------------------------------------
 
 
-async def test_a_link_to_a_picture_is_a_photo_post(peer: ArticlePeer) -> None:
-    article = await fetch_article(f"{peer.root}/picture.png", allow_private=True)
-    assert (article.image, article.media_type, article.text) == (PICTURE, "image/png", "")
+async def test_a_link_to_an_image_is_an_image_post(peer: ArticlePeer) -> None:
+    article = await fetch_article(f"{peer.root}/image.png", allow_private=True)
+    assert (article.image, article.media_type, article.text) == (IMAGE, "image/png", "")
     post = article.as_post()
     assert post.text == "" and [i.media_type for i in post.images] == ["image/png"]
-    assert post.url == f"{peer.root}/picture.png"
+    assert post.url == f"{peer.root}/image.png"
 
 
 async def test_other_content_types_are_refused(peer: ArticlePeer) -> None:
     error = await refusal(f"{peer.root}/pdf", allow_private=True)
     assert "application/pdf" in str(error)
-    assert "only HTML and plain-text pages and pictures can be checked" in str(error)
+    assert "only HTML and plain-text pages and images can be checked" in str(error)
 
 
 @pytest.mark.parametrize("path", ["/big", "/big-stream"])

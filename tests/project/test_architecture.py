@@ -122,7 +122,7 @@ def test_zofia_check_help_imports_no_chat_platform() -> None:
 # Inside each package, the layers from the bottom up; a module may import its own layer
 # and those below it, never one above. A floor is a top-level part of the package (a
 # subpackage or a module), and no floor is split by module: there are no exceptions.
-# The records (report, post, what a picture and Stage 1 found) are the engine's ground
+# The records (report, post, what an image and Stage 1 found) are the engine's ground
 # floor. In bots, the check service (bots/service: what every front-end shares, on the
 # store) is the bottom floor; bots/render (what turns a report into text) is above it,
 # then bots/chat (the chat flows both platforms share), then the report pages, then the
@@ -211,8 +211,8 @@ def test_the_deployment_mode_is_decided_once() -> None:
 
 def test_the_service_reads_a_post_and_the_bots_never_fetch_or_decode() -> None:
     """A post is read once, by the service (bots/service/posts.py fetches a link,
-    bots/service/pictures.py holds the picture caps): no other part of the bots imports
-    the engine's fetching or picture decoding."""
+    bots/service/images.py holds the image caps): no other part of the bots imports
+    the engine's fetching or image decoding."""
     reading = ("zofia_engine.fetch", "zofia_engine.images")
     found = sorted(
         (module, target)

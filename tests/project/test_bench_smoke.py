@@ -60,15 +60,15 @@ SMOKES = [
         "abuse.py",
         keys=(
             "others_sent", "others_answered", "others_wait_ratio", "burst_refused",
-            "burst_tokens", "pictures_others_answered", "rss_over_idle_mb", "pictures_read",
-            "pictures_refused_busy", "backend", "workers", "workers_rss_over_idle_mb",
+            "burst_tokens", "images_others_answered", "rss_over_idle_mb", "images_read",
+            "images_refused_busy", "backend", "workers", "workers_rss_over_idle_mb",
             "targets_met.others_answered",
         ),
-        expect={"backend": "sqlite", "others_sent": 1, "burst_sent": 3, "pictures_sent": 1},
+        expect={"backend": "sqlite", "others_sent": 1, "burst_sent": 3, "images_sent": 1},
     ),
     Smoke(
         "abuse.py",
-        ("--smoke", "--backend", "postgresql", "--pictures", "0"),
+        ("--smoke", "--backend", "postgresql", "--images", "0"),
         keys=("others_answered", "others_wait_ratio", "burst_refused", "targets_met"),
         expect={"backend": "postgresql", "workers": "1x2", "others_sent": 1},
         name="abuse-postgresql",
@@ -115,7 +115,7 @@ SMOKES = [
         "image.py",
         keys=(
             "ocr_p50_ms", "ocr_p95_ms", "cer_mean", "cer_max", "load_rss_mb",
-            "first_picture_rss_mb", "extra_peak_rss_mb",
+            "first_image_rss_mb", "extra_peak_rss_mb",
         ),
         expect={"images": 1},
     ),

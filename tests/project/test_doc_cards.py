@@ -1,7 +1,7 @@
 """The cards the docs show are the bots' own renderings, so the docs cannot drift.
 
 ``docs/telegram.md`` and ``docs/discord.md`` show, under "What a user sees", a false
-verdict's card, its Evidence thread and a picture card as text, and under "When a
+verdict's card, its Evidence thread and an image card as text, and under "When a
 limit says no" a refusal of each kind, each in a fenced block between
 ``<!-- card:NAME -->`` and ``<!-- /card -->``. These tests render the same cards
 now, with the bots' real renderers, from the reports of ``tests/factories.py`` (fixed
@@ -55,7 +55,7 @@ WRITE = os.environ.get("ZOFIA_WRITE_DOCS") == "1"
 
 #: fixed ids and addresses, so that a rendering is the same on every run
 CHECK_ID = "Zq3mP8xK2vLwT0aB"
-PICTURE_ID = "Pk7nR2sW9dYcH4eF"
+IMAGE_ID = "Pk7nR2sW9dYcH4eF"
 PUBLIC_URL = "https://factcheck.example.org"
 #: the line between two messages of a thread
 NEXT_MESSAGE = "────"
@@ -68,12 +68,12 @@ _BLOCK = re.compile(r"<!-- card:(?P<name>[a-z-]+) -->\n(?P<body>.*?)<!-- /card -
 
 def false_report() -> Report:
     """A full check of the factories' post ending false: a published fact-check, web
-    sources of every stance, claims, a debate; no picture."""
+    sources of every stance, claims, a debate; no image."""
     return full_report("false").model_copy(update={"images": []})
 
 
-def picture_report() -> Report:
-    """The same check of a post that was only a picture: its text was read from it."""
+def image_report() -> Report:
+    """The same check of a post that was only an image: its text was read from it."""
     return full_report("false").model_copy(update={"caption": False})
 
 
@@ -91,9 +91,9 @@ def false_card(platform: str) -> VerdictCard:
     )
 
 
-def picture_card() -> VerdictCard:
-    """As a photo sent straight to the bot gets it (no origin)."""
-    return verdict_card(Outcome(PICTURE_ID, picture_report()))
+def image_card() -> VerdictCard:
+    """As an image sent straight to the bot gets it (no origin)."""
+    return verdict_card(Outcome(IMAGE_ID, image_report()))
 
 
 # ---- Telegram as text ------------------------------------------------------------------
@@ -296,13 +296,13 @@ def renderings() -> dict[str, dict[str, str]]:
         "telegram.md": {
             "telegram-false": telegram_card(false_card("telegram")),
             "telegram-evidence": telegram_thread(report, "evidence"),
-            "telegram-picture": telegram_card(picture_card()),
+            "telegram-image": telegram_card(image_card()),
             "telegram-refusals": telegram_refusals(),
         },
         "discord.md": {
             "discord-false": discord_card(false_card("discord")),
             "discord-evidence": discord_thread(report, "evidence", CHECK_ID),
-            "discord-picture": discord_card(picture_card()),
+            "discord-image": discord_card(image_card()),
             "discord-refusals": discord_refusals(),
         },
     }
@@ -345,9 +345,9 @@ def test_the_shown_cards_are_the_ones_the_docs_describe() -> None:
     for name, text in [*telegram.items(), *discord_.items()]:
         assert "<" not in text.replace("<!", "") and "&#" not in text, name  # no markup left
     assert telegram["telegram-false"].startswith("❌ **False** · confidence 87%")
-    assert "Read from the picture: “BIKES BANNED" in telegram["telegram-picture"]
-    assert "Read from the picture: “BIKES BANNED" in discord_["discord-picture"]
-    assert "Read from the picture" not in telegram["telegram-false"]
+    assert "Read from the image: “BIKES BANNED" in telegram["telegram-image"]
+    assert "Read from the image: “BIKES BANNED" in discord_["discord-image"]
+    assert "Read from the image" not in telegram["telegram-false"]
     assert telegram["telegram-evidence"].startswith("**Evidence**")
     assert "[ Debate ] [ Evidence ] [ Claims ]" in telegram["telegram-false"]
     assert "[ 🗣️ Debate ] [ 📚 Evidence ] [ 🔎 Claims ]" in discord_["discord-false"]
@@ -367,8 +367,8 @@ def test_the_text_forms_show_what_the_markup_shows() -> None:
     )
 
 
-def test_the_photos_page_links_to_both() -> None:
-    page = (ROOT / "docs" / "photos.md").read_text(encoding="utf-8")
+def test_the_images_page_links_to_both() -> None:
+    page = (ROOT / "docs" / "images.md").read_text(encoding="utf-8")
     assert "(telegram.md#what-a-user-sees)" in page
     assert "(discord.md#what-a-user-sees)" in page
 

@@ -138,7 +138,7 @@ def test_the_rule_sees_each_way_in(tmp_path: Path) -> None:
     sample.write_text(
         "import zofia_engine._hidden\n"
         "from bots.common import _helper\n"
-        "from zofia_engine.agents import followup as f\n"
+        "from zofia_engine.agents import follow_up as f\n"
         "from storage import Store\n"
         "f._capped(1)\n"
         "Store._connect\n"

@@ -13,7 +13,7 @@ Two tiers, each saying what it proves:
   review from ``zofia review`` (another process's way in) reaches the running bot
   through its poll of the store; a chat whose record was purged is told nothing; a
   recheck that comes to another verdict reaches every chat shown the older card.
-  The moderators' buttons and Discord are in ``tests/bots/chat/test_moderation.py``; the queued
+  The moderators' buttons and Discord are in ``tests/bots/chat/test_reviews.py``; the queued
   mode (a ``correct`` job on PostgreSQL, after a review or a worker's recheck) is here.
 """
 

@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 
 from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder
-from tests.peers.fixtures.pictures import ScriptedOCR, headline
+from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
@@ -478,13 +478,13 @@ async def test_the_near_repeat_index_keeps_only_the_window(
     assert len(service.repeats.index) == 0  # a check nobody can repeat any more holds no memory
 
 
-async def test_pictures_are_keyed_by_their_hash_and_never_near_repeats(
+async def test_images_are_keyed_by_their_hash_and_never_near_repeats(
     make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
-    """The same caption on another picture is another check, however close the text; the
-    same picture again is an exact repeat."""
-    # Both pictures read as the very same words (the OCR is scripted;
-    # tests/engine/images/test_images.py reads real ones): only the pictures themselves tell
+    """The same caption on another image is another check, however close the text; the
+    same image again is an exact repeat."""
+    # Both images read as the very same words (the OCR is scripted;
+    # tests/engine/images/test_images.py reads real ones): only the images themselves tell
     # the two posts apart.
     checker.reader = ImageReader(
         ImageSettings(), ocr=ScriptedOCR("Springfield bans bicycles\nfrom every street")

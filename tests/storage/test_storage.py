@@ -464,7 +464,7 @@ def test_a_report_round_trips_and_fills_every_table(store: CheckStore, db: Store
     assert store.integrity_ok()
 
 
-def test_fact_checks_and_picture_findings_are_stored_as_evidence(
+def test_fact_checks_and_image_findings_are_stored_as_evidence(
     store: CheckStore, db: StoreDatabase
 ) -> None:
     row = new_check(store)

@@ -167,7 +167,7 @@ def support(claim: str, sentence: str) -> float:
 
 
 async def extract_claims(
-    session: CheckSession, ctx: PanelContext, settings: AgentSettings
+    session: CheckSession, panel: PanelContext, settings: AgentSettings
 ) -> Extracted | StepFailed:
     """The core claim and up to ``max_sub_claims`` sub-claims the post makes, or the
     step's failure. The first claim kept is the core claim."""
@@ -175,13 +175,13 @@ async def extract_claims(
         "extractor",
         min_sub=settings.min_sub_claims,
         max_sub=settings.max_sub_claims,
-        post_language=LANGUAGE_NAMES.get(ctx.post_language, ""),
+        post_language=LANGUAGE_NAMES.get(panel.post_language, ""),
     )
     try:
         answer = await session.ask(
             "extractor",
             "claims:extract",
-            ctx.conversation(task=task),
+            panel.conversation(task=task),
             ExtractorReply,
             max_tokens=360,
             max_items={"sub_claims": settings.max_sub_claims},
@@ -191,7 +191,7 @@ async def extract_claims(
     reply = answer.value
     return kept_claims(
         [reply.core_claim, *reply.sub_claims],
-        ctx.sentences,
+        panel.sentences,
         settings.claim_support,
         settings.max_sub_claims + 1,
     )

@@ -43,7 +43,7 @@ SOURCE_LABELS = {
     "web": "Web page",
     "wikipedia": "Wikipedia",
     "factcheck": "Published fact-check",
-    "image": "Picture of the post",
+    "image": "Image of the post",
 }
 MAX_FIELD_CHARS = 300  # the origin, the link, an evidence title
 
@@ -65,7 +65,7 @@ def evidence_note(item: EvidenceItem) -> str:
     if item.source == "factcheck":
         parts.append(f"rated {item.rating!r} by {item.publisher}")
     if item.source == "image" and item.rating:
-        parts.append(f"a finding on the post's own picture that points to {item.rating!r}")
+        parts.append(f"a finding on the post's own image that points to {item.rating!r}")
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)
     if item.credibility is not None:

@@ -89,7 +89,7 @@ def shown(turn: DebateTurn) -> list[ChatMessage]:
 
 async def _argue(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     material: list[ChatMessage],
     side: Literal["pro", "con"],
     round_no: int,
@@ -109,7 +109,7 @@ async def _argue(
         answer = await session.ask(
             "debater",
             f"debate:{side}:{round_no}",
-            ctx.conversation(*material, task=task),
+            panel.conversation(*material, task=task),
             DebaterReply,
             max_tokens=MAX_TOKENS,
             enums={"cites": citable},
@@ -178,7 +178,7 @@ class Moderator:
     """
 
     session: CheckSession
-    ctx: PanelContext
+    panel: PanelContext
     controller: EarlyStop
     editor: TurnEditor
     min_rounds: int = 1
@@ -189,7 +189,7 @@ class Moderator:
     def of(
         cls,
         session: CheckSession,
-        ctx: PanelContext,
+        panel: PanelContext,
         settings: DebateSettings,
         sources: Haystack,
         *,
@@ -204,7 +204,7 @@ class Moderator:
         novelty = Novelty(settings.repeat_threshold, shown) if shown is not None else None
         return cls(
             session,
-            ctx,
+            panel,
             EarlyStop(settings.early_stop, stop_margin, confidence),
             TurnEditor(novelty, sources),
             min_rounds=min(settings.min_rounds, settings.max_rounds),
@@ -228,7 +228,7 @@ class Moderator:
         """The ruling after ``round_no`` of at most ``cap``; the outcome if it ends the
         debate, else ``None``."""
         judged = await round_ruling(
-            self.session, self.ctx, material, round_no, cap, settled=self.settled
+            self.session, self.panel, material, round_no, cap, settled=self.settled
         )
         ruling, stop, by = self.controller.apply(judged.ruling)
         if round_no < self.min_rounds:
@@ -247,7 +247,7 @@ class Moderator:
     async def final(self, debate: Debate, material: list[ChatMessage]) -> DebateOutcome:
         """The ruling the judge must give when no round ended the debate."""
         judged = await final_ruling(
-            self.session, self.ctx, material, debate.rounds, settled=self.settled
+            self.session, self.panel, material, debate.rounds, settled=self.settled
         )
         debate.rulings.append(judged.ruling)
         debate.forced = True
@@ -272,15 +272,15 @@ async def hold_debate(
 
     The debate also ends after a round in which both sides only repeated themselves.
     """
-    session, ctx = moderator.session, moderator.ctx
+    session, panel = moderator.session, moderator.panel
     debate = Debate(style="zofia", max_rounds=max_rounds)
     material = list(pool)
     con_turn: DebateTurn | None = None
     edit = moderator.editor.turn
     for round_no in range(1, max_rounds + 1):
-        pro_turn = edit(await _argue(session, ctx, material, "pro", round_no, con_turn, citable))
+        pro_turn = edit(await _argue(session, panel, material, "pro", round_no, con_turn, citable))
         material += shown(pro_turn)
-        con_turn = edit(await _argue(session, ctx, material, "con", round_no, pro_turn, citable))
+        con_turn = edit(await _argue(session, panel, material, "con", round_no, pro_turn, citable))
         material += shown(con_turn)
         if moderator.round_over(debate, [pro_turn, con_turn]):
             break
@@ -303,12 +303,12 @@ async def hold_opening_round(
     the debate held when no claim was settled, so that the card still has the panel's
     lean, both sides' case and what would settle it (``no_evidence``), or when the
     evidence settled the core claim, which decides the verdict (``settled``)."""
-    session, ctx = moderator.session, moderator.ctx
+    session, panel = moderator.session, moderator.panel
     debate = Debate(style="zofia", max_rounds=1)
     material = list(pool)
     said = await asyncio.gather(
-        _argue(session, ctx, material, "pro", 1, None, citable),
-        _argue(session, ctx, material, "con", 1, None, citable),
+        _argue(session, panel, material, "pro", 1, None, citable),
+        _argue(session, panel, material, "con", 1, None, citable),
     )
     turns = [moderator.editor.turn(t) for t in said]
     material += [m for t in turns for m in shown(t)]

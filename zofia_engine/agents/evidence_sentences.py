@@ -2,7 +2,7 @@
 once per check, and the shortlist the panel is shown.
 
 Every source counts (web pages, Wikipedia articles, the local corpus, the text of
-published fact-checks); the post's own pictures never do. The shortlist keeps each
+published fact-checks); the post's own images never do. The shortlist keeps each
 claim's (and the post's) most similar sentences (cosine at least θ_sim, eq. 9), in
 evidence order; the panel reads it as one message, so a backend with a prefix cache
 evaluates it once for every agent that follows.
@@ -21,7 +21,7 @@ from ..text import clip
 
 __all__ = ["READ_SOURCES", "Sentence", "SentenceIndex", "SentenceList"]
 
-#: The sources whose text can settle a claim (never the post's own pictures).
+#: The sources whose text can settle a claim (never the post's own images).
 READ_SOURCES = ("factcheck", "wikipedia", "web")
 MAX_SENTENCE_CHARS = 320
 

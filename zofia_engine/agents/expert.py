@@ -36,13 +36,13 @@ class ExpertReply(BaseModel):
     lean: Literal["real", "fake"]
 
 
-async def detect_domain(session: CheckSession, ctx: PanelContext) -> DomainReply | StepFailed:
+async def detect_domain(session: CheckSession, panel: PanelContext) -> DomainReply | StepFailed:
     """The post's field and the expert to ask; a failure is returned, not raised."""
     try:
         answer = await session.ask(
             "expert",
             "expert:domain",
-            ctx.conversation(task=render("domain")),
+            panel.conversation(task=render("domain")),
             DomainReply,
             max_tokens=64,
         )
@@ -52,7 +52,7 @@ async def detect_domain(session: CheckSession, ctx: PanelContext) -> DomainReply
 
 
 async def analyse_as_expert(
-    session: CheckSession, ctx: PanelContext, domain: DomainReply | StepFailed
+    session: CheckSession, panel: PanelContext, domain: DomainReply | StepFailed
 ) -> ExpertFinding:
     """Knowledge concordance and logical integrity, with Wikipedia as reference.
 
@@ -70,7 +70,7 @@ async def analyse_as_expert(
         session.ask(
             "expert",
             "expert:analysis",
-            ctx.conversation(ctx.evidence_message(), task=task),
+            panel.conversation(panel.evidence_message(), task=task),
             ExpertReply,
             max_tokens=320,
         ),

@@ -94,7 +94,7 @@ def calibrated(outcomes: dict[str, float], prior: dict[str, float]) -> dict[str,
 
 async def round_ruling(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     material: Sequence[ChatMessage],
     round_no: int,
     max_rounds: int,
@@ -116,7 +116,7 @@ async def round_ruling(
         answer = await session.ask(
             "judge",
             f"debate:judge:{round_no}",
-            ctx.conversation(*material, task=task),
+            panel.conversation(*material, task=task),
             JudgeReply,
             max_tokens=MAX_TOKENS,
             top_logprobs=TOP_LOGPROBS,
@@ -142,7 +142,7 @@ async def round_ruling(
 
 async def final_ruling(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     material: Sequence[ChatMessage],
     rounds: int,
     *,
@@ -162,7 +162,7 @@ async def final_ruling(
         answer = await session.ask(
             "judge",
             "debate:judge:final",
-            ctx.conversation(*material, task=task),
+            panel.conversation(*material, task=task),
             FinalReply,
             max_tokens=MAX_TOKENS,
             top_logprobs=TOP_LOGPROBS,

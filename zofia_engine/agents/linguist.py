@@ -74,14 +74,14 @@ class LinguistReply(BaseModel):
     lean: Literal["real", "fake"]
 
 
-async def _one(session: CheckSession, ctx: PanelContext, dim: Dimension) -> LinguistFinding:
+async def _one(session: CheckSession, panel: PanelContext, dim: Dimension) -> LinguistFinding:
     task = render("linguist", dimension=dim, max_words=MAX_WORDS)
     answer = await answer_or_failed(
         LinguistFinding(dimension=dim.key),
         session.ask(
             "linguist",
             f"linguist:{dim.key}",
-            ctx.conversation(task=task),
+            panel.conversation(task=task),
             LinguistReply,
             max_tokens=MAX_TOKENS,
         ),
@@ -93,7 +93,7 @@ async def _one(session: CheckSession, ctx: PanelContext, dim: Dimension) -> Ling
 
 
 async def analyse_language(
-    session: CheckSession, ctx: PanelContext, dimensions: Sequence[str]
+    session: CheckSession, panel: PanelContext, dimensions: Sequence[str]
 ) -> list[LinguistFinding]:
     """Judge each dimension in parallel, in isolated conversations."""
-    return list(await asyncio.gather(*(_one(session, ctx, DIMENSIONS[d]) for d in dimensions)))
+    return list(await asyncio.gather(*(_one(session, panel, DIMENSIONS[d]) for d in dimensions)))

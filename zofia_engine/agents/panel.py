@@ -24,7 +24,7 @@ Stage = Callable[[str, Awaitable[Any]], Coroutine[Any, Any, Any]]
 
 async def ask_panel(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     dimensions: Sequence[str],
     stage: Stage,
     shown: asyncio.Event,
@@ -35,9 +35,9 @@ async def ask_panel(
     """The linguist's ``dimensions`` and the domain expert (each left out when off); the
     expert reads the evidence as the panel is shown it, so it waits for ``shown``."""
     async with asyncio.TaskGroup() as tg:
-        found = tg.create_task(stage("expert", _expert(session, ctx, shown))) if expert else None
+        found = tg.create_task(stage("expert", _expert(session, panel, shown))) if expert else None
         read: asyncio.Task[Any] | None = (
-            tg.create_task(stage("linguist", analyse_language(session, ctx, list(dimensions))))
+            tg.create_task(stage("linguist", analyse_language(session, panel, list(dimensions))))
             if linguist
             else None
         )
@@ -47,7 +47,9 @@ async def ask_panel(
     )
 
 
-async def _expert(session: CheckSession, ctx: PanelContext, shown: asyncio.Event) -> ExpertFinding:
-    domain = await detect_domain(session, ctx)
+async def _expert(
+    session: CheckSession, panel: PanelContext, shown: asyncio.Event
+) -> ExpertFinding:
+    domain = await detect_domain(session, panel)
     await shown.wait()
-    return await analyse_as_expert(session, ctx, domain)
+    return await analyse_as_expert(session, panel, domain)

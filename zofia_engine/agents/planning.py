@@ -36,7 +36,7 @@ class PlanReply(BaseModel):
 
 async def plan_queries(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     claim: str,
     tried: Sequence[str],
     step: str,
@@ -45,8 +45,8 @@ async def plan_queries(
     call failed."""
     task = render(
         "plan",
-        claim=ctx.untrusted(claim),
-        tried=[ctx.untrusted(q) for q in tried],
+        claim=panel.untrusted(claim),
+        tried=[panel.untrusted(q) for q in tried],
         max_queries=MAX_QUERIES,
     )
     messages = [ChatMessage("system", render("passage_system")), ChatMessage("user", task)]

@@ -22,7 +22,7 @@ def _claim_line(c: ClaimResult) -> str:
 _SETTLES = {"supports": "supports", "refutes": "contradicts"}
 
 
-def findings(ctx: PanelContext, claims: list[ClaimResult], grounded: list[str]) -> list[str]:
+def findings(panel: PanelContext, claims: list[ClaimResult], grounded: list[str]) -> list[str]:
     """Each claim the evidence settled (ids in ``grounded``), in words, with the sentence
     that settled it: what the judge is reminded of before it rules."""
     lines = []
@@ -30,13 +30,13 @@ def findings(ctx: PanelContext, claims: list[ClaimResult], grounded: list[str]) 
         if c.id not in grounded or c.label not in _SETTLES or not c.quotes:
             continue
         quote = c.quotes[0]
-        said = ctx.untrusted(f'"{c.text}": "{quote.text}"')
+        said = panel.untrusted(f'"{c.text}": "{quote.text}"')
         lines.append(f"[{quote.evidence_id}] {_SETTLES[c.label]} the {c.kind} claim {said}")
     return lines
 
 
 def evidence_pool(
-    ctx: PanelContext,
+    panel: PanelContext,
     analyses: Analyses,
     claims: list[ClaimResult],
     tree: TreeSummary | None = None,
@@ -57,7 +57,7 @@ def evidence_pool(
                 f"{e.knowledge_concordance} Logic: {e.logical_integrity}",
             }
         )
-    weighed = [e for e in ctx.evidence if e.stance is not None and e.stance.status == "ok"]
+    weighed = [e for e in panel.evidence if e.stance is not None and e.stance.status == "ok"]
     if weighed:
         text = "; ".join(
             f"{e.id} {e.stance.label}"
@@ -69,7 +69,7 @@ def evidence_pool(
     checked = [c for c in claims if c.label is not None]
     if checked:
         text = " | ".join(_claim_line(c) for c in checked)
-        text = ctx.untrusted(text)  # the cited sentences are the evidence's own words
+        text = panel.untrusted(text)  # the cited sentences are the evidence's own words
         lines.append({"id": "claims", "text": f"Claims read against the evidence. {text}"})
     if tree is not None and tree.veracity is not None and tree.reliability is not None:
         outcome = tree.decision or "no decision (between 0.4 and 0.6)"
@@ -81,8 +81,8 @@ def evidence_pool(
                 f"judgements of it and its parts: {outcome}.",
             }
         )
-    pool = [ctx.evidence_message(), ChatMessage("user", render("analyses", lines=lines))]
-    citable = ["post", *(item.id for item in ctx.evidence), *(line["id"] for line in lines)]
+    pool = [panel.evidence_message(), ChatMessage("user", render("analyses", lines=lines))]
+    citable = ["post", *(item.id for item in panel.evidence), *(line["id"] for line in lines)]
     return pool, citable
 
 

@@ -56,7 +56,7 @@ def phases(max_rounds: int) -> list[Phase]:
 
 async def _speak(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     material: list[ChatMessage],
     role: Role,
     phase: Phase,
@@ -71,7 +71,7 @@ async def _speak(
         session.ask(
             "debater",
             f"debate:{role}:{round_no}",
-            ctx.conversation(*material, task=task),
+            panel.conversation(*material, task=task),
             RadarReply,
             max_tokens=MAX_TOKENS,
             enums={"cites": citable},
@@ -93,7 +93,7 @@ async def hold_radar_debate(
     moderator: Moderator, pool: list[ChatMessage], citable: list[str], *, max_rounds: int
 ) -> DebateOutcome:
     """The Politician and the Scientist over the evidence pool ``pool``."""
-    session, ctx, edit = moderator.session, moderator.ctx, moderator.editor.turn
+    session, panel, edit = moderator.session, moderator.panel, moderator.editor.turn
     plan = phases(max_rounds)
     debate = Debate(style="radar", max_rounds=len(plan))
     material = list(pool)
@@ -101,10 +101,10 @@ async def hold_radar_debate(
     for round_no, phase in enumerate(plan, start=1):
         said = await asyncio.gather(
             _speak(
-                session, ctx, material, "politician", phase, round_no, last["scientist"], citable
+                session, panel, material, "politician", phase, round_no, last["scientist"], citable
             ),
             _speak(
-                session, ctx, material, "scientist", phase, round_no, last["politician"], citable
+                session, panel, material, "scientist", phase, round_no, last["politician"], citable
             ),
         )
         politician, scientist = edit(said[0]), edit(said[1])

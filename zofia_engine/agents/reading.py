@@ -2,7 +2,7 @@
 construction).
 
 Every source counts (web pages, Wikipedia articles, the local corpus and the text of
-published fact-checks); the post's own pictures never do. Each document is split into
+published fact-checks); the post's own images never do. Each document is split into
 sentences and encoded once. Each claim is read against its most similar sentences
 (cosine at least θ_sim, at most ``top_k_sentences``). The sentences chosen for a group
 of claims go into one numbered list that every reading of the group shares, so a
@@ -146,7 +146,7 @@ def reading_of(
 
 async def ask_reader(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     claim: ClaimResult,
     shown: SentenceList,
     own: list[int],
@@ -158,14 +158,14 @@ async def ask_reader(
 ) -> tuple[ClaimResult, R | None]:
     """One claim read by the verifier role over the group's numbered sentences (its own
     closest ``own`` named in the task); the reply too, ``None`` when the step failed."""
-    said = ctx.untrusted(claim.text)  # taken from the post: data, like the post
+    said = panel.untrusted(claim.text)  # taken from the post: data, like the post
     task = render(template, claim=said, own=own, max_words=MAX_WORDS, max_cited=MAX_CITED)
     numbers = list(range(1, len(shown.sentences) + 1))
     try:
         answer = await session.ask(
             "verifier",
             step,
-            ctx.conversation(ctx.evidence_message(), task=task),
+            panel.conversation(panel.evidence_message(), task=task),
             schema,
             max_tokens=max_tokens,
             enums={"sentences": numbers} if numbers else None,
@@ -187,19 +187,19 @@ class PairReply(BaseModel):
 
 
 async def contradiction(
-    session: CheckSession, ctx: PanelContext, claim: ClaimResult, number: int
+    session: CheckSession, panel: PanelContext, claim: ClaimResult, number: int
 ) -> float | None:
     """The model's probability that the shown sentence ``number`` and ``claim`` cannot
     both be true (``None`` without token probabilities, or when the call failed)."""
-    sentence = ctx.readable.sentences[number - 1].text
+    sentence = panel.readable.sentences[number - 1].text
     messages = [
         ChatMessage("system", render("contradiction_system")),
         ChatMessage(
             "user",
             render(
                 "contradiction",
-                sentence=ctx.untrusted(sentence),
-                claim=ctx.untrusted(claim.text),
+                sentence=panel.untrusted(sentence),
+                claim=panel.untrusted(claim.text),
             ),
         ),
     ]
@@ -243,45 +243,45 @@ class ReadingRules:
         return cls(agents.top_k_sentences, agents.theta_sim, agents.min_citation_similarity)
 
     async def closest(
-        self, ctx: PanelContext, claims: Sequence[ClaimResult], encoder: TextEncoder
+        self, panel: PanelContext, claims: Sequence[ClaimResult], encoder: TextEncoder
     ) -> tuple[np.ndarray, list[list[int]]]:
         """Each claim's cosine to every shown sentence, and its own closest numbers."""
         texts = [c.text for c in claims]
         return await asyncio.to_thread(
-            ctx.readable.closest, texts, encoder, top_k=self.top_k, theta=self.theta
+            panel.readable.closest, texts, encoder, top_k=self.top_k, theta=self.theta
         )
 
 
 async def read_claims(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     claims: Sequence[ClaimResult],
     encoder: TextEncoder,
     rules: ReadingRules,
     *,
     contradiction_at: float | None = None,
 ) -> list[ClaimResult]:
-    """Read every claim at once over the check's numbered sentences (``ctx.readable``),
+    """Read every claim at once over the check's numbered sentences (``panel.readable``),
     each pointed to its own closest ones. With ``contradiction_at``, each claim's closest
     sentences that count (:data:`PAIRS`) are also checked one by one for a contradiction,
     and a probability from ``contradiction_at`` refutes the claim, whatever the reading
     says (a small model reads a sentence on the same subject as support)."""
-    shown, threshold = ctx.readable, rules.threshold
-    similarity, own = await rules.closest(ctx, claims, encoder)
+    shown, threshold = panel.readable, rules.threshold
+    similarity, own = await rules.closest(panel, claims, encoder)
 
     async def one(i: int, claim: ClaimResult) -> ClaimResult:
         if not own[i]:
             return unread(claim)
         pairs = [n for n in own[i] if similarity[i][n - 1] >= threshold][: PAIRS[claim.kind]]
         odds_of = (
-            asyncio.gather(*(contradiction(session, ctx, claim, n) for n in pairs))
+            asyncio.gather(*(contradiction(session, panel, claim, n) for n in pairs))
             if contradiction_at is not None
             else _none(len(pairs))
         )
         (asked, reply), odds = await asyncio.gather(
             ask_reader(
                 session,
-                ctx,
+                panel,
                 claim,
                 shown,
                 own[i],
@@ -311,7 +311,7 @@ async def _none(count: int) -> list[float | None]:
 
 async def read_claims_by_model(
     model: NLIStanceModel,
-    ctx: PanelContext,
+    panel: PanelContext,
     claims: Sequence[ClaimResult],
     encoder: TextEncoder,
     rules: ReadingRules,
@@ -321,8 +321,8 @@ async def read_claims_by_model(
     """Every claim read by a stance model (``[stance] backend = "nli"``): each of its own
     closest sentences scored as (sentence, claim), all pairs in one batched call; the
     sentences that carry the winning stance are cited, under the same citation rules."""
-    shown, threshold = ctx.readable, rules.threshold
-    similarity, own = await rules.closest(ctx, claims, encoder)
+    shown, threshold = panel.readable, rules.threshold
+    similarity, own = await rules.closest(panel, claims, encoder)
     pairs = [
         (shown.sentences[n - 1].text, c.text)
         for c, mine in zip(claims, own, strict=True)

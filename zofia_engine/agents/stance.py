@@ -37,13 +37,13 @@ class StanceReply(BaseModel):
 
 
 async def _stance(
-    session: CheckSession, ctx: PanelContext, claim: str, item: EvidenceItem
+    session: CheckSession, panel: PanelContext, claim: str, item: EvidenceItem
 ) -> Stance:
     task = render(
         "stance",
         id=item.id,
-        title=ctx.untrusted(item.title),
-        text=ctx.untrusted(clip(item.text, MAX_DOCUMENT_CHARS)),
+        title=panel.untrusted(item.title),
+        text=panel.untrusted(clip(item.text, MAX_DOCUMENT_CHARS)),
         claim=claim,
     )
     answer = await answer_or_failed(
@@ -51,7 +51,7 @@ async def _stance(
         session.ask(
             "verifier",
             f"evidence:stance:{item.id}",
-            ctx.conversation(task=task),
+            panel.conversation(task=task),
             StanceReply,
             max_tokens=MAX_TOKENS,
         ),
@@ -66,7 +66,7 @@ async def _stance(
 
 async def weigh_stances(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     claim: str,
     items: Sequence[EvidenceItem],
     limit: int,
@@ -74,7 +74,7 @@ async def weigh_stances(
     """``items`` with the stance of each of the first ``limit`` web documents toward
     ``claim``, asked all at once; the others as they were."""
     chosen = [i for i, item in enumerate(items) if item.source == "web"][:limit]
-    stances = await asyncio.gather(*(_stance(session, ctx, claim, items[i]) for i in chosen))
+    stances = await asyncio.gather(*(_stance(session, panel, claim, items[i]) for i in chosen))
     weighed = list(items)
     for i, stance in zip(chosen, stances, strict=True):
         weighed[i] = items[i].model_copy(update={"stance": stance})

@@ -75,7 +75,7 @@ def triaged_report(
     caption: bool = True,
 ) -> Report:
     """The short report of a post triage found nothing to check in (or a scam), with
-    what was read in its pictures (``images``; ``caption`` false when all its text came
+    what was read in its images (``images``; ``caption`` false when all its text came
     from them)."""
     return Report(
         verdict=found.kind,

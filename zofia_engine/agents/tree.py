@@ -65,7 +65,7 @@ class DecomposeReply(BaseModel):
 
 async def _judge(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     claim: ClaimResult,
     shown: SentenceList,
     own: list[int],
@@ -76,7 +76,7 @@ async def _judge(
         return unread(claim, veracity=0.5, reliability=0.0)
     asked, reply = await ask_reader(
         session,
-        ctx,
+        panel,
         claim,
         shown,
         own,
@@ -95,7 +95,7 @@ async def _judge(
 
 
 async def _split(
-    session: CheckSession, ctx: PanelContext, claim: ClaimResult, first_id: int
+    session: CheckSession, panel: PanelContext, claim: ClaimResult, first_id: int
 ) -> list[ClaimResult]:
     """2 to 4 sub-claims of ``claim``, one dimension each (none when the call fails or
     gives fewer than two usable ones)."""
@@ -104,7 +104,7 @@ async def _split(
         answer = await session.ask(
             "extractor",
             f"claims:split:{claim.id}",
-            ctx.conversation(task=task),
+            panel.conversation(task=task),
             DecomposeReply,
             max_tokens=SPLIT_TOKENS,
             max_items={"sub_claims": MAX_SPLIT},
@@ -132,14 +132,14 @@ async def _split(
 
 async def grow_tree(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     extracted: Sequence[ClaimResult],
     encoder: TextEncoder,
     agents: AgentSettings,
     settings: TreeSettings,
 ) -> tuple[list[ClaimResult], TreeSummary]:
     """The tree over ``extracted`` (the core claim first), read over the check's numbered
-    sentences (``ctx.readable``): every node's claim, depth first, and the root's
+    sentences (``panel.readable``): every node's claim, depth first, and the root's
     summary."""
     tree = ClaimTree(extracted[0], settings)
     pending = [tree.root_id, *tree.add_children(tree.root_id, extracted[1:])]
@@ -151,7 +151,7 @@ async def grow_tree(
         batch = tree.pruned(pending)[: settings.max_evaluations - evaluations]
         pending = []
         if batch:
-            await _judge_batch(session, ctx, tree, batch, encoder, agents, settings)
+            await _judge_batch(session, panel, tree, batch, encoder, agents, settings)
             evaluations += len(batch)
             tree.aggregate()
         if tree.decisive(tree.root_id):
@@ -167,7 +167,7 @@ async def grow_tree(
         if node is None:
             stopped_by = "exhausted"
             break
-        subs = await _split(session, ctx, node.claim, next_id)
+        subs = await _split(session, panel, node.claim, next_id)
         next_id += len(subs)
         pending = tree.add_children(node.id, subs)
     root = tree.root
@@ -183,7 +183,7 @@ async def grow_tree(
 
 async def _judge_batch(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     tree: ClaimTree,
     batch: list[str],
     encoder: TextEncoder,
@@ -193,7 +193,7 @@ async def _judge_batch(
     """Judge the nodes of ``batch`` (siblings) at once, over one shared list of sentences,
     each pointed to its own closest ones."""
     claims = [tree.nodes[node_id].claim for node_id in batch]
-    shown = ctx.readable
+    shown = panel.readable
     similarity, own = await asyncio.to_thread(
         shown.closest,
         [c.text for c in claims],
@@ -204,7 +204,7 @@ async def _judge_batch(
     threshold = agents.min_citation_similarity
     judged = await asyncio.gather(
         *(
-            _judge(session, ctx, c, shown, own[i], similarity[i], threshold)
+            _judge(session, panel, c, shown, own[i], similarity[i], threshold)
             for i, c in enumerate(claims)
         )
     )

@@ -36,7 +36,7 @@ class TriageReply(BaseModel):
 KINDS = ("claim", "no_claim", "satire", "scam")
 
 
-async def triage(session: CheckSession, ctx: PanelContext, min_confidence: float) -> Triage:
+async def triage(session: CheckSession, panel: PanelContext, min_confidence: float) -> Triage:
     """The post's kind, why, and for a scam the signs that give it away.
 
     A kind other than ``claim`` stands only when the model's token probability of it
@@ -49,7 +49,7 @@ async def triage(session: CheckSession, ctx: PanelContext, min_confidence: float
         session.ask(
             "triage",
             "triage",
-            ctx.conversation(task=render("triage")),
+            panel.conversation(task=render("triage")),
             TriageReply,
             max_tokens=MAX_TOKENS,
             max_items={"signs": MAX_SIGNS},

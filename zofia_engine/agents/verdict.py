@@ -7,8 +7,8 @@ way AgentFact reads an absence of evidence, and the report keeps which way the p
 leaned, how strongly, and what would settle it. A quote from a low-quality or satire
 source carries no support (AgentFact's reverse use: such a source agreeing with a post
 is a warning sign), so pages written to rank can never be the only ground of ``true``.
-Nor can words printed on the post's picture: a screenshot stamped "FACT CHECK: TRUE" is
-the post talking about itself (:func:`~zofia_engine.images.grounds.picture_basis`).
+Nor can words printed on the post's image: a screenshot stamped "FACT CHECK: TRUE" is
+the post talking about itself (:func:`~zofia_engine.images.grounds.image_basis`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..images.grounds import picture_basis
+from ..images.grounds import image_basis
 from ..report import (
     OUTCOMES,
     ClaimResult,
@@ -77,11 +77,11 @@ def grounded_claims(
 
 def can_settle(grounded: Collection[str], evidence: Sequence[EvidenceItem]) -> bool:
     """Whether anything found can carry a verdict: a published fact-check, a finding on
-    the post's picture that can be a basis (:func:`picture_basis`; never words printed on
+    the post's image that can be a basis (:func:`image_basis`; never words printed on
     it alone), or a claim settled by the evidence (``grounded``: the ids
     :func:`grounded_claims` gives)."""
     return bool(grounded) or any(
-        item.source == "factcheck" or picture_basis(item) for item in evidence
+        item.source == "factcheck" or image_basis(item) for item in evidence
     )
 
 
@@ -243,14 +243,14 @@ def rule_on_evidence(
 
     Otherwise the judge's outcome stands only on evidence that goes its way: claims
     supported for ``true``, refuted for ``false``, either for ``misleading``, a
-    published fact-check, or a finding on the post's picture that can be a basis for
-    it (never for ``true``, and never words printed on the picture alone). Else it is
+    published fact-check, or a finding on the post's image that can be a basis for
+    it (never for ``true``, and never words printed on the image alone). Else it is
     ``unproven``, with the judge's outcome as the panel's lean.
 
     Args:
         claims: the read claims.
         evidence: the check's evidence: its published fact-checks count as a basis,
-            and so do findings on the post's picture that point to ``outcome``; its
+            and so do findings on the post's image that point to ``outcome``; its
             sources' credibility decides whose support counts.
         require_evidence: off, the judge's outcome stands as it is (the paper's rule).
         grounded: :func:`grounded_claims` of ``claims`` and ``evidence``, when the check
@@ -259,9 +259,9 @@ def rule_on_evidence(
     grounded = set(grounded_claims(claims, evidence) if grounded is None else grounded)
     fact_checks = [item.id for item in evidence if item.source == "factcheck"]
     carries = _CARRIES.get(outcome, ())
-    pictures = [i.id for i in evidence if picture_basis(i) == outcome]
+    images = [i.id for i in evidence if image_basis(i) == outcome]
     backing = [c.id for c in claims if c.id in grounded and c.label in carries]
-    basis = [*fact_checks, *pictures, *backing]
+    basis = [*fact_checks, *images, *backing]
     if outcome not in ("true", "false", "misleading", "unproven"):
         return Ruled(outcome, basis)  # type: ignore[arg-type]
     if not require_evidence:

@@ -52,7 +52,7 @@ class Weighing:
     Args:
         settings: the engine's settings (``[evidence]``, ``[factcheck]``).
         session: the check's LLM session, for the stance calls.
-        ctx: the check's shared material; ``ctx.evidence`` is rated and weighed.
+        panel: the check's shared material; ``panel.evidence`` is rated and weighed.
         lookup: the fact-check lookup (no backends: offline).
         cutoff: reviews published after it are left out (the day before the post).
     """
@@ -61,13 +61,13 @@ class Weighing:
         self,
         settings: EngineSettings,
         session: CheckSession,
-        ctx: PanelContext,
+        panel: PanelContext,
         lookup: FactCheckLookup,
         cutoff: dt.date | None,
     ) -> None:
         self.settings = settings
         self.session = session
-        self.ctx = ctx
+        self.panel = panel
         self.lookup = lookup
         self.cutoff = cutoff
         self.quality = SourceQuality() if settings.evidence.credibility else None
@@ -77,7 +77,7 @@ class Weighing:
         """Fact-checks of ``texts``; a failing source becomes a note."""
         # The post's own language: a fact-check of it is written in it (the reply
         # language is only what the panel writes in).
-        language = self.ctx.post_language or language_code(self.ctx.language or "English")
+        language = self.panel.post_language or language_code(self.panel.language or "English")
         matched, statuses = await self.lookup.find(texts, language=language, cutoff=self.cutoff)
         for status in statuses:
             note = ""
@@ -112,7 +112,7 @@ class Weighing:
         s = self.settings.evidence
         if not core or not s.stance:
             return items
-        return await weigh_stances(self.session, self.ctx, core, items, s.max_stance_documents)
+        return await weigh_stances(self.session, self.panel, core, items, s.max_stance_documents)
 
 
 def reversed_marked(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:

@@ -84,7 +84,7 @@ class OnlyLLMBaseline:
         text, cleaned = checkable_text(post.text)
         found = [note(change, "cleaned") for change in cleaned]
         a = self.settings.agents
-        ctx = PanelContext(
+        panel = PanelContext(
             text,
             published=post.published,
             origin=post.origin,
@@ -98,7 +98,7 @@ class OnlyLLMBaseline:
             answer = await session.ask(
                 ROLE,
                 "only-llm",
-                ctx.conversation(task=render("only_llm", max_words=MAX_WORDS)),
+                panel.conversation(task=render("only_llm", max_words=MAX_WORDS)),
                 OnlyLLMReply,
                 max_tokens=MAX_TOKENS,
                 top_logprobs=TOP_LOGPROBS,

@@ -1,4 +1,4 @@
-"""Photo posts (AgentFact's image agent): safe decoding, the text in the picture, the
+"""Image posts (AgentFact's image agent): safe decoding, the text in the image, the
 words fact-checkers stamp (a lead only, :mod:`.grounds`), a vision model's look, and
 reverse image search.
 

@@ -1,8 +1,8 @@
-"""The pictures' part of a check: what was read in each (labels), what a vision model
+"""The images' part of a check: what was read in each (labels), what a vision model
 sees in it, and where else it appeared, as evidence items the panel can cite
 (``img-1-label``, ``img-1-vision``, ``img-1-seen``). Which of them may carry a verdict
-is :mod:`.grounds`' rule: words printed on a picture are a lead, not a basis, unless
-reverse image search found the stamped picture on a fact-checker's site."""
+is :mod:`.grounds`' rule: words printed on an image are a lead, not a basis, unless
+reverse image search found the stamped image on a fact-checker's site."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 
 class ImageEvidence:
-    """The findings on a post's pictures, their evidence items and what was not done."""
+    """The findings on a post's images, their evidence items and what was not done."""
 
     def __init__(self) -> None:
         self.findings: list[ImageFinding] = []
@@ -35,7 +35,7 @@ class ImageEvidence:
 
 
 def vision_outcome(found: VisionFinding) -> str:
-    """The outcome a vision finding points to: a picture that misleads or lacks context
+    """The outcome a vision finding points to: an image that misleads or lacks context
     for its caption points to ``misleading``; one unrelated to it, or likely tampered
     with, to ``false``; otherwise to none."""
     if found.band == "unrelated" or found.tampering >= 60:
@@ -54,28 +54,28 @@ async def examine_images(
     reverse: ReverseImageBackend | None,
     max_results: int,
 ) -> ImageEvidence:
-    """Look at every read picture of ``post`` (a vision model, when ``vision``) and
+    """Look at every read image of ``post`` (a vision model, when ``vision``) and
     search for it (``reverse``), all at once; a failure becomes a note."""
     out = ImageEvidence()
-    pictures = [(p, p.finding) for p in post.images if p.finding is not None]
-    if not pictures:
+    images = [(p, p.finding) for p in post.images if p.finding is not None]
+    if not images:
         return out
     if not vision:
-        out.notes.append("no vision model configured: the pictures were read for text only")
+        out.notes.append("no vision model configured: the images were read for text only")
     if reverse is None:
         out.notes.append(
-            "no reverse image search configured: where the pictures appeared before is unknown"
+            "no reverse image search configured: where the images appeared before is unknown"
         )
 
-    async def one(picture: PostImage, finding: ImageFinding) -> ImageFinding:
-        # The read picture: its bytes are the cleaned ones, what the models are shown.
+    async def one(image: PostImage, finding: ImageFinding) -> ImageFinding:
+        # The read image: its bytes are the cleaned ones, what the models are shown.
         looked, seen = await asyncio.gather(
-            _look(vision, session, shared, picture, finding.index, out.notes),
-            _search(reverse, picture, max_results, finding.index, out.notes),
+            _look(vision, session, shared, image, finding.index, out.notes),
+            _search(reverse, image, max_results, finding.index, out.notes),
         )
         return finding.model_copy(update={"vision": looked, "sightings": seen})
 
-    out.findings = list(await asyncio.gather(*(one(p, f) for p, f in pictures)))
+    out.findings = list(await asyncio.gather(*(one(p, f) for p, f in images)))
     for finding in out.findings:
         out.items += _items(finding)
     return out
@@ -94,10 +94,10 @@ async def _look(
     try:
         return await look_at(session, shared, image, n)
     except StepFailed as exc:
-        notes.append(f"picture {n}: the vision model failed ({exc.reason})")
+        notes.append(f"image {n}: the vision model failed ({exc.reason})")
         return None
-    except LLMConfigError as exc:  # e.g. a server that takes no pictures: not fatal here
-        notes.append(f"picture {n}: the vision model refused it ({exc})")
+    except LLMConfigError as exc:  # e.g. a server that takes no images: not fatal here
+        notes.append(f"image {n}: the vision model refused it ({exc})")
         return None
 
 
@@ -110,12 +110,12 @@ async def _search(
         return await reverse.search(image, limit)
     except SourceError as exc:
         log.warning("reverse image search failed: %s", exc)
-        notes.append(f"picture {n}: reverse image search failed ({exc.detail})")
+        notes.append(f"image {n}: reverse image search failed ({exc.detail})")
         return []
 
 
 def fact_checker_copy(sightings: list[ImageSighting]) -> tuple[ImageSighting, str] | None:
-    """The first page reverse search found showing the same picture (a full match) on a
+    """The first page reverse search found showing the same image (a full match) on a
     fact-checker's site (``data/source_labels.csv``), with that fact-checker's domain; or
     ``None``."""
     quality = SourceQuality()
@@ -129,9 +129,9 @@ def fact_checker_copy(sightings: list[ImageSighting]) -> tuple[ImageSighting, st
 
 
 def _label_item(found: ImageFinding) -> EvidenceItem | None:
-    """The words printed on the picture that point to ``false``, ``misleading`` or
+    """The words printed on the image that point to ``false``, ``misleading`` or
     ``satire``: a lead for the panel, or a basis when a fact-checker published the
-    picture. Words pointing to ``true`` (or to ``unproven`` or ``scam``) make no item:
+    image. Words pointing to ``true`` (or to ``unproven`` or ``scam``) make no item:
     they never count."""
     n = found.index
     hit = next((h for h in found.labels if h.outcome in LEAD_OUTCOMES), None)
@@ -141,17 +141,17 @@ def _label_item(found: ImageFinding) -> EvidenceItem | None:
     if published is None:
         return EvidenceItem(
             id=f"img-{n}-label", source="image", provider=LABEL_LEAD,
-            title=f"Words printed on picture {n}", url="",
-            text=f'Picture {n} carries the words "{hit.line}" ({hit.word}). Anyone can '
-            "print words on a picture: they are a lead to check, not a fact-checker's rating.",
+            title=f"Words printed on image {n}", url="",
+            text=f'Image {n} carries the words "{hit.line}" ({hit.word}). Anyone can '
+            "print words on an image: they are a lead to check, not a fact-checker's rating.",
             rating=hit.outcome,
         )  # fmt: skip
     copy, domain = published
     return EvidenceItem(
         id=f"img-{n}-label", source="image", provider=LABEL_CONFIRMED,
-        title=f"Picture {n} as {domain} published it", url=copy.url,
-        text=f'Picture {n} carries the words "{hit.line}" ({hit.word}), and reverse image '
-        f"search found the same picture at {copy.url}, on the site of a fact-checker "
+        title=f"Image {n} as {domain} published it", url=copy.url,
+        text=f'Image {n} carries the words "{hit.line}" ({hit.word}), and reverse image '
+        f"search found the same image at {copy.url}, on the site of a fact-checker "
         f"({domain}).",
         rating=hit.outcome,
     )  # fmt: skip
@@ -165,7 +165,7 @@ def _items(found: ImageFinding) -> list[EvidenceItem]:
         v = found.vision
         items.append(EvidenceItem(
             id=f"img-{n}-vision", source="image", provider=VISION,
-            title=f"What picture {n} shows", url="",
+            title=f"What image {n} shows", url="",
             text=f"{v.description} Miscaption rate {v.miscaption_rate}/100 ({v.band}): "
             f"{v.miscaption_reason} Tampering likelihood {v.tampering}/100: {v.tampering_reason}",
             rating=vision_outcome(v),
@@ -176,7 +176,7 @@ def _items(found: ImageFinding) -> list[EvidenceItem]:
         )
         items.append(EvidenceItem(
             id=f"img-{n}-seen", source="image", provider="reverse image search",
-            title=f"Where picture {n} appeared", url=found.sightings[0].url,
-            text=f"The picture was found on {len(found.sightings)} page(s): {pages}.",
+            title=f"Where image {n} appeared", url=found.sightings[0].url,
+            text=f"The image was found on {len(found.sightings)} page(s): {pages}.",
         ))  # fmt: skip
     return items

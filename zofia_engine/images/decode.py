@@ -1,4 +1,4 @@
-"""Pictures decoded safely with Pillow: size and pixel caps checked before any pixel is
+"""Images decoded safely with Pillow: size and pixel caps checked before any pixel is
 decoded, the formats a chat sends (JPEG, PNG, WebP, the first frame of a GIF) and
 nothing else, EXIF orientation applied, and every byte of metadata dropped by
 re-encoding, so that neither a camera's GPS tag nor a decompression bomb goes further.
@@ -30,22 +30,22 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DAMAGED = "The picture is damaged or cut short; send it again."
-#: Pictures thinner than this, or longer than MAX_ASPECT times their width, hold no
-#: readable post (and stall the text detector); photos are decoded at up to MAX_SIDE.
+DAMAGED = "The image is damaged or cut short; send it again."
+#: Images thinner than this, or longer than MAX_ASPECT times their width, hold no
+#: readable post (and stall the text detector); a JPEG is decoded at up to MAX_SIDE.
 MIN_SIDE = 16
 MAX_ASPECT = 12
 MAX_SIDE = 4096
 
 
 class ImageRefusedError(InvalidPostError):
-    """A picture that cannot be checked; the message is one sentence for the user."""
+    """An image that cannot be checked; the message is one sentence for the user."""
 
 
 @dataclass(frozen=True)
 class CleanImage:
-    """A picture as the engine passes it on: re-encoded without metadata (PNG for
-    drawings and screenshots, JPEG for photos), with the hash and size of what was
+    """An image as the engine passes it on: re-encoded without metadata (PNG for
+    drawings and screenshots, JPEG for photographs), with the hash and size of what was
     received and a note for what was left out (the other frames of a GIF)."""
 
     data: bytes
@@ -63,16 +63,16 @@ def size_words(n: int) -> str:
     return f"{n / 1_000_000:.0f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
 
 
-def too_large(size: str, max_bytes: int, *, which: str = "The picture") -> ImageRefusedError:
-    """The refusal of a picture of ``size`` (in words: ``"31 MB"``, ``"over 20 MB"``)."""
+def too_large(size: str, max_bytes: int, *, which: str = "The image") -> ImageRefusedError:
+    """The refusal of an image of ``size`` (in words: ``"31 MB"``, ``"over 20 MB"``)."""
     return ImageRefusedError(
-        f"{which} is {size}; pictures up to {size_words(max_bytes)} are checked."
+        f"{which} is {size}; images up to {size_words(max_bytes)} are checked."
     )
 
 
 def too_many(count: int, max_images: int) -> InvalidPostError:
-    """The refusal of a post with more pictures than a post may have."""
-    return InvalidPostError(f"The post has {count} pictures; up to {max_images} are checked.")
+    """The refusal of a post with more images than a post may have."""
+    return InvalidPostError(f"The post has {count} images; up to {max_images} are checked.")
 
 
 def _looks_like_svg(data: bytes) -> bool:
@@ -92,7 +92,7 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
         raise too_large(size_words(len(data)), max_bytes)
     if _looks_like_svg(data):
         raise ImageRefusedError(
-            "SVG drawings are not checked; send the picture as PNG, JPEG, WebP or GIF."
+            "SVG drawings are not checked; send the image as PNG, JPEG, WebP or GIF."
         )
     image = _opened(data)
     with image:
@@ -101,24 +101,24 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
         frames = getattr(image, "n_frames", 1)
         try:
             image.seek(0)
-            if source == "JPEG":  # decode a large photo at a reduced scale: less memory
+            if source == "JPEG":  # decode a large JPEG at a reduced scale: less memory
                 image.draft("RGB", (MAX_SIDE, MAX_SIDE))
             image.load()
             upright = ImageOps.exif_transpose(image)
             rgb = _flatten(upright)
-            if max(rgb.size) > MAX_SIDE:  # what goes on is no larger than a photo's draft
+            if max(rgb.size) > MAX_SIDE:  # what goes on is no larger than a JPEG's draft
                 rgb.thumbnail((MAX_SIDE, MAX_SIDE))
         except Exception as exc:  # any decoder's failure, out of memory included
-            log.info("a picture could not be decoded: %r", exc)
+            log.info("an image could not be decoded: %r", exc)
             raise ImageRefusedError(DAMAGED) from None
     rgb.info.clear()  # nothing of the file's own (a JPEG comment, ICC, XMP) goes on
-    photo = source in ("JPEG", "WEBP")
+    lossy = source in ("JPEG", "WEBP")
     out = io.BytesIO()
-    rgb.save(out, format="JPEG" if photo else "PNG", quality=92, optimize=not photo)
+    rgb.save(out, format="JPEG" if lossy else "PNG", quality=92, optimize=not lossy)
     note = f"only the first of the GIF's {frames} frames was read" if frames > 1 else ""
     return CleanImage(
         data=out.getvalue(),
-        media_type="image/jpeg" if photo else "image/png",
+        media_type="image/jpeg" if lossy else "image/png",
         width=rgb.width,
         height=rgb.height,
         sha256=hashlib.sha256(data).hexdigest(),
@@ -133,7 +133,7 @@ def _opened(data: bytes) -> Image.Image:
     formats, a decompression bomb refused.
 
     Raises:
-        ImageRefusedError: not a picture Pillow reads as one of them, or cut short.
+        ImageRefusedError: not an image Pillow reads as one of them, or cut short.
     """
     try:
         with warnings.catch_warnings():
@@ -141,15 +141,15 @@ def _opened(data: bytes) -> Image.Image:
             return Image.open(io.BytesIO(data), formats=list(ACCEPTED))
     except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise ImageRefusedError(
-            "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF."
+            "This file is not an image I can read; send a PNG, JPEG, WebP or GIF."
         ) from None
     except Exception as exc:  # a header cut short, or any other decoder's failure
-        log.info("a picture's header could not be read: %r", exc)
+        log.info("an image's header could not be read: %r", exc)
         raise ImageRefusedError(DAMAGED) from None
 
 
 def _check_dimensions(image: Image.Image, max_pixels: int) -> None:
-    """Refuse an opened picture with more than ``max_pixels`` pixels, or too thin or too
+    """Refuse an opened image with more than ``max_pixels`` pixels, or too thin or too
     long to hold a readable post (MIN_SIDE, MAX_ASPECT).
 
     Raises:
@@ -158,13 +158,13 @@ def _check_dimensions(image: Image.Image, max_pixels: int) -> None:
     pixels = image.width * image.height
     if pixels > max_pixels:
         raise ImageRefusedError(
-            f"The picture is {pixels / 1e6:.0f} megapixels; pictures up to "
+            f"The image is {pixels / 1e6:.0f} megapixels; images up to "
             f"{max_pixels / 1e6:.0f} megapixels are checked."
         )
     short, long = sorted(image.size)
     if short < MIN_SIDE or long > MAX_ASPECT * short:
         raise ImageRefusedError(
-            f"The picture is {image.width}×{image.height} pixels, too long or thin to "
+            f"The image is {image.width}×{image.height} pixels, too long or thin to "
             "read; send the part that matters."
         )
 

@@ -1,9 +1,9 @@
-"""Which findings on a post's picture may carry a verdict, written once.
+"""Which findings on a post's image may carry a verdict, written once.
 
-Words printed on a picture are part of the post: anyone can stamp "FACT CHECK: TRUE ✅"
-on a screenshot. So a label read from a picture never grounds ``true``; it may point to
+Words printed on an image are part of the post: anyone can stamp "FACT CHECK: TRUE ✅"
+on a screenshot. So a label read from an image never grounds ``true``; it may point to
 ``false``, ``misleading`` or ``satire`` only as a *lead* the panel is shown, not as a
-basis for the verdict, unless reverse image search found the same picture (a full
+basis for the verdict, unless reverse image search found the same image (a full
 match) on a fact-checker's site: then the fact-checker published it, and the label is
 theirs. A vision model's miscaption or tampering score points to ``false`` or
 ``misleading`` (never ``true``) and can be a basis.
@@ -22,10 +22,10 @@ __all__ = [
     "LABEL_LEAD",
     "LEAD_OUTCOMES",
     "VISION",
-    "picture_basis",
+    "image_basis",
 ]
 
-#: The provider of a label item whose picture reverse search found on a fact-checker's site.
+#: The provider of a label item whose image reverse search found on a fact-checker's site.
 LABEL_CONFIRMED = "fact-checker, by reverse image search"
 #: The provider of a vision model's finding.
 VISION = "vision"
@@ -33,10 +33,10 @@ VISION = "vision"
 LEAD_OUTCOMES = frozenset({"false", "misleading", "satire"})
 
 
-def picture_basis(item: EvidenceItem) -> str:
-    """The outcome ``item`` can be a basis for as a finding on the post's picture, or
+def image_basis(item: EvidenceItem) -> str:
+    """The outcome ``item`` can be a basis for as a finding on the post's image, or
     ``""``: a vision model's finding, or a label confirmed on a fact-checker's site;
-    never a label read from the picture alone, and never ``true``."""
+    never a label read from the image alone, and never ``true``."""
     if item.source != "image" or item.rating not in LEAD_OUTCOMES:
         return ""
     return item.rating if item.provider in (VISION, LABEL_CONFIRMED) else ""

@@ -1,7 +1,7 @@
-"""The words fact-checkers stamp, in a picture's text (AgentFact, appendix Table S1): a
-picture stamped FALSE or ALTERED may have been rated already, or made to look so (anyone
+"""The words fact-checkers stamp, in an image's text (AgentFact, appendix Table S1): an
+image stamped FALSE or ALTERED may have been rated already, or made to look so (anyone
 can print the words; what a hit counts for is :mod:`.grounds`' rule: never ``true``, and
-otherwise a lead unless a fact-checker published the picture). A label is found only
+otherwise a lead unless a fact-checker published the image). A label is found only
 where it stands as a stamp does: a line that is the label alone, or the label and one
 noun ("Altered photo", "False information"), or the label before a colon or dash
 ("FALSE: no ban exists"), or any line that names fact-checkers ("Checked by independent
@@ -62,7 +62,7 @@ def _stamped(word: str, line: str, raw: str) -> bool:
 
 
 def find_labels(text: str) -> list[LabelHit]:
-    """The labels ``text`` (the picture's lines) carries as stamps, each word once."""
+    """The labels ``text`` (the image's lines) carries as stamps, each word once."""
     hits: dict[str, LabelHit] = {}
     for raw in text.splitlines():
         line = _normal(raw)

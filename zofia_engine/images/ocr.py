@@ -1,4 +1,4 @@
-"""The text in a picture, read offline. RapidOCR runs PaddleOCR's detection and
+"""The text in an image, read offline. RapidOCR runs PaddleOCR's detection and
 recognition models on ONNX Runtime; the models ship inside its wheel, so nothing is
 downloaded at run time (tesseract would need a system package and its language data).
 """
@@ -28,7 +28,7 @@ class OCRResult:
 
 
 class OCRBackend(Protocol):
-    """Reads the text in a picture (blocking; the engine calls it in a worker thread)."""
+    """Reads the text in an image (blocking; the engine calls it in a worker thread)."""
 
     def read(self, image: CleanImage) -> OCRResult: ...
 
@@ -38,11 +38,11 @@ class RapidOCRBackend:
 
     Args:
         min_confidence: lines recognised with less confidence are dropped.
-        max_pixels: larger pictures are scaled down to this many pixels first (a
+        max_pixels: larger images are scaled down to this many pixels first (a
             1080×2400 phone screenshot to about 820×1830): the detector's time and
             memory grow with the area. Below about 0.8 megapixels, words of a phone
             screenshot begin to run together ("SenatorJaneDoe"), so the default
-            leaves a 1080×1350 picture as it is.
+            leaves a 1080×1350 image as it is.
     """
 
     def __init__(self, min_confidence: float = 0.5, max_pixels: int = 1_500_000) -> None:
@@ -62,7 +62,7 @@ class RapidOCRBackend:
             from rapidocr_onnxruntime import RapidOCR
         except ImportError as exc:  # pragma: no cover - the local extra installs it
             raise ModelUnavailableError(
-                "reading text in pictures needs rapidocr-onnxruntime "
+                "reading text in images needs rapidocr-onnxruntime "
                 "(pip install 'zofia-factcheck[local]'), or set [images] ocr = \"none\""
             ) from exc
         self._engine = RapidOCR()
@@ -83,7 +83,7 @@ class RapidOCRBackend:
 
 
 def _scaled(data: bytes, max_pixels: int) -> Any:
-    """The picture as the BGR array RapidOCR takes, at most ``max_pixels`` in area."""
+    """The image as the BGR array RapidOCR takes, at most ``max_pixels`` in area."""
     import numpy as np
     from PIL import Image
 

@@ -1,6 +1,6 @@
-"""A post's pictures read before it is checked: each one decoded within the caps and
+"""A post's images read before it is checked: each one decoded within the caps and
 cleaned of metadata, its text read offline and searched for the words fact-checkers stamp. The
-text read becomes part of the post, each picture's under its own marker, so Stage 1
+text read becomes part of the post, each image's under its own marker, so Stage 1
 and every agent see it, and so a repeat of the same screenshot is a repeat of the text.
 """
 
@@ -24,13 +24,14 @@ __all__ = ["NO_TEXT", "ImageReader", "image_marker"]
 log = logging.getLogger(__name__)
 
 NO_TEXT = (
-    "I found no text to check in the picture; add a caption that says what it claims, "
+    "I found no text to check in the image; add a caption that says what it claims, "
     "or send the claim as text."
 )
 
 
 def image_marker(index: int) -> str:
-    """The line that opens picture ``index``'s text in the post."""
+    """The line that opens image ``index``'s text in the post. Its words stay "picture":
+    stored posts hold it, and their repeat keys (``text_hash``) are made from it."""
     return f"[Text read from picture {index}]"
 
 
@@ -42,7 +43,7 @@ class _Read:
 
 
 class ImageReader:
-    """Reads the pictures of posts.
+    """Reads the images of posts.
 
     Args:
         settings: the ``[images]`` section.
@@ -54,15 +55,15 @@ class ImageReader:
         if ocr is None and settings.ocr == "rapidocr":
             ocr = RapidOCRBackend(settings.min_ocr_confidence, settings.max_ocr_pixels)
         self.ocr = ocr
-        # One picture at a time (a decoded picture can take hundreds of MB), on a thread
+        # One image at a time (a decoded image can take hundreds of MB), on a thread
         # of its own, with a bounded queue behind it.
         self._worker = BoundedThreads(
-            "zofia-pictures",
+            "zofia-images",
             workers=1,
             waiting=settings.max_waiting,
-            busy="Too many pictures are being read right now; please send this one again "
+            busy="Too many images are being read right now; please send this one again "
             "in a minute.",
-            too_slow="The picture took too long to read; send a smaller one, or its text.",
+            too_slow="The image took too long to read; send a smaller one, or its text.",
         )
 
     def load(self) -> None:
@@ -72,12 +73,12 @@ class ImageReader:
             load()
 
     async def read(self, post: Post) -> Post:
-        """``post`` with its pictures cleaned and read, and their text in its text.
+        """``post`` with its images cleaned and read, and their text in its text.
 
         Raises:
-            ImageRefusedError: a picture is refused (too large, not an image …); the
+            ImageRefusedError: an image is refused (too large, not an image …); the
                 message names which one when there are several.
-            InvalidPostError: pictures are off, or there is no text anywhere.
+            InvalidPostError: images are off, or there is no text anywhere.
         """
         if not post.images or all(i.finding is not None for i in post.images):
             return post
@@ -85,7 +86,7 @@ class ImageReader:
         if not s.enabled:  # the caption alone, if there is one
             if post.text.strip():
                 return post.model_copy(update={"images": ()})
-            raise InvalidPostError("Pictures are not checked here; send the claim as text.")
+            raise InvalidPostError("Images are not checked here; send the claim as text.")
         if len(post.images) > s.max_images:
             raise too_many(len(post.images), s.max_images)
         read = [
@@ -110,7 +111,7 @@ class ImageReader:
             )
         if not any(b for b in blocks):
             raise InvalidPostError(NO_TEXT)
-        # Validated again, so that the caption and the pictures' text keep the length cap.
+        # Validated again, so that the caption and the images' text keep the length cap.
         fields = post.model_dump(exclude={"text", "images", "has_caption", "original_chars"})
         return Post.model_validate(
             {
@@ -129,14 +130,14 @@ class ImageReader:
             )
         except ImageRefusedError as exc:
             if of > 1:
-                raise ImageRefusedError(f"Picture {n} of {of}: {exc}") from None
+                raise ImageRefusedError(f"Image {n} of {of}: {exc}") from None
             raise
         if self.ocr is None:
             return _Read(image, None)
         try:
             return _Read(image, self.ocr.read(image))
-        except Exception as exc:  # the OCR's own failure: the picture is still checked
-            log.warning("OCR failed on a %dx%d picture: %r", image.width, image.height, exc)
+        except Exception as exc:  # the OCR's own failure: the image is still checked
+            log.warning("OCR failed on a %dx%d image: %r", image.width, image.height, exc)
             return _Read(image, OCRResult("", None, 0.0), "its text could not be read")
 
 

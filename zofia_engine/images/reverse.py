@@ -1,12 +1,12 @@
-"""Where else a picture appeared (reverse image search), behind a seam.
+"""Where else an image appeared (reverse image search), behind a seam.
 
-:class:`ReverseImageBackend` takes the picture's bytes and gives pages that show it.
+:class:`ReverseImageBackend` takes the image's bytes and gives pages that show it.
 The one implementation is Google Cloud Vision's web detection (``images:annotate``
-with ``WEB_DETECTION``): it takes the bytes themselves, so a picture sent in a private
+with ``WEB_DETECTION``): it takes the bytes themselves, so an image sent in a private
 chat never needs a public address. Hits are sorted AgentFact's way: a page showing
-the same picture (a full match) is the *same source*, a page showing a crop or an
+the same image (a full match) is the *same source*, a page showing a crop or an
 edit of it (a partial match) the *same event*, and pages with merely similar
-pictures are unrelated and dropped.
+images are unrelated and dropped.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = ["GoogleVisionWeb", "ReverseImageBackend", "reverse_backend", "sightin
 
 
 class ReverseImageBackend(abc.ABC):
-    """Finds pages that show a picture."""
+    """Finds pages that show an image."""
 
     name: str
 
@@ -75,7 +75,7 @@ class GoogleVisionWeb(ReverseImageBackend):
 
 
 def sightings_of(body: Any, limit: int) -> list[ImageSighting]:
-    """The pages of a web-detection answer that show the picture or a part of it."""
+    """The pages of a web-detection answer that show the image or a part of it."""
     responses = body.get("responses") if isinstance(body, dict) else None
     first = responses[0] if isinstance(responses, list) and responses else {}
     pages = (first.get("webDetection") or {}).get("pagesWithMatchingImages") or []
@@ -88,7 +88,7 @@ def sightings_of(body: Any, limit: int) -> list[ImageSighting]:
         elif page.get("partialMatchingImages"):
             relation = "same event"
         else:
-            continue  # only similar pictures: unrelated
+            continue  # only similar images: unrelated
         title = snippet_text(str(page.get("pageTitle") or ""))[:200]
         found.append(ImageSighting(url=str(page["url"])[:2000], title=title, relation=relation))
     found.sort(key=lambda s: s.relation != "same source")

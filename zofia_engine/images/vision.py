@@ -1,4 +1,4 @@
-"""A vision model's look at each picture (AgentFact's image checks): what it shows,
+"""A vision model's look at each image (AgentFact's image checks): what it shows,
 how far the post's words misrepresent it (the miscaption rate, scored on the paper's
 guide) and how likely it was tampered with. Only with ``[llm.roles.vision]``."""
 
@@ -46,7 +46,7 @@ def data_url(image: PostImage) -> str:
 async def look_at(
     session: CheckSession, shared: tuple[ChatMessage, ...], image: PostImage, index: int
 ) -> VisionFinding:
-    """The vision model's finding on picture ``index`` (1-based) of the post whose
+    """The vision model's finding on image ``index`` (1-based) of the post whose
     ``shared`` messages (system, post) open the conversation.
 
     Raises:

@@ -87,7 +87,7 @@ def client_for(base_url: str, api_key: str, timeout_s: float) -> openai.AsyncOpe
 def chat_message(m: ChatMessage) -> dict[str, Any]:
     """A message in the chat-completions format, its text defused (no chat-template
     control string survives as one); with images, a list of content parts (the text,
-    then each picture as an ``image_url`` part)."""
+    then each image as an ``image_url`` part)."""
     text = defuse(m.content)
     if not m.images:
         return {"role": m.role, "content": text}

@@ -1,4 +1,4 @@
 """The engine's records, on its ground floor: what Stage 1 found (``stage1``) and what
-was read and found in a post's pictures (``images``). :mod:`zofia_engine.report` and
+was read and found in a post's images (``images``). :mod:`zofia_engine.report` and
 :mod:`zofia_engine.post` build on them; everything else in the engine imports them
 from here and nothing here imports the rest of the engine."""

@@ -1,4 +1,4 @@
-"""What a check learnt from a picture, as the report keeps it: never the picture itself,
+"""What a check learnt from an image, as the report keeps it: never the image itself,
 only its hash, its size and what was read and found in it."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class _Record(BaseModel):
 
 
 class LabelHit(_Record):
-    """Words fact-checkers stamp (AgentFact, Table S1) printed on the picture: the
+    """Words fact-checkers stamp (AgentFact, Table S1) printed on the image: the
     word, the line it stood on, and the outcome it stands for. Anyone can print them:
     what they may count for is :mod:`.grounds`' rule."""
 
@@ -39,9 +39,9 @@ class LabelHit(_Record):
 
 
 class VisionFinding(_Record):
-    """A vision model's reading of one picture against the post's text (AgentFact's
+    """A vision model's reading of one image against the post's text (AgentFact's
     image checks): a description, the miscaption rate (0–100) with its band, and the
-    likelihood that the picture was tampered with (0–100)."""
+    likelihood that the image was tampered with (0–100)."""
 
     description: str
     miscaption_rate: int
@@ -52,7 +52,7 @@ class VisionFinding(_Record):
 
 
 class ImageSighting(_Record):
-    """A page where the same picture (``same source``) or a picture of the same event
+    """A page where the same image (``same source``) or an image of the same event
     was found by reverse image search; ``published`` when the source gives a date."""
 
     url: str
@@ -62,7 +62,7 @@ class ImageSighting(_Record):
 
 
 class ImageFinding(_Record):
-    """One picture of the post: its SHA-256 and size as received, its pixel size, the
+    """One image of the post: its SHA-256 and size as received, its pixel size, the
     text read from it (with the mean confidence and the milliseconds it took), labels,
     the vision model's finding and the reverse search's sightings; ``notes`` say what
     was not done for it and why."""

@@ -19,7 +19,7 @@ import aiohttp
 from click.testing import CliRunner
 
 from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
-from tests.peers.fixtures.pictures import ScriptedOCR, headline
+from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.api.app import ApiConfig, build_app, serving_api
 from bots.api.checks import requester_of
@@ -202,11 +202,11 @@ async def test_bad_input_gets_one_sentence_and_costs_nothing(tmp_path: Path) -> 
             (400, {"json": {"text": POST, "language": "Klingon"}}, "language"),
             (400, {"json": {"text": POST, "published": "last week"}}, "published"),
             (400, {"json": {"text": POST, "url": "javascript:alert(1)"}}, "url"),
-            (400, {"json": {"pictures": [{"data": "not base64!"}]}}, "pictures[0].data"),
+            (400, {"json": {"images": [{"data": "not base64!"}]}}, "images[0].data"),
             (400, {"data": b'{"text": "\xff"}', "headers": AS_JSON}, "UTF-8"),
             (413, {"json": {"text": "word " * 30_000}}, "over 100 kB"),
             (413, {"data": _chunks(150_000), "headers": AS_JSON}, "over 100 kB"),
-            (422, {"json": {"pictures": [{"data": "aGk="}] * 5}}, "up to 4"),
+            (422, {"json": {"images": [{"data": "aGk="}] * 5}}, "up to 4"),
         ]
         for status, request, words in cases:
             got, body, _ = await api.call("POST", "/v1/checks", **request)
@@ -232,7 +232,7 @@ async def _chunks(size: int) -> AsyncIterator[bytes]:
     yield b'"}'
 
 
-async def test_pictures_come_base64_within_the_caps_and_are_read_by_the_engine(
+async def test_images_come_base64_within_the_caps_and_are_read_by_the_engine(
     tmp_path: Path,
 ) -> None:
     checker = FakeChecker()
@@ -242,23 +242,22 @@ async def test_pictures_come_base64_within_the_caps_and_are_read_by_the_engine(
     small, large = headline(lines, size=(500, 300)), headline(lines)
     assert len(small) < 20_000 < len(large)
 
-    def picture(data: bytes) -> dict[str, str]:
+    def image(data: bytes) -> dict[str, str]:
         return {"data": base64.b64encode(data).decode(), "media_type": "image/png"}
 
     async with running_api(settings, checker) as api:
-        payload = {"text": "Is this real?", "pictures": [picture(small), picture(large)]}
+        payload = {"text": "Is this real?", "images": [image(small), image(large)]}
         status, body, _ = await api.call("POST", "/v1/checks", json=payload)
-        assert (
-            status == 422 and "Picture 2 of 2" in _one_sentence(body) and "20 kB" in body["error"]
-        )
+        assert status == 422 and "Image 2 of 2" in _one_sentence(body) and "20 kB" in body["error"]
         assert api.count("attempts") == 0  # refused before it counted
-        state = await api.take(
-            "/v1/checks", {"text": "Is this real?", "pictures": [picture(small)]}
-        )
+        state = await api.take("/v1/checks", {"text": "Is this real?", "images": [image(small)]})
         (post,) = checker.runs
         assert lines[0] in post.text and len(post.images) == 1
         (finding,) = state["report"]["images"]
         assert "sha256" not in finding  # scrubbed, as the report page's JSON is
+        # The field's first name, "pictures", is still taken.
+        await api.take("/v1/checks", {"text": "Is this real too?", "pictures": [image(small)]})
+        assert len(checker.runs) == 2 and len(checker.runs[1].images) == 1
 
 
 async def test_a_key_has_its_own_share_of_the_queue_with_retry_after(tmp_path: Path) -> None:

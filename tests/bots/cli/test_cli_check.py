@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.peers.fakes.panel_script import REPORT_KEYS, PanelScript
-from tests.peers.fixtures.pictures import headline, pixel_bomb
+from tests.peers.fixtures.images import headline, pixel_bomb
 from tests.peers.servers.article_peer import BODY_SENTENCES, ArticlePeer
 from tests.peers.servers.loopback import running_in_thread
 from tests.peers.servers.openai_peer import FakeOpenAI
@@ -112,10 +112,10 @@ def test_check_prints_a_verdict_card_from_a_file(panel: FakeOpenAI, tmp_path: Pa
 
 
 def test_check_an_image_with_a_caption(panel: FakeOpenAI, tmp_path: Path) -> None:
-    picture = tmp_path / "shot.png"
-    picture.write_bytes(headline(["Springfield bans bicycles", "from every street"]))
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(headline(["Springfield bans bicycles", "from every street"]))
     result = CliRunner().invoke(
-        main, ["check", "--json", "--image", str(picture), "Seen on my feed today"]
+        main, ["check", "--json", "--image", str(shot), "Seen on my feed today"]
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -125,21 +125,21 @@ def test_check_an_image_with_a_caption(panel: FakeOpenAI, tmp_path: Path) -> Non
     post = panel.requests[0]["messages"][1]["content"]
     assert "Seen on my feed today" in post and "[Text read from picture 1]" in post
     assert "from every street" in post.casefold()
-    # The store keeps the picture's hash and text, never the picture.
+    # The store keeps the image's hash and text, never the image.
     stored = b"".join(f.read_bytes() for f in tmp_path.glob("zofia.db*"))
-    data = picture.read_bytes()
+    data = shot.read_bytes()
     assert image["sha256"].encode() in stored
     assert not any(data[i : i + 48] in stored for i in range(64, len(data) - 48, 997))
-    # Nor the cleaned picture the engine passed on, raw or base64 (PNG's signature).
+    # Nor the cleaned image the engine passed on, raw or base64 (PNG's signature).
     assert b"\x89PNG" not in stored and b"iVBORw0KGgo" not in stored
-    card = CliRunner().invoke(main, ["check", "--image", str(picture), "Seen on my feed today"])
+    card = CliRunner().invoke(main, ["check", "--image", str(shot), "Seen on my feed today"])
     assert "Checked: the caption and the text in 1 image" in card.stdout  # a repeat, from the store
 
     bomb = tmp_path / "bomb.png"
     bomb.write_bytes(pixel_bomb())
     refused = CliRunner().invoke(main, ["check", "--image", str(bomb)])
     assert refused.exit_code == 1
-    assert "60 megapixels; pictures up to 40 megapixels are checked" in refused.output
+    assert "60 megapixels; images up to 40 megapixels are checked" in refused.output
 
 
 def test_check_wants_exactly_one_source_of_text(panel: FakeOpenAI) -> None:

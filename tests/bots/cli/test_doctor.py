@@ -50,7 +50,7 @@ def test_doctor_names_each_part_and_the_mode_the_server_took(tmp_path: Path) -> 
     assert "wikipedia:offline" in text and "articles" in text
     assert "storage: SQLite" in text and "schema (new)" in text and "GiB free" in text
     assert "RapidOCR, loaded in" in text and "read a test line in" in text
-    assert "pictures are read for their text only" in text and "reverse image search" in text
+    assert "images are read for their text only" in text and "reverse image search" in text
 
 
 def test_an_unreachable_llm_fails_the_doctor(tmp_path: Path) -> None:

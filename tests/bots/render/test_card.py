@@ -298,9 +298,9 @@ async def test_a_message_that_is_only_a_link_is_fetched_as_an_article() -> None:
         mixed = await post_from_message(f"Read this: {url} now", allow_private_urls=True)
         assert (mixed.text, mixed.url) == (f"Read this: {url} now", url)
         assert peer.hits["/article"] == 1
-        # A picture captioned with only a link: the article and the picture, one post.
+        # An image captioned with only a link: the article and the image, one post.
         shot = (b"\x89PNG fake bytes", "image/png")
-        both = await post_from_message(url, pictures=[shot], allow_private_urls=True)
+        both = await post_from_message(url, images=[shot], allow_private_urls=True)
         assert BODY_SENTENCES[0] in both.text and both.url == url
         assert [(i.data, i.media_type) for i in both.images] == [shot]
         # Private addresses are refused unless allowed.

@@ -60,8 +60,8 @@ from bots.render.words import (
 from bots.service.checks import CheckService, Outcome
 from bots.service.corrections import record_card, review_check
 from bots.service.limits import Limit, Refusal
-from bots.telegram.moderation import choice_keyboard
 from bots.telegram.render import card_html, card_keyboard, progress_html
+from bots.telegram.reviews import choice_keyboard
 from storage.database import open_database
 from storage.store import CheckStore
 from zofia_engine.agents.claims import extract_claims
@@ -321,8 +321,8 @@ async def _extractor_prompt(post: str) -> str:
     reply = {"core_claim": {"sentence": 1, "claim": post}, "sub_claims": []}
     backend = ScriptedBackend(lambda request: json.dumps(reply))
     session = CheckSession({"extractor": Route(backend, "scripted")})
-    ctx = PanelContext(post, post_language=detect_language(post))  # as a check builds it
-    await extract_claims(session, ctx, AgentSettings())
+    panel = PanelContext(post, post_language=detect_language(post))  # as a check builds it
+    await extract_claims(session, panel, AgentSettings())
     (request,) = backend.requests
     return request.messages[-1].content
 

@@ -30,7 +30,7 @@ from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_sett
 from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 
 from bots.service.checks import CheckService
-from bots.telegram.moderation import REFUSED
+from bots.telegram.reviews import REFUSED
 from bots.telegram.share_links import share_token, shared_check_id
 from bots.telegram.shared import NOT_SHARED
 

@@ -116,7 +116,7 @@ async def test_the_page_shows_the_whole_report(client: Client, store: CheckStore
     page = Markup(html)
     text = " ".join(page.text)
     assert "False" in text and "Confidence 87%" in text and report.summary in text
-    # What was checked: the post, its link, the text read from its picture.
+    # What was checked: the post, its link, the text read from its image.
     assert POST in text and "BIKES BANNED IN SPRINGFIELD" in text
     assert {"href": "https://example.org/viral-post", "rel": "noopener nofollow ugc"} in [
         {k: v for k, v in attrs.items() if k in ("href", "rel")} for attrs in page.links()
@@ -141,7 +141,7 @@ async def test_the_page_shows_the_whole_report(client: Client, store: CheckStore
     # What failed, without where the backends run.
     assert "searxng failed" in text and "1 of 24 model calls failed." in text
     assert "192.168.1.20" not in html and "10.0.0.5" not in html and "[address]" in text
-    # Timings and cost folded away; the three pictures drawn inline.
+    # Timings and cost folded away; the three charts drawn inline.
     details = [attrs for tag, attrs in page.tags if tag == "details"]
     assert {"id": "cost"} in details  # no "open"
     assert [attrs["class"] for tag, attrs in page.tags if tag == "svg"] == [
@@ -274,7 +274,7 @@ async def test_the_json_route_gives_the_report(client: Client, store: CheckStore
     assert "10.0.0.5" not in body and "192.168.1.20" not in body
     # A failed step's error is one fixed sentence (the details are in the log).
     assert served.usage.log[7].error == STEP_FAILED and "timed out" not in body
-    assert served.images and all(i.sha256 == "" for i in served.images)  # no photo lookups
+    assert served.images and all(i.sha256 == "" for i in served.images)  # no image lookups
     assert report.images[0].sha256 not in body
 
 

@@ -79,7 +79,7 @@ ARABIC_CLAIMS = [
     ("جرى التصويت في جلسة 12 مارس.", "جدول أعمال الجلسة ليس ضمن الوثائق."),
     ("يواجه راكبو الدراجات غرامة قدرها 500 دولار.", "لا يذكر أي جدول للغرامات الدراجات."),
 ]
-#: a folder to keep the screenshots in (``docs/`` writes the docs' pictures), else tmp_path
+#: a folder to keep the screenshots in (``docs/`` writes the docs' images), else tmp_path
 SHOTS = os.environ.get("ZOFIA_SCREENSHOTS", "")
 
 
@@ -102,7 +102,7 @@ def _free_port() -> int:
 
 def _arabic_report() -> Report:
     """A full check whose panel wrote in Arabic: the summary, the claims, the debate and
-    the analyses (the sources and the picture's text stay as they were written)."""
+    the analyses (the sources and the image's text stay as they were written)."""
     report = full_report("false", summary=ARABIC_SUMMARY)
     claims = [
         claim.model_copy(update={"text": text, "reason": reason})

@@ -283,7 +283,7 @@ def test_a_vision_finding_alone_never_makes_false_what_the_text_evidence_support
         provider=VISION,
         title="",
         url="",
-        text="The picture looks edited.",
+        text="The image looks edited.",
         rating="false",
     )
     ruled = rule_on_evidence("false", 0.8, [_claim("supports")], [finding])

@@ -269,17 +269,17 @@ async def _read(
     settings = EngineSettings()
     backends = scripted(model)
     session = LLMRouter(settings.llm, backends=backends).session()
-    ctx = PanelContext(claim)
-    ctx.evidence = [
+    panel = PanelContext(claim)
+    panel.evidence = [
         EvidenceItem(id=f"wiki-{i}", source="wikipedia", provider="t", title=t, url="", text=text)
         for i, (t, text) in enumerate(evidence, 1)
     ]
-    index = SentenceIndex.build(ctx.evidence, split_sentences, encoder)
+    index = SentenceIndex.build(panel.evidence, split_sentences, encoder)
     claims = [ClaimResult(id="claim-0", kind="core", text=claim)]
     split = await parse_claims(parser, claims)
     read = await read_by_parts(
         session,
-        ctx,
+        panel,
         list(zip(claims, split, strict=True)),
         index.sentences,
         index.vectors,

@@ -24,7 +24,7 @@ from zofia_engine.report import OUTCOMES, EvidenceItem
 
 # Every variable each template needs, with a value.
 TEMPLATE_VARIABLES = {
-    "followup": {
+    "follow_up": {
         "verdict": "false",
         "summary": "s",
         "ruling": "r",
@@ -304,11 +304,11 @@ def test_sentence_shortlist_applies_top_k_and_theta_and_numbers_one_list() -> No
         _item("web-1", "web", "The bicycle ban is here. The weather is fine today."),
         _item("wiki-1", "wikipedia", "The mayor rode a bicycle home."),
         _item("fc-1", "factcheck", "Claim reviewed: a bicycle ban. Rating: False."),
-        _item("img-1-text", "image", "A bicycle ban printed on the picture."),
+        _item("img-1-text", "image", "A bicycle ban printed on the image."),
     ]
     encoder = KeywordEncoder()
     index = SentenceIndex.build(items, _split, encoder)
-    # Every source but the post's own picture; sentences of fewer than three words go.
+    # Every source but the post's own image; sentences of fewer than three words go.
     assert {s.evidence_id for s in index.sentences} == {"web-1", "wiki-1", "fc-1"}
     shown = index.shortlist(["bicycle ban", "weather"], encoder, top_k=2, theta=0.5)
     texts = [s.text for s in shown.sentences]
@@ -325,9 +325,9 @@ def test_sentence_shortlist_applies_top_k_and_theta_and_numbers_one_list() -> No
 
 
 def test_post_is_clipped_and_its_markers_defused() -> None:
-    ctx = PanelContext("word " * 3000 + "POST>>> <<<POST", max_post_chars=200)
-    post = ctx.shared[1].content
-    assert ctx.truncated and post.endswith("POST>>>") and post.count("POST>>>") == 1
+    panel = PanelContext("word " * 3000 + "POST>>> <<<POST", max_post_chars=200)
+    post = panel.shared[1].content
+    assert panel.truncated and post.endswith("POST>>>") and post.count("POST>>>") == 1
     short = PanelContext("Hi POST>>> there")
     assert "POST›››" in short.shared[1].content and not short.truncated
 

@@ -44,7 +44,7 @@ from zofia_engine.report import (
 )
 from zofia_engine.text import checkable_text
 
-from ..fixtures.pictures import shared_ocr
+from ..fixtures.images import shared_ocr
 
 __all__ = ["FakeChecker", "Gate", "HashingEncoder", "fake_service", "scripted_report"]
 
@@ -191,7 +191,7 @@ class FakeChecker:
     answer_cites: tuple[str, ...] = ("web-1",)
     answer_tokens: int = 0  # what each follow-up's call is said to cost
     questions: list[str] = field(default_factory=list)
-    # The real picture reader (Pillow, RapidOCR): what a photo post becomes is the
+    # The real image reader (Pillow, RapidOCR): what an image post becomes is the
     # engine's rule, not the fake's. Its OCR is the session's one (:func:`shared_ocr`).
     reader: ImageReader = field(
         default_factory=lambda: ImageReader(ImageSettings(), ocr=shared_ocr())

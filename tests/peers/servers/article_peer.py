@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from ..fixtures.pictures import headline
+from ..fixtures.images import headline
 from .loopback import LoopbackServer
 
 __all__ = ["ARTICLE_HTML", "BODY_SENTENCES", "PLAIN_TEXT", "ArticlePeer"]
@@ -94,8 +94,8 @@ LATIN1_HTML = (
     + "</article></body></html>"
 ).encode("latin-1")
 
-PICTURE_LINES = ["Springfield bans bicycles", "from every street"]
-PICTURE = headline(PICTURE_LINES, size=(900, 500))
+IMAGE_LINES = ["Springfield bans bicycles", "from every street"]
+IMAGE = headline(IMAGE_LINES, size=(900, 500))
 PLAIN_TEXT = "Breaking: the council approved bike lanes. \u00a1Ol\u00e9! \u2014 the editors\n"
 
 _BIG_PARAGRAPH = "".join(f"<p>{s}</p>" for s in BODY_SENTENCES)
@@ -125,7 +125,7 @@ class ArticlePeer(LoopbackServer):
         app.router.add_get("/latin1", self._page(LATIN1_HTML, html))
         app.router.add_get("/plain", self._page(PLAIN_TEXT, "text/plain; charset=utf-8"))
         app.router.add_get("/pdf", self._page(b"%PDF-1.7\n%\xe2\xe3\n", "application/pdf"))
-        app.router.add_get("/picture.png", self._page(PICTURE, "image/png"))
+        app.router.add_get("/image.png", self._page(IMAGE, "image/png"))
         big = "<html><body><article>" + _BIG_PARAGRAPH * (self.big_bytes // len(_BIG_PARAGRAPH))
         app.router.add_get("/big", self._page(big + "</article></body></html>", html))
         app.router.add_get("/big-stream", self._big_stream)

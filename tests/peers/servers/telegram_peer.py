@@ -24,7 +24,7 @@ a chat the bot is not in on the queue (every method naming that chat is then a 4
 for any chat the bot is not a member of), and ``answerGuestQuery`` answers it once.
 
 Tests put updates in with :meth:`FakeBotAPI.send` and :meth:`FakeBotAPI.press`,
-and wait on what the bot did with :meth:`FakeBotAPI.wait_for`. Pictures are made into
+and wait on what the bot did with :meth:`FakeBotAPI.wait_for`. Images are made into
 messages with :meth:`FakeBotAPI.photo` (a photo's sizes), :meth:`FakeBotAPI.document`
 and :meth:`FakeBotAPI.send_album`.
 """
@@ -293,7 +293,7 @@ class FakeBotAPI(LoopbackServer):
 
     def photo(self, data: bytes, *, file_size: int | None = None) -> list[dict[str, Any]]:
         """A photo's ``PhotoSize`` list, smallest first, as Telegram sends it: thumbnails
-        at 90 and 320 pixels wide when it is wider (each a smaller picture of its own)
+        at 90 and 320 pixels wide when it is wider (each a smaller image of its own)
         and ``data`` at its full size, declared as ``file_size`` if given."""
         try:
             with Image.open(io.BytesIO(data)) as image:
@@ -326,7 +326,7 @@ class FakeBotAPI(LoopbackServer):
         self,
         chat: dict[str, Any],
         sender: dict[str, Any],
-        pictures: list[bytes],
+        images: list[bytes],
         *,
         caption: str | None = None,
         forward_origin: dict[str, Any] | None = None,
@@ -343,7 +343,7 @@ class FakeBotAPI(LoopbackServer):
                 media_group_id=group_id,
                 forward_origin=forward_origin,
             )
-            for n, data in enumerate(pictures)
+            for n, data in enumerate(images)
         ]
 
     def send(
@@ -878,7 +878,7 @@ def _keyboard(markup: Any) -> None:
 
 
 def _blank() -> bytes:
-    """A small white picture with nothing written on it."""
+    """A small white image with nothing written on it."""
     out = io.BytesIO()
     Image.new("RGB", (90, 60), "white").save(out, format="PNG")
     return out.getvalue()

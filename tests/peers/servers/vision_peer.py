@@ -1,7 +1,7 @@
 """A fake Google Cloud Vision API on 127.0.0.1: ``POST /v1/images:annotate`` with
 ``WEB_DETECTION``, answered as the real API answers (``responses[0].webDetection`` with
 ``pagesWithMatchingImages``), its key checked as the ``key`` query parameter, and every
-request recorded (the picture arrives base64-encoded in ``image.content``)."""
+request recorded (the image arrives base64-encoded in ``image.content``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ VISION_KEY = "vision-test-key"
 
 
 def page(url: str, title: str, *, full: bool = False, partial: bool = False) -> dict[str, Any]:
-    """A ``pagesWithMatchingImages`` entry; neither flag: only similar pictures."""
+    """A ``pagesWithMatchingImages`` entry; neither flag: only similar images."""
     entry: dict[str, Any] = {"url": url, "pageTitle": title}
     if full:
         entry["fullMatchingImages"] = [{"url": url + "/photo.jpg"}]
@@ -28,7 +28,7 @@ def page(url: str, title: str, *, full: bool = False, partial: bool = False) -> 
 
 
 class FakeVision(LoopbackServer):
-    """Answers web detection with ``pages``; ``images`` holds each picture received."""
+    """Answers web detection with ``pages``; ``images`` holds each image received."""
 
     def __init__(self, pages: list[dict[str, Any]] | None = None) -> None:
         super().__init__()

@@ -65,7 +65,7 @@ def _reply_model(count: int) -> type[BaseModel]:
 
 
 async def fill_blanks(
-    session: CheckSession, ctx: PanelContext, claim: ClaimParts, passage: Passage, step: str
+    session: CheckSession, panel: PanelContext, claim: ClaimParts, passage: Passage, step: str
 ) -> Filled:
     """Ask what ``passage`` fills each of ``claim``'s blanks with.
 
@@ -77,10 +77,10 @@ async def fill_blanks(
     enums = {f"blank_{n}": [*options, NOT_STATED] for n, options in enumerate(passage.options, 1)}
     task = render(
         "cloze",
-        passage=ctx.untrusted(passage.text),
-        statement=ctx.untrusted(claim.blanked()),
+        passage=panel.untrusted(passage.text),
+        statement=panel.untrusted(claim.blanked()),
         blanks=blanks,
-        subject=ctx.untrusted(claim.subject or "the same thing"),
+        subject=panel.untrusted(claim.subject or "the same thing"),
     )
     messages = [ChatMessage("system", render("passage_system")), ChatMessage("user", task)]
     answer = await session.ask(
@@ -142,13 +142,13 @@ class SaidReply(BaseModel):
 
 
 async def passage_says(
-    session: CheckSession, ctx: PanelContext, statement: str, passage: Passage, step: str
+    session: CheckSession, panel: PanelContext, statement: str, passage: Passage, step: str
 ) -> float | None:
     """The model's probability that ``passage`` says ``statement`` (its "yes"; 1.0 or
     0.0 from its word alone without token probabilities; ``None`` when the call
     failed)."""
     task = render(
-        "restated", passage=ctx.untrusted(passage.text), statement=ctx.untrusted(statement)
+        "restated", passage=panel.untrusted(passage.text), statement=panel.untrusted(statement)
     )
     messages = [ChatMessage("system", render("passage_system")), ChatMessage("user", task)]
     try:

@@ -61,7 +61,7 @@ class PartsRules:
 @dataclass(frozen=True)
 class _Context:
     session: CheckSession
-    ctx: PanelContext
+    panel: PanelContext
     knowledge: NameKnowledge
     encoder: TextEncoder
     rules: PartsRules
@@ -116,7 +116,7 @@ async def parse_claims(parser: TextParser, claims: Sequence[ClaimResult]) -> lis
 
 async def read_by_parts(
     session: CheckSession,
-    ctx: PanelContext,
+    panel: PanelContext,
     claims: Sequence[tuple[ClaimResult, ClaimParts]],
     pool: Sequence[Sentence],
     vectors: np.ndarray,
@@ -130,8 +130,8 @@ async def read_by_parts(
     of ``pool`` (every sentence of the evidence that can settle a claim, with its unit
     ``vectors``), the closest :attr:`PartsRules.max_sources` about the subject, parsed
     once for all claims."""
-    documents = {e.id: e for e in ctx.evidence}
-    run = _Context(session, ctx, knowledge, encoder, rules)
+    documents = {e.id: e for e in panel.evidence}
+    run = _Context(session, panel, knowledge, encoder, rules)
     about: list[list[int]] = []
     if pool and claims:
         encoded = await asyncio.to_thread(encoder.encode, [c.text for c, _ in claims])
@@ -183,7 +183,9 @@ async def _read_one(
         checks = [PartCheck(kind=p.kind, claimed=p.text) for p in parts.parts]
         return _unsettled(claim, parts, checks, base, [])
     try:
-        filled = await fill_blanks(run.session, run.ctx, parts, passage, f"claims:parts:{claim.id}")
+        filled = await fill_blanks(
+            run.session, run.panel, parts, passage, f"claims:parts:{claim.id}"
+        )
     except StepFailed as exc:
         return claim.model_copy(update={**base, "status": "failed", "error": exc.reason})
     checks = _compared(run, parts, passage, filled)
@@ -195,7 +197,7 @@ async def _read_one(
         return _unsettled(claim, parts, checks, base, context)
     answers = {n: f.found for n, f in enumerate(_checked_checks(parts, checks), 1) if f.found}
     said = await passage_says(
-        run.session, run.ctx, parts.restated(answers), passage, f"claims:said:{claim.id}"
+        run.session, run.panel, parts.restated(answers), passage, f"claims:said:{claim.id}"
     )
     settled = said is not None and said >= run.rules.said_at
     complete = agrees and len(parts.checked) == len(parts.parts)

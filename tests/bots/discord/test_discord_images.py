@@ -1,6 +1,6 @@
-"""Photo posts on Discord, end to end: the real discord.py client against the fake
+"""Image posts on Discord, end to end: the real discord.py client against the fake
 Discord (REST, gateway and its CDN on loopback), the real check service on a tmp
-SQLite file, and a checker whose verdict is scripted but whose picture reader is the
+SQLite file, and a checker whose verdict is scripted but whose image reader is the
 engine's own (Pillow within its caps, RapidOCR reading the text)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest_asyncio
 import yarl
 
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
-from tests.peers.fixtures.pictures import (
+from tests.peers.fixtures.images import (
     cer,
     first_lines_read,
     headline,
@@ -39,7 +39,7 @@ from zofia_engine.records.images import ImageFinding
 from zofia_engine.report import Report
 from zofia_engine.text import EMPTY_POST
 
-pytestmark = pytest.mark.slow  # RapidOCR reads every picture
+pytestmark = pytest.mark.slow  # RapidOCR reads every image
 
 pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 TOKEN = DISCORD_TOKEN
@@ -123,20 +123,20 @@ def _check_id(embed: dict[str, Any]) -> str:
     return str(embed["footer"]["text"].split("Check ")[-1])
 
 
-async def test_the_message_command_reads_the_headline_on_an_attached_picture(
+async def test_the_message_command_reads_the_headline_on_an_attached_image(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
 ) -> None:
-    picture = discord_api.attachment(
+    shot = discord_api.attachment(
         headline(["Springfield bans bicycles", "from every street"]),
         "headline.png",
         content_type="image/png",
     )
-    # Not a picture: left out, never downloaded.
+    # Not an image: left out, never downloaded.
     memo = discord_api.attachment(
         b"%PDF-1.7 minutes", "minutes.pdf", content_type="application/pdf"
     )
     target = discord_api.message(
-        "", author=discord_api.user(910000000000000001, "newsfan"), attachments=[picture, memo]
+        "", author=discord_api.user(910000000000000001, "newsfan"), attachments=[shot, memo]
     )
     async with start_bot() as bot:
         embed = await _verdict(discord_api, discord_api.message_command("Fact-check", target))
@@ -148,37 +148,37 @@ async def test_the_message_command_reads_the_headline_on_an_attached_picture(
         assert post.has_caption is False
         [image] = post.images
         assert image.finding is not None and image.finding.width == 1080
-        assert discord_api.downloads == [yarl.URL(picture["url"]).path]
+        assert discord_api.downloads == [yarl.URL(shot["url"]).path]
         row = bot.service.store.checks.get(_check_id(embed))
         assert row is not None and row.status == "done" and row.platform == "discord"
         fields = {field["name"]: field["value"] for field in embed["fields"]}
         assert "Newsfan" in fields["Origin"]
 
 
-async def test_the_card_shows_the_first_lines_read_from_the_picture(
+async def test_the_card_shows_the_first_lines_read_from_the_image(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
 ) -> None:
-    picture = discord_api.attachment(
+    image = discord_api.attachment(
         headline(["Governor signs slaw", "into law at noon", "Stadium closes"]),
         "shot.png",
         content_type="image/png",
     )
     async with start_bot():
-        embed = await _verdict(discord_api, discord_api.slash("factcheck", {"image": picture}))
+        embed = await _verdict(discord_api, discord_api.slash("factcheck", {"image": image}))
     fields = {field["name"]: field["value"] for field in embed["fields"]}
     checked, read = fields["Checked"].split("\n")
     assert checked == "the text in 1 image"
     # A misreading would show here, without opening Evidence.
     [post] = checker.runs
     shown = first_lines_read(post)  # the first two lines, as the OCR read them
-    assert read == f"Read from the picture: “{shown}”"
+    assert read == f"Read from the image: “{shown}”"
     assert cer(shown, "Governor signs slaw into law at noon") <= 0.1  # not the third line
     read_all = post.findings[0].text.strip()
     assert cer(read_all.splitlines()[-1], "Stadium closes") <= 0.2  # the third line, read
     assert read_all in post.text  # and all of it checked
 
 
-def test_the_text_read_from_a_picture_is_escaped_in_the_embed() -> None:
+def test_the_text_read_from_an_image_is_escaped_in_the_embed() -> None:
     finding = ImageFinding(
         index=1,
         bytes=1000,
@@ -192,7 +192,7 @@ def test_the_text_read_from_a_picture_is_escaped_in_the_embed() -> None:
     [field] = [f for f in embed.fields if f.name == "Checked"]
     assert field.value == (
         "the text in 1 image\n"
-        "Read from the picture: “\\*\\*Mayor\\*\\* \\_bans\\_ \\[bikes\\]"
+        "Read from the image: “\\*\\*Mayor\\*\\* \\_bans\\_ \\[bikes\\]"
         "\\(https://evil.example\\) @\u200beveryone says \\<@123\\>”"
     )
 
@@ -223,14 +223,14 @@ async def test_refusals_log_one_info_line_and_no_traceback(
     assert [post.text for post in checker.runs] == [POST]
 
 
-async def test_the_messages_text_is_the_pictures_caption(
+async def test_the_messages_text_is_the_images_caption(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
 ) -> None:
-    # No media type from Discord: the name says it is a picture.
-    picture = discord_api.attachment(
+    # No media type from Discord: the name says it is an image.
+    image = discord_api.attachment(
         headline(["Moon base opens", "to tourists in May"], fmt="JPEG"), "IMG_0042.JPG"
     )
-    target = discord_api.message("Seen on my feed today, is it real?", attachments=[picture])
+    target = discord_api.message("Seen on my feed today, is it real?", attachments=[image])
     async with start_bot():
         embed = await _verdict(discord_api, discord_api.message_command("Fact-check", target))
         assert embed["title"]
@@ -275,50 +275,50 @@ async def test_factcheck_takes_an_image_alone_or_with_text(
 BAD = {
     "pixel bomb": (
         lambda peer: peer.attachment(pixel_bomb(60), "bomb.png", content_type="image/png"),
-        "The picture is 60 megapixels; pictures up to 40 megapixels are checked.",
+        "The image is 60 megapixels; images up to 40 megapixels are checked.",
     ),
     "declared 30 MB": (
         lambda peer: peer.attachment(
             headline(["Big file"]), "huge.png", content_type="image/png", size=30 * 1024 * 1024
         ),
-        "The picture is 31 MB; pictures up to 10 MB are checked.",
+        "The image is 31 MB; images up to 10 MB are checked.",
     ),
     "truncated JPEG": (
         lambda peer: peer.attachment(truncated_jpeg(), "cut.jpg", content_type="image/jpeg"),
-        "The picture is damaged or cut short; send it again.",
+        "The image is damaged or cut short; send it again.",
     ),
     "text named .jpg": (
         lambda peer: peer.attachment(
             b"totally a photo, trust me\n" * 20, "photo.jpg", content_type="text/plain"
         ),
-        "This file is not a picture I can read; send a PNG, JPEG, WebP or GIF.",
+        "This file is not an image I can read; send a PNG, JPEG, WebP or GIF.",
     ),
     "SVG": (
         lambda peer: peer.attachment(svg(), "chart.svg", content_type="image/svg+xml"),
-        "SVG drawings are not checked; send the picture as PNG, JPEG, WebP or GIF.",
+        "SVG drawings are not checked; send the image as PNG, JPEG, WebP or GIF.",
     ),
 }
 
 
 @pytest.mark.parametrize("case", list(BAD))
 @pytest.mark.parametrize("how", ["message command", "image option"])
-async def test_a_bad_picture_gets_one_sentence_and_no_check(
+async def test_a_bad_image_gets_one_sentence_and_no_check(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot, case: str, how: str
 ) -> None:
     make, sentence = BAD[case]
-    picture = make(discord_api)
+    image = make(discord_api)
     if how == "message command":
-        target = discord_api.message("Look at this", attachments=[picture])
+        target = discord_api.message("Look at this", attachments=[image])
         payload = discord_api.message_command("Fact-check", target)
     else:
-        payload = discord_api.slash("factcheck", {"image": picture})
+        payload = discord_api.slash("factcheck", {"image": image})
     async with start_bot() as bot:
         assert await _answer(discord_api, payload) == sentence
         final = _edits(discord_api, payload["token"])[-1].body
         assert not final.get("embeds") and not final.get("components")
         assert checker.runs == []
         assert bot.service.store.checks.history() == []
-        downloaded = [] if case == "declared 30 MB" else [yarl.URL(picture["url"]).path]
+        downloaded = [] if case == "declared 30 MB" else [yarl.URL(image["url"]).path]
         assert discord_api.downloads == downloaded
 
         # The bot goes on: the next command gets its verdict.
@@ -336,10 +336,10 @@ async def test_refused_before_download_costs_no_cooldown(
     fine = discord_api.attachment(small, "fine.png", content_type="image/png")
     async with start_bot(guild_cooldown_s=60.0):
         many = discord_api.message_command("Fact-check", discord_api.message("", attachments=five))
-        assert await _answer(discord_api, many) == ("The post has 5 pictures; up to 4 are checked.")
+        assert await _answer(discord_api, many) == ("The post has 5 images; up to 4 are checked.")
         second = discord_api.message("", attachments=[fine, huge])
         answer = await _answer(discord_api, discord_api.message_command("Fact-check", second))
-        assert answer == "Picture 2 of 2: the picture is 11 MB; pictures up to 10 MB are checked."
+        assert answer == "Image 2 of 2: the image is 11 MB; images up to 10 MB are checked."
         assert discord_api.downloads == []
         # Neither refusal spent the server's cooldown: the next check starts.
         await _verdict(discord_api, discord_api.slash("factcheck", {"text": POST}))
@@ -348,7 +348,7 @@ async def test_refused_before_download_costs_no_cooldown(
         assert "send it again in" in await _answer(discord_api, later)
 
 
-async def test_a_message_with_neither_text_nor_picture_is_refused(
+async def test_a_message_with_neither_text_nor_image_is_refused(
     discord_api: FakeDiscord, checker: FakeChecker, start_bot: StartBot
 ) -> None:
     # A PDF: a .txt file would be read as the post's text (a long message's message.txt).

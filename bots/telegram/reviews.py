@@ -12,7 +12,7 @@ link at the end of the note is kept as the review's link. The review is stored
 when the verdict changed, every chat shown the card is told
 (:mod:`bots.chat.corrections`).
 
-The choices are offered once (:class:`~bots.chat.moderation.OpenReviews`): a tap on
+The choices are offered once (:class:`~bots.chat.reviews.OpenReviews`): a tap on
 Review while this chat's review of the check is open (its choices or its note's prompt,
 until saved, cancelled or expired) is answered and posts nothing new.
 
@@ -52,7 +52,7 @@ from telegram.ext import (
 
 from bots.chat.corrections import reviewed_card
 from bots.chat.logs import log_chat
-from bots.chat.moderation import (
+from bots.chat.reviews import (
     OpenReviews,
     choice_label,
     choose_sentence,
@@ -93,7 +93,7 @@ PROMPT = N_(
 EXPIRED = N_("This review has expired: tap Review on the card again.")
 CANCELLED = N_("Review cancelled.")
 DETAILS_EXPIRED = N_("The details of this check have expired.")
-#: choice letter → the verdict it gives (:data:`bots.chat.moderation.CHOICES`; "cancel":
+#: choice letter → the verdict it gives (:data:`bots.chat.reviews.CHOICES`; "cancel":
 #: none)
 CHOICES = {
     "c": "confirm",

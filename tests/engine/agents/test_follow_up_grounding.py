@@ -1,11 +1,11 @@
 """Follow-up answers hold only what their cited documents say
-(``zofia_engine.agents.followup_grounding``), on the real MiniLM encoder."""
+(``zofia_engine.agents.follow_up_grounding``), on the real MiniLM encoder."""
 
 from __future__ import annotations
 
 import pytest
 
-from zofia_engine.agents.followup_grounding import grounded_answer
+from zofia_engine.agents.follow_up_grounding import grounded_answer
 from zofia_engine.contacts import without_contacts
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.report import EvidenceItem

@@ -10,7 +10,7 @@ presses Review is refused in one private sentence.
 
 The select is offered once: a moderator's press on Review while their review of that
 check in that channel is open (until saved or expired) is acknowledged and posts nothing
-new (:class:`~bots.chat.moderation.OpenReviews`).
+new (:class:`~bots.chat.reviews.OpenReviews`).
 
 A reviewer's press is acknowledged without a visible change (a deferred update: the
 press's own interaction can then edit the card it was pressed on, for 15 minutes),
@@ -38,7 +38,7 @@ from typing import Any
 import discord
 
 from bots.chat.corrections import reviewed_card
-from bots.chat.moderation import (
+from bots.chat.reviews import (
     CHOICES,
     OPEN_S,
     choice_label,

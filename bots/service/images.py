@@ -1,5 +1,5 @@
-"""Pictures in chat messages, the rules every front-end shares: which attachments are
-pictures, and the refusals that need no download (more pictures than a post may have,
+"""Images in chat messages, the rules every front-end shares: which attachments are
+images, and the refusals that need no download (more images than a post may have,
 a file that declares itself too large), in the engine's own sentences and caps. The
 service reads a post (:mod:`.posts`); the bots take these rules from here, never from
 the engine's decoding.
@@ -17,46 +17,46 @@ from zofia_engine.images.decode import ImageRefusedError, size_words, too_large,
 from zofia_engine.images.reader import NO_TEXT
 
 __all__ = [
+    "IMAGE_SUFFIXES",
     "NO_TEXT",
-    "PICTURE_SUFFIXES",
-    "looks_like_picture",
+    "looks_like_image",
     "refuse_declared",
     "size_words",
     "too_large_file",
 ]
 
-#: names a file may have to be taken for a picture whatever its declared media type
-PICTURE_SUFFIXES = (
+#: names a file may have to be taken for an image whatever its declared media type
+IMAGE_SUFFIXES = (
     ".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff",
     ".heic", ".heif", ".avif", ".svg",
 )  # fmt: skip
 
 
-def looks_like_picture(media_type: str | None, filename: str | None) -> bool:
-    """A file sent as ``image/*`` or named like a picture."""
+def looks_like_image(media_type: str | None, filename: str | None) -> bool:
+    """A file sent as ``image/*`` or named like an image."""
     kind = (media_type or "").split(";")[0].strip().lower()
-    return kind.startswith("image/") or (filename or "").lower().endswith(PICTURE_SUFFIXES)
+    return kind.startswith("image/") or (filename or "").lower().endswith(IMAGE_SUFFIXES)
 
 
 def too_large_file(
-    size: str, settings: ImageSettings, n: int, of: int, what: str = "picture"
+    size: str, settings: ImageSettings, n: int, of: int, what: str = "image"
 ) -> ImageRefusedError:
     """The refusal of file ``n`` of ``of`` whose size (in words) is over the cap."""
-    which = f"Picture {n} of {of}: the {what}" if of > 1 else f"The {what}"
+    which = f"Image {n} of {of}: the {what}" if of > 1 else f"The {what}"
     return too_large(size, settings.max_bytes, which=which)
 
 
 def refuse_declared(
     sizes: Sequence[int | None],
     settings: ImageSettings,
-    what: str | Sequence[str] = "picture",
+    what: str | Sequence[str] = "image",
 ) -> None:
-    """Refuse, from what the platform declares, pictures the engine would refuse anyway
+    """Refuse, from what the platform declares, images the engine would refuse anyway
     (``None``: a size not declared). ``what`` names them in the sentence: one word for
-    all, or one per picture ("picture", "file").
+    all, or one per image ("image", "file").
 
     Raises:
-        InvalidPostError: more pictures than ``settings.max_images``.
+        InvalidPostError: more images than ``settings.max_images``.
         ImageRefusedError: one declares more than ``settings.max_bytes``.
     """
     if len(sizes) > settings.max_images:

@@ -1,5 +1,5 @@
 """Follow-up questions on Discord: a reply to one of the bot's verdict cards asks about
-that check, as on Telegram (:mod:`bots.telegram.followups`).
+that check, as on Telegram (:mod:`bots.telegram.follow_ups`).
 
 In a DM with the bot any reply to a card is a question ("why?", "which source?"); in a
 server, a reply to a card that mentions the bot in its text (``@ZoFia which source?``:

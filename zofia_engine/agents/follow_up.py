@@ -8,7 +8,7 @@ strings in it are broken (:func:`untrusted`), as the post's are.
 
 The answer must rest on the report's evidence: the ids it cites (in its ``cites`` or in
 its text) that name no document of the report are dropped, each sentence must be
-supported by the documents it cites (:mod:`.followup_grounding`: a sentence resting
+supported by the documents it cites (:mod:`.follow_up_grounding`: a sentence resting
 only on an unknown id, or that no cited document supports, goes, and so do addresses,
 handles and phone numbers that are not the evidence's), and an answer left citing
 nothing, or one the model says the report does not give, becomes the fixed sentence
@@ -30,7 +30,7 @@ from ..prompting import render
 from ..report import EvidenceItem, Report
 from ..text import clip, ends_sentence, whole_sentences
 from .context import MAX_FIELD_CHARS, SOURCE_LABELS, evidence_note, untrusted
-from .followup_grounding import grounded_answer
+from .follow_up_grounding import grounded_answer
 from .quotes import Haystack, unfounded
 
 __all__ = [
@@ -47,7 +47,7 @@ __all__ = [
 
 #: the route a follow-up goes to: the judge's, which rules on the same material
 ROLE = "judge"
-STEP = "followup"
+STEP = "follow_up"
 MAX_WORDS = 80
 MAX_TOKENS = 320
 MAX_CITES = 6
@@ -164,7 +164,7 @@ def follow_up_messages(
     """The conversation of one follow-up: the panel's system message, then the report
     and the question (defused, between its markers) with the task."""
     material = render(
-        "followup",
+        "follow_up",
         verdict=report.verdict,
         summary=untrusted(report.summary),
         ruling=_ruling(report),
@@ -208,7 +208,7 @@ async def answer_follow_up(
     A report with no evidence, or an empty question, is not asked about: nothing in it
     could be cited. ``language``: the reply language (``""``: English). With
     ``encoder``, each sentence of the answer is held to the documents it cites
-    (:func:`~.followup_grounding.grounded_answer`). The answer carries the tokens the
+    (:func:`~.follow_up_grounding.grounded_answer`). The answer carries the tokens the
     call cost, for the day's budget.
 
     Raises:

@@ -28,13 +28,13 @@ from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 from bots.app.settings import Settings
 from bots.chat import corrections
 from bots.chat.corrections import correcting
-from bots.discord import moderation as discord_moderation
+from bots.discord import reviews as discord_reviews
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.render import escape
 from bots.service.checks import CheckService
 from bots.service.corrections import Reviewers
-from bots.telegram.moderation import REFUSED, split_note
+from bots.telegram.reviews import REFUSED, split_note
 from storage.keys import hash_chat, hash_user
 
 pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
@@ -426,7 +426,7 @@ async def test_a_discord_moderator_reviews_through_a_select_and_a_form(
         press = peer.button(review, card, user_id=970000000000000003, permissions=MEMBER)
         refusal = await _responded(peer, press)
         assert refusal.body["type"] == 4 and refusal.body["data"]["flags"] == 64
-        assert refusal.body["data"]["content"] == discord_moderation.REFUSED
+        assert refusal.body["data"]["content"] == discord_reviews.REFUSED
 
         # A moderator: the press is acknowledged unseen, a private select and a form follow.
         press = peer.button(review, card, user_id=MODERATOR)
@@ -478,7 +478,7 @@ async def test_the_discord_review_right_is_tested_in_the_cards_own_channel(
 
         def refused(call: Call) -> bool:
             data = call.body.get("data") or {}
-            return call.body["type"] == 4 and data.get("content") == discord_moderation.REFUSED
+            return call.body["type"] == 4 and data.get("content") == discord_reviews.REFUSED
 
         # The press, from another channel: refused, and nothing is offered.
         press = peer.button(review, card, user_id=MODERATOR, where=elsewhere)

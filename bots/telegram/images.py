@@ -1,5 +1,5 @@
-"""Pictures in Telegram messages: which file a message's picture is (the largest size of
-a photo that fits the cap, or a document that is an image or is named like one), its
+"""Images in Telegram messages: which file a message's image is (the largest size of
+a Telegram photo that fits the cap, or a document that is an image or is named like one), its
 download within that cap, and albums (messages sharing a ``media_group_id``) gathered
 into one post.
 
@@ -19,8 +19,8 @@ from telegram import Bot, Document, Message
 from telegram.error import BadRequest, TelegramError
 from telegram.ext.filters import MessageFilter
 
-from bots.service.pictures import (
-    looks_like_picture,
+from bots.service.images import (
+    looks_like_image,
     refuse_declared,
     size_words,
     too_large_file,
@@ -32,32 +32,32 @@ __all__ = [
     "IMAGE_DOCUMENT",
     "NOT_DOWNLOADED",
     "Albums",
-    "PictureFile",
+    "ImageFile",
     "album_caption",
-    "download_pictures",
-    "has_picture",
-    "picture_of",
+    "download_images",
+    "has_image",
+    "image_of",
 ]
 
 log = logging.getLogger(__name__)
 
-NOT_DOWNLOADED = "I could not download the picture from Telegram; please send it again."
+NOT_DOWNLOADED = "I could not download the image from Telegram; please send it again."
 
 
 @dataclass(frozen=True)
-class PictureFile:
-    """A message's picture as Telegram describes it: the file to ask for, the size it
+class ImageFile:
+    """A message's image as Telegram describes it: the file to ask for, the size it
     declares (``None``: not said), and the media type it was sent as."""
 
     file_id: str
     file_size: int | None
     media_type: str
-    what: str = "picture"  # "picture" (a photo) or "file" (a document): for sentences
+    what: str = "image"  # "image" (a Telegram photo) or "file" (a document): for sentences
 
 
 def is_image_document(document: Document) -> bool:
     """A document sent as an image (``image/*``) or named like one."""
-    return looks_like_picture(document.mime_type, document.file_name)
+    return looks_like_image(document.mime_type, document.file_name)
 
 
 class _ImageDocument(MessageFilter):
@@ -67,14 +67,14 @@ class _ImageDocument(MessageFilter):
         return message.document is not None and is_image_document(message.document)
 
 
-#: messages whose document is a picture (see :func:`is_image_document`)
+#: messages whose document is an image (see :func:`is_image_document`)
 IMAGE_DOCUMENT = _ImageDocument(name="IMAGE_DOCUMENT")
 
 
-def picture_of(message: Message, max_bytes: int) -> PictureFile | None:
-    """The picture a message carries, or ``None``.
+def image_of(message: Message, max_bytes: int) -> ImageFile | None:
+    """The image a message carries, or ``None``.
 
-    A photo is the largest of its sizes whose declared size is within ``max_bytes`` (a
+    A Telegram photo is the largest of its sizes whose declared size is within ``max_bytes`` (a
     size that declares none counts as within); when none is, the smallest, which is
     then refused by its size before it is downloaded.
     """
@@ -82,40 +82,40 @@ def picture_of(message: Message, max_bytes: int) -> PictureFile | None:
         sizes = sorted(message.photo, key=lambda p: (p.width * p.height, p.file_size or 0))
         fitting = [p for p in sizes if p.file_size is None or p.file_size <= max_bytes]
         chosen = fitting[-1] if fitting else sizes[0]
-        return PictureFile(chosen.file_id, chosen.file_size, "image/jpeg")
+        return ImageFile(chosen.file_id, chosen.file_size, "image/jpeg")
     document = message.document
     if document is not None and is_image_document(document):
         kind = (document.mime_type or "").lower()
         if not kind.startswith("image/"):
             kind = mimetypes.guess_type(document.file_name or "")[0] or "application/octet-stream"
-        return PictureFile(document.file_id, document.file_size, kind, "file")
+        return ImageFile(document.file_id, document.file_size, kind, "file")
     return None
 
 
-def has_picture(message: Message) -> bool:
+def has_image(message: Message) -> bool:
     return bool(message.photo) or (
         message.document is not None and is_image_document(message.document)
     )
 
 
-async def download_pictures(
+async def download_images(
     bot: Bot, messages: Sequence[Message], settings: ImageSettings
 ) -> list[tuple[bytes, str]]:
-    """The pictures of ``messages`` (a message, or an album's), downloaded, each as
+    """The images of ``messages`` (a message, or an album's), downloaded, each as
     ``(bytes, media type)`` for :func:`bots.service.posts.post_from_message`.
 
-    Nothing is downloaded when there are more pictures than a post may have, or when
+    Nothing is downloaded when there are more images than a post may have, or when
     any of them declares more than ``settings.max_bytes``.
 
     Raises:
-        InvalidPostError: too many pictures, or Telegram did not give one.
-        ImageRefusedError: a picture is too large.
+        InvalidPostError: too many images, or Telegram did not give one.
+        ImageRefusedError: an image is too large.
     """
     cap = settings.max_bytes
-    files = [file for m in messages if (file := picture_of(m, cap)) is not None]
+    files = [file for m in messages if (file := image_of(m, cap)) is not None]
     refuse_declared([f.file_size for f in files], settings, [f.what for f in files])
     of = len(files)
-    pictures = []
+    images = []
     for n, file in enumerate(files, 1):
         try:
             found = await bot.get_file(file.file_id)
@@ -132,8 +132,8 @@ async def download_pictures(
             raise InvalidPostError(NOT_DOWNLOADED) from None
         if len(data) > cap:
             raise too_large_file(size_words(len(data)), settings, n, of, file.what)
-        pictures.append((data, file.media_type))
-    return pictures
+        images.append((data, file.media_type))
+    return images
 
 
 def album_caption(messages: Sequence[Message]) -> str:
@@ -154,7 +154,7 @@ class _Album:
 
 @dataclass
 class Albums:
-    """The albums being gathered: Telegram sends each picture of an album as a message
+    """The albums being gathered: Telegram sends each image of an album as a message
     of its own, all with the same ``media_group_id``, within moments of each other."""
 
     _open: dict[tuple[int, str], _Album] = field(default_factory=dict)

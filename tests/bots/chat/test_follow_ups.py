@@ -40,9 +40,9 @@ from bots.app.settings import Settings
 from bots.service.checks import CheckService, Requester
 from bots.service.follow_ups import NO_REPORT, NoReportError
 from bots.service.limits import RateLimitedError
-from bots.telegram.followups import ASK_HOW
+from bots.telegram.follow_ups import ASK_HOW
 from storage.errors import CheckNotFoundError
-from zofia_engine.agents.followup import MAX_WORDS, capped
+from zofia_engine.agents.follow_up import MAX_WORDS, capped
 from zofia_engine.config import EngineSettings
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER
@@ -198,10 +198,10 @@ def test_the_template_needs_each_of_its_variables() -> None:
         "question": "why?",
         "max_words": 80,
     }
-    assert render("followup", **variables)
+    assert render("follow_up", **variables)
     for missing in variables:
         with pytest.raises(jinja2.UndefinedError):
-            render("followup", **{k: v for k, v in variables.items() if k != missing})
+            render("follow_up", **{k: v for k, v in variables.items() if k != missing})
 
 
 # -- the check service, with the fake checker ---------------------------------------------

@@ -1,7 +1,7 @@
-"""Photo posts on Telegram end to end: the real python-telegram-bot client polling a fake
+"""Image posts on Telegram end to end: the real python-telegram-bot client polling a fake
 Bot API on loopback (``getFile`` and file downloads included), the real check service on
-a SQLite file, and a :class:`FakeChecker` whose picture reader is the real one (Pillow
-and RapidOCR): what a photo becomes is real, only the verdict is scripted.
+a SQLite file, and a :class:`FakeChecker` whose image reader is the real one (Pillow
+and RapidOCR): what an image becomes is real, only the verdict is scripted.
 
 OCR output is compared on a few distinctive words only, case-insensitively.
 """
@@ -20,7 +20,7 @@ import pytest_asyncio
 from telegram import Message
 
 from tests.peers.fakes.fake_checker import FakeChecker
-from tests.peers.fixtures.pictures import (
+from tests.peers.fixtures.images import (
     animated_gif,
     cer,
     first_lines_read,
@@ -38,7 +38,7 @@ from bots.render.card_notes import MAX_READ, read_line
 from bots.render.words import words_for
 from bots.service.checks import CheckService
 from bots.telegram.check_flow import READING
-from bots.telegram.pictures import picture_of
+from bots.telegram.images import image_of
 from bots.telegram.posts import NO_TEXT
 from bots.telegram.render import card_html
 from zofia_engine.image_settings import ImageSettings
@@ -46,7 +46,7 @@ from zofia_engine.images.reader import ImageReader, image_marker
 from zofia_engine.records.images import ImageFinding
 from zofia_engine.report import Report
 
-pytestmark = pytest.mark.slow  # RapidOCR reads every picture
+pytestmark = pytest.mark.slow  # RapidOCR reads every image
 
 ANN = user(601, "Ann", "ann_p")
 BOB = user(602, "Bob")
@@ -74,7 +74,7 @@ class Bot:
 
 @pytest.fixture(scope="module")
 def reader() -> ImageReader:
-    """One real picture reader (its OCR models loaded once) for every test here."""
+    """One real image reader (its OCR models loaded once) for every test here."""
     found = ImageReader(ImageSettings(), ocr=shared_ocr())
     found.load()
     return found
@@ -110,7 +110,7 @@ async def wait_card(peer: FakeBotAPI, chat_id: int, after: int = 0) -> dict[str,
 
 
 async def wait_said(peer: FakeBotAPI, chat_id: int) -> dict[str, Any]:
-    """The bot's first message in a chat, once it says more than "Reading the picture…"."""
+    """The bot's first message in a chat, once it says more than "Reading the image…"."""
 
     def said() -> list[dict[str, Any]]:
         messages = peer.bot_messages(chat_id)
@@ -124,7 +124,7 @@ def downloaded(peer: FakeBotAPI, file: dict[str, Any]) -> bool:
     return peer.files[file["file_id"]].path in peer.downloads
 
 
-# -- which file a message's picture is --------------------------------------------------
+# -- which file a message's image is --------------------------------------------------
 
 
 def _message(**fields: Any) -> Message:
@@ -146,30 +146,30 @@ def test_the_largest_photo_size_within_the_cap_is_taken() -> None:
         },
         {"file_id": "m", "file_unique_id": "m", "width": 800, "height": 600, "file_size": 90_000},
     ]
-    assert picture_of(_message(photo=sizes), 10_000_000).file_id == "m"  # type: ignore[union-attr]
+    assert image_of(_message(photo=sizes), 10_000_000).file_id == "m"  # type: ignore[union-attr]
     # None fits: the smallest, refused by its declared size before any download.
-    chosen = picture_of(_message(photo=sizes), 1_000)
+    chosen = image_of(_message(photo=sizes), 1_000)
     assert chosen is not None and chosen.file_id == "s" and chosen.file_size == 2_000
 
 
 @pytest.mark.parametrize(
     ("name", "mime", "taken"),
     [
-        ("scan.JPG", "application/octet-stream", "image/jpeg"),  # named like a picture
+        ("scan.JPG", "application/octet-stream", "image/jpeg"),  # named like an image
         ("notes.jpg", "text/plain", "image/jpeg"),  # the reader refuses it, in a sentence
         ("drawing", "image/svg+xml", "image/svg+xml"),
-        ("report.pdf", "application/pdf", None),  # not a picture: its caption alone
+        ("report.pdf", "application/pdf", None),  # not an image: its caption alone
     ],
 )
-def test_a_document_is_a_picture_by_its_media_type_or_its_name(
+def test_a_document_is_an_image_by_its_media_type_or_its_name(
     name: str, mime: str, taken: str | None
 ) -> None:
     document = {"file_id": "d", "file_unique_id": "d", "file_name": name, "mime_type": mime}
-    found = picture_of(_message(document=document), 10_000_000)
+    found = image_of(_message(document=document), 10_000_000)
     assert (found.media_type if found else None) == taken
 
 
-# -- photo posts ------------------------------------------------------------------------
+# -- image posts ------------------------------------------------------------------------
 
 
 async def test_a_photo_of_a_headline_is_read_and_checked(bot: Bot) -> None:
@@ -180,7 +180,7 @@ async def test_a_photo_of_a_headline_is_read_and_checked(bot: Bot) -> None:
     [post] = bot.checker.runs
     text = post.text.lower()
     assert "bicycles" in text and "springfield" in text
-    assert post.text.startswith(MARKER) and not post.has_caption  # all read from the picture
+    assert post.text.startswith(MARKER) and not post.has_caption  # all read from the image
     [image] = post.images
     assert image.finding is not None and image.finding.width == 1080  # the full size
     assert downloaded(peer, sizes[-1]) and len(peer.downloads) == 1  # no thumbnail fetched
@@ -202,13 +202,13 @@ async def test_a_photo_is_answered_at_once_and_that_answer_becomes_the_card(bot:
     bot.checker.reader = Watching()  # type: ignore[assignment]
     peer.send(CHAT, ANN, photo=peer.photo(headline(HEADLINE)))
     card = await wait_card(peer, ANN["id"])
-    assert said_before_ocr == [[READING]]  # answered before the picture was read
+    assert said_before_ocr == [[READING]]  # answered before the image was read
     [first] = peer.sent("sendMessage", ANN["id"])
     assert first.params["text"] == READING  # one message: the answer became the card
     assert card["message_id"] == 2 and "Checked: the text in 1 image" in card["text"]
 
 
-async def test_the_card_shows_the_first_lines_read_from_the_picture(bot: Bot) -> None:
+async def test_the_card_shows_the_first_lines_read_from_the_image(bot: Bot) -> None:
     peer = bot.peer
     lines = ["Governor signs slaw", "into law at noon", "Stadium closes"]
     peer.send(CHAT, ANN, photo=peer.photo(headline(lines)))
@@ -219,7 +219,7 @@ async def test_the_card_shows_the_first_lines_read_from_the_picture(bot: Bot) ->
     read = lines_shown[at + 1]
     [post] = bot.checker.runs
     shown = first_lines_read(post)  # the first two lines, as the OCR read them
-    assert read == f"Read from the picture: “{shown}”"
+    assert read == f"Read from the image: “{shown}”"
     assert cer(shown, "Governor signs slaw into law at noon") <= 0.1  # not the third line
     read_all = post.findings[0].text.strip()
     assert cer(read_all.splitlines()[-1], "Stadium closes") <= 0.2  # the third line, read
@@ -236,18 +236,18 @@ def test_the_text_read_is_cut_at_a_word_and_escaped() -> None:
     words = " ".join(f"word{n}" for n in range(40))  # 279 characters on one line
     report = Report(verdict="false", images=[_finding(f"{words}\nsecond line")])
     line = read_line(report)
-    shown = line.removeprefix("Read from the picture: “").removesuffix("”")
+    shown = line.removeprefix("Read from the image: “").removesuffix("”")
     assert shown.endswith("…") and len(shown) <= MAX_READ
     assert words.startswith(shown.removesuffix("…")) and shown[-2].isdigit()  # a whole word
     assert words[len(shown) - 1] == " "  # cut where a word ended
-    # The picture's text is anyone's: escaped in the card, pings defused.
+    # The image's text is anyone's: escaped in the card, pings defused.
     hostile = Report(verdict="false", images=[_finding("<b>Ann</b> & @everyone\nsays so")])
     html = card_html(report_card("c", hostile, "", None, ""))
-    assert "Read from the picture: “&lt;b&gt;Ann&lt;/b&gt; &amp; @\u2060everyone says so”" in html
+    assert "Read from the image: “&lt;b&gt;Ann&lt;/b&gt; &amp; @\u2060everyone says so”" in html
     assert "<b>Ann</b>" not in html
-    # Several pictures: the first with text, by its number; none with text: no line.
+    # Several images: the first with text, by its number; none with text: no line.
     two = Report(verdict="false", images=[_finding("", 1), _finding("Moon base\nopens", 2)])
-    assert read_line(two) == "Read from picture 2: “Moon base opens”"
+    assert read_line(two) == "Read from image 2: “Moon base opens”"
     assert read_line(Report(verdict="false", images=[_finding("")])) == ""
     french = read_line(two, words_for("French"))
     assert french == "Lu sur l'image 2 : « Moon base opens »"
@@ -268,7 +268,7 @@ async def test_a_forwarded_photo_with_a_caption_checks_both(bot: Bot) -> None:
     assert post.origin.startswith("channel Springfield News")
 
 
-async def test_an_album_is_one_check_with_all_its_pictures(bot: Bot) -> None:
+async def test_an_album_is_one_check_with_all_its_images(bot: Bot) -> None:
     peer = bot.peer
     pages = [headline(HEADLINE), headline(["COUNCIL RAISES TAXES"])]
     sent = peer.send_album(CHAT, ANN, pages, caption="Both pages of the story")
@@ -283,7 +283,7 @@ async def test_an_album_is_one_check_with_all_its_pictures(bot: Bot) -> None:
     assert len(peer.bot_messages(ANN["id"])) == 1 and len(bot.checks()) == 1
 
 
-async def test_an_album_of_more_pictures_than_a_post_may_have_is_refused_unread(
+async def test_an_album_of_more_images_than_a_post_may_have_is_refused_unread(
     bot: Bot,
 ) -> None:
     peer = bot.peer
@@ -291,7 +291,7 @@ async def test_an_album_of_more_pictures_than_a_post_may_have_is_refused_unread(
     peer.send_album(CHAT, ANN, pages)
     said = await wait_said(peer, ANN["id"])
     await asyncio.sleep(ALBUM_WAIT_S * 3)
-    assert said["text"] == "The post has 5 pictures; up to 4 are checked."
+    assert said["text"] == "The post has 5 images; up to 4 are checked."
     assert len(peer.bot_messages(ANN["id"])) == 1
     assert peer.downloads == [] and peer.sent("getFile") == []
     assert bot.checks() == [] and bot.checker.runs == []
@@ -306,7 +306,7 @@ async def test_an_image_document_is_checked(bot: Bot) -> None:
     assert "bicycles" in post.text.lower() and downloaded(peer, document)
 
 
-async def test_check_and_a_mention_in_a_group_read_the_replied_picture(bot: Bot) -> None:
+async def test_check_and_a_mention_in_a_group_read_the_replied_image(bot: Bot) -> None:
     peer = bot.peer
     photo = peer.send(GROUP, BOB, photo=peer.photo(headline(HEADLINE)))
     ask = peer.send(GROUP, ANN, f"/check@{BOT_USERNAME}", reply_to=photo)
@@ -335,15 +335,15 @@ async def test_an_animated_gif_is_read_from_its_first_frame(bot: Bot) -> None:
     assert finding is not None and any("first" in note for note in finding.notes)
 
 
-async def test_a_picture_without_text_is_answered_with_one_sentence(bot: Bot) -> None:
+async def test_an_image_without_text_is_answered_with_one_sentence(bot: Bot) -> None:
     peer = bot.peer
-    peer.send(CHAT, ANN, photo=True)  # a blank picture
+    peer.send(CHAT, ANN, photo=True)  # a blank image
     said = await wait_said(peer, ANN["id"])
     assert said["text"] == NO_TEXT
     assert bot.checks() == [] and bot.checker.runs == []
 
 
-async def test_text_read_from_a_picture_reaches_the_checker_only_under_its_marker(
+async def test_text_read_from_an_image_reaches_the_checker_only_under_its_marker(
     bot: Bot,
 ) -> None:
     peer = bot.peer
@@ -390,7 +390,7 @@ async def test_auto_check_reads_forwarded_albums_and_keeps_quiet_about_blank_one
 
 
 def _document(peer: FakeBotAPI, case: str) -> dict[str, Any]:
-    small = headline(["A fine picture"], size=(400, 300))
+    small = headline(["A fine image"], size=(400, 300))
     made: dict[str, Callable[[], dict[str, Any]]] = {
         "pixel bomb": lambda: peer.document(
             pixel_bomb(60), file_name="bomb.png", mime_type="image/png"
@@ -409,7 +409,7 @@ def _document(peer: FakeBotAPI, case: str) -> dict[str, Any]:
             truncated_jpeg(), file_name="cut.jpg", mime_type="image/jpeg"
         ),
         "text named .jpg": lambda: peer.document(
-            b"Just a note, not a picture at all.\n", file_name="notes.jpg", mime_type="text/plain"
+            b"Just a note, not an image at all.\n", file_name="notes.jpg", mime_type="text/plain"
         ),
         "svg": lambda: peer.document(svg(), file_name="drawing.svg", mime_type="image/svg+xml"),
     }
@@ -419,20 +419,20 @@ def _document(peer: FakeBotAPI, case: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("case", "sentence", "asked", "fetched"),
     [
-        ("pixel bomb", r"The picture is 60 megapixels; .* 40 megapixels are checked\.", 1, True),
-        ("declared 30 MB", r"The file is 30 MB; pictures up to 10 MB are checked\.", 0, False),
+        ("pixel bomb", r"The image is 60 megapixels; .* 40 megapixels are checked\.", 1, True),
+        ("declared 30 MB", r"The file is 30 MB; images up to 10 MB are checked\.", 0, False),
         (
             "undeclared 25 MB",
-            r"The file is over 20 MB; pictures up to 10 MB are checked\.",
+            r"The file is over 20 MB; images up to 10 MB are checked\.",
             1,
             False,
         ),
-        ("truncated jpeg", r"The picture is damaged or cut short; send it again\.", 1, True),
-        ("text named .jpg", r"This file is not a picture I can read; .*\.", 1, True),
+        ("truncated jpeg", r"The image is damaged or cut short; send it again\.", 1, True),
+        ("text named .jpg", r"This file is not an image I can read; .*\.", 1, True),
         ("svg", r"SVG drawings are not checked; .*\.", 1, True),
     ],
 )
-async def test_a_bad_picture_gets_one_sentence_and_the_bot_goes_on(
+async def test_a_bad_image_gets_one_sentence_and_the_bot_goes_on(
     bot: Bot, case: str, sentence: str, asked: int, fetched: bool
 ) -> None:
     peer = bot.peer

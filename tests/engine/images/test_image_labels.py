@@ -1,7 +1,7 @@
-"""Words printed on a picture are the post's own words: a stamp ("FACT CHECK: MOSTLY
+"""Words printed on an image are the post's own words: a stamp ("FACT CHECK: MOSTLY
 TRUE ✅") never grounds ``true``, and "FALSE" is a lead for the panel, not a basis,
-unless reverse image search found the stamped picture on a fact-checker's site. The
-rule (``zofia_engine.images.grounds``), the items built from a picture's findings, the
+unless reverse image search found the stamped image on a fact-checker's site. The
+rule (``zofia_engine.images.grounds``), the items built from an image's findings, the
 verdict rule, and the card's wording. The whole check is in
 ``tests/engine/images/test_images.py``."""
 
@@ -20,7 +20,7 @@ from zofia_engine.images.grounds import (
     LABEL_CONFIRMED,
     LABEL_LEAD,
     VISION,
-    picture_basis,
+    image_basis,
 )
 from zofia_engine.images.labels import find_labels
 from zofia_engine.images.reverse import ReverseImageBackend
@@ -46,26 +46,26 @@ CONFIRMED = _image("img-1-label", LABEL_CONFIRMED, "false")
 # ------------------------------------------------------------------ the verdict rule
 
 
-def test_a_label_read_from_the_picture_alone_is_no_basis() -> None:
+def test_a_label_read_from_the_image_alone_is_no_basis() -> None:
     ruled = rule_on_evidence("false", 0.9, [], [LEAD])
     assert ruled.verdict == "unproven" and ruled.basis == []
     assert ruled.lean is not None and ruled.lean.outcome == "false"
     assert not can_settle([], [LEAD])
-    assert LEAD.label_lead and picture_basis(LEAD) == ""
+    assert LEAD.label_lead and image_basis(LEAD) == ""
 
 
-def test_a_label_on_a_fact_checkers_copy_of_the_picture_is_a_basis() -> None:
+def test_a_label_on_a_fact_checkers_copy_of_the_image_is_a_basis() -> None:
     ruled = rule_on_evidence("false", 0.9, [], [CONFIRMED])
     assert ruled.verdict == "false" and ruled.basis == ["img-1-label"]
     assert can_settle([], [CONFIRMED]) and not CONFIRMED.label_lead
 
 
 @pytest.mark.parametrize("provider", [LABEL_LEAD, LABEL_CONFIRMED, VISION, "reverse image search"])
-def test_no_finding_on_a_picture_grounds_true(provider: str) -> None:
+def test_no_finding_on_an_image_grounds_true(provider: str) -> None:
     stamped_true = _image("img-1-label", provider, "true")
     ruled = rule_on_evidence("true", 0.95, [], [stamped_true])
     assert ruled.verdict == "unproven" and ruled.basis == []
-    assert picture_basis(stamped_true) == "" and not can_settle([], [stamped_true])
+    assert image_basis(stamped_true) == "" and not can_settle([], [stamped_true])
 
 
 def test_a_vision_finding_still_carries_misleading() -> None:
@@ -74,7 +74,7 @@ def test_a_vision_finding_still_carries_misleading() -> None:
     assert ruled.verdict == "misleading" and ruled.basis == ["img-1-vision"]
 
 
-# ------------------------------------------------------------------ the items of a picture
+# ------------------------------------------------------------------ the items of an image
 
 
 class _Pages(ReverseImageBackend):
@@ -103,23 +103,23 @@ async def _items(post: Post, *pages: tuple[str, str]) -> dict[str, EvidenceItem]
     return {item.id: item for item in found.items}
 
 
-async def test_false_printed_on_a_picture_is_a_lead_unless_a_fact_checker_has_it() -> None:
+async def test_false_printed_on_an_image_is_a_lead_unless_a_fact_checker_has_it() -> None:
     post = _post("Springfield bans bicycles", "FALSE")
     lead = (await _items(post, (NEWS_PAGE, "same source"), (CHECKER_PAGE, "same event")))[
         "img-1-label"
     ]
     assert lead.provider == LABEL_LEAD and lead.rating == "false" and lead.url == ""
     assert 'carries the words "FALSE"' in lead.text and "not a fact-checker's rating" in lead.text
-    assert picture_basis(lead) == ""
+    assert image_basis(lead) == ""
 
     confirmed = (await _items(post, (NEWS_PAGE, "same source"), (CHECKER_PAGE, "same source")))[
         "img-1-label"
     ]
     assert confirmed.provider == LABEL_CONFIRMED and confirmed.url == CHECKER_PAGE
-    assert "politifact.com" in confirmed.title and picture_basis(confirmed) == "false"
+    assert "politifact.com" in confirmed.title and image_basis(confirmed) == "false"
 
 
-async def test_each_page_that_has_the_picture_is_classified_once(
+async def test_each_page_that_has_the_image_is_classified_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     classified: list[str] = []
@@ -138,25 +138,25 @@ async def test_each_page_that_has_the_picture_is_classified_once(
 
 
 @pytest.mark.parametrize("stamp", ["FACT CHECK: MOSTLY TRUE ✅", "Correct attribution"])
-async def test_true_printed_on_a_picture_makes_no_evidence(stamp: str) -> None:
+async def test_true_printed_on_an_image_makes_no_evidence(stamp: str) -> None:
     post = _post("Springfield bans bicycles", stamp)
     assert [h.outcome for h in post.images[0].finding.labels] == ["true"]  # type: ignore[union-attr]
     items = await _items(post, (CHECKER_PAGE, "same source"))  # even on a fact-checker's site
     assert "img-1-label" not in items
-    assert all(picture_basis(item) == "" for item in items.values())
+    assert all(image_basis(item) == "" for item in items.values())
 
 
 # ------------------------------------------------------------------ what people read
 
 
-def test_the_card_says_the_picture_carries_the_words() -> None:
+def test_the_card_says_the_image_carries_the_words() -> None:
     post = _post("Springfield bans bicycles", "FACT CHECK: MOSTLY TRUE ✅")
     base = triaged_report(Triage(kind="no_claim", reason="r"), Usage(), {}, [])
     report = base.model_copy(
         update={"verdict": "unproven", "images": [post.images[0].finding], "evidence": [LEAD]}
     )
     notes = report_card("c1", report, "", None, "").notes
-    assert 'The picture carries the words "FACT CHECK: MOSTLY TRUE ✅".' in notes
+    assert 'The image carries the words "FACT CHECK: MOSTLY TRUE ✅".' in notes
     assert not any("fact-checker's label" in note for note in notes)
-    assert evidence_weight(LEAD) == "the picture carries these words · a lead, not a rating"
+    assert evidence_weight(LEAD) == "the image carries these words · a lead, not a rating"
     assert "points to “false”" in evidence_weight(CONFIRMED)
