@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -65,6 +66,18 @@ def _final(peer: FakeDiscord, token: str) -> Callable[[Call], bool]:
         return call.method == "PATCH" and f"/{token}/" in call.path and bool(call.body["embeds"])
 
     return match
+
+
+def _thread_link_posted(token: str, call: Call) -> bool:
+    return call.method == "POST" and f"/{token}" in call.path and "<#" in str(call.body)
+
+
+def _votes_told(token: str, call: Call) -> bool:
+    return f"/{token}" in call.path and "Votes so far" in str(call.body)
+
+
+def _posted_to(token: str, call: Call) -> bool:
+    return call.path.endswith(f"/{token}") and call.method == "POST"
 
 
 def _custom_ids(message: dict[str, Any]) -> list[str]:
@@ -223,11 +236,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
             await discord_api.dispatch("INTERACTION_CREATE", press)
         answers = [
             (
-                await discord_api.wait_for(
-                    lambda c, t=press["token"]: (
-                        c.method == "POST" and f"/{t}" in c.path and "<#" in str(c.body)
-                    )
-                )
+                await discord_api.wait_for(functools.partial(_thread_link_posted, press["token"]))
             ).body["content"]
             for press in presses
         ]
@@ -271,9 +280,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
             press = discord_api.button(custom, message, user_id=920000000000000000 + len(token))
             await discord_api.dispatch("INTERACTION_CREATE", press)
             # Acknowledged first; the answer follows once the vote is stored.
-            await discord_api.wait_for(
-                lambda c, t=press["token"]: f"/{t}" in c.path and "Votes so far" in str(c.body)
-            )
+            await discord_api.wait_for(functools.partial(_votes_told, press["token"]))
         assert bot.service.store.feedback.counts(_id(message)) == (2, 1)
         assert claims.startswith("zf:claims:")
 
@@ -315,9 +322,7 @@ async def test_a_forged_or_foreign_check_id_is_not_found(
         for custom in (foreign, forged):
             press = discord_api.button(custom, message)
             await discord_api.dispatch("INTERACTION_CREATE", press)
-            reply = await discord_api.wait_for(
-                lambda c, t=press["token"]: c.path.endswith(f"/{t}") and c.method == "POST"
-            )
+            reply = await discord_api.wait_for(functools.partial(_posted_to, press["token"]))
             assert reply.body["content"] == "That check was not found."
             assert reply.body["flags"] == 64  # ephemeral
         press = discord_api.button(vote, message)
