@@ -68,7 +68,8 @@ class HashingEncoder:
                 digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
                 row[int.from_bytes(digest, "little") % self._dimension] += 1.0
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows / np.maximum(norms, 1e-12)
+        unit: np.ndarray = rows / np.maximum(norms, 1e-12)
+        return unit
 
 
 def scripted_report(
