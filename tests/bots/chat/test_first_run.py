@@ -192,6 +192,7 @@ def _answers(interaction_id: str, call: Call) -> bool:
 
 def _discord_example() -> str:
     content, embed = example_message()
+    assert embed.colour is not None
     lines = [discord_text(content), "", f"[embed · colour #{embed.colour.value:06X}]"]
     lines += [discord_text(embed.title or ""), "", discord_text(embed.description or ""), ""]
     for field in embed.fields:
