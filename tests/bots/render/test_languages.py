@@ -29,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import discord
 import pytest
 import pytest_asyncio
 
@@ -345,6 +346,16 @@ def _labels(rows: Any) -> list[str]:
     return [button.text for row in rows.inline_keyboard for button in row]
 
 
+def _view_labels(view: discord.ui.View) -> list[str | None]:
+    """The labels of ``view``'s buttons (a check's button wraps its own: a DynamicItem)."""
+    labels: list[str | None] = []
+    for item in view.children:
+        button = item.item if isinstance(item, discord.ui.DynamicItem) else item
+        assert isinstance(button, discord.ui.Button)
+        labels.append(button.label)
+    return labels
+
+
 def test_english_is_the_identity_and_a_language_without_words_gets_english() -> None:
     assert words_for("") is ENGLISH and words_for("Swahili") is ENGLISH
     assert ENGLISH("False") == "False" and ENGLISH.percent(0.873) == "87%"
@@ -386,7 +397,7 @@ def test_the_card_in_french() -> None:
     )
     assert embed.footer.text is not None and embed.footer.text.endswith("Vérification abc123")
     view = verdict_view("abc123", words=FRENCH)
-    buttons = [getattr(item, "item", item).label for item in view.children]
+    buttons = _view_labels(view)
     assert buttons[:3] == ["Débat", "Preuves", "Affirmations"]
     assert progress_message([], FRENCH) == "⏳ Vérification en cours…"
 
@@ -418,7 +429,7 @@ async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_fren
     reads) says the change in French, with the card's own verdict names."""
     assert _labels(card_keyboard("abc", words=FRENCH))[5] == "Réviser"
     view = verdict_view("abc", words=FRENCH)
-    assert [getattr(item, "item", item).label for item in view.children][5] == "Réviser"
+    assert _view_labels(view)[5] == "Réviser"
     labels = ["Confirmer", "Vrai", "Faux", "Trompeur", "Non prouvé", "Annuler"]
     assert _labels(choice_keyboard("abc", FRENCH)) == labels
     assert saved_sentence("unproven", "false", FRENCH) == (
