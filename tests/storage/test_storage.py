@@ -499,8 +499,7 @@ def test_a_failed_save_writes_nothing(store: CheckStore, db: StoreDatabase) -> N
     with pytest.raises((sqlite3.IntegrityError, psycopg.IntegrityError)):
         store.reports.save(row.id, broken, vector=np.ones(4, dtype=np.float32))
     with pytest.raises(TypeError, match="float32"):
-        # A float64 vector on purpose: the store refuses it.
-        store.reports.save(row.id, make_report(), vector=np.ones(4))  # type: ignore[arg-type]
+        store.reports.save(row.id, make_report(), vector=np.ones(4))  # type: ignore[arg-type]  # float64 on purpose
     with pytest.raises(ValueError, match="NaN"):
         store.reports.save(row.id, make_report(), vector=np.array([np.nan], dtype=np.float32))
     for table in ("reports", "evidence", "claims", "analyses", "debate_turns", "post_vectors"):
