@@ -79,8 +79,8 @@ def _evidence() -> list[EvidenceItem]:
             text=f"{_SENTENCE} Page {n} adds detail on the budget debate. " * 3,
             published=dt.date(2026, 3, 10 + n),
             query="counter" if n == 4 else "main",
-            stance=Stance(label=stance, sentence=_SENTENCE),  # type: ignore[arg-type]
-            credibility=Credibility(domain=domain, quality=quality, label=label),  # type: ignore[arg-type]
+            stance=Stance(label=stance, sentence=_SENTENCE),
+            credibility=Credibility(domain=domain, quality=quality, label=label),
         )
 
     return [
@@ -194,8 +194,8 @@ def _debate(verdict: str) -> Debate:
         rulings.append(
             JudgeRuling(
                 round=r,
-                decision="continue" if r < 3 else decision,  # type: ignore[arg-type]
-                outcome=decision,  # type: ignore[arg-type]
+                decision="continue" if r < 3 else decision,
+                outcome=decision,
                 reason=f"After round {r} the wire reports outweigh the blog.",
                 stop_margin=-0.3 + 0.2 * r,
                 label_confidence=0.6 + 0.1 * r,
@@ -228,7 +228,7 @@ def full_report(verdict: str = "false", *, summary: str = "") -> Report:
     """A report as a full check of :data:`POST` gives it, with ``verdict``."""
     grounded = verdict in ("true", "false", "misleading")
     return Report(
-        verdict=verdict,  # type: ignore[arg-type]
+        verdict=verdict,
         confidence=Confidence(value=0.87 if grounded else None, basis="judge's probabilities"),
         summary=summary
         or (

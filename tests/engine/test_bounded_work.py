@@ -10,6 +10,7 @@ import asyncio
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,11 +65,11 @@ async def test_a_thread_past_its_limit_is_answered_then_and_keeps_its_slot() -> 
 
 
 @pytest.fixture
-def pool() -> KillablePool:
+def pool() -> Iterator[KillablePool]:
     made = KillablePool(
         workers=1, waiting=0, busy="busy now", too_slow="too slow", max_memory=512 * 1024 * 1024
     )
-    yield made  # type: ignore[misc]
+    yield made
     made.close()
 
 
@@ -94,6 +95,7 @@ async def test_a_busy_pool_refuses_at_once(pool: KillablePool, tmp_path: Path) -
     # it opens a FIFO for reading, which waits until the test holds the other end.
     hold = tmp_path / "hold"
     os.mkfifo(hold)
+    slow: asyncio.Task[object]  # what exec returned: None
     slow = asyncio.create_task(pool.run(exec, f"open({str(hold)!r}).close()", timeout_s=30))
     await asyncio.sleep(0.05)
     with pytest.raises(WorkBusyError, match="busy now"):

@@ -238,6 +238,7 @@ async def test_the_forced_ruling_at_the_cap_is_reported_as_its_round_once(
     judge = {"verdict": "false", "next": "continue", "reason": "Unclear yet."}
     final = {"verdict": "misleading", "reason": "Right in its facts, missing the context."}
     script = _script(panel, judgereply=judge, finalreply=final)
+    sections: dict[str, dict[str, Any]]
     sections = {"agents": {"depth": "full"}, "debate": {"style": style, "max_rounds": 3}}
     events: list[ProgressEvent] = []
     report = await make_engine(_settings(panel, sections)).check(POST, on_progress=events.append)

@@ -117,7 +117,7 @@ async def _verdicts(
     stage1 = EntityGuidedRetrieval(
         settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=False
     )
-    verdicts = {}
+    verdicts: dict[str, tuple[str, bool]] = {}
     async with Engine(settings, retrieval=stage1) as engine:
         for post in POSTS:
             brave_server.respond(brave_body(_hits(post)))

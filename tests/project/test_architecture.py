@@ -257,6 +257,7 @@ def _database_leaks(path: Path) -> list[str]:
         )
         asks = isinstance(node, ast.Call) and _named(node.func) == "is_postgres"
         if raw or asks:
+            assert isinstance(node, ast.expr)  # an attribute or a call
             found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
     return found
 

@@ -251,8 +251,10 @@ class Obedient:
             if say:
                 answer += f" {say.rstrip('.')} [{ids[0]}]."
             return {"answered": True, "answer": answer, "cites": ids[:1]}
-        answer = DEFAULTS[name]
-        return dict(answer(body) if callable(answer) else answer)
+        default = DEFAULTS[name]
+        made = default(body) if callable(default) else default
+        assert isinstance(made, dict), name  # every schema's answer is an object
+        return dict(made)
 
 
 def _texts(body: dict[str, Any]) -> list[str]:

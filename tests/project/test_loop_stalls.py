@@ -108,6 +108,7 @@ def _buttons(message: dict[str, Any]) -> list[str]:
 
 def _card(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:
     """The bot's newest verdict card in a chat (a message with a Debate button)."""
+    message: dict[str, Any]  # mypy types reversed() of a list of dict[str, Any] as Any
     for message in reversed(peer.bot_messages(chat_id)):
         if any(data.startswith("d:") for data in _buttons(message)):
             return message

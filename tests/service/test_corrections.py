@@ -28,7 +28,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from click.testing import CliRunner
@@ -68,6 +68,7 @@ from storage.keys import hash_chat
 from storage.retention import purge_content
 from storage.rows import to_iso
 from storage.schema import migrate
+from storage.shown_cards import ShownCard
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.post import Post
@@ -80,6 +81,12 @@ POST = (
 )
 NOTE = "The council minutes show no such vote."
 KEY = SECRET.encode()  # the store's secret: it seals the raw chat ids
+
+
+class _Shown(TypedDict):
+    """What a card showed, as ``record_card`` takes it."""
+
+    verdict: str
 
 
 def _repeat(store: CheckStore, original: str, chat: str = "c") -> str:
@@ -103,7 +110,7 @@ def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase)
     store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("unproven")).id
     repeat = _repeat(store, original)
-    shown = {"verdict": "unproven"}
+    shown: _Shown = {"verdict": "unproven"}
     assert record_card(
         store, original, platform="telegram", chat="-100", message="7", **shown, queued=False
     )
@@ -263,7 +270,8 @@ def test_the_purge_takes_the_records_and_expired_tokens_go(db: StoreDatabase) ->
     )  # fmt: skip
     clock.advance(minutes=16)
     assert store.shown_cards.forget_tokens(clock.now) == 1
-    (card,) = store.shown_cards.due(original, "discord") or [None]  # not due: none listed
+    due: list[ShownCard | None] = list(store.shown_cards.due(original, "discord"))
+    (card,) = due or [None]  # not due: none listed
     assert card is None
     row = store.database.dicts("SELECT token, token_expires FROM shown_cards")[0]
     assert row == {"token": "", "token_expires": None}
@@ -316,7 +324,7 @@ def test_a_recheck_with_another_verdict_makes_the_older_cards_due(db: StoreDatab
     original = stored_check(store, full_report("unproven")).id
     repeat, again = _repeat(store, original), _repeat(store, original)
     other = stored_check(store, full_report("unproven"), text="The harbour opens in May.").id
-    shown = {"verdict": "unproven"}
+    shown: _Shown = {"verdict": "unproven"}
     record_card(store, older, platform="telegram", chat="5", message="1", **shown, queued=False)
     record_card(
         store, original, platform="telegram", chat="-100", message="7", **shown, queued=False
@@ -472,7 +480,7 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
         cards = {}
         for who in (ANN, BOB, CAROL):  # Ann asks first; Bob's and Carol's are repeats
             peer.send(_private(who), who, POST)
-            cards[who["id"]] = await peer.wait_for(lambda w=who: _card(peer, w["id"]))
+            cards[who["id"]] = await peer.wait_for(functools.partial(_card, peer, who["id"]))
         store = service.store
         async with asyncio.timeout(10):  # each card is recorded once it is on screen
             while store.database.rows("SELECT count(*) FROM shown_cards") != [(3,)]:
@@ -562,7 +570,7 @@ async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
         cards = {}
         for who in (BOB, CAROL, ANN):  # Bob asks first; Carol's and Ann's are repeats
             peer.send(_private(who), who, POST)
-            cards[who["id"]] = await peer.wait_for(lambda w=who: _card(peer, w["id"]))
+            cards[who["id"]] = await peer.wait_for(functools.partial(_card, peer, who["id"]))
         store = service.store
         async with asyncio.timeout(10):
             while store.database.rows("SELECT count(*) FROM shown_cards") != [(3,)]:
@@ -617,7 +625,7 @@ async def test_raw_chat_ids_are_sealed_at_rest_and_corrections_still_arrive(
         peer.send(group_chat, ANN, "/check", reply_to=post)
         peer.send(_private(erin), erin, POST)
         cards = {
-            chat: await peer.wait_for(lambda c=chat: _card(peer, c))
+            chat: await peer.wait_for(functools.partial(_card, peer, chat))
             for chat in (group_chat["id"], erin["id"])
         }
         store = service.store
@@ -653,7 +661,7 @@ async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older
         cards = {}
         for who in (ANN, BOB):  # Bob's is a repeat of Ann's check
             peer.send(_private(who), who, POST)
-            cards[who["id"]] = await peer.wait_for(lambda w=who: _card(peer, w["id"]))
+            cards[who["id"]] = await peer.wait_for(functools.partial(_card, peer, who["id"]))
         store = service.store
         async with asyncio.timeout(10):
             while store.database.rows("SELECT count(*) FROM shown_cards") != [(2,)]:

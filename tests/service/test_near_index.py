@@ -19,13 +19,14 @@ DIM = 384
 def unit_rows(n: int, seed: int = 0, dim: int = DIM) -> np.ndarray:
     rng = np.random.default_rng(seed)
     rows = rng.standard_normal((n, dim)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    result: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return result
 
 
 def at_cosine(base: np.ndarray, cosine: float, seed: int = 1) -> np.ndarray:
     """A unit vector whose cosine with the unit vector ``base`` is exactly ``cosine``."""
     rng = np.random.default_rng(seed)
-    other = rng.standard_normal(base.shape[0])
+    other = rng.standard_normal(int(base.shape[0]))
     other -= other.dot(base) * base
     other /= np.linalg.norm(other)
     result: np.ndarray = cosine * base.astype(np.float64) + np.sqrt(1 - cosine**2) * other
@@ -47,7 +48,7 @@ def test_exact_duplicate_is_found_with_score_one() -> None:
     assert match[1] == pytest.approx(1.0, abs=1e-5)
     assert match[1] <= 1.0
     # An exact duplicate also meets the strictest threshold despite float32 rounding.
-    assert index.nearest(rows[17], threshold=1.0) == ("c17", pytest.approx(1.0, abs=1e-5))
+    assert index.nearest(rows[17], threshold=1.0) == pytest.approx(("c17", 1.0), abs=1e-5)
 
 
 def test_rows_and_queries_are_normalised() -> None:
@@ -57,7 +58,7 @@ def test_rows_and_queries_are_normalised() -> None:
     assert match[1] == pytest.approx(1.0, abs=1e-5)
     scaled = NearDuplicateIndex(DIM)
     scaled.load(["a", "b"], rows[:2] * np.array([[3.0], [0.01]], dtype=np.float32))
-    assert scaled.nearest(rows[1], threshold=0.99) == ("b", pytest.approx(1.0, abs=1e-5))
+    assert scaled.nearest(rows[1], threshold=0.99) == pytest.approx(("b", 1.0), abs=1e-5)
 
 
 def test_threshold_is_respected() -> None:
@@ -85,7 +86,7 @@ def test_best_match_wins() -> None:
     index.add("far", at_cosine(base, 0.96, seed=4))
     index.add("close", at_cosine(base, 0.99, seed=5))
     index.add("unrelated", unit_rows(1, seed=6)[0])
-    assert index.nearest(base, threshold=0.95) == ("close", pytest.approx(0.99, abs=1e-4))
+    assert index.nearest(base, threshold=0.95) == pytest.approx(("close", 0.99), abs=1e-4)
 
 
 def test_exclude_skips_ids() -> None:
@@ -93,9 +94,9 @@ def test_exclude_skips_ids() -> None:
     base = unit_rows(1, seed=3)[0]
     index.add("self", base)
     index.add("repeat", at_cosine(base, 0.97))
-    assert index.nearest(base, threshold=0.95) == ("self", pytest.approx(1.0, abs=1e-5))
+    assert index.nearest(base, threshold=0.95) == pytest.approx(("self", 1.0), abs=1e-5)
     match = index.nearest(base, threshold=0.95, exclude={"self", "not-stored"})
-    assert match == ("repeat", pytest.approx(0.97, abs=1e-4))
+    assert match == pytest.approx(("repeat", 0.97), abs=1e-4)
     assert index.nearest(base, threshold=0.95, exclude={"self", "repeat"}) is None
     assert len(index) == 2  # excluding does not remove
 
@@ -106,8 +107,8 @@ def test_add_after_load() -> None:
     for i, row in enumerate(extra):
         index.add(f"new{i}", row)
     assert len(index) == 13
-    assert index.nearest(extra[2], threshold=0.99) == ("new2", pytest.approx(1.0, abs=1e-5))
-    assert index.nearest(rows[4], threshold=0.99) == ("c4", pytest.approx(1.0, abs=1e-5))
+    assert index.nearest(extra[2], threshold=0.99) == pytest.approx(("new2", 1.0), abs=1e-5)
+    assert index.nearest(rows[4], threshold=0.99) == pytest.approx(("c4", 1.0), abs=1e-5)
 
 
 def test_add_existing_id_replaces_its_vector() -> None:
@@ -116,7 +117,7 @@ def test_add_existing_id_replaces_its_vector() -> None:
     index.add("c2", replacement)
     assert len(index) == 5
     assert index.nearest(rows[2], threshold=0.9) is None
-    assert index.nearest(replacement, threshold=0.99) == ("c2", pytest.approx(1.0, abs=1e-5))
+    assert index.nearest(replacement, threshold=0.99) == pytest.approx(("c2", 1.0), abs=1e-5)
 
 
 def test_capacity_growth_keeps_earlier_rows() -> None:
@@ -145,10 +146,10 @@ def test_remove() -> None:
         assert index.nearest(rows[gone], threshold=0.9) is None
     # Swap-remove moved rows around: every survivor is still found under its own id.
     for i in set(range(20)) - {0, 7, 19}:
-        assert index.nearest(rows[i], threshold=0.99) == (f"c{i}", pytest.approx(1.0, abs=1e-5))
+        assert index.nearest(rows[i], threshold=0.99) == pytest.approx((f"c{i}", 1.0), abs=1e-5)
     assert index.remove("c3") == 1  # a single id as a plain string
     index.add("c0", rows[0])
-    assert index.nearest(rows[0], threshold=0.99) == ("c0", pytest.approx(1.0, abs=1e-5))
+    assert index.nearest(rows[0], threshold=0.99) == pytest.approx(("c0", 1.0), abs=1e-5)
     assert index.remove(f"c{i}" for i in range(20)) == 17
     assert len(index) == 0
     assert index.nearest(rows[1], threshold=0.5) is None
@@ -169,7 +170,7 @@ def test_load_replaces_contents() -> None:
     assert len(index) == 2
     assert "c1" not in index
     assert index.nearest(rows[1], threshold=0.9) is None
-    assert index.nearest(fresh[1], threshold=0.99) == ("y", pytest.approx(1.0, abs=1e-5))
+    assert index.nearest(fresh[1], threshold=0.99) == pytest.approx(("y", 1.0), abs=1e-5)
 
 
 def test_zero_vectors_give_no_nan_and_no_match() -> None:
@@ -232,7 +233,7 @@ def test_concurrent_adds_and_searches() -> None:
     assert not errors
     assert len(index) == 800
     for i in range(0, 800, 37):
-        assert index.nearest(rows[i], threshold=0.99) == (f"c{i}", pytest.approx(1.0, abs=1e-5))
+        assert index.nearest(rows[i], threshold=0.99) == pytest.approx((f"c{i}", 1.0), abs=1e-5)
 
 
 # --- canonical_text and same_particulars --------------------------------------------------

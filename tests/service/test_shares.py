@@ -46,11 +46,11 @@ Start = Callable[..., AbstractAsyncContextManager[CheckService]]
 @pytest.fixture
 def start(tmp_path: Path) -> Start:
     @asynccontextmanager
-    async def started(checker: FakeChecker, **service: Any) -> AsyncIterator[CheckService]:
+    async def started(checker: FakeChecker, **limits: Any) -> AsyncIterator[CheckService]:
         settings = Settings.model_validate(
             {
                 "storage": {"path": str(tmp_path / "z.db"), "secret": "s3cret-for-tests-only"},
-                "service": service,
+                "service": limits,
                 "llm": {"max_tokens_per_check": 1000},
             }
         )

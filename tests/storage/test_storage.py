@@ -17,6 +17,7 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import numpy as np
 import psycopg
@@ -49,8 +50,9 @@ from storage import (
 )
 from storage.opening import open_postgres
 from storage.postgres import StoreDatabase, is_postgres
-from storage.rows import report_rows, serializable_report, to_iso
+from storage.rows import CheckStatus, RepeatKind, report_rows, serializable_report, to_iso
 from storage.settings import StorageSettings
+from storage.sql import first_row
 from zofia_engine.post import MAX_POST_CHARS, Post
 from zofia_engine.records.notes import note
 from zofia_engine.records.stage1 import Keyword
@@ -204,20 +206,32 @@ def make_report(*, marker: str = "", summary: str = "The bridge closure is confi
     )
 
 
-def new_check(
-    store: CheckStore, text: str = POST, *, requester: str = "u-hash", **kwargs: object
-) -> CheckRow:
-    defaults: dict[str, object] = {"platform": "telegram", "chat": "chat-1"}
-    return store.checks.create(  # type: ignore[arg-type]
-        **{**defaults, **kwargs},
-        requester=requester,
+class _CheckFields(TypedDict, total=False):
+    """What a test may set on a new check (``Checks.create``'s keywords)."""
+
+    platform: str
+    chat: str
+    requester: str
+    status: CheckStatus
+    repeat_of: str | None
+    repeat_kind: RepeatKind | None
+    forced: bool
+    tokens: int | None
+
+
+def new_check(store: CheckStore, text: str = POST, **fields: Unpack[_CheckFields]) -> CheckRow:
+    fields.setdefault("platform", "telegram")
+    fields.setdefault("chat", "chat-1")
+    fields.setdefault("requester", "u-hash")
+    return store.checks.create(
+        **fields,
         post=Post(text=text, url="https://t.me/c/1", published=dt.date(2026, 2, 28), origin="ch"),
         text_hash=text_hash(text),
     )
 
 
-def done_check(store: CheckStore, text: str = POST, **kwargs: object) -> CheckRow:
-    row = new_check(store, text, **kwargs)
+def done_check(store: CheckStore, text: str = POST, **fields: Unpack[_CheckFields]) -> CheckRow:
+    row = new_check(store, text, **fields)
     store.reports.save(row.id, make_report())
     return row
 
@@ -250,7 +264,7 @@ def legacy_done_check(store: CheckStore) -> CheckRow:
 
 def count(db: StoreDatabase, table: str, check_id: str) -> int:
     return int(
-        db.execute(f"SELECT count(*) FROM {table} WHERE check_id = ?", [check_id]).fetchone()[0]
+        first_row(db.execute(f"SELECT count(*) FROM {table} WHERE check_id = ?", [check_id]))[0]
     )
 
 
@@ -487,7 +501,7 @@ def test_a_failed_save_writes_nothing(store: CheckStore, db: StoreDatabase) -> N
     with pytest.raises((sqlite3.IntegrityError, psycopg.IntegrityError)):
         store.reports.save(row.id, broken, vector=np.ones(4, dtype=np.float32))
     with pytest.raises(TypeError, match="float32"):
-        store.reports.save(row.id, make_report(), vector=np.ones(4))
+        store.reports.save(row.id, make_report(), vector=np.ones(4))  # type: ignore[arg-type]  # float64 on purpose
     with pytest.raises(ValueError, match="NaN"):
         store.reports.save(row.id, make_report(), vector=np.array([np.nan], dtype=np.float32))
     for table in ("reports", "evidence", "claims", "analyses", "debate_turns", "post_vectors"):
@@ -864,7 +878,7 @@ def test_times_are_stored_as_utc(db: StoreDatabase) -> None:
     store = CheckStore(db, clock=lambda: dt.datetime(2026, 3, 1, 14, 0, tzinfo=kyiv))
     row = new_check(store)
     assert row.created_at == T0 and row.created_at.tzinfo == dt.UTC
-    raw = db.execute("SELECT created_at FROM checks").fetchone()[0]
+    raw = first_row(db.execute("SELECT created_at FROM checks"))[0]
     assert raw == "2026-03-01T12:00:00.000000+00:00"
     naive = CheckStore(db, clock=lambda: dt.datetime(2026, 3, 1))
     with pytest.raises(ValueError, match="naive"):

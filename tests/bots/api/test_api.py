@@ -30,6 +30,7 @@ from bots.cli import main
 from bots.service.checks import CheckService
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys
+from storage.sql import first_row
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 
@@ -88,7 +89,7 @@ class Api:
         return body if status == 200 else await self.answered(body["poll"], key)
 
     def count(self, table: str) -> int:
-        return int(self.service.store.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return int(first_row(self.service.store.db.execute(f"SELECT count(*) FROM {table}"))[0])
 
 
 @contextlib.asynccontextmanager
@@ -302,6 +303,7 @@ async def test_a_key_has_its_own_share_of_the_days_budget(tmp_path: Path) -> Non
 async def test_a_vote_is_read_from_the_report_by_the_written_table(tmp_path: Path) -> None:
     checker = FakeChecker()
     async with running_api(api_settings(tmp_path), checker) as api:
+        expected: dict[str, tuple[str, int | None]]
         expected = {"false": ("info", 1), "true": ("info", 5), "misleading": ("info", 3)}
         expected |= {"unproven": ("unsure", None), "scam": ("scam", None)}
         expected |= {"satire": ("satire", None), "no_claim": ("irrelevant", None)}

@@ -26,6 +26,7 @@ from bots.app.settings import Settings
 from bots.service.queue.jobs import CHECK_TASK
 from storage.api_keys import ApiKeys
 from storage.opening import open_store
+from storage.sql import first_row
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server
 
@@ -48,7 +49,7 @@ async def test_on_the_queued_deployment_the_api_only_enqueues(postgres_url: str)
         assert done["status"] == "done" and done["vote"]["truth_score"] == 1
         assert len(checker.runs) == 1  # the worker's
         deliveries = api.service.store.db.execute("SELECT count(*) FROM deliveries")
-        assert deliveries.fetchone()[0] == 0  # no card to post anywhere
+        assert first_row(deliveries)[0] == 0  # no card to post anywhere
 
 
 async def test_zofia_api_serves_until_sigterm_and_only_enqueues(

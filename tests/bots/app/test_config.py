@@ -16,7 +16,7 @@ EXAMPLE = REPO_ROOT / "config.example.toml"
 KEY = "BSAtestkey123"
 
 
-def load_config(path: Path | None, environ: dict[str, str] | None = None) -> Settings:
+def load_config(path: str | Path | None, environ: dict[str, str] | None = None) -> Settings:
     """The deployment's loader: the engine's sections and every other layer's."""
     return load_engine_config(path, environ, schema=Settings)
 
@@ -369,7 +369,7 @@ def test_stop_thresholds_per_judge_model(tmp_path: Path) -> None:
         tmp_path,
         "[debate.thresholds]\n'qwen2.5' = [-0.3, 0.6]\n'qwen2.5-coder-1.5b' = [0.1, 0.8]\n",
     )
-    debate = load_engine_config(path, environ={}).debate
+    debate = load_engine_config(path, environ={}, schema=EngineSettings).debate
     assert debate.taus("Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf") == (0.1, 0.8)  # longest match
     assert debate.taus("qwen2.5-7b-instruct") == (-0.3, 0.6)
     assert debate.taus("llama3-8b") == (-0.15, 0.7)  # the paper's values

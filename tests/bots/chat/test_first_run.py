@@ -15,6 +15,7 @@ a fenced block between ``<!-- example:NAME -->`` and ``<!-- /example -->``;
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import tomllib
 from collections.abc import AsyncIterator
@@ -25,7 +26,7 @@ import pytest
 
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
-from tests.peers.servers.discord_peer import FakeDiscord, running_client
+from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 from tests.project.test_doc_cards import WRITE, discord_text, fenced, telegram_text
 
@@ -163,9 +164,7 @@ async def test_factcheck_help_shows_the_example_to_the_asker_alone(
         answers = []
         for payload in payloads:
             await discord_api.dispatch("INTERACTION_CREATE", payload)
-            answers.append(
-                await discord_api.wait_for(lambda c, p=payload: f"/{p['id']}/" in c.path)
-            )
+            answers.append(await discord_api.wait_for(functools.partial(_answers, payload["id"])))
         stored = bot.service.store.checks.history(limit=5)
     registered = discord_api.commands["factcheck-help"]
     assert registered["integration_types"] == [0, 1] and registered["contexts"] == [0, 1, 2]
@@ -187,8 +186,13 @@ async def test_factcheck_help_shows_the_example_to_the_asker_alone(
 # ---- the docs ------------------------------------------------------------------------------
 
 
+def _answers(interaction_id: str, call: Call) -> bool:
+    return f"/{interaction_id}/" in call.path
+
+
 def _discord_example() -> str:
     content, embed = example_message()
+    assert embed.colour is not None
     lines = [discord_text(content), "", f"[embed · colour #{embed.colour.value:06X}]"]
     lines += [discord_text(embed.title or ""), "", discord_text(embed.description or ""), ""]
     for field in embed.fields:

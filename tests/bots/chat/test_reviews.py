@@ -148,7 +148,7 @@ async def _ask_everywhere(peer: FakeBotAPI, service: CheckService) -> dict[int, 
     cards = {GROUP["id"]: (await peer.wait_for(lambda: _cards(peer, GROUP["id"])))[0]}
     for who in (BOB, CAROL):
         peer.send(_private(who), who, POST)
-        cards[who["id"]] = (await peer.wait_for(lambda w=who: _cards(peer, w["id"])))[0]
+        cards[who["id"]] = (await peer.wait_for(functools.partial(_cards, peer, who["id"])))[0]
     await _recorded(service, 3)
     return cards
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -65,6 +66,18 @@ def _final(peer: FakeDiscord, token: str) -> Callable[[Call], bool]:
         return call.method == "PATCH" and f"/{token}/" in call.path and bool(call.body["embeds"])
 
     return match
+
+
+def _thread_link_posted(token: str, call: Call) -> bool:
+    return call.method == "POST" and f"/{token}" in call.path and "<#" in str(call.body)
+
+
+def _votes_told(token: str, call: Call) -> bool:
+    return f"/{token}" in call.path and "Votes so far" in str(call.body)
+
+
+def _posted_to(token: str, call: Call) -> bool:
+    return call.path.endswith(f"/{token}") and call.method == "POST"
 
 
 def _custom_ids(message: dict[str, Any]) -> list[str]:
@@ -173,7 +186,8 @@ async def test_slash_command_defers_shows_progress_and_ends_with_the_embed(
         icon, words, colour = VERDICTS["false"]  # the judge's ruling, as it is
         assert embed["title"] == f"{icon} {words}" and embed["color"] == colour
         check_id = embed["footer"]["text"].split("Check ")[-1]
-        assert bot.service.store.checks.get(check_id).status == "done"
+        checked = bot.service.store.checks.get(check_id)
+        assert checked is not None and checked.status == "done"
         kinds = [custom.split(":")[1] for custom in _custom_ids(message)]
         assert kinds == ["debate", "evidence", "claims", "up", "down", "review"]
         assert all(custom.endswith(f":{check_id}") for custom in _custom_ids(message))
@@ -202,6 +216,7 @@ async def test_context_menu_checks_the_message_it_was_opened_on(
         assert "Newsfan" in fields["Origin"]
         check_id = embed["footer"]["text"].split("Check ")[-1]
         row = bot.service.store.checks.get(check_id)
+        assert row is not None
         assert row.post_text == POST and row.platform == "discord"
         assert row.chat == bot.service.chats.chat_key("discord", str(discord_api.GUILD_ID))
 
@@ -223,11 +238,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
             await discord_api.dispatch("INTERACTION_CREATE", press)
         answers = [
             (
-                await discord_api.wait_for(
-                    lambda c, t=press["token"]: (
-                        c.method == "POST" and f"/{t}" in c.path and "<#" in str(c.body)
-                    )
-                )
+                await discord_api.wait_for(functools.partial(_thread_link_posted, press["token"]))
             ).body["content"]
             for press in presses
         ]
@@ -240,7 +251,9 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
         assert contents[0] == "**Debate**" and contents.count("**Debate**") == 1
         assert all(len(text) <= 2000 for text in contents)
         assert any(len(text) > 1500 for text in contents)  # the long turn fills messages
-        report = bot.service.store.report_for(_id(message))[1]
+        found = bot.service.store.report_for(_id(message))
+        assert found is not None
+        report = found[1]
         blocks = len(report.debate.turns) + len(report.debate.rulings)
         assert len(contents) > 1 + blocks  # a turn longer than 2000 characters was split
         assert all(c.body["allowed_mentions"] == {"parse": []} for c in posted)
@@ -271,9 +284,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
             press = discord_api.button(custom, message, user_id=920000000000000000 + len(token))
             await discord_api.dispatch("INTERACTION_CREATE", press)
             # Acknowledged first; the answer follows once the vote is stored.
-            await discord_api.wait_for(
-                lambda c, t=press["token"]: f"/{t}" in c.path and "Votes so far" in str(c.body)
-            )
+            await discord_api.wait_for(functools.partial(_votes_told, press["token"]))
         assert bot.service.store.feedback.counts(_id(message)) == (2, 1)
         assert claims.startswith("zf:claims:")
 
@@ -293,7 +304,7 @@ async def _answer_of(peer: FakeDiscord, payload: dict[str, Any]) -> str:
 
     def answered(call: Call) -> bool:
         if call.path.startswith(f"/interactions/{payload['id']}/"):
-            return call.body["type"] == 4
+            return bool(call.body["type"] == 4)
         return f"/{token}" in call.path and bool((call.body or {}).get("content"))
 
     call = await peer.wait_for(answered, timeout=20)
@@ -315,9 +326,7 @@ async def test_a_forged_or_foreign_check_id_is_not_found(
         for custom in (foreign, forged):
             press = discord_api.button(custom, message)
             await discord_api.dispatch("INTERACTION_CREATE", press)
-            reply = await discord_api.wait_for(
-                lambda c, t=press["token"]: c.path.endswith(f"/{t}") and c.method == "POST"
-            )
+            reply = await discord_api.wait_for(functools.partial(_posted_to, press["token"]))
             assert reply.body["content"] == "That check was not found."
             assert reply.body["flags"] == 64  # ephemeral
         press = discord_api.button(vote, message)
@@ -340,7 +349,8 @@ async def test_a_repeat_is_answered_from_the_store_and_its_buttons_work_without_
         embed = _patches(discord_api, again["token"])[-1].body["embeds"][0]
         assert embed["footer"]["text"].startswith("Repeat of a check from ")
         repeat_id = _id(message)
-        assert bot.service.store.checks.get(repeat_id).repeat_kind == "exact"
+        checked = bot.service.store.checks.get(repeat_id)
+        assert checked is not None and checked.repeat_kind == "exact"
 
         discord_api.no_thread_channels.add(discord_api.CHANNEL_ID)
         press = discord_api.button(f"zf:claims:{repeat_id}", message)
@@ -651,7 +661,8 @@ async def test_a_response_deleted_while_the_check_runs_gets_nothing_more(
         panel.release.set()
         card = await discord_api.wait_for(_final(discord_api, token), timeout=60)
         row = bot.service.store.checks.history(platform="discord")[0][0]
-        assert bot.service.store.checks.get(row.id).status == "done"
+        checked = bot.service.store.checks.get(row.id)
+        assert checked is not None and checked.status == "done"
         open_attempts = "SELECT count(*) FROM attempts WHERE ended_at IS NULL"
         async with asyncio.timeout(30):  # the answer is out: the request's attempt ends
             while bot.service.store.database.rows(open_attempts) != [(0,)]:

@@ -272,7 +272,7 @@ async def test_factcheck_takes_an_image_alone_or_with_text(
         assert len(discord_api.downloads) == 2
 
 
-BAD = {
+BAD: dict[str, tuple[Callable[[FakeDiscord], dict[str, Any]], str]] = {
     "pixel bomb": (
         lambda peer: peer.attachment(pixel_bomb(60), "bomb.png", content_type="image/png"),
         "The image is 60 megapixels; images up to 40 megapixels are checked.",

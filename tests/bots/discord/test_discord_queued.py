@@ -86,6 +86,7 @@ async def test_another_replica_posts_the_verdict_of_a_replica_that_stopped(
         "SELECT target_json, delivered_at FROM deliveries WHERE check_id = ?", [check_id]
     ).fetchone()
     db.close()
+    assert row is not None
     assert row == ("{}", row[1]) and row[1] is not None  # delivered, and the token forgotten
     assert len(checker.runs) == 1
 

@@ -37,7 +37,7 @@ def _evidence(n: int, source: str = "web") -> EvidenceItem:
     prefix = "web" if source == "web" else "wiki"
     return EvidenceItem(
         id=f"{prefix}-{n}",
-        source=source,  # type: ignore[arg-type]
+        source=source,
         provider="brave" if source == "web" else "offline",
         title=f"Title {prefix} {n}",
         url=f"https://example.org/{prefix}/{n}",
@@ -402,7 +402,7 @@ def test_the_debate_thread_says_why_the_debate_ended(
         rounds=1,
         max_rounds=5,
         stopped_by=stopped_by,
-        forced=forced,  # type: ignore[arg-type]
+        forced=forced,
     )
     blocks = section("debate", _report(debate=debate)).blocks
     assert blocks[1].body == "(nothing new: this turn repeated what had been said)"

@@ -138,6 +138,7 @@ def test_the_telegram_list_names_every_language_with_the_cards_first() -> None:
 
 def _card(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:
     """The bot's newest verdict card in a chat (a message with a d: button)."""
+    message: dict[str, Any]  # mypy types reversed() of a list of dict[str, Any] as Any
     for message in reversed(peer.bot_messages(chat_id)):
         rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
         if any(b.get("callback_data", "").startswith("d:") for row in rows for b in row):

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import discord
 import pytest
 import pytest_asyncio
 
@@ -344,6 +345,16 @@ def _labels(rows: Any) -> list[str]:
     return [button.text for row in rows.inline_keyboard for button in row]
 
 
+def _view_labels(view: discord.ui.View) -> list[str | None]:
+    """The labels of ``view``'s buttons (a check's button wraps its own: a DynamicItem)."""
+    labels: list[str | None] = []
+    for item in view.children:
+        button = item.item if isinstance(item, discord.ui.DynamicItem) else item
+        assert isinstance(button, discord.ui.Button)
+        labels.append(button.label)
+    return labels
+
+
 def test_english_is_the_identity_and_a_language_without_words_gets_english() -> None:
     assert words_for("") is ENGLISH and words_for("Swahili") is ENGLISH
     assert ENGLISH("False") == "False" and ENGLISH.percent(0.873) == "87%"
@@ -385,7 +396,7 @@ def test_the_card_in_french() -> None:
     )
     assert embed.footer.text is not None and embed.footer.text.endswith("Vérification abc123")
     view = verdict_view("abc123", words=FRENCH)
-    buttons = [getattr(item, "item", item).label for item in view.children]
+    buttons = _view_labels(view)
     assert buttons[:3] == ["Débat", "Preuves", "Affirmations"]
     assert progress_message([], FRENCH) == "⏳ Vérification en cours…"
 
@@ -417,7 +428,7 @@ async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_fren
     reads) says the change in French, with the card's own verdict names."""
     assert _labels(card_keyboard("abc", words=FRENCH))[5] == "Réviser"
     view = verdict_view("abc", words=FRENCH)
-    assert [getattr(item, "item", item).label for item in view.children][5] == "Réviser"
+    assert _view_labels(view)[5] == "Réviser"
     labels = ["Confirmer", "Vrai", "Faux", "Trompeur", "Non prouvé", "Annuler"]
     assert _labels(choice_keyboard("abc", FRENCH)) == labels
     assert saved_sentence("unproven", "false", FRENCH) == (
@@ -544,6 +555,7 @@ def _private(sender: dict[str, Any]) -> dict[str, Any]:
 
 def _card(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:
     """The bot's newest verdict card in a chat (a message with a d: button)."""
+    message: dict[str, Any]  # mypy types reversed() of a list of dict[str, Any] as Any
     for message in reversed(peer.bot_messages(chat_id)):
         rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
         if any(b.get("callback_data", "").startswith("d:") for row in rows for b in row):

@@ -144,7 +144,7 @@ def test_a_claims_status_is_said_in_words() -> None:
 
     def status(label: str | None, *ids: str, **changes: object) -> str:
         quotes = [Quote(text="q", evidence_id=i) for i in ids]
-        claim = ClaimResult(id="c", kind="core", text="T.", label=label, quotes=quotes)  # type: ignore[arg-type]
+        claim = ClaimResult(id="c", kind="core", text="T.", label=label, quotes=quotes)
         return claim_status(claim.model_copy(update=changes), evidence)
 
     assert status("supports", "web-1") == "supported by example.org"
@@ -172,9 +172,9 @@ def test_a_claims_status_is_said_in_words() -> None:
 def test_the_trees_summary_agrees_with_the_verdict_or_is_not_shown(
     verdict: str, decision: str | None, heading: str | None
 ) -> None:
-    tree = TreeSummary(veracity=0.5, reliability=0.1, decision=decision, evaluations=1)  # type: ignore[arg-type]
+    tree = TreeSummary(veracity=0.5, reliability=0.1, decision=decision, evaluations=1)
     claim = ClaimResult(id="c0", kind="core", text="T.", label="not enough information")
-    blocks = section("claims", Report(verdict=verdict, claims=[claim], tree=tree)).blocks  # type: ignore[arg-type]
+    blocks = section("claims", Report(verdict=verdict, claims=[claim], tree=tree)).blocks
     trees = [b for b in blocks if b.heading.startswith("Tree of claims")]
     assert [b.heading for b in trees] == ([heading] if heading else [])
     if trees:

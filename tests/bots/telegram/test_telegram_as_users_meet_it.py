@@ -13,6 +13,7 @@ origin on a card is in the card's language.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
@@ -71,6 +72,10 @@ def _answers(peer: FakeBotAPI, chat_id: int) -> dict[int, dict[str, Any]]:
     }
 
 
+def _has_card(peer: FakeBotAPI, chat_id: int) -> bool:
+    return any(map(_is_card, peer.bot_messages(chat_id)))
+
+
 def _said_first(peer: FakeBotAPI, chat_id: int, message_id: int) -> str:
     """What the bot first said in reply to ``message_id`` (before any edit)."""
     for call in peer.sent("sendMessage", chat_id):
@@ -95,7 +100,9 @@ async def test_forwards_sent_together_are_queued_and_each_gets_its_card_in_turn(
         sent += [_forward(peer, CHAT, ANN, text) for text in texts[1:]]
         # Each waiting forward is told at once how many of its chat's come first.
         for n, message in enumerate(sent[1:], 1):
-            await peer.wait_for(lambda m=message: _said_first(peer, ANN["id"], m["message_id"]))
+            await peer.wait_for(
+                functools.partial(_said_first, peer, ANN["id"], message["message_id"])
+            )
             line = _said_first(peer, ANN["id"], message["message_id"])
             assert line.startswith(f"In line: {n} of your post"), line
         assert gate.waiting == 1  # one check of the chat at a time
@@ -184,7 +191,7 @@ async def test_a_forward_from_a_channel_says_where_from_in_the_cards_language(
         for person in (anne, hans):
             chat = {"id": person["id"], "type": "private", "first_name": person["first_name"]}
             _forward(peer, chat, person, POST)
-            await peer.wait_for(lambda p=person: any(map(_is_card, peer.bot_messages(p["id"]))))
+            await peer.wait_for(functools.partial(_has_card, peer, person["id"]))
         await handled(peer, service)
         await asyncio.sleep(0)
     french = next(filter(_is_card, peer.bot_messages(anne["id"])))["text"]

@@ -124,6 +124,7 @@ def _buttons(message: dict[str, Any]) -> list[str]:
 
 def card_in(peer: FakeBotAPI, chat_id: int, after: int = 0) -> dict[str, Any] | None:
     """The bot's newest verdict card in a chat (a message with a Debate button)."""
+    message: dict[str, Any]  # mypy types reversed() of a list of dict[str, Any] as Any
     for message in reversed(peer.bot_messages(chat_id)):
         if message["message_id"] > after and any(d.startswith("d:") for d in _buttons(message)):
             return message

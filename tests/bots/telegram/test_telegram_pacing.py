@@ -11,6 +11,7 @@ order there is: no turn comes early or late on a slow or busy machine."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,10 @@ def _waiting_card(pacer: SteppedPacer) -> bool:
     return any(priority_of(endpoint, data) == CARD for endpoint, data in pacer.inside)
 
 
+def _more_calls_than(peer: FakeBotAPI, calls: int) -> bool:
+    return len(peer.calls) > calls
+
+
 def _answers(peer: FakeBotAPI) -> list[BotCall]:
     """The bot's messages and edits in Ann's chat, in the order the API got them."""
     return [
@@ -105,9 +110,9 @@ async def test_a_paced_burst_gets_its_card_before_its_refusals(
         gate.open()
         await pacer.until(lambda: _waiting_card(pacer))
         while len(_answers(peer)) < 3:  # the chat's turns, one at a time
-            sent = len(peer.calls)
+            calls = len(peer.calls)
             pacer.next_turn(ANN["id"])
-            await peer.wait_for(lambda s=sent: len(peer.calls) > s)
+            await peer.wait_for(functools.partial(_more_calls_than, peer, calls))
     answers = _answers(peer)
     kinds = ["card" if _is_card(c) else "progress" if _is_progress(c) else "other" for c in answers]
     # "checking…", then the card, queued after the refusal but first when the turn came
@@ -167,9 +172,9 @@ async def test_the_pacer_sends_the_card_first_then_a_refusal_and_drops_stale_edi
         # All four queued: both progress edits dropped, the refusal and the card waiting.
         await pacer.until(lambda: first.done() and second.done() and len(pacer.inside) == 2)
         for _ in range(2):  # the chat's next two turns
-            sent = len(peer.calls)
+            calls = len(peer.calls)
             pacer.next_turn(ANN["id"])
-            await peer.wait_for(lambda s=sent: len(peer.calls) > s)
+            await peer.wait_for(functools.partial(_more_calls_than, peer, calls))
         results = await asyncio.gather(first, refusal, second, card)
     assert results[0] is True and results[2] is True  # dropped, as stale
     sent = [(c.method, c.params["text"]) for c in _answers(peer)]

@@ -212,7 +212,7 @@ def test_with_nothing_settled_no_sentence_says_the_evidence_supports() -> None:
 
 def _claim(label: str, kind: str = "core", id_: str = "claim-0") -> ClaimResult:
     quote = Quote(text="A sentence of the evidence.", evidence_id="wiki-1")
-    return ClaimResult(id=id_, kind=kind, text="A claim.", label=label, quotes=[quote])  # type: ignore[arg-type]
+    return ClaimResult(id=id_, kind=kind, text="A claim.", label=label, quotes=[quote])
 
 
 @pytest.mark.parametrize(
@@ -261,7 +261,7 @@ def test_a_refuted_core_claim_never_ends_true_and_a_supported_one_never_false(
     the reading's own words, not the panel's prose."""
     label = "refutes" if outcome == "true" else "supports"
     core = _claim(label).model_copy(update={"reason": "The evidence says otherwise: x."})
-    said = JudgeRuling(round=1, decision=outcome, reason="The post is accurate.")  # type: ignore[arg-type]
+    said = JudgeRuling(round=1, decision=outcome, reason="The post is accurate.")
     ruled, _ = verdict_of(
         said, {outcome: 0.92}, [core], [], require_evidence=True, no_logprobs=False
     )
@@ -314,7 +314,7 @@ def test_the_allowed_outcomes_follow_the_settled_core_claim() -> None:
 def test_a_judges_figure_set_aside_says_nothing_settled_backs_its_outcome(
     outcome: str, claims: list[ClaimResult]
 ) -> None:
-    ruling = JudgeRuling(round=1, decision=outcome, reason="As argued.")  # type: ignore[arg-type]
+    ruling = JudgeRuling(round=1, decision=outcome, reason="As argued.")
     ruled, confidence = verdict_of(
         ruling, {outcome: 0.9}, claims, [], require_evidence=True, no_logprobs=False
     )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import jinja2
 import numpy as np
@@ -23,7 +25,7 @@ from zofia_engine.prompting import TEMPLATE_NAMES, render
 from zofia_engine.report import OUTCOMES, EvidenceItem
 
 # Every variable each template needs, with a value.
-TEMPLATE_VARIABLES = {
+TEMPLATE_VARIABLES: dict[str, dict[str, Any]] = {
     "follow_up": {
         "verdict": "false",
         "summary": "s",
@@ -285,7 +287,11 @@ class KeywordEncoder:
 
     VOCAB = ("bicycle", "ban", "mayor", "weather")
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    @property
+    def dimension(self) -> int:
+        return len(self.VOCAB)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         return np.array(
             [[float(w in t.lower()) + 1e-3 for w in self.VOCAB] for t in texts], dtype=np.float32
         )

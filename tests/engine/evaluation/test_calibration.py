@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,9 @@ from zofia_engine.evaluation.dataset import LABEL_MAPPINGS
 BINARY = LABEL_MAPPINGS["binary"]
 
 
-def _item(id_: str, gold: str, rounds: list[tuple[float, float, str]], final: str) -> dict:
+def _item(
+    id_: str, gold: str, rounds: list[tuple[float, float, str]], final: str
+) -> dict[str, Any]:
     return {
         "id": id_,
         "gold": gold,

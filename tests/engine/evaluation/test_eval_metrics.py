@@ -111,16 +111,16 @@ def test_abstention_scores_by_hand() -> None:
         Judged("fake", None, None, skipped=True),
     ]
     sel = selective(items, ["real", "fake"])
-    assert (sel.items, sel.covered, sel.coverage) == (6, 4, pytest.approx(4 / 6))
+    assert (sel.items, sel.covered) == (6, 4) and sel.coverage == pytest.approx(4 / 6)
     assert sel.covered_accuracy == 0.5
     # real: tp 1, said 2, support 2 -> F1 0.5; fake: tp 1, said 2, support 2 -> F1 0.5
     assert sel.covered_macro_f1 == pytest.approx(0.5)
     assert sel.confidently_wrong == pytest.approx(1 / 6)
     assert sel.triage_skipped == 1
     curve = {p.threshold: (p.coverage, p.risk) for p in sel.risk_coverage}
-    assert curve[0.0] == (pytest.approx(4 / 6), 0.5)
-    assert curve[0.7] == (pytest.approx(2 / 6), 0.5)  # 0.9 right, 0.8 wrong
-    assert curve[0.9] == (pytest.approx(1 / 6), 0.0)
+    assert curve[0.0][0] == pytest.approx(4 / 6) and curve[0.0][1] == 0.5
+    assert curve[0.7][0] == pytest.approx(2 / 6) and curve[0.7][1] == 0.5  # 0.9 right, 0.8 wrong
+    assert curve[0.9][0] == pytest.approx(1 / 6) and curve[0.9][1] == 0.0
     bins = {(b.low, b.high): b for b in sel.reliability}
     top = bins[(0.8, 1.0)]
     assert top.count == 2 and top.confidence == pytest.approx(0.85) and top.accuracy == 0.5

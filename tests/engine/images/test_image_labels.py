@@ -81,7 +81,7 @@ class _Pages(ReverseImageBackend):
     name = "images:test"
 
     def __init__(self, *pages: tuple[str, str]) -> None:
-        self.pages = [ImageSighting(url=u, title="A page", relation=r) for u, r in pages]  # type: ignore[arg-type]
+        self.pages = [ImageSighting(url=u, title="A page", relation=r) for u, r in pages]
 
     async def search(self, image: PostImage, max_results: int) -> list[ImageSighting]:
         return self.pages[:max_results]

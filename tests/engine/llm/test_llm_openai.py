@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
@@ -118,7 +118,15 @@ async def test_the_other_modes(mode: str, expected: dict[str, Any] | None, in_pr
 
 # ------------------------------------------------- structured output, learnt per server
 
-LLAMA_CPP_PYTHON = {"formats": ("text", "json_object"), "refusal_status": 500}
+
+class _ServerTraits(TypedDict):
+    """How a server takes structured output (``FakeOpenAI``'s keywords)."""
+
+    formats: tuple[str, ...]
+    refusal_status: int
+
+
+LLAMA_CPP_PYTHON: _ServerTraits = {"formats": ("text", "json_object"), "refusal_status": 500}
 
 
 async def test_auto_keeps_json_schema_where_the_server_takes_it() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from tests.peers.servers.openai_peer import FakeOpenAI
 
-from zofia_engine.config import load_config
+from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.llm.base import ChatMessage, CompletionRequest
 from zofia_engine.llm.openai_backend import OpenAIBackend
 from zofia_engine.llm.openai_wire import key_for, same_server
@@ -96,7 +96,7 @@ async def test_an_ambient_key_goes_only_to_its_own_server(
             "ZOFIA__LLM__ROLES__JUDGE__BASE_URL": judge.base_url,
             "ZOFIA__LLM__ROLES__JUDGE__MODEL": "big",
         }
-        settings = load_config(environ=environ)
+        settings: EngineSettings = load_config(environ=environ)
         assert settings.llm.openai.api_key == "sk-ambient"
         # What the SDK would read on its own, were it not given everything.
         monkeypatch.setenv("OPENAI_API_KEY", "sk-ambient")
@@ -119,7 +119,7 @@ async def test_an_ambient_key_goes_only_to_its_own_server(
 
 async def test_a_roles_own_key_goes_to_its_own_server() -> None:
     async with FakeOpenAI(api_key="sk-main") as main, FakeOpenAI(api_key="sk-judge") as judge:
-        settings = load_config(
+        settings: EngineSettings = load_config(
             environ={
                 "ZOFIA__LLM__BACKEND": "openai",
                 "ZOFIA__LLM__OPENAI__BASE_URL": main.base_url,

@@ -10,12 +10,13 @@ import sys
 from contextlib import closing
 from pathlib import Path
 from types import ModuleType
+from typing import Any, TypedDict, Unpack
 
 import pytest
 from click.testing import CliRunner
 
 from bots.cli import main
-from zofia_engine.config import load_config
+from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.errors import ConfigError
 from zofia_engine.retrieval.web.base import WebQuery
 from zofia_engine.retrieval.web.corpus import CorpusSearch, index_corpus, match_terms
@@ -37,7 +38,7 @@ DOCS = [
 ]  # fmt: skip
 
 
-def _jsonl(path: Path, items: list[dict[str, str]]) -> Path:
+def _jsonl(path: Path, items: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
     return path
 
@@ -49,7 +50,18 @@ def index(tmp_path: Path) -> Path:
     return database
 
 
-async def _ids(database: Path, *keywords: str, **options: object) -> list[str]:
+class _QueryOptions(TypedDict, total=False):
+    """``WebQuery``'s fields but the keywords."""
+
+    exact: bool
+    max_results: int
+    cutoff: dt.date | None
+    exclude_domains: tuple[str, ...]
+    any_of: tuple[str, ...]
+    language: str
+
+
+async def _ids(database: Path, *keywords: str, **options: Unpack[_QueryOptions]) -> list[str]:
     results = await CorpusSearch(database).search(WebQuery(keywords, **options))
     assert all(r.source == "web:corpus" for r in results)
     return [r.url.rsplit("/", 1)[-1].removeprefix("corpus:") for r in results]
@@ -284,13 +296,15 @@ def test_settings_need_a_path_that_exists(tmp_path: Path, index: Path) -> None:
     assert "not found" in missing and "zofia corpus index" in missing
     config = tmp_path / "zofia.toml"
     config.write_text(f'[web]\nbackends = ["corpus"]\n[web.corpus]\npath = "{index}"\n', "utf-8")
-    settings = load_config(config, environ={})
+    settings: EngineSettings = load_config(config, environ={})
     [backend] = build_search_backends(settings.web)
     assert isinstance(backend, CorpusSearch) and backend.name == "web:corpus"
 
 
 def test_a_path_alone_turns_nothing_on(tmp_path: Path) -> None:
-    settings = load_config(None, environ={"ZOFIA__WEB__CORPUS__PATH": str(tmp_path / "x.db")})
+    settings: EngineSettings = load_config(
+        None, environ={"ZOFIA__WEB__CORPUS__PATH": str(tmp_path / "x.db")}
+    )
     assert settings.web.backends == [] and build_search_backends(settings.web) == []
 
 
@@ -386,7 +400,7 @@ def test_liar_corpus_writes_documents_without_ratings(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     data = tmp_path / "liar.jsonl"
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"id": 5, "label": "false", "claim": "c", "speaker": "jane-doe",
          "justification": "The budget grew 3 percent. We rate the claim Mostly False."},
         {"id": "6.json", "label": "true", "claim": "c", "speaker": "",

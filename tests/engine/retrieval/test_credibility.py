@@ -188,7 +188,7 @@ def test_credibility_model_is_strict() -> None:
     with pytest.raises(ValidationError):
         Credibility(domain="a.com", quality=0.5, label="medium", extra=1)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
-        Credibility(domain="a.com", quality=0.5, label="reliable")  # type: ignore[arg-type]
+        Credibility(domain="a.com", quality=0.5, label="reliable")
 
 
 _AGAINST = {
@@ -208,7 +208,7 @@ _AGAINST = {
     [(0, "supports"), (1, "refutes"), (2, "neutral"), (3, "not enough information")],
 )
 def test_counts_against(label: str, index: int, stance: str) -> None:
-    cred = Credibility(domain="x.example", quality=None, label=label)  # type: ignore[arg-type]
+    cred = Credibility(domain="x.example", quality=None, label=label)
     assert counts_against(stance, cred) is _AGAINST[label][index]  # type: ignore[arg-type]
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import pytest_asyncio
 
@@ -271,7 +272,7 @@ async def news_run(
     """The news story through settings loaded from TOML, the key from the environment."""
     brave_server.respond(brave_body(BRAVE_HITS))
     config = _write_config(tmp_path / "zofia.toml", brave_server, news_wiki_peer.url)
-    settings = load_config(config, environ={"BRAVE_API_KEY": BRAVE_TOKEN})
+    settings: EngineSettings = load_config(config, environ={"BRAVE_API_KEY": BRAVE_TOKEN})
     return await make_stage1(settings).run(NEWS)
 
 
@@ -440,7 +441,9 @@ async def test_mediawiki_down_fails_wikipedia_only(
 ) -> None:
     brave_server.respond(brave_body(BRAVE_HITS))
     config = _write_config(tmp_path / "zofia.toml", brave_server, refused_port_url())
-    settings = load_config(config, environ={"ZOFIA__WEB__BRAVE__API_KEY": BRAVE_TOKEN})
+    settings: EngineSettings = load_config(
+        config, environ={"ZOFIA__WEB__BRAVE__API_KEY": BRAVE_TOKEN}
+    )
 
     result = await make_stage1(settings).run(NEWS)
 
@@ -645,7 +648,11 @@ class _CountingEncoder:
         self.inner = inner
         self.calls: list[list[str]] = []
 
-    def encode(self, texts: Any) -> Any:
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(list(texts))
         return self.inner.encode(texts)
 

@@ -54,7 +54,7 @@ FAST: dict[str, Any] = {
     "backoff_s": 0.001,
 }
 CUTOFF = dt.date(2023, 5, 9)
-PAPER_EXCLUDES = WebSettings().exclude_domains
+PAPER_EXCLUDES = tuple(WebSettings().exclude_domains)
 
 
 @pytest_asyncio.fixture

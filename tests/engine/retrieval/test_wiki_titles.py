@@ -291,6 +291,10 @@ class _BagOfWords:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
+    @property
+    def dimension(self) -> int:
+        return 256
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(list(texts))
         rows = np.zeros((len(texts), 256), np.float32)
@@ -298,7 +302,8 @@ class _BagOfWords:
             for word in re.findall(r"\w+", text.casefold()):
                 row[int(hashlib.md5(word.encode()).hexdigest(), 16) % 256] += 1
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows / np.where(norms == 0, 1, norms)
+        unit: np.ndarray = rows / np.where(norms == 0, 1, norms)
+        return unit
 
 
 def _candidate(title: str, description: str = "") -> WikiCandidate:

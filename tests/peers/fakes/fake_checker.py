@@ -68,7 +68,8 @@ class HashingEncoder:
                 digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
                 row[int.from_bytes(digest, "little") % self._dimension] += 1.0
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows / np.maximum(norms, 1e-12)
+        unit: np.ndarray = rows / np.maximum(norms, 1e-12)
+        return unit
 
 
 def scripted_report(
@@ -81,13 +82,13 @@ def scripted_report(
     if verdict in TRIAGED:
         signs = ["a look-alike bank domain", "asks for a login"] if verdict == "scam" else []
         return Report(
-            verdict=verdict,  # type: ignore[arg-type]
+            verdict=verdict,
             confidence=Confidence(basis="triage: no claim was checked"),
             summary=summary or f"Triage: {verdict}.",
             debate=Debate(held=False),
             usage=Usage.of(calls),
             timings={"total_ms": 1.0},
-            triage=Triage(kind=verdict, reason=summary or "scripted", signs=signs),  # type: ignore[arg-type]
+            triage=Triage(kind=verdict, reason=summary or "scripted", signs=signs),
         )
     evidence = [
         EvidenceItem(
@@ -104,13 +105,13 @@ def scripted_report(
         DebateTurn(round=1, side="con", argument="The minutes show no law.", cites=["web-1"]),
     ]
     decision = "false" if verdict in ("unproven", "undetermined") else verdict
-    ruling = JudgeRuling(round=1, decision=decision, reason=summary or "The minutes refute it.")  # type: ignore[arg-type]
+    ruling = JudgeRuling(round=1, decision=decision, reason=summary or "The minutes refute it.")
     grounded = verdict in ("true", "false", "misleading")
     label = {"true": "supports"}.get(verdict, "refutes")
     quotes = [Quote(text="passed no such law", evidence_id="web-1")] if grounded else []
     claim = ClaimResult(id="claim-0", kind="core", text=post.text[:80], label=label, quotes=quotes)
     return Report(
-        verdict=verdict,  # type: ignore[arg-type]
+        verdict=verdict,
         confidence=Confidence(value=0.8 if grounded else None, basis="scripted"),
         summary=summary or f"Scripted verdict on: {post.text[:40]}",
         evidence=evidence,

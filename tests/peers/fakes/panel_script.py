@@ -300,7 +300,7 @@ class ScriptedPanel:
         if isinstance(reply, str):
             reply = ChatReply(content=reply)
         if reply.status >= 400:
-            raise LLMResponseError(f"scripted status {reply.status}: {reply.error}")
+            raise LLMResponseError("scripted", f"status {reply.status}: {reply.error}")
         logprobs = (
             tuple(TokenLogprob(t, lp, dict(top)) for t, lp, top in reply.logprobs)
             if reply.logprobs is not None

@@ -30,7 +30,7 @@ def build_nli(
     of ``bias``: a known answer.
     """
     import torch  # here, not at import: collecting a test module must not load torch
-    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
 
     root.mkdir(parents=True, exist_ok=True)
     vocab = root / "vocab.txt"
@@ -38,7 +38,7 @@ def build_nli(
         "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]) + "\n",
         encoding="utf-8",
     )
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True)
+    tokenizer = BertTokenizer(vocab_file=str(vocab), do_lower_case=True)
     torch.manual_seed(seed)
     config = BertConfig(
         vocab_size=len(tokenizer),
@@ -47,11 +47,11 @@ def build_nli(
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=128,
-        num_labels=len(id2label),
         id2label=id2label,
         label2id={name: i for i, name in id2label.items()},
     )
-    model = BertForSequenceClassification(config).eval()
+    model = BertForSequenceClassification(config)
+    model.train(False)  # eval mode (transformers' eval() has no annotations)
     if bias is not None:
         with torch.no_grad():
             model.classifier.weight.zero_()

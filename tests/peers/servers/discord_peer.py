@@ -693,8 +693,8 @@ class FakeDiscord(LoopbackServer):
             self.threads[message_id] = thread
             return 201, thread
         if not rest and method == "GET":
-            thread = self.threads.get(channel_id)
-            return (200, thread) if thread else (200, self.channel(channel_id))
+            known = self.threads.get(channel_id)
+            return (200, known) if known else (200, self.channel(channel_id))
         return 404, {"message": "Unknown Channel route", "code": 0}
 
     # -- waiting -----------------------------------------------------------------------------

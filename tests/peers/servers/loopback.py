@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Self
+from typing import Self, TypeVar
 
 from aiohttp import web
 
@@ -62,8 +62,11 @@ class LoopbackServer:
             self._runner = None
 
 
+Server = TypeVar("Server", bound=LoopbackServer)
+
+
 @contextlib.contextmanager
-def running_in_thread(server: LoopbackServer) -> Iterator[LoopbackServer]:
+def running_in_thread(server: Server) -> Iterator[Server]:
     """Serve ``server`` from its own event loop in a thread, for code that runs its own
     loop (a CLI under click's runner). Stopped and joined on exit."""
     loop = asyncio.new_event_loop()

@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TypedDict
 
 import psycopg
 from psycopg import sql
@@ -88,6 +89,14 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class _RunAs(TypedDict, total=False):
+    """The user a server binary runs as (``subprocess.run``'s keywords)."""
+
+    user: int
+    group: int
+    extra_groups: list[int]
 
 
 class PostgresServer:
@@ -229,7 +238,7 @@ class PostgresServer:
         """Run a server binary (as the unprivileged user when we are root), bounded."""
         label = program if args[0].startswith("-") else f"{program} {args[0]}"
         env = {key: value for key, value in os.environ.items() if not key.startswith("PG")}
-        ids = {}
+        ids: _RunAs = {}
         if self._run_as is not None:
             ids = {"user": self._run_as.pw_uid, "group": self._run_as.pw_gid, "extra_groups": []}
         try:

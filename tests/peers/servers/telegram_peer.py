@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 from PIL import Image
@@ -606,7 +606,8 @@ class FakeBotAPI(LoopbackServer):
         return self._chats.get(chat_id, {"id": chat_id, "type": kind})
 
     def _stored(self, params: dict[str, Any]) -> dict[str, Any]:
-        message = self.messages.get((params.get("chat_id"), params.get("message_id")))
+        key = (params.get("chat_id"), params.get("message_id"))  # as the request names them
+        message = self.messages.get(cast("tuple[int, int]", key))
         if message is None:
             raise TelegramError(400, "Bad Request: message to edit not found")
         if message["from"]["id"] != BOT_ID:
@@ -718,7 +719,8 @@ class FakeBotAPI(LoopbackServer):
         }
         reply = params.get("reply_parameters") or {}
         if reply:
-            target = self.messages.get((chat["id"], reply.get("message_id")))
+            key = (chat["id"], reply.get("message_id"))  # as the request names them
+            target = self.messages.get(cast("tuple[int, int]", key))
             if target is None and not reply.get("allow_sending_without_reply"):
                 raise TelegramError(400, "Bad Request: message to be replied not found")
             if target is not None:

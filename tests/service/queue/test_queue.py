@@ -33,7 +33,8 @@ from bots.service.queue.worker import (
 )
 from storage.deliveries import Claim, Deliveries
 from storage.errors import StorageError
-from storage.postgres import PostgresDatabase
+from storage.postgres import PostgresDatabase, is_postgres
+from storage.sql import first_row
 from storage.store import CheckStore
 from zofia_engine.post import Post
 
@@ -108,6 +109,7 @@ async def test_one_run_per_text_across_replicas_and_every_waiter_answered(
         handles = await asyncio.gather(
             *((one if n % 2 else two).submit(Post(text=posts[n % 3]), asker(n)) for n in range(12))
         )
+        assert is_postgres(one.store.db)
         assert queue_depth(one.store.db) == 2  # the first two posts normalise to one text key
         async with worker(settings, checker) as runner:
             outcomes: list[Outcome] = await asyncio.wait_for(
@@ -137,7 +139,7 @@ async def test_a_check_job_run_twice_leaves_one_report(postgres_url: str) -> Non
         await runner.run(handle.check_id)
         runner.close()
         outcome = await asyncio.wait_for(handle.result(), 10)
-        reports = service.store.db.execute("SELECT count(*) FROM reports").fetchone()[0]
+        reports = first_row(service.store.db.execute("SELECT count(*) FROM reports"))[0]
         with pytest.raises(StorageError):
             service.store.reports.save(handle.check_id, outcome.report)
     assert len(checker.runs) == 2 and outcome.check_id == handle.check_id
@@ -271,6 +273,7 @@ async def test_the_queueing_lock_and_schema_are_there(postgres_url: str) -> None
         row = db.execute(
             "SELECT task_name, queueing_lock, args->>'check_id' FROM procrastinate_jobs"
         ).fetchone()
+    assert row is not None
     assert row[0] == CHECK_TASK and row[1].startswith("check:") and row[2] == handle.check_id
     db.close()
 

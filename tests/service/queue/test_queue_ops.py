@@ -30,6 +30,7 @@ from bots.service.queue.metrics import watch_queue_depth
 from bots.service.queue.worker import CHECK_ID
 from storage import MIGRATIONS
 from storage.postgres import PostgresDatabase
+from storage.sql import first_row
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Post
 
@@ -187,7 +188,7 @@ def test_the_store_reconnects_after_a_server_restart() -> None:
             db.execute("INSERT INTO t VALUES (?)", [2])
         server.restart()
         # So does the first statement outside one.
-        assert db.execute("SELECT sum(x) FROM t").fetchone()[0] == 3
+        assert first_row(db.execute("SELECT sum(x) FROM t"))[0] == 3
         db.close()
         with pytest.raises(Exception, match="closed"):
             db.execute("SELECT 1")

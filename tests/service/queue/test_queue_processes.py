@@ -34,6 +34,7 @@ from tests.peers.servers.pg_server import PostgresServer
 from tests.peers.servers.telegram_peer import TOKEN, FakeBotAPI, user
 
 from storage.postgres import PostgresDatabase
+from storage.sql import first_row
 from storage.store import CheckStore
 
 pytestmark = pytest.mark.slow
@@ -258,7 +259,7 @@ async def test_fifty_posts_on_two_bots_and_two_workers_then_a_worker_and_a_bot_d
         assert runs_of(llm) == 40
         db = PostgresDatabase(postgres_url)
         store = CheckStore(db)
-        (reports,) = db.execute("SELECT count(*) FROM reports").fetchone()
+        (reports,) = first_row(db.execute("SELECT count(*) FROM reports"))
         statuses = db.execute("SELECT status, count(*) FROM checks GROUP BY status").fetchall()
         assert reports == 40 and dict(statuses) == {"done": 50}
 
@@ -288,7 +289,7 @@ async def test_fifty_posts_on_two_bots_and_two_workers_then_a_worker_and_a_bot_d
         ).fetchall()
         assert zanzibar[1] == "done"
         reports_of = db.execute("SELECT count(*) FROM reports WHERE check_id = ?", [zanzibar[0]])
-        assert reports_of.fetchone()[0] == 1 and len(cards(bot_api, 2001)) == 1
+        assert first_row(reports_of)[0] == 1 and len(cards(bot_api, 2001)) == 1
 
         # 3. A bot killed while its user waits: the other bot delivers the card.
         slow["delay"], slow["delay_s"] = "Atlantis", 6.0
@@ -334,7 +335,7 @@ async def test_a_database_restart_mid_run_loses_nothing(
         assert [len(cards(bot_api, uid)) for uid in users] == [1] * 6
         db = PostgresDatabase(postgres_url)
         statuses = dict(db.execute("SELECT status, count(*) FROM checks GROUP BY status"))
-        reports = db.execute("SELECT count(*) FROM reports").fetchone()[0]
+        reports = first_row(db.execute("SELECT count(*) FROM reports"))[0]
         assert statuses == {"done": 6} and reports == 6
         assert CheckStore(db).integrity_ok()  # amcheck over every index
         db.close()

@@ -20,6 +20,7 @@ from bots.app.settings import Settings
 from bots.service.queue.jobs import ensure_schema, make_app
 from bots.service.queue.worker import run_jobs
 from storage.postgres import PostgresDatabase
+from storage.sql import first_row
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server on loopback
 
@@ -38,7 +39,7 @@ def settings_for(url: str) -> Settings:
 
 async def registered_workers(db: PostgresDatabase) -> int:
     row = await asyncio.to_thread(db.execute, "SELECT count(*) FROM procrastinate_workers")
-    return int(row.fetchone()[0])
+    return int(first_row(row)[0])
 
 
 async def started_worker(app: App, settings: Settings, db: PostgresDatabase) -> asyncio.Task[None]:
