@@ -41,7 +41,12 @@ class FollowUpAnswer:
 
 
 class Checker(Protocol):
-    """Fact-checks a post: the post and a progress hook in, the report out."""
+    """Fact-checks a post: the post and a progress hook in, the report out.
+
+    The service asks it three things, in this order: it reads a post's images first
+    (:meth:`read_post`), because the text in them is part of what a repeat is keyed on;
+    then it checks the read post (:meth:`check`, which does not read it again); later it
+    answers readers' questions on the report (:meth:`follow_up`)."""
 
     async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
         """Check ``post``, reporting progress to ``on_progress``.
