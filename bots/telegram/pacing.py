@@ -206,12 +206,21 @@ class ChatPacedRateLimiter(AIORateLimiter):
         chat_burst: messages a private chat may get at once; ``0`` turns pacing off.
         chat_rate: messages a second a private chat gets in the long run.
         max_retries: how often a request refused with 429 is tried again.
+        group_max_rate: messages a minute a group gets (Telegram's 20, PTB's default);
+            ``0`` turns the group limit off (a test that is not about it).
     """
 
-    def __init__(self, *, chat_burst: int = 3, chat_rate: float = 1.0, max_retries: int = 3):
+    def __init__(
+        self,
+        *,
+        chat_burst: int = 3,
+        chat_rate: float = 1.0,
+        max_retries: int = 3,
+        group_max_rate: int = 20,
+    ):
         if chat_burst and chat_rate <= 0:
             raise ValueError("chat_rate must be positive when chat_burst paces private chats")
-        super().__init__(max_retries=max_retries)
+        super().__init__(max_retries=max_retries, group_max_rate=group_max_rate)
         self._chat_burst = chat_burst
         self._chat_rate = chat_rate
         self._chats: dict[int, _ChatQueue] = {}
