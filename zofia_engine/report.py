@@ -60,6 +60,15 @@ Verdict = Literal[
     "true", "false", "misleading", "unproven", "undetermined", "no_claim", "satire", "scam"
 ]
 TRIAGED: tuple[str, ...] = ("no_claim", "satire", "scam")
+# Each source class in words (:attr:`Credibility.words`).
+_QUALITY_WORDS = {
+    "high": "high quality",
+    "medium": "medium quality",
+    "low": "low quality",
+    "fact-checker": "fact-checker",
+    "satire": "satire site",
+    "unknown": "unrated source",
+}
 #: The provider of a label item that is only words read from the post's image (OCR).
 LABEL_LEAD = "ocr"
 # How reports stored before the review was a field marked it among their notes.
@@ -77,6 +86,11 @@ class Credibility(_Record):
     domain: str
     quality: float | None = None
     label: Literal["high", "medium", "low", "fact-checker", "satire", "unknown"] = "unknown"
+
+    @property
+    def words(self) -> str:
+        """The class in words, as the panel reads it and a reader sees it."""
+        return _QUALITY_WORDS[self.label]
 
 
 class Stance(_Record):

@@ -29,7 +29,6 @@ from .sentences import (
 
 __all__ = [
     "DEBATE_STOPS",
-    "QUALITY_WORDS",
     "SECTION_KINDS",
     "SIDE_NAMES",
     "STANCE_WORDS",
@@ -192,15 +191,6 @@ STANCE_WORDS = {
     "refutes": "contradicts the post's core claim",
     "neutral": "takes no side on the post's core claim",
 }
-#: A source's quality in a reader's words (the engine's labels: retrieval/credibility.py).
-QUALITY_WORDS = {
-    "high": "high quality",
-    "medium": "medium quality",
-    "low": "low quality",
-    "fact-checker": "fact-checker",
-    "satire": "satire site",
-    "unknown": "unrated source",
-}
 
 
 def _about(item: EvidenceItem) -> str:
@@ -219,7 +209,7 @@ def _about(item: EvidenceItem) -> str:
     if item.stance is not None and item.stance.status == "ok":
         parts.append(STANCE_WORDS[item.stance.label])
     if item.credibility is not None and item.source != "factcheck":
-        parts.append(QUALITY_WORDS[item.credibility.label])
+        parts.append(item.credibility.words)
     if item.query == "counter":
         parts.append("found by the search for rebuttals")
     if item.query == "planned":
@@ -243,15 +233,13 @@ def evidence_weight(item: EvidenceItem) -> str:
     parts = []
     if item.source == "factcheck":
         parts.append(f"published fact-check · rated “{item.rating}”")
-    if item.label_lead:
-        parts.append("the image carries these words · a lead, not a rating")
-    elif item.source == "image" and item.rating:
-        parts.append(f"a finding on the post's image · points to “{item.rating}”")
+    if item.source == "image" and item.rating:
+        parts.append(_image_finding(item))
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)
     if item.credibility is not None:
         domain = f"{item.credibility.domain} · " if item.credibility.domain else ""
-        parts.append(domain + QUALITY_WORDS[item.credibility.label])
+        parts.append(domain + item.credibility.words)
     if item.query == "counter":
         parts.append("found by the counter-evidence search")
     if item.query == "planned":

@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from bots.render.card import VERDICTS
-from bots.render.sections import QUALITY_WORDS, SIDE_NAMES, claim_scores, evidence_weight
+from bots.render.sections import SIDE_NAMES, claim_scores, evidence_weight
 from zofia_engine.report import ClaimResult, Report
 
 from .safety import href, redact
@@ -86,6 +86,7 @@ class EvidenceView:
     stance: str
     quality: float | None
     quality_label: str
+    quality_class: str  # the source's class (Credibility.label): what the chart keys on
     text: str
     shown_by: str
     rating: str
@@ -171,7 +172,8 @@ def evidence_views(report: Report) -> tuple[EvidenceView, ...]:
                 weight=evidence_weight(item),
                 stance=stance,
                 quality=credibility.quality if credibility else None,
-                quality_label=QUALITY_WORDS[credibility.label] if credibility else "",
+                quality_label=credibility.words if credibility else "",
+                quality_class=credibility.label if credibility else "unknown",
                 text=cut(item.text, MAX_DOCUMENT),
                 shown_by=item.stance.sentence if item.stance else "",
                 rating=item.rating,

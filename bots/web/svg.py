@@ -27,11 +27,11 @@ STANCE_COLOURS = {
 _OTHER = "#f9a825"  # a failed or skipped step
 # How strongly a document counts, when its domain has no numeric rating.
 _LABEL_QUALITY = {
-    "high quality": 0.9,
+    "high": 0.9,
     "fact-checker": 1.0,
-    "medium quality": 0.6,
-    "low quality": 0.25,
-    "satire site": 0.15,
+    "medium": 0.6,
+    "low": 0.25,
+    "satire": 0.15,
 }
 _UNRATED = 0.45
 
@@ -43,7 +43,7 @@ def _text(value: str) -> Markup:
 def _opacity(item: EvidenceView) -> float:
     quality = item.quality
     if quality is None:
-        quality = _LABEL_QUALITY.get(item.quality_label, _UNRATED)
+        quality = _LABEL_QUALITY.get(item.quality_class, _UNRATED)
     return round(0.25 + 0.75 * max(0.0, min(1.0, quality)), 2)
 
 

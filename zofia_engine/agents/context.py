@@ -18,7 +18,7 @@ from ..llm.special_tokens import defuse
 from ..prompting import render
 from ..records.stage1 import Stage1Result, WebResult, WikipediaEntry
 from ..report import EvidenceItem
-from ..retrieval.credibility import QUALITY_WORDS, counts_against
+from ..retrieval.credibility import counts_against
 from ..retrieval.ner.sentences import sentence_spans
 from ..text import clip
 from .evidence_sentences import READ_SOURCES, SentenceList
@@ -69,7 +69,7 @@ def evidence_note(item: EvidenceItem) -> str:
     if item.stance is not None and item.stance.status == "ok":
         parts.append(item.stance.label)
     if item.credibility is not None:
-        parts.append(f"{item.credibility.domain} · {QUALITY_WORDS[item.credibility.label]}")
+        parts.append(f"{item.credibility.domain} · {item.credibility.words}")
     if item.query == "counter":
         parts.append("found by the counter-evidence search")
     if item.query == "planned":

@@ -29,7 +29,6 @@ from urllib.parse import urlsplit
 from ..report import Credibility
 
 __all__ = [
-    "QUALITY_WORDS",
     "Credibility",
     "SourceQuality",
     "Stance",
@@ -48,15 +47,6 @@ Stance = Literal["supports", "refutes", "neutral", "not enough information"]
 # nytimes (.859) and bbc.co.uk (.718) in "high". Borderline: oann.com (.415) is "medium".
 LOW_BELOW = 0.4
 HIGH_FROM = 0.7
-#: Each class in words, as the panel reads it and the evidence threads show it.
-QUALITY_WORDS: dict[str, str] = {
-    "high": "high quality",
-    "medium": "medium quality",
-    "low": "low quality",
-    "fact-checker": "fact-checker",
-    "satire": "satire site",
-    "unknown": "unrated source",
-}
 
 # Second levels under a two-letter country code that act as public suffixes (co.uk,
 # com.au, org.eg, gouv.fr, or.jp, ...): the registrable domain then has three labels.
