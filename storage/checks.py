@@ -138,12 +138,6 @@ class Checks:
         found = self._rows("SELECT * FROM checks WHERE id = ?", [check_id])
         return found[0] if found else None
 
-    def forced(self, check_id: str) -> bool:
-        """Whether the check was asked as a recheck (``zofia check --recheck``: run again
-        even though its text was checked before); ``False`` when there is no such check."""
-        found = self.db.first("SELECT forced FROM checks WHERE id = ?", [check_id])
-        return found is not None and bool(found[0])
-
     def unfinished(self) -> list[CheckRow]:
         """Checks still ``queued`` or ``running`` (after a restart, those to resume), oldest
         first."""

@@ -145,7 +145,8 @@ def save_report(
     the ``queued`` mode, with their ``correct`` jobs."""
     with store.write():
         store.reports.save(check_id, report, vector=vector)
-        if store.checks.forced(check_id):
+        row = store.checks.get(check_id)
+        if row is not None and row.forced:
             _queue(store, store.shown_cards.mark_due(check_id), queued=queued)
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+assert (ROOT / "pyproject.toml").is_file(), ROOT  # else every scan below finds nothing
 PACKAGES = ("zofia_engine", "storage", "bots")
 
 
@@ -264,7 +265,7 @@ def _database_leaks(path: Path) -> list[str]:
 
 def test_no_raw_database_outside_storage() -> None:
     """The bots and the benches use the store by its named methods (``store.ping()``,
-    ``store.postgres()`` for the job queue, ``store.checks.forced(…)`` …), never its raw
+    ``store.postgres()`` for the job queue …), never its raw
     ``store.db``; and none asks a database its engine: the deployment's mode is
     ``Settings.queued``, passed down from the composition root."""
     leaks = [
