@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+assert (ROOT / "pyproject.toml").is_file(), ROOT  # else every scan below finds nothing
 OURS = ("zofia_engine", "storage", "bots")
 BY_NAME = ("getattr", "setattr", "hasattr", "delattr")
 
@@ -137,7 +138,7 @@ def test_the_rule_sees_each_way_in(tmp_path: Path) -> None:
     sample = tmp_path / "test_sample.py"
     sample.write_text(
         "import zofia_engine._hidden\n"
-        "from bots.common import _helper\n"
+        "from bots.render import _helper\n"
         "from zofia_engine.agents import follow_up as f\n"
         "from storage import Store\n"
         "f._capped(1)\n"

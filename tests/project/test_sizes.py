@@ -12,6 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+assert (ROOT / "pyproject.toml").is_file(), ROOT  # else every scan below finds nothing
 PACKAGES = ("zofia_engine", "storage", "bots", "bench")
 MODULE_LINES = 400
 FUNCTION_LINES = 60

@@ -1,4 +1,6 @@
-"""Which findings on a post's image may carry a verdict, written once.
+"""Which findings on a post's image may carry a verdict, written once (the provider that
+marks a label read from the image alone, ``LABEL_LEAD``, is beside the record it marks:
+:attr:`~zofia_engine.report.EvidenceItem.label_lead`).
 
 Words printed on an image are part of the post: anyone can stamp "FACT CHECK: TRUE ✅"
 on a screenshot. So a label read from an image never grounds ``true``; it may point to
