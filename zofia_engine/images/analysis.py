@@ -55,7 +55,9 @@ async def examine_images(
     max_results: int,
 ) -> ImageEvidence:
     """Look at every read image of ``post`` (a vision model, when ``vision``) and
-    search for it (``reverse``), all at once; a failure becomes a note."""
+    search for it (``reverse``), all at once; a failure becomes a note of fixed words
+    ("image 1: reverse image search failed"), its details (a backend's host, a URL with
+    its key) a line of the log: the notes reach the report page and the API."""
     out = ImageEvidence()
     images = [(p, p.finding) for p in post.images if p.finding is not None]
     if not images:
@@ -94,10 +96,12 @@ async def _look(
     try:
         return await look_at(session, shared, image, n)
     except StepFailed as exc:
-        notes.append(f"image {n}: the vision model failed ({exc.reason})")
+        log.warning("image %d: the vision model failed: %s", n, exc.reason)
+        notes.append(f"image {n}: the vision model failed")
         return None
     except LLMConfigError as exc:  # e.g. a server that takes no images: not fatal here
-        notes.append(f"image {n}: the vision model refused it ({exc})")
+        log.warning("image %d: the vision model refused it: %s", n, exc)
+        notes.append(f"image {n}: the vision model refused it")
         return None
 
 
@@ -109,8 +113,8 @@ async def _search(
     try:
         return await reverse.search(image, limit)
     except SourceError as exc:
-        log.warning("reverse image search failed: %s", exc)
-        notes.append(f"image {n}: reverse image search failed ({exc.detail})")
+        log.warning("image %d: reverse image search failed: %s", n, exc)
+        notes.append(f"image {n}: reverse image search failed")
         return []
 
 
