@@ -30,6 +30,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .text import is_format
+
 __all__ = ["Folded", "address_spans", "folded"]
 
 _CJK = (
@@ -99,7 +101,7 @@ class Folded:
 
 def _next_visible(text: str, at: int) -> str:
     for char in text[at:]:
-        if unicodedata.category(char) != "Cf":
+        if not is_format(char):
             return char
     return ""
 
@@ -133,7 +135,7 @@ def _fold_chars(text: str, *, overrides: bool = True) -> tuple[list[str], list[t
             chars += reversed(inner)
             spans += reversed(shifted)
             at, hidden = close, None
-        elif unicodedata.category(text[at]) == "Cf":
+        elif is_format(text[at]):
             hidden = at if hidden is None else hidden
             at += 1
         else:
