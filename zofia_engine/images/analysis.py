@@ -16,7 +16,7 @@ from ..post import Post, PostImage
 from ..records.images import ImageFinding, ImageSighting, VisionFinding
 from ..report import EvidenceItem
 from ..retrieval.credibility import SourceQuality
-from .grounds import LABEL_CONFIRMED, LABEL_LEAD, LEAD_OUTCOMES, VISION
+from .grounds import LABEL_CONFIRMED, LABEL_LEAD, LEAD_OUTCOMES, VISION, VISION_AT_MOST
 from .reverse import ReverseImageBackend
 from .vision import look_at
 
@@ -35,13 +35,12 @@ class ImageEvidence:
 
 
 def vision_outcome(found: VisionFinding) -> str:
-    """The outcome a vision finding points to: an image that misleads or lacks context
-    for its caption points to ``misleading``; one unrelated to it, or likely tampered
-    with, to ``false``; otherwise to none."""
-    if found.band == "unrelated" or found.tampering >= 60:
-        return "false"
-    if found.band in ("missing context", "misleading"):
-        return "misleading"
+    """The outcome a vision finding points to: an image that misleads, lacks context or
+    is unrelated to its caption, or was likely tampered with, points to ``misleading``
+    (:data:`~.grounds.VISION_AT_MOST`: a finding on a picture never points to
+    ``false``); otherwise to none."""
+    if found.band in ("missing context", "misleading", "unrelated") or found.tampering >= 60:
+        return VISION_AT_MOST
     return ""
 
 
