@@ -18,8 +18,9 @@ its path, and a handle (``@name``); and a phone number (:func:`_phone_spans`) is
 of seven digits or more across non-letters (``+44‑7700‑900‑123``, ``+44/7700/900/123``,
 ``WA447700900123``), unless it is numbers as prose writes them: years and ranges of
 years, dates and times, numbers with thousands separators or decimals (``8,848.86``,
-``1,500,000``). Numbers after a comma, a semicolon or a colon are counted one by one, as a list
-("in 2019, 150 people"), unless the run starts with ``+`` or one of them with a ``0``.
+``1,500,000``). Numbers after a comma, a semicolon or a colon are counted one by one, as
+a list ("in 2019, 150 people"), unless the run starts with ``+`` or one of them with a
+``0``.
 "e.g.", "i.e.", "U.S." and "St. Petersburg" are no hosts: a top-level domain has two
 letters or more, and a host no space.
 """
@@ -200,8 +201,8 @@ def _digits(text: str) -> int:
 
 def _pieces(run: str) -> list[tuple[int, int]]:
     """The parts of a run of digits counted apart: the numbers of a list, each after a
-    comma, a semicolon or a colon; the whole run when it starts with ``+`` or a number of the
-    list with ``0``."""
+    comma, a semicolon or a colon; the whole run when it starts with ``+`` or a number
+    of the list with ``0``."""
     if run.startswith("+"):
         return [(0, len(run))]
     cuts = [0, *(i for m in _LIST.finditer(run) for i in (m.start(), m.end())), len(run)]
