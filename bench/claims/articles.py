@@ -31,21 +31,45 @@ DEV_BELOW = 154  # of 256: 60 % of the articles are dev
 # What an article is about, from its short description and topic (first match wins).
 _KINDS: tuple[tuple[str, str, str], ...] = (
     # (kind, topic or "", a pattern of the description)
-    ("landmark", "", r"\b(tower|bridge|palace|temple|cathedral|castle|monument|wall|canal|"
-     r"building|stadium|museum|statue|pyramid|dam|mosque|church|fortress)\b"),
+    (
+        "landmark",
+        "",
+        r"\b(tower|bridge|palace|temple|cathedral|castle|monument|wall|canal|"
+        r"building|stadium|museum|statue|pyramid|dam|mosque|church|fortress)\b",
+    ),
     ("person", "People", r""),
-    ("person", "", r"\(\d{3,4}\s*[–-]\s*\d{3,4}\)|\(born \d{4}\)|\b(painter|writer|poet|"
-     r"composer|singer|actor|actress|philosopher|scientist|physicist|chemist|politician|"
-     r"emperor|king|queen|president|novelist|playwright|mathematician|explorer)\b"),
-    ("species", "Biology and health sciences", r"\b(species|genus|family|order|class|"
-     r"plant|animal|mammal|bird|fish|insect|tree|fungus|fungi|bacteri\w*|subspecies)\b"),
+    (
+        "person",
+        "",
+        r"\(\d{3,4}\s*[–-]\s*\d{3,4}\)|\(born \d{4}\)|\b(painter|writer|poet|"
+        r"composer|singer|actor|actress|philosopher|scientist|physicist|chemist|politician|"
+        r"emperor|king|queen|president|novelist|playwright|mathematician|explorer)\b",
+    ),
+    (
+        "species",
+        "Biology and health sciences",
+        r"\b(species|genus|family|order|class|"
+        r"plant|animal|mammal|bird|fish|insect|tree|fungus|fungi|bacteri\w*|subspecies)\b",
+    ),
     ("place", "Geography", r""),
-    ("work", "Arts", r"\b(film|novel|painting|album|song|opera|play|poem|book|symphony|"
-     r"ballet|sculpture|series|musical|epic|comic|video game|fresco|story)\b"),
-    ("event", "History", r"\b(war|battle|revolution|siege|massacre|crisis|treaty|"
-     r"conflict|uprising|invasion|campaign|pandemic|disaster|genocide|conquest)\b"),
-    ("organisation", "", r"\b(company|corporation|organi[sz]ation|university|party|"
-     r"agency|manufacturer|band|club|bank|church|order|dynasty|council|union|league)\b"),
+    (
+        "work",
+        "Arts",
+        r"\b(film|novel|painting|album|song|opera|play|poem|book|symphony|"
+        r"ballet|sculpture|series|musical|epic|comic|video game|fresco|story)\b",
+    ),
+    (
+        "event",
+        "History",
+        r"\b(war|battle|revolution|siege|massacre|crisis|treaty|"
+        r"conflict|uprising|invasion|campaign|pandemic|disaster|genocide|conquest)\b",
+    ),
+    (
+        "organisation",
+        "",
+        r"\b(company|corporation|organi[sz]ation|university|party|"
+        r"agency|manufacturer|band|club|bank|church|order|dynasty|council|union|league)\b",
+    ),
 )
 
 

@@ -23,6 +23,7 @@ prints what the bank holds (never a ``test`` claim); ``--show dev N`` prints N d
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import random
@@ -39,7 +40,6 @@ from claims.changes import COMMON, Donors, change, role_of
 from claims.facts import Fact, facts_of
 from claims.forms import FORMS, written_as
 from claims.realize import well_formed
-
 from zofia_engine.agents.parts.names import country_of
 from zofia_engine.retrieval.wikipedia.offline import packaged_summaries
 from zofia_engine.retrieval.wikipedia.titles import normalize_title
@@ -55,11 +55,25 @@ _HARD_FIRST = {"two_parts": 0, "span": 0, "list": 1, "multi": 1, "ordinal": 2, "
 
 
 def _key(seed: int) -> str:
+    """The cache key of the bank for ``seed``: the seed, the summaries' size and the
+    generator's code (its syntax tree without docstrings, so that a comment or a
+    reflowed line does not build the bank again)."""
     digest = hashlib.sha256(str(seed).encode())
     digest.update(str(packaged_summaries().stat().st_size).encode())
     for path in sorted(HERE.glob("*.py")):
-        digest.update(path.read_bytes())
+        digest.update(_code(path.read_text("utf-8")).encode())
     return digest.hexdigest()[:16]
+
+
+def _code(source: str) -> str:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        value = first.value if isinstance(first, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+    return ast.dump(tree)
 
 
 def bank(seed: int = 0) -> list[dict[str, Any]]:
@@ -88,7 +102,10 @@ def build(seed: int, titles: set[str] | None = None) -> list[dict[str, Any]]:
     def known(name: str) -> str | None:
         return kinds.get(normalize_title(name))
 
-    facts = [facts_of(d, a.name, known, country_of) if d else [] for a, d in zip(found, parsed, strict=True)]
+    facts = [
+        facts_of(d, a.name, known, country_of) if d else []
+        for a, d in zip(found, parsed, strict=True)
+    ]
     facts = _well_formed(nlp, facts)
     donors = _donors(found, facts)
     claims: list[dict[str, Any]] = []
@@ -143,7 +160,11 @@ def _nationality_words() -> set[str]:
 
 
 def _within() -> Any:
-    pairs = {(normalize_title(r["country"]), normalize_title(r["within"])) for r in _table() if r["within"]}
+    pairs = {
+        (normalize_title(r["country"]), normalize_title(r["within"]))
+        for r in _table()
+        if r["within"]
+    }
 
     def within(a: str, b: str) -> bool:
         return (a, b) in pairs or (b, a) in pairs
@@ -151,7 +172,9 @@ def _within() -> Any:
     return within
 
 
-def claims_of(article: Article, facts: Sequence[Fact], donors: Donors, seed: int) -> list[dict[str, Any]]:
+def claims_of(
+    article: Article, facts: Sequence[Fact], donors: Donors, seed: int
+) -> list[dict[str, Any]]:
     """The true and false claims of one article's chosen facts."""
     rng = random.Random(f"{seed}:{article.title}")
     order = list(facts)
@@ -169,11 +192,19 @@ def claims_of(article: Article, facts: Sequence[Fact], donors: Donors, seed: int
         if false is None:
             continue
         chosen.append(fact)
-        base = {"article": article.title, "kind": article.kind, "split": article.split,
-                "part": fact.part, "shape": fact.shape, "sentence": fact.sentence}
+        base = {
+            "article": article.title,
+            "kind": article.kind,
+            "split": article.split,
+            "part": fact.part,
+            "shape": fact.shape,
+            "sentence": fact.sentence,
+        }
         out.append(_record(base, "true", fact.claim, rng, fact=fact.value))
         statement, changed, value, claimed = false
-        out.append(_record(base, "false", statement, rng, fact=value, claimed=claimed, changed=changed))
+        out.append(
+            _record(base, "false", statement, rng, fact=value, claimed=claimed, changed=changed)
+        )
     return out
 
 
@@ -197,15 +228,26 @@ def _falsified(
     return before + new + fact.claim[end:], part, value, new
 
 
-def _record(base: dict[str, Any], label: str, statement: str, rng: random.Random, **more: str) -> dict[str, Any]:
+def _record(
+    base: dict[str, Any], label: str, statement: str, rng: random.Random, **more: str
+) -> dict[str, Any]:
     form = rng.choice(FORMS)
     claim = written_as(form, statement, rng)
     ident = hashlib.sha256(claim.encode()).hexdigest()[:12]
-    return {"id": ident, "claim": claim, "label": label, **base, "form": form,
-            "statement": statement, **more}
+    return {
+        "id": ident,
+        "claim": claim,
+        "label": label,
+        **base,
+        "form": form,
+        "statement": statement,
+        **more,
+    }
 
 
-def sample(claims: Sequence[dict[str, Any]], split: str, limit: int | None, seed: int) -> list[dict[str, Any]]:
+def sample(
+    claims: Sequence[dict[str, Any]], split: str, limit: int | None, seed: int
+) -> list[dict[str, Any]]:
     """``limit`` claims of ``split`` (all when ``None``), stratified by label, kind and
     shape: a round robin over the groups, each shuffled by ``seed``; in bank order."""
     mine = [c for c in claims if c["split"] == split]
@@ -232,8 +274,13 @@ def summary(claims: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out[split] = {
             "claims": len(mine),
             "articles": len({c["article"] for c in mine}),
-            **{f: dict(Counter(c[f] for c in mine).most_common()) for f in ("label", "kind", "shape", "form")},
-            "changed": dict(Counter(c["changed"] for c in mine if c["label"] == "false").most_common()),
+            **{
+                f: dict(Counter(c[f] for c in mine).most_common())
+                for f in ("label", "kind", "shape", "form")
+            },
+            "changed": dict(
+                Counter(c["changed"] for c in mine if c["label"] == "false").most_common()
+            ),
         }
     return out
 

@@ -42,30 +42,61 @@ _CONTINENTS = frozenset(
 _OPPOSITES = dict(
     pair
     for a, b in [
-        ("largest", "smallest"), ("biggest", "smallest"), ("longest", "shortest"),
-        ("highest", "lowest"), ("tallest", "shortest"), ("oldest", "youngest"),
-        ("deepest", "shallowest"), ("heaviest", "lightest"), ("hottest", "coldest"),
-        ("brightest", "faintest"), ("earliest", "latest"), ("widest", "narrowest"),
-        ("richest", "poorest"), ("fastest", "slowest"), ("strongest", "weakest"),
-        ("best", "worst"), ("most", "least"), ("northernmost", "southernmost"),
-        ("easternmost", "westernmost"), ("busiest", "quietest"), ("greatest", "least"),
+        ("largest", "smallest"),
+        ("biggest", "smallest"),
+        ("longest", "shortest"),
+        ("highest", "lowest"),
+        ("tallest", "shortest"),
+        ("oldest", "youngest"),
+        ("deepest", "shallowest"),
+        ("heaviest", "lightest"),
+        ("hottest", "coldest"),
+        ("brightest", "faintest"),
+        ("earliest", "latest"),
+        ("widest", "narrowest"),
+        ("richest", "poorest"),
+        ("fastest", "slowest"),
+        ("strongest", "weakest"),
+        ("best", "worst"),
+        ("most", "least"),
+        ("northernmost", "southernmost"),
+        ("easternmost", "westernmost"),
+        ("busiest", "quietest"),
+        ("greatest", "least"),
     ]
     for pair in ((a, b), (b, a))
 )
-_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-             "ninth", "tenth"]
+_ORDINALS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+]
 # Words too close to tell apart by evidence: never one for the other.
 _NEAR = [
     {"city", "town", "village", "municipality", "capital", "metropolis", "commune"},
-    {"film", "movie", "picture"}, {"novel", "book", "novella"}, {"song", "single", "ballad"},
+    {"film", "movie", "picture"},
+    {"novel", "book", "novella"},
+    {"song", "single", "ballad"},
     {"company", "corporation", "manufacturer", "conglomerate", "business", "firm"},
     {"writer", "author", "novelist", "poet", "playwright", "essayist"},
     {"politician", "statesman", "stateswoman", "leader", "president", "minister"},
-    {"painter", "artist", "sculptor"}, {"singer", "musician", "songwriter", "composer"},
+    {"painter", "artist", "sculptor"},
+    {"singer", "musician", "songwriter", "composer"},
     {"scientist", "physicist", "chemist", "biologist", "mathematician", "astronomer"},
-    {"river", "stream", "tributary"}, {"lake", "reservoir"}, {"sea", "ocean", "gulf", "bay"},
-    {"country", "state", "nation", "kingdom", "republic"}, {"region", "area", "province"},
-    {"empire", "kingdom", "dynasty", "state"}, {"actor", "actress", "comedian", "entertainer"},
+    {"river", "stream", "tributary"},
+    {"lake", "reservoir"},
+    {"sea", "ocean", "gulf", "bay"},
+    {"country", "state", "nation", "kingdom", "republic"},
+    {"region", "area", "province"},
+    {"empire", "kingdom", "dynasty", "state"},
+    {"actor", "actress", "comedian", "entertainer"},
 ]
 
 
@@ -109,7 +140,9 @@ def _norm(text: str) -> str:
 def role_of(description: str) -> str:
     """The noun that says what a description's subject is: "English novelist
     (1775–1817)" → "novelist", "Capital city of Victoria, Australia" → "city"."""
-    head = re.split(r"\s+(?:of|in|on|from|by|for|and|with|who|that|located)\s+|\(|,", description)[0]
+    head = re.split(r"\s+(?:of|in|on|from|by|for|and|with|who|that|located)\s+|\(|,", description)[
+        0
+    ]
     words = re.findall(r"[A-Za-z]+", head)
     return words[-1].casefold() if words else ""
 
@@ -136,8 +169,9 @@ def change(
             return _place(rng, value, donors, absent)
         case "nationality":
             mine = donors.country(value)
-            return _pick(rng, donors.nationalities, lambda n: absent(n) and _other_country(
-                donors, mine, n))
+            return _pick(
+                rng, donors.nationalities, lambda n: absent(n) and _other_country(donors, mine, n)
+            )
         case "person" | "organisation":
             pool = donors.people if part == "person" else donors.organisations
             role = role_of(donors.describe(value))

@@ -59,13 +59,68 @@ _SPAN = re.compile(
 )
 # Category heads that say what role a thing plays, not what kind it is.
 _NO_KIND = frozenset(
-    ["branch", "type", "form", "part", "member", "one", "kind", "set", "group", "term",
-     "name", "example", "way", "variety", "piece", "use", "area", "aspect", "series",
-     "collection", "number", "range", "body", "state", "process", "field", "study",
-     "system", "concept", "method", "class", "family", "order", "unit", "word", "act",
-     "practice", "means", "measure", "description", "category", "element", "process",
-     "product", "thing", "object", "entity", "idea", "subject", "topic", "species", "genus",
-     "embodiment", "tendency", "title", "nickname", "list", "history", "result", "source"]
+    [
+        "branch",
+        "type",
+        "form",
+        "part",
+        "member",
+        "one",
+        "kind",
+        "set",
+        "group",
+        "term",
+        "name",
+        "example",
+        "way",
+        "variety",
+        "piece",
+        "use",
+        "area",
+        "aspect",
+        "series",
+        "collection",
+        "number",
+        "range",
+        "body",
+        "state",
+        "process",
+        "field",
+        "study",
+        "system",
+        "concept",
+        "method",
+        "class",
+        "family",
+        "order",
+        "unit",
+        "word",
+        "act",
+        "practice",
+        "means",
+        "measure",
+        "description",
+        "category",
+        "element",
+        "process",
+        "product",
+        "thing",
+        "object",
+        "entity",
+        "idea",
+        "subject",
+        "topic",
+        "species",
+        "genus",
+        "embodiment",
+        "tendency",
+        "title",
+        "nickname",
+        "list",
+        "history",
+        "result",
+        "source",
+    ]
 )
 _KNOWN_LABELS = {"person": "person", "organisation": "organisation"}
 
@@ -203,7 +258,9 @@ def _kept(e: Span, kind: str, known: Known, country: Callable[[str], str]) -> bo
         return bool(re.search(r"\d{3,4}|century|\d0s", text))
     if kind == "number":  # not a year, nor a number after "from", "to", "in" (a year)
         after = e.root.head.lower_ in ("from", "to", "until", "in", "between", "since")
-        return bool(re.search(r"\d", text)) and not re.fullmatch(r"1\d{3}|20\d\d", text) and not after
+        return (
+            bool(re.search(r"\d", text)) and not re.fullmatch(r"1\d{3}|20\d\d", text) and not after
+        )
     if kind == "nationality":
         return bool(country(text))
     if kind == "place":
@@ -262,8 +319,11 @@ def facts_of(
     category_span = _category(docs[0])
     category = category_span.root.lower_ if category_span is not None else ""
     skips = [in_parentheses(d) for d in docs]
-    passage = [(k, s.text) for d, p in zip(docs, skips, strict=True)
-               for s, k, _ in values_of(d, p, known, country)]
+    passage = [
+        (k, s.text)
+        for d, p in zip(docs, skips, strict=True)
+        for s, k, _ in values_of(d, p, known, country)
+    ]
     facts: list[Fact] = []
     for index, doc in enumerate(docs):
         subject = _about_subject(doc, index, name, category)
@@ -288,7 +348,9 @@ def _pair(values: list[tuple[Span, str, str]]) -> list[tuple[Span, str, str]]:
         for j in range(i + 1, len(values)):
             b, kb, _ = values[j]
             apart = a.end <= b.start or b.end <= a.start
-            if apart and (ka != kb or (ka == "date" and _SPAN.search(a.text) and _SPAN.search(b.text))):
+            if apart and (
+                ka != kb or (ka == "date" and _SPAN.search(a.text) and _SPAN.search(b.text))
+            ):
                 return [values[i], values[j]]
     return []
 

@@ -23,7 +23,7 @@ _CASUAL = (
 )
 _QUOTED = (
     "My aunt shared this: “{s}”",
-    "Someone in the group posted: \"{s}\" Is that right?",
+    'Someone in the group posted: "{s}" Is that right?',
     "Forwarded many times: “{s}”",
     "Saw this on a channel: “{s}”",
 )

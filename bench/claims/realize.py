@@ -22,32 +22,98 @@ sentence.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
 from spacy.tokens import Doc, Span, Token
 
 __all__ = [
-    "MAX_WORDS", "MIN_WORDS", "in_parentheses", "list_of", "realize", "root_of", "well_formed"
+    "MAX_WORDS",
+    "MIN_WORDS",
+    "in_parentheses",
+    "list_of",
+    "realize",
+    "root_of",
+    "well_formed",
 ]
 
 SUBJECTS = ("nsubj", "nsubjpass")
 # The dependencies a path from the verb down to a value may follow.
 _PATH = frozenset(
-    ["prep", "pobj", "dobj", "attr", "acomp", "agent", "relcl", "acl", "compound", "amod",
-     "nummod", "poss", "npadvmod", "nmod", "oprd", "xcomp", "pcomp", "conj",
-     "quantmod", "advmod", "nsubj", "nsubjpass", "dative"]
+    [
+        "prep",
+        "pobj",
+        "dobj",
+        "attr",
+        "acomp",
+        "agent",
+        "relcl",
+        "acl",
+        "compound",
+        "amod",
+        "nummod",
+        "poss",
+        "npadvmod",
+        "nmod",
+        "oprd",
+        "xcomp",
+        "pcomp",
+        "conj",
+        "quantmod",
+        "advmod",
+        "nsubj",
+        "nsubjpass",
+        "dative",
+    ]
 )
 # Children that say which thing a kept word is.
 _WHICH = frozenset(
-    ["det", "poss", "compound", "amod", "nummod", "neg", "aux", "auxpass", "case", "prt",
-     "quantmod", "predet", "nmod"]
+    [
+        "det",
+        "poss",
+        "compound",
+        "amod",
+        "nummod",
+        "neg",
+        "aux",
+        "auxpass",
+        "case",
+        "prt",
+        "quantmod",
+        "predet",
+        "nmod",
+    ]
 )
 # A kept verb's children that complete what it says.
 _COMPLETES = frozenset(["dobj", "attr", "acomp", "oprd", "agent", "xcomp"])
 _SMALL_END = frozenset(
-    ["and", "or", "of", "the", "a", "an", "to", "in", "by", "as", "with", "for", "is", "are",
-     "was", "were", "be", "been", "has", "have", "had", "that", "which", "who"]
+    [
+        "and",
+        "or",
+        "of",
+        "the",
+        "a",
+        "an",
+        "to",
+        "in",
+        "by",
+        "as",
+        "with",
+        "for",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "that",
+        "which",
+        "who",
+    ]
 )
 MIN_WORDS, MAX_WORDS = 5, 32
 # Verbs whose "as" phrase says what the subject was ("served as Prime Minister").
@@ -177,7 +243,7 @@ def _hyphens(doc: Doc, keep: set[int]) -> None:
         changed = False
         for i in sorted(keep):
             for j, k in ((i - 1, i - 2), (i + 1, i + 2)):
-                if not (0 <= min(j, k) and max(j, k) < len(doc)) or doc[j].text != "-":
+                if not (min(j, k) >= 0 and max(j, k) < len(doc)) or doc[j].text != "-":
                     continue
                 left = doc[min(j, k)]
                 if left.whitespace_ == "" and doc[j].whitespace_ == "" and k not in keep:
@@ -204,9 +270,7 @@ def _unfinished(doc: Doc, keep: set[int]) -> None:
             keep.discard(i)
 
 
-def realize(
-    doc: Doc, subject: Token, phrase: str, values: Sequence[Span]
-) -> str | None:
+def realize(doc: Doc, subject: Token, phrase: str, values: Sequence[Span]) -> str | None:
     """``doc`` cut down to what states ``values`` of ``subject`` (see the module's
     docstring), the subject written as ``phrase``; ``None`` when that is not a sentence
     of a fair length."""
@@ -240,7 +304,9 @@ def _entity(doc: Doc, token: Token) -> list[Token]:
     return next((list(e) for e in doc.ents if e.start <= token.i < e.end), [token])
 
 
-def _written(doc: Doc, keep: set[int], dropped: set[int], subject: Token, phrase: str) -> str | None:
+def _written(
+    doc: Doc, keep: set[int], dropped: set[int], subject: Token, phrase: str
+) -> str | None:
     out: list[str] = []
     last = -2
     for t in doc:
@@ -250,7 +316,7 @@ def _written(doc: Doc, keep: set[int], dropped: set[int], subject: Token, phrase
             continue
         if t.i in dropped or t.i not in keep:
             continue
-        if t.is_punct and t.text not in (",", "-", "–", "'") :
+        if t.is_punct and t.text not in (",", "-", "–", "'"):
             continue
         glue = doc[t.i - 1].whitespace_ if last == t.i - 1 else " "
         out.append(glue + t.text if out else t.text)
@@ -266,7 +332,7 @@ def _tidy(text: str) -> str | None:
     words = re.findall(r"[\w'’-]+", text.casefold())
     if not MIN_WORDS <= len(words) <= MAX_WORDS or text.count('"') % 2:
         return None
-    if words[-1] in _SMALL_END or any(a == b for a, b in zip(words, words[1:], strict=False)):
+    if words[-1] in _SMALL_END or any(a == b for a, b in itertools.pairwise(words)):
         return None
     return text[0].upper() + text[1:] + "."
 
