@@ -1,0 +1,176 @@
+"""The Telegram bot of a queued deployment, on a real PostgreSQL server: the real
+python-telegram-bot client polling the fake Bot API, the queued check service, a
+Procrastinate worker running the checks and the bot's own deliver, correct and periodic
+jobs, all in this process.
+
+The checker is :class:`~tests.peers.fakes.fake_checker.FakeChecker` (our ``Checker``
+port): these tests prove what the queue and the bot do around a check (a correction
+that always goes out, a card that always arrives), not that any fact-checking happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fixtures.store_fixtures import MovingClock
+from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
+from tests.peers.servers.telegram_peer import FakeBotAPI, user
+from tests.service.queue.test_queue import worker
+
+from bots.app.settings import Settings
+from bots.chat.corrections import update_sentence
+from bots.service.checks import CheckService
+from bots.service.queue.jobs import CORRECT_DUE_TASK, CORRECT_TASK
+from storage import shown_cards
+
+pytestmark = pytest.mark.slow  # a real PostgreSQL server on loopback
+
+POST = (
+    "The mayor of Springfield, Illinois has banned bicycles from every street in the city. "
+    "Mayor Misty Buscher signed the law in March and cyclists now face a 500 dollar fine."
+)
+NOTE = "The council minutes show no such vote."
+ANN = user(7123456789, "Ann")
+
+
+def queued_settings(peer: FakeBotAPI, folder: Path, postgres_url: str) -> Settings:
+    """The bot on ``peer`` with its store on PostgreSQL: brisk heartbeats and polls, cards
+    posted at once, corrections due looked for every second."""
+    queue = {"heartbeat_s": 1.0, "stalled_after_s": 3.0, "poll_s": 0.5, "deliver_delay_s": 0.0}
+    return telegram_settings(
+        peer,
+        folder,
+        storage={"url": postgres_url},
+        queue=queue | {"corrections_poll_s": 1.0},
+    )
+
+
+@contextlib.asynccontextmanager
+async def queued_bot(
+    settings: Settings, checker: FakeChecker, clock: MovingClock
+) -> AsyncIterator[CheckService]:
+    """The queued service (its store on ``clock``), the bot taking its jobs, and a worker
+    running the checks."""
+    async with (
+        fake_service(settings, checker, clock=clock) as service,
+        bot_running(settings, service),
+        worker(settings, checker),
+    ):
+        yield service
+
+
+def private(sender: dict[str, Any]) -> dict[str, Any]:
+    return {"id": sender["id"], "type": "private", "first_name": sender["first_name"]}
+
+
+def card_in(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:
+    """The bot's verdict card in a chat (a message with a Debate button)."""
+    for message in peer.bot_messages(chat_id):
+        rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
+        if any(b.get("callback_data", "").startswith("d:") for row in rows for b in row):
+            return message
+    return None
+
+
+def updates(peer: FakeBotAPI, chat_id: int) -> list[dict[str, Any]]:
+    return [m for m in peer.bot_messages(chat_id) if m["text"].startswith("Update:")]
+
+
+async def recorded(service: CheckService) -> str:
+    """The check whose card the bot recorded as shown (once it has)."""
+    async with asyncio.timeout(30):
+        while not (rows := service.store.database.rows("SELECT check_id FROM shown_cards")):
+            await asyncio.sleep(0.05)
+    ((check_id,),) = rows
+    return str(check_id)
+
+
+async def correct_due_ran_since(service: CheckService, moment: float) -> None:
+    """Return once a periodic look for corrections due, deferred after ``moment`` (a Unix
+    time), has finished: from then on, a correction it did not queue was not due."""
+
+    def finished() -> bool:
+        rows = service.store.database.rows(
+            "SELECT 1 FROM procrastinate_periodic_defers WHERE task_name = ?"
+            " AND periodic_id = 'telegram' AND defer_timestamp > ? AND job_id IS NULL",
+            [CORRECT_DUE_TASK, int(moment)],
+        )
+        return bool(rows)
+
+    async with asyncio.timeout(30):
+        while not finished():
+            await asyncio.sleep(0.05)
+
+
+def correct_jobs(service: CheckService) -> int:
+    """The ``correct`` jobs waiting or running (a failed one waiting for its retry too)."""
+    [(jobs,)] = service.store.database.rows(
+        "SELECT count(*) FROM procrastinate_jobs WHERE task_name = ?"
+        " AND status IN ('todo', 'doing')",
+        [CORRECT_TASK],
+    )
+    return int(jobs)
+
+
+async def corrections_done(service: CheckService, *, due: bool = False) -> None:
+    """Return once no ``correct`` job waits or runs and, unless ``due``, no card is due."""
+
+    def left() -> int:
+        [(cards,)] = service.store.database.rows("SELECT count(*) FROM shown_cards WHERE due = 1")
+        return correct_jobs(service) + (0 if due else int(cards))
+
+    async with asyncio.timeout(30):
+        while left():
+            await asyncio.sleep(0.05)
+
+
+async def test_a_correction_whose_first_send_fails_goes_out_after_its_backoff(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Issue 45: in the queued mode a correction whose send failed (here a 502 from the
+    Bot API) waited for its backoff, and nothing ever queued it again. Now the periodic
+    look queues it once the store's clock passes the backoff: nothing is sent before,
+    and the card is edited and the chat told once after."""
+    clock = MovingClock()
+    async with FakeBotAPI() as peer:
+        settings = queued_settings(peer, tmp_path, postgres_url)
+        async with queued_bot(settings, FakeChecker(verdict="unproven"), clock) as service:
+            peer.send(private(ANN), ANN, POST)
+            card = await peer.wait_for(functools.partial(card_in, peer, ANN["id"]), 30)
+            check_id = await recorded(service)
+            peer.down.add("editMessageText")  # the Bot API's front answers 502
+            await service.review(check_id, "cli", "operator", "false", NOTE)
+
+            def backing_off() -> bool:
+                rows = service.store.database.rows("SELECT tries FROM shown_cards")
+                return rows == [(1,)]
+
+            await peer.wait_for(backing_off, 30)
+            # The job that failed to send has ended: no retry of it is left to send later.
+            await corrections_done(service, due=True)
+            failed = time.time()
+            tried = len(peer.calls)
+            peer.down.discard("editMessageText")
+            # Before the backoff is over: the looks run, and nothing is sent.
+            await correct_due_ran_since(service, failed + 1)
+            assert [c.method for c in peer.calls[tried:]] == []
+            assert updates(peer, ANN["id"]) == []
+            # The store's clock passes the backoff: the next look queues the correction.
+            clock.advance(seconds=shown_cards.FIRST_BACKOFF.total_seconds() + 1)
+            await peer.wait_for(lambda: updates(peer, ANN["id"]), 30)
+            await corrections_done(service)
+    (update,) = updates(peer, ANN["id"])
+    assert update["text"] == update_sentence("unproven", "false", NOTE)
+    assert update["reply_to_message"]["message_id"] == card["message_id"]
+    edits = [c for c in peer.calls if c.method == "editMessageText"]
+    assert [c.error for c in edits if c.error] == ["Bad Gateway"]  # the one failed send
+    assert peer.messages[(ANN["id"], card["message_id"])]["text"].startswith("❌ False")
