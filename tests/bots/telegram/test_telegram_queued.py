@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
 from tests.peers.fixtures.store_fixtures import MovingClock
 from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
 from tests.peers.servers.telegram_peer import FakeBotAPI, user
@@ -29,7 +29,7 @@ from tests.service.queue.test_queue import worker
 from bots.app.settings import Settings
 from bots.chat.corrections import update_sentence
 from bots.service.checks import CheckService
-from bots.service.queue.jobs import CORRECT_DUE_TASK, CORRECT_TASK
+from bots.service.queue.jobs import CORRECT_DUE_TASK, CORRECT_TASK, DELIVER_TASK
 from storage import shown_cards
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server on loopback
@@ -74,10 +74,20 @@ def private(sender: dict[str, Any]) -> dict[str, Any]:
 
 def card_in(peer: FakeBotAPI, chat_id: int) -> dict[str, Any] | None:
     """The bot's verdict card in a chat (a message with a Debate button)."""
-    for message in peer.bot_messages(chat_id):
-        rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
-        if any(b.get("callback_data", "").startswith("d:") for row in rows for b in row):
-            return message
+    return next(filter(is_card, peer.bot_messages(chat_id)), None)
+
+
+def is_card(message: dict[str, Any]) -> bool:
+    rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
+    return any(str(b.get("callback_data", "")).startswith("d:") for row in rows for b in row)
+
+
+def answer_to(peer: FakeBotAPI, message: dict[str, Any]) -> dict[str, Any] | None:
+    """The bot's message in reply to ``message``, if any."""
+    chat, wanted = message["chat"]["id"], message["message_id"]
+    for answer in peer.bot_messages(chat):
+        if (answer.get("reply_to_message") or {}).get("message_id") == wanted:
+            return answer
     return None
 
 
@@ -174,3 +184,36 @@ async def test_a_correction_whose_first_send_fails_goes_out_after_its_backoff(
     edits = [c for c in peer.calls if c.method == "editMessageText"]
     assert [c.error for c in edits if c.error] == ["Bad Gateway"]  # the one failed send
     assert peer.messages[(ANN["id"], card["message_id"])]["text"].startswith("❌ False")
+
+
+async def test_a_deliver_job_sends_the_card_anew_when_checking_was_deleted(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Issue 45: a deliver job whose "checking…" message could not be edited failed, and
+    was retried until it gave up (8 attempts) and the card was lost. Now the card is sent
+    in a new reply to the post, at the first attempt, and the job ends."""
+    gate = Gate()
+    async with FakeBotAPI() as peer:
+        settings = queued_settings(peer, tmp_path, postgres_url)
+        async with queued_bot(settings, FakeChecker(gate=gate), MovingClock()) as service:
+            post = peer.send(private(ANN), ANN, POST)
+            await gate.held()  # on the worker, its card to come from a deliver job
+            checking = await peer.wait_for(functools.partial(answer_to, peer, post), 30)
+            peer.delete(ANN["id"], checking["message_id"])
+            gate.open()
+            card = await peer.wait_for(functools.partial(card_in, peer, ANN["id"]), 30)
+            await recorded(service)
+
+            def jobs_left() -> int:
+                [(jobs,)] = service.store.database.rows(
+                    "SELECT count(*) FROM procrastinate_jobs WHERE task_name = ?", [DELIVER_TASK]
+                )
+                return int(jobs)
+
+            await peer.wait_for(lambda: jobs_left() == 0, 30)  # done: deleted, not failed
+            shown = service.store.database.rows("SELECT message FROM shown_cards")
+    assert card["reply_to_message"]["message_id"] == post["message_id"]
+    assert peer.bot_messages(ANN["id"]) == [card]
+    edits = [c for c in peer.calls if c.method == "editMessageText" and is_card(c.params)]
+    assert [c.error for c in edits] == ["Bad Request: message to edit not found"]  # once
+    assert shown == [(str(card["message_id"]),)]  # a correction reaches the new card

@@ -24,9 +24,10 @@ a chat the bot is not in on the queue (every method naming that chat is then a 4
 for any chat the bot is not a member of), and ``answerGuestQuery`` answers it once.
 
 Tests put updates in with :meth:`FakeBotAPI.send` and :meth:`FakeBotAPI.press`,
-and wait on what the bot did with :meth:`FakeBotAPI.wait_for`. Images are made into
-messages with :meth:`FakeBotAPI.photo` (a photo's sizes), :meth:`FakeBotAPI.document`
-and :meth:`FakeBotAPI.send_album`.
+delete a message as a user would with :meth:`FakeBotAPI.delete`, and wait on what the
+bot did with :meth:`FakeBotAPI.wait_for`. Images are made into messages with
+:meth:`FakeBotAPI.photo` (a photo's sizes), :meth:`FakeBotAPI.document` and
+:meth:`FakeBotAPI.send_album`.
 """
 
 from __future__ import annotations
@@ -464,6 +465,11 @@ class FakeBotAPI(LoopbackServer):
             }
         )
         return query_id
+
+    def delete(self, chat_id: int, message_id: int) -> dict[str, Any]:
+        """Delete a message of the chat, as a user (or an admin) may: every later call
+        naming it is "message to edit not found" (or, to reply to it, "not found")."""
+        return self.messages.pop((chat_id, message_id))
 
     def unanswered(self) -> list[str]:
         """The callback queries tapped (:meth:`press`) and not answered yet."""
