@@ -14,23 +14,27 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service, scripted_report
 from tests.peers.fixtures.store_fixtures import MovingClock
-from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
-from tests.peers.servers.telegram_peer import FakeBotAPI, user
+from tests.peers.fixtures.telegram_setup import bot_running, handled, telegram_settings
+from tests.peers.servers.telegram_peer import BOT_ID, BOT_USERNAME, FakeBotAPI, group, user
 from tests.service.queue.test_queue import worker
 
 from bots.app.settings import Settings
 from bots.chat.corrections import update_sentence
+from bots.render.sections import already_shown
 from bots.service.checks import CheckService
 from bots.service.queue.jobs import CORRECT_DUE_TASK, CORRECT_TASK, DELIVER_TASK
 from storage import shown_cards
+from storage.postgres import WRITE_LOCK
+from zofia_engine.post import Post
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server on loopback
 
@@ -40,6 +44,9 @@ POST = (
 )
 NOTE = "The council minutes show no such vote."
 ANN = user(7123456789, "Ann")
+BOB = user(7123456790, "Bob")
+GROUP = group(-1009876543210, "Rumour mill")
+BOT = user(BOT_ID, "ZoFia", BOT_USERNAME) | {"is_bot": True}
 
 
 def queued_settings(peer: FakeBotAPI, folder: Path, postgres_url: str) -> Settings:
@@ -217,3 +224,89 @@ async def test_a_deliver_job_sends_the_card_anew_when_checking_was_deleted(
     edits = [c for c in peer.calls if c.method == "editMessageText" and is_card(c.params)]
     assert [c.error for c in edits] == ["Bad Request: message to edit not found"]  # once
     assert shown == [(str(card["message_id"]),)]  # a correction reaches the new card
+
+
+@contextlib.contextmanager
+def write_lock_held(url: str) -> Iterator[psycopg.Connection[Any]]:
+    """Another session holding the store's write lock (every write of every replica waits
+    for it) until the block ends; yields that session, to watch who waits."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", [WRITE_LOCK])
+        try:
+            yield conn
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", [WRITE_LOCK])
+
+
+def waiting(conn: psycopg.Connection[Any]) -> set[str]:
+    """The replicas (by their connections' application name) waiting for a lock."""
+    rows = conn.execute(
+        "SELECT application_name FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        " AND application_name LIKE 'replica-%'"
+    ).fetchall()
+    return {str(row[0]) for row in rows}
+
+
+def shown_card(peer: FakeBotAPI, check_id: str) -> dict[str, Any]:
+    """The check's card in the group, as the bot posted it (the replicas' Telegram is one:
+    each peer holds the same message)."""
+    card = peer.compose(GROUP, BOT, "❌ False: the council passed no such law.")
+    card["reply_markup"] = {
+        "inline_keyboard": [[{"text": "🗣️ Debate", "callback_data": f"d:{check_id}"}]]
+    }
+    return card
+
+
+async def test_a_section_tapped_on_two_replicas_at_once_is_posted_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    """Issue 45: a section's "posted" mark was guarded by a lock of one process, so two
+    replicas that each read "not posted" both posted it. Ann's tap reaches one replica
+    and Bob's the other (two fronts of one Telegram), and both have read the mark before
+    either writes (the store's write lock is held until both wait for it). Now the mark
+    is claimed in the store: one replica posts the Debate, the other says it is there."""
+    async with FakeBotAPI() as one, FakeBotAPI() as two:
+        replicas = []
+        for name, peer in (("replica-one", one), ("replica-two", two)):
+            url = f"{postgres_url}?application_name={name}"
+            replicas.append(telegram_settings(peer, tmp_path, storage={"url": url}))
+        async with (
+            fake_service(replicas[0], FakeChecker()) as first,
+            fake_service(replicas[1], FakeChecker()) as second,
+            bot_running(replicas[0], first),
+            bot_running(replicas[1], second),
+        ):
+            store = first.store
+            check = store.checks.create(
+                platform="telegram",
+                chat=first.chats.chat_key("telegram", str(GROUP["id"])),
+                requester=first.chats.user_hash("telegram", str(ANN["id"])),
+                post=Post(text=POST),
+                text_hash="h",
+                status="running",
+            )
+            store.reports.save(check.id, scripted_report(Post(text=POST)))
+            cards = [shown_card(peer, check.id) for peer in (one, two)]
+            with write_lock_held(postgres_url) as conn:
+                one.press(cards[0], f"d:{check.id}", ANN)
+                two.press(cards[1], f"d:{check.id}", BOB)
+                async with asyncio.timeout(20):
+                    while waiting(conn) != {"replica-one", "replica-two"}:
+                        await asyncio.sleep(0.02)
+            await one.wait_for(lambda: one.sent("answerCallbackQuery"))
+            await two.wait_for(lambda: two.sent("answerCallbackQuery"))
+            async with asyncio.timeout(20):  # posted: the mark holds the messages' ids
+                while not (posted := store.marks.get(check.id, "debate")):
+                    await asyncio.sleep(0.05)
+            await handled(one, first)
+            await handled(two, second)
+    answers = [peer.sent("answerCallbackQuery")[0].params.get("text") for peer in (one, two)]
+    replies = [
+        [m for m in peer.bot_messages(GROUP["id"]) if m.get("reply_to_message")]
+        for peer in (one, two)
+    ]
+    assert sorted(map(len, replies)) == [0, len(posted)]  # one replica posted it all
+    poster = 0 if replies[0] else 1
+    assert [m["message_id"] for m in replies[poster]] == posted
+    assert answers[1 - poster] == already_shown("debate")
+    assert answers[poster] is None
