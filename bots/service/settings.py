@@ -46,7 +46,7 @@ class ServiceSettings(SettingsSection):
     private_queue: int = Field(4, ge=0, le=50)
     # Who may review verdicts in any chat, besides its admins (docs/moderators.md).
     reviewers: list[str] = Field(default_factory=list)
-    # A chat's admins (Telegram) or members with Manage Messages (Discord) review the
+    # A chat's admins (Telegram) or server-wide Manage Messages (Discord) review the
     # verdicts shown in their own chat, for that chat only; off: only the reviewers.
     chat_reviews: bool = True
 

@@ -22,7 +22,7 @@ import pytest
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 from tests.peers.fakes.poll_rounds import PollRounds
 from tests.peers.fixtures.telegram_setup import SECRET, fake_bot, telegram_settings
-from tests.peers.servers.discord_peer import MEMBER, Call, FakeDiscord, running_client
+from tests.peers.servers.discord_peer import MANAGER, MEMBER, Call, FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
@@ -459,6 +459,42 @@ def _updates_dc(peer: FakeDiscord) -> list[Call]:
         for c in peer.calls_to("POST", "/webhooks/")
         if str((c.body or {}).get("content") or "").startswith("Update:")
     ]
+
+
+async def test_a_channels_manage_messages_alone_reviews_nothing_on_discord(
+    discord_api: FakeDiscord, tmp_path: Path
+) -> None:
+    """Issue 45: a member's review applies to the whole server, so it takes Manage
+    Messages across the server. A member granted it by the card's channel's permission
+    overwrite (Discord resolves it into the press's permissions) and by no role is
+    refused, and nothing is stored; a member whose role grants it server-wide (no admin)
+    is offered the choices."""
+    peer = discord_api
+    async with _discord(tmp_path) as bot:
+        card = await _verdict(peer, peer.slash("factcheck", {"text": POST}))
+        buttons = [b for row in card["components"] for b in row["components"]]
+        review = next(b["custom_id"] for b in buttons if "zf:review:" in b.get("custom_id", ""))
+        await _recorded(bot.service, 1)
+        # Manage Messages in this channel only: refused, privately, and nothing offered.
+        press = peer.button(review, card, user_id=MODERATOR, permissions=MANAGER, roles=[])
+        refusal = await _responded(peer, press)
+        assert refusal.body["type"] == 4 and refusal.body["data"]["flags"] == 64
+        assert refusal.body["data"]["content"] == discord_reviews.REFUSED
+        assert "across this server" in discord_reviews.REFUSED
+        assert _followups(peer, press["token"]) == []
+        # Manage Messages across the server, from a role: the choices are offered.
+        roles = [FakeDiscord.MANAGER_ROLE]
+        press = peer.button(review, card, user_id=MODERATOR, permissions=MANAGER, roles=roles)
+        assert (await _responded(peer, press)).body["type"] == 6
+        offer = await peer.wait_for(lambda c: c in _followups(peer, press["token"]))
+        assert offer.body["content"].startswith("Review of this verdict")
+        # The choice, from the member the overwrite alone empowers: refused too.
+        select = offer.body["components"][0]["components"][0]["custom_id"]
+        chosen = peer.select(
+            select, offer.answer, ["false"], user_id=MODERATOR, permissions=MANAGER, roles=[]
+        )
+        assert (await _responded(peer, chosen)).body["data"]["content"] == discord_reviews.REFUSED
+        assert bot.service.store.reviews.history(review.split(":")[-1]) == []
 
 
 async def test_the_discord_review_right_is_tested_in_the_cards_own_channel(
