@@ -1,7 +1,8 @@
 """What the Telegram handlers share: the check service (its store calls awaited off the
 event loop), the settings, the checks running in the background (so shutdown can wait
-for them), the groups' cooldowns and the albums being gathered; and the language a
-chat is answered in (:func:`chat_language_of`)."""
+for them), the groups' cooldowns, their administrators (asked once a minute at most)
+and the albums being gathered; and the language a chat is answered in
+(:func:`chat_language_of`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from bots.render.words import ENGLISH, Words, chat_language
 from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
+from .admins import ChatAdmins
 from .images import Albums
 from .refusals import Refusals
 from .settings import TelegramSettings
@@ -75,6 +77,8 @@ class TelegramContext:
     #: each user's private requests, answered in turn (``[service] private_in_flight``
     #: at once: the bot's runtime sizes it)
     turns: Turns = field(default_factory=Turns)
+    #: each group's administrators, asked of Telegram once a minute at most
+    admins: ChatAdmins = field(default_factory=ChatAdmins)
 
     def __post_init__(self) -> None:
         self.calls = StoreCalls(self.service)
