@@ -84,15 +84,16 @@ def queue_corrections(db: PostgresDatabase, check_id: str, platforms: Iterable[s
 def queue_due_corrections(store: CheckStore, platform: str, *, limit: int = DUE_BATCH) -> list[str]:
     """Queue the ``correct`` job of every check with cards due on ``platform`` now (not
     waiting for a retry, by the store's clock), ``limit`` at most, in one write
-    transaction (blocking).
+    transaction (blocking); with none due, one read and no write.
 
     Returns:
         The checks whose jobs were queued (or were waiting already).
     """
-    with store.write():
-        due = store.shown_cards.due_checks(platform, limit=limit)
-        for check_id in due:
-            queue_corrections(store.postgres(), check_id, [platform])
+    due = store.shown_cards.due_checks(platform, limit=limit)
+    if due:
+        with store.write():
+            for check_id in due:
+                queue_corrections(store.postgres(), check_id, [platform])
     return due
 
 
