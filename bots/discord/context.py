@@ -10,7 +10,6 @@ from typing import Any
 import discord
 
 from bots.chat.cooldowns import Cooldowns
-from bots.chat.keyed_locks import KeyedLocks
 from bots.chat.reviews import OpenReviews
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
@@ -40,8 +39,6 @@ class DiscordContext:
     images: ImageSettings = field(default_factory=ImageSettings)
     public_url: str = ""
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
-    #: one lock per key (say, one section of one check) while someone holds or waits for it
-    lock: KeyedLocks = field(default_factory=KeyedLocks)
     #: the reviews whose select or form is open (a Review press then posts nothing new)
     reviews: OpenReviews = field(default_factory=OpenReviews)
     #: the service's store calls, awaited off the event loop
