@@ -184,8 +184,8 @@ def change(
             return _ordinal(rng, value)
         case "category":
             head = value.split()[-1]
-            pool = donors.categories.get(family, [])
-            return _pick(rng, pool, lambda c: absent(c) and not _near(c.split()[-1], head))
+            kinds = donors.categories.get(family, [])
+            return _pick(rng, kinds, lambda c: absent(c) and not _near(c.split()[-1], head))
     return None
 
 

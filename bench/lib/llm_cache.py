@@ -71,7 +71,7 @@ def cached_router(settings: EngineSettings, folder: Path) -> LLMRouter:
     """The router the settings build, every role's backend behind one cache."""
     plain = LLMRouter(settings.llm)
     wrapped: dict[LLMBackend, CachedBackend] = {}
-    backends = {}
+    backends: dict[str, LLMBackend] = {}
     for role, route in plain.routes.items():
         if route.backend not in wrapped:
             wrapped[route.backend] = CachedBackend(route.backend, folder)

@@ -45,7 +45,7 @@ def record_of(item: dict[str, Any], report: Report, seconds: float) -> dict[str,
         "core_label": core.label if core else None,
         "read_by": core.read_by if core else "",
         "restated": core.restated if core else None,
-        "disagreed": bool(core and getattr(core, "second", None) and core.second.disagrees),  # type: ignore[attr-defined]
+        "disagreed": bool(core and core.second is not None and not core.second.agrees),
         "parts": [p.model_dump() for p in core.parts] if core else [],
         "context": list(core.context) if core else [],
         "quote": core.quotes[0].text if core and core.quotes else "",
