@@ -68,8 +68,9 @@ def _key(seed: int) -> str:
 def _code(source: str) -> str:
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        body: list[ast.stmt] = list(getattr(node, "body", None) or [])
-        first = body[0] if body and isinstance(body[0], ast.stmt) else None
+        found = getattr(node, "body", None)
+        body: list[ast.stmt] = list(found) if isinstance(found, list) else []
+        first = body[0] if body else None
         value = first.value if isinstance(first, ast.Expr) else None
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from zofia_engine.agents.parts.names import (
     name_key,
 )
 from zofia_engine.agents.parts.passage import Source, about_subject
-from zofia_engine.agents.parts.presence import agrees, presence
+from zofia_engine.agents.parts.presence import Held, agrees, presence
 from zofia_engine.agents.parts.ranks import compare_ranks
 from zofia_engine.agents.parts.reader import parse_claims, whole_claims
 from zofia_engine.agents.parts.values import compare_dates, compare_numbers
@@ -637,16 +637,17 @@ def test_the_second_reading_finds_a_value_in_any_sentence_about_the_subject(
             "She was Prime Minister of the United Kingdom from 1979 to 1990.",
         ],
     )
-    assert presence(claim, span, sources, comparer.compare) == "present"
-    assert presence(claim, span, sources[:1], comparer.compare) == "absent"
-    assert presence(claim, span, [], comparer.compare) == "unknown"
+    held = presence(claim, span, sources, comparer.compare)
+    assert (held.status, held.value, held.evidence_id) == ("present", "1979 to 1990", "wiki-1")
+    assert presence(claim, span, sources[:1], comparer.compare).status == "absent"
+    assert presence(claim, span, [], comparer.compare).status == "unknown"
     # Two readings disagree: a difference the first found, a value the second found.
     checks = [
         PartCheck(kind="date", claimed="1979 to 1990", found="1975 to 1990", outcome="differs")
     ]
-    assert not agrees("refutes", checks, {"1979 to 1990": "present"})
-    assert agrees("refutes", checks, {"1979 to 1990": "absent"})
-    assert not agrees("refutes", checks, {"1979 to 1990": "unknown"})
+    assert not agrees("refutes", checks, {"1979 to 1990": Held("present")})
+    assert agrees("refutes", checks, {"1979 to 1990": Held("absent")})
+    assert not agrees("refutes", checks, {"1979 to 1990": Held("unknown")})
 
 
 async def test_a_claim_with_two_spans_one_wrong_is_refuted_by_that_one(

@@ -25,6 +25,7 @@ too.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from ...records.reading import PartCheck
@@ -33,9 +34,19 @@ from .names import name_key
 from .passage import Source, options_for
 from .values import Comparison
 
-__all__ = ["Presence", "agrees", "presence"]
+__all__ = ["Held", "Presence", "agrees", "presence"]
 
 Presence = Literal["present", "absent", "unknown"]
+
+
+@dataclass(frozen=True)
+class Held:
+    """Whether the sentences hold a part's value (``status``), and where: the words
+    that say it and their evidence id (empty unless present)."""
+
+    status: Presence
+    value: str = ""
+    evidence_id: str = ""
 
 
 def presence(
@@ -43,7 +54,7 @@ def presence(
     part: Part,
     sources: Sequence[Source],
     compare: Callable[[Part, str, str], Comparison],
-) -> Presence:
+) -> Held:
     """Whether the sentences ``sources`` (about the claim's subject) hold ``part``'s
     value: any of their values of its kind compared by ``compare`` (the part, the value
     and the sentence it is in), and its words."""
@@ -52,19 +63,25 @@ def presence(
         for found in options_for(part, source.parsed, claim):
             outcome = compare(part, found, source.text)
             if outcome == "agrees":
-                return "present"
+                return Held("present", found, source.evidence_id)
             differs |= outcome == "differs"
     said = name_key(part.text)
-    if said and any(f" {said} " in f" {name_key(s.text)} " for s in sources):
-        return "present"
-    return "absent" if differs else "unknown"
+    for source in sources:
+        if said and f" {said} " in f" {name_key(source.text)} ":
+            return Held("present", part.text, source.evidence_id)
+    return Held("absent" if differs else "unknown")
 
 
-def agrees(label: str, checks: Sequence[PartCheck], found: dict[str, Presence]) -> bool:
+def agrees(label: str, checks: Sequence[PartCheck], found: dict[str, Held]) -> bool:
     """Whether the second reading (``found``: each part's presence, by its claimed words)
     agrees with the part comparison's ``label``: for "supports", every checked part
     present; for "refutes", every part found different absent."""
     if label == "supports":
-        return all(found.get(c.claimed) == "present" for c in checks if c.outcome != "unstated")
+        return all(_status(found, c) == "present" for c in checks if c.outcome != "unstated")
     deciding = [c for c in checks if c.outcome == "differs"]
-    return bool(deciding) and all(found.get(c.claimed) == "absent" for c in deciding)
+    return bool(deciding) and all(_status(found, c) == "absent" for c in deciding)
+
+
+def _status(found: dict[str, Held], check: PartCheck) -> Presence:
+    held = found.get(check.claimed)
+    return held.status if held else "unknown"

@@ -32,8 +32,8 @@ from .claim import ClaimParts, Part, claim_parts, reported_clause
 from .compare import Comparer
 from .names import NameKnowledge, described_as_place
 from .passage import Passage, Source, about_subject, can_contradict, choose_passage
+from .presence import Held, presence
 from .presence import agrees as agrees_with
-from .presence import presence
 from .questions import NOT_STATED, Filled, fill_blanks, passage_says
 
 __all__ = ["PartsRules", "about_its_subject", "parse_claims", "read_by_parts", "whole_claims"]
@@ -52,6 +52,7 @@ class PartsRules:
     said_at: float = 0.5
     same_kind_at: float = 0.5
     second_reading: str = "presence"
+    unanswered: str = "unsettled"
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,8 @@ async def _read_one(
         )
     except StepFailed as exc:
         return claim.model_copy(update={**base, "status": "failed", "error": exc.reason})
-    checks = _compared(run, parts, passage, filled)
+    held = _held(run, parts, sources)
+    checks = _answered_by(held, _compared(run, parts, passage, filled), run.rules)
     context = _ids(passage)
     outcomes = [c.outcome for c in checks if _checked(parts, c)]
     differs = "differs" in outcomes
@@ -200,7 +202,7 @@ async def _read_one(
     settled = said is not None and said >= run.rules.said_at
     complete = agrees and len(parts.checked) == len(parts.parts)
     label = "refutes" if differs else "supports"
-    second = _second(run, parts, sources, label, checks)
+    second = _second(held, label, checks) if held is not None else None
     update = {**base, "restated": said, "second": second}
     if not settled or not (differs or complete) or (second is not None and not second.agrees):
         return _unsettled(claim, parts, checks, update, context)
@@ -210,30 +212,46 @@ async def _read_one(
             **update,
             "label": label,
             "reason": _reason(label, deciding),
-            "quotes": _quotes(passage, deciding),
+            "quotes": _quotes(passage, deciding, sources),
             "parts": checks,
             "context": context,
         }
     )
 
 
-def _second(
-    run: _Context, parts: ClaimParts, sources: list[Source], label: str, checks: list[PartCheck]
-) -> SecondReading | None:
-    """The second reading (:mod:`.presence`) of the parts the comparison read, and
-    whether it agrees with the comparison's ``label``; ``None`` when it is off."""
+def _held(run: _Context, parts: ClaimParts, sources: list[Source]) -> dict[str, Held] | None:
+    """The second reading (:mod:`.presence`): for each checked part, whether the
+    sentences about the subject hold its value; ``None`` when it is off."""
     if run.rules.second_reading == "none":
         return None
-    about = [
-        s for s in sources if about_subject(parts, s.title, s.text, encyclopedic=s.encyclopedic)
-    ]
-    found = {}
-    for part in parts.checked:
-        found[part.text] = presence(parts, part, about, run.comparer.compare)
+    return {p.text: presence(parts, p, sources, run.comparer.compare) for p in parts.checked}
+
+
+def _answered_by(
+    held: dict[str, Held] | None, checks: list[PartCheck], rules: PartsRules
+) -> list[PartCheck]:
+    """``checks``, each part the model left unanswered answered by the sentence that
+    holds the claim's own value, when ``rules.unanswered`` is "presence" (the yes/no and
+    the agreement still decide whether that settles anything)."""
+    if held is None or rules.unanswered != "presence":
+        return checks
+    out = []
+    for check in checks:
+        found = held.get(check.claimed)
+        if not check.found and found is not None and found.status == "present":
+            check = check.model_copy(
+                update={"found": found.value, "outcome": "agrees", "evidence_id": found.evidence_id}
+            )
+        out.append(check)
+    return out
+
+
+def _second(held: dict[str, Held], label: str, checks: list[PartCheck]) -> SecondReading:
+    """The second reading, and whether it agrees with the comparison's ``label``."""
     return SecondReading(
-        present=[k for k, v in found.items() if v == "present"],
-        absent=[k for k, v in found.items() if v == "absent"],
-        agrees=agrees_with(label, checks, found),
+        present=[k for k, v in held.items() if v.status == "present"],
+        absent=[k for k, v in held.items() if v.status == "absent"],
+        agrees=agrees_with(label, checks, held),
     )
 
 
@@ -303,8 +321,14 @@ def _ids(passage: Passage) -> list[str]:
     return list(dict.fromkeys(evidence_id for evidence_id, _ in passage.sources))
 
 
-def _quotes(passage: Passage, deciding: list[PartCheck]) -> list[Quote]:
-    found = [passage.source_of(c.found) for c in deciding]
+def _quotes(passage: Passage, deciding: list[PartCheck], sources: list[Source]) -> list[Quote]:
+    """The sentences that gave the deciding values: the passage's, or the sentence
+    about the subject the second reading found one in."""
+    others = [(s.evidence_id, s.text) for s in sources]
+    found = [
+        passage.source_of(c.found) or next((o for o in others if c.found in o[1]), None)
+        for c in deciding
+    ]
     chosen = dict.fromkeys(s for s in found if s is not None)
     return [Quote(text=text, evidence_id=evidence_id) for evidence_id, text in chosen]
 
