@@ -18,7 +18,7 @@ import pytest
 from zofia_engine.agents.context import PanelContext
 from zofia_engine.agents.evidence_sentences import SentenceIndex
 from zofia_engine.agents.parts import NO_KNOWLEDGE, PartsRules, read_by_parts
-from zofia_engine.agents.parts.claim import ClaimParts, claim_parts, reported_clause
+from zofia_engine.agents.parts.claim import ClaimParts, Part, claim_parts, reported_clause
 from zofia_engine.agents.parts.compare import Comparer
 from zofia_engine.agents.parts.names import (
     compare_names,
@@ -685,3 +685,19 @@ async def test_another_rank_refutes(
     )
     assert read.label == "refutes", read.reason
     assert ("second-longest", "longest") in [(p.claimed, p.found) for p in read.parts]
+
+
+@pytest.mark.parametrize(
+    ("kind", "claimed", "found"),
+    [
+        ("person", "the Victorian era", "Alexandrina Victoria"),
+        ("name", "the Renaissance", "Leonardo di ser Piero da Vinci"),
+        ("place", "Florence", "the 15th century"),
+        ("organisation", "the Ming dynasty", "Zhu Yuanzhang"),
+    ],
+)
+def test_a_time_is_never_held_against_a_name(
+    kind: str, claimed: str, found: str, encoder: SentenceTransformerEncoder
+) -> None:
+    part = Part(kind, claimed, 0, len(claimed), (claimed,))  # type: ignore[arg-type]
+    assert Comparer(NO_KNOWLEDGE, encoder).compare(part, found, found) == "unstated"

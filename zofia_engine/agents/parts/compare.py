@@ -16,9 +16,9 @@ from ...retrieval.wikipedia.gazetteer import STOPWORDS
 from .claim import Part
 from .names import NameKnowledge, compare_names, compare_nationalities, compare_places
 from .ranks import compare_ranks
-from .values import compare_dates, compare_numbers
+from .values import compare_dates, compare_numbers, date_range
 
-__all__ = ["Comparer"]
+__all__ = ["Comparer", "is_time"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,11 @@ class Comparer:
 
     def compare(self, part: Part, found: str, text: str) -> PartOutcome:
         """``found`` (words of ``text``, the passage) against ``part``, as its kind
-        compares."""
+        compares. A time and something that is not a time are never held against each
+        other ("the Victorian era" is not a person's name, whatever the tagger said): they
+        are unstated."""
+        if part.kind not in ("date", "number", "ordinal") and is_time(part.text) != is_time(found):
+            return "unstated"
         match part.kind:
             case "place":
                 names = [n.strip() for n in found.split(",")]
@@ -67,6 +71,21 @@ class Comparer:
         vectors = self.encoder.encode([claimed, head])
         cosine = float(np.dot(vectors[0], vectors[1]))
         return "unstated" if cosine >= self.same_kind_at else "differs"
+
+
+# fmt: off
+_TIME_WORDS = frozenset([
+    "era", "period", "age", "ages", "century", "centuries", "decade", "decades", "dynasty",
+    "reign", "years", "year", "epoch", "millennium", "bc", "bce", "ad", "renaissance",
+    "enlightenment", "antiquity", "prehistory",
+])
+# fmt: on
+
+
+def is_time(text: str) -> bool:
+    """Whether ``text`` names a time: a date or year, or a period ("the Victorian era",
+    "the 19th century", "the Ming dynasty")."""
+    return date_range(text) is not None or bool(_words(text) & _TIME_WORDS)
 
 
 def _words(text: str) -> set[str]:
