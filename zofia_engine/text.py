@@ -24,6 +24,7 @@ __all__ = [
     "is_visible",
     "whole_sentences",
     "without_format",
+    "without_symbols",
 ]
 
 EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
@@ -214,3 +215,17 @@ def counted(n: int, noun: str, nouns: str = "") -> str:
     """``n`` with its noun in the right number: "1 judgement", "2 judgements", "0
     documents" (``nouns`` for an irregular plural: ``counted(2, "entity", "entities")``)."""
     return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def without_symbols(text: str) -> str:
+    """``text`` with every emoji and other symbol (Unicode's So, Sk and Co categories,
+    and the variation selectors and joiners that build emoji) turned into a space, so a
+    parser reads "a Slovak statesman 😳" as it reads "a Slovak statesman"; the text
+    keeps its length, so offsets into it still hold."""
+    return "".join(
+        " " if unicodedata.category(ch) in ("So", "Sk", "Co", "Cs") or ch in _EMOJI_GLUE else ch
+        for ch in text
+    )
+
+
+_EMOJI_GLUE = frozenset("\u200d\ufe0e\ufe0f\u20e3")

@@ -701,3 +701,21 @@ def test_a_time_is_never_held_against_a_name(
 ) -> None:
     part = Part(kind, claimed, 0, len(claimed), (claimed,))  # type: ignore[arg-type]
     assert Comparer(NO_KNOWLEDGE, encoder).compare(part, found, found) == "unstated"
+
+
+async def test_an_emoji_is_not_a_word_of_the_claim(parser: SpacyParser) -> None:
+    claim = ClaimResult(
+        id="claim-0", kind="core", text="Alexander Dubček was a Slovak statesman 😳"
+    )
+    parts = (await parse_claims(parser, [claim]))[0]
+    assert [(p.kind, p.names[0]) for p in parts.parts if p.kind == "category"] == [
+        ("category", "statesman")
+    ]
+
+
+def test_species_is_one_kind_in_the_singular_and_the_plural(
+    encoder: SentenceTransformerEncoder,
+) -> None:
+    part = Part("category", "species", 0, 7, ("specie",))
+    said = "The alpaca is a species of South American camelid mammal."
+    assert Comparer(NO_KNOWLEDGE, encoder).compare(part, "species", said) == "agrees"

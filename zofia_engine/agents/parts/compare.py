@@ -93,7 +93,12 @@ def _words(text: str) -> set[str]:
     return {w.strip(".,;:()").casefold() for w in text.split()} - {""}
 
 
+_SAME_IN_BOTH = {"species": "species", "specie": "species", "series": "series"}
+
+
 def _singular(word: str) -> str:
+    if word in _SAME_IN_BOTH:
+        return _SAME_IN_BOTH[word]
     if word.endswith("ies"):
         return word[:-3] + "y"
     return word[:-1] if word.endswith("s") and not word.endswith("ss") else word

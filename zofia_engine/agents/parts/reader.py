@@ -26,6 +26,7 @@ from ...ports import TextEncoder
 from ...records.reading import PartCheck, PartOutcome, SecondReading
 from ...report import ClaimResult, EvidenceItem, Quote
 from ...retrieval.ner.parser import Parsed, TextParser
+from ...text import without_symbols
 from ..context import PanelContext
 from ..evidence_sentences import Sentence
 from .claim import ClaimParts, Part, claim_parts, reported_clause
@@ -85,7 +86,7 @@ async def parse_claims(parser: TextParser, claims: Sequence[ClaimResult]) -> lis
     """Each claim's subject and parts. A report's clause is parsed on its own ("Scientists
     say [black holes are made of ice]"); a claim whose subject is a pronoun ("It was
     completed in 1889.") takes the core claim's subject."""
-    parsed = await asyncio.to_thread(parser.parse, [c.text for c in claims])
+    parsed = await asyncio.to_thread(parser.parse, [without_symbols(c.text) for c in claims])
     reported = {i: r for i, p in enumerate(parsed) if (r := reported_clause(p))}
     if reported:
         again = await asyncio.to_thread(parser.parse, list(reported.values()))
