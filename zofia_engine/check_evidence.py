@@ -208,7 +208,7 @@ class EvidenceReading:
             said_at=a.said_at,
             same_kind_at=a.same_kind_at,
             second_reading=a.second_reading,
-            unanswered=a.unanswered,
+            unsettled_part=a.unsettled_part,
         )
         read_parts, read_whole = await asyncio.gather(
             read_by_parts(

@@ -158,10 +158,11 @@ class AgentSettings(SettingsSection):
     # whether each claimed value is there at all (docs/verdicts.md); "none" settles on
     # the part comparison alone (the last wave's rule, for comparison).
     second_reading: Literal["presence", "none"] = "presence"
-    # A part the model left "not stated": "presence" counts it as answered when the
-    # second reading finds the claim's own value in a sentence about the subject (the
-    # yes/no and the agreement still decide); "unsettled" leaves the claim unsettled.
-    unanswered: Literal["presence", "unsettled"] = "unsettled"
+    # A part the comparison leaves unsettled (the model said "not stated", or gave a value
+    # that neither agrees nor differs): "presence" counts it as answered by the sentence
+    # the second reading finds the claim's own value in (the yes/no and the agreement
+    # still decide); "unsettled" leaves the claim unsettled.
+    unsettled_part: Literal["presence", "unsettled"] = "unsettled"
     # Two category words ("mammal", "fish") are different kinds of thing under this
     # cosine; from it they may be two words for one ("film", "movie").
     same_kind_at: float = Field(0.5, ge=-1, le=1)

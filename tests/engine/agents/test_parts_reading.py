@@ -268,6 +268,7 @@ async def _read(
     model: Callable[..., str],
     encoder: SentenceTransformerEncoder,
     parser: SpacyParser,
+    rules: PartsRules | None = None,
 ) -> tuple[ClaimResult, list[CompletionRequest]]:
     """Read ``claim`` against Wikipedia articles (title, text) with the scripted ``model``."""
     settings = EngineSettings()
@@ -290,7 +291,7 @@ async def _read(
         parser=parser,
         knowledge=NO_KNOWLEDGE,
         encoder=encoder,
-        rules=PartsRules(),
+        rules=rules or PartsRules(),
     )
     return read[0], backends["verifier"].requests  # type: ignore[attr-defined]
 
@@ -719,3 +720,27 @@ def test_species_is_one_kind_in_the_singular_and_the_plural(
     part = Part("category", "species", 0, 7, ("specie",))
     said = "The alpaca is a species of South American camelid mammal."
     assert Comparer(NO_KNOWLEDGE, encoder).compare(part, "species", said) == "agrees"
+
+
+async def test_a_part_left_unsettled_is_answered_by_the_sentence_that_holds_it(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    baybars = (
+        "Baybars",
+        "Baybars was the fourth Mamluk sultan of Egypt and Syria. He was of Turkic origin.",
+    )
+    claim = "Baybars was the fourth Mamluk sultan of Egypt."
+
+    def rank_unstated(options: list[str]) -> str:
+        return options[-1] if any(o in ("fourth",) for o in options) else options[0]
+
+    model = _model(rank_unstated)
+    plain, _ = await _read(claim, [baybars], model, encoder, parser)
+    assert plain.label == "not enough information"
+    rules = PartsRules(unsettled_part="presence")
+    read, asked = await _read(claim, [baybars], model, encoder, parser, rules)
+    assert read.label == "supports", read.reason
+    assert ("fourth", "fourth", "agrees") in [(p.claimed, p.found, p.outcome) for p in read.parts]
+    # The yes/no still decides: a "no" leaves it unsettled.
+    said_no, _ = await _read(claim, [baybars], _model(rank_unstated, "no"), encoder, parser, rules)
+    assert said_no.label == "not enough information"

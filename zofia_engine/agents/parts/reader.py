@@ -53,7 +53,7 @@ class PartsRules:
     said_at: float = 0.5
     same_kind_at: float = 0.5
     second_reading: str = "presence"
-    unanswered: str = "unsettled"
+    unsettled_part: str = "unsettled"
 
 
 @dataclass(frozen=True)
@@ -231,15 +231,16 @@ def _held(run: _Context, parts: ClaimParts, sources: list[Source]) -> dict[str, 
 def _answered_by(
     held: dict[str, Held] | None, checks: list[PartCheck], rules: PartsRules
 ) -> list[PartCheck]:
-    """``checks``, each part the model left unanswered answered by the sentence that
-    holds the claim's own value, when ``rules.unanswered`` is "presence" (the yes/no and
-    the agreement still decide whether that settles anything)."""
-    if held is None or rules.unanswered != "presence":
+    """``checks``, each part the comparison left unsettled (the model said "not stated",
+    or gave a value that neither agrees nor differs) answered by the sentence that holds
+    the claim's own value, when ``rules.unsettled_part`` is "presence" (the yes/no and the
+    agreement still decide whether that settles anything)."""
+    if held is None or rules.unsettled_part != "presence":
         return checks
     out = []
     for check in checks:
         found = held.get(check.claimed)
-        if not check.found and found is not None and found.status == "present":
+        if check.outcome == "unstated" and found is not None and found.status == "present":
             check = check.model_copy(
                 update={"found": found.value, "outcome": "agrees", "evidence_id": found.evidence_id}
             )
