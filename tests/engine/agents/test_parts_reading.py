@@ -738,7 +738,7 @@ async def test_a_part_left_unsettled_is_answered_by_the_sentence_that_holds_it(
     plain, _ = await _read(claim, [baybars], model, encoder, parser)
     assert plain.label == "not enough information"
     rules = PartsRules(unsettled_part="presence")
-    read, asked = await _read(claim, [baybars], model, encoder, parser, rules)
+    read, _ = await _read(claim, [baybars], model, encoder, parser, rules)
     assert read.label == "supports", read.reason
     assert ("fourth", "fourth", "agrees") in [(p.claimed, p.found, p.outcome) for p in read.parts]
     # The yes/no still decides: a "no" leaves it unsettled.
