@@ -744,3 +744,17 @@ async def test_a_part_left_unsettled_is_answered_by_the_sentence_that_holds_it(
     # The yes/no still decides: a "no" leaves it unsettled.
     said_no, _ = await _read(claim, [baybars], _model(rank_unstated, "no"), encoder, parser, rules)
     assert said_no.label == "not enough information"
+
+
+def test_every_member_of_a_list_is_a_part(parser: SpacyParser) -> None:
+    chinese = _parts(
+        parser,
+        "Chinese characters are logographs used to write the Chinese languages from regions "
+        "influenced by Chinese culture including Japan, Korea, and Northern Ireland.",
+    )
+    places = [p.text for p in chinese.parts if p.kind == "place"]
+    assert places == ["Japan", "Korea", "Northern Ireland"]  # not "Japan, Korea", one place
+    opera = _parts(parser, "The Sydney Opera House is in Sydney, New South Wales, Australia.")
+    assert [p.text for p in opera.parts if p.kind == "place"] == [
+        "Sydney, New South Wales, Australia"
+    ]

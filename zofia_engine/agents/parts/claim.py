@@ -17,6 +17,8 @@ the model never sees the claim's own values, so it cannot echo them.
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -348,14 +350,23 @@ def _category(parsed: Parsed, parts: list[Part], subject: int | None) -> Part | 
     return Part("category", text, start, end, (words[attr].lemma.casefold(),), label="NP")
 
 
+_LISTED = re.compile(r"^\s*,?\s*(?:and|or)\b", re.IGNORECASE)
+
+
 def _merged_places(parts: list[Part], text: str) -> list[Part]:
     """Places one after another with only a comma between ("Melbourne, Victoria") are
-    one part: they name one place at two scales."""
+    one part: they name one place at two scales. Places of a list ("Japan, Korea and
+    Vietnam": an "and" or "or" before its last) stay one part each."""
     merged: list[Part] = []
+    listed = any(
+        a.kind == b.kind == "place" and _LISTED.match(text[a.end : b.start])
+        for a, b in itertools.pairwise(parts)
+    )
     for part in parts:
         last = merged[-1] if merged else None
         if (
             last is not None
+            and not listed
             and last.kind == part.kind == "place"
             and text[last.end : part.start].strip() in (",", "")
         ):

@@ -98,6 +98,26 @@ def _rank_phrases(parsed: Parsed) -> list[Phrase]:
     return found
 
 
+def _list_members(parsed: Parsed, entities: list[Phrase]) -> list[Phrase]:
+    """Names joined to a tagged name by "and" or a comma that the tagger left untagged
+    ("Japan, Korea and *Northern Ireland*"), each with the label of the name it is
+    listed with: a list's every member is a value of the claim."""
+    words = parsed.words
+    covered = {i for e in entities for i in range(e.first, e.last)}
+    label_at = {i: e.label for e in entities for i in range(e.first, e.last)}
+    found = []
+    for i, w in enumerate(words):
+        if w.dep != "conj" or w.pos != "PROPN" or i in covered or w.head not in label_at:
+            continue
+        first = i
+        while first > 0 and words[first - 1].dep == "compound" and words[first - 1].head == i:
+            first -= 1
+        start, end = words[first].start, w.end
+        found.append(Phrase(parsed.text[start:end], label_at[w.head], first, i + 1, start, end))
+        covered |= set(range(first, i + 1))
+    return found
+
+
 def with_phrases(parsed: Parsed) -> list[Phrase]:
     """``parsed``'s entities with each span of years merged into one date and each rank
     added (an ordinal inside a rank is the rank's), in text order."""
@@ -113,4 +133,5 @@ def with_phrases(parsed: Parsed) -> list[Phrase]:
         if not overlaps(e, spans)
         and not (e.label in ("ORDINAL", "CARDINAL", "DATE") and overlaps(e, ranks))
     ]
-    return sorted([*kept, *spans, *ranks], key=lambda p: p.start)
+    members = _list_members(parsed, kept)
+    return sorted([*kept, *members, *spans, *ranks], key=lambda p: p.start)
