@@ -45,12 +45,13 @@ the records (dev only) and writes ``zofia_engine/data/reading_calibration.json``
 ``--smoke`` runs 2 items reading-only on a scripted model (CI).
 
     python bench/settle.py [--split dev|test|own] [--limit N] [--seed S] [--reading-only]
-        [--cache] [--fresh] [--config FILE] [--pass3 N] [--no-baseline] [--calibrate]
-        [--smoke] [--data PATH]
+        [--cache] [--fresh] [--again RECORDS] [--config FILE] [--pass3 N] [--no-baseline]
+        [--calibrate] [--smoke] [--data PATH] [--work DIR]
 
 Records go to ``bench/eval/settle-<split>-<mode>.jsonl`` (one line per item; a second
-run with the same arguments resumes; ``--fresh`` starts again) and the figures to
-``bench/eval/settle-<split>-<mode>.json``. The last line of stdout is one JSON object.
+run with the same arguments resumes; ``--fresh`` starts again; ``--again RECORDS``
+checks the claims of a records file again, with the code as it is now) and the figures
+to ``bench/eval/settle-<split>-<mode>.json``. The last line of stdout is one JSON object.
 """
 
 from __future__ import annotations
@@ -119,10 +120,17 @@ def load_items(path: Path, limit: int | None, seed: int) -> list[dict[str, Any]]
 
 
 def items_of(args: argparse.Namespace, limit: int | None, seed: int) -> list[dict[str, Any]]:
-    """The claims of the split the arguments name."""
+    """The claims of the split the arguments name (``--again``: those of a records file,
+    in its order: the same claims checked again by the code as it is now)."""
     if args.split == "own" or args.smoke:
-        return load_items(args.data, limit, seed)
-    return sample(bank(0), args.split, limit, seed)
+        items = load_items(args.data, None if args.again else limit, seed)
+    else:
+        items = sample(bank(0), args.split, None if args.again else limit, seed)
+    if args.again:
+        by_claim = {i["claim"]: i for i in items}
+        lines = args.again.read_text().splitlines()
+        items = [by_claim[c] for line in lines if (c := json.loads(line)["claim"]) in by_claim]
+    return items
 
 
 def _core(claims: list[ClaimResult]) -> ClaimResult | None:
@@ -214,7 +222,7 @@ def _settings(args: argparse.Namespace) -> EngineSettings:
         return EngineSettings.model_validate(
             {"llm": {"backend": "openai", "openai": {"api_key": "sk-smoke", "model": "panel"}}}
         )
-    return load_config(args.config) if args.config else EngineSettings()
+    return load_config(args.config)  # the file, if any, and ZOFIA__SECTION__KEY overrides
 
 
 def _router(args: argparse.Namespace, settings: EngineSettings) -> LLMRouter | None:
@@ -276,7 +284,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         dev = EVAL / f"settle-dev-{mode}.json"
         result["gap"] = gaps(result, json.loads(dev.read_text())) if dev.exists() else None
     if not args.smoke:
-        (EVAL / f"settle-{args.split}-{mode}.json").write_text(json.dumps(result, indent=1) + "\n")
+        summary = (EVAL if args.split == "test" else args.work) / f"settle-{args.split}-{mode}.json"
+        summary.write_text(json.dumps(result, indent=1) + "\n")
     return result
 
 
@@ -293,6 +302,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--cache", action="store_true")
     parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--again", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--work", type=Path, default=EVAL)
     return parser.parse_args(argv)

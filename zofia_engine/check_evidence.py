@@ -20,7 +20,8 @@ from .agents.claims import Extracted
 from .agents.context import PanelContext
 from .agents.evidence_sentences import SentenceIndex, SentenceList
 from .agents.parts import NO_KNOWLEDGE, NameKnowledge, PartsRules, read_by_parts
-from .agents.parts.reader import about_its_subject, parse_claims, whole_claims
+from .agents.parts.parse import parse_claims, whole_claims
+from .agents.parts.reader import about_its_subject
 from .agents.quotes import Haystack
 from .agents.reading import ReadingRules, read_claims, read_claims_by_model
 from .agents.stance import stances_read
@@ -201,7 +202,7 @@ class EvidenceReading:
         assert self.parser is not None
         a, panel = self.settings.agents, self.panel
         claims = await whole_claims(self.parser, claims, panel.sentences)
-        split = await parse_claims(self.parser, claims)
+        split = await parse_claims(self.parser, claims, panel.sentences)
         by_parts = [i for i, p in enumerate(split) if p.checked]
         whole = [i for i, p in enumerate(split) if not p.checked]
         parts_rules = PartsRules(

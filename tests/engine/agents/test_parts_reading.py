@@ -26,10 +26,10 @@ from zofia_engine.agents.parts.names import (
     compare_places,
     name_key,
 )
+from zofia_engine.agents.parts.parse import parse_claims, whole_claims
 from zofia_engine.agents.parts.passage import Source, about_subject
 from zofia_engine.agents.parts.presence import Held, agrees, presence
 from zofia_engine.agents.parts.ranks import compare_ranks
-from zofia_engine.agents.parts.reader import parse_claims, whole_claims
 from zofia_engine.agents.parts.values import compare_dates, compare_numbers
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
@@ -758,3 +758,23 @@ def test_every_member_of_a_list_is_a_part(parser: SpacyParser) -> None:
     assert [p.text for p in opera.parts if p.kind == "place"] == [
         "Sydney, New South Wales, Australia"
     ]
+
+
+async def test_a_value_the_claim_left_out_of_its_sentence_keeps_it_from_being_confirmed(
+    parser: SpacyParser,
+) -> None:
+    sentence = "Chinese characters are used in Japan, Korea and Northern Ireland."
+    trimmed = ClaimResult(
+        id="claim-0",
+        kind="core",
+        text="Chinese characters are used in Japan and Korea.",
+        sentence=1,
+    )
+    parts = (await parse_claims(parser, [trimmed], [sentence]))[0]
+    left_out = [p for p in parts.parts if not p.comparable]
+    assert [(p.kind, p.text) for p in left_out] == [("place", "Northern Ireland")]
+    assert len(parts.checked) < len(parts.parts)  # so it can never be "every part the same"
+    whole = (
+        await parse_claims(parser, [trimmed.model_copy(update={"text": sentence})], [sentence])
+    )[0]
+    assert all(p.comparable for p in whole.parts)

@@ -26,10 +26,9 @@ from ...ports import TextEncoder
 from ...records.reading import PartCheck, PartOutcome, SecondReading
 from ...report import ClaimResult, EvidenceItem, Quote
 from ...retrieval.ner.parser import Parsed, TextParser
-from ...text import without_symbols
 from ..context import PanelContext
 from ..evidence_sentences import Sentence
-from .claim import ClaimParts, Part, claim_parts, reported_clause
+from .claim import ClaimParts, Part
 from .compare import Comparer
 from .names import NameKnowledge, described_as_place
 from .passage import Passage, Source, about_subject, can_contradict, choose_passage
@@ -37,7 +36,7 @@ from .presence import Held, presence
 from .presence import agrees as agrees_with
 from .questions import NOT_STATED, Filled, fill_blanks, passage_says
 
-__all__ = ["PartsRules", "about_its_subject", "parse_claims", "read_by_parts", "whole_claims"]
+__all__ = ["PartsRules", "about_its_subject", "read_by_parts"]
 
 
 @dataclass(frozen=True)
@@ -63,53 +62,6 @@ class _Context:
     knowledge: NameKnowledge
     comparer: Comparer
     rules: PartsRules
-
-
-async def whole_claims(
-    parser: TextParser, claims: Sequence[ClaimResult], sentences: Sequence[str]
-) -> list[ClaimResult]:
-    """``claims``, a fragment among them ("By Charles Dickens.": no verb, which a small
-    extractor writes) replaced by the post's sentence it names, which says whole what
-    the fragment cuts from it."""
-    parsed = await asyncio.to_thread(parser.parse, [c.text for c in claims])
-    whole = []
-    for claim, p in zip(claims, parsed, strict=True):
-        n = claim.sentence
-        fragment = not any(w.pos in ("VERB", "AUX") for w in p.words)
-        if fragment and n is not None and 1 <= n <= len(sentences):
-            claim = claim.model_copy(update={"text": sentences[n - 1]})
-        whole.append(claim)
-    return whole
-
-
-async def parse_claims(parser: TextParser, claims: Sequence[ClaimResult]) -> list[ClaimParts]:
-    """Each claim's subject and parts. A report's clause is parsed on its own ("Scientists
-    say [black holes are made of ice]"); a claim whose subject is a pronoun ("It was
-    completed in 1889.") takes the core claim's subject."""
-    parsed = await asyncio.to_thread(parser.parse, [without_symbols(c.text) for c in claims])
-    reported = {i: r for i, p in enumerate(parsed) if (r := reported_clause(p))}
-    if reported:
-        again = await asyncio.to_thread(parser.parse, list(reported.values()))
-        for i, clause in zip(reported, again, strict=True):
-            parsed[i] = clause
-    split = [claim_parts(p) for p in parsed]
-    core = split[0] if split else None
-    if core is None:
-        return split
-    return [
-        p
-        if p.subject
-        else ClaimParts(
-            p.text,
-            core.subject,
-            core.subject_head,
-            p.parts,
-            core.named,
-            core.generic,
-            core.names,
-        )
-        for p in split
-    ]
 
 
 async def read_by_parts(
