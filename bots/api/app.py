@@ -16,21 +16,18 @@ the check service and its limits.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from bots.chat.store_calls import StoreCalls, off_loop
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
-from bots.service.images import size_words
 from bots.service.limits import RateLimitedError
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from bots.web.clients import ClientLimits
@@ -38,10 +35,11 @@ from storage.api_keys import ApiKeys
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
 
-from .bounds import BODY_SLOTS, BodySlots, address_limit
-from .checks import Followers, post_images, read_state, submit, vote_state
+from .bodies import BODIES, Bodies
+from .bounds import address_limit
+from .checks import Followers, read_state, submit, vote_state
 from .keys import KEY_NAME, KNOWN_KEYS, KnownKeys, authenticated
-from .models import Accepted, CheckIn, CheckState, Problem, VoteState
+from .models import Accepted, CheckState, Problem, VoteState
 from .openapi import OPENAPI_PATH, openapi_document
 from .refusal import Refusal
 from .settings import ApiSettings
@@ -89,7 +87,12 @@ async def _refusals(request: web.Request, handler: Handler) -> web.StreamRespons
     try:
         return await handler(request)
     except Refusal as refusal:
-        return _problem(refusal.status, str(refusal), refusal.headers)
+        refused = _problem(refusal.status, str(refusal), refusal.headers)
+        if request.can_read_body:
+            # A body refused unread is not read to its end (aiohttp would read and drop
+            # up to 10 s of it to keep the connection): the connection closes instead.
+            refused.force_close()
+        return refused
     except web.HTTPException as exc:  # the router's 404 and 405
         if exc.status < 400:
             raise
@@ -104,61 +107,6 @@ async def _refusals(request: web.Request, handler: Handler) -> web.StreamRespons
 async def _secure(request: web.Request, response: web.StreamResponse) -> None:
     response.headers.update(HEADERS)
     response.headers["Server"] = "zofia"
-
-
-def _first_error(exc: ValidationError) -> str:
-    """A validation error in one sentence: where, and what is wrong there."""
-    errors = exc.errors()
-    first = errors[0]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
-    what = str(first["msg"]).removeprefix("Value error, ")
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    field = f"{where.lstrip('.')}: " if where else ""
-    return f"The post is not a check: {field}{what}{more}."
-
-
-async def _body(request: web.Request) -> tuple[CheckIn, list[tuple[bytes, str]]]:
-    """The check the request sends with its images decoded, or the refusal of what it
-    sends; read and parsed in one of the body slots (:class:`~.bounds.BodySlots`)."""
-    if request.content_type != "application/json":
-        raise Refusal(415, "Send the post as JSON, with Content-Type: application/json.")
-    config = request.app[_CONFIG]
-    limit = config.api.max_body_bytes
-    too_large = Refusal(
-        413, f"The request is over {size_words(limit)}; send fewer or smaller images."
-    )
-    if (request.content_length or 0) > limit:
-        raise too_large
-    async with request.app[BODY_SLOTS].slot():
-        try:
-            raw = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            raise too_large from None
-        # Parsing and decoding up to max_body_bytes is CPU work: off the event loop.
-        try:
-            return await asyncio.to_thread(_parse, raw, config.images)
-        except InvalidPostError as exc:  # too many or too large images: nothing counted
-            raise Refusal(422, error_sentence(exc)) from None
-
-
-def _parse(raw: bytes, caps: ImageSettings) -> tuple[CheckIn, list[tuple[bytes, str]]]:
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise Refusal(
-            400, f"The body is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
-        ) from None
-    except ValueError:
-        raise Refusal(400, "The body is not JSON: it is not UTF-8 text.") from None
-    except RecursionError:
-        raise Refusal(400, "The body is not a post: its JSON is nested too deeply.") from None
-    try:
-        check = CheckIn.model_validate(data)
-    except ValidationError as exc:
-        raise Refusal(400, _first_error(exc)) from None
-    if check.empty:
-        raise Refusal(400, "The post has no text, no url and no image: send at least one.")
-    return check, post_images(check, caps)
 
 
 def _answer(
@@ -177,7 +125,7 @@ def _check_id(request: web.Request) -> str:
 
 async def _take(request: web.Request, route: str) -> web.Response:
     """Take the post of ``request`` as a check (``/v1/checks``) or a vote (``/v1/votes``)."""
-    check, images = await _body(request)
+    check, images = await request.app[BODIES].post(request)
     calls, config, key = request.app[_CALLS], request.app[_CONFIG], request[KEY_NAME]
     try:
         handle = await submit(calls, check, images, key)
@@ -251,13 +199,14 @@ def build_app(service: CheckService, config: ApiConfig) -> web.Application:
     app = web.Application(middlewares=middlewares, client_max_size=api.max_body_bytes)
     app[_CALLS] = StoreCalls(service)
     app[KNOWN_KEYS] = known
-    app[BODY_SLOTS] = BodySlots(api.max_bodies)
+    bodies = app[BODIES] = Bodies(api, config.images)
     app[_CONFIG] = config
     followers = app[_FOLLOWERS] = Followers()
     app.on_response_prepare.append(_secure)
 
     async def stop_following(app: web.Application) -> None:
         await followers.aclose()
+        bodies.close()
 
     app.on_cleanup.append(stop_following)
     app.router.add_post("/v1/checks", _post_check)

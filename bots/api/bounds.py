@@ -23,7 +23,7 @@ from bots.web.clients import ClientLimits, client_address, client_bucket
 
 from .refusal import too_many
 
-__all__ = ["BODY_SLOTS", "RETRY_BODY_S", "WAITING_PER_SLOT", "BodySlots", "address_limit"]
+__all__ = ["RETRY_BODY_S", "WAITING_PER_SLOT", "BodySlots", "address_limit"]
 
 #: how many posts may wait for each slot before one is refused unread
 WAITING_PER_SLOT = 4
@@ -89,7 +89,3 @@ class BodySlots:
         finally:
             self._held -= 1
             self._free.release()
-
-
-#: the body slots of an API server
-BODY_SLOTS: web.AppKey[BodySlots] = web.AppKey("body_slots", BodySlots)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
@@ -50,7 +51,8 @@ class Image(_Model):
     @classmethod
     def _base64(cls, value: str) -> str:
         try:
-            base64_bytes(value)
+            for _ in _base64_slices(value):  # checked, and each slice dropped at once
+                pass
         except (binascii.Error, ValueError):
             raise ValueError("is not base64") from None
         return value
@@ -73,12 +75,14 @@ def base64_bytes(text: str) -> bytes:
     Raises:
         binascii.Error: ``text`` is not strict base64.
     """
+    return b"".join(_base64_slices(text))
+
+
+def _base64_slices(text: str) -> Iterator[bytes]:
     if len(text) % 4:
         raise binascii.Error("incomplete base64")
-    return b"".join(
-        base64.b64decode(text[start : start + _BASE64_SLICE], validate=True)
-        for start in range(0, len(text), _BASE64_SLICE)
-    )
+    for start in range(0, len(text), _BASE64_SLICE):
+        yield base64.b64decode(text[start : start + _BASE64_SLICE], validate=True)
 
 
 class CheckIn(_Model):

@@ -18,6 +18,10 @@ class Refusal(Exception):
         self.status = status
         self.headers = headers or {}
 
+    def __reduce__(self) -> tuple[type[Refusal], tuple[int, str, dict[str, str]]]:
+        # Pickled whole: a body parsed in a worker process is refused from there.
+        return (Refusal, (self.status, str(self), self.headers))
+
 
 def too_many(sentence: str, retry_after_s: int) -> Refusal:
     """A 429: ``sentence``, and ``Retry-After`` in whole seconds (at least 1)."""

@@ -20,7 +20,8 @@ import pytest
 from tests.bots.api.test_api import AS_JSON, POST, api_settings, running_api
 from tests.peers.fakes.fake_checker import FakeChecker
 
-from bots.api.bounds import BODY_SLOTS, RETRY_BODY_S, WAITING_PER_SLOT
+from bots.api.bodies import BODIES
+from bots.api.bounds import RETRY_BODY_S, WAITING_PER_SLOT
 from bots.api.keys import FRESH_S, KNOWN_KEYS
 from bots.app.settings import Settings
 
@@ -128,7 +129,7 @@ async def test_bodies_are_read_in_their_slots_and_a_full_line_is_refused_unread(
     tmp_path: Path,
 ) -> None:
     async with running_api(bounded(tmp_path, max_bodies=1), FakeChecker()) as api:
-        slots = api.app[BODY_SLOTS]
+        slots = api.app[BODIES].slots
         release = asyncio.Event()
         line = WAITING_PER_SLOT  # with one slot
         held = [
