@@ -23,8 +23,9 @@ class ApiSettings(SettingsSection):
     minute (an IPv6 address counts by its /64; the address a proxy puts last in
     ``X-Forwarded-For`` when ``forwarded_for`` is on, as for the report pages); then
     each key ``key_per_minute``, polls and posts alike. At most ``max_bodies`` posts
-    are read and parsed at once, and as many more wait their turn; past that a post is
-    refused before it is read. Every refusal is a 429 with ``Retry-After``.
+    are read and parsed at once (one worker process each for those of 1 MB or more),
+    and four times as many wait their turn; past that a post is refused before it is
+    read. Every refusal is a 429 with ``Retry-After``.
     """
 
     listen: str = "127.0.0.1"

@@ -15,12 +15,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from tests.bots.api.test_api import AS_JSON, POST, api_settings, running_api
 from tests.peers.fakes.fake_checker import FakeChecker
 
-from bots.api.bodies import BODIES
+from bots.api.bodies import BODIES, IN_PROCESS_BYTES, WORKER_NICENESS
 from bots.api.bounds import RETRY_BODY_S, WAITING_PER_SLOT
 from bots.api.keys import FRESH_S, KNOWN_KEYS
 from bots.app.settings import Settings
@@ -169,3 +170,32 @@ async def test_a_body_nested_too_deeply_gets_400_in_one_sentence_and_no_tracebac
         assert status == 400 and one_sentence(body)
         assert api.count("attempts") == 0
     assert [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()] == []
+
+
+def spawned(process: psutil.Process) -> dict[int, psutil.Process]:
+    """The worker processes ``process`` spawned (not multiprocessing's resource tracker)."""
+    return {
+        child.pid: child
+        for child in process.children(recursive=True)
+        if "spawn_main" in " ".join(child.cmdline())
+    }
+
+
+async def test_a_large_body_is_parsed_in_a_worker_process_at_a_lower_priority(
+    tmp_path: Path,
+) -> None:
+    settings = bounded(tmp_path, max_body_bytes=3 * IN_PROCESS_BYTES)
+    this = psutil.Process()
+    before = set(spawned(this))
+    async with running_api(settings, FakeChecker()) as api:
+        long_post = f"{POST} " + "and more words " * (IN_PROCESS_BYTES // 15)
+        assert len(long_post) > IN_PROCESS_BYTES
+        status, body, _ = await api.call("POST", "/v1/checks", json={"text": long_post})
+        assert status in (200, 202), body
+        workers = [worker for pid, worker in spawned(this).items() if pid not in before]
+        assert [worker.nice() for worker in workers] == [this.nice() + WORKER_NICENESS]
+        # A refusal decided in the worker comes back whole: its status and its sentence.
+        bad = {"text": long_post, "images": [{"data": "not base64!"}]}
+        status, body, _ = await api.call("POST", "/v1/checks", json=bad)
+        assert status == 400 and "images[0].data" in one_sentence(body)
+    assert not any(worker.is_running() for worker in workers)  # stopped with the server
