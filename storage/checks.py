@@ -15,6 +15,7 @@ from zofia_engine.post import Post
 from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
 from .locked import LockedDatabase
+from .other_chats import MAY_ANSWER
 from .request_counts import count_since, filters, oldest_since
 from .rows import (
     CHECK_STATUSES,
@@ -59,6 +60,7 @@ class Checks:
         repeat_kind: RepeatKind | None = None,
         forced: bool = False,
         tokens: int | None = None,
+        in_group: bool = False,
     ) -> CheckRow:
         """Record a new request to check ``post``.
 
@@ -75,6 +77,7 @@ class Checks:
             forced: the user asked for a fresh check despite a repeat.
             tokens: what an engine run reserves of the day's token budget until its
                 report replaces it with the real count (``None``: no charge, a repeat).
+            in_group: asked in a group or a channel (:mod:`storage.other_chats`).
 
         Returns:
             The new row, with a fresh unguessable id.
@@ -98,6 +101,7 @@ class Checks:
         }
         if tokens is not None:
             row["tokens"] = tokens
+        row.update({"in_group": 1} if in_group else {})  # else the default, as before m018
         with self.db.write():
             if repeat_of is not None:
                 self.db.require_check(repeat_of)
@@ -145,12 +149,17 @@ class Checks:
             "SELECT * FROM checks WHERE status IN ('queued', 'running') ORDER BY created_at, rowid"
         )
 
-    def find_exact(self, text_hash: str, since: dt.datetime) -> CheckRow | None:
-        """The newest original ``done`` check of this text since ``since``, report intact.
+    def find_exact(
+        self, text_hash: str, since: dt.datetime, *, platform: str, chat: str
+    ) -> CheckRow | None:
+        """The newest original ``done`` check of this text since ``since``, report intact,
+        that may answer ``chat`` on ``platform`` (:mod:`storage.other_chats`).
 
         Args:
             text_hash: :func:`~storage.keys.keyed_text_hash` of the post.
             since: the start of the repeat window (timezone-aware).
+            platform: where the repeat is asked.
+            chat: the keyed chat it is asked in.
 
         Returns:
             The check to answer the repeat from, or ``None``.
@@ -159,18 +168,20 @@ class Checks:
             ValueError: ``since`` is naive.
         """
         found = self._rows(
-            f"SELECT c.* FROM checks c WHERE c.text_hash = ? AND c.created_at >= ?"
-            f" AND {ANSWERABLE} ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1",
-            [text_hash, to_iso(since)],
+            "SELECT c.* FROM checks c WHERE c.text_hash = :text_hash AND c.created_at >= :since"
+            f" AND {ANSWERABLE} AND {MAY_ANSWER} ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1",
+            {"text_hash": text_hash, "since": to_iso(since), "platform": platform, "chat": chat},
         )
         return found[0] if found else None
 
-    def in_flight(self, text_hash: str) -> CheckRow | None:
-        """The original check of this text key still queued or running, if any."""
+    def in_flight(self, text_hash: str, *, platform: str, chat: str) -> CheckRow | None:
+        """The original check of this text key still queued or running, if any, that may
+        answer ``chat`` on ``platform`` (:mod:`storage.other_chats`)."""
         found = self._rows(
-            "SELECT * FROM checks WHERE text_hash = ? AND repeat_of IS NULL"
-            " AND status IN ('queued', 'running') ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            [text_hash],
+            "SELECT * FROM checks c WHERE c.text_hash = :text_hash AND c.repeat_of IS NULL"
+            f" AND c.status IN ('queued', 'running') AND {MAY_ANSWER}"
+            " ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1",
+            {"text_hash": text_hash, "platform": platform, "chat": chat},
         )
         return found[0] if found else None
 
@@ -328,7 +339,7 @@ class Checks:
             self.db, "checks", since=since, requester=requester, platform=platform, chat=chat
         )
 
-    def _rows(self, sql: str, params: list[Any] | None = None) -> list[CheckRow]:
+    def _rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[CheckRow]:
         return [CheckRow.from_row(row) for row in self.db.dicts(sql, params)]
 
 

@@ -30,6 +30,7 @@ from storage.database import open_database
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
 from storage.opening import open_store
+from storage.other_chats import as_seen_elsewhere
 from storage.reviews import Review, apply_review, review_of
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
@@ -165,11 +166,14 @@ def test_every_answer_from_the_store_has_the_review_in_force(db: StoreDatabase) 
     store.reviews.add(repeat.id, reviewer="m", platform="cli", verdict="misleading", note="Old.")
     reviewed = store.reviewed_report(original.id)
     assert reviewed is not None and reviewed.verdict == "misleading"
-    for check_id in (original.id, repeat.id):
+    # The repeat, asked in another chat, sees only what is shown across chats, reviewed.
+    elsewhere = as_seen_elsewhere(reviewed)
+    for check_id, seen in ((original.id, reviewed), (repeat.id, elsewhere)):
         found = stored_outcome(store, check_id)
-        assert isinstance(found, Outcome) and found.report == reviewed
+        assert isinstance(found, Outcome) and found.report == seen
         shown = store.report_for(check_id)
-        assert shown is not None and shown[1] == reviewed
+        assert shown is not None and shown[1] == seen
+    assert elsewhere.verdict == "misleading" and elsewhere.review == reviewed.review
     mark = review_of(reviewed)
     assert mark is not None and (mark.machine, mark.verdict) == ("false", "misleading")
     assert store.reports.get(original.id).verdict == "false"  # type: ignore[union-attr]
