@@ -108,6 +108,33 @@ class Checks:
             self.db.table("checks").insert(row)
         return CheckRow.from_row(row)
 
+    def copy_of(self, original: CheckRow, *, platform: str, chat: str, requester: str) -> CheckRow:
+        """A card of check ``original`` (not a repeat) made for ``chat`` (keyed) on
+        ``platform``, opened by ``requester`` (keyed): a ``done`` exact repeat of it,
+        holding nothing of its post (no text, link, origin, date or text key) and dated as
+        the original, so that the purge takes it with the original however often, and
+        however late, a shared card is opened.
+
+        Raises:
+            CheckNotFoundError: ``original`` is not stored.
+        """
+        row: dict[str, Any] = {
+            "id": new_check_id(),
+            "platform": storable_text(platform),
+            "chat": storable_text(chat),
+            "requester": storable_text(requester),
+            **_status_columns("done", to_iso(original.created_at)),
+            **_post_columns(Post(text="", language=original.language)),
+            "text_hash": "",
+            "repeat_of": original.id,
+            "repeat_kind": "exact",
+            "forced": 0,
+        }
+        with self.db.write():
+            self.db.require_check(original.id)
+            self.db.table("checks").insert(row)
+        return CheckRow.from_row(row)
+
     def set_status(self, check_id: str, status: CheckStatus, *, error: str = "") -> None:
         """Move a check to ``status``: ``running`` stamps ``started_at``, an end ``finished_at``.
 
@@ -158,8 +185,7 @@ class Checks:
         Args:
             text_hash: :func:`~storage.keys.keyed_text_hash` of the post.
             since: the start of the repeat window (timezone-aware).
-            platform: where the repeat is asked.
-            chat: the keyed chat it is asked in.
+            platform, chat: where the repeat is asked (the chat keyed).
 
         Returns:
             The check to answer the repeat from, or ``None``.
@@ -269,12 +295,8 @@ class Checks:
             " coalesce(sum(CASE WHEN {t}.platform = :platform AND {t}.chat = :chat"
             " THEN {t}.tokens END), 0)"
         )
-        params = {
-            "since": to_iso(since),
-            "requester": requester,
-            "platform": platform,
-            "chat": chat,
-        }
+        params = {"since": to_iso(since), "requester": requester, "platform": platform}
+        params["chat"] = chat
         checks = self.db.one(
             f"SELECT {sums.format(t='c')} FROM checks c WHERE c.created_at >= :since", params
         )

@@ -20,20 +20,38 @@ read from its images: its claims' words and the reasons given for them, its keyw
 analyses, debate, claim tree and searches' queries, the
 findings on its images (the words read from them, what they show), the scam signs
 triage saw in it, the panel's sentence on what would settle it, the notes, and the
-model calls (whose prompts hold the post). The chat that asked sees it whole.
+model calls (whose prompts hold the post); one note of its own says why they are not
+there (:func:`seen_elsewhere`). The chat that asked sees it whole.
 """
 
 from __future__ import annotations
 
+from zofia_engine.records.notes import Note
 from zofia_engine.report import ClaimResult, Lean, Report, Triage
 
 from .rows import CheckRow
 
-__all__ = ["MAY_ANSWER", "as_seen_elsewhere", "may_answer", "run_key", "shown_to"]
+__all__ = [
+    "ELSEWHERE",
+    "MAY_ANSWER",
+    "as_seen_elsewhere",
+    "may_answer",
+    "run_key",
+    "seen_elsewhere",
+    "shown_to",
+]
 
 #: whether check ``c`` may answer a request of ``:chat`` on ``:platform`` (a repeat
 #: answered from it, a run of it joined)
 MAY_ANSWER = "(c.in_group = 1 OR (c.platform = :platform AND c.chat = :chat))"
+#: the name on the note that marks a report as another chat is shown it (renderers read
+#: it, :func:`seen_elsewhere`, to say why its debate or claims are not there)
+ELSEWHERE = "asked_elsewhere"
+_ELSEWHERE_NOTE = Note(
+    kind="other",
+    text="first asked in another chat: shown here are its verdict, summary and sources",
+    names=[ELSEWHERE],
+)
 
 
 def may_answer(row: CheckRow, platform: str, chat: str) -> bool:
@@ -68,7 +86,7 @@ def as_seen_elsewhere(report: Report) -> Report:
         for c in report.claims
         if c.quotes
     ]
-    shown = {item.id for item in [*evidence, *claims]}
+    shown = {item.id for item in evidence} | {claim.id for claim in claims}
     lean = triage = None
     if report.lean is not None:
         was = report.lean
@@ -89,4 +107,10 @@ def as_seen_elsewhere(report: Report) -> Report:
         search_mode=report.search_mode,
         depth=report.depth,
         review=report.review,
+        notes=[_ELSEWHERE_NOTE],
     )
+
+
+def seen_elsewhere(report: Report) -> bool:
+    """Whether ``report`` is another chat's view of it (:func:`as_seen_elsewhere`)."""
+    return any(ELSEWHERE in note.names for note in report.notes)

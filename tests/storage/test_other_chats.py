@@ -11,7 +11,14 @@ import pytest
 from tests.factories import POST, full_report
 from tests.peers.fixtures.store_fixtures import Clock
 
-from storage.other_chats import as_seen_elsewhere, may_answer, run_key, shown_to
+from storage.other_chats import (
+    ELSEWHERE,
+    as_seen_elsewhere,
+    may_answer,
+    run_key,
+    seen_elsewhere,
+    shown_to,
+)
 from storage.rows import CheckRow
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
@@ -100,7 +107,9 @@ def test_another_chat_sees_the_verdict_summary_and_evidence_and_nothing_of_the_p
     )
     assert seen.evidence == [item for item in report.evidence if item.source != "image"]
     assert seen.images == [] and seen.debate.turns == [] and seen.usage.log == []
-    assert seen.keywords == [] and seen.tree is None and seen.notes == []
+    assert seen.keywords == [] and seen.tree is None
+    assert [note.names for note in seen.notes] == [[ELSEWHERE]]  # why the rest is not there
+    assert seen_elsewhere(seen) and not seen_elsewhere(report)
     assert seen.analyses.linguist == [] and seen.analyses.expert is None
     # The sources' words its claims were read against stay, by label, without the claim.
     assert [(c.id, c.label, c.quotes, c.text) for c in seen.claims] == [
