@@ -18,6 +18,7 @@ from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
+from bots.chat.corrections import stored_card
 from bots.service.checks import CheckService, Outcome, Requester
 from storage.other_chats import as_seen_elsewhere
 from zofia_engine.image_settings import ImageSettings
@@ -148,3 +149,20 @@ async def test_a_run_is_joined_only_from_where_its_check_may_answer(
         assert (joined.repeat_kind, joined.original_id) == ("exact", groups.check_id)
         assert joined.report == as_seen_elsewhere(groups.report)
         nothing_of_the_post(joined)
+
+
+async def test_a_card_corrected_in_another_chat_reads_as_that_chat_is_shown_it(
+    service: CheckService,
+) -> None:
+    """A correction edits each chat's card from the check whose word is in force (a
+    newer recheck, the operator's own): in another chat, as that chat is shown it."""
+    checker = service.checker
+    assert isinstance(checker, FakeChecker)
+    checker.verdict = "scam"  # its card lists the signs triage saw in the post
+    first = await ask(service, GROUP)
+    bobs = (BOB.platform, service.chats.chat_key(BOB.platform, BOB.chat_id))
+    own = stored_card(service.store, first.check_id)
+    elsewhere = stored_card(service.store, first.check_id, seen_from=bobs)
+    assert own is not None and any(note.startswith("Signs:") for note in own.notes)
+    assert elsewhere is not None and elsewhere.verdict == own.verdict == "scam"
+    assert not any(note.startswith("Signs:") for note in elsewhere.notes)
