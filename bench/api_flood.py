@@ -29,8 +29,9 @@ The last line is one JSON object: ``poll_p50_ms``, ``poll_p99_ms`` and ``poll_ma
 (the valid key's polls during the flood, as its client waited for them),
 ``idle_poll_p99_ms``, ``polls``, ``polls_refused`` (any poll not answered 200),
 ``refused_429`` (the flood's requests answered 429), ``bad_keys`` and ``bodies`` (each
-a count by status; ``"closed"``: the server closed the connection on a body it refused
-unread before the client read the answer), ``flood_s``, ``warm_up`` (the two first
+a count by status; ``"429 unread"``: a post refused before it was read, every body slot
+taken and the line full; ``"closed"``: the server closed the connection on a body it
+refused unread before the client read the answer), ``flood_s``, ``warm_up`` (the two first
 posts' statuses), ``peak_rss_mb``, ``idle_rss_mb`` and ``rss_over_idle_mb`` (the
 server's process), ``peak_tree_rss_mb`` and ``tree_rss_over_idle_mb`` (with its body
 workers), the sizes, ``load_before`` (the machine's 1-minute load average), ``cpus``,
@@ -111,11 +112,17 @@ def body_of(max_body_bytes: int) -> bytes:
     return json.dumps({"text": "Is this picture real?", "images": images}).encode()
 
 
+#: what a 429 says when the post was refused unread (every body slot taken, the line full)
+UNREAD = "being read at once"
+
+
 async def _status(session: aiohttp.ClientSession, method: str, url: str, **kw: Any) -> str:
+    """The answer's status; ``"429 unread"`` for a post refused before it was read."""
     try:
         async with session.request(method, url, **kw) as response:
-            await response.read()
-            return str(response.status)
+            said = await response.read()
+            unread = response.status == 429 and UNREAD.encode() in said
+            return f"{response.status} unread" if unread else str(response.status)
     except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError):
         return "closed"
 
@@ -268,7 +275,7 @@ def figures(args: argparse.Namespace, measured: Any, load: float) -> dict[str, A
         "idle_poll_p99_ms": round(percentile(idle, 0.99), 2),
         "polls": len(busy),
         "polls_refused": poller.refused,
-        "refused_429": sum(n for status, n in statuses if status == "429"),
+        "refused_429": sum(n for status, n in statuses if status.startswith("429")),
         **flooded,
         "peak_rss_mb": round(poller.peak_rss / 2**20, 1),
         "idle_rss_mb": round(idle_rss / 2**20, 1),
