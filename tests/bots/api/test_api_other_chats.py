@@ -44,9 +44,9 @@ async def test_a_key_cannot_read_a_private_chats_check(tmp_path: Path) -> None:
         private = await api.service.submit(Post(text=CAPTION), PRIVATE)
         await private.result()
         status, body, _ = await api.call("POST", "/v1/checks", json={"text": CAPTION})
-        assert status == 202, body  # not answered at once: checked anew
+        assert status in (200, 202), body  # 200 when the scripted check ended at once
         state = CheckState.model_validate(await api.answered(f"/v1/checks/{body['id']}"))
-        assert state.status == "done" and state.repeat is None
+        assert state.status == "done" and state.repeat is None  # checked anew, no repeat
         # A forward of it is a near repeat of the key's own check, never of the chat's.
         status, body, _ = await api.call("POST", "/v1/checks", json={"text": f"Fwd: {CAPTION}"})
         assert status == 200 and body["repeat"] == "near", body
