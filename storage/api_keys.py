@@ -111,12 +111,25 @@ class ApiKeys:
             f"the key {name!r} is revoked already" if known else f"no key is named {name!r}"
         )
 
-    def name_of(self, key: str) -> str | None:
-        """The name of the key ``key`` if it is one and not revoked, else ``None``."""
+    def hash_of(self, key: str) -> str | None:
+        """The keyed hash ``key`` is stored under if it is a key (no store read);
+        ``None`` for what cannot be one (another prefix, or too long)."""
         if not key.startswith(KEY_PREFIX) or len(key) > 200:
             return None
+        return hash_api_key(self.secret, key)
+
+    def active_hashes(self) -> frozenset[str]:
+        """The keyed hashes of every key not revoked, in one read: a server may refuse a
+        key whose hash is not among them without reading the store for it."""
+        rows = self.db.rows("SELECT key_hash FROM api_keys WHERE revoked_at IS NULL")
+        return frozenset(str(row[0]) for row in rows)
+
+    def name_of(self, key: str) -> str | None:
+        """The name of the key ``key`` if it is one and not revoked, else ``None``."""
+        digest = self.hash_of(key)
+        if digest is None:
+            return None
         found = self.db.first(
-            "SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
-            [hash_api_key(self.secret, key)],
+            "SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [digest]
         )
         return None if found is None else str(found[0])

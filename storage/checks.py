@@ -15,6 +15,7 @@ from zofia_engine.post import Post
 from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
 from .locked import LockedDatabase
+from .other_chats import MAY_ANSWER
 from .request_counts import count_since, filters, oldest_since
 from .rows import (
     CHECK_STATUSES,
@@ -59,6 +60,7 @@ class Checks:
         repeat_kind: RepeatKind | None = None,
         forced: bool = False,
         tokens: int | None = None,
+        in_group: bool = False,
     ) -> CheckRow:
         """Record a new request to check ``post``.
 
@@ -75,6 +77,7 @@ class Checks:
             forced: the user asked for a fresh check despite a repeat.
             tokens: what an engine run reserves of the day's token budget until its
                 report replaces it with the real count (``None``: no charge, a repeat).
+            in_group: asked in a group or a channel (:mod:`storage.other_chats`).
 
         Returns:
             The new row, with a fresh unguessable id.
@@ -98,9 +101,37 @@ class Checks:
         }
         if tokens is not None:
             row["tokens"] = tokens
+        row.update({"in_group": 1} if in_group else {})  # else the default, as before m018
         with self.db.write():
             if repeat_of is not None:
                 self.db.require_check(repeat_of)
+            self.db.table("checks").insert(row)
+        return CheckRow.from_row(row)
+
+    def copy_of(self, original: CheckRow, *, platform: str, chat: str, requester: str) -> CheckRow:
+        """A card of check ``original`` (not a repeat) made for ``chat`` (keyed) on
+        ``platform``, opened by ``requester`` (keyed): a ``done`` exact repeat of it,
+        holding nothing of its post (no text, link, origin, date or text key) and dated as
+        the original, so that the purge takes it with the original however often, and
+        however late, a shared card is opened.
+
+        Raises:
+            CheckNotFoundError: ``original`` is not stored.
+        """
+        row: dict[str, Any] = {
+            "id": new_check_id(),
+            "platform": storable_text(platform),
+            "chat": storable_text(chat),
+            "requester": storable_text(requester),
+            **_status_columns("done", to_iso(original.created_at)),
+            **_post_columns(Post(text="", language=original.language)),
+            "text_hash": "",
+            "repeat_of": original.id,
+            "repeat_kind": "exact",
+            "forced": 0,
+        }
+        with self.db.write():
+            self.db.require_check(original.id)
             self.db.table("checks").insert(row)
         return CheckRow.from_row(row)
 
@@ -145,12 +176,16 @@ class Checks:
             "SELECT * FROM checks WHERE status IN ('queued', 'running') ORDER BY created_at, rowid"
         )
 
-    def find_exact(self, text_hash: str, since: dt.datetime) -> CheckRow | None:
-        """The newest original ``done`` check of this text since ``since``, report intact.
+    def find_exact(
+        self, text_hash: str, since: dt.datetime, *, platform: str, chat: str
+    ) -> CheckRow | None:
+        """The newest original ``done`` check of this text since ``since``, report intact,
+        that may answer ``chat`` on ``platform`` (:mod:`storage.other_chats`).
 
         Args:
             text_hash: :func:`~storage.keys.keyed_text_hash` of the post.
             since: the start of the repeat window (timezone-aware).
+            platform, chat: where the repeat is asked (the chat keyed).
 
         Returns:
             The check to answer the repeat from, or ``None``.
@@ -159,18 +194,20 @@ class Checks:
             ValueError: ``since`` is naive.
         """
         found = self._rows(
-            f"SELECT c.* FROM checks c WHERE c.text_hash = ? AND c.created_at >= ?"
-            f" AND {ANSWERABLE} ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1",
-            [text_hash, to_iso(since)],
+            "SELECT c.* FROM checks c WHERE c.text_hash = :text_hash AND c.created_at >= :since"
+            f" AND {ANSWERABLE} AND {MAY_ANSWER} ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1",
+            {"text_hash": text_hash, "since": to_iso(since), "platform": platform, "chat": chat},
         )
         return found[0] if found else None
 
-    def in_flight(self, text_hash: str) -> CheckRow | None:
-        """The original check of this text key still queued or running, if any."""
+    def in_flight(self, text_hash: str, *, platform: str, chat: str) -> CheckRow | None:
+        """The original check of this text key still queued or running, if any, that may
+        answer ``chat`` on ``platform`` (:mod:`storage.other_chats`)."""
         found = self._rows(
-            "SELECT * FROM checks WHERE text_hash = ? AND repeat_of IS NULL"
-            " AND status IN ('queued', 'running') ORDER BY created_at DESC, rowid DESC LIMIT 1",
-            [text_hash],
+            "SELECT * FROM checks c WHERE c.text_hash = :text_hash AND c.repeat_of IS NULL"
+            f" AND c.status IN ('queued', 'running') AND {MAY_ANSWER}"
+            " ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1",
+            {"text_hash": text_hash, "platform": platform, "chat": chat},
         )
         return found[0] if found else None
 
@@ -258,12 +295,8 @@ class Checks:
             " coalesce(sum(CASE WHEN {t}.platform = :platform AND {t}.chat = :chat"
             " THEN {t}.tokens END), 0)"
         )
-        params = {
-            "since": to_iso(since),
-            "requester": requester,
-            "platform": platform,
-            "chat": chat,
-        }
+        params = {"since": to_iso(since), "requester": requester, "platform": platform}
+        params["chat"] = chat
         checks = self.db.one(
             f"SELECT {sums.format(t='c')} FROM checks c WHERE c.created_at >= :since", params
         )
@@ -328,7 +361,7 @@ class Checks:
             self.db, "checks", since=since, requester=requester, platform=platform, chat=chat
         )
 
-    def _rows(self, sql: str, params: list[Any] | None = None) -> list[CheckRow]:
+    def _rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[CheckRow]:
         return [CheckRow.from_row(row) for row in self.db.dicts(sql, params)]
 
 

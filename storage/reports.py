@@ -113,20 +113,24 @@ class Reports:
                 row.pop("_rowid")
                 yield {**row, "report": None if report_json is None else json.loads(report_json)}
 
-    def reviewed(self) -> Iterator[dict[str, Any]]:
-        """Every check a moderator reviewed, with the review in force, oldest first.
+    def reviewed(self, *, chat_reviews: bool = False) -> Iterator[dict[str, Any]]:
+        """Every check reviewed for every chat (by a reviewer the settings name, or the
+        operator), with the newest such review, oldest check first; ``chat_reviews``:
+        a chat's moderators' reviews too, each of which applies in its own chat only.
+        A review's note is never read: it may name people.
 
         Yields:
             ``id``, ``text`` (the post; ``None`` once purged), ``published``,
-            ``machine`` (the machine's verdict), ``label`` (the verdict in force),
-            ``note`` and ``reviewed_at`` (ISO text).
+            ``machine`` (the machine's verdict), ``label`` (the review's verdict) and
+            ``reviewed_at`` (ISO text).
         """
+        which = "" if chat_reviews else " AND w.chat = ''"
         yield from self.db.dicts(
             "SELECT c.id, c.post_text AS text, c.published, r.verdict AS machine,"
-            " v.to_verdict AS label, v.note, v.created_at AS reviewed_at"
+            " v.to_verdict AS label, v.created_at AS reviewed_at"
             " FROM checks c JOIN reports r ON r.check_id = c.id"
             " JOIN reviews v ON v.check_id = c.id"
-            " WHERE v.rowid = (SELECT w.rowid FROM reviews w WHERE w.check_id = c.id"
+            f" WHERE v.rowid = (SELECT w.rowid FROM reviews w WHERE w.check_id = c.id{which}"
             " ORDER BY w.created_at DESC, w.rowid DESC LIMIT 1)"
             " ORDER BY c.rowid"
         )

@@ -54,7 +54,8 @@ class CheckRow:
     """One row of ``checks``: a request to check a post, whatever came of it.
 
     ``post_text`` is ``None`` once the check is purged; ``requester`` is the
-    HMAC of the platform user id, never the id itself.
+    HMAC of the platform user id, never the id itself; ``in_group``: it was asked in a
+    group or a channel (:mod:`storage.other_chats`: what it may answer elsewhere).
     """
 
     id: str
@@ -75,6 +76,7 @@ class CheckRow:
     repeat_kind: RepeatKind | None
     forced: bool
     language: str = ""
+    in_group: bool = False
 
     @property
     def post(self) -> Post | None:
@@ -112,6 +114,7 @@ class CheckRow:
             repeat_kind=row["repeat_kind"],
             forced=bool(row["forced"]),
             language=row.get("language") or "",
+            in_group=bool(row.get("in_group")),
         )
 
 

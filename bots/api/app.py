@@ -8,34 +8,40 @@ key sees only its own checks. Every refusal is one sentence in ``{"error": …}`
 its status: 400 (not JSON, not a check), 401, 404, 413, 415, 422 (a post that cannot
 be checked) and 429 (a limit, with ``Retry-After``); a request refused before it was
 admitted costs the key nothing. Store reads run off the event loop, as the pages'.
+
+In order, a request meets its client address's rate (:mod:`.bounds`), its key and the
+key's rate (:mod:`.keys`), and a post one of the body slots; only then does it reach
+the check service and its limits.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from bots.chat.store_calls import StoreCalls, off_loop
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
-from bots.service.images import size_words
 from bots.service.limits import RateLimitedError
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
+from bots.web.clients import ClientLimits
 from storage.api_keys import ApiKeys
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
 
+from .bodies import BODIES, Bodies
+from .bounds import address_limit
 from .checks import Followers, read_state, submit, vote_state
-from .models import Accepted, CheckIn, CheckState, Problem, VoteState
+from .keys import KEY_NAME, KNOWN_KEYS, KnownKeys, authenticated
+from .models import Accepted, CheckState, Problem, VoteState
 from .openapi import OPENAPI_PATH, openapi_document
+from .refusal import Refusal
 from .settings import ApiSettings
 
 __all__ = ["ApiConfig", "build_app", "serving_api"]
@@ -68,19 +74,8 @@ class ApiConfig:
 
 
 _CALLS: web.AppKey[StoreCalls] = web.AppKey("calls", StoreCalls)
-_KEYS: web.AppKey[ApiKeys] = web.AppKey("keys", ApiKeys)
 _CONFIG: web.AppKey[ApiConfig] = web.AppKey("config", ApiConfig)
 _FOLLOWERS: web.AppKey[Followers] = web.AppKey("followers", Followers)
-_KEY: web.RequestKey[str] = web.RequestKey("key", str)
-
-
-class Refusal(Exception):
-    """A request refused, in one sentence, with its status (and headers)."""
-
-    def __init__(self, status: int, sentence: str, headers: dict[str, str] | None = None):
-        super().__init__(sentence)
-        self.status = status
-        self.headers = headers or {}
 
 
 def _problem(status: int, sentence: str, headers: dict[str, str] | None = None) -> web.Response:
@@ -92,7 +87,12 @@ async def _refusals(request: web.Request, handler: Handler) -> web.StreamRespons
     try:
         return await handler(request)
     except Refusal as refusal:
-        return _problem(refusal.status, str(refusal), refusal.headers)
+        refused = _problem(refusal.status, str(refusal), refusal.headers)
+        if request.can_read_body:
+            # A body refused unread is not read to its end (aiohttp would read and drop
+            # up to 10 s of it to keep the connection): the connection closes instead.
+            refused.force_close()
+        return refused
     except web.HTTPException as exc:  # the router's 404 and 405
         if exc.status < 400:
             raise
@@ -104,73 +104,9 @@ async def _refusals(request: web.Request, handler: Handler) -> web.StreamRespons
         return _problem(500, error_sentence(exc))
 
 
-@web.middleware
-async def _authenticated(request: web.Request, handler: Handler) -> web.StreamResponse:
-    if request.path == OPENAPI_PATH:
-        return await handler(request)
-    scheme, _, key = request.headers.get("Authorization", "").partition(" ")
-    challenge = {"WWW-Authenticate": 'Bearer realm="zofia"'}
-    if scheme.lower() != "bearer" or not key.strip():
-        raise Refusal(
-            401, "No API key: send it as the header Authorization: Bearer <key>.", challenge
-        )
-    name = await off_loop(request.app[_KEYS].name_of, key.strip())
-    if name is None:
-        raise Refusal(401, "This API key is unknown or revoked.", challenge)
-    request[_KEY] = name
-    return await handler(request)
-
-
 async def _secure(request: web.Request, response: web.StreamResponse) -> None:
     response.headers.update(HEADERS)
     response.headers["Server"] = "zofia"
-
-
-def _first_error(exc: ValidationError) -> str:
-    """A validation error in one sentence: where, and what is wrong there."""
-    errors = exc.errors()
-    first = errors[0]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
-    what = str(first["msg"]).removeprefix("Value error, ")
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    field = f"{where.lstrip('.')}: " if where else ""
-    return f"The post is not a check: {field}{what}{more}."
-
-
-async def _body(request: web.Request) -> CheckIn:
-    """The check the request sends, or the refusal of what it sends."""
-    if request.content_type != "application/json":
-        raise Refusal(415, "Send the post as JSON, with Content-Type: application/json.")
-    limit = request.app[_CONFIG].api.max_body_bytes
-    too_large = Refusal(
-        413, f"The request is over {size_words(limit)}; send fewer or smaller images."
-    )
-    if (request.content_length or 0) > limit:
-        raise too_large
-    try:
-        raw = await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        raise too_large from None
-    # Parsing and decoding up to max_body_bytes is CPU work: off the event loop.
-    return await asyncio.to_thread(_parse, raw)
-
-
-def _parse(raw: bytes) -> CheckIn:
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise Refusal(
-            400, f"The body is not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
-        ) from None
-    except ValueError:
-        raise Refusal(400, "The body is not JSON: it is not UTF-8 text.") from None
-    try:
-        check = CheckIn.model_validate(data)
-    except ValidationError as exc:
-        raise Refusal(400, _first_error(exc)) from None
-    if check.empty:
-        raise Refusal(400, "The post has no text, no url and no image: send at least one.")
-    return check
 
 
 def _answer(
@@ -189,10 +125,10 @@ def _check_id(request: web.Request) -> str:
 
 async def _take(request: web.Request, route: str) -> web.Response:
     """Take the post of ``request`` as a check (``/v1/checks``) or a vote (``/v1/votes``)."""
-    check = await _body(request)
-    calls, config, key = request.app[_CALLS], request.app[_CONFIG], request[_KEY]
+    check, images = await request.app[BODIES].post(request)
+    calls, config, key = request.app[_CALLS], request.app[_CONFIG], request[KEY_NAME]
     try:
-        handle = await submit(calls, check, key, config.images)
+        handle = await submit(calls, check, images, key)
     except RateLimitedError as exc:
         wait = str(max(1, math.ceil(exc.retry_after_s)))
         raise Refusal(429, error_sentence(exc), {"Retry-After": wait}) from None
@@ -209,7 +145,7 @@ async def _take(request: web.Request, route: str) -> web.Response:
 
 
 async def _read(request: web.Request, check_id: str, route: str) -> CheckState | VoteState:
-    service, key = request.app[_CALLS].service, request[_KEY]
+    service, key = request.app[_CALLS].service, request[KEY_NAME]
     try:
         if route == "/v1/votes":
             return await off_loop(vote_state, service, check_id, key)
@@ -253,17 +189,24 @@ def build_app(service: CheckService, config: ApiConfig) -> web.Application:
         service: the check service (its store holds the keys).
         config: the ``[api]`` section, the images' caps, the pages' public address.
     """
-    app = web.Application(
-        middlewares=[_refusals, _authenticated], client_max_size=config.api.max_body_bytes
-    )
+    api = config.api
+    known = KnownKeys(ApiKeys(service.store.database, service.secret))
+    middlewares = [
+        _refusals,
+        address_limit(ClientLimits(api.per_minute), forwarded_for=api.forwarded_for),
+        authenticated(known, ClientLimits(api.key_per_minute), open_path=OPENAPI_PATH),
+    ]
+    app = web.Application(middlewares=middlewares, client_max_size=api.max_body_bytes)
     app[_CALLS] = StoreCalls(service)
-    app[_KEYS] = ApiKeys(service.store.database, service.secret)
+    app[KNOWN_KEYS] = known
+    bodies = app[BODIES] = Bodies(api, config.images)
     app[_CONFIG] = config
     followers = app[_FOLLOWERS] = Followers()
     app.on_response_prepare.append(_secure)
 
     async def stop_following(app: web.Application) -> None:
         await followers.aclose()
+        bodies.close()
 
     app.on_cleanup.append(stop_following)
     app.router.add_post("/v1/checks", _post_check)

@@ -31,7 +31,15 @@ from zofia_engine.report import Report
 from .models import CheckIn, CheckState, Status, VoteBody, VoteState
 from .votes import vote_of
 
-__all__ = ["PLATFORM", "Followers", "read_state", "requester_of", "submit", "vote_state"]
+__all__ = [
+    "PLATFORM",
+    "Followers",
+    "post_images",
+    "read_state",
+    "requester_of",
+    "submit",
+    "vote_state",
+]
 
 log = logging.getLogger(__name__)
 
@@ -46,17 +54,27 @@ def requester_of(key: str, asker: str = "") -> Requester:
     return Requester(PLATFORM, f"{key}/{asker}" if asker else key, chat_id=key)
 
 
-async def submit(calls: StoreCalls, check: CheckIn, key: str, caps: ImageSettings) -> CheckHandle:
-    """Take ``check`` for the key named ``key``.
+def post_images(check: CheckIn, caps: ImageSettings) -> list[tuple[bytes, str]]:
+    """(blocking) The images of ``check``, decoded, each with its media type, once their
+    sizes (read from the base64's length) are within the caps.
 
     Raises:
-        InvalidPostError: nothing to check, too many or too large images (before the
-            request counts), or a link that cannot be fetched, an image the engine
-            refuses (after).
+        InvalidPostError: too many or too large images; nothing was decoded.
+    """
+    refuse_declared([image.size for image in check.images], caps)
+    return [(image.content, image.media_type) for image in check.images]
+
+
+async def submit(
+    calls: StoreCalls, check: CheckIn, images: list[tuple[bytes, str]], key: str
+) -> CheckHandle:
+    """Take ``check`` with its decoded ``images`` (:func:`post_images`) for the key
+    named ``key``.
+
+    Raises:
+        InvalidPostError: a link that cannot be fetched, an image the engine refuses.
         RateLimitedError: a limit of the key, of its asker or of the deployment.
     """
-    images = [(image.content, image.media_type) for image in check.images]
-    refuse_declared([len(data) for data, _ in images], caps)
     requester = requester_of(key, check.asker)
     # From here the request counts against the key's limits, whatever then fails.
     admission = await calls.admit(requester)

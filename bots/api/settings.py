@@ -18,9 +18,21 @@ class ApiSettings(SettingsSection):
     the JSON, a third larger than their files). A check not answered at once is
     polled at ``GET /v1/checks/<id>``; the answers ask for no more than one poll every
     ``poll_after_s`` seconds (``Retry-After``).
+
+    Before its key is read, each client address may make ``per_minute`` requests a
+    minute (an IPv6 address counts by its /64; the address a proxy puts last in
+    ``X-Forwarded-For`` when ``forwarded_for`` is on, as for the report pages); then
+    each key ``key_per_minute``, polls and posts alike. At most ``max_bodies`` posts
+    are read and parsed at once (one worker process each for those of 1 MB or more),
+    and four times as many wait their turn; past that a post is refused before it is
+    read. Every refusal is a 429 with ``Retry-After``.
     """
 
     listen: str = "127.0.0.1"
     port: int = Field(8090, ge=1, le=65535)
     max_body_bytes: int = Field(20_000_000, ge=100_000)
     poll_after_s: int = Field(5, ge=1, le=600)
+    per_minute: int = Field(600, ge=1)
+    forwarded_for: bool = False
+    key_per_minute: int = Field(300, ge=1)
+    max_bodies: int = Field(2, ge=1, le=64)

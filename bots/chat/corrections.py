@@ -37,6 +37,8 @@ from bots.service.checks import CheckService
 from bots.service.corrections import ChatCorrection, due_chats, record_card
 from bots.service.handles import Outcome
 from bots.service.queue.service import stored_outcome
+from storage.other_chats import as_seen_elsewhere
+from storage.reviews import Scope
 from storage.shown_cards import ShownCard
 from storage.store import CheckStore
 
@@ -155,13 +157,19 @@ def saved_sentence(
     )
 
 
-def stored_card(store: CheckStore, check_id: str) -> VerdictCard | None:
-    """The card of check ``check_id`` as it reads now, with a moderator's review in force
-    (blocking); ``None`` once it has no report to show (purged, or not finished)."""
+def stored_card(
+    store: CheckStore, check_id: str, *, seen_from: Scope | None = None
+) -> VerdictCard | None:
+    """The card of check ``check_id`` as it reads now, with a moderator's review in force,
+    in the chat ``seen_from`` (by default its own: another chat is shown only what is
+    shown across chats, :mod:`storage.other_chats`) (blocking); ``None`` once it has no
+    report to show (purged, or not finished)."""
     outcome = stored_outcome(store, check_id)
     row = store.checks.get(check_id)
     if not isinstance(outcome, Outcome) or row is None:
         return None
+    if seen_from is not None and (row.platform, row.chat) != seen_from:
+        outcome = replace(outcome, report=as_seen_elsewhere(outcome.report))
     words = words_for(row.language)  # the chat's language, as the check was answered in
     return verdict_card(outcome, origin=row.origin, published=row.published, words=words)
 
@@ -206,7 +214,7 @@ def _card_for(store: CheckStore, shown: ShownCard, newer: str | None) -> Verdict
     """The card ``shown`` now reads as: a newer recheck's verdict and report when one is in
     force, but still the card of its own check (its buttons and follow-ups are of the check
     that chat asked, which it can still open)."""
-    card = stored_card(store, newer or shown.check_id)
+    card = stored_card(store, newer or shown.check_id, seen_from=shown.scope)
     return None if card is None else replace(card, check_id=shown.check_id)
 
 

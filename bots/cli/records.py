@@ -111,18 +111,28 @@ def show(check_id: str, as_json: bool, config: Path | None) -> None:
 @click.option(
     "--reviewed",
     is_flag=True,
-    help="Only the checks a moderator reviewed, as evaluation items: the post's text, the "
-    "reviewed verdict as 'label' and the machine's as 'machine' (zofia eval FILE --labels "
-    "verdicts).",
+    help="Only the checks reviewed for every chat (by the reviewers the settings name, or "
+    "zofia review), as evaluation items: the post's text, the reviewed verdict as 'label' "
+    "and the machine's as 'machine' (zofia eval FILE --labels verdicts). Never a note.",
+)
+@click.option(
+    "--chat-reviews",
+    is_flag=True,
+    help="With --reviewed: take chats' moderators' reviews too (anyone who made a group "
+    "can make one, and each applies in its own chat only).",
 )
 @click.option(
     "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here, not stdout."
 )
 @CONFIG_OPTION
-def export(as_jsonl: bool, reviewed: bool, output: Path | None, config: Path | None) -> None:
+def export(
+    as_jsonl: bool, reviewed: bool, chat_reviews: bool, output: Path | None, config: Path | None
+) -> None:
     """Export every finished check with its report; requesters appear only as hashes."""
+    if chat_reviews and not reviewed:
+        raise click.UsageError("--chat-reviews goes with --reviewed.")
     store, secret = open_store(settings_from(config).storage)
-    items = _reviewed_items(store, secret) if reviewed else store.reports.export()
+    items = _reviewed_items(store, secret, chat_reviews) if reviewed else store.reports.export()
     if reviewed:
         click.echo(REVIEWED_WARNING, err=True)
     lines = (json.dumps(item, default=str) for item in items)
@@ -138,13 +148,15 @@ def export(as_jsonl: bool, reviewed: bool, output: Path | None, config: Path | N
     click.echo(f"wrote {count} checks to {output}", err=True)
 
 
-def _reviewed_items(store: CheckStore, secret: bytes) -> Iterator[dict[str, object]]:
-    """The reviewed checks a dataset can use: a text still stored, a verdict to score
-    (a review to ``unproven`` is an abstention, not a label); says on stderr how many
-    were left out. An item's ``id`` is an HMAC of its check's id, not the id: a check id
-    is the key of its public report page."""
+def _reviewed_items(
+    store: CheckStore, secret: bytes, chat_reviews: bool
+) -> Iterator[dict[str, object]]:
+    """The reviewed checks a dataset can use (:meth:`~storage.reports.Reports.reviewed`):
+    a text still stored, a verdict to score (a review to ``unproven`` is an abstention,
+    not a label); says on stderr how many were left out. An item's ``id`` is an HMAC of
+    its check's id, not the id: a check id is the key of its public report page."""
     left_out = 0
-    for row in store.reports.reviewed():
+    for row in store.reports.reviewed(chat_reviews=chat_reviews):
         if row["text"] is None or row["label"] not in SCORED:
             left_out += 1
             continue

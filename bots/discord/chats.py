@@ -29,9 +29,11 @@ def chat_of(interaction: discord.Interaction[Any]) -> str:
 
 
 def requester_of(interaction: discord.Interaction[Any]) -> Requester:
-    """The service's requester for the user of ``interaction`` (a DM is private)."""
+    """The service's requester for the user of ``interaction`` (a DM is private; a
+    server's channel is a group's)."""
     private = interaction.guild_id is None
-    return Requester(PLATFORM, str(interaction.user.id), chat_of(interaction), private)
+    user, chat = str(interaction.user.id), chat_of(interaction)
+    return Requester(PLATFORM, user, chat, private=private, in_group=not private)
 
 
 async def stored_check(

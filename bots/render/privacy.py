@@ -2,9 +2,10 @@
 Telegram's ``/privacy``, Discord's ``/privacy`` and the report site's ``/privacy`` page.
 
 The text is plain (no markup): each front-end escapes it for its own. What it says
-follows ``storage/retention.py`` (what the purge deletes and what it keeps) and
-``storage.retention_days``; there is no command a user can run to delete their checks,
-so it says to ask the operator.
+follows ``storage/retention.py`` (what the purge deletes and what it keeps),
+``storage.retention_days`` and ``storage/other_chats.py`` (what another chat is shown
+of a check); there is no command a user can run to delete their checks, so it says to
+ask the operator.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ _KEPT = (
     "report's summary, evidence and debate, and any comment are deleted. What stays, for "
     "statistics: the verdict, its confidence, the vote counts, the times and the hashed "
     "ids. A chat's settings are deleted once it has had no check for {days} days."
+)
+_OTHER_CHATS = (
+    "What other chats learn: a post checked in a group or a channel may answer the same "
+    "post sent elsewhere (another chat, or a tipline through the API), with only the "
+    "verdict, the summary and the sources, never the post's text or what was read from "
+    "its images. A check asked in a private chat answers only that chat."
 )
 _PAGES = (
     "Report pages: each check's report page can be opened by anyone who has its link; "
@@ -57,7 +64,7 @@ def privacy_paragraphs(retention_days: int | None) -> tuple[str, ...]:
     else:
         kept = _KEPT.format(days=retention_days)
         delete = _DELETE.format(days=retention_days)
-    return (_STORED, kept, _PAGES, delete, _MODEL)
+    return (_STORED, kept, _OTHER_CHATS, _PAGES, delete, _MODEL)
 
 
 def privacy_text(retention_days: int | None) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from storage.other_chats import seen_elsewhere
 from zofia_engine.report import ClaimResult, DebateTurn, EvidenceItem, JudgeRuling, Report
 from zofia_engine.retrieval.credibility import counts_against
 
@@ -340,6 +341,12 @@ _EMPTY = {
     "claims": "No claims were extracted from this post.",
 }
 _TITLES = {"debate": "Debate", "evidence": "Evidence", "claims": "Claims"}
+#: what an empty section says of a check first asked in another chat (storage.other_chats)
+_ELSEWHERE = (
+    "This post was first checked in another chat: {what} stay there. Here, a check shows "
+    "its verdict, its summary and its sources."
+)
+_WHAT = {"debate": "its debate and analyses", "evidence": "its findings", "claims": "its claims"}
 _ALREADY = {"debate": "The debate is", "evidence": "The evidence is", "claims": "The claims are"}
 _BUILDERS: dict[str, Callable[[Report], tuple[Block, ...]]] = {
     "debate": _debate,
@@ -356,8 +363,10 @@ def section(kind: str, report: Report) -> Section:
     """
     if kind not in _BUILDERS:
         raise ValueError(f"unknown section {kind!r}; choose one of {', '.join(SECTION_KINDS)}")
-    blocks = _BUILDERS[kind](report) or (Block("Nothing here", _EMPTY[kind]),)
-    return Section(kind, _TITLES[kind], blocks)
+    blocks = _BUILDERS[kind](report)
+    if not blocks and seen_elsewhere(report):
+        blocks = (Block("Not shown here", _ELSEWHERE.format(what=_WHAT[kind])),)
+    return Section(kind, _TITLES[kind], blocks or (Block("Nothing here", _EMPTY[kind]),))
 
 
 def already_shown(kind: str) -> str:

@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any
 
 from storage.keys import keyed_text_hash
+from storage.other_chats import run_key
 from storage.reviews import Review
 from storage.store import CheckRow, CheckStore
 from zofia_engine.ports import Checker, TextEncoder
@@ -33,7 +34,15 @@ from .card_delivery import CardDelivery
 from .chat_operations import ChatOperations
 from .corrections import Reviewers, review_check
 from .follow_ups import FollowUp, ask_follow_up
-from .handles import CheckFailedError, CheckHandle, Outcome, Requester, Run, Turnstile, Waiters
+from .handles import (
+    CheckFailedError,
+    CheckHandle,
+    Outcome,
+    Requester,
+    Turnstile,
+    Waiters,
+    joined,
+)
 from .limits import DAY, Admission, RequestLimits
 from .local_runs import LocalRuns
 from .repeats import NearRepeats
@@ -218,6 +227,7 @@ class CheckService:
                 requester=admission.requester,
                 post=post,
                 text_hash=digest,
+                in_group=requester.in_group,
                 **extra,
             )
 
@@ -245,21 +255,22 @@ class CheckService:
     ) -> CheckHandle:
         if self.delivery is not None:
             return await self._queue(self.delivery, post, text, digest, record, now, recheck, who)
-        running = self.runs.running(digest)
+        running = self.runs.running(digest, who.platform, who.chat)
         if running is not None:  # the same text is being checked: wait on that run
-            row = await asyncio.to_thread(record, repeat_of=running.check_id, repeat_kind="exact")
-            return self._join(row, running)
+            original, run = running
+            row = await asyncio.to_thread(record, repeat_of=original.id, repeat_kind="exact")
+            return self.waiters.wait_on(run, row.id, joined(row, original), own_row=False)
         vector = None
         if not recheck:
             answered, vector = await answer_from_store(
-                self.store, self.repeats, post, text, digest, record, now - self.window
+                self.store, self.repeats, post, (text, digest), record, now - self.window, who
             )
             if answered is not None:
                 return answered
         if vector is None:
             vector = await self.repeats.vector(text)
         row = await asyncio.to_thread(self._bounded_row, record, recheck, now, who)
-        return self.runs.launch(row.id, row.created_at, post, digest, vector, row.chat)
+        return self.runs.launch(row, post, digest, vector)
 
     async def _queue(
         self,
@@ -276,26 +287,20 @@ class CheckService:
         workers or queue a new one; either way follow that run from here."""
         if not recheck:
             answered, _ = await answer_from_store(
-                self.store, self.repeats, post, text, digest, record, now - self.window
+                self.store, self.repeats, post, (text, digest), record, now - self.window, who
             )
             if answered is not None:
                 return answered
         row, original = await asyncio.to_thread(
             self._join_or_queue, delivery, digest, record, recheck, now, who
         )
-
-        def answer(result: Outcome) -> Outcome:
-            if row.id == original.id:
-                return result
-            return Outcome(row.id, result.report, "exact", original.id, original.created_at, 1.0)
-
         # The worker keeps every row's status (a replica shutting down cancels nothing);
         # a requester who leaves only gives up the card.
         run = delivery.run_of(original.id, original.created_at)
         handle = self.waiters.wait_on(
             run,
             row.id,
-            answer,
+            joined(row, original),
             own_row=True,
             on_leave=partial(delivery.drop, row.id),
             delivered_elsewhere=True,
@@ -324,12 +329,13 @@ class CheckService:
         """In one write transaction (one lock across every process on the database): join
         the check of this text queued or running, or write a new check and its job."""
         with self.store.write():
-            running = None if recheck else self.store.checks.in_flight(digest)
+            where = {"platform": who.platform, "chat": who.chat}
+            running = None if recheck else self.store.checks.in_flight(digest, **where)
             if running is not None:
                 return record(repeat_of=running.id, repeat_kind="exact"), running
             self.limits.refuse_if_full(who, delivery.pending(), now)
             row = record(forced=recheck, tokens=self.limits.token_reserve)
-            delivery.queue(row.id, None if recheck else digest)
+            delivery.queue(row.id, None if recheck else run_key(row))
             return row, row
 
     async def review(
@@ -365,14 +371,6 @@ class CheckService:
         add = partial(review_check, self.store, reviewer=reviewer, platform=platform, chat=chat)
         review = partial(add, check_id, verdict=verdict, note=note, link=link, queued=self.queued)
         return await asyncio.to_thread(review)
-
-    def _join(self, row: CheckRow, run: Run) -> CheckHandle:
-        """A handle for ``row`` that waits on ``run``, which another request started."""
-
-        def outcome(result: Outcome) -> Outcome:
-            return Outcome(row.id, result.report, "exact", run.check_id, run.created_at, 1.0)
-
-        return self.waiters.wait_on(run, row.id, outcome, own_row=False)
 
     async def aclose(self) -> None:
         """Stop the runs still going; they are stored as queued and resume on the next

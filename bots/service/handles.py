@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from storage.checks import Checks
-from storage.rows import CheckStatus, RepeatKind
+from storage.other_chats import shown_to
+from storage.rows import CheckRow, CheckStatus, RepeatKind
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.report import Report
@@ -25,6 +26,7 @@ __all__ = [
     "Run",
     "Turnstile",
     "Waiters",
+    "joined",
 ]
 
 log = logging.getLogger(__name__)
@@ -33,12 +35,16 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Requester:
     """Who asked, on which platform and in which chat (ids as the platform gives them);
-    ``private``: the chat is the user's own with the bot (one request at a time there)."""
+    ``private``: the chat is the user's own with the bot (one request at a time there);
+    ``in_group``: the chat is a group or a channel, whose checks may answer other chats
+    (:mod:`storage.other_chats`; a private chat's, a key's or the terminal's answer only
+    their own)."""
 
     platform: str
     user_id: str
     chat_id: str = ""
     private: bool = False
+    in_group: bool = False
 
 
 @dataclass(frozen=True)
@@ -292,3 +298,17 @@ def _pass_on(
         waiter.set_exception(error)
     else:
         waiter.set_result(outcome(done.result()))
+
+
+def joined(row: CheckRow, original: CheckRow) -> Callable[[Outcome], Outcome]:
+    """What ``row`` is answered from the outcome of ``original``'s run: the outcome itself
+    when it is the original, else an exact repeat, the report as ``row``'s chat is shown
+    it (:mod:`storage.other_chats`)."""
+
+    def outcome(result: Outcome) -> Outcome:
+        if row.id == original.id:
+            return result
+        report = shown_to(row, original, result.report)
+        return Outcome(row.id, report, "exact", original.id, original.created_at, 1.0)
+
+    return outcome

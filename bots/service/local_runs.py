@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 from contextlib import AbstractAsyncContextManager
 
 import numpy as np
 
-from storage.rows import CheckStatus
+from storage.other_chats import may_answer
+from storage.rows import CheckRow, CheckStatus
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker
@@ -60,45 +60,45 @@ class LocalRuns:
         self.repeats = repeats
         self.waiters = waiters
         self._slots = FairSlots(settings.max_concurrent_checks)
-        self._by_text: dict[str, Run] = {}
+        # The runs in flight by text key, each with its check; one text has several only
+        # when a check that answers its own chat only holds one (storage.other_chats).
+        self._by_text: dict[str, list[tuple[CheckRow, Run]]] = {}
         self._closing = False
 
     @property
     def count(self) -> int:
         """How many runs are in flight."""
-        return len(self._by_text)
+        return sum(len(runs) for runs in self._by_text.values())
 
     def slot(self, chat: str) -> AbstractAsyncContextManager[None]:
         """One of the engine's slots, shared fairly by chat with the checks: model work
         other than a check (a follow-up question) runs under the same bound."""
         return self._slots.slot(chat)
 
-    def running(self, digest: str) -> Run | None:
-        """The run of the text keyed ``digest``, if one is in flight."""
-        return self._by_text.get(digest)
+    def running(self, digest: str, platform: str, chat: str) -> tuple[CheckRow, Run] | None:
+        """The newest run of the text keyed ``digest`` in flight that may answer ``chat``
+        (keyed) on ``platform`` (:func:`~storage.other_chats.may_answer`), with its check."""
+        for row, run in reversed(self._by_text.get(digest, [])):
+            if may_answer(row, platform, chat):
+                return row, run
+        return None
 
     def launch(
-        self,
-        check_id: str,
-        created_at: dt.datetime,
-        post: Post,
-        digest: str,
-        vector: np.ndarray | None,
-        chat: str,
+        self, row: CheckRow, post: Post, digest: str, vector: np.ndarray | None
     ) -> CheckHandle:
-        """Start the engine on ``post`` for ``check_id``; its handle."""
-        run = Run(check_id, created_at)
-        self._by_text[digest] = run
-        handle = self.waiters.wait_on(run, check_id, lambda result: result, own_row=True)
-        run.task = asyncio.create_task(self._engine(run, post, digest, vector, chat))
+        """Start the engine on ``post`` for check ``row``; its handle."""
+        run = Run(row.id, row.created_at)
+        self._by_text.setdefault(digest, []).append((row, run))
+        handle = self.waiters.wait_on(run, row.id, lambda result: result, own_row=True)
+        run.task = asyncio.create_task(self._engine(row, run, post, digest, vector))
         return handle
 
     async def _engine(
-        self, run: Run, post: Post, digest: str, vector: np.ndarray | None, chat: str
+        self, row: CheckRow, run: Run, post: Post, digest: str, vector: np.ndarray | None
     ) -> None:
         check_id = run.check_id
         try:
-            async with self._slots.slot(chat):
+            async with self._slots.slot(row.chat):
                 await asyncio.to_thread(self.checks.set_status, check_id, "running")
                 if vector is None:
                     vector = await self.repeats.vector(clean_post(post.text)[0])
@@ -127,8 +127,11 @@ class LocalRuns:
             finally:
                 run.done.set_exception(CheckFailedError(f"The check failed: {reason}"))
         finally:
-            if self._by_text.get(digest) is run:
-                del self._by_text[digest]
+            runs = self._by_text.get(digest, [])
+            if (row, run) in runs:
+                runs.remove((row, run))
+            if not runs:
+                self._by_text.pop(digest, None)
             self.waiters.forget(check_id)
             run.changed.set()
 
@@ -153,14 +156,15 @@ class LocalRuns:
                     row.id, "failed", error="interrupted by a restart, and its text is gone"
                 )
                 continue
-            self.launch(row.id, row.created_at, post, row.text_hash, None, row.chat)
+            self.launch(row, post, row.text_hash, None)
             resumed.append(row.id)
         return resumed
 
     async def aclose(self) -> None:
         """Stop the runs still going; they are stored as queued and resume on the next start."""
         self._closing = True
-        tasks = [run.task for run in self._by_text.values() if run.task is not None]
+        runs = [run for held in self._by_text.values() for _, run in held]
+        tasks = [run.task for run in runs if run.task is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -13,6 +13,7 @@ import datetime as dt
 
 import numpy as np
 
+from storage.other_chats import may_answer
 from storage.rows import CheckRow
 from storage.store import CheckStore
 from zofia_engine.ports import TextEncoder
@@ -22,7 +23,8 @@ from .settings import ServiceSettings
 
 __all__ = ["NearRepeats", "post_vector"]
 
-# How many nearest stored checks in other reply languages a near repeat may pass over.
+# How many nearest stored checks in other reply languages (or that may not answer the
+# asker's chat) a near repeat may pass over.
 _NEAR_CANDIDATES = 4
 
 
@@ -80,12 +82,20 @@ class NearRepeats:
         return await asyncio.to_thread(post_vector, self.encoder, text)
 
     def original(
-        self, vector: np.ndarray, text: str, language: str, since: dt.datetime
+        self,
+        vector: np.ndarray,
+        text: str,
+        language: str,
+        since: dt.datetime,
+        platform: str,
+        chat: str,
     ) -> tuple[CheckRow, float] | None:
         """The stored check ``text`` repeats, with the cosine, or ``None``: the nearest
-        in the same reply language and stored since ``since``; a few nearer ones in other
-        languages are passed over. The vectors other processes stored since the last
-        search are taken in first (:meth:`catch_up`). Blocking: run it in a worker thread."""
+        in the same reply language, stored since ``since``, that may answer ``chat`` on
+        ``platform`` (:func:`~storage.other_chats.may_answer`); a few nearer ones in
+        other languages or chats are passed over. The vectors other processes stored
+        since the last search are taken in first (:meth:`catch_up`). Blocking: run it in
+        a worker thread."""
         self.catch_up()
         passed: set[str] = set()
         for _ in range(_NEAR_CANDIDATES):
@@ -95,7 +105,9 @@ class NearRepeats:
             if near is None:
                 return None
             original = self.store.checks.get(near[0])
-            if original is not None and original.language != language:
+            if original is not None and (
+                original.language != language or not may_answer(original, platform, chat)
+            ):
                 passed.add(near[0])
                 continue
             if (

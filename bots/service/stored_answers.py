@@ -1,6 +1,8 @@
 """Answers from the store: a post checked already (the same text, or a near repeat of
 it, within the freshness window) is answered with the stored report at once, as a new
-check row that repeats the original, with a moderator's latest review in force.
+check row that repeats the original, with a moderator's latest review in force; only
+from a check that may answer the asker's chat, and from another chat's, with only what
+is shown across chats (:mod:`storage.other_chats`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from zofia_engine.post import Post
 from zofia_engine.report import Report
 
 from .handles import CheckHandle, Outcome
+from .limits import Admission
 from .repeats import NearRepeats
 
 __all__ = ["answer_from_store"]
@@ -26,15 +29,19 @@ async def answer_from_store(
     store: CheckStore,
     repeats: NearRepeats,
     post: Post,
-    text: str,
-    digest: str,
+    keyed: tuple[str, str],
     record: Callable[..., CheckRow],
     since: dt.datetime,
+    who: Admission,
 ) -> tuple[CheckHandle | None, np.ndarray | None]:
-    """The answer to an exact or near repeat checked since ``since``, or ``None``; and
-    the post's vector, when the near-repeat search needed it. ``record`` writes the
-    request's row (:meth:`~bots.service.checks.CheckService.submit`'s)."""
-    repeat = await asyncio.to_thread(store.checks.find_exact, digest, since)
+    """The answer to an exact or near repeat checked since ``since`` that may answer the
+    chat ``who`` asks in (:mod:`storage.other_chats`), or ``None``; and the post's
+    vector, when the near-repeat search needed it. ``keyed`` is the post's checkable text
+    and its key; ``record`` writes the request's row
+    (:meth:`~bots.service.checks.CheckService.submit`'s)."""
+    text, digest = keyed
+    where = {"platform": who.platform, "chat": who.chat}
+    repeat = await asyncio.to_thread(store.checks.find_exact, digest, since, **where)
     if repeat is not None:
         answered = await _answer(store, record, repeat, "exact", 1.0)
         if answered is not None:
@@ -43,7 +50,9 @@ async def answer_from_store(
         return None, None
     vector = await repeats.vector(text)
     # The index search and the word alignment are CPU work: off the event loop.
-    near = await asyncio.to_thread(repeats.original, vector, text, post.language, since)
+    near = await asyncio.to_thread(
+        repeats.original, vector, text, post.language, since, who.platform, who.chat
+    )
     if near is not None:
         return await _answer(store, record, near[0], "near", near[1]), vector
     return None, vector
@@ -57,7 +66,8 @@ async def _answer(
     score: float,
 ) -> CheckHandle | None:
     def stored() -> tuple[CheckRow, Report] | None:
-        # The latest review in force in the asker's chat: its verdict, the machine's noted.
+        # The latest review in force in the asker's chat: its verdict, the machine's noted;
+        # and from another chat, only what is shown across chats.
         if store.reports.get(original.id) is None:  # purged since: check it again
             return None
         row = record(status="done", repeat_of=original.id, repeat_kind=kind)

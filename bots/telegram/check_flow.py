@@ -317,7 +317,13 @@ def _check_request(
     origin, published = forwarded_from(target, screen.words)
     return CheckRequest(
         text,
-        Requester(PLATFORM, str(user_id), str(chat_id), ticket is not None),
+        Requester(
+            PLATFORM,
+            str(user_id),
+            str(chat_id),
+            private=ticket is not None,
+            in_group=target.chat.type != ChatType.PRIVATE,
+        ),
         download=download,
         refuse=None if images else functools.partial(_refuse_blank, text),
         origin=origin,

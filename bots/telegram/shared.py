@@ -7,10 +7,14 @@ link in their private chat. So the card is that chat's like any other: its butto
 find the check in this chat, a reply to it is a follow-up question, a correction of
 the verdict reaches it, and its report page (where ``[site] public_url`` is set) is
 the new row's, never the shared check's. Nothing of the chat it was shared from comes
-with it: not its origin (where the post was forwarded from), not its date, not that
-chat's moderators' review (a review applies where it was made: :mod:`storage.reviews`),
-and only a reviewer named in the settings may review it (no one else may in a private
-chat: :mod:`.reviews`).
+with it: not the post's text nor its link (the new row holds none:
+:meth:`~storage.checks.Checks.copy_of`), not its origin (where the post was forwarded
+from), not its date, not that chat's moderators' review (a review applies where it was
+made: :mod:`storage.reviews`), and of the report only what any other chat is shown
+(:mod:`storage.other_chats`); only a reviewer named in the settings may review it (no
+one else may in a private chat: :mod:`.reviews`). The new row is dated as the shared
+check's original, so the purge takes it with the original, however often the link is
+opened.
 
 Opening a shared card is a request like any other: the limits admit it first (it is
 answered from the store, as a repeat is), and a refusal is said in one sentence.
@@ -30,7 +34,6 @@ from bots.render.sentences import error_sentence
 from bots.render.words import N_, words_for
 from bots.service.checks import CheckService, Outcome, Requester
 from bots.service.limits import RateLimitedError
-from zofia_engine.post import Post
 
 from .card_edits import card_message
 from .context import PLATFORM, TelegramContext, read_chat_language
@@ -57,23 +60,19 @@ def copy_for(service: CheckService, check_id: str, requester: Requester) -> Copi
     row = store.checks.get(check_id)
     if row is None or row.platform != PLATFORM or row.status != "done":
         return None
-    original = row.repeat_of or row.id
-    if store.reports.get(original) is None:  # purged (or never written)
+    original = store.checks.get(row.repeat_of) if row.repeat_of else row
+    if original is None or store.reports.get(original.id) is None:  # purged, or never written
         return None
-    copy = store.checks.create(
+    copy = store.checks.copy_of(
+        original,
         platform=PLATFORM,
         chat=chats.chat_key(PLATFORM, requester.chat_id),
         requester=chats.user_hash(PLATFORM, requester.user_id),
-        post=Post(text=row.post_text or "", url=row.url, language=row.language),
-        text_hash=row.text_hash,
-        status="done",
-        repeat_of=original,
-        repeat_kind="exact",
     )
     found = store.report_for(copy.id)  # with the reviews in force in the new chat
     if found is None:
         return None
-    return Outcome(copy.id, found[1]), store.feedback.counts(original), row.language
+    return Outcome(copy.id, found[1]), store.feedback.counts(original.id), original.language
 
 
 async def open_shared(ctx: TelegramContext, message: Message, argument: str) -> None:

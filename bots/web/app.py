@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
-import math
 import re
 import signal
 import sqlite3
@@ -26,12 +24,12 @@ from typing import Any
 
 import psycopg
 from aiohttp import web
-from aiolimiter import AsyncLimiter
 
 from bots.chat.store_calls import off_loop
 from storage.store import CheckRow, CheckStore
 from zofia_engine.report import Report
 
+from .clients import ClientLimits, client_address, client_bucket
 from .page import report_page
 from .parts import STEP_FAILED, cut
 from .render import CONTENT_SECURITY_POLICY, Missing, missing_html, privacy_html, report_html
@@ -61,7 +59,6 @@ SECURITY_HEADERS = {
     "Permissions-Policy": "interest-cohort=(), camera=(), microphone=(), geolocation=()",
     "X-Robots-Tag": "noindex, nofollow",
 }
-_MAX_CLIENTS = 10_000  # address buckets kept before the full ones are dropped
 _TRIMMED_TEXT = 1000
 # Access log lines without the client's address: the pages are public, their readers not.
 ACCESS_LOG_FORMAT = '"%r" %s %b %Tf'
@@ -99,60 +96,14 @@ def _encode(data: dict[str, Any]) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def client_bucket(address: str) -> str:
-    """The rate-limit bucket of a client address: an IPv6 address by its /64 (one
-    subscriber's whole network, which it may spread requests over), an IPv4 address
-    by itself; anything else as given."""
-    try:
-        parsed = ipaddress.ip_address(address)
-    except ValueError:
-        return address
-    if isinstance(parsed, ipaddress.IPv6Address):
-        if parsed.ipv4_mapped is not None:
-            return str(parsed.ipv4_mapped)
-        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
-    return str(parsed)
-
-
-class _ClientLimits:
-    """Requests a minute per client (:func:`client_bucket`), refused (not queued) past
-    the rate."""
-
-    def __init__(self, per_minute: int) -> None:
-        self.per_minute = per_minute
-        self._buckets: dict[str, AsyncLimiter] = {}
-
-    async def admit(self, address: str) -> bool:
-        if len(self._buckets) > _MAX_CLIENTS:
-            for key, bucket in list(self._buckets.items()):
-                if bucket.has_capacity(bucket.max_rate):
-                    del self._buckets[key]
-        if address not in self._buckets:
-            self._buckets[address] = AsyncLimiter(self.per_minute, 60)
-        bucket = self._buckets[address]
-        if not bucket.has_capacity():
-            return False
-        await bucket.acquire()  # there is capacity: taken at once, without waiting
-        return True
-
-
-def _client(request: web.Request, site: SiteSettings) -> str:
-    if site.forwarded_for:
-        forwarded = request.headers.get("X-Forwarded-For", "")
-        last = forwarded.rsplit(",", 1)[-1].strip()
-        if last:
-            return last
-    return request.remote or "unknown"
-
-
-def _limit_middleware(limits: _ClientLimits, site: SiteSettings) -> Any:
-    retry = str(math.ceil(60 / limits.per_minute))
+def _limit_middleware(limits: ClientLimits, site: SiteSettings) -> Any:
+    retry = str(limits.retry_after_s)
 
     @web.middleware
     async def limit(request: web.Request, handler: Handler) -> web.StreamResponse:
         # The health check has its own budget per client, so a proxy's probes and the
         # pages it forwards never use up each other's.
-        client = client_bucket(_client(request, site))
+        client = client_bucket(client_address(request, forwarded_for=site.forwarded_for))
         bucket = f"healthz {client}" if request.path == "/healthz" else client
         if not await limits.admit(bucket):
             return web.Response(
@@ -255,7 +206,8 @@ def build_app(store: CheckStore, site: SiteSettings, *, retention_days: int) -> 
         site: the ``[site]`` section: the rate per client address, the JSON cap.
         retention_days: how long reports are kept, said on a purged check's page.
     """
-    app = web.Application(middlewares=[_limit_middleware(_ClientLimits(site.per_minute), site)])
+    limits = ClientLimits(site.per_minute)
+    app = web.Application(middlewares=[_limit_middleware(limits, site)])
     app[_STORE] = store
     app[_SITE] = site
     app[_RETENTION] = retention_days

@@ -74,6 +74,15 @@ SMOKES = [
         name="abuse-postgresql",
     ),
     Smoke(
+        "api_flood.py",
+        keys=(
+            "poll_p50_ms", "poll_p99_ms", "idle_poll_p99_ms", "polls_refused", "refused_429",
+            "bad_keys", "bodies", "warm_up", "peak_rss_mb", "peak_tree_rss_mb",
+            "tree_rss_over_idle_mb", "load_before", "targets_met.poll_p99_ms",
+        ),
+        expect={"bad_keys_sent": 30, "bodies_sent": 3, "polls_refused": 0},
+    ),
+    Smoke(
         "batch_decode.py",
         keys=("batched_s", "sequential_s", "ratio", "batched_tok_s", "sequential_tok_s"),
     ),

@@ -441,6 +441,13 @@ def _keyed(chat_id: int) -> str:
     return hash_chat(KEY, "telegram", str(chat_id))
 
 
+async def _asked_in_a_group(service: CheckService) -> None:
+    """:data:`POST` checked first in a group, whose check answers the private chats'
+    repeats (a private chat's answers no other chat: storage.other_chats)."""
+    asker = Requester("telegram", "950", "-100950", in_group=True)
+    await (await service.submit(Post(text=POST), asker)).result()
+
+
 def _private(sender: dict[str, Any]) -> dict[str, Any]:
     return {"id": sender["id"], "type": "private", "first_name": sender["first_name"]}
 
@@ -477,8 +484,9 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
     monkeypatch.setenv("ZOFIA__STORAGE__SECRET", SECRET)
     checker = FakeChecker(verdict="unproven")
     async with _bot(tmp_path, checker) as (peer, service):
+        await _asked_in_a_group(service)
         cards = {}
-        for who in (ANN, BOB, CAROL):  # Ann asks first; Bob's and Carol's are repeats
+        for who in (ANN, BOB, CAROL):  # each a repeat of the group's check
             peer.send(_private(who), who, POST)
             cards[who["id"]] = await peer.wait_for(functools.partial(_card, peer, who["id"]))
         store = service.store
@@ -567,8 +575,9 @@ async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
     monkeypatch.setattr(corrections, "POLL_S", 0.05)
     monkeypatch.setattr(shown_cards, "FIRST_BACKOFF", dt.timedelta(milliseconds=50))
     async with _bot(tmp_path, FakeChecker(verdict="unproven")) as (peer, service):
+        await _asked_in_a_group(service)
         cards = {}
-        for who in (BOB, CAROL, ANN):  # Bob asks first; Carol's and Ann's are repeats
+        for who in (BOB, CAROL, ANN):  # each a repeat of the group's check, Bob's first
             peer.send(_private(who), who, POST)
             cards[who["id"]] = await peer.wait_for(functools.partial(_card, peer, who["id"]))
         store = service.store
@@ -658,8 +667,9 @@ async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older
     monkeypatch.setattr(corrections, "POLL_S", 0.05)
     checker = FakeChecker(verdict="unproven")
     async with _bot(tmp_path, checker) as (peer, service):
+        await _asked_in_a_group(service)
         cards = {}
-        for who in (ANN, BOB):  # Bob's is a repeat of Ann's check
+        for who in (ANN, BOB):  # each a repeat of the group's check
             peer.send(_private(who), who, POST)
             cards[who["id"]] = await peer.wait_for(functools.partial(_card, peer, who["id"]))
         store = service.store

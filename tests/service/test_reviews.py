@@ -30,6 +30,7 @@ from storage.database import open_database
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
 from storage.opening import open_store
+from storage.other_chats import as_seen_elsewhere
 from storage.reviews import Review, apply_review, review_of
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
@@ -186,11 +187,14 @@ def test_every_answer_from_the_store_has_the_review_in_force(db: StoreDatabase) 
     store.reviews.add(repeat.id, reviewer="m", platform="cli", verdict="misleading", note="Old.")
     reviewed = store.reviewed_report(original.id)
     assert reviewed is not None and reviewed.verdict == "misleading"
-    for check_id in (original.id, repeat.id):
+    # The repeat, asked in another chat, sees only what is shown across chats, reviewed.
+    elsewhere = as_seen_elsewhere(reviewed)
+    for check_id, seen in ((original.id, reviewed), (repeat.id, elsewhere)):
         found = stored_outcome(store, check_id)
-        assert isinstance(found, Outcome) and found.report == reviewed
+        assert isinstance(found, Outcome) and found.report == seen
         shown = store.report_for(check_id)
-        assert shown is not None and shown[1] == reviewed
+        assert shown is not None and shown[1] == seen
+    assert elsewhere.verdict == "misleading" and elsewhere.review == reviewed.review
     mark = review_of(reviewed)
     assert mark is not None and (mark.machine, mark.verdict) == ("false", "misleading")
     assert store.reports.get(original.id).verdict == "false"  # type: ignore[union-attr]
@@ -356,10 +360,20 @@ def test_reviewed_checks_export_as_an_evaluation_dataset(db: StoreDatabase) -> N
             changed.id, reviewer="m", platform="cli", verdict=verdict, note="Minutes."
         )
     store.reviews.add(left_unproven.id, reviewer="m", platform="cli", verdict="unproven")
+    # A chat's moderators' review applies in that chat alone: it is no label for everyone,
+    # neither on a check of its own nor over the service's reviewers' review.
+    by_a_chat = stored_check(store, full_report("false"), text=f"{POST} (4)")
+    for check_id in (by_a_chat.id, changed.id):
+        store.reviews.add(
+            check_id, reviewer="x", platform="telegram", verdict="true", chat="a-group"
+        )
     rows = {row["id"]: row for row in store.reports.reviewed()}
     assert set(rows) == {changed.id, left_unproven.id}
     assert rows[changed.id]["label"] == "false" and rows[changed.id]["machine"] == "unproven"
-    assert rows[changed.id]["text"] == f"{POST} (1)" and rows[changed.id]["note"] == "Minutes."
+    assert rows[changed.id]["text"] == f"{POST} (1)"
+    assert all("note" not in row for row in rows.values())  # a note may name people
+    with_chats = {row["id"]: row["label"] for row in store.reports.reviewed(chat_reviews=True)}
+    assert with_chats == {changed.id: "true", left_unproven.id: "unproven", by_a_chat.id: "true"}
 
 
 def test_zofia_export_reviewed_is_a_dataset_zofia_eval_reads(
@@ -374,11 +388,20 @@ def test_zofia_export_reviewed_is_a_dataset_zofia_eval_reads(
     store.reviews.add(rows[0].id, reviewer="m", platform="cli", verdict="misleading")
     store.reviews.add(rows[1].id, reviewer="m", platform="cli", verdict="false")
     store.reviews.add(rows[2].id, reviewer="m", platform="cli", verdict="unproven")
+    extra = stored_check(store, full_report("false"), text=f"{POST} (a group's)")
+    store.reviews.add(extra.id, reviewer="x", platform="telegram", verdict="true", chat="g")
     db.close()
     out = tmp_path / "reviewed.jsonl"
     done = CliRunner().invoke(main, ["export", "--jsonl", "--reviewed", "--output", str(out)])
     assert done.exit_code == 0, done.output
     assert "left out 1 reviewed checks" in done.output and "wrote 2 checks" in done.output
+    assert "(a group's)" not in out.read_text()  # a chat's review is no label by default
+    wider = tmp_path / "with-chats.jsonl"
+    args = ["export", "--jsonl", "--reviewed", "--chat-reviews", "--output", str(wider)]
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 0 and "wrote 3 checks" in done.output
+    alone = CliRunner().invoke(main, ["export", "--jsonl", "--chat-reviews"])
+    assert alone.exit_code == 2 and "--chat-reviews goes with --reviewed" in alone.output
     assert "full text of the posts" in done.output  # the warning, on stderr
     items, mapping = load_items(out)
     assert mapping.name == "verdicts"

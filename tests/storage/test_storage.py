@@ -217,6 +217,11 @@ class _CheckFields(TypedDict, total=False):
     repeat_kind: RepeatKind | None
     forced: bool
     tokens: int | None
+    in_group: bool
+
+
+#: where new_check asks, as find_exact and in_flight take it
+HERE = {"platform": "telegram", "chat": "chat-1"}
 
 
 def new_check(store: CheckStore, text: str = POST, **fields: Unpack[_CheckFields]) -> CheckRow:
@@ -295,6 +300,7 @@ ALL_MIGRATIONS = [
     "m015_purgeable_review_notes",
     "m016_sealed_chat_ids",
     "m017_api_keys",
+    "m018_checks_in_groups",
 ]
 KEY = b"k" * 32
 
@@ -545,18 +551,18 @@ def test_find_exact_returns_the_newest_original_in_the_window(
     repeat = new_check(store, status="done", repeat_of=first.id, repeat_kind="exact")
     store.reports.save(repeat.id, make_report())  # even with a report, a repeat is no original
     new_check(store)  # queued, not an answer yet
-    assert store.checks.find_exact(digest, since=T0) == store.checks.get(first.id)
-    assert store.checks.find_exact(digest, since=T0 + dt.timedelta(minutes=1)) is None
-    assert store.checks.find_exact(text_hash("another post"), since=T0) is None
+    assert store.checks.find_exact(digest, since=T0, **HERE) == store.checks.get(first.id)
+    assert store.checks.find_exact(digest, since=T0 + dt.timedelta(minutes=1), **HERE) is None
+    assert store.checks.find_exact(text_hash("another post"), since=T0, **HERE) is None
     clock.advance(hours=1)
     second = done_check(
         store, "  the MAYOR of springfield said the river bridge will close for all of 2027.  "
     )
-    assert store.checks.find_exact(digest, since=T0) == store.checks.get(second.id)
+    assert store.checks.find_exact(digest, since=T0, **HERE) == store.checks.get(second.id)
     store.purge(older_than=clock.advance(seconds=1))
-    assert store.checks.find_exact(digest, since=T0) is None
+    assert store.checks.find_exact(digest, since=T0, **HERE) is None
     with pytest.raises(ValueError, match="naive"):
-        store.checks.find_exact(digest, since=dt.datetime(2026, 1, 1))
+        store.checks.find_exact(digest, since=dt.datetime(2026, 1, 1), **HERE)
 
 
 def test_unfinished_and_history(store: CheckStore, clock: Clock) -> None:

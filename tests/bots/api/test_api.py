@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from aiohttp import web
 from click.testing import CliRunner
 
 from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
@@ -48,7 +49,8 @@ def api_settings(tmp_path: Path, **service: Any) -> Settings:
             "storage": {"path": str(tmp_path / "zofia.db"), "secret": SECRET},
             "service": {**GENEROUS, **service},
             "site": {"public_url": PUBLIC_URL},
-            "api": {"max_body_bytes": 100_000},
+            # The tests poll every 20 ms: no key's rate binds them (test_api_bounds' do).
+            "api": {"max_body_bytes": 100_000, "key_per_minute": 100_000},
         }
     )
 
@@ -62,6 +64,7 @@ class Api:
     service: CheckService
     keys: ApiKeys
     key: str
+    app: web.Application
 
     async def call(
         self, method: str, path: str, *, key: str | None = None, **kwargs: Any
@@ -101,7 +104,7 @@ async def running_api(settings: Settings, checker: FakeChecker) -> AsyncIterator
         async with serving_api(service, config, port=0) as runner, aiohttp.ClientSession() as s:
             host, port = runner.addresses[0][:2]
             assert host == "127.0.0.1"
-            yield Api(f"http://{host}:{port}", s, service, keys, key)
+            yield Api(f"http://{host}:{port}", s, service, keys, key, runner.app)
 
 
 async def test_a_check_is_taken_at_once_then_polled_to_the_report_page_json(

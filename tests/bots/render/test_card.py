@@ -15,6 +15,7 @@ from bots.render.sentences import error_sentence
 from bots.render.splitting import pack, split_text
 from bots.service.checks import CheckFailedError, Outcome
 from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
+from storage.other_chats import as_seen_elsewhere
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
 from zofia_engine.records.notes import note
@@ -140,6 +141,12 @@ def test_sections_list_debate_in_round_order_and_claims_with_quotes() -> None:
     assert evidence.blocks[0].url == "https://example.org/web/1"
     empty = section("debate", _report(debate=Debate()))
     assert empty.blocks[0].body == "The debate did not run for this check."
+    # Another chat's view of a check says where its debate is, not that it did not run.
+    elsewhere = section("debate", as_seen_elsewhere(_report()))
+    assert [b.heading for b in elsewhere.blocks] == ["Not shown here"]
+    assert "first checked in another chat: its debate" in elsewhere.blocks[0].body
+    claims_elsewhere = section("claims", as_seen_elsewhere(_report()))
+    assert "“no ban”" in claims_elsewhere.blocks[0].body  # the sources' words stay
     with pytest.raises(ValueError, match="unknown section"):
         section("usage", _report())
 

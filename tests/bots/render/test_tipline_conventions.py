@@ -87,6 +87,9 @@ def test_the_privacy_text_says_what_for_how_long_and_how_to_delete() -> None:
     for said in ("What is stored", "keyed hashes", "after 30 days", "How to delete", "operator"):
         assert said in text
     assert "AI" in text
+    # What another chat, or a key, may learn of a check (storage.other_chats).
+    assert "never the post's text or what was read from its images" in text
+    assert "A check asked in a private chat answers only that chat." in text
     assert retention_days_of(dt.timedelta(days=30)) == 30 and retention_days_of(None) is None
     assert "until its operator deletes them" in " ".join(privacy_paragraphs(None))
     assert Settings().storage.retention_days == 30  # the default the docs name

@@ -6,8 +6,9 @@ A card's Share button opens Telegram's share sheet with a deep link to the bot,
 ``https://t.me/<bot>?start=c_<token>``; the token is not the check id (the key of its
 report page). Opened in another user's private chat, the link shows the check's card
 there, made for that chat: its buttons and follow-ups work, its report link is its own,
-and nothing of the chat it came from (the post's origin, that chat's moderators'
-review, the check id) comes with it; only a named reviewer could review it. A link
+and nothing of the chat it came from (the post's text, link and origin, that chat's
+moderators' review, the check id) comes with it; only a named reviewer could review it.
+Its row is dated as the check's original, so the purge takes both at once. A link
 that opens nothing (mistyped, forged, purged) gets one sentence, and stores nothing.
 """
 
@@ -113,10 +114,10 @@ def _start_parameter(link: str) -> str:
     return parameter
 
 
-async def _group_card(peer: FakeBotAPI) -> dict[str, Any]:
+async def _group_card(peer: FakeBotAPI, text: str = POST) -> dict[str, Any]:
     """Ann asks in the group about a post forwarded from a channel: its card."""
     origin = {"type": "channel", "chat": NEWS, "message_id": 7, "date": 1_790_000_000}
-    post = peer.send(GROUP, ANN, POST, forward_origin=origin)
+    post = peer.send(GROUP, ANN, text, forward_origin=origin)
     peer.send(GROUP, ANN, "/check", reply_to=post)
     return await _card(peer, GROUP["id"])
 
@@ -301,3 +302,30 @@ async def test_start_with_a_share_parameter_in_a_group_is_the_plain_start(start:
     said = [m["text"] for m in peer.bot_messages(GROUP["id"])]
     assert said and said[0].startswith("I check whether a post is true")
     assert not [m for m in peer.bot_messages(GROUP["id"]) if _check_id(m)]
+
+
+async def test_a_shared_card_keeps_nothing_of_the_post_and_goes_with_its_original(
+    start: Start,
+) -> None:
+    async with start() as (peer, service):
+        original = await _group_card(peer, f"{POST} https://rumours.example.org/bikes")
+        source = service.store.checks.get(_check_id(original))
+        parameter = _start_parameter(_deep_link(original))
+        copies = []
+        for _ in range(2):  # opened twice: each a card of its own, neither a new clock
+            copy = service.store.checks.get(_check_id(await _open(peer, parameter)))
+            await handled(peer, service)
+            copies.append(copy)
+        service.store.purge(older_than=service.clock() + dt.timedelta(days=1))
+        purged = [service.store.checks.get(copy.id) for copy in copies if copy is not None]
+        said = (await _open(peer, parameter))["text"]
+        await handled(peer, service)
+    assert source is not None and source.url == "https://rumours.example.org/bikes"
+    assert source.post_text is not None and POST in source.post_text
+    for copy in copies:
+        assert copy is not None and copy.repeat_of == source.id
+        assert (copy.post_text, copy.url, copy.origin, copy.text_hash) == ("", "", "", "")
+        assert copy.created_at == source.created_at  # dated as the original
+    # The purge that takes the original takes every copy of it at once.
+    assert [row.post_text if row else "gone" for row in purged] == [None, None]
+    assert said == NOT_SHARED

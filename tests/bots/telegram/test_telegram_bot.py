@@ -374,13 +374,19 @@ async def test_a_repeat_forward_is_answered_from_the_store(harness: Harness) -> 
     peer = harness.peer
     async with harness.bot():
         forward(peer, private(ANN), ANN)
-        await wait_card(peer, ANN["id"])
+        first = await wait_card(peer, ANN["id"])
         calls = harness.llm_calls()
+        edits = len(peer.sent("editMessageText", ANN["id"]))
+        forward(peer, private(ANN), ANN)
+        card = await wait_card(peer, ANN["id"], after=first["message_id"])
+        assert harness.llm_calls() == calls
+        # A private chat's check answers no other chat (storage.other_chats): Bob's is
+        # checked anew.
         forward(peer, private(BOB), BOB)
-        card = await wait_card(peer, BOB["id"])
+        bobs = await wait_card(peer, BOB["id"])
     assert "Repeat of a check from" in card["text"]
-    assert harness.llm_calls() == calls
-    assert peer.sent("editMessageText", BOB["id"]) == []  # no "checking…" for a stored answer
+    assert len(peer.sent("editMessageText", ANN["id"])) == edits  # no "checking…" for it
+    assert "Repeat of a check from" not in bobs["text"] and harness.llm_calls() > calls
 
 
 async def test_buttons_work_after_a_restart(harness: Harness) -> None:

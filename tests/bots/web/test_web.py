@@ -35,7 +35,8 @@ from bots.app.settings import Settings
 from bots.cli import main
 from bots.render.card import VERDICTS
 from bots.render.languages import LANGUAGES, language_tag
-from bots.web.app import build_app, client_bucket, site_beside_bot
+from bots.web.app import build_app, site_beside_bot
+from bots.web.clients import client_bucket
 from bots.web.parts import STEP_FAILED
 from bots.web.safety import redact
 from bots.web.settings import SiteSettings

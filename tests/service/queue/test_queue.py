@@ -96,7 +96,9 @@ async def worker(
 
 
 def asker(n: int) -> Requester:
-    return Requester("test", f"user-{n}", f"chat-{n % 3}")
+    """User ``n`` in one of three groups: a group's check answers the others' repeats
+    and runs (a private chat's would answer its own chat only: storage.other_chats)."""
+    return Requester("test", f"user-{n}", f"chat-{n % 3}", in_group=True)
 
 
 async def test_one_run_per_text_across_replicas_and_every_waiter_answered(
