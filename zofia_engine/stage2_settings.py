@@ -162,7 +162,7 @@ class AgentSettings(SettingsSection):
     # that neither agrees nor differs): "presence" counts it as answered by the sentence
     # the second reading finds the claim's own value in (the yes/no and the agreement
     # still decide); "unsettled" leaves the claim unsettled.
-    unsettled_part: Literal["presence", "unsettled"] = "unsettled"
+    unsettled_part: Literal["presence", "unsettled"] = "presence"
     # Two category words ("mammal", "fish") are different kinds of thing under this
     # cosine; from it they may be two words for one ("film", "movie").
     same_kind_at: float = Field(0.5, ge=-1, le=1)

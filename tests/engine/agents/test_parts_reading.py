@@ -735,7 +735,8 @@ async def test_a_part_left_unsettled_is_answered_by_the_sentence_that_holds_it(
         return options[-1] if any(o in ("fourth",) for o in options) else options[0]
 
     model = _model(rank_unstated)
-    plain, _ = await _read(claim, [baybars], model, encoder, parser)
+    unsettled = PartsRules(unsettled_part="unsettled")
+    plain, _ = await _read(claim, [baybars], model, encoder, parser, unsettled)
     assert plain.label == "not enough information"
     rules = PartsRules(unsettled_part="presence")
     read, _ = await _read(claim, [baybars], model, encoder, parser, rules)

@@ -52,7 +52,7 @@ class PartsRules:
     said_at: float = 0.5
     same_kind_at: float = 0.5
     second_reading: str = "presence"
-    unsettled_part: str = "unsettled"
+    unsettled_part: str = "presence"
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ async def _read_one(
     except StepFailed as exc:
         return claim.model_copy(update={**base, "status": "failed", "error": exc.reason})
     held = _held(run, parts, sources)
-    checks = _answered_by(held, _compared(run, parts, passage, filled), run.rules)
+    checks = _answered_by(run, parts, passage, held, _compared(run, parts, passage, filled))
     context = _ids(passage)
     outcomes = [c.outcome for c in checks if _checked(parts, c)]
     differs = "differs" in outcomes
@@ -181,18 +181,37 @@ def _held(run: _Context, parts: ClaimParts, sources: list[Source]) -> dict[str, 
 
 
 def _answered_by(
-    held: dict[str, Held] | None, checks: list[PartCheck], rules: PartsRules
+    run: _Context,
+    parts: ClaimParts,
+    passage: Passage,
+    held: dict[str, Held] | None,
+    checks: list[PartCheck],
 ) -> list[PartCheck]:
     """``checks``, each part the comparison left unsettled (the model said "not stated",
     or gave a value that neither agrees nor differs) answered by the sentence that holds
     the claim's own value, when ``rules.unsettled_part`` is "presence" (the yes/no and the
-    agreement still decide whether that settles anything)."""
-    if held is None or rules.unsettled_part != "presence":
+    agreement still decide whether that settles anything). A part the model filled with
+    a value that differs (set aside by :func:`_guarded`) is not: the model tied another
+    value to the claim's relation, and the claimed one may be there for another ("1975
+    to 1990", the years of another office)."""
+    if held is None or run.rules.unsettled_part != "presence":
         return checks
+    by_text = {p.text: p for p in parts.checked}
     out = []
     for check in checks:
         found = held.get(check.claimed)
-        if check.outcome == "unstated" and found is not None and found.status == "present":
+        part = by_text.get(check.claimed)
+        other = (
+            bool(check.found)
+            and part is not None
+            and _compare(run, part, check.found, passage) == "differs"
+        )
+        if (
+            check.outcome == "unstated"
+            and not other
+            and found is not None
+            and found.status == "present"
+        ):
             check = check.model_copy(
                 update={"found": found.value, "outcome": "agrees", "evidence_id": found.evidence_id}
             )
