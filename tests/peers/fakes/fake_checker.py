@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import inspect
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -245,10 +246,16 @@ async def _emit(hook: ProgressHook | None, event: ProgressEvent) -> None:
 
 
 @contextlib.asynccontextmanager
-async def fake_service(settings: Settings, checker: FakeChecker) -> AsyncIterator[CheckService]:
+async def fake_service(
+    settings: Settings,
+    checker: FakeChecker,
+    *,
+    clock: Callable[[], dt.datetime] | None = None,
+) -> AsyncIterator[CheckService]:
     """The real check service over the store ``settings`` name, checking with ``checker``
-    and :class:`HashingEncoder`; started, then closed with its database."""
-    service = build_service(settings, checker, HashingEncoder())
+    and :class:`HashingEncoder`, on ``clock`` if given (the limits' windows pass when the
+    test moves it); started, then closed with its database."""
+    service = build_service(settings, checker, HashingEncoder(), clock=clock)
     await service.start()
     try:
         yield service
