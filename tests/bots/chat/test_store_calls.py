@@ -27,18 +27,23 @@ def _settings(folder: Path) -> Settings:
     )
 
 
-def _open(service: CheckService) -> int:
-    """The sender's attempts still open in a private chat."""
+def _attempts(service: CheckService, *, open_only: bool = False) -> int:
+    """The sender's attempts (``open_only``: those still open in a private chat)."""
     requester = service.chats.user_hash(ANN.platform, ANN.user_id)
     since = service.clock() - dt.timedelta(hours=1)
-    return service.store.attempts.count(since=since, requester=requester, open_in_private=True)
+    attempts = service.store.attempts
+    return attempts.count(since=since, requester=requester, open_in_private=open_only)
 
 
-async def _until_closed(service: CheckService) -> None:
-    """Return once no attempt of the sender is open; a bounded wait (the release runs on
-    a store thread), failing the test after 10 s."""
+def _open(service: CheckService) -> int:
+    return _attempts(service, open_only=True)
+
+
+async def _until_written_and_closed(service: CheckService) -> None:
+    """Return once the sender's attempt is written and no attempt of theirs is open; a
+    bounded wait (both run on store threads), failing the test after 10 s."""
     async with asyncio.timeout(10):
-        while _open(service):
+        while _attempts(service) < 1 or _open(service):
             await asyncio.sleep(0.01)
 
 
@@ -73,8 +78,5 @@ async def test_an_admission_that_lands_after_its_caller_left_is_released(
             with pytest.raises(asyncio.CancelledError):
                 await task
         # Written once the store was free, after its caller had gone: released then.
-        await _until_closed(service)
-        assert entered == []
-        requester = service.chats.user_hash(ANN.platform, ANN.user_id)
-        since = service.clock() - dt.timedelta(hours=1)
-        assert service.store.attempts.count(since=since, requester=requester) == 1
+        await _until_written_and_closed(service)
+        assert entered == [] and _attempts(service) == 1
