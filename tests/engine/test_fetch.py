@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import socket
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -146,14 +145,12 @@ def test_only_public_addresses_are_allowed(ip: str, public: bool) -> None:
     ],
 )
 async def test_local_addresses_are_refused_without_connecting(url: str, kind: str) -> None:
-    started = time.monotonic()
     with forbid_connections() as attempts:
         error = await refusal(url)
     assert "resolves to a private or local address" in str(error)
     assert "fetching it is not allowed" in str(error)
     assert f"({kind})" in str(error)
-    assert attempts == []
-    assert time.monotonic() - started < 1.0
+    assert attempts == []  # refused before any connection, not after a timeout
 
 
 @pytest.mark.parametrize(
@@ -217,12 +214,11 @@ async def test_a_redirect_to_the_metadata_address_is_refused(
     peer: ArticlePeer, loopback_is_public: None
 ) -> None:
     target = "http://169.254.169.254/latest/meta-data/iam/"
-    started = time.monotonic()
     error = await refusal(f"{peer.root}/to?url={target}", timeout_s=5)
     assert "169.254.169.254" in str(error)
     assert "(link-local)" in str(error)
     assert peer.hits["/to"] == 1
-    assert time.monotonic() - started < 2.0  # refused, not a connect timeout
+    assert not isinstance(error.__cause__, TimeoutError)  # refused, not a connect timeout
 
 
 async def test_a_redirect_to_a_name_resolving_to_a_private_address_is_refused(
@@ -322,10 +318,11 @@ async def test_pages_over_the_size_cap_are_refused(peer: ArticlePeer, path: str)
 async def test_a_declared_oversize_is_refused_before_reading_the_body(
     peer: ArticlePeer,
 ) -> None:
-    started = time.monotonic()
+    # The page sends its header and a few bytes, then holds on: only the declared size
+    # can refuse it (reading on would end in the 3 s timeout, another sentence).
     error = await refusal(f"{peer.root}/huge-declared", allow_private=True, timeout_s=3)
     assert "is larger than 5,000,000 bytes" in str(error)
-    assert time.monotonic() - started < 1.5
+    assert not isinstance(error.__cause__, TimeoutError)
 
 
 async def test_an_error_status_is_reported(peer: ArticlePeer) -> None:
@@ -356,11 +353,10 @@ async def test_a_redirect_loop_is_bounded(peer: ArticlePeer) -> None:
 
 
 async def test_a_slow_page_times_out(peer: ArticlePeer) -> None:
-    started = time.monotonic()
+    # The page answers only when the peer closes: the timeout alone ends the wait.
     error = await refusal(f"{peer.root}/slow", allow_private=True, timeout_s=0.3)
     assert "did not answer within 0.3 s" in str(error)
     assert isinstance(error.__cause__, TimeoutError)
-    assert time.monotonic() - started < 2.0
 
 
 async def test_an_unknown_host_is_reported(fake_dns: dict[str, str]) -> None:
