@@ -122,6 +122,10 @@ class ChatSettings:
 class SectionMarks:
     """What a bot recorded when it posted a section of a check (message ids, a thread).
 
+    A section is posted once across every bot process on the store: the caller whose
+    :meth:`claim` of its mark succeeds posts it (the row's key decides, in the
+    database, not a lock of one process); a claim is cleared again if the posting fails.
+
     Args:
         db: the store's database, with its lock and clock.
     """
@@ -137,6 +141,23 @@ class SectionMarks:
             [check_id, kind],
         )
         return None if row is None else json.loads(row[0])
+
+    def claim(self, check_id: str, kind: str, value: Any) -> bool:
+        """Mark a section of a check as being posted, with ``value`` (what a later press
+        is shown until the poster records where it went), unless it is marked already:
+        of callers on every process at once, exactly one gets ``True`` and posts it.
+
+        Raises:
+            CheckNotFoundError: no such check.
+        """
+        with self.db.write():
+            self.db.require_check(check_id)
+            cursor = self.db.execute(
+                "INSERT INTO section_marks (check_id, kind, value_json, updated_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (check_id, kind) DO NOTHING",
+                [check_id, storable_text(kind), json.dumps(value, allow_nan=False), self.db.now()],
+            )
+        return cursor.rowcount == 1
 
     def set(self, check_id: str, kind: str, value: Any) -> None:
         """Record that a section of a check was posted (``value``: where); ``None`` clears

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zofia_engine.report import OUTCOMES, Confidence, Lean, Report, ReviewInForce
+from zofia_engine.text import without_format
 
 from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
@@ -107,22 +108,21 @@ class Review:
 ReviewMark = ReviewInForce
 
 
-# Characters that reorder or hide text (bidi embeddings, overrides, isolates, marks):
-# a note or link is shown in other people's chats, so it shows what it says.
-_BIDI = dict.fromkeys(
-    map(ord, "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c"), None
-)
+# A note or link is shown in other people's chats, so it shows what it says: without the
+# characters that hide or reorder text (format characters: zero-width spaces and joiners,
+# direction marks, embeddings, overrides and isolates), taken out here, where every
+# review enters, before its length and its form are judged.
 
 
 def _clean_note(note: str) -> str:
-    cleaned = " ".join(storable_text(note).translate(_BIDI).split())
+    cleaned = " ".join(without_format(storable_text(note)).split())
     if len(cleaned) > MAX_NOTE:
         raise ValueError(f"the note has {len(cleaned)} characters; at most {MAX_NOTE}")
     return cleaned
 
 
 def _clean_link(link: str) -> str:
-    cleaned = storable_text(link).translate(_BIDI).strip()
+    cleaned = without_format(storable_text(link)).strip()
     if cleaned and (not cleaned.startswith(("https://", "http://")) or len(cleaned.split()) > 1):
         raise ValueError(f"the link must be an http(s) address, not {link!r}")
     if len(cleaned) > MAX_LINK:

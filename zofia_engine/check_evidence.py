@@ -204,7 +204,12 @@ class EvidenceReading:
         split = await parse_claims(self.parser, claims)
         by_parts = [i for i, p in enumerate(split) if p.checked]
         whole = [i for i, p in enumerate(split) if not p.checked]
-        parts_rules = PartsRules(said_at=a.said_at, same_kind_at=a.same_kind_at)
+        parts_rules = PartsRules(
+            said_at=a.said_at,
+            same_kind_at=a.same_kind_at,
+            second_reading=a.second_reading,
+            unanswered=a.unanswered,
+        )
         read_parts, read_whole = await asyncio.gather(
             read_by_parts(
                 self.session,

@@ -3,15 +3,23 @@
 A post, a page of the evidence or a reader's question can tell a model to hand out an
 address ("claim your refund at t.me/…", "call +44 …"), and a model that obeys writes it
 into its reason, its argument or its answer, which a card then shows to a whole group.
-:func:`without_contacts` takes out every link, handle (``@name``, ``t.me/name``),
-e-mail address and phone number of a text unless it is one of the evidence's URLs or
-that URL's site. :func:`report_without_contacts` applies it to every text of a report
-that a model wrote (the summary, the lean's "what would settle it", the debate, the
-rulings, the analyses, the readings, what the vision role saw), at the one door every report
-leaves the engine by (:meth:`zofia_engine.engine.Engine.check`); the follow-up answer
-goes through it too (:mod:`zofia_engine.agents.follow_up`). What the post, the evidence
-and the claims read off the post say is data, and stays as it is; so does triage's
-warning, whose signs name what a scam post carries ("look-alike domain
+The rule is inverted: in a model's text an address stays only when it is, byte for
+byte, one of the evidence's URLs or that URL's host; every other token that looks like
+an address goes. What looks like one is judged on the text as a reader's eye and a
+client's linker see it (:mod:`.address_forms`: NFKC, format characters such as a
+zero-width space removed, Unicode dashes, dots and at signs folded): any ``scheme:``
+(``tg://``, ``whatsapp:``, ``mailto:``), any host with a letter top-level domain in any
+script (``возврат-денег.рф``), ``[.]``, ``(dot)`` and `` dot `` spellings, e-mail
+addresses, handles with any at sign, IPv4 addresses, and any run of seven digits or more
+across non-letters that is not a number as prose writes one (a year, a date, ``8,848.86``).
+
+:func:`without_contacts` applies it to one text; :func:`report_without_contacts` to every
+text of a report that a model wrote (the summary, the lean's "what would settle it", the
+debate, the rulings, the analyses, the readings, what the vision role saw), at the one
+door every report leaves the engine by (:meth:`zofia_engine.engine.Engine.check`); the
+follow-up answer goes through it too (:mod:`zofia_engine.agents.follow_up`). What the
+post, the evidence and the claims read off the post say is data, and stays as it is; so
+does triage's warning, whose signs name what a scam post carries ("look-alike domain
 paypa1-secure.com").
 """
 
@@ -24,6 +32,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
+from .address_forms import address_spans
 from .report import EvidenceItem, Report
 
 __all__ = ["PROSE_FIELDS", "report_without_contacts", "without_contacts"]
@@ -49,66 +58,40 @@ PROSE_FIELDS = frozenset(
 #: what a scam post carries ("look-alike domain paypa1-secure.com"): never changed here
 _DATA_FIELDS = frozenset({"evidence", "degraded", "text", "quotes", "triage"})
 
-# A link: with a scheme or "www.", or a host with a dot and a path ("t.me/name"), or a
-# bare host of two or more labels ending in letters ("scam-refund.com").
-_LINK = re.compile(
-    r"(?:https?://|www\.)[^\s<>\"')\]]+"
-    r"|\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,24}(?:/[^\s<>\"')\]]*)?",
-    re.IGNORECASE,
-)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_HANDLE = re.compile(r"(?<![\w@.])@[A-Za-z0-9_]{2,32}\b")
-# A run of digits with spaces, dots, dashes or brackets between them; a phone number
-# when it starts with "+" and has 8 digits or more, or has 9 or more.
-_DIGITS = re.compile(r"(?<![\w+])\+?\(?\d[\d\s().-]{6,}\d(?![\w])")
-
-
-def _address(text: str) -> str:
-    """A link folded for comparison: no scheme, no "www.", no trailing punctuation or
-    slash, lower case."""
-    text = re.sub(r"^(?:https?://)?(?:www\.)?", "", text.strip().casefold())
-    return text.rstrip(".,;:!?/")
-
 
 def _allowed(evidence: Sequence[EvidenceItem]) -> set[str]:
-    """The evidence's URLs and their sites, folded as :func:`_address` folds a link."""
+    """The evidence's URLs and their hosts (each as written, and without ``www.``): the
+    only addresses a model's text may keep, compared byte for byte."""
     allowed = set()
     for item in evidence:
         if not item.url:
             continue
-        allowed.add(_address(item.url))
-        host = urlsplit(item.url if "://" in item.url else f"//{item.url}").hostname
-        if host:
-            allowed.add(_address(host))
+        allowed.add(item.url)
+        parts = urlsplit(item.url if "://" in item.url else f"//{item.url}")
+        host = parts.netloc.rpartition("@")[2]
+        for name in (host, parts.hostname or ""):
+            if name:
+                allowed |= {name, name.removeprefix("www.")}
     return allowed
 
 
-def _phone(found: re.Match[str]) -> bool:
-    digits = sum(c.isdigit() for c in found[0])
-    return digits >= 9 or (found[0].startswith("+") and digits >= 8)
-
-
 def without_contacts(text: str, evidence: Sequence[EvidenceItem]) -> str:
-    """``text`` without the links, handles, e-mail addresses and phone numbers that are
-    not an evidence item's URL (or its site), its spacing tidied where one was taken
-    out; ``text`` itself when it has none."""
+    """``text`` without any token that looks like an address (a link, a host, a handle,
+    an e-mail address, a phone number) unless it is byte for byte one of the evidence's
+    URLs or their hosts; its spacing tidied where one was taken out; ``text`` itself
+    when none was."""
     allowed = _allowed(evidence)
-    taken = 0
-
-    def out(keep: bool, found: str) -> str:
-        nonlocal taken
-        taken += not keep
-        return found if keep else " "
-
-    kept = _EMAIL.sub(lambda m: out(False, m[0]), text)
-    kept = _LINK.sub(lambda m: out(_address(m[0]) in allowed, m[0]), kept)
-    kept = _HANDLE.sub(lambda m: out(False, m[0]), kept)
-    kept = _DIGITS.sub(lambda m: out(not _phone(m), m[0]), kept)
+    taken = [(start, end) for start, end in address_spans(text) if text[start:end] not in allowed]
     if not taken:
         return text
-    kept = re.sub(r"[ \t]+([.,;:!?])", r"\1", kept)
-    kept = re.sub(r"\(\s*\)|\[\s*\]", " ", kept)
-    return "\n".join(" ".join(line.split()) for line in kept.splitlines()).strip()
+    kept, at = [], 0
+    for start, end in taken:
+        kept += [text[at:start], " "]
+        at = end
+    kept.append(text[at:])
+    tidy = re.sub(r"[ \t]+([.,;:!?])", r"\1", "".join(kept))
+    tidy = re.sub(r"\(\s*\)|\[\s*\]", " ", tidy)
+    return "\n".join(" ".join(line.split()) for line in tidy.splitlines()).strip()
 
 
 def _cleaned(value: Any, evidence: Sequence[EvidenceItem]) -> Any:

@@ -4,6 +4,12 @@ Guarded against server-side request forgery: every connection, redirect hops
 included, goes to public addresses only. Host names are checked in the resolver
 aiohttp connects with (so DNS rebinding cannot slip past a check); IP literals,
 which aiohttp does not resolve, before each hop. trafilatura extracts the text.
+
+A link refused for where it points (a private or local address, a name that does not
+resolve, a connection that fails or does not answer in time) gets one sentence,
+whichever it was ("… could not be fetched."): told apart, they would let anyone map
+the deployment's internal host names and ports through the bot. Which it was goes to
+the log.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from .image_settings import ImageSettings
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
 from .records.images import ACCEPTED
 
-__all__ = ["FetchedArticle", "GuardedResolver", "fetch_article", "refusal_kind"]
+__all__ = ["UNREACHABLE", "FetchedArticle", "GuardedResolver", "fetch_article", "refusal_kind"]
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +57,8 @@ _CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
 _IMAGE_TYPES = frozenset(ACCEPTED.values())
 MAX_IMAGE_BYTES = ImageSettings().max_bytes
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_REFUSED = "{} resolves to a private or local address ({}); fetching it is not allowed."
+#: what the sender of a link is told of every refusal for where it points
+UNREACHABLE = "{} could not be fetched."
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 
 
@@ -116,8 +123,16 @@ def _literal_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
     return None
 
 
-def _check_target(url: URL, allow_private: bool) -> None:
-    """Refuse a URL before any connection: bad scheme, or a local name or IP literal."""
+def _unreachable(asked: object, why: str) -> InvalidPostError:
+    """The one refusal of a link for where it points (:data:`UNREACHABLE`, naming the
+    link as it was ``asked``); ``why`` goes to the log."""
+    log.info("fetching %s refused: %s", asked, why)
+    return InvalidPostError(UNREACHABLE.format(asked))
+
+
+def _check_target(url: URL, allow_private: bool, asked: URL) -> None:
+    """Refuse a URL (a hop on the way to ``asked``) before any connection: bad scheme, or
+    a local name or IP literal."""
     if url.scheme not in ("http", "https"):
         raise InvalidPostError(f"{url} is not an http or https URL; only web pages can be fetched.")
     host = (url.host or "").rstrip(".").lower()
@@ -126,7 +141,7 @@ def _check_target(url: URL, allow_private: bool) -> None:
     if host == "localhost" or host.endswith(".localhost"):
         kind = "loopback"
     if kind and not allow_private:
-        raise InvalidPostError(_REFUSED.format(url, kind))
+        raise _unreachable(asked, f"{url} is a {kind} address")
 
 
 class _RefusedAddressError(OSError):
@@ -179,7 +194,7 @@ async def _download(
     try:
         async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
             for _ in range(max_redirects + 1):
-                _check_target(current, allow_private)
+                _check_target(current, allow_private, url)
                 async with session.get(current, allow_redirects=False) as resp:
                     if resp.status in _REDIRECTS and (location := resp.headers.get("Location")):
                         current = current.join(URL(location))
@@ -197,15 +212,14 @@ async def _download(
         raise  # aiohttp's timeouts are ClientErrors too; fetch_article reports them
     except aiohttp.ClientConnectorDNSError as exc:
         if isinstance(exc.os_error, _RefusedAddressError):
-            raise InvalidPostError(_REFUSED.format(current, exc.os_error.args[0])) from exc
-        raise InvalidPostError(f"The host name of {current} could not be resolved.") from exc
+            why = f"{current} resolves to a {exc.os_error.args[0]} address"
+        else:
+            why = f"the host name of {current} could not be resolved"
+        raise _unreachable(url, why) from exc
     except ValueError as exc:  # aiohttp.InvalidURL included
         raise InvalidPostError(f"{current} is not a valid URL.") from exc
-    except aiohttp.ClientError as exc:
-        # What failed stays in the log: a user who learns "refused" or "reset" from us could
-        # map the ports of a site through the bot.
-        log.info("fetching %s failed: %r", current, exc)
-        raise InvalidPostError(f"{current} could not be fetched.") from exc
+    except aiohttp.ClientError as exc:  # refused, reset, unreachable: the log tells which
+        raise _unreachable(url, f"fetching {current} failed: {exc!r}") from exc
     finally:
         await resolver.close()
     raise InvalidPostError(f"{url} redirected more than {max_redirects} times; giving up.")
@@ -263,15 +277,17 @@ async def fetch_article(
     """Download ``url`` and extract its article.
 
     Raises:
-        InvalidPostError: the URL is refused (not http/https, or a private or local
-            address unless ``allow_private``), or the page cannot be fetched, is too
-            large, is not HTML, plain text or an image, or holds no article text.
+        InvalidPostError: the URL is refused (not http/https), cannot be reached
+            (:data:`UNREACHABLE`, the one sentence for a private or local address unless
+            ``allow_private``, a name that does not resolve, a failed connection, no
+            answer within ``timeout_s``), or the page is an error, too large, not HTML,
+            plain text or an image, or holds no article text.
     """
     try:
         start = URL(url.strip())
     except (ValueError, TypeError) as exc:
         raise InvalidPostError(f"{url} is not a valid URL.") from exc
-    _check_target(start, allow_private)
+    _check_target(start, allow_private, start)
     accept = "text/html,application/xhtml+xml,text/plain,image/jpeg,image/png,image/webp,image/gif"
     headers = {"User-Agent": user_agent, "Accept": accept}
     try:
@@ -280,7 +296,7 @@ async def fetch_article(
                 start, allow_private, max_bytes, max_redirects, headers
             )
     except TimeoutError as exc:
-        raise InvalidPostError(f"{url} did not answer within {timeout_s:g} s.") from exc
+        raise _unreachable(start, f"no answer within {timeout_s:g} s") from exc
     if ctype in _IMAGE_TYPES:
         return FetchedArticle(url, str(final), "", "", None, final.host or "", body, ctype)
     text = _decode(body, charset, ctype)

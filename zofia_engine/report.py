@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .records.debate import Debate, DebateTurn, JudgeRuling, Outcome, StepStatus, modern
 from .records.images import ImageFinding
 from .records.notes import Note
-from .records.reading import PartCheck, SearchRound
+from .records.reading import PartCheck, SearchRound, SecondReading
 from .records.review import ReviewInForce
 from .records.stage1 import Keyword
 from .records.usage import LLMCall, RoleUsage, Usage
@@ -46,6 +46,7 @@ __all__ = [
     "ReviewInForce",
     "RoleUsage",
     "SearchRound",
+    "SecondReading",
     "Stance",
     "TreeSummary",
     "Triage",
@@ -176,6 +177,8 @@ class ClaimResult(_Record):
     subject: str = ""
     parts: list[PartCheck] = []
     restated: float | None = None
+    # The second reading a part-by-part settlement needs (``None``: not asked).
+    second: SecondReading | None = None
 
 
 class LinguistFinding(_Record):

@@ -153,6 +153,15 @@ class AgentSettings(SettingsSection):
     # A claim read part by part is settled only when the model says the passage says the
     # claim with the passage's own words in its parts with at least this probability.
     said_at: float = Field(0.5, ge=0, le=1)
+    # Two readings must agree before a claim read part by part settles: "presence"
+    # also asks, by code and over every value of the sentences about its subject,
+    # whether each claimed value is there at all (docs/verdicts.md); "none" settles on
+    # the part comparison alone (the last wave's rule, for comparison).
+    second_reading: Literal["presence", "none"] = "presence"
+    # A part the model left "not stated": "presence" counts it as answered when the
+    # second reading finds the claim's own value in a sentence about the subject (the
+    # yes/no and the agreement still decide); "unsettled" leaves the claim unsettled.
+    unanswered: Literal["presence", "unsettled"] = "unsettled"
     # Two category words ("mammal", "fish") are different kinds of thing under this
     # cosine; from it they may be two words for one ("film", "movie").
     same_kind_at: float = Field(0.5, ge=-1, le=1)

@@ -20,8 +20,10 @@ __all__ = [
     "clip",
     "counted",
     "ends_sentence",
+    "is_format",
     "is_visible",
     "whole_sentences",
+    "without_format",
 ]
 
 EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
@@ -129,6 +131,20 @@ def clean_post(text: str) -> tuple[str, list[str]]:
 
 def _seen(char: str) -> bool:
     return char not in _FILLERS and unicodedata.category(char) not in _UNSEEN
+
+
+def is_format(char: str) -> bool:
+    """Whether ``char`` is a format character (Unicode category Cf): it shows nothing
+    itself but joins, hides or reorders what is around it (U+200B ZERO WIDTH SPACE, the
+    joiners, U+2060 WORD JOINER, U+FEFF, U+00AD SOFT HYPHEN, the direction marks,
+    embeddings, overrides and isolates, the tag characters)."""
+    return unicodedata.category(char) == "Cf"
+
+
+def without_format(text: str) -> str:
+    """``text`` without its format characters (:func:`is_format`): what someone wrote
+    for others to read, shown as it reads (``t\u200b.me`` is ``t.me``)."""
+    return "".join(char for char in text if not is_format(char))
 
 
 def is_visible(text: str) -> bool:

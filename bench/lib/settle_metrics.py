@@ -130,3 +130,101 @@ def _row(records: Sequence[Record], verdict: str, low: float, high: float) -> li
     inside = [r for r in records if low <= r["restated"] <= high]
     right = sum(1 for r in inside if r["gold"] == verdict)
     return [low, high, round((right + 1) / (len(inside) + 2), 3), len(inside)]
+
+
+def outcome_class(record: Record) -> str:
+    """Why a record ended as it did, for the error classes of ``bench/settle.py``:
+    ``right``; ``true_called_false`` or ``false_called_true`` (wrong); or, for an
+    abstention, ``not_found`` (the settling article was not among the evidence),
+    ``no_claim`` (no core claim), ``no_passage`` (no sentence about its subject),
+    ``not_stated`` (every part left "not stated"), ``unreadable`` (a part given but not
+    comparable as its kind), ``partly`` (some parts agree, another unanswered),
+    ``said_low`` (the yes/no under its threshold), ``disagree`` (the two readings
+    disagreed), ``stance`` (read as a whole, not settled) or ``other``."""
+    verdict, gold = record["verdict"], record["gold"]
+    if verdict in ANSWERS:
+        return "right" if verdict == gold else f"{gold}_called_{verdict}"
+    if record.get("article_found") is False:
+        return "not_found"
+    if record.get("core_label") is None:
+        return "no_claim"
+    if record.get("disagreed"):
+        return "disagree"
+    if record.get("read_by") == "stance":
+        return "stance"
+    parts = record.get("parts") or []
+    outcomes = [p["outcome"] for p in parts]
+    if not parts or not record.get("context"):
+        return "no_passage"
+    if all(not p["found"] for p in parts):
+        return "not_stated"
+    if any(p["found"] and p["outcome"] == "unstated" for p in parts):
+        return "unreadable"
+    if "agrees" in outcomes and any(not p["found"] for p in parts):
+        return "partly"
+    if record.get("restated") is not None:
+        return "said_low"
+    return "other"
+
+
+def error_classes(records: Sequence[Record]) -> dict[str, int]:
+    """How many records fall in each :func:`outcome_class`, most first."""
+    counted: dict[str, int] = {}
+    for r in records:
+        key = outcome_class(r)
+        counted[key] = counted.get(key, 0) + 1
+    return dict(sorted(counted.items(), key=lambda kv: -kv[1]))
+
+
+def by_group(records: Sequence[Record], field: str) -> dict[str, dict[str, Any]]:
+    """Coverage and accuracy where it answered, per value of ``field`` (``part``,
+    ``shape``, ``form`` …)."""
+    groups: dict[str, list[Record]] = {}
+    for r in records:
+        groups.setdefault(str(r.get(field, "")), []).append(r)
+    out = {}
+    for key, mine in sorted(groups.items()):
+        covered = _covered(mine)
+        out[key] = {
+            "items": len(mine),
+            "coverage": _share(len(covered), len(mine)),
+            "covered_accuracy": _share(sum(map(_right, covered)), len(covered)),
+        }
+    return out
+
+
+#: The figures whose dev-test gap ``bench/settle.py --split test`` prints.
+GAP_FIGURES = (
+    "coverage",
+    "coverage_true",
+    "coverage_false",
+    "covered_accuracy",
+    "covered_accuracy_true",
+    "covered_accuracy_false",
+    "confidently_wrong",
+    "confidently_wrong_true",
+    "confidently_wrong_false",
+    "macro_f1",
+    "ece",
+)
+
+
+def per_label(records: Sequence[Record]) -> dict[str, float]:
+    """Coverage and confidently wrong answers on true and on false claims apart."""
+    out = {}
+    for gold in ("true", "false"):
+        mine = [r for r in records if r["gold"] == gold]
+        covered = _covered(mine)
+        sure = [r for r in covered if not _right(r) and (r["confidence"] or 0.0) >= CONFIDENT]
+        out[f"coverage_{gold}"] = _share(len(covered), len(mine))
+        out[f"confidently_wrong_{gold}"] = _share(len(sure), len(mine))
+    return out
+
+
+def gaps(test: dict[str, Any], dev: dict[str, Any]) -> dict[str, float | None]:
+    """Each figure of :data:`GAP_FIGURES` on test minus the same on dev."""
+    return {
+        k: (round(test[k] - dev[k], 4) if isinstance(dev.get(k), (int, float)) else None)
+        for k in GAP_FIGURES
+        if isinstance(test.get(k), (int, float))
+    }

@@ -2,7 +2,9 @@
 
 With the store on PostgreSQL every bot process takes jobs from its platform's deliver
 queue while it runs, so a card is posted by whichever replica is alive when its check
-ends; the same queue brings the ``correct`` jobs of verdicts a moderator changed. On
+ends; the same queue brings the ``correct`` jobs of verdicts a moderator changed, and
+the periodic look that queues them again for chats whose send failed once its backoff
+is over (:mod:`bots.service.queue.corrections`). On
 SQLite the bot posts each card itself, as it always did, and looks for corrections due
 by polling the store (:func:`~.corrections.correcting`).
 """
@@ -18,7 +20,7 @@ from functools import partial
 
 from bots.chat.corrections import SendCorrection, correct_check, correcting
 from bots.service.checks import CheckService
-from bots.service.queue.corrections import register_correct_task
+from bots.service.queue.corrections import register_correct_tasks
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.metrics import DELIVERIES
 from bots.service.queue.worker import PostCard, register_deliver_task, run_jobs
@@ -54,7 +56,7 @@ async def delivering(
     register_deliver_task(app, service.store, platform, post_card, settings.queue)
     if correct is not None:
         corrections = partial(correct_check, service, platform, send=correct)
-        register_correct_task(app, platform, corrections)
+        register_correct_tasks(app, service.store, platform, corrections, settings.queue)
     name = f"{platform}-bot@{socket.gethostname()}:{os.getpid()}"
     async with app.open_async():
         jobs = asyncio.create_task(

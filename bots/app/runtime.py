@@ -11,7 +11,7 @@ import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING
 
-from bots.chat.logs import key_chats_with
+from bots.chat.logs import cap_client_logs, key_chats_with
 from bots.service.checks import CheckService
 from bots.service.queue.service import QueuedDelivery
 from storage.opening import open_store
@@ -42,6 +42,7 @@ def build_service(
     processes run the engine, and ``checker`` here only reads images."""
     store, secret = open_store(settings.storage, clock=clock)
     key_chats_with(secret)  # log lines name chats as the store keys them
+    cap_client_logs()  # and the platforms' clients log no raw id at DEBUG
     held = settings.service.max_pending_checks * settings.llm.max_tokens_per_check
     if 0 < settings.service.daily_token_budget < held:
         log.warning(

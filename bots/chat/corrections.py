@@ -17,7 +17,8 @@ that chat. Log lines name a chat by its keyed hash, never by its id.
 
 In the local mode the bot finds due corrections by polling the store every
 :data:`POLL_S` seconds while it runs (:func:`correcting`); in the queued mode a
-``correct`` job brings them (:mod:`bots.service.queue.corrections`).
+``correct`` job brings them, queued by the review and again, for a chat whose send
+failed, by a periodic look once its backoff is over (:mod:`bots.service.queue.corrections`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from bots.service.limits import RateLimitedError
 from storage.errors import CheckNotFoundError
 
 from .cooldowns import Cooldowns
+from .logs import log_chat
 
 __all__ = [
     "ASKING",
@@ -135,16 +136,16 @@ async def ask(
         language: the reply language (``""``: English), or the store read that gives it
             (awaited here, so that its failure is said like any other).
     """
-    chat = requester.chat_id
+    chat = log_chat(requester.platform, requester.chat_id)  # its keyed hash, never its id
     try:
         if not isinstance(language, str):
             language = await language
         return await service.follow_up(check_id, question, requester, language=language)
     except RateLimitedError as exc:
-        log.info("follow-up in %s chat %s refused: %s", requester.platform, chat, exc)
+        log.info("follow-up in chat %s refused: %s", chat, exc)
         return Said(error_sentence(exc), "refused", exc.retry_after_s)
     except CheckNotFoundError:
-        log.info("follow-up on an unknown or foreign check in %s chat %s", requester.platform, chat)
+        log.info("follow-up on an unknown or foreign check in chat %s", chat)
         return Said(NOT_FOUND, "fixed")
     except NoReportError as exc:
         return Said(str(exc), "fixed")

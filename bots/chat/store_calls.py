@@ -139,5 +139,10 @@ class StoreCalls:
     async def section_mark(self, check_id: str, kind: str) -> Any:
         return await off_loop(self.service.store.marks.get, check_id, kind)
 
+    async def claim_section(self, check_id: str, kind: str, value: Any) -> bool:
+        """Whether this caller, of every bot process on the store, posts the section
+        (:meth:`storage.chat_records.SectionMarks.claim`)."""
+        return await off_loop(self.service.store.marks.claim, check_id, kind, value)
+
     async def set_section_mark(self, check_id: str, kind: str, value: Any) -> None:
         await off_loop(self.service.store.marks.set, check_id, kind, value)

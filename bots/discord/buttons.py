@@ -5,7 +5,7 @@ report is read from the store when it is pressed (after the press is acknowledge
 the event loop), so buttons keep working after a restart. Debate, Evidence and Claims
 post into a thread on the verdict message (one per message), once per section: a later
 press points to the thread (the service keeps a mark per posted section, like the
-Telegram bot's).
+Telegram bot's, claimed in the store before posting: one press posts it, across replicas).
 Where no thread can be opened (DMs, ephemeral replies, missing permissions),
 a section comes as ephemeral follow-ups, to whoever pressed, each time.
 A vote on a repeat counts for the check it repeats, so a verdict's votes add up.
@@ -169,20 +169,21 @@ async def _open_section(
     part = section(kind, report)
     messages = section_messages(part)
     calls = ctx.calls
-    # One press at a time per section: a second press waits, then finds it posted.
-    async with ctx.lock(f"{row.id}:{kind}"):
-        where = await calls.section_mark(row.id, kind)
-        if where is not None:
+    card = interaction.message
+    if card is not None and card.guild is not None and not card.flags.ephemeral:
+        # Posted once, by whichever press (on any replica) claims it in the store first;
+        # the thread started from the card has the card's id.
+        if not await calls.claim_section(row.id, kind, card.id):
+            where = await calls.section_mark(row.id, kind) or card.id
             await interaction.followup.send(
                 f"Already posted in the thread: <#{int(where)}>", ephemeral=True
             )
             return
         thread = await _thread(interaction, check_id)
         if thread is not None and await _post_to_thread(thread, part.title, messages, check_id):
-            where = getattr(thread, "id", 0)
-            await calls.set_section_mark(row.id, kind, where)
-            await interaction.followup.send(f"{part.title}: <#{where}>", ephemeral=True)
+            await interaction.followup.send(f"{part.title}: <#{card.id}>", ephemeral=True)
             return
+        await calls.set_section_mark(row.id, kind, None)  # a later press tries again
     for message in messages:
         await interaction.followup.send(
             message, ephemeral=True, allowed_mentions=NONE, suppress_embeds=True

@@ -11,7 +11,6 @@ import discord
 
 from bots.chat.cooldowns import Cooldowns
 from bots.chat.in_flight import InFlight
-from bots.chat.keyed_locks import KeyedLocks
 from bots.chat.reviews import OpenReviews
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
@@ -41,8 +40,6 @@ class DiscordContext:
     images: ImageSettings = field(default_factory=ImageSettings)
     public_url: str = ""
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
-    #: one lock per key (say, one section of one check) while someone holds or waits for it
-    lock: KeyedLocks = field(default_factory=KeyedLocks)
     #: the reviews whose select or form is open (a Review press then posts nothing new)
     reviews: OpenReviews = field(default_factory=OpenReviews)
     #: the checks running, waited for at shutdown (:meth:`FactCheckBot.stop

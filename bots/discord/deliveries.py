@@ -5,7 +5,9 @@ The request records the interaction's application id and token (Discord lets any
 holding them edit the deferred response for 15 minutes), its channel, the requester
 and whether the answer was private. The job edits the deferred response into the
 verdict; once the token has expired it posts in the channel, or, for a private answer,
-in a DM, as :func:`~bots.discord.check_flow.finish` does for a live check.
+in a DM, as :func:`~bots.discord.check_flow.finish` does for a live check. A response
+someone deleted gets nothing more, as a live check's: the job ends there, it is not
+tried again.
 """
 
 from __future__ import annotations
@@ -109,6 +111,11 @@ async def post_delivered(
             await _record(ctx, card, target, editable=True)
             return
         except discord.HTTPException as exc:
+            if exc.code == UNKNOWN_MESSAGE:  # as a live check's (check_flow.finish)
+                log.info(
+                    "the response of check %s was deleted; nothing more is said", claim.check_id
+                )
+                return
             if exc.code not in (INVALID_WEBHOOK_TOKEN, UNKNOWN_WEBHOOK) and exc.status != 401:
                 raise
     await _post_late(bot, target, content, embed, view)

@@ -27,6 +27,7 @@ import logging
 import discord
 
 from bots.chat.follow_ups import ASKING, Said, ask, named_answer, question_text, say_now
+from bots.chat.logs import log_chat
 from bots.chat.store_calls import off_loop
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import RESTARTING, source_label
@@ -138,7 +139,8 @@ async def _reply(message: discord.Message, content: str) -> None:
             suppress_embeds=True,
         )
     except discord.HTTPException as exc:
-        log.warning("could not answer a follow-up in channel %s: %s", message.channel.id, exc.text)
+        where = log_chat(PLATFORM, _chat(message))  # its keyed hash, never its id
+        log.warning("could not answer a follow-up in chat %s: %s", where, exc.text)
 
 
 def _chat(message: discord.Message) -> str:
@@ -158,7 +160,9 @@ async def _said_now(ctx: DiscordContext, message: discord.Message, said: Said) -
         ctx.cooldowns, said, chat=chat, user=str(message.author.id), group_cooldown_s=cooldown_s
     )
     if not now:
-        log.info("follow-up in chat %s: %s sentence left unsaid", chat, said.kind)
+        log.info(
+            "follow-up in chat %s: %s sentence left unsaid", log_chat(PLATFORM, chat), said.kind
+        )
     return now
 
 

@@ -1,12 +1,16 @@
 """Moderators' reviews from Discord: the verdict's Review button.
 
-Who may review: a server member with Manage Messages (or Administrator) in the card's
-own channel (the right Discord resolved for the interaction, which comes from the
-channel it was made in), and the reviewers named in ``[service] reviewers`` (compared
-as HMACs). The right is tested on every step (the press, the choice, the form): the
-press must come from a channel where a card of that check was shown (as recorded for
-corrections), and the choice and the form from that same channel. Anyone else who
-presses Review is refused in one private sentence.
+Who may review: a server member with Manage Messages (or Administrator) across the
+server, and the reviewers named in ``[service] reviewers`` (compared as HMACs). A
+member's review applies to the whole server (its scope is the server, as its checks'
+chat is), so the right is the server-wide one (:func:`server_moderator`: from the
+member's roles, as the gateway's cache of the server holds them), never the right
+Discord resolved in one channel: a channel's permission overwrite that grants Manage
+Messages there gives no review. A server the cache does not hold grants none. The right
+is tested on every step (the press, the choice, the form): the press must come from a
+channel where a card of that check was shown (as recorded for corrections), and the
+choice and the form from that same channel. Anyone else who presses Review is refused
+in one private sentence.
 
 The select is offered once: a moderator's press on Review while their review of that
 check in that channel is open (until saved or expired) is acknowledged and posts nothing
@@ -57,15 +61,22 @@ from .chats import PLATFORM, chat_of, stored_check
 from .context import DiscordContext
 from .render import NONE, verdict_embed
 
-__all__ = ["REFUSED", "REVIEW_TIMEOUT_S", "card_channel", "may_review", "start_review"]
+__all__ = [
+    "REFUSED",
+    "REVIEW_TIMEOUT_S",
+    "card_channel",
+    "may_review",
+    "server_moderator",
+    "start_review",
+]
 
 log = logging.getLogger(__name__)
 
 # Said in the chat's language once the check is read (``words(REFUSED)``); a press
 # refused before anything is read is answered in English.
 REFUSED = N_(
-    "Only members who can manage messages here, or reviewers named in the bot's settings, "
-    "can review a verdict."
+    "Only members who can manage messages across this server, or reviewers named in the "
+    "bot's settings, can review a verdict."
 )
 #: as the other buttons say it
 NOT_FOUND = N_("That check was not found.")
@@ -89,18 +100,30 @@ async def card_channel(
     return channel if await off_loop(shown, check_id, PLATFORM, str(channel)) else None
 
 
+def server_moderator(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the member of ``interaction`` can manage messages (or administer) across
+    its server: the server's owner, or a member one of whose roles grants it, as the
+    gateway's cache of the server has its roles. A channel's overwrites count for
+    nothing here (``interaction.permissions`` has them: not used), and a server the
+    cache does not hold (no roles known) grants nothing."""
+    member, guild = interaction.user, interaction.guild
+    if not isinstance(member, discord.Member) or guild is None or guild.default_role is None:
+        return False
+    rights = member.guild_permissions
+    return rights.manage_messages or rights.administrator
+
+
 def may_review(
     ctx: DiscordContext, interaction: discord.Interaction[Any], channel: int | None
 ) -> bool:
     """Whether the user of ``interaction`` may review the card in ``channel``: a reviewer
-    the settings name, or a member who can manage messages, as Discord resolved it for
-    an interaction made in that very channel."""
+    the settings name, or a moderator of the whole server (:func:`server_moderator`)
+    acting in that very channel."""
     if ctx.service.reviewers.named(PLATFORM, str(interaction.user.id)):
         return True
     if interaction.guild_id is None or channel is None or interaction.channel_id != channel:
         return False
-    permissions = interaction.permissions
-    return permissions.manage_messages or permissions.administrator
+    return server_moderator(interaction)
 
 
 async def start_review(

@@ -53,7 +53,7 @@ class ServiceSettings(SettingsSection):
     shutdown_grace_s: float = Field(30.0, ge=0)
     # Who may review verdicts in any chat, besides its admins (docs/moderators.md).
     reviewers: list[str] = Field(default_factory=list)
-    # A chat's admins (Telegram) or members with Manage Messages (Discord) review the
+    # A chat's admins (Telegram) or server-wide Manage Messages (Discord) review the
     # verdicts shown in their own chat, for that chat only; off: only the reviewers.
     chat_reviews: bool = True
 
@@ -88,6 +88,9 @@ class QueueSettings(SettingsSection):
     deliver_delay_s: float = Field(1.0, ge=0)
     # /healthz and /metrics on 127.0.0.1 of every worker and bot; 0: off.
     health_port: int = Field(0, ge=0, le=65535)
+    # How often the bots look for corrections due (a send that failed waits its backoff,
+    # a minute at first, then is due again): one look per platform, whatever the replicas.
+    corrections_poll_s: float = Field(10.0, gt=0, le=60)
 
     @model_validator(mode="after")
     def _stall_outlasts_heartbeats(self) -> QueueSettings:

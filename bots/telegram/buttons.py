@@ -112,18 +112,18 @@ async def _open(
     """Mark a section opened and return how to post it as replies to the card, once: a
     second tap, even while the first one's messages go out, points back to it.
 
-    The section's lock is held from reading the mark to setting it, so two taps handled
-    at the same time cannot both pass (the second reads the first one's mark).
+    The mark is claimed in the store (:meth:`~bots.chat.store_calls.StoreCalls.claim_section`),
+    so of two taps handled at the same time, by this process or by another replica on
+    the same store, one posts the section and the other points back to it.
     """
     calls = ctx.calls
-    async with ctx.lock(f"{row.id}:{kind}"):
-        if await calls.section_mark(row.id, kind) is not None:
-            return already_shown(kind), False, None
-        found = await calls.report_for(row.id)
-        if found is None:
-            return "The details of this check have expired.", True, None
-        messages = section_messages(section(kind, found[1]))
-        await calls.set_section_mark(row.id, kind, [])  # opened; the message ids follow
+    if not await calls.claim_section(row.id, kind, []):  # opened; the message ids follow
+        return already_shown(kind), False, None
+    found = await calls.report_for(row.id)
+    if found is None:
+        await calls.set_section_mark(row.id, kind, None)
+        return "The details of this check have expired.", True, None
+    messages = section_messages(section(kind, found[1]))
     return "", False, partial(_post, ctx, row.id, kind, card, messages)
 
 

@@ -18,9 +18,20 @@ from bots.render.words import ENGLISH, Words
 from .context import TelegramContext
 from .render import NO_PREVIEW, card_html, card_keyboard
 
-__all__ = ["card_buttons", "card_message", "edit_card"]
+__all__ = ["UNEDITABLE", "card_buttons", "card_message", "edit_card", "uneditable"]
 
 log = logging.getLogger(__name__)
+
+#: what Telegram says (lower-cased) of a message the bot can no longer edit: deleted,
+#: too old, or never its own
+UNEDITABLE = ("message to edit not found", "message can't be edited", "message_id_invalid")
+
+
+def uneditable(exc: BadRequest) -> bool:
+    """Whether ``exc`` says the message can no longer be edited (:data:`UNEDITABLE`):
+    whatever is to be shown goes in a new message instead."""
+    said = exc.message.lower()
+    return any(phrase in said for phrase in UNEDITABLE)
 
 
 def card_buttons(
@@ -64,7 +75,7 @@ async def edit_card(
         pass_over_gone: a message that cannot be edited (deleted, too old to edit) is
             logged and passed over: an old card, which a review or a correction may well
             find gone. ``False``: its ``BadRequest`` is raised (a deliver job, whose
-            "checking…" message was just sent, fails, to be retried).
+            "checking…" message someone deleted, sends the card anew: :func:`uneditable`).
 
     Raises:
         TelegramError: any other failure (a chat the bot was removed from, a network

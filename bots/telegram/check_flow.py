@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from telegram import InlineKeyboardMarkup, Message
 from telegram.constants import ChatType
-from telegram.error import TelegramError
+from telegram.error import BadRequest, TelegramError
 
 from bots.chat.check_flow import CheckRequest, run_check
 from bots.chat.corrections import record_shown
@@ -33,7 +33,7 @@ from bots.service.limits import RateLimitedError
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 
-from .card_edits import card_message
+from .card_edits import card_message, uneditable
 from .context import PLATFORM, TelegramContext, chat_language_of
 from .deliveries import delivery_target, react
 from .images import download_images
@@ -116,7 +116,8 @@ class TelegramScreen:
                 waiting_sentence(ahead, self.words), do_quote=True
             )
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
-            log.warning("could not answer a waiting post in chat %s: %s", self.chat_id, exc)
+            where = log_chat(PLATFORM, self.chat_id)
+            log.warning("could not answer a waiting post in chat %s: %s", where, exc)
         finally:
             self.opened()
 
@@ -176,32 +177,38 @@ class TelegramScreen:
         text, keyboard = card_message(self.ctx, card)
         try:
             await self._drop_progress()
-            if self.reply is None:
-                sent = await self.anchor.reply_html(
-                    text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
-                )
-                where = sent.message_id
-            else:
-                await self.reply.edit_text(
-                    text, parse_mode="HTML", reply_markup=keyboard, link_preview_options=NO_PREVIEW
-                )
-                where = self.reply.message_id
+            where = await self._replace(text, keyboard)
         finally:
             self.opened()
         # Where the card is, so that a moderator's correction reaches it.
         await record_shown(self.ctx.calls, card, PLATFORM, str(self.chat_id), str(where))
+
+    async def _replace(self, text: str, keyboard: InlineKeyboardMarkup | None) -> int:
+        """Put ``text`` (HTML) with ``keyboard`` in place of the progress message, or in a
+        reply to the anchor when there is none or it can no longer be edited (someone
+        deleted it: :func:`~.card_edits.uneditable`); the id of the message that shows it."""
+        if self.reply is not None:
+            try:
+                await self.reply.edit_text(
+                    text, parse_mode="HTML", reply_markup=keyboard, link_preview_options=NO_PREVIEW
+                )
+                return self.reply.message_id
+            except BadRequest as exc:
+                if not uneditable(exc):
+                    raise
+                where = log_chat(PLATFORM, self.chat_id)
+                log.info("the progress message in chat %s is gone (%s): sent anew", where, exc)
+        sent = await self.anchor.reply_html(
+            text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
+        )
+        return sent.message_id
 
     async def say(self, sentence: str) -> None:
         """One sentence in place of the progress message (or in a reply); never raises.
         The check counts as opening until it is sent (or failed to be)."""
         try:
             await self._drop_progress()
-            if self.reply is None:
-                await self.anchor.reply_html(quote_text(sentence), do_quote=True)
-            else:
-                await self.reply.edit_text(
-                    quote_text(sentence), parse_mode="HTML", reply_markup=None
-                )
+            await self._replace(quote_text(sentence), None)
         except TelegramError as exc:
             log.warning("could not tell chat %s: %s", log_chat(PLATFORM, self.anchor.chat_id), exc)
         finally:
@@ -233,7 +240,11 @@ class TelegramScreen:
                 min_confidence=request.min_confidence,
             )
         return delivery_target(
-            self.chat_id, post, asker=self.asker, message_id=self.reply.message_id
+            self.chat_id,
+            post,
+            asker=self.asker,
+            message_id=self.reply.message_id,
+            reply_to=self.anchor.message_id,
         )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from telegram import BotCommand, Update
-from telegram.constants import ChatMemberStatus, ChatType
+from telegram.constants import ChatType
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 
 from bots.chat.quiet import (
@@ -223,8 +223,8 @@ async def _is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
         return True  # an anonymous admin posts as the group itself
     if message.from_user is None:
         return False
-    member = await context.bot.get_chat_member(message.chat_id, message.from_user.id)
-    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+    admins = context_of(context).admins  # asked of Telegram once a minute at most
+    return await admins.is_admin(context.bot, message.chat_id, message.from_user.id)
 
 
 def command_handlers() -> list[BaseHandler[Update, Any, Any]]:

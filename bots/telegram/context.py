@@ -1,8 +1,8 @@
 """What the Telegram handlers share: the check service (its store calls awaited off the
 event loop), the settings, the work running in the background (so shutdown can wait
-for it: :class:`~bots.chat.in_flight.InFlight`), the groups' cooldowns, the albums
-being gathered and the sections' locks; and the language a chat is answered in
-(:func:`chat_language_of`)."""
+for it: :class:`~bots.chat.in_flight.InFlight`), the groups' cooldowns, their
+administrators (asked once a minute at most) and the albums being gathered; and the
+language a chat is answered in (:func:`chat_language_of`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from telegram.ext import CallbackContext
 
 from bots.chat.cooldowns import Cooldowns
 from bots.chat.in_flight import InFlight
-from bots.chat.keyed_locks import KeyedLocks
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
 from bots.render.languages import LANGUAGE_KEY
@@ -24,6 +23,7 @@ from bots.render.words import ENGLISH, Words, chat_language
 from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
+from .admins import ChatAdmins
 from .images import Albums
 from .refusals import Refusals
 from .settings import TelegramSettings
@@ -71,13 +71,13 @@ class TelegramContext:
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
     #: refusals held to be said once per burst, and the checks of each chat opening
     refusals: Refusals = field(default_factory=Refusals)
-    #: one lock per section of a check while its button is handled
-    lock: KeyedLocks = field(default_factory=KeyedLocks)
     #: the service's store calls, awaited off the event loop
     calls: StoreCalls = field(init=False)
     #: each user's private requests, answered in turn (``[service] private_in_flight``
     #: at once: the bot's runtime sizes it)
     turns: Turns = field(default_factory=Turns)
+    #: each group's administrators, asked of Telegram once a minute at most
+    admins: ChatAdmins = field(default_factory=ChatAdmins)
 
     def __post_init__(self) -> None:
         self.calls = StoreCalls(self.service)

@@ -16,7 +16,7 @@ from typing import Any
 
 from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ReactionEmoji
-from telegram.error import TelegramError
+from telegram.error import BadRequest, TelegramError
 
 from bots.chat.check_flow import card_for, card_target
 from bots.chat.corrections import record_shown
@@ -29,7 +29,7 @@ from bots.service.handles import CheckFailedError, Outcome
 from storage.deliveries import Claim
 from zofia_engine.post import Post
 
-from .card_edits import card_message, edit_card
+from .card_edits import card_message, edit_card, uneditable
 from .context import PLATFORM, TelegramContext
 from .render import NO_PREVIEW, quote_text
 
@@ -60,15 +60,16 @@ def delivery_target(
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
 ) -> dict[str, Any]:
     """What a deliver job needs to post the card of ``post`` in ``chat_id`` from any
-    replica: the ``message_id`` of the "checking…" message to edit, or, for an unasked
-    check, the message to reply to (or react to) and the chat's ``min_confidence`` for a
-    card; and what the card is made of (:func:`~bots.chat.check_flow.card_target`,
-    ``asker`` the requester's hash)."""
-    target: dict[str, Any] = {"chat_id": chat_id, **card_target(post, asker)}
+    replica: the ``message_id`` of the "checking…" message to edit, and the message it
+    answers (``reply_to``: a card sent anew replies to it, should "checking…" be gone);
+    or, for an unasked check, the message to reply to (or react to) and the chat's
+    ``min_confidence`` for a card; and what the card is made of
+    (:func:`~bots.chat.check_flow.card_target`, ``asker`` the requester's hash)."""
+    target: dict[str, Any] = {"chat_id": chat_id, **card_target(post, asker), "reply_to": reply_to}
     if message_id is not None:
         target["message_id"] = message_id
     else:
-        target.update(reply_to=reply_to, unasked=True, min_confidence=min_confidence)
+        target.update(unasked=True, min_confidence=min_confidence)
     return target
 
 
@@ -79,7 +80,10 @@ async def post_delivered(
     (or the failure's sentence), or, for an unasked check, reply to the post or react to
     it (:func:`~bots.chat.quiet.group_answer`, with the target's least confidence: a
     target recorded before it held one gets the default). Editing to what the message
-    already shows is not an error: a retried job may do it."""
+    already shows is not an error: a retried job may do it. A "checking…" message that
+    can no longer be edited (deleted, too old: :func:`~.card_edits.uneditable`) is
+    replaced by a new message, in reply to the request; any other refusal fails the job,
+    to be retried."""
     target = claim.target
     chat_id = int(target["chat_id"])
     keyboard: InlineKeyboardMarkup | None = None
@@ -97,24 +101,37 @@ async def post_delivered(
                 return
         card = await card_for(ctx.calls, found, target)
         text, keyboard = card_message(ctx, card)
-    if "message_id" not in target:
-        sent = await bot.send_message(
-            chat_id,
-            text,
-            parse_mode="HTML",
-            reply_markup=keyboard,
-            link_preview_options=NO_PREVIEW,
-            reply_parameters=ReplyParameters(
-                int(target["reply_to"]), allow_sending_without_reply=True
-            ),
-        )
-        if card is not None:  # where it is, so that a moderator's correction reaches it
-            await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(sent.message_id))
-        return
-    message_id = int(target["message_id"])
-    # A "checking…" message that cannot be edited fails the job, to be retried.
-    await edit_card(
-        bot, chat_id, message_id, text, keyboard, check_id=claim.check_id, pass_over_gone=False
+    if "message_id" in target:
+        where = int(target["message_id"])
+        try:
+            await edit_card(
+                bot, chat_id, where, text, keyboard, check_id=claim.check_id, pass_over_gone=False
+            )
+        except BadRequest as exc:
+            if not uneditable(exc):
+                raise
+            log.info("check %s: its progress message is gone (%s); sent anew", claim.check_id, exc)
+            where = await _send(bot, chat_id, text, keyboard, target.get("reply_to"))
+    else:
+        where = await _send(bot, chat_id, text, keyboard, target.get("reply_to"))
+    if card is not None:  # where it is, so that a moderator's correction reaches it
+        await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(where))
+
+
+async def _send(
+    bot: Bot, chat_id: int, text: str, keyboard: InlineKeyboardMarkup | None, reply_to: Any
+) -> int:
+    """Send the card (or the sentence) as a new message, in reply to ``reply_to`` if it
+    is still there; its message id."""
+    reply = None
+    if reply_to is not None:
+        reply = ReplyParameters(int(reply_to), allow_sending_without_reply=True)
+    sent = await bot.send_message(
+        chat_id,
+        text,
+        parse_mode="HTML",
+        reply_markup=keyboard,
+        link_preview_options=NO_PREVIEW,
+        reply_parameters=reply,
     )
-    if card is not None:
-        await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(message_id))
+    return sent.message_id

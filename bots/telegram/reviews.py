@@ -1,8 +1,11 @@
 """Moderators' reviews from Telegram: the card's Review button.
 
-Who may review: the chat's administrators (``getChatMember``, in groups) and the
-reviewers named in ``[service] reviewers`` (compared as HMACs, in any chat). Anyone
-else who taps Review is refused in one sentence (the callback query's answer).
+Who may review: the chat's administrators (in groups: ``getChatAdministrators``, asked
+once a minute at most per chat, :mod:`.admins`) and the reviewers named in ``[service]
+reviewers`` (compared as HMACs, in any chat). Anyone else who taps Review is refused in
+one sentence (the callback query's answer, seen by them alone, in their app's
+language), before anything is read from the store: a refused tap costs no store read
+and, within the minute, no call to Telegram.
 
 A reviewer's tap gets a reply to the card offering Confirm / True / False / Misleading
 / Unproven (callback data ``"r<choice>:<check id>"``; any reviewer may choose). The
@@ -14,7 +17,7 @@ when the verdict changed, every chat shown the card is told
 
 The choices are offered once (:class:`~bots.chat.reviews.OpenReviews`): a tap on
 Review while this chat's review of the check is open (its choices or its note's prompt,
-until saved, cancelled or expired) is answered and posts nothing new.
+until saved, cancelled or expired) is answered and posts nothing new, and reads nothing.
 
 The review's sentences and buttons are in the chat's language: the check's, as its card
 is (:func:`~bots.render.words.words_for`); a note's answer is in its prompt's.
@@ -39,7 +42,7 @@ from telegram import (
     Update,
     User,
 )
-from telegram.constants import ChatMemberStatus, ChatType
+from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import (
     ApplicationHandlerStop,
@@ -62,7 +65,7 @@ from bots.chat.reviews import (
 )
 from bots.chat.store_calls import off_loop
 from bots.render.sentences import error_sentence
-from bots.render.words import ENGLISH, N_, Words, translated_languages, words_for
+from bots.render.words import ENGLISH, N_, Words, chat_language, translated_languages, words_for
 from storage.errors import CheckNotFoundError
 from storage.reviews import ReviewLimitError
 from storage.rows import CheckRow
@@ -115,18 +118,18 @@ def _open(context: ContextTypes.DEFAULT_TYPE) -> OpenReviews:
 
 async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -> bool:
     """Whether ``user_id`` may review verdicts in ``chat``: a reviewer the settings name,
-    or (in a group) one of its administrators."""
+    or (in a group) one of its administrators (:class:`~.admins.ChatAdmins`: asked once
+    a minute at most)."""
     if ctx.service.reviewers.named(PLATFORM, str(user_id)):
         return True
     if chat.type == ChatType.PRIVATE:
         return False
     try:
-        member = await bot.get_chat_member(chat.id, user_id)
+        return await ctx.admins.is_admin(bot, chat.id, user_id)
     except TelegramError as exc:
         where = log_chat(PLATFORM, chat.id)
-        log.warning("could not ask whether a user is an admin of chat %s: %s", where, exc)
+        log.warning("could not ask for the admins of chat %s: %s", where, exc)
         return False
-    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
 def choice_keyboard(check_id: str, words: Words = ENGLISH) -> InlineKeyboardMarkup:
@@ -167,39 +170,47 @@ async def _route(
         return NOT_FOUND
     check_id, chat_id = match["check_id"], str(message.chat.id)
     choice = CHOICES.get(match["choice"])  # None: Review itself
-    # Review reads the check and its report in one trip; only a check without its report
-    # (expired) is read again, to tell it from one not asked here.
-    found = await ctx.calls.stored_check(check_id, PLATFORM, chat_id) if choice is None else None
-    row = (
-        found[0]
-        if found is not None
-        else await ctx.calls.check_in_chat(check_id, PLATFORM, chat_id)
-    )
-    if row is None:
-        return NOT_FOUND
-    words = words_for(row.language)  # the chat's language, as the check was answered in
     if not await may_review(ctx, context.bot, message.chat, query.from_user.id):
-        return words(REFUSED)
+        # Nothing is read for a refusal: it is said in the tapper's app's language.
+        return words_for(chat_language(None, query.from_user.language_code))(REFUSED)
     if not message.is_accessible or not isinstance(message, Message):
         return GONE
     if choice is None:  # Review itself: offer the choices, once while they are open
-        if found is None:
-            return words(DETAILS_EXPIRED)
-        if not _open(context).open((message.chat.id, row.id)):
-            return ""  # the tap is answered; the choices are on screen already
-        said = choose_sentence(found[1].verdict, words)
-        keyboard = choice_keyboard(row.id, words)
-        try:
-            await message.reply_text(said, do_quote=True, reply_markup=keyboard)
-        except TelegramError:
-            _open(context).close((message.chat.id, row.id))
-            raise
-        return ""
+        return await _offer(ctx, context, message, check_id)
+    row = await ctx.calls.check_in_chat(check_id, PLATFORM, chat_id)
+    if row is None:
+        return NOT_FOUND
+    words = words_for(row.language)  # the chat's language, as the check was answered in
     if choice == "cancel":
         _open(context).close((message.chat.id, row.id))
         await message.edit_text(words(CANCELLED))
         return ""
     await _ask_note(context, message, row, query.from_user, choice, words)
+    return ""
+
+
+async def _offer(
+    ctx: TelegramContext, context: ContextTypes.DEFAULT_TYPE, card: Message, check_id: str
+) -> str:
+    """Review tapped by a reviewer: the choices, in a reply to the card, unless they are
+    open already (then nothing is read or posted); the sentence to answer the tap with."""
+    review = (card.chat.id, check_id)
+    if not _open(context).open(review):
+        return ""  # the tap is answered; the choices are on screen already
+    try:
+        # The check and its report in one trip; only a check without its report
+        # (expired) is read again, to tell it from one not asked here.
+        found = await ctx.calls.stored_check(check_id, PLATFORM, str(card.chat.id))
+        if found is None:
+            _open(context).close(review)
+            row = await ctx.calls.check_in_chat(check_id, PLATFORM, str(card.chat.id))
+            return NOT_FOUND if row is None else words_for(row.language)(DETAILS_EXPIRED)
+        words = words_for(found[0].language)  # the chat's, as the check was answered in
+        said = choose_sentence(found[1].verdict, words)
+        await card.reply_text(said, do_quote=True, reply_markup=choice_keyboard(check_id, words))
+    except BaseException:
+        _open(context).close(review)
+        raise
     return ""
 
 

@@ -24,6 +24,7 @@ from telegram import Message
 
 from bots.chat.check_flow import card_for
 from bots.chat.corrections import record_shown
+from bots.chat.logs import log_chat
 from bots.chat.store_calls import off_loop
 from bots.render.sentences import error_sentence
 from bots.render.words import N_, words_for
@@ -92,7 +93,7 @@ async def open_shared(ctx: TelegramContext, message: Message, argument: str) -> 
             admission = await ctx.calls.admit(requester)
             copied = await off_loop(copy_for, ctx.service, check_id, requester)
         if copied is None:
-            log.info("a shared link in chat %s opened no check", chat)
+            log.info("a shared link in chat %s opened no check", log_chat(PLATFORM, chat))
             await message.reply_text(words(NOT_SHARED), do_quote=False)
             return
         outcome, votes, language = copied
@@ -104,7 +105,7 @@ async def open_shared(ctx: TelegramContext, message: Message, argument: str) -> 
         )
         await record_shown(ctx.calls, card, PLATFORM, chat, str(sent.message_id))
     except RateLimitedError as exc:
-        log.info("a shared link in chat %s refused: %s", chat, exc)
+        log.info("a shared link in chat %s refused: %s", log_chat(PLATFORM, chat), exc)
         await message.reply_html(quote_text(error_sentence(exc, words)), do_quote=False)
     finally:
         if admission is not None:

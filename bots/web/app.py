@@ -87,6 +87,8 @@ def public_json(report: Report) -> dict[str, Any]:
             return [scrub(v, key) for v in value]
         if isinstance(value, str) and key == "error":
             return STEP_FAILED if value else ""
+        if isinstance(value, str) and key == "notes":  # an image's notes: words only
+            return redact(value)
         return value
 
     scrubbed: dict[str, Any] = scrub(report.model_dump(mode="json"))

@@ -10,6 +10,7 @@ disguise a link. A link is made only from an address
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 from markupsafe import Markup
@@ -21,9 +22,17 @@ __all__ = ["href", "redact", "shown"]
 # Bidirectional embeddings, overrides and isolates; zero-width and invisible characters.
 _FORMAT = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
-# What a backend's error may say of where it runs: URLs, IPv4 addresses, localhost:port.
+# What a backend's error may say of where it runs: URLs; IPv6 addresses, bracketed (with
+# a port) or bare, and IPv4 ones; localhost; any host:port without a scheme
+# ("searxng:8080", "vision.internal:8000"). An IPv6 candidate ("10:30:15" is one too) is
+# taken out only when it parses as an address.
 _ADDRESS = re.compile(
-    r"\b[a-z][a-z0-9+.-]*://\S+|\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\blocalhost(?::\d+)?\b",
+    r"\b[a-z][a-z0-9+.-]*://\S+"
+    r"|\[(?P<bracketed>[0-9a-f:.]*:[0-9a-f:.]*)(?:%[\w.-]+)?\](?::\d{1,5})?"
+    r"|(?<![\w:.])(?P<bare>(?:[0-9a-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9a-f]{0,4}))"
+    r"(?:%[\w.-]+)?(?![\w:])"
+    r"|\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\blocalhost(?::\d+)?\b"
+    r"|\b[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*:\d{1,5}\b",
     re.IGNORECASE,
 )
 
@@ -44,7 +53,17 @@ def shown(value: object) -> object:
     return _BIDI.sub("", value)
 
 
+def _redacted(found: re.Match[str]) -> str:
+    ipv6 = found["bracketed"] or found["bare"]
+    if ipv6 is not None:
+        try:
+            ipaddress.IPv6Address(ipv6)
+        except ValueError:
+            return found[0]
+    return "[address]"
+
+
 def redact(text: str) -> str:
     """An error or a note with the addresses of the deployment's backends replaced by
     ``[address]``: a public page says what failed, not where it runs."""
-    return _ADDRESS.sub("[address]", text)
+    return _ADDRESS.sub(_redacted, text)

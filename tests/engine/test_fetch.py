@@ -4,13 +4,16 @@ The peer lives on 127.0.0.1, which the guard refuses by default; tests that
 need its pages pass ``allow_private=True``. The guard itself is tested on URLs
 that must be refused before any connection is made (a patched event loop fails
 the test on any connect), and on redirect hops and host names resolved through
-a patched ``getaddrinfo``, with the guard told that 127.0.0.1 is public.
+a patched ``getaddrinfo``, with the guard told that 127.0.0.1 is public. Every refusal
+for where a link points is the same sentence (``UNREACHABLE``); which it was is read
+from the log.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -19,12 +22,19 @@ from typing import Any
 import aiohttp
 import pytest
 import pytest_asyncio
+import yarl
 
 from tests.peers.servers.article_peer import BODY_SENTENCES, IMAGE, PLAIN_TEXT, ArticlePeer
 
 from zofia_engine import fetch
 from zofia_engine.errors import InvalidPostError
-from zofia_engine.fetch import FetchedArticle, GuardedResolver, fetch_article, refusal_kind
+from zofia_engine.fetch import (
+    UNREACHABLE,
+    FetchedArticle,
+    GuardedResolver,
+    fetch_article,
+    refusal_kind,
+)
 
 
 @pytest_asyncio.fixture
@@ -81,6 +91,11 @@ async def refusal(url: str, **kwargs: Any) -> InvalidPostError:
     with pytest.raises(InvalidPostError) as info:
         await fetch_article(url, **kwargs)
     return info.value
+
+
+def unreachable(error: InvalidPostError, url: str) -> bool:
+    """Whether ``error`` is the one sentence for a link that cannot be reached."""
+    return str(error) == UNREACHABLE.format(yarl.URL(url))
 
 
 # --- the address table ---------------------------------------------------------------
@@ -144,12 +159,13 @@ def test_only_public_addresses_are_allowed(ip: str, public: bool) -> None:
         ("http://0x7f.0.0.1/", "loopback"),
     ],
 )
-async def test_local_addresses_are_refused_without_connecting(url: str, kind: str) -> None:
-    with forbid_connections() as attempts:
+async def test_local_addresses_are_refused_without_connecting(
+    url: str, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with forbid_connections() as attempts, caplog.at_level(logging.INFO, "zofia_engine.fetch"):
         error = await refusal(url)
-    assert "resolves to a private or local address" in str(error)
-    assert "fetching it is not allowed" in str(error)
-    assert f"({kind})" in str(error)
+    assert unreachable(error, url) and kind not in str(error)
+    assert f"is a {kind} address" in caplog.text  # which it was: the log alone
     assert attempts == []  # refused before any connection, not after a timeout
 
 
@@ -163,22 +179,25 @@ async def test_other_schemes_are_refused_without_connecting(url: str) -> None:
     assert attempts == []
 
 
-async def test_the_loopback_peer_is_refused_by_default(peer: ArticlePeer) -> None:
-    error = await refusal(f"{peer.root}/article")
-    assert "127.0.0.1" in str(error)
-    assert "(loopback)" in str(error)
-    assert "fetching it is not allowed" in str(error)
+async def test_the_loopback_peer_is_refused_by_default(
+    peer: ArticlePeer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
+        error = await refusal(f"{peer.root}/article")
+    assert unreachable(error, f"{peer.root}/article")
+    assert "is a loopback address" in caplog.text
     assert sum(peer.hits.values()) == 0
 
 
 async def test_a_name_resolving_to_loopback_is_refused_by_the_resolver(
-    peer: ArticlePeer, fake_dns: dict[str, str]
+    peer: ArticlePeer, fake_dns: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_dns["news.example"] = "127.0.0.1"
     url = f"http://news.example:{peer.port}/article"
-    error = await refusal(url)
-    assert "news.example" in str(error)
-    assert "(loopback)" in str(error)
+    with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
+        error = await refusal(url)
+    assert unreachable(error, url)
+    assert "resolves to a loopback address" in caplog.text
     assert isinstance(error.__cause__, aiohttp.ClientConnectorDNSError)
     assert sum(peer.hits.values()) == 0
     # The same name fetches fine when private addresses are allowed: the refusal was the guard.
@@ -211,23 +230,29 @@ async def test_guarded_resolver_keeps_only_public_addresses() -> None:
 
 
 async def test_a_redirect_to_the_metadata_address_is_refused(
-    peer: ArticlePeer, loopback_is_public: None
+    peer: ArticlePeer, loopback_is_public: None, caplog: pytest.LogCaptureFixture
 ) -> None:
     target = "http://169.254.169.254/latest/meta-data/iam/"
-    error = await refusal(f"{peer.root}/to?url={target}", timeout_s=5)
-    assert "169.254.169.254" in str(error)
-    assert "(link-local)" in str(error)
+    with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
+        error = await refusal(f"{peer.root}/to?url={target}", timeout_s=5)
+    assert unreachable(error, f"{peer.root}/to?url={target}")  # the link as it was sent
+    assert f"{target} is a link-local address" in caplog.text
     assert peer.hits["/to"] == 1
     assert not isinstance(error.__cause__, TimeoutError)  # refused, not a connect timeout
 
 
 async def test_a_redirect_to_a_name_resolving_to_a_private_address_is_refused(
-    peer: ArticlePeer, loopback_is_public: None, fake_dns: dict[str, str]
+    peer: ArticlePeer,
+    loopback_is_public: None,
+    fake_dns: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     fake_dns["intranet.example"] = "10.20.30.40"
-    error = await refusal(f"{peer.root}/to?url=http://intranet.example/secrets", timeout_s=5)
-    assert "intranet.example" in str(error)
-    assert "(private)" in str(error)
+    url = f"{peer.root}/to?url=http://intranet.example/secrets"
+    with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
+        error = await refusal(url, timeout_s=5)
+    assert unreachable(error, url)
+    assert "intranet.example/secrets resolves to a private address" in caplog.text
 
 
 async def test_a_redirect_to_another_scheme_is_refused(
@@ -352,16 +377,22 @@ async def test_a_redirect_loop_is_bounded(peer: ArticlePeer) -> None:
     assert peer.hits["/loop"] == 6
 
 
-async def test_a_slow_page_times_out(peer: ArticlePeer) -> None:
+async def test_a_slow_page_times_out(peer: ArticlePeer, caplog: pytest.LogCaptureFixture) -> None:
     # The page answers only when the peer closes: the timeout alone ends the wait.
-    error = await refusal(f"{peer.root}/slow", allow_private=True, timeout_s=0.3)
-    assert "did not answer within 0.3 s" in str(error)
+    with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
+        error = await refusal(f"{peer.root}/slow", allow_private=True, timeout_s=0.3)
+    assert unreachable(error, f"{peer.root}/slow")
+    assert "no answer within 0.3 s" in caplog.text
     assert isinstance(error.__cause__, TimeoutError)
 
 
-async def test_an_unknown_host_is_reported(fake_dns: dict[str, str]) -> None:
-    error = await refusal("http://no-such-site.invalid/news", timeout_s=5)
-    assert "could not be resolved" in str(error)
+async def test_an_unknown_host_is_reported(
+    fake_dns: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
+        error = await refusal("http://no-such-site.invalid/news", timeout_s=5)
+    assert unreachable(error, "http://no-such-site.invalid/news")
+    assert "could not be resolved" in caplog.text
     assert isinstance(error.__cause__, aiohttp.ClientConnectorDNSError)
 
 
@@ -375,3 +406,21 @@ async def test_a_closed_port_is_reported() -> None:
     # otherwise map a site's ports through the bot. The cause stays for the log.
     assert str(error) == f"{url} could not be fetched."
     assert isinstance(error.__cause__, aiohttp.ClientConnectorError)
+
+
+async def test_private_unknown_and_closed_hosts_get_one_sentence(
+    fake_dns: dict[str, str], loopback_is_public: None
+) -> None:
+    """A name that resolves to a private address, one that does not resolve, and a public
+    address whose port is closed: whoever sends the link cannot tell them apart."""
+    fake_dns["intranet.example"] = "10.20.30.40"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    urls = [
+        "http://intranet.example/admin",
+        "http://no-such-site.invalid/admin",
+        f"http://127.0.0.1:{port}/admin",
+    ]
+    said = {str(await refusal(url, timeout_s=5)).replace(url, "<link>") for url in urls}
+    assert said == {UNREACHABLE.format("<link>")}

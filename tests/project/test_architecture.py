@@ -147,7 +147,7 @@ INNER_LAYERS = {
             "prompts",  # the prompt templates: text files, read by prompting
         },
         {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
-        {"contacts"},
+        {"address_forms", "contacts"},
         {"encoder", "llm", "retrieval", "images", "fetch", "run_progress"},
         {"agents", "diagnostics"},
         {"check_evidence", "check_debate", "check_search", "check_run", "evaluation"},

@@ -113,6 +113,27 @@ def test_the_purge_blanks_a_reviews_note_and_link_with_its_checks_text(
     assert store.reviews.history(row.id) == [purged]
 
 
+def test_a_reviews_note_and_link_lose_every_format_character(db: StoreDatabase) -> None:
+    """Zero-width spaces and joiners, a BOM, a soft hyphen and direction controls come out
+    where the review enters: the link is judged, stored and shown without them."""
+    store = CheckStore(db)
+    row = stored_check(store, full_report("false"))
+    hidden = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u202e\u2066\u200e\U000e0041"
+    review = store.reviews.add(
+        row.id,
+        reviewer="m",
+        platform="cli",
+        verdict="misleading",
+        note=f"Old{hidden} photo\u200b from 2019.",
+        link=f"https://exa{hidden}mple.org/\u200bdebunk",
+    )
+    assert (review.note, review.link) == ("Old photo from 2019.", "https://example.org/debunk")
+    assert store.reviews.latest(row.id) == review
+    # A link that is no address once its hidden characters are gone is refused as such.
+    with pytest.raises(ValueError, match="must be an http"):
+        store.reviews.add(row.id, reviewer="m", platform="cli", verdict="true", link="\u200bt.me/x")
+
+
 def test_a_review_of_a_repeat_is_of_its_original_and_bad_input_is_refused(
     db: StoreDatabase,
 ) -> None:

@@ -636,6 +636,33 @@ def test_chat_settings_are_json_per_chat(store: CheckStore) -> None:
         store.chats.set("telegram", "1", "bad", object())
 
 
+def test_a_section_is_claimed_once_until_its_claim_is_cleared(store: CheckStore) -> None:
+    """The key of ``section_marks`` decides who posts a section: of many claims at once
+    (threads here; replicas in tests/bots/telegram/test_telegram_queued.py), one wins."""
+    row = done_check(store)
+    won: list[bool] = []
+
+    def claim(n: int) -> None:
+        won.append(store.marks.claim(row.id, "debate", [n]))
+
+    threads = [threading.Thread(target=claim, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(won) == [False] * 7 + [True]
+    claimed = store.marks.get(row.id, "debate")  # the winner's, untouched by the others
+    assert isinstance(claimed, list) and len(claimed) == 1
+    store.marks.set(row.id, "debate", [101, 102])  # posted: where
+    assert not store.marks.claim(row.id, "debate", [])
+    assert store.marks.get(row.id, "debate") == [101, 102]
+    store.marks.set(row.id, "debate", None)  # the posting failed: a later tap tries again
+    assert store.marks.claim(row.id, "debate", [])
+    assert store.marks.claim(row.id, "claims", [])  # each section its own
+    with pytest.raises(CheckNotFoundError):
+        store.marks.claim("nope", "debate", [])
+
+
 def test_request_counts_and_the_oldest_in_a_window(store: CheckStore, clock: Clock) -> None:
     new_check(store, requester="alice")
     clock.advance(seconds=30)

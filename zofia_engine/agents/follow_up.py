@@ -9,8 +9,9 @@ strings in it are broken (:func:`untrusted`), as the post's are.
 The answer must rest on the report's evidence: the ids it cites (in its ``cites`` or in
 its text) that name no document of the report are dropped, each sentence must be
 supported by the documents it cites (:mod:`.follow_up_grounding`: a sentence resting
-only on an unknown id, or that no cited document supports, goes, and so do addresses,
-handles and phone numbers that are not the evidence's), and an answer left citing
+only on an unknown id, or that no cited document supports, goes), every address, handle
+and phone number that is not the evidence's goes first, whatever the sentence around it
+says (:func:`~zofia_engine.contacts.without_contacts`), and an answer left citing
 nothing, or one the model says the report does not give, becomes the fixed sentence
 :data:`~zofia_engine.ports.NO_ANSWER`. The answer is cut to :data:`MAX_WORDS` words, and
 a sentence quoting a phrase found in neither the evidence nor the claims is dropped.
@@ -23,6 +24,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from ..contacts import without_contacts
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession
 from ..ports import FollowUpAnswer, TextEncoder
@@ -235,7 +237,8 @@ async def answer_follow_up(
     if not reply.answered:
         return FollowUpAnswer.unanswered(tokens=session.tokens_used)
     ids = set(known)
-    text, _ = unfounded(_without_unknown(reply.answer, ids), _what_it_holds(report))
+    said = without_contacts(reply.answer, report.evidence)
+    text, _ = unfounded(_without_unknown(said, ids), _what_it_holds(report))
     cites = [i for i in dict.fromkeys([*reply.cites, *cited_ids(reply.answer)]) if i in ids]
     if encoder is not None:
         text = await asyncio.to_thread(grounded_answer, text, cites, report.evidence, encoder)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from ..report import Analyses
 from ..retrieval.ner.sentences import split_sentences
+from ..text import without_format
 
 __all__ = ["Haystack", "find_quote", "grounded_analyses", "normal", "unfounded"]
 
@@ -27,9 +28,11 @@ _QUOTED = re.compile(
 
 
 def normal(text: str) -> str:
-    """``text`` folded for matching: NFKC, typographic quotes and dashes made plain,
-    casefolded, white space collapsed."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTE_CHARS).casefold()
+    """``text`` folded for matching: NFKC, format characters out (the word joiner
+    :func:`~zofia_engine.llm.special_tokens.defuse` puts in "[VIDEO]" included),
+    typographic quotes and dashes made plain, casefolded, white space collapsed."""
+    text = without_format(unicodedata.normalize("NFKC", text))
+    text = text.translate(_QUOTE_CHARS).casefold()
     return " ".join(text.split())
 
 

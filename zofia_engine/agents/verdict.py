@@ -8,7 +8,9 @@ leaned, how strongly, and what would settle it. A quote from a low-quality or sa
 source carries no support (AgentFact's reverse use: such a source agreeing with a post
 is a warning sign), so pages written to rank can never be the only ground of ``true``.
 Nor can words printed on the post's image: a screenshot stamped "FACT CHECK: TRUE" is
-the post talking about itself (:func:`~zofia_engine.images.grounds.image_basis`).
+the post talking about itself; and a vision model's finding on the image grounds
+``misleading`` at most, never ``false``
+(:func:`~zofia_engine.images.grounds.image_basis`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from ..post import Post, PostImage
 from ..records.images import ImageFinding, ImageSighting, VisionFinding
 from ..report import EvidenceItem
 from ..retrieval.credibility import SourceQuality
-from .grounds import LABEL_CONFIRMED, LABEL_LEAD, LEAD_OUTCOMES, VISION
+from .grounds import LABEL_CONFIRMED, LABEL_LEAD, LEAD_OUTCOMES, VISION, VISION_AT_MOST
 from .reverse import ReverseImageBackend
 from .vision import look_at
 
@@ -35,13 +35,12 @@ class ImageEvidence:
 
 
 def vision_outcome(found: VisionFinding) -> str:
-    """The outcome a vision finding points to: an image that misleads or lacks context
-    for its caption points to ``misleading``; one unrelated to it, or likely tampered
-    with, to ``false``; otherwise to none."""
-    if found.band == "unrelated" or found.tampering >= 60:
-        return "false"
-    if found.band in ("missing context", "misleading"):
-        return "misleading"
+    """The outcome a vision finding points to: an image that misleads, lacks context or
+    is unrelated to its caption, or was likely tampered with, points to ``misleading``
+    (:data:`~.grounds.VISION_AT_MOST`: a finding on a picture never points to
+    ``false``); otherwise to none."""
+    if found.band in ("missing context", "misleading", "unrelated") or found.tampering >= 60:
+        return VISION_AT_MOST
     return ""
 
 
@@ -55,7 +54,9 @@ async def examine_images(
     max_results: int,
 ) -> ImageEvidence:
     """Look at every read image of ``post`` (a vision model, when ``vision``) and
-    search for it (``reverse``), all at once; a failure becomes a note."""
+    search for it (``reverse``), all at once; a failure becomes a note of fixed words
+    ("image 1: reverse image search failed"), its details (a backend's host, a URL with
+    its key) a line of the log: the notes reach the report page and the API."""
     out = ImageEvidence()
     images = [(p, p.finding) for p in post.images if p.finding is not None]
     if not images:
@@ -94,10 +95,12 @@ async def _look(
     try:
         return await look_at(session, shared, image, n)
     except StepFailed as exc:
-        notes.append(f"image {n}: the vision model failed ({exc.reason})")
+        log.warning("image %d: the vision model failed: %s", n, exc.reason)
+        notes.append(f"image {n}: the vision model failed")
         return None
     except LLMConfigError as exc:  # e.g. a server that takes no images: not fatal here
-        notes.append(f"image {n}: the vision model refused it ({exc})")
+        log.warning("image %d: the vision model refused it: %s", n, exc)
+        notes.append(f"image {n}: the vision model refused it")
         return None
 
 
@@ -109,8 +112,8 @@ async def _search(
     try:
         return await reverse.search(image, limit)
     except SourceError as exc:
-        log.warning("reverse image search failed: %s", exc)
-        notes.append(f"image {n}: reverse image search failed ({exc.detail})")
+        log.warning("image %d: reverse image search failed: %s", n, exc)
+        notes.append(f"image {n}: reverse image search failed")
         return []
 
 

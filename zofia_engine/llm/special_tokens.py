@@ -9,7 +9,9 @@ joiner (U+2060) after its first character: a reader sees the same text, a tokeni
 sees plain characters.
 
 :data:`TEMPLATE_TOKENS` matches the control strings of the common template
-families, for text sent to any server; :func:`vocabulary_pattern` matches exactly
+families (ChatML and Qwen, Llama 2 and 3, Mistral, DeepSeek, Gemma, the reasoning and
+tool tags), and any bracketed control word in capitals (``[SOME_TOKEN]``), for text sent
+to any server; :func:`vocabulary_pattern` matches exactly
 the control and user-defined tokens of a loaded GGUF vocabulary.
 """
 
@@ -35,8 +37,13 @@ TEMPLATE_TOKENS = re.compile(
     r"|IMG|IMG_BREAK|IMG_END|PREFIX|MIDDLE|SUFFIX|ARGS|CALL_ID)\]"
     # Tool-call and reasoning tags of Qwen, DeepSeek, Hermes and others
     r"|</?(?:think|tool_call|tool_response|tools|function_call|functions)>"
-    r"|<(?:start|end)_of_turn>"  # Gemma
-    r"|<\|?(?:system|user|assistant)\|?>",
+    # Gemma: <bos>, <eos>, <pad>, <unk>, <mask>, <start_of_turn>, <end_of_image> …
+    r"|<(?:bos|eos|pad|unk|mask|(?:start|end)_of_(?:turn|image)|image_soft_token)>"
+    r"|<\|?(?:system|user|assistant)\|?>"
+    # Any other bracketed control word in capitals ([SOME_TOKEN], [/SOME_TOKEN]): the
+    # form Mistral's tokens take, named or not yet named; case-sensitive, so "[Note]" and
+    # "[web-1]" stay as they are.
+    r"|(?-i:\[/?[A-Z][A-Z_]{2,30}\])",
     re.IGNORECASE,
 )
 

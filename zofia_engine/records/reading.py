@@ -11,10 +11,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["PartCheck", "PartKindName", "PartOutcome", "SearchRound"]
+__all__ = ["PartCheck", "PartKindName", "PartOutcome", "SearchRound", "SecondReading"]
 
 PartKindName = Literal[
-    "place", "person", "organisation", "nationality", "date", "number", "name", "category"
+    "place",
+    "person",
+    "organisation",
+    "nationality",
+    "date",
+    "number",
+    "name",
+    "category",
+    "ordinal",
 ]
 #: ``agrees``: the passage says the same; ``differs``: it says something that cannot be
 #: the same; ``unstated``: it does not say, or says it about something else.
@@ -35,6 +43,20 @@ class PartCheck(BaseModel):
     outcome: PartOutcome = "unstated"
     evidence_id: str = ""
     stated: float | None = None
+
+
+class SecondReading(BaseModel):
+    """The second reading of a claim read part by part: whether the sentences about its
+    subject hold each claimed value at all (``present``, by its claimed words), and
+    whether that agrees with what the part comparison found. A claim settles only when
+    it does."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    by: Literal["presence"] = "presence"
+    present: list[str] = []
+    absent: list[str] = []
+    agrees: bool = False
 
 
 class SearchRound(BaseModel):

@@ -23,10 +23,12 @@ from storage.transaction import write_transaction
 __all__ = [
     "CHECKS_QUEUE",
     "CHECK_TASK",
+    "CORRECT_DUE_TASK",
     "CORRECT_TASK",
     "DELIVER_TASK",
     "MAINTENANCE_QUEUE",
     "RETRY_STALLED_TASK",
+    "cron_every",
     "defer",
     "deliver_queue",
     "ensure_schema",
@@ -41,6 +43,8 @@ CHECK_TASK = "zofia.check"
 DELIVER_TASK = "zofia.deliver"
 #: a verdict a moderator changed, told to the chats that were shown it (bots.service.corrections)
 CORRECT_TASK = "zofia.correct"
+#: the periodic look for corrections due again after a failed send (bots.service.queue.corrections)
+CORRECT_DUE_TASK = "zofia.correct_due"
 RETRY_STALLED_TASK = "zofia.retry_stalled"
 _QUEUEING_LOCK_INDEX = "procrastinate_jobs_queueing_lock_idx_v1"
 _DEFER = (
@@ -49,6 +53,14 @@ _DEFER = (
 )
 # Schema creation is not idempotent in Procrastinate: one process at a time creates it.
 _SCHEMA_LOCK = 0x7A6F666971
+
+
+def cron_every(seconds: float) -> str:
+    """A periodic task's cron line (Procrastinate's, a sixth field for the seconds) that
+    fires every ``seconds``, rounded to a whole second: at the seconds of each minute
+    that divide by it, under a minute; every minute from a minute up."""
+    whole = max(1, round(seconds))
+    return f"* * * * * */{whole}" if whole < 60 else "* * * * *"
 
 
 def deliver_queue(platform: str) -> str:

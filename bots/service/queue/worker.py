@@ -47,6 +47,7 @@ from .jobs import (
     DELIVER_TASK,
     MAINTENANCE_QUEUE,
     RETRY_STALLED_TASK,
+    cron_every,
     deliver_queue,
 )
 from .service import stored_outcome
@@ -211,9 +212,8 @@ def _retry_stalled(
     the checks no job will end any more (once)."""
     if RETRY_STALLED_TASK in app.tasks:
         return
-    every = max(1, round(settings.heartbeat_s))
 
-    @app.periodic(cron=f"* * * * * */{every}")
+    @app.periodic(cron=cron_every(settings.heartbeat_s))
     @app.task(name=RETRY_STALLED_TASK, queue=MAINTENANCE_QUEUE, queueing_lock="retry-stalled")
     async def retry_stalled(timestamp: int) -> None:
         manager = app.job_manager

@@ -22,7 +22,7 @@ import pytest
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 from tests.peers.fakes.poll_rounds import PollRounds
 from tests.peers.fixtures.telegram_setup import SECRET, fake_bot, telegram_settings
-from tests.peers.servers.discord_peer import MEMBER, Call, FakeDiscord, running_client
+from tests.peers.servers.discord_peer import MANAGER, MEMBER, Call, FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
@@ -34,6 +34,7 @@ from bots.discord.corrections import send_correction
 from bots.discord.render import escape
 from bots.service.checks import CheckService
 from bots.service.corrections import Reviewers
+from bots.telegram.admins import KEEP_S, ChatAdmins
 from bots.telegram.reviews import REFUSED, split_note
 from storage.keys import hash_chat, hash_user
 
@@ -235,6 +236,60 @@ async def test_a_group_admins_review_changes_that_group_alone(
         await PollRounds(service.store).passed(2)
         assert _updates(peer, DAVE["id"]) == []
     assert not [c for c in peer.calls if c.error and "not modified" not in c.error]
+
+
+class Ticks:
+    """A settable monotonic clock, in seconds."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_groups_admins_are_asked_once_a_minute_and_a_demotion_counts_after_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 45: every Review tap asked Telegram (``getChatMember``). Now a group's
+    administrators are asked once (``getChatAdministrators``) and kept a minute: five
+    taps, refused or not, cost one call. An admin demoted meanwhile keeps the right until
+    the minute is over (her Cancel still works), then loses it; the list is asked again."""
+    clock = Ticks()
+    async with FakeBotAPI(admins={ANN["id"]}) as peer:
+        settings = telegram_settings(peer, tmp_path)
+        checker = FakeChecker(verdict="unproven")
+        admins = ChatAdmins(clock=clock)
+        async with fake_bot(settings, checker, group_max_rate=0, admins=admins) as service:
+            post = peer.send(GROUP, DAVE, POST)
+            peer.send(GROUP, ANN, "/check", reply_to=post)
+            card = (await peer.wait_for(lambda: _cards(peer, GROUP["id"])))[0]
+            check_id = next(d for d in _data(card) if d.startswith("r:"))[2:]
+            await _recorded(service, 1)
+
+            def asked() -> list[str]:
+                return [c.method for c in peer.calls if c.method.startswith("getChat")]
+
+            for _ in range(3):  # Dave is no admin: refused each time
+                refused = await _answer(peer, peer.press(card, f"r:{check_id}", DAVE))
+                assert refused.params["text"] == REFUSED
+            await _answer(peer, peer.press(card, f"r:{check_id}", ANN))
+            (choices,) = await peer.wait_for(lambda: _replies(peer, card))
+            await _answer(peer, peer.press(card, f"r:{check_id}", ANN))  # open: nothing new
+            assert asked() == ["getChatAdministrators"]  # five taps, one call
+
+            peer.admins.discard(ANN["id"])  # demoted
+            clock.now += KEEP_S - 1  # within the minute: the list kept still names her
+            await _answer(peer, peer.press(choices, f"rx:{check_id}", ANN))
+            assert (
+                peer.messages[(GROUP["id"], choices["message_id"])]["text"] == "Review cancelled."
+            )
+            assert asked() == ["getChatAdministrators"]
+            clock.now += 2  # the minute is over: asked again, and refused
+            refused = await _answer(peer, peer.press(card, f"r:{check_id}", ANN))
+            assert refused.params["text"] == REFUSED
+            assert asked() == ["getChatAdministrators"] * 2
+            assert len(_replies(peer, card)) == 1  # the choices offered once, no more
 
 
 async def test_a_named_reviewers_review_reaches_every_chat_shown_the_card_once(
@@ -459,6 +514,42 @@ def _updates_dc(peer: FakeDiscord) -> list[Call]:
         for c in peer.calls_to("POST", "/webhooks/")
         if str((c.body or {}).get("content") or "").startswith("Update:")
     ]
+
+
+async def test_a_channels_manage_messages_alone_reviews_nothing_on_discord(
+    discord_api: FakeDiscord, tmp_path: Path
+) -> None:
+    """Issue 45: a member's review applies to the whole server, so it takes Manage
+    Messages across the server. A member granted it by the card's channel's permission
+    overwrite (Discord resolves it into the press's permissions) and by no role is
+    refused, and nothing is stored; a member whose role grants it server-wide (no admin)
+    is offered the choices."""
+    peer = discord_api
+    async with _discord(tmp_path) as bot:
+        card = await _verdict(peer, peer.slash("factcheck", {"text": POST}))
+        buttons = [b for row in card["components"] for b in row["components"]]
+        review = next(b["custom_id"] for b in buttons if "zf:review:" in b.get("custom_id", ""))
+        await _recorded(bot.service, 1)
+        # Manage Messages in this channel only: refused, privately, and nothing offered.
+        press = peer.button(review, card, user_id=MODERATOR, permissions=MANAGER, roles=[])
+        refusal = await _responded(peer, press)
+        assert refusal.body["type"] == 4 and refusal.body["data"]["flags"] == 64
+        assert refusal.body["data"]["content"] == discord_reviews.REFUSED
+        assert "across this server" in discord_reviews.REFUSED
+        assert _followups(peer, press["token"]) == []
+        # Manage Messages across the server, from a role: the choices are offered.
+        roles = [FakeDiscord.MANAGER_ROLE]
+        press = peer.button(review, card, user_id=MODERATOR, permissions=MANAGER, roles=roles)
+        assert (await _responded(peer, press)).body["type"] == 6
+        offer = await peer.wait_for(lambda c: c in _followups(peer, press["token"]))
+        assert offer.body["content"].startswith("Review of this verdict")
+        # The choice, from the member the overwrite alone empowers: refused too.
+        select = offer.body["components"][0]["components"][0]["custom_id"]
+        chosen = peer.select(
+            select, offer.answer, ["false"], user_id=MODERATOR, permissions=MANAGER, roles=[]
+        )
+        assert (await _responded(peer, chosen)).body["data"]["content"] == discord_reviews.REFUSED
+        assert bot.service.store.reviews.history(review.split(":")[-1]) == []
 
 
 async def test_the_discord_review_right_is_tested_in_the_cards_own_channel(

@@ -155,7 +155,7 @@ def test_check_url_refuses_loopback_unless_allowed(panel: FakeOpenAI) -> None:
         url = f"{site.root}/article"
         refused = CliRunner().invoke(main, ["check", "--url", url])
         assert refused.exit_code == 1
-        assert "private or local address" in refused.output
+        assert f"{url} could not be fetched." in refused.output
         assert panel.requests == [] and not site.hits
 
         allowed = CliRunner().invoke(

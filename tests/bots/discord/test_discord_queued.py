@@ -14,7 +14,7 @@ import functools
 
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
 from tests.peers.servers.discord_peer import FakeDiscord, running_client
 from tests.service.queue.test_queue import settings_for, worker
 
@@ -22,6 +22,7 @@ from bots.app.deliveries import delivering
 from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.deliveries import post_delivered
+from bots.service.queue.jobs import DELIVER_TASK
 from storage.postgres import PostgresDatabase
 
 pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
@@ -119,3 +120,47 @@ async def test_a_late_verdict_goes_to_the_channel_once_the_token_has_expired(
     assert sent.body["allowed_mentions"]["parse"] == []
     assert sent.body["allowed_mentions"]["users"] == [940000000000000001]
     assert sent.body["components"][0]["components"][0]["custom_id"].startswith("zf:debate:")
+
+
+async def test_a_verdict_whose_response_was_deleted_ends_its_deliver_job(
+    discord_api: FakeDiscord, postgres_url: str
+) -> None:
+    """Issue 45: a deliver job whose deferred response someone deleted failed on Discord's
+    "Unknown Message", and was retried until it gave up. Now it says nothing more, as a
+    live check does, and ends at its first attempt."""
+    settings = discord_settings(postgres_url)
+    gate = Gate()
+    checker = FakeChecker(gate=gate)
+    payload = discord_api.slash("factcheck", {"text": POST})
+    token = payload["token"]
+    async with (
+        fake_service(settings, checker) as service,
+        running_client(FactCheckBot(settings.discord, service)) as bot,
+        delivering(
+            settings, service, "discord", functools.partial(post_delivered, bot.context, bot)
+        ),
+        worker(settings, checker),
+    ):
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        await gate.held()
+        async with asyncio.timeout(20):  # acknowledged, and its delivery recorded
+            while not service.store.db.execute("SELECT 1 FROM deliveries").fetchone():
+                await asyncio.sleep(0.05)
+        del discord_api.messages[discord_api.originals[token]]  # a moderator deleted it
+        gate.open()
+
+        def delivered() -> bool:
+            found = service.store.db.execute(
+                "SELECT 1 FROM deliveries WHERE delivered_at IS NOT NULL"
+            ).fetchone()
+            jobs = service.store.db.execute(
+                "SELECT 1 FROM procrastinate_jobs WHERE task_name = ?", [DELIVER_TASK]
+            ).fetchone()
+            return found is not None and jobs is None  # done, its job deleted: not failed
+
+        async with asyncio.timeout(30):
+            while not delivered():
+                await asyncio.sleep(0.05)
+    edits = [c for c in discord_api.calls_to("PATCH", "/webhooks/") if c.body.get("embeds")]
+    assert [c.status for c in edits] == [404]  # the verdict's edit, tried once
+    assert not [c for c in discord_api.calls_to("POST", "/channels/") if c.body.get("embeds")]

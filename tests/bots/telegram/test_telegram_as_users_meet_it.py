@@ -199,3 +199,28 @@ async def test_a_forward_from_a_channel_says_where_from_in_the_cards_language(
     assert "De chaîne Rumour Daily (@\u2060rumour_daily)" in french  # "@" defused
     assert "Von Kanal Rumour Daily (@\u2060rumour_daily)" in german
     assert "channel" not in french and "channel" not in german
+
+
+# ---- issue 45, item 6: a "checking…" message someone deleted -----------------------------------
+
+
+async def test_a_card_whose_checking_message_was_deleted_comes_in_a_new_reply(
+    start: Start,
+) -> None:
+    """The "checking…" message can no longer be edited (Ann deleted it): the card is
+    sent in a new reply to her post, once, instead of being lost to a failed edit."""
+    gate = Gate()
+    async with start(FakeChecker(gate=gate)) as (peer, service):
+        post = _forward(peer, CHAT, ANN, POST)
+        await gate.held()
+        checking = await peer.wait_for(lambda: _answers(peer, ANN["id"]).get(post["message_id"]))
+        peer.delete(ANN["id"], checking["message_id"])
+        gate.open()
+        await peer.wait_for(functools.partial(_has_card, peer, ANN["id"]))
+        await handled(peer, service)
+        shown = service.store.database.rows("SELECT message FROM shown_cards")
+    (card,) = peer.bot_messages(ANN["id"])
+    assert _is_card(card) and card["reply_to_message"]["message_id"] == post["message_id"]
+    edits = [c for c in peer.calls if c.method == "editMessageText" and _is_card(c.params)]
+    assert [c.error for c in edits] == ["Bad Request: message to edit not found"]  # once
+    assert shown == [(str(card["message_id"]),)]  # a correction reaches the new card

@@ -37,6 +37,7 @@ from bots.render.card import VERDICTS
 from bots.render.languages import LANGUAGES, language_tag
 from bots.web.app import build_app, client_bucket, site_beside_bot
 from bots.web.parts import STEP_FAILED
+from bots.web.safety import redact
 from bots.web.settings import SiteSettings
 from storage.opening import open_store
 from storage.store import CheckStore
@@ -276,6 +277,37 @@ async def test_the_json_route_gives_the_report(client: Client, store: CheckStore
     assert served.usage.log[7].error == STEP_FAILED and "timed out" not in body
     assert served.images and all(i.sha256 == "" for i in served.images)  # no image lookups
     assert report.images[0].sha256 not in body
+
+
+@pytest.mark.parametrize(
+    ("said", "shown"),
+    [
+        (
+            "Cannot connect to host searxng:8080 ssl:default",
+            "Cannot connect to host [address] ssl:default",
+        ),
+        ("vision.internal:8000 refused the image", "[address] refused the image"),
+        ("connect to [fd00::1]:8080 failed", "connect to [address] failed"),
+        ("from [::1], fe80::1%eth0 and 2001:db8::5", "from [address], [address] and [address]"),
+        ("::ffff:10.0.0.1 answered 503", "[address] answered 503"),
+        ("http://10.0.0.5:9200/x?key=1 and 192.168.1.20:5432", "[address] and [address]"),
+        # What only looks like one stays: times, ratios, a backend's name.
+        ("at 10:30:15 the ratio was 3:1", "at 10:30:15 the ratio was 3:1"),
+        ("openai:gpt-4o-mini failed: HTTP 500", "openai:gpt-4o-mini failed: HTTP 500"),
+    ],
+)
+def test_a_note_loses_every_address_of_the_deployment(said: str, shown: str) -> None:
+    assert redact(said) == shown
+
+
+async def test_an_images_notes_reach_the_json_without_addresses(
+    client: Client, store: CheckStore
+) -> None:
+    report = full_report()
+    image = report.images[0].model_copy(update={"notes": ["read from 10.0.0.9:8080"]})
+    row = stored_check(store, report.model_copy(update={"images": [image]}))
+    body = await (await (await client()).get(f"/c/{row.id}.json")).text()
+    assert "10.0.0.9" not in body and "read from [address]" in body
 
 
 def _bulky() -> Report:

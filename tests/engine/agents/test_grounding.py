@@ -273,8 +273,9 @@ def test_a_refuted_core_claim_never_ends_true_and_a_supported_one_never_false(
 
 
 def test_a_vision_finding_alone_never_makes_false_what_the_text_evidence_supports() -> None:
-    """A vision model's finding ("edited") can be a basis for "false" on its own, but not
-    against the text evidence: a supported core claim keeps the post true."""
+    """A vision model's finding ("edited") is no basis against the text evidence: a
+    supported core claim keeps the post true. Alone it grounds "misleading" at most: a
+    judge ruling "false" on it alone leaves the post unproven, leaning false."""
     from zofia_engine.images.grounds import VISION
 
     finding = EvidenceItem(
@@ -288,8 +289,15 @@ def test_a_vision_finding_alone_never_makes_false_what_the_text_evidence_support
     )
     ruled = rule_on_evidence("false", 0.8, [_claim("supports")], [finding])
     assert ruled.verdict == "true" and ruled.overruled
-    alone = rule_on_evidence("false", 0.8, [_claim("not enough information")], [finding])
-    assert alone.verdict == "false" and alone.basis == ["img-1-vision"]
+    unsettled = [_claim("not enough information")]
+    alone = rule_on_evidence("false", 0.8, unsettled, [finding])
+    assert alone.verdict == "unproven" and alone.basis == []
+    assert alone.lean is not None and alone.lean.outcome == "false"
+    milder = rule_on_evidence("misleading", 0.8, unsettled, [finding])
+    assert milder.verdict == "misleading" and milder.basis == ["img-1-vision"]
+    # With a refuted claim beside it, "false" stands on the claim, not on the image.
+    refuted = rule_on_evidence("false", 0.8, [_claim("refutes")], [finding])
+    assert refuted.verdict == "false" and refuted.basis == ["claim-0"]
 
 
 def test_the_allowed_outcomes_follow_the_settled_core_claim() -> None:

@@ -19,13 +19,16 @@ from zofia_engine.agents.context import PanelContext
 from zofia_engine.agents.evidence_sentences import SentenceIndex
 from zofia_engine.agents.parts import NO_KNOWLEDGE, PartsRules, read_by_parts
 from zofia_engine.agents.parts.claim import ClaimParts, claim_parts, reported_clause
+from zofia_engine.agents.parts.compare import Comparer
 from zofia_engine.agents.parts.names import (
     compare_names,
     compare_nationalities,
     compare_places,
     name_key,
 )
-from zofia_engine.agents.parts.passage import about_subject
+from zofia_engine.agents.parts.passage import Source, about_subject
+from zofia_engine.agents.parts.presence import Held, agrees, presence
+from zofia_engine.agents.parts.ranks import compare_ranks
 from zofia_engine.agents.parts.reader import parse_claims, whole_claims
 from zofia_engine.agents.parts.values import compare_dates, compare_numbers
 from zofia_engine.config import EngineSettings
@@ -33,6 +36,7 @@ from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.llm.base import CompletionRequest
 from zofia_engine.llm.router import LLMRouter
 from zofia_engine.llm.scripted import scripted
+from zofia_engine.records.reading import PartCheck
 from zofia_engine.report import ClaimResult, EvidenceItem
 from zofia_engine.retrieval.ner.parser import SpacyParser
 from zofia_engine.retrieval.ner.sentences import split_sentences
@@ -527,3 +531,157 @@ async def test_the_same_head_word_with_another_kind_of_it_supports_nothing(
         "The heart is a muscular organ.", [heart], _model(_first), encoder, parser
     )
     assert same.label == "supports", same.reason
+
+
+# ------------------------------------------------------------------ spans, ranks, two readings
+
+
+@pytest.mark.parametrize(
+    ("claimed", "found", "outcome"),
+    [
+        ("1979 to 1990", "1979 to 1990", "agrees"),
+        ("from 1988 to 1990", "1988–90", "agrees"),
+        ("1969 to 1990", "1979 to 1990", "differs"),  # holds it, but says another start
+        ("1979 to 1990", "1975 to 1990", "differs"),
+        ("1979 to 1990", "1985", "unstated"),  # a year inside says nothing of its ends
+        ("1979 to 1990", "1995", "differs"),
+        ("1889", "1887 to 1889", "agrees"),  # a year inside a short span, as before
+    ],
+)
+def test_a_span_of_years_compares_as_a_span(claimed: str, found: str, outcome: str) -> None:
+    assert compare_dates(claimed, found) == outcome
+
+
+@pytest.mark.parametrize(
+    ("claimed", "found", "outcome"),
+    [
+        ("second-largest", "largest", "differs"),
+        ("second largest", "second-largest", "agrees"),
+        ("largest", "smallest", "differs"),
+        ("most populous", "least populous", "differs"),
+        ("third", "first", "differs"),
+        ("15th", "15th", "agrees"),
+        ("largest", "oldest", "unstated"),  # two scales: neither says the other
+        ("first", "largest", "unstated"),
+    ],
+)
+def test_ranks_compare_by_place_on_one_scale(claimed: str, found: str, outcome: str) -> None:
+    assert compare_ranks(claimed, found) == outcome
+
+
+def test_a_span_and_a_rank_are_one_part_each(parser: SpacyParser) -> None:
+    bhutto = _parts(
+        parser,
+        "Benazir Bhutto served as prime minister of Pakistan from 1988 to 1990 and again "
+        "from 1993 to 1996.",
+    )
+    assert [(p.kind, p.text) for p in bhutto.parts if p.kind == "date"] == [
+        ("date", "1988 to 1990"),
+        ("date", "1993 to 1996"),
+    ]
+    nile = _parts(parser, "The Nile is the second-longest river in the world.")
+    assert ("ordinal", "second-longest") in [(p.kind, p.text) for p in nile.parts]
+
+
+THATCHER = (
+    "Margaret Thatcher",
+    "Margaret Thatcher was a British stateswoman who served as Prime Minister of the United "
+    "Kingdom from 1979 to 1990 and Leader of the Conservative Party from 1975 to 1990.",
+)
+
+
+def _last(options: list[str]) -> str:
+    """A reader that takes the wrong one of two values: the last the grammar offers."""
+    return options[-2] if len(options) > 2 else options[0]
+
+
+async def test_a_true_span_the_model_mismatches_is_not_called_false(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    claim = "Margaret Thatcher served as Prime Minister of the United Kingdom from 1979 to 1990."
+    read, _ = await _read(claim, [THATCHER], _model(_last), encoder, parser)
+    # The model filled the date with the other office's span: no difference stands.
+    assert ("1979 to 1990", "1975 to 1990") in [(p.claimed, p.found) for p in read.parts]
+    assert read.label == "not enough information"
+    right, _ = await _read(claim, [THATCHER], _model(_first), encoder, parser)
+    assert right.label == "supports" and right.second is not None and right.second.agrees
+
+
+async def test_a_false_value_the_passage_gives_for_another_relation_settles_nothing(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    claim = "Margaret Thatcher served as Prime Minister of the United Kingdom from 1975 to 1990."
+    read, _ = await _read(claim, [THATCHER], _model(_first), encoder, parser)
+    assert read.label == "not enough information"
+
+
+def _sources(parser: SpacyParser, title: str, sentences: list[str]) -> list[Source]:
+    parsed = parser.parse(sentences)
+    return [
+        Source(f"wiki-{i}", title, True, s, p)
+        for i, (s, p) in enumerate(zip(sentences, parsed, strict=True))
+    ]
+
+
+def test_the_second_reading_finds_a_value_in_any_sentence_about_the_subject(
+    parser: SpacyParser, encoder: SentenceTransformerEncoder
+) -> None:
+    claim = _parts(parser, "Margaret Thatcher was Prime Minister from 1979 to 1990.")
+    span = next(p for p in claim.parts if p.kind == "date")
+    comparer = Comparer(NO_KNOWLEDGE, encoder)
+    sources = _sources(
+        parser,
+        "Margaret Thatcher",
+        [
+            "Margaret Thatcher led the Conservative Party from 1975 to 1990.",
+            "She was Prime Minister of the United Kingdom from 1979 to 1990.",
+        ],
+    )
+    held = presence(claim, span, sources, comparer.compare)
+    assert (held.status, held.value, held.evidence_id) == ("present", "1979 to 1990", "wiki-1")
+    assert presence(claim, span, sources[:1], comparer.compare).status == "absent"
+    assert presence(claim, span, [], comparer.compare).status == "unknown"
+    # Two readings disagree: a difference the first found, a value the second found.
+    checks = [
+        PartCheck(kind="date", claimed="1979 to 1990", found="1975 to 1990", outcome="differs")
+    ]
+    assert not agrees("refutes", checks, {"1979 to 1990": Held("present")})
+    assert agrees("refutes", checks, {"1979 to 1990": Held("absent")})
+    assert not agrees("refutes", checks, {"1979 to 1990": Held("unknown")})
+
+
+async def test_a_claim_with_two_spans_one_wrong_is_refuted_by_that_one(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    bhutto = (
+        "Benazir Bhutto",
+        "Benazir Bhutto was a Pakistani stateswoman who served as the prime minister of "
+        "Pakistan from 1988 to 1990 and again from 1993 to 1996.",
+    )
+    claim = (
+        "Benazir Bhutto served as the prime minister of Pakistan from 1988 to 1990 and again "
+        "from 1993 to 2006."
+    )
+    read, _ = await _read(claim, [bhutto], _model(_first), encoder, parser)
+    assert read.label == "refutes", read.reason
+    differing = [p for p in read.parts if p.outcome == "differs"]
+    assert [(p.claimed, p.found) for p in differing] == [("1993 to 2006", "1993 to 1996")]
+    assert read.second is not None and read.second.absent == ["1993 to 2006"]
+
+
+async def test_another_rank_refutes(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    nile = (
+        "Nile",
+        "The Nile is a major river in northeast Africa. It is the longest river in the world.",
+    )
+    read, _ = await _read(
+        "The Nile is the second-longest river in the world.",
+        [nile],
+        _model(_first),
+        encoder,
+        parser,
+    )
+    assert read.label == "refutes", read.reason
+    assert ("second-longest", "longest") in [(p.claimed, p.found) for p in read.parts]

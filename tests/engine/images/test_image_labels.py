@@ -15,7 +15,7 @@ from bots.render.card import report_card
 from bots.render.sections import evidence_weight
 from zofia_engine.agents.summary import triaged_report
 from zofia_engine.agents.verdict import can_settle, rule_on_evidence
-from zofia_engine.images.analysis import examine_images
+from zofia_engine.images.analysis import examine_images, vision_outcome
 from zofia_engine.images.grounds import (
     LABEL_CONFIRMED,
     LABEL_LEAD,
@@ -25,7 +25,7 @@ from zofia_engine.images.grounds import (
 from zofia_engine.images.labels import find_labels
 from zofia_engine.images.reverse import ReverseImageBackend
 from zofia_engine.post import Post, PostImage
-from zofia_engine.records.images import ImageFinding, ImageSighting
+from zofia_engine.records.images import ImageFinding, ImageSighting, VisionFinding
 from zofia_engine.report import EvidenceItem, Triage, Usage
 from zofia_engine.retrieval.credibility import Credibility, SourceQuality
 
@@ -72,6 +72,25 @@ def test_a_vision_finding_still_carries_misleading() -> None:
     seen = _image("img-1-vision", VISION, "misleading")
     ruled = rule_on_evidence("misleading", 0.7, [], [seen, LEAD])
     assert ruled.verdict == "misleading" and ruled.basis == ["img-1-vision"]
+
+
+@pytest.mark.parametrize(
+    ("band", "tampering"), [("unrelated", 0), ("supports", 80), ("misleading", 90)]
+)
+def test_a_vision_finding_alone_grounds_misleading_at_most(band: str, tampering: int) -> None:
+    """An image unrelated to its caption, or likely edited, points to "misleading", and
+    a finding stored when it pointed to "false" grounds no more: a judge's "false" on it
+    alone stays unproven."""
+    found = VisionFinding(
+        description="A crowd on a bridge.", miscaption_rate=95, band=band,
+        miscaption_reason="x", tampering=tampering, tampering_reason="y",
+    )  # fmt: skip
+    assert vision_outcome(found) == "misleading"
+    stored = _image("img-1-vision", VISION, "false")  # a report from before the rule
+    assert image_basis(stored) == "misleading" and can_settle([], [stored])
+    ruled = rule_on_evidence("false", 0.9, [], [stored])
+    assert ruled.verdict == "unproven" and ruled.basis == []
+    assert rule_on_evidence("misleading", 0.9, [], [stored]).verdict == "misleading"
 
 
 # ------------------------------------------------------------------ the items of an image

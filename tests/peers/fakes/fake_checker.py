@@ -247,14 +247,11 @@ async def _emit(hook: ProgressHook | None, event: ProgressEvent) -> None:
 
 @contextlib.asynccontextmanager
 async def fake_service(
-    settings: Settings,
-    checker: FakeChecker,
-    *,
-    clock: Callable[[], dt.datetime] | None = None,
+    settings: Settings, checker: FakeChecker, *, clock: Callable[[], dt.datetime] | None = None
 ) -> AsyncIterator[CheckService]:
     """The real check service over the store ``settings`` name, checking with ``checker``
-    and :class:`HashingEncoder`, on ``clock`` if given (the limits' windows pass when the
-    test moves it); started, then closed with its database."""
+    and :class:`HashingEncoder` (its store on ``clock``, if given: the limits' windows pass
+    when the test moves it); started, then closed with its database."""
     service = build_service(settings, checker, HashingEncoder(), clock=clock)
     await service.start()
     try:

@@ -2,7 +2,9 @@
 
 Point a real discord.py client at it with ``Route.BASE = peer.api_base`` and
 ``DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(peer.gateway_url)``. The gateway
-sends HELLO, answers IDENTIFY with READY and heartbeats with ACK; a test then
+sends HELLO, answers IDENTIFY with READY and the test guild's GUILD_CREATE (its roles:
+``@everyone``, and moderators with ``ADMIN``'s rights across the server), and heartbeats
+with ACK; a test then
 sends ``INTERACTION_CREATE`` events with :meth:`FakeDiscord.dispatch`. Every
 REST call is recorded in :attr:`FakeDiscord.calls`; messages the bot posts are
 kept, so that a later button press can carry the message it was pressed on.
@@ -52,6 +54,7 @@ DISCORD_TOKEN = "MTIz.fake-bot-token.never-logged"
 __all__ = [
     "ADMIN",
     "DISCORD_TOKEN",
+    "MANAGER",
     "MEMBER",
     "Call",
     "ClientRefused",
@@ -62,6 +65,7 @@ DISCORD_EPOCH_MS = 1420070400000
 THREAD_TYPE = 11
 ADMIN = "2248473465835135"  # a member's permissions, Manage Server (32) among them
 MEMBER = "3072"  # view channel and send messages
+MANAGER = "11264"  # a member's rights and Manage Messages (8192)
 
 
 class ClientRefused(ValueError):
@@ -95,6 +99,11 @@ class FakeDiscord(LoopbackServer):
     APP_ID = 500000000000000001
     BOT_ID = 500000000000000001
     GUILD_ID = 600000000000000001
+    #: the test guild's moderators' role: ``ADMIN``'s rights across the server
+    MODERATOR_ROLE = 600000000000000002
+    #: a role that may manage messages across the server (``MANAGER``'s rights), no admin
+    MANAGER_ROLE = 600000000000000003
+    OWNER_ID = 400000000000000001
     CHANNEL_ID = 700000000000000001
 
     def __init__(self, token: str = "fake-token") -> None:
@@ -152,6 +161,35 @@ class FakeDiscord(LoopbackServer):
             "global_name": name.title(),
             "avatar": None,
             "bot": user_id == self.BOT_ID,
+        }
+
+    def guild(self) -> dict[str, Any]:
+        """The test guild as GUILD_CREATE gives it: its roles (``@everyone`` with
+        ``MEMBER``'s rights, the moderators' with ``ADMIN``'s, the message managers' with
+        ``MANAGER``'s), its owner; no channel or member lists (an interaction carries its
+        own)."""
+        named = [
+            (self.GUILD_ID, "@everyone", MEMBER),
+            (self.MODERATOR_ROLE, "Moderators", ADMIN),
+            (self.MANAGER_ROLE, "Message managers", MANAGER),
+        ]
+        roles: list[dict[str, Any]] = [
+            {"id": str(role), "name": name, "permissions": rights, "position": position}
+            for position, (role, name, rights) in enumerate(named)
+        ]
+        return {
+            "id": str(self.GUILD_ID),
+            "name": "Rumour mill",
+            "unavailable": False,
+            "owner_id": str(self.OWNER_ID),
+            "roles": [role | {"color": 0, "hoist": False, "managed": False} for role in roles],
+            "member_count": 3,
+            "channels": [],
+            "members": [],
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "joined_at": _iso(dt.datetime(2025, 1, 1, tzinfo=dt.UTC)),
         }
 
     def channel(self, channel_id: int | None = None) -> dict[str, Any]:
@@ -252,8 +290,11 @@ class FakeDiscord(LoopbackServer):
         created: dt.datetime,
         permissions: str = ADMIN,
         where: tuple[int, int] | None = None,
+        roles: list[int] | None = None,
     ) -> dict[str, Any]:
         guild_id, channel_id = where or (self.GUILD_ID, self.CHANNEL_ID)
+        if roles is None:  # a member with an admin's rights is one of the server's moderators
+            roles = [self.MODERATOR_ROLE] if permissions == ADMIN else []
         interaction_id = self.snowflake(created)
         self.channel_of[f"itoken-{interaction_id}"] = channel_id
         payload: dict[str, Any] = {
@@ -277,7 +318,7 @@ class FakeDiscord(LoopbackServer):
             payload["channel"] = self.channel(channel_id) | {"guild_id": str(guild_id)}
             payload["member"] = {
                 "user": self.user(user_id),
-                "roles": [],
+                "roles": [str(role) for role in roles],
                 "joined_at": _iso(dt.datetime(2025, 1, 1, tzinfo=dt.UTC)),
                 "deaf": False,
                 "mute": False,
@@ -358,12 +399,16 @@ class FakeDiscord(LoopbackServer):
         user_id: int = 900000000000000001,
         permissions: str = ADMIN,
         where: tuple[int, int] | None = None,
+        roles: list[int] | None = None,
     ) -> dict[str, Any]:
         """An INTERACTION_CREATE payload for a press of ``custom_id`` on ``message``, by a
-        member with ``permissions`` (an admin's by default), in ``where`` (guild and
-        channel ids; the test guild's channel by default)."""
+        member with ``permissions`` in its channel (an admin's by default) and ``roles``
+        in its server (by default the moderators' role for an admin's permissions, none
+        for others: a member whose rights in the channel come from an overwrite has
+        ``ADMIN`` and no role), in ``where`` (guild and channel ids; the test guild's
+        channel by default)."""
         data = {"custom_id": custom_id, "component_type": 2}
-        return self._component(data, message, user_id=user_id, permissions=permissions, where=where)
+        return self._component(data, message, user_id, permissions, where, roles)
 
     def select(
         self,
@@ -374,11 +419,12 @@ class FakeDiscord(LoopbackServer):
         user_id: int = 900000000000000001,
         permissions: str = ADMIN,
         where: tuple[int, int] | None = None,
+        roles: list[int] | None = None,
     ) -> dict[str, Any]:
         """An INTERACTION_CREATE payload for choosing ``values`` in the string select
-        ``custom_id`` on ``message``."""
+        ``custom_id`` on ``message`` (the member as :meth:`button`'s)."""
         data = {"custom_id": custom_id, "component_type": 3, "values": values}
-        return self._component(data, message, user_id=user_id, permissions=permissions, where=where)
+        return self._component(data, message, user_id, permissions, where, roles)
 
     def modal_submit(
         self,
@@ -389,9 +435,11 @@ class FakeDiscord(LoopbackServer):
         user_id: int = 900000000000000001,
         permissions: str = ADMIN,
         where: tuple[int, int] | None = None,
+        roles: list[int] | None = None,
     ) -> dict[str, Any]:
         """An INTERACTION_CREATE payload for submitting the modal ``custom_id`` (opened from
-        a component on ``message``) with its text inputs' ``fields`` by custom id."""
+        a component on ``message``) with its text inputs' ``fields`` by custom id (the
+        member as :meth:`button`'s)."""
         rows = [
             {"type": 1, "components": [{"type": 4, "custom_id": key, "value": value}]}
             for key, value in fields.items()
@@ -405,6 +453,7 @@ class FakeDiscord(LoopbackServer):
             created=dt.datetime.now(dt.UTC),
             permissions=permissions,
             where=where,
+            roles=roles,
         )
         payload["message"] = message
         return payload
@@ -413,10 +462,10 @@ class FakeDiscord(LoopbackServer):
         self,
         data: dict[str, Any],
         message: dict[str, Any],
-        *,
         user_id: int,
         permissions: str,
-        where: tuple[int, int] | None = None,
+        where: tuple[int, int] | None,
+        roles: list[int] | None,
     ) -> dict[str, Any]:
         payload = self._interaction(
             3,
@@ -426,6 +475,7 @@ class FakeDiscord(LoopbackServer):
             created=dt.datetime.now(dt.UTC),
             permissions=permissions,
             where=where,
+            roles=roles,
         )
         payload["message"] = message
         self.pressed_on[payload["token"]] = int(message["id"])
@@ -478,7 +528,7 @@ class FakeDiscord(LoopbackServer):
                 ready = {
                     "v": 10,
                     "user": self.user(self.BOT_ID, "zofia"),
-                    "guilds": [],
+                    "guilds": [{"id": str(self.GUILD_ID), "unavailable": True}],
                     "session_id": f"session-{self.identifies}",
                     "resume_gateway_url": self.gateway_url,
                     "application": {"id": str(self.APP_ID), "flags": 0},
@@ -487,6 +537,10 @@ class FakeDiscord(LoopbackServer):
                     ready["shard"] = message["d"]["shard"]
                 frame_out = {"op": 0, "t": "READY", "s": next(self._seq), "d": ready}
                 await socket.send_str(json.dumps(frame_out))
+                # As Discord does for a bot with the GUILDS intent: each guild READY names
+                # comes whole in its GUILD_CREATE (its roles: a member's server-wide rights).
+                guild = {"op": 0, "t": "GUILD_CREATE", "s": next(self._seq), "d": self.guild()}
+                await socket.send_str(json.dumps(guild))
                 self.identified.set()
         if socket in self.sockets:
             self.sockets.remove(socket)
@@ -726,15 +780,17 @@ C = TypeVar("C", bound=discord.Client)
 async def running_client(bot: C, token: str = DISCORD_TOKEN) -> AsyncIterator[C]:
     """``bot`` logged in to the fake (which discord_fixtures.discord_api points it at)
     and ready; closed, and its task awaited, on the way out (both bounded)."""
-    # The fake's READY names no guild, so no GUILD_CREATE follows it: discord.py's wait
-    # for that stream (the documented ``guild_ready_timeout``, 2 s by default) would only
-    # delay every test.
+    # discord.py waits ``guild_ready_timeout`` (2 s by default) after the last GUILD_CREATE
+    # before it is ready, whatever comes: that would only delay every test. The test
+    # guild is waited for below instead, once its GUILD_CREATE (its roles) is cached.
     bot._connection.guild_ready_timeout = 0.0
     async with bot:
         task = asyncio.create_task(bot.start(token))
         try:
             async with asyncio.timeout(30):
                 await bot.wait_until_ready()
+                while not bot.guilds or any(guild.unavailable for guild in bot.guilds):
+                    await asyncio.sleep(0.01)
             yield bot
         finally:
             await bot.close()

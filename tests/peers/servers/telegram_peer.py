@@ -4,10 +4,10 @@
 ``{"ok": false, "error_code": ..., "description": ...}`` as Telegram does. It serves
 ``getMe``, ``getUpdates`` (long polling), ``deleteWebhook``, ``sendMessage``,
 ``editMessageText``, ``editMessageReplyMarkup``, ``answerCallbackQuery``,
-``sendChatAction``, ``getChatMember``, ``setMyCommands``, ``setMessageReaction``,
-``answerGuestQuery`` and ``getFile``, and serves
-the files it registered at ``GET /file/bot<token>/<file_path>`` (``getFile`` refuses
-a file over 20 MB, as Telegram does for bots). HTML is parsed as
+``sendChatAction``, ``getChatMember``, ``getChatAdministrators``, ``setMyCommands``,
+``setMessageReaction``, ``answerGuestQuery`` and ``getFile``, and serves the files it
+registered at ``GET /file/bot<token>/<file_path>`` (``getFile`` refuses a file over
+20 MB, as Telegram does for bots). HTML is parsed as
 Telegram parses it: a stray ``<`` or ``&``, an unknown or unbalanced tag, or more
 than 4096 characters of text is a 400; so is an inline keyboard Telegram refuses (a
 button whose ``callback_data`` is not 1 to 64 bytes, whose text is empty, whose link is
@@ -24,9 +24,10 @@ a chat the bot is not in on the queue (every method naming that chat is then a 4
 for any chat the bot is not a member of), and ``answerGuestQuery`` answers it once.
 
 Tests put updates in with :meth:`FakeBotAPI.send` and :meth:`FakeBotAPI.press`,
-and wait on what the bot did with :meth:`FakeBotAPI.wait_for`. Images are made into
-messages with :meth:`FakeBotAPI.photo` (a photo's sizes), :meth:`FakeBotAPI.document`
-and :meth:`FakeBotAPI.send_album`.
+delete a message as a user would with :meth:`FakeBotAPI.delete`, and wait on what the
+bot did with :meth:`FakeBotAPI.wait_for`. Images are made into messages with
+:meth:`FakeBotAPI.photo` (a photo's sizes), :meth:`FakeBotAPI.document` and
+:meth:`FakeBotAPI.send_album`.
 """
 
 from __future__ import annotations
@@ -210,7 +211,8 @@ class FakeBotAPI(LoopbackServer):
         chat_burst: with ``chat_rate``, a per-chat leaky bucket: this many requests at
             once, refilled at ``chat_rate`` a second; beyond it, 429. ``0``: no limit.
         chat_rate: requests a second a chat is allowed in the long run.
-        admins: user ids that ``getChatMember`` reports as administrators.
+        admins: user ids that ``getChatMember`` and ``getChatAdministrators`` report as
+            administrators (of every group; a test demotes one by removing it).
 
     Attributes:
         reactions: the bot's reaction on each message it reacted to, ``(chat id,
@@ -465,6 +467,11 @@ class FakeBotAPI(LoopbackServer):
         )
         return query_id
 
+    def delete(self, chat_id: int, message_id: int) -> dict[str, Any]:
+        """Delete a message of the chat, as a user (or an admin) may: every later call
+        naming it is "message to edit not found" (or, to reply to it, "not found")."""
+        return self.messages.pop((chat_id, message_id))
+
     def unanswered(self) -> list[str]:
         """The callback queries tapped (:meth:`press`) and not answered yet."""
         return [query for query in self.pressed if query not in self.answered]
@@ -572,7 +579,7 @@ class FakeBotAPI(LoopbackServer):
             self.refused += 1
             raise TelegramError(429, "Too Many Requests: retry after 1", retry_after=1)
         chat_id = params.get("chat_id")
-        if not self.chat_burst or not isinstance(chat_id, int) or method == "getChatMember":
+        if not self.chat_burst or not isinstance(chat_id, int) or method.startswith("getChat"):
             return
         bucket = self._buckets.setdefault(chat_id, _Bucket())
         now = time.monotonic()
@@ -656,7 +663,16 @@ class FakeBotAPI(LoopbackServer):
         return True
 
     async def _m_getChatMember(self, params: dict[str, Any]) -> dict[str, Any]:
-        uid = int(params["user_id"])
+        return self._member(int(params["user_id"]))
+
+    async def _m_getChatAdministrators(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """The chat's administrators (:attr:`admins`, the same in every group); a private
+        chat has none, as Telegram says."""
+        if self._chat(params.get("chat_id"))["type"] == "private":
+            raise TelegramError(400, "Bad Request: there are no administrators in the private chat")
+        return [self._member(uid) for uid in sorted(self.admins)]
+
+    def _member(self, uid: int) -> dict[str, Any]:
         status = "administrator" if uid in self.admins else "member"
         member: dict[str, Any] = {"status": status, "user": user(uid)}
         if status == "administrator":

@@ -5,6 +5,7 @@ a PostgreSQL restart (a real server, restarted for real)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import socket
@@ -14,6 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from click.testing import CliRunner
+from croniter import croniter
 from prometheus_client import CollectorRegistry, generate_latest
 
 from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
@@ -25,7 +27,7 @@ from bots.app.runtime import build_service
 from bots.app.settings import Settings, load_settings
 from bots.cli import main
 from bots.service.handles import Requester
-from bots.service.queue.jobs import queue_counts
+from bots.service.queue.jobs import cron_every, queue_counts
 from bots.service.queue.metrics import watch_queue_depth
 from bots.service.queue.worker import CHECK_ID
 from storage import MIGRATIONS
@@ -104,6 +106,15 @@ def test_settings_refuse_a_broken_deployment(
     with pytest.raises(ZofiaError) as refused:
         load_settings(None, environ={"ZOFIA_CONFIG": "", **environ})
     assert says in str(refused.value)
+
+
+@pytest.mark.parametrize(("seconds", "gap"), [(0.4, 1), (1, 1), (10, 10), (10.2, 10), (60, 60)])
+def test_a_periodic_job_fires_every_so_many_seconds(seconds: float, gap: int) -> None:
+    """The periodic jobs (the stalled-job sweep, the look for corrections due) fire every
+    ``seconds``, rounded to a whole second, as Procrastinate's cron reads the line."""
+    moments = croniter(cron_every(seconds), 1_800_000_000)  # a whole minute
+    times = [moments.get_next(float) for _ in range(5)]
+    assert {round(later - earlier) for earlier, later in itertools.pairwise(times)} == {gap}
 
 
 def _free_port() -> int:

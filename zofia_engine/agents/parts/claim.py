@@ -22,6 +22,8 @@ from typing import Literal
 
 from ...retrieval.ner.parser import Parsed, Phrase, Word
 from .names import name_key
+from .phrases import RANK, with_phrases
+from .ranks import rank_of
 from .values import date_range, number_value, relative_date
 
 __all__ = [
@@ -36,7 +38,15 @@ __all__ = [
 ]
 
 PartKind = Literal[
-    "place", "person", "organisation", "nationality", "date", "number", "name", "category"
+    "place",
+    "person",
+    "organisation",
+    "nationality",
+    "date",
+    "number",
+    "name",
+    "category",
+    "ordinal",
 ]
 
 #: spaCy's OntoNotes labels → the kind of part they name.
@@ -57,6 +67,8 @@ KIND_OF_LABEL: dict[str, PartKind] = {
     "PRODUCT": "name",
     "LANGUAGE": "name",
     "LAW": "name",
+    "ORDINAL": "ordinal",
+    RANK: "ordinal",
 }
 _SUBJECTS = ("nsubj", "nsubjpass")
 # A subject's modifiers that say more of it than which one it is.
@@ -277,7 +289,7 @@ def claim_parts(parsed: Parsed) -> ClaimParts:
         generic = not named and not any(w.dep in ("prep", "poss") for w in inside)
     parts = [
         _entity_part(e)
-        for e in parsed.entities
+        for e in with_phrases(parsed)
         if e.label in KIND_OF_LABEL
         and not (sub_start <= e.start and e.end <= sub_end)
         and not _hyphen_bound(parsed.text, e)
@@ -306,6 +318,8 @@ def _entity_part(e: Phrase) -> Part:
             kind, comparable = "number", True
     elif kind == "number":
         comparable = number_value(e.text) is not None
+    elif kind == "ordinal":
+        comparable = rank_of(e.text) is not None
     return Part(kind, e.text, e.start, e.end, (e.text,), comparable, e.label)
 
 

@@ -24,6 +24,7 @@ from ...retrieval.ner.parser import Parsed, Phrase
 from ...retrieval.wikipedia.titles import is_sense_of
 from .claim import EVERYWHERE, ClaimParts, Part, PartKind
 from .names import name_key
+from .phrases import RANK, with_phrases
 
 __all__ = [
     "CONTRADICTS",
@@ -48,6 +49,7 @@ FILLERS: dict[PartKind, frozenset[str]] = {
     "number": frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"}),
     "name": frozenset({"WORK_OF_ART", "EVENT", "PRODUCT", "LANGUAGE", "LAW", "ORG", "PERSON"}),
     "category": frozenset(),
+    "ordinal": frozenset({"ORDINAL", RANK}),
 }
 MAX_OPTIONS = 10
 #: The labels of a passage's words that can *contradict* a part of each kind: the
@@ -63,6 +65,7 @@ CONTRADICTS: dict[PartKind, frozenset[str]] = {
     "number": frozenset({"CARDINAL", "QUANTITY", "MONEY", "PERCENT"}),
     "name": frozenset(),
     "category": frozenset({"NP"}),
+    "ordinal": frozenset({"ORDINAL", RANK}),
 }
 
 
@@ -157,7 +160,7 @@ def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]
         found = dict.fromkeys(_heads(parsed), "NP")
     else:
         labels = FILLERS[part.kind]
-        entities = [e for e in parsed.entities if e.label in labels]
+        entities = [e for e in with_phrases(parsed) if e.label in labels]
         if part.kind == "place":
             found = {run: label for run, label in _runs(entities, parsed.text)}
         for e in entities:

@@ -44,6 +44,7 @@ _WHAT: dict[PartKind, str] = {
     "number": "a number or amount",
     "name": "a name",
     "category": "what kind of thing it is",
+    "ordinal": "a rank (first, second, largest …)",
 }
 FILL_TOKENS = 24  # per blank
 SAID_TOKENS = 12

@@ -23,23 +23,18 @@ import numpy as np
 
 from ...llm.session import CheckSession, StepFailed
 from ...ports import TextEncoder
-from ...records.reading import PartCheck, PartOutcome
+from ...records.reading import PartCheck, PartOutcome, SecondReading
 from ...report import ClaimResult, EvidenceItem, Quote
 from ...retrieval.ner.parser import Parsed, TextParser
-from ...retrieval.wikipedia.gazetteer import STOPWORDS
 from ..context import PanelContext
 from ..evidence_sentences import Sentence
 from .claim import ClaimParts, Part, claim_parts, reported_clause
-from .names import (
-    NameKnowledge,
-    compare_names,
-    compare_nationalities,
-    compare_places,
-    described_as_place,
-)
+from .compare import Comparer
+from .names import NameKnowledge, described_as_place
 from .passage import Passage, Source, about_subject, can_contradict, choose_passage
+from .presence import Held, presence
+from .presence import agrees as agrees_with
 from .questions import NOT_STATED, Filled, fill_blanks, passage_says
-from .values import compare_dates, compare_numbers
 
 __all__ = ["PartsRules", "about_its_subject", "parse_claims", "read_by_parts", "whole_claims"]
 
@@ -56,6 +51,8 @@ class PartsRules:
     max_sources: int = 8
     said_at: float = 0.5
     same_kind_at: float = 0.5
+    second_reading: str = "presence"
+    unanswered: str = "unsettled"
 
 
 @dataclass(frozen=True)
@@ -63,7 +60,7 @@ class _Context:
     session: CheckSession
     panel: PanelContext
     knowledge: NameKnowledge
-    encoder: TextEncoder
+    comparer: Comparer
     rules: PartsRules
 
 
@@ -131,7 +128,9 @@ async def read_by_parts(
     ``vectors``), the closest :attr:`PartsRules.max_sources` about the subject, parsed
     once for all claims."""
     documents = {e.id: e for e in panel.evidence}
-    run = _Context(session, panel, knowledge, encoder, rules)
+    run = _Context(
+        session, panel, knowledge, Comparer(knowledge, encoder, rules.same_kind_at), rules
+    )
     about: list[list[int]] = []
     if pool and claims:
         encoded = await asyncio.to_thread(encoder.encode, [c.text for c, _ in claims])
@@ -188,7 +187,8 @@ async def _read_one(
         )
     except StepFailed as exc:
         return claim.model_copy(update={**base, "status": "failed", "error": exc.reason})
-    checks = _compared(run, parts, passage, filled)
+    held = _held(run, parts, sources)
+    checks = _answered_by(held, _compared(run, parts, passage, filled), run.rules)
     context = _ids(passage)
     outcomes = [c.outcome for c in checks if _checked(parts, c)]
     differs = "differs" in outcomes
@@ -201,22 +201,57 @@ async def _read_one(
     )
     settled = said is not None and said >= run.rules.said_at
     complete = agrees and len(parts.checked) == len(parts.parts)
-    if not settled or not (differs or complete):
-        update = {**base, "restated": said}
-        return _unsettled(claim, parts, checks, update, context)
     label = "refutes" if differs else "supports"
+    second = _second(held, label, checks) if held is not None else None
+    update = {**base, "restated": said, "second": second}
+    if not settled or not (differs or complete) or (second is not None and not second.agrees):
+        return _unsettled(claim, parts, checks, update, context)
     deciding = [c for c in checks if c.outcome == ("differs" if differs else "agrees")]
-    quotes = _quotes(passage, deciding)
     return claim.model_copy(
         update={
-            **base,
+            **update,
             "label": label,
             "reason": _reason(label, deciding),
-            "quotes": quotes,
+            "quotes": _quotes(passage, deciding, sources),
             "parts": checks,
-            "restated": said,
             "context": context,
         }
+    )
+
+
+def _held(run: _Context, parts: ClaimParts, sources: list[Source]) -> dict[str, Held] | None:
+    """The second reading (:mod:`.presence`): for each checked part, whether the
+    sentences about the subject hold its value; ``None`` when it is off."""
+    if run.rules.second_reading == "none":
+        return None
+    return {p.text: presence(parts, p, sources, run.comparer.compare) for p in parts.checked}
+
+
+def _answered_by(
+    held: dict[str, Held] | None, checks: list[PartCheck], rules: PartsRules
+) -> list[PartCheck]:
+    """``checks``, each part the model left unanswered answered by the sentence that
+    holds the claim's own value, when ``rules.unanswered`` is "presence" (the yes/no and
+    the agreement still decide whether that settles anything)."""
+    if held is None or rules.unanswered != "presence":
+        return checks
+    out = []
+    for check in checks:
+        found = held.get(check.claimed)
+        if not check.found and found is not None and found.status == "present":
+            check = check.model_copy(
+                update={"found": found.value, "outcome": "agrees", "evidence_id": found.evidence_id}
+            )
+        out.append(check)
+    return out
+
+
+def _second(held: dict[str, Held], label: str, checks: list[PartCheck]) -> SecondReading:
+    """The second reading, and whether it agrees with the comparison's ``label``."""
+    return SecondReading(
+        present=[k for k, v in held.items() if v.status == "present"],
+        absent=[k for k, v in held.items() if v.status == "absent"],
+        agrees=agrees_with(label, checks, held),
     )
 
 
@@ -279,57 +314,21 @@ def _guarded(
 
 
 def _compare(run: _Context, part: Part, found: str, passage: Passage) -> PartOutcome:
-    match part.kind:
-        case "place":
-            names = [n.strip() for n in found.split(",")]
-            return compare_places(part.names, names, run.knowledge)
-        case "nationality":
-            return compare_nationalities(part.text, found)
-        case "date":
-            return compare_dates(part.text, found)
-        case "number":
-            return compare_numbers(part.text, found)
-        case "category":
-            return _compare_kinds(run, part, found, passage.text)
-        case _:
-            return compare_names(part.text, found)
-
-
-def _compare_kinds(run: _Context, part: Part, found: str, passage: str) -> PartOutcome:
-    """A category word against the passage's: the same head word agrees when the
-    passage also has the claim's own words for its kind (the "bony" of "a bony organ");
-    a claimed word the passage uses anywhere, or one close in meaning, is not
-    contradicted."""
-    claimed = part.names[0]
-    head = found.split()[-1].casefold() if found.split() else ""
-    said = _words(passage)
-    if _singular(head) == _singular(claimed):
-        kind = _words(part.text) - _words(claimed) - STOPWORDS
-        return "agrees" if kind <= said else "unstated"
-    if _singular(claimed) in {_singular(w) for w in said}:
-        return "unstated"
-    vectors = run.encoder.encode([claimed, head])
-    cosine = float(np.dot(vectors[0], vectors[1]))
-    return "unstated" if cosine >= run.rules.same_kind_at else "differs"
-
-
-def _words(text: str) -> set[str]:
-    """The words of ``text``, in lower case, without the punctuation around them."""
-    return {w.strip(".,;:()").casefold() for w in text.split()} - {""}
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    return run.comparer.compare(part, found, passage.text)
 
 
 def _ids(passage: Passage) -> list[str]:
     return list(dict.fromkeys(evidence_id for evidence_id, _ in passage.sources))
 
 
-def _quotes(passage: Passage, deciding: list[PartCheck]) -> list[Quote]:
-    found = [passage.source_of(c.found) for c in deciding]
+def _quotes(passage: Passage, deciding: list[PartCheck], sources: list[Source]) -> list[Quote]:
+    """The sentences that gave the deciding values: the passage's, or the sentence
+    about the subject the second reading found one in."""
+    others = [(s.evidence_id, s.text) for s in sources]
+    found = [
+        passage.source_of(c.found) or next((o for o in others if c.found in o[1]), None)
+        for c in deciding
+    ]
     chosen = dict.fromkeys(s for s in found if s is not None)
     return [Quote(text=text, evidence_id=evidence_id) for evidence_id, text in chosen]
 

@@ -24,9 +24,11 @@ __all__ = [
     "DateRange",
     "compare_dates",
     "compare_numbers",
+    "compare_spans",
     "date_range",
     "number_value",
     "relative_date",
+    "span_years",
 ]
 
 #: How a claimed value stands against the value a passage gives for it.
@@ -136,12 +138,35 @@ def date_range(text: str) -> DateRange | None:
     return DateRange((year, month, day), (year, month, day))
 
 
+_SPAN = re.compile(
+    r"(\d{3,4})(?:\s*(?:BC|BCE|AD|CE))?\s*(?:to|and|until|till|through|[–—-])\s*"
+    r"(?:\w+\s+){0,2}?(\d{2,4})(?!\d)",
+    re.IGNORECASE,
+)
+
+
+def span_years(text: str) -> tuple[int, int] | None:
+    """The first and last year of a span of years ("1979 to 1990", "from 1988 until
+    1990", "1503–19"), or ``None`` when ``text`` is not a span."""
+    m = _SPAN.search(text)
+    if m is None or relative_date(text):
+        return None
+    first, last = int(m.group(1)), m.group(2)
+    end = int(last) if len(last) >= 3 else int(str(first)[: -len(last)] + last)
+    return (first, end) if first < end else None
+
+
 def compare_dates(claimed: str, found: str) -> Comparison:
     """A claimed date against the date a passage gives. It agrees when it lies within a
     found date of at most :data:`NARROW_YEARS` years (1889 in "1887 to 1889") or when the
     found date lies within it ("1889" for "the 1880s"); it differs when the two cannot
     overlap; else, or when either is not a date that can be placed, it is unstated
-    ("the 19th century" is consistent with 1889, but does not say 1889)."""
+    ("the 19th century" is consistent with 1889, but does not say 1889).
+
+    A span of years is compared as a span (:func:`compare_spans`): "1969 to 1990"
+    holds "1979 to 1990", but says something else of it."""
+    if span_years(claimed) is not None:
+        return compare_spans(claimed, found)
     mine, theirs = date_range(claimed), date_range(found)
     if mine is None or theirs is None:
         return "unstated"
@@ -150,6 +175,24 @@ def compare_dates(claimed: str, found: str) -> Comparison:
     if theirs.within(mine) or (mine.within(theirs) and _years_of(theirs) <= NARROW_YEARS):
         return "agrees"
     return "unstated"
+
+
+def compare_spans(claimed: str, found: str) -> Comparison:
+    """A claimed span of years against a date a passage gives for it: the same first
+    and last years agree; another span differs (a span says when something began and
+    ended: "from 1969 to 1990" is not "from 1979 to 1990"); a single date outside the
+    span differs; one inside says nothing of its ends."""
+    mine = span_years(claimed)
+    if mine is None:
+        return "unstated"
+    theirs = span_years(found)
+    if theirs is not None:
+        return "agrees" if theirs == mine else "differs"
+    found_range = date_range(found)
+    if found_range is None:
+        return "unstated"
+    inside = mine[0] <= found_range.first[0] and found_range.last[0] <= mine[1]
+    return "unstated" if inside else "differs"
 
 
 #: A found span of years this long or shorter confirms any year inside it.
