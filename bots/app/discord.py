@@ -14,7 +14,7 @@ import discord
 
 from bots.app.deliveries import delivering
 from bots.app.json_logs import json_lines_when_queued
-from bots.app.runtime import StartupError, running_service
+from bots.app.runtime import StartupError, running_service, stop_on_signals
 from bots.app.settings import Settings
 from bots.discord.chats import PLATFORM
 from bots.discord.client import FactCheckBot
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from zofia_engine.engine import Engine
 
 __all__ = ["run_bot", "run_discord", "startup_failure", "token_from_env"]
+
+log = logging.getLogger(__name__)
 
 
 def token_from_env(settings: Settings, environ: dict[str, str] | None = None) -> str:
@@ -43,41 +45,63 @@ def token_from_env(settings: Settings, environ: dict[str, str] | None = None) ->
     return token
 
 
-async def run_bot(settings: Settings, token: str, *, engine: Engine | None = None) -> None:
-    """Run the bot until it is stopped: the service, then the client on top of it.
+async def run_bot(
+    settings: Settings, token: str, *, grace_s: float | None = None, engine: Engine | None = None
+) -> None:
+    """Run the bot until SIGINT or SIGTERM: the service, then the client on top of it;
+    then it stops taking checks, gives those it took ``grace_s`` (``[service]
+    shutdown_grace_s`` by default) to finish, and hands back the rest, each asker told
+    (:meth:`FactCheckBot.stop`).
 
     The token and the connection are tried first, before any model loads, so that a
     bad token or no network fails in a second.
     """
+    grace = settings.service.shutdown_grace_s if grace_s is None else grace_s
     probe = discord.Client(intents=discord.Intents(guilds=True))
     try:
         await probe.login(token)
     finally:
         await probe.close()
-    async with (
-        running_service(settings, engine=engine) as service,
-        site_beside_bot(
-            service.store, settings.site, retention_days=settings.storage.retention_days
-        ),
-        FactCheckBot(
-            settings.discord,
-            service,
-            images=settings.images,
-            public_url=settings.site.public_url,
-        ) as bot,
-        delivering(
-            settings,
-            service,
-            PLATFORM,
-            functools.partial(post_delivered, bot.context, bot),
-            functools.partial(send_correction, bot.context, bot),
-        ),
-    ):
-        await bot.start(token)
+    stop = asyncio.Event()
+    with stop_on_signals(stop):
+        async with (
+            running_service(settings, engine=engine) as service,
+            site_beside_bot(
+                service.store, settings.site, retention_days=settings.storage.retention_days
+            ),
+            FactCheckBot(
+                settings.discord,
+                service,
+                images=settings.images,
+                public_url=settings.site.public_url,
+            ) as bot,
+        ):
+            running = asyncio.create_task(bot.start(token))
+            async with delivering(
+                settings,
+                service,
+                PLATFORM,
+                functools.partial(post_delivered, bot.context, bot),
+                functools.partial(send_correction, bot.context, bot),
+            ):
+                await _until(stop, running)
+            if not running.done():
+                log.info("stopping: no new checks; running checks get %.0f s", grace)
+            await bot.stop(grace)
+            await running  # what ended the connection, if anything did, is raised
 
 
-def run_discord(settings: Settings, token: str) -> None:
-    """Serve the bot until it is interrupted (blocking).
+async def _until(stop: asyncio.Event, running: asyncio.Task[None]) -> None:
+    """Return once ``stop`` is set (SIGINT, SIGTERM) or the client's connection ended."""
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+
+
+def run_discord(settings: Settings, token: str, grace_s: float | None = None) -> None:
+    """Serve the bot until SIGINT or SIGTERM (blocking); ``grace_s``: :func:`run_bot`'s.
 
     Raises:
         StartupError: Discord refused the token or the intents, or could not be reached.
@@ -85,8 +109,8 @@ def run_discord(settings: Settings, token: str) -> None:
     discord.utils.setup_logging(level=logging.INFO)
     json_lines_when_queued(settings.queued)
     try:
-        asyncio.run(run_bot(settings, token))
-    except KeyboardInterrupt:
+        asyncio.run(run_bot(settings, token, grace_s=grace_s))
+    except KeyboardInterrupt:  # before the signals were taken over: nothing was taken yet
         pass
     except Exception as exc:
         sentence = startup_failure(exc, settings.discord.token_env)

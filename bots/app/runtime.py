@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Callable
+import signal
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING
 
 from bots.chat.logs import cap_client_logs, key_chats_with
@@ -22,7 +23,7 @@ from .settings import Settings
 if TYPE_CHECKING:
     from zofia_engine.engine import Engine
 
-__all__ = ["StartupError", "build_service", "running_service"]
+__all__ = ["StartupError", "build_service", "running_service", "stop_on_signals"]
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,23 @@ async def running_service(
     finally:
         if own_engine:
             await engine.aclose()
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``stop`` while the block runs, on the running loop (a bot
+    then stops taking work and hands back what it took: :mod:`bots.chat.in_flight`),
+    instead of interrupting whatever runs; the handlers from before are back after it."""
+    loop = asyncio.get_running_loop()
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in before:
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 class StartupError(ZofiaError):

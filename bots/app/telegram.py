@@ -2,8 +2,9 @@
 
 ``zofia telegram`` reads the token from the environment variable the ``[telegram]``
 settings name, starts the check service, and serves updates until SIGINT or SIGTERM.
-On the way out it stops taking updates, gives running checks ``--grace`` seconds to
-finish, and puts the rest back in the queue (they resume on the next start).
+On the way out it stops taking updates, gives running checks ``--grace`` seconds
+(``[service] shutdown_grace_s``) to finish, and puts the rest back in the queue (they
+resume on the next start), each asker told (:mod:`bots.chat.in_flight`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import functools
 import hmac
 import logging
 import os
-import signal
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from telegram import Bot, Update
@@ -31,7 +31,7 @@ from telegram.ext import (
 
 from bots.app.deliveries import delivering
 from bots.app.json_logs import json_lines_when_queued
-from bots.app.runtime import StartupError, running_service
+from bots.app.runtime import StartupError, running_service, stop_on_signals
 from bots.app.settings import Settings
 from bots.chat.turns import Turns
 from bots.service.checks import CheckService
@@ -48,12 +48,16 @@ from bots.telegram.settings import TelegramSettings
 from bots.web.app import site_beside_bot
 from zofia_engine.errors import ZofiaError
 
+if TYPE_CHECKING:
+    from zofia_engine.engine import Engine
+
 __all__ = [
     "ChatPacedRateLimiter",
     "TokenRedactor",
     "build_application",
     "run_telegram",
     "running_bot",
+    "serve",
 ]
 
 log = logging.getLogger(__name__)
@@ -185,13 +189,16 @@ async def running_bot(
     service: CheckService,
     token: str,
     *,
-    grace_s: float = 30.0,
+    grace_s: float | None = None,
     poll_timeout_s: float = 10.0,
     rate_limiter: AIORateLimiter | None = None,
     allow_private_urls: bool = False,
 ) -> AsyncIterator[Application[Any, Any, Any, Any, Any, Any]]:
     """The bot taking updates (webhook if ``settings.telegram.webhook_url``, else polling)
-    until the block ends; then running checks get ``grace_s`` to finish."""
+    until the block ends; then running checks get ``grace_s`` (``[service]
+    shutdown_grace_s`` by default) to finish, and the rest are handed back, each asker
+    told."""
+    grace = settings.service.shutdown_grace_s if grace_s is None else grace_s
     config = settings.telegram
     ctx = TelegramContext(
         service,
@@ -219,11 +226,11 @@ async def running_bot(
                 yield application
         finally:
             await updater.stop()
-            ctx.closing = True  # updates still queued are told to send again later
+            ctx.work.closing = True  # updates still queued are told to send again later
             try:
                 await application.stop()
             finally:
-                await ctx.drain(grace_s)
+                await ctx.work.drain(grace)
 
 
 async def _check_token(base_url: str, token: str) -> None:
@@ -236,21 +243,30 @@ async def _check_token(base_url: str, token: str) -> None:
         pass  # entering calls getMe
 
 
-async def _serve(settings: Settings, token: str, grace_s: float) -> None:
+async def serve(
+    settings: Settings,
+    token: str,
+    *,
+    grace_s: float | None = None,
+    engine: Engine | None = None,
+    **bot_options: Any,
+) -> None:
+    """Serve the bot until SIGINT or SIGTERM (:func:`~bots.app.runtime.stop_on_signals`),
+    then stop as :func:`running_bot` does. ``engine`` and ``bot_options`` (the poll's
+    timeout, the rate limiter) are for tests."""
     await _check_token(settings.telegram.base_url, token)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    async with (
-        running_service(settings) as service,
-        site_beside_bot(
-            service.store, settings.site, retention_days=settings.storage.retention_days
-        ),
-        running_bot(settings, service, token, grace_s=grace_s),
-    ):
-        await stop.wait()
-        log.info("stopping: no new updates; running checks get %.0f s", grace_s)
+    grace = settings.service.shutdown_grace_s if grace_s is None else grace_s
+    with stop_on_signals(stop):
+        async with (
+            running_service(settings, engine=engine) as service,
+            site_beside_bot(
+                service.store, settings.site, retention_days=settings.storage.retention_days
+            ),
+            running_bot(settings, service, token, grace_s=grace, **bot_options),
+        ):
+            await stop.wait()
+            log.info("stopping: no new updates; running checks get %.0f s", grace)
 
 
 def quiet_logs(token: str) -> TokenRedactor:
@@ -267,7 +283,7 @@ def quiet_logs(token: str) -> TokenRedactor:
     return redactor
 
 
-def run_telegram(settings: Settings, token: str, grace_s: float) -> None:
+def run_telegram(settings: Settings, token: str, grace_s: float | None = None) -> None:
     """Serve the bot until SIGINT or SIGTERM (blocking).
 
     Raises:
@@ -277,7 +293,9 @@ def run_telegram(settings: Settings, token: str, grace_s: float) -> None:
     redactor = quiet_logs(token)
     json_lines_when_queued(settings.queued)
     try:
-        asyncio.run(_serve(settings, token, grace_s))
+        asyncio.run(serve(settings, token, grace_s=grace_s))
+    except KeyboardInterrupt:  # before the signals were taken over: nothing was taken yet
+        pass
     except InvalidToken:  # its message holds the token: never print it
         raise StartupError(
             f"Telegram rejected the bot token in ${settings.telegram.token_env}: check it with "

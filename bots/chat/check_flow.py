@@ -14,16 +14,16 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from bots.render.card import VerdictCard, verdict_card
 from bots.render.progress import follow_progress
-from bots.render.sentences import error_sentence
+from bots.render.sentences import INTERRUPTED, OVERDUE, RESTARTING, error_sentence
 from bots.render.words import words_for
-from bots.service.checks import Outcome, Requester
-from bots.service.limits import RateLimitedError
+from bots.service.checks import CheckHandle, Outcome, Requester
+from bots.service.limits import Admission, RateLimitedError
 from bots.service.posts import post_from_message
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
@@ -105,9 +105,6 @@ class CheckRequest:
 class Screen(Protocol):
     """How a check shows on one platform: a Telegram reply, a Discord interaction."""
 
-    #: what is said when shutdown cuts a live check short; ``None``: nothing can be
-    #: said then (the check goes back to the queue either way)
-    interrupted: ClassVar[str | None]
     #: the platform API's own errors: logged as a warning, not as a bug
     platform_errors: ClassVar[tuple[type[Exception], ...]]
 
@@ -147,6 +144,16 @@ def shutting_down() -> bool:
     return task is not None and task.cancelling() > 0
 
 
+@dataclass
+class _Reached:
+    """How far a request got: what its end says, and what it gives back."""
+
+    started: bool = False  # it cost work: a download, a check
+    submitted: bool = False  # its check was submitted: a shutdown hands it back to the queue
+    queued: bool = False  # a deliver job posts its card
+    handle: CheckHandle | None = None
+
+
 async def run_check(
     calls: StoreCalls, request: CheckRequest, screen: Screen, *, progress_interval_s: float
 ) -> None:
@@ -154,54 +161,112 @@ async def run_check(
     or one sentence saying what went wrong. A repeat answered from the store gets the
     card at once; when deliver jobs post the cards, this shows progress only.
 
+    Every request ends in a card or one sentence: an admitted one within ``[service]
+    answer_within_s`` (its turn, an engine slot and its check together; past it the wait
+    is given up and :data:`~bots.render.sentences.OVERDUE` said). What it holds is given
+    back as soon as its answer is known, before that answer is said (a refusal may be
+    held a while to be said once per burst): its place in its private chat's line, so
+    that the next in line starts, and its admission, so that it no longer counts as
+    under way.
+
     Args:
         calls: the check service, its store calls awaited off the event loop.
         progress_interval_s: the least time between two progress edits.
     """
-    service = calls.service
-    queued = started = False
-    admission = None
+    reached = _Reached()
     try:
-        if request.refuse is not None:
-            request.refuse()
-        # Before a link or an image is fetched: from here the request counts against
-        # its sender's limits, whatever then fails.
-        admission = await calls.admit(request.requester)
-        await _wait_turn(request.ticket, screen)
-        started = True  # from here the request costs work: a download, a check
-        post = await _post_of(request)
-        handle = await service.submit(post, request.requester, admission=admission)
-        # Queued on workers, a deliver job posts the card, from whichever replica is
-        # alive then; this one shows progress while it is.
-        delivery = service.delivery if handle.delivered_elsewhere and not handle.done else None
-        queued = delivery is not None
-        live = not handle.done and not request.unasked
-        if live:
-            await screen.open_progress(handle.check_id)
-        if delivery is not None:  # a deliver job posts the card: tell it where
-            target, platform = screen.delivery_target(post, request), request.requester.platform
-            await delivery.expect(handle.check_id, platform, target)
-        if live:
-            await follow_progress(handle.events(), screen.show_progress, progress_interval_s)
-        if queued:
-            if handle.cancelled:  # the requester pressed Cancel: no card comes
-                raise asyncio.CancelledError
-            return
-        await _show_card(calls, request, screen, post, await handle.result())
+        try:
+            if request.refuse is not None:
+                request.refuse()
+            # Before a link or an image is fetched: from here the request counts against
+            # its sender's limits, whatever then fails.
+            async with calls.admitted(request.requester) as admission:
+                answer = _answer(calls, request, screen, admission, reached, progress_interval_s)
+                await _answer_within(calls, request, screen, reached, answer)
+        finally:
+            if request.ticket is not None:
+                request.ticket.leave()
     except asyncio.CancelledError as exc:
-        if shutting_down():  # the check goes back to the queue
-            if not queued and screen.interrupted is not None:  # queued, its card still comes
-                await screen.say(words_for(request.language)(screen.interrupted))
+        if shutting_down():  # the bot is stopping: say so, then let the task end
+            await _handed_back(request, screen, reached)
             raise
         # cancelled by the requester, or another
         await screen.say(error_sentence(exc, words_for(request.language)))
     except Exception as exc:
-        await _failed(request, screen, exc, started=started)
-    finally:
-        if request.ticket is not None:
-            request.ticket.leave()
-        if admission is not None:
-            await asyncio.shield(calls.release(admission))
+        await _failed(request, screen, exc, started=reached.started)
+
+
+async def _answer_within(
+    calls: StoreCalls,
+    request: CheckRequest,
+    screen: Screen,
+    reached: _Reached,
+    answer: Coroutine[Any, Any, None],
+) -> None:
+    """``answer`` (:func:`_answer`), given up past ``[service] answer_within_s``: the asker is told
+    (unless a deliver job posts the card), and the check stops when nobody else waits."""
+    within = calls.service.settings.answer_within_s
+    deadline = asyncio.timeout(within)
+    try:
+        async with deadline:
+            await answer
+    except TimeoutError:
+        if not deadline.expired():  # a timeout of something inside: a failure
+            raise
+        chat = log_chat(request.requester.platform, request.requester.chat_id)
+        log.warning("request in chat %s not answered within %.0f s: given up", chat, within)
+        if reached.queued:  # the card still comes, from its deliver job
+            return
+        if reached.handle is not None:
+            reached.handle.cancel()
+        if not request.unasked:
+            await screen.say(words_for(request.language)(OVERDUE))
+
+
+async def _answer(
+    calls: StoreCalls,
+    request: CheckRequest,
+    screen: Screen,
+    admission: Admission,
+    reached: _Reached,
+    progress_interval_s: float,
+) -> None:
+    """Wait for the request's turn, submit its post and show the check to its end."""
+    service = calls.service
+    await _wait_turn(request.ticket, screen)
+    reached.started = True  # from here the request costs work: a download, a check
+    post = await _post_of(request)
+    handle = reached.handle = await service.submit(post, request.requester, admission=admission)
+    reached.submitted = True
+    # Queued on workers, a deliver job posts the card, from whichever replica is alive
+    # then; this one shows progress while it is.
+    delivery = service.delivery if handle.delivered_elsewhere and not handle.done else None
+    reached.queued = delivery is not None
+    live = not handle.done and not request.unasked
+    if live:
+        await screen.open_progress(handle.check_id)
+    if delivery is not None:  # a deliver job posts the card: tell it where
+        target, platform = screen.delivery_target(post, request), request.requester.platform
+        await delivery.expect(handle.check_id, platform, target)
+    if live:
+        await follow_progress(handle.events(), screen.show_progress, progress_interval_s)
+    if reached.queued:
+        if handle.cancelled:  # the requester pressed Cancel: no card comes
+            raise asyncio.CancelledError
+        return
+    await _show_card(calls, request, screen, post, await handle.result())
+
+
+async def _handed_back(request: CheckRequest, screen: Screen, reached: _Reached) -> None:
+    """At shutdown, tell the asker what became of a request the grace cut short: a check
+    submitted goes back to the queue and resumes at the next start
+    (:data:`~bots.render.sentences.INTERRUPTED`); a request not yet submitted is not kept
+    (:data:`~bots.render.sentences.RESTARTING`). A card a deliver job posts still comes,
+    and nobody asked an unasked check: nothing is said then."""
+    if reached.queued or request.unasked:
+        return
+    sentence = INTERRUPTED if reached.submitted else RESTARTING
+    await screen.say(words_for(request.language)(sentence))
 
 
 async def _show_card(

@@ -12,10 +12,11 @@ rather than at every call site.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
@@ -53,10 +54,35 @@ class StoreCalls:
 
     def __init__(self, service: CheckService) -> None:
         self.service = service
+        self._releasing: set[asyncio.Task[None]] = set()
 
     async def admit(self, requester: Requester) -> Admission:
         """Admit the request before any work, or refuse it (``RateLimitedError``)."""
         return await off_loop(self.service.admit, requester)
+
+    @contextlib.asynccontextmanager
+    async def admitted(self, requester: Requester) -> AsyncIterator[Admission]:
+        """The request admitted (:meth:`admit`: a refusal raises here) for the block, and
+        released when the block ends, however it ends. An admission still on its store
+        thread when the caller is cancelled is released as soon as it lands: an attempt
+        left open would hold a place in its sender's private line for 30 minutes."""
+        landing = asyncio.ensure_future(self.admit(requester))
+        try:
+            admission = await asyncio.shield(landing)
+        except asyncio.CancelledError:
+            landing.add_done_callback(self._release_landed)
+            raise
+        try:
+            yield admission
+        finally:
+            await asyncio.shield(self.release(admission))
+
+    def _release_landed(self, landing: asyncio.Future[Admission]) -> None:
+        if landing.cancelled() or landing.exception() is not None:
+            return  # refused, or never written
+        task = asyncio.get_running_loop().create_task(self.release(landing.result()))
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
 
     async def release(self, admission: Admission) -> None:
         """The request is answered (:meth:`~bots.service.checks.CheckService.release`)."""

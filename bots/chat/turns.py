@@ -3,14 +3,18 @@
 People forward several posts at once. The limits admit up to ``private_queue`` of them
 beyond the one being answered (:mod:`bots.service.limits`); :class:`Turns` holds the others
 in line, per user, so that each is answered in turn, and says how many are ahead of
-each one. A request takes its place in line (:meth:`Turns.join`) the moment it comes,
-before any ``await``, so that the line keeps the order of arrival.
+each one. A request takes its place in line (:meth:`Turns.place`) the moment it comes,
+before any ``await``, so that the line keeps the order of arrival, and gives it up as
+soon as its answer is known (:func:`~.check_flow.run_check` does, before a refusal is
+said), or else when the block that took it ends, however it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
+from collections.abc import Iterator
 
 __all__ = ["Ticket", "Turns"]
 
@@ -58,12 +62,27 @@ class Turns:
         self._lines: dict[str, deque[Ticket]] = {}
 
     def join(self, key: str) -> Ticket:
-        """A place at the end of the line of ``key``; ready at once when it is short."""
+        """A place at the end of the line of ``key``; ready at once when it is short.
+        Give it up with :meth:`Ticket.leave`, or take it with :meth:`place`."""
         ticket = Ticket(self, key)
         line = self._lines.setdefault(key, deque())
         line.append(ticket)
         self._wake(line)
         return ticket
+
+    @contextlib.contextmanager
+    def place(self, key: str | None) -> Iterator[Ticket | None]:
+        """A place in the line of ``key`` for the block, given up when it ends (if it was
+        not before); ``None`` when ``key`` is (a request outside a private chat waits
+        for no one)."""
+        if key is None:
+            yield None
+            return
+        ticket = self.join(key)
+        try:
+            yield ticket
+        finally:
+            ticket.leave()
 
     def ahead(self, ticket: Ticket) -> int:
         line = self._lines.get(ticket.key)

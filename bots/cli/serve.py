@@ -18,16 +18,22 @@ from .options import CONFIG_OPTION, settings_from
 __all__ = ["discord", "telegram"]
 
 
-@click.command()
-@click.option(
+GRACE_OPTION = click.option(
     "--grace",
-    type=float,
-    default=30.0,
-    show_default=True,
-    help="Seconds running checks get to finish at shutdown; the rest resume at the next start.",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help=(
+        "Seconds the checks taken get to finish at SIGINT or SIGTERM; the rest go back "
+        "to the queue, their askers told ([service] shutdown_grace_s, 30 by default)."
+    ),
 )
+
+
+@click.command()
+@GRACE_OPTION
 @CONFIG_OPTION
-def telegram(grace: float, config: Path | None) -> None:
+def telegram(grace: float | None, config: Path | None) -> None:
     """Run the Telegram bot (polling, or webhook when [telegram] webhook_url is set)."""
     settings = settings_from(config)
     token = os.environ.get(settings.telegram.token_env, "").strip()
@@ -44,8 +50,9 @@ def telegram(grace: float, config: Path | None) -> None:
 
 
 @click.command()
+@GRACE_OPTION
 @CONFIG_OPTION
-def discord(config: Path | None) -> None:
+def discord(grace: float | None, config: Path | None) -> None:
     """Run the Discord bot (token from $DISCORD_BOT_TOKEN, or [discord] token_env)."""
     settings = settings_from(config)
     with warnings.catch_warnings():  # discord.py imports audioop, deprecated since 3.11
@@ -53,6 +60,6 @@ def discord(config: Path | None) -> None:
         from bots.app.discord import run_discord, token_from_env
 
     try:
-        run_discord(settings, token_from_env(settings))
+        run_discord(settings, token_from_env(settings), grace)
     except StartupError as exc:
         raise click.ClickException(str(exc)) from None

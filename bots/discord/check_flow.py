@@ -164,8 +164,6 @@ class DiscordScreen:
             carries its own).
     """
 
-    #: the client is closing on shutdown: nothing more can be said then
-    interrupted: ClassVar[str | None] = None
     platform_errors: ClassVar[tuple[type[Exception], ...]] = (discord.HTTPException,)
 
     def __init__(

@@ -83,6 +83,13 @@ class FactCheckBot(discord.AutoShardedClient):
             synced = await self.tree.sync()
             log.info("synced %d commands globally", len(synced))
 
+    async def stop(self, grace_s: float) -> None:
+        """Stop taking checks (a new one is told the bot is restarting), give those taken
+        ``grace_s`` to finish, hand back the rest (each tells its asker, while the
+        connection is still open: :func:`~bots.chat.check_flow.run_check`), then close."""
+        await self.context.work.drain(grace_s)
+        await self.close()
+
     async def on_message(self, message: discord.Message) -> None:
         """A reply to a verdict card may be a follow-up question (:mod:`.follow_ups`)."""
         if self.user is not None:

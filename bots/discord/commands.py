@@ -29,7 +29,7 @@ from discord import app_commands
 from bots.chat.logs import log_chat
 from bots.chat.turns import Ticket
 from bots.render.privacy import privacy_text, retention_days_of
-from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_sentence
+from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT, cooldown_sentence
 from bots.render.words import chat_language, words_for
 
 from .chats import PLATFORM, chat_of
@@ -143,16 +143,30 @@ def _language(interaction: discord.Interaction[Any], setting: str | None = None)
 async def opened_check(
     ctx: DiscordContext, interaction: discord.Interaction[Any]
 ) -> AsyncIterator[Opening | None]:
-    """:func:`open_check` for the block. A DM's request takes its place in the user's
-    line first, before any ``await`` (so that requests are answered in the order they
-    came: :class:`~bots.chat.turns.Turns`), and leaves it when the block ends."""
-    dm = interaction.guild_id is None
-    ticket = ctx.turns.join(str(interaction.user.id)) if dm else None
+    """:func:`open_check` for the block, held among the bot's work in flight (a shutdown
+    waits for it: :class:`~bots.chat.in_flight.InFlight`); once a shutdown has begun,
+    the requester is told the bot is restarting and nothing is opened (``None``). A DM's
+    request takes its place in the user's line first, before any ``await`` (so that
+    requests are answered in the order they came: :class:`~bots.chat.turns.Turns`), and
+    leaves it when the block ends, if its check has not already."""
+    with ctx.work.hold() as taken:
+        if not taken:
+            await _restarting(interaction)
+            yield None
+            return
+        dm = interaction.guild_id is None
+        with ctx.turns.place(str(interaction.user.id) if dm else None) as ticket:
+            yield await open_check(ctx, interaction, ticket)
+
+
+async def _restarting(interaction: discord.Interaction[Any]) -> None:
+    """Tell the requester, privately, that the bot is restarting (a shutdown has begun),
+    in their Discord language: a bot shutting down reads no store."""
+    said = words_for(_language(interaction))(RESTARTING)
     try:
-        yield await open_check(ctx, interaction, ticket)
-    finally:
-        if ticket is not None:
-            ticket.leave()
+        await interaction.response.send_message(said, ephemeral=True)
+    except discord.HTTPException as exc:
+        log.info("could not tell interaction %s the bot is restarting: %s", interaction.id, exc)
 
 
 async def open_check(

@@ -1,6 +1,6 @@
 """What the Discord handlers share: the check service (its store calls awaited off the
-event loop), the settings, the cooldowns and the locks. A leaf: the handlers import it,
-the client holds it, nothing imports back."""
+event loop), the settings, the cooldowns, the locks and the work in flight. A leaf: the
+handlers import it, the client holds it, nothing imports back."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import discord
 
 from bots.chat.cooldowns import Cooldowns
+from bots.chat.in_flight import InFlight
 from bots.chat.reviews import OpenReviews
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
@@ -41,6 +42,9 @@ class DiscordContext:
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
     #: the reviews whose select or form is open (a Review press then posts nothing new)
     reviews: OpenReviews = field(default_factory=OpenReviews)
+    #: the checks running, waited for at shutdown (:meth:`FactCheckBot.stop
+    #: <bots.discord.client.FactCheckBot.stop>`)
+    work: InFlight = field(default_factory=InFlight)
     #: the service's store calls, awaited off the event loop
     calls: StoreCalls = field(init=False)
     #: each user's private requests, answered in turn (``[service] private_in_flight``

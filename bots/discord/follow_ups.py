@@ -30,7 +30,8 @@ from bots.chat.follow_ups import ASKING, Said, ask, named_answer, question_text,
 from bots.chat.logs import log_chat
 from bots.chat.store_calls import off_loop
 from bots.render.languages import LANGUAGE_KEY
-from bots.render.sentences import source_label
+from bots.render.sentences import RESTARTING, source_label
+from bots.render.words import ENGLISH
 from bots.service.checks import Requester
 from bots.service.follow_ups import FollowUp
 from zofia_engine.report import EvidenceItem
@@ -211,4 +212,8 @@ async def on_follow_up(ctx: DiscordContext, bot_id: int, message: discord.Messag
         if await _said_now(ctx, message, ASKING):
             await _reply(message, escape(ASKING.text))
         return
-    await _answer(ctx, message, check_id, question)
+    with ctx.work.hold() as taken:  # a shutdown waits for the answer, or turns it away
+        if not taken:
+            await _reply(message, escape(ENGLISH(RESTARTING)))
+            return
+        await _answer(ctx, message, check_id, question)

@@ -22,6 +22,9 @@ from .words import ENGLISH, N_, Words
 
 __all__ = [
     "CITED_WORDS",
+    "INTERRUPTED",
+    "OVERDUE",
+    "RESTARTING",
     "UNSUPPORTED_INPUT",
     "cite_line",
     "cooldown_reason",
@@ -187,6 +190,23 @@ def passage_once(text: str) -> str:
         seen.add(stem)
         kept.append((space if kept else "") + sentence)
     return "".join(kept)
+
+
+#: what a request that comes while the bot shuts down is told, and one it had taken but
+#: not yet submitted when the grace ran out (nothing of it is kept)
+RESTARTING = N_("The bot is restarting; please send it again in a minute.")
+#: what a check the shutdown's grace cut short is told: it goes back to the queue and
+#: resumes at the next start, so the post sent again then is answered from the store
+INTERRUPTED = N_(
+    "The bot restarted before this check finished. It will resume; send the post again "
+    "in a few minutes to get the answer."
+)
+#: what a request not answered within ``[service] answer_within_s`` is told (its wait is
+#: given up: see :func:`bots.chat.check_flow.run_check`)
+OVERDUE = N_(
+    "This check is taking far longer than it should, so I have stopped waiting for it. "
+    "Please send the post again later."
+)
 
 
 def error_sentence(exc: BaseException, words: Words = ENGLISH) -> str:

@@ -44,6 +44,13 @@ class ServiceSettings(SettingsSection):
     # they are refused). Each counts in the user's pending share from its admission.
     private_in_flight: int = Field(1, ge=1)
     private_queue: int = Field(4, ge=0, le=50)
+    # The longest a chat request waits for its answer once admitted (its turn, an engine
+    # slot, its check); past it the wait is given up and the asker told so in one
+    # sentence. A card queued on workers still comes from its deliver job.
+    answer_within_s: float = Field(1800.0, gt=0)
+    # At SIGINT or SIGTERM, how long a bot gives the checks it took to finish (`--grace`
+    # overrides it); then the rest go back to the queue and their askers are told.
+    shutdown_grace_s: float = Field(30.0, ge=0)
     # Who may review verdicts in any chat, besides its admins (docs/moderators.md).
     reviewers: list[str] = Field(default_factory=list)
     # A chat's admins (Telegram) or server-wide Manage Messages (Discord) review the

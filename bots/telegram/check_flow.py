@@ -42,7 +42,6 @@ from .render import NO_PREVIEW, progress_html, progress_keyboard, quote_text
 
 __all__ = [
     "AUTO_CHECK",
-    "INTERRUPTED",
     "READING",
     "ChatRules",
     "TelegramScreen",
@@ -52,10 +51,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED = N_(
-    "The bot restarted before this check finished. It will resume; send the post again "
-    "in a few minutes to get the answer."
-)
 #: the first answer to an image post, before its images are downloaded and read
 READING = N_("Reading the image…")
 READING_MANY = N_("Reading the images…")
@@ -77,7 +72,6 @@ class TelegramScreen:
             carries its own).
     """
 
-    interrupted: ClassVar[str | None] = INTERRUPTED
     platform_errors: ClassVar[tuple[type[Exception], ...]] = (TelegramError,)
 
     def __init__(
@@ -155,8 +149,7 @@ class TelegramScreen:
         await self._drop_progress()
         self._shown = text
         edit = asyncio.get_running_loop().create_task(self._edit_progress(self.reply, text))
-        self.ctx.checks.add(edit)  # held, and waited for on shutdown, as a check is
-        edit.add_done_callback(self.ctx.checks.discard)
+        self.ctx.work.add(edit)  # held, and waited for on shutdown, as a check is
         self._editing = edit
         return True
 
@@ -367,8 +360,7 @@ async def check_message(
     posts forwarded together are answered in the order they came, one at a time.
     """
     private = target.chat.type == ChatType.PRIVATE
-    ticket = ctx.turns.join(str(user_id)) if private else None  # before any await
-    try:
+    with ctx.turns.place(str(user_id) if private else None) as ticket:  # before any await
         anchor = request or target
         chat_id = target.chat_id
         if rules is None:
@@ -384,6 +376,3 @@ async def check_message(
             )
         finally:
             screen.opened()
-    finally:
-        if ticket is not None:
-            ticket.leave()

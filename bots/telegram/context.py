@@ -1,14 +1,12 @@
 """What the Telegram handlers share: the check service (its store calls awaited off the
-event loop), the settings, the checks running in the background (so shutdown can wait
-for them), the groups' cooldowns, their administrators (asked once a minute at most)
-and the albums being gathered; and the language a chat is answered in
-(:func:`chat_language_of`)."""
+event loop), the settings, the work running in the background (so shutdown can wait
+for it: :class:`~bots.chat.in_flight.InFlight`), the groups' cooldowns, their
+administrators (asked once a minute at most) and the albums being gathered; and the
+language a chat is answered in (:func:`chat_language_of`)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +14,7 @@ from telegram import Message
 from telegram.ext import CallbackContext
 
 from bots.chat.cooldowns import Cooldowns
+from bots.chat.in_flight import InFlight
 from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
 from bots.render.languages import LANGUAGE_KEY
@@ -67,11 +66,11 @@ class TelegramContext:
     public_url: str = ""
     bot_username: str = ""
     albums: Albums = field(default_factory=Albums)
-    checks: set[asyncio.Task[None]] = field(default_factory=set)
+    #: the checks and answers running in the background, waited for at shutdown
+    work: InFlight = field(default_factory=InFlight)
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
     #: refusals held to be said once per burst, and the checks of each chat opening
     refusals: Refusals = field(default_factory=Refusals)
-    closing: bool = False
     #: the service's store calls, awaited off the event loop
     calls: StoreCalls = field(init=False)
     #: each user's private requests, answered in turn (``[service] private_in_flight``
@@ -100,39 +99,6 @@ class TelegramContext:
     def user_hash(self, user_id: int) -> str:
         """The stored form of a Telegram user id (an HMAC, never the id)."""
         return self.service.chats.user_hash(PLATFORM, str(user_id))
-
-    def spawn(self, work: Coroutine[Any, Any, None]) -> bool:
-        """Run a check in the background; shutdown waits for it (see :meth:`drain`).
-
-        Returns:
-            ``False`` once shutdown has begun: ``work`` is closed unstarted, and the
-            caller tells the chat to try again later.
-        """
-        if self.closing:
-            work.close()
-            return False
-        task = asyncio.get_running_loop().create_task(work)
-        self.checks.add(task)
-        task.add_done_callback(self.checks.discard)
-        return True
-
-    async def drain(self, grace_s: float) -> None:
-        """Refuse new checks from now on, let the running ones finish for ``grace_s``,
-        then cancel the rest: their checks go back to the queue and their messages say so.
-        Returns when no check is left."""
-        self.closing = True
-        deadline = asyncio.get_running_loop().time() + grace_s
-        if self.checks:
-            log.info("waiting up to %.0f s for %d running checks", grace_s, len(self.checks))
-        while self.checks:
-            pending = set(self.checks)
-            left = deadline - asyncio.get_running_loop().time()
-            if left > 0:
-                _, pending = await asyncio.wait(pending, timeout=left)
-            for task in pending:
-                task.cancel()
-            if pending:  # a cancelled check still edits its message: wait for that
-                await asyncio.wait(pending)
 
 
 def context_of(callback: CallbackContext[Any, Any, Any, Any]) -> TelegramContext:

@@ -35,7 +35,7 @@ from bots.service.follow_ups import FollowUp
 from zofia_engine.report import EvidenceItem
 
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language
-from .inputs import RESTARTING, asker_of
+from .inputs import asker_of, restarting
 from .render import BUTTON_ACTIONS, NO_PREVIEW, clip_text, quote_text, safe_href
 
 __all__ = ["ASK_HOW", "card_check_id", "follow_up_handlers", "follow_up_html"]
@@ -156,8 +156,8 @@ async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         if _said_now(ctx, message, ASKING):
             await message.reply_text(ASK_HOW, do_quote=True)
         return
-    if not ctx.spawn(_answer(ctx, message, check_id, question)):
-        await message.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
+    if not ctx.work.spawn(_answer(ctx, message, check_id, question)):
+        await message.reply_text(restarting(message), do_quote=True)  # shutdown has begun
 
 
 def follow_up_handlers() -> list[BaseHandler[Update, Any, Any]]:

@@ -45,13 +45,13 @@ from .deliveries import post_delivered
 from .images import has_image
 from .inputs import (
     HOW_TO,
-    RESTARTING,
     asker_of,
     chat_words,
     cooldown_left,
     cooldown_refusal,
     images_of,
     replied_to,
+    restarting,
 )
 from .posts import NOTHING_TO_CHECK, post_text
 from .render import NO_PREVIEW, clip_text, quote_text, safe_href
@@ -206,8 +206,8 @@ async def _ask(ctx: TelegramContext, message: Message) -> None:
         images=images_of(target),
         screen_type=GuestScreen,
     )
-    if not ctx.spawn(work):  # shutdown has begun
-        await _say(message, RESTARTING)
+    if not ctx.work.spawn(work):  # shutdown has begun
+        await _say(message, restarting(message))
 
 
 async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

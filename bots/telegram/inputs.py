@@ -21,18 +21,28 @@ from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
 from bots.chat.logs import log_chat
-from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_reason, cooldown_sentence
+from bots.render.sentences import (
+    RESTARTING,
+    UNSUPPORTED_INPUT,
+    cooldown_reason,
+    cooldown_sentence,
+)
 from bots.render.words import ENGLISH, N_, Words, words_for
 
 from .check_flow import AUTO_CHECK, ChatRules, chat_rules, check_message
-from .context import PLATFORM, TelegramContext, context_of, read_chat_language
+from .context import (
+    PLATFORM,
+    TelegramContext,
+    chat_language_of,
+    context_of,
+    read_chat_language,
+)
 from .images import IMAGE_DOCUMENT, album_caption, has_image
 from .posts import NOTHING_TO_CHECK, post_text, visible_text
 
 __all__ = [
     "AUTO_CHECK",
     "HOW_TO",
-    "RESTARTING",
     "asker_of",
     "chat_words",
     "cooldown_left",
@@ -40,6 +50,7 @@ __all__ = [
     "images_of",
     "input_handlers",
     "replied_to",
+    "restarting",
 ]
 
 #: what a request with nothing to check gets (said with ``words(HOW_TO)``)
@@ -47,7 +58,6 @@ HOW_TO = N_(
     "Reply to a post with /check (or mention me in the reply) and I will check it; "
     "/check followed by text checks that text."
 )
-RESTARTING = "The bot is restarting: please send this again in a minute."
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +78,13 @@ async def _say(ctx: TelegramContext, message: Message, sentence: str) -> None:
     chat's words."""
     words = await chat_words(ctx, message)
     await message.reply_text(words(sentence), do_quote=True)
+
+
+def restarting(message: Message) -> str:
+    """What a request that comes during shutdown is told
+    (:data:`~bots.render.sentences.RESTARTING`), in the language of the sender's app: a
+    bot shutting down reads no store."""
+    return words_for(chat_language_of(message, None))(RESTARTING)
 
 
 def asker_of(message: Message) -> int:
@@ -96,8 +113,8 @@ def images_of(message: Message) -> list[Message]:
 
 async def _start(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
     work = check_message(ctx, target, text, asker_of(request), request, images=images_of(target))
-    if not ctx.spawn(work):
-        await request.reply_text(RESTARTING, do_quote=True)  # shutdown has begun
+    if not ctx.work.spawn(work):
+        await request.reply_text(restarting(request), do_quote=True)  # shutdown has begun
 
 
 async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False) -> None:
@@ -108,7 +125,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
     except asyncio.CancelledError:  # shutdown while gathering: nothing was submitted
         if not unasked:
             with contextlib.suppress(TelegramError):
-                await opener.reply_text(RESTARTING, do_quote=True)
+                await opener.reply_text(restarting(opener), do_quote=True)
         raise
     first = messages[0]
     images = [m for m in messages if has_image(m)]
@@ -172,7 +189,7 @@ async def _in_cooldown(ctx: TelegramContext, message: Message, *, say: bool = Tr
     in the background."""
     left = cooldown_left(ctx, message)
     if left and say:
-        ctx.spawn(_refuse_in_cooldown(ctx, message, left))
+        ctx.work.spawn(_refuse_in_cooldown(ctx, message, left))
     return bool(left)
 
 
@@ -201,9 +218,9 @@ async def on_private_message(update: Update, context: ContextTypes.DEFAULT_TYPE)
     if _joined_album(ctx, message):
         return
     if message.media_group_id is not None:
-        if not ctx.spawn(_album(ctx, message)):
+        if not ctx.work.spawn(_album(ctx, message)):
             ctx.albums.discard(message)
-            await message.reply_text(RESTARTING, do_quote=True)
+            await message.reply_text(restarting(message), do_quote=True)
         return
     await _check(ctx, message, message, post_text(message))
 
@@ -252,7 +269,7 @@ async def on_unsupported(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if _joined_album(ctx, message):  # an album of videos: answered once
         return
     if message.media_group_id is not None:
-        if not ctx.spawn(_unsupported_album(ctx, message)):
+        if not ctx.work.spawn(_unsupported_album(ctx, message)):
             ctx.albums.discard(message)
         return
     await _say(ctx, message, UNSUPPORTED_INPUT)
@@ -281,7 +298,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     # unasked: during shutdown it is simply not checked
     if message.media_group_id is not None:
-        if not ctx.spawn(_album(ctx, message, unasked=True)):
+        if not ctx.work.spawn(_album(ctx, message, unasked=True)):
             ctx.albums.discard(message)
         return
     rules = await _auto_check(ctx, message)
@@ -289,7 +306,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         return
     text = post_text(message)
     if (text or has_image(message)) and not await _in_cooldown(ctx, message, say=False):
-        ctx.spawn(
+        ctx.work.spawn(
             check_message(
                 ctx,
                 message,

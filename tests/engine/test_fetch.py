@@ -15,7 +15,6 @@ import asyncio
 import datetime
 import logging
 import socket
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -163,13 +162,11 @@ def test_only_public_addresses_are_allowed(ip: str, public: bool) -> None:
 async def test_local_addresses_are_refused_without_connecting(
     url: str, kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    started = time.monotonic()
     with forbid_connections() as attempts, caplog.at_level(logging.INFO, "zofia_engine.fetch"):
         error = await refusal(url)
     assert unreachable(error, url) and kind not in str(error)
     assert f"is a {kind} address" in caplog.text  # which it was: the log alone
-    assert attempts == []
-    assert time.monotonic() - started < 1.0
+    assert attempts == []  # refused before any connection, not after a timeout
 
 
 @pytest.mark.parametrize(
@@ -236,13 +233,12 @@ async def test_a_redirect_to_the_metadata_address_is_refused(
     peer: ArticlePeer, loopback_is_public: None, caplog: pytest.LogCaptureFixture
 ) -> None:
     target = "http://169.254.169.254/latest/meta-data/iam/"
-    started = time.monotonic()
     with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
         error = await refusal(f"{peer.root}/to?url={target}", timeout_s=5)
     assert unreachable(error, f"{peer.root}/to?url={target}")  # the link as it was sent
     assert f"{target} is a link-local address" in caplog.text
     assert peer.hits["/to"] == 1
-    assert time.monotonic() - started < 2.0  # refused, not a connect timeout
+    assert not isinstance(error.__cause__, TimeoutError)  # refused, not a connect timeout
 
 
 async def test_a_redirect_to_a_name_resolving_to_a_private_address_is_refused(
@@ -347,10 +343,11 @@ async def test_pages_over_the_size_cap_are_refused(peer: ArticlePeer, path: str)
 async def test_a_declared_oversize_is_refused_before_reading_the_body(
     peer: ArticlePeer,
 ) -> None:
-    started = time.monotonic()
+    # The page sends its header and a few bytes, then holds on: only the declared size
+    # can refuse it (reading on would end in the 3 s timeout, another sentence).
     error = await refusal(f"{peer.root}/huge-declared", allow_private=True, timeout_s=3)
     assert "is larger than 5,000,000 bytes" in str(error)
-    assert time.monotonic() - started < 1.5
+    assert not isinstance(error.__cause__, TimeoutError)
 
 
 async def test_an_error_status_is_reported(peer: ArticlePeer) -> None:
@@ -381,13 +378,12 @@ async def test_a_redirect_loop_is_bounded(peer: ArticlePeer) -> None:
 
 
 async def test_a_slow_page_times_out(peer: ArticlePeer, caplog: pytest.LogCaptureFixture) -> None:
-    started = time.monotonic()
+    # The page answers only when the peer closes: the timeout alone ends the wait.
     with caplog.at_level(logging.INFO, "zofia_engine.fetch"):
         error = await refusal(f"{peer.root}/slow", allow_private=True, timeout_s=0.3)
     assert unreachable(error, f"{peer.root}/slow")
     assert "no answer within 0.3 s" in caplog.text
     assert isinstance(error.__cause__, TimeoutError)
-    assert time.monotonic() - started < 2.0
 
 
 async def test_an_unknown_host_is_reported(

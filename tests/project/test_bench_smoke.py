@@ -214,6 +214,14 @@ SMOKES = [
         ),
     ),
     Smoke(
+        "retrieval_passes.py",
+        keys=(
+            "titles_50kb_s.repeated-name", "titles_50kb_max_s", "offline_lookup_us",
+            "quality_load_ms", "quality_imports_torch",
+        ),
+        expect={"rounds": 2, "quality_imports_torch": False},
+    ),
+    Smoke(
         "scale.py",
         keys=(
             "cpu_count", "runs.1.checks_per_min", "runs.1.enqueue_to_start_p50_ms",

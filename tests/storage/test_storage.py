@@ -973,10 +973,10 @@ def test_a_read_waiting_for_a_lost_postgres_connection_keeps_no_one_waiting(
     # Meanwhile the store's lock is free, and the store closes at once ...
     assert store.database.lock.acquire(timeout=1)
     store.database.lock.release()
-    started = time.monotonic()
     store.close()
-    assert time.monotonic() - started < 2
-    # ... and the waiting read gives up, instead of using a closed store.
+    # ... and the waiting read gives up, instead of using a closed store: it fails as a
+    # closed connection fails (InterfaceError), not as a reconnection that timed out
+    # (OperationalError), which a close waiting for the reader would have meant.
     reader.join(5)
     assert not reader.is_alive()
     assert [type(exc) for exc in failed] == [psycopg.InterfaceError]

@@ -63,3 +63,14 @@ def test_a_refused_token_is_one_sentence(
     assert output.strip().endswith(
         "Discord refused the token in $DISCORD_BOT_TOKEN: reset it in the Developer Portal."
     )
+
+
+@pytest.mark.parametrize("command", ["discord", "telegram"])
+def test_both_bots_take_a_grace_and_refuse_a_negative_one(command: str) -> None:
+    """``--grace SECONDS`` on both bots (``[service] shutdown_grace_s`` when not given);
+    a negative grace is refused before anything starts."""
+    helped = CliRunner().invoke(main, [command, "--help"])
+    assert helped.exit_code == 0 and "--grace SECONDS" in helped.output
+    assert "shutdown_grace_s" in helped.output
+    refused = CliRunner().invoke(main, [command, "--grace", "-1"])
+    assert refused.exit_code == 2 and "-1" in refused.output

@@ -1,6 +1,7 @@
 """The parts of the Telegram application around the handlers: the bot token kept out of
-the terminal and the log, shutdown waiting for every running check, and progress that stops
-following once the requester's own check is settled."""
+the terminal and the log, and progress that stops following once the requester's own
+check is settled (shutdown: ``tests/bots/chat/test_in_flight.py`` and
+``test_telegram_shutdown.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -22,10 +23,8 @@ from tests.peers.servers.telegram_peer import FakeBotAPI
 from bots.app.telegram import quiet_logs
 from bots.cli import main
 from bots.render.progress import follow_progress
-from bots.service.checks import CheckService, Outcome
+from bots.service.checks import Outcome
 from bots.service.handles import CheckFailedError, CheckHandle, Run
-from bots.telegram.context import TelegramContext
-from bots.telegram.settings import TelegramSettings
 from zofia_engine.post import ProgressEvent
 
 WRONG = "987654:WRONG-secret_token_0123456789abcdef"
@@ -100,53 +99,6 @@ def test_a_logged_exception_never_shows_the_token(
     assert WRONG not in caplog.text
     record = caplog.records[0]
     assert record.exc_text is not None and WRONG not in record.exc_text
-
-
-def _context() -> TelegramContext:
-    return TelegramContext(cast(CheckService, None), TelegramSettings())
-
-
-async def test_shutdown_refuses_new_checks_and_waits_for_the_running_ones() -> None:
-    ctx = _context()
-    finished: list[str] = []
-    release = asyncio.Event()
-
-    async def check(name: str) -> None:
-        await release.wait()
-        finished.append(name)
-
-    async def late_check() -> None:  # a handler still running when shutdown begins
-        finished.append("late")
-
-    assert ctx.spawn(check("first"))
-    async with asyncio.timeout(10):
-        drain = asyncio.create_task(ctx.drain(5.0))
-        await asyncio.sleep(0)
-        assert ctx.closing
-        assert not ctx.spawn(late_check())  # refused; closed unstarted, no warning
-        assert not drain.done()  # the running check is waited for
-        release.set()
-        await drain
-    assert finished == ["first"] and not ctx.checks
-
-
-async def test_shutdown_cancels_what_outlives_the_grace_and_waits_for_its_last_words() -> None:
-    ctx = _context()
-    said: list[str] = []
-
-    async def check() -> None:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            await asyncio.sleep(0.05)  # e.g. editing its message to say it was interrupted
-            said.append("interrupted")
-            raise
-
-    ctx.spawn(check())
-    ctx.spawn(check())
-    async with asyncio.timeout(10):
-        await ctx.drain(0.05)
-    assert said == ["interrupted", "interrupted"] and not ctx.checks
 
 
 def _event(n: int) -> ProgressEvent:

@@ -34,9 +34,9 @@ from tests.peers.servers.telegram_peer import (
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
 from bots.render.privacy import privacy_text
+from bots.render.sentences import INTERRUPTED
 from bots.service.checks import CheckService
 from bots.telegram.buttons import NOT_FOUND
-from bots.telegram.check_flow import INTERRUPTED
 from bots.telegram.commands import START
 from bots.telegram.posts import NO_TEXT
 from bots.telegram.render import BUTTON_ACTIONS

@@ -204,20 +204,17 @@ async def test_a_request_cancelled_while_it_waits_is_never_sent(peer: FakeBotAPI
 
 
 async def test_the_chats_next_turns_come_by_the_clock(peer: FakeBotAPI) -> None:
-    """The tests above give the turns themselves; here the clock does (50 a second): the
-    requests that wait for a turn are all sent, in their order, and the third no sooner
-    than its turn (a lower bound: a slow machine only makes it later)."""
+    """The tests above give the turns themselves (and show that a request waits for
+    its turn); here the clock does (50 a second): the requests that wait for a turn are
+    all sent, in their order, with nobody giving a turn (the test fails, not hangs, past
+    30 s). How long a turn takes is Telegram's pacing, not timed here."""
     peer.send(CHAT, ANN, "hello")
     limiter = ChatPacedRateLimiter(chat_burst=1, chat_rate=50.0)
     bot = ExtBot(TOKEN, base_url=f"{peer.root}/bot", rate_limiter=limiter)
     async with bot:
-        loop = asyncio.get_running_loop()
-        started = loop.time()
         sends = [bot.send_message(ANN["id"], text) for text in ("one", "two", "three")]
         await asyncio.wait_for(asyncio.gather(*sends), 30)
-        took = loop.time() - started
     assert [c.params["text"] for c in _answers(peer)] == ["one", "two", "three"]
-    assert took >= 0.75 * 2 / 50  # two turns of 1/50 s waited, with room for rounding
 
 
 def test_what_goes_first_a_card_then_the_rest_then_progress_edits() -> None:

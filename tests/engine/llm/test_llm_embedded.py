@@ -15,7 +15,6 @@ import os
 import shutil
 import sys
 import threading
-import time
 import types
 from collections.abc import Iterator
 from dataclasses import replace
@@ -242,32 +241,34 @@ def test_a_post_cannot_forge_a_chat_role(smol: LlamaCppBackend) -> None:
 
 
 async def test_calls_are_serialised_and_the_loop_stays_free(smol: LlamaCppBackend) -> None:
-    ticks = 0
+    """Counted, not timed: a watcher on the loop looks at what the model decodes at every
+    turn of the loop. It sees one call at a time (calls let in together would show two),
+    and it sees the model decoding (the loop turns over while the model runs in its
+    thread; a model run on the loop would leave no turn in which it is seen running)."""
+    most = 0
+    turns_running = 0
     done = asyncio.Event()
 
-    async def ticker() -> None:
-        nonlocal ticks
+    async def watcher() -> None:
+        nonlocal most, turns_running
         while not done.is_set():
-            await asyncio.sleep(0.01)
-            ticks += 1
+            running = len(smol.running())
+            most = max(most, running)
+            turns_running += running > 0
+            await asyncio.sleep(0)
 
-    ticking = asyncio.create_task(ticker())
-    start = time.perf_counter()
+    watching = asyncio.create_task(watcher())
     replies = await asyncio.gather(
         *(
             smol.complete(_request(("user", f"Name a colour number {i}."), max_tokens=24))
             for i in range(3)
         )
     )
-    elapsed = time.perf_counter() - start
     done.set()
-    await ticking
-    # One call at a time: each call's time (from its prompt to its reply) is its own, so
-    # the three add up to no more than the whole; calls let in together would overlap.
-    assert sum(r.latency_ms for r in replies) <= elapsed * 1000
+    await watching
     assert all(r.completion_tokens > 0 for r in replies)
-    # The loop kept ticking every ~10 ms while the model ran in its thread.
-    assert ticks >= 0.4 * elapsed / 0.01
+    assert most == 1
+    assert turns_running >= 3
 
 
 async def test_cancellation_stops_generation_and_frees_the_model(smol: LlamaCppBackend) -> None:
@@ -277,19 +278,25 @@ async def test_cancellation_stops_generation_and_frees_the_model(smol: LlamaCppB
         max_tokens=1500,
     )
     task = asyncio.create_task(smol.complete(long_request))
-    await asyncio.sleep(0.6)
+    async with asyncio.timeout(60):  # the test fails, not hangs
+        while not any(g.generated for g in smol.running()):
+            await asyncio.sleep(0.01)
+    [generation] = smol.running()
     assert not task.done()  # the schema's minItems keeps it writing for over 1,000 tokens
-    cancelled_at = time.perf_counter()
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
     assert task.cancelled()
-    assert time.perf_counter() - cancelled_at < 1.0
     assert smol.running() == []  # its sequence is free
+    # Counted, not timed: it stopped far short of what it was writing, and wrote nothing
+    # more once cancelled.
+    stopped_at = len(generation.generated)
+    assert stopped_at < 1000
 
     after = await smol.complete(_request(("user", "Say hello."), max_tokens=8))
     assert after.completion_tokens > 0
     assert after.finish_reason in {"stop", "length"}
+    assert len(generation.generated) == stopped_at
 
 
 async def test_prompt_that_does_not_fit_the_context_is_refused(smol: LlamaCppBackend) -> None:

@@ -246,16 +246,15 @@ print(len(reads), sorted(set(labels)), len(labels))
     assert out.stdout.split() == ["2", "['high']", "8"]
 
 
-def test_light_import_and_fast_load() -> None:
+def test_a_light_import() -> None:
+    """Classifying a domain imports no model library (its load's time is
+    ``bench/retrieval_passes.py``'s ``quality_load_ms``)."""
     code = (
-        "import sys, time\n"
+        "import sys\n"
         "from zofia_engine.retrieval.credibility import SourceQuality\n"
-        "t = time.perf_counter(); SourceQuality().classify('reuters.com')\n"
-        "print(time.perf_counter() - t, 'torch' in sys.modules)\n"
+        "print(SourceQuality().classify('reuters.com').label, 'torch' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
-    # Measured ~25 ms; the bound is loose because the test machine may be busy.
-    assert float(out[0]) < 0.5
-    assert out[1] == "False"
+    assert out == ["high", "False"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -415,10 +414,9 @@ async def test_brave_failing_falls_back_to_searxng(
     ]
     stage1 = make_stage1(search_backends=backends, wikipedia=offline_wiki)
 
-    started = time.perf_counter()
     result = await stage1.run(NEWS)
-    assert time.perf_counter() - started < 10
 
+    # Bounded by its attempts, counted at the server: Brave's retries, then given up.
     assert len(brave_server.requests) == FAST["retries"] + 1
     assert len(searxng_server.requests) == 1
     statuses = {s.name: s for s in result.sources}
@@ -566,11 +564,10 @@ async def test_megabyte_post_is_cut_and_still_finishes(
     text = text[:1_000_000]
     limit = brave_stage1.settings.ner.max_chars
 
-    started = time.perf_counter()
     result = await brave_stage1.run(text)
-    elapsed = time.perf_counter() - started
 
-    assert elapsed < 30
+    # Bounded by what it reads, not timed: the post is cut to the NER's limit, and no
+    # mention lies past it (bench/stage1.py times Stage 1).
     assert any("cut" in d and str(limit) in d for d in result.degraded)
     assert result.keywords
     assert all(m.end <= limit for e in result.entities for m in e.mentions)

@@ -253,17 +253,16 @@ async def test_429_then_success(wiki: MediaWikiBackend, mediawiki_peer: MediaWik
 
 
 async def test_retry_after_zero_is_honoured(mediawiki_peer: MediaWikiPeer) -> None:
+    # The wait chosen (Retry-After over the backoff) is tested on its own, without a
+    # clock, in test_web_search.py (test_a_wait_the_server_asks_for_wins_over_the_backoff).
     backend = _backend(mediawiki_peer.url, backoff_s=5.0)  # exponential backoff would wait 5 s
     mediawiki_peer.script(Fault.rate_limited(retry_after="0"))
     try:
-        started = time.perf_counter()
         found = await backend.candidates("Apple", 1)
-        elapsed = time.perf_counter() - started
     finally:
         await backend.aclose()
     assert [c.title for c in found] == ["Apple"]
     assert len(mediawiki_peer.requests) == 2
-    assert elapsed < 2.0
 
 
 async def test_429_forever_is_rate_limited(
@@ -292,16 +291,13 @@ async def test_500_forever_is_a_response_error(
 
 async def test_timeout(mediawiki_peer: MediaWikiPeer) -> None:
     backend = _backend(mediawiki_peer.url, timeout_s=0.2, retries=1)
-    mediawiki_peer.always(Fault.slow(5.0))
+    mediawiki_peer.always(Fault.slow(5.0))  # an answer that would come, after 5 s
     try:
-        started = time.perf_counter()
-        with pytest.raises(SourceTimeoutError):
+        with pytest.raises(SourceTimeoutError):  # so each attempt was given up on
             await backend.candidates("Apple", 3)
-        elapsed = time.perf_counter() - started
     finally:
         await backend.aclose()
     assert len(mediawiki_peer.requests) == 2
-    assert elapsed < 2.0
 
 
 async def test_malformed_json_is_not_retried(
@@ -428,17 +424,6 @@ async def test_limit_is_respected(packaged: OfflineWikipedia) -> None:
     assert len(await packaged.candidates("war", 3)) == 3
     assert len(await packaged.candidates("war", 12)) == 12
     assert await packaged.candidates("Apple", 0) == []
-
-
-async def test_lookups_are_fast(packaged: OfflineWikipedia) -> None:
-    keywords = ["Apple", "Albert Einstein", "war", "United States", "Nobody Here", "Mercury"]
-    rounds = 200
-    started = time.perf_counter()
-    for _ in range(rounds):
-        for keyword in keywords:
-            await packaged.candidates(keyword, 5)
-    per_lookup = (time.perf_counter() - started) / (rounds * len(keywords))
-    assert per_lookup < 1e-3
 
 
 def _write_summaries(path: Path, titles: dict[str, str]) -> Path:

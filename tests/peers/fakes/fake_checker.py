@@ -250,8 +250,8 @@ async def fake_service(
     settings: Settings, checker: FakeChecker, *, clock: Callable[[], dt.datetime] | None = None
 ) -> AsyncIterator[CheckService]:
     """The real check service over the store ``settings`` name, checking with ``checker``
-    and :class:`HashingEncoder` (its store on ``clock``, if given); started, then closed
-    with its database."""
+    and :class:`HashingEncoder` (its store on ``clock``, if given: the limits' windows pass
+    when the test moves it); started, then closed with its database."""
     service = build_service(settings, checker, HashingEncoder(), clock=clock)
     await service.start()
     try:

@@ -24,7 +24,8 @@ from storage.sql import first_row
 
 pytestmark = pytest.mark.slow  # a real PostgreSQL server on loopback
 
-#: the longest a cancelled run_jobs may take to end here (it takes well under a second)
+#: how long a cancelled run_jobs is waited for before the test calls it stuck (it ends
+#: well under a second; the old loop never ended): a bound against a hang, not a timing
 END_BOUND_S = 10.0
 
 
@@ -75,12 +76,9 @@ async def test_a_cancelled_run_jobs_ends_while_its_app_closes(
         async with app.open_async():
             jobs = await started_worker(app, settings, db)
         # The app closed under the running worker; its shutdown now raises AppNotOpen.
-        cancelled_at = time.monotonic()
-        jobs.cancel()
+        jobs.cancel()  # once: the old loop went on restarting the worker until killed
         assert await ended_within(jobs, END_BOUND_S), "run_jobs went on after its cancel"
-        took = time.monotonic() - cancelled_at
         assert jobs.cancelled()
-        assert took < END_BOUND_S
         restarts = [r.getMessage() for r in caplog.records if "restarting" in r.getMessage()]
         assert restarts == []
     finally:
