@@ -16,7 +16,7 @@ import pytest
 
 from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
 from tests.peers.servers.discord_peer import FakeDiscord, running_client
-from tests.service.queue.test_queue import settings_for, worker
+from tests.bots.service.queue.test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings

@@ -41,7 +41,7 @@ from tests.peers.fixtures.store_fixtures import T0, Clock
 from tests.peers.fixtures.telegram_setup import SECRET, fake_bot, telegram_settings
 from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
-from tests.service.queue.test_queue import settings_for, worker
+from tests.bots.service.queue.test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings

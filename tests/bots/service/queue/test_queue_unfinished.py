@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
-from tests.service.queue.test_queue import POST, asker, replica, settings_for
+from tests.bots.service.queue.test_queue import POST, asker, replica, settings_for
 
 from bots.app.settings import Settings
 from bots.service.handles import CheckFailedError
