@@ -28,7 +28,7 @@ from tests.peers.fakes.fake_checker import FakeChecker
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import Requester
+from bots.service.records import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.post import Post
 

@@ -72,9 +72,9 @@ from tests.peers.servers.pg_server import PostgresServer
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
 from bots.service.checks import CheckService
-from bots.service.handles import CheckFailedError, Outcome, Requester
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.worker import register_deliver_task, run_jobs
+from bots.service.records import CheckFailedError, Outcome, Requester
 from storage.deliveries import Claim
 from zofia_engine.post import Post
 

@@ -58,8 +58,9 @@ from tests.peers.servers.pg_server import PostgresServer
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
+from bots.service.checks import CheckService
 from bots.service.near import canonical_text
+from bots.service.records import Requester
 from storage.keys import keyed_text_hash, new_check_id
 from storage.postgres import is_postgres
 from storage.store import CheckStore

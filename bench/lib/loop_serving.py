@@ -16,7 +16,8 @@ from typing import Any
 from tests.loop_watch import LoopWatch
 
 from bots.chat.store_calls import StoreCalls
-from bots.service.checks import CheckService, Requester
+from bots.service.checks import CheckService
+from bots.service.records import Requester
 from zofia_engine.post import Post
 
 TOPICS = ["bridge", "library", "stadium", "airport", "harbour", "tunnel", "museum", "park"]

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from bots.chat.store_calls import StoreCalls, off_loop
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
-from bots.service.limits import RateLimitedError
+from bots.service.records import RateLimitedError
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from bots.web.clients import ClientLimits
 from storage.api_keys import ApiKeys

@@ -19,9 +19,10 @@ import logging
 from bots.chat.store_calls import StoreCalls
 from bots.render.links import report_url
 from bots.render.sentences import error_sentence
-from bots.service.checks import CheckFailedError, CheckHandle, CheckService, Requester
+from bots.service.checks import CheckHandle, CheckService
 from bots.service.images import refuse_declared
 from bots.service.posts import post_from_message
+from bots.service.records import CheckFailedError, Requester
 from bots.web.app import public_json
 from storage.rows import CheckRow
 from zofia_engine.errors import ZofiaError

@@ -22,9 +22,9 @@ from bots.render.card import VerdictCard, verdict_card
 from bots.render.progress import follow_progress
 from bots.render.sentences import INTERRUPTED, OVERDUE, RESTARTING, error_sentence
 from bots.render.words import words_for
-from bots.service.checks import CheckHandle, Outcome, Requester
-from bots.service.limits import Admission, RateLimitedError
+from bots.service.checks import CheckHandle
 from bots.service.posts import post_from_message
+from bots.service.records import Admission, Outcome, RateLimitedError, Requester
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import Post
 

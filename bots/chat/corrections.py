@@ -35,8 +35,8 @@ from bots.render.card_notes import SHORT_NAMES
 from bots.render.words import ENGLISH, N_, Words, words_for
 from bots.service.checks import CheckService
 from bots.service.corrections import ChatCorrection, due_chats, record_card
-from bots.service.handles import Outcome
 from bots.service.queue.service import stored_outcome
+from bots.service.records import Outcome
 from storage.other_chats import as_seen_elsewhere
 from storage.reviews import Scope
 from storage.shown_cards import ShownCard

@@ -20,10 +20,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bots.render.sentences import error_sentence, named_sources, source_name
-from bots.service.checks import CheckService, Requester
-from bots.service.follow_ups import FollowUp, NoReportError
-from bots.service.limits import RateLimitedError
-from storage.errors import CheckNotFoundError
+from bots.service.checks import CheckService
+from bots.service.records import (
+    CheckNotFoundError,
+    FollowUp,
+    NoReportError,
+    RateLimitedError,
+    Requester,
+)
 
 from .cooldowns import Cooldowns
 from .logs import log_chat

@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 
-from bots.service.checks import CheckService, Requester
-from bots.service.limits import Admission
+from bots.service.checks import CheckService
+from bots.service.records import Admission, Requester
 from storage.rows import CheckRow
 from zofia_engine.report import Report
 

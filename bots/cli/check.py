@@ -15,7 +15,7 @@ from bots.app.runtime import running_service
 from bots.app.settings import Settings
 from bots.render.card import VerdictCard, verdict_card
 from bots.render.progress import describe_event
-from bots.service.checks import Outcome, Requester
+from bots.service.records import Outcome, Requester
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Ablation, Post, PostImage, ProgressEvent
 from zofia_engine.report import Report

@@ -11,7 +11,7 @@ from typing import Any
 
 import discord
 
-from bots.service.checks import Requester
+from bots.service.records import Requester
 from storage.store import CheckRow
 from zofia_engine.report import Report
 

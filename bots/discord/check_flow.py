@@ -34,7 +34,7 @@ from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
 from bots.render.words import ENGLISH, Words, words_for
-from bots.service.limits import RateLimitedError
+from bots.service.records import RateLimitedError
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 

@@ -24,7 +24,7 @@ from bots.chat.corrections import record_shown
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from bots.service.handles import CheckFailedError, Outcome
+from bots.service.records import CheckFailedError, Outcome
 from storage.deliveries import Claim
 from zofia_engine.post import Post
 

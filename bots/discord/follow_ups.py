@@ -32,8 +32,7 @@ from bots.chat.store_calls import off_loop
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import RESTARTING, source_label
 from bots.render.words import ENGLISH
-from bots.service.checks import Requester
-from bots.service.follow_ups import FollowUp
+from bots.service.records import FollowUp, Requester
 from zofia_engine.report import EvidenceItem
 
 from .buttons import CheckButton

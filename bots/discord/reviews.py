@@ -54,7 +54,7 @@ from bots.chat.reviews import (
 from bots.chat.store_calls import off_loop
 from bots.render.card import VerdictCard
 from bots.render.words import ENGLISH, N_, Words, words_for
-from storage.errors import CheckNotFoundError
+from bots.service.records import CheckNotFoundError
 from storage.reviews import MAX_LINK, ReviewLimitError
 
 from .chats import PLATFORM, chat_of, stored_check

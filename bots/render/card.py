@@ -17,7 +17,7 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bots.service.checks import Outcome
+from bots.service.records import Outcome
 from storage.reviews import review_of
 from zofia_engine.report import EvidenceItem, Report
 

@@ -11,8 +11,7 @@ import asyncio
 import re
 from urllib.parse import urlsplit
 
-from bots.service.checks import CheckFailedError
-from bots.service.limits import Limit, RateLimitedError, Refusal, wait_words
+from bots.service.records import CheckFailedError, Limit, RateLimitedError, Refusal, wait_words
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.report import EvidenceItem
 from zofia_engine.text import counted

@@ -33,18 +33,11 @@ from zofia_engine.text import checkable_text
 from .card_delivery import CardDelivery
 from .chat_operations import ChatOperations
 from .corrections import Reviewers, review_check
-from .follow_ups import FollowUp, ask_follow_up
-from .handles import (
-    CheckFailedError,
-    CheckHandle,
-    Outcome,
-    Requester,
-    Turnstile,
-    Waiters,
-    joined,
-)
-from .limits import DAY, Admission, RequestLimits
+from .follow_ups import ask_follow_up
+from .handles import CheckHandle, Turnstile, Waiters, joined
+from .limits import DAY, RequestLimits
 from .local_runs import LocalRuns
+from .records import Admission, CheckFailedError, FollowUp, Outcome, Requester
 from .repeats import NearRepeats
 from .settings import ServiceSettings
 from .stored_answers import answer_from_store

@@ -19,56 +19,23 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import Protocol
 
 from storage.errors import CheckNotFoundError
 from storage.store import CheckStore
-from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, FollowUpAnswer
-from zofia_engine.report import EvidenceItem, Report
+from zofia_engine.report import Report
 
 from .chat_operations import ChatOperations
-from .handles import Requester
-from .limits import Admission, RequestLimits
+from .limits import RequestLimits
+from .records import NO_REPORT, Admission, FollowUp, NoReportError, Requester
 
-__all__ = ["MAX_QUESTION", "NO_REPORT", "FollowUp", "NoReportError", "ask_follow_up"]
+__all__ = ["MAX_QUESTION", "ask_follow_up"]
 
 log = logging.getLogger(__name__)
 
 #: the longest question taken, in characters (a longer one is cut by the engine too)
 MAX_QUESTION = 1000
-
-
-#: what a question about a check with no report is told
-NO_REPORT = (
-    "This check has no report to ask about: it is still running, it failed, or its "
-    "details have expired."
-)
-
-
-class NoReportError(ZofiaError, LookupError):
-    """The check has no report to ask about: it is still running, it failed, or its
-    details have expired."""
-
-
-@dataclass(frozen=True)
-class FollowUp:
-    """The answer to a follow-up question on check ``check_id``: the checker's answer,
-    and the report's evidence it cites, in the order it cites them (for the labels a
-    front-end shows instead of the ids)."""
-
-    check_id: str
-    answer: FollowUpAnswer
-    sources: tuple[EvidenceItem, ...] = ()
-
-    @property
-    def text(self) -> str:
-        return self.answer.text
-
-    @property
-    def answered(self) -> bool:
-        return self.answer.answered
 
 
 class _Slots(Protocol):

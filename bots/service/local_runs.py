@@ -26,7 +26,8 @@ from zofia_engine.text import clean_post
 
 from .corrections import save_report
 from .fair_slots import FairSlots
-from .handles import CheckFailedError, CheckHandle, Outcome, Run, Waiters
+from .handles import CheckHandle, Run, Waiters
+from .records import CheckFailedError, Outcome
 from .repeats import NearRepeats
 from .settings import ServiceSettings
 

@@ -18,8 +18,8 @@ from storage.store import CheckStore
 from zofia_engine.post import Post
 from zofia_engine.report import Report
 
-from .handles import CheckHandle, Outcome
-from .limits import Admission
+from .handles import CheckHandle
+from .records import Admission, Outcome
 from .repeats import NearRepeats
 
 __all__ = ["answer_from_store"]

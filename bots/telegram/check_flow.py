@@ -28,8 +28,7 @@ from bots.render.card import VerdictCard
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.render.words import ENGLISH, N_, Words, words_for
-from bots.service.checks import Requester
-from bots.service.limits import RateLimitedError
+from bots.service.records import RateLimitedError, Requester
 from zofia_engine.post import Post
 from zofia_engine.text import checkable_text
 

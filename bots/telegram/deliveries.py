@@ -25,7 +25,7 @@ from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_g
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from bots.service.handles import CheckFailedError, Outcome
+from bots.service.records import CheckFailedError, Outcome
 from storage.deliveries import Claim
 from zofia_engine.post import Post
 

@@ -30,8 +30,7 @@ from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 from bots.chat.follow_ups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
 from bots.chat.logs import log_chat
 from bots.render.sentences import source_label
-from bots.service.checks import Requester
-from bots.service.follow_ups import FollowUp
+from bots.service.records import FollowUp, Requester
 from zofia_engine.report import EvidenceItem
 
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language

@@ -34,8 +34,7 @@ from bots.chat.logs import log_chat
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from bots.service.handles import CheckFailedError, Outcome
-from bots.service.limits import RateLimitedError
+from bots.service.records import CheckFailedError, Outcome, RateLimitedError
 from storage.deliveries import Claim
 from zofia_engine.post import Post
 

@@ -66,7 +66,7 @@ from bots.chat.reviews import (
 from bots.chat.store_calls import off_loop
 from bots.render.sentences import error_sentence
 from bots.render.words import ENGLISH, N_, Words, chat_language, translated_languages, words_for
-from storage.errors import CheckNotFoundError
+from bots.service.records import CheckNotFoundError
 from storage.reviews import ReviewLimitError
 from storage.rows import CheckRow
 

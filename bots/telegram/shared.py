@@ -32,8 +32,8 @@ from bots.chat.logs import log_chat
 from bots.chat.store_calls import off_loop
 from bots.render.sentences import error_sentence
 from bots.render.words import N_, words_for
-from bots.service.checks import CheckService, Outcome, Requester
-from bots.service.limits import RateLimitedError
+from bots.service.checks import CheckService
+from bots.service.records import Outcome, RateLimitedError, Requester
 
 from .card_edits import card_message
 from .context import PLATFORM, TelegramContext, read_chat_language

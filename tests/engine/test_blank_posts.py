@@ -13,8 +13,8 @@ import pytest_asyncio
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.limits import RateLimitedError
+from bots.service.checks import CheckService
+from bots.service.records import RateLimitedError, Requester
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import Post
 from zofia_engine.text import EMPTY_POST, checkable_text, clean_post, is_visible

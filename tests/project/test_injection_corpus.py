@@ -61,9 +61,9 @@ from bots.app.settings import Settings
 from bots.discord import render as discord_render
 from bots.render.card import report_card
 from bots.render.sections import section
-from bots.service.checks import CheckService, Requester
-from bots.service.follow_ups import FollowUp
+from bots.service.checks import CheckService
 from bots.service.posts import post_from_message
+from bots.service.records import FollowUp, Requester
 from bots.telegram import render as telegram_render
 from zofia_engine.agents.follow_up import answer_follow_up
 from zofia_engine.contacts import report_without_contacts

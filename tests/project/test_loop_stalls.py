@@ -34,7 +34,7 @@ from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 from bots.app.settings import Settings
 from bots.discord import commands
 from bots.discord.client import FactCheckBot
-from bots.service.handles import Requester
+from bots.service.records import Requester
 from bots.web.app import build_app
 from bots.web.settings import SiteSettings
 from storage.opening import open_store

@@ -22,7 +22,8 @@ from typing import Any
 from storage.store import CheckStore
 from zofia_engine.post import ProgressEvent
 
-from ..handles import CheckFailedError, Outcome, Run
+from ..handles import Run
+from ..records import CheckFailedError, Outcome
 from .events import CheckEvent, Listener
 from .jobs import (
     CHECK_TASK,

@@ -35,7 +35,7 @@ from zofia_engine.post import ProgressEvent
 from zofia_engine.text import clean_post
 
 from ..corrections import save_report
-from ..handles import Outcome
+from ..records import Outcome
 from ..repeats import post_vector
 from ..settings import QueueSettings
 from . import ending, metrics

@@ -15,7 +15,7 @@ from tests.peers.fakes.fake_checker import FakeChecker
 from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.api.models import CheckState
-from bots.service.checks import Requester
+from bots.service.records import Requester
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.post import Post, PostImage

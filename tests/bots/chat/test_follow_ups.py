@@ -37,9 +37,8 @@ from tests.peers.servers.openai_peer import FakeOpenAI
 from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.follow_ups import NO_REPORT, NoReportError
-from bots.service.limits import RateLimitedError
+from bots.service.checks import CheckService
+from bots.service.records import NO_REPORT, NoReportError, RateLimitedError, Requester
 from bots.telegram.follow_ups import ASK_HOW
 from storage.errors import CheckNotFoundError
 from zofia_engine.agents.follow_up import MAX_WORDS, capped

@@ -35,7 +35,8 @@ from bots.chat.quiet import (
 )
 from bots.chat.store_calls import StoreCalls
 from bots.render.languages import LANGUAGE_KEY
-from bots.service.checks import CheckService, Outcome
+from bots.service.checks import CheckService
+from bots.service.records import Outcome
 from bots.telegram.check_flow import AUTO_CHECK
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import REACTION, delivery_target, post_delivered

@@ -5,7 +5,8 @@ End to end against the fake platform servers: the real python-telegram-bot clien
 polling the fake Bot API, and the real discord.py client against the fake Discord, the
 real check service on SQLite, and :class:`~tests.peers.fakes.fake_checker.FakeChecker` answering
 every post (this proves who may review, what is stored and who is told, not that any
-fact-checking happened). The store's side of corrections is ``tests/bots/service/test_corrections.py``.
+fact-checking happened). The store's side of corrections is
+``tests/bots/service/test_corrections.py``.
 """
 
 from __future__ import annotations

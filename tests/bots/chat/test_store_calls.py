@@ -16,7 +16,8 @@ from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 
 from bots.app.settings import Settings
 from bots.chat.store_calls import StoreCalls
-from bots.service.checks import CheckService, Requester
+from bots.service.checks import CheckService
+from bots.service.records import Requester
 
 ANN = Requester("telegram", "731", "731", private=True)
 

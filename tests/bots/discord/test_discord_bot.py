@@ -30,7 +30,7 @@ from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.render.card import VERDICTS
 from bots.render.privacy import privacy_text
-from bots.service.checks import Requester
+from bots.service.records import Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.post import Post

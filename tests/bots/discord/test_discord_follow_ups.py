@@ -34,7 +34,7 @@ from bots.chat.follow_ups import ASK_HOW, NOT_FOUND
 from bots.discord.client import FactCheckBot
 from bots.discord.render import escape
 from bots.service.checks import CheckService
-from bots.service.follow_ups import NO_REPORT
+from bots.service.records import NO_REPORT
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER, FollowUpAnswer
 from zofia_engine.report import Report

@@ -58,9 +58,9 @@ from bots.render.words import (
     locale_language,
     words_for,
 )
-from bots.service.checks import CheckService, Outcome
+from bots.service.checks import CheckService
 from bots.service.corrections import record_card, review_check
-from bots.service.limits import Limit, Refusal
+from bots.service.records import Limit, Outcome, Refusal
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from bots.telegram.reviews import choice_keyboard
 from storage.database import open_database

@@ -34,6 +34,7 @@ import pytest
 from click.testing import CliRunner
 from sqlite_utils import Database
 
+from tests.bots.service.queue.test_queue import settings_for, worker
 from tests.factories import full_report, stored_check
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 from tests.peers.fakes.poll_rounds import PollRounds
@@ -41,7 +42,6 @@ from tests.peers.fixtures.store_fixtures import T0, Clock
 from tests.peers.fixtures.telegram_setup import SECRET, fake_bot, telegram_settings
 from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
-from tests.bots.service.queue.test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings
@@ -52,7 +52,7 @@ from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
-from bots.service.checks import CheckService, Requester
+from bots.service.checks import CheckService
 from bots.service.corrections import (
     ChatCorrection,
     due_chats,
@@ -61,6 +61,7 @@ from bots.service.corrections import (
     save_report,
 )
 from bots.service.queue.jobs import CORRECT_TASK
+from bots.service.records import Requester
 from storage import shown_cards
 from storage.database import open_database
 from storage.errors import StorageError

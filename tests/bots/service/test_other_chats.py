@@ -19,7 +19,8 @@ from tests.peers.fixtures.images import ScriptedOCR, headline
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
 from bots.chat.corrections import stored_card
-from bots.service.checks import CheckService, Outcome, Requester
+from bots.service.checks import CheckService
+from bots.service.records import Outcome, Requester
 from storage.other_chats import as_seen_elsewhere
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader

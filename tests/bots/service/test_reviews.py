@@ -23,8 +23,9 @@ from bots.cli import main
 from bots.cli.options import settings_from
 from bots.cli.records import item_id
 from bots.render.card import report_card, verdict_card
-from bots.service.checks import CheckService, Outcome, Requester
+from bots.service.checks import CheckService
 from bots.service.queue.service import stored_outcome
+from bots.service.records import Outcome, Requester
 from bots.web.page import report_page
 from storage.database import open_database
 from storage.errors import CheckNotFoundError

@@ -20,8 +20,8 @@ from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
+from bots.service.checks import CheckService
+from bots.service.records import BusyError, Limit, RateLimitedError, Refusal, Requester
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.errors import InvalidPostError

@@ -27,9 +27,8 @@ from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder, fa
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.handles import CheckFailedError
-from bots.service.limits import BusyError, Limit, RateLimitedError
+from bots.service.checks import CheckService
+from bots.service.records import BusyError, CheckFailedError, Limit, RateLimitedError, Requester
 from zofia_engine.post import Post
 
 ALICE = Requester("telegram", "1001", "group-1")

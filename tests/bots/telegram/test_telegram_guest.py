@@ -20,7 +20,8 @@ from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
 from tests.peers.servers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, group, user
 
 from bots.render.words import words_for
-from bots.service.checks import CheckService, Outcome
+from bots.service.checks import CheckService
+from bots.service.records import Outcome
 from bots.telegram.context import TelegramContext
 from bots.telegram.guest import post_delivered_or_guest
 from bots.telegram.inputs import HOW_TO

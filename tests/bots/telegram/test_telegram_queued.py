@@ -21,11 +21,11 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.bots.service.queue.test_queue import worker
 from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service, scripted_report
 from tests.peers.fixtures.store_fixtures import MovingClock
 from tests.peers.fixtures.telegram_setup import bot_running, handled, telegram_settings
 from tests.peers.servers.telegram_peer import BOT_ID, BOT_USERNAME, FakeBotAPI, group, user
-from tests.bots.service.queue.test_queue import worker
 
 from bots.app.settings import Settings
 from bots.chat.corrections import update_sentence

@@ -23,7 +23,7 @@ from bots.chat.check_flow import card_for, card_target
 from bots.cli import main
 from bots.render.card import VERDICTS, Link, VerdictCard, verdict_card
 from bots.render.sections import Block, Section
-from bots.service.checks import Outcome
+from bots.service.records import Outcome
 from bots.telegram.card_edits import edit_card
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import delivery_target, post_delivered

@@ -27,7 +27,7 @@ from bots.chat.cooldowns import Cooldowns
 from bots.render.card import verdict_card
 from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_sentence
 from bots.render.words import words_for
-from bots.service.checks import Outcome
+from bots.service.records import Outcome
 from bots.telegram.buttons import GONE
 from bots.telegram.check_flow import TelegramScreen, check_message
 from bots.telegram.context import TelegramContext

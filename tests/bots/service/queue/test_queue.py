@@ -22,7 +22,6 @@ from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder, fake_ser
 
 from bots.app.settings import Settings
 from bots.service.checks import CheckService
-from bots.service.handles import Outcome, Requester
 from bots.service.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
 from bots.service.queue.service import QueuedDelivery
 from bots.service.queue.worker import (
@@ -31,6 +30,7 @@ from bots.service.queue.worker import (
     register_deliver_task,
     run_jobs,
 )
+from bots.service.records import Outcome, Requester
 from storage.deliveries import Claim, Deliveries
 from storage.errors import StorageError
 from storage.postgres import PostgresDatabase, is_postgres

@@ -26,10 +26,10 @@ from bots.app.json_logs import JsonLines, json_lines_when_queued
 from bots.app.runtime import build_service
 from bots.app.settings import Settings, load_settings
 from bots.cli import main
-from bots.service.handles import Requester
 from bots.service.queue.jobs import cron_every, queue_counts
 from bots.service.queue.metrics import watch_queue_depth
 from bots.service.queue.worker import CHECK_ID
+from bots.service.records import Requester
 from storage import MIGRATIONS
 from storage.postgres import PostgresDatabase
 from storage.sql import first_row

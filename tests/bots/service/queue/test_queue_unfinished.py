@@ -19,15 +19,15 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
 from tests.bots.service.queue.test_queue import POST, asker, replica, settings_for
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
 
 from bots.app.settings import Settings
-from bots.service.handles import CheckFailedError
 from bots.service.queue import ending
 from bots.service.queue.ending import LEFT_UNFINISHED, sweep_unfinished
 from bots.service.queue.jobs import make_app
 from bots.service.queue.worker import CheckRunner, register_check_tasks, run_jobs
+from bots.service.records import CheckFailedError
 from storage.postgres import PostgresDatabase
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
