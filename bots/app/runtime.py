@@ -9,28 +9,33 @@ import datetime as dt
 import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from bots.chat.logs import cap_client_logs, key_chats_with
 from bots.service.checks import CheckService
 from bots.service.queue.service import QueuedDelivery
 from storage.opening import open_store
 from zofia_engine.errors import ZofiaError
-from zofia_engine.ports import Checker, TextEncoder
+from zofia_engine.ports import Answerer, Checker, TextEncoder
 
 from .settings import Settings
 
 if TYPE_CHECKING:
     from zofia_engine.engine import Engine
 
-__all__ = ["StartupError", "build_service", "running_service", "stop_on_signals"]
+__all__ = ["EnginePorts", "StartupError", "build_service", "running_service", "stop_on_signals"]
 
 log = logging.getLogger(__name__)
 
 
+class EnginePorts(Checker, Answerer, Protocol):
+    """The engine as the service takes it: it reads and checks posts, and answers
+    readers' questions (the engine, or an in-process stand-in)."""
+
+
 def build_service(
     settings: Settings,
-    checker: Checker,
+    checker: EnginePorts,
     encoder: TextEncoder,
     *,
     clock: Callable[[], dt.datetime] | None = None,
@@ -58,6 +63,7 @@ def build_service(
         store,
         settings.service,
         secret=secret,
+        answerer=checker,
         encoder=encoder,
         clock=clock,
         retention=dt.timedelta(days=settings.storage.retention_days),

@@ -26,9 +26,8 @@ from storage.keys import keyed_text_hash
 from storage.other_chats import run_key
 from storage.reviews import Review
 from storage.store import CheckRow, CheckStore
-from zofia_engine.ports import Checker, TextEncoder
-from zofia_engine.post import Post
-from zofia_engine.text import checkable_text
+from zofia_engine.ports import Answerer, Checker, TextEncoder
+from zofia_engine.post import Post, ReadPost
 
 from .card_delivery import CardDelivery
 from .chat_operations import ChatOperations
@@ -51,7 +50,8 @@ class CheckService:
     """Submits posts to the engine through the store.
 
     Args:
-        checker: what checks a post (the engine, or a stand-in in tests).
+        checker: what reads and checks a post (the engine, or a stand-in in tests).
+        answerer: what answers readers' questions on a report (the engine too).
         store: the open store.
         settings: the ``[service]`` section.
         secret: the HMAC key for user ids, chat ids and text keys.
@@ -74,6 +74,7 @@ class CheckService:
         settings: ServiceSettings,
         *,
         secret: bytes,
+        answerer: Answerer,
         encoder: TextEncoder,
         clock: Callable[[], dt.datetime] | None = None,
         retention: dt.timedelta | None = None,
@@ -81,6 +82,7 @@ class CheckService:
         token_reserve: int,
     ) -> None:
         self.checker = checker
+        self.answerer = answerer
         self.retention = retention
         self.store = store
         self.settings = settings
@@ -195,20 +197,22 @@ class CheckService:
             InvalidPostError: the post has no text, or an image of it is refused.
             RateLimitedError: a rate limit or quota is reached; ``retry_after_s`` says when.
         """
-        if not post.images:
-            checkable_text(post.text)  # an empty post is refused before any limit counts
+        # A post with no images is read before any limit counts: an empty one is refused
+        # at no cost (the empty-post rule is the engine's, in read).
+        read = None if post.images else await self.checker.read(post)
         now = self.clock()
         # Every store call below runs off the event loop: a write held elsewhere (another
         # process on PostgreSQL) makes this request wait, not the bot.
         if admission is None:
             admission = await asyncio.to_thread(self.admit, requester)
-        # Images are read first: the text in them is part of what is checked and keyed.
-        post = await self.checker.read_post(post)
-        text, _ = checkable_text(post.text)
+        # Images are read once admitted: the text in them is part of what is checked and
+        # keyed.
+        read = read or await self.checker.read(post)
+        post, text = read.post, read.text
         # A post checked in another reply language is another check: it repeats
         # and joins only checks of its own language.
         keyed = f"{text}\n[reply language: {post.language}]" if post.language else text
-        images = [finding.sha256 for finding in post.findings]
+        images = [finding.sha256 for finding in read.findings]
         # "[pictures: …]" is in every stored image post's key (text_hash): its word stays.
         keyed += f"\n[pictures: {' '.join(images)}]" if images else ""
         digest = keyed_text_hash(self.secret, keyed)
@@ -230,7 +234,7 @@ class CheckService:
         entry.users += 1
         try:
             async with entry.lock:
-                return await self._decide(post, text, digest, record, now, recheck, admission)
+                return await self._decide(read, digest, record, now, recheck, admission)
         finally:
             entry.users -= 1
             if entry.users == 0:
@@ -238,8 +242,7 @@ class CheckService:
 
     async def _decide(
         self,
-        post: Post,
-        text: str,
+        read: ReadPost,
         digest: str,
         record: Callable[..., CheckRow],
         now: dt.datetime,
@@ -247,7 +250,7 @@ class CheckService:
         who: Admission,
     ) -> CheckHandle:
         if self.delivery is not None:
-            return await self._queue(self.delivery, post, text, digest, record, now, recheck, who)
+            return await self._queue(self.delivery, read, digest, record, now, recheck, who)
         running = self.runs.running(digest, who.platform, who.chat)
         if running is not None:  # the same text is being checked: wait on that run
             original, run = running
@@ -256,20 +259,19 @@ class CheckService:
         vector = None
         if not recheck:
             answered, vector = await answer_from_store(
-                self.store, self.repeats, post, (text, digest), record, now - self.window, who
+                self.store, self.repeats, read, digest, record, now - self.window, who
             )
             if answered is not None:
                 return answered
         if vector is None:
-            vector = await self.repeats.vector(text)
+            vector = await self.repeats.vector(read.text)
         row = await asyncio.to_thread(self._bounded_row, record, recheck, now, who)
-        return self.runs.launch(row, post, digest, vector)
+        return self.runs.launch(row, read, digest, vector)
 
     async def _queue(
         self,
         delivery: CardDelivery,
-        post: Post,
-        text: str,
+        read: ReadPost,
         digest: str,
         record: Callable[..., CheckRow],
         now: dt.datetime,
@@ -280,7 +282,7 @@ class CheckService:
         workers or queue a new one; either way follow that run from here."""
         if not recheck:
             answered, _ = await answer_from_store(
-                self.store, self.repeats, post, (text, digest), record, now - self.window, who
+                self.store, self.repeats, read, digest, record, now - self.window, who
             )
             if answered is not None:
                 return answered

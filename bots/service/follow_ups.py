@@ -23,7 +23,7 @@ from typing import Protocol
 
 from storage.errors import CheckNotFoundError
 from storage.store import CheckStore
-from zofia_engine.ports import Checker, FollowUpAnswer
+from zofia_engine.ports import Answerer, FollowUpAnswer
 from zofia_engine.report import Report
 
 from .chat_operations import ChatOperations
@@ -48,7 +48,7 @@ class _Slots(Protocol):
 class _Service(Protocol):
     """What of the check service a follow-up needs (:class:`bots.service.checks.CheckService`)."""
 
-    checker: Checker
+    answerer: Answerer
     store: CheckStore
     chats: ChatOperations
     limits: RequestLimits
@@ -108,7 +108,7 @@ async def ask_follow_up(
         spent = service.limits.refuse_if_spent
         await asyncio.to_thread(spent, admission, service.runs.count, service.clock())
         async with service.runs.slot(admission.chat):
-            answer = await service.checker.follow_up(report, question, language=language)
+            answer = await service.answerer.follow_up(report, question, language=language)
         if answer.tokens:
             charge = service.store.attempts.charge
             await asyncio.to_thread(charge, admission.attempt_id, answer.tokens, check_id)

@@ -21,8 +21,7 @@ from storage.rows import CheckRow, CheckStatus
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker
-from zofia_engine.post import Post
-from zofia_engine.text import clean_post
+from zofia_engine.post import Post, ReadPost
 
 from .corrections import save_report
 from .fair_slots import FairSlots
@@ -85,9 +84,10 @@ class LocalRuns:
         return None
 
     def launch(
-        self, row: CheckRow, post: Post, digest: str, vector: np.ndarray | None
+        self, row: CheckRow, post: ReadPost | Post, digest: str, vector: np.ndarray | None
     ) -> CheckHandle:
-        """Start the engine on ``post`` for check ``row``; its handle."""
+        """Start the engine on ``post`` for check ``row`` (read, or stored: read first);
+        its handle."""
         run = Run(row.id, row.created_at)
         self._by_text.setdefault(digest, []).append((row, run))
         handle = self.waiters.wait_on(run, row.id, lambda result: result, own_row=True)
@@ -95,15 +95,16 @@ class LocalRuns:
         return handle
 
     async def _engine(
-        self, row: CheckRow, run: Run, post: Post, digest: str, vector: np.ndarray | None
+        self, row: CheckRow, run: Run, post: ReadPost | Post, digest: str, vector: np.ndarray | None
     ) -> None:
         check_id = run.check_id
         try:
             async with self._slots.slot(row.chat):
                 await asyncio.to_thread(self.checks.set_status, check_id, "running")
+                read = post if isinstance(post, ReadPost) else await self.checker.read(post)
                 if vector is None:
-                    vector = await self.repeats.vector(clean_post(post.text)[0])
-                report = await self.checker.check(post, on_progress=run.push)
+                    vector = await self.repeats.vector(read.text)
+                report = await self.checker.check(read, on_progress=run.push)
             # A recheck that came to another verdict makes the older cards due with it.
             # An engine run in this process is the local mode's (queued, workers run them).
             await asyncio.to_thread(

@@ -15,7 +15,7 @@ import numpy as np
 
 from storage.rows import CheckRow, RepeatKind
 from storage.store import CheckStore
-from zofia_engine.post import Post
+from zofia_engine.post import ReadPost
 from zofia_engine.report import Report
 
 from .handles import CheckHandle
@@ -28,18 +28,18 @@ __all__ = ["answer_from_store"]
 async def answer_from_store(
     store: CheckStore,
     repeats: NearRepeats,
-    post: Post,
-    keyed: tuple[str, str],
+    read: ReadPost,
+    digest: str,
     record: Callable[..., CheckRow],
     since: dt.datetime,
     who: Admission,
 ) -> tuple[CheckHandle | None, np.ndarray | None]:
     """The answer to an exact or near repeat checked since ``since`` that may answer the
     chat ``who`` asks in (:mod:`storage.other_chats`), or ``None``; and the post's
-    vector, when the near-repeat search needed it. ``keyed`` is the post's checkable text
-    and its key; ``record`` writes the request's row
+    vector, when the near-repeat search needed it. ``digest`` is the key of the post
+    ``read``; ``record`` writes the request's row
     (:meth:`~bots.service.checks.CheckService.submit`'s)."""
-    text, digest = keyed
+    text, post = read.text, read.post
     where = {"platform": who.platform, "chat": who.chat}
     repeat = await asyncio.to_thread(store.checks.find_exact, digest, since, **where)
     if repeat is not None:

@@ -32,7 +32,6 @@ from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
-from zofia_engine.text import clean_post
 
 from ..corrections import save_report
 from ..records import Outcome
@@ -161,9 +160,10 @@ class CheckRunner:
             )
 
         try:
-            report = await self.checker.check(post, on_progress=progress)
+            read = await self.checker.read(post)
+            report = await self.checker.check(read, on_progress=progress)
             # The same vector an in-process run stores (bots.service.local_runs).
-            vector = await asyncio.to_thread(post_vector, self.encoder, clean_post(post.text)[0])
+            vector = await asyncio.to_thread(post_vector, self.encoder, read.text)
         except ZofiaError as exc:
             log.warning("check %s failed: %s", check_id, exc)
             metrics.CHECKS.labels(outcome="failed").inc()

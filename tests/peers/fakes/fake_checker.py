@@ -27,7 +27,7 @@ from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.ports import FollowUpAnswer
-from zofia_engine.post import Post, ProgressEvent, ProgressHook
+from zofia_engine.post import Post, ProgressEvent, ProgressHook, ReadPost
 from zofia_engine.report import (
     TRIAGED,
     ClaimResult,
@@ -43,7 +43,6 @@ from zofia_engine.report import (
     Triage,
     Usage,
 )
-from zofia_engine.text import checkable_text
 
 from ..fixtures.images import shared_ocr
 
@@ -74,11 +73,13 @@ class HashingEncoder:
 
 
 def scripted_report(
-    post: Post, *, verdict: str = "false", summary: str = "", tokens: int = 1500
+    post: Post | ReadPost, *, verdict: str = "false", summary: str = "", tokens: int = 1500
 ) -> Report:
     """A whole report for ``post`` with ``verdict``, as the engine would give it: for an
     outcome, evidence, a claim, a one-round debate and usage (an ``unproven`` one with
     no quote and the panel's lean); for what triage found, the triage alone."""
+    read = post if isinstance(post, ReadPost) else ReadPost.of(post)
+    post = read.post.model_copy(update={"text": read.text})
     calls = [LLMCall(role="judge", step="debate:judge:1", backend="fake", prompt_tokens=tokens)]
     if verdict in TRIAGED:
         signs = ["a look-alike bank domain", "asks for a login"] if verdict == "scam" else []
@@ -124,8 +125,8 @@ def scripted_report(
         lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
         if verdict == "unproven"
         else None,
-        images=post.findings,
-        caption=post.has_caption,
+        images=list(read.findings),
+        caption=read.caption,
     )
 
 
@@ -170,7 +171,8 @@ class FakeChecker:
     ``gate``, if any).
 
     Attributes:
-        runs: every post checked, in order (a repeat answered from the store is none).
+        runs: every post checked, in order (a repeat answered from the store is none);
+            ``reads``: each as read (what reading found in its images).
         delay_s: how long a check takes (tests of joins, cancellation, shutdown).
         gate: hold each check at its debate until the test opens it: a test that needs a
             check running while it acts uses this, not ``delay_s``, so that timing decides
@@ -189,6 +191,7 @@ class FakeChecker:
     summary: str = ""
     tokens: int = 1500
     runs: list[Post] = field(default_factory=list)
+    reads: list[ReadPost] = field(default_factory=list)
     answer: str = "The council's minutes show that no such law was passed [web-1]."
     answer_cites: tuple[str, ...] = ("web-1",)
     answer_tokens: int = 0  # what each follow-up's call is said to cost
@@ -199,13 +202,12 @@ class FakeChecker:
         default_factory=lambda: ImageReader(ImageSettings(), ocr=shared_ocr())
     )
 
-    async def read_post(self, post: Post) -> Post:
+    async def read(self, post: Post) -> ReadPost:
         return await self.reader.read(post)
 
-    async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
-        # Cleaned (and an empty post refused) as the engine does before any model sees it.
-        text, _ = checkable_text(post.text)
-        self.runs.append(post)
+    async def check(self, read: ReadPost, *, on_progress: ProgressHook | None = None) -> Report:
+        self.runs.append(read.post)
+        self.reads.append(read)
         for stage in ("retrieval", "linguist", "debate"):
             await _emit(on_progress, ProgressEvent(kind="started", stage=stage))
             if stage == "debate" and self.gate is not None:
@@ -216,7 +218,7 @@ class FakeChecker:
         if self.fail is not None:
             raise self.fail
         report = scripted_report(
-            post.model_copy(update={"text": text}),
+            read,
             verdict=self.verdict,
             summary=self.summary,
             tokens=self.tokens,
