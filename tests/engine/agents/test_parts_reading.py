@@ -269,19 +269,21 @@ async def _read(
     encoder: SentenceTransformerEncoder,
     parser: SpacyParser,
     rules: PartsRules | None = None,
+    post: str = "",
 ) -> tuple[ClaimResult, list[CompletionRequest]]:
-    """Read ``claim`` against Wikipedia articles (title, text) with the scripted ``model``."""
+    """Read ``claim`` against Wikipedia articles (title, text) with the scripted ``model``
+    (``post``: the post's one sentence it was extracted from, when not the claim itself)."""
     settings = EngineSettings()
     backends = scripted(model)
     session = LLMRouter(settings.llm, backends=backends).session()
-    panel = PanelContext(claim)
+    panel = PanelContext(post or claim)
     panel.evidence = [
         EvidenceItem(id=f"wiki-{i}", source="wikipedia", provider="t", title=t, url="", text=text)
         for i, (t, text) in enumerate(evidence, 1)
     ]
     index = SentenceIndex.build(panel.evidence, split_sentences, encoder)
-    claims = [ClaimResult(id="claim-0", kind="core", text=claim)]
-    split = await parse_claims(parser, claims)
+    claims = [ClaimResult(id="claim-0", kind="core", text=claim, sentence=1 if post else None)]
+    split = await parse_claims(parser, claims, panel.sentences)
     read = await read_by_parts(
         session,
         panel,
@@ -779,3 +781,30 @@ async def test_a_value_the_claim_left_out_of_its_sentence_keeps_it_from_being_co
         await parse_claims(parser, [trimmed.model_copy(update={"text": sentence})], [sentence])
     )[0]
     assert all(p.comparable for p in whole.parts)
+
+
+async def test_a_left_out_value_blocks_confirming_unless_the_evidence_holds_it(
+    encoder: SentenceTransformerEncoder, parser: SpacyParser
+) -> None:
+    chinese = (
+        "Chinese characters",
+        "Chinese characters are logographs used in Japan, Korea and Vietnam.",
+    )
+    trimmed = "Chinese characters are logographs used in Japan and Korea."
+    post = "Chinese characters are logographs used in Japan, Korea and {}."
+    false, _ = await _read(
+        trimmed, [chinese], _model(_first), encoder, parser, post=post.format("Northern Ireland")
+    )
+    assert false.label == "not enough information"
+    assert false.second is not None and "Northern Ireland" not in false.second.present
+    true, _ = await _read(
+        trimmed, [chinese], _model(_first), encoder, parser, post=post.format("Vietnam")
+    )
+    assert true.label == "supports", true.reason
+
+
+def test_a_place_named_within_another_name_is_not_different(parser: SpacyParser) -> None:
+    assert compare_places(["the Habsburg Netherlands"], ["Netherlands"], NO_KNOWLEDGE) == "unstated"
+    assert compare_places(["Netherlands"], ["Belgium"], NO_KNOWLEDGE) == "differs"
+    stars = _parts(parser, "A dwarf galaxy is small beside the Milky Way's 100–400 billion stars.")
+    assert not [p for p in stars.parts if p.kind == "date"]  # a range of amounts, not years

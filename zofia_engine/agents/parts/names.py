@@ -225,8 +225,15 @@ def _one_place(claimed: str, found: list[str], knowledge: NameKnowledge) -> Comp
         return "agrees"
     if any(_within(f, claimed, knowledge) for f in found):
         return "agrees"  # the passage names a place inside the claimed one
-    rest = [f for f in found if not _within(claimed, f, knowledge)]
+    rest = [f for f in found if not _within(claimed, f, knowledge) and not _one_names(key, f)]
     return "differs" if rest else "unstated"
+
+
+def _one_names(key: str, found: str) -> bool:
+    """Whether one name's words are all in the other's ("the Habsburg Netherlands",
+    "Netherlands"): it may name the same place, or one within the other."""
+    mine, theirs = set(_core(key).split()), set(_core(name_key(found)).split())
+    return bool(mine and theirs) and (mine <= theirs or theirs <= mine)
 
 
 _PLACE_WORDS = frozenset(

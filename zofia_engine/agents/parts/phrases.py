@@ -24,6 +24,11 @@ _SPAN = re.compile(
     r"(?:\b(?:from|between)\s+)?(?<![\d,.])(\d{3,4}(?:\s*(?:BC|BCE|AD|CE))?)\s*"
     r"(?:to|and|until|till|through|[–—-])\s*((?:[A-Z][a-z]+\s+)?\d{2,4})(?!\d)"
 )
+_AMOUNT = re.compile(
+    r"\s*(?:%|(?:million|billion|trillion|thousand|hundred|per\s*cent|percent|km|m|kg|"
+    r"miles?|metres?|meters?|feet|people|species|km2)\b)",
+    re.IGNORECASE,
+)
 _NOT_RANK = frozenset(
     [
         "west",
@@ -57,6 +62,8 @@ def _span_phrases(parsed: Parsed) -> list[Phrase]:
     found = []
     for m in _SPAN.finditer(parsed.text):
         start, end = m.start(1), m.end(2)
+        if _AMOUNT.match(parsed.text[end:]):
+            continue  # "100–400 billion stars": a range of amounts, not of years
         words = [i for i, w in enumerate(parsed.words) if w.start < end and start < w.end]
         if words:
             found.append(

@@ -153,7 +153,7 @@ async def _read_one(
         run.session, run.panel, parts.restated(answers), passage, f"claims:said:{claim.id}"
     )
     settled = said is not None and said >= run.rules.said_at
-    complete = agrees and len(parts.checked) == len(parts.parts)
+    complete = agrees and _all_held(parts, held)
     label = "refutes" if differs else "supports"
     second = _second(held, label, checks) if held is not None else None
     update = {**base, "restated": said, "second": second}
@@ -173,11 +173,21 @@ async def _read_one(
 
 
 def _held(run: _Context, parts: ClaimParts, sources: list[Source]) -> dict[str, Held] | None:
-    """The second reading (:mod:`.presence`): for each checked part, whether the
-    sentences about the subject hold its value; ``None`` when it is off."""
+    """The second reading (:mod:`.presence`): for each part, whether the sentences about
+    the subject hold its value; ``None`` when it is off."""
     if run.rules.second_reading == "none":
         return None
-    return {p.text: presence(parts, p, sources, run.comparer.compare) for p in parts.checked}
+    return {p.text: presence(parts, p, sources, run.comparer.compare) for p in parts.parts}
+
+
+def _all_held(parts: ClaimParts, held: dict[str, Held] | None) -> bool:
+    """Whether every part no passage was asked about (a value the claim left out of its
+    sentence, a date relative to the post) is held by the sentences about the subject:
+    only then can every part of the claim be the same."""
+    unasked = [p for p in parts.parts if not p.comparable]
+    return not unasked or (
+        held is not None and all(held[p.text].status == "present" for p in unasked)
+    )
 
 
 def _answered_by(
