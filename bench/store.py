@@ -267,7 +267,7 @@ async def main() -> None:
     args = parse_args()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         settings = bench_settings(storage_settings(args, stack, tmp))
-        engine = Engine(settings)
+        engine = Engine(settings.engine)
         encoder = engine.retrieval.encoder
         service = build_service(settings, engine, encoder)
         store, secret = service.store, service.secret

@@ -58,7 +58,7 @@ async def serve(args: argparse.Namespace) -> None:
         poller, flooder = keys.add("poller"), keys.add("flooder")
         handle = await service.submit(Post(text=POLLED), requester_of("poller"))
         await handle.result()
-        config = ApiConfig(settings.api, settings.images)
+        config = ApiConfig(settings.api, settings.engine.images)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -67,12 +67,12 @@ async def run_bot(
         async with (
             running_service(settings, engine=engine) as service,
             site_beside_bot(
-                service.store, settings.site, retention_days=settings.storage.retention_days
+                service.pages, settings.site, retention_days=settings.storage.retention_days
             ),
             FactCheckBot(
                 settings.discord,
                 service,
-                images=settings.images,
+                images=settings.engine.images,
                 public_url=settings.site.public_url,
             ) as bot,
         ):

@@ -204,7 +204,7 @@ async def running_bot(
         service,
         config,
         allow_private_urls=allow_private_urls,
-        images=settings.images,
+        images=settings.engine.images,
         public_url=settings.site.public_url,
         turns=Turns(service.settings.private_in_flight),
     )
@@ -261,7 +261,7 @@ async def serve(
         async with (
             running_service(settings, engine=engine) as service,
             site_beside_bot(
-                service.store, settings.site, retention_days=settings.storage.retention_days
+                service.pages, settings.site, retention_days=settings.storage.retention_days
             ),
             running_bot(settings, service, token, grace_s=grace, **bot_options),
         ):

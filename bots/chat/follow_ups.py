@@ -30,7 +30,6 @@ from bots.service.records import (
 )
 
 from .cooldowns import Cooldowns
-from .logs import log_chat
 
 __all__ = [
     "ASKING",
@@ -140,7 +139,7 @@ async def ask(
         language: the reply language (``""``: English), or the store read that gives it
             (awaited here, so that its failure is said like any other).
     """
-    chat = log_chat(requester.platform, requester.chat_id)  # its keyed hash, never its id
+    chat = service.namer.log_name(requester.platform, requester.chat_id)  # never its id
     try:
         if not isinstance(language, str):
             language = await language

@@ -81,6 +81,8 @@ class CheckHandle:
     ) -> None:
         self.check_id = check_id
         self.delivered_elsewhere = delivered_elsewhere
+        #: how many checks its requester may still ask today (set by the service)
+        self.checks_left: int | None = None
         self._outcome = outcome
         self._run = run
         self._on_cancel = on_cancel

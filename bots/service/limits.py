@@ -93,7 +93,8 @@ class RequestLimits:
             attempt = self.store.attempts.add(
                 platform=platform, chat=chat, requester=requester, private=private
             )
-        return Admission(attempt, requester, platform, chat)
+            left = self.left_today(requester, now)
+        return Admission(attempt, requester, platform, chat, left)
 
     def check(self, *, requester: str, platform: str, chat: str, now: dt.datetime) -> None:
         """Raise :class:`RateLimitedError` if one more request would pass a limit."""

@@ -26,31 +26,50 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from storage.deliveries import Claim
 from storage.errors import CheckNotFoundError
-from storage.rows import RepeatKind
+from storage.other_chats import seen_elsewhere
+from storage.rows import CheckRow, RepeatKind
+from storage.shown_cards import CardPlace, ShownCard
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import FollowUpAnswer
 from zofia_engine.report import EvidenceItem, Report
 
 __all__ = [
+    "MAX_LINK",
+    "MAX_NOTE",
     "NO_REPORT",
     "Admission",
     "BusyError",
+    "CardPlace",
+    "CardState",
+    "ChatCorrection",
+    "ChatGoneError",
     "CheckFailedError",
     "CheckNotFoundError",
+    "CheckRow",
+    "Claim",
     "Failed",
     "FollowUp",
+    "Images",
     "Limit",
+    "Message",
+    "Missing",
     "NoReportError",
     "Outcome",
+    "QueueDue",
     "RateLimitedError",
     "Refusal",
     "Requester",
+    "ReviewRefusal",
     "ReviewRefused",
     "ReviewRequest",
+    "ShownCard",
+    "seen_elsewhere",
     "wait_words",
 ]
 
@@ -68,6 +87,48 @@ class Requester:
     chat_id: str = ""
     private: bool = False
     in_group: bool = False
+
+
+#: why a report page has no report: no such check, its content purged, still running,
+#: or failed
+Missing = Literal["unknown", "purged", "pending", "failed"]
+
+#: a message's images, each ``(bytes, media type)`` as the platform sent them
+Images = tuple[tuple[bytes, str], ...]
+
+
+@dataclass(frozen=True)
+class Message:
+    """What a front-end asks to have checked (:meth:`CheckService.take
+    <bots.service.checks.CheckService.take>`): the text and images at hand, and how the
+    rest is fetched once the request is admitted.
+
+    Args:
+        text: the post's text (with images, their caption; it may be empty). A text
+            that is only a link is fetched, and its article (or image) checked.
+        url: where the post was found; alone, without text, it is fetched.
+        images: the images at hand.
+        fetch: once admitted, what the platform still holds: more text (a file's),
+            which follows ``text``, and the images (their download).
+        refuse: refuses, before any limit counts the request, what needs no download
+            (more images than a post may have, a file declared too large).
+        turn: awaited once admitted, before any work: the request's turn in its
+            private chat's line.
+        origin, published: where the post came from and when, if known.
+        language: the chat's language, the one the panel writes in (``""``: English).
+        allow_private_urls: let a link to a private address be fetched (tests only).
+    """
+
+    text: str
+    url: str = ""
+    images: Images = ()
+    fetch: Callable[[], Awaitable[tuple[str, Images]]] | None = None
+    refuse: Callable[[], None] | None = None
+    turn: Callable[[], Awaitable[None]] | None = None
+    origin: str = ""
+    published: dt.date | None = None
+    language: str = ""
+    allow_private_urls: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +150,52 @@ class Failed:
 
     check_id: str
     reason: str
+
+
+@dataclass(frozen=True)
+class CardState:
+    """What a check's card shows now: its outcome (with a moderator's review in force
+    where it was asked) or why it failed, and what a card says of the post besides:
+    where it came from, when, and the language its chat was answered in."""
+
+    outcome: Outcome | Failed
+    origin: str = ""
+    published: dt.date | None = None
+    language: str = ""
+
+
+#: queues the corrections of the cards a change made due, by original check and
+#: platform (the mode's: a ``correct`` job each on the queue; nothing in the local mode,
+#: where the bot's poll of the store finds them)
+QueueDue = Callable[[dict[str, list[str]]], None]
+
+
+@dataclass(frozen=True)
+class ChatCorrection:
+    """One chat to tell of one changed verdict: edit each of its ``cards`` to show its
+    state now, then say it once.
+
+    ``shown`` is the verdict the chat was shown (its newest card's), ``verdict`` the one
+    in force; ``note`` and ``link`` are the review's. ``rechecked``: the word is a
+    recheck's machine verdict, no moderator's; ``everywhere``: the service's reviewers'
+    (or a recheck's), else the chat's own moderators'. ``votes`` are the verdict's.
+    """
+
+    platform: str
+    chat: str
+    cards: tuple[tuple[ShownCard, CardState], ...]
+    shown: str
+    verdict: str
+    note: str = ""
+    link: str = ""
+    rechecked: bool = False
+    everywhere: bool = True
+    votes: tuple[int, int] = (0, 0)
+
+
+class ChatGoneError(Exception):
+    """The chat can never be told: the bot may no longer post there, or it is gone (a
+    platform's sender raises it; the service gives the chat up at once)."""
 
 
 class CheckFailedError(ZofiaError):
@@ -200,6 +307,7 @@ class Admission:
     requester: str
     platform: str
     chat: str
+    left_today: int | None = None  # checks its asker may still ask today, this one counted
 
 
 #: what a question about a check with no report is told
@@ -233,6 +341,12 @@ class FollowUp:
         return self.answer.answered
 
 
+#: the longest note a review keeps, in characters
+MAX_NOTE = 300
+#: the longest link a review keeps, in characters
+MAX_LINK = 300
+
+
 @dataclass(frozen=True)
 class ReviewRequest:
     """A moderator's review of check ``check_id``, as a platform or the CLI asks it.
@@ -240,8 +354,8 @@ class ReviewRequest:
     Args:
         requester: the moderator, and the chat the card is in (a chat's moderator
             reviews for that chat alone; platform ``cli``: the operator, for every chat).
-        verdict: ``true``, ``false``, ``misleading`` or ``unproven``, or ``confirm``
-            (the verdict in force where it applies).
+        verdict: ``true``, ``false``, ``misleading`` or ``unproven`` (the verdict in
+            force where it applies, to confirm it).
         note: why, in a few words; link: an ``http(s)`` address backing it, or ``""``.
     """
 

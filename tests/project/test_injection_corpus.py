@@ -378,9 +378,9 @@ async def _service(
     )
     search = BraveSearch(BRAVE_TOKEN, base_url=brave.base_url, requests_per_second=1e3)
     stage1 = EntityGuidedRetrieval(
-        settings, ner=ner, encoder=encoder, search_backends=[search], wikipedia=wiki
+        settings.engine, ner=ner, encoder=encoder, search_backends=[search], wikipedia=wiki
     )
-    async with Engine(settings, retrieval=stage1) as engine:
+    async with Engine(settings.engine, retrieval=stage1) as engine:
         service = build_service(settings, engine, encoder)
         await service.start()
         try:

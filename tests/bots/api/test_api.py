@@ -100,7 +100,7 @@ async def running_api(settings: Settings, checker: FakeChecker) -> AsyncIterator
     async with fake_service(settings, checker) as service:
         keys = ApiKeys(service.store.database, service.secret)
         key = keys.add("tipline")
-        config = ApiConfig(settings.api, settings.images, settings.site.public_url)
+        config = ApiConfig(settings.api, settings.engine.images, settings.site.public_url)
         async with serving_api(service, config, port=0) as runner, aiohttp.ClientSession() as s:
             host, port = runner.addresses[0][:2]
             assert host == "127.0.0.1"
@@ -242,7 +242,9 @@ async def test_images_come_base64_within_the_caps_and_are_read_by_the_engine(
     checker = FakeChecker()
     lines = ["Springfield bans bicycles", "from every street"]
     checker.reader = ImageReader(ImageSettings(max_bytes=20_000), ocr=ScriptedOCR("\n".join(lines)))
-    settings = api_settings(tmp_path).model_copy(update={"images": ImageSettings(max_bytes=20_000)})
+    settings = api_settings(tmp_path)
+    engine = settings.engine.model_copy(update={"images": ImageSettings(max_bytes=20_000)})
+    settings = settings.model_copy(update={"engine": engine})
     small, large = headline(lines, size=(500, 300)), headline(lines)
     assert len(small) < 20_000 < len(large)
 
@@ -332,7 +334,7 @@ async def test_the_openapi_document_lists_every_route_and_its_examples_are_valid
         status, document, _ = await api.call("GET", OPENAPI_PATH, key="")
         assert status == 200 and document["openapi"].startswith("3.1")
         settings = api_settings(tmp_path)
-        app = build_app(api.service, ApiConfig(settings.api, settings.images))
+        app = build_app(api.service, ApiConfig(settings.api, settings.engine.images))
         documented = {
             (method.upper(), path)
             for path, operations in document["paths"].items()

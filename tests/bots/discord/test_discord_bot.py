@@ -124,8 +124,10 @@ async def engine(
     offline_wiki: OfflineWikipedia,
 ) -> AsyncIterator[Engine]:
     settings = make_settings()
-    stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
-    async with Engine(settings, retrieval=stage1) as built:
+    stage1 = EntityGuidedRetrieval(
+        settings.engine, ner=ner, encoder=encoder, wikipedia=offline_wiki
+    )
+    async with Engine(settings.engine, retrieval=stage1) as built:
         yield built
 
 

@@ -111,7 +111,7 @@ async def start(discord_api: FakeDiscord, tmp_path: Path) -> AsyncIterator[Start
                     },
                 }
             )
-            async with Engine(settings) as engine:
+            async with Engine(settings.engine) as engine:
                 checker = EngineAnswers(engine=engine)
                 async with (
                     fake_service(settings, checker) as service_,

@@ -583,7 +583,7 @@ class Bot:
 
     @asynccontextmanager
     async def running(self, stage1: EntityGuidedRetrieval) -> AsyncIterator[None]:
-        self.engine = Engine(self.settings, retrieval=stage1)
+        self.engine = Engine(self.settings.engine, retrieval=stage1)
         async with (
             running_service(self.settings, engine=self.engine) as service,
             bot_running(self.settings, service),
@@ -619,7 +619,7 @@ def _stage1(
 ) -> EntityGuidedRetrieval:
     brave = BraveSearch(BRAVE_TOKEN, base_url=bot.brave.base_url, requests_per_second=1000.0)
     return EntityGuidedRetrieval(
-        bot.settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=wiki
+        bot.settings.engine, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=wiki
     )
 
 

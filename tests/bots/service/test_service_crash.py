@@ -131,9 +131,9 @@ def test_a_check_killed_mid_debate_is_resumed(
 
         async def restart() -> None:
             stage1 = EntityGuidedRetrieval(
-                settings, ner=ner, encoder=encoder, wikipedia=offline_wiki
+                settings.engine, ner=ner, encoder=encoder, wikipedia=offline_wiki
             )
-            async with Engine(settings, retrieval=stage1) as engine:
+            async with Engine(settings.engine, retrieval=stage1) as engine:
                 service = build_service(settings, engine, encoder)
                 store = service.store
                 assert store.integrity_ok()

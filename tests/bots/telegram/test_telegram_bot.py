@@ -108,8 +108,10 @@ async def harness(
             tmp_path,
             llm={"backend": "openai", "openai": {"base_url": panel.base_url, "api_key": "sk-tg"}},
         )
-        stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
-        engine = Engine(settings, retrieval=stage1)
+        stage1 = EntityGuidedRetrieval(
+            settings.engine, ner=ner, encoder=encoder, wikipedia=offline_wiki
+        )
+        engine = Engine(settings.engine, retrieval=stage1)
         holder.append(Harness(peer, panel, settings, engine))
         try:
             yield holder[0]
