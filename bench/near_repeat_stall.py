@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.peers.fakes.fake_checker import submit
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lib.smoke import smoke_args
@@ -56,7 +58,7 @@ async def main() -> None:
         service = build_service(settings, FakeChecker(), encoder)
         await service.start()
         await (
-            await service.submit(Post(text=post(args.megabytes, 12)), Requester("cli", "a", "a"))
+            await submit(service, Post(text=post(args.megabytes, 12)), Requester("cli", "a", "a"))
         ).result()
         worst, stop = 0.0, asyncio.Event()
 
@@ -71,7 +73,7 @@ async def main() -> None:
         ticker = asyncio.create_task(tick())
         started = time.perf_counter()
         outcome = await (
-            await service.submit(Post(text=post(args.megabytes, 13)), Requester("cli", "b", "b"))
+            await submit(service, Post(text=post(args.megabytes, 13)), Requester("cli", "b", "b"))
         ).result()
         seconds = time.perf_counter() - started
         stop.set()

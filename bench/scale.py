@@ -57,6 +57,8 @@ from typing import Any
 
 import psutil
 
+from tests.peers.fakes.fake_checker import submit
+
 # The fakes and the throwaway PostgreSQL server live with the tests (the tests package).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -74,7 +76,7 @@ from bots.app.settings import Settings
 from bots.service.checks import CheckService
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.worker import register_deliver_task, run_jobs
-from bots.service.records import CheckFailedError, Outcome, Requester
+from bots.service.records import CardState, CheckFailedError, Requester
 from storage.deliveries import Claim
 from zofia_engine.post import Post
 
@@ -192,7 +194,7 @@ async def run_batch(
 
     async def one(i: int) -> None:
         requester = Requester("bench", f"user-{i}", f"chat-{i}")
-        handle = await service.submit(Post(text=post_text(i)), requester)
+        handle = await submit(service, Post(text=post_text(i)), requester)
         await delivery.expect(handle.check_id, "bench", {"n": i})
         try:
             await handle.result()
@@ -219,7 +221,7 @@ async def run_probes(service: CheckService, args: argparse.Namespace, batch: Bat
     async with asyncio.timeout(args.timeout_s):
         for i in range(args.checks, args.checks + args.probes):
             requester = Requester("bench", f"user-{i}", f"chat-{i}")
-            handle = await service.submit(Post(text=post_text(i)), requester)
+            handle = await submit(service, Post(text=post_text(i)), requester)
             batch.probes.append(handle.check_id)
             with contextlib.suppress(CheckFailedError):
                 await handle.result()
@@ -273,7 +275,7 @@ async def one_round(
     workers = Workers(scale_worker_env(url, llm.base_url, args), folder)
     batch = Batch()
 
-    async def post_card(claim: Claim, found: Outcome | str) -> None:
+    async def post_card(claim: Claim, found: CardState) -> None:
         batch.cards[claim.check_id] = time.monotonic()
 
     app = make_app(url, max_connections=10)

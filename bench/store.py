@@ -48,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.peers.fakes.fake_checker import submit
+
 # The temporary PostgreSQL server is the tests' (tests/peers/servers/pg_server.py).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -197,7 +199,7 @@ async def timed_repeat(service: CheckService, text: str, user: int) -> tuple[flo
     """``submit`` → report in hand, in ms, and the kind of repeat that answered it."""
     t = time.perf_counter()
     who = Requester("bench", f"u{user}", f"q{user}")
-    handle = await service.submit(Post(text=text), who)
+    handle = await submit(service, Post(text=text), who)
     if not handle.done:  # not answered from the store: stop rather than run a check
         handle.cancel()
         raise SystemExit(f"not answered as a repeat: {text!r}")

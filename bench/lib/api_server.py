@@ -22,6 +22,8 @@ import signal
 import sys
 from pathlib import Path
 
+from tests.peers.fakes.fake_checker import submit
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
@@ -56,7 +58,7 @@ async def serve(args: argparse.Namespace) -> None:
     async with fake_service(settings, FakeChecker()) as service:
         keys = ApiKeys(service.store.database, service.secret)
         poller, flooder = keys.add("poller"), keys.add("flooder")
-        handle = await service.submit(Post(text=POLLED), requester_of("poller"))
+        handle = await submit(service, Post(text=POLLED), requester_of("poller"))
         await handle.result()
         config = ApiConfig(settings.api, settings.engine.images)
         stop = asyncio.Event()

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
-from bots.service.records import RateLimitedError
+from bots.service.refusals import RateLimitedError
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from bots.web.clients import ClientLimits
 from zofia_engine.errors import InvalidPostError

@@ -16,8 +16,8 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from bots.service.checks import CheckService
-from bots.service.corrections import SendCorrection
 from bots.service.delivery import PostCard
+from bots.service.records import SendCorrection
 
 from .health import serving_health
 from .settings import Settings

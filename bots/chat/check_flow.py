@@ -23,7 +23,8 @@ from bots.render.progress import follow_progress
 from bots.render.sentences import INTERRUPTED, OVERDUE, RESTARTING, error_sentence
 from bots.render.words import words_for
 from bots.service.checks import CheckHandle, CheckService
-from bots.service.records import Message, Outcome, RateLimitedError, Requester
+from bots.service.records import Message, Outcome, Requester
+from bots.service.refusals import RateLimitedError
 from zofia_engine.errors import InvalidPostError, ZofiaError
 
 from .quiet import DEFAULT_MIN_CONFIDENCE, unasked_gets_card

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from bots.render.card import VerdictCard, verdict_card
 from bots.render.card_notes import SHORT_NAMES
 from bots.render.words import ENGLISH, N_, Words, words_for
-from bots.service.corrections import SendCorrection
-from bots.service.records import CardState, ChatCorrection, Outcome, ShownCard
+from bots.service.records import CardState, ChatCorrection, Outcome, SendCorrection, ShownCard
 
 __all__ = [
     "Notice",

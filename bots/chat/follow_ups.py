@@ -21,13 +21,8 @@ from typing import Literal
 
 from bots.render.sentences import error_sentence, named_sources, source_name
 from bots.service.checks import CheckService
-from bots.service.records import (
-    CheckNotFoundError,
-    FollowUp,
-    NoReportError,
-    RateLimitedError,
-    Requester,
-)
+from bots.service.records import CheckNotFoundError, FollowUp, NoReportError, Requester
+from bots.service.refusals import RateLimitedError
 
 from .cooldowns import Cooldowns
 

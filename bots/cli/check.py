@@ -224,20 +224,12 @@ async def _checked(
             settings, load=False, resume=False, purge_every_s=None
         ) as service:
             me = Requester("cli", getpass.getuser(), "terminal")
-            async with service.take(_message_of(post), me, recheck=recheck) as handle:
+            async with service.take(Message.of(post), me, recheck=recheck) as handle:
                 async for event in handle.events():
                     show(event)
                 outcome = await handle.result()
     card = verdict_card(outcome, origin=origin, published=post.published)
     return outcome.report, card, _stored_note(outcome)
-
-
-def _message_of(post: Post) -> Message:
-    """``post`` as the service takes a message (its link fetched already)."""
-    images = tuple((image.data, image.media_type) for image in post.images)
-    return Message(
-        post.text, url=post.url, images=images, origin=post.origin, published=post.published
-    )
 
 
 def _stored_note(outcome: Outcome) -> str:

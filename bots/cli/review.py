@@ -8,7 +8,8 @@ import click
 
 from bots.app.runtime import queue_due_for
 from bots.render.sentences import review_refusal
-from bots.service.records import CheckNotFoundError, ReviewRefused
+from bots.service.records import CheckNotFoundError
+from bots.service.refusals import ReviewRefused
 from bots.service.reviews import add_review
 from storage.keys import hash_user
 from storage.opening import open_store

@@ -33,8 +33,9 @@ from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
 from bots.render.words import ENGLISH, Words, words_for
-from bots.service.records import CardPlace, Images, RateLimitedError
+from bots.service.records import CardPlace, Images
 from bots.service.records import Message as Msg
+from bots.service.refusals import RateLimitedError
 
 from .buttons import card_view
 from .chats import PLATFORM, requester_of

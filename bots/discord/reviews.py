@@ -46,13 +46,8 @@ from bots.chat.reviews import CHOICES, OPEN_S, choice_label, choose_sentence, sa
 from bots.render.card import VerdictCard
 from bots.render.sentences import review_refusal
 from bots.render.words import ENGLISH, N_, Words, words_for
-from bots.service.records import (
-    MAX_LINK,
-    CheckNotFoundError,
-    Requester,
-    ReviewRefused,
-    ReviewRequest,
-)
+from bots.service.records import MAX_LINK, CheckNotFoundError, Requester, ReviewRequest
+from bots.service.refusals import ReviewRefused
 
 from .chats import PLATFORM, chat_of, stored_check
 from .context import DiscordContext

@@ -12,14 +12,8 @@ import math
 import re
 from urllib.parse import urlsplit
 
-from bots.service.records import (
-    CheckFailedError,
-    Limit,
-    RateLimitedError,
-    Refusal,
-    ReviewRefused,
-    wait_words,
-)
+from bots.service.records import CheckFailedError
+from bots.service.refusals import Limit, RateLimitedError, Refusal, ReviewRefused, wait_words
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.report import EvidenceItem
 from zofia_engine.text import counted

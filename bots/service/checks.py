@@ -39,7 +39,7 @@ from zofia_engine.report import Report
 
 from .api_keys import ApiKeyReads
 from .chats import ChatRecords
-from .corrections import SendCorrection, record_card
+from .corrections import record_card
 from .delivery import DeliveryFactory, Intake, Parts, PostCard, Probes, StoreThreads
 from .fair_slots import FairSlots
 from .follow_ups import MAX_QUESTION, ask_follow_up
@@ -56,9 +56,10 @@ from .records import (
     Message,
     Outcome,
     Requester,
-    ReviewRefused,
     ReviewRequest,
+    SendCorrection,
 )
+from .refusals import ReviewRefused
 from .repeats import NearRepeats
 from .reviews import Reviewers, add_review
 from .settings import ServiceSettings

@@ -36,7 +36,15 @@ from storage.shown_cards import InForce
 from storage.store import CheckStore
 
 from .naming import ChatNamer
-from .records import CardPlace, CardState, ChatCorrection, ChatGoneError, QueueDue, ShownCard
+from .records import (
+    CardPlace,
+    CardState,
+    ChatCorrection,
+    ChatGoneError,
+    QueueDue,
+    SendCorrection,
+    ShownCard,
+)
 from .shown import card_state
 
 __all__ = [
@@ -45,7 +53,6 @@ __all__ = [
     "GIVE_UP",
     "MAX_BACKOFF",
     "POLL_S",
-    "SendCorrection",
     "correct",
     "correcting",
     "due_corrections",
@@ -64,9 +71,6 @@ POLL_S = 10.0
 #: checks corrected per round of the poll (the rest wait for the next round)
 BATCH = 20
 
-#: a platform's sender: edit a chat's cards, then tell it once; raises when it could not
-#: (:class:`~.records.ChatGoneError` when it never will)
-SendCorrection = Callable[[ChatCorrection], Awaitable[None]]
 #: runs a blocking store call off the event loop (the service's own threads)
 OffLoop = Callable[..., Awaitable[Any]]
 
@@ -123,6 +127,7 @@ def due_corrections(store: CheckStore, original_id: str, platform: str) -> list[
             word.verdict,
             word.note,
             word.link,
+            source=word.check_id,
             rechecked=word.check_id != original_id and not word.reviewed,
             everywhere=word.everywhere,
             votes=store.feedback.counts(word.check_id),
@@ -202,10 +207,11 @@ async def correcting(
     off_loop: OffLoop,
     namer: ChatNamer,
     send: tuple[str, SendCorrection],
-    every_s: float = POLL_S,
 ) -> AsyncIterator[None]:
-    """Send a platform's corrections due while the block runs, looking every ``every_s``
-    seconds, :data:`BATCH` checks a round (the local mode); the poll stops with it."""
+    """Send a platform's corrections due while the block runs, looking every
+    :data:`POLL_S` seconds, :data:`BATCH` checks a round (the local mode); the poll stops
+    with it."""
+    every_s = POLL_S
 
     async def poll() -> None:
         while True:

@@ -30,12 +30,11 @@ from storage.store import CheckStore
 from zofia_engine.ports import Checker
 from zofia_engine.post import ReadPost
 
-from .corrections import SendCorrection
 from .fair_slots import FairSlots
 from .handles import CheckHandle, Waiters
 from .limits import RequestLimits
 from .naming import ChatNamer
-from .records import Admission, CardState, Claim
+from .records import Admission, CardState, Claim, SendCorrection
 from .repeats import NearRepeats
 from .settings import ServiceSettings
 

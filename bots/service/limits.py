@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from storage.store import CheckStore
 
-from .records import Admission, Limit, RateLimitedError, Refusal
+from .records import Admission
+from .refusals import Limit, RateLimitedError, Refusal
 from .settings import ServiceSettings
 
 __all__ = ["RequestLimits"]

@@ -28,11 +28,11 @@ from storage.rows import CheckRow, CheckStatus
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Post, ReadPost
 
-from .corrections import SendCorrection, correcting
+from .corrections import correcting
 from .delivery import Intake, Parts, PostCard, Probes
 from .finished import save_report
 from .handles import CheckHandle, Run, joined
-from .records import CheckFailedError, Outcome
+from .records import CheckFailedError, Outcome, SendCorrection
 from .stored_answers import answer_from_store
 
 __all__ = ["LocalDelivery"]

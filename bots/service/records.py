@@ -24,8 +24,6 @@ The service's errors, each a :class:`~zofia_engine.errors.ZofiaError`::
 from __future__ import annotations
 
 import datetime as dt
-import enum
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -37,6 +35,7 @@ from storage.rows import CheckRow, RepeatKind
 from storage.shown_cards import CardPlace, ShownCard
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import FollowUpAnswer
+from zofia_engine.post import Post
 from zofia_engine.report import EvidenceItem, Report
 
 __all__ = [
@@ -44,7 +43,6 @@ __all__ = [
     "MAX_NOTE",
     "NO_REPORT",
     "Admission",
-    "BusyError",
     "CardPlace",
     "CardState",
     "ChatCorrection",
@@ -56,21 +54,16 @@ __all__ = [
     "Failed",
     "FollowUp",
     "Images",
-    "Limit",
     "Message",
     "Missing",
     "NoReportError",
     "Outcome",
     "QueueDue",
-    "RateLimitedError",
-    "Refusal",
     "Requester",
-    "ReviewRefusal",
-    "ReviewRefused",
     "ReviewRequest",
+    "SendCorrection",
     "ShownCard",
     "seen_elsewhere",
-    "wait_words",
 ]
 
 
@@ -130,6 +123,19 @@ class Message:
     language: str = ""
     allow_private_urls: bool = False
 
+    @classmethod
+    def of(cls, post: Post) -> Message:
+        """A post at hand (the terminal's, its link fetched already) as a message."""
+        images = tuple((image.data, image.media_type) for image in post.images)
+        return cls(
+            post.text,
+            url=post.url,
+            images=images,
+            origin=post.origin,
+            published=post.published,
+            language=post.language,
+        )
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -176,8 +182,9 @@ class ChatCorrection:
     state now, then say it once.
 
     ``shown`` is the verdict the chat was shown (its newest card's), ``verdict`` the one
-    in force; ``note`` and ``link`` are the review's. ``rechecked``: the word is a
-    recheck's machine verdict, no moderator's; ``everywhere``: the service's reviewers'
+    in force; ``note`` and ``link`` are the review's. ``source`` is the check whose word
+    it is (the check itself, or a newer recheck of its text). ``rechecked``: the word is
+    a recheck's machine verdict, no moderator's; ``everywhere``: the service's reviewers'
     (or a recheck's), else the chat's own moderators'. ``votes`` are the verdict's.
     """
 
@@ -188,9 +195,15 @@ class ChatCorrection:
     verdict: str
     note: str = ""
     link: str = ""
+    source: str = ""
     rechecked: bool = False
     everywhere: bool = True
     votes: tuple[int, int] = (0, 0)
+
+
+#: a platform's sender of corrections: edit a chat's cards, then tell it once; raises
+#: when it could not (:class:`ChatGoneError` when it never will)
+SendCorrection = Callable[[ChatCorrection], Awaitable[None]]
 
 
 class ChatGoneError(Exception):
@@ -200,102 +213,6 @@ class ChatGoneError(Exception):
 
 class CheckFailedError(ZofiaError):
     """The engine could not finish the check; the message says what failed."""
-
-
-class Limit(enum.StrEnum):
-    """Which limit refused a request."""
-
-    USER_RATE = "user_rate"  #: ``user_per_minute``
-    CHAT_RATE = "chat_rate"  #: ``chat_per_minute``
-    USER_DAILY = "user_daily"  #: ``user_daily``, over the last 24 hours
-    CHAT_DAILY = "chat_daily"  #: ``chat_daily``
-    PRIVATE_QUEUE = "private_queue"  #: a private chat's requests waiting their turn
-    USER_PENDING = "user_pending"  #: the user's share of the pending checks
-    CHAT_PENDING = "chat_pending"  #: the chat's share of the pending checks
-    USER_BUDGET = "user_budget"  #: the user's share of the day's token budget
-    CHAT_BUDGET = "chat_budget"  #: the chat's share of the day's token budget
-    BUDGET = "budget"  #: the deployment's day's token budget
-    QUEUE = "queue"  #: the deployment's pending checks (``max_pending_checks``)
-
-
-#: the limits of the deployment as a whole (raised as :class:`BusyError`)
-DEPLOYMENT = frozenset({Limit.BUDGET, Limit.QUEUE})
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a request was refused, and when that limit frees up.
-
-    Args:
-        limit: which limit.
-        retry_after_s: when it frees up, from now (at least 1 s).
-        count: the limit's bound (a rate's or a quota's N), or what is held against it
-            (the checks waiting; the pending checks of the deployment).
-        held: a budget (or a share of it) is held by checks under way, which free it
-            when they end; ``False``: it is spent, until midnight (UTC).
-    """
-
-    limit: Limit
-    retry_after_s: float
-    count: int = 0
-    held: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "retry_after_s", max(1.0, float(self.retry_after_s)))
-
-
-_LOG_WORDS = {
-    Limit.USER_RATE: "{count} checks a minute for you",
-    Limit.CHAT_RATE: "{count} checks a minute in this chat",
-    Limit.USER_DAILY: "{count} checks a day for you",
-    Limit.CHAT_DAILY: "{count} checks a day in this chat",
-    Limit.PRIVATE_QUEUE: "{count} requests already waiting in this private chat",
-    Limit.USER_PENDING: "{count} checks of yours pending, your share",
-    Limit.CHAT_PENDING: "{count} checks of this chat pending, its share",
-    Limit.USER_BUDGET: "your share of today's checking budget {state}",
-    Limit.CHAT_BUDGET: "this chat's share of today's checking budget {state}",
-    Limit.BUDGET: "today's checking budget {state}",
-    Limit.QUEUE: "the bot is busy with {count} checks",
-}
-
-
-def wait_words(seconds: float) -> str:
-    """A wait in English, rounded up: "40 s", "3 min", "2 h"."""
-    seconds = max(1, math.ceil(seconds))
-    if seconds < 120:
-        return f"{seconds} s"
-    if seconds < 7200:
-        return f"{math.ceil(seconds / 60)} min"
-    return f"{math.ceil(seconds / 3600)} h"
-
-
-class RateLimitedError(ZofiaError):
-    """A request was refused by a limit: :attr:`refusal` says which, and when it frees.
-    Its message is English, for the log; the bots say it in the asker's language."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        state = "held by checks under way" if refusal.held else "spent"
-        reason = _LOG_WORDS[refusal.limit].format(count=refusal.count, state=state)
-        super().__init__(
-            f"Limit reached ({reason}); try again in {wait_words(refusal.retry_after_s)}."
-        )
-        self.refusal = refusal
-
-    @property
-    def retry_after_s(self) -> float:
-        """When to come back, in seconds from the refusal."""
-        return self.refusal.retry_after_s
-
-    @classmethod
-    def of(cls, refusal: Refusal) -> RateLimitedError:
-        """The exception that carries ``refusal``: a :class:`BusyError` for a limit of
-        the whole deployment."""
-        return BusyError(refusal) if refusal.limit in DEPLOYMENT else RateLimitedError(refusal)
-
-
-class BusyError(RateLimitedError):
-    """The deployment as a whole is at its bound (checks queued, or the day's token
-    budget); :attr:`refusal` says which, and when to come back."""
 
 
 @dataclass(frozen=True)
@@ -364,29 +281,3 @@ class ReviewRequest:
     verdict: str
     note: str = ""
     link: str = ""
-
-
-#: why a review is refused (:class:`ReviewRefused`)
-ReviewRefusal = Literal[
-    "chat_reviews_off",  # reviews by a chat's moderators are off on this bot
-    "unknown_verdict",
-    "note_too_long",  # ``limit``: the most characters
-    "link_too_long",  # ``limit``: the most characters
-    "not_a_link",  # the link is no http(s) address
-    "no_verdict",  # the check has none to review (not finished, or failed)
-    "scam_called_true",  # a chat's moderator may not call a likely scam true
-    "reviewer_limit",  # ``limit`` reviews by one reviewer in the window
-    "check_limit",  # ``limit`` reviews of one check in one chat in the window
-]
-
-
-class ReviewRefused(ZofiaError):
-    """A review the service's rules refuse: :attr:`kind` says which rule, :attr:`limit`
-    its number when it has one, :attr:`retry_after_s` when a limit frees up. The message
-    is English, for the log; :func:`bots.render.sentences.review_refusal` words it."""
-
-    def __init__(self, kind: ReviewRefusal, *, limit: int = 0, retry_after_s: float = 0.0):
-        super().__init__(f"review refused: {kind}" + (f" ({limit})" if limit else ""))
-        self.kind: ReviewRefusal = kind
-        self.limit = limit
-        self.retry_after_s = retry_after_s

@@ -31,14 +31,8 @@ from storage.store import CheckStore
 from zofia_engine.report import OUTCOMES, Confidence, Lean, Report, ReviewInForce
 from zofia_engine.text import without_format
 
-from .records import (
-    MAX_LINK,
-    MAX_NOTE,
-    CheckNotFoundError,
-    QueueDue,
-    ReviewRefusal,
-    ReviewRefused,
-)
+from .records import MAX_LINK, MAX_NOTE, CheckNotFoundError, QueueDue
+from .refusals import ReviewRefusal, ReviewRefused
 
 __all__ = [
     "PER_CHECK",

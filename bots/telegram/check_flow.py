@@ -25,8 +25,9 @@ from bots.render.card import VerdictCard
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.render.words import ENGLISH, N_, Words, words_for
-from bots.service.records import CardPlace, Images, RateLimitedError, Requester
+from bots.service.records import CardPlace, Images, Requester
 from bots.service.records import Message as Msg
+from bots.service.refusals import RateLimitedError
 
 from .card_edits import card_message, uneditable
 from .context import PLATFORM, TelegramContext, chat_language_of

@@ -33,7 +33,8 @@ from bots.chat.check_flow import CheckRequest, card_for, card_target
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from bots.service.records import CardState, CheckFailedError, Claim, Failed, RateLimitedError
+from bots.service.records import CardState, CheckFailedError, Claim, Failed
+from bots.service.refusals import RateLimitedError
 
 from .check_flow import Asked, TelegramScreen, check_message
 from .context import TelegramContext, context_of

@@ -62,13 +62,8 @@ from bots.chat.reviews import (
 )
 from bots.render.sentences import error_sentence, review_refusal
 from bots.render.words import ENGLISH, N_, Words, chat_language, translated_languages, words_for
-from bots.service.records import (
-    CheckNotFoundError,
-    CheckRow,
-    Requester,
-    ReviewRefused,
-    ReviewRequest,
-)
+from bots.service.records import CheckNotFoundError, CheckRow, Requester, ReviewRequest
+from bots.service.refusals import ReviewRefused
 
 from .buttons import GONE, NOT_FOUND
 from .card_edits import card_message, edit_card

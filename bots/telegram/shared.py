@@ -29,7 +29,8 @@ from telegram import Message
 from bots.chat.check_flow import card_for
 from bots.render.sentences import error_sentence
 from bots.render.words import N_, words_for
-from bots.service.records import CardPlace, RateLimitedError, Requester
+from bots.service.records import CardPlace, Requester
+from bots.service.refusals import RateLimitedError
 
 from .card_edits import card_message
 from .context import PLATFORM, TelegramContext, read_chat_language

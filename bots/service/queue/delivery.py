@@ -27,10 +27,10 @@ from storage.other_chats import run_key
 from storage.rows import CheckRow
 from zofia_engine.post import ProgressEvent
 
-from ..corrections import SendCorrection, correct
+from ..corrections import correct
 from ..delivery import Intake, Parts, PostCard, Probes
 from ..handles import CheckHandle, Run, joined
-from ..records import CheckFailedError, Failed
+from ..records import CheckFailedError, Failed, SendCorrection
 from ..settings import QueueSettings
 from ..shown import card_state
 from ..stored_answers import answer_from_store

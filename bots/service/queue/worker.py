@@ -158,7 +158,7 @@ class CheckRunner:
         try:
             read = await self.checker.read(post)
             report = await self.checker.check(read, on_progress=progress)
-            # The same vector an in-process run stores (bots.service.local_runs).
+            # The same vector an in-process run stores (bots.service.local).
             vector = await asyncio.to_thread(post_vector, self.encoder, read.text)
         except ZofiaError as exc:
             log.warning("check %s failed: %s", check_id, exc)

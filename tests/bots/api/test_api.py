@@ -29,6 +29,7 @@ from bots.api.openapi import EXAMPLES, OPENAPI_PATH
 from bots.app.settings import Settings
 from bots.cli import main
 from bots.service.checks import CheckService
+from bots.service.shown import report_of
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys
 from storage.sql import first_row
@@ -125,7 +126,7 @@ async def test_a_check_is_taken_at_once_then_polled_to_the_report_page_json(
         gate.open()
         state = CheckState.model_validate(await api.answered(accepted.poll))
         assert state.status == "done" and state.repeat is None and state.error == ""
-        found = api.service.store.report_for(accepted.id)
+        found = report_of(api.service.store, accepted.id)
         assert found is not None and state.report == public_json(found[1])
         assert state.page == f"{PUBLIC_URL}/c/{accepted.id}"
         assert state.vote is not None and (state.vote.category, state.vote.truth_score) == (
@@ -135,7 +136,7 @@ async def test_a_check_is_taken_at_once_then_polled_to_the_report_page_json(
         row = api.service.store.checks.get(accepted.id)
         who = requester_of("tipline")
         assert row is not None and row.platform == "api"
-        assert row.chat == api.service.chats.chat_key("api", who.chat_id)  # the key's chat
+        assert row.chat == api.service.namer.chat("api", who.chat_id)  # the key's chat
         assert len(checker.runs) == 1
 
 

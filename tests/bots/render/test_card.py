@@ -13,14 +13,8 @@ from bots.render.progress import progress_lines
 from bots.render.sections import section
 from bots.render.sentences import error_sentence
 from bots.render.splitting import pack, split_text
-from bots.service.records import (
-    BusyError,
-    CheckFailedError,
-    Limit,
-    Outcome,
-    RateLimitedError,
-    Refusal,
-)
+from bots.service.records import CheckFailedError, Outcome
+from bots.service.refusals import BusyError, Limit, RateLimitedError, Refusal
 from storage.other_chats import as_seen_elsewhere
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent

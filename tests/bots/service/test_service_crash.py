@@ -51,7 +51,7 @@ WORKER = textwrap.dedent(
     async def main() -> None:
         settings = load_settings(None)
         async with running_service(settings, load=False, purge_every_s=None) as service:
-            handle = await service.submit(Post(text=sys.argv[1]), Requester("cli", "u1", "c1"))
+            handle = await submit(service, Post(text=sys.argv[1]), Requester("cli", "u1", "c1"))
             print(handle.check_id, flush=True)
             await handle.result()
 

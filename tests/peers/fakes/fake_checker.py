@@ -23,7 +23,9 @@ import numpy as np
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService
+from bots.service.checks import CheckHandle, CheckService
+from bots.service.records import Message, Requester, ReviewRequest
+from storage.reviews import Review
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.ports import FollowUpAnswer
@@ -46,7 +48,15 @@ from zofia_engine.report import (
 
 from ..fixtures.images import shared_ocr
 
-__all__ = ["FakeChecker", "Gate", "HashingEncoder", "fake_service", "scripted_report"]
+__all__ = [
+    "FakeChecker",
+    "Gate",
+    "HashingEncoder",
+    "fake_service",
+    "review_as",
+    "scripted_report",
+    "submit",
+]
 
 _WORD = re.compile(r"\w+")
 
@@ -261,3 +271,29 @@ async def fake_service(
     finally:
         await service.aclose()
         service.store.close()
+
+
+async def submit(
+    service: CheckService, post: Post | str, requester: Requester, *, recheck: bool = False
+) -> CheckHandle:
+    """One request taken whole (:meth:`CheckService.take`) and released once taken, as the
+    API takes its checks: the handle of its check."""
+    message = Message(post) if isinstance(post, str) else Message.of(post)
+    async with service.take(message, requester, recheck=recheck) as handle:
+        return handle
+
+
+async def review_as(
+    service: CheckService,
+    check_id: str,
+    asker: tuple[str, str],
+    verdict: str,
+    note: str = "",
+    link: str = "",
+    *,
+    chat_id: str = "",
+) -> Review:
+    """A review of ``check_id`` by ``asker`` (a platform and a user id; ``cli``: the
+    operator) in the chat ``chat_id`` (a moderator's), through the service's front door."""
+    moderator = Requester(asker[0], asker[1], chat_id)
+    return await service.review(ReviewRequest(check_id, moderator, verdict, note, link))
