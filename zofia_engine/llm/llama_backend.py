@@ -338,7 +338,10 @@ class LlamaCppBackend(LLMBackend):
                 grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
             except (ValueError, RuntimeError) as exc:
                 raise LLMResponseError(self.name, f"llama.cpp refused the schema: {exc}") from exc
-        return make_sampler(llm, grammar, request.temperature, self.seed)
+        try:
+            return make_sampler(llm, grammar, request.temperature, self.seed)
+        except (ValueError, RuntimeError) as exc:  # the grammar it wrote does not parse
+            raise LLMResponseError(self.name, f"llama.cpp refused the grammar: {exc}") from exc
 
     def _completion(self, job: Generation, start: float) -> Completion:
         latency_ms = (time.perf_counter() - start) * 1000.0

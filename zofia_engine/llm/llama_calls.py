@@ -97,8 +97,15 @@ class Chain:
     ) -> None:
         import llama_cpp
 
+        first = None
+        if grammar is not None:  # asked first: a grammar llama.cpp refuses leaks nothing
+            rules, root = grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+            first = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, rules, root)
+            if not first:
+                raise ValueError("llama.cpp refused the grammar")
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         links = [
+            *([first] if first else []),
             llama_cpp.llama_sampler_init_top_k(40),
             llama_cpp.llama_sampler_init_typical(1.0, 1),
             llama_cpp.llama_sampler_init_top_p(0.95, 1),
@@ -106,9 +113,6 @@ class Chain:
             llama_cpp.llama_sampler_init_temp(temperature),
             llama_cpp.llama_sampler_init_dist(seed),
         ]
-        if grammar is not None:
-            rules, root = grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
-            links.insert(0, llama_cpp.llama_sampler_init_grammar(llm._model.vocab, rules, root))
         for link in links:
             llama_cpp.llama_sampler_chain_add(chain, link)  # the chain owns and frees them
         self._chain: Any = chain

@@ -27,7 +27,7 @@ from zofia_engine.agents.parts.names import (
     name_key,
 )
 from zofia_engine.agents.parts.parse import parse_claims, whole_claims
-from zofia_engine.agents.parts.passage import Source, about_subject
+from zofia_engine.agents.parts.passage import Source, about_subject, options_for
 from zofia_engine.agents.parts.presence import Held, agrees, presence
 from zofia_engine.agents.parts.ranks import compare_ranks
 from zofia_engine.agents.parts.values import compare_dates, compare_numbers
@@ -808,3 +808,12 @@ def test_a_place_named_within_another_name_is_not_different(parser: SpacyParser)
     assert compare_places(["Netherlands"], ["Belgium"], NO_KNOWLEDGE) == "differs"
     stars = _parts(parser, "A dwarf galaxy is small beside the Milky Way's 100–400 billion stars.")
     assert not [p for p in stars.parts if p.kind == "date"]  # a range of amounts, not years
+
+
+def test_words_with_a_quote_are_never_offered(parser: SpacyParser) -> None:
+    """A quote in an option makes a grammar llama.cpp refuses (test_llm_embedded.py)."""
+    claim = _parts(parser, "The Beatles were formed in Liverpool.")
+    place = next(p for p in claim.parts if p.kind == "place")
+    sentence = parser.parse(['The band was formed in Liverpool, the "Pool of Life" of England.'])[0]
+    offered = options_for(place, sentence, claim)
+    assert "Liverpool" in offered and not any('"' in o for o in offered)

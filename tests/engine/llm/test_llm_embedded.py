@@ -299,6 +299,22 @@ async def test_cancellation_stops_generation_and_frees_the_model(smol: LlamaCppB
     assert len(generation.generated) == stopped_at
 
 
+async def test_a_grammar_llama_cpp_refuses_is_a_response_error(smol: LlamaCppBackend) -> None:
+    """llama-cpp-python writes an enum value with a double quote into a grammar llama.cpp
+    cannot parse: the call fails with one response error (a failed step), never a bare
+    ValueError out of the check; the backend answers the next call."""
+    schema = {
+        "type": "object",
+        "properties": {"blank_1": {"type": "string", "enum": ['a "quoted" word', "not stated"]}},
+        "required": ["blank_1"],
+        "additionalProperties": False,
+    }
+    with pytest.raises(LLMResponseError, match="refused the grammar"):
+        await smol.complete(_request(("user", "Fill the blank."), schema=schema, max_tokens=16))
+    fine = await smol.complete(_request(("user", "Say hello."), max_tokens=8))
+    assert fine.completion_tokens > 0
+
+
 async def test_prompt_that_does_not_fit_the_context_is_refused(smol: LlamaCppBackend) -> None:
     too_long = " ".join(["budget"] * 2500)
     with pytest.raises(LLMResponseError, match="context window of 2048") as info:

@@ -17,6 +17,7 @@ creator, its dates for a date, its noun phrases' heads for a category.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,9 @@ FILLERS: dict[PartKind, frozenset[str]] = {
     "ordinal": frozenset({"ORDINAL", RANK}),
 }
 MAX_OPTIONS = 10
+#: Characters no option may hold: llama-cpp-python writes a JSON string with a quote or
+#: a backslash in it into a grammar llama.cpp refuses.
+_UNOFFERABLE = re.compile(r'["\\]')
 #: The labels of a passage's words that can *contradict* a part of each kind: the
 #: fillers above without the labels only a tagging error puts there ("France" cannot
 #: contradict "Málaga" tagged as a person). A name (a work, an event, a law) is
@@ -176,6 +180,7 @@ def options_for(part: Part, parsed: Parsed, claim: ClaimParts) -> dict[str, str]
         text: label
         for text, label in found.items()
         if (key := name_key(text))
+        and not _UNOFFERABLE.search(text)
         and not _names_subject(key, subject)
         and text != _initials(claim.subject)
         and (key in own or f" {key} " not in f" {elsewhere} ")
