@@ -1,13 +1,14 @@
 """A check asked over the API, from the request to its state, as the bots ask theirs.
 
-:func:`submit` does what :func:`~bots.chat.check_flow.run_check` does for a chat,
-up to the submission: refuse what needs no work, admit the request against the
-key's limits (a key is a chat, its asker a user: :func:`requester_of`), fetch the link
-or take the images, submit the post to the check service, and release the request
-once it is taken. The service answers a repeat from the store, joins a run of the same
-text, or starts one (on the queued deployment, queues it for the workers). Nobody
-waits on the run here: :class:`Followers` reads each outcome as it ends, and
-:func:`read_state` answers the polls from the store.
+:func:`submit` builds a :class:`~bots.service.records.Message` from the body and
+calls the check service's front door once, as a chat does
+(:meth:`~bots.service.checks.CheckService.take`: refused when it needs no work, admitted
+against the key's limits (a key is a chat, its asker a user: :func:`requester_of`), its
+link fetched and its post read once, submitted, and released once taken). The service
+answers a repeat from the store, joins a run of the same text, or starts one (on the
+queued deployment, queues it for the workers). Nobody waits on the run here:
+:class:`Followers` reads each outcome as it ends, and :func:`read_state` answers the
+polls from the store.
 """
 
 from __future__ import annotations

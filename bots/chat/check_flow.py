@@ -1,8 +1,10 @@
 """One check from a chat request to its verdict card, the same on every platform.
 
-:func:`run_check` admits the request, downloads its images, builds the post, submits
-it, follows its progress (or, when checks run on workers, leaves the card to a deliver
-job), and ends with the verdict card or one sentence saying what went wrong.
+:func:`run_check` hands the request to the check service's front door once
+(:meth:`~bots.service.checks.CheckService.take`: refused, admitted, its post read and
+submitted there), follows its progress (or, when checks run on workers, leaves the card
+to a deliver job), and ends with the verdict card or one sentence saying what went
+wrong.
 
 A platform supplies what it knows in a :class:`CheckRequest` (the text, who asked,
 how its images are fetched) and how a check shows there in a :class:`Screen` (the
