@@ -14,7 +14,13 @@ import pytest_asyncio
 from click.testing import CliRunner
 
 from tests.factories import full_report, stored_check
-from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder, review_as, submit
+from tests.peers.fakes.fake_checker import (
+    FakeChecker,
+    HashingEncoder,
+    fake_service,
+    review_as,
+    submit,
+)
 from tests.peers.fixtures.service_steps import review
 from tests.peers.fixtures.store_fixtures import T0, Clock
 
@@ -27,7 +33,7 @@ from bots.render.card import report_card, verdict_card
 from bots.service.checks import CheckService
 from bots.service.records import Failed, Outcome, Requester
 from bots.service.refusals import ReviewRefused
-from bots.service.reviews import apply_review
+from bots.service.reviews import PER_CHECK, PER_REVIEWER, REVIEW_WINDOW, apply_review
 from bots.service.shown import card_state, report_of, shown_report
 from bots.web.page import report_page
 from storage.database import open_database
@@ -182,6 +188,54 @@ def test_a_review_of_a_repeat_is_of_its_original_and_bad_input_is_refused(
     with pytest.raises(ReviewRefused, match="no_verdict"):
         review(store, unfinished.id, reviewer="m", platform="cli", verdict="true")
     assert store.reviews.history(original.id) == [done]
+
+
+def test_a_chats_moderator_may_not_call_a_scam_true_and_reviews_are_limited(
+    db: StoreDatabase,
+) -> None:
+    """The service's rules, which the store no longer holds: each refusal is typed, with
+    its limit and when it frees up; the operator at the terminal is neither limited nor
+    held to the scam rule."""
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    scam = stored_check(store, full_report("scam"))
+    with pytest.raises(ReviewRefused, match="scam_called_true"):
+        review(store, scam.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    assert review(store, scam.id, reviewer="op", platform="cli", verdict="true").to_verdict
+    flipped = stored_check(store, full_report("false"), text="A flipped post")
+    for verdict in ("true", "false"):
+        review(store, flipped.id, reviewer="m", platform="telegram", verdict=verdict, chat="g")
+    with pytest.raises(ReviewRefused) as per_check:
+        review(store, flipped.id, reviewer="n", platform="telegram", verdict="true", chat="g")
+    assert (per_check.value.kind, per_check.value.limit) == ("check_limit", PER_CHECK)
+    assert per_check.value.retry_after_s == REVIEW_WINDOW.total_seconds()
+    for n in range(PER_REVIEWER - PER_CHECK):
+        other = stored_check(store, full_report("false"), text=f"Post number {n}")
+        review(store, other.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    clock.advance(minutes=1)
+    last = stored_check(store, full_report("false"), text="One post too many")
+    with pytest.raises(ReviewRefused) as per_reviewer:
+        review(store, last.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    assert (per_reviewer.value.kind, per_reviewer.value.limit) == ("reviewer_limit", PER_REVIEWER)
+    assert per_reviewer.value.retry_after_s == (REVIEW_WINDOW - dt.timedelta(minutes=1)).seconds
+    clock.advance(minutes=10)  # the window has passed: both may review again
+    review(store, last.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    review(store, flipped.id, reviewer="n", platform="telegram", verdict="true", chat="g")
+
+
+async def test_a_chats_review_is_refused_when_chat_reviews_are_off(tmp_path: Path) -> None:
+    settings = Settings.model_validate(
+        {
+            "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
+            "service": {"chat_reviews": False, "reviewers": ["telegram:7"]},
+        }
+    )
+    async with fake_service(settings, FakeChecker()) as service:
+        outcome = await (await submit(service, POST, Requester("telegram", "1", "g"))).result()
+        with pytest.raises(ReviewRefused, match="chat_reviews_off"):
+            await review_as(service, outcome.check_id, ("telegram", "1"), "true", chat_id="g")
+        named = await review_as(service, outcome.check_id, ("telegram", "7"), "true", chat_id="g")
+        assert named.everywhere and named.to_verdict == "true"
 
 
 def test_every_answer_from_the_store_has_the_review_in_force(db: StoreDatabase) -> None:
