@@ -99,7 +99,14 @@ def _user_text(body: dict[str, Any]) -> str:
 
 # -- the engine, against the fake OpenAI server ------------------------------------------
 
+#: an answer that cites is grounded on the engine's real sentence encoder (MiniLM, through
+#: transformers: torch is imported and the model loaded, about 10 s a test on two busy
+#: cores), so these are in the slow tier, as every test that loads a model through
+#: transformers is
+GROUNDED = pytest.mark.slow
 
+
+@GROUNDED
 async def test_an_answer_keeps_the_ids_the_report_has_and_drops_the_others() -> None:
     answer = (
         "The council's minutes [web-1] show that no such law was passed, and the city's "
@@ -166,6 +173,7 @@ async def test_the_question_reaches_the_server_as_data_between_the_markers() -> 
         assert token not in material
 
 
+@GROUNDED
 async def test_a_long_answer_is_cut_to_the_word_cap() -> None:
     sentence = "The council's minutes [web-1] record no vote on any bicycle ban at all. "
     reply = _reply(True, sentence * 20, ["web-1"])
