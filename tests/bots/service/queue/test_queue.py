@@ -28,6 +28,7 @@ from tests.peers.fakes.fake_checker import (
 
 from bots.app.settings import Settings
 from bots.service.checks import CheckService
+from bots.service.delivery import PostCard
 from bots.service.queue.delivery import QueuedDelivery
 from bots.service.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
 from bots.service.queue.worker import (
@@ -36,7 +37,7 @@ from bots.service.queue.worker import (
     register_deliver_task,
     run_jobs,
 )
-from bots.service.records import Outcome, Requester
+from bots.service.records import CardState, Failed, Outcome, Requester
 from storage.deliveries import Claim, Deliveries
 from storage.errors import StorageError
 from storage.postgres import PostgresDatabase, is_postgres
@@ -77,7 +78,7 @@ async def expect(service: CheckService, check_id: str, platform: str, target: An
 
 @contextlib.asynccontextmanager
 async def worker(
-    settings: Settings, checker: FakeChecker, *, deliver: Any = None
+    settings: Settings, checker: FakeChecker, *, deliver: PostCard | None = None
 ) -> AsyncIterator[CheckRunner]:
     """A Procrastinate worker taking check jobs (and, given ``deliver``, deliveries)."""
     db = PostgresDatabase(settings.storage.url)
@@ -173,10 +174,10 @@ async def test_a_failed_engine_run_fails_the_check_and_its_joiners(postgres_url:
 async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -> None:
     settings = settings_for(postgres_url)
     checker = FakeChecker(delay_s=0.2)
-    posted: list[tuple[Claim, Outcome | str]] = []
+    posted: list[tuple[Claim, Outcome | Failed]] = []
 
-    async def post_card(claim: Claim, found: Outcome | str) -> None:
-        posted.append((claim, found))
+    async def post_card(claim: Claim, state: CardState) -> None:
+        posted.append((claim, state.outcome))
 
     async with replica(settings, checker) as service:
         handles = [await submit(service, Post(text=POST), asker(n)) for n in range(3)]
@@ -208,10 +209,10 @@ async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -
 async def test_a_deliver_job_and_a_repeat_carry_the_moderators_verdict(postgres_url: str) -> None:
     settings = settings_for(postgres_url)
     checker = FakeChecker()
-    posted: list[Outcome | str] = []
+    posted: list[Outcome | Failed] = []
 
-    async def post_card(claim: Claim, found: Outcome | str) -> None:
-        posted.append(found)
+    async def post_card(claim: Claim, state: CardState) -> None:
+        posted.append(state.outcome)
 
     async with replica(settings, checker) as service:
         handle = await submit(service, Post(text=POST), asker(1))
