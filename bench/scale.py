@@ -57,8 +57,6 @@ from typing import Any
 
 import psutil
 
-from tests.peers.fakes.fake_checker import submit
-
 # The fakes and the throwaway PostgreSQL server live with the tests (the tests package).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -76,9 +74,8 @@ from bots.app.settings import Settings
 from bots.service.checks import CheckService
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.worker import register_deliver_task, run_jobs
-from bots.service.records import CardState, CheckFailedError, Requester
+from bots.service.records import CardState, CheckFailedError, Message, Requester
 from storage.deliveries import Claim
-from zofia_engine.post import Post
 
 SECRET = "bench-scale-secret-0123"
 API_KEY = "sk-bench"
@@ -194,8 +191,8 @@ async def run_batch(
 
     async def one(i: int) -> None:
         requester = Requester("bench", f"user-{i}", f"chat-{i}")
-        handle = await submit(service, Post(text=post_text(i)), requester)
-        await delivery.expect(handle.check_id, "bench", {"n": i})
+        async with service.take(Message(post_text(i)), requester) as handle:
+            await delivery.expect(handle.check_id, "bench", {"n": i})
         try:
             await handle.result()
             batch.resolved[handle.check_id] = time.monotonic()
@@ -221,8 +218,8 @@ async def run_probes(service: CheckService, args: argparse.Namespace, batch: Bat
     async with asyncio.timeout(args.timeout_s):
         for i in range(args.checks, args.checks + args.probes):
             requester = Requester("bench", f"user-{i}", f"chat-{i}")
-            handle = await submit(service, Post(text=post_text(i)), requester)
-            batch.probes.append(handle.check_id)
+            async with service.take(Message(post_text(i)), requester) as handle:
+                batch.probes.append(handle.check_id)
             with contextlib.suppress(CheckFailedError):
                 await handle.result()
 
