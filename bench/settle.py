@@ -46,11 +46,13 @@ the records (dev only) and writes ``zofia_engine/data/reading_calibration.json``
 
     python bench/settle.py [--split dev|test|own] [--limit N] [--seed S] [--reading-only]
         [--cache] [--fresh] [--again RECORDS] [--config FILE] [--pass3 N] [--no-baseline]
-        [--calibrate] [--smoke] [--data PATH] [--work DIR]
+        [--calibrate] [--smoke] [--data PATH] [--work DIR] [--done-only]
 
 Records go to ``bench/eval/settle-<split>-<mode>.jsonl`` (one line per item; a second
 run with the same arguments resumes; ``--fresh`` starts again; ``--again RECORDS``
-checks the claims of a records file again, with the code as it is now) and the figures
+checks the claims of a records file again, with the code as it is now; ``--done-only``
+reports on the sample's claims already in the records and checks none, for a long run
+stopped part-way: its JSON line's ``items`` says how many) and the figures
 to ``bench/eval/settle-<split>-<mode>.json``. The last line of stdout is one JSON object.
 """
 
@@ -186,6 +188,8 @@ async def run_items(
             done[record["claim"]] = record
     records = []
     reading = args.reading_only or args.smoke
+    if args.done_only:
+        items = [item for item in items if item["claim"] in done]
     for item in items:
         if item["claim"] not in done:
             report, seconds = await check_one(engine, settings, item["claim"], reading)
@@ -304,6 +308,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--again", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--done-only", action="store_true")
     parser.add_argument("--work", type=Path, default=EVAL)
     return parser.parse_args(argv)
 

@@ -179,7 +179,7 @@ def write_reports(
             requester="r",
             post=Post(text=text),
             text_hash=keyed_text_hash(secret, text),
-            in_group=True,
+            in_group=True,  # a group's check: the repeats come from other chats
         )
         vector = vectors[i] if i < len(posts) else rng.standard_normal(384).astype(np.float32)
         store.reports.save(row.id, sample_report(i), vector=vector)
