@@ -39,13 +39,12 @@ from .language import detect_language
 from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
-from .post import Ablation, Post, ProgressHook
+from .post import Ablation, Post, ProgressHook, ReadPost
 from .records import notes
 from .records.notes import Note, note
 from .report import Analyses, Dropped, Report, SearchRound, Triage, Usage
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
-from .text import checkable_text
 
 __all__ = ["CheckRun"]
 
@@ -56,7 +55,7 @@ LEAD_CHARS = 300  # the post's first sentence, as a fact-check query
 #: Looks at a post's read images (vision, reverse search) with the check's session
 #: and the shared messages (system, post); the engine binds its backends.
 ExamineImages = Callable[
-    [Post, CheckSession, tuple[ChatMessage, ...]], Coroutine[Any, Any, ImageEvidence]
+    [ReadPost, CheckSession, tuple[ChatMessage, ...]], Coroutine[Any, Any, ImageEvidence]
 ]
 
 
@@ -67,7 +66,8 @@ class CheckRun:
         settings: the engine's settings.
         retrieval: Stage 1.
         session: the LLM session of this check.
-        post: the post.
+        read: the post as read (:meth:`Engine.read <zofia_engine.engine.Engine.read>`);
+            a post not read yet (its text alone) is read here.
         ablation: parts of the method to leave out.
         on_progress: called (or awaited) with each progress event.
         prior: gives the judge's outcome probabilities on a content-free post, to
@@ -77,7 +77,7 @@ class CheckRun:
         stance_model: reads the claims instead of the verifier LLM (``[stance]``).
 
     Raises:
-        InvalidPostError: the post has no text to check.
+        InvalidPostError: a post not read yet has no text to check.
     """
 
     def __init__(
@@ -85,7 +85,7 @@ class CheckRun:
         settings: EngineSettings,
         retrieval: EntityGuidedRetrieval,
         session: CheckSession,
-        post: Post,
+        read: ReadPost | Post,
         ablation: Ablation,
         on_progress: ProgressHook | None,
         prior: Callable[[], Awaitable[dict[str, float] | None]] | None = None,
@@ -99,13 +99,14 @@ class CheckRun:
         self.settings = settings
         self.retrieval = retrieval
         self.session = session
-        self.post = post
+        self.read = read = read if isinstance(read, ReadPost) else ReadPost.of(read)
+        post = self.post = read.post
         self.ablation = ablation
         self.progress = Progress(on_progress, self.started)
         self.timings: dict[str, float] = {}
         self.dropped = Dropped()
-        text, cleaned = checkable_text(post.text)
-        self.notes: list[Note] = [note(change, "cleaned") for change in cleaned]
+        text = read.text
+        self.notes: list[Note] = [note(change, "cleaned") for change in read.cleaned]
         agents = settings.agents
         self.panel = PanelContext(
             text,
@@ -156,8 +157,8 @@ class CheckRun:
                     usage,
                     timings,
                     self.notes,
-                    images=self.post.findings,
-                    caption=self.post.has_caption,
+                    images=list(self.read.findings),
+                    caption=self.read.caption,
                 )
             else:
                 gathered = await (gathering or self.gather())
@@ -212,7 +213,7 @@ class CheckRun:
                 analysis = tg.create_task(self._panel()) if full else None
                 published = tg.create_task(weighing.published([lead]))
                 images = (
-                    tg.create_task(self.examine(self.post, session, panel.shared))
+                    tg.create_task(self.examine(self.read, session, panel.shared))
                     if self.examine is not None and self.post.images
                     else None
                 )
@@ -362,8 +363,8 @@ class CheckRun:
             lean=ruled.lean,
             search_mode=gathered.stage1.mode,
             tree=gathered.tree,
-            images=gathered.images.findings if gathered.images else self.post.findings,
-            caption=self.post.has_caption,
+            images=gathered.images.findings if gathered.images else list(self.read.findings),
+            caption=self.read.caption,
             dropped=self.dropped,
             depth=self.settings.agents.depth,
             triage=triaged,

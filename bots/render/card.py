@@ -17,8 +17,7 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bots.service.checks import Outcome
-from storage.reviews import review_of
+from bots.service.records import Outcome
 from zofia_engine.report import EvidenceItem, Report
 
 from .card_notes import (
@@ -185,7 +184,7 @@ def review_note(report: Report, words: Words = ENGLISH) -> list[str]:
     """A review in force, beside the machine's verdict, saying whose it is: "Reviewed by
     this chat's moderators" (a confirmation) or "Changed by the service's reviewers from
     False to True: …"."""
-    mark = review_of(report)
+    mark = report.review
     if mark is None:
         return []
     machine, verdict = words(SHORT_NAMES[mark.machine]), words(SHORT_NAMES[mark.verdict])
