@@ -102,6 +102,13 @@ def _repeat(store: CheckStore, original: str, chat: str = "c") -> str:
 # -- the store ----------------------------------------------------------------------------
 
 
+def _card_in_chat_5(store: CheckStore, check_id: str, verdict: str) -> None:
+    """The card of ``check_id`` shown as message 1 of Telegram chat 5, in the local mode."""
+    record_card(
+        store, check_id, platform="telegram", chat="5", message="1", verdict=verdict, queued=False
+    )
+
+
 def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase) -> None:
     store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("unproven")).id
@@ -362,15 +369,7 @@ def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) ->
     clock = Clock()
     store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
-    record_card(
-        store,
-        original,
-        platform="telegram",
-        chat="5",
-        message="1",
-        verdict="unproven",
-        queued=False,
-    )
+    _card_in_chat_5(store, original, "unproven")
     repeat = _repeat(store, original)
     record_card(
         store, repeat, platform="discord", chat="7", message="", verdict="unproven", queued=False
@@ -388,15 +387,7 @@ def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> Non
     clock = Clock()
     store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
-    record_card(
-        store,
-        original,
-        platform="telegram",
-        chat="5",
-        message="1",
-        verdict="unproven",
-        queued=False,
-    )
+    _card_in_chat_5(store, original, "unproven")
     clock.advance(hours=2)
     recheck = _recheck(store, original)
     save_report(store, recheck, full_report("false"), queued=False)
