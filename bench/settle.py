@@ -28,7 +28,9 @@ as ``zofia check --recheck`` checks a post, and scored:
   ``outcome_class``), and ``by_part``, ``by_shape``: coverage and accuracy per kind of
   value and per shape;
 * ``mean_check_s``, ``p95_check_s``: the check's own time (``report.timings.total_ms``;
-  ``null`` with ``--cache``);
+  ``null`` with ``--cache``), and ``mean_verdict_s``, ``p95_verdict_s``: the time to the
+  verdict shown (``verdict_ms``, when the early card went out before the debate; else the
+  whole check's), with ``verdict_share`` = ``mean_verdict_s / mean_check_s``;
 * ``only_llm_accuracy``, ``only_llm_macro_f1``: one call on the claim alone, the same
   items (``--no-baseline`` skips it: ``null``);
 * ``pass3``: the share of a fixed sample (``--pass3 N``; 0 skips it: ``null``) whose
@@ -248,7 +250,11 @@ def figures(records: list[dict[str, Any]], cached: bool) -> dict[str, Any]:
     result = verdict_metrics(records)
     result.update(per_label(records))
     if cached:
-        result.update({"mean_check_s": None, "p95_check_s": None})
+        result.update({f"{k}_{w}_s": None for k in ("mean", "p95") for w in ("check", "verdict")})
+    mean_check = result["mean_check_s"]
+    result["verdict_share"] = (
+        round(result["mean_verdict_s"] / mean_check, 3) if mean_check else None
+    )
     result["classes"] = error_classes(records)
     result["by_part"] = by_group(records, "part")
     result["by_shape"] = by_group(records, "shape")

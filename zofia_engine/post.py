@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .records.images import ImageFinding
+from .report import Report
 from .text import checkable_text
 
 __all__ = [
@@ -168,16 +169,19 @@ class ProgressEvent(BaseModel):
 
     ``kind`` is ``started``, ``finished`` or ``failed`` for a stage
     (``retrieval``, ``linguist``, ``expert``, ``claims``, ``debate``, ``verdict``),
-    or ``round`` after each debate round (``round`` set, ``detail`` the judge's call).
+    or ``round`` after each debate round (``round`` set, ``detail`` the judge's call),
+    or ``verdict_ready`` once the evidence fixed the verdict, before the debate
+    (``report`` the early report: ``complete`` false; ``detail`` the verdict).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["started", "finished", "failed", "round"]
+    kind: Literal["started", "finished", "failed", "round", "verdict_ready"]
     stage: str
     detail: str = ""
     round: int | None = None
     elapsed_ms: float = 0.0
+    report: Report | None = None
 
 
 ProgressHook = Callable[[ProgressEvent], Awaitable[None] | None]

@@ -152,7 +152,12 @@ class CheckRunner:
 
         def progress(event: ProgressEvent) -> None:
             loop.run_in_executor(
-                self._publisher, publish, self.db, check_id, "progress", event.model_dump()
+                self._publisher,
+                publish,
+                self.db,
+                check_id,
+                "progress",
+                event.model_dump(exclude={"report"}),  # a notification holds 8000 bytes
             )
 
         try:
