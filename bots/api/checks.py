@@ -133,11 +133,13 @@ async def _found(
     Raises:
         KeyError: no check of this key has the id.
     """
-    found = await service.chats.stored(check_id, PLATFORM, key)
+    found = await service.chats.stored(check_id, PLATFORM, key, early=True)
     if found is None:
         raise KeyError(check_id)
     row, report = found
     status = _status(row.status)
+    if status == "running" and report is not None:  # the verdict, before the debate
+        return row, "verdict", report, ""
     if status == "failed":
         cancelled = row.status == "cancelled"
         why = asyncio.CancelledError() if cancelled else CheckFailedError(row.error)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
@@ -28,6 +28,8 @@ from bots.service.checks import CheckHandle, CheckService
 from bots.service.records import Message, Outcome, Requester
 from bots.service.refusals import RateLimitedError
 from zofia_engine.errors import InvalidPostError, ZofiaError
+from zofia_engine.post import ProgressEvent
+from zofia_engine.report import Report
 
 from .quiet import DEFAULT_MIN_CONFIDENCE, unasked_gets_card
 from .turns import Ticket
@@ -227,14 +229,44 @@ async def _answer(
         if reached.queued:  # a deliver job posts the card: tell it where
             target = screen.delivery_target(request, handle.checks_left)
             await service.expect_card(handle.check_id, request.requester.platform, target)
+        early = _Early()
         if live:
-            await follow_progress(handle.events(), screen.show_progress, progress_interval_s)
+            events = early.watch(handle.events())
+            await follow_progress(events, screen.show_progress, progress_interval_s)
+        elif request.unasked and not reached.queued and not handle.done:
+            async for _ in early.watch(handle.events()):  # a quiet group decides from it
+                pass
         if reached.queued:
             if handle.cancelled:  # the requester pressed Cancel: no card comes
                 raise asyncio.CancelledError
             return
+        shown = True
+        if early.report is not None:  # the verdict first, completed in place below
+            first = Outcome(handle.check_id, early.report)
+            shown = await _show_card(request, screen, first, handle.checks_left)
         outcome = await handle.result()
-    await _show_card(request, screen, outcome, handle.checks_left)
+    if shown:
+        await _show_card(request, screen, outcome, handle.checks_left, decided=early.decided)
+
+
+class _Early:
+    """The early report of a check, caught from its events (``verdict_ready``): the
+    verdict the evidence fixed before the debate, shown while the debate runs."""
+
+    def __init__(self) -> None:
+        self.report: Report | None = None
+
+    @property
+    def decided(self) -> bool:
+        return self.report is not None
+
+    async def watch(self, events: AsyncIterator[ProgressEvent]) -> AsyncIterator[ProgressEvent]:
+        """``events`` until the early report: progress stops there (its card shows)."""
+        async for event in events:
+            if event.kind == "verdict_ready" and event.report is not None:
+                self.report = event.report
+                return
+            yield event
 
 
 async def _handed_back(request: CheckRequest, screen: Screen, reached: _Reached) -> None:
@@ -250,16 +282,26 @@ async def _handed_back(request: CheckRequest, screen: Screen, reached: _Reached)
 
 
 async def _show_card(
-    request: CheckRequest, screen: Screen, outcome: Outcome, checks_left: int | None
-) -> None:
+    request: CheckRequest,
+    screen: Screen,
+    outcome: Outcome,
+    checks_left: int | None,
+    *,
+    decided: bool = False,
+) -> bool:
     """Show ``outcome``'s verdict card on ``screen``, unless the post was unasked and its
-    verdict is not one an unasked post gets a card for."""
-    if request.unasked and not await unasked_gets_card(
-        outcome.report, request.min_confidence, request.react
+    verdict is not one an unasked post gets a card for; whether it was shown.
+    ``decided``: an early card of the same verdict already decided that (the full card
+    completes it in place)."""
+    if (
+        request.unasked
+        and not decided
+        and not await unasked_gets_card(outcome.report, request.min_confidence, request.react)
     ):
-        return
+        return False
     card = card_for(outcome, card_target(request.message, checks_left))
     await screen.show_card(card)
+    return True
 
 
 async def _wait_turn(ticket: Ticket | None, screen: Screen) -> None:

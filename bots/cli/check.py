@@ -212,6 +212,8 @@ async def _checked(
             status.update(plain(describe_event(event) + "…"))
             if event.kind in ("finished", "failed", "round"):
                 err.print(plain(f"· {describe_event(event)}", "dim"))
+            if event.report is not None:  # the verdict, before the debate is written
+                err.print(plain(verdict_first_line(event.report), "bold"))
 
         if ablate != "full":  # an experiment: not stored, never served as a repeat
             async with Engine(settings.engine) as engine:
@@ -230,6 +232,14 @@ async def _checked(
                 outcome = await handle.result()
     card = verdict_card(outcome, origin=origin, published=post.published)
     return outcome.report, card, _stored_note(outcome)
+
+
+def verdict_first_line(report: Report) -> str:
+    """The early verdict as one line: "❌ False (80%): <summary> — the explanation
+    follows"."""
+    card = verdict_card(Outcome("", report))
+    sure = f" ({card.confidence})" if card.confidence else ""
+    return f"{card.icon} {card.headline}{sure}: {card.summary} — the explanation follows"
 
 
 def _stored_note(outcome: Outcome) -> str:

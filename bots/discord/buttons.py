@@ -105,7 +105,10 @@ def verdict_view(check_id: str, *, report_url: str = "", words: Words = ENGLISH)
 
 
 def card_view(ctx: DiscordContext, card: VerdictCard) -> discord.ui.View:
-    """The buttons under ``card``, with the link to its report page, in its language."""
+    """The buttons under ``card``, with the link to its report page, in its language; an
+    early card (``complete`` false: the debate still being written) has none yet."""
+    if not card.complete:
+        return discord.ui.View(timeout=None)
     return verdict_view(card.check_id, report_url=ctx.report_url(card.check_id), words=card.words)
 
 

@@ -102,16 +102,19 @@ class ChatRecords:
         return await self._run(self._in_chat, check_id, platform, chat_id)
 
     async def stored(
-        self, check_id: str, platform: str, chat_id: str
+        self, check_id: str, platform: str, chat_id: str, *, early: bool = False
     ) -> tuple[CheckRow, Report | None] | None:
         """The check and the report it shows (``None``: none yet, or purged), if it was
-        asked in this chat, in one trip."""
+        asked in this chat, in one trip; ``early``: a running check's early report
+        (``complete`` false) when it has one."""
 
         def read() -> tuple[CheckRow, Report | None] | None:
             row = self._in_chat(check_id, platform, chat_id)
             if row is None:
                 return None
             found = report_of(self.store, check_id)
+            if found is None and early and row.status == "running":
+                return row, self.store.reports.early(row.repeat_of or row.id)
             return row, None if found is None else found[1]
 
         return await self._run(read)

@@ -25,11 +25,12 @@ def save_report(
     queue_due: QueueDue,
 ) -> None:
     """Store a finished check's report (:meth:`storage.reports.Reports.save`, same
-    errors) with its post's vector and, for a recheck, make due the cards it changes,
-    with their corrections queued as the mode queues them (``queue_due``), in one write
-    transaction (blocking)."""
+    errors) with its post's vector, its early report dropped, and, for a recheck, make
+    due the cards it changes, with their corrections queued as the mode queues them
+    (``queue_due``), in one write transaction (blocking)."""
     with store.write():
         store.reports.save(check_id, report, vector=vector)
+        store.reports.drop_early(check_id)
         row = store.checks.get(check_id)
         if row is not None and row.forced:
             queue_due(store.shown_cards.mark_due(check_id))

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy as np
 from storage.other_chats import may_answer
 from storage.rows import CheckRow, CheckStatus
 from zofia_engine.errors import ZofiaError
-from zofia_engine.post import Post, ReadPost
+from zofia_engine.post import Post, ProgressEvent, ReadPost
 
 from .corrections import correcting
 from .delivery import Intake, Parts, PostCard, Probes
@@ -160,7 +160,7 @@ class LocalDelivery:
                 read = post if isinstance(post, ReadPost) else await parts.checker.read(post)
                 if vector is None:
                     vector = await parts.repeats.vector(read.text)
-                report = await parts.checker.check(read, on_progress=run.push)
+                report = await parts.checker.check(read, on_progress=self._progress(run))
             # A recheck that came to another verdict makes the older cards due with it.
             await parts.threads.run(
                 save_report, self.store, check_id, report, vector, _nothing_queued
@@ -185,6 +185,19 @@ class LocalDelivery:
                 run.done.set_exception(CheckFailedError(f"The check failed: {reason}"))
         finally:
             self._forget(row, run)
+
+    def _progress(self, run: Run) -> Callable[[ProgressEvent], Awaitable[None]]:
+        """``run``'s progress hook: each event to its waiters, and an early report (the
+        verdict fixed before the debate) kept in the store, for the API's poll (a
+        failure to keep it is logged by the engine, and loses nothing else)."""
+
+        async def progress(event: ProgressEvent) -> None:
+            run.push(event)
+            if event.report is not None:
+                save = self.store.reports.save_early
+                await self.parts.threads.run(save, run.check_id, event.report)
+
+        return progress
 
     def _forget(self, row: CheckRow, run: Run) -> None:
         runs = self._by_text.get(row.text_hash, [])

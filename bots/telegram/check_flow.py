@@ -196,6 +196,7 @@ class TelegramScreen:
         sent = await self.anchor.reply_html(
             text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
         )
+        self.reply = sent  # an early card is completed in this message
         return sent.message_id
 
     async def say(self, sentence: str) -> None:

@@ -49,6 +49,7 @@ TABLES = {
     "post_vectors",
     "section_marks",
     "deliveries",
+    "early_reports",
 }
 POST = "The mayor of Springfield said the river bridge will close for all of 2027."
 

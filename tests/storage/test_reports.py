@@ -110,3 +110,17 @@ def test_statuses_stamp_their_times(store: CheckStore, clock: Clock) -> None:
         new_check(store, repeat_of="nope", repeat_kind="exact")
     with pytest.raises(ValueError, match="together"):
         new_check(store, repeat_of=row.id)
+
+
+def test_an_early_report_is_kept_while_the_check_runs_then_dropped(store: CheckStore) -> None:
+    row = new_check(store)
+    assert store.reports.early(row.id) is None
+    early = make_report().model_copy(update={"complete": False})
+    store.reports.save_early(row.id, early)
+    store.reports.save_early(row.id, early)  # again: replaced, not doubled
+    assert store.reports.early(row.id) == early
+    store.reports.save(row.id, make_report())
+    store.reports.drop_early(row.id)
+    assert store.reports.early(row.id) is None and store.reports.get(row.id) == make_report()
+    with pytest.raises(CheckNotFoundError):
+        store.reports.save_early("no-such-check", early)

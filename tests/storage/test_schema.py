@@ -56,6 +56,7 @@ ALL_MIGRATIONS = [
     "m016_sealed_chat_ids",
     "m017_api_keys",
     "m018_checks_in_groups",
+    "m019_early_reports",
 ]
 KEY = b"k" * 32
 

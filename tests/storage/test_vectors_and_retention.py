@@ -90,6 +90,9 @@ def test_purge_keeps_the_verdict_and_removes_the_text(
         vector=np.ones(8, dtype=np.float32),
     )
     failed = new_check(store, "another post", chat="chat-2")
+    store.checks.set_status(failed.id, "running")
+    early = make_report(marker=marker).model_copy(update={"complete": False})
+    store.reports.save_early(failed.id, early)  # a verdict shown before it failed
     store.checks.set_status(failed.id, "failed", error="Xylophone error text")
     store.feedback.add(old.id, "alice", 1, f"exactly: {marker}")
     store.marks.set(old.id, "debate", [101, 102])
@@ -112,6 +115,7 @@ def test_purge_keeps_the_verdict_and_removes_the_text(
     assert labels == ["supports", "supports", "not enough information"]
     assert count(db, "llm_calls", old.id) == 11 and count(db, "evidence", old.id) == 0
     assert count(db, "post_vectors", old.id) == 0 and store.feedback.counts(old.id) == (1, 0)
+    assert store.reports.early(failed.id) is None
     assert store.marks.get(old.id, "debate") is None
     assert store.chats.get("telegram", "chat-2", "language") is None
     assert store.chats.get("telegram", "chat-3", "language") == "French"

@@ -30,6 +30,7 @@ from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
+from zofia_engine.report import Report
 
 from ..delivery import PostCard
 from ..finished import save_report
@@ -151,14 +152,11 @@ class CheckRunner:
         loop = asyncio.get_running_loop()
 
         def progress(event: ProgressEvent) -> None:
-            loop.run_in_executor(
-                self._publisher,
-                publish,
-                self.db,
-                check_id,
-                "progress",
-                event.model_dump(exclude={"report"}),  # a notification holds 8000 bytes
-            )
+            # A notification holds 8000 bytes: an early report goes to the store, for
+            # the API's poll, before its event is announced (on the same thread).
+            early = event.report
+            said = event.model_dump(exclude={"report"})
+            loop.run_in_executor(self._publisher, self._announce, check_id, said, early)
 
         try:
             read = await self.checker.read(post)
@@ -189,6 +187,15 @@ class CheckRunner:
         metrics.LLM_TOKENS.labels(kind="prompt").inc(report.usage.prompt_tokens)
         metrics.LLM_TOKENS.labels(kind="completion").inc(report.usage.completion_tokens)
         return None
+
+    def _announce(self, check_id: str, event: dict[str, Any], early: Report | None) -> None:
+        """Publish a progress ``event`` of ``check_id``, after keeping its early report."""
+        if early is not None:
+            try:
+                self.store.reports.save_early(check_id, early)
+            except Exception:  # the poll shows "running" until the report: nothing lost
+                log.exception("check %s: its early report could not be kept", check_id)
+        publish(self.db, check_id, "progress", event)
 
     def _queue_due(self, due: dict[str, list[str]]) -> None:
         """The ``correct`` jobs of the cards a recheck made due."""

@@ -189,6 +189,8 @@ class FakeChecker:
             nothing.
         fail: raise this instead of answering.
         verdict, summary, tokens: what the report says and costs.
+        early: the verdict is fixed before the debate: a ``verdict_ready`` event with the
+            early report (``complete`` false) comes before the debate (and its ``gate``).
         answer, answer_cites: what every follow-up question gets (the cites that name
             no evidence of the report are dropped; with none left, the report "does not
             answer"); ``questions`` records each question asked, in order.
@@ -200,6 +202,7 @@ class FakeChecker:
     verdict: str = "false"
     summary: str = ""
     tokens: int = 1500
+    early: bool = False
     runs: list[Post] = field(default_factory=list)
     reads: list[ReadPost] = field(default_factory=list)
     answer: str = "The council's minutes show that no such law was passed [web-1]."
@@ -219,6 +222,13 @@ class FakeChecker:
         self.runs.append(read.post)
         self.reads.append(read)
         for stage in ("retrieval", "linguist", "debate"):
+            if stage == "debate" and self.early:
+                early = scripted_report(read, verdict=self.verdict, summary=self.summary)
+                early = early.model_copy(update={"complete": False, "debate": Debate(held=False)})
+                event = ProgressEvent(
+                    kind="verdict_ready", stage="verdict", detail=self.verdict, report=early
+                )
+                await _emit(on_progress, event)
             await _emit(on_progress, ProgressEvent(kind="started", stage=stage))
             if stage == "debate" and self.gate is not None:
                 await self.gate.pass_through()
