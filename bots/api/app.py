@@ -69,6 +69,7 @@ class ApiConfig:
     api: ApiSettings
     images: ImageSettings
     public_url: str = ""
+    publisher: str = ""  # [site] publisher: the ClaimReview's author ("" → "ZoFia")
 
 
 _SERVICE: web.AppKey[CheckService] = web.AppKey("service", CheckService)
@@ -147,8 +148,8 @@ async def _read(request: web.Request, check_id: str, route: str) -> CheckState |
     try:
         if route == "/v1/votes":
             return await vote_state(service, check_id, key)
-        public_url = request.app[_CONFIG].public_url
-        return await read_state(service, check_id, key, public_url)
+        config = request.app[_CONFIG]
+        return await read_state(service, check_id, key, config.public_url, config.publisher)
     except KeyError:
         raise Refusal(404, "No check of this key has this id.") from None
 

@@ -17,8 +17,10 @@ import asyncio
 import contextlib
 import logging
 
+from bots.render.claim_review import claim_review
 from bots.render.links import report_url
 from bots.render.sentences import error_sentence
+from bots.render.votes import vote_of
 from bots.service.checks import CheckHandle, CheckService
 from bots.service.images import refuse_declared
 from bots.service.records import CheckFailedError, CheckRow, Message, Requester
@@ -28,7 +30,6 @@ from zofia_engine.image_settings import ImageSettings
 from zofia_engine.report import Report
 
 from .models import CheckIn, CheckState, Status, VoteBody, VoteState
-from .votes import vote_of
 
 __all__ = [
     "PLATFORM",
@@ -153,8 +154,11 @@ async def _found(
     return row, status, report, ""
 
 
-async def read_state(service: CheckService, check_id: str, key: str, public_url: str) -> CheckState:
-    """The state of check ``check_id`` as the key named ``key`` sees it.
+async def read_state(
+    service: CheckService, check_id: str, key: str, public_url: str, publisher: str = ""
+) -> CheckState:
+    """The state of check ``check_id`` as the key named ``key`` sees it, its report as a
+    ClaimReview too (``publisher`` its author: ``[site] publisher``, else "ZoFia").
 
     Raises:
         KeyError: no check of this key has the id (another key's is unknown here).
@@ -169,6 +173,15 @@ async def read_state(service: CheckService, check_id: str, key: str, public_url:
         vote=None if report is None else _vote_body(report),
         page=report_url(public_url, check_id),
         error=error,
+        claim_review=None
+        if report is None
+        else claim_review(
+            report,
+            url=report_url(public_url, check_id) or f"/c/{check_id}",
+            checked_on=row.created_at.date(),
+            author=publisher or "ZoFia",
+            appearance=row.url,
+        ),
     )
 
 

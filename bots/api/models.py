@@ -13,9 +13,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from bots.render.languages import LANGUAGE_TAGS, language_name
 from bots.render.links import safe_url
+from bots.render.votes import Category
 from zofia_engine.report import Verdict
-
-from .votes import Category
 
 __all__ = [
     "Accepted",
@@ -170,6 +169,16 @@ class CheckState(_Model):
     vote: VoteBody | None
     page: str = Field(description="The report page, when the site has a public address.")
     error: str = Field(description="Why there is no report, in one sentence; else empty.")
+    claim_review: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "The report as schema.org's ClaimReview (MediaReview for a picture post whose "
+            "verdict says what was done with the picture): claimReviewed, itemReviewed "
+            "(with appearance, where the post was seen), author, datePublished, url and "
+            "reviewRating (ratingValue 1 false … 5 true, none for unproven; alternateName "
+            "the verdict). Null without a report or a claim (a greeting, a scam warning)."
+        ),
+    )
 
 
 class VoteState(_Model):
