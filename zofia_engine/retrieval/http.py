@@ -23,7 +23,7 @@ from ..errors import (
 )
 from ..retrying import Backoff, rate_limiter, retry_delay, retrying
 
-__all__ = ["JsonHttpClient", "Pace", "required_key"]
+__all__ = ["JsonHttpClient", "Pace", "paced", "required_key"]
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -50,6 +50,17 @@ class Pace(TypedDict, total=False):
     requests_per_second: float
     backoff_s: float
     max_backoff_s: float
+
+
+def paced(section: Any, backend: Any) -> Pace:
+    """The :class:`Pace` a backend's settings give: the section's ``timeout_s`` and
+    ``retries`` (``[web]``, ``[factcheck]``, ``[wikipedia]``), and the backend table's own
+    ``requests_per_second`` (``[web.brave]`` …)."""
+    return Pace(
+        timeout_s=section.timeout_s,
+        retries=section.retries,
+        requests_per_second=backend.requests_per_second,
+    )
 
 
 class _RetryableStatus(Exception):

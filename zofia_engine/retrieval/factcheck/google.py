@@ -24,7 +24,7 @@ from ...config import FactCheckSettings
 from ...errors import SourceError, SourceResponseError
 from ...post import cut_at_word
 from ...snippets import parse_date, snippet_text
-from ..http import JsonHttpClient, Pace, required_key
+from ..http import JsonHttpClient, Pace, paced, required_key
 from .base import FactCheck, FactCheckBackend, FactCheckQuery, language_code
 
 __all__ = ["GoogleFactCheck"]
@@ -76,13 +76,8 @@ class GoogleFactCheck(FactCheckBackend):
         Returns:
             A backend with the configured key, URL, timeout, retries and rate.
         """
-        return cls(
-            settings.google.api_key,
-            base_url=settings.google.base_url,
-            timeout_s=settings.timeout_s,
-            retries=settings.retries,
-            requests_per_second=settings.google.requests_per_second,
-        )
+        google = settings.google
+        return cls(google.api_key, base_url=google.base_url, **paced(settings, google))
 
     def params(self, query: FactCheckQuery) -> dict[str, str | int]:
         """The request's query-string parameters for ``query``, without the key.

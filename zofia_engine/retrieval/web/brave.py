@@ -18,7 +18,7 @@ from ...config import WebSettings
 from ...errors import SourceResponseError
 from ...records.stage1 import WebResult
 from ...snippets import parse_date, snippet_text
-from ..http import JsonHttpClient, Pace, required_key
+from ..http import JsonHttpClient, Pace, paced, required_key
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["BraveSearch"]
@@ -74,13 +74,7 @@ class BraveSearch(SearchBackend):
         Returns:
             A backend with the configured key, URL, timeout, retries and rate.
         """
-        return cls(
-            web.brave.api_key,
-            base_url=web.brave.base_url,
-            timeout_s=web.timeout_s,
-            retries=web.retries,
-            requests_per_second=web.brave.requests_per_second,
-        )
+        return cls(web.brave.api_key, base_url=web.brave.base_url, **paced(web, web.brave))
 
     def params(self, query: WebQuery) -> dict[str, str | int]:
         """The request's query-string parameters for ``query``.

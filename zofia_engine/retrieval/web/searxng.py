@@ -16,7 +16,7 @@ from ...config import WebSettings
 from ...errors import ConfigError, SourceResponseError
 from ...records.stage1 import WebResult
 from ...snippets import parse_date, snippet_text
-from ..http import JsonHttpClient, Pace
+from ..http import JsonHttpClient, Pace, paced
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["SearxngSearch"]
@@ -65,13 +65,8 @@ class SearxngSearch(SearchBackend):
         Returns:
             A backend with the configured URL, categories, timeout, retries and rate.
         """
-        return cls(
-            web.searxng.base_url,
-            categories=web.searxng.categories,
-            timeout_s=web.timeout_s,
-            retries=web.retries,
-            requests_per_second=web.searxng.requests_per_second,
-        )
+        searxng = web.searxng
+        return cls(searxng.base_url, categories=searxng.categories, **paced(web, searxng))
 
     def params(self, query: WebQuery) -> dict[str, str | int]:
         """The request's query-string parameters for ``query``.

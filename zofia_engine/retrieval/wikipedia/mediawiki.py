@@ -29,7 +29,7 @@ from urllib.parse import quote, urlsplit
 from ...config import MediaWikiSettings, WikipediaSettings
 from ...errors import ConfigError, SourceError, SourceResponseError
 from ...records.stage1 import WikiCandidate
-from ..http import JsonHttpClient, Pace
+from ..http import JsonHttpClient, Pace, paced
 from .base import WikipediaBackend
 from .gazetteer import TitleMatch, capitalised_spans
 from .titles import is_sense_of, normalize_title, without_disambiguator
@@ -120,13 +120,8 @@ class MediaWikiBackend(WikipediaBackend):
         Returns:
             A backend that has not opened any connection yet.
         """
-        return cls(
-            wiki.mediawiki.api_url,
-            user_agent=wiki.mediawiki.user_agent,
-            timeout_s=wiki.timeout_s,
-            retries=wiki.retries,
-            requests_per_second=wiki.mediawiki.requests_per_second,
-        )
+        mediawiki = wiki.mediawiki
+        return cls(mediawiki.api_url, user_agent=mediawiki.user_agent, **paced(wiki, mediawiki))
 
     @staticmethod
     def search_params(keyword: str, limit: int) -> dict[str, str | int]:
