@@ -46,8 +46,10 @@ class Inbound:
 def _values(payload: Any) -> Iterator[dict[str, Any]]:
     if not isinstance(payload, dict):
         return
-    for entry in payload.get("entry") or []:
-        for change in (entry or {}).get("changes") or []:
+    entries = payload.get("entry")
+    for entry in entries if isinstance(entries, list) else []:
+        changes = entry.get("changes") if isinstance(entry, dict) else None
+        for change in changes if isinstance(changes, list) else []:
             if isinstance(change, dict) and change.get("field") == "messages":
                 value = change.get("value")
                 if isinstance(value, dict):
@@ -87,7 +89,8 @@ def inbound_messages(payload: Any) -> list[Inbound]:
     malformed are left out."""
     found = []
     for value in _values(payload):
-        for message in value.get("messages") or []:
+        messages = value.get("messages")
+        for message in messages if isinstance(messages, list) else []:
             if isinstance(message, dict) and (inbound := _read(message)) is not None:
                 found.append(inbound)
     return found

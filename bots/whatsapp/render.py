@@ -104,7 +104,7 @@ def _tail(card: VerdictCard, report_url: str) -> dict[str, str]:
         notes = [f"• {shorten(note, 600)}" for note in card.notes]
         blocks["notes"] = "\n".join([f"*{words('Notes')}*", *notes])
     check = words("Check {check_id}", check_id=card.check_id)
-    blocks["check"] = f"_{plain(f'{card.repeat_note} {check}'.strip())}_"
+    blocks["check"] = f"{plain(card.repeat_note)} {check}".strip()  # an id: never italic
     if report_url:
         blocks["report"] = f"{words('Full report')}: {report_url}"
     return blocks

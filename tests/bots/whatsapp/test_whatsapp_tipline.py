@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from PIL import Image
 
-from tests.peers.fakes.fake_checker import review_as
+from tests.peers.fakes.fake_checker import FakeChecker, review_as
 from tests.peers.fixtures.whatsapp_setup import ANN, REVIEWER, running_tipline
 from tests.peers.servers.whatsapp_peer import VERIFY_TOKEN, Sent
 
@@ -191,12 +191,13 @@ async def test_a_voice_note_gets_the_one_sentence_for_what_cannot_be_checked(
         assert run.checker.runs == []
 
 
+@pytest.mark.slow  # RapidOCR reads the picture
 async def test_a_picture_with_its_caption_is_checked(tmp_path: Path) -> None:
     image = io.BytesIO()
     Image.new("RGB", (64, 48), "white").save(image, "PNG")
     async with running_tipline(tmp_path) as run:
         await run.cloud.image(ANN, image.getvalue(), "image/png", caption=POST)
-        await run.card(ANN)
+        await run.cloud.wait_for(lambda: any(s.buttons for s in run.cloud.to(ANN)), 120.0)
         assert len(run.checker.reads) == 1
         assert len(run.checker.reads[0].post.images) == 1
         assert run.checker.runs[0].text.startswith(POST)
@@ -210,3 +211,19 @@ async def test_an_unknown_media_id_is_said_in_one_sentence(tmp_path: Path) -> No
         said = await cloud.wait_for(lambda: [s for s in cloud.to(ANN) if s.text == NOT_DOWNLOADED])
         assert said and run.checker.runs == []
         assert cloud.refused[0][0] == 100
+
+
+async def test_the_verdict_first_is_the_early_card_then_the_completed_card(
+    tmp_path: Path,
+) -> None:
+    """WhatsApp cannot edit the early card into the completed one: both are sent, the
+    early one without buttons (the explanation follows), the completed one with them."""
+    checker = FakeChecker(early=True, summary="The council's minutes record no such vote.")
+    async with running_tipline(tmp_path, checker) as run:
+        await run.cloud.text(ANN, POST)
+        card = await run.card(ANN)
+        checking, early, completed = run.cloud.to(ANN)
+        assert checking.text == "⏳ Checking…" and completed == card
+        assert early.type == "text" and early.buttons == []
+        assert early.text.startswith("❌ *False*") and "explanation follows" in early.text
+        assert "explanation follows" not in completed.text
