@@ -16,8 +16,8 @@ class WhatsAppSettings(SettingsSection):
     (which signs every webhook delivery) and the webhook's verify token are read from the
     environment variables named here, never from the file.
 
-    The webhook listens on ``listen:port`` at ``path``; Meta must reach it over HTTPS
-    (a reverse proxy in front). ``graph_url`` is the Graph API with its version.
+    The webhook listens on ``listen:port`` (0: any free port) at ``path``; Meta must
+    reach it over HTTPS (a reverse proxy in front). ``graph_url`` is the Graph API with its version.
     Outside a user's 24-hour customer-service window only a template may be sent:
     ``correction_template`` (a changed verdict) and ``card_template`` (a card that came
     after the window closed), each registered in ``template_languages`` (a chat in
@@ -30,7 +30,7 @@ class WhatsAppSettings(SettingsSection):
     verify_token_env: str = "WHATSAPP_VERIFY_TOKEN"
     graph_url: str = "https://graph.facebook.com/v21.0"
     listen: str = "127.0.0.1"
-    port: int = Field(8444, ge=1, le=65535)
+    port: int = Field(8444, ge=0, le=65535)
     path: str = "/whatsapp/webhook"
     correction_template: str = "zofia_correction"
     card_template: str = "zofia_card_ready"

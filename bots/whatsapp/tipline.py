@@ -41,8 +41,8 @@ class Credentials:
 
 
 class WhatsAppTipline:
-    """The webhook served on ``[whatsapp] listen:port`` (``port``: another, 0 for any
-    free one: tests) while the ``async with`` block runs, over ``service``.
+    """The webhook served on ``[whatsapp] listen:port`` (port 0: any free one, then
+    :attr:`port`) while the ``async with`` block runs, over ``service``.
 
     Args:
         settings: the ``[whatsapp]`` section.
@@ -50,7 +50,6 @@ class WhatsAppTipline:
         credentials: from the environment.
         images: the engine's ``[images]`` caps.
         public_url: ``[site] public_url`` (the cards' report links).
-        clock: the time now (the users' windows).
     """
 
     def __init__(
@@ -61,16 +60,15 @@ class WhatsAppTipline:
         *,
         images: ImageSettings | None = None,
         public_url: str = "",
-        clock: Clock = utc_now,
-        port: int | None = None,
     ) -> None:
         self.settings = settings
         self.service = service
         self.credentials = credentials
         self.images = images or ImageSettings()
         self.public_url = public_url
-        self.clock = clock
-        self.port = settings.port if port is None else port
+        #: the time now, for the users' windows (a test sets the fake's, before entering)
+        self.clock: Clock = utc_now
+        self.port = settings.port
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
         self._context: WhatsAppContext | None = None
@@ -87,7 +85,7 @@ class WhatsAppTipline:
         cloud = CloudAPI(
             self._session, settings.graph_url, settings.phone_number_id, credentials.access_token
         )
-        window = Window(self.service.chats, self.clock)
+        window = Window(self.service, self.clock)
         self._context = WhatsAppContext(
             self.service,
             Outbox(cloud, window, settings),

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bots.service.chats import ChatRecords
+from bots.service.checks import CheckService
 
 from .cloud import OUTSIDE_WINDOW, CloudAPI, GraphError
 from .settings import PLATFORM, WhatsAppSettings
@@ -48,12 +48,12 @@ class Window:
     """Each user's customer-service window, kept in the store's chat settings.
 
     Args:
-        chats: the service's chat records.
+        service: the check service (its chat records).
         clock: the time now (UTC).
     """
 
-    def __init__(self, chats: ChatRecords, clock: Clock = utc_now) -> None:
-        self._chats = chats
+    def __init__(self, service: CheckService, clock: Clock = utc_now) -> None:
+        self._chats = service.chats
         self._clock = clock
 
     async def opened(self, wa_id: str) -> None:

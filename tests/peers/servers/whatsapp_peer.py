@@ -187,10 +187,12 @@ class FakeCloudAPI(LoopbackServer):
     def message(
         self, wa_id: str, kind: str, content: dict[str, Any], **extra: Any
     ) -> dict[str, Any]:
-        """One user message as a webhook delivery carries it (its window opens)."""
+        """One user message as a webhook delivery carries it (the window opens when it is
+        sent: :meth:`send_user`)."""
         message_id = f"wamid.in{next(self._ids):06d}"
         stamp = str(int(self.clock().timestamp()))
-        message = {"from": wa_id, "id": message_id, "timestamp": stamp, "type": kind}
+        message: dict[str, Any] = {"from": wa_id, "id": message_id, "timestamp": stamp}
+        message.update(type=kind)
         message[kind] = content
         message.update(extra)
         return message
