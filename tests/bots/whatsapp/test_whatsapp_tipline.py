@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from PIL import Image
 
-from tests.peers.fakes.fake_checker import FakeChecker, review_as
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, review_as
 from tests.peers.fixtures.whatsapp_setup import ANN, REVIEWER, running_tipline
 from tests.peers.servers.whatsapp_peer import VERIFY_TOKEN, Sent
 
@@ -227,3 +227,40 @@ async def test_the_verdict_first_is_the_early_card_then_the_completed_card(
         assert early.type == "text" and early.buttons == []
         assert early.text.startswith("❌ *False*") and "explanation follows" in early.text
         assert "explanation follows" not in completed.text
+
+
+async def test_a_card_ready_after_the_window_closed_is_the_card_template(
+    tmp_path: Path,
+) -> None:
+    """The window closes while the check runs: the card cannot be sent, its template
+    says the verdict and where to read it."""
+    gate = Gate()
+    checker = FakeChecker(gate=gate, summary="The council's minutes record no such vote.")
+    async with running_tipline(tmp_path, checker) as run:
+        await run.cloud.text(ANN, POST)
+        await gate.held()
+        await run.cloud.wait_for(lambda: run.cloud.to(ANN))  # "checking…", in the window
+        run.cloud.clock.advance(hours=24, seconds=1)
+        gate.open()
+        template = await run.cloud.wait_for(
+            lambda: [s for s in run.cloud.to(ANN) if s.type == "template"]
+        )
+        assert template[0].body["name"] == "zofia_card_ready"
+        assert template[0].text.startswith("[template zofia_card_ready] ❌ False | Check ")
+        assert [s.type for s in run.cloud.to(ANN)] == ["text", "template"]
+        assert run.cloud.refused == []
+
+
+async def test_a_reply_to_a_card_asks_about_its_check(tmp_path: Path) -> None:
+    async with running_tipline(tmp_path) as run:
+        await run.cloud.text(ANN, POST)
+        card = await run.card(ANN)
+        asked = await run.cloud.text(ANN, "Which source says so?", reply_to=card.id)
+        answer = await run.cloud.wait_for(
+            lambda: [s for s in run.cloud.to(ANN) if s.reply_to == asked]
+        )
+        assert run.checker.questions == ["Which source says so?"]
+        assert answer[0].text == (
+            "The council's minutes show that no such law was passed (council.example.org)."
+        )
+        assert len(run.checker.runs) == 1  # a question, not a post to check
