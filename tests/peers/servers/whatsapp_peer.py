@@ -45,6 +45,7 @@ import aiohttp
 from aiohttp import web
 
 from .loopback import LoopbackServer
+from .whatsapp_limits import GraphRefusal, check_interactive, check_text
 
 __all__ = [
     "APP_SECRET",
@@ -111,12 +112,6 @@ class Sent:
             rows = [row for section in action["sections"] for row in section["rows"]]
             return [(row["id"], row["title"]) for row in rows]
         return [(b["reply"]["id"], b["reply"]["title"]) for b in action["buttons"]]
-
-
-class GraphRefusal(Exception):
-    def __init__(self, code: int, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
 
 
 @dataclass
@@ -308,9 +303,9 @@ class FakeCloudAPI(LoopbackServer):
         if not isinstance(body, dict):
             raise GraphRefusal(100, f"Param {kind} is required")
         if kind == "text":
-            _text(body)
+            check_text(body)
         elif kind == "interactive":
-            _interactive(body)
+            check_interactive(body)
         elif kind == "template":
             self._template(body)
         else:
@@ -378,43 +373,6 @@ class FakeCloudAPI(LoopbackServer):
             return web.Response(status=404)
         data, mime_type = self.media[media_id]
         return web.Response(body=data, content_type=mime_type.split(";")[0])
-
-
-def _text(body: dict[str, Any]) -> None:
-    text = str(body.get("body") or "")
-    if not text or len(text) > 4096:
-        raise GraphRefusal(100, "Param text['body'] must be 1 to 4096 characters long.")
-
-
-def _invalid(what: str) -> GraphRefusal:
-    return GraphRefusal(131009, f"Parameter value is not valid: {what}")
-
-
-def _interactive(body: dict[str, Any]) -> None:
-    text = str((body.get("body") or {}).get("text") or "")
-    if not text or len(text) > 1024:
-        raise _invalid("body text must be 1 to 1024 characters")
-    action = body.get("action") or {}
-    if body.get("type") == "button":
-        buttons = action.get("buttons") or []
-        if not 1 <= len(buttons) <= 3:
-            raise _invalid("buttons must have 1 to 3 items")
-        titles = [str(b["reply"]["title"]) for b in buttons]
-        ids = [str(b["reply"]["id"]) for b in buttons]
-        if any(not 1 <= len(t) <= 20 for t in titles) or len(set(titles)) < len(titles):
-            raise _invalid("button titles must be unique and 1 to 20 characters")
-        if any(not 1 <= len(i) <= 256 for i in ids) or len(set(ids)) < len(ids):
-            raise _invalid("button ids must be unique and 1 to 256 characters")
-    elif body.get("type") == "list":
-        if not 1 <= len(str(action.get("button") or "")) <= 20:
-            raise _invalid("the list's button must be 1 to 20 characters")
-        rows = [row for section in action.get("sections") or [] for row in section["rows"]]
-        if not 1 <= len(rows) <= 10:
-            raise _invalid("a list has 1 to 10 rows")
-        if any(not 1 <= len(str(row["title"])) <= 24 or len(row["id"]) > 200 for row in rows):
-            raise _invalid("a row's title must be 1 to 24 characters, its id at most 200")
-    else:
-        raise _invalid(f"interactive type {body.get('type')}")
 
 
 def _transcribed(sent: Sent, name: str) -> str:
