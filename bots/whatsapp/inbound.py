@@ -27,7 +27,7 @@ class Inbound:
         kind: ``text``, ``image``, ``button`` (a reply button or a list row pressed), or
             the type WhatsApp named (``audio``, ``sticker`` …: not checked).
         text: a text's body, or an image's caption.
-        media_id: an image's media id (``GET /{media-id}`` finds it).
+        media_id: an image's or an audio's media id (``GET /{media-id}`` finds it).
         button: the id of the button or row pressed.
         reply_to: the id of the message it quotes (a reply to a card), if any.
         forwarded: WhatsApp marked it forwarded.
@@ -78,6 +78,9 @@ def _read(message: dict[str, Any]) -> Inbound | None:
         interactive = message.get("interactive") or {}
         reply = interactive.get("button_reply") or interactive.get("list_reply") or {}
         return replace(base, kind="button", button=str(reply.get("id") or ""))
+    if kind == "audio":  # a voice note (``voice``: recorded in the app) or an audio file
+        audio = message.get("audio") or {}
+        return replace(base, media_id=str(audio.get("id") or ""))
     if kind == "button":  # a template's quick-reply button
         payload = str((message.get("button") or {}).get("payload") or "")
         return replace(base, kind="button", button=payload)
