@@ -35,4 +35,3 @@ class WhatsAppSettings(SettingsSection):
     correction_template: str = "zofia_correction"
     card_template: str = "zofia_card_ready"
     template_languages: list[str] = Field(default_factory=lambda: ["en"])
-    chat_cooldown_s: float = Field(10.0, ge=0)
