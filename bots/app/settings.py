@@ -20,6 +20,7 @@ from bots.discord.settings import DiscordSettings
 from bots.service.settings import QueueSettings, ServiceSettings
 from bots.telegram.settings import TelegramSettings
 from bots.web.settings import SiteSettings
+from bots.whatsapp.settings import WhatsAppSettings
 from storage.settings import StorageSettings
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.errors import ConfigError
@@ -39,6 +40,7 @@ class Settings(SettingsSection):
     queue: QueueSettings = QueueSettings()
     telegram: TelegramSettings = TelegramSettings()
     discord: DiscordSettings = DiscordSettings()
+    whatsapp: WhatsAppSettings = WhatsAppSettings()
     site: SiteSettings = SiteSettings()
     api: ApiSettings = ApiSettings()
 

@@ -27,6 +27,7 @@ COMMANDS = {
     "corpus": "bots.cli.corpus:corpus",
     "telegram": "bots.cli.serve:telegram",
     "discord": "bots.cli.serve:discord",
+    "whatsapp": "bots.cli.serve:whatsapp",
     "web": "bots.cli.web:web",
     "worker": "bots.cli.worker:worker",
     "queue": "bots.cli.worker:queue",

@@ -1,4 +1,5 @@
-"""``zofia telegram`` and ``zofia discord``: run a bot until it is stopped.
+"""``zofia telegram``, ``zofia discord`` and ``zofia whatsapp``: run a bot until it is
+stopped.
 
 Each platform's library is imported only when its command runs.
 """
@@ -15,7 +16,7 @@ from bots.app.runtime import StartupError
 
 from .options import CONFIG_OPTION, settings_from
 
-__all__ = ["discord", "telegram"]
+__all__ = ["discord", "telegram", "whatsapp"]
 
 
 GRACE_OPTION = click.option(
@@ -61,5 +62,20 @@ def discord(grace: float | None, config: Path | None) -> None:
 
     try:
         run_discord(settings, token_from_env(settings), grace)
+    except StartupError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command()
+@GRACE_OPTION
+@CONFIG_OPTION
+def whatsapp(grace: float | None, config: Path | None) -> None:
+    """Run the WhatsApp tipline: the Cloud API's webhook on [whatsapp] listen:port (the
+    access token, app secret and verify token from the environment: docs/whatsapp.md)."""
+    settings = settings_from(config)
+    from bots.app.whatsapp import credentials_from_env, run_whatsapp
+
+    try:
+        run_whatsapp(settings, credentials_from_env(settings), grace)
     except StartupError as exc:
         raise click.ClickException(str(exc)) from None

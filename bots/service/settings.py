@@ -10,14 +10,15 @@ from zofia_engine.config import SettingsSection
 
 __all__ = ["QueueSettings", "ServiceSettings"]
 
-_REVIEWER = re.compile(r"(telegram|discord):[0-9]{1,20}")
+_REVIEWER = re.compile(r"(telegram|discord|whatsapp):[0-9]{1,20}")
 
 
 class ServiceSettings(SettingsSection):
     """The check service: repeats, concurrency, rate limits and quotas.
 
     ``reviewers`` names who may review verdicts for every chat, each as
-    ``"telegram:USER_ID"`` or ``"discord:USER_ID"`` (kept only as HMACs); a chat's admins
+    ``"telegram:USER_ID"``, ``"discord:USER_ID"`` or ``"whatsapp:WA_ID"`` (the phone
+    number in international form, digits only; kept only as HMACs); a chat's admins
     review for their own chat only, unless ``chat_reviews`` is off.
     """
 
@@ -63,7 +64,8 @@ class ServiceSettings(SettingsSection):
         for entry in value:
             if not _REVIEWER.fullmatch(entry.strip()):
                 raise ValueError(
-                    f"service.reviewers: {entry!r} is not telegram:USER_ID or discord:USER_ID"
+                    f"service.reviewers: {entry!r} is not telegram:USER_ID, discord:USER_ID "
+                    "or whatsapp:WA_ID"
                 )
         return [entry.strip() for entry in value]
 

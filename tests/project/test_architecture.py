@@ -165,7 +165,7 @@ INNER_LAYERS = {
         {"render"},
         {"chat"},
         {"web"},
-        {"telegram", "discord", "api"},
+        {"telegram", "discord", "whatsapp", "api"},
         {"app", "cli", "__init__"},
     ],
 }

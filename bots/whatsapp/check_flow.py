@@ -1,0 +1,134 @@
+"""One check of a WhatsApp message: "checking…" at once, then the card.
+
+:func:`check_inbound` hands a text, a link or a picture (with or without its caption) to
+the common check flow (:func:`bots.chat.check_flow.run_check`) with a
+:class:`WhatsAppScreen`. WhatsApp cannot edit a message, so the screen shows no running
+progress: one "checking…" reply to the user's message when the check starts, then the
+card as a new message (:func:`~.cards.send_card`); a verdict the evidence fixed
+before the debate comes first as the early card, and the completed card follows.
+A picture is found through the Cloud API once the request is admitted, refused from
+its declared size before it is downloaded.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+import aiohttp
+
+from bots.chat.check_flow import CheckRequest, card_target, run_check
+from bots.render.card import VerdictCard
+from bots.render.sentences import error_sentence, waiting_sentence
+from bots.render.words import Words, words_for
+from bots.service.images import refuse_declared
+from bots.service.records import Images, Message
+from bots.service.refusals import RateLimitedError
+from zofia_engine.errors import InvalidPostError
+
+from .cards import send_card
+from .cloud import GraphError
+from .context import WhatsAppContext
+from .inbound import Inbound
+from .render import checking_text
+
+__all__ = ["NOT_DOWNLOADED", "WhatsAppScreen", "check_inbound", "delivery_target"]
+
+log = logging.getLogger(__name__)
+
+NOT_DOWNLOADED = "I could not download the picture from WhatsApp; please send it again."
+
+
+class WhatsAppScreen:
+    """A check shown in a user's chat: replies to their message, each a new one.
+
+    Args:
+        ctx: the tipline's context.
+        inbound: the user's message.
+        words: the chat's language, for what the screen says itself.
+    """
+
+    platform_errors: ClassVar[tuple[type[Exception], ...]] = (GraphError, aiohttp.ClientError)
+
+    def __init__(self, ctx: WhatsAppContext, inbound: Inbound, words: Words) -> None:
+        self.ctx = ctx
+        self.inbound = inbound
+        self.words = words
+
+    async def open_progress(self, check_id: str) -> None:
+        """The "checking…" reply, at once."""
+        await self._say(checking_text(self.words))
+
+    async def show_progress(self, lines: list[str]) -> bool:
+        return False  # a sent message cannot be edited: "checking…" stands until the card
+
+    async def show_waiting(self, ahead: int) -> None:
+        await self._say(waiting_sentence(ahead, self.words))
+
+    async def show_card(self, card: VerdictCard) -> None:
+        await send_card(self.ctx, self.inbound.sender, card, reply_to=self.inbound.id)
+
+    async def say(self, sentence: str) -> None:
+        await self._say(sentence, fail=True)
+
+    async def refuse(self, exc: RateLimitedError) -> None:
+        await self.say(error_sentence(exc, self.words))
+
+    def delivery_target(self, request: CheckRequest, checks_left: int | None) -> dict[str, Any]:
+        return delivery_target(self.inbound, card_target(request.message, checks_left))
+
+    async def _say(self, text: str, *, fail: bool = False) -> None:
+        """Send ``text`` as a reply; a courtesy (``fail`` false) never raises."""
+        try:
+            await self.ctx.outbox.text(self.inbound.sender, text, reply_to=self.inbound.id)
+        except (GraphError, aiohttp.ClientError) as exc:
+            if fail:
+                raise
+            log.warning(
+                "could not reply in chat %s: %s", self.ctx.log_chat(self.inbound.sender), exc
+            )
+
+
+def delivery_target(inbound: Inbound, card: dict[str, Any]) -> dict[str, Any]:
+    """Where a deliver job sends the card (sealed at rest): the user and the message
+    it answers, with what the card is made from."""
+    return {"to": inbound.sender, "reply_to": inbound.id, **card}
+
+
+def _fetch(ctx: WhatsAppContext, media_id: str) -> Any:
+    """The picture's download, once the request is admitted: refused from its declared
+    size first."""
+
+    async def fetch() -> tuple[str, Images]:
+        cloud = ctx.outbox.cloud
+        try:
+            media = await cloud.media(media_id)
+            refuse_declared([media.size], ctx.images)
+            data = await cloud.download(media)
+        except (GraphError, aiohttp.ClientError) as exc:
+            log.warning("could not download media: %s", exc)
+            raise InvalidPostError(NOT_DOWNLOADED) from None
+        return "", ((data, media.mime_type),)
+
+    return fetch
+
+
+async def check_inbound(ctx: WhatsAppContext, inbound: Inbound, language: str) -> None:
+    """Check the text or picture of ``inbound`` and answer in its chat."""
+    words = words_for(language)
+    origin = words("a forwarded message") if inbound.forwarded else ""
+    message = Message(
+        inbound.text,
+        fetch=_fetch(ctx, inbound.media_id) if inbound.media_id else None,
+        origin=origin,
+        language=language,
+    )
+    with ctx.turns.place(inbound.sender) as ticket:
+        request = CheckRequest(
+            message,
+            ctx.requester(inbound.sender),
+            has_images=bool(inbound.media_id),
+            ticket=ticket,
+        )
+        screen = WhatsAppScreen(ctx, inbound, words)
+        await run_check(ctx.service, request, screen, progress_interval_s=1.0)

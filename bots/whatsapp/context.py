@@ -1,0 +1,90 @@
+"""What the WhatsApp handlers share: the check service, the Cloud API behind the
+:class:`~.window.Outbox`, the settings, the users' lines and the work in flight. A leaf:
+the handlers import it, the tipline holds it, nothing imports back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bots.chat.in_flight import InFlight
+from bots.chat.turns import Turns
+from bots.render.languages import LANGUAGE_KEY
+from bots.render.links import report_url
+from bots.render.words import chat_language
+from bots.service.checks import CheckService
+from bots.service.records import Requester
+from zofia_engine.image_settings import ImageSettings
+
+from .settings import PLATFORM, WhatsAppSettings
+from .window import Outbox
+
+__all__ = ["CARDS_KEY", "WhatsAppContext"]
+
+#: the chat setting that names the chat's newest cards: ``{keyed message id: check id}``
+CARDS_KEY = "whatsapp_cards"
+#: how many of a chat's cards a reply may ask about
+_CARDS_KEPT = 20
+
+
+@dataclass
+class WhatsAppContext:
+    """The tipline's state for one run.
+
+    Args:
+        service: the started check service.
+        outbox: sends to users, minding their window.
+        settings: the ``[whatsapp]`` section.
+        images: the engine's ``[images]`` caps.
+        public_url: ``[site] public_url``: the report pages' address; empty, the cards
+            have no link.
+    """
+
+    service: CheckService
+    outbox: Outbox
+    settings: WhatsAppSettings
+    images: ImageSettings = field(default_factory=ImageSettings)
+    public_url: str = ""
+    #: the checks running, waited for at shutdown
+    work: InFlight = field(default_factory=InFlight)
+    #: each user's requests, answered in turn
+    turns: Turns = field(default_factory=Turns)
+
+    def log_chat(self, wa_id: str) -> str:
+        """A user as a log line names them: their keyed hash, never the number."""
+        return self.service.namer.log_name(PLATFORM, wa_id)
+
+    def report_url(self, check_id: str) -> str:
+        """The check's report page, or ``""`` when no public address is set."""
+        return report_url(self.public_url, check_id)
+
+    @staticmethod
+    def requester(wa_id: str) -> Requester:
+        """A WhatsApp user: their chat with the bot is their own (private)."""
+        return Requester(PLATFORM, wa_id, wa_id, private=True)
+
+    async def language(self, wa_id: str) -> str:
+        """The chat's language: its ``/language`` setting, else English."""
+        found = await self.service.chats.settings(PLATFORM, wa_id, {LANGUAGE_KEY: None})
+        return chat_language(found[LANGUAGE_KEY], None)
+
+    async def card_sent(self, wa_id: str, message_id: str, check_id: str) -> None:
+        """Remember that ``message_id`` shows check ``check_id`` (a reply to it asks about
+        that check); the chat's newest 20 are kept, each message id as its keyed hash (a
+        WhatsApp message id encodes the phone number)."""
+        cards = await self.cards(wa_id)
+        cards[self._message_key(message_id)] = check_id
+        kept = dict(list(cards.items())[-_CARDS_KEPT:])
+        await self.service.chats.set_settings(PLATFORM, wa_id, {CARDS_KEY: kept})
+
+    async def card_check(self, wa_id: str, message_id: str) -> str | None:
+        """The check a card ``message_id`` of this chat shows, or ``None``."""
+        return (await self.cards(wa_id)).get(self._message_key(message_id))
+
+    async def cards(self, wa_id: str) -> dict[str, str]:
+        """The chat's newest cards, ``{keyed message id: check id}``."""
+        found = await self.service.chats.settings(PLATFORM, wa_id, {CARDS_KEY: {}})
+        value = found[CARDS_KEY]
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+    def _message_key(self, message_id: str) -> str:
+        return self.service.namer.chat(PLATFORM, f"message {message_id}")[:24]
