@@ -20,8 +20,9 @@ from bots.chat.reviews import CHOICES, choice_label, choose_sentence, save_revie
 from bots.render.sections import section
 from bots.render.sentences import review_refusal
 from bots.render.words import Words, words_for
-from bots.service.records import CheckNotFoundError, ReviewRequest
+from bots.service.records import CheckNotFoundError, CheckRow, ReviewRequest
 from bots.service.refusals import ReviewRefused
+from zofia_engine.report import Report
 
 from .context import WhatsAppContext
 from .inbound import Inbound
@@ -79,14 +80,25 @@ def _row_title(text: str) -> str:
     return text if len(text) <= ROW_TITLE_LIMIT else text[: ROW_TITLE_LIMIT - 1] + "…"
 
 
-async def _offer_review(ctx: WhatsAppContext, inbound: Inbound, check_id: str) -> None:
-    """The reviewer's choices, as a list message (five rows: Confirm and the verdicts)."""
+async def _reviewable(
+    ctx: WhatsAppContext, inbound: Inbound, check_id: str
+) -> tuple[CheckRow, Report] | None:
+    """The check a reviewer asks to review and its report; ``None``, and the sender told
+    why in one sentence, when they may not review or there is no such report here."""
     if not _may_review(ctx, inbound.sender):
         await _reply(ctx, inbound, REFUSED)
-        return
+        return None
     found = await ctx.service.chats.stored(check_id, PLATFORM, inbound.sender)
     if found is None or found[1] is None:
         await _reply(ctx, inbound, NOT_FOUND)
+        return None
+    return found[0], found[1]
+
+
+async def _offer_review(ctx: WhatsAppContext, inbound: Inbound, check_id: str) -> None:
+    """The reviewer's choices, as a list message (five rows: Confirm and the verdicts)."""
+    found = await _reviewable(ctx, inbound, check_id)
+    if found is None:
         return
     words = words_for(found[0].language)
     rows = [
@@ -105,12 +117,8 @@ async def _offer_review(ctx: WhatsAppContext, inbound: Inbound, check_id: str) -
 async def _save(ctx: WhatsAppContext, inbound: Inbound, check_id: str, choice: str) -> None:
     """Save the reviewer's choice; every chat shown the card hears of a change (the
     service's corrections), and the reviewer gets the one sentence saying so."""
-    if not _may_review(ctx, inbound.sender):
-        await _reply(ctx, inbound, REFUSED)
-        return
-    found = await ctx.service.chats.stored(check_id, PLATFORM, inbound.sender)
-    if found is None or found[1] is None:
-        await _reply(ctx, inbound, NOT_FOUND)
+    found = await _reviewable(ctx, inbound, check_id)
+    if found is None:
         return
     words: Words = words_for(found[0].language)
     request = ReviewRequest(check_id, ctx.requester(inbound.sender), choice)
