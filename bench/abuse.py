@@ -142,7 +142,7 @@ async def one_round(args: argparse.Namespace, backend: Backend, *, burst: int) -
                 await peer.wait_for(lambda: len(cards_in(peer, sent)) >= len(sent), args.timeout)
             answered = cards_in(peer, sent)
             waits = [answered[chat] - sent[chat] for chat in answered]
-            who = service.chats.user_hash("telegram", str(BURSTER["id"]))
+            who = service.namer.user("telegram", str(BURSTER["id"]))
             day = service.clock() - dt.timedelta(days=1)
             admitted = service.store.attempts.count(since=day, requester=who)
             spent = service.store.checks.tokens_since(day, requester=who)

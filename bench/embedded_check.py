@@ -24,7 +24,8 @@ folder.
 Each report is kept as ``bench/eval/embedded_check-<depth>.json`` (the full depth's
 debate, which shows every turn, is what ``bench/repeat_threshold.py`` measures). The last
 line is one JSON object: ``adaptive`` and ``full``, each with ``check_s``,
-``process_s``, ``calls``, ``completion_tokens``, ``prompt_tokens_evaluated``,
+``verdict_s`` (the time to the verdict shown: the early card's when the evidence fixed
+it before the debate, else the whole check's), ``process_s``, ``calls``, ``completion_tokens``, ``prompt_tokens_evaluated``,
 ``peak_rss_mb`` and ``verdict`` (and more), and ``ratio`` = adaptive / full ``check_s``.
 """
 
@@ -110,6 +111,8 @@ def summary(report: dict[str, Any], wall: float, rss: int) -> dict[str, Any]:
     print("  stages (s): " + ", ".join(f"{k} {v}" for k, v in stages.items() if "." not in k))
     return {
         "check_s": round(timings["total_ms"] / 1000, 1),
+        # the verdict shown: before the debate when the evidence fixed it, else the whole
+        "verdict_s": round(timings.get("verdict_ms", timings["total_ms"]) / 1000, 1),
         "process_s": round(wall, 1),
         "calls": usage["calls"],
         "failed_calls": usage["failed_calls"],

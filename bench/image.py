@@ -98,10 +98,9 @@ async def main() -> None:
     times, errors, after_first = [], [], 0.0
     for n, (data, truth) in enumerate(made, 1):
         started = time.perf_counter()
-        post = await reader.read(Post(text="", images=(PostImage(data=data),)))
+        read = await reader.read(Post(text="", images=(PostImage(data=data),)))
         times.append((time.perf_counter() - started) * 1000)
-        finding = post.images[0].finding
-        assert finding is not None
+        finding = read.findings[0]
         errors.append(cer(finding.text, truth))
         after_first = after_first or peak_mb()
         print(f"{n:2d}  {times[-1]:7.0f} ms  CER {errors[-1]:.3f}  {finding.text!r}", flush=True)

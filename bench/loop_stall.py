@@ -3,9 +3,9 @@
 The process is set up as a bot's: the real check service (``build_service`` of
 bots/app/runtime.py; on PostgreSQL with its ``QueuedDelivery``) checking with the
 tests' ``FakeChecker`` and ``HashingEncoder`` (tests/peers/fakes/fake_checker.py), and the
-bots' store calls made through ``StoreCalls`` (bots/chat/store_calls.py), off the
-loop. A ticker on the loop (``LoopWatch`` of tests/loop_watch.py: a 10 ms sleep, over
-and over) keeps the longest the loop went without running it. Two phases:
+bots' requests made through the service's front door, its store calls on the service's
+own threads, off the loop. A ticker on the loop (``LoopWatch`` of tests/loop_watch.py: a
+10 ms sleep, over and over) keeps the longest the loop went without running it. Two phases:
 
 1. hold: ANOTHER PROCESS holds the store's write lock for ``--hold-s`` (on SQLite a
    subprocess in ``BEGIN IMMEDIATE``; on PostgreSQL one holding the advisory write
@@ -126,7 +126,7 @@ async def purge_phase(bot: Bot, count: int) -> dict[str, Any]:
 
     async def timed_purge() -> tuple[int, float]:
         started = time.perf_counter()
-        purged = await asyncio.to_thread(service.purge_expired)
+        purged = await service.purge_expired()
         return purged, time.perf_counter() - started
 
     async with Watch(limit_s=PURGE_TIMEOUT_S + REQUEST_TIMEOUT_S) as watch:

@@ -28,9 +28,8 @@ from tests.peers.fakes.fake_checker import FakeChecker
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import Requester
+from bots.service.records import Message, Requester
 from zofia_engine.encoder import SentenceTransformerEncoder
-from zofia_engine.post import Post
 
 SENTENCE = "The council said the members of the city approved the plan for the people. "
 
@@ -55,9 +54,8 @@ async def main() -> None:
         encoder.load()
         service = build_service(settings, FakeChecker(), encoder)
         await service.start()
-        await (
-            await service.submit(Post(text=post(args.megabytes, 12)), Requester("cli", "a", "a"))
-        ).result()
+        async with service.take(Message(post(args.megabytes, 12)), Requester("cli", "a", "a")) as h:
+            await h.result()
         worst, stop = 0.0, asyncio.Event()
 
         async def tick() -> None:
@@ -70,9 +68,8 @@ async def main() -> None:
 
         ticker = asyncio.create_task(tick())
         started = time.perf_counter()
-        outcome = await (
-            await service.submit(Post(text=post(args.megabytes, 13)), Requester("cli", "b", "b"))
-        ).result()
+        async with service.take(Message(post(args.megabytes, 13)), Requester("cli", "b", "b")) as h:
+            outcome = await h.result()
         seconds = time.perf_counter() - started
         stop.set()
         await ticker

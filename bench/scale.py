@@ -72,11 +72,10 @@ from tests.peers.servers.pg_server import PostgresServer
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
 from bots.service.checks import CheckService
-from bots.service.handles import CheckFailedError, Outcome, Requester
 from bots.service.queue.jobs import deliver_queue, make_app
 from bots.service.queue.worker import register_deliver_task, run_jobs
+from bots.service.records import CardState, CheckFailedError, Message, Requester
 from storage.deliveries import Claim
-from zofia_engine.post import Post
 
 SECRET = "bench-scale-secret-0123"
 API_KEY = "sk-bench"
@@ -192,8 +191,8 @@ async def run_batch(
 
     async def one(i: int) -> None:
         requester = Requester("bench", f"user-{i}", f"chat-{i}")
-        handle = await service.submit(Post(text=post_text(i)), requester)
-        await delivery.expect(handle.check_id, "bench", {"n": i})
+        async with service.take(Message(post_text(i)), requester) as handle:
+            await delivery.expect(handle.check_id, "bench", {"n": i})
         try:
             await handle.result()
             batch.resolved[handle.check_id] = time.monotonic()
@@ -219,8 +218,8 @@ async def run_probes(service: CheckService, args: argparse.Namespace, batch: Bat
     async with asyncio.timeout(args.timeout_s):
         for i in range(args.checks, args.checks + args.probes):
             requester = Requester("bench", f"user-{i}", f"chat-{i}")
-            handle = await service.submit(Post(text=post_text(i)), requester)
-            batch.probes.append(handle.check_id)
+            async with service.take(Message(post_text(i)), requester) as handle:
+                batch.probes.append(handle.check_id)
             with contextlib.suppress(CheckFailedError):
                 await handle.result()
 
@@ -273,7 +272,7 @@ async def one_round(
     workers = Workers(scale_worker_env(url, llm.base_url, args), folder)
     batch = Batch()
 
-    async def post_card(claim: Claim, found: Outcome | str) -> None:
+    async def post_card(claim: Claim, found: CardState) -> None:
         batch.cards[claim.check_id] = time.monotonic()
 
     app = make_app(url, max_connections=10)

@@ -28,7 +28,9 @@ as ``zofia check --recheck`` checks a post, and scored:
   ``outcome_class``), and ``by_part``, ``by_shape``: coverage and accuracy per kind of
   value and per shape;
 * ``mean_check_s``, ``p95_check_s``: the check's own time (``report.timings.total_ms``;
-  ``null`` with ``--cache``);
+  ``null`` with ``--cache``), and ``mean_verdict_s``, ``p95_verdict_s``: the time to the
+  verdict shown (``verdict_ms``, when the early card went out before the debate; else the
+  whole check's), with ``verdict_share`` = ``mean_verdict_s / mean_check_s``;
 * ``only_llm_accuracy``, ``only_llm_macro_f1``: one call on the claim alone, the same
   items (``--no-baseline`` skips it: ``null``);
 * ``pass3``: the share of a fixed sample (``--pass3 N``; 0 skips it: ``null``) whose
@@ -46,11 +48,13 @@ the records (dev only) and writes ``zofia_engine/data/reading_calibration.json``
 
     python bench/settle.py [--split dev|test|own] [--limit N] [--seed S] [--reading-only]
         [--cache] [--fresh] [--again RECORDS] [--config FILE] [--pass3 N] [--no-baseline]
-        [--calibrate] [--smoke] [--data PATH] [--work DIR]
+        [--calibrate] [--smoke] [--data PATH] [--work DIR] [--done-only]
 
 Records go to ``bench/eval/settle-<split>-<mode>.jsonl`` (one line per item; a second
 run with the same arguments resumes; ``--fresh`` starts again; ``--again RECORDS``
-checks the claims of a records file again, with the code as it is now) and the figures
+checks the claims of a records file again, with the code as it is now; ``--done-only``
+reports on the sample's claims already in the records and checks none, for a long run
+stopped part-way: its JSON line's ``items`` says how many) and the figures
 to ``bench/eval/settle-<split>-<mode>.json``. The last line of stdout is one JSON object.
 """
 
@@ -186,6 +190,8 @@ async def run_items(
             done[record["claim"]] = record
     records = []
     reading = args.reading_only or args.smoke
+    if args.done_only:
+        items = [item for item in items if item["claim"] in done]
     for item in items:
         if item["claim"] not in done:
             report, seconds = await check_one(engine, settings, item["claim"], reading)
@@ -244,7 +250,11 @@ def figures(records: list[dict[str, Any]], cached: bool) -> dict[str, Any]:
     result = verdict_metrics(records)
     result.update(per_label(records))
     if cached:
-        result.update({"mean_check_s": None, "p95_check_s": None})
+        result.update({f"{k}_{w}_s": None for k in ("mean", "p95") for w in ("check", "verdict")})
+    mean_check = result["mean_check_s"]
+    result["verdict_share"] = (
+        round(result["mean_verdict_s"] / mean_check, 3) if mean_check else None
+    )
     result["classes"] = error_classes(records)
     result["by_part"] = by_group(records, "part")
     result["by_shape"] = by_group(records, "shape")
@@ -304,6 +314,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--again", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--done-only", action="store_true")
     parser.add_argument("--work", type=Path, default=EVAL)
     return parser.parse_args(argv)
 

@@ -7,7 +7,7 @@ has a report of realistic size and a 384-dimensional post vector. The default
 rate limits apply. Then, through the real service ``build_service`` gives (the
 ``CheckService``; on PostgreSQL the same service with its ``QueuedDelivery``, its repeats answered
 from the store the same way; real MiniLM for near repeats; no LLM is called), it
-times ``submit`` → report in hand for exact repeats (the same text, re-spaced) and
+times ``take`` → report in hand for exact repeats (the same text, re-spaced) and
 near repeats (the text with a "Fwd:" prefix and a hashtag).
 
 Near repeats are timed twice in the one run: once the store holds 10,000 checks
@@ -58,8 +58,9 @@ from tests.peers.servers.pg_server import PostgresServer
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
+from bots.service.checks import CheckService
 from bots.service.near import canonical_text
+from bots.service.records import Message, Requester
 from storage.keys import keyed_text_hash, new_check_id
 from storage.postgres import is_postgres
 from storage.store import CheckStore
@@ -170,12 +171,15 @@ def write_reports(
     t = time.perf_counter()
     for i in range(writes):
         text = posts[i] if i < len(posts) else f"Filler post {i}"
+        # Checked in a group, so that a repeat asked in any chat may be answered from
+        # it (storage.other_chats: a private chat's check answers that chat only).
         row = store.checks.create(
             platform="bench",
             chat="c",
             requester="r",
             post=Post(text=text),
             text_hash=keyed_text_hash(secret, text),
+            in_group=True,  # a group's check: the repeats come from other chats
         )
         vector = vectors[i] if i < len(posts) else rng.standard_normal(384).astype(np.float32)
         store.reports.save(row.id, sample_report(i), vector=vector)
@@ -193,14 +197,15 @@ def timed_fill(store: CheckStore, secret: bytes, template_id: str, start: int, e
 
 
 async def timed_repeat(service: CheckService, text: str, user: int) -> tuple[float, str | None]:
-    """``submit`` → report in hand, in ms, and the kind of repeat that answered it."""
+    """The request taken (``take``) → report in hand, in ms, and the kind of repeat that
+    answered it."""
     t = time.perf_counter()
     who = Requester("bench", f"u{user}", f"q{user}")
-    handle = await service.submit(Post(text=text), who)
-    if not handle.done:  # not answered from the store: stop rather than run a check
-        handle.cancel()
-        raise SystemExit(f"not answered as a repeat: {text!r}")
-    outcome = await handle.result()
+    async with service.take(Message(text), who) as handle:
+        if not handle.done:  # not answered from the store: stop rather than run a check
+            handle.cancel()
+            raise SystemExit(f"not answered as a repeat: {text!r}")
+        outcome = await handle.result()
     return (time.perf_counter() - t) * 1000, outcome.repeat_kind
 
 
@@ -266,7 +271,7 @@ async def main() -> None:
     args = parse_args()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         settings = bench_settings(storage_settings(args, stack, tmp))
-        engine = Engine(settings)
+        engine = Engine(settings.engine)
         encoder = engine.retrieval.encoder
         service = build_service(settings, engine, encoder)
         store, secret = service.store, service.secret

@@ -79,6 +79,31 @@ class Reports:
                 [now, report.usage.prompt_tokens + report.usage.completion_tokens, check_id],
             )
 
+    def save_early(self, check_id: str, report: Report) -> None:
+        """Keep the early report of a running check (the verdict fixed before the debate,
+        ``report.complete`` false) until its report is saved (then
+        :meth:`drop_early`); a second early report of the check replaces the first.
+
+        Raises:
+            CheckNotFoundError: no such check.
+        """
+        _, report_json = serializable_report(report)
+        with self.db.write():
+            self.db.require_check(check_id)
+            self.db.execute("DELETE FROM early_reports WHERE check_id = ?", [check_id])
+            row = {"check_id": check_id, "report_json": report_json, "created_at": self.db.now()}
+            self.db.table("early_reports").insert(row)
+
+    def drop_early(self, check_id: str) -> None:
+        """Forget the early report of a check whose report is saved (or that ended)."""
+        self.db.execute("DELETE FROM early_reports WHERE check_id = ?", [check_id])
+
+    def early(self, check_id: str) -> Report | None:
+        """The early report of a check still running; ``None`` when it has none (its
+        verdict waits for the judge, it has finished, or it was purged)."""
+        row = self.db.first("SELECT report_json FROM early_reports WHERE check_id = ?", [check_id])
+        return None if row is None else Report.model_validate_json(row[0])
+
     def get(self, check_id: str) -> Report | None:
         """The check's report, as the engine returned it; ``None`` if the check has none
         (yet) or it was purged."""

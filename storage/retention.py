@@ -34,6 +34,7 @@ _HAS_CONTENT = """
     OR EXISTS (SELECT 1 FROM section_marks WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM evidence WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM post_vectors WHERE check_id = c.id)
+    OR EXISTS (SELECT 1 FROM early_reports WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM deliveries WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM shown_cards WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM claims WHERE check_id = c.id
@@ -59,6 +60,7 @@ _PURGE_STATEMENTS = [
     "DELETE FROM section_marks WHERE check_id IN ({ids})",
     "DELETE FROM evidence WHERE check_id IN ({ids})",
     "DELETE FROM post_vectors WHERE check_id IN ({ids})",
+    "DELETE FROM early_reports WHERE check_id IN ({ids})",
     "DELETE FROM deliveries WHERE check_id IN ({ids})",
     "DELETE FROM shown_cards WHERE check_id IN ({ids})",
     "UPDATE claims SET text = NULL, reason = NULL, quotes_json = NULL WHERE check_id IN ({ids})"

@@ -11,11 +11,10 @@ the card's check's platform and keyed chat), one by the service's reviewers chan
 
 A card is corrected once per change. Each change bumps the card's ``due_gen``, and a
 correction is marked done only on the generation it was read at (compare and set): the
-sends of one change never clear the next. A send that fails for a passing reason (429,
-5xx, a timeout) is tried again after a backoff of :data:`FIRST_BACKOFF` doubling up to
-:data:`MAX_BACKOFF`, and given up only :data:`GIVE_UP` after the card fell due; a
-permanent refusal (the bot was removed or blocked, the chat is gone) gives up at once
-(:meth:`ShownCards.gave_up`).
+sends of one change never clear the next. A send that failed is tried again when the
+service says (:meth:`ShownCards.retry`: its backoff and when it gives up are the
+service's, :mod:`bots.service.corrections`); a permanent refusal (the bot was removed or
+blocked, the chat is gone) gives up at once (:meth:`ShownCards.gave_up`).
 
 The raw ids are what the bot needs to edit a message. The chat's id (a private chat's is
 its user's) and a Discord card's interaction token are sealed (:mod:`storage.sealing`:
@@ -39,13 +38,7 @@ from .reviews import Scope
 from .rows import from_iso, to_iso
 from .sealing import Sealer
 
-__all__ = ["FIRST_BACKOFF", "GIVE_UP", "MAX_BACKOFF", "InForce", "ShownCard", "ShownCards"]
-
-#: the wait before a failed correction is tried again, doubling with each failure
-FIRST_BACKOFF = dt.timedelta(minutes=1)
-MAX_BACKOFF = dt.timedelta(hours=2)
-#: a correction still failing this long after its card fell due is given up
-GIVE_UP = dt.timedelta(days=1)
+__all__ = ["CardPlace", "InForce", "ShownCard", "ShownCards"]
 # A card with its scope (its check's platform and keyed chat).
 _CARDS = "SELECT s.*, c.chat AS chat_key FROM shown_cards s JOIN checks c ON c.id = s.check_id"
 
@@ -79,6 +72,28 @@ class InForce:
     note: str = ""
     link: str = ""
     everywhere: bool = True  # a review by the service's reviewers (or none), not a chat's
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlace:
+    """Where a bot showed a card, with the platform's raw ids, and what it shows.
+
+    Args:
+        platform: the bot's platform.
+        chat: the raw chat id (a Discord channel; sealed at rest).
+        message: the message that shows it (empty for a Discord interaction's response).
+        verdict: the verdict it shows.
+        private: only its asker sees it (a Discord ephemeral response).
+        token: a Discord interaction's token, which edits it until ``token_expires``.
+    """
+
+    platform: str
+    chat: str
+    message: str
+    verdict: str
+    private: bool = False
+    token: str = ""
+    token_expires: dt.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,21 +179,10 @@ class ShownCards:
         row = found.fetchone()
         return None if row is None else InForce(check_id, str(row[0]), reviewed=False)
 
-    def record(
-        self,
-        check_id: str,
-        *,
-        platform: str,
-        chat: str,
-        message: str,
-        verdict: str,
-        private: bool = False,
-        token: str = "",
-        token_expires: dt.datetime | None = None,
-    ) -> tuple[str, bool] | None:
-        """Record that check ``check_id``'s card showing ``verdict`` is at ``chat`` /
-        ``message`` (the same place again: its row is updated). It is due at once when
-        the verdict in force is another (a review landed while it was on its way).
+    def record(self, check_id: str, place: CardPlace) -> tuple[str, bool] | None:
+        """Record that check ``check_id``'s card is at ``place`` (the same place again: its
+        row is updated). It is due at once when the verdict in force is another than the
+        one it shows (a review landed while it was on its way).
 
         Returns:
             ``(original id, due)``, or ``None`` for an unknown check (nothing recorded).
@@ -192,30 +196,31 @@ class ShownCards:
                 return None
             original = str(found[0])
             now = self.in_force(original, (str(found[1]), str(found[2])))
-            due = now is not None and now != verdict
-            platform, chat = storable_text(platform), storable_text(chat)
+            due = now is not None and now != place.verdict
+            platform, chat = storable_text(place.platform), storable_text(place.chat)
             row: dict[str, Any] = {
                 "check_id": check_id,
                 "original_id": original,
                 "platform": platform,
                 "chat": self.sealer.seal(chat),
                 "chat_hash": self.sealer.chat_key(platform, chat),
-                "message": storable_text(message),
-                "private": int(private),
-                "token": self.sealer.seal(storable_text(token)),
-                "token_expires": None if token_expires is None else to_iso(token_expires),
-                "verdict": verdict,
+                "message": storable_text(place.message),
+                "private": int(place.private),
+                "token": self.sealer.seal(storable_text(place.token)),
+                "token_expires": None
+                if place.token_expires is None
+                else to_iso(place.token_expires),
+                "verdict": place.verdict,
                 "due": int(due),
                 "tries": 0,
                 "due_since": self.db.now() if due else None,
                 "next_try_at": None,
                 "created_at": self.db.now(),
             }
-            place = [check_id, platform, row["chat_hash"], row["message"]]
             known = self.db.execute(
                 "SELECT id FROM shown_cards WHERE check_id = ? AND platform = ?"
                 " AND chat_hash = ? AND message = ?",
-                place,
+                [check_id, platform, row["chat_hash"], row["message"]],
             ).fetchone()
             row["id"] = known[0] if known is not None else secrets.token_urlsafe(12)
             self.db.table("shown_cards").upsert(row, pk=("id",))
@@ -329,38 +334,32 @@ class ShownCards:
                     [card.id, card.due_gen],
                 )
 
-    def failed(self, cards: list[ShownCard]) -> bool:
-        """Correcting these cards failed for a passing reason (a 429, a 5xx, the network):
-        they are tried again after a backoff, and given up :data:`GIVE_UP` after they
-        fell due.
+    def tries(self, card: ShownCard) -> tuple[int, dt.datetime | None] | None:
+        """How many sends of ``card``'s correction failed, and since when it is due;
+        ``None`` once a newer change was marked (it starts its own tries)."""
+        found = self.db.execute(
+            "SELECT tries, due_since FROM shown_cards WHERE id = ? AND due_gen = ?",
+            [card.id, card.due_gen],
+        ).fetchone()
+        return None if found is None else (int(found[0]), from_iso(found[1]))
 
-        Returns:
-            Whether they are given up.
-        """
-        if not cards:
-            return True
-        now = self.db.clock()
+    def retry(self, card: ShownCard, tries: int, at: dt.datetime | None) -> None:
+        """``card``'s correction failed ``tries`` times: try it again at ``at``, or never
+        (``None``: given up)."""
         with self.db.write():
-            for card in cards:
-                found = self.db.execute(
-                    "SELECT tries, due_since FROM shown_cards WHERE id = ? AND due_gen = ?",
-                    [card.id, card.due_gen],
-                ).fetchone()
-                if found is None:
-                    continue  # a newer change was marked: it starts its own tries
-                tries, since = int(found[0]) + 1, from_iso(found[1]) or now
-                wait = min(FIRST_BACKOFF * 2 ** (tries - 1), MAX_BACKOFF)
-                done = now - since >= GIVE_UP
-                self.db.execute(
-                    "UPDATE shown_cards SET tries = ?, next_try_at = ?, due = ? WHERE id = ?",
-                    [tries, to_iso(now + wait), 0 if done else 1, card.id],
-                )
+            self.db.execute(
+                "UPDATE shown_cards SET tries = ?, next_try_at = ?, due = ? WHERE id = ?",
+                [tries, None if at is None else to_iso(at), int(at is not None), card.id],
+            )
+
+    def due_among(self, cards: list[ShownCard]) -> int:
+        """How many of ``cards`` are still due."""
         marks = ", ".join("?" for _ in cards)
         (left,) = self.db.one(
             f"SELECT count(*) FROM shown_cards WHERE due = 1 AND id IN ({marks})",
             [c.id for c in cards],
         )
-        return int(left) == 0
+        return int(left)
 
     def gave_up(self, cards: list[ShownCard]) -> None:
         """These cards can never be corrected (the bot was removed or blocked, the chat is

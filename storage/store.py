@@ -19,19 +19,16 @@ import datetime as dt
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from zofia_engine.report import Report
-
 from .attempts import Attempts
 from .chat_records import ChatSettings, Feedback, SectionMarks
 from .checks import Checks
 from .deliveries import Deliveries
 from .errors import StorageError
 from .locked import LockedDatabase
-from .other_chats import as_seen_elsewhere
 from .postgres import PostgresDatabase, consistent, is_postgres
 from .reports import Reports
 from .retention import purge_content
-from .reviews import Reviews, Scope, apply_review
+from .reviews import Reviews
 from .rows import CheckRow, CheckStatus, RepeatKind
 from .sealing import Sealer
 from .shown_cards import ShownCards
@@ -113,52 +110,6 @@ class CheckStore:
         begun later fails instead of using it half closed."""
         with self.database.lock:
             self.database.close()
-
-    def report_for(
-        self, check_id: str, *, in_its_chat: bool = True
-    ) -> tuple[CheckRow, Report] | None:
-        """A check and the report it shows: its own, or for a repeat its original's, with
-        the latest review in force where the check was asked (a review by that chat's
-        moderators, or by the service's reviewers; ``in_its_chat`` false: the service's
-        only, as a public page shows it) (:func:`~storage.reviews.apply_review`).
-
-        Returns:
-            ``None`` when there is no such check, or no report (yet, or purged).
-        """
-        row = self.checks.get(check_id)
-        if row is None:
-            return None
-        asked = (row.platform, row.chat) if row.chat else None
-        scope = asked if in_its_chat else None
-        original = row.repeat_of or row.id
-        # A newer recheck of its text, when its word is in force, is what the check shows.
-        word = self.shown_cards.word_in_force(original, scope)
-        report = self.reviewed_report(word.check_id if word else original, scope, seen_from=asked)
-        return None if report is None else (row, report)
-
-    def reviewed_report(
-        self, check_id: str, scope: Scope | None = None, *, seen_from: Scope | None = None
-    ) -> Report | None:
-        """The report an original check shows where ``scope`` looks (a chat; ``None``:
-        every chat's view): the engine's, with the latest review that applies there in
-        force (:func:`~storage.reviews.apply_review`), and seen from ``seen_from`` (by
-        default ``scope``): a chat other than the check's own sees only what is shown
-        across chats (:func:`~storage.other_chats.as_seen_elsewhere`). Every answer from
-        the store goes through here: a card, a repeat, a deliver job, a report page.
-
-        Returns:
-            ``None`` when the check has no report (yet, or purged).
-        """
-        report = self.reports.get(check_id)
-        if report is None:
-            return None
-        report = apply_review(report, self.reviews.latest(check_id, scope))
-        seen_from = seen_from or scope
-        if seen_from is not None:
-            asked = self.checks.get(check_id)
-            if asked is None or (asked.platform, asked.chat) != seen_from:
-                return as_seen_elsewhere(report)
-        return report
 
     def purge(self, older_than: dt.datetime) -> int:
         """Remove the content of checks created before ``older_than``, keeping the

@@ -21,31 +21,38 @@ from typing import Any
 from .agents.claims import extract_claims
 from .agents.context import PanelContext, evidence_items
 from .agents.debate import DebateOutcome
-from .agents.judge import EvidenceSettled, calibrated
+from .agents.judge import EvidenceSettled, Judged
 from .agents.panel import ask_panel
 from .agents.parts import NO_KNOWLEDGE
 from .agents.pool import agent_failures, evidence_pool, findings
-from .agents.quotes import Haystack, grounded_analyses, unfounded
-from .agents.summary import fallback_summary, ruling_summary, triaged_report
-from .agents.triage import triage
-from .agents.verdict import allowed_outcomes, can_settle, grounded_claims, settled_core, verdict_of
+from .agents.quotes import Haystack, grounded_analyses
+from .agents.summary import triaged_report
+from .agents.triage import gathers_beside_triage, triage
+from .agents.verdict import (
+    allowed_outcomes,
+    can_settle,
+    decided_by_evidence,
+    grounded_claims,
+    settled_core,
+)
 from .agents.weighing import Weighing
 from .check_debate import CheckDebate
 from .check_evidence import EvidenceReading, Gathered, ReadClaims
 from .check_search import SearchAgain
+from .check_verdict import verdicted
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
 from .language import detect_language
 from .llm.base import ChatMessage
 from .llm.nli_backend import NLIStanceModel
 from .llm.session import CheckSession
-from .post import Ablation, Post, ProgressHook
+from .post import Ablation, Post, ProgressHook, ReadPost
 from .records import notes
+from .records.debate import Debate, JudgeRuling
 from .records.notes import Note, note
 from .report import Analyses, Dropped, Report, SearchRound, Triage, Usage
 from .retrieval.pipeline import EntityGuidedRetrieval
 from .run_progress import Progress
-from .text import checkable_text
 
 __all__ = ["CheckRun"]
 
@@ -56,7 +63,7 @@ LEAD_CHARS = 300  # the post's first sentence, as a fact-check query
 #: Looks at a post's read images (vision, reverse search) with the check's session
 #: and the shared messages (system, post); the engine binds its backends.
 ExamineImages = Callable[
-    [Post, CheckSession, tuple[ChatMessage, ...]], Coroutine[Any, Any, ImageEvidence]
+    [ReadPost, CheckSession, tuple[ChatMessage, ...]], Coroutine[Any, Any, ImageEvidence]
 ]
 
 
@@ -67,7 +74,8 @@ class CheckRun:
         settings: the engine's settings.
         retrieval: Stage 1.
         session: the LLM session of this check.
-        post: the post.
+        read: the post as read (:meth:`Engine.read <zofia_engine.engine.Engine.read>`);
+            a post not read yet (its text alone) is read here.
         ablation: parts of the method to leave out.
         on_progress: called (or awaited) with each progress event.
         prior: gives the judge's outcome probabilities on a content-free post, to
@@ -77,7 +85,7 @@ class CheckRun:
         stance_model: reads the claims instead of the verifier LLM (``[stance]``).
 
     Raises:
-        InvalidPostError: the post has no text to check.
+        InvalidPostError: a post not read yet has no text to check.
     """
 
     def __init__(
@@ -85,7 +93,7 @@ class CheckRun:
         settings: EngineSettings,
         retrieval: EntityGuidedRetrieval,
         session: CheckSession,
-        post: Post,
+        read: ReadPost | Post,
         ablation: Ablation,
         on_progress: ProgressHook | None,
         prior: Callable[[], Awaitable[dict[str, float] | None]] | None = None,
@@ -99,13 +107,14 @@ class CheckRun:
         self.settings = settings
         self.retrieval = retrieval
         self.session = session
-        self.post = post
+        self.read = read = read if isinstance(read, ReadPost) else ReadPost.of(read)
+        post = self.post = read.post
         self.ablation = ablation
         self.progress = Progress(on_progress, self.started)
         self.timings: dict[str, float] = {}
         self.dropped = Dropped()
-        text, cleaned = checkable_text(post.text)
-        self.notes: list[Note] = [note(change, "cleaned") for change in cleaned]
+        text = read.text
+        self.notes: list[Note] = [note(change, "cleaned") for change in read.cleaned]
         agents = settings.agents
         self.panel = PanelContext(
             text,
@@ -141,7 +150,9 @@ class CheckRun:
         """Triage, then gather, deliberate and report; a post with nothing to check gets
         the triage's short report instead. With ``[triage] overlap``, the gathering starts
         beside the triage and is dropped if there is nothing to check."""
-        gathering = asyncio.create_task(self.gather()) if self._overlap() else None
+        local = self.retrieval.local and self.session.local
+        overlap = gathers_beside_triage(self.settings.triage, local=local)
+        gathering = asyncio.create_task(self.gather()) if overlap else None
         try:
             found = await self.triage() if self.settings.triage.enabled else None
             if found is not None and found.kind != "claim":
@@ -156,11 +167,12 @@ class CheckRun:
                     usage,
                     timings,
                     self.notes,
-                    images=self.post.findings,
-                    caption=self.post.has_caption,
+                    images=list(self.read.findings),
+                    caption=self.read.caption,
                 )
             else:
                 gathered = await (gathering or self.gather())
+                await self._verdict_ready(gathered, found)
                 outcome = await self.deliberate(gathered)
                 report = self.report(gathered, outcome, found)
         finally:
@@ -168,19 +180,6 @@ class CheckRun:
                 gathering.cancel()  # a no-op once it is done
         await self.progress.emit("finished", "verdict", report.verdict)
         return report
-
-    def _overlap(self) -> bool:
-        triage = self.settings.triage
-        if not triage.enabled or triage.overlap == "never":
-            return False
-        return triage.overlap == "always" or self._gathers_locally()
-
-    def _gathers_locally(self) -> bool:
-        """Whether everything the gathering may ask runs on this machine: every model
-        route, and only local sources (the corpus, the offline Wikipedia), so that a
-        gathering dropped for a greeting costs no quota and no money."""
-        models = all(route.backend.local for route in self.session.routes.values())
-        return models and self.retrieval.local
 
     async def triage(self) -> Triage:
         """What kind of post this is (one short call on the post alone)."""
@@ -212,7 +211,7 @@ class CheckRun:
                 analysis = tg.create_task(self._panel()) if full else None
                 published = tg.create_task(weighing.published([lead]))
                 images = (
-                    tg.create_task(self.examine(self.post, session, panel.shared))
+                    tg.create_task(self.examine(self.read, session, panel.shared))
                     if self.examine is not None and self.post.images
                     else None
                 )
@@ -318,38 +317,49 @@ class CheckRun:
             self.judge_prior = await self.prior()  # nothing to correct without probabilities
         return outcome
 
+    async def _verdict_ready(self, gathered: Gathered, triaged: Triage | None) -> None:
+        """The early report of a verdict the evidence fixed (:func:`decided_by_evidence`)
+        as a ``verdict_ready`` event, before the debate, timed as ``verdict_ms``."""
+        evidence, grounded = self.panel.evidence, gathered.grounded
+        require = self.settings.agents.require_evidence
+        if decided_by_evidence(gathered.claims, evidence, grounded, require_evidence=require):
+            self.timings["verdict_ms"] = round((time.perf_counter() - self.started) * 1000, 2)
+            pending = JudgeRuling(round=0, decision=None, status="failed", error="not yet")
+            early = DebateOutcome(debate=Debate(held=False), judged=Judged(ruling=pending))
+            report = self.report(gathered, early, triaged, complete=False)
+            await self.progress.emit("verdict_ready", "verdict", report.verdict, report=report)
+
     def report(
-        self, gathered: Gathered, outcome: DebateOutcome, triaged: Triage | None = None
+        self,
+        gathered: Gathered,
+        outcome: DebateOutcome,
+        triaged: Triage | None = None,
+        *,
+        complete: bool = True,
     ) -> Report:
         """The report of the check: the verdict the evidence allows, timings, accounting;
-        ``triaged``: what the triage found, when it ran."""
-        judged, debate = outcome.judged, outcome.debate
-        if self.settings.debate.early_stop == "thresholds" and debate.stopped_by == "judge":
+        ``triaged``: what the triage found, when it ran; ``complete`` false: the early
+        report, before the debate (nothing is noted or counted by it)."""
+        debate = outcome.debate
+        thresholds = self.settings.debate.early_stop == "thresholds"
+        if complete and thresholds and debate.stopped_by == "judge":
             self.notes.append(notes.no_logprobs())
-        outcomes = judged.outcomes
-        if outcomes is not None and self.judge_prior is not None:
-            outcomes = calibrated(outcomes, self.judge_prior)
-        ruled, confidence = verdict_of(
-            judged.ruling,
-            outcomes,
-            gathered.claims,
+        found = verdicted(
+            outcome.judged,
+            self.judge_prior,
+            gathered,
             self.panel.evidence,
             require_evidence=self.settings.agents.require_evidence,
-            no_logprobs=judged.completion is not None and not judged.completion.logprobs,
-            grounded=gathered.grounded,
         )
-        if ruled.verdict == "undetermined":
-            self.notes.append(notes.no_verdict(judged.ruling.error))
-        # The card's words, like every agent's, quote only what the post or evidence says.
-        core = settled_core(gathered.claims, gathered.grounded)
-        summary = ruling_summary(ruled, judged.ruling, settled=bool(gathered.grounded), core=core)
-        summary, dropped = unfounded(summary, gathered.sources)
-        self.dropped.quotes += dropped
+        if complete:  # the early report notes and counts nothing new
+            self.notes += found.notes
+            self.dropped.quotes += found.dropped_quotes
+        ruled, confidence = found.ruled, found.confidence
         usage, timings = self.usage_and_timings(gathered.stage1.timings_ms)
         return Report(
             verdict=ruled.verdict,
             confidence=confidence,
-            summary=summary or fallback_summary(ruled.verdict, judged.ruling.error),
+            summary=found.summary,
             keywords=gathered.stage1.keywords,
             evidence=self.panel.evidence,
             claims=gathered.claims,
@@ -362,12 +372,13 @@ class CheckRun:
             lean=ruled.lean,
             search_mode=gathered.stage1.mode,
             tree=gathered.tree,
-            images=gathered.images.findings if gathered.images else self.post.findings,
-            caption=self.post.has_caption,
-            dropped=self.dropped,
+            images=gathered.images.findings if gathered.images else list(self.read.findings),
+            caption=self.read.caption,
+            dropped=self.dropped if complete else self.dropped.model_copy(),
             depth=self.settings.agents.depth,
             triage=triaged,
             searches=gathered.searches,
+            complete=complete,
         )
 
     def usage_and_timings(

@@ -25,7 +25,7 @@ from .llm.nli_backend import NLIStanceModel
 from .llm.router import LLMRouter
 from .llm.session import CheckSession
 from .ports import FollowUpAnswer
-from .post import Ablation, Post, ProgressEvent, ProgressHook
+from .post import Ablation, Post, ProgressEvent, ProgressHook, ReadPost
 from .report import Report
 from .retrieval.pipeline import EntityGuidedRetrieval
 
@@ -43,7 +43,8 @@ class Engine:
         retrieval: a Stage 1 pipeline to use instead of the one the settings build.
         llm: an LLM router to use instead of the one the settings build.
 
-    Use ``async with Engine(settings) as engine:`` and ``await engine.check(post)``.
+    Use ``async with Engine(settings) as engine:`` and ``await engine.check(post)``; the
+    check service reads first (``await engine.read(post)``) and checks what it read.
     """
 
     def __init__(
@@ -86,15 +87,15 @@ class Engine:
 
     async def check(
         self,
-        post: Post | str,
+        read: ReadPost | Post | str,
         *,
         on_progress: ProgressHook | None = None,
         ablation: Ablation | None = None,
     ) -> Report:
-        """Fact-check ``post``.
+        """Fact-check a post: ``read`` as :meth:`read` gave it, or a post (or just its
+        text), read first.
 
         Args:
-            post: the post, or just its text.
             on_progress: called (or awaited) with each :class:`ProgressEvent`.
             ablation: parts of the method to leave out (evaluation only).
 
@@ -104,18 +105,17 @@ class Engine:
             not (:func:`~zofia_engine.contacts.report_without_contacts`).
 
         Raises:
-            InvalidPostError: the post has no text to check.
+            InvalidPostError: a post not yet read has no text to check.
 
         Cancelling the awaiting task cancels every model call of the check.
         """
-        if isinstance(post, str):
-            post = Post(text=post)
-        post = await self.read_post(post)
+        if not isinstance(read, ReadPost):
+            read = await self.read(Post(text=read) if isinstance(read, str) else read)
         run = CheckRun(
             self.settings,
             self.retrieval,
             self.llm.session(),
-            post,
+            read,
             ablation or Ablation(),
             on_progress,
             self.judge_prior if self.settings.debate.contextual_calibration else None,
@@ -125,9 +125,9 @@ class Engine:
         # No report leaves with a link or a phone number its evidence does not carry.
         return report_without_contacts(await run.run())
 
-    async def read_post(self, post: Post) -> Post:
-        """``post`` with its images decoded, cleaned of metadata and read (their text
-        joins the post's, each image's under its marker); as it is without images.
+    async def read(self, post: Post) -> ReadPost:
+        """``post`` read once: its images decoded, cleaned of metadata and read (their
+        text joins the post's, each image's under its marker), its text cleaned.
 
         Raises:
             InvalidPostError: an image is refused, or there is no text anywhere; the
@@ -155,10 +155,10 @@ class Engine:
         )
 
     async def _examine(
-        self, post: Post, session: CheckSession, shared: tuple[ChatMessage, ...]
+        self, read: ReadPost, session: CheckSession, shared: tuple[ChatMessage, ...]
     ) -> ImageEvidence:
         return await examine_images(
-            post,
+            read,
             session,
             shared,
             vision=self.llm.has_vision,

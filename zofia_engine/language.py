@@ -21,6 +21,7 @@ whatever the number of threads asking, or beforehand by :func:`load_detector`
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from typing import Any
@@ -91,22 +92,29 @@ _ALSO = {"nn": "no", "zxx": ""}
 _NOT_WORDS = re.compile(r"(?:https?://|www\.)\S+|(?<!\w)@\w+", re.IGNORECASE)
 _LETTER = re.compile(r"[^\W\d_]")
 
-_lock = threading.Lock()
-_identifier: Any = None  # py3langid's LanguageIdentifier (untyped), once loaded
+
+#: one load at a time: threads asking at once load the model once
+_LOADING = threading.Lock()
+
+
+@functools.cache
+def _loaded() -> Any:
+    """py3langid's LanguageIdentifier (untyped), loaded on first use and kept."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages([*DETECTED, *_ALSO])
+    return identifier
+
+
+def _identifier() -> Any:
+    with _LOADING:
+        return _loaded()
 
 
 def load_detector() -> None:
-    """Load the model now, if no call has yet (thread-safe; it is loaded once)."""
-    global _identifier
-    if _identifier is not None:
-        return
-    with _lock:
-        if _identifier is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            identifier.set_languages([*DETECTED, *_ALSO])
-            _identifier = identifier
+    """Load the model now, if no call has yet (it is loaded once)."""
+    _identifier()
 
 
 def language_scores(text: str) -> dict[str, float]:
@@ -116,8 +124,7 @@ def language_scores(text: str) -> dict[str, float]:
     plain = _NOT_WORDS.sub(" ", text[:MAX_CHARS])
     if not _LETTER.search(plain):
         return scores
-    load_detector()
-    for label, probability in _identifier.rank(plain):
+    for label, probability in _identifier().rank(plain):
         code = _ALSO.get(label, label)
         if code:
             scores[code] += float(probability)

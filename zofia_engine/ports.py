@@ -1,8 +1,8 @@
 """The engine as the layers around it see it: small ports, so that they can be given
 a stand-in (an in-process fake in tests, as httpx tests use ``MockTransport``).
 
-``Engine`` is a :class:`Checker`; ``SentenceTransformerEncoder`` is a
-:class:`TextEncoder`. Nothing here imports a model.
+``Engine`` is a :class:`Checker` and an :class:`Answerer`;
+``SentenceTransformerEncoder`` is a :class:`TextEncoder`. Nothing here imports a model.
 """
 
 from __future__ import annotations
@@ -13,10 +13,17 @@ from typing import Protocol
 
 import numpy as np
 
-from .post import Post, ProgressHook
+from .post import Post, ProgressHook, ReadPost
 from .report import Report
 
-__all__ = ["NO_ANSWER", "CheckFunction", "Checker", "FollowUpAnswer", "TextEncoder"]
+__all__ = [
+    "NO_ANSWER",
+    "Answerer",
+    "CheckFunction",
+    "Checker",
+    "FollowUpAnswer",
+    "TextEncoder",
+]
 
 #: what a follow-up question gets when the report does not answer it
 NO_ANSWER = "The report does not answer that question."
@@ -41,29 +48,27 @@ class FollowUpAnswer:
 
 
 class Checker(Protocol):
-    """Fact-checks a post: the post and a progress hook in, the report out.
+    """Fact-checks a post, in two steps: :meth:`read` it once (its images read, its text
+    cleaned, an empty post refused), then :meth:`check` what was read. The service reads
+    first because the text in a post's images is part of what a repeat is keyed on."""
 
-    The service asks it three things, in this order: it reads a post's images first
-    (:meth:`read_post`), because the text in them is part of what a repeat is keyed on;
-    then it checks the read post (:meth:`check`, which does not read it again); later it
-    answers readers' questions on the report (:meth:`follow_up`)."""
-
-    async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
-        """Check ``post``, reporting progress to ``on_progress``.
+    async def read(self, post: Post) -> ReadPost:
+        """``post`` read: its images decoded, cleaned and read (their text joins its
+        text), its text cleaned.
 
         Raises:
-            InvalidPostError: the post has nothing to check.
+            InvalidPostError: an image is refused, or there is no text anywhere; the
+                message is one sentence for the user.
         """
         ...
 
-    async def read_post(self, post: Post) -> Post:
-        """``post`` with its images read: decoded, cleaned, their text in its text
-        (the post as it is without images).
-
-        Raises:
-            InvalidPostError: an image is refused, or there is no text anywhere.
-        """
+    async def check(self, read: ReadPost, *, on_progress: ProgressHook | None = None) -> Report:
+        """Check the post ``read``, reporting progress to ``on_progress``."""
         ...
+
+
+class Answerer(Protocol):
+    """Answers a reader's question on a finished check, from its report alone."""
 
     async def follow_up(
         self, report: Report, question: str, *, language: str = ""

@@ -1,4 +1,5 @@
-"""What goes into a check: the post, the parts of the method to run, and progress events."""
+"""What goes into a check: the post, the post as read, the parts of the method to run,
+and progress events."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .records.images import ImageFinding
+from .report import Report
+from .text import checkable_text
 
 __all__ = [
     "ABLATIONS",
@@ -18,6 +21,7 @@ __all__ = [
     "PostImage",
     "ProgressEvent",
     "ProgressHook",
+    "ReadPost",
     "cut_at_word",
 ]
 
@@ -37,15 +41,13 @@ def cut_at_word(text: str, limit: int) -> str:
 
 
 class PostImage(BaseModel):
-    """An image of a post: its bytes and media type as received; once the engine has
-    read it (:meth:`Engine.read_post`), the bytes are the cleaned image (no metadata)
-    and ``finding`` holds what was read from it."""
+    """An image of a post: its bytes and media type as received; in a :class:`ReadPost`,
+    the cleaned image (no metadata)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     data: bytes = Field(repr=False)
     media_type: str = ""
-    finding: ImageFinding | None = None
 
 
 class Post(BaseModel):
@@ -61,7 +63,6 @@ class Post(BaseModel):
         original_chars: set when the text was longer than :data:`MAX_POST_CHARS` and
             was cut: how long it was (the report says so).
         images: the post's images (a screenshot, a camera shot, an album).
-        has_caption: false when the post's text was all read from its images.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -73,7 +74,6 @@ class Post(BaseModel):
     language: str = Field("", max_length=40)
     original_chars: int | None = None
     images: tuple[PostImage, ...] = ()
-    has_caption: bool = True
 
     @model_validator(mode="before")
     @classmethod
@@ -89,10 +89,39 @@ class Post(BaseModel):
                 }
         return data
 
-    @property
-    def findings(self) -> list[ImageFinding]:
-        """What reading found in each image read so far, in order."""
-        return [image.finding for image in self.images if image.finding is not None]
+
+class ReadPost(BaseModel):
+    """A post as the engine read it (:meth:`~zofia_engine.ports.Checker.read`), once: what
+    a check checks, and what reading found.
+
+    Args:
+        post: the post as read: its text is its caption and then each image's text
+            under its marker, its images the cleaned ones.
+        text: that text cleaned (:func:`~zofia_engine.text.clean_post`), never empty.
+        cleaned: what cleaning changed, in words (the report's notes).
+        findings: what was read from each image, in order.
+        caption: false when the post's text was all read from its images.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    post: Post
+    text: str
+    cleaned: tuple[str, ...] = ()
+    findings: tuple[ImageFinding, ...] = ()
+    caption: bool = True
+
+    @classmethod
+    def of(
+        cls, post: Post, findings: tuple[ImageFinding, ...] = (), *, caption: bool = True
+    ) -> ReadPost:
+        """``post`` read: the one place the empty-post rule runs.
+
+        Raises:
+            InvalidPostError: nothing is left to check once the text is cleaned.
+        """
+        text, cleaned = checkable_text(post.text)
+        return cls(post=post, text=text, cleaned=tuple(cleaned), findings=findings, caption=caption)
 
 
 class Ablation(BaseModel):
@@ -140,16 +169,19 @@ class ProgressEvent(BaseModel):
 
     ``kind`` is ``started``, ``finished`` or ``failed`` for a stage
     (``retrieval``, ``linguist``, ``expert``, ``claims``, ``debate``, ``verdict``),
-    or ``round`` after each debate round (``round`` set, ``detail`` the judge's call).
+    or ``round`` after each debate round (``round`` set, ``detail`` the judge's call),
+    or ``verdict_ready`` once the evidence fixed the verdict, before the debate
+    (``report`` the early report: ``complete`` false; ``detail`` the verdict).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["started", "finished", "failed", "round"]
+    kind: Literal["started", "finished", "failed", "round", "verdict_ready"]
     stage: str
     detail: str = ""
     round: int | None = None
     elapsed_ms: float = 0.0
+    report: Report | None = None
 
 
 ProgressHook = Callable[[ProgressEvent], Awaitable[None] | None]

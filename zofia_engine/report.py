@@ -289,7 +289,10 @@ class Report(_Record):
     checked was read from them. ``dropped`` counts what was set aside as unfounded;
     ``depth`` is how far the panel went (``[agents] depth``): ``adaptive`` holds the
     full debate only when the evidence settled something. ``searches`` are the rounds of
-    searching again for a core claim the first search left unsettled.
+    searching again for a core claim the first search left unsettled. ``complete`` is
+    false on the early report of a verdict the evidence fixed before the debate
+    (``verdict_ready``): verdict, confidence, summary and evidence are final; the debate
+    and the panel's explanation are still being written.
     """
 
     verdict: Verdict
@@ -314,6 +317,7 @@ class Report(_Record):
     depth: Literal["adaptive", "full"] = "full"
     searches: list[SearchRound] = []
     review: ReviewInForce | None = None
+    complete: bool = True
 
     @property
     def degraded(self) -> list[str]:

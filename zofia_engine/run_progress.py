@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from .post import ProgressEvent, ProgressHook
 from .records.stage1 import Stage1Result
-from .report import EvidenceItem, ExpertFinding
+from .report import EvidenceItem, ExpertFinding, Report
 from .text import counted
 
 __all__ = ["Progress"]
@@ -30,7 +30,12 @@ class Progress:
         self.started = started
 
     async def emit(
-        self, kind: str, stage: str, detail: str = "", round_no: int | None = None
+        self,
+        kind: str,
+        stage: str,
+        detail: str = "",
+        round_no: int | None = None,
+        report: Report | None = None,
     ) -> None:
         if self.hook is None:
             return
@@ -40,6 +45,7 @@ class Progress:
             detail=detail,
             round=round_no,
             elapsed_ms=round((time.perf_counter() - self.started) * 1000, 1),
+            report=report,
         )
         try:
             result = self.hook(event)

@@ -30,8 +30,8 @@ from tests.peers.fakes.fake_checker import FakeChecker, fake_service  # noqa: E4
 from bots.api.app import ApiConfig, serving_api  # noqa: E402
 from bots.api.checks import requester_of  # noqa: E402
 from bots.app.settings import Settings  # noqa: E402
+from bots.service.records import Message  # noqa: E402
 from storage.api_keys import ApiKeys  # noqa: E402
-from zofia_engine.post import Post  # noqa: E402
 
 SECRET = "bench-secret-0123456"
 POLLED = "The city council of Springfield banned bicycles from every street in March."
@@ -56,9 +56,9 @@ async def serve(args: argparse.Namespace) -> None:
     async with fake_service(settings, FakeChecker()) as service:
         keys = ApiKeys(service.store.database, service.secret)
         poller, flooder = keys.add("poller"), keys.add("flooder")
-        handle = await service.submit(Post(text=POLLED), requester_of("poller"))
-        await handle.result()
-        config = ApiConfig(settings.api, settings.images)
+        async with service.take(Message(POLLED), requester_of("poller")) as handle:
+            await handle.result()
+        config = ApiConfig(settings.api, settings.engine.images)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

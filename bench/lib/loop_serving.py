@@ -15,9 +15,8 @@ from typing import Any
 # The repository is on sys.path (for the tests package): bench/loop_stall.py puts it there first.
 from tests.loop_watch import LoopWatch
 
-from bots.chat.store_calls import StoreCalls
-from bots.service.checks import CheckService, Requester
-from zofia_engine.post import Post
+from bots.service.checks import CheckService
+from bots.service.records import Message, Requester
 
 TOPICS = ["bridge", "library", "stadium", "airport", "harbour", "tunnel", "museum", "park"]
 
@@ -76,12 +75,10 @@ class Served:
 
 
 class Bot:
-    """The requests a bot serves, through ``StoreCalls`` and the service."""
+    """The requests a bot serves, through the check service's front door."""
 
     def __init__(self, service: CheckService) -> None:
         self.service = service
-        self.calls = StoreCalls(service)
-        self.queued = service.delivery is not None
         self.sent = 0
 
     async def check(self, n: int) -> None:
@@ -89,20 +86,16 @@ class Bot:
         who = Requester("telegram", f"user-{n}", f"user-{n}", private=True)
         topic = TOPICS[n % len(TOPICS)]
         text = f"BREAKING: the city will close its {topic} number {n} for {n % 9 + 2} years."
-        admission = await self.calls.admit(who)
-        try:
-            handle = await self.service.submit(Post(text=text), who, admission=admission)
-            if not self.queued:  # in the queued mode the workers check it; none runs here
+        async with self.service.take(Message(text), who) as handle:
+            if not handle.delivered_elsewhere:  # queued, the workers check it; none runs here
                 await handle.result()
-        finally:
-            await self.calls.release(admission)
 
     async def read_settings(self, n: int) -> None:
         defaults = {"autocheck": False, "language": "", "confidence": 60}
-        await self.calls.chat_settings("telegram", f"group-{n}", defaults)
+        await self.service.chats.settings("telegram", f"group-{n}", defaults)
 
     async def write_settings(self, n: int) -> None:
-        await self.calls.set_chat_settings("telegram", f"group-{n}", {"autocheck": n % 2 == 0})
+        await self.service.chats.set_settings("telegram", f"group-{n}", {"autocheck": n % 2 == 0})
 
     def round(self, served: Served) -> list[asyncio.Task[None]]:
         """One round of requests, each a task of its own."""

@@ -4,7 +4,7 @@ error and its reliability table, the check times, and agreement over repeated ru
 the reading calibration table it fits (``zofia_engine/data/reading_calibration.json``).
 
 Pure functions over per-item records (``dict``: ``gold``, ``verdict``, ``confidence``,
-``check_s``; for the calibration, ``core_label`` and ``restated``).
+``check_s``, ``verdict_s``; for the calibration, ``core_label`` and ``restated``).
 """
 
 from __future__ import annotations
@@ -82,9 +82,7 @@ def verdict_metrics(records: Sequence[Record]) -> dict[str, Any]:
     wrong_sure = [r for r in covered if not _right(r) and (r["confidence"] or 0.0) >= CONFIDENT]
     gold = [r["gold"] for r in records]
     said = [r["verdict"] if r["verdict"] in ANSWERS else None for r in records]
-    times = sorted(r["check_s"] for r in records)
     ece, _ = reliability(records)
-    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else 0.0
     return {
         "items": len(records),
         "coverage": _share(len(covered), len(records)),
@@ -94,9 +92,20 @@ def verdict_metrics(records: Sequence[Record]) -> dict[str, Any]:
         "confidently_wrong": _share(len(wrong_sure), len(records)),
         "macro_f1": round(macro_f1(gold, said, ("true", "false")), 4),
         "ece": ece,
-        "mean_check_s": round(statistics.fmean(times), 2) if times else 0.0,
-        "p95_check_s": round(p95, 2),
+        **_seconds(records, "check_s"),
+        **_seconds(records, "verdict_s"),
     }
+
+
+def _seconds(records: Sequence[Record], field: str) -> dict[str, float]:
+    """``mean_<what>_s`` and ``p95_<what>_s`` of ``field``; ``verdict_s``: the time to
+    the verdict shown (the early card's, else the whole check's; older records have only
+    ``check_s``)."""
+    times = sorted(float(r.get(field) or r["check_s"]) for r in records)
+    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))] if times else 0.0
+    what = field.removesuffix("_s")
+    mean = round(statistics.fmean(times), 2) if times else 0.0
+    return {f"mean_{what}_s": mean, f"p95_{what}_s": round(p95, 2)}
 
 
 def agreement(runs: dict[str, list[str]]) -> float:

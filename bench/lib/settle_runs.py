@@ -40,6 +40,8 @@ def record_of(item: dict[str, Any], report: Report, seconds: float) -> dict[str,
         "confidence": report.confidence.value,
         "confidence_source": report.confidence.source,
         "check_s": round(seconds, 2),
+        # the verdict shown: the early card's when the evidence fixed it, else the whole
+        "verdict_s": round(report.timings.get("verdict_ms", seconds * 1000) / 1000, 2),
         "calls": len(report.usage.log),
         "article_found": normalize_title(article) in titles if article else None,
         "core_label": core.label if core else None,

@@ -25,13 +25,11 @@ from dataclasses import dataclass
 from aiohttp import web
 from pydantic import BaseModel
 
-from bots.chat.store_calls import StoreCalls, off_loop
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
-from bots.service.limits import RateLimitedError
+from bots.service.refusals import RateLimitedError
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from bots.web.clients import ClientLimits
-from storage.api_keys import ApiKeys
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
 
@@ -73,7 +71,7 @@ class ApiConfig:
     public_url: str = ""
 
 
-_CALLS: web.AppKey[StoreCalls] = web.AppKey("calls", StoreCalls)
+_SERVICE: web.AppKey[CheckService] = web.AppKey("service", CheckService)
 _CONFIG: web.AppKey[ApiConfig] = web.AppKey("config", ApiConfig)
 _FOLLOWERS: web.AppKey[Followers] = web.AppKey("followers", Followers)
 
@@ -126,9 +124,9 @@ def _check_id(request: web.Request) -> str:
 async def _take(request: web.Request, route: str) -> web.Response:
     """Take the post of ``request`` as a check (``/v1/checks``) or a vote (``/v1/votes``)."""
     check, images = await request.app[BODIES].post(request)
-    calls, config, key = request.app[_CALLS], request.app[_CONFIG], request[KEY_NAME]
+    service, config, key = request.app[_SERVICE], request.app[_CONFIG], request[KEY_NAME]
     try:
-        handle = await submit(calls, check, images, key)
+        handle = await submit(service, check, images, key)
     except RateLimitedError as exc:
         wait = str(max(1, math.ceil(exc.retry_after_s)))
         raise Refusal(429, error_sentence(exc), {"Retry-After": wait}) from None
@@ -145,12 +143,12 @@ async def _take(request: web.Request, route: str) -> web.Response:
 
 
 async def _read(request: web.Request, check_id: str, route: str) -> CheckState | VoteState:
-    service, key = request.app[_CALLS].service, request[KEY_NAME]
+    service, key = request.app[_SERVICE], request[KEY_NAME]
     try:
         if route == "/v1/votes":
-            return await off_loop(vote_state, service, check_id, key)
+            return await vote_state(service, check_id, key)
         public_url = request.app[_CONFIG].public_url
-        return await off_loop(read_state, service, check_id, key, public_url)
+        return await read_state(service, check_id, key, public_url)
     except KeyError:
         raise Refusal(404, "No check of this key has this id.") from None
 
@@ -190,14 +188,14 @@ def build_app(service: CheckService, config: ApiConfig) -> web.Application:
         config: the ``[api]`` section, the images' caps, the pages' public address.
     """
     api = config.api
-    known = KnownKeys(ApiKeys(service.store.database, service.secret))
+    known = KnownKeys(service.api_keys)
     middlewares = [
         _refusals,
         address_limit(ClientLimits(api.per_minute), forwarded_for=api.forwarded_for),
         authenticated(known, ClientLimits(api.key_per_minute), open_path=OPENAPI_PATH),
     ]
     app = web.Application(middlewares=middlewares, client_max_size=api.max_body_bytes)
-    app[_CALLS] = StoreCalls(service)
+    app[_SERVICE] = service
     app[KNOWN_KEYS] = known
     bodies = app[BODIES] = Bodies(api, config.images)
     app[_CONFIG] = config

@@ -50,7 +50,6 @@ IN_PROCESS_BYTES = 1_000_000
 PARSE_TIMEOUT_S = 30.0
 #: how much lower a worker process's priority is than the server's (os.nice)
 WORKER_NICENESS = 10
-_niced = False  # in a worker process: its priority was lowered
 #: what a worker process may take beyond its bodies: the interpreter and the models'
 #: modules (about 200 MB of address space)
 _WORKER_BASE = 512 * 2**20
@@ -151,11 +150,10 @@ def parse(raw: bytearray, caps: ImageSettings) -> Posted:
 def parse_aside(raw: bytearray, caps: ImageSettings) -> Posted:
     """(blocking, in a worker process) :func:`parse`, at a lower priority than the
     server's: when the CPU is short, the event loop gets it first."""
-    global _niced
-    if not _niced:
-        with contextlib.suppress(OSError):
-            os.nice(WORKER_NICENESS)
-        _niced = True
+    with contextlib.suppress(OSError):
+        lower = WORKER_NICENESS - os.nice(0)  # once: the process keeps its niceness
+        if lower > 0:
+            os.nice(lower)
     return parse(raw, caps)
 
 

@@ -1,13 +1,14 @@
 """A check asked over the API, from the request to its state, as the bots ask theirs.
 
-:func:`submit` does what :func:`~bots.chat.check_flow.run_check` does for a chat,
-up to the submission: refuse what needs no work, admit the request against the
-key's limits (a key is a chat, its asker a user: :func:`requester_of`), fetch the link
-or take the images, submit the post to the check service, and release the request
-once it is taken. The service answers a repeat from the store, joins a run of the same
-text, or starts one (on the queued deployment, queues it for the workers). Nobody
-waits on the run here: :class:`Followers` reads each outcome as it ends, and
-:func:`read_state` answers the polls from the store.
+:func:`submit` builds a :class:`~bots.service.records.Message` from the body and
+calls the check service's front door once, as a chat does
+(:meth:`~bots.service.checks.CheckService.take`: refused when it needs no work, admitted
+against the key's limits (a key is a chat, its asker a user: :func:`requester_of`), its
+link fetched and its post read once, submitted, and released once taken). The service
+answers a repeat from the store, joins a run of the same text, or starts one (on the
+queued deployment, queues it for the workers). Nobody waits on the run here:
+:class:`Followers` reads each outcome as it ends, and :func:`read_state` answers the
+polls from the store.
 """
 
 from __future__ import annotations
@@ -16,14 +17,12 @@ import asyncio
 import contextlib
 import logging
 
-from bots.chat.store_calls import StoreCalls
 from bots.render.links import report_url
 from bots.render.sentences import error_sentence
-from bots.service.checks import CheckFailedError, CheckHandle, CheckService, Requester
+from bots.service.checks import CheckHandle, CheckService
 from bots.service.images import refuse_declared
-from bots.service.posts import post_from_message
+from bots.service.records import CheckFailedError, CheckRow, Message, Requester
 from bots.web.app import public_json
-from storage.rows import CheckRow
 from zofia_engine.errors import ZofiaError
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.report import Report
@@ -66,7 +65,7 @@ def post_images(check: CheckIn, caps: ImageSettings) -> list[tuple[bytes, str]]:
 
 
 async def submit(
-    calls: StoreCalls, check: CheckIn, images: list[tuple[bytes, str]], key: str
+    service: CheckService, check: CheckIn, images: list[tuple[bytes, str]], key: str
 ) -> CheckHandle:
     """Take ``check`` with its decoded ``images`` (:func:`post_images`) for the key
     named ``key``.
@@ -75,21 +74,15 @@ async def submit(
         InvalidPostError: a link that cannot be fetched, an image the engine refuses.
         RateLimitedError: a limit of the key, of its asker or of the deployment.
     """
-    requester = requester_of(key, check.asker)
-    # From here the request counts against the key's limits, whatever then fails.
-    admission = await calls.admit(requester)
-    try:
-        post = await post_from_message(
-            check.text if check.text.strip() else check.url,
-            images=images,
-            published=check.published,
-            language=check.language,
-        )
-        if check.url and not post.url:
-            post = post.model_copy(update={"url": check.url})
-        return await calls.service.submit(post, requester, admission=admission)
-    finally:
-        await asyncio.shield(calls.release(admission))
+    message = Message(
+        check.text,
+        url=check.url,
+        images=tuple(images),
+        published=check.published,
+        language=check.language,
+    )
+    async with service.take(message, requester_of(key, check.asker)) as handle:
+        return handle
 
 
 class Followers:
@@ -132,39 +125,41 @@ def _status(stored: str) -> Status:
     return "failed"
 
 
-def _found(
+async def _found(
     service: CheckService, check_id: str, key: str
 ) -> tuple[CheckRow, Status, Report | None, str]:
-    """(blocking) The check, its status, its report and why it has none.
+    """The check, its status, its report and why it has none.
 
     Raises:
         KeyError: no check of this key has the id.
     """
-    row = service.chats.check_in_chat(check_id, PLATFORM, key)
-    if row is None:
+    found = await service.chats.stored(check_id, PLATFORM, key, early=True)
+    if found is None:
         raise KeyError(check_id)
+    row, report = found
     status = _status(row.status)
+    if status == "running" and report is not None:  # the verdict, before the debate
+        return row, "verdict", report, ""
     if status == "failed":
         cancelled = row.status == "cancelled"
         why = asyncio.CancelledError() if cancelled else CheckFailedError(row.error)
         return row, status, None, error_sentence(why)
     if status != "done":
         return row, status, None, ""
-    found = service.store.report_for(check_id)
-    if found is None:
+    if report is None:
         days = service.retention.days if service.retention else 0
         why_not = f"The report is no longer kept: reports are kept {days} days."
         return row, status, None, why_not
-    return row, status, found[1], ""
+    return row, status, report, ""
 
 
-def read_state(service: CheckService, check_id: str, key: str, public_url: str) -> CheckState:
-    """(blocking) The state of check ``check_id`` as the key named ``key`` sees it.
+async def read_state(service: CheckService, check_id: str, key: str, public_url: str) -> CheckState:
+    """The state of check ``check_id`` as the key named ``key`` sees it.
 
     Raises:
         KeyError: no check of this key has the id (another key's is unknown here).
     """
-    row, status, report, error = _found(service, check_id, key)
+    row, status, report, error = await _found(service, check_id, key)
     return CheckState(
         id=check_id,
         status=status,
@@ -177,13 +172,13 @@ def read_state(service: CheckService, check_id: str, key: str, public_url: str) 
     )
 
 
-def vote_state(service: CheckService, check_id: str, key: str) -> VoteState:
-    """(blocking) The vote on check ``check_id``, once it is done.
+async def vote_state(service: CheckService, check_id: str, key: str) -> VoteState:
+    """The vote on check ``check_id``, once it is done.
 
     Raises:
         KeyError: no check of this key has the id.
     """
-    _, status, report, error = _found(service, check_id, key)
+    _, status, report, error = await _found(service, check_id, key)
     vote = None if report is None else _vote_body(report)
     return VoteState(id=check_id, status=status, vote=vote, error=error)
 

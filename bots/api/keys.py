@@ -19,13 +19,12 @@ import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from bots.chat.store_calls import off_loop
 from bots.web.clients import ClientLimits
-from storage.api_keys import ApiKeys
 
 from .refusal import Refusal, too_many
 
@@ -36,6 +35,17 @@ FRESH_S = 5.0
 #: the request's key, by its name (what its checks are asked under)
 KEY_NAME: web.RequestKey[str] = web.RequestKey("key", str)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Keys(Protocol):
+    """The store's keys, as the service reads them
+    (:class:`bots.service.api_keys.ApiKeyReads`)."""
+
+    def hash_of(self, key: str) -> str | None: ...
+
+    async def name_of(self, key: str) -> str | None: ...
+
+    async def active_hashes(self) -> frozenset[str]: ...
 
 
 class KnownKeys:
@@ -53,7 +63,7 @@ class KnownKeys:
 
     def __init__(
         self,
-        keys: ApiKeys,
+        keys: Keys,
         *,
         fresh_s: float = FRESH_S,
         clock: Callable[[], float] = time.monotonic,
@@ -71,14 +81,14 @@ class KnownKeys:
         digest = self.keys.hash_of(key)
         if digest is None or not await self._known(digest):
             return None
-        return await off_loop(self.keys.name_of, key)
+        return await self.keys.name_of(key)
 
     async def _known(self, digest: str) -> bool:
         if digest in self._hashes:
             return True
         async with self._reading:  # one read for every request that waits here
             if self.clock() - self._read_at >= self.fresh_s:
-                self._hashes = await off_loop(self.keys.active_hashes)
+                self._hashes = await self.keys.active_hashes()
                 self._read_at = self.clock()
                 self.reads += 1
         return digest in self._hashes

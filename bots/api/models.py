@@ -28,7 +28,10 @@ __all__ = [
 ]
 
 #: where a check is: waiting for an engine run, in one, answered, or not answered
-Status = Literal["queued", "running", "done", "failed"]
+#: ``verdict``: running, with the verdict fixed before the debate (its report's
+#: ``complete`` false: verdict, confidence, summary and evidence final; the debate still
+#: being written); ``done`` follows with the whole report.
+Status = Literal["queued", "running", "verdict", "done", "failed"]
 _BY_TAG = {tag: name for name, tag in LANGUAGE_TAGS.items()}
 # Base64 characters decoded at a time (a multiple of 4): about 1 MB of bytes.
 _BASE64_SLICE = 4 * 2**18

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from storage.reviews import review_of
 from zofia_engine.report import Report
 
 __all__ = ["CATEGORIES", "SURE", "VOTE_RULES", "Category", "Vote", "VoteRule", "vote_of"]
@@ -66,7 +65,7 @@ class Vote:
 
 def vote_of(report: Report) -> Vote:
     """The vote of ``report`` (the verdict in force, a moderator's review included)."""
-    reviewed = review_of(report) is not None
+    reviewed = report.review is not None
     confidence = report.confidence.value
     sure = reviewed or (confidence is not None and confidence >= SURE)
     for rule in VOTE_RULES:

@@ -13,9 +13,10 @@ import aiohttp
 import discord
 
 from bots.app.deliveries import delivering
-from bots.app.json_logs import json_lines_when_queued
+from bots.app.json_logs import json_lines_beside_workers
 from bots.app.runtime import StartupError, running_service, stop_on_signals
 from bots.app.settings import Settings
+from bots.chat.corrections import sender
 from bots.discord.chats import PLATFORM
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
@@ -67,12 +68,12 @@ async def run_bot(
         async with (
             running_service(settings, engine=engine) as service,
             site_beside_bot(
-                service.store, settings.site, retention_days=settings.storage.retention_days
+                service.pages, settings.site, retention_days=settings.storage.retention_days
             ),
             FactCheckBot(
                 settings.discord,
                 service,
-                images=settings.images,
+                images=settings.engine.images,
                 public_url=settings.site.public_url,
             ) as bot,
         ):
@@ -82,7 +83,7 @@ async def run_bot(
                 service,
                 PLATFORM,
                 functools.partial(post_delivered, bot.context, bot),
-                functools.partial(send_correction, bot.context, bot),
+                sender(functools.partial(send_correction, bot.context, bot)),
             ):
                 await _until(stop, running)
             if not running.done():
@@ -107,7 +108,8 @@ def run_discord(settings: Settings, token: str, grace_s: float | None = None) ->
         StartupError: Discord refused the token or the intents, or could not be reached.
     """
     discord.utils.setup_logging(level=logging.INFO)
-    json_lines_when_queued(settings.queued)
+    if settings.queued:
+        json_lines_beside_workers()
     try:
         asyncio.run(run_bot(settings, token, grace_s=grace_s))
     except KeyboardInterrupt:  # before the signals were taken over: nothing was taken yet

@@ -12,7 +12,7 @@ import sys
 
 from bots.service.queue.worker import CHECK_ID
 
-__all__ = ["JsonLines", "json_lines_when_queued", "log_json_lines"]
+__all__ = ["JsonLines", "json_lines_beside_workers", "log_json_lines"]
 
 
 class JsonLines(logging.Formatter):
@@ -49,11 +49,9 @@ def log_json_lines(level: int = logging.INFO) -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def json_lines_when_queued(queued: bool) -> None:
+def json_lines_beside_workers() -> None:
     """A bot replica of a queued deployment logs JSON lines like the workers, so that
     one query over every process's logs follows a check; the handlers (and their
     filters, such as the token redactor) stay."""
-    if not queued:
-        return
     for handler in logging.getLogger().handlers:
         handler.setFormatter(JsonLines())

@@ -9,28 +9,40 @@ import datetime as dt
 import logging
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
-from bots.chat.logs import cap_client_logs, key_chats_with
-from bots.service.checks import CheckService
-from bots.service.queue.service import QueuedDelivery
+from bots.chat.logs import cap_client_logs
+from bots.service.checks import CheckService, EnginePorts, ServiceSetup
+from bots.service.delivery import DeliveryFactory
+from bots.service.local import LocalDelivery
+from bots.service.queue.corrections import queue_corrections
+from bots.service.queue.delivery import QueuedDelivery
+from bots.service.records import QueueDue
 from storage.opening import open_store
+from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
-from zofia_engine.ports import Checker, TextEncoder
+from zofia_engine.ports import TextEncoder
 
 from .settings import Settings
 
 if TYPE_CHECKING:
     from zofia_engine.engine import Engine
 
-__all__ = ["StartupError", "build_service", "running_service", "stop_on_signals"]
+__all__ = [
+    "StartupError",
+    "build_service",
+    "queue_due_for",
+    "running_service",
+    "stop_on_signals",
+]
 
 log = logging.getLogger(__name__)
 
 
 def build_service(
     settings: Settings,
-    checker: Checker,
+    checker: EnginePorts,
     encoder: TextEncoder,
     *,
     clock: Callable[[], dt.datetime] | None = None,
@@ -38,39 +50,52 @@ def build_service(
     """A check service over the store the settings name (opened and migrated now),
     keeping post text for ``storage.retention_days``. Start it with ``await start()``.
 
-    With the store on PostgreSQL it consults a :class:`QueuedDelivery`: ``zofia worker``
-    processes run the engine, and ``checker`` here only reads images."""
+    The deployment's mode is decided here, once: with the store on PostgreSQL the service
+    delivers through a :class:`QueuedDelivery` (``zofia worker`` processes run the engine,
+    and ``checker`` here only reads posts), else through a :class:`LocalDelivery`."""
     store, secret = open_store(settings.storage, clock=clock)
-    key_chats_with(secret)  # log lines name chats as the store keys them
     cap_client_logs()  # and the platforms' clients log no raw id at DEBUG
-    held = settings.service.max_pending_checks * settings.llm.max_tokens_per_check
+    held = settings.service.max_pending_checks * settings.engine.llm.max_tokens_per_check
     if 0 < settings.service.daily_token_budget < held:
         log.warning(
             "service.daily_token_budget (%d) holds only %d checks' reserves of"
             " llm.max_tokens_per_check at once, fewer than service.max_pending_checks (%d)",
             settings.service.daily_token_budget,
-            settings.service.daily_token_budget // settings.llm.max_tokens_per_check,
+            settings.service.daily_token_budget // settings.engine.llm.max_tokens_per_check,
             settings.service.max_pending_checks,
         )
-    delivery = QueuedDelivery(store) if settings.queued else None
-    return CheckService(
-        checker,
-        store,
-        settings.service,
-        secret=secret,
-        encoder=encoder,
-        clock=clock,
+    delivery: DeliveryFactory = LocalDelivery
+    if settings.queued:
+        delivery = partial(QueuedDelivery, queue=settings.queue)
+    setup = ServiceSetup(
+        secret,
+        settings.engine.llm.max_tokens_per_check,
+        encoder,
+        delivery,
         retention=dt.timedelta(days=settings.storage.retention_days),
-        delivery=delivery,
-        token_reserve=settings.llm.max_tokens_per_check,
+        clock=clock,
     )
+    return CheckService(checker, store, settings.service, setup)
+
+
+def queue_due_for(settings: Settings, store: CheckStore) -> QueueDue:
+    """How a change made outside a service (``zofia review``) queues the corrections of
+    the cards it made due: a ``correct`` job each on the queue, or nothing in the local
+    mode (the running bot's poll of the store finds them)."""
+
+    def queue_due(due: dict[str, list[str]]) -> None:
+        if settings.queued:
+            for original_id, platforms in due.items():
+                queue_corrections(store.postgres(), original_id, platforms)
+
+    return queue_due
 
 
 async def _purge_periodically(service: CheckService, every_s: float) -> None:
     while True:
         await asyncio.sleep(every_s)
         try:
-            await asyncio.to_thread(service.purge_expired)
+            await service.purge_expired()
         except Exception:  # a failed purge must not stop the bot; the next one retries
             log.exception("purging expired checks failed")
 
@@ -103,7 +128,7 @@ async def running_service(
     from zofia_engine.engine import Engine
 
     own_engine = engine is None
-    engine = engine if engine is not None else Engine(settings)
+    engine = engine if engine is not None else Engine(settings.engine)
     try:
         if load and not settings.queued:
             await engine.load()

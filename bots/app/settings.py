@@ -1,11 +1,19 @@
 """A deployment's settings: the engine's sections and those of the layers around it,
-composed into one model and read by one loader, for the CLI and the bots alike."""
+composed into one model and read by one loader, for the CLI and the bots alike.
+
+The engine gets its own sections only (``Engine(settings.engine)``), never a platform's
+token or the store's secret. In the file and the environment every section is written
+at the top level as before (``[llm]``, ``ZOFIA__LLM__…``): the engine's are gathered
+into :attr:`Settings.engine` when the settings are checked."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from pydantic import model_validator
 
 from bots.api.settings import ApiSettings
 from bots.discord.settings import DiscordSettings
@@ -14,15 +22,18 @@ from bots.telegram.settings import TelegramSettings
 from bots.web.settings import SiteSettings
 from storage.settings import StorageSettings
 from zofia_engine.config import EngineSettings, load_config
+from zofia_engine.errors import ConfigError
+from zofia_engine.settings_base import SettingsSection
 
 __all__ = ["CONFIG_ENV", "Settings", "find_config", "load_settings"]
 
 CONFIG_ENV = "ZOFIA_CONFIG"
 
 
-class Settings(EngineSettings):
+class Settings(SettingsSection):
     """Every section. ``Settings()`` is the offline default."""
 
+    engine: EngineSettings = EngineSettings()
     storage: StorageSettings = StorageSettings()
     service: ServiceSettings = ServiceSettings()
     queue: QueueSettings = QueueSettings()
@@ -30,6 +41,21 @@ class Settings(EngineSettings):
     discord: DiscordSettings = DiscordSettings()
     site: SiteSettings = SiteSettings()
     api: ApiSettings = ApiSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_sections(cls, data: Any) -> Any:
+        """The engine's sections, written at the top level, gathered into ``engine``."""
+        if not isinstance(data, dict):
+            return data
+        own = {key: data[key] for key in EngineSettings.model_fields if key in data}
+        if not own:
+            return data
+        rest = {key: value for key, value in data.items() if key not in own}
+        engine = rest.get("engine", {})
+        if isinstance(engine, EngineSettings):
+            engine = engine.model_dump()
+        return {**rest, "engine": {**engine, **own}}
 
     @property
     def queued(self) -> bool:
@@ -56,4 +82,7 @@ def load_settings(config: Path | None = None, environ: Mapping[str, str] | None 
     Raises:
         ConfigError: the file is unreadable, or a setting is wrong (the message names it).
     """
-    return load_config(find_config(config, environ), environ, schema=Settings)
+    try:
+        return load_config(find_config(config, environ), environ, schema=Settings)
+    except ConfigError as exc:  # a setting is named as it is written: "llm.model"
+        raise ConfigError(str(exc).replace("\n  engine.", "\n  ")) from None

@@ -28,14 +28,21 @@ class Section:
     values: dict[str, Any]
 
 
+#: the part of the settings whose sections are written at the top level (``[llm]``)
+FLAT = "engine"
+
+
 def sections(settings: BaseModel, prefix: str = "") -> Iterator[Section]:
     """Each section of ``settings`` with its plain values, nested sections after their
-    parent (``llm``, then ``llm.embedded``)."""
+    parent (``llm``, then ``llm.embedded``); the engine's at the top level, as they are
+    written (:data:`FLAT`)."""
     values: dict[str, Any] = {}
     nested: list[tuple[str, BaseModel]] = []
     for key in type(settings).model_fields:
         value = getattr(settings, key)
-        if isinstance(value, BaseModel):
+        if key == FLAT and not prefix and isinstance(value, BaseModel):
+            yield from sections(value)
+        elif isinstance(value, BaseModel):
             nested.append((key, value))
         else:
             values[key] = value

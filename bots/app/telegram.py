@@ -30,9 +30,10 @@ from telegram.ext import (
 )
 
 from bots.app.deliveries import delivering
-from bots.app.json_logs import json_lines_when_queued
+from bots.app.json_logs import json_lines_beside_workers
 from bots.app.runtime import StartupError, running_service, stop_on_signals
 from bots.app.settings import Settings
+from bots.chat.corrections import sender
 from bots.chat.turns import Turns
 from bots.service.checks import CheckService
 from bots.telegram.buttons import button_handlers
@@ -204,7 +205,7 @@ async def running_bot(
         service,
         config,
         allow_private_urls=allow_private_urls,
-        images=settings.images,
+        images=settings.engine.images,
         public_url=settings.site.public_url,
         turns=Turns(service.settings.private_in_flight),
     )
@@ -221,7 +222,7 @@ async def running_bot(
             log.warning("could not set the command menu: %s", exc)
         try:
             post = functools.partial(post_delivered_or_guest, ctx, application.bot)
-            correct = functools.partial(send_correction, ctx, application.bot)
+            correct = sender(functools.partial(send_correction, ctx, application.bot))
             async with delivering(settings, service, PLATFORM, post, correct):
                 yield application
         finally:
@@ -261,7 +262,7 @@ async def serve(
         async with (
             running_service(settings, engine=engine) as service,
             site_beside_bot(
-                service.store, settings.site, retention_days=settings.storage.retention_days
+                service.pages, settings.site, retention_days=settings.storage.retention_days
             ),
             running_bot(settings, service, token, grace_s=grace, **bot_options),
         ):
@@ -291,7 +292,8 @@ def run_telegram(settings: Settings, token: str, grace_s: float | None = None) -
             sentence that never holds the token.
     """
     redactor = quiet_logs(token)
-    json_lines_when_queued(settings.queued)
+    if settings.queued:
+        json_lines_beside_workers()
     try:
         asyncio.run(serve(settings, token, grace_s=grace_s))
     except KeyboardInterrupt:  # before the signals were taken over: nothing was taken yet

@@ -1,8 +1,10 @@
 """One check from a chat request to its verdict card, the same on every platform.
 
-:func:`run_check` admits the request, downloads its images, builds the post, submits
-it, follows its progress (or, when checks run on workers, leaves the card to a deliver
-job), and ends with the verdict card or one sentence saying what went wrong.
+:func:`run_check` hands the request to the check service's front door once
+(:meth:`~bots.service.checks.CheckService.take`: refused, admitted, its post read and
+submitted there), follows its progress (or, when checks run on workers, leaves the card
+to a deliver job), and ends with the verdict card or one sentence saying what went
+wrong.
 
 A platform supplies what it knows in a :class:`CheckRequest` (the text, who asked,
 how its images are fetched) and how a check shows there in a :class:`Screen` (the
@@ -14,23 +16,22 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Protocol
 
 from bots.render.card import VerdictCard, verdict_card
 from bots.render.progress import follow_progress
 from bots.render.sentences import INTERRUPTED, OVERDUE, RESTARTING, error_sentence
 from bots.render.words import words_for
-from bots.service.checks import CheckHandle, Outcome, Requester
-from bots.service.limits import Admission, RateLimitedError
-from bots.service.posts import post_from_message
+from bots.service.checks import CheckHandle, CheckService
+from bots.service.records import Message, Outcome, Requester
+from bots.service.refusals import RateLimitedError
 from zofia_engine.errors import InvalidPostError, ZofiaError
-from zofia_engine.post import Post
+from zofia_engine.post import ProgressEvent
+from zofia_engine.report import Report
 
-from .logs import log_chat
 from .quiet import DEFAULT_MIN_CONFIDENCE, unasked_gets_card
-from .store_calls import StoreCalls, off_loop
 from .turns import Ticket
 
 __all__ = [
@@ -44,31 +45,21 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: the images of a request, each as ``(bytes, media type)``
-Images = list[tuple[bytes, str]]
-
-
-async def _no_images() -> Images:
-    return []
-
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """What a platform asks to have checked, and for whom.
+    """What a platform asks to have checked, for whom, and how a chat hears of it.
 
     Args:
-        text: the post's text (with images, their caption; it may be empty).
+        message: what to check (:class:`~bots.service.records.Message`): its text, how
+            its images are fetched (refusing what the platform declares too large), what
+            the platform refuses before any download, where the post came from, and the
+            chat's language (``""``: English): the panel writes in it, and the card's
+            fixed words and the sentences said here are in it when the bot has them
+            (:func:`~bots.render.words.words_for`).
         requester: who asked, where.
-        download: fetches the images, refusing what the platform declares too large.
-        refuse: refuses, before the limits count the request, what needs no download
-            (Discord: too many images, an empty text).
         on_refused: called when a refusal came before the request cost any work (the
             chat's cooldown is given back).
-        origin, published: where the post came from and when, if known.
-        language: the chat's language (``""``: English): the panel writes in it, and
-            the card's fixed words and the sentences said here are in it when the bot
-            has them (:func:`~bots.render.words.words_for`).
-        allow_private_urls: let a link to a private address be fetched (tests only).
         unasked: nobody asked (a group's auto-check): no progress is shown; only a sure
             alarm gets the card, another verdict ``react`` (see
             :func:`~.quiet.group_answer`), and an opinion, a greeting, satire or an
@@ -80,26 +71,20 @@ class CheckRequest:
             reaction on the post); never raises. ``None``: nothing.
         ticket: its place in its private chat's line (:mod:`.turns`): once admitted, it
             waits for its turn, saying how many are ahead; left once it is answered.
-        read_text: reads the rest of the post's text once the request is admitted
-            (Discord: a post too long to paste, sent as a ``.txt`` file); it follows
-            ``text``.
     """
 
-    text: str
+    message: Message
     requester: Requester
-    download: Callable[[], Awaitable[Images]] = _no_images
-    refuse: Callable[[], None] | None = None
     on_refused: Callable[[], None] | None = None
-    origin: str = ""
-    published: dt.date | None = None
-    language: str = ""
-    allow_private_urls: bool = False
     unasked: bool = False
     has_images: bool = False
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
     react: Callable[[], Awaitable[None]] | None = None
     ticket: Ticket | None = None
-    read_text: Callable[[], Awaitable[str]] | None = None
+
+    @property
+    def language(self) -> str:
+        return self.message.language
 
 
 class Screen(Protocol):
@@ -133,9 +118,10 @@ class Screen(Protocol):
         """Say that a limit refused the request (a platform may answer a burst of
         refusals to one chat at once: see :func:`~bots.render.sentences.refusals_sentence`)."""
 
-    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
+    def delivery_target(self, request: CheckRequest, checks_left: int | None) -> dict[str, Any]:
         """Where a deliver job posts the card of ``request`` (after :meth:`open_progress`;
-        an unasked check's target keeps its ``min_confidence``)."""
+        an unasked check's target keeps its ``min_confidence``), with what the card is made
+        from besides the outcome (:func:`card_target`)."""
 
 
 def shutting_down() -> bool:
@@ -155,7 +141,7 @@ class _Reached:
 
 
 async def run_check(
-    calls: StoreCalls, request: CheckRequest, screen: Screen, *, progress_interval_s: float
+    service: CheckService, request: CheckRequest, screen: Screen, *, progress_interval_s: float
 ) -> None:
     """Check ``request`` and show it on ``screen``, from progress to the verdict card,
     or one sentence saying what went wrong. A repeat answered from the store gets the
@@ -170,19 +156,14 @@ async def run_check(
     under way.
 
     Args:
-        calls: the check service, its store calls awaited off the event loop.
+        service: the check service.
         progress_interval_s: the least time between two progress edits.
     """
     reached = _Reached()
     try:
         try:
-            if request.refuse is not None:
-                request.refuse()
-            # Before a link or an image is fetched: from here the request counts against
-            # its sender's limits, whatever then fails.
-            async with calls.admitted(request.requester) as admission:
-                answer = _answer(calls, request, screen, admission, reached, progress_interval_s)
-                await _answer_within(calls, request, screen, reached, answer)
+            answer = _answer(service, request, screen, reached, progress_interval_s)
+            await _answer_within(service, request, screen, reached, answer)
         finally:
             if request.ticket is not None:
                 request.ticket.leave()
@@ -193,11 +174,11 @@ async def run_check(
         # cancelled by the requester, or another
         await screen.say(error_sentence(exc, words_for(request.language)))
     except Exception as exc:
-        await _failed(request, screen, exc, started=reached.started)
+        await _failed(service, request, screen, exc, started=reached.started)
 
 
 async def _answer_within(
-    calls: StoreCalls,
+    service: CheckService,
     request: CheckRequest,
     screen: Screen,
     reached: _Reached,
@@ -205,7 +186,7 @@ async def _answer_within(
 ) -> None:
     """``answer`` (:func:`_answer`), given up past ``[service] answer_within_s``: the asker is told
     (unless a deliver job posts the card), and the check stops when nobody else waits."""
-    within = calls.service.settings.answer_within_s
+    within = service.settings.answer_within_s
     deadline = asyncio.timeout(within)
     try:
         async with deadline:
@@ -213,7 +194,7 @@ async def _answer_within(
     except TimeoutError:
         if not deadline.expired():  # a timeout of something inside: a failure
             raise
-        chat = log_chat(request.requester.platform, request.requester.chat_id)
+        chat = service.namer.log_name(request.requester.platform, request.requester.chat_id)
         log.warning("request in chat %s not answered within %.0f s: given up", chat, within)
         if reached.queued:  # the card still comes, from its deliver job
             return
@@ -224,37 +205,68 @@ async def _answer_within(
 
 
 async def _answer(
-    calls: StoreCalls,
+    service: CheckService,
     request: CheckRequest,
     screen: Screen,
-    admission: Admission,
     reached: _Reached,
     progress_interval_s: float,
 ) -> None:
-    """Wait for the request's turn, submit its post and show the check to its end."""
-    service = calls.service
-    await _wait_turn(request.ticket, screen)
-    reached.started = True  # from here the request costs work: a download, a check
-    post = await _post_of(request)
-    handle = reached.handle = await service.submit(post, request.requester, admission=admission)
-    reached.submitted = True
-    # Queued on workers, a deliver job posts the card, from whichever replica is alive
-    # then; this one shows progress while it is.
-    delivery = service.delivery if handle.delivered_elsewhere and not handle.done else None
-    reached.queued = delivery is not None
-    live = not handle.done and not request.unasked
-    if live:
-        await screen.open_progress(handle.check_id)
-    if delivery is not None:  # a deliver job posts the card: tell it where
-        target, platform = screen.delivery_target(post, request), request.requester.platform
-        await delivery.expect(handle.check_id, platform, target)
-    if live:
-        await follow_progress(handle.events(), screen.show_progress, progress_interval_s)
-    if reached.queued:
-        if handle.cancelled:  # the requester pressed Cancel: no card comes
-            raise asyncio.CancelledError
-        return
-    await _show_card(calls, request, screen, post, await handle.result())
+    """Hand the request to the service, then show its check to its end."""
+
+    async def turn() -> None:  # admitted: from here the request counts, and costs work
+        await _wait_turn(request.ticket, screen)
+        reached.started = True
+
+    message = replace(request.message, turn=turn)
+    async with service.take(message, request.requester) as handle:
+        reached.handle, reached.submitted = handle, True
+        # Queued on workers, a deliver job posts the card, from whichever replica is alive
+        # then; this one shows progress while it is.
+        reached.queued = handle.delivered_elsewhere and not handle.done
+        live = not handle.done and not request.unasked
+        if live:
+            await screen.open_progress(handle.check_id)
+        if reached.queued:  # a deliver job posts the card: tell it where
+            target = screen.delivery_target(request, handle.checks_left)
+            await service.expect_card(handle.check_id, request.requester.platform, target)
+        early = _Early()
+        if live:
+            events = early.watch(handle.events())
+            await follow_progress(events, screen.show_progress, progress_interval_s)
+        elif request.unasked and not reached.queued and not handle.done:
+            async for _ in early.watch(handle.events()):  # a quiet group decides from it
+                pass
+        if reached.queued:
+            if handle.cancelled:  # the requester pressed Cancel: no card comes
+                raise asyncio.CancelledError
+            return
+        shown = True
+        if early.report is not None:  # the verdict first, completed in place below
+            first = Outcome(handle.check_id, early.report)
+            shown = await _show_card(request, screen, first, handle.checks_left)
+        outcome = await handle.result()
+    if shown:
+        await _show_card(request, screen, outcome, handle.checks_left, decided=early.decided)
+
+
+class _Early:
+    """The early report of a check, caught from its events (``verdict_ready``): the
+    verdict the evidence fixed before the debate, shown while the debate runs."""
+
+    def __init__(self) -> None:
+        self.report: Report | None = None
+
+    @property
+    def decided(self) -> bool:
+        return self.report is not None
+
+    async def watch(self, events: AsyncIterator[ProgressEvent]) -> AsyncIterator[ProgressEvent]:
+        """``events`` until the early report: progress stops there (its card shows)."""
+        async for event in events:
+            if event.kind == "verdict_ready" and event.report is not None:
+                self.report = event.report
+                return
+            yield event
 
 
 async def _handed_back(request: CheckRequest, screen: Screen, reached: _Reached) -> None:
@@ -270,18 +282,26 @@ async def _handed_back(request: CheckRequest, screen: Screen, reached: _Reached)
 
 
 async def _show_card(
-    calls: StoreCalls, request: CheckRequest, screen: Screen, post: Post, outcome: Outcome
-) -> None:
+    request: CheckRequest,
+    screen: Screen,
+    outcome: Outcome,
+    checks_left: int | None,
+    *,
+    decided: bool = False,
+) -> bool:
     """Show ``outcome``'s verdict card on ``screen``, unless the post was unasked and its
-    verdict is not one an unasked post gets a card for."""
-    if request.unasked and not await unasked_gets_card(
-        outcome.report, request.min_confidence, request.react
+    verdict is not one an unasked post gets a card for; whether it was shown.
+    ``decided``: an early card of the same verdict already decided that (the full card
+    completes it in place)."""
+    if (
+        request.unasked
+        and not decided
+        and not await unasked_gets_card(outcome.report, request.min_confidence, request.react)
     ):
-        return
-    requester = request.requester
-    asker = calls.service.chats.user_hash(requester.platform, requester.user_id)
-    card = await card_for(calls, outcome, card_target(post, asker))
+        return False
+    card = card_for(outcome, card_target(request.message, checks_left))
     await screen.show_card(card)
+    return True
 
 
 async def _wait_turn(ticket: Ticket | None, screen: Screen) -> None:
@@ -294,67 +314,42 @@ async def _wait_turn(ticket: Ticket | None, screen: Screen) -> None:
     await ticket.ready()
 
 
-async def _post_of(request: CheckRequest) -> Post:
-    """The post ``request`` asks about, its text file read, its images downloaded (or
-    its link fetched)."""
-    text = request.text
-    if request.read_text is not None:
-        text = "\n\n".join(part for part in (text.strip(), await request.read_text()) if part)
-    return await post_from_message(
-        text,
-        images=await request.download(),
-        published=request.published,
-        origin=request.origin,
-        language=request.language,
-        allow_private_urls=request.allow_private_urls,
-    )
-
-
-def card_target(post: Post, asker: str) -> dict[str, str]:
+def card_target(message: Message, checks_left: int | None) -> dict[str, Any]:
     """What a verdict card is made from besides the outcome, as plain JSON values: where
-    the post came from and when, who asked (``asker``: the user's keyed hash, as the
-    store keeps it, never the platform id) and the chat's language (the post's reply
-    language). Each platform's deliver-job target holds it, so that a queued card is
-    made as a live one is (see :func:`card_for`)."""
+    the post came from and when, how many checks its asker may still ask today, and the
+    chat's language (the post's reply language). Each platform's deliver-job target
+    holds it, so that a queued card is made as a live one is (see :func:`card_for`)."""
     return {
-        "origin": post.origin,
-        "published": post.published.isoformat() if post.published else "",
-        "asker": asker,
-        "language": post.language,
+        "origin": message.origin,
+        "published": message.published.isoformat() if message.published else "",
+        "checks_left": checks_left,
+        "language": message.language,
     }
 
 
-async def card_for(calls: StoreCalls, outcome: Outcome, target: Mapping[str, Any]) -> VerdictCard:
+def card_for(outcome: Outcome, target: Mapping[str, Any]) -> VerdictCard:
     """The verdict card of ``outcome``, live or from a deliver job: ``target`` is
     :func:`card_target`'s (in a deliver job, the target recorded for it). The card says
-    how many checks the asker has left today when few are; a target without its asker
+    how many checks the asker has left today when few are; a target without that count
     (recorded before it held one) gets the card without that line, and one without its
     language, English words."""
     published = str(target.get("published") or "")
-    asker = str(target.get("asker") or "")
+    left = target.get("checks_left")
     return verdict_card(
         outcome,
         origin=str(target.get("origin") or ""),
         published=dt.date.fromisoformat(published) if published else None,
-        checks_left=await _checks_left(calls, asker, outcome.check_id) if asker else None,
+        checks_left=left if isinstance(left, int) else None,
         words=words_for(str(target.get("language") or "")),
     )
 
 
-async def _checks_left(calls: StoreCalls, asker: str, check_id: str) -> int | None:
-    """How many more checks the user whose hash is ``asker`` may ask for today
-    (``None``: unknown; the card is shown without it)."""
-    service = calls.service
-    try:
-        return await off_loop(lambda: service.limits.left_today(asker, service.clock()))
-    except Exception:  # a courtesy line: the card comes without it
-        log.warning("could not count the checks left for check %s", check_id, exc_info=True)
-        return None
-
-
-async def _failed(request: CheckRequest, screen: Screen, exc: Exception, *, started: bool) -> None:
+async def _failed(
+    service: CheckService, request: CheckRequest, screen: Screen, exc: Exception, *, started: bool
+) -> None:
     """Say what went wrong, in one sentence; what failed inside goes to the log."""
-    chat = log_chat(request.requester.platform, request.requester.chat_id)  # never the id
+    requester = request.requester
+    chat = service.namer.log_name(requester.platform, requester.chat_id)  # never the id
     if isinstance(exc, ZofiaError) and not started and request.on_refused is not None:
         request.on_refused()  # refused before it cost any work
     # Nobody asked an automatic check: a limit's refusal, or an image that cannot be

@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bots.render.sentences import error_sentence, named_sources, source_name
-from bots.service.checks import CheckService, Requester
-from bots.service.follow_ups import FollowUp, NoReportError
-from bots.service.limits import RateLimitedError
-from storage.errors import CheckNotFoundError
+from bots.service.checks import CheckService
+from bots.service.records import CheckNotFoundError, FollowUp, NoReportError, Requester
+from bots.service.refusals import RateLimitedError
 
 from .cooldowns import Cooldowns
-from .logs import log_chat
 
 __all__ = [
     "ASKING",
@@ -136,7 +134,7 @@ async def ask(
         language: the reply language (``""``: English), or the store read that gives it
             (awaited here, so that its failure is said like any other).
     """
-    chat = log_chat(requester.platform, requester.chat_id)  # its keyed hash, never its id
+    chat = service.namer.log_name(requester.platform, requester.chat_id)  # never its id
     try:
         if not isinstance(language, str):
             language = await language

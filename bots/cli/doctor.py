@@ -60,7 +60,7 @@ def doctor(config: Path | None) -> None:
     settings = settings_from(config)
     console = Console()
     with console.status("trying every part…"):
-        findings = asyncio.run(diagnose_engine(settings))
+        findings = asyncio.run(diagnose_engine(settings.engine))
         findings.append(_storage(config))
         findings.append(_bounds(config))
     for finding in findings:

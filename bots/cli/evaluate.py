@@ -80,11 +80,11 @@ def _runner(
 
     runner: Engine | OnlyLLMBaseline
     if baseline:
-        runner = OnlyLLMBaseline(settings)
+        runner = OnlyLLMBaseline(settings.engine)
         models = {BASELINE_ROLE: runner.llm.describe()[BASELINE_ROLE]}
         checker: CheckFunction = runner.check
     else:
-        runner = Engine(settings)
+        runner = Engine(settings.engine)
         models = runner.llm.describe()
         checker = functools.partial(runner.check, ablation=Ablation.named(ablate))
     return runner, models, checker
@@ -103,7 +103,7 @@ def _header(
     """What this run is, written before its items: its key (what makes two results
     comparable), the method's settings, the models and the sample; ``source``: the
     dataset, the sample's limit and its seed."""
-    method = method_settings(settings)
+    method = method_settings(settings.engine)
     return RunHeader(
         run_key=run_key(mode, ablation, mapping.name, models, method),
         method=method,
@@ -308,8 +308,10 @@ def _metrics(
 
 def _with_search_mode(settings: Settings, search_mode: str) -> Settings:
     """``settings`` with ``[retrieval] mode`` set to ``search_mode``."""
-    retrieval = settings.retrieval.model_copy(update={"mode": search_mode})
-    return settings.model_copy(update={"retrieval": retrieval})
+    retrieval = settings.engine.retrieval.model_copy(update={"mode": search_mode})
+    return settings.model_copy(
+        update={"engine": settings.engine.model_copy(update={"retrieval": retrieval})}
+    )
 
 
 def _load_dataset(dataset: Path, labels: str) -> tuple[list[EvalItem], LabelMapping]:

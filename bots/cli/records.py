@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bots.render.card import VERDICTS
+from bots.service.shown import report_of
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.evaluation.dataset import LABEL_MAPPINGS
@@ -84,7 +85,7 @@ def show(check_id: str, as_json: bool, config: Path | None) -> None:
     row = store.checks.get(check_id)
     if row is None:
         raise click.ClickException(f"no check with id {check_id}")
-    found = store.report_for(check_id)
+    found = report_of(store, check_id)
     if found is None:
         detail = row.error or (
             "its text was purged" if row.status == "done" else f"it is {row.status}"

@@ -6,10 +6,14 @@ from pathlib import Path
 
 import click
 
-from bots.service.corrections import review_check
-from storage.errors import CheckNotFoundError
+from bots.app.runtime import queue_due_for
+from bots.render.sentences import review_refusal
+from bots.service.records import CheckNotFoundError
+from bots.service.refusals import ReviewRefused
+from bots.service.reviews import add_review
 from storage.keys import hash_user
 from storage.opening import open_store
+from storage.reviews import Review
 from zofia_engine.report import OUTCOMES
 
 from .options import CONFIG_OPTION, settings_from
@@ -41,21 +45,14 @@ def review(check_id: str, verdict: str, note: str, link: str, config: Path | Non
     """
     settings = settings_from(config)
     store, secret = open_store(settings.storage)
+    operator = hash_user(secret, "cli", OPERATOR)
+    asked = Review("", check_id, operator, "cli", store.clock(), "", verdict, note, link)
     try:
-        done = review_check(
-            store,
-            check_id,
-            reviewer=hash_user(secret, "cli", OPERATOR),
-            platform="cli",
-            verdict=verdict,
-            note=note,
-            link=link,
-            queued=settings.queued,
-        )
+        done = add_review(store, asked, queue_due_for(settings, store))
     except CheckNotFoundError:
         raise click.ClickException(f"no check with id {check_id}") from None
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
+    except ReviewRefused as exc:
+        raise click.ClickException(review_refusal(exc)) from None
     finally:
         store.close()
     if done.from_verdict == done.to_verdict:

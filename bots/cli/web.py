@@ -23,6 +23,7 @@ def web(listen: str | None, port: int | None, config: Path | None) -> None:
     Reads the store the bots write ([storage] path); put it behind a reverse proxy
     with TLS and set [site] public_url so the cards link to it.
     """
+    from bots.service.pages import ReportPages
     from bots.web.app import serve_until_stopped
     from storage.opening import open_store
 
@@ -33,7 +34,9 @@ def web(listen: str | None, port: int | None, config: Path | None) -> None:
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     store, _ = open_store(settings.storage)
+    pages = ReportPages(store)
     try:
-        asyncio.run(serve_until_stopped(store, site, settings.storage.retention_days))
+        asyncio.run(serve_until_stopped(pages, site, settings.storage.retention_days))
     finally:
+        pages.threads.close()
         store.close()  # once page reads still under way are through

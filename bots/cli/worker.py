@@ -66,7 +66,7 @@ async def _work(settings: Settings, concurrency: int) -> None:
     queue_db = store.postgres()
     await asyncio.to_thread(ensure_schema, queue_db)
     watch_queue_depth(lambda: queue_counts(queue_db))
-    async with Engine(settings) as engine:
+    async with Engine(settings.engine) as engine:
         await engine.load()
         runner = CheckRunner(
             engine,

@@ -23,6 +23,7 @@ import discord
 from bots.render.card import VerdictCard
 from bots.render.sections import section
 from bots.render.words import ENGLISH, N_, Words
+from bots.service.records import Requester
 
 from .chats import PLATFORM, stored_check
 from .context import DiscordContext, context_of
@@ -104,7 +105,10 @@ def verdict_view(check_id: str, *, report_url: str = "", words: Words = ENGLISH)
 
 
 def card_view(ctx: DiscordContext, card: VerdictCard) -> discord.ui.View:
-    """The buttons under ``card``, with the link to its report page, in its language."""
+    """The buttons under ``card``, with the link to its report page, in its language; an
+    early card (``complete`` false: the debate still being written) has none yet."""
+    if not card.complete:
+        return discord.ui.View(timeout=None)
     return verdict_view(card.check_id, report_url=ctx.report_url(card.check_id), words=card.words)
 
 
@@ -116,7 +120,8 @@ async def _vote(
     if found is None:
         await interaction.followup.send(NOT_FOUND, ephemeral=True)
         return
-    up, down = await ctx.calls.vote(found[0], PLATFORM, str(interaction.user.id), vote)
+    voter = Requester(PLATFORM, str(interaction.user.id))
+    up, down = await ctx.service.chats.vote(found[0], voter, vote)
     await interaction.followup.send(
         f"Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}", ephemeral=True
     )
@@ -168,13 +173,13 @@ async def _open_section(
     row, report = found
     part = section(kind, report)
     messages = section_messages(part)
-    calls = ctx.calls
+    chats = ctx.service.chats
     card = interaction.message
     if card is not None and card.guild is not None and not card.flags.ephemeral:
         # Posted once, by whichever press (on any replica) claims it in the store first;
         # the thread started from the card has the card's id.
-        if not await calls.claim_section(row.id, kind, card.id):
-            where = await calls.section_mark(row.id, kind) or card.id
+        if not await chats.claim_mark(row.id, kind, card.id):
+            where = await chats.mark(row.id, kind) or card.id
             await interaction.followup.send(
                 f"Already posted in the thread: <#{int(where)}>", ephemeral=True
             )
@@ -183,7 +188,7 @@ async def _open_section(
         if thread is not None and await _post_to_thread(thread, part.title, messages, check_id):
             await interaction.followup.send(f"{part.title}: <#{card.id}>", ephemeral=True)
             return
-        await calls.set_section_mark(row.id, kind, None)  # a later press tries again
+        await chats.set_mark(row.id, kind, None)  # a later press tries again
     for message in messages:
         await interaction.followup.send(
             message, ephemeral=True, allowed_mentions=NONE, suppress_embeds=True

@@ -11,8 +11,7 @@ from typing import Any
 
 import discord
 
-from bots.service.checks import Requester
-from storage.store import CheckRow
+from bots.service.records import CheckRow, Requester
 from zofia_engine.report import Report
 
 from .context import DiscordContext
@@ -41,4 +40,6 @@ async def stored_check(
 ) -> tuple[CheckRow, Report] | None:
     """A stored check and its report, if it was made on Discord in this chat; a forged
     id, or one from another server or platform, is ``None`` (said as "not found")."""
-    return await ctx.calls.stored_check(check_id, PLATFORM, chat_of(interaction))
+    found = await ctx.service.chats.stored(check_id, PLATFORM, chat_of(interaction))
+    row, report = found or (None, None)
+    return None if row is None or report is None else (row, report)

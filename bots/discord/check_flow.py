@@ -28,15 +28,14 @@ from typing import Any, ClassVar
 
 import discord
 
-from bots.chat.check_flow import CheckRequest, run_check
-from bots.chat.corrections import record_shown
+from bots.chat.check_flow import CheckRequest, card_target, run_check
 from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
 from bots.render.words import ENGLISH, Words, words_for
-from bots.service.limits import RateLimitedError
-from zofia_engine.post import Post
-from zofia_engine.text import checkable_text
+from bots.service.records import CardPlace, Images
+from bots.service.records import Message as Msg
+from bots.service.refusals import RateLimitedError
 
 from .buttons import card_view
 from .chats import PLATFORM, requester_of
@@ -203,15 +202,16 @@ class DiscordScreen:
             ephemeral=self.ephemeral,
         )
         # Where the card is (and the token that can edit it), for a moderator's correction.
-        await record_shown(
-            self.ctx.calls,
-            card,
+        place = CardPlace(
             PLATFORM,
             str(self.interaction.channel_id or ""),
+            "",
+            card.verdict,
             private=self.ephemeral,
             token=self.interaction.token,
             token_expires=self.interaction.created_at + INTERACTION_LIFETIME,
         )
+        await self.ctx.service.record_card(card.check_id, place)
 
     async def say(self, sentence: str) -> None:
         await finish(self.interaction, content=escape(sentence), ephemeral=self.ephemeral)
@@ -233,10 +233,9 @@ class DiscordScreen:
             return
         await refuse_privately(self.interaction, sentence)
 
-    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
-        who = requester_of(self.interaction)
-        asker = self.ctx.service.chats.user_hash(who.platform, who.user_id)
-        return delivery_target(self.interaction, post, ephemeral=self.ephemeral, asker=asker)
+    def delivery_target(self, request: CheckRequest, checks_left: int | None) -> dict[str, Any]:
+        card = card_target(request.message, checks_left)
+        return delivery_target(self.interaction, card, ephemeral=self.ephemeral)
 
 
 @dataclass(frozen=True)
@@ -260,51 +259,61 @@ class Opening:
     ticket: Ticket | None = None
 
 
-async def check_interaction(
-    ctx: DiscordContext,
-    interaction: discord.Interaction[Any],
-    text: str,
-    opening: Opening,
-    *,
-    images: Sequence[discord.Attachment] = (),
-    text_file: discord.Attachment | None = None,
-    origin: str = "",
-    published: dt.date | None = None,
-) -> None:
-    """Check ``text`` (with ``images``, the text is their caption and may be empty)
-    for the user of ``interaction``, whose response is deferred, and answer with the
-    verdict. The cooldown claim is given back when no check starts (the text or an
-    image's declared size is refused, or limits apply).
+@dataclass(frozen=True)
+class Asked:
+    """What a Discord command asks to have checked.
 
     Args:
+        text: the post's text (with images, their caption: it may be empty).
         images: attachments to download and check (see :mod:`.images`).
         text_file: the post's text as a ``.txt`` file (:mod:`.text_files`), read once
             the request is admitted; it follows ``text``.
+        origin, published: where the post came from and when, if known.
     """
 
+    text: str
+    images: Sequence[discord.Attachment] = ()
+    text_file: discord.Attachment | None = None
+    origin: str = ""
+    published: dt.date | None = None
+
+
+async def check_interaction(
+    ctx: DiscordContext, interaction: discord.Interaction[Any], opening: Opening, asked: Asked
+) -> None:
+    """Check what ``asked`` asks for the user of ``interaction``, whose response is
+    deferred, and answer with the verdict. The cooldown claim is given back when no
+    check starts (the text or an image's declared size is refused, or limits apply)."""
+    images, text_file = asked.images, asked.text_file
+
     def refuse() -> None:
-        """An empty post, or a file too large, is refused before it costs anything."""
+        """A file too large, or too many images, is refused before it costs anything."""
         if text_file is not None:
             refuse_text_file(text_file)
         if images:
             refuse_before_download(images, ctx.images)
-        elif text_file is None:
-            checkable_text(text)
 
-    check = CheckRequest(
-        text,
-        requester_of(interaction),
-        download=functools.partial(download_images, images),
+    async def fetch() -> tuple[str, Images]:
+        more = await read_text_file(text_file) if text_file is not None else ""
+        return more, tuple(await download_images(images))
+
+    message = Msg(
+        asked.text,
+        fetch=fetch if images or text_file is not None else None,
         refuse=refuse,
-        on_refused=functools.partial(ctx.cooldowns.release, opening.chat, opening.claim),
-        origin=origin,
-        published=published,
+        origin=asked.origin,
+        published=asked.published,
         language=opening.language,
+    )
+    check = CheckRequest(
+        message,
+        requester_of(interaction),
+        on_refused=functools.partial(ctx.cooldowns.release, opening.chat, opening.claim),
         has_images=bool(images),
         # A DM's requests are answered in turn, as a private chat's are on Telegram.
         ticket=opening.ticket,
-        read_text=functools.partial(read_text_file, text_file) if text_file else None,
     )
     words = words_for(opening.language)
     screen = DiscordScreen(ctx, interaction, ephemeral=opening.private, words=words)
-    await run_check(ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s)
+    interval = ctx.settings.progress_interval_s
+    await run_check(ctx.service, check, screen, progress_interval_s=interval)

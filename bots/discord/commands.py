@@ -26,14 +26,13 @@ from typing import Any, NamedTuple
 import discord
 from discord import app_commands
 
-from bots.chat.logs import log_chat
 from bots.chat.turns import Ticket
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT, cooldown_sentence
 from bots.render.words import chat_language, words_for
 
-from .chats import PLATFORM, chat_of
-from .check_flow import Opening, check_interaction, finish
+from .chats import chat_of
+from .check_flow import Asked, Opening, check_interaction, finish
 from .context import DiscordContext, context_of
 from .guild_settings import (
     MAX_COOLDOWN_S,
@@ -184,13 +183,13 @@ async def open_check(
     Discord language when the bot has its words (:func:`~bots.render.words.chat_language`).
     """
     chat = chat_of(interaction)
-    read = asyncio.ensure_future(guild_settings(ctx.calls, chat, ctx.settings))
+    read = asyncio.ensure_future(guild_settings(ctx.service, chat, ctx.settings))
     read.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen
     done, _ = await asyncio.wait({read}, timeout=SETTINGS_WAIT_S)
     if not done:
         log.warning(
             "the settings of chat %s are slow to read; deferring privately",
-            log_chat(PLATFORM, chat),
+            ctx.log_chat(chat),
         )
         await interaction.response.defer(thinking=True, ephemeral=True)
     found = await read
@@ -199,9 +198,7 @@ async def open_check(
     language = _language(interaction, found.language)
     left, claim = ctx.cooldowns.claim(chat, found.cooldown_s)  # no await in between
     if left > 0:
-        log.info(
-            "request in chat %s refused: cooldown, %.0f s left", log_chat(PLATFORM, chat), left
-        )
+        log.info("request in chat %s refused: cooldown, %.0f s left", ctx.log_chat(chat), left)
         where = "server" if interaction.guild_id else "chat"
         said = cooldown_sentence(left, where, words_for(language))
         if deferred:
@@ -246,16 +243,9 @@ async def _check_message(
         await finish(interaction, content=content, ephemeral=opening.private)
         return
     published = message.created_at.date()
-    await check_interaction(
-        ctx,
-        interaction,
-        text,
-        opening,
-        images=images,
-        text_file=text_file,
-        origin=message_origin(message, words_for(opening.language)),
-        published=published,
-    )
+    origin = message_origin(message, words_for(opening.language))
+    asked = Asked(text, images, text_file, origin, published)
+    await check_interaction(ctx, interaction, opening, asked)
 
 
 @app_commands.describe(
@@ -301,9 +291,8 @@ async def factcheck(
             return
         if link is None:
             images = [image] if image is not None else []
-            await check_interaction(
-                ctx, interaction, text or "", opening, images=images, text_file=file
-            )
+            asked = Asked(text or "", images, file)
+            await check_interaction(ctx, interaction, opening, asked)
             return
         found = await _linked_message(interaction, link)
         if isinstance(found, str):
@@ -346,13 +335,13 @@ async def factcheck_settings(
     await interaction.response.defer(thinking=True, ephemeral=True)  # before the store
     try:
         await save_guild_settings(
-            ctx.calls, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
+            ctx.service, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
         )
     except ValueError as exc:
         reason = str(exc).rstrip(".")
         await interaction.followup.send(f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True)
         return
-    now = await guild_settings(ctx.calls, chat, ctx.settings)
+    now = await guild_settings(ctx.service, chat, ctx.settings)
     await interaction.followup.send(now.describe(), ephemeral=True)
 
 

@@ -1,4 +1,4 @@
-"""What the Discord handlers share: the check service (its store calls awaited off the
+"""What the Discord handlers share: the check service (every call awaited; off the
 event loop), the settings, the cooldowns, the locks and the work in flight. A leaf: the
 handlers import it, the client holds it, nothing imports back."""
 
@@ -12,13 +12,12 @@ import discord
 from bots.chat.cooldowns import Cooldowns
 from bots.chat.in_flight import InFlight
 from bots.chat.reviews import OpenReviews
-from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
 from bots.render.links import report_url
 from bots.service.checks import CheckService
 from zofia_engine.image_settings import ImageSettings
 
-from .settings import MAX_COOLDOWN_S, DiscordSettings
+from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
 
 __all__ = ["DiscordContext", "context_of"]
 
@@ -45,14 +44,13 @@ class DiscordContext:
     #: the checks running, waited for at shutdown (:meth:`FactCheckBot.stop
     #: <bots.discord.client.FactCheckBot.stop>`)
     work: InFlight = field(default_factory=InFlight)
-    #: the service's store calls, awaited off the event loop
-    calls: StoreCalls = field(init=False)
     #: each user's private requests, answered in turn (``[service] private_in_flight``
     #: at once: the bot's runtime sizes it)
     turns: Turns = field(default_factory=Turns)
 
-    def __post_init__(self) -> None:
-        self.calls = StoreCalls(self.service)
+    def log_chat(self, chat_id: object) -> str:
+        """A chat as a log line names it: its keyed hash, never its id."""
+        return self.service.namer.log_name(PLATFORM, chat_id)
 
     def report_url(self, check_id: str) -> str:
         """The check's report page, or ``""`` when no public address is set."""

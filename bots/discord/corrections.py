@@ -8,7 +8,7 @@ expired, the update is posted in the channel with the card as it now reads, if t
 may post there; a private card whose token has expired gets nothing (the record keeps
 no user id to send a DM to). discord.py waits out Discord's rate limits. A channel the
 bot may not post in, or that is gone (Forbidden, NotFound), raises
-:class:`~bots.chat.corrections.ChatGoneError`: it is given up at once. Any other
+:class:`~bots.service.records.ChatGoneError`: it is given up at once. Any other
 failure is tried again later.
 """
 
@@ -19,9 +19,9 @@ import logging
 
 import discord
 
-from bots.chat.corrections import ChatGoneError, Notice
+from bots.chat.corrections import Notice
 from bots.render.card import VerdictCard
-from storage.shown_cards import ShownCard
+from bots.service.records import ChatGoneError, ShownCard
 
 from .buttons import card_view
 from .context import DiscordContext

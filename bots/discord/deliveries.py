@@ -19,14 +19,11 @@ from typing import Any
 
 import discord
 
-from bots.chat.check_flow import card_for, card_target
-from bots.chat.corrections import record_shown
+from bots.chat.check_flow import card_for
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from bots.service.handles import CheckFailedError, Outcome
-from storage.deliveries import Claim
-from zofia_engine.post import Post
+from bots.service.records import CardPlace, CardState, CheckFailedError, Claim, Failed
 
 from .buttons import card_view
 from .chats import PLATFORM
@@ -60,11 +57,10 @@ _MARGIN = dt.timedelta(seconds=30)
 
 
 def delivery_target(
-    interaction: discord.Interaction[Any], post: Post, *, ephemeral: bool, asker: str
+    interaction: discord.Interaction[Any], card: dict[str, Any], *, ephemeral: bool
 ) -> dict[str, Any]:
     """What a deliver job needs to answer ``interaction`` from any replica, and what the
-    card is made of (:func:`~bots.chat.check_flow.card_target`, ``asker`` the
-    requester's hash)."""
+    card is made of (``card``: :func:`~bots.chat.check_flow.card_target`)."""
     return {
         "application_id": str(interaction.application_id),
         "token": interaction.token,
@@ -72,12 +68,12 @@ def delivery_target(
         "channel_id": str(interaction.channel_id or ""),
         "user_id": str(interaction.user.id),
         "ephemeral": ephemeral,
-        **card_target(post, asker),
+        **card,
     }
 
 
 async def post_delivered(
-    ctx: DiscordContext, bot: discord.Client, claim: Claim, found: Outcome | str
+    ctx: DiscordContext, bot: discord.Client, claim: Claim, found: CardState
 ) -> None:
     """Post a deliver job's verdict (or the failure's sentence) where ``claim`` says."""
     target = claim.target
@@ -85,11 +81,12 @@ async def post_delivered(
     embed: discord.Embed | None = None
     view: discord.ui.View | None = None
     card: VerdictCard | None = None
-    if isinstance(found, str):
+    outcome = found.outcome
+    if isinstance(outcome, Failed):
         words = words_for(str(target.get("language") or ""))
-        content = escape(error_sentence(CheckFailedError(found), words))
+        content = escape(error_sentence(CheckFailedError(outcome.reason), words))
     else:
-        card = await card_for(ctx.calls, found, target)
+        card = card_for(outcome, target)
         content = None
         embed = verdict_embed(card)
         view = card_view(ctx, card)
@@ -129,15 +126,16 @@ async def _record(
     that a moderator's correction reaches it."""
     if card is None:
         return
-    await record_shown(
-        ctx.calls,
-        card,
+    place = CardPlace(
         PLATFORM,
         str(target.get("channel_id") or ""),
+        "",
+        card.verdict,
         private=bool(target.get("ephemeral")),
         token=str(target["token"]) if editable else "",
         token_expires=dt.datetime.fromisoformat(target["expires"]) if editable else None,
     )
+    await ctx.service.record_card(card.check_id, place)
 
 
 async def _post_late(

@@ -27,13 +27,10 @@ import logging
 import discord
 
 from bots.chat.follow_ups import ASKING, Said, ask, named_answer, question_text, say_now
-from bots.chat.logs import log_chat
-from bots.chat.store_calls import off_loop
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import RESTARTING, source_label
 from bots.render.words import ENGLISH
-from bots.service.checks import Requester
-from bots.service.follow_ups import FollowUp
+from bots.service.records import FollowUp, Requester
 from zofia_engine.report import EvidenceItem
 
 from .buttons import CheckButton
@@ -128,7 +125,7 @@ def follow_up_message(followed: FollowUp) -> str:
     return "\n".join(lines)
 
 
-async def _reply(message: discord.Message, content: str) -> None:
+async def _reply(ctx: DiscordContext, message: discord.Message, content: str) -> None:
     """``content`` as a reply to ``message``: no ping (not even the asker), no preview,
     sent without the reply when the question was deleted meanwhile."""
     try:
@@ -139,7 +136,7 @@ async def _reply(message: discord.Message, content: str) -> None:
             suppress_embeds=True,
         )
     except discord.HTTPException as exc:
-        where = log_chat(PLATFORM, _chat(message))  # its keyed hash, never its id
+        where = ctx.log_chat(_chat(message))  # its keyed hash, never its id
         log.warning("could not answer a follow-up in chat %s: %s", where, exc.text)
 
 
@@ -155,14 +152,12 @@ async def _said_now(ctx: DiscordContext, message: discord.Message, said: Said) -
     chat = _chat(message)
     cooldown_s = None
     if said.kind == "fixed" and _guild_id(message) is not None:
-        cooldown_s = (await guild_settings(ctx.calls, chat, ctx.settings)).cooldown_s
+        cooldown_s = (await guild_settings(ctx.service, chat, ctx.settings)).cooldown_s
     now = say_now(
         ctx.cooldowns, said, chat=chat, user=str(message.author.id), group_cooldown_s=cooldown_s
     )
     if not now:
-        log.info(
-            "follow-up in chat %s: %s sentence left unsaid", log_chat(PLATFORM, chat), said.kind
-        )
+        log.info("follow-up in chat %s: %s sentence left unsaid", ctx.log_chat(chat), said.kind)
     return now
 
 
@@ -179,17 +174,17 @@ async def _answer(
     async def language() -> str:
         """The chat's language; where it never set one, the check's (a message carries
         no locale: the check's is its asker's, or the server's when it was asked)."""
-        setting = await ctx.calls.chat_setting(PLATFORM, chat, LANGUAGE_KEY, None)
-        if setting is not None:
-            return str(setting)
-        row = await off_loop(ctx.service.store.checks.get, check_id)
+        found = await ctx.service.chats.settings(PLATFORM, chat, {LANGUAGE_KEY: None})
+        if found[LANGUAGE_KEY] is not None:
+            return str(found[LANGUAGE_KEY])
+        row = await ctx.service.chats.check(check_id, PLATFORM, chat)
         return row.language if row is not None else ""
 
     got = await ask(ctx.service, check_id, question, requester, language=language())
     if isinstance(got, FollowUp):
-        await _reply(message, follow_up_message(got))
+        await _reply(ctx, message, follow_up_message(got))
     elif await _said_now(ctx, message, got):
-        await _reply(message, escape(got.text))
+        await _reply(ctx, message, escape(got.text))
 
 
 async def on_follow_up(ctx: DiscordContext, bot_id: int, message: discord.Message) -> None:
@@ -210,10 +205,10 @@ async def on_follow_up(ctx: DiscordContext, bot_id: int, message: discord.Messag
     question = question_text(message.content, mentions)
     if not question:
         if await _said_now(ctx, message, ASKING):
-            await _reply(message, escape(ASKING.text))
+            await _reply(ctx, message, escape(ASKING.text))
         return
     with ctx.work.hold() as taken:  # a shutdown waits for the answer, or turns it away
         if not taken:
-            await _reply(message, escape(ENGLISH(RESTARTING)))
+            await _reply(ctx, message, escape(ENGLISH(RESTARTING)))
             return
         await _answer(ctx, message, check_id, question)

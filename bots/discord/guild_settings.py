@@ -13,7 +13,6 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bots.chat.store_calls import StoreCalls
 from bots.render.languages import (
     ENGLISH_NAME,
     LANGUAGE_KEY,
@@ -23,6 +22,7 @@ from bots.render.languages import (
     own_name,
 )
 from bots.render.words import translated_languages
+from bots.service.checks import CheckService
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
 
@@ -64,10 +64,12 @@ class GuildSettings:
         )
 
 
-async def guild_settings(calls: StoreCalls, chat: str, defaults: DiscordSettings) -> GuildSettings:
+async def guild_settings(
+    service: CheckService, chat: str, defaults: DiscordSettings
+) -> GuildSettings:
     """The settings of ``chat`` (a server id, or ``dm-…`` for direct messages)."""
     wanted = {"cooldown_s": defaults.guild_cooldown_s, "ephemeral": False, LANGUAGE_KEY: None}
-    found = await calls.chat_settings(PLATFORM, chat, wanted)
+    found = await service.chats.settings(PLATFORM, chat, wanted)
     language = found[LANGUAGE_KEY]
     return GuildSettings(
         cooldown_s=float(found["cooldown_s"]),
@@ -77,7 +79,7 @@ async def guild_settings(calls: StoreCalls, chat: str, defaults: DiscordSettings
 
 
 async def save_guild_settings(
-    calls: StoreCalls,
+    service: CheckService,
     chat: str,
     *,
     cooldown_s: float | None = None,
@@ -95,7 +97,7 @@ async def save_guild_settings(
         raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
     name = language_name(language) if language is not None else None
     values: dict[str, Any] = {"cooldown_s": cooldown_s, "ephemeral": ephemeral, LANGUAGE_KEY: name}
-    await calls.set_chat_settings(
+    await service.chats.set_settings(
         PLATFORM, chat, {key: value for key, value in values.items() if value is not None}
     )
 

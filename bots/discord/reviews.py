@@ -41,21 +41,13 @@ from typing import Any
 
 import discord
 
-from bots.chat.corrections import reviewed_card
-from bots.chat.reviews import (
-    CHOICES,
-    OPEN_S,
-    choice_label,
-    choose_sentence,
-    note_refused,
-    review_limited,
-    save_review,
-)
-from bots.chat.store_calls import off_loop
+from bots.chat.corrections import card_of
+from bots.chat.reviews import CHOICES, OPEN_S, choice_label, choose_sentence, save_review
 from bots.render.card import VerdictCard
+from bots.render.sentences import review_refusal
 from bots.render.words import ENGLISH, N_, Words, words_for
-from storage.errors import CheckNotFoundError
-from storage.reviews import MAX_LINK, ReviewLimitError
+from bots.service.records import MAX_LINK, CheckNotFoundError, Requester, ReviewRequest
+from bots.service.refusals import ReviewRefused
 
 from .chats import PLATFORM, chat_of, stored_check
 from .context import DiscordContext
@@ -96,8 +88,7 @@ async def card_channel(
     channel = press.channel_id
     if channel is None:
         return None
-    shown = ctx.service.store.shown_cards.shown_in
-    return channel if await off_loop(shown, check_id, PLATFORM, str(channel)) else None
+    return channel if await ctx.service.chats.shown_in(check_id, PLATFORM, str(channel)) else None
 
 
 def server_moderator(interaction: discord.Interaction[Any]) -> bool:
@@ -235,33 +226,27 @@ class Note(discord.ui.Modal, title="Review"):
         found = await stored_check(ctx, self.check_id, self.card)
         if found is None:
             return words(NOT_FOUND)
+        # The server: its moderators review for it.
+        moderator = Requester(PLATFORM, str(interaction.user.id), chat_of(self.card))
+        note, link = self.note.value.strip(), self.link.value.strip()
+        request = ReviewRequest(self.check_id, moderator, self.choice, note, link)
         try:
-            said = await save_review(
-                ctx.service,
-                self.check_id,
-                self.choice,
-                found[1].verdict,
-                platform=PLATFORM,
-                user=str(interaction.user.id),
-                note=self.note.value.strip(),
-                link=self.link.value.strip(),
-                chat=chat_of(self.card),  # the server: its moderators review for it
-                words=words,
-            )
+            said = await save_review(ctx.service, request, found[1].verdict, words)
         except CheckNotFoundError:
             return words(NOT_FOUND)
-        except ReviewLimitError as exc:
-            return review_limited(exc, words)
-        except ValueError as exc:  # a long note, a link that is no address (said in English)
+        except ReviewRefused as exc:
+            if exc.kind in ("reviewer_limit", "check_limit", "no_verdict", "chat_reviews_off"):
+                return review_refusal(exc, words)
             ctx.reviews.open(review)  # its select is still there to choose again
             again = words("Choose again to send another note.")
-            return f"{note_refused(exc)} {again}"
+            return f"{review_refusal(exc, words)} {again}"
         await self._edit_card()
         return said
 
     async def _edit_card(self) -> None:
         """The card Review was pressed on, as it now reads, while its press can edit it."""
-        card = await reviewed_card(self.ctx.calls, self.check_id)
+        state = await self.ctx.service.card_state(self.check_id)
+        card = None if state is None else card_of(state)
         if card is None or self.card.is_expired():
             return
         try:

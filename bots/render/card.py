@@ -17,8 +17,7 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bots.service.checks import Outcome
-from storage.reviews import review_of
+from bots.service.records import Outcome
 from zofia_engine.report import EvidenceItem, Report
 
 from .card_notes import (
@@ -68,6 +67,10 @@ _SIDES_FOR = {
     "misleading": ("con", "scientist"),
 }
 MAX_LINKS = 3
+#: the early card's line: the verdict is final, the debate is still being written
+EXPLANATION_FOLLOWS = N_(
+    "The evidence has decided this verdict; the panel's explanation follows here."
+)
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,10 @@ class VerdictCard:
     store; ``checked`` says, for an image post, what was checked ("Checked: the caption
     and the text in 1 image"), and ``read`` the first words read from its image
     ("Read from the image: “…”"; the image's own text, escaped by each renderer).
-    ``words`` are the fixed words it was made with (the chat's language), for its
+    ``complete`` is false on the early card of a verdict the evidence decided before the
+    debate (:attr:`Report.complete <zofia_engine.report.Report.complete>`): it says the
+    explanation follows, and its renderers show no buttons until it does. ``words`` are
+    the fixed words it was made with (the chat's language), for its
     renderer's labels.
     """
 
@@ -108,6 +114,7 @@ class VerdictCard:
     checked_by: tuple[Link, ...] = ()
     checked: str = ""
     read: str = ""
+    complete: bool = True
     words: Words = field(default=ENGLISH, compare=False)
 
 
@@ -132,6 +139,8 @@ def top_evidence(report: Report, count: int = MAX_LINKS) -> list[EvidenceItem]:
 def _notes(report: Report, words: Words) -> tuple[str, ...]:
     notes = [*cut_note(report.notes, words), *image_notes(report, words)]
     notes[:0] = review_note(report, words)
+    if not report.complete:
+        notes.insert(0, words(EXPLANATION_FOLLOWS))
     if report.triage is not None and report.triage.signs:
         notes.append(words("Signs: {signs}.", signs="; ".join(report.triage.signs)))
     if report.verdict in ("no_claim", "satire", "scam"):
@@ -185,7 +194,7 @@ def review_note(report: Report, words: Words = ENGLISH) -> list[str]:
     """A review in force, beside the machine's verdict, saying whose it is: "Reviewed by
     this chat's moderators" (a confirmation) or "Changed by the service's reviewers from
     False to True: …"."""
-    mark = review_of(report)
+    mark = report.review
     if mark is None:
         return []
     machine, verdict = words(SHORT_NAMES[mark.machine]), words(SHORT_NAMES[mark.verdict])
@@ -229,6 +238,7 @@ def report_card(
         checked_by=tuple(_checked_by(report, words)),
         checked=checked_line(report, words),
         read=read_line(report, words),
+        complete=report.complete,
         words=words,
     )
 

@@ -28,7 +28,7 @@ STAGE_NAMES = {
     "debate": "debate",
     "verdict": "verdict",
 }
-_MARKS = {"finished": "✓", "failed": "✗", "round": "•"}
+_MARKS = {"finished": "✓", "failed": "✗", "round": "•", "verdict_ready": "✓"}
 
 
 def describe_event(event: ProgressEvent) -> str:
@@ -38,6 +38,8 @@ def describe_event(event: ProgressEvent) -> str:
         return f"debate round {event.round}: the judge asks for another round"
     if event.kind == "round":
         return f"debate round {event.round}: judge says {event.detail}"
+    if event.kind == "verdict_ready":
+        return f"verdict: {event.detail}; the panel is writing its explanation"
     detail = event.detail
     return f"{name} {event.kind}" + (f" ({detail})" if detail else "")
 

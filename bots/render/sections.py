@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from storage.other_chats import seen_elsewhere
+from bots.service.records import seen_elsewhere
 from zofia_engine.report import ClaimResult, DebateTurn, EvidenceItem, JudgeRuling, Report
 from zofia_engine.retrieval.credibility import counts_against
 

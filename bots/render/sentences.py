@@ -8,11 +8,12 @@ The sentences are said in the chat's language: each takes the chat's
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from urllib.parse import urlsplit
 
-from bots.service.checks import CheckFailedError
-from bots.service.limits import Limit, RateLimitedError, Refusal, wait_words
+from bots.service.records import CheckFailedError
+from bots.service.refusals import Limit, RateLimitedError, Refusal, ReviewRefused, wait_words
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.report import EvidenceItem
 from zofia_engine.text import counted
@@ -37,6 +38,7 @@ __all__ = [
     "refusal_reason",
     "refusal_sentence",
     "refusals_sentence",
+    "review_refusal",
     "source_label",
     "source_name",
     "source_site",
@@ -226,6 +228,27 @@ def error_sentence(exc: BaseException, words: Words = ENGLISH) -> str:
     if isinstance(exc, asyncio.CancelledError):
         return words("The check was cancelled.")
     return words("Something went wrong on our side; the error was logged.")
+
+
+#: why a review was refused, in English (what a moderator typed is theirs to fix)
+_REVIEW_REFUSED = {
+    "chat_reviews_off": "Reviews by a chat's moderators are off on this bot.",
+    "unknown_verdict": "The verdict must be true, false, misleading or unproven.",
+    "note_too_long": "The note is too long: at most {limit} characters.",
+    "link_too_long": "The link is too long: at most {limit} characters.",
+    "not_a_link": "The link must be an http(s) address.",
+    "no_verdict": "This check has no verdict to review yet.",
+    "scam_called_true": "Only the service's reviewers may call a likely scam true.",
+}
+
+
+def review_refusal(exc: ReviewRefused, words: Words = ENGLISH) -> str:
+    """Why a review was refused, as one sentence: a limit in ``words`` with when one may
+    be saved; a note, link or verdict the rules refuse in English."""
+    if exc.kind in ("reviewer_limit", "check_limit"):
+        minutes = words.number(max(1, math.ceil(exc.retry_after_s / 60)))
+        return words("Too many reviews for now: try again in {minutes} min.", minutes=minutes)
+    return _REVIEW_REFUSED[exc.kind].format(limit=exc.limit)
 
 
 def _counted_reason(refusal: Refusal, words: Words) -> str:

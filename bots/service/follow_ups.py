@@ -1,152 +1,74 @@
 """Follow-up questions on a finished check (issue 29): a reader asks "why?" or "which
 source?" about a verdict, and gets one answer from the report they were shown.
 
-:func:`ask_follow_up` is :meth:`CheckService.follow_up
-<bots.service.checks.CheckService.follow_up>`: the check must have been asked in the
-requester's chat and have a report (a moderator's review in force, as the card shows
-it); the request is then admitted against the requester's limits like a check (one
-model call is work that a flood of questions must not get for free), refused when the
-day's token budget (or the asker's or the chat's share of it) is spent, answered under
-the engine's concurrency bound (a slot shared with the checks), and its tokens are
-charged to the day's budget and the shares (``attempts.tokens``); the admission is
-released whatever happened.
+:meth:`CheckService.follow_up <bots.service.checks.CheckService.follow_up>` finds the
+report the check shows in the requester's chat (a moderator's review in force, as the
+card shows it) and admits the question against the requester's limits like a check (one
+model call is work that a flood of questions must not get for free); then
+:func:`ask_follow_up` refuses it when the day's token budget (or the asker's or the
+chat's share of it) is spent, answers it under the engine's concurrency bound (a slot
+shared with the checks), and charges its tokens to the day's budget and the shares
+(``attempts.tokens``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-import logging
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import Protocol
 
-from storage.errors import CheckNotFoundError
 from storage.store import CheckStore
-from zofia_engine.errors import ZofiaError
-from zofia_engine.ports import Checker, FollowUpAnswer
-from zofia_engine.report import EvidenceItem, Report
+from zofia_engine.ports import Answerer, FollowUpAnswer
+from zofia_engine.report import Report
 
-from .chat_operations import ChatOperations
-from .handles import Requester
-from .limits import Admission, RequestLimits
+from .delivery import CardDelivery, StoreThreads
+from .fair_slots import FairSlots
+from .limits import RequestLimits
+from .records import Admission, FollowUp
 
-__all__ = ["MAX_QUESTION", "NO_REPORT", "FollowUp", "NoReportError", "ask_follow_up"]
-
-log = logging.getLogger(__name__)
+__all__ = ["MAX_QUESTION", "ask_follow_up"]
 
 #: the longest question taken, in characters (a longer one is cut by the engine too)
 MAX_QUESTION = 1000
 
 
-#: what a question about a check with no report is told
-NO_REPORT = (
-    "This check has no report to ask about: it is still running, it failed, or its "
-    "details have expired."
-)
-
-
-class NoReportError(ZofiaError, LookupError):
-    """The check has no report to ask about: it is still running, it failed, or its
-    details have expired."""
-
-
-@dataclass(frozen=True)
-class FollowUp:
-    """The answer to a follow-up question on check ``check_id``: the checker's answer,
-    and the report's evidence it cites, in the order it cites them (for the labels a
-    front-end shows instead of the ids)."""
-
-    check_id: str
-    answer: FollowUpAnswer
-    sources: tuple[EvidenceItem, ...] = ()
-
-    @property
-    def text(self) -> str:
-        return self.answer.text
-
-    @property
-    def answered(self) -> bool:
-        return self.answer.answered
-
-
-class _Slots(Protocol):
-    @property
-    def count(self) -> int: ...
-
-    def slot(self, chat: str) -> AbstractAsyncContextManager[None]: ...
-
-
 class _Service(Protocol):
     """What of the check service a follow-up needs (:class:`bots.service.checks.CheckService`)."""
 
-    checker: Checker
     store: CheckStore
-    chats: ChatOperations
     limits: RequestLimits
+    slots: FairSlots
+    threads: StoreThreads
+    delivery: CardDelivery
     clock: Callable[[], dt.datetime]
 
     @property
-    def runs(self) -> _Slots: ...
-
-    def admit(self, requester: Requester) -> Admission: ...
-
-    def release(self, admission: Admission) -> None: ...
-
-
-def _report(service: _Service, check_id: str, requester: Requester) -> Report:
-    """The report check ``check_id`` shows, if it was asked in the requester's chat
-    (any chat when the requester names none: the CLI) (blocking)."""
-    if requester.chat_id:
-        row = service.chats.check_in_chat(check_id, requester.platform, requester.chat_id)
-        if row is None:
-            raise CheckNotFoundError(f"no check {check_id!r} in this chat")
-    found = service.store.report_for(check_id)
-    if found is None:
-        if service.store.checks.get(check_id) is None:
-            raise CheckNotFoundError(f"no check {check_id!r}")
-        raise NoReportError(NO_REPORT)
-    return found[1]
+    def engine(self) -> Answerer: ...
 
 
 async def ask_follow_up(
     service: _Service,
-    check_id: str,
+    admission: Admission,
+    asked: tuple[str, Report],
     question: str,
-    requester: Requester,
     *,
     language: str = "",
 ) -> FollowUp:
-    """Answer ``question`` about check ``check_id`` for ``requester``.
-
-    Args:
-        language: the reply language (``""``: English).
+    """Answer ``question`` (stripped, not empty) about ``asked`` (a check and the report
+    it shows) for the request ``admission`` let in, in ``language`` (``""``: English).
 
     Raises:
-        ValueError: the question is empty.
-        CheckNotFoundError: no such check, or not one asked in the requester's chat.
-        NoReportError: the check has no report (running, failed, or expired).
-        RateLimitedError: a limit of the requester's is reached, or the day's budget
-            (``BusyError``) or their share of it is spent; nothing was asked.
+        RateLimitedError: the day's budget (``BusyError``) or the asker's or the chat's
+            share of it is spent; nothing was asked.
         StepFailed: the model's call failed, or its reply could not be read.
     """
-    question = question.strip()[:MAX_QUESTION]
-    if not question:
-        raise ValueError("the question is empty")
-    # Refused before any limit counts: a question about nothing costs nothing.
-    report = await asyncio.to_thread(_report, service, check_id, requester)
-    admission = await asyncio.to_thread(service.admit, requester)
-    try:
-        spent = service.limits.refuse_if_spent
-        await asyncio.to_thread(spent, admission, service.runs.count, service.clock())
-        async with service.runs.slot(admission.chat):
-            answer = await service.checker.follow_up(report, question, language=language)
-        if answer.tokens:
-            charge = service.store.attempts.charge
-            await asyncio.to_thread(charge, admission.attempt_id, answer.tokens, check_id)
-    finally:
-        await asyncio.to_thread(service.release, admission)  # never raises
+    run, (check_id, report) = service.threads.run, asked
+    pending = service.delivery.pending()
+    await run(service.limits.refuse_if_spent, admission, pending, service.clock())
+    async with service.slots.slot(admission.chat):
+        answer = await service.engine.follow_up(report, question, language=language)
+    if answer.tokens:
+        await run(service.store.attempts.charge, admission.attempt_id, answer.tokens, check_id)
     by_id = {item.id: item for item in report.evidence}
     sources = tuple(by_id[i] for i in answer.cites if i in by_id)
     if answer.answered and not sources:  # an answer must rest on the report's evidence

@@ -1,5 +1,5 @@
-"""What a submitted check is to its requesters: who asked, the handle they wait on,
-and the outcome they get; the one engine run that every waiter shares; and the
+"""What a submitted check is to its requesters: the handle they wait on for their
+outcome (:mod:`.records`); the one engine run that every waiter shares; and the
 waiters of this process (:class:`Waiters`), whose store writes run off the event loop."""
 
 from __future__ import annotations
@@ -8,21 +8,17 @@ import asyncio
 import datetime as dt
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from storage.checks import Checks
 from storage.other_chats import shown_to
-from storage.rows import CheckRow, CheckStatus, RepeatKind
-from zofia_engine.errors import ZofiaError
+from storage.rows import CheckRow, CheckStatus
 from zofia_engine.post import ProgressEvent
-from zofia_engine.report import Report
+
+from .records import Outcome
 
 __all__ = [
-    "CheckFailedError",
     "CheckHandle",
-    "Outcome",
-    "Requester",
     "Run",
     "Turnstile",
     "Waiters",
@@ -30,37 +26,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Requester:
-    """Who asked, on which platform and in which chat (ids as the platform gives them);
-    ``private``: the chat is the user's own with the bot (one request at a time there);
-    ``in_group``: the chat is a group or a channel, whose checks may answer other chats
-    (:mod:`storage.other_chats`; a private chat's, a key's or the terminal's answer only
-    their own)."""
-
-    platform: str
-    user_id: str
-    chat_id: str = ""
-    private: bool = False
-    in_group: bool = False
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A finished check: its report, and where it came from when it is a repeat."""
-
-    check_id: str
-    report: Report
-    repeat_kind: RepeatKind | None = None
-    original_id: str | None = None
-    original_at: dt.datetime | None = None
-    similarity: float | None = None
-
-
-class CheckFailedError(ZofiaError):
-    """The engine could not finish the check; the message says what failed."""
 
 
 class Run:
@@ -116,6 +81,8 @@ class CheckHandle:
     ) -> None:
         self.check_id = check_id
         self.delivered_elsewhere = delivered_elsewhere
+        #: how many checks its requester may still ask today (set by the service)
+        self.checks_left: int | None = None
         self._outcome = outcome
         self._run = run
         self._on_cancel = on_cancel

@@ -22,148 +22,21 @@ English, for the log.
 from __future__ import annotations
 
 import datetime as dt
-import enum
 import math
 from dataclasses import dataclass
 
 from storage.store import CheckStore
-from zofia_engine.errors import ZofiaError
 
+from .records import Admission
+from .refusals import Limit, RateLimitedError, Refusal
 from .settings import ServiceSettings
 
-__all__ = [
-    "Admission",
-    "BusyError",
-    "Limit",
-    "RateLimitedError",
-    "Refusal",
-    "RequestLimits",
-    "wait_words",
-]
+__all__ = ["RequestLimits"]
 
 MINUTE = dt.timedelta(minutes=1)
 DAY = dt.timedelta(days=1)
 #: an attempt not ended after this long (its process died) no longer holds its place
 IN_FLIGHT_AGE = dt.timedelta(minutes=30)
-
-
-class Limit(enum.StrEnum):
-    """Which limit refused a request."""
-
-    USER_RATE = "user_rate"  #: ``user_per_minute``
-    CHAT_RATE = "chat_rate"  #: ``chat_per_minute``
-    USER_DAILY = "user_daily"  #: ``user_daily``, over the last 24 hours
-    CHAT_DAILY = "chat_daily"  #: ``chat_daily``
-    PRIVATE_QUEUE = "private_queue"  #: a private chat's requests waiting their turn
-    USER_PENDING = "user_pending"  #: the user's share of the pending checks
-    CHAT_PENDING = "chat_pending"  #: the chat's share of the pending checks
-    USER_BUDGET = "user_budget"  #: the user's share of the day's token budget
-    CHAT_BUDGET = "chat_budget"  #: the chat's share of the day's token budget
-    BUDGET = "budget"  #: the deployment's day's token budget
-    QUEUE = "queue"  #: the deployment's pending checks (``max_pending_checks``)
-
-
-#: the limits of the deployment as a whole (raised as :class:`BusyError`)
-DEPLOYMENT = frozenset({Limit.BUDGET, Limit.QUEUE})
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a request was refused, and when that limit frees up.
-
-    Args:
-        limit: which limit.
-        retry_after_s: when it frees up, from now (at least 1 s).
-        count: the limit's bound (a rate's or a quota's N), or what is held against it
-            (the checks waiting; the pending checks of the deployment).
-        held: a budget (or a share of it) is held by checks under way, which free it
-            when they end; ``False``: it is spent, until midnight (UTC).
-    """
-
-    limit: Limit
-    retry_after_s: float
-    count: int = 0
-    held: bool = False
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "retry_after_s", max(1.0, float(self.retry_after_s)))
-
-
-_LOG_WORDS = {
-    Limit.USER_RATE: "{count} checks a minute for you",
-    Limit.CHAT_RATE: "{count} checks a minute in this chat",
-    Limit.USER_DAILY: "{count} checks a day for you",
-    Limit.CHAT_DAILY: "{count} checks a day in this chat",
-    Limit.PRIVATE_QUEUE: "{count} requests already waiting in this private chat",
-    Limit.USER_PENDING: "{count} checks of yours pending, your share",
-    Limit.CHAT_PENDING: "{count} checks of this chat pending, its share",
-    Limit.USER_BUDGET: "your share of today's checking budget {state}",
-    Limit.CHAT_BUDGET: "this chat's share of today's checking budget {state}",
-    Limit.BUDGET: "today's checking budget {state}",
-    Limit.QUEUE: "the bot is busy with {count} checks",
-}
-
-
-def _log_words(refusal: Refusal) -> str:
-    """The refusal in English, for the log (the bots say it with their own words)."""
-    state = "held by checks under way" if refusal.held else "spent"
-    reason = _LOG_WORDS[refusal.limit].format(count=refusal.count, state=state)
-    return f"Limit reached ({reason}); try again in {wait_words(refusal.retry_after_s)}."
-
-
-class RateLimitedError(ZofiaError):
-    """A request was refused by a limit: :attr:`refusal` says which, and when it frees.
-
-    Args:
-        refusal: the refusal; a caller that names no limit may give an English sentence
-            and ``retry_after_s`` instead (said as a per-minute rate of the user's).
-    """
-
-    def __init__(self, refusal: Refusal | str, retry_after_s: float | None = None) -> None:
-        if isinstance(refusal, str):
-            message = refusal
-            refusal = Refusal(Limit.USER_RATE, retry_after_s or 60.0)
-        else:
-            message = _log_words(refusal)
-        super().__init__(message)
-        self.refusal = refusal
-
-    @property
-    def retry_after_s(self) -> float:
-        """When to come back, in seconds from the refusal."""
-        return self.refusal.retry_after_s
-
-
-class BusyError(RateLimitedError):
-    """The deployment as a whole is at its bound (checks queued, or the day's token
-    budget); :attr:`refusal` says which, and when to come back."""
-
-
-def _refused(refusal: Refusal) -> RateLimitedError:
-    """The exception that carries ``refusal``: a :class:`BusyError` for a limit of the
-    whole deployment."""
-    return BusyError(refusal) if refusal.limit in DEPLOYMENT else RateLimitedError(refusal)
-
-
-def wait_words(seconds: float) -> str:
-    seconds = max(1, math.ceil(seconds))
-    if seconds < 120:
-        return f"{seconds} s"
-    if seconds < 7200:
-        return f"{math.ceil(seconds / 60)} min"
-    return f"{math.ceil(seconds / 3600)} h"
-
-
-@dataclass(frozen=True)
-class Admission:
-    """A request the limits let in, counted from then on by every limit: its attempt's
-    id, and who asked where, as keyed ids
-    (:class:`~bots.service.chat_operations.ChatOperations`)."""
-
-    attempt_id: str
-    requester: str
-    platform: str
-    chat: str
 
 
 @dataclass(frozen=True)
@@ -221,7 +94,8 @@ class RequestLimits:
             attempt = self.store.attempts.add(
                 platform=platform, chat=chat, requester=requester, private=private
             )
-        return Admission(attempt, requester, platform, chat)
+            left = self.left_today(requester, now)
+        return Admission(attempt, requester, platform, chat, left)
 
     def check(self, *, requester: str, platform: str, chat: str, now: dt.datetime) -> None:
         """Raise :class:`RateLimitedError` if one more request would pass a limit."""
@@ -243,7 +117,7 @@ class RequestLimits:
             # Never past the window: a request admitted on another thread after ``now``
             # was taken is the oldest here too.
             wait = min((oldest + rule.window - now).total_seconds(), rule.window.total_seconds())
-            raise _refused(Refusal(rule.limit, wait, count=rule.bound))
+            raise RateLimitedError.of(Refusal(rule.limit, wait, count=rule.bound))
 
     def _private_turn(self, requester: str, platform: str, chat: str, now: dt.datetime) -> None:
         """A private chat's request waits its turn behind the user's others under way,
@@ -256,11 +130,13 @@ class RequestLimits:
         )
         if open_now >= bound:
             waiting = open_now - settings.private_in_flight
-            raise _refused(Refusal(Limit.PRIVATE_QUEUE, self._typical_s(), count=waiting))
+            raise RateLimitedError.of(
+                Refusal(Limit.PRIVATE_QUEUE, self._typical_s(), count=waiting)
+            )
         mine, here = self.store.checks.pending_of(requester=requester, platform=platform, chat=chat)
         held = open_now + max(0, mine - here)  # this chat's are among its open requests
         if held >= self._pending_cap(settings.user_pending_share):
-            raise _refused(Refusal(Limit.USER_PENDING, self._typical_s(), count=held))
+            raise RateLimitedError.of(Refusal(Limit.USER_PENDING, self._typical_s(), count=held))
 
     def _pending_cap(self, share: float) -> int:
         return max(1, math.floor(self.settings.max_pending_checks * share))
@@ -285,14 +161,14 @@ class RequestLimits:
         if pending >= settings.max_pending_checks:
             queued = pending - settings.max_pending_checks + 1
             wait = self._typical_s() * queued / settings.max_concurrent_checks
-            raise _refused(Refusal(Limit.QUEUE, wait, count=pending))
+            raise RateLimitedError.of(Refusal(Limit.QUEUE, wait, count=pending))
         shares = (
             (mine, settings.user_pending_share, Limit.USER_PENDING),
             (chat_s, settings.chat_pending_share, Limit.CHAT_PENDING),
         )
         for held, share, limit in shares:
             if held >= self._pending_cap(share):
-                raise _refused(Refusal(limit, self._typical_s(), count=held))
+                raise RateLimitedError.of(Refusal(limit, self._typical_s(), count=held))
 
     def refuse_if_spent(self, who: Admission, pending: int, now: dt.datetime) -> None:
         """Refuse a request that costs model work (a follow-up question) when the day's
@@ -333,7 +209,7 @@ class RequestLimits:
                 continue
             held = tokens - pending * self.token_reserve < cap
             wait = self._typical_s() if held else to_midnight
-            raise _refused(Refusal(limit, wait, held=held))
+            raise RateLimitedError.of(Refusal(limit, wait, held=held))
 
     def _typical_s(self) -> float:
         """How long an engine run takes here, of late (120 s when none has finished)."""

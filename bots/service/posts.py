@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from zofia_engine.fetch import fetch_article
 from zofia_engine.post import Post, PostImage
 
-__all__ = ["post_from_link", "post_from_message"]
+from .records import Images, Message
+
+__all__ = ["costs_work", "post_from_link", "post_from_message", "post_of"]
 
 _ONLY_A_URL = re.compile(r"\s*(https?://\S+)\s*", re.IGNORECASE)
 _FIRST_URL = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
@@ -77,3 +79,34 @@ async def post_from_link(
     """
     article = await fetch_article(url, allow_private=allow_private_urls)
     return article.as_post(published=published, origin=origin, language=language)
+
+
+def costs_work(message: Message) -> bool:
+    """Whether reading ``message`` costs work (images to read, a platform's download, a
+    link alone to fetch), and so waits for the request's admission."""
+    text = message.text if message.text.strip() else message.url
+    costly = message.images or message.fetch is not None
+    return bool(costly) or _ONLY_A_URL.fullmatch(text) is not None
+
+
+async def post_of(message: Message, more_text: str = "", images: Images = ()) -> Post:
+    """The post ``message`` stands for, with ``more_text`` (a file's) after its text and
+    ``images`` beside its own (:func:`post_from_message`).
+
+    Raises:
+        InvalidPostError: the link cannot be fetched or holds no article.
+    """
+    text = message.text
+    if more_text:
+        text = "\n\n".join(part for part in (text.strip(), more_text) if part)
+    post = await post_from_message(
+        text or message.url,
+        images=(*message.images, *images),
+        published=message.published,
+        origin=message.origin,
+        language=message.language,
+        allow_private_urls=message.allow_private_urls,
+    )
+    if message.url and not post.url:
+        post = post.model_copy(update={"url": message.url})
+    return post

@@ -8,38 +8,31 @@ is shown across chats (:mod:`storage.other_chats`).
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from collections.abc import Callable
 
 import numpy as np
 
 from storage.rows import CheckRow, RepeatKind
 from storage.store import CheckStore
-from zofia_engine.post import Post
 from zofia_engine.report import Report
 
-from .handles import CheckHandle, Outcome
-from .limits import Admission
-from .repeats import NearRepeats
+from .delivery import Intake, Parts
+from .handles import CheckHandle
+from .records import Outcome
+from .shown import shown_report
 
 __all__ = ["answer_from_store"]
 
 
 async def answer_from_store(
-    store: CheckStore,
-    repeats: NearRepeats,
-    post: Post,
-    keyed: tuple[str, str],
-    record: Callable[..., CheckRow],
-    since: dt.datetime,
-    who: Admission,
+    parts: Parts, intake: Intake
 ) -> tuple[CheckHandle | None, np.ndarray | None]:
-    """The answer to an exact or near repeat checked since ``since`` that may answer the
-    chat ``who`` asks in (:mod:`storage.other_chats`), or ``None``; and the post's
-    vector, when the near-repeat search needed it. ``keyed`` is the post's checkable text
-    and its key; ``record`` writes the request's row
-    (:meth:`~bots.service.checks.CheckService.submit`'s)."""
-    text, digest = keyed
+    """The answer to ``intake`` from an exact or near repeat checked within the window
+    that may answer the chat its asker asks in (:mod:`storage.other_chats`), or ``None``;
+    and the post's vector, when the near-repeat search needed it."""
+    store, repeats, record, who = parts.store, parts.repeats, intake.record, intake.admission
+    text, post, digest = intake.read.text, intake.read.post, intake.digest
+    since = intake.now - parts.window
     where = {"platform": who.platform, "chat": who.chat}
     repeat = await asyncio.to_thread(store.checks.find_exact, digest, since, **where)
     if repeat is not None:
@@ -71,7 +64,7 @@ async def _answer(
         if store.reports.get(original.id) is None:  # purged since: check it again
             return None
         row = record(status="done", repeat_of=original.id, repeat_kind=kind)
-        report = store.reviewed_report(original.id, (row.platform, row.chat) if row.chat else None)
+        report = shown_report(store, original.id, (row.platform, row.chat) if row.chat else None)
         return None if report is None else (row, report)
 
     found = await asyncio.to_thread(stored)

@@ -18,11 +18,10 @@ from telegram import CallbackQuery, Message, Update
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
-from bots.chat.logs import log_chat
 from bots.render.sections import already_shown, section
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from storage.rows import CheckRow
+from bots.service.records import CheckRow, Requester
 
 from .card_edits import card_buttons
 from .context import PLATFORM, TelegramContext, context_of
@@ -66,16 +65,16 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
     action = BUTTON_ACTIONS.get(match["action"]) if match else None
     if match is None or action is None or message is None:
         return NOT_FOUND, True, None
-    row = await ctx.calls.check_in_chat(match["check_id"], PLATFORM, str(message.chat.id))
+    row = await ctx.service.chats.check(match["check_id"], PLATFORM, str(message.chat.id))
     if row is None:
-        where = log_chat(PLATFORM, message.chat.id)
+        where = ctx.log_chat(message.chat.id)
         log.info("button for an unknown or foreign check in chat %s", where)
         return NOT_FOUND, True, None
     if action == "cancel":
         return (*_cancel(ctx, row, query.from_user.id), None)
     # Telegram names a deleted or too old message with date 0: is_accessible says so.
     if not message.is_accessible or not isinstance(message, Message):
-        log.info("button on an inaccessible card in chat %s", log_chat(PLATFORM, message.chat.id))
+        log.info("button on an inaccessible card in chat %s", ctx.log_chat(message.chat.id))
         return GONE, True, None
     if action in ("up", "down"):
         return (*await _vote(ctx, row, query, 1 if action == "up" else -1), None)
@@ -95,7 +94,7 @@ def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int) -> tuple[str, boo
 async def _vote(
     ctx: TelegramContext, row: CheckRow, query: CallbackQuery, vote: int
 ) -> tuple[str, bool]:
-    votes = await ctx.calls.vote(row, PLATFORM, str(query.from_user.id), vote)
+    votes = await ctx.service.chats.vote(row, Requester(PLATFORM, str(query.from_user.id)), vote)
     try:
         await query.edit_message_reply_markup(
             card_buttons(ctx, row.id, votes, words_for(row.language))
@@ -112,16 +111,16 @@ async def _open(
     """Mark a section opened and return how to post it as replies to the card, once: a
     second tap, even while the first one's messages go out, points back to it.
 
-    The mark is claimed in the store (:meth:`~bots.chat.store_calls.StoreCalls.claim_section`),
+    The mark is claimed in the store (:meth:`~bots.service.chats.ChatRecords.claim_mark`),
     so of two taps handled at the same time, by this process or by another replica on
     the same store, one posts the section and the other points back to it.
     """
-    calls = ctx.calls
-    if not await calls.claim_section(row.id, kind, []):  # opened; the message ids follow
+    chats = ctx.service.chats
+    if not await chats.claim_mark(row.id, kind, []):  # opened; the message ids follow
         return already_shown(kind), False, None
-    found = await calls.report_for(row.id)
+    found = await ctx.service.report_for(row.id)
     if found is None:
-        await calls.set_section_mark(row.id, kind, None)
+        await chats.set_mark(row.id, kind, None)
         return "The details of this check have expired.", True, None
     messages = section_messages(section(kind, found[1]))
     return "", False, partial(_post, ctx, row.id, kind, card, messages)
@@ -138,9 +137,9 @@ async def _post(
             reply = await card.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
             sent.append(reply.message_id)
     except BaseException:
-        await ctx.calls.set_section_mark(check_id, kind, None)  # written even if cut short
+        await ctx.service.chats.set_mark(check_id, kind, None)  # written even if cut short
         raise
-    await ctx.calls.set_section_mark(check_id, kind, sent)
+    await ctx.service.chats.set_mark(check_id, kind, sent)
 
 
 def button_handlers() -> list[BaseHandler[Update, Any, Any]]:

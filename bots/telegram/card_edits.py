@@ -52,7 +52,10 @@ def card_buttons(
 def card_message(
     ctx: TelegramContext, card: VerdictCard, votes: tuple[int, int] = (0, 0)
 ) -> tuple[str, InlineKeyboardMarkup]:
-    """The card's HTML and its keyboard (:func:`card_buttons`), in the card's words."""
+    """The card's HTML and its keyboard (:func:`card_buttons`), in the card's words; an
+    early card (``complete`` false: the debate still being written) has no buttons yet."""
+    if not card.complete:
+        return card_html(card), InlineKeyboardMarkup([])
     return card_html(card), card_buttons(ctx, card.check_id, votes, card.words)
 
 

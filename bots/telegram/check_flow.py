@@ -9,7 +9,6 @@ verdict card, or into one sentence saying what went wrong.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,19 +18,16 @@ from telegram import InlineKeyboardMarkup, Message
 from telegram.constants import ChatType
 from telegram.error import BadRequest, TelegramError
 
-from bots.chat.check_flow import CheckRequest, run_check
-from bots.chat.corrections import record_shown
-from bots.chat.logs import log_chat
+from bots.chat.check_flow import CheckRequest, card_target, run_check
 from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, QUIET_MIN_CONFIDENCE, min_confidence_of
 from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.render.words import ENGLISH, N_, Words, words_for
-from bots.service.checks import Requester
-from bots.service.limits import RateLimitedError
-from zofia_engine.post import Post
-from zofia_engine.text import checkable_text
+from bots.service.records import CardPlace, Images, Requester
+from bots.service.records import Message as Msg
+from bots.service.refusals import RateLimitedError
 
 from .card_edits import card_message, uneditable
 from .context import PLATFORM, TelegramContext, chat_language_of
@@ -43,6 +39,7 @@ from .render import NO_PREVIEW, progress_html, progress_keyboard, quote_text
 __all__ = [
     "AUTO_CHECK",
     "READING",
+    "Asked",
     "ChatRules",
     "TelegramScreen",
     "chat_rules",
@@ -67,7 +64,6 @@ class TelegramScreen:
         ctx: the bot's context (for the report links).
         anchor: the message the answer replies to.
         chat_id: the chat checked in (a deliver job's target).
-        asker: the requester's keyed hash (a deliver job's card counts their checks left).
         words: the chat's language, for what the screen says itself (the card
             carries its own).
     """
@@ -79,7 +75,6 @@ class TelegramScreen:
         ctx: TelegramContext,
         anchor: Message,
         chat_id: int,
-        asker: str,
         *,
         words: Words = ENGLISH,
     ) -> None:
@@ -87,7 +82,6 @@ class TelegramScreen:
         self.words = words
         self.anchor = anchor
         self.chat_id = chat_id
-        self.asker = asker
         self.reply: Message | None = None  # the "checking…" message, once sent
         self._keyboard: InlineKeyboardMarkup | None = None
         self._shown = ""
@@ -105,7 +99,7 @@ class TelegramScreen:
                 edited = await self.reply.edit_text(text)
                 self.reply = edited if isinstance(edited, Message) else self.reply
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
-            where = log_chat(PLATFORM, self.chat_id)
+            where = self.ctx.log_chat(self.chat_id)
             log.warning("could not answer an image post in chat %s: %s", where, exc)
 
     async def show_waiting(self, ahead: int) -> None:
@@ -116,7 +110,7 @@ class TelegramScreen:
                 waiting_sentence(ahead, self.words), do_quote=True
             )
         except TelegramError as exc:  # a courtesy: the progress message follows anyway
-            where = log_chat(PLATFORM, self.chat_id)
+            where = self.ctx.log_chat(self.chat_id)
             log.warning("could not answer a waiting post in chat %s: %s", where, exc)
         finally:
             self.opened()
@@ -181,7 +175,8 @@ class TelegramScreen:
         finally:
             self.opened()
         # Where the card is, so that a moderator's correction reaches it.
-        await record_shown(self.ctx.calls, card, PLATFORM, str(self.chat_id), str(where))
+        place = CardPlace(PLATFORM, str(self.chat_id), str(where), card.verdict)
+        await self.ctx.service.record_card(card.check_id, place)
 
     async def _replace(self, text: str, keyboard: InlineKeyboardMarkup | None) -> int:
         """Put ``text`` (HTML) with ``keyboard`` in place of the progress message, or in a
@@ -196,11 +191,12 @@ class TelegramScreen:
             except BadRequest as exc:
                 if not uneditable(exc):
                     raise
-                where = log_chat(PLATFORM, self.chat_id)
+                where = self.ctx.log_chat(self.chat_id)
                 log.info("the progress message in chat %s is gone (%s): sent anew", where, exc)
         sent = await self.anchor.reply_html(
             text, do_quote=True, reply_markup=keyboard, link_preview_options=NO_PREVIEW
         )
+        self.reply = sent  # an early card is completed in this message
         return sent.message_id
 
     async def say(self, sentence: str) -> None:
@@ -210,7 +206,7 @@ class TelegramScreen:
             await self._drop_progress()
             await self._replace(quote_text(sentence), None)
         except TelegramError as exc:
-            log.warning("could not tell chat %s: %s", log_chat(PLATFORM, self.anchor.chat_id), exc)
+            log.warning("could not tell chat %s: %s", self.ctx.log_chat(self.anchor.chat_id), exc)
         finally:
             self.opened()
 
@@ -230,28 +226,18 @@ class TelegramScreen:
             self.anchor, sentence, exc.retry_after_s, self.words, reason=reason
         )
 
-    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
+    def delivery_target(self, request: CheckRequest, checks_left: int | None) -> dict[str, Any]:
+        card = card_target(request.message, checks_left)
         if self.reply is None:  # unasked: the card, if any, replies to the post
             return delivery_target(
                 self.chat_id,
-                post,
-                asker=self.asker,
+                card,
                 reply_to=self.anchor.message_id,
                 min_confidence=request.min_confidence,
             )
         return delivery_target(
-            self.chat_id,
-            post,
-            asker=self.asker,
-            message_id=self.reply.message_id,
-            reply_to=self.anchor.message_id,
+            self.chat_id, card, message_id=self.reply.message_id, reply_to=self.anchor.message_id
         )
-
-
-def _refuse_blank(text: str) -> None:
-    """A post with nothing visible in it is refused before the limits count it, as on
-    Discord (an image post's text is its caption, and may be empty: not refused)."""
-    checkable_text(text)
 
 
 @dataclass(frozen=True)
@@ -276,7 +262,7 @@ async def chat_rules(ctx: TelegramContext, anchor: Message, *, unasked: bool) ->
     defaults: dict[str, Any] = {LANGUAGE_KEY: None}
     if unasked:
         defaults.update({QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE, AUTO_CHECK: False})
-    chat = await ctx.calls.chat_settings(PLATFORM, str(anchor.chat_id), defaults)
+    chat = await ctx.service.chats.settings(PLATFORM, str(anchor.chat_id), defaults)
     return ChatRules(
         chat_language_of(anchor, chat[LANGUAGE_KEY]),
         min_confidence_of(chat.get(QUIET_MIN_CONFIDENCE)),
@@ -284,74 +270,83 @@ async def chat_rules(ctx: TelegramContext, anchor: Message, *, unasked: bool) ->
     )
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a Telegram message asks to have checked.
+
+    Args:
+        target: the post: the message whose text (and images) are checked.
+        text: its text to check.
+        user_id: who asked.
+        request: the message that asked (``/check``, a mention), answered in a reply;
+            ``None``: the answer replies to ``target``.
+        images: the messages whose images are checked with the text (``target``, or an
+            album's messages).
+        unasked: a group's auto-check: no progress is shown, and only a sure alarm gets
+            the card (:func:`~bots.chat.quiet.group_answer`).
+    """
+
+    target: Message
+    text: str
+    user_id: int
+    request: Message | None = None
+    images: Sequence[Message] = ()
+    unasked: bool = False
+
+
 def _check_request(
     ctx: TelegramContext,
-    target: Message,
-    text: str,
-    user_id: int,
+    asked: Asked,
     screen: TelegramScreen,
     rules: ChatRules,
-    images: Sequence[Message],
-    *,
-    unasked: bool,
     ticket: Ticket | None,
 ) -> CheckRequest:
-    """What :func:`check_message` asks the check flow: ``text`` of ``target`` for
-    ``user_id`` with ``images``, downloaded when the flow asks
-    (``screen`` says it reads them, unless the check is ``unasked``), under its chat's
-    ``rules``, in its place in a private chat's line (``ticket``)."""
-    chat_id = target.chat_id
+    """What :func:`check_message` asks the check flow: ``asked``, its images downloaded
+    when the service asks (``screen`` says it reads them, unless the check is unasked),
+    under its chat's ``rules``, in its place in a private chat's line (``ticket``)."""
+    target, images, chat_id = asked.target, asked.images, asked.target.chat_id
 
-    async def download() -> list[tuple[bytes, str]]:
-        if images and not unasked:  # downloading and reading images takes a moment
+    async def fetch() -> tuple[str, Images]:
+        if images and not asked.unasked:  # downloading and reading images takes a moment
             await screen.open_reading(len(images))
-        return await download_images(target.get_bot(), images, ctx.images)
+        return "", tuple(await download_images(target.get_bot(), images, ctx.images))
 
     origin, published = forwarded_from(target, screen.words)
-    return CheckRequest(
-        text,
-        Requester(
-            PLATFORM,
-            str(user_id),
-            str(chat_id),
-            private=ticket is not None,
-            in_group=target.chat.type != ChatType.PRIVATE,
-        ),
-        download=download,
-        refuse=None if images else functools.partial(_refuse_blank, text),
+    message = Msg(
+        asked.text,
+        fetch=fetch if images else None,
         origin=origin,
         published=published,
         language=rules.language,
         allow_private_urls=ctx.allow_private_urls,
-        unasked=unasked,
+    )
+    private, in_group = ticket is not None, target.chat.type != ChatType.PRIVATE
+    return CheckRequest(
+        message,
+        Requester(PLATFORM, str(asked.user_id), str(chat_id), private=private, in_group=in_group),
+        unasked=asked.unasked,
         has_images=bool(images),
         min_confidence=rules.min_confidence,
-        react=lambda: react(target.get_bot(), chat_id, target.message_id),
+        react=lambda: react(ctx, target.get_bot(), chat_id, target.message_id),
         ticket=ticket,
     )
 
 
 async def check_message(
     ctx: TelegramContext,
-    target: Message,
-    text: str,
-    user_id: int,
-    request: Message | None = None,
+    asked: Asked,
     *,
-    images: Sequence[Message] = (),
-    unasked: bool = False,
     rules: ChatRules | None = None,
     screen_type: type[TelegramScreen] = TelegramScreen,
 ) -> None:
-    """Check ``text`` of ``target`` for ``user_id``; answer in a reply to ``request`` (the
-    message that asked: ``/check``, a mention), or to ``target`` itself. The images
-    of ``images`` (``target``, or an album's messages) are checked with the text; a
-    refused image gets one sentence, and no check is stored.
+    """Check what ``asked`` asks; answer in a reply to the message that asked, or to the
+    post itself. Its images are checked with the text; a refused image gets one
+    sentence, and no check is stored.
 
     The reply starts as "checking…" with a Cancel button, is edited as the check goes,
     and ends as the verdict card (at once for a repeat answered from the store). An
-    ``unasked`` check (a group's auto-check) shows no progress: a sure alarm gets the
-    card, else a reaction or nothing (:func:`~bots.chat.quiet.group_answer`).
+    unasked check (a group's auto-check) shows no progress: a sure alarm gets the card,
+    else a reaction or nothing (:func:`~bots.chat.quiet.group_answer`).
 
     It follows its chat's ``rules`` (:func:`chat_rules`: read here unless the caller
     read them); ``screen_type`` shows it (a guest message's
@@ -359,20 +354,17 @@ async def check_message(
     its place in the user's line at once (:class:`~bots.chat.turns.Turns`), so that
     posts forwarded together are answered in the order they came, one at a time.
     """
+    target, user_id = asked.target, asked.user_id
     private = target.chat.type == ChatType.PRIVATE
     with ctx.turns.place(str(user_id) if private else None) as ticket:  # before any await
-        anchor = request or target
-        chat_id = target.chat_id
+        anchor = asked.request or target
         if rules is None:
-            rules = await chat_rules(ctx, anchor, unasked=unasked)
-        asker, words = ctx.user_hash(user_id), words_for(rules.language)
-        screen = screen_type(ctx, anchor, chat_id, asker, words=words)
-        check = _check_request(
-            ctx, target, text, user_id, screen, rules, images, unasked=unasked, ticket=ticket
-        )
+            rules = await chat_rules(ctx, anchor, unasked=asked.unasked)
+        screen = screen_type(ctx, anchor, target.chat_id, words=words_for(rules.language))
+        check = _check_request(ctx, asked, screen, rules, ticket)
         try:
             await run_check(
-                ctx.calls, check, screen, progress_interval_s=ctx.settings.progress_interval_s
+                ctx.service, check, screen, progress_interval_s=ctx.settings.progress_interval_s
             )
         finally:
             screen.opened()

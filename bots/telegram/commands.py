@@ -171,7 +171,7 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     message = update.effective_message
     if message is None:
         return
-    calls = context_of(context).calls
+    chats = context_of(context).service.chats
     chat = str(message.chat_id)
     private = message.chat.type == ChatType.PRIVATE
     args = context.args or []
@@ -184,7 +184,7 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
         return
     if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
-        await calls.set_chat_settings(PLATFORM, chat, {AUTO_CHECK: args[1] == "on"})
+        await chats.set_settings(PLATFORM, chat, {AUTO_CHECK: args[1] == "on"})
     elif wanted in _PARSED and (wanted == "language" or not private) and len(args) > 1:
         key, parse = _PARSED[wanted]
         try:
@@ -193,9 +193,9 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
             said = str(exc)
             await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
             return
-        await calls.set_chat_settings(PLATFORM, chat, {key: value})
+        await chats.set_settings(PLATFORM, chat, {key: value})
     defaults = {LANGUAGE_KEY: None, AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}
-    now = await calls.chat_settings(PLATFORM, chat, defaults)
+    now = await chats.settings(PLATFORM, chat, defaults)
     language = chat_language_of(message, now[LANGUAGE_KEY])
     text = LANGUAGE_HELP.format(
         language=html.escape(language or "English"),

@@ -1,6 +1,6 @@
-"""What the Telegram handlers share: the check service (its store calls awaited off the
-event loop), the settings, the work running in the background (so shutdown can wait
-for it: :class:`~bots.chat.in_flight.InFlight`), the groups' cooldowns, their
+"""What the Telegram handlers share: the check service (every call awaited), the
+settings, the work running in the background (so shutdown can wait for it:
+:class:`~bots.chat.in_flight.InFlight`), the groups' cooldowns, their
 administrators (asked once a minute at most) and the albums being gathered; and the
 language a chat is answered in (:func:`chat_language_of`)."""
 
@@ -15,7 +15,6 @@ from telegram.ext import CallbackContext
 
 from bots.chat.cooldowns import Cooldowns
 from bots.chat.in_flight import InFlight
-from bots.chat.store_calls import StoreCalls
 from bots.chat.turns import Turns
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.links import report_url
@@ -71,16 +70,11 @@ class TelegramContext:
     cooldowns: Cooldowns = field(default_factory=Cooldowns)
     #: refusals held to be said once per burst, and the checks of each chat opening
     refusals: Refusals = field(default_factory=Refusals)
-    #: the service's store calls, awaited off the event loop
-    calls: StoreCalls = field(init=False)
     #: each user's private requests, answered in turn (``[service] private_in_flight``
     #: at once: the bot's runtime sizes it)
     turns: Turns = field(default_factory=Turns)
     #: each group's administrators, asked of Telegram once a minute at most
     admins: ChatAdmins = field(default_factory=ChatAdmins)
-
-    def __post_init__(self) -> None:
-        self.calls = StoreCalls(self.service)
 
     def install(self, bot_data: dict[Any, Any]) -> None:
         bot_data[_KEY] = self
@@ -98,7 +92,11 @@ class TelegramContext:
 
     def user_hash(self, user_id: int) -> str:
         """The stored form of a Telegram user id (an HMAC, never the id)."""
-        return self.service.chats.user_hash(PLATFORM, str(user_id))
+        return self.service.namer.user(PLATFORM, str(user_id))
+
+    def log_chat(self, chat_id: object) -> str:
+        """A chat as a log line names it: its keyed hash, never its id."""
+        return self.service.namer.log_name(PLATFORM, chat_id)
 
 
 def context_of(callback: CallbackContext[Any, Any, Any, Any]) -> TelegramContext:
@@ -118,5 +116,5 @@ def chat_language_of(message: Message, setting: str | None) -> str:
 
 async def read_chat_language(ctx: TelegramContext, message: Message) -> str:
     """:func:`chat_language_of`, its setting read from the store (which may raise)."""
-    setting = await ctx.calls.chat_setting(PLATFORM, str(message.chat_id), LANGUAGE_KEY, None)
-    return chat_language_of(message, setting)
+    found = await ctx.service.chats.settings(PLATFORM, str(message.chat_id), {LANGUAGE_KEY: None})
+    return chat_language_of(message, found[LANGUAGE_KEY])

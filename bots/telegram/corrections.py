@@ -5,7 +5,7 @@ card the chat was shown is edited into the card as it now reads (a card deleted 
 old to edit is passed over), then one short reply to the newest card says what changed.
 The application's rate limiter paces the calls (per chat and overall) and retries a
 429. A chat the bot may no longer post in (it was removed, or blocked: "Forbidden"), or
-that is gone ("chat not found"), raises :class:`~bots.chat.corrections.ChatGoneError`:
+that is gone ("chat not found"), raises :class:`~bots.service.records.ChatGoneError`:
 it is given up at once. Anything else (a 429 the limiter gave up on, a 5xx, the
 network) is raised as it is, and the chat is tried again later.
 """
@@ -15,7 +15,8 @@ from __future__ import annotations
 from telegram import Bot, ReplyParameters
 from telegram.error import BadRequest, Forbidden
 
-from bots.chat.corrections import ChatGoneError, Notice
+from bots.chat.corrections import Notice
+from bots.service.records import ChatGoneError
 
 from .card_edits import card_message, edit_card
 from .context import TelegramContext

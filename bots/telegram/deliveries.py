@@ -18,16 +18,12 @@ from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ReactionEmoji
 from telegram.error import BadRequest, TelegramError
 
-from bots.chat.check_flow import card_for, card_target
-from bots.chat.corrections import record_shown
-from bots.chat.logs import log_chat
+from bots.chat.check_flow import card_for
 from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_gets_card
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from bots.service.handles import CheckFailedError, Outcome
-from storage.deliveries import Claim
-from zofia_engine.post import Post
+from bots.service.records import CardPlace, CardState, CheckFailedError, Claim, Failed
 
 from .card_edits import card_message, edit_card, uneditable
 from .context import PLATFORM, TelegramContext
@@ -41,31 +37,30 @@ log = logging.getLogger(__name__)
 REACTION = ReactionEmoji.EYES
 
 
-async def react(bot: Bot, chat_id: int, message_id: int) -> None:
+async def react(ctx: TelegramContext, bot: Bot, chat_id: int, message_id: int) -> None:
     """Put :data:`REACTION` on a post; never raises (a group may allow no reactions,
     or not this one: the post then simply gets none)."""
     try:
         await bot.set_message_reaction(chat_id, message_id, reaction=REACTION)
     except TelegramError as exc:
-        log.warning("could not react to a post in chat %s: %s", log_chat(PLATFORM, chat_id), exc)
+        log.warning("could not react to a post in chat %s: %s", ctx.log_chat(chat_id), exc)
 
 
 def delivery_target(
     chat_id: int,
-    post: Post,
+    card: dict[str, Any],
     *,
-    asker: str,
     message_id: int | None = None,
     reply_to: int | None = None,
     min_confidence: float = DEFAULT_MIN_CONFIDENCE,
 ) -> dict[str, Any]:
-    """What a deliver job needs to post the card of ``post`` in ``chat_id`` from any
-    replica: the ``message_id`` of the "checking…" message to edit, and the message it
-    answers (``reply_to``: a card sent anew replies to it, should "checking…" be gone);
-    or, for an unasked check, the message to reply to (or react to) and the chat's
-    ``min_confidence`` for a card; and what the card is made of
-    (:func:`~bots.chat.check_flow.card_target`, ``asker`` the requester's hash)."""
-    target: dict[str, Any] = {"chat_id": chat_id, **card_target(post, asker), "reply_to": reply_to}
+    """What a deliver job needs to post a card in ``chat_id`` from any replica: the
+    ``message_id`` of the "checking…" message to edit, and the message it answers
+    (``reply_to``: a card sent anew replies to it, should "checking…" be gone); or, for
+    an unasked check, the message to reply to (or react to) and the chat's
+    ``min_confidence`` for a card; and what the card is made of (``card``:
+    :func:`~bots.chat.check_flow.card_target`)."""
+    target: dict[str, Any] = {"chat_id": chat_id, **card, "reply_to": reply_to}
     if message_id is not None:
         target["message_id"] = message_id
     else:
@@ -73,9 +68,7 @@ def delivery_target(
     return target
 
 
-async def post_delivered(
-    ctx: TelegramContext, bot: Bot, claim: Claim, found: Outcome | str
-) -> None:
+async def post_delivered(ctx: TelegramContext, bot: Bot, claim: Claim, found: CardState) -> None:
     """A deliver job's card: edit the "checking…" message it names into the verdict card
     (or the failure's sentence), or, for an unasked check, reply to the post or react to
     it (:func:`~bots.chat.quiet.group_answer`, with the target's least confidence: a
@@ -88,18 +81,19 @@ async def post_delivered(
     chat_id = int(target["chat_id"])
     keyboard: InlineKeyboardMarkup | None = None
     card: VerdictCard | None = None
-    if isinstance(found, str):
+    outcome = found.outcome
+    if isinstance(outcome, Failed):
         if target.get("unasked"):
             return
         words = words_for(str(target.get("language") or ""))
-        text = quote_text(error_sentence(CheckFailedError(found), words))
+        text = quote_text(error_sentence(CheckFailedError(outcome.reason), words))
     else:
         if target.get("unasked"):
             least = min_confidence_of(target.get("min_confidence"))
-            reaction = functools.partial(react, bot, chat_id, int(target["reply_to"]))
-            if not await unasked_gets_card(found.report, least, reaction):
+            reaction = functools.partial(react, ctx, bot, chat_id, int(target["reply_to"]))
+            if not await unasked_gets_card(outcome.report, least, reaction):
                 return
-        card = await card_for(ctx.calls, found, target)
+        card = card_for(outcome, target)
         text, keyboard = card_message(ctx, card)
     if "message_id" in target:
         where = int(target["message_id"])
@@ -115,7 +109,8 @@ async def post_delivered(
     else:
         where = await _send(bot, chat_id, text, keyboard, target.get("reply_to"))
     if card is not None:  # where it is, so that a moderator's correction reaches it
-        await record_shown(ctx.calls, card, PLATFORM, str(chat_id), str(where))
+        place = CardPlace(PLATFORM, str(chat_id), str(where), card.verdict)
+        await ctx.service.record_card(card.check_id, place)
 
 
 async def _send(

@@ -11,10 +11,9 @@ import logging
 from telegram import Message
 
 from bots.chat.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
-from bots.chat.logs import log_chat
 from bots.render.words import ENGLISH, Words, words_for
 
-from .context import PLATFORM, TelegramContext, chat_language_of, read_chat_language
+from .context import TelegramContext, chat_language_of, read_chat_language
 from .render import NO_PREVIEW, card_html, quote_text
 
 __all__ = ["first_run_html", "show_example"]
@@ -43,7 +42,7 @@ async def show_example(ctx: TelegramContext, message: Message) -> None:
     try:
         language = await read_chat_language(ctx, message)
     except Exception:  # a courtesy: the example is worth more than the setting
-        where = log_chat(PLATFORM, message.chat_id)
+        where = ctx.log_chat(message.chat_id)
         log.warning("could not read the language of chat %s", where, exc_info=True)
         language = chat_language_of(message, None)
     await message.reply_html(

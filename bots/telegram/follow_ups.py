@@ -28,10 +28,8 @@ from telegram.error import TelegramError
 from telegram.ext import BaseHandler, ContextTypes, MessageHandler, filters
 
 from bots.chat.follow_ups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
-from bots.chat.logs import log_chat
 from bots.render.sentences import source_label
-from bots.service.checks import Requester
-from bots.service.follow_ups import FollowUp
+from bots.service.records import FollowUp, Requester
 from zofia_engine.report import EvidenceItem
 
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language
@@ -117,7 +115,7 @@ def _said_now(ctx: TelegramContext, message: Message, said: Said) -> bool:
         group_cooldown_s=None if private else ctx.settings.chat_cooldown_s,
     )
     if not now:
-        where = log_chat(PLATFORM, message.chat_id)
+        where = ctx.log_chat(message.chat_id)
         log.info("follow-up in chat %s: %s sentence left unsaid", where, said.kind)
     return now
 
@@ -138,7 +136,7 @@ async def _answer(ctx: TelegramContext, message: Message, check_id: str, questio
     try:
         await message.reply_html(text, do_quote=True, link_preview_options=NO_PREVIEW)
     except TelegramError as exc:
-        where = log_chat(PLATFORM, chat_id)
+        where = ctx.log_chat(chat_id)
         log.warning("could not answer a follow-up in chat %s: %s", where, exc)
 
 

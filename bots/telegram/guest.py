@@ -30,17 +30,14 @@ from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop, BaseHandler, ContextTypes, MessageHandler, filters
 
 from bots.chat.check_flow import CheckRequest, card_for, card_target
-from bots.chat.logs import log_chat
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
 from bots.render.words import words_for
-from bots.service.handles import CheckFailedError, Outcome
-from bots.service.limits import RateLimitedError
-from storage.deliveries import Claim
-from zofia_engine.post import Post
+from bots.service.records import CardState, CheckFailedError, Claim, Failed
+from bots.service.refusals import RateLimitedError
 
-from .check_flow import TelegramScreen, check_message
-from .context import PLATFORM, TelegramContext, context_of
+from .check_flow import Asked, TelegramScreen, check_message
+from .context import TelegramContext, context_of
 from .deliveries import post_delivered
 from .images import has_image
 from .inputs import (
@@ -103,14 +100,14 @@ async def answer_guest(bot: Bot, query_id: str, html: str, title: str) -> None:
     await bot.answer_guest_query(query_id, result)
 
 
-async def _say(message: Message, sentence: str) -> None:
+async def _say(ctx: TelegramContext, message: Message, sentence: str) -> None:
     """One sentence in answer to the guest ``message``; never raises."""
     try:
         await answer_guest(
             message.get_bot(), message.guest_query_id or "", quote_text(sentence), sentence
         )
     except TelegramError as exc:
-        where = log_chat(PLATFORM, message.chat_id)
+        where = ctx.log_chat(message.chat_id)
         log.warning("could not answer a guest query in chat %s: %s", where, exc)
 
 
@@ -146,7 +143,7 @@ class GuestScreen(TelegramScreen):
 
     async def say(self, sentence: str) -> None:
         try:
-            await _say(self.anchor, sentence)
+            await _say(self.ctx, self.anchor, sentence)
         finally:
             self.opened()
 
@@ -154,16 +151,13 @@ class GuestScreen(TelegramScreen):
         """A limit's refusal, said at once: the query has no burst to join."""
         await self.say(error_sentence(exc, self.words))
 
-    def delivery_target(self, post: Post, request: CheckRequest) -> dict[str, Any]:
-        return {
-            "chat_id": self.chat_id,
-            "guest_query_id": self.query_id,
-            **card_target(post, self.asker),
-        }
+    def delivery_target(self, request: CheckRequest, checks_left: int | None) -> dict[str, Any]:
+        card = card_target(request.message, checks_left)
+        return {"chat_id": self.chat_id, "guest_query_id": self.query_id, **card}
 
 
 async def post_delivered_or_guest(
-    ctx: TelegramContext, bot: Bot, claim: Claim, found: Outcome | str
+    ctx: TelegramContext, bot: Bot, claim: Claim, found: CardState
 ) -> None:
     """A deliver job's card (:func:`~.deliveries.post_delivered`); for a guest query's
     check (its target names the query), the query's one answer."""
@@ -172,12 +166,12 @@ async def post_delivered_or_guest(
     if not query_id:
         await post_delivered(ctx, bot, claim, found)
         return
-    if isinstance(found, str):
+    if isinstance(found.outcome, Failed):
         words = words_for(str(target.get("language") or ""))
-        sentence = error_sentence(CheckFailedError(found), words)
+        sentence = error_sentence(CheckFailedError(found.outcome.reason), words)
         await answer_guest(bot, query_id, quote_text(sentence), sentence)
         return
-    card = await card_for(ctx.calls, found, target)
+    card = card_for(found.outcome, target)
     text = guest_html(card, ctx.report_url(card.check_id))
     await answer_guest(bot, query_id, text, card.headline)
 
@@ -190,24 +184,17 @@ async def _ask(ctx: TelegramContext, message: Message) -> None:
     text = post_text(target) if target is not None else ""
     if target is None or (not text and not has_image(target)):
         words = await chat_words(ctx, message)  # "@bot hello", not in a reply: the help line
-        await _say(message, words(HOW_TO if target is None else NOTHING_TO_CHECK))
+        await _say(ctx, message, words(HOW_TO if target is None else NOTHING_TO_CHECK))
         return
     left = cooldown_left(ctx, message, asked="guest request")  # as for a mention
     if left:
         sentence, _ = await cooldown_refusal(ctx, message, left)
-        await _say(message, sentence)
+        await _say(ctx, message, sentence)
         return
-    work = check_message(
-        ctx,
-        target,
-        text,
-        asker_of(message),
-        message,
-        images=images_of(target),
-        screen_type=GuestScreen,
-    )
+    asked = Asked(target, text, asker_of(message), message, images=images_of(target))
+    work = check_message(ctx, asked, screen_type=GuestScreen)
     if not ctx.work.spawn(work):  # shutdown has begun
-        await _say(message, restarting(message))
+        await _say(ctx, message, restarting(message))
 
 
 async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -217,7 +204,8 @@ async def on_guest_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         try:
             await _ask(context_of(context), message)
         except Exception:  # a store that cannot be read: logged; the others never run
-            log.exception("guest message in chat %s failed", log_chat(PLATFORM, message.chat_id))
+            where = context_of(context).log_chat(message.chat_id)
+            log.exception("guest message in chat %s failed", where)
     raise ApplicationHandlerStop
 
 

@@ -20,7 +20,6 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import BaseHandler, CommandHandler, ContextTypes, MessageHandler, filters
 
-from bots.chat.logs import log_chat
 from bots.render.sentences import (
     RESTARTING,
     UNSUPPORTED_INPUT,
@@ -29,9 +28,8 @@ from bots.render.sentences import (
 )
 from bots.render.words import ENGLISH, N_, Words, words_for
 
-from .check_flow import AUTO_CHECK, ChatRules, chat_rules, check_message
+from .check_flow import AUTO_CHECK, Asked, ChatRules, chat_rules, check_message
 from .context import (
-    PLATFORM,
     TelegramContext,
     chat_language_of,
     context_of,
@@ -68,7 +66,7 @@ async def chat_words(ctx: TelegramContext, message: Message) -> Words:
     try:
         return words_for(await read_chat_language(ctx, message))
     except Exception:
-        where = log_chat(PLATFORM, message.chat_id)
+        where = ctx.log_chat(message.chat_id)
         log.warning("could not read the language of chat %s", where, exc_info=True)
         return ENGLISH
 
@@ -112,7 +110,8 @@ def images_of(message: Message) -> list[Message]:
 
 
 async def _start(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
-    work = check_message(ctx, target, text, asker_of(request), request, images=images_of(target))
+    asked = Asked(target, text, asker_of(request), request, images=images_of(target))
+    work = check_message(ctx, asked)
     if not ctx.work.spawn(work):
         await request.reply_text(restarting(request), do_quote=True)  # shutdown has begun
 
@@ -135,7 +134,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         if unasked and rules is None:
             return
     except Exception:  # a store that cannot be read: no auto-check, as when it is off
-        where = log_chat(PLATFORM, first.chat_id)
+        where = ctx.log_chat(first.chat_id)
         log.exception("could not read the auto-check setting of chat %s", where)
         return
     try:
@@ -146,13 +145,10 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         if await _in_cooldown(ctx, first, say=not unasked):
             return
     except TelegramError as exc:
-        log.warning(
-            "could not answer an album in chat %s: %s", log_chat(PLATFORM, first.chat_id), exc
-        )
+        log.warning("could not answer an album in chat %s: %s", ctx.log_chat(first.chat_id), exc)
         return
-    await check_message(
-        ctx, first, text, asker_of(first), images=images, unasked=unasked, rules=rules
-    )
+    asked = Asked(first, text, asker_of(first), images=images, unasked=unasked)
+    await check_message(ctx, asked, rules=rules)
 
 
 def _joined_album(ctx: TelegramContext, message: Message) -> bool:
@@ -169,7 +165,7 @@ def cooldown_left(ctx: TelegramContext, message: Message, *, asked: str = "reque
         return 0.0
     left, _ = ctx.cooldowns.claim(str(message.chat_id), ctx.settings.chat_cooldown_s)
     if left:
-        where = log_chat(PLATFORM, message.chat_id)
+        where = ctx.log_chat(message.chat_id)
         log.info("%s in chat %s refused: cooldown, %.0f s left", asked, where, left)
     return left
 
@@ -309,12 +305,7 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         ctx.work.spawn(
             check_message(
                 ctx,
-                message,
-                text,
-                asker_of(message),
-                message,
-                images=images_of(message),
-                unasked=True,
+                Asked(message, text, asker_of(message), message, images_of(message), True),
                 rules=rules,
             )
         )

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from telegram import Message
 from telegram.error import TelegramError
 
-from bots.chat.logs import log_chat
 from bots.render.sentences import refusals_sentence
 from bots.render.words import ENGLISH, Words
 
@@ -157,8 +156,7 @@ class Refusals:
             else:
                 await held.answer.edit_text(quote_text(text), parse_mode="HTML")
         except TelegramError as exc:
-            where = log_chat("telegram", held.anchor.chat_id)
-            log.warning("could not tell chat %s: %s", where, exc)
+            log.warning("could not tell a chat of its refusals: %s", exc)
         held.said = count
 
     def _forget(self, now: float) -> None:

@@ -53,22 +53,17 @@ from telegram.ext import (
     filters,
 )
 
-from bots.chat.corrections import reviewed_card
-from bots.chat.logs import log_chat
+from bots.chat.corrections import card_of
 from bots.chat.reviews import (
     OpenReviews,
     choice_label,
     choose_sentence,
-    note_refused,
-    review_limited,
     save_review,
 )
-from bots.chat.store_calls import off_loop
-from bots.render.sentences import error_sentence
+from bots.render.sentences import error_sentence, review_refusal
 from bots.render.words import ENGLISH, N_, Words, chat_language, translated_languages, words_for
-from storage.errors import CheckNotFoundError
-from storage.reviews import ReviewLimitError
-from storage.rows import CheckRow
+from bots.service.records import CheckNotFoundError, CheckRow, Requester, ReviewRequest
+from bots.service.refusals import ReviewRefused
 
 from .buttons import GONE, NOT_FOUND
 from .card_edits import card_message, edit_card
@@ -127,7 +122,7 @@ async def may_review(ctx: TelegramContext, bot: Bot, chat: Chat, user_id: int) -
     try:
         return await ctx.admins.is_admin(bot, chat.id, user_id)
     except TelegramError as exc:
-        where = log_chat(PLATFORM, chat.id)
+        where = ctx.log_chat(chat.id)
         log.warning("could not ask for the admins of chat %s: %s", where, exc)
         return False
 
@@ -177,7 +172,7 @@ async def _route(
         return GONE
     if choice is None:  # Review itself: offer the choices, once while they are open
         return await _offer(ctx, context, message, check_id)
-    row = await ctx.calls.check_in_chat(check_id, PLATFORM, chat_id)
+    row = await ctx.service.chats.check(check_id, PLATFORM, chat_id)
     if row is None:
         return NOT_FOUND
     words = words_for(row.language)  # the chat's language, as the check was answered in
@@ -198,15 +193,14 @@ async def _offer(
     if not _open(context).open(review):
         return ""  # the tap is answered; the choices are on screen already
     try:
-        # The check and its report in one trip; only a check without its report
-        # (expired) is read again, to tell it from one not asked here.
-        found = await ctx.calls.stored_check(check_id, PLATFORM, str(card.chat.id))
-        if found is None:
+        # The check and its report in one trip.
+        found = await ctx.service.chats.stored(check_id, PLATFORM, str(card.chat.id))
+        row, report = found or (None, None)
+        if row is None or report is None:
             _open(context).close(review)
-            row = await ctx.calls.check_in_chat(check_id, PLATFORM, str(card.chat.id))
             return NOT_FOUND if row is None else words_for(row.language)(DETAILS_EXPIRED)
-        words = words_for(found[0].language)  # the chat's, as the check was answered in
-        said = choose_sentence(found[1].verdict, words)
+        words = words_for(row.language)  # the chat's, as the check was answered in
+        said = choose_sentence(report.verdict, words)
         await card.reply_text(said, do_quote=True, reply_markup=choice_keyboard(check_id, words))
     except BaseException:
         _open(context).close(review)
@@ -295,32 +289,24 @@ async def _save(
     note, link = split_note(message.text or "")
     review = (message.chat_id, draft.check_id)
     _open(context).close(review)  # the review ends here, unless its note is asked again
-    found = await ctx.calls.report_for(draft.check_id)
+    found = await ctx.service.report_for(draft.check_id)
     if found is None:
         await message.reply_text(words(DETAILS_EXPIRED), do_quote=True)
         return
     user = str(message.from_user.id if message.from_user else draft.user_id)
+    moderator = Requester(PLATFORM, user, str(message.chat_id))
+    request = ReviewRequest(draft.check_id, moderator, draft.verdict, note, link)
     try:
-        said = await save_review(
-            ctx.service,
-            draft.check_id,
-            draft.verdict,
-            found[1].verdict,
-            platform=PLATFORM,
-            user=user,
-            note=note,
-            link=link,
-            chat=str(message.chat_id),
-            words=words,
-        )
+        said = await save_review(ctx.service, request, found[1].verdict, words)
     except CheckNotFoundError:
         await message.reply_text(NOT_FOUND, do_quote=True)
         return
-    except ReviewLimitError as exc:  # asking again would only be refused again
-        await message.reply_text(review_limited(exc, words), do_quote=True)
-        return
-    except ValueError as exc:  # a long note, a link that is no address: ask again
-        before = f"{note_refused(exc)} "
+    except ReviewRefused as exc:
+        if exc.kind in ("reviewer_limit", "check_limit", "no_verdict", "chat_reviews_off"):
+            # asking again would only be refused again
+            await message.reply_text(review_refusal(exc, words), do_quote=True)
+            return
+        before = f"{review_refusal(exc, words)} "  # a long note, a link that is no address
         text, force = _prompt(message.chat, cast(User, message.from_user), words, before)
         prompt = await message.reply_html(text, do_quote=True, reply_markup=force)
         wait_for_note(context, prompt, draft)
@@ -335,10 +321,11 @@ async def _edit_card(
     ctx: TelegramContext, bot: Bot, chat_id: int, draft: Draft, original: str
 ) -> None:
     """The card the review was asked on, as it now reads; a card gone is passed over."""
-    card = await reviewed_card(ctx.calls, draft.check_id)
+    state = await ctx.service.card_state(draft.check_id)
+    card = None if state is None else card_of(state)
     if card is None or not draft.card_message_id:
         return
-    votes = await off_loop(ctx.service.store.feedback.counts, original)
+    votes = await ctx.service.chats.votes(original)
     text, keyboard = card_message(ctx, card, votes)
     await edit_card(bot, chat_id, draft.card_message_id, text, keyboard, check_id=card.check_id)
 

@@ -8,7 +8,7 @@ find the check in this chat, a reply to it is a follow-up question, a correction
 the verdict reaches it, and its report page (where ``[site] public_url`` is set) is
 the new row's, never the shared check's. Nothing of the chat it was shared from comes
 with it: not the post's text nor its link (the new row holds none:
-:meth:`~storage.checks.Checks.copy_of`), not its origin (where the post was forwarded
+:meth:`~bots.service.checks.CheckService.share`), not its origin (where the post was forwarded
 from), not its date, not that chat's moderators' review (a review applies where it was
 made: :mod:`storage.reviews`), and of the report only what any other chat is shown
 (:mod:`storage.other_chats`); only a reviewer named in the settings may review it (no
@@ -27,13 +27,10 @@ import logging
 from telegram import Message
 
 from bots.chat.check_flow import card_for
-from bots.chat.corrections import record_shown
-from bots.chat.logs import log_chat
-from bots.chat.store_calls import off_loop
 from bots.render.sentences import error_sentence
 from bots.render.words import N_, words_for
-from bots.service.checks import CheckService, Outcome, Requester
-from bots.service.limits import RateLimitedError
+from bots.service.records import CardPlace, Requester
+from bots.service.refusals import RateLimitedError
 
 from .card_edits import card_message
 from .context import PLATFORM, TelegramContext, read_chat_language
@@ -48,31 +45,6 @@ NOT_SHARED = N_(
     "This shared check was not found: its link is incomplete, or the check has expired. "
     "Forward the post to me to have it checked."
 )
-#: a shared card made for its chat: the outcome it shows, the votes on its verdict, and
-#: the language of the check (its summary's, and its card's words)
-Copied = tuple[Outcome, tuple[int, int], str]
-
-
-def copy_for(service: CheckService, check_id: str, requester: Requester) -> Copied | None:
-    """Check ``check_id``'s card made for ``requester``'s chat (blocking; see the module's
-    docstring): ``None`` unless it is a Telegram check with its report still stored."""
-    store, chats = service.store, service.chats
-    row = store.checks.get(check_id)
-    if row is None or row.platform != PLATFORM or row.status != "done":
-        return None
-    original = store.checks.get(row.repeat_of) if row.repeat_of else row
-    if original is None or store.reports.get(original.id) is None:  # purged, or never written
-        return None
-    copy = store.checks.copy_of(
-        original,
-        platform=PLATFORM,
-        chat=chats.chat_key(PLATFORM, requester.chat_id),
-        requester=chats.user_hash(PLATFORM, requester.user_id),
-    )
-    found = store.report_for(copy.id)  # with the reviews in force in the new chat
-    if found is None:
-        return None
-    return Outcome(copy.id, found[1]), store.feedback.counts(original.id), original.language
 
 
 async def open_shared(ctx: TelegramContext, message: Message, argument: str) -> None:
@@ -85,27 +57,20 @@ async def open_shared(ctx: TelegramContext, message: Message, argument: str) -> 
     words = words_for(await read_chat_language(ctx, message))
     check_id = shared_check_id(ctx.service.secret, argument.removeprefix(SHARE_PREFIX))
     requester = Requester(PLATFORM, str(user.id), chat, True)
-    admission = None
     try:
-        copied = None
-        if check_id is not None:
-            admission = await ctx.calls.admit(requester)
-            copied = await off_loop(copy_for, ctx.service, check_id, requester)
+        copied = None if check_id is None else await ctx.service.share(check_id, requester)
         if copied is None:
-            log.info("a shared link in chat %s opened no check", log_chat(PLATFORM, chat))
+            log.info("a shared link in chat %s opened no check", ctx.log_chat(chat))
             await message.reply_text(words(NOT_SHARED), do_quote=False)
             return
-        outcome, votes, language = copied
-        target = {"asker": ctx.user_hash(user.id), "language": language}
-        card = await card_for(ctx.calls, outcome, target)
+        outcome, votes, language, left = copied
+        card = card_for(outcome, {"checks_left": left, "language": language})
         text, keyboard = card_message(ctx, card, votes)
         sent = await message.reply_html(
             text, reply_markup=keyboard, link_preview_options=NO_PREVIEW, do_quote=False
         )
-        await record_shown(ctx.calls, card, PLATFORM, chat, str(sent.message_id))
+        place = CardPlace(PLATFORM, chat, str(sent.message_id), card.verdict)
+        await ctx.service.record_card(card.check_id, place)
     except RateLimitedError as exc:
-        log.info("a shared link in chat %s refused: %s", log_chat(PLATFORM, chat), exc)
+        log.info("a shared link in chat %s refused: %s", ctx.log_chat(chat), exc)
         await message.reply_html(quote_text(error_sentence(exc, words)), do_quote=False)
-    finally:
-        if admission is not None:
-            await ctx.calls.release(admission)

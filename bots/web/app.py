@@ -1,10 +1,11 @@
-"""The report pages' server: aiohttp, over the store of checks.
+"""The report pages' server: aiohttp, over the store of checks (its reads:
+:class:`~bots.service.pages.ReportPages`).
 
 Routes: ``GET /c/<check id>`` (the page), ``GET /c/<check id>.json`` (the report),
 ``GET /healthz``. The check id is the only key: there is no listing and no search.
 Every response carries the security headers; every route but the health check counts
 against the client address's requests a minute. The store is read off the event loop
-(:func:`~bots.chat.store_calls.off_loop`): a lookup by primary key is quick, but the
+(on the service's threads): a lookup by primary key is quick, but the
 store's lock may be held by a write that waits for PostgreSQL's, and one such wait on
 the loop would stop every page (and, beside a bot, every chat) at once.
 """
@@ -20,19 +21,18 @@ import signal
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from aiohttp import web
 
-from bots.chat.store_calls import off_loop
-from storage.store import CheckRow, CheckStore
+from bots.service.records import CheckRow, Missing
 from zofia_engine.report import Report
 
 from .clients import ClientLimits, client_address, client_bucket
 from .page import report_page
 from .parts import STEP_FAILED, cut
-from .render import CONTENT_SECURITY_POLICY, Missing, missing_html, privacy_html, report_html
+from .render import CONTENT_SECURITY_POLICY, missing_html, privacy_html, report_html
 from .safety import redact
 from .settings import SiteSettings
 
@@ -62,7 +62,17 @@ SECURITY_HEADERS = {
 _TRIMMED_TEXT = 1000
 # Access log lines without the client's address: the pages are public, their readers not.
 ACCESS_LOG_FORMAT = '"%r" %s %b %Tf'
-_STORE: web.AppKey[CheckStore] = web.AppKey("store", CheckStore)
+
+
+class ReportPages(Protocol):
+    """What the pages read of the store (:class:`bots.service.pages.ReportPages`)."""
+
+    async def page(self, check_id: str) -> tuple[CheckRow, Report] | Missing: ...
+
+    async def ping(self) -> None: ...
+
+
+_PAGES: web.AppKey[ReportPages] = web.AppKey("pages")
 _SITE: web.AppKey[SiteSettings] = web.AppKey("site", SiteSettings)
 _RETENTION: web.AppKey[int] = web.AppKey("retention_days", int)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -121,22 +131,6 @@ async def _secure(request: web.Request, response: web.StreamResponse) -> None:
     response.headers["Server"] = "zofia"
 
 
-def _lookup(store: CheckStore, check_id: str) -> tuple[CheckRow, Report] | Missing:
-    if not CHECK_ID.fullmatch(check_id):
-        return "unknown"
-    # The check and its report, with the service's reviews only: a chat's own review
-    # stays in its chat.
-    found = store.report_for(check_id, in_its_chat=False)
-    if found is not None:
-        return found
-    row = store.checks.get(check_id)
-    if row is None:
-        return "unknown"
-    if row.status in ("queued", "running"):
-        return "pending"
-    return "purged" if row.status == "done" else "failed"
-
-
 def _timed(response: web.Response, started: float) -> web.Response:
     response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - started) * 1000:.2f}"
     return response
@@ -146,9 +140,8 @@ async def _check(request: web.Request) -> web.Response:
     started = time.perf_counter()
     name = request.match_info["name"]
     as_json = name.endswith(".json")
-    found = await off_loop(
-        _lookup, request.app[_STORE], name.removesuffix(".json") if as_json else name
-    )
+    check_id = name.removesuffix(".json") if as_json else name
+    found = await request.app[_PAGES].page(check_id) if CHECK_ID.fullmatch(check_id) else "unknown"
     if isinstance(found, str):
         headers = {"Cache-Control": "no-store"}
         if as_json:
@@ -181,7 +174,7 @@ async def _check(request: web.Request) -> web.Response:
 
 async def _health(request: web.Request) -> web.Response:
     try:
-        await off_loop(request.app[_STORE].ping)
+        await request.app[_PAGES].ping()
     except (sqlite3.Error, psycopg.Error) as exc:
         log.warning("health check: the store is unreadable: %s", exc)
         return web.json_response({"status": "store unreadable"}, status=503)
@@ -198,17 +191,17 @@ async def _no_icon(request: web.Request) -> web.Response:
     return web.Response(status=204, headers={"Cache-Control": "max-age=86400"})
 
 
-def build_app(store: CheckStore, site: SiteSettings, *, retention_days: int) -> web.Application:
-    """The application serving the pages of ``store``'s checks.
+def build_app(pages: ReportPages, site: SiteSettings, *, retention_days: int) -> web.Application:
+    """The application serving the pages of the checks ``pages`` reads.
 
     Args:
-        store: the open store (the bot's own, or one opened on the same database).
+        pages: the store's reads for the pages (:class:`~bots.service.pages.ReportPages`).
         site: the ``[site]`` section: the rate per client address, the JSON cap.
         retention_days: how long reports are kept, said on a purged check's page.
     """
     limits = ClientLimits(site.per_minute)
     app = web.Application(middlewares=[_limit_middleware(limits, site)])
-    app[_STORE] = store
+    app[_PAGES] = pages
     app[_SITE] = site
     app[_RETENTION] = retention_days
     app.on_response_prepare.append(_secure)
@@ -221,12 +214,12 @@ def build_app(store: CheckStore, site: SiteSettings, *, retention_days: int) -> 
 
 @contextlib.asynccontextmanager
 async def serving_site(
-    store: CheckStore, site: SiteSettings, *, retention_days: int, port: int | None = None
+    pages: ReportPages, site: SiteSettings, *, retention_days: int, port: int | None = None
 ) -> AsyncIterator[web.AppRunner]:
     """The pages served on ``site.listen:site.port`` (or ``port``; ``0`` picks a free
     one, read from the runner's ``addresses``) until the block ends."""
     runner = web.AppRunner(
-        build_app(store, site, retention_days=retention_days),
+        build_app(pages, site, retention_days=retention_days),
         access_log_format=ACCESS_LOG_FORMAT,
         shutdown_timeout=5.0,
     )
@@ -241,22 +234,22 @@ async def serving_site(
 
 @contextlib.asynccontextmanager
 async def site_beside_bot(
-    store: CheckStore, site: SiteSettings, *, retention_days: int
+    pages: ReportPages, site: SiteSettings, *, retention_days: int
 ) -> AsyncIterator[None]:
     """The pages served from a bot's own process while the block runs, when ``[site]
     with_bot`` is on; nothing otherwise."""
     if not site.with_bot:
         yield
         return
-    async with serving_site(store, site, retention_days=retention_days):
+    async with serving_site(pages, site, retention_days=retention_days):
         yield
 
 
-async def serve_until_stopped(store: CheckStore, site: SiteSettings, retention_days: int) -> None:
+async def serve_until_stopped(pages: ReportPages, site: SiteSettings, retention_days: int) -> None:
     """Serve the pages until SIGINT or SIGTERM."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with serving_site(store, site, retention_days=retention_days):
+    async with serving_site(pages, site, retention_days=retention_days):
         await stop.wait()

@@ -15,7 +15,7 @@ from bots.render.card import VERDICTS, report_card
 from bots.render.card_notes import panel_steps
 from bots.render.languages import language_tag
 from bots.render.sections import TREE_STOPS, panel_not_asked
-from storage.store import CheckRow
+from bots.service.records import CheckRow
 from zofia_engine.report import Report
 
 from .parts import (

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from importlib.resources import files
-from typing import Literal
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
@@ -21,6 +20,7 @@ from markupsafe import Markup
 from bots.render.card import VERDICTS
 from bots.render.languages import text_direction
 from bots.render.privacy import PRIVACY_TITLE, privacy_paragraphs
+from bots.service.records import Missing
 
 from .page import ReportPage
 from .safety import shown
@@ -29,7 +29,6 @@ from .svg import claim_tree, confidence_gauge, stance_bar
 __all__ = [
     "CONTENT_SECURITY_POLICY",
     "STYLESHEET",
-    "Missing",
     "missing_html",
     "privacy_html",
     "report_html",
@@ -37,7 +36,6 @@ __all__ = [
 
 #: why a check has no page: no such id; its report was deleted after the retention;
 #: it is still being checked; it ended without a report
-Missing = Literal["unknown", "purged", "pending", "failed"]
 
 _ENV = Environment(
     loader=PackageLoader("bots.web", "templates"),

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, submit
 
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.limits import RateLimitedError
+from bots.service.checks import CheckService
+from bots.service.records import Requester
+from bots.service.refusals import RateLimitedError
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import Post
 from zofia_engine.text import EMPTY_POST, checkable_text, clean_post, is_visible
@@ -79,12 +80,12 @@ async def test_a_blank_post_costs_nothing(service: tuple[CheckService, FakeCheck
     asker = Requester("telegram", "1001", "chat-1")
     for blank in BLANKS:
         with pytest.raises(InvalidPostError, match="The post is empty"):
-            await svc.submit(Post(text=blank * 3), asker)
+            await submit(svc, Post(text=blank * 3), asker)
     assert svc.store.checks.history() == [] and checker.runs == []
     # None of them counted against the one check a day this user may ask for: the post
     # after them is checked (by the fake, which calls every post false) and stored.
     text = "The mayor banned bicycles."
-    outcome = await (await svc.submit(Post(text=text), asker)).result()
+    outcome = await (await submit(svc, Post(text=text), asker)).result()
     assert (outcome.report.verdict, outcome.report.summary, outcome.repeat_kind) == (
         "false",
         f"Scripted verdict on: {text}",
@@ -94,4 +95,4 @@ async def test_a_blank_post_costs_nothing(service: tuple[CheckService, FakeCheck
     [(row, verdict)] = svc.store.checks.history()
     assert (row.id, row.post_text, row.status, verdict) == (outcome.check_id, text, "done", "false")
     with pytest.raises(RateLimitedError):  # that one did count
-        await svc.submit(Post(text="The mayor banned cars."), asker)
+        await submit(svc, Post(text="The mayor banned cars."), asker)

@@ -29,7 +29,7 @@ from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body,
 
 from bots.discord.render import verdict_embed
 from bots.render.card import verdict_card
-from bots.service.checks import Outcome
+from bots.service.records import Outcome
 from bots.telegram.render import card_html
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder

@@ -158,7 +158,14 @@ INNER_LAYERS = {
         {"address_forms", "contacts"},
         {"encoder", "llm", "retrieval", "images", "audio", "fetch", "run_progress"},
         {"agents", "diagnostics"},
-        {"check_evidence", "check_debate", "check_search", "check_run", "evaluation"},
+        {
+            "check_evidence",
+            "check_debate",
+            "check_search",
+            "check_run",
+            "check_verdict",
+            "evaluation",
+        },
         {"engine", "__init__"},
     ],
     "bots": [

@@ -44,8 +44,8 @@ from bots.render.sentences import (
     refusals_sentence,
     waiting_sentence,
 )
-from bots.service.checks import Outcome
-from bots.service.limits import Limit, Refusal
+from bots.service.records import Outcome
+from bots.service.refusals import Limit, Refusal
 from bots.service.settings import ServiceSettings
 from bots.telegram import render as telegram_render
 from zofia_engine.report import Report

@@ -34,7 +34,6 @@ The model is scripted: this proves the gates, not the behaviour of any model.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
@@ -49,7 +48,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from tests.engine.test_engine import HITS
-from tests.peers.fakes.fake_checker import scripted_report
+from tests.peers.fakes.fake_checker import review_as, scripted_report, submit
 from tests.peers.fakes.panel_script import DEFAULTS, schema_name
 from tests.peers.fixtures.images import headline
 from tests.peers.servers.loopback import LoopbackServer
@@ -61,9 +60,9 @@ from bots.app.settings import Settings
 from bots.discord import render as discord_render
 from bots.render.card import report_card
 from bots.render.sections import section
-from bots.service.checks import CheckService, Requester
-from bots.service.follow_ups import FollowUp
+from bots.service.checks import CheckService
 from bots.service.posts import post_from_message
+from bots.service.records import FollowUp, Requester
 from bots.telegram import render as telegram_render
 from zofia_engine.agents.follow_up import answer_follow_up
 from zofia_engine.contacts import report_without_contacts
@@ -378,9 +377,9 @@ async def _service(
     )
     search = BraveSearch(BRAVE_TOKEN, base_url=brave.base_url, requests_per_second=1e3)
     stage1 = EntityGuidedRetrieval(
-        settings, ner=ner, encoder=encoder, search_backends=[search], wikipedia=wiki
+        settings.engine, ner=ner, encoder=encoder, search_backends=[search], wikipedia=wiki
     )
-    async with Engine(settings, retrieval=stage1) as engine:
+    async with Engine(settings.engine, retrieval=stage1) as engine:
         service = build_service(settings, engine, encoder)
         await service.start()
         try:
@@ -400,10 +399,15 @@ async def _run(case: Case, service: CheckService, pages: Pages, model: FakeOpenA
     elif case.channel == "image":
         images = [(headline(["SPRINGFIELD BANS BICYCLES", case.planted]), "image/png")]
     post = await post_from_message(text, images=images, allow_private_urls=True)
-    outcome = await (await service.submit(post, ASKER)).result()
+    outcome = await (await submit(service, post, ASKER)).result()
     if case.channel == "note":
-        await service.review(
-            outcome.check_id, "telegram", MODERATOR, "false", case.planted, chat_id=ASKER.chat_id
+        await review_as(
+            service,
+            outcome.check_id,
+            ("telegram", MODERATOR),
+            "false",
+            case.planted,
+            chat_id=ASKER.chat_id,
         )
     question = case.planted if case.channel == "question" else "Why is the post rated so?"
     followed = await service.follow_up(outcome.check_id, question, ASKER)
@@ -415,7 +419,7 @@ async def _run(case: Case, service: CheckService, pages: Pages, model: FakeOpenA
 
 async def _reviewed(service: CheckService, check_id: str) -> Report:
     """The report as the asker's chat sees it (its moderators' review in force)."""
-    found = await asyncio.to_thread(service.store.report_for, check_id)
+    found = await service.report_for(check_id)
     assert found is not None
     return found[1]
 

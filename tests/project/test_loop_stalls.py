@@ -26,7 +26,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from tests.factories import full_report, stored_check
 from tests.loop_watch import LoopWatch, StoreHeld, advisory_lock_held, write_held
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, submit
 from tests.peers.fixtures.telegram_setup import fake_bot
 from tests.peers.servers.discord_peer import FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
@@ -34,7 +34,8 @@ from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 from bots.app.settings import Settings
 from bots.discord import commands
 from bots.discord.client import FactCheckBot
-from bots.service.handles import Requester
+from bots.service.pages import ReportPages
+from bots.service.records import Requester
 from bots.web.app import build_app
 from bots.web.settings import SiteSettings
 from storage.opening import open_store
@@ -181,7 +182,7 @@ async def test_discord_interactions_are_acknowledged_while_the_store_is_held(
         voted = None
         if engine.name == "sqlite":  # a check of this server to vote on
             asker = Requester("discord", "900000000000000001", guild)
-            voted = await (await service.submit(Post(text=POST), asker)).result()
+            voted = await (await submit(service, Post(text=POST), asker)).result()
         held = engine.hold(service.store, HOLD_S)
         async with LoopWatch() as watch:
             admin = discord_api.slash("factcheck-settings", {"language": "French"})
@@ -217,7 +218,7 @@ async def pages(tmp_path: Path) -> AsyncIterator[tuple[CheckStore, TestClient[An
     )
     store, _ = open_store(settings.storage)
     client: TestClient[Any, Any] = TestClient(
-        TestServer(build_app(store, SiteSettings(), retention_days=30))
+        TestServer(build_app(ReportPages(store), SiteSettings(), retention_days=30))
     )
     await client.start_server()
     try:
@@ -248,7 +249,7 @@ async def test_a_submit_itself_waits_for_a_held_store_off_the_loop(tmp_path: Pat
     async with fake_service(settings, FakeChecker()) as service:
         held = write_held(service.store, HOLD_S)
         async with LoopWatch() as watch:
-            await service.submit(Post(text=POST), Requester("test", "user-1", "chat-1"))
+            await submit(service, Post(text=POST), Requester("test", "user-1", "chat-1"))
             submitted = time.monotonic()
             await held.done()
         assert submitted >= held.released_at  # the submit waited for the store; the loop did not

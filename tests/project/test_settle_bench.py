@@ -24,6 +24,9 @@ KEYS = {
     "ece",
     "mean_check_s",
     "p95_check_s",
+    "mean_verdict_s",
+    "p95_verdict_s",
+    "verdict_share",
     "only_llm_accuracy",
     "only_llm_macro_f1",
     "pass3",
@@ -49,17 +52,19 @@ def test_the_metrics_count_abstentions_and_confident_errors() -> None:
     sys.path.insert(0, str(ROOT / "bench" / "lib"))
     from settle_metrics import agreement, verdict_metrics
 
-    records = [
+    records: list[dict[str, object]] = [
         {"gold": "true", "verdict": "true", "confidence": 0.9, "check_s": 10.0},
         {"gold": "false", "verdict": "true", "confidence": 0.8, "check_s": 20.0},
         {"gold": "false", "verdict": "unproven", "confidence": None, "check_s": 30.0},
         {"gold": "false", "verdict": "false", "confidence": 0.6, "check_s": 40.0},
     ]
+    records[0]["verdict_s"] = 2.0  # shown early; the others only when the check ended
     m = verdict_metrics(records)
     assert (m["coverage"], m["covered_accuracy"]) == (0.75, round(2 / 3, 4))
     assert (m["covered_accuracy_true"], m["covered_accuracy_false"]) == (1.0, 0.5)
     assert m["confidently_wrong"] == 0.25  # the wrong "true" at 0.8
     assert m["mean_check_s"] == 25.0
+    assert m["mean_verdict_s"] == 23.0 and m["p95_verdict_s"] == 40.0
     assert agreement({"a": ["true"] * 3, "b": ["true", "false", "true"]}) == 0.5
 
 

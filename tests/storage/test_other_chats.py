@@ -11,6 +11,7 @@ import pytest
 from tests.factories import POST, full_report
 from tests.peers.fixtures.store_fixtures import Clock
 
+from bots.service.shown import report_of, shown_report
 from storage.other_chats import (
     ELSEWHERE,
     as_seen_elsewhere,
@@ -132,12 +133,12 @@ def test_a_repeat_from_another_chat_reads_the_report_as_seen_there(
         repeat_of=group.id,
         repeat_kind="exact",
     )
-    own = store.report_for(group.id)
+    own = report_of(store, group.id)
     assert own is not None and own[1] == full_report()  # its own chat sees it whole
     for in_its_chat in (True, False):  # in the chat, and on the report page
-        found = store.report_for(elsewhere.id, in_its_chat=in_its_chat)
+        found = report_of(store, elsewhere.id, in_its_chat=in_its_chat)
         assert found is not None and found[1] == as_seen_elsewhere(full_report())
-    assert store.reviewed_report(group.id, ("api", "key-1")) == as_seen_elsewhere(full_report())
-    assert store.reviewed_report(group.id) == full_report()  # the operator's view
+    assert shown_report(store, group.id, ("api", "key-1")) == as_seen_elsewhere(full_report())
+    assert shown_report(store, group.id) == full_report()  # the operator's view
     assert shown_to(elsewhere, group, full_report()) == as_seen_elsewhere(full_report())
     assert shown_to(group, group, full_report()) == full_report()

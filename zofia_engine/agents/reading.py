@@ -339,7 +339,7 @@ async def read_claims_by_model(
         best = max(getattr(s, stance) for s in mine_scores) if carrying else 0.0
         reply = ModelReading(
             sentences=[mine[j] for j in carrying],
-            reason=f"{model.name}: {stance} with probability {best:.2f}.",
+            reason=f"The stance model reads it: {stance} with probability {best:.2f}.",
             stance=stance,
         )
         read.append(reading_of(claim, reply, similarity[i], shown, threshold))

@@ -16,6 +16,7 @@ from ..llm.session import Answer, CheckSession, answer_or_failed
 from ..llm.token_odds import option_probabilities
 from ..prompting import render
 from ..report import Triage
+from ..stage2_settings import TriageSettings
 from .context import PanelContext
 
 __all__ = ["KINDS", "TriageReply", "triage"]
@@ -77,3 +78,13 @@ async def triage(session: CheckSession, panel: PanelContext, min_confidence: flo
         signs=signs if reply.kind == "scam" else [],
         probability=probability,
     )
+
+
+def gathers_beside_triage(settings: TriageSettings, *, local: bool) -> bool:
+    """Whether the gathering starts beside the triage call (``[triage] overlap``):
+    ``auto`` only when everything it may ask runs on this machine (``local``: every
+    model route and only local sources), so that a gathering dropped for a greeting
+    costs no quota and no money."""
+    if not settings.enabled or settings.overlap == "never":
+        return False
+    return settings.overlap == "always" or local

@@ -227,6 +227,26 @@ def allowed_outcomes(
     return ALLOWED[core.label] if mixed else (FOLLOWS[core.label],)  # type: ignore[return-value]
 
 
+def decided_by_evidence(
+    claims: Sequence[ClaimResult],
+    evidence: Sequence[EvidenceItem],
+    grounded: Collection[str],
+    *,
+    require_evidence: bool = True,
+) -> Outcome | None:
+    """The verdict the evidence fixes whatever the panel rules, once the claims are read:
+    the one outcome a settled core claim allows (:func:`allowed_outcomes`), or
+    ``unproven`` when nothing found can carry any verdict (:func:`can_settle`). ``None``
+    when the judge's ruling decides: the evidence allows more than one outcome, or
+    ``require_evidence`` is off (the paper's rule: the judge's outcome stands)."""
+    if not require_evidence:
+        return None
+    if settled_core(claims, grounded) is not None:
+        allowed = allowed_outcomes(claims, grounded)
+        return allowed[0] if len(allowed) == 1 else None
+    return None if can_settle(grounded, evidence) else "unproven"
+
+
 def rule_on_evidence(
     outcome: str,
     probability: float | None,
@@ -299,12 +319,16 @@ def verdict_of(
     """The verdict the judge's final ``ruling`` and the evidence allow, and how sure it
     is: the calibrated confidence of the core claim's reading when the verdict follows
     it, else the judge's probability of its outcome (``None`` with the reason);
-    ``grounded`` as for :func:`rule_on_evidence`."""
+    ``grounded`` as for :func:`rule_on_evidence`. Without a ruling (the judge failed)
+    the verdict is the one the evidence fixed (:func:`decided_by_evidence`), so that a
+    verdict shown before the debate ends never changes."""
+    grounded = set(grounded_claims(claims, evidence) if grounded is None else grounded)
     outcome = ruling.decision if ruling.decision in OUTCOMES else None
+    if outcome is None:  # no ruling: the verdict the evidence fixed, if it fixed one
+        outcome = decided_by_evidence(claims, evidence, grounded, require_evidence=require_evidence)
     if outcome is None:
         return Ruled("undetermined", []), Confidence(basis="unavailable: no ruling was made")
     probability = outcomes.get(outcome) if outcomes else None
-    grounded = set(grounded_claims(claims, evidence) if grounded is None else grounded)
     ruled = rule_on_evidence(
         outcome, probability, claims, evidence, require_evidence=require_evidence, grounded=grounded
     )

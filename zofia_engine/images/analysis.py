@@ -12,7 +12,7 @@ import logging
 from ..errors import LLMConfigError, SourceError
 from ..llm.base import ChatMessage
 from ..llm.session import CheckSession, StepFailed
-from ..post import Post, PostImage
+from ..post import PostImage, ReadPost
 from ..records.images import ImageFinding, ImageSighting, VisionFinding
 from ..report import EvidenceItem
 from ..retrieval.credibility import SourceQuality
@@ -45,7 +45,7 @@ def vision_outcome(found: VisionFinding) -> str:
 
 
 async def examine_images(
-    post: Post,
+    read: ReadPost,
     session: CheckSession,
     shared: tuple[ChatMessage, ...],
     *,
@@ -53,12 +53,12 @@ async def examine_images(
     reverse: ReverseImageBackend | None,
     max_results: int,
 ) -> ImageEvidence:
-    """Look at every read image of ``post`` (a vision model, when ``vision``) and
+    """Look at every image of ``read`` (a vision model, when ``vision``) and
     search for it (``reverse``), all at once; a failure becomes a note of fixed words
     ("image 1: reverse image search failed"), its details (a backend's host, a URL with
     its key) a line of the log: the notes reach the report page and the API."""
     out = ImageEvidence()
-    images = [(p, p.finding) for p in post.images if p.finding is not None]
+    images = list(zip(read.post.images, read.findings, strict=False))
     if not images:
         return out
     if not vision:

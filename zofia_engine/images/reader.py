@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..bounded_work import BoundedThreads
 from ..errors import InvalidPostError
 from ..image_settings import ImageSettings
-from ..post import Post, PostImage
+from ..post import Post, PostImage, ReadPost
 from ..records.images import ImageFinding
 from ..text import clean_post
 from .decode import CleanImage, ImageRefusedError, clean_image, too_many
@@ -72,20 +72,21 @@ class ImageReader:
         if load is not None:
             load()
 
-    async def read(self, post: Post) -> Post:
-        """``post`` with its images cleaned and read, and their text in its text.
+    async def read(self, post: Post) -> ReadPost:
+        """``post`` read: its images cleaned and read, and their text in its text; the
+        empty-post rule applied (:meth:`~zofia_engine.post.ReadPost.of`).
 
         Raises:
             ImageRefusedError: an image is refused (too large, not an image …); the
                 message names which one when there are several.
             InvalidPostError: images are off, or there is no text anywhere.
         """
-        if not post.images or all(i.finding is not None for i in post.images):
-            return post
+        if not post.images:
+            return ReadPost.of(post)
         s = self.settings
         if not s.enabled:  # the caption alone, if there is one
             if post.text.strip():
-                return post.model_copy(update={"images": ()})
+                return ReadPost.of(post.model_copy(update={"images": ()}))
             raise InvalidPostError("Images are not checked here; send the claim as text.")
         if len(post.images) > s.max_images:
             raise too_many(len(post.images), s.max_images)
@@ -97,31 +98,22 @@ class ImageReader:
         ]
         caption = post.text.strip()
         blocks = [caption] if caption else []
-        images = []
+        findings = []
         for n, done in enumerate(read, 1):
             text = clean_post(done.ocr.text)[0].strip() if done.ocr else ""
             if text:
                 blocks.append(f"{image_marker(n)}\n{text}")
-            images.append(
-                PostImage(
-                    data=done.image.data,
-                    media_type=done.image.media_type,
-                    finding=_finding(n, done, text),
-                )
-            )
+            findings.append(_finding(n, done, text))
         if not any(b for b in blocks):
             raise InvalidPostError(NO_TEXT)
         # Validated again, so that the caption and the images' text keep the length cap.
-        fields = post.model_dump(exclude={"text", "images", "has_caption", "original_chars"})
-        return Post.model_validate(
-            {
-                **fields,
-                "text": "\n\n".join(blocks),
-                "images": tuple(images),
-                "has_caption": bool(caption),
-                "original_chars": post.original_chars,
-            }
+        fields = post.model_dump(exclude={"text", "images", "original_chars"})
+        images = tuple(PostImage(data=d.image.data, media_type=d.image.media_type) for d in read)
+        text = "\n\n".join(blocks)
+        as_read = Post.model_validate(
+            {**fields, "text": text, "images": images, "original_chars": post.original_chars}
         )
+        return ReadPost.of(as_read, tuple(findings), caption=bool(caption))
 
     def _read_one(self, data: bytes, n: int, of: int) -> _Read:
         try:

@@ -93,6 +93,11 @@ class CheckSession:
         self.calls: list[LLMCall] = []
 
     @property
+    def local(self) -> bool:
+        """Whether every route's model runs on this machine (no quota, no money)."""
+        return all(route.backend.local for route in self.routes.values())
+
+    @property
     def tokens_used(self) -> int:
         return sum(c.prompt_tokens + c.completion_tokens for c in self.calls)
 

@@ -17,7 +17,6 @@ import contextvars
 import datetime as dt
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,20 +24,22 @@ import psycopg
 from procrastinate import App, JobContext, RetryStrategy
 from procrastinate.exceptions import ConnectorException
 
-from storage.deliveries import Claim
 from storage.errors import StorageError
 from storage.postgres import PostgresDatabase
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import Checker, TextEncoder
 from zofia_engine.post import ProgressEvent
-from zofia_engine.text import clean_post
+from zofia_engine.report import Report
 
-from ..corrections import save_report
-from ..handles import Outcome
+from ..delivery import PostCard
+from ..finished import save_report
+from ..records import CardState, Failed
 from ..repeats import post_vector
 from ..settings import QueueSettings
+from ..shown import card_state
 from . import ending, metrics
+from .corrections import queue_corrections
 from .ending import end_check, sweep_unfinished
 from .events import publish
 from .jobs import (
@@ -50,7 +51,6 @@ from .jobs import (
     cron_every,
     deliver_queue,
 )
-from .service import stored_outcome
 
 __all__ = [
     "CHECK_ID",
@@ -66,10 +66,6 @@ log = logging.getLogger(__name__)
 
 #: the check whose job is running in this context ("" outside one), for the logs
 CHECK_ID: contextvars.ContextVar[str] = contextvars.ContextVar("zofia_check_id", default="")
-
-#: what a bot does with a claimed delivery: post the outcome, or the failure's sentence
-PostCard = Callable[[Claim, Outcome | str], Awaitable[None]]
-
 
 #: the longest a deliver job waits for its ``not_before`` (a skewed clock cannot stall it)
 MAX_DELIVER_WAIT_S = 10.0
@@ -156,14 +152,17 @@ class CheckRunner:
         loop = asyncio.get_running_loop()
 
         def progress(event: ProgressEvent) -> None:
-            loop.run_in_executor(
-                self._publisher, publish, self.db, check_id, "progress", event.model_dump()
-            )
+            # A notification holds 8000 bytes: an early report goes to the store, for
+            # the API's poll, before its event is announced (on the same thread).
+            early = event.report
+            said = event.model_dump(exclude={"report"})
+            loop.run_in_executor(self._publisher, self._announce, check_id, said, early)
 
         try:
-            report = await self.checker.check(post, on_progress=progress)
-            # The same vector an in-process run stores (bots.service.local_runs).
-            vector = await asyncio.to_thread(post_vector, self.encoder, clean_post(post.text)[0])
+            read = await self.checker.read(post)
+            report = await self.checker.check(read, on_progress=progress)
+            # The same vector an in-process run stores (bots.service.local).
+            vector = await asyncio.to_thread(post_vector, self.encoder, read.text)
         except ZofiaError as exc:
             log.warning("check %s failed: %s", check_id, exc)
             metrics.CHECKS.labels(outcome="failed").inc()
@@ -175,7 +174,7 @@ class CheckRunner:
         try:
             # A recheck that came to another verdict queues the older cards' corrections.
             await asyncio.to_thread(
-                save_report, self.store, check_id, report, vector=vector, queued=True
+                save_report, self.store, check_id, report, vector, self._queue_due
             )
         except StorageError:  # another run of this job saved first: one report, theirs
             log.info("check %s already had its report", check_id)
@@ -188,6 +187,20 @@ class CheckRunner:
         metrics.LLM_TOKENS.labels(kind="prompt").inc(report.usage.prompt_tokens)
         metrics.LLM_TOKENS.labels(kind="completion").inc(report.usage.completion_tokens)
         return None
+
+    def _announce(self, check_id: str, event: dict[str, Any], early: Report | None) -> None:
+        """Publish a progress ``event`` of ``check_id``, after keeping its early report."""
+        if early is not None:
+            try:
+                self.store.reports.save_early(check_id, early)
+            except Exception:  # the poll shows "running" until the report: nothing lost
+                log.exception("check %s: its early report could not be kept", check_id)
+        publish(self.db, check_id, "progress", event)
+
+    def _queue_due(self, due: dict[str, list[str]]) -> None:
+        """The ``correct`` jobs of the cards a recheck made due."""
+        for original_id, platforms in due.items():
+            queue_corrections(self.db, original_id, platforms)
 
     def end(self, check_id: str, error: str | None) -> None:
         """End the check (see :func:`~bots.service.queue.ending.end_check`), after the
@@ -308,9 +321,9 @@ def register_deliver_task(
                 raise DeliveryBusyError(f"delivery of {check_id} is held by another replica")
             return  # delivered already, or nobody waits for it
         try:
-            found = await asyncio.to_thread(stored_outcome, store, check_id)
+            found = await asyncio.to_thread(card_state, store, check_id)
             if found is None:
-                found = "The check ended without an answer to show."
+                found = CardState(Failed(check_id, "The check ended without an answer to show."))
             await post_card(claim, found)
         except BaseException:
             with contextlib.suppress(Exception):

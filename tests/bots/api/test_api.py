@@ -29,6 +29,7 @@ from bots.api.openapi import EXAMPLES, OPENAPI_PATH
 from bots.app.settings import Settings
 from bots.cli import main
 from bots.service.checks import CheckService
+from bots.service.shown import report_of
 from bots.web.app import public_json
 from storage.api_keys import ApiKeys
 from storage.sql import first_row
@@ -100,7 +101,7 @@ async def running_api(settings: Settings, checker: FakeChecker) -> AsyncIterator
     async with fake_service(settings, checker) as service:
         keys = ApiKeys(service.store.database, service.secret)
         key = keys.add("tipline")
-        config = ApiConfig(settings.api, settings.images, settings.site.public_url)
+        config = ApiConfig(settings.api, settings.engine.images, settings.site.public_url)
         async with serving_api(service, config, port=0) as runner, aiohttp.ClientSession() as s:
             host, port = runner.addresses[0][:2]
             assert host == "127.0.0.1"
@@ -125,7 +126,7 @@ async def test_a_check_is_taken_at_once_then_polled_to_the_report_page_json(
         gate.open()
         state = CheckState.model_validate(await api.answered(accepted.poll))
         assert state.status == "done" and state.repeat is None and state.error == ""
-        found = api.service.store.report_for(accepted.id)
+        found = report_of(api.service.store, accepted.id)
         assert found is not None and state.report == public_json(found[1])
         assert state.page == f"{PUBLIC_URL}/c/{accepted.id}"
         assert state.vote is not None and (state.vote.category, state.vote.truth_score) == (
@@ -135,7 +136,7 @@ async def test_a_check_is_taken_at_once_then_polled_to_the_report_page_json(
         row = api.service.store.checks.get(accepted.id)
         who = requester_of("tipline")
         assert row is not None and row.platform == "api"
-        assert row.chat == api.service.chats.chat_key("api", who.chat_id)  # the key's chat
+        assert row.chat == api.service.namer.chat("api", who.chat_id)  # the key's chat
         assert len(checker.runs) == 1
 
 
@@ -242,7 +243,9 @@ async def test_images_come_base64_within_the_caps_and_are_read_by_the_engine(
     checker = FakeChecker()
     lines = ["Springfield bans bicycles", "from every street"]
     checker.reader = ImageReader(ImageSettings(max_bytes=20_000), ocr=ScriptedOCR("\n".join(lines)))
-    settings = api_settings(tmp_path).model_copy(update={"images": ImageSettings(max_bytes=20_000)})
+    settings = api_settings(tmp_path)
+    engine = settings.engine.model_copy(update={"images": ImageSettings(max_bytes=20_000)})
+    settings = settings.model_copy(update={"engine": engine})
     small, large = headline(lines, size=(500, 300)), headline(lines)
     assert len(small) < 20_000 < len(large)
 
@@ -332,7 +335,7 @@ async def test_the_openapi_document_lists_every_route_and_its_examples_are_valid
         status, document, _ = await api.call("GET", OPENAPI_PATH, key="")
         assert status == 200 and document["openapi"].startswith("3.1")
         settings = api_settings(tmp_path)
-        app = build_app(api.service, ApiConfig(settings.api, settings.images))
+        app = build_app(api.service, ApiConfig(settings.api, settings.engine.images))
         documented = {
             (method.upper(), path)
             for path, operations in document["paths"].items()

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 from tests.bots.api.test_api import api_settings, running_api
-from tests.peers.fakes.fake_checker import FakeChecker
+from tests.peers.fakes.fake_checker import FakeChecker, submit
 from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.api.models import CheckState
-from bots.service.checks import Requester
+from bots.service.records import Requester
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.post import Post, PostImage
@@ -41,7 +41,7 @@ def image_post(image: bytes) -> dict[str, object]:
 async def test_a_key_cannot_read_a_private_chats_check(tmp_path: Path) -> None:
     scripted = checker()
     async with running_api(api_settings(tmp_path), scripted) as api:
-        private = await api.service.submit(Post(text=CAPTION), PRIVATE)
+        private = await submit(api.service, Post(text=CAPTION), PRIVATE)
         await private.result()
         status, body, _ = await api.call("POST", "/v1/checks", json={"text": CAPTION})
         assert status in (200, 202), body  # 200 when the scripted check ended at once
@@ -64,7 +64,7 @@ async def test_a_groups_repeat_answered_to_a_key_carries_nothing_of_the_post(
     image = headline(READ)
     async with running_api(api_settings(tmp_path), scripted) as api:
         post = Post(text=CAPTION, images=(PostImage(data=image),))
-        group = await (await api.service.submit(post, GROUP)).result()
+        group = await (await submit(api.service, post, GROUP)).result()
         assert READ[0] in group.report.model_dump_json()  # the group's own is whole
         status, body, _ = await api.call("POST", "/v1/checks", json=image_post(image))
         assert status == 200, body  # answered at once, from the group's check

@@ -17,9 +17,9 @@ import aiohttp
 import pytest
 
 from tests.bots.api.test_api import POST, SECRET, running_api
+from tests.bots.service.queue.test_queue import settings_for, worker
+from tests.bots.service.queue.test_queue_processes import ZOFIA, free_port
 from tests.peers.fakes.fake_checker import FakeChecker
-from tests.service.queue.test_queue import settings_for, worker
-from tests.service.queue.test_queue_processes import ZOFIA, free_port
 
 from bots.api.openapi import OPENAPI_PATH
 from bots.app.settings import Settings

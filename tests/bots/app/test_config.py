@@ -39,35 +39,38 @@ def _error(path: Path | None = None, environ: dict[str, str] | None = None) -> s
 def test_defaults_are_the_papers_hyperparameters() -> None:
     s = Settings()
     # §3.1 / Algorithm 2: dynamic NER threshold.
-    assert s.ner.threshold_init == 0.8
-    assert s.ner.threshold_step == 0.1
-    assert s.ner.threshold_floor == 0.1
-    assert s.ner.min_entities == 1
+    assert s.engine.ner.threshold_init == 0.8
+    assert s.engine.ner.threshold_step == 0.1
+    assert s.engine.ner.threshold_floor == 0.1
+    assert s.engine.ner.min_entities == 1
     # §3.3 / eq. 5 / Algorithm 3: SC-MMR.
-    assert s.keywords.gamma == 0.5
-    assert s.keywords.alpha == 0.3
-    assert s.keywords.beta == 2.5
-    assert s.keywords.lambda_min == 0.1
-    assert s.keywords.lambda_max == 1.0
+    assert s.engine.keywords.gamma == 0.5
+    assert s.engine.keywords.alpha == 0.3
+    assert s.engine.keywords.beta == 2.5
+    assert s.engine.keywords.lambda_min == 0.1
+    assert s.engine.keywords.lambda_max == 1.0
     # §4 implementation details: 10 web entries, 3 Wikipedia sentences.
-    assert s.web.max_results == 10
-    assert s.wikipedia.sentences == 3
+    assert s.engine.web.max_results == 10
+    assert s.engine.wikipedia.sentences == 3
     # Offline by default: packaged Wikipedia summaries, no open-web backend.
-    assert s.wikipedia.backend == "offline"
-    assert s.web.backends == []
-    assert s.web.brave.api_key == ""
-    assert s.encoder.model == ""  # the packaged all-MiniLM-L6-v2
+    assert s.engine.wikipedia.backend == "offline"
+    assert s.engine.web.backends == []
+    assert s.engine.web.brave.api_key == ""
+    assert s.engine.encoder.model == ""  # the packaged all-MiniLM-L6-v2
     # §4.1.3 / eq. 9 and §4.2 / Algorithm 1: θ_sim, 2-4 sub-claims, at most 5 rounds.
-    assert s.agents.theta_sim == 0.1
-    assert (s.agents.min_sub_claims, s.agents.max_sub_claims) == (2, 4)
-    assert s.debate.max_rounds == 5
-    assert s.debate.style == "zofia"
-    assert (s.debate.stop_margin, s.debate.verdict_confidence) == (-0.15, 0.7)  # RADAR §4.1
-    assert s.agents.require_evidence and s.triage.enabled
-    assert len(s.agents.linguist_dimensions) == 5
+    assert s.engine.agents.theta_sim == 0.1
+    assert (s.engine.agents.min_sub_claims, s.engine.agents.max_sub_claims) == (2, 4)
+    assert s.engine.debate.max_rounds == 5
+    assert s.engine.debate.style == "zofia"
+    assert (s.engine.debate.stop_margin, s.engine.debate.verdict_confidence) == (
+        -0.15,
+        0.7,
+    )  # RADAR §4.1
+    assert s.engine.agents.require_evidence and s.engine.triage.enabled
+    assert len(s.engine.agents.linguist_dimensions) == 5
     # §5.1: temperature 0; the embedded model by default, no API key needed.
-    assert s.llm.temperature == 0.0
-    assert s.llm.backend == "embedded"
+    assert s.engine.llm.temperature == 0.0
+    assert s.engine.llm.backend == "embedded"
 
 
 def test_no_file_and_empty_environment_give_the_defaults() -> None:
@@ -80,7 +83,7 @@ def test_empty_file_gives_the_defaults(tmp_path: Path) -> None:
 
 def test_settings_are_frozen() -> None:
     with pytest.raises(ValueError, match="frozen"):
-        Settings().keywords.gamma = 0.9  # type: ignore[misc]
+        Settings().engine.keywords.gamma = 0.9  # type: ignore[misc]
 
 
 # ------------------------------------------------------------------- loading TOML
@@ -116,24 +119,24 @@ api_url = "http://127.0.0.1:9999/w/api.php"
 
     s = load_config(path, environ={})
 
-    assert s.ner.threshold_init == 0.7
-    assert s.ner.labels == ["PER", "ORG"]
-    assert s.keywords.gamma == 0.4
-    assert s.keywords.max_keywords == 5
-    assert s.web.backends == ["searxng"]
-    assert s.web.max_results == 5
-    assert s.web.searxng.base_url == "http://127.0.0.1:8888"
-    assert s.wikipedia.backend == "mediawiki"
-    assert s.wikipedia.sentences == 2
-    assert s.wikipedia.mediawiki.api_url == "http://127.0.0.1:9999/w/api.php"
+    assert s.engine.ner.threshold_init == 0.7
+    assert s.engine.ner.labels == ["PER", "ORG"]
+    assert s.engine.keywords.gamma == 0.4
+    assert s.engine.keywords.max_keywords == 5
+    assert s.engine.web.backends == ["searxng"]
+    assert s.engine.web.max_results == 5
+    assert s.engine.web.searxng.base_url == "http://127.0.0.1:8888"
+    assert s.engine.wikipedia.backend == "mediawiki"
+    assert s.engine.wikipedia.sentences == 2
+    assert s.engine.wikipedia.mediawiki.api_url == "http://127.0.0.1:9999/w/api.php"
     # Untouched settings keep the paper's values.
-    assert s.keywords.alpha == 0.3
-    assert s.ner.threshold_step == 0.1
+    assert s.engine.keywords.alpha == 0.3
+    assert s.engine.ner.threshold_step == 0.1
 
 
 def test_path_may_be_a_string(tmp_path: Path) -> None:
     path = _toml(tmp_path, "[keywords]\ngamma = 0.25\n")
-    assert load_config(str(path), environ={}).keywords.gamma == 0.25
+    assert load_config(str(path), environ={}).engine.keywords.gamma == 0.25
 
 
 # ----------------------------------------------------------------- wrong settings
@@ -198,8 +201,8 @@ def test_environment_fills_the_brave_key(tmp_path: Path, name: str) -> None:
 
     s = load_config(path, environ={name: KEY})
 
-    assert s.web.brave.api_key == KEY
-    assert s.web.backends == ["brave"]
+    assert s.engine.web.brave.api_key == KEY
+    assert s.engine.web.backends == ["brave"]
 
 
 def test_empty_brave_api_key_variable_does_not_count(tmp_path: Path) -> None:
@@ -209,7 +212,7 @@ def test_empty_brave_api_key_variable_does_not_count(tmp_path: Path) -> None:
 
 def test_environment_key_overrides_the_file(tmp_path: Path) -> None:
     path = _toml(tmp_path, '[web.brave]\napi_key = "from-file"\n')
-    assert load_config(path, environ={"BRAVE_API_KEY": KEY}).web.brave.api_key == KEY
+    assert load_config(path, environ={"BRAVE_API_KEY": KEY}).engine.web.brave.api_key == KEY
 
 
 def test_openai_without_a_key_names_the_variable(tmp_path: Path) -> None:
@@ -221,7 +224,7 @@ def test_a_local_openai_compatible_server_needs_no_key(tmp_path: Path) -> None:
     path = _toml(
         tmp_path, '[llm]\nbackend = "openai"\n[llm.openai]\nbase_url = "http://localhost:8000/v1"\n'
     )
-    assert load_config(path, environ={}).llm.openai.base_url == "http://localhost:8000/v1"
+    assert load_config(path, environ={}).engine.llm.openai.base_url == "http://localhost:8000/v1"
 
 
 def test_roles_point_at_their_own_models(tmp_path: Path) -> None:
@@ -230,14 +233,17 @@ def test_roles_point_at_their_own_models(tmp_path: Path) -> None:
         '[llm.roles.linguist]\nmodel = "small"\n'
     )
     s = load_config(_toml(tmp_path, text), environ={"OPENAI_API_KEY": KEY})
-    assert s.llm.roles["judge"].model == "big" and s.llm.roles["judge"].backend == "openai"
-    assert s.llm.openai.api_key == KEY
+    assert (
+        s.engine.llm.roles["judge"].model == "big"
+        and s.engine.llm.roles["judge"].backend == "openai"
+    )
+    assert s.engine.llm.openai.api_key == KEY
     assert "llm.roles.umpire" in _error(_toml(tmp_path, '[llm.roles.umpire]\nmodel = "x"\n'))
 
 
 def test_numeric_looking_brave_key_stays_a_string() -> None:
     s = load_config(None, environ={"BRAVE_API_KEY": "1234567890"})
-    assert s.web.brave.api_key == "1234567890"
+    assert s.engine.web.brave.api_key == "1234567890"
 
 
 def test_environment_value_is_parsed_as_toml() -> None:
@@ -252,12 +258,12 @@ def test_environment_value_is_parsed_as_toml() -> None:
         },
     )
 
-    assert s.keywords.gamma == 0.3
-    assert isinstance(s.keywords.gamma, float)
-    assert s.web.max_results == 7
-    assert s.web.backends == ["searxng"]
-    assert s.web.searxng.base_url == "http://127.0.0.1:8888"
-    assert s.encoder.device == "cuda:0"
+    assert s.engine.keywords.gamma == 0.3
+    assert isinstance(s.engine.keywords.gamma, float)
+    assert s.engine.web.max_results == 7
+    assert s.engine.web.backends == ["searxng"]
+    assert s.engine.web.searxng.base_url == "http://127.0.0.1:8888"
+    assert s.engine.encoder.device == "cuda:0"
 
 
 def test_environment_overrides_the_file(tmp_path: Path) -> None:
@@ -265,8 +271,8 @@ def test_environment_overrides_the_file(tmp_path: Path) -> None:
 
     s = load_config(path, environ={"ZOFIA__KEYWORDS__GAMMA": "0.3"})
 
-    assert s.keywords.gamma == 0.3
-    assert s.keywords.alpha == 0.2
+    assert s.engine.keywords.gamma == 0.3
+    assert s.engine.keywords.alpha == 0.2
 
 
 def test_unrelated_environment_variables_are_ignored() -> None:
@@ -298,8 +304,8 @@ def test_environment_does_not_touch_the_process_environment(
     assert load_config(None, environ={}) == Settings()
     # Without one, os.environ is read.
     s = load_config(None)
-    assert s.keywords.gamma == 0.9
-    assert s.web.brave.api_key == KEY
+    assert s.engine.keywords.gamma == 0.9
+    assert s.engine.web.brave.api_key == KEY
 
 
 # ------------------------------------------------------------ unreadable files

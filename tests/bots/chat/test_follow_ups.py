@@ -31,15 +31,15 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report, submit
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
 from tests.peers.servers.openai_peer import FakeOpenAI
 from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.follow_ups import NO_REPORT, NoReportError
-from bots.service.limits import RateLimitedError
+from bots.service.checks import CheckService
+from bots.service.records import NO_REPORT, NoReportError, Requester
+from bots.service.refusals import RateLimitedError
 from bots.telegram.follow_ups import ASK_HOW
 from storage.errors import CheckNotFoundError
 from zofia_engine.agents.follow_up import MAX_WORDS, capped
@@ -99,7 +99,14 @@ def _user_text(body: dict[str, Any]) -> str:
 
 # -- the engine, against the fake OpenAI server ------------------------------------------
 
+#: an answer that cites is grounded on the engine's real sentence encoder (MiniLM, through
+#: transformers: torch is imported and the model loaded, about 10 s a test on two busy
+#: cores), so these are in the slow tier, as every test that loads a model through
+#: transformers is
+GROUNDED = pytest.mark.slow
 
+
+@GROUNDED
 async def test_an_answer_keeps_the_ids_the_report_has_and_drops_the_others() -> None:
     answer = (
         "The council's minutes [web-1] show that no such law was passed, and the city's "
@@ -166,6 +173,7 @@ async def test_the_question_reaches_the_server_as_data_between_the_markers() -> 
         assert token not in material
 
 
+@GROUNDED
 async def test_a_long_answer_is_cut_to_the_word_cap() -> None:
     sentence = "The council's minutes [web-1] record no vote on any bicycle ban at all. "
     reply = _reply(True, sentence * 20, ["web-1"])
@@ -228,13 +236,13 @@ async def test_the_service_answers_from_the_report_and_counts_the_question(
     question against the limits, and names the cited evidence."""
     checker = FakeChecker()
     async with _service(tmp_path, checker, user_per_minute=2) as service:
-        outcome = await (await service.submit(Post(text=POST), ALICE)).result()
+        outcome = await (await submit(service, Post(text=POST), ALICE)).result()
         followed = await service.follow_up(outcome.check_id, "  why?  ", ALICE)
         assert followed.answered and followed.text == checker.answer
         assert [s.id for s in followed.sources] == ["web-1"]
         assert checker.questions == ["why?"]
         with pytest.raises(RateLimitedError, match="2 checks a minute for you"):
-            await service.submit(Post(text=POST + " Again."), ALICE)
+            await submit(service, Post(text=POST + " Again."), ALICE)
         with pytest.raises(RateLimitedError):
             await service.follow_up(outcome.check_id, "which source?", ALICE)
     assert checker.questions == ["why?"]  # the refused one never reached the checker
@@ -248,20 +256,20 @@ async def test_a_follow_up_is_charged_to_the_days_budget_and_refused_past_it(
     checker = FakeChecker()
     checker.answer_tokens = 6000
     async with _service(tmp_path, checker, daily_token_budget=100_000) as service:
-        outcome = await (await service.submit(Post(text=POST), ALICE)).result()
+        outcome = await (await submit(service, Post(text=POST), ALICE)).result()
         spent = service.store.checks.day_charges(
             service.clock().replace(hour=0, minute=0, second=0, microsecond=0),
-            requester=service.chats.user_hash("telegram", "1001"),
+            requester=service.namer.user("telegram", "1001"),
             platform="telegram",
-            chat=service.chats.chat_key("telegram", "chat-1"),
+            chat=service.namer.chat("telegram", "chat-1"),
         )
         followed = await service.follow_up(outcome.check_id, "why?", ALICE)
         assert followed.answered
         after = service.store.checks.day_charges(
             service.clock().replace(hour=0, minute=0, second=0, microsecond=0),
-            requester=service.chats.user_hash("telegram", "1001"),
+            requester=service.namer.user("telegram", "1001"),
             platform="telegram",
-            chat=service.chats.chat_key("telegram", "chat-1"),
+            chat=service.namer.chat("telegram", "chat-1"),
         )
         assert [a - b for a, b in zip(after, spent, strict=True)] == [6000, 6000, 6000]
         checker.answer_tokens = 200_000  # one question that spends the rest of the day
@@ -274,7 +282,7 @@ async def test_a_follow_up_is_charged_to_the_days_budget_and_refused_past_it(
 async def test_the_service_refuses_questions_it_cannot_answer(tmp_path: Path) -> None:
     checker = FakeChecker(delay_s=30.0)
     async with _service(tmp_path, checker) as service:
-        handle = await service.submit(Post(text=POST), ALICE)
+        handle = await submit(service, Post(text=POST), ALICE)
         with pytest.raises(NoReportError, match="no report to ask about"):
             await service.follow_up(handle.check_id, "why?", ALICE)
         elsewhere = Requester("telegram", "1001", "chat-2")

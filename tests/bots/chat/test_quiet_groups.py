@@ -21,11 +21,12 @@ import pytest
 import pytest_asyncio
 from telegram import Bot
 
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service, scripted_report
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, review_as, scripted_report
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 
 from bots.app.settings import Settings
+from bots.chat.check_flow import card_target
 from bots.chat.quiet import (
     DEFAULT_MIN_CONFIDENCE,
     QUIET_MIN_CONFIDENCE,
@@ -33,14 +34,16 @@ from bots.chat.quiet import (
     min_confidence_of,
     parse_min_confidence,
 )
-from bots.chat.store_calls import StoreCalls
 from bots.render.languages import LANGUAGE_KEY
-from bots.service.checks import CheckService, Outcome
+from bots.service.chats import ChatRecords
+from bots.service.checks import CheckService
+from bots.service.records import CardState, Message, Outcome
+from bots.service.reviews import apply_review
 from bots.telegram.check_flow import AUTO_CHECK
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import REACTION, delivery_target, post_delivered
 from storage.deliveries import Claim
-from storage.reviews import Review, apply_review
+from storage.reviews import Review
 from zofia_engine.post import Post
 from zofia_engine.report import Confidence, Report
 
@@ -183,12 +186,12 @@ async def test_a_deliver_job_answers_an_unasked_check_by_the_same_rule(tmp_path:
             bot = _RecordingBot()
             stored = json.loads(json.dumps(target))  # as the deliveries table keeps it
             outcome = Outcome("abcDEF123_-xyz45", report)
-            await post_delivered(
-                ctx, cast(Bot, bot), Claim(outcome.check_id, "telegram", stored), outcome
-            )
+            claim = Claim(outcome.check_id, "telegram", stored)
+            await post_delivered(ctx, cast(Bot, bot), claim, CardState(outcome))
             return bot
 
-        target = delivery_target(-100800, post, asker="h", reply_to=5, min_confidence=0.9)
+        card = card_target(Message.of(post), None)
+        target = delivery_target(-100800, card, reply_to=5, min_confidence=0.9)
         assert target["unasked"] and target["min_confidence"] == 0.9
         # 80% sure it is false, where 90% is asked: a reaction on the post, no card.
         unsure = await deliver(_report("false", 0.8), target)
@@ -207,7 +210,7 @@ async def test_a_deliver_job_answers_an_unasked_check_by_the_same_rule(tmp_path:
         older = await deliver(_report("false", 0.8), target)
         assert older.reactions == [] and len(older.sent) == 1
         # An asked check's target is unchanged: no threshold, the card always.
-        asked = delivery_target(801, post, asker="h", message_id=9)
+        asked = delivery_target(801, card, message_id=9)
         assert "min_confidence" not in asked and "unasked" not in asked
 
 
@@ -313,7 +316,11 @@ async def test_the_least_confidence_is_a_chat_setting_for_admins(chat: Group) ->
     assert wrong.startswith("Give the confidence as a percentage")
     changed = await chat.settings(ANN, "/settings confidence 90%")
     assert "at least 90% sure" in changed
-    assert chat.service.chats.setting("telegram", str(GROUP["id"]), "quiet_min_confidence") == 0.9
+    assert (
+        await chat.service.chats.settings(
+            "telegram", str(GROUP["id"]), {"quiet_min_confidence": None}
+        )
+    )["quiet_min_confidence"] == 0.9
     # False at 80%, where 90% is asked: a reaction, no card.
     forwarded = chat.forward()
     assert await chat.reaction_on(forwarded) == REACTION
@@ -327,10 +334,10 @@ async def test_a_repeat_of_a_post_a_moderator_reviewed_to_false_gets_the_card(
     first = chat.forward()
     await chat.reaction_on(first)
     [(check, _)] = chat.service.store.checks.history()
-    await chat.service.review(
+    await review_as(
+        chat.service,
         check.id,
-        "telegram",
-        str(ANN["id"]),
+        ("telegram", str(ANN["id"])),
         "false",
         "Council denied it.",
         chat_id=str(GROUP["id"]),
@@ -368,20 +375,13 @@ async def test_an_auto_check_reads_its_chats_settings_in_one_trip(
     chat: Group, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     trips: list[set[str]] = []
-    one, many = StoreCalls.chat_setting, StoreCalls.chat_settings
+    many = ChatRecords.settings
 
-    async def setting(
-        calls: StoreCalls, platform: str, chat_id: str, key: str, default: Any
-    ) -> Any:
-        trips.append({key})
-        return await one(calls, platform, chat_id, key, default)
-
-    async def settings(calls: StoreCalls, platform: str, chat_id: str, defaults: Any) -> Any:
+    async def settings(chats: ChatRecords, platform: str, chat_id: str, defaults: Any) -> Any:
         trips.append(set(defaults))
-        return await many(calls, platform, chat_id, defaults)
+        return await many(chats, platform, chat_id, defaults)
 
-    monkeypatch.setattr(StoreCalls, "chat_setting", setting)
-    monkeypatch.setattr(StoreCalls, "chat_settings", settings)
+    monkeypatch.setattr(ChatRecords, "settings", settings)
     chat.checker.verdict = "unproven"
     assert await chat.reaction_on(chat.forward()) == REACTION
     # Whether auto-check is on, the chat's language and its least confidence: one read.

@@ -5,7 +5,8 @@ End to end against the fake platform servers: the real python-telegram-bot clien
 polling the fake Bot API, and the real discord.py client against the fake Discord, the
 real check service on SQLite, and :class:`~tests.peers.fakes.fake_checker.FakeChecker` answering
 every post (this proves who may review, what is stored and who is told, not that any
-fact-checking happened). The store's side of corrections is ``tests/service/test_corrections.py``.
+fact-checking happened). The store's side of corrections is
+``tests/bots/service/test_corrections.py``.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from tests.peers.servers.discord_peer import MANAGER, MEMBER, Call, FakeDiscord,
 from tests.peers.servers.telegram_peer import BotCall, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
-from bots.chat import corrections
-from bots.chat.corrections import correcting
+from bots.chat.corrections import sender
 from bots.discord import reviews as discord_reviews
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.render import escape
+from bots.service import corrections
 from bots.service.checks import CheckService
-from bots.service.corrections import Reviewers
+from bots.service.reviews import Reviewers
 from bots.telegram.admins import KEEP_S, ChatAdmins
 from bots.telegram.reviews import REFUSED, split_note
 from storage.keys import hash_chat, hash_user
@@ -342,7 +343,7 @@ async def test_a_named_reviewer_confirms_in_a_private_chat(
         assert prompt["text"].startswith("Reply to this message with a short note")
         note = peer.send(_private(BOB), BOB, "x" * 301, reply_to=prompt)  # too long: asked again
         (again,) = await peer.wait_for(lambda: _replies(peer, note))
-        assert again["text"].startswith("The note has 301 characters; at most 300.")
+        assert again["text"].startswith("The note is too long: at most 300 characters.")
         note = peer.send(_private(BOB), BOB, "-", reply_to=again)
         (saved,) = await peer.wait_for(lambda: _replies(peer, note))
         assert saved["text"] == "Review saved: Unproven is confirmed."
@@ -427,7 +428,9 @@ async def _discord(tmp_path: Path) -> AsyncIterator[FactCheckBot]:
     async with (
         fake_service(settings, FakeChecker(verdict="unproven")) as service,
         running_client(FactCheckBot(settings.discord, service)) as bot,
-        correcting(service, "discord", functools.partial(send_correction, bot.context, bot)),
+        service.serving(
+            "discord", _no_card, sender(functools.partial(send_correction, bot.context, bot))
+        ),
     ):
         yield bot
 
@@ -631,3 +634,7 @@ async def test_a_discord_moderators_review_select_is_offered_once(
         assert (await _responded(peer, later)).body["type"] == 6
         offer = await peer.wait_for(lambda c: c in _followups(peer, later["token"]))
         assert offer.body["content"].startswith("Review of this verdict (False)")
+
+
+async def _no_card(*_: object) -> None:
+    """Cards are posted live here, not by deliver jobs."""

@@ -95,6 +95,11 @@ def test_check_json_prints_the_full_report(panel: FakeOpenAI) -> None:
     assert any("no open-web evidence" in note["text"] for note in report["notes"])
     # Which parts run offline is said on stderr, not mixed into the JSON.
     assert "web search: offline" in result.stderr
+    # Nothing settled: the verdict is fixed before the debate, and printed first.
+    said = " ".join(result.stderr.split())  # as the terminal wraps it
+    early = said.index("Unproven: The evidence found settles none")
+    assert said.index("the explanation follows") > early
+    assert early < said.index("debate finished")
 
 
 def test_check_prints_a_verdict_card_from_a_file(panel: FakeOpenAI, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from tests.peers.fakes.fake_checker import submit
 from tests.peers.fakes.panel_script import PanelScript
 from tests.peers.servers.discord_peer import (
     DISCORD_TOKEN,
@@ -30,7 +31,8 @@ from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.render.card import VERDICTS
 from bots.render.privacy import privacy_text
-from bots.service.checks import Requester
+from bots.service.records import Requester
+from bots.service.shown import report_of
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
 from zofia_engine.post import Post
@@ -124,8 +126,10 @@ async def engine(
     offline_wiki: OfflineWikipedia,
 ) -> AsyncIterator[Engine]:
     settings = make_settings()
-    stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
-    async with Engine(settings, retrieval=stage1) as built:
+    stage1 = EntityGuidedRetrieval(
+        settings.engine, ner=ner, encoder=encoder, wikipedia=offline_wiki
+    )
+    async with Engine(settings.engine, retrieval=stage1) as built:
         yield built
 
 
@@ -218,7 +222,7 @@ async def test_context_menu_checks_the_message_it_was_opened_on(
         row = bot.service.store.checks.get(check_id)
         assert row is not None
         assert row.post_text == POST and row.platform == "discord"
-        assert row.chat == bot.service.chats.chat_key("discord", str(discord_api.GUILD_ID))
+        assert row.chat == bot.service.namer.chat("discord", str(discord_api.GUILD_ID))
 
 
 async def test_buttons_open_a_thread_and_work_after_a_restart(
@@ -251,7 +255,7 @@ async def test_buttons_open_a_thread_and_work_after_a_restart(
         assert contents[0] == "**Debate**" and contents.count("**Debate**") == 1
         assert all(len(text) <= 2000 for text in contents)
         assert any(len(text) > 1500 for text in contents)  # the long turn fills messages
-        found = bot.service.store.report_for(_id(message))
+        found = report_of(bot.service.store, _id(message))
         assert found is not None
         report = found[1]
         blocks = len(report.debate.turns) + len(report.debate.rulings)
@@ -317,7 +321,7 @@ async def test_a_forged_or_foreign_check_id_is_not_found(
 ) -> None:
     async with start_bot() as bot:
         elsewhere = Requester("discord", "1", "600000000000000999")  # another server
-        handle = await bot.service.submit(Post(text=POST), elsewhere)
+        handle = await submit(bot.service, Post(text=POST), elsewhere)
         await handle.result()
         foreign, forged = f"zf:debate:{handle.check_id}", "zf:evidence:AAAAAAAAAAAAAAAA"
         vote = f"zf:up:{handle.check_id}"
@@ -404,7 +408,7 @@ async def test_a_private_verdict_goes_to_a_dm_once_the_token_expired(
     user = 940000000000000002
     async with start_bot() as bot:
         chat = str(discord_api.GUILD_ID)
-        bot.service.chats.set_setting("discord", chat, "ephemeral", True)
+        await bot.service.chats.set_settings("discord", chat, {"ephemeral": True})
         payload = discord_api.slash("factcheck", {"text": POST}, user_id=user)
         discord_api.expired_tokens.add(payload["token"])
         await discord_api.dispatch("INTERACTION_CREATE", payload)
@@ -522,7 +526,9 @@ async def test_admins_set_ephemeral_replies_and_a_cooldown(
         admin = discord_api.slash("factcheck-settings", {"ephemeral": True, "cooldown_s": 60.0})
         assert "Cooldown between checks: 60 s" in await _answer_of(discord_api, admin)
         chat = str(discord_api.GUILD_ID)
-        assert bot.service.chats.setting("discord", chat, "ephemeral") is True
+        assert (await bot.service.chats.settings("discord", chat, {"ephemeral": None}))[
+            "ephemeral"
+        ] is True
 
         first = discord_api.slash("factcheck", {"text": " "})
         assert "empty" in await _answer_of(discord_api, first)
@@ -566,8 +572,12 @@ async def test_the_servers_language_reaches_the_panel(
             )
             assert "choose one of" in refusal and "The panel writes in" not in refusal
             assert name.split()[0] in refusal  # the message's case is kept
-            assert service.chats.setting("discord", chat, "language") is None
-            assert service.chats.setting("discord", chat, "cooldown_s") is None
+            assert (await service.chats.settings("discord", chat, {"language": None}))[
+                "language"
+            ] is None
+            assert (await service.chats.settings("discord", chat, {"cooldown_s": None}))[
+                "cooldown_s"
+            ] is None
         ok = discord_api.slash("factcheck-settings", {"language": "French"})
         assert "The panel writes in French" in await _answer_of(discord_api, ok)
         await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))

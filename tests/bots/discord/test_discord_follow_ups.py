@@ -34,7 +34,8 @@ from bots.chat.follow_ups import ASK_HOW, NOT_FOUND
 from bots.discord.client import FactCheckBot
 from bots.discord.render import escape
 from bots.service.checks import CheckService
-from bots.service.follow_ups import NO_REPORT
+from bots.service.records import NO_REPORT
+from bots.service.shown import report_of
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER, FollowUpAnswer
 from zofia_engine.report import Report
@@ -111,7 +112,7 @@ async def start(discord_api: FakeDiscord, tmp_path: Path) -> AsyncIterator[Start
                     },
                 }
             )
-            async with Engine(settings) as engine:
+            async with Engine(settings.engine) as engine:
                 checker = EngineAnswers(engine=engine)
                 async with (
                     fake_service(settings, checker) as service_,
@@ -222,7 +223,7 @@ async def test_a_reply_to_a_card_that_mentions_the_bot_gets_one_answer_naming_it
         card = await _card(run)
         question = _reply_to(run.api, card, f"<@{run.api.BOT_ID}> which source?")
         await _handled(run, question)
-        report = run.service.store.report_for(_check_id(card))
+        report = report_of(run.service.store, _check_id(card))
     assert report is not None
     (answer,) = _answers(run.api, question)
     text = answer.body["content"]

@@ -145,9 +145,10 @@ async def test_the_message_command_reads_the_headline_on_an_attached_image(
         read = post.text.casefold()
         assert "springfield" in read and "bicycles" in read and "every street" in read
         assert post.text.startswith(image_marker(1))  # no caption: all of it was read
-        assert post.has_caption is False
+        assert checker.reads[0].caption is False
         [image] = post.images
-        assert image.finding is not None and image.finding.width == 1080
+        [finding] = checker.reads[0].findings
+        assert image.data and finding.width == 1080
         assert discord_api.downloads == [yarl.URL(shot["url"]).path]
         row = bot.service.store.checks.get(_check_id(embed))
         assert row is not None and row.status == "done" and row.platform == "discord"
@@ -170,10 +171,10 @@ async def test_the_card_shows_the_first_lines_read_from_the_image(
     assert checked == "the text in 1 image"
     # A misreading would show here, without opening Evidence.
     [post] = checker.runs
-    shown = first_lines_read(post)  # the first two lines, as the OCR read them
+    shown = first_lines_read(checker.reads[0])  # the first two lines, as the OCR read them
     assert read == f"Read from the image: “{shown}”"
     assert cer(shown, "Governor signs slaw into law at noon") <= 0.1  # not the third line
-    read_all = post.findings[0].text.strip()
+    read_all = checker.reads[0].findings[0].text.strip()
     assert cer(read_all.splitlines()[-1], "Stadium closes") <= 0.2  # the third line, read
     assert read_all in post.text  # and all of it checked
 
@@ -238,7 +239,7 @@ async def test_the_messages_text_is_the_images_caption(
         caption, _, read = post.text.partition(image_marker(1))
         assert caption.strip() == "Seen on my feed today, is it real?"
         assert "moon" in read.casefold() and "tourists" in read.casefold()
-        assert post.has_caption is True
+        assert checker.reads[0].caption is True
 
 
 async def test_factcheck_takes_an_image_alone_or_with_text(
@@ -258,10 +259,10 @@ async def test_factcheck_takes_an_image_alone_or_with_text(
             discord_api,
             discord_api.slash("factcheck", {"text": "My uncle sent this", "image": both}),
         )
-        first, second = checker.runs
-        assert "tuesdays" in first.text.casefold() and not first.has_caption
+        first, second = checker.reads
+        assert "tuesdays" in first.text.casefold() and not first.caption
         assert second.text.startswith("My uncle sent this")
-        assert "eiffel" in second.text.casefold() and second.has_caption
+        assert "eiffel" in second.text.casefold() and second.caption
         assert len(discord_api.downloads) == 2
         assert len(bot.service.store.checks.history(platform="discord")) == 2
 

@@ -14,9 +14,9 @@ import functools
 
 import pytest
 
+from tests.bots.service.queue.test_queue import settings_for, worker
 from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service
 from tests.peers.servers.discord_peer import FakeDiscord, running_client
-from tests.service.queue.test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings

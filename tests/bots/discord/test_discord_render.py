@@ -16,7 +16,7 @@ from bots.discord.commands import parse_message_link
 from bots.discord.render import escape, progress_message, section_messages, shorten, verdict_embed
 from bots.render.card import VERDICTS, Link, VerdictCard, verdict_card
 from bots.render.sections import Block, Section
-from bots.service.checks import Outcome
+from bots.service.records import Outcome
 from zofia_engine.post import Post
 
 HOSTILE = (

@@ -74,7 +74,7 @@ def _tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 async def _running(settings: Settings, held: HeldEngine, grace_s: float) -> asyncio.Task[None]:
     """The bot as ``zofia discord`` runs it, on the held engine."""
-    engine = held.make(settings)
+    engine = held.make(settings.engine)
     return asyncio.create_task(run_bot(settings, DISCORD_TOKEN, grace_s=grace_s, engine=engine))
 
 

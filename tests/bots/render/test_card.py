@@ -13,8 +13,8 @@ from bots.render.progress import progress_lines
 from bots.render.sections import section
 from bots.render.sentences import error_sentence
 from bots.render.splitting import pack, split_text
-from bots.service.checks import CheckFailedError, Outcome
-from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
+from bots.service.records import CheckFailedError, Outcome
+from bots.service.refusals import BusyError, Limit, RateLimitedError, Refusal
 from storage.other_chats import as_seen_elsewhere
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.post import ProgressEvent
@@ -276,7 +276,9 @@ def test_error_sentences_say_what_to_do() -> None:
     assert error_sentence(rate(4.6)).endswith("Please send it again in 5 s.")
     assert error_sentence(rate(9000)).endswith("Please send it again in 3 h.")
     assert error_sentence(rate(30)).startswith("You have asked for 3 checks in the last minute")
-    assert error_sentence(RateLimitedError("x", retry_after_s=60)).startswith("Too many checks")
+    assert error_sentence(RateLimitedError(Refusal(Limit.USER_RATE, 60))).startswith(
+        "Too many checks"
+    )
     assert error_sentence(InvalidPostError("The post is empty.")) == "The post is empty."
     failed = error_sentence(CheckFailedError("openai:m: HTTP 500 from http://10.0.0.7:8000/v1"))
     assert failed.startswith("The check could not finish") and "10.0.0.7" not in failed

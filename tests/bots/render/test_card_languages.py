@@ -160,7 +160,9 @@ async def test_settings_language_lists_them_all_and_takes_a_languages_own_name(
             listed = await peer.wait_for(lambda: _texts(peer, ADMIN["id"]))
             peer.send(ADMIN_CHAT, ADMIN, "/settings language português")
             await peer.wait_for(lambda: len(_texts(peer, ADMIN["id"])) == 2)
-            stored = service.chats.setting("telegram", str(ADMIN["id"]), "language")
+            stored = (
+                await service.chats.settings("telegram", str(ADMIN["id"]), {"language": None})
+            )["language"]
     assert listed[0] == language_list().replace("<b>", "").replace("</b>", "")
     assert all(name in listed[0] for name in LANGUAGES)
     assert stored == "Portuguese"

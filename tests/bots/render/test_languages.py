@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import subprocess
@@ -24,8 +25,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import discord
 import pytest
@@ -33,6 +33,7 @@ import pytest_asyncio
 
 from tests.factories import full_report, stored_check
 from tests.peers.fakes.panel_script import PanelScript, schema_name
+from tests.peers.fixtures.service_steps import record_card, review
 from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
 from tests.peers.servers.openai_peer import FakeOpenAI
 from tests.peers.servers.search_peers import BRAVE_TOKEN, FakeBrave, brave_body, brave_result
@@ -40,7 +41,7 @@ from tests.peers.servers.telegram_peer import FakeBotAPI, user
 
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
-from bots.chat.corrections import Notice, correct_check, saved_sentence
+from bots.chat.corrections import Notice, saved_sentence, sender
 from bots.discord.buttons import verdict_view
 from bots.discord.render import progress_message, verdict_embed
 from bots.render.card import report_card, verdict_card
@@ -58,9 +59,10 @@ from bots.render.words import (
     locale_language,
     words_for,
 )
-from bots.service.checks import CheckService, Outcome
-from bots.service.corrections import record_card, review_check
-from bots.service.limits import Limit, Refusal
+from bots.service.corrections import correct
+from bots.service.naming import ChatNamer
+from bots.service.records import Outcome
+from bots.service.refusals import Limit, Refusal
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from bots.telegram.reviews import choice_keyboard
 from storage.database import open_database
@@ -452,7 +454,7 @@ async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_fren
             queued=False,
         )
         note = "Le procès-verbal du conseil ne montre aucun vote."
-        review_check(
+        review(
             store,
             check.id,
             reviewer="r",
@@ -466,8 +468,8 @@ async def test_a_french_moderator_reviews_in_french_and_the_chat_is_told_in_fren
         async def send(notice: Notice) -> None:
             told.append(notice)
 
-        service = cast(CheckService, SimpleNamespace(store=store))  # all correct_check reads
-        assert await correct_check(service, "telegram", check.id, send)
+        namer = ChatNamer(b"k" * 32)
+        assert await correct(store, asyncio.to_thread, namer, check.id, ("telegram", sender(send)))
     finally:
         database.close()
     (notice,) = told
@@ -583,7 +585,7 @@ class Bot:
 
     @asynccontextmanager
     async def running(self, stage1: EntityGuidedRetrieval) -> AsyncIterator[None]:
-        self.engine = Engine(self.settings, retrieval=stage1)
+        self.engine = Engine(self.settings.engine, retrieval=stage1)
         async with (
             running_service(self.settings, engine=self.engine) as service,
             bot_running(self.settings, service),
@@ -619,7 +621,7 @@ def _stage1(
 ) -> EntityGuidedRetrieval:
     brave = BraveSearch(BRAVE_TOKEN, base_url=bot.brave.base_url, requests_per_second=1000.0)
     return EntityGuidedRetrieval(
-        bot.settings, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=wiki
+        bot.settings.engine, ner=ner, encoder=encoder, search_backends=[brave], wikipedia=wiki
     )
 
 

@@ -16,8 +16,9 @@ from bots.app.settings import Settings
 from bots.render.card import report_card, verdict_card
 from bots.render.card_notes import checks_left_line, sources_line
 from bots.render.privacy import privacy_paragraphs, privacy_text, retention_days_of
-from bots.service.checks import Outcome
-from bots.service.limits import RateLimitedError, RequestLimits
+from bots.service.limits import RequestLimits
+from bots.service.records import Outcome
+from bots.service.refusals import RateLimitedError
 from bots.service.settings import ServiceSettings
 from storage.opening import open_store
 from storage.store import CheckStore

@@ -26,11 +26,12 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import pytest_asyncio
 
-from tests.peers.fakes.fake_checker import FakeChecker
+from tests.peers.fakes.fake_checker import FakeChecker, review_as
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
 from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, channel, group, user
 
 from bots.service.checks import CheckService
+from bots.service.shown import report_of
 from bots.telegram.reviews import REFUSED
 from bots.telegram.share_links import share_token, shared_check_id
 from bots.telegram.shared import NOT_SHARED
@@ -200,8 +201,8 @@ async def test_a_card_shared_from_a_group_opens_in_bobs_chat_as_a_card_of_his_ow
     assert original_id not in _everything_in(peer, BOB["id"])
     assert len(checker.runs) == 1
     assert row is not None and row.repeat_of == original_id and row.status == "done"
-    assert row.chat == service.chats.chat_key("telegram", str(BOB["id"]))
-    assert row.requester == service.chats.user_hash("telegram", str(BOB["id"]))
+    assert row.chat == service.namer.chat("telegram", str(BOB["id"]))
+    assert row.requester == service.namer.user("telegram", str(BOB["id"]))
 
 
 async def test_bobs_shared_card_works_as_any_card_in_his_chat_but_he_cannot_review_it(
@@ -244,16 +245,16 @@ async def test_bobs_shared_card_works_as_any_card_in_his_chat_but_he_cannot_revi
 async def test_the_groups_moderators_review_stays_in_the_group(start: Start) -> None:
     async with start() as (peer, service):
         original = await _group_card(peer)
-        await service.review(
+        await review_as(
+            service,
             _check_id(original),
-            "telegram",
-            str(ANN["id"]),
+            ("telegram", str(ANN["id"])),
             "true",
             "The council did vote on it.",
             chat_id=str(GROUP["id"]),
         )
         shared = await _open(peer, _start_parameter(_deep_link(original)))
-        in_group = service.store.report_for(_check_id(original))
+        in_group = report_of(service.store, _check_id(original))
         await handled(peer, service)
     assert in_group is not None and in_group[1].verdict == "true"  # in force in the group
     assert shared["text"].startswith("❌ False")  # Bob sees the machine's verdict alone

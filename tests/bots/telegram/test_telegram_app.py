@@ -23,8 +23,8 @@ from tests.peers.servers.telegram_peer import FakeBotAPI
 from bots.app.telegram import quiet_logs
 from bots.cli import main
 from bots.render.progress import follow_progress
-from bots.service.checks import Outcome
-from bots.service.handles import CheckFailedError, CheckHandle, Run
+from bots.service.handles import CheckHandle, Run
+from bots.service.records import CheckFailedError, Outcome
 from zofia_engine.post import ProgressEvent
 
 WRONG = "987654:WRONG-secret_token_0123456789abcdef"

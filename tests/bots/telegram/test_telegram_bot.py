@@ -108,8 +108,10 @@ async def harness(
             tmp_path,
             llm={"backend": "openai", "openai": {"base_url": panel.base_url, "api_key": "sk-tg"}},
         )
-        stage1 = EntityGuidedRetrieval(settings, ner=ner, encoder=encoder, wikipedia=offline_wiki)
-        engine = Engine(settings, retrieval=stage1)
+        stage1 = EntityGuidedRetrieval(
+            settings.engine, ner=ner, encoder=encoder, wikipedia=offline_wiki
+        )
+        engine = Engine(settings.engine, retrieval=stage1)
         holder.append(Harness(peer, panel, settings, engine))
         try:
             yield holder[0]
@@ -207,7 +209,7 @@ async def test_a_forwarded_channel_post_gets_a_card_with_origin_and_date(
     assert row is not None and row.published == dt.date(2026, 11, 20)
     assert row.origin.startswith("channel Springfield News")
     # A private chat's id is its user's id: only its keyed stand-in is stored.
-    assert row.chat == service.chats.chat_key("telegram", str(ANN["id"])) != str(ANN["id"])
+    assert row.chat == service.namer.chat("telegram", str(ANN["id"])) != str(ANN["id"])
     # Links in the card never unfurl into previews.
     edit = peer.sent("editMessageText", ANN["id"])[-1]
     assert edit.params["link_preview_options"] == {"is_disabled": True}
@@ -265,7 +267,7 @@ async def test_a_mention_in_a_reply_checks_the_replied_post(harness: Harness) ->
         await peer.wait_for(lambda: peer.confirmed >= ignored)
         await peer.wait_for(lambda: "What is stored" in peer.bot_messages(GROUP["id"])[-1]["text"])
         checks = service.store.checks.history(
-            platform="telegram", chat=service.chats.chat_key("telegram", str(GROUP["id"]))
+            platform="telegram", chat=service.namer.chat("telegram", str(GROUP["id"]))
         )
     assert card["reply_to_message"]["message_id"] == ask["message_id"]
     assert row is not None and row.post_text == OTHER  # the post, not the mention
@@ -496,7 +498,9 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
         assert refused[0]["text"] == "Only a chat admin can change the settings."
         peer.send(GROUP, ANN, "/settings autocheck on")
         await peer.wait_for(lambda: "is on" in peer.bot_messages(GROUP["id"])[-1]["text"])
-        assert service.chats.setting("telegram", str(GROUP["id"]), "auto_check")
+        assert (await service.chats.settings("telegram", str(GROUP["id"]), {"auto_check": None}))[
+            "auto_check"
+        ]
         forwarded = peer.send(GROUP, BOB, POST, forward_origin=origin)
         # Offline, the panel finds the post unproven: auto-check stays quiet (a reaction).
         key = (GROUP["id"], forwarded["message_id"])
@@ -546,10 +550,14 @@ async def test_the_chats_language_reaches_the_panel(harness: Harness) -> None:
         refused = (await peer.wait_for(lambda: peer.bot_messages(ANN["id"])))[-1]["text"]
         assert "choose one of" in refused.lower() and " here" not in refused
         assert refused[1:] != refused[1:].lower()  # the message keeps its capitals
-        assert service.chats.setting("telegram", str(ANN["id"]), "language") is None
+        assert (await service.chats.settings("telegram", str(ANN["id"]), {"language": None}))[
+            "language"
+        ] is None
         peer.send(chat, ANN, "/settings language French")
         await peer.wait_for(lambda: "in French here" in peer.bot_messages(ANN["id"])[-1]["text"])
-        assert service.chats.setting("telegram", str(ANN["id"]), "language") == "French"
+        assert (await service.chats.settings("telegram", str(ANN["id"]), {"language": None}))[
+            "language"
+        ] == "French"
         forward(peer, chat, ANN)
         await wait_card(peer, ANN["id"])
         systems = {body["messages"][0]["content"] for body in harness.panel.requests}

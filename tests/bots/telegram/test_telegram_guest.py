@@ -20,7 +20,8 @@ from tests.peers.fixtures.telegram_setup import bot_running, telegram_settings
 from tests.peers.servers.telegram_peer import BOT_USERNAME, TOKEN, FakeBotAPI, group, user
 
 from bots.render.words import words_for
-from bots.service.checks import CheckService, Outcome
+from bots.service.checks import CheckService
+from bots.service.records import CardState, Failed, Outcome
 from bots.telegram.context import TelegramContext
 from bots.telegram.guest import post_delivered_or_guest
 from bots.telegram.inputs import HOW_TO
@@ -103,7 +104,7 @@ async def test_a_guest_gets_one_answer_with_the_verdict(start: Start) -> None:
         )
         assert link is not None
         # The link is the check's page, and the check was asked in the guest's chat.
-        asked = bed.service.chats.check_in_chat(link.group(1), "telegram", str(OUTSIDE["id"]))
+        asked = await bed.service.chats.check(link.group(1), "telegram", str(OUTSIDE["id"]))
         assert asked is not None
     # The bot asked for guest messages: the fake sends only the types it names.
     assert bed.peer.allowed_updates is not None
@@ -162,7 +163,8 @@ async def test_a_queued_guest_check_is_answered_by_its_deliver_job(tmp_path: Pat
             done = peer.send_guest(OUTSIDE, ANN, f"@{BOT_USERNAME} true?")
             failed = peer.send_guest(OUTSIDE, ANN, f"@{BOT_USERNAME} true?")
             outcome = Outcome(CHECK_ID, scripted_report(Post(text=POST), verdict="true"))
-            for query, found in ((done, outcome), (failed, "the judge timed out")):
+            timed_out = Failed(CHECK_ID, "the judge timed out")
+            for query, found in ((done, CardState(outcome)), (failed, CardState(timed_out))):
                 target = {"chat_id": OUTSIDE["id"], "guest_query_id": query["guest_query_id"]}
                 await post_delivered_or_guest(ctx, bot, Claim(CHECK_ID, "telegram", target), found)
     card = peer.guest_answers[done["guest_query_id"]]

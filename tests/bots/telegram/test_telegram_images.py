@@ -180,9 +180,9 @@ async def test_a_photo_of_a_headline_is_read_and_checked(bot: Bot) -> None:
     [post] = bot.checker.runs
     text = post.text.lower()
     assert "bicycles" in text and "springfield" in text
-    assert post.text.startswith(MARKER) and not post.has_caption  # all read from the image
-    [image] = post.images
-    assert image.finding is not None and image.finding.width == 1080  # the full size
+    assert post.text.startswith(MARKER) and not bot.checker.reads[0].caption  # all from the image
+    [finding] = bot.checker.reads[0].findings
+    assert finding.width == 1080  # the full size
     assert downloaded(peer, sizes[-1]) and len(peer.downloads) == 1  # no thumbnail fetched
     assert card["reply_to_message"]["message_id"] == sent["message_id"]
     [row] = bot.checks()
@@ -217,7 +217,7 @@ async def test_the_card_shows_the_first_lines_read_from_the_image(bot: Bot) -> N
     lines_shown = card["text"].split("\n")
     at = lines_shown.index("Checked: the text in 1 image")
     read = lines_shown[at + 1]
-    [post] = bot.checker.runs
+    [post] = bot.checker.reads
     shown = first_lines_read(post)  # the first two lines, as the OCR read them
     assert read == f"Read from the image: “{shown}”"
     assert cer(shown, "Governor signs slaw into law at noon") <= 0.1  # not the third line
@@ -263,7 +263,7 @@ async def test_a_forwarded_photo_with_a_caption_checks_both(bot: Bot) -> None:
     await wait_card(peer, ANN["id"])
     [post] = bot.checker.runs
     said, _, read = post.text.partition(MARKER)
-    assert said.strip() == caption and post.has_caption
+    assert said.strip() == caption and bot.checker.reads[0].caption
     assert "bicycles" in read.lower() and "springfield" in read.lower()
     assert post.origin.startswith("channel Springfield News")
 
@@ -331,8 +331,8 @@ async def test_an_animated_gif_is_read_from_its_first_frame(bot: Bot) -> None:
     await wait_card(peer, ANN["id"])
     [post] = bot.checker.runs
     assert "bicycles" in post.text.lower() and "trams" not in post.text.lower()
-    finding = post.images[0].finding
-    assert finding is not None and any("first" in note for note in finding.notes)
+    finding = bot.checker.reads[0].findings[0]
+    assert any("first" in note for note in finding.notes)
 
 
 async def test_an_image_without_text_is_answered_with_one_sentence(bot: Bot) -> None:

@@ -28,7 +28,7 @@ from tests.peers.servers.telegram_peer import TOKEN, BotCall, FakeBotAPI, user
 from bots.telegram.pacing import CARD, OTHER, PROGRESS, ChatPacedRateLimiter, priority_of
 from bots.telegram.refusals import Refusals
 from bots.telegram.render import card_keyboard, progress_keyboard
-from zofia_engine.post import Post, ProgressHook
+from zofia_engine.post import ProgressHook, ReadPost
 from zofia_engine.report import Report
 
 ANN = user(701, "Ann", "ann_r")
@@ -45,8 +45,8 @@ class NotingChecker(FakeChecker):
     peer: FakeBotAPI | None = None
     known_at: list[int] = field(default_factory=list)
 
-    async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
-        report = await super().check(post, on_progress=on_progress)
+    async def check(self, read: ReadPost, *, on_progress: ProgressHook | None = None) -> Report:
+        report = await super().check(read, on_progress=on_progress)
         assert self.peer is not None
         self.known_at.append(len(self.peer.calls))
         return report

@@ -21,18 +21,24 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, Gate, fake_service, scripted_report
+from tests.bots.service.queue.test_queue import worker
+from tests.peers.fakes.fake_checker import (
+    FakeChecker,
+    Gate,
+    fake_service,
+    review_as,
+    scripted_report,
+)
+from tests.peers.fixtures.service_steps import update_said
 from tests.peers.fixtures.store_fixtures import MovingClock
 from tests.peers.fixtures.telegram_setup import bot_running, handled, telegram_settings
 from tests.peers.servers.telegram_peer import BOT_ID, BOT_USERNAME, FakeBotAPI, group, user
-from tests.service.queue.test_queue import worker
 
 from bots.app.settings import Settings
-from bots.chat.corrections import update_sentence
 from bots.render.sections import already_shown
 from bots.service.checks import CheckService
+from bots.service.corrections import FIRST_BACKOFF
 from bots.service.queue.jobs import CORRECT_DUE_TASK, CORRECT_TASK, DELIVER_TASK
-from storage import shown_cards
 from storage.postgres import WRITE_LOCK
 from zofia_engine.post import Post
 
@@ -165,7 +171,7 @@ async def test_a_correction_whose_first_send_fails_goes_out_after_its_backoff(
             card = await peer.wait_for(functools.partial(card_in, peer, ANN["id"]), 30)
             check_id = await recorded(service)
             peer.down.add("editMessageText")  # the Bot API's front answers 502
-            await service.review(check_id, "cli", "operator", "false", NOTE)
+            await review_as(service, check_id, ("cli", "operator"), "false", NOTE)
 
             def backing_off() -> bool:
                 rows = service.store.database.rows("SELECT tries FROM shown_cards")
@@ -182,11 +188,11 @@ async def test_a_correction_whose_first_send_fails_goes_out_after_its_backoff(
             assert [c.method for c in peer.calls[tried:]] == []
             assert updates(peer, ANN["id"]) == []
             # The store's clock passes the backoff: the next look queues the correction.
-            clock.advance(seconds=shown_cards.FIRST_BACKOFF.total_seconds() + 1)
+            clock.advance(seconds=FIRST_BACKOFF.total_seconds() + 1)
             await peer.wait_for(lambda: updates(peer, ANN["id"]), 30)
             await corrections_done(service)
     (update,) = updates(peer, ANN["id"])
-    assert update["text"] == update_sentence("unproven", "false", NOTE)
+    assert update["text"] == update_said("unproven", "false", NOTE)
     assert update["reply_to_message"]["message_id"] == card["message_id"]
     edits = [c for c in peer.calls if c.method == "editMessageText"]
     assert [c.error for c in edits if c.error] == ["Bad Gateway"]  # the one failed send
@@ -279,8 +285,8 @@ async def test_a_section_tapped_on_two_replicas_at_once_is_posted_once(
             store = first.store
             check = store.checks.create(
                 platform="telegram",
-                chat=first.chats.chat_key("telegram", str(GROUP["id"])),
-                requester=first.chats.user_hash("telegram", str(ANN["id"])),
+                chat=first.namer.chat("telegram", str(GROUP["id"])),
+                requester=first.namer.user("telegram", str(ANN["id"])),
                 post=Post(text=POST),
                 text_hash="h",
                 status="running",

@@ -23,7 +23,7 @@ from bots.chat.check_flow import card_for, card_target
 from bots.cli import main
 from bots.render.card import VERDICTS, Link, VerdictCard, verdict_card
 from bots.render.sections import Block, Section
-from bots.service.checks import Outcome
+from bots.service.records import CardState, Message, Outcome
 from bots.telegram.card_edits import edit_card
 from bots.telegram.context import TelegramContext
 from bots.telegram.deliveries import delivery_target, post_delivered
@@ -212,18 +212,20 @@ async def test_a_queued_card_is_made_as_a_live_one_with_the_checks_left(tmp_path
     outcome = Outcome("abcDEF123_-xyz45", scripted_report(post))
     async with fake_service(settings, FakeChecker()) as service:
         ctx = TelegramContext(service, settings.telegram)
-        target = delivery_target(701, post, asker=ctx.user_hash(701), message_id=9)
+        message = Message.of(post)
+        target = delivery_target(701, card_target(message, 3), message_id=9)
         stored = json.loads(json.dumps(target))  # as the deliveries table keeps it
         bot = _RecordingBot()
+        state = CardState(outcome)
         await post_delivered(
-            ctx, cast(Bot, bot), Claim(outcome.check_id, "telegram", stored), outcome
+            ctx, cast(Bot, bot), Claim(outcome.check_id, "telegram", stored), state
         )
-        # A target recorded before it named its asker: the card, without that line.
-        del stored["asker"]
+        # A target recorded before it held the count: the card, without that line.
+        del stored["checks_left"]
         await post_delivered(
-            ctx, cast(Bot, bot), Claim(outcome.check_id, "telegram", stored), outcome
+            ctx, cast(Bot, bot), Claim(outcome.check_id, "telegram", stored), state
         )
-        live = await card_for(ctx.calls, outcome, card_target(post, ctx.user_hash(701)))
+        live = card_for(outcome, card_target(message, 3))
     (card, params), (older, _) = bot.edits
     assert params["chat_id"] == 701 and params["message_id"] == 9
     assert card == card_html(live)  # the live card, word for word

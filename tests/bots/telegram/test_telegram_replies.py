@@ -27,9 +27,9 @@ from bots.chat.cooldowns import Cooldowns
 from bots.render.card import verdict_card
 from bots.render.sentences import UNSUPPORTED_INPUT, cooldown_sentence
 from bots.render.words import words_for
-from bots.service.checks import Outcome
+from bots.service.records import Outcome
 from bots.telegram.buttons import GONE
-from bots.telegram.check_flow import TelegramScreen, check_message
+from bots.telegram.check_flow import Asked, TelegramScreen, check_message
 from bots.telegram.context import TelegramContext
 from bots.telegram.inputs import HOW_TO
 from bots.telegram.posts import NOTHING_TO_CHECK
@@ -179,7 +179,7 @@ async def test_check_message_refuses_a_blank_post_before_it_counts(tmp_path: Pat
             await peer.wait_for(lambda: _texts(peer, ANN["id"]))
             message = Message.de_json(sent, application.bot)
             assert message is not None
-            await check_message(ctx, message, BLANK, ANN["id"])
+            await check_message(ctx, Asked(message, BLANK, ANN["id"]))
             await peer.wait_for(lambda: EMPTY_POST in _texts(peer, ANN["id"]))
             assert service.limits.left_today(ctx.user_hash(ANN["id"]), service.clock()) == 1
             peer.send(CHAT, ANN, POST)
@@ -360,11 +360,14 @@ async def test_a_held_refusal_waits_for_the_card_to_be_on_screen(fails: bool) ->
     ctx = cast(
         TelegramContext,
         SimpleNamespace(
-            refusals=refusals, report_url=lambda _: "", share_url=lambda *_: "", calls=None
+            refusals=refusals,
+            report_url=lambda _: "",
+            share_url=lambda *_: "",
+            service=SimpleNamespace(record_card=_nothing),
         ),
     )
     said: list[str] = []
-    screen = TelegramScreen(ctx, cast(Message, _Message(9, said)), 9, "asker")
+    screen = TelegramScreen(ctx, cast(Message, _Message(9, said)), 9)
     screen.reply = cast(Message, _Message(9, said, fail=fails))  # the "checking…" message
     refused = asyncio.create_task(refusals.refuse(cast(Message, _Message(9, said)), "No.", 60))
     await asyncio.sleep(0)
@@ -377,3 +380,7 @@ async def test_a_held_refusal_waits_for_the_card_to_be_on_screen(fails: bool) ->
     # The refusal comes once the edit has landed (or failed), not while it is on its way.
     assert await _settled(refused)
     assert [line.split(":")[0] for line in said] == (["reply"] if fails else ["edit", "reply"])
+
+
+async def _nothing(*_: object) -> None:
+    """Where a card is shown is not recorded here."""

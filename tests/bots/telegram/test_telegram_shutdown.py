@@ -60,7 +60,7 @@ def _tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 async def _serving(settings: Settings, held: HeldEngine, grace_s: float) -> asyncio.Task[None]:
     """The bot as ``zofia telegram`` runs it, on the held engine, polling briskly."""
-    engine = held.make(settings)
+    engine = held.make(settings.engine)
     limiter = ChatPacedRateLimiter(chat_burst=0)  # private chats not paced
     work = serve(
         settings, TOKEN, grace_s=grace_s, engine=engine, poll_timeout_s=1, rate_limiter=limiter

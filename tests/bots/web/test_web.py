@@ -35,6 +35,7 @@ from bots.app.settings import Settings
 from bots.cli import main
 from bots.render.card import VERDICTS
 from bots.render.languages import LANGUAGES, language_tag
+from bots.service.pages import ReportPages
 from bots.web.app import build_app, site_beside_bot
 from bots.web.clients import client_bucket
 from bots.web.parts import STEP_FAILED
@@ -67,7 +68,7 @@ async def client(store: CheckStore) -> AsyncIterator[Client]:
     started: list[TestClient[Any, Any]] = []
 
     async def start(**site: Any) -> TestClient[Any, Any]:
-        app = build_app(store, SiteSettings(**site), retention_days=30)
+        app = build_app(ReportPages(store), SiteSettings(**site), retention_days=30)
         running: TestClient[Any, Any] = TestClient(TestServer(app))
         await running.start_server()
         started.append(running)
@@ -447,11 +448,11 @@ async def test_a_bot_serves_the_pages_only_when_asked(store: CheckStore) -> None
     async with aiohttp.ClientSession() as session:
         on = SiteSettings(with_bot=True, port=port)
         async with (
-            site_beside_bot(store, on, retention_days=30),
+            site_beside_bot(ReportPages(store), on, retention_days=30),
             session.get(f"http://127.0.0.1:{port}/c/{row.id}") as response,
         ):
             assert response.status == 200
-        async with site_beside_bot(store, SiteSettings(port=port), retention_days=30):
+        async with site_beside_bot(ReportPages(store), SiteSettings(port=port), retention_days=30):
             with pytest.raises(aiohttp.ClientConnectionError):
                 await session.get(f"http://127.0.0.1:{port}/c/{row.id}")
 

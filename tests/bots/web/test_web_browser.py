@@ -33,10 +33,10 @@ import pytest
 
 from tests.factories import POST, full_report, hostile_report, stored_check
 from tests.peers.fakes.fake_checker import scripted_report
+from tests.peers.fixtures.service_steps import review
 
 from bots.app.settings import Settings
 from bots.render.card import VERDICTS
-from bots.service.corrections import review_check
 from storage.keys import hash_user
 from storage.opening import open_store
 from zofia_engine.post import Post
@@ -177,7 +177,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     checks["hostile"] = (row.id, hostile)
     reviewed = full_report("unproven")
     reviewed_id = stored_check(store, reviewed, text=f"{POST} (reviewed)").id
-    review_check(
+    review(
         store,
         reviewed_id,
         reviewer=hash_user(b"s3cret-for-tests-only", "cli", "operator"),

@@ -24,7 +24,7 @@ from zofia_engine.images.grounds import (
 )
 from zofia_engine.images.labels import find_labels
 from zofia_engine.images.reverse import ReverseImageBackend
-from zofia_engine.post import Post, PostImage
+from zofia_engine.post import Post, PostImage, ReadPost
 from zofia_engine.records.images import ImageFinding, ImageSighting, VisionFinding
 from zofia_engine.report import EvidenceItem, Triage, Usage
 from zofia_engine.retrieval.credibility import Credibility, SourceQuality
@@ -106,16 +106,16 @@ class _Pages(ReverseImageBackend):
         return self.pages[:max_results]
 
 
-def _post(*lines: str) -> Post:
+def _post(*lines: str) -> ReadPost:
     text = "\n".join(lines)
     finding = ImageFinding(
         index=1, bytes=3, width=1, height=1, media_type="image/png", text=text,
         labels=find_labels(text),
     )  # fmt: skip
-    return Post(text=text, images=(PostImage(data=b"png", finding=finding),))
+    return ReadPost.of(Post(text=text, images=(PostImage(data=b"png"),)), (finding,))
 
 
-async def _items(post: Post, *pages: tuple[str, str]) -> dict[str, EvidenceItem]:
+async def _items(post: ReadPost, *pages: tuple[str, str]) -> dict[str, EvidenceItem]:
     found = await examine_images(
         post, cast(Any, None), (), vision=False, reverse=_Pages(*pages), max_results=5
     )
@@ -159,7 +159,7 @@ async def test_each_page_that_has_the_image_is_classified_once(
 @pytest.mark.parametrize("stamp", ["FACT CHECK: MOSTLY TRUE ✅", "Correct attribution"])
 async def test_true_printed_on_an_image_makes_no_evidence(stamp: str) -> None:
     post = _post("Springfield bans bicycles", stamp)
-    assert [h.outcome for h in post.images[0].finding.labels] == ["true"]  # type: ignore[union-attr]
+    assert [h.outcome for h in post.findings[0].labels] == ["true"]
     items = await _items(post, (CHECKER_PAGE, "same source"))  # even on a fact-checker's site
     assert "img-1-label" not in items
     assert all(image_basis(item) == "" for item in items.values())
@@ -172,7 +172,7 @@ def test_the_card_says_the_image_carries_the_words() -> None:
     post = _post("Springfield bans bicycles", "FACT CHECK: MOSTLY TRUE ✅")
     base = triaged_report(Triage(kind="no_claim", reason="r"), Usage(), {}, [])
     report = base.model_copy(
-        update={"verdict": "unproven", "images": [post.images[0].finding], "evidence": [LEAD]}
+        update={"verdict": "unproven", "images": [post.findings[0]], "evidence": [LEAD]}
     )
     notes = report_card("c1", report, "", None, "").notes
     assert 'The image carries the words "FACT CHECK: MOSTLY TRUE ✅".' in notes

@@ -17,7 +17,7 @@ from zofia_engine.images.reverse import ReverseImageBackend
 from zofia_engine.llm.base import CompletionRequest
 from zofia_engine.llm.scripted import ScriptedBackend
 from zofia_engine.llm.session import CheckSession, Route
-from zofia_engine.post import Post, PostImage
+from zofia_engine.post import Post, PostImage, ReadPost
 from zofia_engine.records.images import ImageFinding, ImageSighting
 
 #: what a failing backend says of where it runs
@@ -41,13 +41,13 @@ def _refuse(request: CompletionRequest) -> str:
     )
 
 
-def _post() -> Post:
+def _post() -> ReadPost:
     text = "Springfield bans bicycles"
     finding = ImageFinding(
         index=1, bytes=3, width=1, height=1, media_type="image/png", text=text,
         labels=find_labels(text),
     )  # fmt: skip
-    return Post(text=text, images=(PostImage(data=b"png", finding=finding),))
+    return ReadPost.of(Post(text=text, images=(PostImage(data=b"png"),)), (finding,))
 
 
 async def test_a_failing_image_backend_leaves_fixed_words_and_its_details_in_the_log(

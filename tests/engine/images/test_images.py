@@ -116,10 +116,10 @@ async def test_an_ocr_failure_is_a_note_and_the_caption_is_still_checked() -> No
             raise RuntimeError("the detector gave up")
 
     reader = ImageReader(ImageSettings(), ocr=Broken())  # type: ignore[arg-type]
-    post = await reader.read(Post(text="Is this real?", images=(PostImage(data=headline(LINES)),)))
-    [image] = post.images
-    assert post.text == "Is this real?" and image.finding is not None
-    assert image.finding.notes == ["its text could not be read"]
+    read = await reader.read(Post(text="Is this real?", images=(PostImage(data=headline(LINES)),)))
+    [finding] = read.findings
+    assert read.text == "Is this real?" and len(read.post.images) == 1
+    assert finding.notes == ["its text could not be read"]
 
 
 def test_exif_orientation_is_applied_and_every_tag_dropped() -> None:
@@ -156,23 +156,22 @@ def reader() -> ImageReader:
     ],
 )
 async def test_ocr_reads_rendered_text(reader: ImageReader, lines: list[str]) -> None:
-    post = await reader.read(Post(text="", images=(PostImage(data=headline(lines)),)))
-    [image] = post.images
-    assert image.finding is not None
-    assert cer(image.finding.text, "\n".join(lines)) <= 0.05, image.finding.text
-    assert image.finding.ocr_confidence is not None and image.finding.ocr_confidence > 0.8
-    assert post.text.startswith(image_marker(1)) and not post.has_caption
+    read = await reader.read(Post(text="", images=(PostImage(data=headline(lines)),)))
+    [finding] = read.findings
+    assert cer(finding.text, "\n".join(lines)) <= 0.05, finding.text
+    assert finding.ocr_confidence is not None and finding.ocr_confidence > 0.8
+    assert read.text.startswith(image_marker(1)) and not read.caption
 
 
 @pytest.mark.slow  # the real RapidOCR model
 async def test_caption_and_images_are_one_post_each_under_its_marker(reader: ImageReader) -> None:
     images = (PostImage(data=headline(LINES)), PostImage(data=headline(["Second image here"])))
-    post = await reader.read(Post(text="Look at this!", images=images))
-    first, second = post.text.index(image_marker(1)), post.text.index(image_marker(2))
-    assert post.text.startswith("Look at this!") and first < second and post.has_caption
-    assert "second image" in post.text[second:].casefold()
-    assert [i.finding.index for i in post.images if i.finding] == [1, 2]
-    assert await reader.read(post) is post  # read once
+    read = await reader.read(Post(text="Look at this!", images=images))
+    first, second = read.text.index(image_marker(1)), read.text.index(image_marker(2))
+    assert read.text.startswith("Look at this!") and first < second and read.caption
+    assert "second image" in read.text[second:].casefold()
+    assert [finding.index for finding in read.findings] == [1, 2]
+    assert len(read.post.images) == 2  # the cleaned images, to be looked at
 
 
 @pytest.mark.slow  # the real RapidOCR model

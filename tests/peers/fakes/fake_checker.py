@@ -23,11 +23,13 @@ import numpy as np
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService
+from bots.service.checks import CheckHandle, CheckService
+from bots.service.records import Message, Requester, ReviewRequest
+from storage.reviews import Review
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.ports import FollowUpAnswer
-from zofia_engine.post import Post, ProgressEvent, ProgressHook
+from zofia_engine.post import Post, ProgressEvent, ProgressHook, ReadPost
 from zofia_engine.report import (
     TRIAGED,
     ClaimResult,
@@ -43,11 +45,18 @@ from zofia_engine.report import (
     Triage,
     Usage,
 )
-from zofia_engine.text import checkable_text
 
 from ..fixtures.images import shared_ocr
 
-__all__ = ["FakeChecker", "Gate", "HashingEncoder", "fake_service", "scripted_report"]
+__all__ = [
+    "FakeChecker",
+    "Gate",
+    "HashingEncoder",
+    "fake_service",
+    "review_as",
+    "scripted_report",
+    "submit",
+]
 
 _WORD = re.compile(r"\w+")
 
@@ -74,11 +83,13 @@ class HashingEncoder:
 
 
 def scripted_report(
-    post: Post, *, verdict: str = "false", summary: str = "", tokens: int = 1500
+    post: Post | ReadPost, *, verdict: str = "false", summary: str = "", tokens: int = 1500
 ) -> Report:
     """A whole report for ``post`` with ``verdict``, as the engine would give it: for an
     outcome, evidence, a claim, a one-round debate and usage (an ``unproven`` one with
     no quote and the panel's lean); for what triage found, the triage alone."""
+    read = post if isinstance(post, ReadPost) else ReadPost.of(post)
+    post = read.post.model_copy(update={"text": read.text})
     calls = [LLMCall(role="judge", step="debate:judge:1", backend="fake", prompt_tokens=tokens)]
     if verdict in TRIAGED:
         signs = ["a look-alike bank domain", "asks for a login"] if verdict == "scam" else []
@@ -124,8 +135,8 @@ def scripted_report(
         lean=Lean(outcome="false", probability=0.62, settle="The council's minutes.")
         if verdict == "unproven"
         else None,
-        images=post.findings,
-        caption=post.has_caption,
+        images=list(read.findings),
+        caption=read.caption,
     )
 
 
@@ -170,13 +181,16 @@ class FakeChecker:
     ``gate``, if any).
 
     Attributes:
-        runs: every post checked, in order (a repeat answered from the store is none).
+        runs: every post checked, in order (a repeat answered from the store is none);
+            ``reads``: each as read (what reading found in its images).
         delay_s: how long a check takes (tests of joins, cancellation, shutdown).
         gate: hold each check at its debate until the test opens it: a test that needs a
             check running while it acts uses this, not ``delay_s``, so that timing decides
             nothing.
         fail: raise this instead of answering.
         verdict, summary, tokens: what the report says and costs.
+        early: the verdict is fixed before the debate: a ``verdict_ready`` event with the
+            early report (``complete`` false) comes before the debate (and its ``gate``).
         answer, answer_cites: what every follow-up question gets (the cites that name
             no evidence of the report are dropped; with none left, the report "does not
             answer"); ``questions`` records each question asked, in order.
@@ -188,7 +202,9 @@ class FakeChecker:
     verdict: str = "false"
     summary: str = ""
     tokens: int = 1500
+    early: bool = False
     runs: list[Post] = field(default_factory=list)
+    reads: list[ReadPost] = field(default_factory=list)
     answer: str = "The council's minutes show that no such law was passed [web-1]."
     answer_cites: tuple[str, ...] = ("web-1",)
     answer_tokens: int = 0  # what each follow-up's call is said to cost
@@ -199,14 +215,20 @@ class FakeChecker:
         default_factory=lambda: ImageReader(ImageSettings(), ocr=shared_ocr())
     )
 
-    async def read_post(self, post: Post) -> Post:
+    async def read(self, post: Post) -> ReadPost:
         return await self.reader.read(post)
 
-    async def check(self, post: Post, *, on_progress: ProgressHook | None = None) -> Report:
-        # Cleaned (and an empty post refused) as the engine does before any model sees it.
-        text, _ = checkable_text(post.text)
-        self.runs.append(post)
+    async def check(self, read: ReadPost, *, on_progress: ProgressHook | None = None) -> Report:
+        self.runs.append(read.post)
+        self.reads.append(read)
         for stage in ("retrieval", "linguist", "debate"):
+            if stage == "debate" and self.early:
+                early = scripted_report(read, verdict=self.verdict, summary=self.summary)
+                early = early.model_copy(update={"complete": False, "debate": Debate(held=False)})
+                event = ProgressEvent(
+                    kind="verdict_ready", stage="verdict", detail=self.verdict, report=early
+                )
+                await _emit(on_progress, event)
             await _emit(on_progress, ProgressEvent(kind="started", stage=stage))
             if stage == "debate" and self.gate is not None:
                 await self.gate.pass_through()
@@ -216,7 +238,7 @@ class FakeChecker:
         if self.fail is not None:
             raise self.fail
         report = scripted_report(
-            post.model_copy(update={"text": text}),
+            read,
             verdict=self.verdict,
             summary=self.summary,
             tokens=self.tokens,
@@ -259,3 +281,29 @@ async def fake_service(
     finally:
         await service.aclose()
         service.store.close()
+
+
+async def submit(
+    service: CheckService, post: Post | str, requester: Requester, *, recheck: bool = False
+) -> CheckHandle:
+    """One request taken whole (:meth:`CheckService.take`) and released once taken, as the
+    API takes its checks: the handle of its check."""
+    message = Message(post) if isinstance(post, str) else Message.of(post)
+    async with service.take(message, requester, recheck=recheck) as handle:
+        return handle
+
+
+async def review_as(
+    service: CheckService,
+    check_id: str,
+    asker: tuple[str, str],
+    verdict: str,
+    note: str = "",
+    link: str = "",
+    *,
+    chat_id: str = "",
+) -> Review:
+    """A review of ``check_id`` by ``asker`` (a platform and a user id; ``cli``: the
+    operator) in the chat ``chat_id`` (a moderator's), through the service's front door."""
+    moderator = Requester(asker[0], asker[1], chat_id)
+    return await service.review(ReviewRequest(check_id, moderator, verdict, note, link))

@@ -66,6 +66,7 @@ REPORT_KEYS = [
     "depth",
     "searches",
     "review",
+    "complete",
 ]
 
 SCHEMAS = (

@@ -1,4 +1,4 @@
-"""The rounds of a bot's corrections poll (:func:`bots.chat.corrections.correcting`),
+"""The rounds of a bot's corrections poll (:func:`bots.service.corrections.correcting`),
 counted, so that a test can wait for "no more corrections come" deterministically.
 
 Each round of the poll begins by asking the store for the checks due

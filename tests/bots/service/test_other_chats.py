@@ -13,13 +13,16 @@ from pathlib import Path
 
 import pytest_asyncio
 
-from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder, submit
 from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.chat.corrections import stored_card
-from bots.service.checks import CheckService, Outcome, Requester
+from bots.chat.corrections import card_of
+from bots.render.card import VerdictCard
+from bots.service.checks import CheckService
+from bots.service.records import CardState, Outcome, Requester
+from bots.service.shown import card_state, report_of
 from storage.other_chats import as_seen_elsewhere
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
@@ -62,14 +65,14 @@ async def service(tmp_path: Path) -> AsyncIterator[CheckService]:
 
 
 def runs(service: CheckService) -> int:
-    checker = service.checker
+    checker = service.engine
     assert isinstance(checker, FakeChecker)
     return len(checker.runs)
 
 
 async def ask(service: CheckService, who: Requester, text: str = POST, *images: bytes) -> Outcome:
     post = Post(text=text, images=tuple(PostImage(data=image) for image in images))
-    return await (await service.submit(post, who)).result()
+    return await (await submit(service, post, who)).result()
 
 
 def nothing_of_the_post(outcome: Outcome) -> None:
@@ -115,7 +118,7 @@ async def test_a_groups_check_answers_every_chat_with_nothing_of_the_post(
         assert (again.repeat_kind, again.original_id) == ("exact", first.check_id)
         assert again.report == as_seen_elsewhere(first.report)
         nothing_of_the_post(again)
-        found = service.store.report_for(again.check_id)
+        found = report_of(service.store, again.check_id)
         assert found is not None and found[1] == again.report  # read back alike
     text_only = await ask(service, GROUP)
     near = await ask(service, BOB, NEAR)
@@ -127,17 +130,17 @@ async def test_a_groups_check_answers_every_chat_with_nothing_of_the_post(
 async def test_a_run_is_joined_only_from_where_its_check_may_answer(
     service: CheckService,
 ) -> None:
-    checker = service.checker
+    checker = service.engine
     assert isinstance(checker, FakeChecker)
     checker.gate = gate = Gate()
-    bob = await service.submit(Post(text=POST), BOB)
+    bob = await submit(service, Post(text=POST), BOB)
     await gate.held(1)
-    carol = await service.submit(Post(text=POST), CAROL)  # not Bob's: a run of her own
+    carol = await submit(service, Post(text=POST), CAROL)  # not Bob's: a run of her own
     await gate.held(2)
-    group = await service.submit(Post(text=POST), GROUP)
+    group = await submit(service, Post(text=POST), GROUP)
     await gate.held(3)
-    key = await service.submit(Post(text=POST), KEY)  # joins the group's run
-    other_group = await service.submit(Post(text=POST), OTHER_GROUP)  # so does it
+    key = await submit(service, Post(text=POST), KEY)  # joins the group's run
+    other_group = await submit(service, Post(text=POST), OTHER_GROUP)  # so does it
     gate.open()
     outcomes = await asyncio.gather(
         *(handle.result() for handle in (bob, carol, group, key, other_group))
@@ -156,13 +159,17 @@ async def test_a_card_corrected_in_another_chat_reads_as_that_chat_is_shown_it(
 ) -> None:
     """A correction edits each chat's card from the check whose word is in force (a
     newer recheck, the operator's own): in another chat, as that chat is shown it."""
-    checker = service.checker
+    checker = service.engine
     assert isinstance(checker, FakeChecker)
     checker.verdict = "scam"  # its card lists the signs triage saw in the post
     first = await ask(service, GROUP)
-    bobs = (BOB.platform, service.chats.chat_key(BOB.platform, BOB.chat_id))
-    own = stored_card(service.store, first.check_id)
-    elsewhere = stored_card(service.store, first.check_id, seen_from=bobs)
+    bobs = (BOB.platform, service.namer.chat(BOB.platform, BOB.chat_id))
+    own = _card(card_state(service.store, first.check_id))
+    elsewhere = _card(card_state(service.store, first.check_id, seen_from=bobs))
     assert own is not None and any(note.startswith("Signs:") for note in own.notes)
     assert elsewhere is not None and elsewhere.verdict == own.verdict == "scam"
     assert not any(note.startswith("Signs:") for note in elsewhere.notes)
+
+
+def _card(state: CardState | None) -> VerdictCard | None:
+    return None if state is None else card_of(state)

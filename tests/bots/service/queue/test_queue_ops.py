@@ -18,18 +18,18 @@ from click.testing import CliRunner
 from croniter import croniter
 from prometheus_client import CollectorRegistry, generate_latest
 
-from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder, submit
 from tests.peers.servers.pg_server import PostgresServer
 
 from bots.app.health import serving_health
-from bots.app.json_logs import JsonLines, json_lines_when_queued
+from bots.app.json_logs import JsonLines, json_lines_beside_workers
 from bots.app.runtime import build_service
 from bots.app.settings import Settings, load_settings
 from bots.cli import main
-from bots.service.handles import Requester
 from bots.service.queue.jobs import cron_every, queue_counts
 from bots.service.queue.metrics import watch_queue_depth
 from bots.service.queue.worker import CHECK_ID
+from bots.service.records import Requester
 from storage import MIGRATIONS
 from storage.postgres import PostgresDatabase
 from storage.sql import first_row
@@ -49,7 +49,7 @@ async def _submit(url: str, texts: list[str]) -> list[str]:
     await service.start()
     try:
         handles = [
-            await service.submit(Post(text=text), Requester("test", f"u{n}", "c"))
+            await submit(service, Post(text=text), Requester("test", f"u{n}", "c"))
             for n, text in enumerate(texts)
         ]
         for handle in handles:
@@ -213,9 +213,8 @@ def test_bot_replicas_of_a_queued_deployment_log_json_lines() -> None:
     root.addHandler(handler)
     before = {h: h.formatter for h in root.handlers}
     try:
-        json_lines_when_queued(False)
         assert handler.formatter is plain
-        json_lines_when_queued(True)
+        json_lines_beside_workers()
         assert isinstance(handler.formatter, JsonLines)
     finally:
         root.removeHandler(handler)

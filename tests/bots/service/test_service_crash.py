@@ -45,15 +45,15 @@ WORKER = textwrap.dedent(
     import asyncio, sys
     from bots.app.runtime import running_service
     from bots.app.settings import load_settings
-    from bots.service.checks import Requester
-    from zofia_engine.post import Post
+    from bots.service.records import Message, Requester
 
     async def main() -> None:
         settings = load_settings(None)
         async with running_service(settings, load=False, purge_every_s=None) as service:
-            handle = await service.submit(Post(text=sys.argv[1]), Requester("cli", "u1", "c1"))
-            print(handle.check_id, flush=True)
-            await handle.result()
+            asker = Requester("cli", "u1", "c1")
+            async with service.take(Message(sys.argv[1]), asker) as handle:
+                print(handle.check_id, flush=True)
+                await handle.result()
 
     asyncio.run(main())
     """
@@ -131,9 +131,9 @@ def test_a_check_killed_mid_debate_is_resumed(
 
         async def restart() -> None:
             stage1 = EntityGuidedRetrieval(
-                settings, ner=ner, encoder=encoder, wikipedia=offline_wiki
+                settings.engine, ner=ner, encoder=encoder, wikipedia=offline_wiki
             )
-            async with Engine(settings, retrieval=stage1) as engine:
+            async with Engine(settings.engine, retrieval=stage1) as engine:
                 service = build_service(settings, engine, encoder)
                 store = service.store
                 assert store.integrity_ok()

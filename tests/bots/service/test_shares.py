@@ -23,13 +23,13 @@ from typing import Any
 
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder, fake_service, submit
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.handles import CheckFailedError
-from bots.service.limits import BusyError, Limit, RateLimitedError
+from bots.service.checks import CheckService
+from bots.service.records import Admission, CheckFailedError, Requester
+from bots.service.refusals import BusyError, Limit, RateLimitedError
 from zofia_engine.post import Post
 
 ALICE = Requester("telegram", "1001", "group-1")
@@ -60,10 +60,28 @@ def start(tmp_path: Path) -> Start:
     return started
 
 
+def _admit(service: CheckService, requester: Requester) -> Admission:
+    """One request admitted by the limits, as the service's front door admits it
+    (blocking): its attempt stays open until :func:`_release`."""
+    namer = service.namer
+    return service.limits.admit(
+        requester=namer.user(requester.platform, requester.user_id),
+        platform=requester.platform,
+        chat=namer.chat(requester.platform, requester.chat_id),
+        private=requester.private,
+        now=service.clock(),
+    )
+
+
+def _release(service: CheckService, admission: Admission) -> None:
+    service.store.attempts.end(admission.attempt_id)
+
+
 async def _admit_at_once(service: CheckService, requester: Requester, n: int) -> list[Any]:
     """``n`` admissions at once, each on its own thread: what a forwarded burst does."""
     return await asyncio.gather(
-        *(asyncio.to_thread(service.admit, requester) for _ in range(n)), return_exceptions=True
+        *(asyncio.to_thread(_admit, service, requester) for _ in range(n)),
+        return_exceptions=True,
     )
 
 
@@ -80,12 +98,12 @@ async def test_a_burst_of_thirty_passes_the_minute_limit_exactly(start: Start) -
 
 async def test_a_request_costs_from_its_admission_though_its_work_fails(start: Start) -> None:
     async with start(FakeChecker(), user_per_minute=2, chat_per_minute=100) as service:
-        await asyncio.to_thread(service.admit, ALICE)  # a link that then fails to fetch
-        admission = await asyncio.to_thread(service.admit, ALICE)
-        await (await service.submit(Post(text=POSTS[0]), ALICE, admission=admission)).result()
+        await asyncio.to_thread(_admit, service, ALICE)  # a link that then fails to fetch
+        await (await submit(service, Post(text=POSTS[0]), ALICE)).result()
         with pytest.raises(RateLimitedError, match="2 checks a minute"):
-            await asyncio.to_thread(service.admit, ALICE)
-        assert service.limits.left_today(admission.requester, service.clock()) == 48
+            await asyncio.to_thread(_admit, service, ALICE)
+        alice = service.namer.user(ALICE.platform, ALICE.user_id)
+        assert service.limits.left_today(alice, service.clock()) == 48
 
 
 async def test_a_private_chat_holds_one_request_and_a_short_queue(start: Start) -> None:
@@ -96,9 +114,9 @@ async def test_a_private_chat_holds_one_request_and_a_short_queue(start: Start) 
         refused = [a for a in answers if isinstance(a, RateLimitedError)]
         assert len(refused) == 5
         assert {(r.refusal.limit, r.refusal.count) for r in refused} == {(Limit.PRIVATE_QUEUE, 4)}
-        await asyncio.to_thread(service.admit, ALICE)  # in a group, no such rule
-        await asyncio.to_thread(service.release, admitted[0])
-        await asyncio.to_thread(service.admit, ALICE_ALONE)  # answered: the next may come
+        await asyncio.to_thread(_admit, service, ALICE)  # in a group, no such rule
+        await asyncio.to_thread(_release, service, admitted[0])
+        await asyncio.to_thread(_admit, service, ALICE_ALONE)  # answered: the next may come
 
 
 async def test_a_private_queue_counts_in_the_users_share_of_the_pending_checks(
@@ -109,7 +127,7 @@ async def test_a_private_queue_counts_in_the_users_share_of_the_pending_checks(
     # A share of 4 pending checks a user: one running in a group, three in the line.
     shares = {"max_pending_checks": 8, "user_pending_share": 0.5}
     async with start(FakeChecker(gate=gate), **shares, **limits) as service:
-        in_group = await service.submit(Post(text=POSTS[0]), ALICE)
+        in_group = await submit(service, Post(text=POSTS[0]), ALICE)
         answers = await _admit_at_once(service, ALICE_ALONE, 6)
         admitted = [a for a in answers if not isinstance(a, BaseException)]
         refused = [a for a in answers if isinstance(a, RateLimitedError)]
@@ -126,13 +144,13 @@ async def test_a_running_check_holds_its_reserve_and_a_user_only_a_share(start: 
     limits: dict[str, Any] = {"user_per_minute": 100, "chat_per_minute": 100}
     shares = {"daily_token_budget": 3000, "user_budget_share": 0.5, "chat_budget_share": 1}
     async with start(checker, **limits, **shares) as service:
-        first = await service.submit(Post(text=POSTS[0]), ALICE)
-        second = await service.submit(Post(text=POSTS[1]), ALICE)  # 1,000 < 1,500
+        first = await submit(service, Post(text=POSTS[0]), ALICE)
+        second = await submit(service, Post(text=POSTS[1]), ALICE)  # 1,000 < 1,500
         with pytest.raises(RateLimitedError, match="your share of today's checking budget") as mine:
-            await service.submit(Post(text=POSTS[2]), ALICE)  # 2,000 held
-        third = await service.submit(Post(text=POSTS[3]), BOB)  # 2,000 < 3,000 in all
+            await submit(service, Post(text=POSTS[2]), ALICE)  # 2,000 held
+        third = await submit(service, Post(text=POSTS[3]), BOB)  # 2,000 < 3,000 in all
         with pytest.raises(BusyError, match="today's checking budget held") as everyone:
-            await service.submit(Post(text=POSTS[4]), CAROL)
+            await submit(service, Post(text=POSTS[4]), CAROL)
         # Held by checks under way, not spent: free once they end, not at midnight.
         for refused, limit in ((mine, Limit.USER_BUDGET), (everyone, Limit.BUDGET)):
             assert refused.value.refusal.limit is limit and refused.value.refusal.held
@@ -143,7 +161,7 @@ async def test_a_running_check_holds_its_reserve_and_a_user_only_a_share(start: 
         midnight = service.clock().replace(hour=0, minute=0, second=0, microsecond=0)
         real = [u.prompt_tokens + u.completion_tokens for u in used]
         assert service.store.checks.tokens_since(midnight) == sum(real) and max(real) < 1000
-        await (await service.submit(Post(text=POSTS[2]), ALICE)).result()
+        await (await submit(service, Post(text=POSTS[2]), ALICE)).result()
 
 
 async def test_a_share_spent_by_checks_that_ended_frees_at_midnight(start: Start) -> None:
@@ -152,9 +170,9 @@ async def test_a_share_spent_by_checks_that_ended_frees_at_midnight(start: Start
     shares = {"daily_token_budget": 3000, "user_budget_share": 0.5, "chat_budget_share": 1}
     async with start(checker, **limits, **shares) as service:
         for text in POSTS[:2]:
-            await (await service.submit(Post(text=text), ALICE)).result()
+            await (await submit(service, Post(text=text), ALICE)).result()
         with pytest.raises(RateLimitedError) as refused:
-            await service.submit(Post(text=POSTS[2]), ALICE)  # 1,800 spent of 1,500
+            await submit(service, Post(text=POSTS[2]), ALICE)  # 1,800 spent of 1,500
         now = service.clock()
         midnight = now.replace(hour=0, minute=0, second=0, microsecond=0) + dt.timedelta(days=1)
     assert refused.value.refusal.limit is Limit.USER_BUDGET and not refused.value.refusal.held
@@ -164,7 +182,7 @@ async def test_a_share_spent_by_checks_that_ended_frees_at_midnight(start: Start
 async def test_a_failed_check_keeps_its_reserve(start: Start) -> None:
     checker = FakeChecker(fail=RuntimeError("the model server went away"))
     async with start(checker, user_per_minute=100, chat_per_minute=100) as service:
-        handle = await service.submit(Post(text=POSTS[0]), ALICE)
+        handle = await submit(service, Post(text=POSTS[0]), ALICE)
         with pytest.raises(CheckFailedError):
             await handle.result()
         row = service.store.checks.get(handle.check_id)
@@ -178,22 +196,22 @@ async def test_one_user_holds_only_a_share_of_the_pending_checks(start: Start) -
     checker = FakeChecker(gate=gate)
     limits = {"user_per_minute": 100, "chat_per_minute": 100, "daily_token_budget": 0}
     async with start(checker, max_pending_checks=4, user_pending_share=0.5, **limits) as service:
-        held = [await service.submit(Post(text=text), ALICE) for text in POSTS[:2]]
+        held = [await submit(service, Post(text=text), ALICE) for text in POSTS[:2]]
         with pytest.raises(RateLimitedError, match="2 checks of yours pending") as refused:
-            await service.submit(Post(text=POSTS[2]), ALICE)
+            await submit(service, Post(text=POSTS[2]), ALICE)
         assert refused.value.refusal.limit is Limit.USER_PENDING
-        other = await service.submit(Post(text=POSTS[3]), CAROL)  # another user, another chat
+        other = await submit(service, Post(text=POSTS[3]), CAROL)  # another user, another chat
         gate.open()
         for handle in (*held, other):
             await handle.result()
-        await (await service.submit(Post(text=POSTS[2]), ALICE)).result()
+        await (await submit(service, Post(text=POSTS[2]), ALICE)).result()
 
 
 async def test_a_one_shot_run_beside_the_bot_leaves_its_open_requests_alone(
     start: Start, tmp_path: Path
 ) -> None:
     async with start(FakeChecker(), user_per_minute=100, chat_per_minute=100) as service:
-        await asyncio.to_thread(service.admit, ALICE_ALONE)  # the bot's request, under way
+        await asyncio.to_thread(_admit, service, ALICE_ALONE)  # the bot's request, under way
         settings = Settings.model_validate(
             {"storage": {"path": str(tmp_path / "z.db"), "secret": "s3cret-for-tests-only"}}
         )
@@ -202,6 +220,6 @@ async def test_a_one_shot_run_beside_the_bot_leaves_its_open_requests_alone(
         await one_shot.aclose()
         one_shot.store.close()
         for _ in range(4):  # its line (four may wait) is the bot's too
-            await asyncio.to_thread(service.admit, ALICE_ALONE)
+            await asyncio.to_thread(_admit, service, ALICE_ALONE)
         with pytest.raises(RateLimitedError, match="already waiting in this private chat"):
-            await asyncio.to_thread(service.admit, ALICE_ALONE)
+            await asyncio.to_thread(_admit, service, ALICE_ALONE)

@@ -14,7 +14,14 @@ import pytest_asyncio
 from click.testing import CliRunner
 
 from tests.factories import full_report, stored_check
-from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
+from tests.peers.fakes.fake_checker import (
+    FakeChecker,
+    HashingEncoder,
+    fake_service,
+    review_as,
+    submit,
+)
+from tests.peers.fixtures.service_steps import review
 from tests.peers.fixtures.store_fixtures import T0, Clock
 
 from bots.app.runtime import build_service
@@ -23,15 +30,18 @@ from bots.cli import main
 from bots.cli.options import settings_from
 from bots.cli.records import item_id
 from bots.render.card import report_card, verdict_card
-from bots.service.checks import CheckService, Outcome, Requester
-from bots.service.queue.service import stored_outcome
+from bots.service.checks import CheckService
+from bots.service.records import Failed, Outcome, Requester
+from bots.service.refusals import ReviewRefused
+from bots.service.reviews import PER_CHECK, PER_REVIEWER, REVIEW_WINDOW, apply_review
+from bots.service.shown import card_state, report_of, shown_report
 from bots.web.page import report_page
 from storage.database import open_database
 from storage.errors import CheckNotFoundError
 from storage.keys import hash_user
 from storage.opening import open_store
 from storage.other_chats import as_seen_elsewhere
-from storage.reviews import Review, apply_review, review_of
+from storage.reviews import Review
 from storage.sql import StoreDatabase
 from storage.store import CheckStore
 from zofia_engine.evaluation.dataset import load_items
@@ -56,13 +66,19 @@ def test_reviews_are_an_audit_trail_superseded_never_edited(db: StoreDatabase) -
     row = stored_check(store, full_report("false"))
     assert store.reviews.latest(row.id) is None
 
-    first = store.reviews.add(
-        row.id, reviewer="mod-hash", platform="telegram", verdict="false", note=" Seen \x00 it "
+    first = review(
+        store,
+        row.id,
+        reviewer="mod-hash",
+        platform="telegram",
+        verdict="false",
+        note=" Seen \x00 it ",
     )
     assert (first.from_verdict, first.to_verdict) == ("false", "false")
     assert first.note == "Seen \ufffd it"
     clock.now += dt.timedelta(minutes=5)
-    second = store.reviews.add(
+    second = review(
+        store,
         row.id,
         reviewer="other-hash",
         platform="discord",
@@ -79,7 +95,7 @@ def test_reviews_are_an_audit_trail_superseded_never_edited(db: StoreDatabase) -
         store.database.execute("UPDATE reviews SET to_verdict = 'true'")
     assert store.reviews.history(row.id) == [second, first]
 
-    shown = store.report_for(row.id)
+    shown = report_of(store, row.id)
     assert shown is not None and shown[1].verdict == "misleading"
     assert store.reports.get(row.id).verdict == "false"  # type: ignore[union-attr]
 
@@ -93,7 +109,8 @@ def test_the_purge_blanks_a_reviews_note_and_link_with_its_checks_text(
     clock = Clock()
     store = CheckStore(db, clock=clock)
     row = stored_check(store, full_report("false"))
-    store.reviews.add(
+    review(
+        store,
         row.id,
         reviewer="mod-hash",
         platform="telegram",
@@ -114,13 +131,20 @@ def test_the_purge_blanks_a_reviews_note_and_link_with_its_checks_text(
     assert store.reviews.history(row.id) == [purged]
 
 
+def _outcome(store: CheckStore, check_id: str) -> Outcome | Failed | None:
+    """What the card of ``check_id`` shows now, if anything."""
+    state = card_state(store, check_id)
+    return None if state is None else state.outcome
+
+
 def test_a_reviews_note_and_link_lose_every_format_character(db: StoreDatabase) -> None:
     """Zero-width spaces and joiners, a BOM, a soft hyphen and direction controls come out
     where the review enters: the link is judged, stored and shown without them."""
     store = CheckStore(db)
     row = stored_check(store, full_report("false"))
     hidden = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u202e\u2066\u200e\U000e0041"
-    review = store.reviews.add(
+    done = review(
+        store,
         row.id,
         reviewer="m",
         platform="cli",
@@ -128,11 +152,11 @@ def test_a_reviews_note_and_link_lose_every_format_character(db: StoreDatabase) 
         note=f"Old{hidden} photo\u200b from 2019.",
         link=f"https://exa{hidden}mple.org/\u200bdebunk",
     )
-    assert (review.note, review.link) == ("Old photo from 2019.", "https://example.org/debunk")
-    assert store.reviews.latest(row.id) == review
+    assert (done.note, done.link) == ("Old photo from 2019.", "https://example.org/debunk")
+    assert store.reviews.latest(row.id) == done
     # A link that is no address once its hidden characters are gone is refused as such.
-    with pytest.raises(ValueError, match="must be an http"):
-        store.reviews.add(row.id, reviewer="m", platform="cli", verdict="true", link="\u200bt.me/x")
+    with pytest.raises(ReviewRefused, match="not_a_link"):
+        review(store, row.id, reviewer="m", platform="cli", verdict="true", link="\u200bt.me/x")
 
 
 def test_a_review_of_a_repeat_is_of_its_original_and_bad_input_is_refused(
@@ -150,20 +174,68 @@ def test_a_review_of_a_repeat_is_of_its_original_and_bad_input_is_refused(
         repeat_of=original.id,
         repeat_kind="exact",
     )
-    done = store.reviews.add(repeat.id, reviewer="m", platform="cli", verdict="false")
+    done = review(store, repeat.id, reviewer="m", platform="cli", verdict="false")
     assert done.check_id == original.id and done.from_verdict == "true"
-    with pytest.raises(ValueError, match="verdict must be one of"):
-        store.reviews.add(original.id, reviewer="m", platform="cli", verdict="scam")
-    with pytest.raises(ValueError, match="at most 300"):
-        store.reviews.add(original.id, reviewer="m", platform="cli", verdict="true", note="x" * 301)
-    with pytest.raises(ValueError, match="http"):
-        store.reviews.add(original.id, reviewer="m", platform="cli", verdict="true", link="ftp://x")
+    with pytest.raises(ReviewRefused, match="unknown_verdict"):
+        review(store, original.id, reviewer="m", platform="cli", verdict="scam")
+    with pytest.raises(ReviewRefused, match="note_too_long"):
+        review(store, original.id, reviewer="m", platform="cli", verdict="true", note="x" * 301)
+    with pytest.raises(ReviewRefused, match="not_a_link"):
+        review(store, original.id, reviewer="m", platform="cli", verdict="true", link="ftp://x")
     with pytest.raises(CheckNotFoundError):
-        store.reviews.add("no-such-check", reviewer="m", platform="cli", verdict="true")
+        review(store, "no-such-check", reviewer="m", platform="cli", verdict="true")
     unfinished = stored_check(store, None, text="Another post", status="queued")
-    with pytest.raises(ValueError, match="no verdict"):
-        store.reviews.add(unfinished.id, reviewer="m", platform="cli", verdict="true")
+    with pytest.raises(ReviewRefused, match="no_verdict"):
+        review(store, unfinished.id, reviewer="m", platform="cli", verdict="true")
     assert store.reviews.history(original.id) == [done]
+
+
+def test_a_chats_moderator_may_not_call_a_scam_true_and_reviews_are_limited(
+    db: StoreDatabase,
+) -> None:
+    """The service's rules, which the store no longer holds: each refusal is typed, with
+    its limit and when it frees up; the operator at the terminal is neither limited nor
+    held to the scam rule."""
+    clock = Clock()
+    store = CheckStore(db, clock=clock)
+    scam = stored_check(store, full_report("scam"))
+    with pytest.raises(ReviewRefused, match="scam_called_true"):
+        review(store, scam.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    assert review(store, scam.id, reviewer="op", platform="cli", verdict="true").to_verdict
+    flipped = stored_check(store, full_report("false"), text="A flipped post")
+    for verdict in ("true", "false"):
+        review(store, flipped.id, reviewer="m", platform="telegram", verdict=verdict, chat="g")
+    with pytest.raises(ReviewRefused) as per_check:
+        review(store, flipped.id, reviewer="n", platform="telegram", verdict="true", chat="g")
+    assert (per_check.value.kind, per_check.value.limit) == ("check_limit", PER_CHECK)
+    assert per_check.value.retry_after_s == REVIEW_WINDOW.total_seconds()
+    for n in range(PER_REVIEWER - PER_CHECK):
+        other = stored_check(store, full_report("false"), text=f"Post number {n}")
+        review(store, other.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    clock.advance(minutes=1)
+    last = stored_check(store, full_report("false"), text="One post too many")
+    with pytest.raises(ReviewRefused) as per_reviewer:
+        review(store, last.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    assert (per_reviewer.value.kind, per_reviewer.value.limit) == ("reviewer_limit", PER_REVIEWER)
+    assert per_reviewer.value.retry_after_s == (REVIEW_WINDOW - dt.timedelta(minutes=1)).seconds
+    clock.advance(minutes=10)  # the window has passed: both may review again
+    review(store, last.id, reviewer="m", platform="telegram", verdict="true", chat="g")
+    review(store, flipped.id, reviewer="n", platform="telegram", verdict="true", chat="g")
+
+
+async def test_a_chats_review_is_refused_when_chat_reviews_are_off(tmp_path: Path) -> None:
+    settings = Settings.model_validate(
+        {
+            "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
+            "service": {"chat_reviews": False, "reviewers": ["telegram:7"]},
+        }
+    )
+    async with fake_service(settings, FakeChecker()) as service:
+        outcome = await (await submit(service, POST, Requester("telegram", "1", "g"))).result()
+        with pytest.raises(ReviewRefused, match="chat_reviews_off"):
+            await review_as(service, outcome.check_id, ("telegram", "1"), "true", chat_id="g")
+        named = await review_as(service, outcome.check_id, ("telegram", "7"), "true", chat_id="g")
+        assert named.everywhere and named.to_verdict == "true"
 
 
 def test_every_answer_from_the_store_has_the_review_in_force(db: StoreDatabase) -> None:
@@ -181,24 +253,24 @@ def test_every_answer_from_the_store_has_the_review_in_force(db: StoreDatabase) 
         repeat_of=original.id,
         repeat_kind="near",
     )
-    before = stored_outcome(store, repeat.id)
+    before = _outcome(store, repeat.id)
     assert isinstance(before, Outcome) and before.report.verdict == "false"
 
-    store.reviews.add(repeat.id, reviewer="m", platform="cli", verdict="misleading", note="Old.")
-    reviewed = store.reviewed_report(original.id)
+    review(store, repeat.id, reviewer="m", platform="cli", verdict="misleading", note="Old.")
+    reviewed = shown_report(store, original.id)
     assert reviewed is not None and reviewed.verdict == "misleading"
     # The repeat, asked in another chat, sees only what is shown across chats, reviewed.
     elsewhere = as_seen_elsewhere(reviewed)
     for check_id, seen in ((original.id, reviewed), (repeat.id, elsewhere)):
-        found = stored_outcome(store, check_id)
+        found = _outcome(store, check_id)
         assert isinstance(found, Outcome) and found.report == seen
-        shown = store.report_for(check_id)
+        shown = report_of(store, check_id)
         assert shown is not None and shown[1] == seen
     assert elsewhere.verdict == "misleading" and elsewhere.review == reviewed.review
-    mark = review_of(reviewed)
+    mark = reviewed.review
     assert mark is not None and (mark.machine, mark.verdict) == ("false", "misleading")
     assert store.reports.get(original.id).verdict == "false"  # type: ignore[union-attr]
-    assert store.reviewed_report(stored_check(store, None, text="Queued.").id) is None
+    assert shown_report(store, stored_check(store, None, text="Queued.").id) is None
 
 
 # -- the service -----------------------------------------------------------------------------
@@ -231,21 +303,21 @@ async def test_a_repeat_after_a_change_is_answered_with_the_changed_verdict(
     service = make_service(clock)
     await service.start()
     alice, bob = Requester("telegram", "1001", "chat-1"), Requester("telegram", "1002", "chat-1")
-    first = await (await service.submit(Post(text=POST), alice)).result()
+    first = await (await submit(service, Post(text=POST), alice)).result()
     machine = first.report.verdict
     changed = "true" if machine != "true" else "false"
 
     clock.now += dt.timedelta(minutes=10)
     # A moderator of chat-1 reviews for chat-1: Bob's repeat there shows it.
-    done = await service.review(
-        first.check_id, "telegram", "77", changed, "Council minutes.", chat_id="chat-1"
+    done = await review_as(
+        service, first.check_id, ("telegram", "77"), changed, "Council minutes.", chat_id="chat-1"
     )
     assert done.reviewer == hash_user(service.secret, "telegram", "77") != "77"
     assert (done.from_verdict, done.to_verdict) == (machine, changed)
 
-    again = await (await service.submit(Post(text=POST), bob)).result()
+    again = await (await submit(service, Post(text=POST), bob)).result()
     assert again.repeat_kind == "exact" and again.report.verdict == changed
-    mark = review_of(again.report)
+    mark = again.report.review
     assert mark is not None and mark.machine == machine and mark.note == "Council minutes."
     assert again.report.confidence.value is None  # the machine's was in its own verdict
     card = verdict_card(again)
@@ -255,8 +327,8 @@ async def test_a_repeat_after_a_change_is_answered_with_the_changed_verdict(
     assert service.store.reports.get(first.check_id) == first.report
 
     # A confirmation (back to the machine's verdict) supersedes the change.
-    await service.review(again.check_id, "telegram", "78", machine, "", chat_id="chat-1")
-    third = await (await service.submit(Post(text=POST), alice)).result()
+    await review_as(service, again.check_id, ("telegram", "78"), machine, "", chat_id="chat-1")
+    third = await (await submit(service, Post(text=POST), alice)).result()
     assert third.report.verdict == machine
     assert "Reviewed by this chat's moderators." in verdict_card(third).notes
 
@@ -288,8 +360,8 @@ def test_the_report_page_shows_the_review_not_as_a_failure(tmp_path: Path) -> No
     db = open_database(tmp_path / "zofia.db")
     store = CheckStore(db, clock=Clock())
     row = stored_check(store, full_report("false"))
-    store.reviews.add(row.id, reviewer="m", platform="cli", verdict="true", note="Retracted.")
-    found = store.report_for(row.id)
+    review(store, row.id, reviewer="m", platform="cli", verdict="true", note="Retracted.")
+    found = report_of(store, row.id)
     assert found is not None
     page = report_page(*found)
     assert page.verdict == "true"
@@ -308,8 +380,8 @@ def test_the_json_route_keeps_a_reviews_link_and_its_mark_whole(tmp_path: Path) 
     store = CheckStore(db, clock=Clock())
     row = stored_check(store, full_report("false"))
     link = "https://example.org/minutes"
-    store.reviews.add(row.id, reviewer="m", platform="cli", verdict="true", link=link)
-    found = store.report_for(row.id)
+    review(store, row.id, reviewer="m", platform="cli", verdict="true", link=link)
+    found = report_of(store, row.id)
     assert found is not None
     served = public_json(found[1])
     assert served["review"]["link"] == link and served["review"]["machine"] == "false"
@@ -356,17 +428,13 @@ def test_reviewed_checks_export_as_an_evaluation_dataset(db: StoreDatabase) -> N
     stored_check(store, full_report("true"), text=f"{POST} (2)")  # never reviewed
     left_unproven = stored_check(store, full_report("false"), text=f"{POST} (3)")
     for verdict in ("true", "false"):  # the newest review is the one in force
-        store.reviews.add(
-            changed.id, reviewer="m", platform="cli", verdict=verdict, note="Minutes."
-        )
-    store.reviews.add(left_unproven.id, reviewer="m", platform="cli", verdict="unproven")
+        review(store, changed.id, reviewer="m", platform="cli", verdict=verdict, note="Minutes.")
+    review(store, left_unproven.id, reviewer="m", platform="cli", verdict="unproven")
     # A chat's moderators' review applies in that chat alone: it is no label for everyone,
     # neither on a check of its own nor over the service's reviewers' review.
     by_a_chat = stored_check(store, full_report("false"), text=f"{POST} (4)")
     for check_id in (by_a_chat.id, changed.id):
-        store.reviews.add(
-            check_id, reviewer="x", platform="telegram", verdict="true", chat="a-group"
-        )
+        review(store, check_id, reviewer="x", platform="telegram", verdict="true", chat="a-group")
     rows = {row["id"]: row for row in store.reports.reviewed()}
     assert set(rows) == {changed.id, left_unproven.id}
     assert rows[changed.id]["label"] == "false" and rows[changed.id]["machine"] == "unproven"
@@ -385,11 +453,11 @@ def test_zofia_export_reviewed_is_a_dataset_zofia_eval_reads(
     db = open_database(tmp_path / "zofia.db")
     store = CheckStore(db)
     rows = [stored_check(store, full_report("false"), text=f"{POST} ({n})") for n in range(3)]
-    store.reviews.add(rows[0].id, reviewer="m", platform="cli", verdict="misleading")
-    store.reviews.add(rows[1].id, reviewer="m", platform="cli", verdict="false")
-    store.reviews.add(rows[2].id, reviewer="m", platform="cli", verdict="unproven")
+    review(store, rows[0].id, reviewer="m", platform="cli", verdict="misleading")
+    review(store, rows[1].id, reviewer="m", platform="cli", verdict="false")
+    review(store, rows[2].id, reviewer="m", platform="cli", verdict="unproven")
     extra = stored_check(store, full_report("false"), text=f"{POST} (a group's)")
-    store.reviews.add(extra.id, reviewer="x", platform="telegram", verdict="true", chat="g")
+    review(store, extra.id, reviewer="x", platform="telegram", verdict="true", chat="g")
     db.close()
     out = tmp_path / "reviewed.jsonl"
     done = CliRunner().invoke(main, ["export", "--jsonl", "--reviewed", "--output", str(out)])

@@ -1,6 +1,7 @@
-"""A request's admission, as the bots hold it (:meth:`bots.chat.store_calls.StoreCalls.admitted`):
-released when its block ends, and released even when its caller was cancelled while the
-admission was still being written on a store thread. An attempt left open would hold a
+"""A request's admission, as the service's front door holds it
+(:meth:`bots.service.checks.CheckService.take`): released when its block ends, and
+released even when its caller was cancelled while the admission was still being written
+on a store thread. An attempt left open would hold a
 place in its sender's private line for 30 minutes (``[service] private_queue``), so the
 sender's next posts would be refused for nothing."""
 
@@ -15,10 +16,11 @@ import pytest
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 
 from bots.app.settings import Settings
-from bots.chat.store_calls import StoreCalls
-from bots.service.checks import CheckService, Requester
+from bots.service.checks import CheckService
+from bots.service.records import Message, Requester
 
 ANN = Requester("telegram", "731", "731", private=True)
+POST = Message("The mayor of Springfield has banned bicycles from every street in the city.")
 
 
 def _settings(folder: Path) -> Settings:
@@ -29,7 +31,7 @@ def _settings(folder: Path) -> Settings:
 
 def _attempts(service: CheckService, *, open_only: bool = False) -> int:
     """The sender's attempts (``open_only``: those still open in a private chat)."""
-    requester = service.chats.user_hash(ANN.platform, ANN.user_id)
+    requester = service.namer.user(ANN.platform, ANN.user_id)
     since = service.clock() - dt.timedelta(hours=1)
     attempts = service.store.attempts
     return attempts.count(since=since, requester=requester, open_in_private=open_only)
@@ -49,13 +51,13 @@ async def _until_written_and_closed(service: CheckService) -> None:
 
 async def test_an_admission_is_released_when_its_block_ends(tmp_path: Path) -> None:
     async with fake_service(_settings(tmp_path), FakeChecker()) as service:
-        calls = StoreCalls(service)
-        async with calls.admitted(ANN):
+        async with service.take(POST, ANN) as handle:
             assert _open(service) == 1
+            await handle.result()
         assert _open(service) == 0
-        with pytest.raises(RuntimeError, match="the check failed"):
-            async with calls.admitted(ANN):
-                raise RuntimeError("the check failed")
+        with pytest.raises(RuntimeError, match="the card failed"):
+            async with service.take(POST, ANN):
+                raise RuntimeError("the card failed")
         assert _open(service) == 0
 
 
@@ -63,16 +65,15 @@ async def test_an_admission_that_lands_after_its_caller_left_is_released(
     tmp_path: Path,
 ) -> None:
     async with fake_service(_settings(tmp_path), FakeChecker()) as service:
-        calls = StoreCalls(service)
         entered: list[bool] = []
 
         async def request() -> None:
-            async with calls.admitted(ANN):
+            async with service.take(POST, ANN):
                 entered.append(True)
 
         with service.store.write():  # the admission waits on its store thread for this
             task = asyncio.create_task(request())
-            for _ in range(3):  # the admission is handed to its store thread
+            for _ in range(10):  # the post read, the admission handed to its store thread
                 await asyncio.sleep(0)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):

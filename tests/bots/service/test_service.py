@@ -15,13 +15,15 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder
+from tests.peers.fakes.fake_checker import FakeChecker, Gate, HashingEncoder, submit
 from tests.peers.fixtures.images import ScriptedOCR, headline
 
 from bots.app.runtime import build_service
 from bots.app.settings import Settings
-from bots.service.checks import CheckService, Requester
-from bots.service.limits import BusyError, Limit, RateLimitedError, Refusal
+from bots.service.checks import CheckService
+from bots.service.records import Requester
+from bots.service.refusals import BusyError, Limit, RateLimitedError, Refusal
+from bots.service.shown import report_of
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.errors import InvalidPostError
@@ -85,12 +87,12 @@ async def test_an_exact_repeat_is_answered_from_the_store(
     clock = Clock()
     service = make_service(clock)
     await service.start()
-    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    first = await (await submit(service, Post(text=POST), ALICE)).result()
     calls = len(checker.runs)
     assert first.repeat_kind is None and calls > 0
 
     clock.now += dt.timedelta(hours=1)
-    handle = await service.submit(Post(text="  " + POST.upper() + "\n"), BOB)
+    handle = await submit(service, Post(text="  " + POST.upper() + "\n"), BOB)
     assert handle.done  # answered at once
     again = await handle.result()
     assert len(checker.runs) == calls  # no LLM call
@@ -99,14 +101,14 @@ async def test_an_exact_repeat_is_answered_from_the_store(
     assert again.report == first.report
     row = service.store.checks.get(again.check_id)
     assert row is not None and row.status == "done" and row.repeat_of == first.check_id
-    assert service.store.report_for(again.check_id) == (row, first.report)
+    assert report_of(service.store, again.check_id) == (row, first.report)
 
     # Outside the freshness window, or with --recheck, the engine runs again.
     clock.now += dt.timedelta(hours=service.settings.repeat_window_hours)
-    later = await (await service.submit(Post(text=POST), BOB)).result()
+    later = await (await submit(service, Post(text=POST), BOB)).result()
     assert later.repeat_kind is None and len(checker.runs) > calls
     calls = len(checker.runs)
-    forced = await (await service.submit(Post(text=POST), ALICE, recheck=True)).result()
+    forced = await (await submit(service, Post(text=POST), ALICE, recheck=True)).result()
     assert forced.repeat_kind is None and len(checker.runs) > calls
 
 
@@ -115,21 +117,21 @@ async def test_a_near_repeat_reuses_the_stored_report(
 ) -> None:
     service = make_service()
     await service.start()
-    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    first = await (await submit(service, Post(text=POST), ALICE)).result()
     calls = len(checker.runs)
     # What a forward adds (header, hashtags, emoji) is dropped before encoding, so this
     # variant is a near repeat for any encoder; the threshold itself is bench/near_threshold's.
     variant = "Fwd: " + POST + "\n#share 🚲"
-    near = await (await service.submit(Post(text=variant), BOB)).result()
+    near = await (await submit(service, Post(text=variant), BOB)).result()
     assert near.repeat_kind == "near" and near.original_id == first.check_id
     assert near.similarity is not None and near.similarity >= 0.95
     assert len(checker.runs) == calls
     edited = POST.replace("has banned", "has not banned")
-    changed = await (await service.submit(Post(text=edited), BOB)).result()
+    changed = await (await submit(service, Post(text=edited), BOB)).result()
     assert changed.repeat_kind is None  # a different claim, however close the cosine
     calls = len(checker.runs)
     other = "The city of Springfield opened a new public library on Main Street on Friday."
-    fresh = await (await service.submit(Post(text=other), BOB)).result()
+    fresh = await (await submit(service, Post(text=other), BOB)).result()
     assert fresh.repeat_kind is None and len(checker.runs) > calls
 
 
@@ -139,7 +141,7 @@ async def test_twenty_concurrent_submissions_make_one_run(
     service = make_service(**GENEROUS)
     await service.start()
     people = [Requester("discord", f"user-{i}", "guild-1") for i in range(20)]
-    handles = await asyncio.gather(*(service.submit(Post(text=POST), p) for p in people))
+    handles = await asyncio.gather(*(submit(service, Post(text=POST), p) for p in people))
     outcomes = await asyncio.gather(*(h.result() for h in handles))
     assert len(checker.runs) == 1
     assert all(o.report == outcomes[0].report for o in outcomes)
@@ -156,12 +158,15 @@ async def test_twenty_concurrent_submissions_make_one_run(
 
 
 async def test_a_joined_waiter_sees_the_runs_progress(
-    make_service: Callable[..., CheckService],
+    make_service: Callable[..., CheckService], checker: FakeChecker
 ) -> None:
+    checker.gate = gate = Gate()  # the run is under way while Bob joins it
     service = make_service()
     await service.start()
-    owner = await service.submit(Post(text=POST), ALICE)
-    joined = await service.submit(Post(text=POST), BOB)
+    owner = await submit(service, Post(text=POST), ALICE)
+    await gate.held()
+    joined = await submit(service, Post(text=POST), BOB)
+    gate.open()
     stages = [e.stage async for e in joined.events() if e.kind == "finished"]
     assert "debate" in stages and stages[-1] == "verdict"
     assert (await joined.result()).report == (await owner.result()).report
@@ -174,17 +179,17 @@ async def test_rate_limits_and_quotas_refuse_with_the_wait(
     service = make_service(clock, user_per_minute=2, user_daily=3, chat_per_minute=50)
     await service.start()
     for i in range(2):
-        await (await service.submit(Post(text=f"{POST} Update {i}."), ALICE)).result()
+        await (await submit(service, Post(text=f"{POST} Update {i}."), ALICE)).result()
     with pytest.raises(RateLimitedError, match=r"2 checks a minute for you.*try again in") as hit:
-        await service.submit(Post(text=POST + " Again."), ALICE)
+        await submit(service, Post(text=POST + " Again."), ALICE)
     assert 0 < hit.value.retry_after_s <= 60
-    await service.submit(Post(text=POST), BOB)  # others are not held back
+    await submit(service, Post(text=POST), BOB)  # others are not held back
 
     clock.now += dt.timedelta(minutes=2)
-    await (await service.submit(Post(text=POST + " Third."), ALICE)).result()
+    await (await submit(service, Post(text=POST + " Third."), ALICE)).result()
     clock.now += dt.timedelta(minutes=2)
     with pytest.raises(RateLimitedError, match="3 checks a day for you") as quota:
-        await service.submit(Post(text=POST + " Fourth."), ALICE)
+        await submit(service, Post(text=POST + " Fourth."), ALICE)
     assert quota.value.retry_after_s > 3600
 
 
@@ -195,17 +200,17 @@ async def test_retention_purge_keeps_verdicts_and_stops_repeats(
     # A window longer than the retention: only the purge can stop the repeat.
     service = make_service(clock, retention=dt.timedelta(days=30), repeat_window_hours=2000)
     await service.start()
-    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    first = await (await submit(service, Post(text=POST), ALICE)).result()
     clock.now += dt.timedelta(days=29)
-    assert service.purge_expired() == 0
+    assert await service.purge_expired() == 0
     clock.now += dt.timedelta(days=2)
-    assert service.purge_expired() == 1
+    assert await service.purge_expired() == 1
     row = service.store.checks.get(first.check_id)
     assert row is not None and row.post_text is None and row.status == "done"
     assert service.store.reports.get(first.check_id) is None
     assert [v for _, v in service.store.checks.history()] == ["false"]
     calls = len(checker.runs)
-    again = await (await service.submit(Post(text=POST), BOB)).result()
+    again = await (await submit(service, Post(text=POST), BOB)).result()
     assert again.repeat_kind is None and len(checker.runs) > calls
 
 
@@ -215,7 +220,7 @@ async def test_cancel_and_shutdown(
     checker.gate = gate = Gate()  # closed: the check runs until it is cancelled
     service = make_service()
     await service.start()
-    handle = await service.submit(Post(text=POST), ALICE)
+    handle = await submit(service, Post(text=POST), ALICE)
     await gate.held(1)
     assert handle.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -223,7 +228,7 @@ async def test_cancel_and_shutdown(
     row = service.store.checks.get(handle.check_id)
     assert row is not None and row.status == "cancelled"
 
-    kept = await service.submit(Post(text=POST + " Later."), ALICE)
+    kept = await submit(service, Post(text=POST + " Later."), ALICE)
     await gate.held(1)
     await service.aclose()  # shutdown: the running check goes back to the queue
     row = service.store.checks.get(kept.check_id)
@@ -241,8 +246,8 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
     checker.gate = gate = Gate()  # closed: the run goes on until the test opens it
     service = make_service(**GENEROUS)
     await service.start()
-    owner = await service.submit(Post(text=POST), ALICE)
-    joined = await service.submit(Post(text=POST), BOB)
+    owner = await submit(service, Post(text=POST), ALICE)
+    joined = await submit(service, Post(text=POST), BOB)
     await gate.held(1)
     assert owner.cancel()  # Alice stops waiting; Bob still waits on the run
     with pytest.raises(asyncio.CancelledError):
@@ -258,8 +263,8 @@ async def test_one_requesters_cancel_leaves_the_others_run_going(
     # A joined waiter that leaves stops nothing either; the last one to leave stops the run.
     other = "The governor of Ohio closed every public library in the state on Monday."
     gate.close()  # until the last waiter leaves
-    first = await service.submit(Post(text=other), ALICE)
-    second = await service.submit(Post(text=other), BOB)
+    first = await submit(service, Post(text=other), ALICE)
+    second = await submit(service, Post(text=other), BOB)
     await gate.held(1)
     assert second.cancel()
     await service.waiters.flush()  # its status is written off the event loop
@@ -291,9 +296,9 @@ async def test_joined_checks_statuses_are_written_off_the_event_loop(
         set_status(check_id, status, **kwargs)
 
     monkeypatch.setattr(service.store.checks, "set_status", watched)
-    owner = await service.submit(Post(text=POST), ALICE)
-    joined = await service.submit(Post(text=POST), BOB)
-    leaving = await service.submit(Post(text=POST), Requester("telegram", "1003", "chat-1"))
+    owner = await submit(service, Post(text=POST), ALICE)
+    joined = await submit(service, Post(text=POST), BOB)
+    leaving = await submit(service, Post(text=POST), Requester("telegram", "1003", "chat-1"))
     await gate.held(1)
     assert leaving.cancel()  # a joined waiter leaves: its check is cancelled
     gate.open()
@@ -314,20 +319,20 @@ async def test_a_repeat_is_answered_only_in_its_own_reply_language(
 ) -> None:
     service = make_service(**GENEROUS)
     await service.start()
-    english = await (await service.submit(Post(text=POST), ALICE)).result()
+    english = await (await submit(service, Post(text=POST), ALICE)).result()
     calls = len(checker.runs)
-    french = await (await service.submit(Post(text=POST, language="French"), BOB)).result()
+    french = await (await submit(service, Post(text=POST, language="French"), BOB)).result()
     assert french.repeat_kind is None and len(checker.runs) > calls  # a check of its own
     row = service.store.checks.get(french.check_id)
     assert row is not None and row.language == "French" and row.post is not None
     assert row.post.language == "French"
     calls = len(checker.runs)
-    again = await (await service.submit(Post(text=POST, language="French"), ALICE)).result()
+    again = await (await submit(service, Post(text=POST, language="French"), ALICE)).result()
     assert again.original_id == french.check_id and len(checker.runs) == calls
     variant = "Fwd: " + POST + "\n#share 🚲"
-    near = await (await service.submit(Post(text=variant, language="French"), BOB)).result()
+    near = await (await submit(service, Post(text=variant, language="French"), BOB)).result()
     assert near.repeat_kind == "near" and near.original_id == french.check_id
-    plain = await (await service.submit(Post(text=variant), BOB)).result()
+    plain = await (await submit(service, Post(text=variant), BOB)).result()
     assert plain.repeat_kind == "near" and plain.original_id == english.check_id
 
 
@@ -346,7 +351,7 @@ async def test_bad_input_is_stored_safely(
 ) -> None:
     service = make_service()
     await service.start()
-    outcome = await (await service.submit(Post(text=text), ALICE)).result()
+    outcome = await (await submit(service, Post(text=text), ALICE)).result()
     row = service.store.checks.get(outcome.check_id)
     assert row is not None and row.status == "done" and row.post_text
     assert service.store.reports.get(outcome.check_id) == outcome.report
@@ -360,7 +365,7 @@ async def test_an_empty_post_is_refused_and_not_stored(
     await service.start()
     for text in ("", "  \n ", "\x00"):
         with pytest.raises(InvalidPostError, match="The post is empty"):
-            await service.submit(Post(text=text), ALICE)
+            await submit(service, Post(text=text), ALICE)
     assert service.store.checks.history() == [] and checker.runs == []
 
 
@@ -389,7 +394,7 @@ async def test_a_5_mb_near_repeat_is_compared_within_its_cut(
     service = make_service(**GENEROUS)
     await service.start()
     text = _long_post(12)
-    first = await (await service.submit(Post(text=text), ALICE)).result()
+    first = await (await submit(service, text, ALICE)).result()
     # The check gets the post cut to 50,000 characters, and how long it was (to say so).
     assert checker.runs[0].original_chars == len(text)
     assert len(checker.runs[0].text) <= 50_000
@@ -399,7 +404,7 @@ async def test_a_5_mb_near_repeat_is_compared_within_its_cut(
     calls = len(checker.runs)
     # The same words with one figure changed: the encoder sees the same opening, so the
     # word alignment runs, on the cut texts, and finds the figure (within the cut).
-    handle = await service.submit(Post(text=_long_post(13)), BOB)
+    handle = await submit(service, Post(text=_long_post(13)), BOB)
     changed = await handle.result()
     assert changed.repeat_kind is None and len(checker.runs) > calls  # a different claim
     assert len(checker.runs[-1].text) <= 50_000
@@ -411,10 +416,10 @@ async def test_a_full_queue_refuses_new_checks_but_not_repeats(
     service = make_service(max_pending_checks=1, **GENEROUS)
     await service.start()
     checker.gate = gate = Gate()  # the first check is still running when the others arrive
-    first = await service.submit(Post(text=POST), ALICE)
-    joined = await service.submit(Post(text=POST), BOB)  # the same post: it waits on the run
+    first = await submit(service, Post(text=POST), ALICE)
+    joined = await submit(service, Post(text=POST), BOB)  # the same post: it waits on the run
     with pytest.raises(BusyError, match=r"busy with 1 checks\); try again in \d+ (s|min)") as busy:
-        await service.submit(Post(text="The river bridge in Springfield will close in May."), BOB)
+        await submit(service, Post(text="The river bridge in Springfield will close in May."), BOB)
     assert busy.value.refusal == Refusal(Limit.QUEUE, busy.value.retry_after_s, count=1)
     gate.open()
     assert (await joined.result()).original_id == first.check_id
@@ -427,18 +432,18 @@ async def test_the_daily_token_budget_stops_new_checks_until_midnight(
     clock = Clock()  # 12:00 UTC
     service = make_service(clock, daily_token_budget=1000, **GENEROUS)
     await service.start()
-    spent = await (await service.submit(Post(text=POST), ALICE)).result()
+    spent = await (await submit(service, Post(text=POST), ALICE)).result()
     assert spent.report.usage.prompt_tokens > 1000  # this one check spends the budget
     calls = len(checker.runs)
     other = Post(text="The river bridge in Springfield will close in May.")
     with pytest.raises(BusyError, match=r"budget spent.*again in 12 h") as refused:
-        await service.submit(other, BOB)
+        await submit(service, other, BOB)
     assert refused.value.retry_after_s == 12 * 3600
     assert refused.value.refusal == Refusal(Limit.BUDGET, 12 * 3600, held=False)
-    repeat = await (await service.submit(Post(text=POST), BOB)).result()
+    repeat = await (await submit(service, Post(text=POST), BOB)).result()
     assert repeat.repeat_kind == "exact" and len(checker.runs) == calls
     clock.now += dt.timedelta(hours=12)  # a new day
-    fresh = await (await service.submit(other, BOB)).result()
+    fresh = await (await submit(service, other, BOB)).result()
     assert fresh.repeat_kind is None and len(checker.runs) > calls
 
 
@@ -448,10 +453,10 @@ async def test_the_near_repeat_index_keeps_only_the_window(
     clock = Clock()
     service = make_service(clock, **GENEROUS)
     await service.start()
-    first = await (await service.submit(Post(text=POST), ALICE)).result()
+    first = await (await submit(service, Post(text=POST), ALICE)).result()
     assert first.check_id in service.repeats.index
     clock.now += dt.timedelta(hours=service.settings.repeat_window_hours, minutes=1)
-    service.purge_expired()  # what the bots run every day
+    await service.purge_expired()  # what the bots run every day
     assert len(service.repeats.index) == 0  # a check nobody can repeat any more holds no memory
 
 
@@ -472,14 +477,14 @@ async def test_images_are_keyed_by_their_hash_and_never_near_repeats(
     other = headline(["Springfield bans bicycles", "from every street"], stamp="FALSE")
     caption = "Is this real?"
     one = await (
-        await service.submit(Post(text=caption, images=(PostImage(data=first),)), ALICE)
+        await submit(service, Post(text=caption, images=(PostImage(data=first),)), ALICE)
     ).result()
     two = await (
-        await service.submit(Post(text=caption, images=(PostImage(data=other),)), BOB)
+        await submit(service, Post(text=caption, images=(PostImage(data=other),)), BOB)
     ).result()
     assert (one.repeat_kind, two.repeat_kind) == (None, None) and len(checker.runs) == 2
     again = await (
-        await service.submit(Post(text=caption, images=(PostImage(data=first),)), BOB)
+        await submit(service, Post(text=caption, images=(PostImage(data=first),)), BOB)
     ).result()
     assert again.repeat_kind == "exact" and again.original_id == one.check_id
     assert len(checker.runs) == 2

@@ -19,15 +19,15 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder
-from tests.service.queue.test_queue import POST, asker, replica, settings_for
+from tests.bots.service.queue.test_queue import POST, asker, replica, settings_for
+from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder, submit
 
 from bots.app.settings import Settings
-from bots.service.handles import CheckFailedError
 from bots.service.queue import ending
 from bots.service.queue.ending import LEFT_UNFINISHED, sweep_unfinished
 from bots.service.queue.jobs import make_app
 from bots.service.queue.worker import CheckRunner, register_check_tasks, run_jobs
+from bots.service.records import CheckFailedError
 from storage.postgres import PostgresDatabase
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
@@ -94,8 +94,8 @@ async def test_an_end_that_fails_on_the_last_attempt_is_tried_again_fresh(
     fail = ZofiaError("the search API refused every call") if engine_fails else None
     checker = FakeChecker(fail=fail)
     async with replica(settings, checker) as service:
-        first = await service.submit(Post(text=POST), asker(1))
-        joined = await service.submit(Post(text=POST.upper()), asker(2))  # joins the first
+        first = await submit(service, Post(text=POST), asker(1))
+        joined = await submit(service, Post(text=POST.upper()), asker(2))  # joins the first
         async with worker_of(settings, checker, end_fails=1) as runner:
             for handle in (first, joined):
                 if engine_fails:
@@ -116,8 +116,8 @@ async def test_a_check_that_cannot_be_ended_fails_its_job_and_is_swept(
     checker = FakeChecker(fail=ZofiaError("the search API refused every call"))
     async with replica(settings, checker) as service:
         store = service.store
-        first = await service.submit(Post(text=POST), asker(1))
-        joined = await service.submit(Post(text=POST.upper()), asker(2))
+        first = await submit(service, Post(text=POST), asker(1))
+        joined = await submit(service, Post(text=POST.upper()), asker(2))
         async with worker_of(settings, checker, end_fails=-1) as runner:
             async with asyncio.timeout(20):
                 while job_statuses(store) != ["failed"]:  # not retried: one attempt in all
@@ -144,7 +144,7 @@ async def test_the_sweep_passes_over_checks_a_job_will_end_and_recent_ones(
     settings = settings_for(postgres_url)
     async with replica(settings, FakeChecker()) as service:
         store = service.store
-        waiting = await service.submit(Post(text=POST), asker(1))  # its job waits (no worker)
+        waiting = await submit(service, Post(text=POST), asker(1))  # its job waits (no worker)
         db = store.db
         assert isinstance(db, PostgresDatabase)
         orphan = store.checks.create(

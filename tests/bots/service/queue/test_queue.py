@@ -18,19 +18,26 @@ from typing import Any
 
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, HashingEncoder, fake_service
+from tests.peers.fakes.fake_checker import (
+    FakeChecker,
+    HashingEncoder,
+    fake_service,
+    review_as,
+    submit,
+)
 
 from bots.app.settings import Settings
 from bots.service.checks import CheckService
-from bots.service.handles import Outcome, Requester
+from bots.service.delivery import PostCard
+from bots.service.queue.delivery import QueuedDelivery
 from bots.service.queue.jobs import CHECK_TASK, ensure_schema, make_app, queue_depth
-from bots.service.queue.service import QueuedDelivery
 from bots.service.queue.worker import (
     CheckRunner,
     register_check_tasks,
     register_deliver_task,
     run_jobs,
 )
+from bots.service.records import CardState, Failed, Outcome, Requester
 from storage.deliveries import Claim, Deliveries
 from storage.errors import StorageError
 from storage.postgres import PostgresDatabase, is_postgres
@@ -71,7 +78,7 @@ async def expect(service: CheckService, check_id: str, platform: str, target: An
 
 @contextlib.asynccontextmanager
 async def worker(
-    settings: Settings, checker: FakeChecker, *, deliver: Any = None
+    settings: Settings, checker: FakeChecker, *, deliver: PostCard | None = None
 ) -> AsyncIterator[CheckRunner]:
     """A Procrastinate worker taking check jobs (and, given ``deliver``, deliveries)."""
     db = PostgresDatabase(settings.storage.url)
@@ -109,7 +116,7 @@ async def test_one_run_per_text_across_replicas_and_every_waiter_answered(
     async with replica(settings, checker) as one, replica(settings, checker) as two:
         posts = [POST, POST.upper(), "Another claim about the moon landing in 1969 entirely."]
         handles = await asyncio.gather(
-            *((one if n % 2 else two).submit(Post(text=posts[n % 3]), asker(n)) for n in range(12))
+            *(submit(one if n % 2 else two, Post(text=posts[n % 3]), asker(n)) for n in range(12))
         )
         assert is_postgres(one.store.db)
         assert queue_depth(one.store.db) == 2  # the first two posts normalise to one text key
@@ -132,7 +139,7 @@ async def test_a_check_job_run_twice_leaves_one_report(postgres_url: str) -> Non
     settings = settings_for(postgres_url)
     checker = FakeChecker()
     async with replica(settings, checker) as service:
-        handle = await service.submit(Post(text=POST), asker(1))
+        handle = await submit(service, Post(text=POST), asker(1))
         runner = CheckRunner(checker, service.store, HashingEncoder())
         await runner.run(handle.check_id)
         await runner.run(handle.check_id)  # a retry after a worker was taken for dead
@@ -154,8 +161,8 @@ async def test_a_failed_engine_run_fails_the_check_and_its_joiners(postgres_url:
     settings = settings_for(postgres_url)
     checker = FakeChecker(fail=ZofiaError("the search API refused every call"))
     async with replica(settings, checker) as service:
-        first = await service.submit(Post(text=POST), asker(1))
-        second = await service.submit(Post(text=POST), asker(2))
+        first = await submit(service, Post(text=POST), asker(1))
+        second = await submit(service, Post(text=POST), asker(2))
         async with worker(settings, checker):
             for handle in (first, second):
                 with pytest.raises(Exception, match="search API refused"):
@@ -167,13 +174,13 @@ async def test_a_failed_engine_run_fails_the_check_and_its_joiners(postgres_url:
 async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -> None:
     settings = settings_for(postgres_url)
     checker = FakeChecker(delay_s=0.2)
-    posted: list[tuple[Claim, Outcome | str]] = []
+    posted: list[tuple[Claim, Outcome | Failed]] = []
 
-    async def post_card(claim: Claim, found: Outcome | str) -> None:
-        posted.append((claim, found))
+    async def post_card(claim: Claim, state: CardState) -> None:
+        posted.append((claim, state.outcome))
 
     async with replica(settings, checker) as service:
-        handles = [await service.submit(Post(text=POST), asker(n)) for n in range(3)]
+        handles = [await submit(service, Post(text=POST), asker(n)) for n in range(3)]
         for n, handle in enumerate(handles):
             await expect(service, handle.check_id, "test", {"chat": n, "message": 10 + n})
         async with worker(settings, checker, deliver=post_card):
@@ -183,7 +190,7 @@ async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -
                     break
                 await asyncio.sleep(0.1)
             # A check that ended before its delivery was expected is delivered too.
-            late = await service.submit(Post(text="A different claim, checked before."), asker(9))
+            late = await submit(service, Post(text="A different claim, checked before."), asker(9))
             await asyncio.wait_for(late.result(), 10)
             await expect(service, late.check_id, "test", {"chat": 9, "message": 99})
             for _ in range(100):
@@ -202,17 +209,17 @@ async def test_each_card_is_delivered_once_by_a_deliver_job(postgres_url: str) -
 async def test_a_deliver_job_and_a_repeat_carry_the_moderators_verdict(postgres_url: str) -> None:
     settings = settings_for(postgres_url)
     checker = FakeChecker()
-    posted: list[Outcome | str] = []
+    posted: list[Outcome | Failed] = []
 
-    async def post_card(claim: Claim, found: Outcome | str) -> None:
-        posted.append(found)
+    async def post_card(claim: Claim, state: CardState) -> None:
+        posted.append(state.outcome)
 
     async with replica(settings, checker) as service:
-        handle = await service.submit(Post(text=POST), asker(1))
+        handle = await submit(service, Post(text=POST), asker(1))
         async with worker(settings, checker, deliver=post_card):
             machine = (await asyncio.wait_for(handle.result(), 10)).report.verdict
             changed = "true" if machine != "true" else "false"
-            await service.review(handle.check_id, "cli", "77", changed, "Council minutes.")
+            await review_as(service, handle.check_id, ("cli", "77"), changed, "Council minutes.")
             # The card is posted after the review (a delivery expected late, or retried).
             await expect(service, handle.check_id, "test", {"chat": 1, "message": 10})
             for _ in range(100):  # bounded: 10 s
@@ -220,7 +227,7 @@ async def test_a_deliver_job_and_a_repeat_carry_the_moderators_verdict(postgres_
                     break
                 await asyncio.sleep(0.1)
         repeat = await asyncio.wait_for(
-            (await service.submit(Post(text=POST), asker(2))).result(), 10
+            (await submit(service, Post(text=POST), asker(2))).result(), 10
         )
     assert len(posted) == 1 and isinstance(posted[0], Outcome)
     assert posted[0].report.verdict == changed != machine
@@ -231,7 +238,7 @@ async def test_a_deliver_job_and_a_repeat_carry_the_moderators_verdict(postgres_
 async def test_a_delivery_claim_is_leased_to_one_replica(postgres_url: str) -> None:
     settings = settings_for(postgres_url)
     async with replica(settings, FakeChecker()) as service:
-        handle = await service.submit(Post(text=POST), asker(1))
+        handle = await submit(service, Post(text=POST), asker(1))
         book = Deliveries(
             service.store.database, service.store.deliveries.sealer, lease=dt.timedelta(seconds=60)
         )
@@ -256,11 +263,11 @@ async def test_near_repeats_are_found_across_processes(postgres_url: str) -> Non
     settings = settings_for(postgres_url)
     checker = FakeChecker()
     async with replica(settings, checker) as one, replica(settings, checker) as two:
-        first = await one.submit(Post(text=POST), asker(1))
+        first = await submit(one, Post(text=POST), asker(1))
         async with worker(settings, checker):
             await asyncio.wait_for(first.result(), 10)
         # Replica two never saw that check; its index catches up from the store.
-        near = await two.submit(Post(text="Fwd: " + POST + " #bridge"), asker(2))
+        near = await submit(two, Post(text="Fwd: " + POST + " #bridge"), asker(2))
         outcome = await near.result()
     assert outcome.repeat_kind == "near" and outcome.original_id == first.check_id
     assert len(checker.runs) == 1
@@ -271,7 +278,7 @@ async def test_the_queueing_lock_and_schema_are_there(postgres_url: str) -> None
     assert ensure_schema(db) is True and ensure_schema(db) is False
     settings = settings_for(postgres_url)
     async with replica(settings, FakeChecker()) as service:
-        handle = await service.submit(Post(text=POST), asker(1))
+        handle = await submit(service, Post(text=POST), asker(1))
         row = db.execute(
             "SELECT task_name, queueing_lock, args->>'check_id' FROM procrastinate_jobs"
         ).fetchone()
@@ -291,7 +298,7 @@ async def test_a_report_that_cannot_be_stored_fails_the_check(postgres_url: str)
     settings = settings_for(postgres_url)
     checker = FakeChecker()
     async with replica(settings, checker) as service:
-        handle = await service.submit(Post(text=POST), asker(1))
+        handle = await submit(service, Post(text=POST), asker(1))
         runner = CheckRunner(checker, service.store, NaNEncoder())
         await runner.run(handle.check_id)
         runner.close()
@@ -305,8 +312,8 @@ async def test_a_job_out_of_attempts_ends_its_check_and_its_joiners(postgres_url
     settings = settings_for(postgres_url, max_attempts=2)
     checker = FakeChecker()
     async with replica(settings, checker) as service:
-        first = await service.submit(Post(text=POST), asker(1))
-        second = await service.submit(Post(text=POST), asker(2))
+        first = await submit(service, Post(text=POST), asker(1))
+        second = await submit(service, Post(text=POST), asker(2))
         # What two runs that each took their worker down leave: the job, twice tried.
         service.store.db.execute("UPDATE procrastinate_jobs SET attempts = 2")
         async with worker(settings, checker):

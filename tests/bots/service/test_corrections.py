@@ -34,34 +34,30 @@ import pytest
 from click.testing import CliRunner
 from sqlite_utils import Database
 
+from tests.bots.service.queue.test_queue import settings_for, worker
 from tests.factories import full_report, stored_check
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker, fake_service, review_as, submit
 from tests.peers.fakes.poll_rounds import PollRounds
+from tests.peers.fixtures.service_steps import record_card, review, save_report, update_said
 from tests.peers.fixtures.store_fixtures import T0, Clock
 from tests.peers.fixtures.telegram_setup import SECRET, fake_bot, telegram_settings
 from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
-from tests.service.queue.test_queue import settings_for, worker
 
 from bots.app.deliveries import delivering
 from bots.app.settings import Settings
-from bots.chat import corrections
-from bots.chat.corrections import update_sentence
+from bots.chat.corrections import sender
 from bots.cli import main
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
 from bots.discord.render import escape
-from bots.service.checks import CheckService, Requester
-from bots.service.corrections import (
-    ChatCorrection,
-    due_chats,
-    record_card,
-    review_check,
-    save_report,
-)
+from bots.service import corrections
+from bots.service.checks import CheckService
+from bots.service.corrections import due_corrections, failed
 from bots.service.queue.jobs import CORRECT_TASK
-from storage import shown_cards
+from bots.service.records import ChatCorrection, Requester
+from bots.service.shown import report_of
 from storage.database import open_database
 from storage.errors import StorageError
 from storage.keys import hash_chat
@@ -106,6 +102,13 @@ def _repeat(store: CheckStore, original: str, chat: str = "c") -> str:
 # -- the store ----------------------------------------------------------------------------
 
 
+def _card_in_chat_5(store: CheckStore, check_id: str, verdict: str) -> None:
+    """The card of ``check_id`` shown as message 1 of Telegram chat 5, in the local mode."""
+    record_card(
+        store, check_id, platform="telegram", chat="5", message="1", verdict=verdict, queued=False
+    )
+
+
 def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase) -> None:
     store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("unproven")).id
@@ -126,36 +129,34 @@ def test_a_change_makes_due_the_cards_showing_another_verdict(db: StoreDatabase)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
 
     # A confirmation changes nothing shown; a change makes every card due, per platform.
-    review_check(store, repeat, reviewer="m", platform="cli", verdict="unproven", queued=False)
+    review(store, repeat, reviewer="m", platform="cli", verdict="unproven", queued=False)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
-    review_check(
-        store, repeat, reviewer="m", platform="cli", verdict="false", note=NOTE, queued=False
-    )
+    review(store, repeat, reviewer="m", platform="cli", verdict="false", note=NOTE, queued=False)
     assert store.shown_cards.due_checks("telegram", limit=10) == [original]
     assert store.shown_cards.due_checks("discord", limit=10) == [original]
-    chats = due_chats(store, original, "telegram")
+    chats = due_corrections(store, original, "telegram")
     assert [(c.chat, c.shown, c.verdict, c.note) for c in chats] == [
         ("-100", "unproven", "false", NOTE),
         ("42", "unproven", "false", NOTE),
     ]
-    assert [card.check_id for card in chats[1].cards] == [repeat]
+    assert [card.check_id for card, _ in chats[1].cards] == [repeat]
 
     # Told: nothing is due there any more, and the card shows the new verdict.
-    store.shown_cards.corrected(list(chats[0].cards), "false")
-    assert [c.chat for c in due_chats(store, original, "telegram")] == ["42"]
+    store.shown_cards.corrected([card for card, _ in chats[0].cards], "false")
+    assert [c.chat for c in due_corrections(store, original, "telegram")] == ["42"]
     # The change undone before the others were told: nothing left to tell them, but
     # the chat told of the change is due its reversal.
-    review_check(store, original, reviewer="m", platform="cli", verdict="unproven", queued=False)
-    assert due_chats(store, original, "discord") == []
+    review(store, original, reviewer="m", platform="cli", verdict="unproven", queued=False)
+    assert due_corrections(store, original, "discord") == []
     assert store.shown_cards.due_checks("telegram", limit=10) == [original]
-    (back,) = due_chats(store, original, "telegram")
+    (back,) = due_corrections(store, original, "telegram")
     assert (back.chat, back.shown, back.verdict) == ("-100", "false", "unproven")
 
 
 def test_a_card_shown_after_a_change_it_missed_is_due_at_once(db: StoreDatabase) -> None:
     store = CheckStore(db, clock=Clock(), secret=KEY)
     original = stored_check(store, full_report("true")).id
-    review_check(store, original, reviewer="m", platform="cli", verdict="misleading", queued=False)
+    review(store, original, reviewer="m", platform="cli", verdict="misleading", queued=False)
     # A card made before the review, recorded after it (a deliver job on its way).
     record_card(
         store, original, platform="telegram", chat="5", message="9", verdict="true", queued=False
@@ -169,7 +170,7 @@ def test_a_card_shown_after_a_change_it_missed_is_due_at_once(db: StoreDatabase)
         verdict="misleading",
         queued=False,
     )
-    assert [c.chat for c in due_chats(store, original, "telegram")] == ["5"]
+    assert [c.chat for c in due_corrections(store, original, "telegram")] == ["5"]
 
 
 def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
@@ -183,30 +184,30 @@ def test_a_failing_chat_is_tried_again_later_and_given_up_only_after_a_day(
     record_card(
         store, original, platform="telegram", chat="5", message="9", verdict="false", queued=False
     )
-    review_check(store, original, reviewer="m", platform="cli", verdict="true", queued=False)
+    review(store, original, reviewer="m", platform="cli", verdict="true", queued=False)
     for minutes in (0, 1, 2, 4):  # the outage: every try fails, waiting 1, 2, 4, 8 min
         clock.advance(minutes=minutes)
-        (chat,) = due_chats(store, original, "telegram")
-        assert store.shown_cards.failed(list(chat.cards)) is False
-        assert due_chats(store, original, "telegram") == []  # waiting for its next try
+        (chat,) = due_corrections(store, original, "telegram")
+        assert failed(store, [card for card, _ in chat.cards]) is False
+        assert due_corrections(store, original, "telegram") == []  # waiting for its next try
     clock.advance(minutes=8)  # 15 minutes in: the platform is back
-    (chat,) = due_chats(store, original, "telegram")
-    store.shown_cards.corrected(list(chat.cards), chat.verdict)
+    (chat,) = due_corrections(store, original, "telegram")
+    store.shown_cards.corrected([card for card, _ in chat.cards], chat.verdict)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
     # Another change, and a platform that stays down: given up a day after it fell due.
-    review_check(store, original, reviewer="m2", platform="cli", verdict="false", queued=False)
+    review(store, original, reviewer="m2", platform="cli", verdict="false", queued=False)
     given_up = False
     for _ in range(40):
         cards = store.shown_cards.due(original, "telegram")
         if cards:
-            given_up = store.shown_cards.failed(cards)
+            given_up = failed(store, cards)
         if given_up:
             break
         clock.advance(hours=1)
     assert given_up and clock.now - dt.timedelta(days=1) >= T0
     # A permanent refusal (the chat is gone) gives up at once; the card's verdict is the
     # one it still shows.
-    review_check(store, original, reviewer="m3", platform="cli", verdict="true", queued=False)
+    review(store, original, reviewer="m3", platform="cli", verdict="true", queued=False)
     store.shown_cards.gave_up(store.shown_cards.due(original, "telegram"))
     assert store.shown_cards.due_checks("telegram", limit=10) == []
     assert store.database.rows("SELECT verdict FROM shown_cards") == [("true",)]
@@ -218,11 +219,13 @@ def test_a_later_change_is_never_cleared_by_an_earlier_ones_sends(db: StoreDatab
     record_card(
         store, original, platform="telegram", chat="5", message="9", verdict="false", queued=False
     )
-    review_check(store, original, reviewer="m", platform="cli", verdict="true", queued=False)
-    (first,) = due_chats(store, original, "telegram")  # being sent…
-    review_check(store, original, reviewer="m2", platform="cli", verdict="misleading", queued=False)
-    store.shown_cards.corrected(list(first.cards), first.verdict)  # …the first change lands
-    (second,) = due_chats(store, original, "telegram")  # the second is still due
+    review(store, original, reviewer="m", platform="cli", verdict="true", queued=False)
+    (first,) = due_corrections(store, original, "telegram")  # being sent…
+    review(store, original, reviewer="m2", platform="cli", verdict="misleading", queued=False)
+    store.shown_cards.corrected(
+        [card for card, _ in first.cards], first.verdict
+    )  # …the first change lands
+    (second,) = due_corrections(store, original, "telegram")  # the second is still due
     assert (second.shown, second.verdict) == ("true", "misleading")
 
 
@@ -251,7 +254,7 @@ def test_the_raw_ids_stored_before_are_sealed_by_the_migration(tmp_path: Path) -
     assert "7123456789" not in repr(db.execute("SELECT * FROM shown_cards").fetchall())
     assert "7123456789" not in repr(db.execute("SELECT * FROM deliveries").fetchall())
     assert store.shown_cards.shown_in(check.id, "telegram", "7123456789")
-    review_check(store, check.id, reviewer="m", platform="cli", verdict="false", queued=False)
+    review(store, check.id, reviewer="m", platform="cli", verdict="false", queued=False)
     (shown,) = store.shown_cards.due(check.id, "telegram")
     assert (shown.chat, shown.message, shown.token) == ("7123456789", "5", "t0k")
     claim = store.deliveries.claim(check.id)
@@ -280,13 +283,13 @@ def test_the_purge_takes_the_records_and_expired_tokens_go(db: StoreDatabase) ->
 
 
 def test_the_update_says_what_changed_in_one_sentence() -> None:
-    assert update_sentence("unproven", "false", NOTE) == (
+    assert update_said("unproven", "false", NOTE) == (
         "Update: this post was changed from Unproven to False: " + NOTE
     )
-    assert update_sentence("misleading", "true", "", "https://example.org/x") == (
+    assert update_said("misleading", "true", "", "https://example.org/x") == (
         "Update: this post was changed from Misleading to True. (https://example.org/x)"
     )
-    assert update_sentence("unproven", "false", rechecked=True) == (
+    assert update_said("unproven", "false", rechecked=True) == (
         "Update: this post was changed from Unproven to False:"
         " it was checked again with new evidence."
     )
@@ -342,23 +345,23 @@ def test_a_recheck_with_another_verdict_makes_the_older_cards_due(db: StoreDatab
     save_report(store, recheck, full_report("false"), queued=False)
     assert store.shown_cards.due_checks("telegram", limit=10) == sorted([older, original])
     assert store.shown_cards.due_checks("discord", limit=10) == [original]
-    chats = due_chats(store, original, "telegram")
+    chats = due_corrections(store, original, "telegram")
     assert [_said(c) for c in chats] == [
         ("-100", 2, "unproven", "false", "", recheck, True),  # one update for both cards
         ("42", 1, "unproven", "false", "", recheck, True),
     ]
-    assert [_said(c) for c in due_chats(store, older, "telegram")] == [
+    assert [_said(c) for c in due_corrections(store, older, "telegram")] == [
         ("5", 1, "unproven", "false", "", recheck, True)
     ]
     # Each chat told once: nothing is due any more.
-    for chat in [*chats, *due_chats(store, older, "telegram")]:
-        store.shown_cards.corrected(list(chat.cards), chat.verdict)
+    for chat in [*chats, *due_corrections(store, older, "telegram")]:
+        store.shown_cards.corrected([card for card, _ in chat.cards], chat.verdict)
     assert store.shown_cards.due_checks("telegram", limit=10) == []
-    assert due_chats(store, original, "telegram") == []
+    assert due_corrections(store, original, "telegram") == []
     # Each older card keeps its own check (its buttons answer in its chat), and that
     # check shows the recheck's report now.
     for check_id in (older, repeat):
-        found = store.report_for(check_id)
+        found = report_of(store, check_id)
         assert found is not None and found[0].id == check_id and found[1].verdict == "false"
 
 
@@ -366,15 +369,7 @@ def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) ->
     clock = Clock()
     store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
-    record_card(
-        store,
-        original,
-        platform="telegram",
-        chat="5",
-        message="1",
-        verdict="unproven",
-        queued=False,
-    )
+    _card_in_chat_5(store, original, "unproven")
     repeat = _repeat(store, original)
     record_card(
         store, repeat, platform="discord", chat="7", message="", verdict="unproven", queued=False
@@ -385,46 +380,38 @@ def test_a_recheck_with_the_same_verdict_makes_nothing_due(db: StoreDatabase) ->
     assert store.shown_cards.in_force(original) == "unproven"
     assert store.shown_cards.due_checks("telegram", limit=10) == []
     assert store.shown_cards.due_checks("discord", limit=10) == []
-    assert due_chats(store, original, "telegram") == []
+    assert due_corrections(store, original, "telegram") == []
 
 
 def test_a_moderators_review_still_wins_over_a_recheck(db: StoreDatabase) -> None:
     clock = Clock()
     store = CheckStore(db, clock=clock, secret=KEY)
     original = stored_check(store, full_report("unproven")).id
-    record_card(
-        store,
-        original,
-        platform="telegram",
-        chat="5",
-        message="1",
-        verdict="unproven",
-        queued=False,
-    )
+    _card_in_chat_5(store, original, "unproven")
     clock.advance(hours=2)
     recheck = _recheck(store, original)
     save_report(store, recheck, full_report("false"), queued=False)
-    (chat,) = due_chats(store, original, "telegram")
-    store.shown_cards.corrected(list(chat.cards), chat.verdict)
+    (chat,) = due_corrections(store, original, "telegram")
+    store.shown_cards.corrected([card for card, _ in chat.cards], chat.verdict)
 
     # A later review of the recheck: its verdict reaches the older cards too.
     clock.advance(minutes=5)
-    review_check(
+    review(
         store, recheck, reviewer="m", platform="cli", verdict="misleading", note=NOTE, queued=False
     )
     assert store.shown_cards.due_checks("telegram", limit=10) == [original]
-    (chat,) = due_chats(store, original, "telegram")
+    (chat,) = due_corrections(store, original, "telegram")
     assert _said(chat) == ("5", 1, "false", "misleading", NOTE, recheck, False)
-    store.shown_cards.corrected(list(chat.cards), chat.verdict)
+    store.shown_cards.corrected([card for card, _ in chat.cards], chat.verdict)
 
     # A review of the older check itself is its cards' word, the recheck's aside...
     clock.advance(minutes=5)
-    review_check(
+    review(
         store, original, reviewer="m", platform="cli", verdict="true", note="Sourced.", queued=False
     )
-    (chat,) = due_chats(store, original, "telegram")
+    (chat,) = due_corrections(store, original, "telegram")
     assert _said(chat) == ("5", 1, "misleading", "true", "Sourced.", original, False)
-    store.shown_cards.corrected(list(chat.cards), chat.verdict)
+    store.shown_cards.corrected([card for card, _ in chat.cards], chat.verdict)
     # ...and a recheck after it changes nothing a moderator decided.
     clock.advance(minutes=5)
     save_report(store, _recheck(store, original), full_report("false"), queued=False)
@@ -445,7 +432,7 @@ async def _asked_in_a_group(service: CheckService) -> None:
     """:data:`POST` checked first in a group, whose check answers the private chats'
     repeats (a private chat's answers no other chat: storage.other_chats)."""
     asker = Requester("telegram", "950", "-100950", in_group=True)
-    await (await service.submit(Post(text=POST), asker)).result()
+    await (await submit(service, Post(text=POST), asker)).result()
 
 
 def _private(sender: dict[str, Any]) -> dict[str, Any]:
@@ -500,7 +487,7 @@ async def test_a_review_from_the_terminal_reaches_every_chat_but_a_purged_one(
         # Carol's check aged past the retention: the purge takes where her card is.
         aged = (service.clock() - dt.timedelta(days=40)).isoformat(timespec="microseconds")
         store.database.execute("UPDATE checks SET created_at = ? WHERE id = ?", [aged, carol])
-        assert await asyncio.to_thread(service.purge_expired) == 1
+        assert await service.purge_expired() == 1
 
         # The operator reviews from the terminal: another process's way into the store.
         args = ["review", original, "--verdict", "false", "--note", NOTE]
@@ -533,7 +520,7 @@ async def test_a_correction_survives_an_outage_of_the_bot_api(
     and again, more often than the five tries that used to give it up, and reaches the
     chat once the API is back, once."""
     monkeypatch.setattr(corrections, "POLL_S", 0.01)
-    monkeypatch.setattr(shown_cards, "FIRST_BACKOFF", dt.timedelta(milliseconds=10))
+    monkeypatch.setattr(corrections, "FIRST_BACKOFF", dt.timedelta(milliseconds=10))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
     monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))
@@ -573,7 +560,7 @@ async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
     keyed hash, never by id (a private chat's id is its user's)."""
     caplog.set_level(logging.INFO, logger="bots")
     monkeypatch.setattr(corrections, "POLL_S", 0.05)
-    monkeypatch.setattr(shown_cards, "FIRST_BACKOFF", dt.timedelta(milliseconds=50))
+    monkeypatch.setattr(corrections, "FIRST_BACKOFF", dt.timedelta(milliseconds=50))
     async with _bot(tmp_path, FakeChecker(verdict="unproven")) as (peer, service):
         await _asked_in_a_group(service)
         cards = {}
@@ -589,7 +576,7 @@ async def test_a_chat_gone_for_good_is_given_up_at_once_and_the_others_are_told(
         peer.gone.add(CAROL["id"])
         before = len(peer.calls)
         await asyncio.to_thread(
-            review_check,
+            review,
             store,
             original,
             reviewer="op",
@@ -646,7 +633,7 @@ async def test_raw_chat_ids_are_sealed_at_rest_and_corrections_still_arrive(
             assert str(chat).encode() not in files and str(abs(chat)).encode() not in files
         original = next(iter(cards.values()))["reply_markup"]["inline_keyboard"][0][0]
         await asyncio.to_thread(
-            review_check,
+            review,
             store,
             original["callback_data"][2:],
             reviewer="op",
@@ -681,7 +668,7 @@ async def test_a_recheck_with_another_verdict_reaches_every_chat_shown_the_older
         assert row is not None and row.post is not None
         # The operator rechecks the same post (zofia check --recheck); new evidence.
         checker.verdict = "false"
-        handle = await service.submit(row.post, Requester("cli", "operator"), recheck=True)
+        handle = await submit(service, row.post, Requester("cli", "operator"), recheck=True)
         recheck = (await asyncio.wait_for(handle.result(), 10)).check_id
         await peer.wait_for(lambda: _updates(peer, ANN["id"]) and _updates(peer, BOB["id"]))
         await PollRounds(store).passed(2)  # more rounds of the poll: nothing more is sent
@@ -717,14 +704,14 @@ async def test_in_the_queued_mode_a_correct_job_tells_the_channel(
     checker = FakeChecker(verdict="unproven")
     payload = discord_api.slash("factcheck", {"text": POST})
     async with _queued_discord(discord_api, postgres_url, checker, payload) as (service, check_id):
-        await service.review(check_id, "cli", "operator", "false", NOTE)
+        await review_as(service, check_id, ("cli", "operator"), "false", NOTE)
         async with asyncio.timeout(30):
             while not _told(discord_api):
                 await asyncio.sleep(0.1)
         await _corrections_done(service)  # nothing left that could tell it again
     (update,) = _told(discord_api)
     assert update.path.endswith(f"/{payload['token']}")  # a follow-up under the card
-    assert update.body["content"] == escape(update_sentence("unproven", "false", NOTE))
+    assert update.body["content"] == escape(update_said("unproven", "false", NOTE))
     edits = [
         c.body
         for c in discord_api.calls_to("PATCH", "/webhooks/")
@@ -752,7 +739,7 @@ async def _queued_discord(
             service,
             "discord",
             functools.partial(post_delivered, bot.context, bot),
-            functools.partial(send_correction, bot.context, bot),
+            sender(functools.partial(send_correction, bot.context, bot)),
         ),
         worker(settings, checker),
     ):
@@ -801,7 +788,7 @@ async def test_in_the_queued_mode_a_workers_recheck_tells_the_channel(
         row = service.store.checks.get(check_id)
         assert row is not None and row.post is not None
         checker.verdict = "false"
-        handle = await service.submit(row.post, Requester("cli", "operator"), recheck=True)
+        handle = await submit(service, row.post, Requester("cli", "operator"), recheck=True)
         await asyncio.wait_for(handle.result(), 30)
         async with asyncio.timeout(30):
             while not _told(discord_api):
@@ -809,7 +796,7 @@ async def test_in_the_queued_mode_a_workers_recheck_tells_the_channel(
         await _corrections_done(service)  # nothing left that could tell it again
     (update,) = _told(discord_api)
     assert update.path.endswith(f"/{payload['token']}")  # a follow-up under the card
-    assert update.body["content"] == escape(update_sentence("unproven", "false", rechecked=True))
+    assert update.body["content"] == escape(update_said("unproven", "false", rechecked=True))
     edits = [
         c.body
         for c in discord_api.calls_to("PATCH", "/webhooks/")

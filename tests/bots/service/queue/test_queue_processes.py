@@ -44,7 +44,7 @@ SECRET = "deployment-test-secret-0123"
 HOOK_SECRET = "hook-secret-0123456789"
 ENGINE_S = 240.0  # the longest any wait below may take (bounded loops only)
 ZOFIA = [sys.executable, "-c", "from bots.cli import main; main()"]
-PROCFILE = Path(__file__).parents[3] / "Procfile"
+PROCFILE = Path(__file__).parents[4] / "Procfile"
 TOPICS = [
     "Springfield", "Shelbyville", "Ogdenville", "North Haverbrook", "Capital City",
     "Brockway", "Cypress Creek", "Waverly Hills", "Rome", "Paris",
