@@ -33,7 +33,7 @@ from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
 from bots.render.words import ENGLISH, Words, words_for
-from bots.service.records import CardPlace, Images
+from bots.service.records import CardPlace, Fetched
 from bots.service.records import Message as Msg
 from bots.service.refusals import RateLimitedError
 
@@ -293,9 +293,9 @@ async def check_interaction(
         if images:
             refuse_before_download(images, ctx.images)
 
-    async def fetch() -> tuple[str, Images]:
+    async def fetch() -> Fetched:
         more = await read_text_file(text_file) if text_file is not None else ""
-        return more, tuple(await download_images(images))
+        return Fetched(more, tuple(await download_images(images)))
 
     message = Msg(
         asked.text,
@@ -309,7 +309,7 @@ async def check_interaction(
         message,
         requester_of(interaction),
         on_refused=functools.partial(ctx.cooldowns.release, opening.chat, opening.claim),
-        has_images=bool(images),
+        has_media=bool(images),
         # A DM's requests are answered in turn, as a private chat's are on Telegram.
         ticket=opening.ticket,
     )

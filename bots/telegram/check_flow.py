@@ -25,7 +25,7 @@ from bots.render.card import VerdictCard
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.render.words import ENGLISH, N_, Words, words_for
-from bots.service.records import CardPlace, Images, Requester
+from bots.service.records import CardPlace, Fetched, Requester
 from bots.service.records import Message as Msg
 from bots.service.refusals import RateLimitedError
 
@@ -35,6 +35,7 @@ from .deliveries import delivery_target, react
 from .images import download_images
 from .posts import forwarded_from
 from .render import NO_PREVIEW, progress_html, progress_keyboard, quote_text
+from .voice import VoiceFile, download_voice, refuse_voice
 
 __all__ = [
     "AUTO_CHECK",
@@ -284,6 +285,7 @@ class Asked:
             album's messages).
         unasked: a group's auto-check: no progress is shown, and only a sure alarm gets
             the card (:func:`~bots.chat.quiet.group_answer`).
+        voice: the voice note heard and checked with the text (``target``'s).
     """
 
     target: Message
@@ -292,6 +294,7 @@ class Asked:
     request: Message | None = None
     images: Sequence[Message] = ()
     unasked: bool = False
+    voice: VoiceFile | None = None
 
 
 def _check_request(
@@ -301,20 +304,29 @@ def _check_request(
     rules: ChatRules,
     ticket: Ticket | None,
 ) -> CheckRequest:
-    """What :func:`check_message` asks the check flow: ``asked``, its images downloaded
-    when the service asks (``screen`` says it reads them, unless the check is unasked),
+    """What :func:`check_message` asks the check flow: ``asked``, its images and voice
+    note downloaded when the service asks (``screen`` says it reads them, unless the
+    check is unasked), a voice note refused from what Telegram declares before that,
     under its chat's ``rules``, in its place in a private chat's line (``ticket``)."""
     target, images, chat_id = asked.target, asked.images, asked.target.chat_id
+    voice = asked.voice
 
-    async def fetch() -> tuple[str, Images]:
+    def refuse() -> None:
+        if voice is not None:
+            refuse_voice(voice, ctx.audio)
+
+    async def fetch() -> Fetched:
         if images and not asked.unasked:  # downloading and reading images takes a moment
             await screen.open_reading(len(images))
-        return "", tuple(await download_images(target.get_bot(), images, ctx.images))
+        bot = target.get_bot()
+        audio = await download_voice(bot, voice, ctx.audio) if voice is not None else None
+        return Fetched(images=tuple(await download_images(bot, images, ctx.images)), audio=audio)
 
     origin, published = forwarded_from(target, screen.words)
     message = Msg(
         asked.text,
-        fetch=fetch if images else None,
+        fetch=fetch if images or voice is not None else None,
+        refuse=refuse,
         origin=origin,
         published=published,
         language=rules.language,
@@ -325,7 +337,7 @@ def _check_request(
         message,
         Requester(PLATFORM, str(asked.user_id), str(chat_id), private=private, in_group=in_group),
         unasked=asked.unasked,
-        has_images=bool(images),
+        has_media=bool(images) or voice is not None,
         min_confidence=rules.min_confidence,
         react=lambda: react(ctx, target.get_bot(), chat_id, target.message_id),
         ticket=ticket,

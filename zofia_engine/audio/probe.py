@@ -99,10 +99,12 @@ def duration_words(seconds: float) -> str:
     return " ".join(parts)
 
 
-def too_large(size: int, settings: AudioSettings) -> AudioRefusedError:
-    """The refusal of a voice note of ``size`` bytes, over ``max_bytes``."""
+def too_large(size: int | str, settings: AudioSettings) -> AudioRefusedError:
+    """The refusal of a voice note of ``size`` bytes (or a size in words, "over 20 MB"),
+    over ``max_bytes``."""
+    said = size_words(size) if isinstance(size, int) else size
     return AudioRefusedError(
-        f"The voice note is {size_words(size)}; voice notes up to "
+        f"The voice note is {said}; voice notes up to "
         f"{size_words(settings.max_bytes)} are transcribed."
     )
 

@@ -1,7 +1,8 @@
-"""A post's voice note heard before it is checked: its caps kept from its header before
-anything is sent, its words heard by the transcriber the settings name, and the words
-put in the post's text under their marker, so that Stage 1 and every agent read them,
-and a repeat of the same voice note is a repeat of its words.
+"""A post's voice note heard before it is checked: its caps kept from what was declared
+and from its header before anything is sent, its words heard by the transcriber the
+settings name, and the words put in the post's text under their marker, so that Stage 1
+and every agent read them, and a repeat of the same voice note is a repeat of its words
+(:func:`read_post`, the engine's reading of a post: heard, then its images read).
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ import logging
 
 from ..audio_settings import AudioSettings
 from ..errors import InvalidPostError
+from ..images.reader import ImageReader
+from ..post import Post, ReadPost
 from ..records.audio import Transcript
 from ..text import clean_post
-from .probe import AudioRefusedError, probe
+from .probe import AudioRefusedError, probe, refuse_declared
 from .transcriber import NOT_TRANSCRIBED, Transcriber, TranscriptionFailedError
 
 __all__ = [
     "HEARD_MARKER",
     "NO_WORDS",
     "VoiceReader",
+    "read_post",
     "text_with_transcript",
     "transcriber_for",
 ]
@@ -71,8 +75,9 @@ class VoiceReader:
         if self.transcriber is not None:
             self.transcriber.load()
 
-    async def read(self, data: bytes) -> Transcript:
-        """The words heard in the voice note ``data``.
+    async def read(self, data: bytes, declared_s: float | None = None) -> Transcript:
+        """The words heard in the voice note ``data`` (whose platform declared it
+        ``declared_s`` long, if it said).
 
         Raises:
             AudioRefusedError: voice notes are not transcribed here; the file is over a
@@ -84,6 +89,7 @@ class VoiceReader:
         """
         if self.transcriber is None:
             raise AudioRefusedError(NOT_TRANSCRIBED)
+        refuse_declared(None, declared_s, self.settings)
         audio = probe(data, self.settings)  # the caps, before anything is sent
         try:
             heard = await self.transcriber.transcribe(audio, self.settings.language)
@@ -107,3 +113,26 @@ class VoiceReader:
     async def aclose(self) -> None:
         if self.transcriber is not None:
             await self.transcriber.aclose()
+
+
+async def read_post(post: Post, images: ImageReader, voice: VoiceReader) -> ReadPost:
+    """``post`` read: its voice note heard (its words after its caption, under
+    :data:`HEARD_MARKER`), then its images read and its text cleaned
+    (:meth:`ImageReader.read`). The post as read keeps no sound, only what was heard
+    (``heard``); ``caption`` is false when the post had no text of its own.
+
+    Raises:
+        InvalidPostError: the voice note or an image is refused, or there is no text
+            anywhere; the message is one sentence for the user.
+    """
+    if post.audio is None:
+        return await images.read(post)
+    transcript = await voice.read(post.audio.data, post.audio.duration_s)
+    fields = {name: getattr(post, name) for name in Post.model_fields}
+    # Validated again, so that the caption and the words heard keep the length cap.
+    heard = Post.model_validate(
+        {**fields, "text": text_with_transcript(post.text, transcript), "audio": None}
+    )
+    read = await images.read(heard)
+    caption = bool(post.text.strip()) and read.caption
+    return read.model_copy(update={"heard": transcript, "caption": caption})
