@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 
 from ..audio_settings import AudioSettings
-from ..errors import InvalidPostError
+from ..errors import InvalidPostError, ModelUnavailableError
 from ..images.reader import ImageReader
 from ..post import Post, ReadPost
 from ..records.audio import Transcript
 from ..text import clean_post
 from .probe import AudioRefusedError, probe, refuse_declared
-from .transcriber import NOT_TRANSCRIBED, Transcriber, TranscriptionFailedError
+from .transcriber import NEEDS_SERVER, NOT_TRANSCRIBED, Transcriber, TranscriptionFailedError
 
 __all__ = [
     "HEARD_MARKER",
@@ -80,8 +80,9 @@ class VoiceReader:
         ``declared_s`` long, if it said).
 
         Raises:
-            AudioRefusedError: voice notes are not transcribed here; the file is over a
-                cap, not an audio format transcribed, or damaged. Nothing was sent then.
+            AudioRefusedError: voice notes are not transcribed here, or the offline
+                model is not installed (:data:`NEEDS_SERVER`); the file is over a cap,
+                not an audio format transcribed, or damaged. Nothing was sent then.
             TranscriptionFailedError: the transcriber did not deliver (its ``detail`` is
                 logged here).
             InvalidPostError: no words were heard; too many voice notes wait already, or
@@ -96,6 +97,9 @@ class VoiceReader:
         except TranscriptionFailedError as exc:
             log.warning("a voice note (%s) was not transcribed: %s", audio.sha256[:12], exc.detail)
             raise
+        except ModelUnavailableError as exc:  # the offline model is not installed here
+            log.error("voice notes cannot be transcribed offline: %s", exc)
+            raise AudioRefusedError(NEEDS_SERVER) from None
         text = clean_post(heard.text)[0].strip()
         if not text:
             raise InvalidPostError(NO_WORDS)

@@ -9,11 +9,24 @@ from typing import Protocol
 from ..errors import InvalidPostError
 from .probe import AudioFile
 
-__all__ = ["NOT_TRANSCRIBED", "Heard", "Transcriber", "TranscriptionFailedError", "iso_language"]
+__all__ = [
+    "NEEDS_SERVER",
+    "NOT_TRANSCRIBED",
+    "Heard",
+    "Transcriber",
+    "TranscriptionFailedError",
+    "iso_language",
+]
 
 #: what a voice note gets where voice notes are not transcribed (``[audio] backend = "none"``)
 NOT_TRANSCRIBED = (
     "Voice notes are not transcribed here; send the claim as text, a link to it, or an image of it."
+)
+#: what a voice note gets where the offline model is not installed (``embedded`` without
+#: the ``local`` extra): voice notes then need a transcription server
+NEEDS_SERVER = (
+    "Voice notes need a transcription server, and none is set up here; send the claim as "
+    "text, a link to it, or an image of it."
 )
 
 
