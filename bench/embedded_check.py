@@ -25,8 +25,9 @@ Each report is kept as ``bench/eval/embedded_check-<depth>.json`` (the full dept
 debate, which shows every turn, is what ``bench/repeat_threshold.py`` measures). The last
 line is one JSON object: ``adaptive`` and ``full``, each with ``check_s``,
 ``verdict_s`` (the time to the verdict shown: the early card's when the evidence fixed
-it before the debate, else the whole check's), ``process_s``, ``calls``, ``completion_tokens``, ``prompt_tokens_evaluated``,
-``peak_rss_mb`` and ``verdict`` (and more), and ``ratio`` = adaptive / full ``check_s``.
+it before the debate, else the whole check's), ``process_s``, ``calls``,
+``completion_tokens``, ``prompt_tokens_evaluated``, ``peak_rss_mb`` and ``verdict`` (and
+more), and ``ratio`` = adaptive / full ``check_s``.
 """
 
 from __future__ import annotations
