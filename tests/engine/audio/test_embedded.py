@@ -19,6 +19,7 @@ from zofia_engine.audio.embedded import (
 from zofia_engine.audio.probe import DAMAGED, AudioRefusedError
 from zofia_engine.audio.reader import VoiceReader, transcriber_for
 from zofia_engine.audio_settings import AudioSettings
+from zofia_engine.errors import ModelUnavailableError
 from zofia_engine.llm.gguf import file_sha256
 
 
@@ -54,14 +55,20 @@ def test_the_packaged_model_is_assembled_once_and_checked(tmp_path: Path) -> Non
     folder = whisper_base_path(tmp_path)
     names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
     assert names == [
-        "config.json", "model.bin", "model.bin.lock", "model.bin.sha256", "tokenizer.json",
-        "vocabulary.txt",
+        "config.json", "config.json.sha256", "model.bin", "model.bin.lock", "model.bin.sha256",
+        "tokenizer.json", "tokenizer.json.sha256", "vocabulary.txt", "vocabulary.txt.sha256",
     ]  # fmt: skip
     model = folder / "model.bin"
     assert model.stat().st_size == 145_217_532
     stamp = model.stat().st_mtime_ns
     assert whisper_base_path(tmp_path) == folder and model.stat().st_mtime_ns == stamp
     assert file_sha256(model) == "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
+    # A file beside the model that is not Systran's is refused, removed, and copied again.
+    (folder / "tokenizer.json").write_text("{}")
+    with pytest.raises(ModelUnavailableError, match=r"tokenizer\.json"):
+        whisper_base_path(tmp_path)
+    assert not (folder / "tokenizer.json").exists()
+    assert whisper_base_path(tmp_path) == folder and (folder / "tokenizer.json").stat().st_size
 
 
 def _words(text: str) -> set[str]:
