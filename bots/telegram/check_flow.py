@@ -39,6 +39,7 @@ from .voice import VoiceFile, download_voice, refuse_voice
 
 __all__ = [
     "AUTO_CHECK",
+    "LISTENING",
     "READING",
     "Asked",
     "ChatRules",
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 #: the first answer to an image post, before its images are downloaded and read
 READING = N_("Reading the image…")
 READING_MANY = N_("Reading the images…")
+LISTENING = N_("Listening to the voice note…")
 #: the chat setting an admin turns on to have a group's forwarded posts checked
 AUTO_CHECK = "auto_check"
 
@@ -89,10 +91,13 @@ class TelegramScreen:
         self._editing: asyncio.Task[None] | None = None  # the last progress edit queued
         self.opened = ctx.refusals.opening(chat_id)  # called once the answer is shown
 
-    async def open_reading(self, images: int) -> None:
-        """Answer an image post at once, before its images are read (in place of its
-        line in the queue, if it waited): this reply becomes the progress message."""
-        text = self.words(READING if images == 1 else READING_MANY)
+    async def open_reading(self, images: int, *, voice: bool = False) -> None:
+        """Answer an image post or a voice note at once, before its images are read or
+        it is heard (in place of its line in the queue, if it waited): this reply becomes
+        the progress message."""
+        text = self.words(LISTENING if voice and not images else READING)
+        if images > 1:
+            text = self.words(READING_MANY)
         try:
             if self.reply is None:
                 self.reply = await self.anchor.reply_text(text, do_quote=True)
@@ -316,8 +321,8 @@ def _check_request(
             refuse_voice(voice, ctx.audio)
 
     async def fetch() -> Fetched:
-        if images and not asked.unasked:  # downloading and reading images takes a moment
-            await screen.open_reading(len(images))
+        if not asked.unasked:  # downloading and reading or hearing takes a moment
+            await screen.open_reading(len(images), voice=voice is not None)
         bot = target.get_bot()
         audio = await download_voice(bot, voice, ctx.audio) if voice is not None else None
         return Fetched(images=tuple(await download_images(bot, images, ctx.images)), audio=audio)

@@ -25,6 +25,7 @@ from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 from tests.peers.servers.transcription_peer import FakeTranscription
 
 from bots.service.checks import CheckService
+from bots.telegram.check_flow import LISTENING
 from zofia_engine.audio.reader import HEARD_MARKER, VoiceReader
 from zofia_engine.audio_settings import AudioSettings
 
@@ -86,6 +87,10 @@ async def test_a_forwarded_voice_note_is_heard_and_its_words_checked(bot: Bot) -
 
     card = await wait_card(bot.peer, CHAT["id"])
     assert f"Heard in the voice note: “{HEARD[:60]}" in card["text"]
+    # Answered at once, before the download: that reply became the progress, then the card.
+    first = bot.peer.sent("sendMessage", CHAT["id"])[0]
+    assert first.params["text"] == LISTENING
+    assert [m["message_id"] for m in bot.peer.bot_messages(CHAT["id"])] == [card["message_id"]]
     [sent] = bot.transcription.requests  # the bytes Telegram served, as OpenAI takes them
     assert (sent.filename, sent.content_type, sent.data) == ("voice.ogg", "audio/ogg", data)
     [read] = bot.checker.reads
