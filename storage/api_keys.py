@@ -10,7 +10,10 @@ keeps its row, so that its name never passes to another key with its checks.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
+import hmac
 import re
 import secrets
 from dataclasses import dataclass
@@ -20,7 +23,7 @@ from .keys import hash_api_key
 from .locked import LockedDatabase
 from .rows import from_iso
 
-__all__ = ["KEY_NAME", "KEY_PREFIX", "ApiKey", "ApiKeyError", "ApiKeys"]
+__all__ = ["KEY_NAME", "KEY_PREFIX", "ApiKey", "ApiKeyError", "ApiKeys", "Webhook"]
 
 #: what a key's name may be: a tipline's or a partner's short name
 KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -43,6 +46,17 @@ class ApiKey:
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    """A key's webhook: where its calls go, the secret they are signed with (derived from
+    the store's secret and the registration's nonce: never stored), and since when."""
+
+    key_name: str
+    url: str
+    secret: str
+    since: str
 
 
 class ApiKeys:
@@ -133,3 +147,37 @@ class ApiKeys:
             "SELECT name FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL", [digest]
         )
         return None if found is None else str(found[0])
+
+    def set_webhook(self, name: str, url: str) -> Webhook:
+        """Register ``url`` as the webhook of the active key ``name`` (``""``: none),
+        with a new signing secret (a new nonce: the old secret stops at once).
+
+        Raises:
+            ApiKeyError: no active key has that name.
+        """
+        nonce = secrets.token_urlsafe(16) if url else ""
+        now = self.db.now()
+        with self.db.write():
+            done = self.db.execute(
+                "UPDATE api_keys SET webhook_url = ?, webhook_nonce = ?, webhook_since = ?"
+                " WHERE name = ? AND revoked_at IS NULL",
+                [url, nonce, now if url else None, name],
+            )
+        if done.rowcount != 1:
+            raise ApiKeyError(f"no active key is named {name!r}")
+        return Webhook(name, url, self._signing_secret(name, nonce) if url else "", now)
+
+    def webhooks(self) -> list[Webhook]:
+        """Every active key's webhook."""
+        rows = self.db.rows(
+            "SELECT name, webhook_url, webhook_nonce, webhook_since FROM api_keys"
+            " WHERE revoked_at IS NULL AND webhook_url != '' ORDER BY name"
+        )
+        return [
+            Webhook(str(n), str(url), self._signing_secret(str(n), str(nonce)), str(since))
+            for n, url, nonce, since in rows
+        ]
+
+    def _signing_secret(self, name: str, nonce: str) -> str:
+        digest = hmac.new(self.secret, f"webhook:{name}:{nonce}".encode(), hashlib.sha256)
+        return "whsec_" + base64.urlsafe_b64encode(digest.digest()).decode().rstrip("=")

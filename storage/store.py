@@ -34,6 +34,7 @@ from .sealing import Sealer
 from .shown_cards import ShownCards
 from .sql import StoreDatabase
 from .vectors import Vectors
+from .webhook_calls import WebhookCalls
 
 __all__ = ["CheckRow", "CheckStatus", "CheckStore", "RepeatKind"]
 
@@ -69,6 +70,7 @@ class CheckStore:
         self.reviews = Reviews(self.database)
         self.attempts = Attempts(self.database)
         self.shown_cards = ShownCards(self.database, sealer)
+        self.webhook_calls = WebhookCalls(self.database)
 
     @property
     def clock(self) -> Callable[[], dt.datetime]:

@@ -23,11 +23,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
 from bots.service.refusals import RateLimitedError
+from bots.service.webhooks import CallPolicy, Webhooks, target_refusal
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from bots.web.clients import ClientLimits
 from zofia_engine.errors import InvalidPostError
@@ -35,9 +36,9 @@ from zofia_engine.image_settings import ImageSettings
 
 from .bodies import BODIES, Bodies
 from .bounds import address_limit
-from .checks import Followers, read_state, submit, vote_state
+from .checks import Followers, read_state, submit, vote_state, webhook_body
 from .keys import KEY_NAME, KNOWN_KEYS, KnownKeys, authenticated
-from .models import Accepted, CheckState, Problem, VoteState
+from .models import Accepted, CheckState, Problem, VoteState, WebhookIn, WebhookSet
 from .openapi import OPENAPI_PATH, openapi_document
 from .refusal import Refusal
 from .settings import ApiSettings
@@ -54,6 +55,8 @@ HEADERS = {
     "X-Frame-Options": "DENY",
 }
 #: what the router's and aiohttp's own refusals say
+#: the most a webhook registration's body may hold
+_WEBHOOK_BODY = 4096
 _HTTP_SENTENCES = {
     404: "There is no such route; the routes are listed at /v1/openapi.json.",
     405: "This route does not take that method; see /v1/openapi.json.",
@@ -69,6 +72,7 @@ class ApiConfig:
     api: ApiSettings
     images: ImageSettings
     public_url: str = ""
+    publisher: str = ""  # [site] publisher: the ClaimReview's author ("" → "ZoFia")
 
 
 _SERVICE: web.AppKey[CheckService] = web.AppKey("service", CheckService)
@@ -147,8 +151,8 @@ async def _read(request: web.Request, check_id: str, route: str) -> CheckState |
     try:
         if route == "/v1/votes":
             return await vote_state(service, check_id, key)
-        public_url = request.app[_CONFIG].public_url
-        return await read_state(service, check_id, key, public_url)
+        config = request.app[_CONFIG]
+        return await read_state(service, check_id, key, config.public_url, config.publisher)
     except KeyError:
         raise Refusal(404, "No check of this key has this id.") from None
 
@@ -174,6 +178,25 @@ async def _post_vote(request: web.Request) -> web.Response:
 
 async def _get_vote(request: web.Request) -> web.Response:
     return await _poll(request, "/v1/votes")
+
+
+async def _put_webhook(request: web.Request) -> web.Response:
+    """Register the key's webhook (``{"url": ""}``: none); its signing secret, shown here
+    only."""
+    if request.content_length is not None and request.content_length > _WEBHOOK_BODY:
+        raise Refusal(413, "The body is larger than a webhook's address needs.")
+    try:
+        asked = WebhookIn.model_validate_json(await request.read())
+    except ValidationError:
+        raise Refusal(400, 'The body must be JSON: {"url": "https://…"}.') from None
+    url = asked.url.strip()
+    allow = request.app[_CONFIG].api.webhook_allow_private
+    refusal = target_refusal(url, allow_private=allow) if url else None
+    if refusal is not None:
+        raise Refusal(400, refusal)
+    keys = request.app[_SERVICE].api_keys
+    hook = await keys.set_webhook(request[KEY_NAME], url)
+    return _answer(WebhookSet(url=hook.url, secret=hook.secret))
 
 
 async def _openapi(request: web.Request) -> web.Response:
@@ -211,6 +234,7 @@ def build_app(service: CheckService, config: ApiConfig) -> web.Application:
     app.router.add_get("/v1/checks/{id}", _get_check)
     app.router.add_post("/v1/votes", _post_vote)
     app.router.add_get("/v1/votes/{id}", _get_vote)
+    app.router.add_put("/v1/webhook", _put_webhook)
     app.router.add_get(OPENAPI_PATH, _openapi)
     return app
 
@@ -224,11 +248,21 @@ async def serving_api(
     runner = web.AppRunner(
         build_app(service, config), access_log_format=ACCESS_LOG_FORMAT, shutdown_timeout=5.0
     )
+    api = config.api
+    policy = CallPolicy(
+        api.webhook_poll_s,
+        api.webhook_timeout_s,
+        api.webhook_retry_s,
+        api.webhook_give_up_s,
+        api.webhook_allow_private,
+    )
+    body = webhook_body(service, config.public_url, config.publisher)
+    webhooks = Webhooks(service, policy, body)
     await runner.setup()
     try:
-        api = config.api
         await web.TCPSite(runner, api.listen, api.port if port is None else port).start()
         log.info("API on http://%s:%d", *runner.addresses[0][:2])
-        yield runner
+        async with webhooks.running():  # the calls the keys' webhooks are owed
+            yield runner
     finally:
         await runner.cleanup()

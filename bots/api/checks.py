@@ -17,18 +17,28 @@ import asyncio
 import contextlib
 import logging
 
+from bots.render.claim_review import claim_review
 from bots.render.links import report_url
 from bots.render.sentences import error_sentence
+from bots.render.votes import vote_of
 from bots.service.checks import CheckHandle, CheckService
 from bots.service.images import refuse_declared
 from bots.service.records import CheckFailedError, CheckRow, Message, Requester
+from bots.service.webhooks import MakeBody
 from bots.web.app import public_json
 from zofia_engine.errors import ZofiaError
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.report import Report
 
-from .models import CheckIn, CheckState, Status, VoteBody, VoteState
-from .votes import vote_of
+from .models import (
+    CheckIn,
+    CheckState,
+    Status,
+    VoteBody,
+    VoteState,
+    WebhookCall,
+    WebhookCallState,
+)
 
 __all__ = [
     "PLATFORM",
@@ -153,8 +163,11 @@ async def _found(
     return row, status, report, ""
 
 
-async def read_state(service: CheckService, check_id: str, key: str, public_url: str) -> CheckState:
-    """The state of check ``check_id`` as the key named ``key`` sees it.
+async def read_state(
+    service: CheckService, check_id: str, key: str, public_url: str, publisher: str = ""
+) -> CheckState:
+    """The state of check ``check_id`` as the key named ``key`` sees it, its report as a
+    ClaimReview too (``publisher`` its author: ``[site] publisher``, else "ZoFia").
 
     Raises:
         KeyError: no check of this key has the id (another key's is unknown here).
@@ -169,6 +182,16 @@ async def read_state(service: CheckService, check_id: str, key: str, public_url:
         vote=None if report is None else _vote_body(report),
         page=report_url(public_url, check_id),
         error=error,
+        webhooks=await _calls_of(service, check_id),
+        claim_review=None
+        if report is None
+        else claim_review(
+            report,
+            url=report_url(public_url, check_id) or f"/c/{check_id}",
+            checked_on=row.created_at.date(),
+            author=publisher or "ZoFia",
+            appearance=row.url,
+        ),
     )
 
 
@@ -183,6 +206,24 @@ async def vote_state(service: CheckService, check_id: str, key: str) -> VoteStat
     return VoteState(id=check_id, status=status, vote=vote, error=error)
 
 
+async def _calls_of(service: CheckService, check_id: str) -> list[WebhookCallState]:
+    """The calls owed to the key's webhook about ``check_id``, as its answer shows them."""
+    calls = await service.threads.run(service.store.webhook_calls.of_check, check_id)
+    return [
+        WebhookCallState(
+            event="done" if c.event == "done" else "corrected",
+            verdict=c.verdict,
+            status="delivered"
+            if c.status == "delivered"
+            else ("pending" if c.status == "pending" else "given_up"),
+            attempts=c.attempts,
+            created_at=c.created_at,
+            delivered_at=c.delivered_at,
+        )
+        for c in calls
+    ]
+
+
 def _vote_body(report: Report) -> VoteBody:
     vote = vote_of(report)
     return VoteBody(
@@ -192,3 +233,16 @@ def _vote_body(report: Report) -> VoteBody:
         sure=vote.sure,
         reviewed=vote.reviewed,
     )
+
+
+def webhook_body(service: CheckService, public_url: str, publisher: str) -> MakeBody:
+    """What a key's webhook is sent about a check: the event, the call's id and the check
+    as ``GET /v1/checks/<id>`` shows it then (``public_url`` and ``publisher`` as
+    :func:`read_state` takes them)."""
+
+    async def body(check_id: str, key: str, event: str, call_id: str) -> bytes:
+        state = await read_state(service, check_id, key, public_url, publisher)
+        kind = "done" if event == "done" else "corrected"
+        return WebhookCall(event=kind, call=call_id, check=state).model_dump_json().encode()
+
+    return body

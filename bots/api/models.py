@@ -13,9 +13,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from bots.render.languages import LANGUAGE_TAGS, language_name
 from bots.render.links import safe_url
+from bots.render.votes import Category
 from zofia_engine.report import Verdict
-
-from .votes import Category
 
 __all__ = [
     "Accepted",
@@ -25,6 +24,10 @@ __all__ = [
     "Status",
     "VoteBody",
     "VoteState",
+    "WebhookCall",
+    "WebhookCallState",
+    "WebhookIn",
+    "WebhookSet",
 ]
 
 #: where a check is: waiting for an engine run, in one, answered, or not answered
@@ -170,6 +173,52 @@ class CheckState(_Model):
     vote: VoteBody | None
     page: str = Field(description="The report page, when the site has a public address.")
     error: str = Field(description="Why there is no report, in one sentence; else empty.")
+    webhooks: list[WebhookCallState] = Field(
+        [], description="The calls owed to the key's webhook about this check."
+    )
+    claim_review: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "The report as schema.org's ClaimReview (MediaReview for a picture post whose "
+            "verdict says what was done with the picture): claimReviewed, itemReviewed "
+            "(with appearance, where the post was seen), author, datePublished, url and "
+            "reviewRating (ratingValue 1 false … 5 true, none for unproven; alternateName "
+            "the verdict). Null without a report or a claim (a greeting, a scam warning)."
+        ),
+    )
+
+
+class WebhookCallState(_Model):
+    """A call owed to the key's webhook about a check, and how it stands."""
+
+    event: Literal["done", "corrected"]
+    verdict: str = Field(description="The verdict the call reports.")
+    status: Literal["pending", "delivered", "given_up"]
+    attempts: int
+    created_at: dt.datetime
+    delivered_at: dt.datetime | None
+
+
+class WebhookIn(_Model):
+    """Where the key's webhook calls go (``""``: none)."""
+
+    url: str = Field(max_length=2000)
+
+
+class WebhookSet(_Model):
+    """The key's webhook, and the secret its calls are signed with (shown only here)."""
+
+    url: str
+    secret: str = Field(description="HMAC-SHA256 key of the Zofia-Signature header.")
+
+
+class WebhookCall(_Model):
+    """What a webhook receives: the event, its id (the same on every retry of it), and
+    the check as ``GET /v1/checks/<id>`` shows it then."""
+
+    event: Literal["done", "corrected"]
+    call: str
+    check: CheckState
 
 
 class VoteState(_Model):

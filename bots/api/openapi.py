@@ -10,7 +10,16 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .models import Accepted, CheckIn, CheckState, Problem, VoteState
+from .models import (
+    Accepted,
+    CheckIn,
+    CheckState,
+    Problem,
+    VoteState,
+    WebhookCall,
+    WebhookIn,
+    WebhookSet,
+)
 
 __all__ = ["EXAMPLES", "OPENAPI_PATH", "openapi_document"]
 
@@ -45,7 +54,14 @@ EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
     },
     VoteState: {"id": _CHECK_ID, "status": "done", "vote": _VOTE, "error": ""},
     Problem: {"error": "Too many checks for now: please try again in 40 s."},
+    WebhookIn: {"url": "https://hooks.example.org/zofia"},
+    WebhookSet: {"url": "https://hooks.example.org/zofia", "secret": "whsec_3q2-7Wd0kLpX"},
 }
+EXAMPLES[WebhookCall] = {"event": "done", "call": "c4Lr9aQ2", "check": EXAMPLES[CheckState]}
+_SIGNED = (
+    "t=<unix time>,v1=<hex HMAC-SHA256 of '<t>.<body>' under the key's webhook secret>; "
+    "docs/api.md says how to check it."
+)
 _REFUSALS = {
     "400": "The body is not JSON, or not a check (the sentence names the field).",
     "401": "No key, or one that is unknown or revoked.",
@@ -104,10 +120,50 @@ def _read(summary: str, answer: type[BaseModel]) -> dict[str, Any]:
     }
 
 
+def _webhook() -> dict[str, Any]:
+    body = {"schema": _ref(WebhookIn), "example": EXAMPLES[WebhookIn]}
+    return {
+        "summary": "Register the key's webhook (an empty url: none); a new signing secret.",
+        "requestBody": {"required": True, "content": {"application/json": body}},
+        "responses": {
+            "200": _json(WebhookSet, "Registered; the secret is shown only here."),
+            "400": _problem("400"),
+            "401": _problem("401"),
+        },
+    }
+
+
+def _callback() -> dict[str, Any]:
+    headers = {
+        name: {"in": "header", "name": name, "required": True, "schema": {"type": "string"}}
+        for name in ("Zofia-Event", "Zofia-Call")
+    }
+    signature = {"in": "header", "name": "Zofia-Signature", "required": True}
+    signature |= {"description": _SIGNED, "schema": {"type": "string"}}
+    body = {"schema": _ref(WebhookCall), "example": EXAMPLES[WebhookCall]}
+    return {
+        "post": {
+            "summary": "A check ended (done) or its verdict was corrected (corrected).",
+            "parameters": [*headers.values(), signature],
+            "requestBody": {"required": True, "content": {"application/json": body}},
+            "responses": {"2XX": {"description": "Taken; anything else is retried."}},
+        }
+    }
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     """The document (built once; treat it as read-only)."""
-    models: list[type[BaseModel]] = [CheckIn, Accepted, CheckState, VoteState, Problem]
+    models: list[type[BaseModel]] = [
+        CheckIn,
+        Accepted,
+        CheckState,
+        VoteState,
+        Problem,
+        WebhookIn,
+        WebhookSet,
+        WebhookCall,
+    ]
     _, top = models_json_schema([(model, "validation") for model in models], ref_template=_REF)
     document = {"description": "This document.", "content": {"application/json": {}}}
     own = {"summary": "This document.", "security": [], "responses": {"200": document}}
@@ -124,8 +180,10 @@ def openapi_document() -> dict[str, Any]:
             "/v1/checks/{id}": {"get": _read("A check and its report.", CheckState)},
             "/v1/votes": {"post": _submit("Vote on a message.", VoteState, "/v1/votes/{id}")},
             "/v1/votes/{id}": {"get": _read("A vote on a message.", VoteState)},
+            "/v1/webhook": {"put": _webhook()},
             OPENAPI_PATH: {"get": own},
         },
+        "webhooks": {"check": _callback()},
         "components": {
             "schemas": top["$defs"],
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},

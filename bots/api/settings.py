@@ -26,6 +26,12 @@ class ApiSettings(SettingsSection):
     are read and parsed at once (one worker process each for those of 1 MB or more),
     and four times as many wait their turn; past that a post is refused before it is
     read. Every refusal is a 429 with ``Retry-After``.
+
+    A key may register a webhook (``PUT /v1/webhook``): an https address on the public
+    internet (``webhook_allow_private`` lets a test use a loopback one). The server looks
+    for calls it owes every ``webhook_poll_s`` seconds, gives each attempt
+    ``webhook_timeout_s``, retries a failed one after ``webhook_retry_s`` seconds,
+    doubling up to an hour, and gives it up ``webhook_give_up_s`` after it was owed.
     """
 
     listen: str = "127.0.0.1"
@@ -36,3 +42,8 @@ class ApiSettings(SettingsSection):
     forwarded_for: bool = False
     key_per_minute: int = Field(300, ge=1)
     max_bodies: int = Field(2, ge=1, le=64)
+    webhook_poll_s: float = Field(5.0, gt=0, le=600)
+    webhook_timeout_s: float = Field(10.0, gt=0, le=120)
+    webhook_retry_s: float = Field(30.0, gt=0, le=3600)
+    webhook_give_up_s: float = Field(86_400.0, gt=0)
+    webhook_allow_private: bool = False

@@ -50,7 +50,8 @@ async def _serve_until_stopped(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    config = ApiConfig(settings.api, settings.engine.images, settings.site.public_url)
+    site = settings.site
+    config = ApiConfig(settings.api, settings.engine.images, site.public_url, site.publisher)
     async with running_service(settings) as service, serving_api(service, config):
         await stop.wait()
 

@@ -3,7 +3,7 @@ keys themselves, stored as keyed hashes, are the store's: :mod:`storage.api_keys
 
 from __future__ import annotations
 
-from storage.api_keys import ApiKeys
+from storage.api_keys import ApiKeys, Webhook
 
 from .delivery import StoreThreads
 
@@ -33,3 +33,8 @@ class ApiKeyReads:
     async def active_hashes(self) -> frozenset[str]:
         """The keyed hashes of every key not revoked."""
         return await self._run(self.keys.active_hashes)
+
+    async def set_webhook(self, name: str, url: str) -> Webhook:
+        """Register ``url`` as the webhook of the key ``name`` (``""``: none), with a
+        new signing secret."""
+        return await self._run(self.keys.set_webhook, name, url)

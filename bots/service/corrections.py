@@ -24,7 +24,6 @@ edited, and told once.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import logging
@@ -45,6 +44,7 @@ from .records import (
     SendCorrection,
     ShownCard,
 )
+from .rounds import every
 from .shown import card_state
 
 __all__ = [
@@ -211,22 +211,11 @@ async def correcting(
     """Send a platform's corrections due while the block runs, looking every
     :data:`POLL_S` seconds, :data:`BATCH` checks a round (the local mode); the poll stops
     with it."""
-    every_s = POLL_S
 
-    async def poll() -> None:
-        while True:
-            await asyncio.sleep(every_s)
-            try:
-                due: list[str] = await off_loop(store.shown_cards.due_checks, send[0], limit=BATCH)
-                for check_id in due:
-                    await correct(store, off_loop, namer, check_id, send)
-            except Exception:  # the next round tries again
-                log.exception("looking for corrections failed")
+    async def look() -> None:
+        due: list[str] = await off_loop(store.shown_cards.due_checks, send[0], limit=BATCH)
+        for check_id in due:
+            await correct(store, off_loop, namer, check_id, send)
 
-    task = asyncio.create_task(poll())
-    try:
+    async with every(lambda: POLL_S, look, "looking for corrections"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import psycopg
 from aiohttp import web
 
+from bots.render.links import report_url
 from bots.service.records import CheckRow, Missing
 from zofia_engine.report import Report
 
@@ -152,7 +153,9 @@ async def _check(request: web.Request) -> web.Response:
     row, report = found
     headers = {"Cache-Control": "private, max-age=300"}
     if not as_json:
-        html = report_html(report_page(row, report))
+        site = request.app[_SITE]
+        url = report_url(site.public_url, row.id)
+        html = report_html(report_page(row, report, publisher=site.publisher, url=url))
         response = web.Response(text=html, content_type="text/html", headers=headers)
         return _timed(response, started)
     cap = request.app[_SITE].max_json_bytes

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bots.render.card import VERDICTS, report_card
 from bots.render.card_notes import panel_steps
+from bots.render.claim_review import claim_review, json_ld
 from bots.render.languages import language_tag
 from bots.render.sections import TREE_STOPS, panel_not_asked
 from bots.service.records import CheckRow
@@ -90,10 +91,12 @@ class ReportPage:
     usage: tuple[UsageRow, ...]
     cached_tokens: int
     timings: tuple[tuple[str, float], ...]
+    claim_review: str = ""  # ClaimReview JSON-LD (escaped for a script element), or ""
 
 
-def report_page(row: CheckRow, report: Report) -> ReportPage:
-    """The page of check ``row`` showing ``report`` (for a repeat, its original's)."""
+def report_page(row: CheckRow, report: Report, *, publisher: str = "", url: str = "") -> ReportPage:
+    """The page of check ``row`` showing ``report`` (for a repeat, its original's), at
+    ``url``; with ClaimReview JSON-LD (:func:`published_review`) by ``publisher``."""
     card = report_card(row.id, report, origin="", published=row.published, repeat_note="")
     value = report.confidence.value
     text = row.post_text or ""
@@ -137,7 +140,26 @@ def report_page(row: CheckRow, report: Report) -> ReportPage:
             (name.removesuffix("_ms").replace("_", " "), round(ms / 1000, 3))
             for name, ms in report.timings.items()
         ),
+        claim_review=published_review(row, report, publisher, url),
     )
+
+
+def published_review(row: CheckRow, report: Report, publisher: str, url: str) -> str:
+    """The page's ClaimReview JSON-LD, or ``""``: only a human review is a fact-check a
+    publisher stands behind, so only a check the service's reviewers reviewed (a review
+    in force for every chat, not a chat's moderators') gets one, and only when the site
+    names its ``publisher`` (``[site] publisher``)."""
+    review = report.review
+    if not publisher or review is None or not review.everywhere:
+        return ""
+    found = claim_review(
+        report,
+        url=url or f"/c/{row.id}",
+        checked_on=row.created_at.date(),
+        author=publisher,
+        appearance=row.url,
+    )
+    return "" if found is None else json_ld(found)
 
 
 def _repeat_note(row: CheckRow) -> str:

@@ -98,6 +98,7 @@ def report_html(page: ReportPage) -> str:
         gauge=confidence_gauge(page.confidence_value, page.colour),
         bar=stance_bar([*page.factchecks, *page.evidence]),
         tree=claim_tree(page.claims),
+        claim_review=Markup(page.claim_review),  # json_ld escaped it for a script element
     )
 
 

@@ -25,7 +25,11 @@ class SiteSettings(SettingsSection):
     ``per_minute`` requests a minute (the address a proxy puts last in
     ``X-Forwarded-For`` when ``forwarded_for`` is on; only turn that on behind a proxy
     that sets it). A report's JSON over ``max_json_bytes`` is sent without its call
-    log and with the documents' texts cut, and refused when still over.
+    log and with the documents' texts cut, and refused when still over. ``publisher``
+    names who publishes the checks: set, a report page of a check the service's
+    reviewers reviewed carries ClaimReview JSON-LD with it as the author (an automated
+    verdict alone never does), and the API's ClaimReview names it; empty, no page carries
+    one and the API's names "ZoFia".
     """
 
     public_url: str = ""
@@ -35,6 +39,7 @@ class SiteSettings(SettingsSection):
     per_minute: int = Field(60, ge=1)
     forwarded_for: bool = False
     max_json_bytes: int = Field(1_000_000, ge=10_000)
+    publisher: str = Field("", max_length=200)
 
     @field_validator("public_url")
     @classmethod

@@ -7,45 +7,28 @@ the evidence that way."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
-from tests.engine.test_engine import HITS, POST, UNSETTLED
-from tests.engine.test_engine_logic import ADAPTIVE, _settings, sub_claims_refuted
-from tests.peers.fakes.panel_script import PanelScript, ScriptedPanel
-from tests.peers.fixtures.engine_setup import EngineMaker, script
-from tests.peers.servers.search_peers import FakeBrave
+from tests.engine.test_engine import POST, UNSETTLED
+from tests.engine.test_engine_logic import (
+    ADAPTIVE,
+    _settings,
+    make_engine,
+    panel,
+    sub_claims_refuted,
+)
+from tests.peers.fakes.panel_script import ScriptedPanel
+from tests.peers.fixtures.engine_setup import script
 
-from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
-from zofia_engine.llm.scripted import scripted
 from zofia_engine.post import ProgressEvent
 from zofia_engine.report import Report
-from zofia_engine.retrieval.ner import NERBackend
-from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 
 pytest_plugins = ["tests.peers.fixtures.search_fixtures", "tests.peers.fixtures.model_fixtures"]
-
-
-@pytest.fixture
-def panel() -> ScriptedPanel:
-    return ScriptedPanel(PanelScript())
-
-
-@pytest_asyncio.fixture
-async def make_engine(
-    panel: ScriptedPanel,
-    ner: NERBackend,
-    encoder: SentenceTransformerEncoder,
-    offline_wiki: OfflineWikipedia,
-    brave_server: FakeBrave,
-) -> AsyncIterator[Callable[..., Engine]]:
-    maker = EngineMaker(ner, encoder, offline_wiki, brave_server, HITS, scripted(panel))
-    yield maker
-    await maker.aclose()
+__all__ = ["make_engine", "panel"]  # the fixtures, shared with test_engine_logic
 
 
 async def _checked(engine: Engine) -> tuple[Report, list[ProgressEvent]]:

@@ -26,21 +26,23 @@ SERVICE_FLOORS = [
     {
         "handles", "limits", "repeats", "near", "stored_answers", "fair_slots",
         "follow_ups", "reviews", "finished", "corrections", "shown", "delivery",
-        "posts", "chats", "pages", "api_keys",
+        "posts", "chats", "pages", "api_keys", "outbound", "rounds",
     },
     {"checks"},
-    {"local", "queue"},
+    {"local", "queue", "webhooks"},
 ]  # fmt: skip
 #: the floors of bots above the service that may name the store: the service itself,
 #: the composition root and the CLI (which open it)
 STORE_NAMERS = ("bots.service", "bots.app", "bots.cli")
 #: what the renderers, chat flows, pages, platforms and API take from the service: its
-#: records, the intake rules beside them, and the front door
+#: records, the intake rules beside them, the front door, and the webhook calls (which
+#: the API server runs beside it, as a bot runs its deliveries)
 THROUGH_THE_DOOR = (
     "bots.service.records",
     "bots.service.refusals",
     "bots.service.images",
     "bots.service.checks",
+    "bots.service.webhooks",
 )
 
 

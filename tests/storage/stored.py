@@ -50,6 +50,7 @@ TABLES = {
     "section_marks",
     "deliveries",
     "early_reports",
+    "webhook_calls",
 }
 POST = "The mayor of Springfield said the river bridge will close for all of 2027."
 

@@ -57,6 +57,7 @@ ALL_MIGRATIONS = [
     "m017_api_keys",
     "m018_checks_in_groups",
     "m019_early_reports",
+    "m020_api_webhooks",
 ]
 KEY = b"k" * 32
 

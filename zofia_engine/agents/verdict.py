@@ -236,11 +236,12 @@ def decided_by_evidence(
 ) -> Outcome | None:
     """The verdict the evidence fixes whatever the panel rules, once the claims are read:
     the one outcome a settled core claim allows (:func:`allowed_outcomes`), or
-    ``unproven`` when nothing found can carry any verdict (:func:`can_settle`). ``None``
-    when the judge's ruling decides: the evidence allows more than one outcome, or
+    ``unproven`` when the claims were read and nothing found can carry any verdict
+    (:func:`can_settle`). ``None`` when the judge's ruling decides: the evidence allows
+    more than one outcome, no claim could be read (a model that failed), or
     ``require_evidence`` is off (the paper's rule: the judge's outcome stands)."""
-    if not require_evidence:
-        return None
+    if not require_evidence or not any(c.status == "ok" for c in claims):
+        return None  # the judge's rule, or no reading at all: nothing the evidence fixed
     if settled_core(claims, grounded) is not None:
         allowed = allowed_outcomes(claims, grounded)
         return allowed[0] if len(allowed) == 1 else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import aiohttp
 
@@ -23,7 +23,7 @@ from ..errors import (
 )
 from ..retrying import Backoff, rate_limiter, retry_delay, retrying
 
-__all__ = ["JsonHttpClient", "required_key"]
+__all__ = ["JsonHttpClient", "Pace", "paced", "required_key"]
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -38,6 +38,29 @@ def required_key(value: str, setting: str) -> str:
         override = "ZOFIA__" + "__".join(part.upper() for part in path)
         raise ConfigError(f"{setting} is empty (set {' or '.join([*aliases, override])})")
     return key
+
+
+class Pace(TypedDict, total=False):
+    """How a backend's requests are paced and retried: the time one attempt may take,
+    further attempts after a 429, a 5xx or a timeout, the request rate to keep under,
+    and the first backoff step (doubling each retry, up to ``max_backoff_s``)."""
+
+    timeout_s: float
+    retries: int
+    requests_per_second: float
+    backoff_s: float
+    max_backoff_s: float
+
+
+def paced(section: Any, backend: Any) -> Pace:
+    """The :class:`Pace` a backend's settings give: the section's ``timeout_s`` and
+    ``retries`` (``[web]``, ``[factcheck]``, ``[wikipedia]``), and the backend table's own
+    ``requests_per_second`` (``[web.brave]`` …)."""
+    return Pace(
+        timeout_s=section.timeout_s,
+        retries=section.retries,
+        requests_per_second=backend.requests_per_second,
+    )
 
 
 class _RetryableStatus(Exception):
@@ -61,24 +84,19 @@ class JsonHttpClient:
 
     Args:
         source: the name used in errors and reports, e.g. ``"web:brave"``.
-        timeout_s: total time allowed for one attempt.
-        retries: further attempts after the first, for 429/5xx/timeouts.
-        requests_per_second: the backend's rate limit.
         headers: sent with every request (API keys, User-Agent).
-        backoff_s: the first backoff step; doubles each retry, capped at ``max_backoff_s``.
+        pace: the :class:`Pace` (defaults: 10 s an attempt, 3 retries, 1 request a
+            second, backoff from 0.5 s up to 8 s).
     """
 
     def __init__(
-        self,
-        source: str,
-        *,
-        timeout_s: float = 10.0,
-        retries: int = 3,
-        requests_per_second: float = 1.0,
-        headers: Mapping[str, str] | None = None,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 8.0,
+        self, source: str, *, headers: Mapping[str, str] | None = None, **pace: Unpack[Pace]
     ) -> None:
+        timeout_s = pace.get("timeout_s", 10.0)
+        retries = pace.get("retries", 3)
+        requests_per_second = pace.get("requests_per_second", 1.0)
+        backoff_s = pace.get("backoff_s", 0.5)
+        max_backoff_s = pace.get("max_backoff_s", 8.0)
         self.source = source
         self._timeout = aiohttp.ClientTimeout(total=timeout_s)
         self._retries = retries

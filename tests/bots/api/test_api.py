@@ -129,6 +129,10 @@ async def test_a_check_is_taken_at_once_then_polled_to_the_report_page_json(
         found = report_of(api.service.store, accepted.id)
         assert found is not None and state.report == public_json(found[1])
         assert state.page == f"{PUBLIC_URL}/c/{accepted.id}"
+        review = state.claim_review  # a ClaimReview of the report (docs/api.md)
+        assert review is not None and review["url"] == state.page
+        assert review["reviewRating"]["alternateName"] == "False"
+        assert review["author"]["name"] == "ZoFia" and review["claimReviewed"] == POST[:80]
         assert state.vote is not None and (state.vote.category, state.vote.truth_score) == (
             "info",
             1,

@@ -4,7 +4,7 @@ The exchange is made here, through real HTTP against the real server and check
 service, with :class:`~tests.peers.fakes.fake_checker.FakeChecker` in place of the engine (so the
 report's words are its script's); the ids, the time and the address are then fixed so
 that a rendering is the same on every run. The vote table is rendered from
-:data:`bots.api.votes.VOTE_RULES`. Each block sits between ``<!-- api:NAME -->`` and
+:data:`bots.render.votes.VOTE_RULES`. Each block sits between ``<!-- api:NAME -->`` and
 ``<!-- /api -->``; ``ZOFIA_WRITE_DOCS=1 .venv/bin/pytest tests/bots/api/test_api_docs.py``
 rewrites them instead of comparing (read the diff before committing it), as
 ``tests/project/test_doc_cards.py`` does for the cards.
@@ -23,7 +23,7 @@ import pytest
 from tests.bots.api.test_api import POST, Api, api_settings, running_api
 from tests.peers.fakes.fake_checker import FakeChecker, Gate
 
-from bots.api.votes import VOTE_RULES
+from bots.render.votes import VOTE_RULES
 from zofia_engine.report import Verdict
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "api.md"
@@ -74,7 +74,8 @@ async def _exchange(api: Api, method: str, path: str, body: Any = None, jq: str 
 def _fixed(text: str, ids: dict[str, str]) -> str:
     for real, shown in ids.items():
         text = text.replace(real, shown)
-    return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+(Z|\+00:00)", "2026-03-25T09:30:00Z", text)
+    text = re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+(Z|\+00:00)", "2026-03-25T09:30:00Z", text)
+    return re.sub(r'"datePublished": "\d{4}-\d\d-\d\d"', '"datePublished": "2026-03-25"', text)
 
 
 async def exchanges(tmp_path: Path) -> dict[str, str]:

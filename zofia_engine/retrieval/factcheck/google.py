@@ -17,14 +17,14 @@ import datetime as dt
 import json
 import logging
 import re
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import urlsplit
 
 from ...config import FactCheckSettings
 from ...errors import SourceError, SourceResponseError
 from ...post import cut_at_word
 from ...snippets import parse_date, snippet_text
-from ..http import JsonHttpClient, required_key
+from ..http import JsonHttpClient, Pace, paced, required_key
 from .base import FactCheck, FactCheckBackend, FactCheckQuery, language_code
 
 __all__ = ["GoogleFactCheck"]
@@ -48,10 +48,8 @@ class GoogleFactCheck(FactCheckBackend):
         api_key: a Google Cloud API key with the Fact Check Tools API enabled;
             empty raises :class:`ConfigError`.
         base_url: the API root, without ``/claims:search``.
-        timeout_s: time allowed for one attempt.
-        retries: further attempts after a 429, a 5xx or a timeout.
-        requests_per_second: the request rate to keep under.
-        backoff_s: the first backoff step between retries.
+        pace: how requests are paced and retried (:class:`~..http.Pace`; 5 requests a
+            second by default).
     """
 
     name = "factcheck:google"
@@ -61,21 +59,12 @@ class GoogleFactCheck(FactCheckBackend):
         api_key: str,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        timeout_s: float = 10.0,
-        retries: int = 3,
-        requests_per_second: float = 5.0,
-        backoff_s: float = 0.5,
+        **pace: Unpack[Pace],
     ) -> None:
         self._key = required_key(api_key, _SETTING)
         self._endpoint = base_url.rstrip("/") + "/claims:search"
-        self._http = JsonHttpClient(
-            self.name,
-            timeout_s=timeout_s,
-            retries=retries,
-            requests_per_second=requests_per_second,
-            headers={"Accept": "application/json"},
-            backoff_s=backoff_s,
-        )
+        pace = Pace(requests_per_second=5.0) | pace
+        self._http = JsonHttpClient(self.name, headers={"Accept": "application/json"}, **pace)
 
     @classmethod
     def from_settings(cls, settings: FactCheckSettings) -> GoogleFactCheck:
@@ -87,13 +76,8 @@ class GoogleFactCheck(FactCheckBackend):
         Returns:
             A backend with the configured key, URL, timeout, retries and rate.
         """
-        return cls(
-            settings.google.api_key,
-            base_url=settings.google.base_url,
-            timeout_s=settings.timeout_s,
-            retries=settings.retries,
-            requests_per_second=settings.google.requests_per_second,
-        )
+        google = settings.google
+        return cls(google.api_key, base_url=google.base_url, **paced(settings, google))
 
     def params(self, query: FactCheckQuery) -> dict[str, str | int]:
         """The request's query-string parameters for ``query``, without the key.

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any
+from typing import Any, Unpack
 
 from ...config import WebSettings
 from ...errors import SourceResponseError
 from ...records.stage1 import WebResult
 from ...snippets import parse_date, snippet_text
-from ..http import JsonHttpClient, required_key
+from ..http import JsonHttpClient, Pace, paced, required_key
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["BraveSearch"]
@@ -45,10 +45,8 @@ class BraveSearch(SearchBackend):
     Args:
         api_key: the subscription token; empty raises :class:`ConfigError`.
         base_url: the API root, without ``/web/search``.
-        timeout_s: time allowed for one attempt.
-        retries: further attempts after a 429, a 5xx or a timeout.
-        requests_per_second: the plan's rate limit.
-        backoff_s: the first backoff step between retries.
+        pace: how requests are paced and retried (:class:`~..http.Pace`; 1 request a
+            second by default, the free plan's rate).
     """
 
     name = "web:brave"
@@ -58,21 +56,13 @@ class BraveSearch(SearchBackend):
         api_key: str,
         *,
         base_url: str = DEFAULT_BASE_URL,
-        timeout_s: float = 10.0,
-        retries: int = 3,
-        requests_per_second: float = 1.0,
-        backoff_s: float = 0.5,
+        **pace: Unpack[Pace],
     ) -> None:
         key = required_key(api_key, "web.brave.api_key")
         self._endpoint = base_url.rstrip("/") + "/web/search"
-        self._http = JsonHttpClient(
-            self.name,
-            timeout_s=timeout_s,
-            retries=retries,
-            requests_per_second=requests_per_second,
-            headers={"X-Subscription-Token": key, "Accept": "application/json"},
-            backoff_s=backoff_s,
-        )
+        headers = {"X-Subscription-Token": key, "Accept": "application/json"}
+        pace = Pace(requests_per_second=1.0) | pace  # the free plan's rate
+        self._http = JsonHttpClient(self.name, headers=headers, **pace)
 
     @classmethod
     def from_settings(cls, web: WebSettings) -> BraveSearch:
@@ -84,13 +74,7 @@ class BraveSearch(SearchBackend):
         Returns:
             A backend with the configured key, URL, timeout, retries and rate.
         """
-        return cls(
-            web.brave.api_key,
-            base_url=web.brave.base_url,
-            timeout_s=web.timeout_s,
-            retries=web.retries,
-            requests_per_second=web.brave.requests_per_second,
-        )
+        return cls(web.brave.api_key, base_url=web.brave.base_url, **paced(web, web.brave))
 
     def params(self, query: WebQuery) -> dict[str, str | int]:
         """The request's query-string parameters for ``query``.

@@ -10,13 +10,13 @@ pipeline has no other date to judge them by.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Unpack
 
 from ...config import WebSettings
 from ...errors import ConfigError, SourceResponseError
 from ...records.stage1 import WebResult
 from ...snippets import parse_date, snippet_text
-from ..http import JsonHttpClient
+from ..http import JsonHttpClient, Pace, paced
 from .base import WIKIPEDIA_EXCLUSION, SearchBackend, WebQuery, admit, compose_query
 
 __all__ = ["SearxngSearch"]
@@ -33,10 +33,8 @@ class SearxngSearch(SearchBackend):
         categories: SearXNG categories to search, comma-separated.
         language: a language code, or ``"all"``: then each query asks in the post's
             language when it has one (:attr:`WebQuery.language`).
-        timeout_s: time allowed for one attempt.
-        retries: further attempts after a 429, a 5xx or a timeout.
-        requests_per_second: the rate to stay under.
-        backoff_s: the first backoff step between retries.
+        pace: how requests are paced and retried (:class:`~..http.Pace`; 2 requests a
+            second by default).
     """
 
     name = "web:searxng"
@@ -47,24 +45,15 @@ class SearxngSearch(SearchBackend):
         *,
         categories: str = "general",
         language: str = "all",
-        timeout_s: float = 10.0,
-        retries: int = 3,
-        requests_per_second: float = 2.0,
-        backoff_s: float = 0.5,
+        **pace: Unpack[Pace],
     ) -> None:
         if not base_url.strip():
             raise ConfigError("web.searxng.base_url is empty")
         self._endpoint = base_url.strip().rstrip("/") + "/search"
         self._categories = categories
         self._language = language
-        self._http = JsonHttpClient(
-            self.name,
-            timeout_s=timeout_s,
-            retries=retries,
-            requests_per_second=requests_per_second,
-            headers={"Accept": "application/json"},
-            backoff_s=backoff_s,
-        )
+        pace = Pace(requests_per_second=2.0) | pace
+        self._http = JsonHttpClient(self.name, headers={"Accept": "application/json"}, **pace)
 
     @classmethod
     def from_settings(cls, web: WebSettings) -> SearxngSearch:
@@ -76,13 +65,8 @@ class SearxngSearch(SearchBackend):
         Returns:
             A backend with the configured URL, categories, timeout, retries and rate.
         """
-        return cls(
-            web.searxng.base_url,
-            categories=web.searxng.categories,
-            timeout_s=web.timeout_s,
-            retries=web.retries,
-            requests_per_second=web.searxng.requests_per_second,
-        )
+        searxng = web.searxng
+        return cls(searxng.base_url, categories=searxng.categories, **paced(web, searxng))
 
     def params(self, query: WebQuery) -> dict[str, str | int]:
         """The request's query-string parameters for ``query``.

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import quote, urlsplit
 
 from ...config import MediaWikiSettings, WikipediaSettings
 from ...errors import ConfigError, SourceError, SourceResponseError
 from ...records.stage1 import WikiCandidate
-from ..http import JsonHttpClient
+from ..http import JsonHttpClient, Pace, paced
 from .base import WikipediaBackend
 from .gazetteer import TitleMatch, capitalised_spans
 from .titles import is_sense_of, normalize_title, without_disambiguator
@@ -81,10 +81,8 @@ class MediaWikiBackend(WikipediaBackend):
         api_url: the wiki's ``api.php`` endpoint.
         user_agent: sent as ``User-Agent``; Wikimedia's policy requires one that
             names the tool and a contact.
-        timeout_s: time allowed for one attempt.
-        retries: further attempts after 429, 5xx or a timeout.
-        requests_per_second: this backend's own rate limit.
-        backoff_s: first retry delay, doubling each time (``Retry-After`` wins).
+        pace: how requests are paced and retried (:class:`~..http.Pace`; 5 requests a
+            second by default, ``Retry-After`` winning over the backoff).
 
     Raises:
         ConfigError: ``user_agent`` or ``api_url`` is empty.
@@ -97,10 +95,7 @@ class MediaWikiBackend(WikipediaBackend):
         api_url: str = DEFAULT_API_URL,
         *,
         user_agent: str = _DEFAULT_USER_AGENT,
-        timeout_s: float = 10.0,
-        retries: int = 3,
-        requests_per_second: float = 5.0,
-        backoff_s: float = 0.5,
+        **pace: Unpack[Pace],
     ) -> None:
         if not api_url.strip():
             raise ConfigError("wikipedia.mediawiki.api_url: must not be empty")
@@ -112,14 +107,8 @@ class MediaWikiBackend(WikipediaBackend):
         self.api_url = api_url
         self.user_agent = user_agent
         self._article_base = _article_base(api_url)
-        self._http = JsonHttpClient(
-            self.name,
-            timeout_s=timeout_s,
-            retries=retries,
-            requests_per_second=requests_per_second,
-            headers={"User-Agent": user_agent},
-            backoff_s=backoff_s,
-        )
+        pace = Pace(requests_per_second=5.0) | pace
+        self._http = JsonHttpClient(self.name, headers={"User-Agent": user_agent}, **pace)
 
     @classmethod
     def from_settings(cls, wiki: WikipediaSettings) -> MediaWikiBackend:
@@ -131,13 +120,8 @@ class MediaWikiBackend(WikipediaBackend):
         Returns:
             A backend that has not opened any connection yet.
         """
-        return cls(
-            wiki.mediawiki.api_url,
-            user_agent=wiki.mediawiki.user_agent,
-            timeout_s=wiki.timeout_s,
-            retries=wiki.retries,
-            requests_per_second=wiki.mediawiki.requests_per_second,
-        )
+        mediawiki = wiki.mediawiki
+        return cls(mediawiki.api_url, user_agent=mediawiki.user_agent, **paced(wiki, mediawiki))
 
     @staticmethod
     def search_params(keyword: str, limit: int) -> dict[str, str | int]:
