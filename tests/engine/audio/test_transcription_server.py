@@ -25,7 +25,7 @@ from zofia_engine.audio.reader import (
 )
 from zofia_engine.audio.transcriber import NOT_TRANSCRIBED, TranscriptionFailedError
 from zofia_engine.audio_settings import AudioSettings
-from zofia_engine.config import load_config
+from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.errors import ConfigError, InvalidPostError
 
 KEY = "sk-transcribe-test"
@@ -39,10 +39,15 @@ async def server() -> AsyncIterator[FakeTranscription]:
 
 
 def reader_for(
-    server: FakeTranscription, *, retries: int = 2, timeout_s: float = 30.0, **caps: float
+    server: FakeTranscription,
+    *,
+    retries: int = 2,
+    timeout_s: float = 30.0,
+    caps: dict[str, float] | None = None,
 ) -> VoiceReader:
-    settings = AudioSettings(
-        backend="openai", base_url=server.base_url, api_key=KEY, retries=retries, **caps
+    settings = AudioSettings.model_validate(
+        {"backend": "openai", "base_url": server.base_url, "api_key": KEY, "retries": retries}
+        | (caps or {})
     )
     transcriber = OpenAITranscriber(
         base_url=server.base_url,
@@ -193,7 +198,7 @@ async def test_a_server_that_does_not_answer_in_time_is_given_up(
 async def test_past_the_caps_or_in_no_format_nothing_is_sent(
     server: FakeTranscription, data: bytes, caps: dict[str, float], said: str
 ) -> None:
-    reader = reader_for(server, **caps)
+    reader = reader_for(server, caps=caps)
     try:
         with pytest.raises(AudioRefusedError, match=said):
             await reader.read(data)
@@ -226,5 +231,7 @@ def test_the_settings_name_the_transcriber_and_refuse_openai_without_a_key() -> 
     assert isinstance(served, OpenAITranscriber) and served.name == "openai:whisper-1"
     with pytest.raises(ConfigError, match=r"audio\.api_key is empty"):
         load_config(environ={"ZOFIA__AUDIO__BACKEND": "openai"})
-    keyed = load_config(environ={"ZOFIA__AUDIO__BACKEND": "openai", "ZOFIA__AUDIO__API_KEY": "k"})
+    keyed: EngineSettings = load_config(
+        environ={"ZOFIA__AUDIO__BACKEND": "openai", "ZOFIA__AUDIO__API_KEY": "k"}
+    )
     assert keyed.audio.api_key == "k"
