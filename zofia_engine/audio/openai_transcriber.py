@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ModelUnavailableError
 from ..llm.openai_backend import retry_after, retryable
 from ..llm.openai_wire import OFFICIAL_URL, client_for
+from ..retrieval.http import Pace
 from ..retrying import Backoff, retrying
 from .probe import AudioFile
 from .transcriber import Heard, TranscriptionFailedError, iso_language
@@ -39,10 +40,12 @@ class OpenAITranscriber:
         api_key: the bearer key, sent to ``base_url`` alone.
         model: the model the server is asked for (``whisper-1``; whisper.cpp's server
             ignores it).
-        timeout_s: time allowed for one attempt.
-        retries: further attempts after the first, for 429/5xx/timeouts/connections.
-        backoff_s: the first backoff step (doubles each retry, plus jitter).
-        max_backoff_s: the longest wait; a 429 that asks for longer fails at once.
+        pace: how requests are paced (:class:`~zofia_engine.retrieval.http.Pace`):
+            ``timeout_s``, the time allowed for one attempt (120 s); ``retries``, further
+            attempts after the first, for 429/5xx/timeouts/connections (2);
+            ``backoff_s``, the first backoff step, doubling each retry, plus jitter (1 s);
+            ``max_backoff_s``, the longest wait: a 429 that asks for longer fails at once
+            (30 s).
     """
 
     def __init__(
@@ -51,11 +54,13 @@ class OpenAITranscriber:
         base_url: str = "",
         api_key: str = "",
         model: str = "whisper-1",
-        timeout_s: float = 120.0,
-        retries: int = 2,
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
+        pace: Pace | None = None,
     ) -> None:
+        pace = pace or Pace()
+        timeout_s = pace.get("timeout_s", 120.0)
+        retries = pace.get("retries", 2)
+        backoff_s = pace.get("backoff_s", 1.0)
+        max_backoff_s = pace.get("max_backoff_s", 30.0)
         try:
             self._client = client_for(base_url, api_key, timeout_s)
         except ImportError as exc:  # pragma: no cover - openai is a core dependency
@@ -75,8 +80,7 @@ class OpenAITranscriber:
             base_url=s.base_url,
             api_key=s.api_key,
             model=s.model,
-            timeout_s=s.timeout_s,
-            retries=s.retries,
+            pace=Pace(timeout_s=s.timeout_s, retries=s.retries),
         )
 
     def load(self) -> None:

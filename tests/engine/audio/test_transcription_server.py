@@ -27,6 +27,7 @@ from zofia_engine.audio.transcriber import NOT_TRANSCRIBED, TranscriptionFailedE
 from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.errors import ConfigError, InvalidPostError
+from zofia_engine.retrieval.http import Pace
 
 KEY = "sk-transcribe-test"
 HEARD = "The mayor of Springfield signed a law banning cars."
@@ -53,10 +54,7 @@ def reader_for(
         base_url=server.base_url,
         api_key=KEY,
         model=settings.model,
-        timeout_s=timeout_s,
-        retries=retries,
-        backoff_s=0.01,
-        max_backoff_s=0.05,
+        pace=Pace(timeout_s=timeout_s, retries=retries, backoff_s=0.01, max_backoff_s=0.05),
     )
     return VoiceReader(settings, transcriber=transcriber)
 
@@ -146,8 +144,9 @@ async def test_a_failing_server_gives_one_sentence_and_the_voice_note_can_be_sen
 async def test_a_refusal_of_the_request_as_configured_is_not_retried(
     server: FakeTranscription,
 ) -> None:
-    wrong_key = OpenAITranscriber(base_url=server.base_url, api_key="sk-wrong", retries=3)
-    unknown = OpenAITranscriber(base_url=server.base_url, api_key=KEY, model="nope", retries=3)
+    three = Pace(retries=3)
+    wrong_key = OpenAITranscriber(base_url=server.base_url, api_key="sk-wrong", pace=three)
+    unknown = OpenAITranscriber(base_url=server.base_url, api_key=KEY, model="nope", pace=three)
     settings = AudioSettings(backend="openai", base_url=server.base_url)
     try:
         for transcriber, said in [(wrong_key, "HTTP 401"), (unknown, "HTTP 404")]:
