@@ -169,6 +169,7 @@ class CheckRun:
                     self.notes,
                     images=list(self.read.findings),
                     caption=self.read.caption,
+                    heard=self.read.heard,
                 )
             else:
                 gathered = await (gathering or self.gather())
@@ -374,6 +375,7 @@ class CheckRun:
             tree=gathered.tree,
             images=gathered.images.findings if gathered.images else list(self.read.findings),
             caption=self.read.caption,
+            heard=self.read.heard,
             dropped=self.dropped if complete else self.dropped.model_copy(),
             depth=self.settings.agents.depth,
             triage=triaged,

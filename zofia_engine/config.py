@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .audio_settings import AudioSettings
 from .errors import ConfigError
 from .image_settings import ImageSettings, ReverseImageSettings
 from .settings_base import SettingsSection
@@ -56,6 +57,7 @@ from .stage2_settings import (
 __all__ = [
     "ROLES",
     "AgentSettings",
+    "AudioSettings",
     "BraveSettings",
     "CorpusSettings",
     "DebateSettings",
@@ -116,6 +118,7 @@ class EngineSettings(SettingsSection):
     evidence: EvidenceSettings = EvidenceSettings()
     tree: TreeSettings = TreeSettings()
     images: ImageSettings = ImageSettings()
+    audio: AudioSettings = AudioSettings()
     stance: StanceSettings = StanceSettings()
 
 

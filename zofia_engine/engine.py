@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from .agents.context import PanelContext
 from .agents.follow_up import answer_follow_up
 from .agents.judge import final_ruling
+from .audio.reader import VoiceReader, read_post
 from .check_run import CheckRun
 from .config import EngineSettings, StanceSettings
 from .contacts import report_without_contacts
@@ -58,6 +59,7 @@ class Engine:
         self.retrieval = retrieval or EntityGuidedRetrieval(self.settings)
         self.llm = llm or LLMRouter(self.settings.llm)
         self.images = ImageReader(self.settings.images)
+        self.voice = VoiceReader(self.settings.audio)
         self.reverse: ReverseImageBackend | None = reverse_backend(self.settings.images.reverse)
         self.stance_model = _stance_model(self.settings.stance)
         self._prior: dict[str, float] | None = None
@@ -65,7 +67,9 @@ class Engine:
         self._prior_asked = False
 
     async def load(self) -> None:
-        """Load every model now, so the first check does not wait for it."""
+        """Load every model now, so the first check does not wait for it; all but the
+        transcriber's (``[audio] backend = "embedded"``), which the first voice note
+        loads: most deployments hear few, and a bench or a calibration none."""
         await self.retrieval.load()
         await self.llm.load()
         await asyncio.to_thread(self.images.load)  # the OCR, for the first image post
@@ -76,6 +80,7 @@ class Engine:
     async def aclose(self) -> None:
         await self.retrieval.aclose()
         await self.llm.aclose()
+        await self.voice.aclose()
         if self.reverse is not None:
             await self.reverse.aclose()
 
@@ -126,14 +131,16 @@ class Engine:
         return report_without_contacts(await run.run())
 
     async def read(self, post: Post) -> ReadPost:
-        """``post`` read once: its images decoded, cleaned of metadata and read (their
-        text joins the post's, each image's under its marker), its text cleaned.
+        """``post`` read once: its voice note heard (its words join the post's text
+        under their marker), its images decoded, cleaned of metadata and read (their
+        text joins the post's, each image's under its marker), its text cleaned
+        (:func:`~zofia_engine.audio.reader.read_post`).
 
         Raises:
-            InvalidPostError: an image is refused, or there is no text anywhere; the
-                message is one sentence for the user.
+            InvalidPostError: the voice note or an image is refused, or there is no text
+                anywhere; the message is one sentence for the user.
         """
-        return await self.images.read(post)
+        return await read_post(post, self.images, self.voice)
 
     async def follow_up(
         self, report: Report, question: str, *, language: str = ""

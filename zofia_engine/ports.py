@@ -53,12 +53,12 @@ class Checker(Protocol):
     first because the text in a post's images is part of what a repeat is keyed on."""
 
     async def read(self, post: Post) -> ReadPost:
-        """``post`` read: its images decoded, cleaned and read (their text joins its
-        text), its text cleaned.
+        """``post`` read: its voice note heard and its images decoded, cleaned and
+        read (the words heard and the text read join its text), its text cleaned.
 
         Raises:
-            InvalidPostError: an image is refused, or there is no text anywhere; the
-                message is one sentence for the user.
+            InvalidPostError: the voice note or an image is refused, or there is no
+                text anywhere; the message is one sentence for the user.
         """
         ...
 

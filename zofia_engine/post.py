@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .records.audio import Transcript
 from .records.images import ImageFinding
 from .report import Report
 from .text import checkable_text
@@ -18,6 +19,7 @@ __all__ = [
     "MAX_POST_CHARS",
     "Ablation",
     "Post",
+    "PostAudio",
     "PostImage",
     "ProgressEvent",
     "ProgressHook",
@@ -50,6 +52,18 @@ class PostImage(BaseModel):
     media_type: str = ""
 
 
+class PostAudio(BaseModel):
+    """A voice note or audio file of a post: its bytes and media type as received, and
+    the duration the platform declared for it (``None``: not declared). The engine hears
+    it (:meth:`~zofia_engine.ports.Checker.read`); no :class:`ReadPost` keeps it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data: bytes = Field(repr=False)
+    media_type: str = ""
+    duration_s: float | None = None
+
+
 class Post(BaseModel):
     """A post to check.
 
@@ -63,6 +77,7 @@ class Post(BaseModel):
         original_chars: set when the text was longer than :data:`MAX_POST_CHARS` and
             was cut: how long it was (the report says so).
         images: the post's images (a screenshot, a camera shot, an album).
+        audio: the post's voice note or audio file; ``text`` is then its caption.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -74,6 +89,7 @@ class Post(BaseModel):
     language: str = Field("", max_length=40)
     original_chars: int | None = None
     images: tuple[PostImage, ...] = ()
+    audio: PostAudio | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -95,12 +111,14 @@ class ReadPost(BaseModel):
     a check checks, and what reading found.
 
     Args:
-        post: the post as read: its text is its caption and then each image's text
-            under its marker, its images the cleaned ones.
+        post: the post as read: its text is its caption, then the words heard in its
+            voice note under their marker, then each image's text under its marker; its
+            images the cleaned ones, and no audio.
         text: that text cleaned (:func:`~zofia_engine.text.clean_post`), never empty.
         cleaned: what cleaning changed, in words (the report's notes).
         findings: what was read from each image, in order.
-        caption: false when the post's text was all read from its images.
+        caption: false when the post's text was all read from its images or heard.
+        heard: what was heard in the post's voice note, if it had one.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -110,6 +128,7 @@ class ReadPost(BaseModel):
     cleaned: tuple[str, ...] = ()
     findings: tuple[ImageFinding, ...] = ()
     caption: bool = True
+    heard: Transcript | None = None
 
     @classmethod
     def of(

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .records.audio import Transcript
 from .records.debate import Debate, DebateTurn, JudgeRuling, Outcome, StepStatus, modern
 from .records.images import ImageFinding
 from .records.notes import Note
@@ -285,8 +286,9 @@ class Report(_Record):
     were found in the evidence, published fact-checks, findings on the post's image
     that point to that outcome); with none, the verdict is ``unproven`` and ``lean``
     says which way the panel leaned. ``images`` holds what was read and found in each
-    image of the post (never the image); ``caption`` is false when all the text
-    checked was read from them. ``dropped`` counts what was set aside as unfounded;
+    image of the post (never the image), ``heard`` what was heard in its voice note
+    (never the sound); ``caption`` is false when all the text checked was read from
+    them or heard. ``dropped`` counts what was set aside as unfounded;
     ``depth`` is how far the panel went (``[agents] depth``): ``adaptive`` holds the
     full debate only when the evidence settled something. ``searches`` are the rounds of
     searching again for a core claim the first search left unsettled. ``complete`` is
@@ -313,6 +315,7 @@ class Report(_Record):
     tree: TreeSummary | None = None
     images: list[ImageFinding] = []
     caption: bool = True
+    heard: Transcript | None = None
     dropped: Dropped = Dropped()
     depth: Literal["adaptive", "full"] = "full"
     searches: list[SearchRound] = []

@@ -74,6 +74,7 @@ async def run_bot(
                 settings.discord,
                 service,
                 images=settings.engine.images,
+                audio=settings.engine.audio,
                 public_url=settings.site.public_url,
             ) as bot,
         ):

@@ -206,6 +206,7 @@ async def running_bot(
         config,
         allow_private_urls=allow_private_urls,
         images=settings.engine.images,
+        audio=settings.engine.audio,
         public_url=settings.site.public_url,
         turns=Turns(service.settings.private_in_flight),
     )

@@ -64,7 +64,7 @@ class CheckRequest:
             alarm gets the card, another verdict ``react`` (see
             :func:`~.quiet.group_answer`), and an opinion, a greeting, satire or an
             unreadable image post nothing.
-        has_images: the request came with images.
+        has_media: the request came with images or a voice note.
         min_confidence: an unasked check's least confidence for a card (the chat's
             ``quiet_min_confidence``).
         react: the quiet answer to an unasked check that gets no card (Telegram: a
@@ -77,7 +77,7 @@ class CheckRequest:
     requester: Requester
     on_refused: Callable[[], None] | None = None
     unasked: bool = False
-    has_images: bool = False
+    has_media: bool = False
     min_confidence: float = DEFAULT_MIN_CONFIDENCE
     react: Callable[[], Awaitable[None]] | None = None
     ticket: Ticket | None = None
@@ -355,7 +355,7 @@ async def _failed(
     # Nobody asked an automatic check: a limit's refusal, or an image that cannot be
     # read, is no reason to speak in the group (it gets a card, a reaction or nothing).
     quiet = isinstance(exc, RateLimitedError) or (
-        request.has_images and isinstance(exc, InvalidPostError)
+        request.has_media and isinstance(exc, InvalidPostError)
     )
     if request.unasked and quiet:
         log.info("unasked post in chat %s not checked: %s", chat, exc)

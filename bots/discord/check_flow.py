@@ -33,7 +33,7 @@ from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
 from bots.render.words import ENGLISH, Words, words_for
-from bots.service.records import CardPlace, Images
+from bots.service.records import CardPlace, Fetched
 from bots.service.records import Message as Msg
 from bots.service.refusals import RateLimitedError
 
@@ -51,6 +51,7 @@ from .deliveries import (
 from .images import download_images, refuse_before_download
 from .render import NONE, escape, progress_message, verdict_embed
 from .text_files import read_text_file, refuse_text_file
+from .voice import download_voice, refuse_voice
 
 __all__ = ["DiscordScreen", "Opening", "check_interaction", "finish", "refuse_privately"]
 
@@ -269,6 +270,7 @@ class Asked:
         text_file: the post's text as a ``.txt`` file (:mod:`.text_files`), read once
             the request is admitted; it follows ``text``.
         origin, published: where the post came from and when, if known.
+        voice: a voice note to download, hear and check (see :mod:`.voice`).
     """
 
     text: str
@@ -276,6 +278,7 @@ class Asked:
     text_file: discord.Attachment | None = None
     origin: str = ""
     published: dt.date | None = None
+    voice: discord.Attachment | None = None
 
 
 async def check_interaction(
@@ -283,23 +286,28 @@ async def check_interaction(
 ) -> None:
     """Check what ``asked`` asks for the user of ``interaction``, whose response is
     deferred, and answer with the verdict. The cooldown claim is given back when no
-    check starts (the text or an image's declared size is refused, or limits apply)."""
-    images, text_file = asked.images, asked.text_file
+    check starts (the text, an image's or a voice note's declared size is refused, or
+    limits apply)."""
+    images, text_file, voice = asked.images, asked.text_file, asked.voice
 
     def refuse() -> None:
-        """A file too large, or too many images, is refused before it costs anything."""
+        """A file too large, too many images, or a voice note too large or too long, is
+        refused before it costs anything."""
         if text_file is not None:
             refuse_text_file(text_file)
         if images:
             refuse_before_download(images, ctx.images)
+        if voice is not None:
+            refuse_voice(voice, ctx.audio)
 
-    async def fetch() -> tuple[str, Images]:
+    async def fetch() -> Fetched:
         more = await read_text_file(text_file) if text_file is not None else ""
-        return more, tuple(await download_images(images))
+        audio = await download_voice(voice, ctx.audio) if voice is not None else None
+        return Fetched(more, tuple(await download_images(images)), audio)
 
     message = Msg(
         asked.text,
-        fetch=fetch if images or text_file is not None else None,
+        fetch=fetch if images or text_file is not None or voice is not None else None,
         refuse=refuse,
         origin=asked.origin,
         published=asked.published,
@@ -309,7 +317,7 @@ async def check_interaction(
         message,
         requester_of(interaction),
         on_refused=functools.partial(ctx.cooldowns.release, opening.chat, opening.claim),
-        has_images=bool(images),
+        has_media=bool(images) or voice is not None,
         # A DM's requests are answered in turn, as a private chat's are on Telegram.
         ticket=opening.ticket,
     )

@@ -17,6 +17,7 @@ from discord import app_commands
 
 from bots.chat.turns import Turns
 from bots.service.checks import CheckService
+from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 
 from .buttons import CheckButton
@@ -50,6 +51,7 @@ class FactCheckBot(discord.AutoShardedClient):
         service: CheckService,
         *,
         images: ImageSettings | None = None,
+        audio: AudioSettings | None = None,
         public_url: str = "",
         **options: Any,
     ) -> None:
@@ -59,6 +61,7 @@ class FactCheckBot(discord.AutoShardedClient):
             service,
             settings,
             images=images or ImageSettings(),
+            audio=audio or AudioSettings(),
             public_url=public_url,
             turns=Turns(service.settings.private_in_flight),
         )

@@ -45,6 +45,7 @@ from .help import factcheck_help
 from .images import is_image, message_images
 from .posts import message_origin, message_text
 from .text_files import NOT_TEXT, is_text_file, text_file_of
+from .voice import message_voice
 
 __all__ = [
     "SETTINGS_WAIT_S",
@@ -236,15 +237,16 @@ async def _check_message(
     text = message_text(message)
     images = message_images(message)
     text_file = text_file_of(message)  # a message too long for Discord: message.txt
-    if not text.strip() and not images and text_file is None:
+    voice = message_voice(message)  # a voice message, or an audio file
+    if not text.strip() and not images and text_file is None and voice is None:
         ctx.cooldowns.release(opening.chat, opening.claim)
-        unreadable = message.stickers or message.attachments  # a sticker, a voice message…
+        unreadable = message.stickers or message.attachments  # a sticker, a video…
         content = words_for(opening.language)(UNSUPPORTED_INPUT) if unreadable else NO_TEXT_SEEN
         await finish(interaction, content=content, ephemeral=opening.private)
         return
     published = message.created_at.date()
     origin = message_origin(message, words_for(opening.language))
-    asked = Asked(text, images, text_file, origin, published)
+    asked = Asked(text, images, text_file, origin, published, voice)
     await check_interaction(ctx, interaction, opening, asked)
 
 

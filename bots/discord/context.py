@@ -15,6 +15,7 @@ from bots.chat.reviews import OpenReviews
 from bots.chat.turns import Turns
 from bots.render.links import report_url
 from bots.service.checks import CheckService
+from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
@@ -30,6 +31,7 @@ class DiscordContext:
         service: the started check service.
         settings: the ``[discord]`` section.
         images: the engine's ``[images]`` caps (images refused before a download).
+        audio: the engine's ``[audio]`` caps (voice notes refused before a download).
         public_url: ``[site] public_url``: where the report pages are; empty, the
             verdicts have no "Full report" link.
     """
@@ -37,6 +39,7 @@ class DiscordContext:
     service: CheckService
     settings: DiscordSettings
     images: ImageSettings = field(default_factory=ImageSettings)
+    audio: AudioSettings = field(default_factory=AudioSettings)
     public_url: str = ""
     cooldowns: Cooldowns = field(default_factory=lambda: Cooldowns(MAX_COOLDOWN_S))
     #: the reviews whose select or form is open (a Review press then posts nothing new)

@@ -105,11 +105,15 @@ def checked_line(report: Report, words: Words = ENGLISH) -> str:
 
 
 def read_line(report: Report, words: Words = ENGLISH) -> str:
-    """The first line or two of the text read from a post's image, on one line
+    """The words heard in a post's voice note, or the first line or two of the text
+    read from its image, on one line
     and cut at a word to about :data:`MAX_READ` characters ("Read from the image:
     “Governor signs slaw”"), so that a misreading shows on the card; with several
     images, the first with text, by its number; ``""`` when no image had text.
-    The text is the image's (anyone's): each renderer escapes it."""
+    The text is the image's (anyone's): each renderer escapes it. A voice note's words
+    come first, the same way ("Heard in the voice note: “…”")."""
+    if report.heard is not None:
+        return words("Heard in the voice note: “{text}”", text=clip(report.heard.text, MAX_READ))
     found = next((image for image in report.images if image.text.strip()), None)
     if found is None:
         return ""

@@ -353,11 +353,11 @@ def refusal_sentence(refusal: Refusal, words: Words = ENGLISH) -> str:
     return f"{refusal_reason(refusal, words)} {_send_again(1, refusal.retry_after_s, words)}"
 
 
-#: what a sticker, a voice message, a video or any other input the bot cannot read gets
+#: what a sticker, a video or any other input the bot cannot read gets
 #: (said with ``words(UNSUPPORTED_INPUT)`` where the chat's language is known)
 UNSUPPORTED_INPUT = N_(
-    "I can check text, links and images (a screenshot too), not this kind of message: "
-    "send the post's text, a link to it, or an image of it."
+    "I can check text, links, images (a screenshot too) and voice notes, not this kind of "
+    "message: send the post's text, a link to it, or an image of it."
 )
 _COOLDOWNS = {
     "group": N_("Checks in this group are spaced out, and the last one started moments ago."),

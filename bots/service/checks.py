@@ -198,7 +198,7 @@ class CheckService:
 
         Raises:
             InvalidPostError: the post has no text, a link cannot be fetched, or an
-                image is refused.
+                image or a voice note is refused.
             RateLimitedError: a rate limit or quota is reached; ``retry_after_s`` says when.
         """
         if message.refuse is not None:
@@ -210,8 +210,8 @@ class CheckService:
             if message.turn is not None:
                 await message.turn()
             if read is None:
-                more, images = await message.fetch() if message.fetch is not None else ("", ())
-                read = await self.engine.read(await post_of(message, more, images))
+                fetched = await message.fetch() if message.fetch is not None else None
+                read = await self.engine.read(await post_of(message, fetched))
             handle = await self._submit(read, requester, admission, recheck)
             handle.checks_left = admission.left_today
             yield handle

@@ -1,6 +1,6 @@
 """The post a message stands for, read by the service once for every front-end: a
-message that is only a link is fetched here, and its text and images go to the engine
-as they are. The bots take this from here, never the engine's fetching."""
+message that is only a link is fetched here, and its text, images and voice note go to
+the engine as they are. The bots take this from here, never the engine's fetching."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import re
 from collections.abc import Sequence
 
 from zofia_engine.fetch import fetch_article
-from zofia_engine.post import Post, PostImage
+from zofia_engine.post import Post, PostAudio, PostImage
 
-from .records import Images, Message
+from .records import Fetched, Message
 
 __all__ = ["costs_work", "post_from_link", "post_from_message", "post_of"]
 
@@ -23,6 +23,7 @@ async def post_from_message(
     text: str,
     *,
     images: Sequence[tuple[bytes, str]] = (),
+    audio: PostAudio | None = None,
     published: dt.date | None = None,
     origin: str = "",
     language: str = "",
@@ -30,8 +31,9 @@ async def post_from_message(
 ) -> Post:
     """The post a chat message stands for.
 
-    A message's images (``(bytes, media type)`` each, as the platform sent them) are
-    part of its post, the message's text their caption; the engine reads them. A
+    A message's images (``(bytes, media type)`` each, as the platform sent them) and
+    voice note (``audio``) are part of its post, the message's text their caption; the
+    engine reads and hears them. A
     message (or caption) that is only a link is fetched and its article (or image) checked
     (private and local addresses refused unless ``allow_private_urls``); any other text
     is checked as it is, with its first link kept as the post's URL. ``language`` is
@@ -51,6 +53,7 @@ async def post_from_message(
             origin=origin,
             language=language,
             images=attached,
+            audio=audio,
         )
     post = await post_from_link(
         only.group(1),
@@ -59,8 +62,10 @@ async def post_from_message(
         language=language,
         allow_private_urls=allow_private_urls,
     )
-    # An image captioned with a link: the article and the image are one post.
-    return post.model_copy(update={"images": post.images + attached}) if attached else post
+    # An image (or a voice note) captioned with a link: the article and it are one post.
+    if not attached and audio is None:
+        return post
+    return post.model_copy(update={"images": post.images + attached, "audio": audio})
 
 
 async def post_from_link(
@@ -82,26 +87,30 @@ async def post_from_link(
 
 
 def costs_work(message: Message) -> bool:
-    """Whether reading ``message`` costs work (images to read, a platform's download, a
-    link alone to fetch), and so waits for the request's admission."""
+    """Whether reading ``message`` costs work (images to read, a voice note to hear, a
+    platform's download, a link alone to fetch), and so waits for the request's
+    admission."""
     text = message.text if message.text.strip() else message.url
-    costly = message.images or message.fetch is not None
+    costly = message.images or message.audio is not None or message.fetch is not None
     return bool(costly) or _ONLY_A_URL.fullmatch(text) is not None
 
 
-async def post_of(message: Message, more_text: str = "", images: Images = ()) -> Post:
-    """The post ``message`` stands for, with ``more_text`` (a file's) after its text and
-    ``images`` beside its own (:func:`post_from_message`).
+async def post_of(message: Message, fetched: Fetched | None = None) -> Post:
+    """The post ``message`` stands for, with what was ``fetched`` for it: its text (a
+    file's) after the message's, its images beside the message's own, its voice note
+    (:func:`post_from_message`).
 
     Raises:
         InvalidPostError: the link cannot be fetched or holds no article.
     """
+    fetched = fetched or Fetched()
     text = message.text
-    if more_text:
-        text = "\n\n".join(part for part in (text.strip(), more_text) if part)
+    if fetched.text:
+        text = "\n\n".join(part for part in (text.strip(), fetched.text) if part)
     post = await post_from_message(
         text or message.url,
-        images=(*message.images, *images),
+        images=(*message.images, *fetched.images),
+        audio=fetched.audio or message.audio,
         published=message.published,
         origin=message.origin,
         language=message.language,

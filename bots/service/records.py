@@ -35,7 +35,7 @@ from storage.rows import CheckRow, RepeatKind
 from storage.shown_cards import CardPlace, ShownCard
 from zofia_engine.errors import ZofiaError
 from zofia_engine.ports import FollowUpAnswer
-from zofia_engine.post import Post
+from zofia_engine.post import Post, PostAudio
 from zofia_engine.report import EvidenceItem, Report
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "CheckRow",
     "Claim",
     "Failed",
+    "Fetched",
     "FollowUp",
     "Images",
     "Message",
@@ -91,20 +92,34 @@ Images = tuple[tuple[bytes, str], ...]
 
 
 @dataclass(frozen=True)
+class Fetched:
+    """What a platform still held when a request was admitted, fetched: more text (a
+    file's), which follows the message's text; images; a voice note (their downloads)."""
+
+    text: str = ""
+    images: Images = ()
+    audio: PostAudio | None = None
+
+
+@dataclass(frozen=True)
 class Message:
     """What a front-end asks to have checked (:meth:`CheckService.take
-    <bots.service.checks.CheckService.take>`): the text and images at hand, and how the
-    rest is fetched once the request is admitted.
+    <bots.service.checks.CheckService.take>`): the text, images and voice note at hand,
+    and how the rest is fetched once the request is admitted.
 
     Args:
-        text: the post's text (with images, their caption; it may be empty). A text
-            that is only a link is fetched, and its article (or image) checked.
+        text: the post's text (with images or a voice note, their caption; it may be
+            empty). A text that is only a link is fetched, and its article (or image)
+            checked.
         url: where the post was found; alone, without text, it is fetched.
         images: the images at hand.
-        fetch: once admitted, what the platform still holds: more text (a file's),
-            which follows ``text``, and the images (their download).
+        audio: the voice note at hand.
+        fetch: once admitted, what the platform still holds (:class:`Fetched`): more
+            text (a file's), which follows ``text``, the images and the voice note
+            (their download).
         refuse: refuses, before any limit counts the request, what needs no download
-            (more images than a post may have, a file declared too large).
+            (more images than a post may have, a file or a voice note declared too large
+            or too long).
         turn: awaited once admitted, before any work: the request's turn in its
             private chat's line.
         origin, published: where the post came from and when, if known.
@@ -115,7 +130,8 @@ class Message:
     text: str
     url: str = ""
     images: Images = ()
-    fetch: Callable[[], Awaitable[tuple[str, Images]]] | None = None
+    audio: PostAudio | None = None
+    fetch: Callable[[], Awaitable[Fetched]] | None = None
     refuse: Callable[[], None] | None = None
     turn: Callable[[], Awaitable[None]] | None = None
     origin: str = ""
@@ -131,6 +147,7 @@ class Message:
             post.text,
             url=post.url,
             images=images,
+            audio=post.audio,
             origin=post.origin,
             published=post.published,
             language=post.language,

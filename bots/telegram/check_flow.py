@@ -25,7 +25,7 @@ from bots.render.card import VerdictCard
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import error_sentence, refusal_reason, waiting_sentence
 from bots.render.words import ENGLISH, N_, Words, words_for
-from bots.service.records import CardPlace, Images, Requester
+from bots.service.records import CardPlace, Fetched, Requester
 from bots.service.records import Message as Msg
 from bots.service.refusals import RateLimitedError
 
@@ -35,9 +35,11 @@ from .deliveries import delivery_target, react
 from .images import download_images
 from .posts import forwarded_from
 from .render import NO_PREVIEW, progress_html, progress_keyboard, quote_text
+from .voice import VoiceFile, download_voice, refuse_voice
 
 __all__ = [
     "AUTO_CHECK",
+    "LISTENING",
     "READING",
     "Asked",
     "ChatRules",
@@ -51,6 +53,7 @@ log = logging.getLogger(__name__)
 #: the first answer to an image post, before its images are downloaded and read
 READING = N_("Reading the image…")
 READING_MANY = N_("Reading the images…")
+LISTENING = N_("Listening to the voice note…")
 #: the chat setting an admin turns on to have a group's forwarded posts checked
 AUTO_CHECK = "auto_check"
 
@@ -88,10 +91,13 @@ class TelegramScreen:
         self._editing: asyncio.Task[None] | None = None  # the last progress edit queued
         self.opened = ctx.refusals.opening(chat_id)  # called once the answer is shown
 
-    async def open_reading(self, images: int) -> None:
-        """Answer an image post at once, before its images are read (in place of its
-        line in the queue, if it waited): this reply becomes the progress message."""
-        text = self.words(READING if images == 1 else READING_MANY)
+    async def open_reading(self, images: int, *, voice: bool = False) -> None:
+        """Answer an image post or a voice note at once, before its images are read or
+        it is heard (in place of its line in the queue, if it waited): this reply becomes
+        the progress message."""
+        text = self.words(LISTENING if voice and not images else READING)
+        if images > 1:
+            text = self.words(READING_MANY)
         try:
             if self.reply is None:
                 self.reply = await self.anchor.reply_text(text, do_quote=True)
@@ -284,6 +290,7 @@ class Asked:
             album's messages).
         unasked: a group's auto-check: no progress is shown, and only a sure alarm gets
             the card (:func:`~bots.chat.quiet.group_answer`).
+        voice: the voice note heard and checked with the text (``target``'s).
     """
 
     target: Message
@@ -292,6 +299,7 @@ class Asked:
     request: Message | None = None
     images: Sequence[Message] = ()
     unasked: bool = False
+    voice: VoiceFile | None = None
 
 
 def _check_request(
@@ -301,20 +309,29 @@ def _check_request(
     rules: ChatRules,
     ticket: Ticket | None,
 ) -> CheckRequest:
-    """What :func:`check_message` asks the check flow: ``asked``, its images downloaded
-    when the service asks (``screen`` says it reads them, unless the check is unasked),
+    """What :func:`check_message` asks the check flow: ``asked``, its images and voice
+    note downloaded when the service asks (``screen`` says it reads them, unless the
+    check is unasked), a voice note refused from what Telegram declares before that,
     under its chat's ``rules``, in its place in a private chat's line (``ticket``)."""
     target, images, chat_id = asked.target, asked.images, asked.target.chat_id
+    voice = asked.voice
 
-    async def fetch() -> tuple[str, Images]:
-        if images and not asked.unasked:  # downloading and reading images takes a moment
-            await screen.open_reading(len(images))
-        return "", tuple(await download_images(target.get_bot(), images, ctx.images))
+    def refuse() -> None:
+        if voice is not None:
+            refuse_voice(voice, ctx.audio)
+
+    async def fetch() -> Fetched:
+        if not asked.unasked:  # downloading and reading or hearing takes a moment
+            await screen.open_reading(len(images), voice=voice is not None)
+        bot = target.get_bot()
+        audio = await download_voice(bot, voice, ctx.audio) if voice is not None else None
+        return Fetched(images=tuple(await download_images(bot, images, ctx.images)), audio=audio)
 
     origin, published = forwarded_from(target, screen.words)
     message = Msg(
         asked.text,
-        fetch=fetch if images else None,
+        fetch=fetch if images or voice is not None else None,
+        refuse=refuse,
         origin=origin,
         published=published,
         language=rules.language,
@@ -325,7 +342,7 @@ def _check_request(
         message,
         Requester(PLATFORM, str(asked.user_id), str(chat_id), private=private, in_group=in_group),
         unasked=asked.unasked,
-        has_images=bool(images),
+        has_media=bool(images) or voice is not None,
         min_confidence=rules.min_confidence,
         react=lambda: react(ctx, target.get_bot(), chat_id, target.message_id),
         ticket=ticket,

@@ -20,6 +20,7 @@ from bots.render.languages import LANGUAGE_KEY
 from bots.render.links import report_url
 from bots.render.words import ENGLISH, Words, chat_language
 from bots.service.checks import CheckService
+from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 
 from .admins import ChatAdmins
@@ -52,6 +53,8 @@ class TelegramContext:
         allow_private_urls: let a link to a private address be fetched (tests only).
         images: the ``[images]`` section: how many images a post may have, and how
             large each may be (a larger one is refused before it is downloaded).
+        audio: the ``[audio]`` section: how large and how long a voice note may be (a
+            larger or longer one is refused before it is downloaded).
         public_url: ``[site] public_url``: where the report pages are; empty, the
             cards have no "Full report" link.
         bot_username: the bot's username, as ``getMe`` gives it (set once the
@@ -62,6 +65,7 @@ class TelegramContext:
     settings: TelegramSettings
     allow_private_urls: bool = False
     images: ImageSettings = field(default_factory=ImageSettings)
+    audio: AudioSettings = field(default_factory=AudioSettings)
     public_url: str = ""
     bot_username: str = ""
     albums: Albums = field(default_factory=Albums)

@@ -120,7 +120,7 @@ class GuestScreen(TelegramScreen):
     def query_id(self) -> str:
         return self.anchor.guest_query_id or ""
 
-    async def open_reading(self, images: int) -> None:
+    async def open_reading(self, images: int, *, voice: bool = False) -> None:
         return None  # one answer only: the card
 
     async def show_waiting(self, ahead: int) -> None:

@@ -1,8 +1,9 @@
 """What starts a check: a message in a private chat, ``/check``, a mention of the bot in a
 reply, and (when a group's admin turned it on) a post forwarded into a group.
 
-Each may be text, a Telegram photo or an image file (with or without a caption), or an album:
-its messages are gathered for ``album_wait_s`` and checked as one post.
+Each may be text, a Telegram photo or an image file, a voice message or an audio file (with
+or without a caption), or an album: its messages are gathered for ``album_wait_s`` and
+checked as one post.
 
 Each handler only decides what to check and for whom; :func:`~.check_flow.check_message`
 does the rest, in the background, so that updates keep flowing while checks run.
@@ -37,6 +38,7 @@ from .context import (
 )
 from .images import IMAGE_DOCUMENT, album_caption, has_image
 from .posts import NOTHING_TO_CHECK, post_text, visible_text
+from .voice import AUDIO_DOCUMENT, voice_of
 
 __all__ = [
     "AUTO_CHECK",
@@ -109,8 +111,14 @@ def images_of(message: Message) -> list[Message]:
     return [message] if has_image(message) else []
 
 
+def has_media(message: Message) -> bool:
+    """Whether ``message`` carries an image or a voice note, checked even without text."""
+    return has_image(message) or voice_of(message) is not None
+
+
 async def _start(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
-    asked = Asked(target, text, asker_of(request), request, images=images_of(target))
+    images, voice = images_of(target), voice_of(target)
+    asked = Asked(target, text, asker_of(request), request, images=images, voice=voice)
     work = check_message(ctx, asked)
     if not ctx.work.spawn(work):
         await request.reply_text(restarting(request), do_quote=True)  # shutdown has begun
@@ -128,6 +136,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         raise
     first = messages[0]
     images = [m for m in messages if has_image(m)]
+    voice = next((v for m in messages if (v := voice_of(m)) is not None), None)
     text = album_caption(messages)
     try:  # an unasked album's rules: read once, for its check too
         rules = await _auto_check(ctx, first) if unasked else None
@@ -138,7 +147,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
         log.exception("could not read the auto-check setting of chat %s", where)
         return
     try:
-        if not text and not images:
+        if not text and not images and voice is None:
             if not unasked:
                 await _say(ctx, first, NOTHING_TO_CHECK)
             return
@@ -147,7 +156,7 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
     except TelegramError as exc:
         log.warning("could not answer an album in chat %s: %s", ctx.log_chat(first.chat_id), exc)
         return
-    asked = Asked(first, text, asker_of(first), images=images, unasked=unasked)
+    asked = Asked(first, text, asker_of(first), images=images, unasked=unasked, voice=voice)
     await check_message(ctx, asked, rules=rules)
 
 
@@ -197,7 +206,7 @@ async def _refuse_in_cooldown(ctx: TelegramContext, message: Message, left: floa
 async def _check(ctx: TelegramContext, request: Message, target: Message, text: str) -> None:
     """Check ``text`` of ``target`` (which may be only blank characters: nothing to
     check, said before the group's cooldown is claimed)."""
-    if not text and not has_image(target):
+    if not text and not has_media(target):
         await _say(ctx, request, NOTHING_TO_CHECK)
         return
     if await _in_cooldown(ctx, request):
@@ -256,8 +265,8 @@ async def on_mention(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 
 async def on_unsupported(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A sticker, a voice message, a video or a file in a private chat: one sentence
-    saying what the bot can check."""
+    """A sticker, a video or a file in a private chat: one sentence saying what the bot
+    can check."""
     message = update.effective_message
     if message is None:
         return
@@ -301,23 +310,18 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if rules is None:
         return
     text = post_text(message)
-    if (text or has_image(message)) and not await _in_cooldown(ctx, message, say=False):
-        ctx.work.spawn(
-            check_message(
-                ctx,
-                Asked(message, text, asker_of(message), message, images_of(message), True),
-                rules=rules,
-            )
+    if (text or has_media(message)) and not await _in_cooldown(ctx, message, say=False):
+        asked = Asked(
+            message, text, asker_of(message), message, images_of(message), True, voice_of(message)
         )
+        ctx.work.spawn(check_message(ctx, asked, rules=rules))
 
 
 #: what a private chat may send that the bot cannot read (nor a caption to check)
 _UNSUPPORTED = (
     filters.Sticker.ALL
-    | filters.VOICE
     | filters.VIDEO
     | filters.VIDEO_NOTE
-    | filters.AUDIO
     | filters.ANIMATION
     | filters.Document.ALL
     | filters.CONTACT
@@ -330,11 +334,11 @@ def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
     """The handlers, in the order they are tried."""
     private = filters.ChatType.PRIVATE
     groups = filters.ChatType.GROUPS
-    images = filters.PHOTO | IMAGE_DOCUMENT
+    media = filters.PHOTO | IMAGE_DOCUMENT | filters.VOICE | filters.AUDIO | AUDIO_DOCUMENT
     return [
         CommandHandler("check", on_check_command),
         MessageHandler(
-            private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | images),
+            private & ~filters.COMMAND & (filters.TEXT | filters.CAPTION | media),
             on_private_message,
         ),
         MessageHandler(private & ~filters.COMMAND & _UNSUPPORTED, on_unsupported),
@@ -343,7 +347,7 @@ def input_handlers() -> list[BaseHandler[Update, Any, Any]]:
             on_mention,
         ),
         MessageHandler(
-            groups & filters.FORWARDED & (filters.TEXT | filters.CAPTION | images),
+            groups & filters.FORWARDED & (filters.TEXT | filters.CAPTION | media),
             on_group_forward,
         ),
     ]

@@ -146,9 +146,17 @@ INNER_LAYERS = {
             "language",
             "prompts",  # the prompt templates: text files, read by prompting
         },
-        {"image_settings", "stage1_settings", "stage2_settings", "config", "prompting", "ports"},
+        {
+            "image_settings",
+            "audio_settings",
+            "stage1_settings",
+            "stage2_settings",
+            "config",
+            "prompting",
+            "ports",
+        },
         {"address_forms", "contacts"},
-        {"encoder", "llm", "retrieval", "images", "fetch", "run_progress"},
+        {"encoder", "llm", "retrieval", "images", "audio", "fetch", "run_progress"},
         {"agents", "diagnostics"},
         {
             "check_evidence",

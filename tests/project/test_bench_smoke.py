@@ -264,6 +264,14 @@ SMOKES = [
         expect={"sent": 3, "chats": 2},
     ),
     Smoke(
+        "voice.py",
+        keys=(
+            "load_ms", "hear_p50_ms", "hear_max_ms", "real_time_factor_p50", "wer_mean",
+            "wer_max", "extra_peak_rss_mb",
+        ),
+        expect={"notes": 1, "rounds": 1},
+    ),
+    Smoke(
         "web.py",
         keys=(
             "db_mb", "fill_s", "page_server_p50_ms", "page_server_p95_ms", "page_bytes",

@@ -22,7 +22,7 @@ PACKAGES = ("zofia_engine", "storage", "bots")
 # parts, the service (the front door), and its deliveries (the modes, built by the
 # composition root and handed to the service).
 SERVICE_FLOORS = [
-    {"__init__", "records", "refusals", "settings", "naming", "images"},
+    {"__init__", "records", "refusals", "settings", "naming", "images", "audio"},
     {
         "handles", "limits", "repeats", "near", "stored_answers", "fair_slots",
         "follow_ups", "reviews", "finished", "corrections", "shown", "delivery",
@@ -41,6 +41,7 @@ THROUGH_THE_DOOR = (
     "bots.service.records",
     "bots.service.refusals",
     "bots.service.images",
+    "bots.service.audio",
     "bots.service.checks",
     "bots.service.webhooks",
 )

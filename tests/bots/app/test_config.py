@@ -365,6 +365,7 @@ def test_the_engine_knows_no_platform(tmp_path: Path) -> None:
         "evidence",
         "tree",
         "images",
+        "audio",
         "stance",
     }
     assert load_config(path, environ={}).telegram.token_env == "X"

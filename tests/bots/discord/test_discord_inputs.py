@@ -103,7 +103,7 @@ async def test_a_message_with_only_a_sticker_or_a_video_gets_what_the_bot_checks
         history = bot.service.store.checks.history()
     said = _said(discord_api, payload)
     assert said == [UNSUPPORTED_INPUT] and _one_sentence(said[0])
-    assert "text, links and images" in said[0]
+    assert "text, links, images (a screenshot too) and voice notes" in said[0]
     assert checker.runs == [] and history == []
     assert discord_api.downloads == []  # nothing was fetched to find that out
     assert not discord_api.calls_to("POST", "/channels/")

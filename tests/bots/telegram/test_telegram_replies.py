@@ -238,14 +238,12 @@ MEDIA: dict[str, dict[str, Any]] = {
         "is_animated": False,
         "is_video": False,
     },
-    "voice": {"duration": 3},
     "video": {"width": 640, "height": 360, "duration": 5},
     "video_note": {"length": 240, "duration": 4},
-    "audio": {"duration": 120},
 }
 
 
-async def test_stickers_voice_and_video_each_get_one_sentence(start: Start) -> None:
+async def test_stickers_and_video_each_get_one_sentence(start: Start) -> None:
     async with start({"user_per_minute": 100}) as peer:
         for n, (kind, fields) in enumerate(MEDIA.items()):
             message = peer.send(CHAT, ANN)  # mutated before the bot polls it

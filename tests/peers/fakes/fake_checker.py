@@ -26,6 +26,8 @@ from bots.app.settings import Settings
 from bots.service.checks import CheckHandle, CheckService
 from bots.service.records import Message, Requester, ReviewRequest
 from storage.reviews import Review
+from zofia_engine.audio.reader import VoiceReader, read_post
+from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 from zofia_engine.images.reader import ImageReader
 from zofia_engine.ports import FollowUpAnswer
@@ -137,6 +139,7 @@ def scripted_report(
         else None,
         images=list(read.findings),
         caption=read.caption,
+        heard=read.heard,
     )
 
 
@@ -215,8 +218,12 @@ class FakeChecker:
         default_factory=lambda: ImageReader(ImageSettings(), ocr=shared_ocr())
     )
 
+    # The real voice reader: where no transcriber is given (``voice``, pointed at the
+    # fake transcription server), a voice note gets the engine's one sentence.
+    voice: VoiceReader = field(default_factory=lambda: VoiceReader(AudioSettings(backend="none")))
+
     async def read(self, post: Post) -> ReadPost:
-        return await self.reader.read(post)
+        return await read_post(post, self.reader, self.voice)
 
     async def check(self, read: ReadPost, *, on_progress: ProgressHook | None = None) -> Report:
         self.runs.append(read.post)

@@ -218,10 +218,13 @@ class FakeDiscord(LoopbackServer):
         content_type: str | None = None,
         size: int | None = None,
         channel_id: int | None = None,
+        duration_secs: float | None = None,
     ) -> dict[str, Any]:
         """An attachment payload whose ``url`` and ``proxy_url`` serve ``data`` from the
         peer; ``size`` is what Discord declares (the length of ``data`` by default), and
-        ``content_type`` is left out when ``None`` (Discord sends none for some files)."""
+        ``content_type`` is left out when ``None`` (Discord sends none for some files).
+        ``duration_secs`` makes it a voice message's (with its ``waveform``, as Discord
+        sends one)."""
         attachment_id = self.snowflake()
         channel = channel_id or self.CHANNEL_ID
         self.files[attachment_id] = (data, content_type or "application/octet-stream")
@@ -236,6 +239,9 @@ class FakeDiscord(LoopbackServer):
         }
         if content_type is not None:
             payload["content_type"] = content_type
+        if duration_secs is not None:
+            payload["duration_secs"] = duration_secs
+            payload["waveform"] = "AAAAAAAAAAAA"  # base64 of a flat line (256 samples at most)
         return payload
 
     def message(

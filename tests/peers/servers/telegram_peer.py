@@ -27,7 +27,8 @@ Tests put updates in with :meth:`FakeBotAPI.send` and :meth:`FakeBotAPI.press`,
 delete a message as a user would with :meth:`FakeBotAPI.delete`, and wait on what the
 bot did with :meth:`FakeBotAPI.wait_for`. Images are made into messages with
 :meth:`FakeBotAPI.photo` (a photo's sizes), :meth:`FakeBotAPI.document` and
-:meth:`FakeBotAPI.send_album`.
+:meth:`FakeBotAPI.send_album`; voice notes with :meth:`FakeBotAPI.voice` and
+:meth:`FakeBotAPI.audio`, served through ``getFile`` as any file.
 """
 
 from __future__ import annotations
@@ -276,19 +277,26 @@ class FakeBotAPI(LoopbackServer):
     # -- what tests do ----------------------------------------------------------------------
 
     def add_file(
-        self, data: bytes, *, file_size: int | None = None, name: str = "file.jpg"
+        self,
+        data: bytes,
+        *,
+        file_size: int | None = None,
+        name: str = "file.jpg",
+        folder: str = "",
     ) -> dict[str, Any]:
         """Register ``data`` as a file the bot may ask for; its ``file_id``,
         ``file_unique_id`` and ``file_size`` (the length of ``data`` unless declared
-        otherwise, e.g. larger than what is served)."""
+        otherwise, e.g. larger than what is served). ``folder`` is where Telegram keeps
+        it (``voice``, ``music``; by default ``photos`` or ``documents``)."""
         n = next(self._file_ids)
         suffix = name.rpartition(".")[2] if "." in name else "bin"
+        folder = folder or ("photos" if name.startswith("photo") else "documents")
         file = _File(
             file_id=f"AgAD-file-{n}",
             unique_id=f"uniq{n}",
             data=data,
             size=len(data) if file_size is None else file_size,
-            path=f"{'photos' if name.startswith('photo') else 'documents'}/file_{n}.{suffix}",
+            path=f"{folder}/file_{n}.{suffix}",
         )
         self.files[file.file_id] = file
         return {"file_id": file.file_id, "file_unique_id": file.unique_id, "file_size": file.size}
@@ -324,6 +332,26 @@ class FakeBotAPI(LoopbackServer):
         found = self.add_file(data, file_size=file_size, name=file_name)
         return {**found, "file_name": file_name, "mime_type": mime_type}
 
+    def voice(self, data: bytes, *, duration: int, file_size: int | None = None) -> dict[str, Any]:
+        """A ``Voice`` holding ``data`` (an OGG/Opus voice message, as Telegram's apps
+        record them), declaring ``duration`` seconds and ``file_size`` if given."""
+        found = self.add_file(data, file_size=file_size, name="voice.oga", folder="voice")
+        return {**found, "duration": duration, "mime_type": "audio/ogg"}
+
+    def audio(
+        self,
+        data: bytes,
+        *,
+        duration: int,
+        file_name: str,
+        mime_type: str,
+        file_size: int | None = None,
+    ) -> dict[str, Any]:
+        """An ``Audio`` file holding ``data`` (an MP3, an M4A), as Telegram sends a
+        music file, declaring ``duration`` seconds and ``file_size`` if given."""
+        found = self.add_file(data, file_size=file_size, name=file_name, folder="music")
+        return {**found, "duration": duration, "file_name": file_name, "mime_type": mime_type}
+
     def send_album(
         self,
         chat: dict[str, Any],
@@ -357,6 +385,8 @@ class FakeBotAPI(LoopbackServer):
         caption: str | None = None,
         photo: bool | list[dict[str, Any]] = False,
         document: dict[str, Any] | None = None,
+        voice: dict[str, Any] | None = None,
+        audio: dict[str, Any] | None = None,
         media_group_id: str | None = None,
         forward_origin: dict[str, Any] | None = None,
         reply_to: dict[str, Any] | None = None,
@@ -365,7 +395,8 @@ class FakeBotAPI(LoopbackServer):
         """Put a message from ``sender`` in ``chat`` on the update queue; return it.
 
         ``photo`` is a list from :meth:`photo`, or ``True`` for a small blank photo;
-        ``document`` one from :meth:`document`.
+        ``document`` one from :meth:`document`, ``voice`` from :meth:`voice`, ``audio``
+        from :meth:`audio`.
         """
         message = self.compose(
             chat,
@@ -374,6 +405,8 @@ class FakeBotAPI(LoopbackServer):
             caption=caption,
             photo=photo,
             document=document,
+            voice=voice,
+            audio=audio,
             media_group_id=media_group_id,
             forward_origin=forward_origin,
             reply_to=reply_to,
@@ -391,6 +424,8 @@ class FakeBotAPI(LoopbackServer):
         caption: str | None = None,
         photo: bool | list[dict[str, Any]] = False,
         document: dict[str, Any] | None = None,
+        voice: dict[str, Any] | None = None,
+        audio: dict[str, Any] | None = None,
         media_group_id: str | None = None,
         forward_origin: dict[str, Any] | None = None,
         reply_to: dict[str, Any] | None = None,
@@ -419,6 +454,10 @@ class FakeBotAPI(LoopbackServer):
             message["photo"] = photo
         if document is not None:
             message["document"] = document
+        if voice is not None:
+            message["voice"] = voice
+        if audio is not None:
+            message["audio"] = audio
         if media_group_id is not None:
             message["media_group_id"] = media_group_id
         if forward_origin is not None:
