@@ -127,7 +127,7 @@ async def check_inbound(ctx: WhatsAppContext, inbound: Inbound, language: str) -
         request = CheckRequest(
             message,
             ctx.requester(inbound.sender),
-            has_images=bool(inbound.media_id),
+            has_media=bool(inbound.media_id),
             ticket=ticket,
         )
         screen = WhatsAppScreen(ctx, inbound, words)
