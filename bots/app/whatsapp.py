@@ -76,6 +76,7 @@ async def run_tipline(
                 service,
                 credentials,
                 images=settings.engine.images,
+                audio=settings.engine.audio,
                 public_url=settings.site.public_url,
             ) as tipline,
         ):

@@ -13,6 +13,7 @@ its declared size before it is downloaded.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 import aiohttp
@@ -21,8 +22,10 @@ from bots.chat.check_flow import CheckRequest, card_target, run_check
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
 from bots.render.words import Words, words_for
+from bots.service.audio import PostAudio
+from bots.service.audio import refuse_declared as refuse_audio
 from bots.service.images import refuse_declared
-from bots.service.records import Images, Message
+from bots.service.records import Fetched, Message
 from bots.service.refusals import RateLimitedError
 from zofia_engine.errors import InvalidPostError
 
@@ -95,20 +98,25 @@ def delivery_target(inbound: Inbound, card: dict[str, Any]) -> dict[str, Any]:
     return {"to": inbound.sender, "reply_to": inbound.id, **card}
 
 
-def _fetch(ctx: WhatsAppContext, media_id: str) -> Any:
-    """The picture's download, once the request is admitted: refused from its declared
-    size first."""
+def _fetch(ctx: WhatsAppContext, media_id: str, *, audio: bool) -> Callable[[], Awaitable[Fetched]]:
+    """The picture's or the voice note's download, once the request is admitted: refused
+    from its declared size first."""
 
-    async def fetch() -> tuple[str, Images]:
+    async def fetch() -> Fetched:
         cloud = ctx.outbox.cloud
         try:
             media = await cloud.media(media_id)
-            refuse_declared([media.size], ctx.images)
+            if audio:  # WhatsApp declares a voice note's size, not its length
+                refuse_audio(media.size, None, ctx.audio)
+            else:
+                refuse_declared([media.size], ctx.images)
             data = await cloud.download(media)
         except (GraphError, aiohttp.ClientError) as exc:
             log.warning("could not download media: %s", exc)
             raise InvalidPostError(NOT_DOWNLOADED) from None
-        return "", ((data, media.mime_type),)
+        if audio:
+            return Fetched(audio=PostAudio(data=data, media_type=media.mime_type))
+        return Fetched(images=((data, media.mime_type),))
 
     return fetch
 
@@ -119,7 +127,9 @@ async def check_inbound(ctx: WhatsAppContext, inbound: Inbound, language: str) -
     origin = words("a forwarded message") if inbound.forwarded else ""
     message = Message(
         inbound.text,
-        fetch=_fetch(ctx, inbound.media_id) if inbound.media_id else None,
+        fetch=_fetch(ctx, inbound.media_id, audio=inbound.kind == "audio")
+        if inbound.media_id
+        else None,
         origin=origin,
         language=language,
     )

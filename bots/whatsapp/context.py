@@ -13,6 +13,7 @@ from bots.render.links import report_url
 from bots.render.words import chat_language
 from bots.service.checks import CheckService
 from bots.service.records import Requester
+from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 
 from .settings import PLATFORM, WhatsAppSettings
@@ -44,6 +45,8 @@ class WhatsAppContext:
     settings: WhatsAppSettings
     images: ImageSettings = field(default_factory=ImageSettings)
     public_url: str = ""
+    #: the ``[audio]`` caps of a voice note
+    audio: AudioSettings = field(default_factory=AudioSettings)
     #: the checks running, waited for at shutdown
     work: InFlight = field(default_factory=InFlight)
     #: each user's requests, answered in turn

@@ -73,7 +73,7 @@ async def _route(ctx: WhatsAppContext, inbound: Inbound) -> None:
         await on_press(ctx, inbound)
         return
     language = await ctx.language(inbound.sender)
-    if inbound.kind not in ("text", "image"):  # a voice note ("audio") too, for now
+    if inbound.kind not in ("text", "image", "audio"):
         await _say(ctx, inbound, words_for(language)(UNSUPPORTED_INPUT))
         return
     text = inbound.text.strip()

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from bots.chat.turns import Turns
 from bots.service.checks import CheckService
+from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 
 from .cloud import CloudAPI
@@ -59,12 +60,14 @@ class WhatsAppTipline:
         credentials: Credentials,
         *,
         images: ImageSettings | None = None,
+        audio: AudioSettings | None = None,
         public_url: str = "",
     ) -> None:
         self.settings = settings
         self.service = service
         self.credentials = credentials
         self.images = images or ImageSettings()
+        self.audio = audio or AudioSettings()
         self.public_url = public_url
         #: the time now, for the users' windows (a test sets the fake's, before entering)
         self.clock: Clock = utc_now
@@ -91,6 +94,7 @@ class WhatsAppTipline:
             Outbox(cloud, window, settings),
             settings,
             images=self.images,
+            audio=self.audio,
             public_url=self.public_url,
             turns=Turns(self.service.settings.private_in_flight),
         )

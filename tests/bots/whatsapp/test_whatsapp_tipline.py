@@ -7,6 +7,7 @@ and the protocol, not a verdict."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 from pathlib import Path
 
@@ -14,16 +15,22 @@ import aiohttp
 import pytest
 from PIL import Image
 
+from tests.bots.telegram.test_telegram_voice import HEARD
 from tests.peers.fakes.fake_checker import FakeChecker, Gate, review_as
+from tests.peers.fixtures.audio import voice
 from tests.peers.fixtures.whatsapp_setup import ANN, REVIEWER, running_tipline
+from tests.peers.servers.transcription_peer import FakeTranscription
 from tests.peers.servers.whatsapp_peer import VERIFY_TOKEN, Sent
 
-from bots.render.sentences import UNSUPPORTED_INPUT
 from bots.service import corrections
 from bots.whatsapp.check_flow import NOT_DOWNLOADED
 from bots.whatsapp.settings import PLATFORM
+from zofia_engine.audio.reader import VoiceReader
+from zofia_engine.audio_settings import AudioSettings
 
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
+CHECKING = "⏳ Checking…"
+VOICE_KEY = "sk-voice-test"
 
 
 @pytest.fixture(autouse=True)
@@ -181,14 +188,36 @@ async def test_outside_the_window_without_a_template_nothing_is_sent(tmp_path: P
         assert run.cloud.refused == []
 
 
-async def test_a_voice_note_gets_the_one_sentence_for_what_cannot_be_checked(
+async def test_a_voice_note_is_heard_then_its_words_checked(tmp_path: Path) -> None:
+    """A voice note through the fake transcription server: "checking…", then the card
+    that says what was heard (the engine's reader is real; the check is the fake's)."""
+    async with FakeTranscription(api_key=VOICE_KEY) as transcription:
+        audio = {"backend": "openai", "base_url": transcription.base_url, "api_key": VOICE_KEY}
+        checker = FakeChecker(voice=VoiceReader(AudioSettings.model_validate(audio)))
+        data = voice("en.ogg")
+        transcription.transcripts[hashlib.sha256(data).hexdigest()] = HEARD
+        try:
+            async with running_tipline(tmp_path, checker) as run:
+                await run.cloud.audio(ANN, data)
+                await run.cloud.wait_for(lambda: any(s.buttons for s in run.cloud.to(ANN)), 60)
+                said = run.cloud.to(ANN)
+        finally:
+            await checker.voice.aclose()
+    assert said[0].text.startswith(CHECKING)
+    card = next(s for s in said if s.buttons)
+    assert "Heard in the voice note" in card.text and HEARD[:30] in card.text
+    assert run.checker.runs[0].text.endswith(HEARD)
+
+
+async def test_a_voice_note_past_the_size_cap_is_refused_with_one_sentence(
     tmp_path: Path,
 ) -> None:
-    async with running_tipline(tmp_path) as run:
-        asked = await run.cloud.audio(ANN)
+    checker = FakeChecker()
+    async with running_tipline(tmp_path, checker) as run:
+        run.tipline.context.audio = AudioSettings(max_bytes=10_000)  # the note is ~11 KB
+        await run.cloud.audio(ANN, voice("en.ogg"))
         said = await run.cloud.wait_for(lambda: run.cloud.to(ANN))
-        assert said[0].text == UNSUPPORTED_INPUT and said[0].reply_to == asked
-        assert run.checker.runs == []
+        assert "voice note" in said[-1].text.lower() and checker.runs == []
 
 
 @pytest.mark.slow  # RapidOCR reads the picture

@@ -249,8 +249,8 @@ class FakeCloudAPI(LoopbackServer):
         message = self.message(wa_id, "interactive", content, context=context)
         return await self.send_user(wa_id, message, f"[pressed {title}]")
 
-    async def audio(self, wa_id: str) -> str:
-        media_id = self.add_media(b"OggS", "audio/ogg; codecs=opus")
+    async def audio(self, wa_id: str, data: bytes = b"OggS") -> str:
+        media_id = self.add_media(data, "audio/ogg; codecs=opus")
         content = {"id": media_id, "mime_type": "audio/ogg; codecs=opus", "voice": True}
         return await self.send_user(wa_id, self.message(wa_id, "audio", content), "[voice note]")
 
