@@ -17,6 +17,7 @@ from bots.app.runtime import StartupError, running_service, stop_on_signals
 from bots.app.settings import Settings
 from bots.chat.corrections import sender
 from bots.web.app import site_beside_bot
+from bots.whatsapp.context import MediaCaps
 from bots.whatsapp.corrections import post_delivered, send_correction
 from bots.whatsapp.settings import PLATFORM
 from bots.whatsapp.tipline import Credentials, WhatsAppTipline
@@ -75,8 +76,7 @@ async def run_tipline(
                 settings.whatsapp,
                 service,
                 credentials,
-                images=settings.engine.images,
-                audio=settings.engine.audio,
+                caps=MediaCaps(settings.engine.images, settings.engine.audio),
                 public_url=settings.site.public_url,
             ) as tipline,
         ):

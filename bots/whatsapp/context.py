@@ -19,12 +19,20 @@ from zofia_engine.image_settings import ImageSettings
 from .settings import PLATFORM, WhatsAppSettings
 from .window import Outbox
 
-__all__ = ["CARDS_KEY", "WhatsAppContext"]
+__all__ = ["CARDS_KEY", "MediaCaps", "WhatsAppContext"]
 
 #: the chat setting that names the chat's newest cards: ``{keyed message id: check id}``
 CARDS_KEY = "whatsapp_cards"
 #: how many of a chat's cards a reply may ask about
 _CARDS_KEPT = 20
+
+
+@dataclass(frozen=True)
+class MediaCaps:
+    """The engine's caps on what a message brings: ``[images]`` and ``[audio]``."""
+
+    images: ImageSettings = field(default_factory=ImageSettings)
+    audio: AudioSettings = field(default_factory=AudioSettings)
 
 
 @dataclass

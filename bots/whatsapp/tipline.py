@@ -13,11 +13,9 @@ from aiohttp import web
 
 from bots.chat.turns import Turns
 from bots.service.checks import CheckService
-from zofia_engine.audio_settings import AudioSettings
-from zofia_engine.image_settings import ImageSettings
 
 from .cloud import CloudAPI
-from .context import WhatsAppContext
+from .context import MediaCaps, WhatsAppContext
 from .handlers import on_message
 from .settings import WhatsAppSettings
 from .webhook import webhook_app
@@ -49,7 +47,7 @@ class WhatsAppTipline:
         settings: the ``[whatsapp]`` section.
         service: the started check service.
         credentials: from the environment.
-        images: the engine's ``[images]`` caps.
+        caps: the engine's ``[images]`` and ``[audio]`` caps.
         public_url: ``[site] public_url`` (the cards' report links).
     """
 
@@ -59,15 +57,14 @@ class WhatsAppTipline:
         service: CheckService,
         credentials: Credentials,
         *,
-        images: ImageSettings | None = None,
-        audio: AudioSettings | None = None,
+        caps: MediaCaps | None = None,
         public_url: str = "",
     ) -> None:
         self.settings = settings
         self.service = service
         self.credentials = credentials
-        self.images = images or ImageSettings()
-        self.audio = audio or AudioSettings()
+        caps = caps or MediaCaps()
+        self.images, self.audio = caps.images, caps.audio
         self.public_url = public_url
         #: the time now, for the users' windows (a test sets the fake's, before entering)
         self.clock: Clock = utc_now
