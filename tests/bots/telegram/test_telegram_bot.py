@@ -224,14 +224,19 @@ async def test_progress_edits_arrive_in_order_and_end_as_the_card(harness: Harne
     assert first.params["text"].startswith("🔎 <b>Checking…</b>")
     assert data_of({"reply_markup": first.params["reply_markup"]}, "x")  # Cancel
     edits = [c.params["text"] for c in peer.sent("editMessageText", ANN["id"])]
-    progress, final = edits[:-1], edits[-1]
+    final = edits[-1]
     assert final == peer.html[(ANN["id"], card["message_id"])]
+    # The evidence refuted the core claim: the verdict came first (the early card, the
+    # next-to-last edit), and the whole card completed the same message.
+    early = [i for i, text in enumerate(edits) if "The evidence has decided this" in text]
+    assert early == [len(edits) - 2]
+    progress = edits[: early[0]]
     assert len(progress) >= 3
     done = [[line for line in text.split("\n") if line.startswith("✓")] for text in progress]
     for earlier, later in itertools.pairwise(done):
         assert later[: len(earlier)] == earlier  # finished steps only ever grow, in order
     assert any("retrieval finished" in line for line in done[-1])
-    assert "debate" in progress[-1]  # the debate had begun when the card came
+    assert "debate" not in progress[-1]  # the verdict came before the debate began
 
 
 async def test_check_as_a_reply_in_a_group_stays_in_the_forum_topic(harness: Harness) -> None:
