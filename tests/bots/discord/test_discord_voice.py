@@ -17,6 +17,7 @@ from typing import Any
 import pytest_asyncio
 import yarl
 
+from tests.bots.discord.test_discord_images import _verdict
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 from tests.peers.fixtures.audio import voice
 from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
@@ -75,22 +76,6 @@ async def start_bot(checker: FakeChecker, tmp_path: Path) -> AsyncIterator[Start
             yield started
 
     yield start
-
-
-def _edits(peer: FakeDiscord, token: str) -> list[Call]:
-    return [c for c in peer.calls_to("PATCH", "/webhooks/") if f"/{token}/" in c.path]
-
-
-async def _verdict(peer: FakeDiscord, payload: dict[str, Any]) -> dict[str, Any]:
-    """Send a command; the embed of the verdict card it ends with."""
-    await peer.dispatch("INTERACTION_CREATE", payload)
-
-    def shown(call: Call) -> bool:
-        return call in _edits(peer, payload["token"]) and bool(call.body.get("embeds"))
-
-    call = await peer.wait_for(shown, timeout=60)
-    embed: dict[str, Any] = call.body["embeds"][0]
-    return embed
 
 
 async def _said(peer: FakeDiscord, payload: dict[str, Any]) -> str:
