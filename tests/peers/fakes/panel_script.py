@@ -62,6 +62,7 @@ REPORT_KEYS = [
     "tree",
     "images",
     "caption",
+    "heard",
     "dropped",
     "depth",
     "searches",
