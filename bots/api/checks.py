@@ -209,19 +209,8 @@ async def vote_state(service: CheckService, check_id: str, key: str) -> VoteStat
 async def _calls_of(service: CheckService, check_id: str) -> list[WebhookCallState]:
     """The calls owed to the key's webhook about ``check_id``, as its answer shows them."""
     calls = await service.threads.run(service.store.webhook_calls.of_check, check_id)
-    return [
-        WebhookCallState(
-            event="done" if c.event == "done" else "corrected",
-            verdict=c.verdict,
-            status="delivered"
-            if c.status == "delivered"
-            else ("pending" if c.status == "pending" else "given_up"),
-            attempts=c.attempts,
-            created_at=c.created_at,
-            delivered_at=c.delivered_at,
-        )
-        for c in calls
-    ]
+    fields = ("event", "verdict", "status", "attempts", "created_at", "delivered_at")
+    return [WebhookCallState.model_validate({f: getattr(c, f) for f in fields}) for c in calls]
 
 
 def _vote_body(report: Report) -> VoteBody:
