@@ -34,7 +34,9 @@ as ``zofia check --recheck`` checks a post, and scored:
 * ``only_llm_accuracy``, ``only_llm_macro_f1``: one call on the claim alone, the same
   items (``--no-baseline`` skips it: ``null``);
 * ``pass3``: the share of a fixed sample (``--pass3 N``; 0 skips it: ``null``) whose
-  three runs give the same verdict, and ``pass3_flips``: how many went true ↔ false;
+  three runs give the same verdict, and ``pass3_flips``: how many went true ↔ false
+  (``--pass3-only`` runs that sample alone, without ``--cache`` so that each run asks
+  the model again, and writes ``settle-<split>-<mode>-pass3.json``);
 * with ``--split test``: ``gap``, each figure on test minus the same on dev (the last
   dev run of the same mode, ``bench/eval/settle-dev-<mode>.json``).
 
@@ -47,8 +49,8 @@ the records (dev only) and writes ``zofia_engine/data/reading_calibration.json``
 ``--smoke`` runs 2 items reading-only on a scripted model (CI).
 
     python bench/settle.py [--split dev|test|own] [--limit N] [--seed S] [--reading-only]
-        [--cache] [--fresh] [--again RECORDS] [--config FILE] [--pass3 N] [--no-baseline]
-        [--calibrate] [--smoke] [--data PATH] [--work DIR] [--done-only]
+        [--cache] [--fresh] [--again RECORDS] [--config FILE] [--pass3 N] [--pass3-only]
+        [--no-baseline] [--calibrate] [--smoke] [--data PATH] [--work DIR] [--done-only]
 
 Records go to ``bench/eval/settle-<split>-<mode>.jsonl`` (one line per item; a second
 run with the same arguments resumes; ``--fresh`` starts again; ``--again RECORDS``
@@ -210,15 +212,23 @@ async def run_items(
 
 
 async def repeated(
-    engine: Engine, settings: EngineSettings, items: list[dict[str, Any]], reading: bool
+    engine: Engine, settings: EngineSettings, items: list[dict[str, Any]], out: Path, reading: bool
 ) -> tuple[float, int]:
     """``pass3``: each item three times; the share whose verdicts all agree, and how
-    many of them went from true to false or back."""
+    many of them went from true to false or back. Each run's verdict is appended to
+    ``out`` (claim and verdict only), so a stopped run resumes."""
     runs: dict[str, list[str]] = {}
+    if out.exists():
+        for line in out.read_text().splitlines():
+            record = json.loads(line)
+            runs.setdefault(record["claim"], []).append(record["verdict"])
     for item in items:
-        for _ in range(3):
+        while len(runs.setdefault(item["claim"], [])) < 3:
             report, _ = await check_one(engine, settings, item["claim"], reading)
-            runs.setdefault(item["claim"], []).append(report.verdict)
+            runs[item["claim"]].append(report.verdict)
+            with out.open("a") as f:
+                f.write(json.dumps({"claim": item["claim"], "verdict": report.verdict}) + "\n")
+    runs = {item["claim"]: runs[item["claim"]] for item in items}
     flips = sum(1 for v in runs.values() if {"true", "false"} <= set(v))
     return agreement(runs), flips
 
@@ -276,9 +286,12 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"mode": mode, "split": args.split, "cached": bool(args.cache)}
     async with Engine(settings, llm=router) as engine:
         await engine.load()
-        records = await run_items(engine, settings, items, out, args)
+        records = [] if args.pass3_only else await run_items(engine, settings, items, out, args)
         sample3 = items_of(args, args.pass3, args.seed + 1) if args.pass3 else []
-        pass3 = await repeated(engine, settings, sample3, reading) if sample3 else None
+        out3 = out.with_name(f"{out.stem}-pass3.jsonl")
+        pass3 = await repeated(engine, settings, sample3, out3, reading) if sample3 else None
+    if args.pass3_only:
+        return _pass3_summary(args, result, pass3, len(sample3))
     result.update(figures(records, bool(args.cache)))
     _, table = reliability(records)
     result["reliability"] = table
@@ -299,6 +312,19 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _pass3_summary(
+    args: argparse.Namespace, result: dict[str, Any], pass3: tuple[float, int] | None, n: int
+) -> dict[str, Any]:
+    """``--pass3-only``: the three-runs figures alone, in their own summary file."""
+    result["pass3"], result["pass3_flips"] = pass3 if pass3 else (None, None)
+    result["pass3_items"] = n
+    folder = EVAL if args.split == "test" else args.work
+    (folder / f"settle-{args.split}-{result['mode']}-pass3.json").write_text(
+        json.dumps(result, indent=1) + "\n"
+    )
+    return result
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "test", "own"), default="dev")
@@ -308,6 +334,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--reading-only", action="store_true")
     parser.add_argument("--config", type=Path, default=None)
     parser.add_argument("--pass3", type=int, default=0)
+    parser.add_argument("--pass3-only", action="store_true")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--calibrate", action="store_true")
     parser.add_argument("--cache", action="store_true")
