@@ -264,6 +264,15 @@ SMOKES = [
         expect={"sent": 3, "chats": 2},
     ),
     Smoke(
+        "verdict_profile.py",
+        keys=(
+            "mean_check_s", "mean_verdict_s", "verdict_share", "early", "steps_s.claims",
+            "before.evaluated", "after.generated", "by_step.triage.calls",
+            "by_step.claims:extract.calls",
+        ),
+        expect={"items": 2},
+    ),
+    Smoke(
         "voice.py",
         keys=(
             "load_ms", "hear_p50_ms", "hear_max_ms", "real_time_factor_p50", "wer_mean",
