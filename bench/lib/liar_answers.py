@@ -31,6 +31,7 @@ def record_of(item: Record, report: Report, seconds: float) -> Record:
     core = next((c for c in report.claims if c.kind == "core"), None)
     answer = core.answer if core is not None else None
     by_id = {e.id: e.url for e in report.evidence}
+    texts = {e.id: e.text for e in report.evidence}
     own = f"corpus:{item['id']}"
     record.update(
         {
@@ -40,6 +41,8 @@ def record_of(item: Record, report: Report, seconds: float) -> Record:
             "kind": answer.kind if answer is not None else "",
             "answer": answer.model_dump() if answer is not None else None,
             "answer_own": answer is not None and by_id.get(answer.evidence_id) == own,
+            "core_text": core.text if core is not None else "",
+            "answer_text": texts.get(answer.evidence_id, "") if answer is not None else "",
         }
     )
     return record
