@@ -64,6 +64,7 @@ from zofia_engine.llm.router import LLMRouter
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "bench" / "eval"
 CACHE = Path.home() / ".cache" / "zofia" / "liar"
+ANSWERS_ON = "[agents]\nanswered_at = 0.55\n"
 
 
 def _router(args: argparse.Namespace, settings: EngineSettings) -> LLMRouter | None:
@@ -133,6 +134,8 @@ def _settings(args: argparse.Namespace) -> EngineSettings:
     args.work.mkdir(parents=True, exist_ok=True)
     database = build_corpus(args.data, args.work).resolve()
     config = write_config(args.work, database, "adaptive")
+    # the answer reading, off by default, is what this bench measures
+    config.write_text(config.read_text("utf-8").replace("[agents]\n", ANSWERS_ON), "utf-8")
     if args.smoke:
         base: dict[str, Any] = load_config(config, environ={}).model_dump()
         base["llm"] = {"backend": "openai", "openai": {"api_key": "sk-smoke", "model": "panel"}}

@@ -92,7 +92,7 @@ def reading_confidence(core: ClaimResult) -> Confidence | None:
     answered = key[0].startswith("answer:")
     table = calibration(ANSWER_CALIBRATION_FILE if answered else CALIBRATION_FILE)
     share = table.lookup(*key)
-    if share is None:
+    if share is None or table.claims == 0:  # no bin, or a table not fitted yet
         return None
     basis = (
         f"how often a claim {_WORD[core.label]} this way by the evidence was right, "

@@ -27,6 +27,7 @@ from zofia_engine.agents.answers.asserts import asserted, claim_kind
 from zofia_engine.agents.answers.figures import compare_figures, figures_in
 from zofia_engine.agents.answers.passage import repeats_claim
 from zofia_engine.agents.answers.reader import agreed
+from zofia_engine.agents.confidence import reading_confidence
 from zofia_engine.agents.context import PanelContext
 from zofia_engine.agents.evidence_sentences import Sentence
 from zofia_engine.config import EngineSettings
@@ -326,14 +327,17 @@ async def test_a_check_reads_a_claim_against_the_archives_answer(
     panel = ScriptedPanel(lambda body: "{}")
     claims = {"core_claim": {"sentence": 1, "claim": POST}, "sub_claims": []}
     script(panel, extractorreply=claims, readerreply=_reader, findingsreply={"correct": "no"})
-    report = await archive_check(panel)
+    report = await archive_check(panel, answered_at=0.55)
     core = report.claims[0]
     assert (report.verdict, core.read_by, core.label) == ("false", "answer", "refutes")
     assert core.answer is not None and core.answer.kind == "statement" and core.answer.agrees
     assert [q.text for q in core.quotes] == [WASHINGTON[1]]
     assert len([b for b in panel.requests if schema_name(b) == "findingsreply"]) == 1
-    # With the answer reading off, the same claim is read as before, with no such question.
+    # The answer reading's packaged table is not fitted yet: it gives no confidence.
+    assert reading_confidence(core) is None
+    # With the answer reading off (the default), the same claim is read as before, with
+    # no such question.
     panel.requests.clear()
-    off = await archive_check(panel, answered_at=1.1)
+    off = await archive_check(panel)
     assert off.claims[0].read_by != "answer" and off.claims[0].answer is None
     assert not [b for b in panel.requests if schema_name(b) == "findingsreply"]
