@@ -16,6 +16,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from .agents.answers import Answer, AnswerRules, answer_for, read_answered
+from .agents.answers.asserts import asserted
 from .agents.claims import Extracted
 from .agents.context import PanelContext
 from .agents.evidence_sentences import SentenceIndex, SentenceList
@@ -110,6 +112,7 @@ class EvidenceReading:
         self.parser = parser
         self.knowledge = knowledge
         self.full = settings.agents.depth == "full"
+        self.answer_rules = AnswerRules(answered_at=settings.agents.answered_at)
         self.shown = asyncio.Event()
         self.index = SentenceIndex([], np.zeros((0, 1), dtype=np.float32))
 
@@ -174,12 +177,57 @@ class EvidenceReading:
             ), None
         if self.full and self.settings.tree.enabled:
             return await grow_tree(self.session, self.panel, claims, encoder, a, self.settings.tree)
+        # A claim a fact-checker's answer in the evidence answers is read against it.
+        held = await asyncio.to_thread(self.answers, claims)
+        rest = [c for c, answer in zip(claims, held, strict=True) if answer is None]
+        answered = [(c, answer) for c, answer in zip(claims, held, strict=True) if answer]
+        read_rest, read_held = await asyncio.gather(
+            self.read_flat(rest, rules), self.read_answers(answered, rules)
+        )
+        by_answer, others = iter(read_held), iter(read_rest)
+        return [next(others) if answer is None else next(by_answer) for answer in held], None
+
+    async def read_flat(self, claims: list[ClaimResult], rules: ReadingRules) -> list[ClaimResult]:
+        """The claims read part by part (``[agents] reading``) or as a whole."""
         # The parser is English (spaCy's small English model): a post in another language
         # is read as a whole.
         english = self.panel.post_language in ("", "en")
-        if a.reading == "parts" and self.parser is not None and english:
-            return await self.read_parts(claims, rules), None
-        return await self.read_whole(claims, rules), None
+        if self.settings.agents.reading == "parts" and self.parser is not None and english:
+            return await self.read_parts(claims, rules)
+        return await self.read_whole(claims, rules)
+
+    def answers(self, claims: list[ClaimResult]) -> list[Answer | None]:
+        """Each claim's fact-checker's answer among the evidence (:mod:`.agents.answers`),
+        or ``None`` (blocking)."""
+        rules, index = self.answer_rules, self.index
+        if rules.answered_at > 1 or not claims or not index.sentences:
+            return [None] * len(claims)
+        documents = {e.id: e for e in self.panel.evidence}
+        vectors = self.encoder.encode([asserted(c.text) for c in claims])
+        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return [
+            answer_for(
+                asserted(c.text),
+                v,
+                index.sentences,
+                index.vectors,
+                documents,
+                answered_at=rules.answered_at,
+                max_sentences=rules.max_sentences,
+            )
+            for c, v in zip(claims, vectors, strict=True)
+        ]
+
+    async def read_answers(
+        self, claims: list[tuple[ClaimResult, Answer]], rules: ReadingRules
+    ) -> list[ClaimResult]:
+        """Claims with a fact-checker's answer in hand: read as a whole, then against the
+        answer; they settle where two readings agree."""
+        if not claims:
+            return []
+        read = await self.read_whole([c for c, _ in claims], rules)
+        answers = [answer for _, answer in claims]
+        return await read_answered(self.session, self.panel, read, answers, self.answer_rules)
 
     async def read_whole(self, claims: list[ClaimResult], rules: ReadingRules) -> list[ClaimResult]:
         """Each claim read as a whole: a stance and the sentences that show it, with the

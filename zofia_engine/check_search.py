@@ -142,7 +142,14 @@ class SearchAgain:
         self.panel.evidence = [*self.panel.evidence, *found]
         self.panel.show(await asyncio.to_thread(self.reading.shortlist, claims))
         unread = core.model_copy(
-            update={"label": None, "reason": "", "quotes": [], "parts": [], "restated": None}
+            update={
+                "label": None,
+                "reason": "",
+                "quotes": [],
+                "parts": [],
+                "restated": None,
+                "answer": None,
+            }
         )
         (read,), _ = await self.reading.read([unread])
         return read

@@ -17,7 +17,7 @@ from .records.audio import Transcript
 from .records.debate import Debate, DebateTurn, JudgeRuling, Outcome, StepStatus, modern
 from .records.images import ImageFinding
 from .records.notes import Note
-from .records.reading import PartCheck, SearchRound, SecondReading
+from .records.reading import AnswerReading, PartCheck, SearchRound, SecondReading
 from .records.review import ReviewInForce
 from .records.stage1 import Keyword
 from .records.usage import LLMCall, RoleUsage, Usage
@@ -27,6 +27,7 @@ __all__ = [
     "OUTCOMES",
     "TRIAGED",
     "Analyses",
+    "AnswerReading",
     "ClaimResult",
     "Confidence",
     "Credibility",
@@ -172,14 +173,18 @@ class ClaimResult(_Record):
     status: StepStatus = "ok"
     error: str = ""
     # How it was read: part by part (``parts``; ``restated`` is the model's probability
-    # that the passage says the claim with the passage's own words in its parts), or as
-    # a whole by the stance reader; ``subject`` is what the claim is about.
-    read_by: Literal["parts", "stance", ""] = ""
+    # that the passage says the claim with the passage's own words in its parts), as
+    # a whole by the stance reader, or against a fact-checker's answer to it (``answer``;
+    # ``restated`` is the model's probability that the answer's findings show the claim
+    # is so); ``subject`` is what the claim is about.
+    read_by: Literal["parts", "stance", "answer", ""] = ""
     subject: str = ""
     parts: list[PartCheck] = []
     restated: float | None = None
     # The second reading a part-by-part settlement needs (``None``: not asked).
     second: SecondReading | None = None
+    # The readings of a fact-checker's answer (``None``: the evidence held none for it).
+    answer: AnswerReading | None = None
 
 
 class LinguistFinding(_Record):

@@ -163,6 +163,13 @@ class AgentSettings(SettingsSection):
     # the second reading finds the claim's own value in (the yes/no and the agreement
     # still decide); "unsettled" leaves the claim unsettled.
     unsettled_part: Literal["presence", "unsettled"] = "presence"
+    # A claim is read against a fact-checker's answer to it when a document of a
+    # fact-check archive (the local corpus) or a published fact-check holds a sentence
+    # within this cosine of it; it then settles only where the stance reading or its
+    # figures and a yes/no on the answer's findings agree (docs/verdicts.md). 1.1: off,
+    # the default until its calibration is fitted on more than LIAR-PLUS's dev sample
+    # (bench/liar_settle.py turns it on at 0.55).
+    answered_at: float = Field(1.1, ge=0, le=1.1)
     # Two category words ("mammal", "fish") are different kinds of thing under this
     # cosine; from it they may be two words for one ("film", "movie").
     same_kind_at: float = Field(0.5, ge=-1, le=1)

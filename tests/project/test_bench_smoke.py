@@ -175,6 +175,14 @@ SMOKES = [
         ),
         expect={"posts": 4},
     ),
+    Smoke(
+        "liar_settle.py",
+        keys=(
+            "items", "coverage", "covered_accuracy", "confidently_wrong", "macro_f1", "ece",
+            "found", "classes", "by_label", "by_kind", "by_read",
+        ),
+        expect={"mode": "smoke", "items": 2, "found": 1.0},
+    ),
     Smoke("ner_confidence.py", keys=("4.ms_per_post", "4.units", "4.under_0.99", "4.under_0.8")),
     Smoke(
         "poisoned.py",

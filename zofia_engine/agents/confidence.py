@@ -10,6 +10,11 @@ writes the share of right readings per bin to ``zofia_engine/data/reading_calibr
 the other half measures the calibration error (``docs/verdicts.md``). A core claim the
 stance reader read as a whole (no checkable parts, or a post not in English) has no such
 probability: its label has one bin of its own, ``stance:<label>``.
+
+A core claim read against a fact-checker's answer (:mod:`.answers`) is as sure as the
+findings question's probability of the side it settled on (``answer:<label>``), binned
+on LIAR-PLUS's dev claims by ``bench/liar_settle.py --calibrate`` in a table of its own,
+``zofia_engine/data/answer_calibration.json``.
 """
 
 from __future__ import annotations
@@ -21,9 +26,17 @@ from importlib import resources
 
 from ..report import ClaimResult, Confidence
 
-__all__ = ["Calibration", "calibration", "reading_confidence", "table_key"]
+__all__ = [
+    "ANSWER_CALIBRATION_FILE",
+    "CALIBRATION_FILE",
+    "Calibration",
+    "calibration",
+    "reading_confidence",
+    "table_key",
+]
 
 CALIBRATION_FILE = "data/reading_calibration.json"
+ANSWER_CALIBRATION_FILE = "data/answer_calibration.json"
 
 
 @dataclass(frozen=True)
@@ -43,10 +56,10 @@ class Calibration:
         return None
 
 
-@lru_cache(maxsize=1)
-def calibration() -> Calibration:
-    """The packaged calibration table."""
-    text = resources.files("zofia_engine").joinpath(CALIBRATION_FILE).read_text("utf-8")
+@lru_cache(maxsize=2)
+def calibration(name: str = CALIBRATION_FILE) -> Calibration:
+    """A packaged calibration table (the reading's, or the answer reading's)."""
+    text = resources.files("zofia_engine").joinpath(name).read_text("utf-8")
     data = json.loads(text)
     bins = {k: [tuple(row) for row in v] for k, v in data["bins"].items()}
     return Calibration(bins, int(data["claims"]))
@@ -60,6 +73,9 @@ def table_key(core: ClaimResult) -> tuple[str, float] | None:
     when read as a whole) and the probability to look up, or ``None`` when unread."""
     if core.label not in _WORD:
         return None
+    if core.read_by == "answer" and core.answer is not None and core.answer.said is not None:
+        said = core.answer.said
+        return f"answer:{core.label}", said if core.label == "supports" else 1.0 - said
     if core.read_by == "parts" and core.restated is not None:
         return core.label, core.restated
     if core.read_by == "stance":
@@ -73,9 +89,10 @@ def reading_confidence(core: ClaimResult) -> Confidence | None:
     key = table_key(core)
     if key is None or core.label is None:
         return None
-    table = calibration()
+    answered = key[0].startswith("answer:")
+    table = calibration(ANSWER_CALIBRATION_FILE if answered else CALIBRATION_FILE)
     share = table.lookup(*key)
-    if share is None:
+    if share is None or table.claims == 0:  # no bin, or a table not fitted yet
         return None
     basis = (
         f"how often a claim {_WORD[core.label]} this way by the evidence was right, "

@@ -11,7 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["PartCheck", "PartKindName", "PartOutcome", "SearchRound", "SecondReading"]
+__all__ = [
+    "AnswerReading",
+    "PartCheck",
+    "PartKindName",
+    "PartOutcome",
+    "SearchRound",
+    "SecondReading",
+]
 
 PartKindName = Literal[
     "place",
@@ -71,3 +78,27 @@ class SearchRound(BaseModel):
     repeats: list[str] = []
     found: list[str] = []
     settled: bool = False
+
+
+class AnswerReading(BaseModel):
+    """A claim read against a fact-checker's answer to it
+    (:mod:`zofia_engine.agents.answers`): what the claim asserts (``kind``: a statement
+    attributed to someone, a figure, an event), the answering document and the cosine
+    of its closest sentence, and each reading's lean: the whole-claim stance reading's
+    (``stance``), the model's yes/no over the answer's findings (``said``: its
+    probability that they show the claim is so; ``said_lean``), and for a figure the
+    comparison by code (``figures``). ``lean``: where the readings point when they
+    agree, or the one that leans; ``agrees``: two readings agree and none disagrees,
+    which a claim needs to settle."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["statement", "figure", "event"]
+    evidence_id: str
+    similarity: float
+    stance: Literal["supports", "refutes"] | None = None
+    said: float | None = None
+    said_lean: Literal["supports", "refutes"] | None = None
+    figures: PartOutcome | None = None
+    lean: Literal["supports", "refutes"] | None = None
+    agrees: bool = False
