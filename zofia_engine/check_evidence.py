@@ -206,15 +206,7 @@ class EvidenceReading:
         vectors = self.encoder.encode([asserted(c.text) for c in claims])
         vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return [
-            answer_for(
-                asserted(c.text),
-                v,
-                index.sentences,
-                index.vectors,
-                documents,
-                answered_at=rules.answered_at,
-                max_sentences=rules.max_sentences,
-            )
+            answer_for(asserted(c.text), v, index, documents, rules)
             for c, v in zip(claims, vectors, strict=True)
         ]
 

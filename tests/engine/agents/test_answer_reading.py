@@ -29,7 +29,7 @@ from zofia_engine.agents.answers.passage import repeats_claim
 from zofia_engine.agents.answers.reader import agreed
 from zofia_engine.agents.confidence import reading_confidence
 from zofia_engine.agents.context import PanelContext
-from zofia_engine.agents.evidence_sentences import Sentence
+from zofia_engine.agents.evidence_sentences import Sentence, SentenceIndex
 from zofia_engine.config import EngineSettings
 from zofia_engine.encoder import SentenceTransformerEncoder
 from zofia_engine.engine import Engine
@@ -123,26 +123,18 @@ def _item(n: int, source: str = "web", provider: str = CorpusSearch.name) -> Evi
 
 def test_only_a_fact_check_archive_answers_and_only_close_enough() -> None:
     pool = [Sentence("web-1", "A sentence of an archived check."), Sentence("web-2", "Other.")]
-    vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
+    index = SentenceIndex(pool, np.array([[1.0, 0.0], [0.0, 1.0]]))
     archive = {"web-1": _item(1), "web-2": _item(2)}
-    found = answer_for(
-        "c", np.array([0.8, 0.6]), pool, vectors, archive, answered_at=0.7, max_sentences=4
-    )
+    near, far = AnswerRules(answered_at=0.7, max_sentences=4), AnswerRules(answered_at=0.9)
+    found = answer_for("c", np.array([0.8, 0.6]), index, archive, near)
     assert found is not None and found.evidence_id == "web-1" and found.similarity == 0.8
-    assert (
-        answer_for(
-            "c", np.array([0.6, 0.8]), pool, vectors, archive, answered_at=0.9, max_sentences=4
-        )
-        is None
-    )
+    assert answer_for("c", np.array([0.6, 0.8]), index, archive, far) is None
     wiki = {
         "web-1": _item(1, "wikipedia", "wikipedia:offline"),
         "web-2": _item(2, provider="web:brave"),
     }
-    assert (
-        answer_for("c", np.array([0.8, 0.6]), pool, vectors, wiki, answered_at=0.1, max_sentences=4)
-        is None
-    )
+    anything = AnswerRules(answered_at=0.1)
+    assert answer_for("c", np.array([0.8, 0.6]), index, wiki, anything) is None
 
 
 # ------------------------------------------------------------------ two readings

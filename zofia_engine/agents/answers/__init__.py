@@ -4,7 +4,7 @@ and the rule that two readings must agree (:mod:`.reader`)."""
 
 from __future__ import annotations
 
-from .passage import Answer, answer_for, is_answer
-from .reader import AnswerRules, read_answered
+from .passage import Answer, AnswerRules, answer_for, is_answer
+from .reader import read_answered
 
 __all__ = ["Answer", "AnswerRules", "answer_for", "is_answer", "read_answered"]

@@ -18,16 +18,16 @@ of the claim's own words (:data:`REPEATS_AT` of them).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...report import EvidenceItem
 from ...retrieval.web.corpus import CorpusSearch
-from ..evidence_sentences import Sentence
+from ..evidence_sentences import SentenceIndex
 
-__all__ = ["REPEATS_AT", "Answer", "answer_for", "is_answer", "repeats_claim"]
+__all__ = ["REPEATS_AT", "Answer", "AnswerRules", "answer_for", "is_answer", "repeats_claim"]
 
 #: the share of the claim's own words a sentence that only repeats it holds
 REPEATS_AT = 0.6
@@ -84,32 +84,43 @@ class Answer:
         return tuple(s for s, r in zip(self.sentences, self.repeats, strict=True) if not r)
 
 
+@dataclass(frozen=True)
+class AnswerRules:
+    """When a fact-check document answers a claim (its closest sentence's cosine from
+    ``answered_at``), how many of its sentences are read, and the findings question's
+    probability of "yes" from which it says the claim is so (``so_at``) and up to
+    which it says it is not (``not_so_at``)."""
+
+    answered_at: float = 0.55
+    max_sentences: int = 6
+    so_at: float = 0.5
+    not_so_at: float = 0.28
+
+
 def answer_for(
     claim: str,
     vector: np.ndarray,
-    pool: Sequence[Sentence],
-    vectors: np.ndarray,
+    index: SentenceIndex,
     documents: Mapping[str, EvidenceItem],
-    *,
-    answered_at: float,
-    max_sentences: int,
+    rules: AnswerRules,
 ) -> Answer | None:
-    """The answer to ``claim`` (its unit ``vector``) among ``pool`` (every sentence of the
-    evidence, with its unit ``vectors``), or ``None`` when no answer's sentence reaches
-    ``answered_at``. The answer keeps its ``max_sentences`` closest sentences, in
-    order."""
+    """The answer to ``claim`` (its unit ``vector``) among the evidence's sentences
+    (``index``, with their unit vectors), or ``None`` when no answer's sentence reaches
+    ``rules.answered_at``. The answer keeps its ``rules.max_sentences`` closest
+    sentences, in order."""
+    pool, vectors = index.sentences, index.vectors
     rows = [j for j, s in enumerate(pool) if is_answer(documents.get(s.evidence_id))]
     if not rows:
         return None
     scores = vectors[rows] @ vector
     best = int(np.argmax(scores))
-    if float(scores[best]) < answered_at:
+    if float(scores[best]) < rules.answered_at:
         return None
     document = pool[rows[best]].evidence_id
     mine = [
         (j, float(s)) for j, s in zip(rows, scores, strict=True) if pool[j].evidence_id == document
     ]
-    kept = sorted(sorted(mine, key=lambda js: -js[1])[:max_sentences])
+    kept = sorted(sorted(mine, key=lambda js: -js[1])[: rules.max_sentences])
     sentences = tuple(pool[j].text for j, _ in kept)
     return Answer(
         document,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from ...llm.session import CheckSession
@@ -32,26 +31,13 @@ from ...report import ClaimResult, Quote
 from ..context import PanelContext
 from .asserts import asserted, claim_kind
 from .figures import compare_figures, figures_in
-from .passage import Answer, repeats_claim
+from .passage import Answer, AnswerRules, repeats_claim
 from .questions import findings_show
 
 __all__ = ["AnswerRules", "agreed", "read_answered"]
 
 ReadingLean = Literal["supports", "refutes"]
 MAX_QUOTES = 2
-
-
-@dataclass(frozen=True)
-class AnswerRules:
-    """When a fact-check document answers a claim (its closest sentence's cosine from
-    ``answered_at``), how many of its sentences are read, and the findings question's
-    probability of "yes" from which it says the claim is so (``so_at``) and up to
-    which it says it is not (``not_so_at``)."""
-
-    answered_at: float = 0.55
-    max_sentences: int = 6
-    so_at: float = 0.5
-    not_so_at: float = 0.28
 
 
 def agreed(
@@ -109,55 +95,56 @@ async def read_answered(
 ) -> list[ClaimResult]:
     """Each claim, as the stance reader read it, read again against its ``answer`` and
     settled only where two readings agree (see the module's docstring)."""
+    reads = (_read_one(session, panel, c, a, rules) for c, a in zip(claims, answers, strict=True))
+    return list(await asyncio.gather(*reads))
 
-    async def one(claim: ClaimResult, answer: Answer) -> ClaimResult:
-        text = asserted(claim.text)
-        kind = claim_kind(claim.text)
-        p = await findings_show(session, panel, text, answer, f"claims:answer:{claim.id}")
-        own = _own_quotes(claim, answer, text)
-        stance = _lean(claim.label) if own else None
-        giving: list[str] = []
-        figures: PartOutcome = "unstated"
-        if kind == "figure":
-            figures, giving = _figures(text, answer)
-        by_figures = _lean(figures)
-        said = _said_lean(p, rules)
-        lean, settles = agreed(said, [stance, by_figures])
-        reading = AnswerReading(
-            kind=kind,
-            evidence_id=answer.evidence_id,
-            similarity=answer.similarity,
-            stance=stance,
-            said=p,
-            said_lean=said,
-            figures=figures if kind == "figure" else None,
-            lean=lean,
-            agrees=settles,
-        )
-        update: dict[str, object] = {
-            "read_by": "answer",
-            "answer": reading,
-            "restated": p,
-            "context": [answer.evidence_id],
-        }
-        if not settles or lean is None:
-            why = "The fact-checker's answer to this claim was not read the same way twice."
-            update.update({"label": "not enough information", "reason": why, "quotes": []})
-            return claim.model_copy(update=update)
-        quotes = own if stance == lean else []
-        if not quotes and by_figures == lean:
-            quotes = [Quote(text=s, evidence_id=answer.evidence_id) for s in giving]
-        if not quotes:
-            findings = answer.findings or answer.sentences
-            quotes = [Quote(text=findings[0], evidence_id=answer.evidence_id)]
-        says = "says so" if lean == "supports" else "says otherwise"
-        update.update(
-            {
-                "label": lean,
-                "reason": f"A fact-checker's answer to this claim {says}.",
-                "quotes": quotes[:MAX_QUOTES],
-            }
-        )
+
+async def _read_one(
+    session: CheckSession,
+    panel: PanelContext,
+    claim: ClaimResult,
+    answer: Answer,
+    rules: AnswerRules,
+) -> ClaimResult:
+    """``claim`` read against ``answer``: the findings question, its own quotes' stance
+    and, for a figure, the figures compared by code; settled where they agree."""
+    text = asserted(claim.text)
+    kind = claim_kind(claim.text)
+    p = await findings_show(session, panel, text, answer, f"claims:answer:{claim.id}")
+    own = _own_quotes(claim, answer, text)
+    stance = _lean(claim.label) if own else None
+    figures, giving = _figures(text, answer) if kind == "figure" else ("unstated", [])
+    by_figures = _lean(figures)
+    said = _said_lean(p, rules)
+    lean, settles = agreed(said, [stance, by_figures])
+    reading = AnswerReading(
+        kind=kind,
+        evidence_id=answer.evidence_id,
+        similarity=answer.similarity,
+        stance=stance,
+        said=p,
+        said_lean=said,
+        figures=figures if kind == "figure" else None,
+        lean=lean,
+        agrees=settles,
+    )
+    update: dict[str, object] = {
+        "read_by": "answer",
+        "answer": reading,
+        "restated": p,
+        "context": [answer.evidence_id],
+    }
+    if not settles or lean is None:
+        why = "The fact-checker's answer to this claim was not read the same way twice."
+        update.update({"label": "not enough information", "reason": why, "quotes": []})
         return claim.model_copy(update=update)
-
-    return list(await asyncio.gather(*(one(c, a) for c, a in zip(claims, answers, strict=True))))
+    quotes = own if stance == lean else []
+    if not quotes and by_figures == lean:
+        quotes = [Quote(text=s, evidence_id=answer.evidence_id) for s in giving]
+    if not quotes:
+        findings = answer.findings or answer.sentences
+        quotes = [Quote(text=findings[0], evidence_id=answer.evidence_id)]
+    says = "says so" if lean == "supports" else "says otherwise"
+    reason = f"A fact-checker's answer to this claim {says}."
+    update.update({"label": lean, "reason": reason, "quotes": quotes[:MAX_QUOTES]})
+    return claim.model_copy(update=update)
