@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from storage.api_keys import ApiKeys
 from storage.keys import keyed_text_hash
 from storage.reviews import Review
+from storage.seen_messages import SEEN_FOR
 from storage.store import CheckRow, CheckStore
 from zofia_engine.ports import Answerer, Checker, TextEncoder
 from zofia_engine.post import ReadPost
@@ -162,7 +163,7 @@ class CheckService:
 
     async def purge_expired(self) -> int:
         """Delete post text and evidence older than the retention (verdicts stay), and
-        what else is kept for a while: attempts, tokens, stale deliveries.
+        what else is kept for a while: attempts, tokens, stale deliveries, the messages taken.
 
         Returns:
             How many checks were purged.
@@ -176,6 +177,7 @@ class CheckService:
         self.repeats.keep_since(now - self.window)
         self.store.attempts.forget(before=now - DAY)  # no limit looks further back
         self.store.shown_cards.forget_tokens(now)  # an expired token edits nothing
+        self.store.seen_messages.forget(before=now - SEEN_FOR)  # no redelivery comes later
         if self.retention is None:
             return 0
         purged = self.store.purge(older_than=now - self.retention)
