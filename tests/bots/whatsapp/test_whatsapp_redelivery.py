@@ -27,9 +27,7 @@ CHECKING = "⏳ Checking…"
 
 
 @contextlib.asynccontextmanager
-async def _replica(
-    tmp_path: Path, cloud: FakeCloudAPI, checker: FakeChecker
-) -> AsyncIterator[str]:
+async def _replica(tmp_path: Path, cloud: FakeCloudAPI, checker: FakeChecker) -> AsyncIterator[str]:
     """One more tipline (its own check service) on the store of ``running_tipline``'s
     settings at ``tmp_path``: its webhook's URL."""
     settings = tipline_settings(tmp_path, cloud)
