@@ -48,7 +48,7 @@ from .handles import CheckHandle, Turnstile, Waiters
 from .limits import DAY, RequestLimits
 from .naming import ChatNamer
 from .pages import ReportPages
-from .posts import costs_work, post_of
+from .posts import costs_work, keep_heard, post_of
 from .records import (
     Admission,
     CardPlace,
@@ -274,7 +274,7 @@ class CheckService:
         now = self.clock()
 
         def record(**extra: Any) -> CheckRow:
-            return self.store.checks.create(
+            row = self.store.checks.create(
                 platform=admission.platform,
                 chat=admission.chat,
                 requester=admission.requester,
@@ -283,6 +283,8 @@ class CheckService:
                 in_group=requester.in_group,
                 **extra,
             )
+            keep_heard(self.store, row, read)  # a run from the store reports it too
+            return row
 
         intake = Intake(read, digest, admission, recheck, now, record)
         # One decision at a time per text, so that concurrent forwards of one post see

@@ -59,6 +59,7 @@ ALL_MIGRATIONS = [
     "m019_early_reports",
     "m020_api_webhooks",
     "m021_seen_messages",
+    "m022_heard_notes",
 ]
 KEY = b"k" * 32
 
