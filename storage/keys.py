@@ -17,6 +17,7 @@ import unicodedata
 __all__ = [
     "hash_api_key",
     "hash_chat",
+    "hash_message",
     "hash_user",
     "keyed_text_hash",
     "new_check_id",
@@ -56,6 +57,16 @@ def hash_chat(secret: bytes, platform: str, chat_id: str) -> str:
         equal to a user's hash, whose message has no ``chat:`` prefix).
     """
     return _keyed(secret, f"chat:{platform}:{chat_id}")
+
+
+def hash_message(secret: bytes, platform: str, message_id: str) -> str:
+    """The stored stand-in for a platform's message id (a WhatsApp message id encodes
+    the sender's phone number).
+
+    Returns:
+        HMAC-SHA256 of ``"message:{platform}:{message_id}"``, as 64 hex characters.
+    """
+    return _keyed(secret, f"message:{platform}:{message_id}")
 
 
 def hash_api_key(secret: bytes, key: str) -> str:

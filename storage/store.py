@@ -5,7 +5,9 @@ tables share their ``Database``): ``store.checks``, ``store.reports``,
 ``store.vectors``, ``store.feedback``, ``store.chats`` (chat settings),
 ``store.marks`` (section marks), ``store.deliveries``, ``store.reviews``
 (moderators' reviews of verdicts), ``store.attempts`` (requests as the limits
-count them) and ``store.shown_cards`` (where each card was shown, for corrections).
+count them), ``store.shown_cards`` (where each card was shown, for corrections),
+``store.seen_messages`` (the chat messages a bot took, each answered once) and
+``store.heard`` (what was heard in a check's voice note, for a run from the store).
 Every time is timezone-aware UTC, stored as fixed-width ISO 8601 text (so text order
 is time order). Every string written goes through :func:`~storage.keys.storable_text` first,
 so a post with broken surrogates is stored (with U+FFFD) instead of crashing the
@@ -24,6 +26,7 @@ from .chat_records import ChatSettings, Feedback, SectionMarks
 from .checks import Checks
 from .deliveries import Deliveries
 from .errors import StorageError
+from .heard_notes import HeardNotes
 from .locked import LockedDatabase
 from .postgres import PostgresDatabase, consistent, is_postgres
 from .reports import Reports
@@ -31,6 +34,7 @@ from .retention import purge_content
 from .reviews import Reviews
 from .rows import CheckRow, CheckStatus, RepeatKind
 from .sealing import Sealer
+from .seen_messages import SeenMessages
 from .shown_cards import ShownCards
 from .sql import StoreDatabase
 from .vectors import Vectors
@@ -71,6 +75,8 @@ class CheckStore:
         self.attempts = Attempts(self.database)
         self.shown_cards = ShownCards(self.database, sealer)
         self.webhook_calls = WebhookCalls(self.database)
+        self.seen_messages = SeenMessages(self.database)
+        self.heard = HeardNotes(self.database)
 
     @property
     def clock(self) -> Callable[[], dt.datetime]:

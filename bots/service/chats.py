@@ -1,7 +1,8 @@
 """What a chat reads and writes through the check service besides its checks, each
 awaited and run on the service's own threads, with ids as the platform gives them
 (stored only as keyed hashes): a chat's settings, votes, a check as the chat that asked
-it sees it, and the marks of the card sections posted. ``service.chats`` of a
+it sees it, the marks of the card sections posted, and the messages a bot has taken
+(each answered once, whichever replica a redelivery reaches). ``service.chats`` of a
 :class:`~bots.service.checks.CheckService`."""
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ class ChatRecords:
                 self.store.chats.set(platform, chat, key, value)
 
         await self._run(write)
+
+    async def first_message(self, platform: str, message_id: str) -> bool:
+        """Whether a bot of ``platform`` takes the message ``message_id`` for the first
+        time, on any process on the store (it is remembered now, as its keyed hash, for
+        :data:`storage.seen_messages.SEEN_FOR`): a platform's redelivery is answered once."""
+        key = self.namer.message(platform, message_id)
+        return await self._run(self.store.seen_messages.first, platform, key)
 
     async def vote(self, row: CheckRow, requester: Requester, vote: int) -> tuple[int, int]:
         """Record a user's vote on a check's verdict; votes on a repeat count for the check

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from storage.api_keys import ApiKeys
 from storage.keys import keyed_text_hash
 from storage.reviews import Review
+from storage.seen_messages import SEEN_FOR
 from storage.store import CheckRow, CheckStore
 from zofia_engine.ports import Answerer, Checker, TextEncoder
 from zofia_engine.post import ReadPost
@@ -47,7 +48,7 @@ from .handles import CheckHandle, Turnstile, Waiters
 from .limits import DAY, RequestLimits
 from .naming import ChatNamer
 from .pages import ReportPages
-from .posts import costs_work, post_of
+from .posts import costs_work, keep_heard, post_of
 from .records import (
     Admission,
     CardPlace,
@@ -162,7 +163,7 @@ class CheckService:
 
     async def purge_expired(self) -> int:
         """Delete post text and evidence older than the retention (verdicts stay), and
-        what else is kept for a while: attempts, tokens, stale deliveries.
+        what else is kept for a while: attempts, tokens, stale deliveries, the messages taken.
 
         Returns:
             How many checks were purged.
@@ -176,6 +177,7 @@ class CheckService:
         self.repeats.keep_since(now - self.window)
         self.store.attempts.forget(before=now - DAY)  # no limit looks further back
         self.store.shown_cards.forget_tokens(now)  # an expired token edits nothing
+        self.store.seen_messages.forget(before=now - SEEN_FOR)  # no redelivery comes later
         if self.retention is None:
             return 0
         purged = self.store.purge(older_than=now - self.retention)
@@ -272,7 +274,7 @@ class CheckService:
         now = self.clock()
 
         def record(**extra: Any) -> CheckRow:
-            return self.store.checks.create(
+            row = self.store.checks.create(
                 platform=admission.platform,
                 chat=admission.chat,
                 requester=admission.requester,
@@ -281,6 +283,8 @@ class CheckService:
                 in_group=requester.in_group,
                 **extra,
             )
+            keep_heard(self.store, row, read)  # a run from the store reports it too
+            return row
 
         intake = Intake(read, digest, admission, recheck, now, record)
         # One decision at a time per text, so that concurrent forwards of one post see

@@ -32,6 +32,7 @@ from .corrections import correcting
 from .delivery import Intake, Parts, PostCard, Probes
 from .finished import save_report
 from .handles import CheckHandle, Run, joined
+from .posts import read_stored
 from .records import CheckFailedError, Outcome, SendCorrection
 from .stored_answers import answer_from_store
 
@@ -146,6 +147,11 @@ class LocalDelivery:
         run.task = asyncio.create_task(self._engine(row, run, post, vector))
         return handle
 
+    async def _read_stored(self, check_id: str, post: Post) -> ReadPost:
+        """A resumed check's stored post, read again with what was heard in it."""
+        heard = await self.parts.threads.run(self.store.heard.get, check_id)
+        return await read_stored(self.parts.checker, post, heard)
+
     async def _engine(
         self, row: CheckRow, run: Run, post: ReadPost | Post, vector: np.ndarray | None
     ) -> None:
@@ -157,7 +163,9 @@ class LocalDelivery:
         try:
             async with parts.slots.slot(row.chat):
                 await set_status("running")
-                read = post if isinstance(post, ReadPost) else await parts.checker.read(post)
+                read = (
+                    post if isinstance(post, ReadPost) else await self._read_stored(check_id, post)
+                )
                 if vector is None:
                     vector = await parts.repeats.vector(read.text)
                 report = await parts.checker.check(read, on_progress=self._progress(run))

@@ -6,7 +6,7 @@ records; no line names a user or a chat by its id."""
 
 from __future__ import annotations
 
-from storage.keys import hash_chat, hash_user
+from storage.keys import hash_chat, hash_message, hash_user
 
 __all__ = ["ChatNamer"]
 
@@ -30,6 +30,10 @@ class ChatNamer:
     def chat(self, platform: str, chat_id: str) -> str:
         """The stored stand-in for a chat id (an HMAC: a private chat's id is a user's)."""
         return hash_chat(self._secret, platform, chat_id)
+
+    def message(self, platform: str, message_id: str) -> str:
+        """The stored stand-in for a platform's message id (an HMAC, never the id)."""
+        return hash_message(self._secret, platform, message_id)
 
     def log_name(self, platform: str, chat_id: object) -> str:
         """A chat as a log line names it: the first 12 hex digits of its keyed hash."""

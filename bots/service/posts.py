@@ -1,6 +1,11 @@
 """The post a message stands for, read by the service once for every front-end: a
 message that is only a link is fetched here, and its text, images and voice note go to
-the engine as they are. The bots take this from here, never the engine's fetching."""
+the engine as they are. The bots take this from here, never the engine's fetching.
+
+A check run from the store (a queued check on a worker, a check resumed after a crash)
+has only its post's text to read again: what was heard in its voice note is kept with
+the check when it is recorded (:func:`keep_heard`) and joins that reading
+(:func:`read_stored`), so that its report and card say what was heard."""
 
 from __future__ import annotations
 
@@ -8,12 +13,22 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
+from storage.heard_notes import HeardNote
+from storage.store import CheckRow, CheckStore
 from zofia_engine.fetch import fetch_article
-from zofia_engine.post import Post, PostAudio, PostImage
+from zofia_engine.ports import Checker
+from zofia_engine.post import Post, PostAudio, PostImage, ReadPost
 
 from .records import Fetched, Message
 
-__all__ = ["costs_work", "post_from_link", "post_from_message", "post_of"]
+__all__ = [
+    "costs_work",
+    "keep_heard",
+    "post_from_link",
+    "post_from_message",
+    "post_of",
+    "read_stored",
+]
 
 _ONLY_A_URL = re.compile(r"\s*(https?://\S+)\s*", re.IGNORECASE)
 _FIRST_URL = re.compile(r"https?://[^\s<>\"']+", re.IGNORECASE)
@@ -119,3 +134,19 @@ async def post_of(message: Message, fetched: Fetched | None = None) -> Post:
     if message.url and not post.url:
         post = post.model_copy(update={"url": message.url})
     return post
+
+
+def keep_heard(store: CheckStore, row: CheckRow, read: ReadPost) -> None:
+    """Keep what was heard in ``read``'s voice note with the check ``row`` runs (a repeat
+    runs nothing: it keeps nothing) (blocking)."""
+    if read.heard is not None and row.repeat_of is None:
+        store.heard.keep(row.id, HeardNote(read.heard, read.caption))
+
+
+async def read_stored(checker: Checker, post: Post, heard: HeardNote | None) -> ReadPost:
+    """A stored check's ``post`` read again, with what was heard in its voice note
+    (``heard``: :meth:`store.heard.get <storage.heard_notes.HeardNotes.get>`)."""
+    read = await checker.read(post)
+    if heard is None:
+        return read
+    return read.model_copy(update={"heard": heard.transcript, "caption": heard.caption})

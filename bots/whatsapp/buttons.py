@@ -5,7 +5,8 @@ saved as a review (:func:`bots.chat.reviews.save_review`).
 Each button's id carries its state (``zf:debate:<check id>``,
 ``zf:rv:<choice>:<check id>``), and the report is read from the store when it is
 pressed, so buttons keep working after a restart. A check that was not asked in the
-presser's own chat is "not found". A press is a message from the user: it is answered
+presser's own chat is "not found". What the buttons say themselves ("not found", who may
+review) is said in the chat's language. A press is a message from the user: it is answered
 inside their window. Who may review on WhatsApp: a reviewer named in ``[service]
 reviewers`` (``"whatsapp:<wa_id>"``); a WhatsApp chat is a user's own, with no
 moderators, so nobody else.
@@ -19,7 +20,7 @@ import re
 from bots.chat.reviews import CHOICES, choice_label, choose_sentence, save_review
 from bots.render.sections import section
 from bots.render.sentences import review_refusal
-from bots.render.words import Words, words_for
+from bots.render.words import N_, Words, words_for
 from bots.service.records import CheckNotFoundError, CheckRow, ReviewRequest
 from bots.service.refusals import ReviewRefused
 from zofia_engine.report import Report
@@ -33,8 +34,8 @@ __all__ = ["NOT_FOUND", "REFUSED", "on_press"]
 
 log = logging.getLogger(__name__)
 
-NOT_FOUND = "That check was not found."
-REFUSED = "Only a reviewer named in the bot's settings can review a verdict on WhatsApp."
+NOT_FOUND = N_("That check was not found.")
+REFUSED = N_("Only a reviewer named in the bot's settings can review a verdict on WhatsApp.")
 #: a list row's title and a section's, at most (the API refuses longer)
 ROW_TITLE_LIMIT = 24
 _CHOICE = re.compile(
@@ -63,10 +64,15 @@ async def _reply(ctx: WhatsAppContext, inbound: Inbound, text: str) -> None:
     await ctx.outbox.text(inbound.sender, text, reply_to=inbound.id)
 
 
+async def _say(ctx: WhatsAppContext, inbound: Inbound, sentence: str) -> None:
+    """One of the buttons' own sentences, in the chat's language."""
+    await _reply(ctx, inbound, words_for(await ctx.language(inbound.sender))(sentence))
+
+
 async def _section(ctx: WhatsAppContext, inbound: Inbound, check_id: str, kind: str) -> None:
     found = await ctx.service.chats.stored(check_id, PLATFORM, inbound.sender)
     if found is None or found[1] is None:
-        await _reply(ctx, inbound, NOT_FOUND)
+        await _say(ctx, inbound, NOT_FOUND)
         return
     for n, text in enumerate(section_messages(section(kind, found[1]))):
         await ctx.outbox.text(inbound.sender, text, reply_to=inbound.id if n == 0 else "")
@@ -86,11 +92,11 @@ async def _reviewable(
     """The check a reviewer asks to review and its report; ``None``, and the sender told
     why in one sentence, when they may not review or there is no such report here."""
     if not _may_review(ctx, inbound.sender):
-        await _reply(ctx, inbound, REFUSED)
+        await _say(ctx, inbound, REFUSED)
         return None
     found = await ctx.service.chats.stored(check_id, PLATFORM, inbound.sender)
     if found is None or found[1] is None:
-        await _reply(ctx, inbound, NOT_FOUND)
+        await _say(ctx, inbound, NOT_FOUND)
         return None
     return found[0], found[1]
 
@@ -127,5 +133,5 @@ async def _save(ctx: WhatsAppContext, inbound: Inbound, check_id: str, choice: s
     except ReviewRefused as exc:
         said = review_refusal(exc, words)
     except CheckNotFoundError:
-        said = NOT_FOUND
+        said = words(NOT_FOUND)
     await _reply(ctx, inbound, said)

@@ -6,8 +6,9 @@ the common check flow (:func:`bots.chat.check_flow.run_check`) with a
 progress: one "checking…" reply to the user's message when the check starts, then the
 card as a new message (:func:`~.cards.send_card`); a verdict the evidence fixed
 before the debate comes first as the early card, and the completed card follows.
-A picture is found through the Cloud API once the request is admitted, refused from
-its declared size before it is downloaded.
+A picture or a voice note is found through the Cloud API once the request is admitted,
+refused from its declared size before it is downloaded; one that cannot be downloaded is
+said in one sentence, in the chat's language.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import aiohttp
 from bots.chat.check_flow import CheckRequest, card_target, run_check
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
-from bots.render.words import Words, words_for
+from bots.render.words import N_, Words, words_for
 from bots.service.audio import PostAudio
 from bots.service.audio import refuse_declared as refuse_audio
 from bots.service.images import refuse_declared
@@ -35,11 +36,20 @@ from .context import WhatsAppContext
 from .inbound import Inbound
 from .render import checking_text
 
-__all__ = ["NOT_DOWNLOADED", "WhatsAppScreen", "check_inbound", "delivery_target"]
+__all__ = [
+    "NOT_DOWNLOADED",
+    "VOICE_NOT_DOWNLOADED",
+    "WhatsAppScreen",
+    "check_inbound",
+    "delivery_target",
+]
 
 log = logging.getLogger(__name__)
 
-NOT_DOWNLOADED = "I could not download the picture from WhatsApp; please send it again."
+NOT_DOWNLOADED = N_("I could not download the picture from WhatsApp; please send it again.")
+VOICE_NOT_DOWNLOADED = N_(
+    "I could not download the voice note from WhatsApp; please send it again."
+)
 
 
 class WhatsAppScreen:
@@ -98,9 +108,12 @@ def delivery_target(inbound: Inbound, card: dict[str, Any]) -> dict[str, Any]:
     return {"to": inbound.sender, "reply_to": inbound.id, **card}
 
 
-def _fetch(ctx: WhatsAppContext, media_id: str, *, audio: bool) -> Callable[[], Awaitable[Fetched]]:
+def _fetch(
+    ctx: WhatsAppContext, inbound: Inbound, words: Words
+) -> Callable[[], Awaitable[Fetched]]:
     """The picture's or the voice note's download, once the request is admitted: refused
-    from its declared size first."""
+    from its declared size first; a failed download said in ``words``."""
+    media_id, audio = inbound.media_id, inbound.kind == "audio"
 
     async def fetch() -> Fetched:
         cloud = ctx.outbox.cloud
@@ -113,7 +126,9 @@ def _fetch(ctx: WhatsAppContext, media_id: str, *, audio: bool) -> Callable[[], 
             data = await cloud.download(media)
         except (GraphError, aiohttp.ClientError) as exc:
             log.warning("could not download media: %s", exc)
-            raise InvalidPostError(NOT_DOWNLOADED) from None
+            raise InvalidPostError(
+                words(VOICE_NOT_DOWNLOADED if audio else NOT_DOWNLOADED)
+            ) from None
         if audio:
             return Fetched(audio=PostAudio(data=data, media_type=media.mime_type))
         return Fetched(images=((data, media.mime_type),))
@@ -127,9 +142,7 @@ async def check_inbound(ctx: WhatsAppContext, inbound: Inbound, language: str) -
     origin = words("a forwarded message") if inbound.forwarded else ""
     message = Message(
         inbound.text,
-        fetch=_fetch(ctx, inbound.media_id, audio=inbound.kind == "audio")
-        if inbound.media_id
-        else None,
+        fetch=_fetch(ctx, inbound, words) if inbound.media_id else None,
         origin=origin,
         language=language,
     )

@@ -3,11 +3,14 @@ about a card, or a post to check; anything else (a voice note, a sticker, a vide
 document) gets the one sentence the bots say for what they cannot check.
 
 - ``/privacy``: what is stored, for how long, how to have it deleted (the bots' one
-  privacy text); ``/language <name>``: the chat's language (the card's words and the
-  panel's); ``/help``: what the tipline does.
+  privacy text, English as on every platform); ``/language <name>``: the chat's language
+  (the card's words and the panel's); ``/help``: what the tipline does.
 - A reply to one of the bot's cards asks about its check (a follow-up, as a reply to a
   card does on Telegram).
-- A text, a link, or a picture with or without its caption starts a check.
+- A text, a link, a picture with or without its caption, or a voice note starts a check.
+
+What the tipline says itself (the help, the language set or not known) is said in the
+chat's language, as the cards are.
 
 Each message's work runs in a task of its own (:meth:`~bots.chat.in_flight.InFlight.spawn`),
 so the webhook answers Meta at once; a shutdown waits for it.
@@ -18,10 +21,10 @@ from __future__ import annotations
 import logging
 
 from bots.chat.follow_ups import ask, named_answer
-from bots.render.languages import LANGUAGE_KEY, language_name
+from bots.render.languages import LANGUAGE_KEY, LANGUAGES, language_name
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT
-from bots.render.words import words_for
+from bots.render.words import N_, Words, translated_languages, words_for
 from bots.service.records import FollowUp
 
 from .buttons import on_press
@@ -31,15 +34,22 @@ from .inbound import Inbound
 from .render import TEXT_LIMIT, plain
 from .settings import PLATFORM
 
-__all__ = ["HELP", "on_message"]
+__all__ = ["HELP", "LANGUAGE_SET", "UNKNOWN_LANGUAGE", "on_message"]
 
 log = logging.getLogger(__name__)
 
-HELP = (
-    "Forward me a message, a link or a picture (with its caption) and I check it: "
-    '"checking…" comes at once, then the verdict with its sources. Its buttons show '
-    "the panel's debate and the evidence; reply to a verdict to ask about it. "
+HELP = N_(
+    "Forward me a message, a link, a picture (with its caption) or a voice note and I "
+    'check it: "checking…" comes at once, then the verdict with its sources. Its buttons '
+    "show the panel's debate and the evidence; reply to a verdict to ask about it. "
     "/language <name> sets the language I answer in; /privacy says what is stored."
+)
+#: the reply to ``/language <name>``, in the language just set
+LANGUAGE_SET = N_("Language: {name}.")
+#: the reply to ``/language <name>`` with a name not known
+UNKNOWN_LANGUAGE = N_(
+    "{name} is not a language I can answer in; choose one of {languages}. The card's own "
+    "words are in {translated}."
 )
 
 
@@ -94,18 +104,36 @@ async def _command(ctx: WhatsAppContext, inbound: Inbound, command: str, rest: s
     if command == "/privacy":
         await _say(ctx, inbound, privacy_text(retention_days_of(ctx.service.retention)))
     elif command == "/help":
-        await _say(ctx, inbound, HELP)
+        await _say(ctx, inbound, words_for(await ctx.language(inbound.sender))(HELP))
     elif command == "/language":
-        try:
-            name = language_name(rest)
-        except ValueError as exc:
-            await _say(ctx, inbound, str(exc))
-            return True
-        await ctx.service.chats.set_settings(PLATFORM, inbound.sender, {LANGUAGE_KEY: name})
-        await _say(ctx, inbound, f"Language: {name or 'English'}.")
+        await _set_language(ctx, inbound, rest)
     else:
         return False
     return True
+
+
+async def _set_language(ctx: WhatsAppContext, inbound: Inbound, text: str) -> None:
+    """``/language <name>``: the chat's language set and said in it, or one sentence, in
+    the chat's language, naming those it can be."""
+    try:
+        name = language_name(text)
+    except ValueError:
+        words = words_for(await ctx.language(inbound.sender))
+        await _say(ctx, inbound, unknown_language(text, words))
+        return
+    await ctx.service.chats.set_settings(PLATFORM, inbound.sender, {LANGUAGE_KEY: name})
+    await _say(ctx, inbound, words_for(name)(LANGUAGE_SET, name=name or "English"))
+
+
+def unknown_language(text: str, words: Words) -> str:
+    """The sentence for a ``/language`` name not known (the names stay English: they are
+    what the command takes)."""
+    return words(
+        UNKNOWN_LANGUAGE,
+        name=repr(text.strip()[:40]),
+        languages=", ".join(["English", *LANGUAGES]),
+        translated=", ".join(["English", *translated_languages()]),
+    )
 
 
 async def _follow_up(ctx: WhatsAppContext, inbound: Inbound, check_id: str, language: str) -> None:

@@ -17,8 +17,8 @@ from bots.service.checks import CheckService
 from .cloud import CloudAPI
 from .context import MediaCaps, WhatsAppContext
 from .handlers import on_message
-from .settings import WhatsAppSettings
-from .webhook import webhook_app
+from .settings import PLATFORM, WhatsAppSettings
+from .webhook import Seen, webhook_app
 from .window import Clock, Outbox, Window, utc_now
 
 __all__ = ["Credentials", "WhatsAppTipline"]
@@ -100,6 +100,7 @@ class WhatsAppTipline:
             app_secret=credentials.app_secret,
             verify_token=credentials.verify_token,
             on_message=functools.partial(on_message, self._context),
+            seen=Seen(functools.partial(self.service.chats.first_message, PLATFORM)),
         )
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()

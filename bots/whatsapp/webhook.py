@@ -7,8 +7,13 @@
   HMAC-SHA256 of the raw body under the app secret). A delivery without a valid
   signature is refused (401) and read no further. A signed one is answered 200 at once
   (Meta retries one that is slow or refused) and its messages handed on, each once: a
-  message id seen before (Meta delivers again when unsure) is answered only the first
-  time (:class:`Seen`, the newest :data:`SEEN` ids of this process).
+  message id seen before (Meta delivers again when unsure, for days) is answered only
+  the first time, by whichever process of the deployment took it first. The newest
+  :data:`SEEN` ids this process took are the fast first answer (:class:`Seen`); an id
+  it has not seen is asked of the store (:class:`Seen`'s ``taken``: the check service's
+  ``chats.first_message``, which keeps each id as a keyed hash), so that a restart or
+  a second replica behind the same URL does not answer it again. A store that cannot
+  be asked fails the delivery (500), and Meta delivers it again.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from aiohttp import web
 
 from .inbound import Inbound, inbound_messages
 
-__all__ = ["SEEN", "Seen", "signature", "verified", "webhook_app"]
+__all__ = ["SEEN", "Seen", "Taken", "signature", "verified", "webhook_app"]
 
 log = logging.getLogger(__name__)
 
@@ -47,22 +52,39 @@ def verified(body: bytes, header: str | None, app_secret: str) -> bool:
     return hmac.compare_digest(header.strip().lower(), signature(body, app_secret))
 
 
-class Seen:
-    """The message ids handled, the newest :data:`SEEN`."""
+#: whether the deployment takes a message id for the first time (remembering it)
+Taken = Callable[[str], Awaitable[bool]]
 
-    def __init__(self, size: int = SEEN) -> None:
+
+class Seen:
+    """The message ids taken: the newest :data:`SEEN` of this process, then ``taken``
+    (the store's answer, for every process on it; ``None``: this process only).
+
+    Args:
+        taken: whether the store takes a message id for the first time.
+        size: how many ids this process remembers.
+    """
+
+    def __init__(self, taken: Taken | None = None, size: int = SEEN) -> None:
         self._ids: OrderedDict[str, None] = OrderedDict()
+        self._taken = taken
         self._size = size
 
-    def first(self, message_id: str) -> bool:
-        """Whether ``message_id`` comes for the first time (it is remembered now)."""
-        if message_id in self._ids:
-            self._ids.move_to_end(message_id)
-            return False
+    async def first(self, message_id: str) -> bool:
+        """Whether ``message_id`` comes for the first time, to this process and to the
+        store (it is remembered now, in both).
+
+        Raises:
+            Exception: what the store raised; the id is not remembered here, so that
+                Meta's next delivery of it is asked again.
+        """
+        known = message_id in self._ids
+        new = not known and (self._taken is None or await self._taken(message_id))
         self._ids[message_id] = None
+        self._ids.move_to_end(message_id)
         while len(self._ids) > self._size:
             self._ids.popitem(last=False)
-        return True
+        return new
 
 
 def webhook_app(
@@ -74,7 +96,8 @@ def webhook_app(
     seen: Seen | None = None,
 ) -> web.Application:
     """The webhook as an aiohttp application. ``on_message`` gets each new message; it
-    must return quickly (the bot starts the work in a task of its own)."""
+    must return quickly (the bot starts the work in a task of its own). ``seen``: the
+    message ids taken (see the module's docstring); by default, this process's only."""
     seen = seen or Seen()
 
     async def handshake(request: web.Request) -> web.Response:
@@ -101,7 +124,7 @@ def webhook_app(
         except ValueError:
             return web.Response(status=400, text="not JSON")
         for message in inbound_messages(payload):
-            if seen.first(message.id):
+            if await seen.first(message.id):
                 result = on_message(message)
                 if result is not None:
                     await result

@@ -1,6 +1,6 @@
 """The schema, as an ordered list of named migrations: one module each.
 
-``m001_initial`` … ``m020_api_webhooks`` each say what they change and why, and apply it
+``m001_initial`` … ``m022_heard_notes`` each say what they change and why, and apply it
 (``apply(db, secret)``); :data:`MIGRATIONS` here lists them in order, and
 :func:`migrate` applies the pending ones; :mod:`storage.schema.shared` holds what
 several of them use. A new migration is a new module, appended to the list.
@@ -47,6 +47,8 @@ from . import (
     m018_checks_in_groups,
     m019_early_reports,
     m020_api_webhooks,
+    m021_seen_messages,
+    m022_heard_notes,
 )
 from .shared import Migration
 
@@ -74,6 +76,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m018_checks_in_groups", m018_checks_in_groups.apply),
     ("m019_early_reports", m019_early_reports.apply),
     ("m020_api_webhooks", m020_api_webhooks.apply),
+    ("m021_seen_messages", m021_seen_messages.apply),
+    ("m022_heard_notes", m022_heard_notes.apply),
 ]
 
 

@@ -51,6 +51,8 @@ TABLES = {
     "deliveries",
     "early_reports",
     "webhook_calls",
+    "seen_messages",
+    "heard_notes",
 }
 POST = "The mayor of Springfield said the river bridge will close for all of 2027."
 

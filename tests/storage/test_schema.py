@@ -58,6 +58,8 @@ ALL_MIGRATIONS = [
     "m018_checks_in_groups",
     "m019_early_reports",
     "m020_api_webhooks",
+    "m021_seen_messages",
+    "m022_heard_notes",
 ]
 KEY = b"k" * 32
 

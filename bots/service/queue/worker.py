@@ -34,6 +34,7 @@ from zofia_engine.report import Report
 
 from ..delivery import PostCard
 from ..finished import save_report
+from ..posts import read_stored
 from ..records import CardState, Failed
 from ..repeats import post_vector
 from ..settings import QueueSettings
@@ -159,7 +160,8 @@ class CheckRunner:
             loop.run_in_executor(self._publisher, self._announce, check_id, said, early)
 
         try:
-            read = await self.checker.read(post)
+            heard = await asyncio.to_thread(self.store.heard.get, check_id)
+            read = await read_stored(self.checker, post, heard)
             report = await self.checker.check(read, on_progress=progress)
             # The same vector an in-process run stores (bots.service.local).
             vector = await asyncio.to_thread(post_vector, self.encoder, read.text)
