@@ -105,6 +105,7 @@ TEMPLATE_VARIABLES: dict[str, dict[str, Any]] = {
     },
     "passage_system": {},
     "restated": {"passage": "P.", "statement": "It is in Paris."},
+    "answer_findings": {"passage": "P.", "claim": "It is in Paris."},
     "plan": {"claim": "A claim.", "tried": ["a query"], "max_queries": 2},
 }
 

@@ -14,11 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ...llm.base import ChatMessage
-from ...llm.session import CheckSession, StepFailed
-from ...llm.token_odds import option_probabilities
+from ...llm.session import CheckSession
 from ...prompting import render
 from ..context import PanelContext
+from ..parts.questions import yes_probability
 from .passage import Answer
 
 __all__ = ["FindingsReply", "findings_show"]
@@ -37,21 +36,9 @@ class FindingsReply(BaseModel):
 async def findings_show(
     session: CheckSession, panel: PanelContext, claim: str, answer: Answer, step: str
 ) -> float | None:
-    """The model's probability that ``answer``'s findings show ``claim`` is correct (its
-    "yes"; 1.0 or 0.0 from its word alone without token probabilities; ``None`` when
-    the call failed)."""
+    """The model's probability that ``answer``'s findings show ``claim`` is correct (see
+    :func:`..parts.questions.yes_probability`)."""
     task = render(
         "answer_findings", passage=panel.untrusted(answer.text), claim=panel.untrusted(claim)
     )
-    messages = [ChatMessage("system", render("passage_system")), ChatMessage("user", task)]
-    try:
-        reply = await session.ask(
-            "verifier", step, messages, FindingsReply, max_tokens=FINDINGS_TOKENS, top_logprobs=5
-        )
-    except StepFailed:
-        return None
-    c = reply.completion
-    odds = option_probabilities(c.text, c.logprobs, "correct", ("yes", "no"))
-    if odds is None:
-        return 1.0 if reply.value.correct == "yes" else 0.0
-    return odds["yes"]
+    return await yes_probability(session, step, task, FindingsReply, FINDINGS_TOKENS)

@@ -32,7 +32,7 @@ from ..context import PanelContext
 from .claim import ClaimParts, PartKind
 from .passage import Passage
 
-__all__ = ["NOT_STATED", "Filled", "fill_blanks", "passage_says"]
+__all__ = ["NOT_STATED", "Filled", "fill_blanks", "passage_says", "yes_probability"]
 
 NOT_STATED = "not stated"
 _WHAT: dict[PartKind, str] = {
@@ -145,21 +145,30 @@ class SaidReply(BaseModel):
 async def passage_says(
     session: CheckSession, panel: PanelContext, statement: str, passage: Passage, step: str
 ) -> float | None:
-    """The model's probability that ``passage`` says ``statement`` (its "yes"; 1.0 or
-    0.0 from its word alone without token probabilities; ``None`` when the call
-    failed)."""
+    """The model's probability that ``passage`` says ``statement`` (see
+    :func:`yes_probability`)."""
     task = render(
         "restated", passage=panel.untrusted(passage.text), statement=panel.untrusted(statement)
     )
+    return await yes_probability(session, step, task, SaidReply, SAID_TOKENS)
+
+
+async def yes_probability(
+    session: CheckSession, step: str, task: str, reply: type[BaseModel], max_tokens: int
+) -> float | None:
+    """The verifier's probability of "yes" to ``task`` over a passage, read from the
+    token probabilities of ``reply``'s one yes/no field (1.0 or 0.0 from its word alone
+    without them; ``None`` when the call failed)."""
+    (field,) = reply.model_fields
     messages = [ChatMessage("system", render("passage_system")), ChatMessage("user", task)]
     try:
         answer = await session.ask(
-            "verifier", step, messages, SaidReply, max_tokens=SAID_TOKENS, top_logprobs=5
+            "verifier", step, messages, reply, max_tokens=max_tokens, top_logprobs=5
         )
     except StepFailed:
         return None
     c = answer.completion
-    odds = option_probabilities(c.text, c.logprobs, "said", ("yes", "no"))
+    odds = option_probabilities(c.text, c.logprobs, field, ("yes", "no"))
     if odds is None:
-        return 1.0 if answer.value.said == "yes" else 0.0
+        return 1.0 if getattr(answer.value, field) == "yes" else 0.0
     return odds["yes"]
