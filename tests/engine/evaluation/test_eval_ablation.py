@@ -72,12 +72,14 @@ SILENCED: dict[str, set[str]] = {
 # debate that reached its cap, RADAR's debaters and the flat verifier are not the
 # default, and the scripted nodes are reliable enough never to be split. At this depth
 # the tree of claims reads each claim, so the part reader's blanks and its yes/no are
-# not asked, nor a planned search (the tree settles the core claim).
+# not asked, nor a planned search (the tree settles the core claim), nor the answer
+# reading's findings question.
 PANEL = set(SCHEMAS) - {
     "blanksreply",
     "saidreply",
     "planreply",
     "onlyllmreply",  # the only-LLM baseline of bench/settle.py, never a check's
+    "findingsreply",  # the answer reading, off by default and with no fact-check here
     "finalreply",
     "radarreply",
     "readerreply",
