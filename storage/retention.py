@@ -2,15 +2,15 @@
 
 After ``storage.retention_days`` everything that can name someone or restate the post
 goes: its text, where it was forwarded from, its link, the key that finds its repeats,
-what was heard in its voice note, any error text, the evidence, the report's JSON and
-summary, claim texts and reasons, analysis and debate texts, the post vector, the bots'
-section marks, where a card was to be delivered, where a card was shown (the chat and
-message ids a correction would go to), feedback comments, the notes and links of the
-check's reviews, and the settings of chats quiet for as long. The record stays for
-statistics: the check's id, platform, keyed chat and requester, times, status and reply
-language; the verdict, confidence, counts, claim labels, votes and the model-call
-accounting; and each review's row (who as a keyed hash, when, from which verdict to
-which, for which keyed chat).
+what was read from its images and heard in its voice note, any error text, the
+evidence, the report's JSON and summary, claim texts and reasons, analysis and debate
+texts, the post vector, the bots' section marks, where a card was to be delivered, where
+a card was shown (the chat and message ids a correction would go to), feedback comments,
+the notes and links of the check's reviews, and the settings of chats quiet for as
+long. The record stays for statistics: the check's id, platform, keyed chat and
+requester, times, status and reply language; the verdict, confidence, counts, claim
+labels, votes and the model-call accounting; and each review's row (who as a keyed
+hash, when, from which verdict to which, for which keyed chat).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _HAS_CONTENT = """
     OR EXISTS (SELECT 1 FROM evidence WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM post_vectors WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM early_reports WHERE check_id = c.id)
-    OR EXISTS (SELECT 1 FROM heard_notes WHERE check_id = c.id)
+    OR EXISTS (SELECT 1 FROM media_readings WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM deliveries WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM shown_cards WHERE check_id = c.id)
     OR EXISTS (SELECT 1 FROM claims WHERE check_id = c.id
@@ -62,7 +62,7 @@ _PURGE_STATEMENTS = [
     "DELETE FROM evidence WHERE check_id IN ({ids})",
     "DELETE FROM post_vectors WHERE check_id IN ({ids})",
     "DELETE FROM early_reports WHERE check_id IN ({ids})",
-    "DELETE FROM heard_notes WHERE check_id IN ({ids})",
+    "DELETE FROM media_readings WHERE check_id IN ({ids})",
     "DELETE FROM deliveries WHERE check_id IN ({ids})",
     "DELETE FROM shown_cards WHERE check_id IN ({ids})",
     "UPDATE claims SET text = NULL, reason = NULL, quotes_json = NULL WHERE check_id IN ({ids})"

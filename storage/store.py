@@ -7,7 +7,8 @@ tables share their ``Database``): ``store.checks``, ``store.reports``,
 (moderators' reviews of verdicts), ``store.attempts`` (requests as the limits
 count them), ``store.shown_cards`` (where each card was shown, for corrections),
 ``store.seen_messages`` (the chat messages a bot took, each answered once) and
-``store.heard`` (what was heard in a check's voice note, for a run from the store).
+``store.media_readings`` (what was read from a check's images and heard in its voice
+note, for a run from the store).
 Every time is timezone-aware UTC, stored as fixed-width ISO 8601 text (so text order
 is time order). Every string written goes through :func:`~storage.keys.storable_text` first,
 so a post with broken surrogates is stored (with U+FFFD) instead of crashing the
@@ -26,8 +27,8 @@ from .chat_records import ChatSettings, Feedback, SectionMarks
 from .checks import Checks
 from .deliveries import Deliveries
 from .errors import StorageError
-from .heard_notes import HeardNotes
 from .locked import LockedDatabase
+from .media_readings import MediaReadings
 from .postgres import PostgresDatabase, consistent, is_postgres
 from .reports import Reports
 from .retention import purge_content
@@ -76,7 +77,7 @@ class CheckStore:
         self.shown_cards = ShownCards(self.database, sealer)
         self.webhook_calls = WebhookCalls(self.database)
         self.seen_messages = SeenMessages(self.database)
-        self.heard = HeardNotes(self.database)
+        self.media_readings = MediaReadings(self.database)
 
     @property
     def clock(self) -> Callable[[], dt.datetime]:

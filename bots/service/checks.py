@@ -48,7 +48,7 @@ from .handles import CheckHandle, Turnstile, Waiters
 from .limits import DAY, RequestLimits
 from .naming import ChatNamer
 from .pages import ReportPages
-from .posts import costs_work, keep_heard, post_of
+from .posts import costs_work, keep_media_reading, post_of
 from .records import (
     Admission,
     CardPlace,
@@ -283,7 +283,7 @@ class CheckService:
                 in_group=requester.in_group,
                 **extra,
             )
-            keep_heard(self.store, row, read)  # a run from the store reports it too
+            keep_media_reading(self.store, row, read)  # a run from the store reports it too
             return row
 
         intake = Intake(read, digest, admission, recheck, now, record)

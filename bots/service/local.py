@@ -148,9 +148,10 @@ class LocalDelivery:
         return handle
 
     async def _read_stored(self, check_id: str, post: Post) -> ReadPost:
-        """A resumed check's stored post, read again with what was heard in it."""
-        heard = await self.parts.threads.run(self.store.heard.get, check_id)
-        return await read_stored(self.parts.checker, post, heard)
+        """A resumed check's stored post, read again with what was read from its images
+        and heard in its voice note."""
+        reading = await self.parts.threads.run(self.store.media_readings.get, check_id)
+        return await read_stored(self.parts.checker, post, reading)
 
     async def _engine(
         self, row: CheckRow, run: Run, post: ReadPost | Post, vector: np.ndarray | None

@@ -3,9 +3,10 @@ message that is only a link is fetched here, and its text, images and voice note
 the engine as they are. The bots take this from here, never the engine's fetching.
 
 A check run from the store (a queued check on a worker, a check resumed after a crash)
-has only its post's text to read again: what was heard in its voice note is kept with
-the check when it is recorded (:func:`keep_heard`) and joins that reading
-(:func:`read_stored`), so that its report and card say what was heard."""
+has only its post's text to read again: what was read from its images and heard in its
+voice note is kept with the check when it is recorded (:func:`keep_media_reading`) and
+joins that reading (:func:`read_stored`), so that its report and card say what was read
+and heard."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from storage.heard_notes import HeardNote
+from storage.media_readings import MediaReading
 from storage.store import CheckRow, CheckStore
 from zofia_engine.fetch import fetch_article
 from zofia_engine.ports import Checker
@@ -23,7 +24,7 @@ from .records import Fetched, Message
 
 __all__ = [
     "costs_work",
-    "keep_heard",
+    "keep_media_reading",
     "post_from_link",
     "post_from_message",
     "post_of",
@@ -136,17 +137,21 @@ async def post_of(message: Message, fetched: Fetched | None = None) -> Post:
     return post
 
 
-def keep_heard(store: CheckStore, row: CheckRow, read: ReadPost) -> None:
-    """Keep what was heard in ``read``'s voice note with the check ``row`` runs (a repeat
-    runs nothing: it keeps nothing) (blocking)."""
-    if read.heard is not None and row.repeat_of is None:
-        store.heard.keep(row.id, HeardNote(read.heard, read.caption))
+def keep_media_reading(store: CheckStore, row: CheckRow, read: ReadPost) -> None:
+    """Keep what was read from ``read``'s images and heard in its voice note with the
+    check ``row`` runs (a post with neither keeps nothing; a repeat runs nothing: it
+    keeps nothing) (blocking)."""
+    if (read.findings or read.heard is not None) and row.repeat_of is None:
+        reading = MediaReading(read.findings, read.heard, read.caption)
+        store.media_readings.keep(row.id, reading)
 
 
-async def read_stored(checker: Checker, post: Post, heard: HeardNote | None) -> ReadPost:
-    """A stored check's ``post`` read again, with what was heard in its voice note
-    (``heard``: :meth:`store.heard.get <storage.heard_notes.HeardNotes.get>`)."""
+async def read_stored(checker: Checker, post: Post, reading: MediaReading | None) -> ReadPost:
+    """A stored check's ``post`` read again, with what was read from its images and
+    heard in its voice note (``reading``: :meth:`store.media_readings.get
+    <storage.media_readings.MediaReadings.get>`)."""
     read = await checker.read(post)
-    if heard is None:
+    if reading is None:
         return read
-    return read.model_copy(update={"heard": heard.transcript, "caption": heard.caption})
+    update = {"findings": reading.findings, "heard": reading.heard, "caption": reading.caption}
+    return read.model_copy(update=update)

@@ -1,6 +1,6 @@
 """The schema, as an ordered list of named migrations: one module each.
 
-``m001_initial`` … ``m022_heard_notes`` each say what they change and why, and apply it
+``m001_initial`` … ``m023_media_readings`` each say what they change and why, and apply it
 (``apply(db, secret)``); :data:`MIGRATIONS` here lists them in order, and
 :func:`migrate` applies the pending ones; :mod:`storage.schema.shared` holds what
 several of them use. A new migration is a new module, appended to the list.
@@ -49,6 +49,7 @@ from . import (
     m020_api_webhooks,
     m021_seen_messages,
     m022_heard_notes,
+    m023_media_readings,
 )
 from .shared import Migration
 
@@ -78,6 +79,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m020_api_webhooks", m020_api_webhooks.apply),
     ("m021_seen_messages", m021_seen_messages.apply),
     ("m022_heard_notes", m022_heard_notes.apply),
+    ("m023_media_readings", m023_media_readings.apply),
 ]
 
 

@@ -52,7 +52,7 @@ TABLES = {
     "early_reports",
     "webhook_calls",
     "seen_messages",
-    "heard_notes",
+    "media_readings",
 }
 POST = "The mayor of Springfield said the river bridge will close for all of 2027."
 

@@ -60,6 +60,7 @@ ALL_MIGRATIONS = [
     "m020_api_webhooks",
     "m021_seen_messages",
     "m022_heard_notes",
+    "m023_media_readings",
 ]
 KEY = b"k" * 32
 

@@ -160,8 +160,8 @@ class CheckRunner:
             loop.run_in_executor(self._publisher, self._announce, check_id, said, early)
 
         try:
-            heard = await asyncio.to_thread(self.store.heard.get, check_id)
-            read = await read_stored(self.checker, post, heard)
+            reading = await asyncio.to_thread(self.store.media_readings.get, check_id)
+            read = await read_stored(self.checker, post, reading)
             report = await self.checker.check(read, on_progress=progress)
             # The same vector an in-process run stores (bots.service.local).
             vector = await asyncio.to_thread(post_vector, self.encoder, read.text)
