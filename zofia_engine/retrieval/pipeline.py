@@ -328,17 +328,10 @@ class EntityGuidedRetrieval:
         entities = salience.entities
         if not entities:
             return [], []
-        k = self.settings.keywords
         picks = select_keywords(
             [e.salience for e in entities],
             similarity_matrix(salience.entity_vectors),
-            gamma=k.gamma,
-            lambda_min=k.lambda_min,
-            lambda_max=k.lambda_max,
-            alpha=k.alpha,
-            beta=k.beta,
-            initial_reference=k.initial_reference,
-            max_keywords=k.max_keywords,
+            self.settings.keywords,
         )
         keywords = [
             Keyword(
