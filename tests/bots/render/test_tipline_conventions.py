@@ -20,6 +20,7 @@ from bots.service.limits import RequestLimits
 from bots.service.records import Outcome
 from bots.service.refusals import RateLimitedError
 from bots.service.settings import ServiceSettings
+from storage import RequestScope
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.report import ClaimResult, Quote
@@ -117,10 +118,10 @@ def test_checks_left_counts_the_last_day_and_writes_nothing(store: CheckStore) -
     assert limits.left_today(who, now) == 3
     for _ in range(2):
         admit()
-    before = store.attempts.count(since=now - dt.timedelta(days=1))
+    before = store.attempts.count(RequestScope(now - dt.timedelta(days=1)))
     assert limits.left_today(who, now) == 1 and limits.left_today("someone-else", now) == 3
     assert limits.left_today(who, now + dt.timedelta(days=2)) == 3  # older than a day
-    assert store.attempts.count(since=now - dt.timedelta(days=1)) == before  # read only
+    assert store.attempts.count(RequestScope(now - dt.timedelta(days=1))) == before  # read only
     admit()
     assert limits.left_today(who, now) == 0
     with pytest.raises(RateLimitedError, match="3 checks a day for you"):
