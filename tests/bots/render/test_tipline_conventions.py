@@ -40,14 +40,14 @@ def test_a_settled_false_or_misleading_card_quotes_a_cited_sentence(verdict: str
     cited = {q.text for c in report.claims if c.id in report.basis for q in c.quotes}
     assert _quoted(line) in cited  # word for word, from a claim the verdict rests on
     assert _quoted(line) == "record no vote on bicycles"  # the core claim's first
-    assert report_card("c", report, "", None, "").notes[0] == line
+    assert report_card("c", report).notes[0] == line
 
 
 @pytest.mark.parametrize("verdict", ["true", "unproven", "no_claim"])
 def test_no_sources_line_for_true_or_unproven(verdict: str) -> None:
     report = full_report(verdict)
     assert sources_line(report) == ""
-    notes = report_card("c", report, "", None, "").notes
+    notes = report_card("c", report).notes
     assert not any(note.startswith("What the sources say") for note in notes)
 
 
