@@ -70,6 +70,7 @@ from tests.peers.servers.telegram_peer import BOT_ID, TOKEN, FakeBotAPI, channel
 from bots.app.runtime import running_service
 from bots.app.settings import Settings
 from bots.app.telegram import running_bot
+from storage import RequestScope
 
 MAX_WAIT_RATIO = 1.5  # the others' mean wait in the burst over the idle one
 MAX_RSS_OVER_IDLE_MB = 1024  # the bot's process, over the image round
@@ -144,7 +145,7 @@ async def one_round(args: argparse.Namespace, backend: Backend, *, burst: int) -
             waits = [answered[chat] - sent[chat] for chat in answered]
             who = service.namer.user("telegram", str(BURSTER["id"]))
             day = service.clock() - dt.timedelta(days=1)
-            admitted = service.store.attempts.count(since=day, requester=who)
+            admitted = service.store.attempts.count(RequestScope(day, who))
             spent = service.store.checks.tokens_since(day, requester=who)
     return {"answered": len(answered), "waits": waits, "admitted": admitted, "tokens": spent}
 

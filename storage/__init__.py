@@ -15,6 +15,7 @@ from __future__ import annotations
 from .database import default_database_path, load_or_create_secret, open_database
 from .errors import CheckNotFoundError, StorageError
 from .keys import hash_chat, hash_user, keyed_text_hash, new_check_id, storable_text, text_hash
+from .request_counts import RequestScope
 from .rows import CheckRow, CheckStatus, RepeatKind
 from .schema import MIGRATIONS, applied_migrations, migrate
 from .store import CheckStore
@@ -26,6 +27,7 @@ __all__ = [
     "CheckStatus",
     "CheckStore",
     "RepeatKind",
+    "RequestScope",
     "StorageError",
     "applied_migrations",
     "default_database_path",

@@ -17,7 +17,7 @@ import secrets
 
 from .keys import storable_text
 from .locked import LockedDatabase
-from .request_counts import count_since, oldest_since
+from .request_counts import RequestScope, count_since, oldest_since
 from .rows import to_iso
 
 __all__ = ["Attempts"]
@@ -78,42 +78,17 @@ class Attempts:
         return max(0, cursor.rowcount)
 
     def count(
-        self,
-        *,
-        since: dt.datetime,
-        requester: str | None = None,
-        platform: str | None = None,
-        chat: str | None = None,
-        up_to: int | None = None,
-        open_in_private: bool = False,
+        self, scope: RequestScope, *, up_to: int | None = None, open_in_private: bool = False
     ) -> int:
-        """How many requests were admitted since ``since`` (``open_in_private``: of those,
+        """How many requests ``scope`` holds were admitted (``open_in_private``: of those,
         the ones in private chats not yet answered), counting no further than ``up_to``."""
         also = "t.private = 1 AND t.ended_at IS NULL" if open_in_private else ""
-        return count_since(
-            self.db,
-            "attempts",
-            since=since,
-            requester=requester,
-            platform=platform,
-            chat=chat,
-            up_to=up_to,
-            also=also,
-        )
+        return count_since(self.db, "attempts", scope, up_to=up_to, also=also)
 
-    def oldest(
-        self,
-        *,
-        since: dt.datetime,
-        requester: str | None = None,
-        platform: str | None = None,
-        chat: str | None = None,
-    ) -> dt.datetime | None:
+    def oldest(self, scope: RequestScope) -> dt.datetime | None:
         """When the oldest of the attempts :meth:`count` counts was made (a limit of N per
         window frees a slot at ``oldest + window``), or ``None`` if there is none."""
-        return oldest_since(
-            self.db, "attempts", since=since, requester=requester, platform=platform, chat=chat
-        )
+        return oldest_since(self.db, "attempts", scope)
 
     def forget(self, before: dt.datetime) -> int:
         """Delete the attempts made before ``before`` (no limit looks back that far).

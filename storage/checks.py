@@ -16,7 +16,7 @@ from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
 from .locked import LockedDatabase
 from .other_chats import MAY_ANSWER
-from .request_counts import count_since, filters, oldest_since
+from .request_counts import RequestScope, count_since, oldest_since
 from .rows import (
     CHECK_STATUSES,
     REPEAT_KINDS,
@@ -232,7 +232,7 @@ class Checks:
         Returns:
             ``(check, verdict)`` pairs.
         """
-        where, params = filters(platform=platform, chat=chat)
+        where, params = RequestScope(platform=platform, chat=chat).where()
         sql = (
             "SELECT c.*, r.verdict AS _verdict FROM checks c"
             " LEFT JOIN reports r ON r.check_id = c.id"
@@ -277,7 +277,7 @@ class Checks:
         """The day's token budget spent by the checks requested since ``since`` (of this
         requester or chat when given): each finished check's real count, and what a
         check running, queued or failed reserved."""
-        where, params = filters(since=since, requester=requester, platform=platform, chat=chat)
+        where, params = RequestScope(since, requester, platform, chat).where()
         sql = f"SELECT coalesce(sum(c.tokens), 0) FROM checks c WHERE {where}"
         (tokens,) = self.db.one(sql, params)
         return int(tokens)
@@ -308,22 +308,11 @@ class Checks:
         everyone, mine, chat_s = (int(c) + int(a) for c, a in zip(checks, asked, strict=True))
         return everyone, mine, chat_s
 
-    def count(
-        self,
-        *,
-        since: dt.datetime,
-        requester: str | None = None,
-        platform: str | None = None,
-        chat: str | None = None,
-        up_to: int | None = None,
-    ) -> int:
-        """How many checks (any status, repeats included) were requested since ``since``.
+    def count(self, scope: RequestScope, *, up_to: int | None = None) -> int:
+        """How many checks (any status, repeats included) ``scope`` holds.
 
         Args:
-            since: the start of the window (timezone-aware).
-            requester: only this user's (the :func:`~storage.keys.hash_user` hash).
-            platform: only this platform's.
-            chat: only this chat's.
+            scope: whose requests, where, and since when.
             up_to: stop counting here (a limit only needs to know "at least N"),
                 which keeps the query short in a busy chat.
 
@@ -331,35 +320,18 @@ class Checks:
             The count; rate limits and quotas compare it with their caps.
 
         Raises:
-            ValueError: ``since`` is naive.
+            ValueError: the scope's ``since`` is naive.
         """
-        return count_since(
-            self.db,
-            "checks",
-            since=since,
-            requester=requester,
-            platform=platform,
-            chat=chat,
-            up_to=up_to,
-        )
+        return count_since(self.db, "checks", scope, up_to=up_to)
 
-    def oldest(
-        self,
-        *,
-        since: dt.datetime,
-        requester: str | None = None,
-        platform: str | None = None,
-        chat: str | None = None,
-    ) -> dt.datetime | None:
+    def oldest(self, scope: RequestScope) -> dt.datetime | None:
         """When the oldest of the requests :meth:`count` counts was made (a limit of N per
         window frees up a slot at ``oldest + window``), or ``None`` if there is none.
 
         Raises:
-            ValueError: ``since`` is naive.
+            ValueError: the scope's ``since`` is naive.
         """
-        return oldest_since(
-            self.db, "checks", since=since, requester=requester, platform=platform, chat=chat
-        )
+        return oldest_since(self.db, "checks", scope)
 
     def _rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[CheckRow]:
         return [CheckRow.from_row(row) for row in self.db.dicts(sql, params)]

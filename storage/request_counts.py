@@ -5,50 +5,54 @@ columns), and the counts and oldest times the rate limits and quotas read from i
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 from .locked import LockedDatabase
 from .rows import from_iso, to_iso
 
-__all__ = ["count_since", "filters", "oldest_since"]
+__all__ = ["RequestScope", "count_since", "oldest_since"]
 
 
-def filters(
-    *,
-    since: dt.datetime | None = None,
-    requester: str | None = None,
-    platform: str | None = None,
-    chat: str | None = None,
-    alias: str = "c",
-) -> tuple[str, dict[str, Any]]:
-    """A ``WHERE`` clause over ``checks c`` (or another table with these columns, named
-    ``alias``) and its parameters; ``1 = 1`` when nothing filters."""
-    values = {"requester": requester, "platform": platform, "chat": chat}
-    params: dict[str, Any] = {name: value for name, value in values.items() if value is not None}
-    clauses = [f"{alias}.{name} = :{name}" for name in params]
-    if since is not None:
-        params["since"] = to_iso(since)
-        clauses.append(f"{alias}.created_at >= :since")
-    return " AND ".join(clauses) or "1 = 1", params
+@dataclass(frozen=True)
+class RequestScope:
+    """Which requests a limit or a quota counts: those made since ``since``
+    (timezone-aware), of one requester (the :func:`~storage.keys.hash_user` hash), one
+    platform or one chat when given; every one where nothing is."""
+
+    since: dt.datetime | None = None
+    requester: str | None = None
+    platform: str | None = None
+    chat: str | None = None
+
+    def where(self, alias: str = "c") -> tuple[str, dict[str, Any]]:
+        """A ``WHERE`` clause over ``checks c`` (or another table with these columns,
+        named ``alias``) and its parameters; ``1 = 1`` when nothing filters.
+
+        Raises:
+            ValueError: ``since`` is naive.
+        """
+        values = {"requester": self.requester, "platform": self.platform, "chat": self.chat}
+        params: dict[str, Any] = {name: v for name, v in values.items() if v is not None}
+        clauses = [f"{alias}.{name} = :{name}" for name in params]
+        if self.since is not None:
+            params["since"] = to_iso(self.since)
+            clauses.append(f"{alias}.created_at >= :since")
+        return " AND ".join(clauses) or "1 = 1", params
 
 
 def count_since(
     db: LockedDatabase,
     table: str,
+    scope: RequestScope,
     *,
-    since: dt.datetime,
-    requester: str | None = None,
-    platform: str | None = None,
-    chat: str | None = None,
     up_to: int | None = None,
     also: str = "",
 ) -> int:
     """How many rows of ``table`` (``checks`` or ``attempts``: both have these columns)
-    were made since ``since``, of this requester or chat when given, and meeting the
-    extra condition ``also`` on ``t``; counting no further than ``up_to``."""
-    where, params = filters(
-        since=since, requester=requester, platform=platform, chat=chat, alias="t"
-    )
+    ``scope`` holds, meeting the extra condition ``also`` on ``t``; counting no further
+    than ``up_to``."""
+    where, params = scope.where("t")
     if also:
         where += f" AND {also}"
     limit = ""
@@ -59,18 +63,8 @@ def count_since(
     return int(count)
 
 
-def oldest_since(
-    db: LockedDatabase,
-    table: str,
-    *,
-    since: dt.datetime,
-    requester: str | None = None,
-    platform: str | None = None,
-    chat: str | None = None,
-) -> dt.datetime | None:
+def oldest_since(db: LockedDatabase, table: str, scope: RequestScope) -> dt.datetime | None:
     """When the oldest row :func:`count_since` counts was made, or ``None``."""
-    where, params = filters(
-        since=since, requester=requester, platform=platform, chat=chat, alias="t"
-    )
+    where, params = scope.where("t")
     (oldest,) = db.one(f"SELECT min(t.created_at) FROM {table} t WHERE {where}", params)
     return from_iso(oldest)

@@ -59,6 +59,8 @@ MAX_IMAGE_BYTES = ImageSettings().max_bytes
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: what the sender of a link is told of every refusal for where it points
 UNREACHABLE = "{} could not be fetched."
+#: how the fetcher names itself to the sites it reads
+USER_AGENT = "zofia-factcheck/0.1"
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 
 
@@ -272,7 +274,6 @@ async def fetch_article(
     timeout_s: float = 15.0,
     max_bytes: int = 5_000_000,
     max_redirects: int = 5,
-    user_agent: str = "zofia-factcheck/0.1",
 ) -> FetchedArticle:
     """Download ``url`` and extract its article.
 
@@ -289,7 +290,7 @@ async def fetch_article(
         raise InvalidPostError(f"{url} is not a valid URL.") from exc
     _check_target(start, allow_private, start)
     accept = "text/html,application/xhtml+xml,text/plain,image/jpeg,image/png,image/webp,image/gif"
-    headers = {"User-Agent": user_agent, "Accept": accept}
+    headers = {"User-Agent": USER_AGENT, "Accept": accept}
     try:
         async with asyncio.timeout(timeout_s):
             final, body, ctype, charset = await _download(

@@ -109,7 +109,7 @@ def render_report(
 ) -> None:
     """Print the verdict card (``card``, or the report's own), then (with ``details``)
     claims, analyses, debate, what went wrong, and the usage."""
-    card = card or report_card("", report, "", None, "")
+    card = card or report_card("", report)
     parts: list[RenderableType] = [_card(card)]
     if details:
         if report.claims:

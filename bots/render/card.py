@@ -208,17 +208,10 @@ def review_note(report: Report, words: Words = ENGLISH) -> list[str]:
     return [f"{said} ({mark.link})" if mark.link else said]
 
 
-def report_card(
-    check_id: str,
-    report: Report,
-    origin: str,
-    published: dt.date | None,
-    repeat_note: str,
-    *,
-    words: Words = ENGLISH,
-) -> VerdictCard:
-    """The card for ``report`` of check ``check_id``, with where the post came from, in
-    ``words`` (the chat's language)."""
+def report_card(check_id: str, report: Report, *, words: Words = ENGLISH) -> VerdictCard:
+    """The card for ``report`` of check ``check_id``, in ``words`` (the chat's language);
+    where the post came from and whether it repeats an earlier check are the post's,
+    not the report's: :func:`verdict_card` adds them."""
     icon, headline, colour = VERDICTS[report.verdict]
     value = report.confidence.value
     return VerdictCard(
@@ -231,9 +224,9 @@ def report_card(
         summary=named_sources(report.summary, report.evidence, words),
         lean=lean_line(report, words),
         links=tuple(Link(item.title or item.url, item.url) for item in top_evidence(report)),
-        origin=origin,
-        published=published,
-        repeat_note=repeat_note,
+        origin="",
+        published=None,
+        repeat_note="",
         notes=(*_sources_note(report, words), *_notes(report, words)),
         checked_by=tuple(_checked_by(report, words)),
         checked=checked_line(report, words),
@@ -278,7 +271,12 @@ def verdict_card(
     ``words`` (the chat's language); ``checks_left``: how many more checks the asker may
     ask for today, if known."""
     note = repeat_note(outcome.repeat_kind, outcome.original_at, words)
-    card = report_card(outcome.check_id, outcome.report, origin, published, note, words=words)
+    card = dataclasses.replace(
+        report_card(outcome.check_id, outcome.report, words=words),
+        origin=origin,
+        published=published,
+        repeat_note=note,
+    )
     left = checks_left_line(checks_left, words)
     if not left:
         return card

@@ -25,6 +25,7 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
+from storage import RequestScope
 from storage.store import CheckStore
 
 from .records import Admission
@@ -74,7 +75,7 @@ class RequestLimits:
         window (``user_daily``, the last 24 hours), the requests already admitted
         counted. Read only."""
         used = self.store.attempts.count(
-            since=now - DAY, requester=requester, up_to=self.settings.user_daily
+            RequestScope(now - DAY, requester), up_to=self.settings.user_daily
         )
         return max(0, self.settings.user_daily - used)
 
@@ -101,19 +102,15 @@ class RequestLimits:
         """Raise :class:`RateLimitedError` if one more request would pass a limit."""
         for rule in self.rules:
             since = now - rule.window
-            user = rule.scope == "user"
-            who, where, chat_key = (requester, None, None) if user else (None, platform, chat)
-            used = self.store.attempts.count(
-                since=since, requester=who, platform=where, chat=chat_key, up_to=rule.bound
+            scope = (
+                RequestScope(since, requester=requester)
+                if rule.scope == "user"
+                else RequestScope(since, platform=platform, chat=chat)
             )
+            used = self.store.attempts.count(scope, up_to=rule.bound)
             if used < rule.bound:
                 continue
-            oldest = (
-                self.store.attempts.oldest(
-                    since=since, requester=who, platform=where, chat=chat_key
-                )
-                or now
-            )
+            oldest = self.store.attempts.oldest(scope) or now
             # Never past the window: a request admitted on another thread after ``now``
             # was taken is the oldest here too.
             wait = min((oldest + rule.window - now).total_seconds(), rule.window.total_seconds())
@@ -126,7 +123,7 @@ class RequestLimits:
         settings = self.settings
         bound = settings.private_in_flight + settings.private_queue
         open_now = self.store.attempts.count(
-            since=now - IN_FLIGHT_AGE, requester=requester, up_to=bound, open_in_private=True
+            RequestScope(now - IN_FLIGHT_AGE, requester), up_to=bound, open_in_private=True
         )
         if open_now >= bound:
             waiting = open_now - settings.private_in_flight

@@ -97,7 +97,7 @@ class ReportPage:
 def report_page(row: CheckRow, report: Report, *, publisher: str = "", url: str = "") -> ReportPage:
     """The page of check ``row`` showing ``report`` (for a repeat, its original's), at
     ``url``; with ClaimReview JSON-LD (:func:`published_review`) by ``publisher``."""
-    card = report_card(row.id, report, origin="", published=row.published, repeat_note="")
+    card = report_card(row.id, report)
     value = report.confidence.value
     text = row.post_text or ""
     link = href(row.url)

@@ -412,7 +412,7 @@ async def _run(case: Case, service: CheckService, pages: Pages, model: FakeOpenA
     question = case.planted if case.channel == "question" else "Why is the post rated so?"
     followed = await service.follow_up(outcome.check_id, question, ASKER)
     found = await _reviewed(service, outcome.check_id)
-    card = report_card(outcome.check_id, found, "", None, "")
+    card = report_card(outcome.check_id, found)
     shown = " ".join([card.summary, card.lean, *card.notes, *(link.title for link in card.links)])
     return Ran(found, shown, followed, list(model.requests))
 
@@ -615,7 +615,7 @@ def test_no_spelling_of_an_address_reaches_a_card(form: str, mark: str) -> None:
 
 def _shown(report: Report) -> list[str]:
     """The card as each platform renders it, and the Debate section (the rulings)."""
-    card = report_card("c0ffee", report, "", None, "")
+    card = report_card("c0ffee", report)
     debate = section("debate", report)
     return [
         telegram_render.card_html(card),

@@ -11,7 +11,7 @@ import pytest
 from tests.peers.fixtures.store_fixtures import T0, Clock
 from tests.storage.stored import done_check, new_check
 
-from storage import CheckNotFoundError, CheckStore
+from storage import CheckNotFoundError, CheckStore, RequestScope
 from storage.postgres import is_postgres
 from storage.rows import to_iso
 
@@ -78,13 +78,13 @@ def test_request_counts_and_the_oldest_in_a_window(store: CheckStore, clock: Clo
     clock.advance(seconds=30)
     done_check(store, requester="alice", platform="discord")
     minute_ago = clock.now - dt.timedelta(seconds=45)
-    assert store.checks.count(since=T0) == 4
-    assert store.checks.count(since=T0, requester="alice") == 3
-    assert store.checks.count(since=minute_ago, requester="alice") == 2
-    assert store.checks.count(since=T0, platform="telegram", chat="chat-1") == 2
-    assert store.checks.count(since=T0, platform="discord") == 1
-    assert store.checks.oldest(since=minute_ago, requester="alice") == T0 + dt.timedelta(seconds=30)
-    assert store.checks.oldest(since=clock.advance(seconds=1)) is None
+    assert store.checks.count(RequestScope(T0)) == 4
+    assert store.checks.count(RequestScope(T0, "alice")) == 3
+    assert store.checks.count(RequestScope(minute_ago, "alice")) == 2
+    assert store.checks.count(RequestScope(T0, platform="telegram", chat="chat-1")) == 2
+    assert store.checks.count(RequestScope(T0, platform="discord")) == 1
+    assert store.checks.oldest(RequestScope(minute_ago, "alice")) == T0 + dt.timedelta(seconds=30)
+    assert store.checks.oldest(RequestScope(clock.advance(seconds=1))) is None
 
 
 def test_the_days_charges_and_the_pending_runs_in_one_read_each(

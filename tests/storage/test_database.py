@@ -17,7 +17,7 @@ from tests.peers.servers.pg_server import PostgresServer
 from tests.storage.stored import make_report, new_check
 
 import storage.postgres as postgres_module
-from storage import CheckRow, CheckStore
+from storage import CheckRow, CheckStore, RequestScope
 from storage.opening import open_postgres
 from storage.postgres import StoreDatabase, is_postgres
 from storage.sql import first_row
@@ -112,5 +112,5 @@ def test_threads_share_one_store(db: StoreDatabase) -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert store.checks.count(since=T0 - dt.timedelta(days=3650)) == 80
+    assert store.checks.count(RequestScope(T0 - dt.timedelta(days=3650))) == 80
     assert len(list(store.reports.export())) == 80 and store.integrity_ok()

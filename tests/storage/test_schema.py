@@ -185,6 +185,7 @@ def test_public_names() -> None:
         "CheckStore",
         "MIGRATIONS",
         "RepeatKind",
+        "RequestScope",
         "StorageError",
         "applied_migrations",
         "default_database_path",

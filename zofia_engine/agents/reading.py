@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +41,7 @@ from .context import PanelContext
 from .evidence_sentences import SentenceList
 
 __all__ = [
+    "ReaderQuestion",
     "ReaderReply",
     "ReadingRules",
     "ask_reader",
@@ -144,30 +145,43 @@ def reading_of(
     )
 
 
+@dataclass(frozen=True)
+class ReaderQuestion(Generic[R]):
+    """What the verifier is asked of one claim: the step it is logged under
+    (``claims:<step>:<claim id>``), the prompt's template, and the reply's schema and
+    length."""
+
+    step: str
+    template: str
+    schema: type[R]
+    max_tokens: int
+
+
+#: the flat reading's question (the tree asks its own, ``NODE``)
+READ = ReaderQuestion("read", "reader", ReaderReply, READ_TOKENS)
+
+
 async def ask_reader(
     session: CheckSession,
     panel: PanelContext,
     claim: ClaimResult,
-    shown: SentenceList,
     own: list[int],
-    *,
-    step: str,
-    template: str,
-    schema: type[R],
-    max_tokens: int,
+    question: ReaderQuestion[R],
 ) -> tuple[ClaimResult, R | None]:
-    """One claim read by the verifier role over the group's numbered sentences (its own
-    closest ``own`` named in the task); the reply too, ``None`` when the step failed."""
+    """One claim read by the verifier role over the check's numbered sentences
+    (``panel.readable``; its own closest ``own`` named in the task); the reply too,
+    ``None`` when the step failed."""
+    shown = panel.readable
     said = panel.untrusted(claim.text)  # taken from the post: data, like the post
-    task = render(template, claim=said, own=own, max_words=MAX_WORDS, max_cited=MAX_CITED)
+    task = render(question.template, claim=said, own=own, max_words=MAX_WORDS, max_cited=MAX_CITED)
     numbers = list(range(1, len(shown.sentences) + 1))
     try:
         answer = await session.ask(
             "verifier",
-            step,
+            f"claims:{question.step}:{claim.id}",
             panel.conversation(panel.evidence_message(), task=task),
-            schema,
-            max_tokens=max_tokens,
+            question.schema,
+            max_tokens=question.max_tokens,
             enums={"sentences": numbers} if numbers else None,
         )
     except StepFailed as exc:
@@ -279,17 +293,7 @@ async def read_claims(
             else _none(len(pairs))
         )
         (asked, reply), odds = await asyncio.gather(
-            ask_reader(
-                session,
-                panel,
-                claim,
-                shown,
-                own[i],
-                step=f"claims:read:{claim.id}",
-                template="reader",
-                schema=ReaderReply,
-                max_tokens=READ_TOKENS,
-            ),
+            ask_reader(session, panel, claim, own[i], READ),
             odds_of,
         )
         found = most_contradicting(pairs, odds, contradiction_at or 2.0)

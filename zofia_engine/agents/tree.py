@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -27,8 +28,7 @@ from ..prompting import render
 from ..report import ClaimResult, TreeSummary
 from .claim_tree import ClaimTree, decision_of
 from .context import PanelContext
-from .evidence_sentences import SentenceList
-from .reading import MAX_CITED, ask_reader, reading_of, unread
+from .reading import MAX_CITED, ReaderQuestion, ask_reader, reading_of, unread
 
 __all__ = ["DecomposeReply", "NodeReply", "grow_tree"]
 
@@ -49,6 +49,10 @@ class NodeReply(BaseModel):
     reliability: float = Field(ge=0, le=1)
 
 
+#: the question a node of the tree is judged by
+NODE = ReaderQuestion("node", "node", NodeReply, NODE_TOKENS)
+
+
 class SubClaim(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -61,37 +65,6 @@ class DecomposeReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     sub_claims: list[SubClaim]
-
-
-async def _judge(
-    session: CheckSession,
-    panel: PanelContext,
-    claim: ClaimResult,
-    shown: SentenceList,
-    own: list[int],
-    row: np.ndarray,
-    threshold: float,
-) -> ClaimResult:
-    if not own:
-        return unread(claim, veracity=0.5, reliability=0.0)
-    asked, reply = await ask_reader(
-        session,
-        panel,
-        claim,
-        shown,
-        own,
-        step=f"claims:node:{claim.id}",
-        template="node",
-        schema=NodeReply,
-        max_tokens=NODE_TOKENS,
-    )
-    if reply is None:
-        return asked
-    judged = reading_of(claim, reply, row, shown, threshold)
-    scores = {"veracity": round(reply.veracity, 4), "reliability": round(reply.reliability, 4)}
-    if reply.stance != "neither" and judged.label == "not enough information":
-        scores = {"veracity": 0.5, "reliability": 0.0}  # its sentences did not count
-    return judged.model_copy(update=scores)
 
 
 async def _split(
@@ -142,6 +115,7 @@ async def grow_tree(
     sentences (``panel.readable``): every node's claim, depth first, and the root's
     summary."""
     tree = ClaimTree(extracted[0], settings)
+    judges = _Judges(session, panel, encoder, agents, settings)
     pending = [tree.root_id, *tree.add_children(tree.root_id, extracted[1:])]
     if len(extracted) == 1:  # no sub-claims: the root's first split is asked for below
         tree.root.expanded = False
@@ -151,7 +125,7 @@ async def grow_tree(
         batch = tree.pruned(pending)[: settings.max_evaluations - evaluations]
         pending = []
         if batch:
-            await _judge_batch(session, panel, tree, batch, encoder, agents, settings)
+            await judges.batch(tree, batch)
             evaluations += len(batch)
             tree.aggregate()
         if tree.decisive(tree.root_id):
@@ -181,32 +155,44 @@ async def grow_tree(
     return tree.claims(), summary
 
 
-async def _judge_batch(
-    session: CheckSession,
-    panel: PanelContext,
-    tree: ClaimTree,
-    batch: list[str],
-    encoder: TextEncoder,
-    agents: AgentSettings,
-    settings: TreeSettings,
-) -> None:
-    """Judge the nodes of ``batch`` (siblings) at once, over one shared list of sentences,
-    each pointed to its own closest ones."""
-    claims = [tree.nodes[node_id].claim for node_id in batch]
-    shown = panel.readable
-    similarity, own = await asyncio.to_thread(
-        shown.closest,
-        [c.text for c in claims],
-        encoder,
-        top_k=settings.max_documents,
-        theta=agents.theta_sim,
-    )
-    threshold = agents.min_citation_similarity
-    judged = await asyncio.gather(
-        *(
-            _judge(session, panel, c, shown, own[i], similarity[i], threshold)
-            for i, c in enumerate(claims)
+@dataclass(frozen=True)
+class _Judges:
+    """What judging a node needs, the same for every node of one check's tree."""
+
+    session: CheckSession
+    panel: PanelContext
+    encoder: TextEncoder
+    agents: AgentSettings
+    settings: TreeSettings
+
+    async def batch(self, tree: ClaimTree, batch: list[str]) -> None:
+        """Judge the nodes of ``batch`` (siblings) at once, over one shared list of
+        sentences, each pointed to its own closest ones."""
+        claims = [tree.nodes[node_id].claim for node_id in batch]
+        similarity, own = await asyncio.to_thread(
+            self.panel.readable.closest,
+            [c.text for c in claims],
+            self.encoder,
+            top_k=self.settings.max_documents,
+            theta=self.agents.theta_sim,
         )
-    )
-    for claim, mine in zip(judged, own, strict=True):
-        tree.judged(claim, has_evidence=bool(mine))
+        judged = await asyncio.gather(
+            *(self.one(c, own[i], similarity[i]) for i, c in enumerate(claims))
+        )
+        for claim, mine in zip(judged, own, strict=True):
+            tree.judged(claim, has_evidence=bool(mine))
+
+    async def one(self, claim: ClaimResult, own: list[int], row: np.ndarray) -> ClaimResult:
+        """A node's claim judged over its own closest sentences ``own`` (``row``: its
+        cosine to every shown sentence)."""
+        if not own:
+            return unread(claim, veracity=0.5, reliability=0.0)
+        asked, reply = await ask_reader(self.session, self.panel, claim, own, NODE)
+        if reply is None:
+            return asked
+        threshold = self.agents.min_citation_similarity
+        judged = reading_of(claim, reply, row, self.panel.readable, threshold)
+        scores = {"veracity": round(reply.veracity, 4), "reliability": round(reply.reliability, 4)}
+        if reply.stance != "neither" and judged.label == "not enough information":
+            scores = {"veracity": 0.5, "reliability": 0.0}  # its sentences did not count
+        return judged.model_copy(update=scores)

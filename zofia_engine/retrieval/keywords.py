@@ -9,23 +9,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
+from ..stage1_settings import KeywordSettings
+
 __all__ = ["Selection", "annealed_lambda", "select_keywords", "similarity_matrix"]
 
+#: the settings' defaults (the paper's γ and λ schedule, no cap)
+DEFAULT_RULES = KeywordSettings()
 
-def annealed_lambda(
-    k: int,
-    *,
-    lambda_min: float = 0.1,
-    lambda_max: float = 1.0,
-    alpha: float = 0.3,
-    beta: float = 2.5,
-) -> float:
+
+def annealed_lambda(k: int, rules: KeywordSettings = DEFAULT_RULES) -> float:
     """Eq. 5: λ_k = max(λ_min, λ_max − exp(α·k − β)), for ``k`` keywords already chosen."""
-    return max(lambda_min, lambda_max - math.exp(alpha * k - beta))
+    return max(rules.lambda_min, rules.lambda_max - math.exp(rules.alpha * k - rules.beta))
 
 
 def similarity_matrix(vectors: np.ndarray) -> np.ndarray:
@@ -47,14 +44,7 @@ class Selection:
 def select_keywords(
     salience: Sequence[float],
     similarity: np.ndarray,
-    *,
-    gamma: float = 0.5,
-    lambda_min: float = 0.1,
-    lambda_max: float = 1.0,
-    alpha: float = 0.3,
-    beta: float = 2.5,
-    initial_reference: Literal["seed", "one"] = "seed",
-    max_keywords: int = 0,
+    rules: KeywordSettings = DEFAULT_RULES,
 ) -> list[Selection]:
     """Algorithm 3: greedy SC-MMR with the annealed λ_k and the γ stop.
 
@@ -66,11 +56,12 @@ def select_keywords(
     Args:
         salience: S_hier per candidate.
         similarity: the candidates' pairwise cosine matrix (computed once).
-        initial_reference: what the seed's successor is compared with.
-            ``"seed"``: the seed's own score (above). ``"one"``: the constant 1.0
-            written in the paper's Algorithm 3 listing; with SBERT cosines, whose
-            products rarely exceed 0.5, that stops after the seed almost always.
-        max_keywords: a hard cap; 0 means none (the paper has none).
+        rules: γ, the λ schedule (eq. 5), a hard cap (``max_keywords``; 0 means none,
+            as in the paper) and what the seed's successor is compared with
+            (``initial_reference``). ``"seed"``: the seed's own score (above). ``"one"``:
+            the constant 1.0 written in the paper's Algorithm 3 listing; with SBERT
+            cosines, whose products rarely exceed 0.5, that stops after the seed almost
+            always.
 
     Returns:
         The chosen candidates in selection order.
@@ -80,24 +71,23 @@ def select_keywords(
         return []
     scores = np.asarray(salience, dtype=np.float64)
     sim = np.asarray(similarity, dtype=np.float64)
-    schedule = {"lambda_min": lambda_min, "lambda_max": lambda_max, "alpha": alpha, "beta": beta}
-
     seed = int(np.argmax(scores))
-    lam0 = annealed_lambda(0, **schedule)
+    lam0 = annealed_lambda(0, rules)
     chosen = [Selection(seed, float(lam0 * scores[seed]), lam0)]
-    previous = chosen[0].mmr if initial_reference == "seed" else 1.0
+    previous = chosen[0].mmr if rules.initial_reference == "seed" else 1.0
     candidates = [i for i in range(n) if i != seed]
     # Running max similarity of each candidate to the chosen set: one look-up per round.
     max_sim = sim[seed].copy()
 
-    while candidates and (max_keywords == 0 or len(chosen) < max_keywords):
-        lam = annealed_lambda(len(chosen), **schedule)
+    cap = rules.max_keywords
+    while candidates and (cap == 0 or len(chosen) < cap):
+        lam = annealed_lambda(len(chosen), rules)
         best_index, best_score = -1, -math.inf
         for i in candidates:
             score = lam * scores[i] - (1 - lam) * max_sim[i]
             if score > best_score:
                 best_index, best_score = i, score
-        if best_score <= gamma * previous:
+        if best_score <= rules.gamma * previous:
             break
         previous = best_score
         chosen.append(Selection(best_index, float(best_score), lam))

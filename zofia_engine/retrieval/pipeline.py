@@ -41,10 +41,10 @@ from .keywords import select_keywords, similarity_matrix
 from .ner import NERBackend, NEROutput, build_ner_backend
 from .ner.parser import SpacyParser, TextParser
 from .queries import counter_query, web_query
-from .salience import SalienceResult, score_salience
+from .salience import PostView, SalienceResult, score_salience
 from .web.base import SearchBackend, WebQuery, compose_query
 from .web.search import search_all
-from .wikipedia.lookup import PostView, search_wikipedia
+from .wikipedia.lookup import search_wikipedia
 
 if TYPE_CHECKING:
     from .wikipedia.base import WikipediaBackend
@@ -320,7 +320,7 @@ class EntityGuidedRetrieval:
         entities = merge_variants(kept, tagged.sentences)
         sentences = [text[a:b] for a, b in tagged.sentences]
         salience = score_salience(
-            entities, sentences, text, self.encoder, s.keywords.mentions, text_vector=v_text
+            entities, sentences, PostView(text, v_text), self.encoder, s.keywords.mentions
         )
         return threshold, sentences, salience
 
@@ -328,17 +328,10 @@ class EntityGuidedRetrieval:
         entities = salience.entities
         if not entities:
             return [], []
-        k = self.settings.keywords
         picks = select_keywords(
             [e.salience for e in entities],
             similarity_matrix(salience.entity_vectors),
-            gamma=k.gamma,
-            lambda_min=k.lambda_min,
-            lambda_max=k.lambda_max,
-            alpha=k.alpha,
-            beta=k.beta,
-            initial_reference=k.initial_reference,
-            max_keywords=k.max_keywords,
+            self.settings.keywords,
         )
         keywords = [
             Keyword(

@@ -21,7 +21,22 @@ import numpy as np
 from ..ports import TextEncoder
 from ..records.stage1 import Entity
 
-__all__ = ["SalienceResult", "hierarchical_salience", "local_context", "score_salience"]
+__all__ = [
+    "PostView",
+    "SalienceResult",
+    "hierarchical_salience",
+    "local_context",
+    "score_salience",
+]
+
+
+@dataclass(frozen=True)
+class PostView:
+    """The post as salience and the Wikipedia title pass need it: its text and its
+    vector (encoded once, while NER runs)."""
+
+    text: str
+    vector: np.ndarray
 
 
 def hierarchical_salience(
@@ -56,15 +71,12 @@ class SalienceResult:
 def score_salience(
     entities: Sequence[Entity],
     sentences: Sequence[str],
-    text: str,
+    post: PostView,
     encoder: TextEncoder,
     mentions: Literal["all", "first"] = "all",
-    text_vector: np.ndarray | None = None,
 ) -> SalienceResult:
-    """Score every entity by eq. 3 with one encoder call.
-
-    ``text_vector`` is the post's vector when the caller already has it (the
-    pipeline encodes the post while NER runs).
+    """Score every entity by eq. 3 with one encoder call (the post's own vector is
+    ``post``'s).
 
     Returns entities (copies with ``salience``, ``local_salience``,
     ``global_salience`` and ``context_sentence`` set) in the input order.
@@ -78,15 +90,12 @@ def score_salience(
     context_of = {j: local_context(sentences, j) for js in per_entity for j in js}
     names = [e.text for e in entities]
     # A short post can be its own context: encode each distinct string once.
-    contexts = list(dict.fromkeys(c for c in context_of.values() if c != text))
-    strings = [*names, *contexts]
-    if text_vector is None:
-        strings.append(text)
-    vectors = encoder.encode(strings)
+    contexts = list(dict.fromkeys(c for c in context_of.values() if c != post.text))
+    vectors = encoder.encode([*names, *contexts])
     v_names = vectors[: len(names)]
-    v_text = vectors[-1] if text_vector is None else text_vector
-    v_string = dict(zip(contexts, vectors[len(names) : len(names) + len(contexts)], strict=True))
-    v_string[text] = v_text
+    v_text = post.vector
+    v_string = dict(zip(contexts, vectors[len(names) :], strict=True))
+    v_string[post.text] = v_text
     v_ctx = {j: v_string[c] for j, c in context_of.items()}
 
     scored: list[Entity] = []

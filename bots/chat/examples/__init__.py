@@ -61,4 +61,4 @@ def first_run_report() -> Report:
 
 def first_run_card(words: Words = ENGLISH) -> VerdictCard:
     """The example's verdict card in ``words``: no origin, no date, no repeat note."""
-    return report_card(EXAMPLE_ID, first_run_report(), "", None, "", words=words)
+    return report_card(EXAMPLE_ID, first_run_report(), words=words)

@@ -41,6 +41,7 @@ from bots.service.checks import CheckService
 from bots.service.records import NO_REPORT, NoReportError, Requester
 from bots.service.refusals import RateLimitedError
 from bots.telegram.follow_ups import ASK_HOW
+from storage import RequestScope
 from storage.errors import CheckNotFoundError
 from zofia_engine.agents.follow_up import MAX_WORDS, capped
 from zofia_engine.config import EngineSettings
@@ -345,7 +346,7 @@ async def _answered(service: CheckService) -> None:
     told to wait for it (one request at a time in a private chat)."""
     since = service.clock() - dt.timedelta(hours=1)
     async with asyncio.timeout(10):
-        while service.store.attempts.count(since=since, open_in_private=True):
+        while service.store.attempts.count(RequestScope(since), open_in_private=True):
             await asyncio.sleep(0.02)
 
 

@@ -36,6 +36,7 @@ from bots.discord.render import escape
 from bots.service.checks import CheckService
 from bots.service.records import NO_REPORT
 from bots.service.shown import report_of
+from storage import RequestScope
 from zofia_engine.engine import Engine
 from zofia_engine.ports import NO_ANSWER, FollowUpAnswer
 from zofia_engine.report import Report
@@ -141,7 +142,7 @@ async def _card(run: Running, *, guild: bool = True, user_id: int = ANN_ID) -> d
     # question in a DM (one request at a time) waits for that.
     since = run.service.clock() - dt.timedelta(hours=1)
     async with asyncio.timeout(10):
-        while run.service.store.attempts.count(since=since, open_in_private=True):
+        while run.service.store.attempts.count(RequestScope(since), open_in_private=True):
             await asyncio.sleep(0.02)
     return card
 

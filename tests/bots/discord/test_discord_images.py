@@ -189,7 +189,7 @@ def test_the_text_read_from_an_image_is_escaped_in_the_embed() -> None:
         text="**Mayor** _bans_ [bikes](https://evil.example) @everyone\nsays <@123>",
     )
     report = Report(verdict="false", images=[finding], caption=False)
-    embed = verdict_embed(report_card("c", report, "", None, ""))
+    embed = verdict_embed(report_card("c", report))
     [field] = [f for f in embed.fields if f.name == "Checked"]
     assert field.value == (
         "the text in 1 image\n"

@@ -121,7 +121,7 @@ def test_a_page_whose_address_is_not_the_webs_is_an_unknown_source() -> None:
         *discord_render.section_messages(part),
     ):
         assert "unknown source" in message and "javascript" not in message
-    card = report_card("c", _report(script), "", None, "")
+    card = report_card("c", _report(script))
     embed = discord_render.verdict_embed(card).to_dict()
     assert "javascript" not in telegram_render.card_html(card)  # never linked
     assert "javascript" not in str(embed)

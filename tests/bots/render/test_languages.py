@@ -404,7 +404,7 @@ def test_the_card_in_french() -> None:
 
 
 def test_the_unproven_card_and_the_sentences_in_german_and_french() -> None:
-    card = report_card("x", full_report("unproven"), "", None, "", words=GERMAN)
+    card = report_card("x", full_report("unproven"), words=GERMAN)
     assert card.headline == "Unbelegt"
     assert card.lean == "Das Gremium tendiert zu falsch (62\xa0%)."
     assert "Was es klären würde: The council's minutes." in card.notes

@@ -59,7 +59,7 @@ def _page(n: int, **changes: object) -> EvidenceItem:
 
 def _card_notes(**changes: object) -> tuple[str, ...]:
     report = Report(verdict="false", summary="x.").model_copy(update=changes)
-    return report_card("c", report, "", None, "").notes
+    return report_card("c", report).notes
 
 
 # ------------------------------------------------------------ cards and threads in words
@@ -68,7 +68,7 @@ def _card_notes(**changes: object) -> tuple[str, ...]:
 @pytest.mark.parametrize("verdict", ["true", "false", "misleading", "unproven"])
 def test_no_thread_shows_an_evidence_id_a_role_id_or_a_score(verdict: str) -> None:
     report = full_report(verdict)
-    card = report_card("c", report, "", None, "")
+    card = report_card("c", report)
     shown = [card.summary, card.lean, *card.notes]
     shown += [f"{link.title}\n{link.url}" for link in (*card.links, *card.checked_by)]
     # As each platform renders the card: the Telegram message, the Discord embed.
@@ -299,10 +299,10 @@ def test_the_claim_keeps_its_own_case_in_what_would_settle_it(claim: str, settle
 def test_the_lean_is_one_short_line_and_what_would_settle_it_a_note() -> None:
     settle = "A trustworthy source that confirms or denies that the city banned bicycles."
     report = Report(verdict="unproven", lean=Lean(outcome="misleading", settle=settle))
-    card = report_card("u", report, "", None, "")
+    card = report_card("u", report)
     assert card.lean == "The panel leans misleading."
     assert f"What would settle it: {settle}" in card.notes
-    assert report_card("t", Report(verdict="true"), "", None, "").lean == ""
+    assert report_card("t", Report(verdict="true")).lean == ""
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from bots.service.limits import RequestLimits
 from bots.service.records import Outcome
 from bots.service.refusals import RateLimitedError
 from bots.service.settings import ServiceSettings
+from storage import RequestScope
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.report import ClaimResult, Quote
@@ -39,14 +40,14 @@ def test_a_settled_false_or_misleading_card_quotes_a_cited_sentence(verdict: str
     cited = {q.text for c in report.claims if c.id in report.basis for q in c.quotes}
     assert _quoted(line) in cited  # word for word, from a claim the verdict rests on
     assert _quoted(line) == "record no vote on bicycles"  # the core claim's first
-    assert report_card("c", report, "", None, "").notes[0] == line
+    assert report_card("c", report).notes[0] == line
 
 
 @pytest.mark.parametrize("verdict", ["true", "unproven", "no_claim"])
 def test_no_sources_line_for_true_or_unproven(verdict: str) -> None:
     report = full_report(verdict)
     assert sources_line(report) == ""
-    notes = report_card("c", report, "", None, "").notes
+    notes = report_card("c", report).notes
     assert not any(note.startswith("What the sources say") for note in notes)
 
 
@@ -117,10 +118,10 @@ def test_checks_left_counts_the_last_day_and_writes_nothing(store: CheckStore) -
     assert limits.left_today(who, now) == 3
     for _ in range(2):
         admit()
-    before = store.attempts.count(since=now - dt.timedelta(days=1))
+    before = store.attempts.count(RequestScope(now - dt.timedelta(days=1)))
     assert limits.left_today(who, now) == 1 and limits.left_today("someone-else", now) == 3
     assert limits.left_today(who, now + dt.timedelta(days=2)) == 3  # older than a day
-    assert store.attempts.count(since=now - dt.timedelta(days=1)) == before  # read only
+    assert store.attempts.count(RequestScope(now - dt.timedelta(days=1))) == before  # read only
     admit()
     assert limits.left_today(who, now) == 0
     with pytest.raises(RateLimitedError, match="3 checks a day for you"):

@@ -18,6 +18,7 @@ from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 from bots.app.settings import Settings
 from bots.service.checks import CheckService
 from bots.service.records import Message, Requester
+from storage import RequestScope
 
 ANN = Requester("telegram", "731", "731", private=True)
 POST = Message("The mayor of Springfield has banned bicycles from every street in the city.")
@@ -34,7 +35,7 @@ def _attempts(service: CheckService, *, open_only: bool = False) -> int:
     requester = service.namer.user(ANN.platform, ANN.user_id)
     since = service.clock() - dt.timedelta(hours=1)
     attempts = service.store.attempts
-    return attempts.count(since=since, requester=requester, open_in_private=open_only)
+    return attempts.count(RequestScope(since, requester), open_in_private=open_only)
 
 
 def _open(service: CheckService) -> int:

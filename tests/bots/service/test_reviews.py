@@ -339,14 +339,14 @@ async def test_a_repeat_after_a_change_is_answered_with_the_changed_verdict(
 def test_the_card_says_who_changed_what_beside_the_machines_verdict() -> None:
     report = full_report("false")
     changed = apply_review(report, _review("misleading", "The photo is from 2019."))
-    card = report_card("c1", changed, "", None, "")
+    card = report_card("c1", changed)
     assert card.verdict == "misleading" and card.confidence == ""
     said = "Changed by the service's reviewers from False to Misleading: The photo is from 2019."
     assert said in card.notes
     linked = apply_review(report, _review("true", "", "https://example.org/x"))
     said = "Changed by the service's reviewers from False to True. (https://example.org/x)"
-    assert said in report_card("c1", linked, "", None, "").notes
-    confirmed = report_card("c1", apply_review(report, _review("false")), "", None, "")
+    assert said in report_card("c1", linked).notes
+    confirmed = report_card("c1", apply_review(report, _review("false")))
     assert confirmed.verdict == "false" and confirmed.confidence == "87%"
     assert "Reviewed by the service's reviewers." in confirmed.notes
     unproven = apply_review(report, _review("unproven"))

@@ -242,7 +242,7 @@ def test_the_text_read_is_cut_at_a_word_and_escaped() -> None:
     assert words[len(shown) - 1] == " "  # cut where a word ended
     # The image's text is anyone's: escaped in the card, pings defused.
     hostile = Report(verdict="false", images=[_finding("<b>Ann</b> & @everyone\nsays so")])
-    html = card_html(report_card("c", hostile, "", None, ""))
+    html = card_html(report_card("c", hostile))
     assert "Read from the image: “&lt;b&gt;Ann&lt;/b&gt; &amp; @\u2060everyone says so”" in html
     assert "<b>Ann</b>" not in html
     # Several images: the first with text, by its number; none with text: no line.

@@ -174,7 +174,7 @@ def test_the_card_says_the_image_carries_the_words() -> None:
     report = base.model_copy(
         update={"verdict": "unproven", "images": [post.findings[0]], "evidence": [LEAD]}
     )
-    notes = report_card("c1", report, "", None, "").notes
+    notes = report_card("c1", report).notes
     assert 'The image carries the words "FACT CHECK: MOSTLY TRUE ✅".' in notes
     assert not any("fact-checker's label" in note for note in notes)
     assert evidence_weight(LEAD) == "the image carries these words · a lead, not a rating"

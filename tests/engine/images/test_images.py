@@ -323,7 +323,7 @@ async def test_a_stamp_is_a_lead_and_carries_a_verdict_only_from_a_fact_checkers
     [label] = [e for e in stamped.evidence if e.id == "img-1-label"]
     assert label.source == "image" and label.rating == "false" and label.provider == "ocr"
     assert "no vision model configured: the images were read for text only" in stamped.degraded
-    card = report_card("c1", stamped, "", None, "")
+    card = report_card("c1", stamped)
     assert card.checked == "Checked: the text in 1 image"
     assert 'The image carries the words "FALSE".' in card.notes
     assert not any("fact-checker's label" in note for note in card.notes)
@@ -376,7 +376,7 @@ async def test_an_image_stamped_true_is_not_true_on_the_strength_of_the_stamp(
     for body in panel.requests:
         assert "points to 'true'" not in " ".join(str(m["content"]) for m in body["messages"])
     assert [hit.word for hit in report.images[0].labels] == words
-    card = report_card("c1", report, "", None, "")
+    card = report_card("c1", report)
     noted = f'The image carries the words "{stamp}".' in card.notes
     assert noted == bool(words)
     assert card.verdict == "unproven" and not any("fact-checker" in n for n in card.notes)
@@ -424,7 +424,7 @@ async def test_where_the_image_appeared_is_evidence_and_on_the_card(
         report = await check(_image_post(LINES), reads=LINES, reverse=vision.base_url)
     [seen] = [e for e in report.evidence if e.id == "img-1-seen"]
     assert seen.url == "https://news.example.com/2019/flood" and "same source" in seen.text
-    card = report_card("c1", report, "", None, "")
+    card = report_card("c1", report)
     assert (
         "This image appeared at Flood of 2019 (https://news.example.com/2019/flood)." in card.notes
     )

@@ -19,6 +19,7 @@ from zofia_engine.retrieval.entities import (
 from zofia_engine.retrieval.keywords import annealed_lambda, select_keywords, similarity_matrix
 from zofia_engine.retrieval.ner.base import TaggedToken
 from zofia_engine.retrieval.salience import hierarchical_salience, local_context
+from zofia_engine.stage1_settings import KeywordSettings
 
 
 def unit(text: str, confidence: float, label: str = "PER", start: int = 0) -> EntityUnit:
@@ -216,7 +217,7 @@ def test_sc_mmr_order_and_gamma_stop_by_hand() -> None:
             [0.1, 0.1, 0.1, 1.0],
         ]
     )
-    picks = select_keywords(salience, sim, gamma=0.5)
+    picks = select_keywords(salience, sim, KeywordSettings(gamma=0.5))
     lam0, lam1, lam2 = annealed_lambda(0), annealed_lambda(1), annealed_lambda(2)
     # Seed: highest salience, scored lam0 * S = 0.45896.
     assert picks[0].index == 0
@@ -237,10 +238,10 @@ def test_sc_mmr_with_paper_listing_reference_of_one() -> None:
     salience = [0.5, 0.45, 0.4, 0.1]
     sim = np.eye(4)
     # The listing's MMR_prev = 1.0: the best next score (lam1 * 0.45 = 0.40) is <= 0.5.
-    picks = select_keywords(salience, sim, initial_reference="one")
+    picks = select_keywords(salience, sim, KeywordSettings(initial_reference="one"))
     assert [p.index for p in picks] == [0]
     # With high saliences the same rule lets more through.
-    picks = select_keywords([0.9, 0.8, 0.7], np.eye(3), initial_reference="one")
+    picks = select_keywords([0.9, 0.8, 0.7], np.eye(3), KeywordSettings(initial_reference="one"))
     assert [p.index for p in picks] == [0, 1, 2]
 
 
@@ -250,17 +251,17 @@ def test_sc_mmr_drops_a_coreferent_duplicate() -> None:
     # duplicate vs 0.8892*.36 - 0.1108*.2 = 0.2979 for the distinct one.
     salience = [0.6, 0.42, 0.36]
     sim = np.array([[1.0, 0.97, 0.2], [0.97, 1.0, 0.2], [0.2, 0.2, 1.0]])
-    picks = select_keywords(salience, sim, gamma=0.5)
+    picks = select_keywords(salience, sim, KeywordSettings(gamma=0.5))
     assert [p.index for p in picks] == [0, 2, 1]
     # Early on lambda is near 0.9, so a duplicate far more salient still comes second.
-    picks = select_keywords([0.6, 0.58, 0.35], sim, gamma=0.5)
+    picks = select_keywords([0.6, 0.58, 0.35], sim, KeywordSettings(gamma=0.5))
     assert [p.index for p in picks][:2] == [0, 1]
 
 
 def test_sc_mmr_cap_and_trivial_inputs() -> None:
     assert select_keywords([], np.zeros((0, 0))) == []
     assert [p.index for p in select_keywords([0.3], np.eye(1))] == [0]
-    picks = select_keywords([0.9, 0.8, 0.7, 0.6], np.eye(4), max_keywords=2)
+    picks = select_keywords([0.9, 0.8, 0.7, 0.6], np.eye(4), KeywordSettings(max_keywords=2))
     assert [p.index for p in picks] == [0, 1]
 
 

@@ -27,7 +27,7 @@ from zofia_engine.errors import SourceError
 from zofia_engine.records.stage1 import WikiCandidate
 from zofia_engine.retrieval.ner import NERBackend
 from zofia_engine.retrieval.pipeline import EntityGuidedRetrieval
-from zofia_engine.retrieval.salience import SalienceResult
+from zofia_engine.retrieval.salience import PostView, SalienceResult
 from zofia_engine.retrieval.wikipedia.gazetteer import (
     MAX_PHRASE_WORDS,
     MAX_TOKENS,
@@ -36,7 +36,7 @@ from zofia_engine.retrieval.wikipedia.gazetteer import (
     capitalised_spans,
     find_titles,
 )
-from zofia_engine.retrieval.wikipedia.lookup import PostView, search_wikipedia
+from zofia_engine.retrieval.wikipedia.lookup import search_wikipedia
 from zofia_engine.retrieval.wikipedia.mediawiki import TITLE_SEARCHES, MediaWikiBackend
 from zofia_engine.retrieval.wikipedia.offline import OfflineWikipedia
 from zofia_engine.retrieval.wikipedia.ranking import MIN_CLOSENESS, gist, pick_articles

@@ -17,22 +17,20 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from ...errors import SourceError
 from ...ports import TextEncoder
 from ...records.stage1 import SourceStatus, WikiCandidate, WikipediaEntry
 from ...stage1_settings import WikipediaSettings
 from ..disambiguation import first_sentences
 from ..ner.sentences import split_sentences
-from ..salience import SalienceResult
+from ..salience import PostView, SalienceResult
 from ..web.search import source_failure
 from .base import WikipediaBackend
 from .gazetteer import TitleMatch
 from .ranking import Pick, SenseRequest, pick_articles
 from .titles import normalize_title
 
-__all__ = ["PostView", "search_wikipedia"]
+__all__ = ["search_wikipedia"]
 
 # Phrases asked of the title pass per article it may add: ranking needs some choice.
 PHRASES_PER_ENTRY = 2
@@ -41,14 +39,6 @@ MAX_PHRASES = 20
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
-
-
-@dataclass(frozen=True)
-class PostView:
-    """The post as the title pass needs it: its text and its (normalised) vector."""
-
-    text: str
-    vector: np.ndarray
 
 
 @dataclass
