@@ -25,9 +25,12 @@ fits the answer reading's calibration table on the records
 (``zofia_engine/data/answer_calibration.json``).
 
     python bench/liar_settle.py [--split dev|test] [--limit N] [--seed S] [--reading-only]
-        [--cache] [--fresh] [--calibrate] [--data PATH] [--work DIR] [--smoke]
+        [--cache] [--fresh] [--calibrate] [--done-only] [--data PATH] [--work DIR]
+        [--smoke]
 
-``--smoke``: two made-up claims, reading only, on a scripted model. The last line of
+``--done-only`` reports on the sample's claims already in the records and checks none
+(a long run stopped part-way; ``items`` says how many). ``--smoke``: two made-up
+claims, reading only, on a scripted model. The last line of
 stdout is one JSON object.
 """
 
@@ -97,6 +100,8 @@ async def run_items(
             done[record["id"]] = record
     reading = args.reading_only or args.smoke
     records = []
+    if args.done_only:
+        items = [item for item in items if item["id"] in done]
     for item in items:
         if item["id"] not in done:
             report, seconds = await check_one(engine, settings, item["claim"], reading)
@@ -177,6 +182,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cache", action="store_true")
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--done-only", action="store_true")
     parser.add_argument(
         "--work", type=Path, default=CACHE / "corpus", help="the corpus, its index, the config"
     )
