@@ -58,30 +58,15 @@ from lib.settle_metrics import (
 )
 from lib.smoke import sample_file, smoke_args
 from quality_corpus import build_corpus, write_config
-from settle import check_one
+from settle import _router, check_one
 
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.engine import Engine
-from zofia_engine.llm.router import LLMRouter
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL = ROOT / "bench" / "eval"
 CACHE = Path.home() / ".cache" / "zofia" / "liar"
 ANSWERS_ON = "[agents]\nanswered_at = 0.55\n"
-
-
-def _router(args: argparse.Namespace, settings: EngineSettings) -> LLMRouter | None:
-    if args.smoke:
-        from tests.peers.fakes.panel_script import PanelScript, ScriptedPanel
-
-        from zofia_engine.llm.scripted import scripted
-
-        return LLMRouter(settings.llm, backends=scripted(ScriptedPanel(PanelScript())))
-    if args.cache:
-        from lib.llm_cache import cached_router
-
-        return cached_router(settings, CACHE / "llm")
-    return None
 
 
 async def run_items(
@@ -157,7 +142,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     if args.fresh and out.exists():
         out.unlink()
     result: dict[str, Any] = {"mode": mode, "split": args.split, "cached": bool(args.cache)}
-    async with Engine(settings, llm=_router(args, settings)) as engine:
+    async with Engine(settings, llm=_router(args, settings, CACHE / "llm")) as engine:
         await engine.load()
         records = await run_items(engine, settings, items, out, args)
     result.update(figures(records, bool(args.cache)))

@@ -241,7 +241,11 @@ def _settings(args: argparse.Namespace) -> EngineSettings:
     return load_config(args.config)  # the file, if any, and ZOFIA__SECTION__KEY overrides
 
 
-def _router(args: argparse.Namespace, settings: EngineSettings) -> LLMRouter | None:
+def _router(
+    args: argparse.Namespace, settings: EngineSettings, cache: Path = SEALED / "llm"
+) -> LLMRouter | None:
+    """The scripted panel (``--smoke``), the model's replies kept on disk in ``cache``
+    (``--cache``), or ``None``: the configured models."""
     if args.smoke:
         from tests.peers.fakes.panel_script import PanelScript, ScriptedPanel
 
@@ -251,7 +255,7 @@ def _router(args: argparse.Namespace, settings: EngineSettings) -> LLMRouter | N
     if args.cache:
         from lib.llm_cache import cached_router
 
-        return cached_router(settings, SEALED / "llm")
+        return cached_router(settings, cache)
     return None
 
 
