@@ -203,11 +203,12 @@ class EvidenceReading:
         if rules.answered_at > 1 or not claims or not index.sentences:
             return [None] * len(claims)
         documents = {e.id: e for e in self.panel.evidence}
-        vectors = self.encoder.encode([asserted(c.text) for c in claims])
+        texts = [asserted(c.text) for c in claims]
+        vectors = self.encoder.encode(texts)
         vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return [
-            answer_for(asserted(c.text), v, index, documents, rules)
-            for c, v in zip(claims, vectors, strict=True)
+            answer_for(text, v, index, documents, rules)
+            for text, v in zip(texts, vectors, strict=True)
         ]
 
     async def read_answers(

@@ -128,7 +128,7 @@ def decode_capped(data: bytes, max_duration_s: float) -> np.ndarray[Any, np.dtyp
         raise AudioRefusedError(DAMAGED) from None
     if not kept:
         raise AudioRefusedError(DAMAGED)
-    return (np.concatenate(chunks).astype(np.float32) / 32768.0).astype(np.float32)
+    return np.concatenate(chunks).astype(np.float32) / np.float32(32768.0)
 
 
 class EmbeddedTranscriber:

@@ -81,9 +81,10 @@ def _figures(text: str, answer: Answer) -> tuple[PartOutcome, list[str]]:
     give a figure in one of the claim's units."""
     claimed = figures_in(text)
     units = {f.unit for f in claimed}
-    giving = [s for s in answer.findings if any(f.unit in units for f in figures_in(s))]
-    given = [f for s in giving for f in figures_in(s)]
-    return compare_figures(claimed, given), giving
+    parsed = [(s, figures_in(s)) for s in answer.findings]
+    kept = [(s, found) for s, found in parsed if any(f.unit in units for f in found)]
+    given = [f for _, found in kept for f in found]
+    return compare_figures(claimed, given), [s for s, _ in kept]
 
 
 async def read_answered(
