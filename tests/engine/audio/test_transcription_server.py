@@ -90,7 +90,8 @@ async def test_a_language_set_is_asked_for_and_one_the_server_names_is_kept(
     reader = reader_for(server)
     reader.settings = AudioSettings(backend="openai", base_url=server.base_url, language="pt")
     server.script(TranscriptionReply(text="O prefeito de São Paulo."))
-    server.script(TranscriptionReply(text="O prefeito de São Paulo.", language="PT"))
+    # The server names another language than the one asked for: its word is kept.
+    server.script(TranscriptionReply(text="O prefeito de São Paulo.", language="ES"))
     try:
         asked = await reader.read(voice("pt.ogg"))
         named = await reader.read(voice("en.mp3"))
@@ -99,7 +100,7 @@ async def test_a_language_set_is_asked_for_and_one_the_server_names_is_kept(
     assert [r.fields.get("language") for r in server.requests] == ["pt", "pt"]
     assert server.requests[1].filename == "voice.mp3"
     assert server.requests[1].content_type == "audio/mpeg"
-    assert (asked.language, named.language) == ("pt", "pt")
+    assert (asked.language, named.language) == ("pt", "es")
 
 
 async def test_a_server_error_is_retried_and_then_answered(server: FakeTranscription) -> None:
