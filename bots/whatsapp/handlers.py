@@ -89,7 +89,7 @@ async def _route(ctx: WhatsAppContext, inbound: Inbound) -> None:
     text = inbound.text.strip()
     if inbound.kind == "text" and text.startswith("/"):
         command, _, rest = text.partition(" ")
-        if await _command(ctx, inbound, command.lower(), rest):
+        if await _command(ctx, inbound, command.lower(), rest, language):
             return
     if inbound.reply_to and inbound.kind == "text":
         check_id = await ctx.card_check(inbound.sender, inbound.reply_to)
@@ -99,27 +99,29 @@ async def _route(ctx: WhatsAppContext, inbound: Inbound) -> None:
     await check_inbound(ctx, inbound, language)
 
 
-async def _command(ctx: WhatsAppContext, inbound: Inbound, command: str, rest: str) -> bool:
-    """Answer a command; ``False`` for a text that only starts with "/" (checked)."""
+async def _command(
+    ctx: WhatsAppContext, inbound: Inbound, command: str, rest: str, language: str
+) -> bool:
+    """Answer a command, in the chat's ``language``; ``False`` for a text that only starts
+    with "/" (checked)."""
     if command == "/privacy":
         await _say(ctx, inbound, privacy_text(retention_days_of(ctx.service.retention)))
     elif command == "/help":
-        await _say(ctx, inbound, words_for(await ctx.language(inbound.sender))(HELP))
+        await _say(ctx, inbound, words_for(language)(HELP))
     elif command == "/language":
-        await _set_language(ctx, inbound, rest)
+        await _set_language(ctx, inbound, rest, language)
     else:
         return False
     return True
 
 
-async def _set_language(ctx: WhatsAppContext, inbound: Inbound, text: str) -> None:
+async def _set_language(ctx: WhatsAppContext, inbound: Inbound, text: str, language: str) -> None:
     """``/language <name>``: the chat's language set and said in it, or one sentence, in
-    the chat's language, naming those it can be."""
+    the chat's current ``language``, naming those it can be."""
     try:
         name = language_name(text)
     except ValueError:
-        words = words_for(await ctx.language(inbound.sender))
-        await _say(ctx, inbound, unknown_language(text, words))
+        await _say(ctx, inbound, unknown_language(text, words_for(language)))
         return
     await ctx.service.chats.set_settings(PLATFORM, inbound.sender, {LANGUAGE_KEY: name})
     await _say(ctx, inbound, words_for(name)(LANGUAGE_SET, name=name or "English"))
