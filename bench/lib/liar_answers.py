@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -79,10 +80,7 @@ def _figure_lean(answer: Record) -> str | None:
 
 def liar_classes(records: Sequence[Record]) -> dict[str, int]:
     """How many records fall in each :func:`outcome_class`, most first."""
-    counted: dict[str, int] = {}
-    for r in records:
-        counted[outcome_class(r)] = counted.get(outcome_class(r), 0) + 1
-    return dict(sorted(counted.items(), key=lambda kv: -kv[1]))
+    return dict(Counter(map(outcome_class, records)).most_common())
 
 
 def _side(record: Record) -> float | None:
