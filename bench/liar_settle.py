@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from liar_corpus import DEFAULT_DATA
 from lib.liar_answers import calibrate, liar_classes, record_of
 from lib.liar_split import liar_items, sample
+from lib.resumed import run_resumed
 from lib.settle_metrics import (
     by_group,
     gaps,
@@ -78,31 +79,20 @@ async def run_items(
 ) -> list[dict[str, Any]]:
     """Each item checked once, resuming from ``out``; a line per item on stderr, except
     on the sealed split."""
-    done = {}
-    if out.exists():
-        for line in out.read_text("utf-8").splitlines():
-            record = json.loads(line)
-            done[record["id"]] = record
     reading = args.reading_only or args.smoke
-    records = []
-    if args.done_only:
-        items = [item for item in items if item["id"] in done]
-    for item in items:
-        if item["id"] not in done:
-            report, seconds = await check_one(engine, settings, item["claim"], reading)
-            done[item["id"]] = record_of(item, report, seconds)
-            with out.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(done[item["id"]], ensure_ascii=False) + "\n")
-            if args.split != "test":
-                r = done[item["id"]]
-                print(
-                    f"{r['verdict']:9} {item['raw_label']:11} {r['read_by']:6} "
-                    f"{seconds:5.1f}s {item['id']:10} {item['claim'][:60]}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        records.append(done[item["id"]])
-    return records
+
+    async def check(item: dict[str, Any]) -> dict[str, Any]:
+        report, seconds = await check_one(engine, settings, item["claim"], reading)
+        return record_of(item, report, seconds)
+
+    def line(r: dict[str, Any], item: dict[str, Any]) -> str:
+        return (
+            f"{r['verdict']:9} {item['raw_label']:11} {r['read_by']:6} "
+            f"{r['check_s']:5.1f}s {item['id']:10} {item['claim'][:60]}"
+        )
+
+    shown = None if args.split == "test" else line
+    return await run_resumed(items, out, "id", check, done_only=args.done_only, line=shown)
 
 
 def figures(records: list[dict[str, Any]], cached: bool) -> dict[str, Any]:

@@ -76,6 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from claims.bank import bank, sample
+from lib.resumed import run_resumed
 from lib.settle_metrics import (
     agreement,
     by_group,
@@ -185,30 +186,18 @@ async def run_items(
 ) -> list[dict[str, Any]]:
     """Each item checked once, resuming from ``out``; a line per item on stderr, except
     on the sealed split."""
-    done = {}
-    if out.exists():
-        for line in out.read_text().splitlines():
-            record = json.loads(line)
-            done[record["claim"]] = record
-    records = []
     reading = args.reading_only or args.smoke
-    if args.done_only:
-        items = [item for item in items if item["claim"] in done]
-    for item in items:
-        if item["claim"] not in done:
-            report, seconds = await check_one(engine, settings, item["claim"], reading)
-            done[item["claim"]] = record_of(item, report, seconds)
-            with out.open("a") as f:
-                f.write(json.dumps(done[item["claim"]], ensure_ascii=False) + "\n")
-            if args.split != "test":
-                r = done[item["claim"]]
-                print(
-                    f"{r['verdict']:10} {item['label']:5} {seconds:6.1f}s {item['claim'][:70]}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        records.append(done[item["claim"]])
-    return records
+
+    async def check(item: dict[str, Any]) -> dict[str, Any]:
+        report, seconds = await check_one(engine, settings, item["claim"], reading)
+        return record_of(item, report, seconds)
+
+    def line(record: dict[str, Any], item: dict[str, Any]) -> str:
+        seconds = record["check_s"]
+        return f"{record['verdict']:10} {item['label']:5} {seconds:6.1f}s {item['claim'][:70]}"
+
+    shown = None if args.split == "test" else line
+    return await run_resumed(items, out, "claim", check, done_only=args.done_only, line=shown)
 
 
 async def repeated(

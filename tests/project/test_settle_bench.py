@@ -5,6 +5,7 @@ packaged model, not asserted here."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -85,3 +86,24 @@ def test_the_calibration_table_bins_part_readings_and_gives_whole_readings_one_b
     assert table["bins"]["refutes"] == [[0.0, 0.5, 0.5, 2], [0.5, 1.0, round(2 / 3, 3), 1]]
     assert table["bins"]["stance:supports"] == [[0.0, 1.0, 0.5, 2]]
     assert table["bins"]["stance:refutes"] == [[0.0, 1.0, 0.5, 0]]
+
+
+def test_a_second_run_resumes_from_the_records_and_checks_nothing_twice(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench" / "lib"))
+    from resumed import run_resumed
+
+    checked: list[str] = []
+
+    async def check(item: dict[str, object]) -> dict[str, object]:
+        checked.append(str(item["id"]))
+        return {"id": item["id"], "verdict": "true"}
+
+    out = tmp_path / "records.jsonl"
+    items: list[dict[str, object]] = [{"id": "a"}, {"id": "b"}, {"id": "c"}]
+    first = asyncio.run(run_resumed(items[:2], out, "id", check))
+    assert [r["id"] for r in first] == ["a", "b"] and checked == ["a", "b"]
+    again = asyncio.run(run_resumed(items, out, "id", check, done_only=True))
+    assert [r["id"] for r in again] == ["a", "b"] and checked == ["a", "b"]
+    whole = asyncio.run(run_resumed(items, out, "id", check))
+    assert [r["id"] for r in whole] == ["a", "b", "c"] and checked == ["a", "b", "c"]
+    assert len(out.read_text("utf-8").splitlines()) == 3

@@ -1,0 +1,44 @@
+"""A long benchmark run that a second run with the same arguments resumes: each item is
+checked once, and its record appended to a JSON-lines file as soon as it is made."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run_resumed"]
+
+Record = dict[str, Any]
+
+
+async def run_resumed(
+    items: list[Record],
+    out: Path,
+    key: str,
+    check: Callable[[Record], Awaitable[Record]],
+    *,
+    done_only: bool = False,
+    line: Callable[[Record, Record], str] | None = None,
+) -> list[Record]:
+    """The record of each item, in order: read back from ``out`` (keyed by the item's
+    ``key``), or made by ``check`` and appended there. ``done_only`` keeps only the items
+    already in ``out`` and checks none; ``line`` (record, item) is printed on stderr for
+    each item checked."""
+    done: dict[Any, Record] = {}
+    if out.exists():
+        for text in out.read_text("utf-8").splitlines():
+            record = json.loads(text)
+            done[record[key]] = record
+    if done_only:
+        items = [item for item in items if item[key] in done]
+    for item in items:
+        if item[key] not in done:
+            record = done[item[key]] = await check(item)
+            with out.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if line is not None:
+                print(line(record, item), file=sys.stderr, flush=True)
+    return [done[item[key]] for item in items]
