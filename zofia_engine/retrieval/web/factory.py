@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...config import WebSettings
-from ...errors import ConfigError
 from .base import SearchBackend
 from .brave import BraveSearch
 from .corpus import CorpusSearch
@@ -25,20 +26,11 @@ def build_search_backends(web: WebSettings) -> list[SearchBackend]:
         The backends, not yet connected; close each with ``aclose()``.
 
     Raises:
-        ConfigError: a backend's settings are incomplete, or its name is unknown.
+        ConfigError: a backend's settings are incomplete.
     """
-    backends: list[SearchBackend] = []
-    seen: set[str] = set()
-    for name in web.backends:
-        if name in seen:
-            continue
-        seen.add(name)
-        if name == "brave":
-            backends.append(BraveSearch.from_settings(web))
-        elif name == "searxng":
-            backends.append(SearxngSearch.from_settings(web))
-        elif name == "corpus":
-            backends.append(CorpusSearch.from_settings(web))
-        else:  # pragma: no cover - the settings' Literal type rules this out
-            raise ConfigError(f"web.backends: unknown backend {name!r}")
-    return backends
+    makers: dict[str, Callable[[WebSettings], SearchBackend]] = {
+        "brave": BraveSearch.from_settings,
+        "searxng": SearxngSearch.from_settings,
+        "corpus": CorpusSearch.from_settings,
+    }
+    return [makers[name](web) for name in dict.fromkeys(web.backends)]
