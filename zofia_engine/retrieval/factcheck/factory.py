@@ -10,16 +10,9 @@ __all__ = ["build_factcheck_backends"]
 
 
 def build_factcheck_backends(settings: FactCheckSettings) -> list[FactCheckBackend]:
-    """One backend per entry of ``settings.backends``, in that order.
-
-    A name listed twice gives one backend. An empty list (the default) gives no
-    backends: the offline configuration.
-
-    Args:
-        settings: the fact-check settings.
-
-    Returns:
-        The backends, not yet connected; close each with ``aclose()``.
+    """One backend per name in ``settings.backends``, in that order, not yet connected
+    (close each with ``aclose()``); a name listed twice gives one. An empty list (the
+    default) gives none: the offline configuration.
 
     Raises:
         ConfigError: a backend's settings are incomplete.

@@ -14,16 +14,9 @@ __all__ = ["build_search_backends"]
 
 
 def build_search_backends(web: WebSettings) -> list[SearchBackend]:
-    """One backend per entry of ``web.backends``, in that order.
-
-    A name listed twice gives one backend. An empty list gives no backends (the
-    offline configuration).
-
-    Args:
-        web: the open-web settings.
-
-    Returns:
-        The backends, not yet connected; close each with ``aclose()``.
+    """One backend per name in ``web.backends``, in that order, not yet connected (close
+    each with ``aclose()``); a name listed twice gives one. An empty list gives none:
+    the offline configuration.
 
     Raises:
         ConfigError: a backend's settings are incomplete.
