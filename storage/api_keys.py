@@ -43,10 +43,6 @@ class ApiKey:
     created_at: dt.datetime
     revoked_at: dt.datetime | None
 
-    @property
-    def active(self) -> bool:
-        return self.revoked_at is None
-
 
 @dataclass(frozen=True, slots=True)
 class Webhook:

@@ -16,22 +16,15 @@ import datetime as dt
 import secrets
 
 from .keys import storable_text
-from .locked import LockedDatabase
+from .locked import StorePart
 from .request_counts import RequestScope, count_since, oldest_since
 from .rows import to_iso
 
 __all__ = ["Attempts"]
 
 
-class Attempts:
-    """The attempts of a store.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class Attempts(StorePart):
+    """The attempts of a store."""
 
     def add(self, *, platform: str, chat: str, requester: str, private: bool) -> str:
         """Record an admitted request (in the caller's write transaction, when there is

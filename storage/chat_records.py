@@ -8,20 +8,13 @@ import json
 from typing import Any
 
 from .keys import storable_text
-from .locked import LockedDatabase
+from .locked import StorePart
 
 __all__ = ["ChatSettings", "Feedback", "SectionMarks"]
 
 
-class Feedback:
-    """Users' votes on verdicts.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class Feedback(StorePart):
+    """Users' votes on verdicts."""
 
     def add(self, check_id: str, user_hash: str, vote: int, comment: str = "") -> None:
         """Record a user's vote on a check's verdict; a second vote replaces the first.
@@ -66,15 +59,8 @@ class Feedback:
         return int(up), int(down)
 
 
-class ChatSettings:
-    """Each chat's settings (the reply language, auto-check …), as JSON values.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class ChatSettings(StorePart):
+    """Each chat's settings (the reply language, auto-check …), as JSON values."""
 
     def get(self, platform: str, chat: str, key: str, default: Any = None) -> Any:
         """A chat's setting.
@@ -119,19 +105,12 @@ class ChatSettings:
             self.db.table("chat_settings").upsert(row, pk=("platform", "chat", "key"))
 
 
-class SectionMarks:
+class SectionMarks(StorePart):
     """What a bot recorded when it posted a section of a check (message ids, a thread).
 
     A section is posted once across every bot process on the store: the caller whose
     :meth:`claim` of its mark succeeds posts it (the row's key decides, in the
-    database, not a lock of one process); a claim is cleared again if the posting fails.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+    database, not a lock of one process); a claim is cleared again if the posting fails."""
 
     def get(self, check_id: str, kind: str) -> Any:
         """What a bot recorded when it posted a section of a check (message ids, a thread

@@ -14,7 +14,7 @@ from zofia_engine.post import Post
 
 from .errors import CheckNotFoundError
 from .keys import new_check_id, storable_text
-from .locked import LockedDatabase
+from .locked import StorePart
 from .other_chats import MAY_ANSWER
 from .request_counts import RequestScope, count_since, oldest_since
 from .rows import (
@@ -37,15 +37,8 @@ ANSWERABLE = (
 )
 
 
-class Checks:
-    """The checks of a store.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class Checks(StorePart):
+    """The checks of a store."""
 
     def create(
         self,

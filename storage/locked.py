@@ -23,7 +23,7 @@ from .rows import to_iso
 from .sql import Cursor, Params, StoreDatabase, Table
 from .transaction import write_transaction
 
-__all__ = ["LockedDatabase"]
+__all__ = ["LockedDatabase", "StorePart"]
 
 
 def _utc_now() -> dt.datetime:
@@ -150,3 +150,15 @@ class Fetched:
 def _returns_rows(cursor: Cursor) -> bool:
     """Whether the statement gave a result set (a SELECT, or ... RETURNING)."""
     return getattr(cursor, "description", None) is not None
+
+
+class StorePart:
+    """A part of a store (``store.checks``, ``store.reports`` …): its rows, read and
+    written through the store's one database.
+
+    Args:
+        db: the store's database, with its lock and clock.
+    """
+
+    def __init__(self, db: LockedDatabase) -> None:
+        self.db = db

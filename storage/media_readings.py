@@ -21,7 +21,7 @@ from zofia_engine.records.audio import Transcript
 from zofia_engine.records.images import ImageFinding
 
 from .keys import storable_text
-from .locked import LockedDatabase
+from .locked import StorePart
 
 __all__ = ["MediaReading", "MediaReadings"]
 
@@ -38,15 +38,8 @@ class MediaReading:
     caption: bool = True
 
 
-class MediaReadings:
-    """What was read from the checks' images and heard in their voice notes, by check.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class MediaReadings(StorePart):
+    """What was read from the checks' images and heard in their voice notes, by check."""
 
     def keep(self, check_id: str, reading: MediaReading) -> None:
         """Keep what was read and heard in check ``check_id``'s post (in the caller's

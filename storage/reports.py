@@ -13,7 +13,7 @@ import numpy.typing as npt
 from zofia_engine.report import Report
 
 from .errors import StorageError
-from .locked import LockedDatabase
+from .locked import StorePart
 from .rows import report_rows, serializable_report, vector_blob
 
 __all__ = ["Reports"]
@@ -21,15 +21,8 @@ __all__ = ["Reports"]
 _EXPORT_BATCH = 500
 
 
-class Reports:
-    """The reports of a store.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class Reports(StorePart):
+    """The reports of a store."""
 
     def save(
         self,

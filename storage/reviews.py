@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .keys import new_check_id, storable_text
-from .locked import LockedDatabase
+from .locked import StorePart
 from .rows import from_iso, to_iso
 
 __all__ = ["Review", "Reviews", "Scope"]
@@ -64,15 +64,8 @@ class Review:
         return cls(created_at=created, **fields)
 
 
-class Reviews:
-    """The moderators' reviews of a store's checks.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class Reviews(StorePart):
+    """The moderators' reviews of a store's checks."""
 
     def add(self, review: Review) -> Review:
         """Record ``review`` (a new row; none is changed), with a new id and the store's

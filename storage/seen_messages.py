@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 
 from .keys import storable_text
-from .locked import LockedDatabase
+from .locked import StorePart
 from .rows import to_iso
 
 __all__ = ["SEEN_FOR", "SeenMessages"]
@@ -24,15 +24,8 @@ __all__ = ["SEEN_FOR", "SeenMessages"]
 SEEN_FOR = dt.timedelta(days=8)
 
 
-class SeenMessages:
-    """The messages taken, by platform and keyed message id.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class SeenMessages(StorePart):
+    """The messages taken, by platform and keyed message id."""
 
     def first(self, platform: str, message: str) -> bool:
         """Record ``message`` (a keyed id) of ``platform`` as taken now; whether it was

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .checks import ANSWERABLE
-from .locked import LockedDatabase
+from .locked import StorePart
 from .rows import to_iso
 
 #: check ids asked about in one ``IN`` list (SQLite's default limit is far above it)
@@ -26,15 +26,8 @@ __all__ = ["LOAD_BATCH", "Vectors"]
 LOAD_BATCH = 1000
 
 
-class Vectors:
-    """Reads of ``post_vectors`` (and which checks a repeat may be answered from).
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class Vectors(StorePart):
+    """Reads of ``post_vectors`` (and which checks a repeat may be answered from)."""
 
     def answerable_ids(self, since: dt.datetime) -> list[str]:
         """The checks a repeat may be answered from, created at or after ``since``."""

@@ -14,7 +14,7 @@ import datetime as dt
 import secrets
 from dataclasses import dataclass
 
-from .locked import LockedDatabase
+from .locked import StorePart
 from .rows import from_iso, to_iso
 
 __all__ = ["WebhookCall", "WebhookCalls"]
@@ -60,15 +60,8 @@ def _call(row: tuple[object, ...]) -> WebhookCall:
     )
 
 
-class WebhookCalls:
-    """The ``webhook_calls`` table of a store.
-
-    Args:
-        db: the store's database, with its lock and clock.
-    """
-
-    def __init__(self, db: LockedDatabase) -> None:
-        self.db = db
+class WebhookCalls(StorePart):
+    """The ``webhook_calls`` table of a store."""
 
     def owe(self, check_id: str, key_name: str, event: str, verdict: str) -> str:
         """Owe ``key_name``'s webhook a call about ``check_id``, due now; its id."""

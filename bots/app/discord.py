@@ -13,15 +13,13 @@ import aiohttp
 import discord
 
 from bots.app.deliveries import delivering
-from bots.app.json_logs import json_lines_beside_workers
-from bots.app.runtime import StartupError, running_service, stop_on_signals
+from bots.app.runtime import StartupError, run_until_stopped, serving_with_site, stop_on_signals
 from bots.app.settings import Settings
 from bots.chat.corrections import sender
 from bots.discord.chats import PLATFORM
 from bots.discord.client import FactCheckBot
 from bots.discord.corrections import send_correction
 from bots.discord.deliveries import post_delivered
-from bots.web.app import site_beside_bot
 
 if TYPE_CHECKING:
     from zofia_engine.engine import Engine
@@ -66,10 +64,7 @@ async def run_bot(
     stop = asyncio.Event()
     with stop_on_signals(stop):
         async with (
-            running_service(settings, engine=engine) as service,
-            site_beside_bot(
-                service.pages, settings.site, retention_days=settings.storage.retention_days
-            ),
+            serving_with_site(settings, engine=engine) as service,
             FactCheckBot(
                 settings.discord,
                 service,
@@ -109,12 +104,8 @@ def run_discord(settings: Settings, token: str, grace_s: float | None = None) ->
         StartupError: Discord refused the token or the intents, or could not be reached.
     """
     discord.utils.setup_logging(level=logging.INFO)
-    if settings.queued:
-        json_lines_beside_workers()
     try:
-        asyncio.run(run_bot(settings, token, grace_s=grace_s))
-    except KeyboardInterrupt:  # before the signals were taken over: nothing was taken yet
-        pass
+        run_until_stopped(settings, run_bot(settings, token, grace_s=grace_s))
     except Exception as exc:
         sentence = startup_failure(exc, settings.discord.token_env)
         if sentence is None:

@@ -8,10 +8,11 @@ import contextlib
 import datetime as dt
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from functools import partial
 from typing import TYPE_CHECKING
 
+from bots.app.json_logs import json_lines_beside_workers
 from bots.chat.logs import cap_client_logs
 from bots.service.checks import CheckService, EnginePorts, ServiceSetup
 from bots.service.delivery import DeliveryFactory
@@ -19,6 +20,7 @@ from bots.service.local import LocalDelivery
 from bots.service.queue.corrections import queue_corrections
 from bots.service.queue.delivery import QueuedDelivery
 from bots.service.records import QueueDue
+from bots.web.app import site_beside_bot
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
@@ -33,7 +35,9 @@ __all__ = [
     "StartupError",
     "build_service",
     "queue_due_for",
+    "run_until_stopped",
     "running_service",
+    "serving_with_site",
     "stop_on_signals",
 ]
 
@@ -155,6 +159,30 @@ async def running_service(
     finally:
         if own_engine:
             await engine.aclose()
+
+
+@contextlib.asynccontextmanager
+async def serving_with_site(
+    settings: Settings, *, engine: Engine | None = None
+) -> AsyncIterator[CheckService]:
+    """A bot's :func:`running_service`, with the report site served beside it."""
+    async with (
+        running_service(settings, engine=engine) as service,
+        site_beside_bot(
+            service.pages, settings.site, retention_days=settings.storage.retention_days
+        ),
+    ):
+        yield service
+
+
+def run_until_stopped(settings: Settings, main: Coroutine[None, None, None]) -> None:
+    """Run a bot's ``main`` to its end (blocking), logging JSON lines beside the workers
+    in a queued deployment; what ``main`` raises is the caller's to say."""
+    if settings.queued:
+        json_lines_beside_workers()
+    # KeyboardInterrupt: before the signals were taken over, so nothing was taken yet
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main)
 
 
 @contextlib.contextmanager

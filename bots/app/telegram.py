@@ -30,8 +30,7 @@ from telegram.ext import (
 )
 
 from bots.app.deliveries import delivering
-from bots.app.json_logs import json_lines_beside_workers
-from bots.app.runtime import StartupError, running_service, stop_on_signals
+from bots.app.runtime import StartupError, run_until_stopped, serving_with_site, stop_on_signals
 from bots.app.settings import Settings
 from bots.chat.corrections import sender
 from bots.chat.turns import Turns
@@ -46,7 +45,6 @@ from bots.telegram.inputs import input_handlers
 from bots.telegram.pacing import ChatPacedRateLimiter
 from bots.telegram.reviews import review_handlers, review_note_handler
 from bots.telegram.settings import TelegramSettings
-from bots.web.app import site_beside_bot
 from zofia_engine.errors import ZofiaError
 
 if TYPE_CHECKING:
@@ -261,10 +259,7 @@ async def serve(
     grace = settings.service.shutdown_grace_s if grace_s is None else grace_s
     with stop_on_signals(stop):
         async with (
-            running_service(settings, engine=engine) as service,
-            site_beside_bot(
-                service.pages, settings.site, retention_days=settings.storage.retention_days
-            ),
+            serving_with_site(settings, engine=engine) as service,
             running_bot(settings, service, token, grace_s=grace, **bot_options),
         ):
             await stop.wait()
@@ -293,12 +288,8 @@ def run_telegram(settings: Settings, token: str, grace_s: float | None = None) -
             sentence that never holds the token.
     """
     redactor = quiet_logs(token)
-    if settings.queued:
-        json_lines_beside_workers()
     try:
-        asyncio.run(serve(settings, token, grace_s=grace_s))
-    except KeyboardInterrupt:  # before the signals were taken over: nothing was taken yet
-        pass
+        run_until_stopped(settings, serve(settings, token, grace_s=grace_s))
     except InvalidToken:  # its message holds the token: never print it
         raise StartupError(
             f"Telegram rejected the bot token in ${settings.telegram.token_env}: check it with "

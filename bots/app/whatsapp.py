@@ -12,11 +12,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from bots.app.deliveries import delivering
-from bots.app.json_logs import json_lines_beside_workers
-from bots.app.runtime import StartupError, running_service, stop_on_signals
+from bots.app.runtime import StartupError, run_until_stopped, serving_with_site, stop_on_signals
 from bots.app.settings import Settings
 from bots.chat.corrections import sender
-from bots.web.app import site_beside_bot
 from bots.whatsapp.context import MediaCaps
 from bots.whatsapp.corrections import post_delivered, send_correction
 from bots.whatsapp.settings import PLATFORM
@@ -68,10 +66,7 @@ async def run_tipline(
     stop = asyncio.Event()
     with stop_on_signals(stop):
         async with (
-            running_service(settings, engine=engine) as service,
-            site_beside_bot(
-                service.pages, settings.site, retention_days=settings.storage.retention_days
-            ),
+            serving_with_site(settings, engine=engine) as service,
             WhatsAppTipline(
                 settings.whatsapp,
                 service,
@@ -102,12 +97,8 @@ def run_whatsapp(
         StartupError: the webhook's address is taken or cannot be listened on.
     """
     logging.basicConfig(level=logging.INFO)
-    if settings.queued:
-        json_lines_beside_workers()
     try:
-        asyncio.run(run_tipline(settings, credentials, grace_s=grace_s))
-    except KeyboardInterrupt:
-        pass
+        run_until_stopped(settings, run_tipline(settings, credentials, grace_s=grace_s))
     except OSError as exc:
         section = settings.whatsapp
         raise StartupError(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -13,7 +15,6 @@ from bots.app.runtime import StartupError
 from bots.app.settings import Settings
 from storage.api_keys import ApiKeyError, ApiKeys
 from storage.opening import open_store
-from storage.store import CheckStore
 
 from .options import CONFIG_OPTION, settings_from
 
@@ -61,9 +62,16 @@ def api_key() -> None:
     """Make, list and revoke the keys of the HTTP API."""
 
 
-def _keys(config: Path | None) -> tuple[CheckStore, ApiKeys]:
+@contextlib.contextmanager
+def _keys(config: Path | None) -> Iterator[ApiKeys]:
+    """The store's keys, the store closed after; a refusal said in its one sentence."""
     store, secret = open_store(settings_from(config).storage)
-    return store, ApiKeys(store.database, secret)
+    try:
+        yield ApiKeys(store.database, secret)
+    except ApiKeyError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        store.close()
 
 
 @api_key.command("add")
@@ -71,13 +79,8 @@ def _keys(config: Path | None) -> tuple[CheckStore, ApiKeys]:
 @CONFIG_OPTION
 def add(name: str, config: Path | None) -> None:
     """Make a key named NAME and print it: it is shown this once, and stored hashed."""
-    store, keys = _keys(config)
-    try:
+    with _keys(config) as keys:
         key = keys.add(name)
-    except ApiKeyError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        store.close()
     click.echo(key)
     click.echo(f"(the key {name!r}: shown once, keep it; zofia api-key revoke {name})", err=True)
 
@@ -86,11 +89,8 @@ def add(name: str, config: Path | None) -> None:
 @CONFIG_OPTION
 def list_keys(config: Path | None) -> None:
     """List the keys by name, with when each was made (and revoked)."""
-    store, keys = _keys(config)
-    try:
+    with _keys(config) as keys:
         found = keys.all()
-    finally:
-        store.close()
     if not found:
         click.echo("No API keys; make one with: zofia api-key add NAME")
     for key in found:
@@ -104,11 +104,6 @@ def list_keys(config: Path | None) -> None:
 @CONFIG_OPTION
 def revoke(name: str, config: Path | None) -> None:
     """Revoke the key named NAME: it is refused from now on (its name stays taken)."""
-    store, keys = _keys(config)
-    try:
+    with _keys(config) as keys:
         keys.revoke(name)
-    except ApiKeyError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        store.close()
     click.echo(f"Revoked {name!r}.")

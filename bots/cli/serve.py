@@ -6,8 +6,10 @@ Each platform's library is imported only when its command runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -31,6 +33,15 @@ GRACE_OPTION = click.option(
 )
 
 
+@contextlib.contextmanager
+def _startup_said() -> Iterator[None]:
+    """A bot that could not start: its one sentence is the command's error."""
+    try:
+        yield
+    except StartupError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
 @click.command()
 @GRACE_OPTION
 @CONFIG_OPTION
@@ -44,10 +55,8 @@ def telegram(grace: float | None, config: Path | None) -> None:
         )
     from bots.app.telegram import run_telegram
 
-    try:
+    with _startup_said():
         run_telegram(settings, token, grace)
-    except StartupError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 @click.command()
@@ -60,10 +69,8 @@ def discord(grace: float | None, config: Path | None) -> None:
         warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
         from bots.app.discord import run_discord, token_from_env
 
-    try:
+    with _startup_said():
         run_discord(settings, token_from_env(settings), grace)
-    except StartupError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 @click.command()
@@ -75,7 +82,5 @@ def whatsapp(grace: float | None, config: Path | None) -> None:
     settings = settings_from(config)
     from bots.app.whatsapp import credentials_from_env, run_whatsapp
 
-    try:
+    with _startup_said():
         run_whatsapp(settings, credentials_from_env(settings), grace)
-    except StartupError as exc:
-        raise click.ClickException(str(exc)) from None

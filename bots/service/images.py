@@ -39,11 +39,13 @@ def looks_like_image(media_type: str | None, filename: str | None) -> bool:
 
 
 def too_large_file(
-    size: str, settings: ImageSettings, n: int, of: int, what: str = "image"
+    size: int | str, settings: ImageSettings, n: int, of: int, what: str = "image"
 ) -> ImageRefusedError:
-    """The refusal of file ``n`` of ``of`` whose size (in words) is over the cap."""
+    """The refusal of file ``n`` of ``of`` whose size (in bytes, or in words) is over the
+    cap."""
     which = f"Image {n} of {of}: the {what}" if of > 1 else f"The {what}"
-    return too_large(size, settings.max_bytes, which=which)
+    words = size if isinstance(size, str) else size_words(size)
+    return too_large(words, settings.max_bytes, which=which)
 
 
 def refuse_declared(
@@ -64,4 +66,4 @@ def refuse_declared(
     words = [what] * len(sizes) if isinstance(what, str) else list(what)
     for n, (size, word) in enumerate(zip(sizes, words, strict=True), 1):
         if size is not None and size > settings.max_bytes:
-            raise too_large_file(size_words(size), settings, n, len(sizes), word)
+            raise too_large_file(size, settings, n, len(sizes), word)

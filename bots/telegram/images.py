@@ -10,22 +10,20 @@ non-image, an SVG, a decompression bomb or a truncated file with one sentence).
 from __future__ import annotations
 
 import asyncio
-import logging
 import mimetypes
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from telegram import Bot, Document, Message
-from telegram.error import BadRequest, TelegramError
 from telegram.ext.filters import MessageFilter
 
 from bots.service.images import (
     looks_like_image,
     refuse_declared,
-    size_words,
     too_large_file,
 )
-from zofia_engine.errors import InvalidPostError
+from bots.telegram.files import download_file
 from zofia_engine.image_settings import ImageSettings
 
 __all__ = [
@@ -38,8 +36,6 @@ __all__ = [
     "has_image",
     "image_of",
 ]
-
-log = logging.getLogger(__name__)
 
 NOT_DOWNLOADED = "I could not download the image from Telegram; please send it again."
 
@@ -117,21 +113,8 @@ async def download_images(
     of = len(files)
     images = []
     for n, file in enumerate(files, 1):
-        try:
-            found = await bot.get_file(file.file_id)
-            if found.file_size is not None and found.file_size > cap:
-                raise too_large_file(size_words(found.file_size), settings, n, of, file.what)
-            data = bytes(await found.download_as_bytearray())
-        except BadRequest as exc:
-            if "too big" in exc.message.lower():  # bots cannot download over 20 MB
-                raise too_large_file("over 20 MB", settings, n, of, file.what) from None
-            log.warning("could not download file %s: %s", file.file_id, exc)
-            raise InvalidPostError(NOT_DOWNLOADED) from None
-        except (TelegramError, RuntimeError) as exc:  # RuntimeError: no file_path given
-            log.warning("could not download file %s: %s", file.file_id, exc)
-            raise InvalidPostError(NOT_DOWNLOADED) from None
-        if len(data) > cap:
-            raise too_large_file(size_words(len(data)), settings, n, of, file.what)
+        refusal = partial(too_large_file, settings=settings, n=n, of=of, what=file.what)
+        data = await download_file(bot, file.file_id, cap, refusal, NOT_DOWNLOADED)
         images.append((data, file.media_type))
     return images
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any
 
 from telegram import Message, MessageEntity, Update
@@ -160,9 +162,23 @@ async def _album(ctx: TelegramContext, opener: Message, *, unasked: bool = False
     await check_message(ctx, asked, rules=rules)
 
 
-def _joined_album(ctx: TelegramContext, message: Message) -> bool:
-    """An album's message that joined one being gathered: its check is under way."""
-    return message.media_group_id is not None and not ctx.albums.add(message)
+async def _in_album(
+    ctx: TelegramContext,
+    message: Message,
+    gathering: Callable[[], Coroutine[Any, Any, None]],
+    *,
+    asked: bool = False,
+) -> bool:
+    """Whether ``message`` is an album's: it joined one being gathered (its check is under
+    way), or it opened one, whose ``gathering`` starts now. During shutdown nothing is
+    gathered, and the sender of an ``asked`` album is told."""
+    if message.media_group_id is None:
+        return False
+    if ctx.albums.add(message) and not ctx.work.spawn(gathering()):
+        ctx.albums.discard(message)
+        if asked:
+            await message.reply_text(restarting(message), do_quote=True)
+    return True
 
 
 def cooldown_left(ctx: TelegramContext, message: Message, *, asked: str = "request") -> float:
@@ -220,12 +236,7 @@ async def on_private_message(update: Update, context: ContextTypes.DEFAULT_TYPE)
     if message is None:
         return
     ctx = context_of(context)
-    if _joined_album(ctx, message):
-        return
-    if message.media_group_id is not None:
-        if not ctx.work.spawn(_album(ctx, message)):
-            ctx.albums.discard(message)
-            await message.reply_text(restarting(message), do_quote=True)
+    if await _in_album(ctx, message, partial(_album, ctx, message), asked=True):
         return
     await _check(ctx, message, message, post_text(message))
 
@@ -271,12 +282,8 @@ async def on_unsupported(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if message is None:
         return
     ctx = context_of(context)
-    if _joined_album(ctx, message):  # an album of videos: answered once
-        return
-    if message.media_group_id is not None:
-        if not ctx.work.spawn(_unsupported_album(ctx, message)):
-            ctx.albums.discard(message)
-        return
+    if await _in_album(ctx, message, partial(_unsupported_album, ctx, message)):
+        return  # an album of videos: answered once
     await _say(ctx, message, UNSUPPORTED_INPUT)
 
 
@@ -299,12 +306,8 @@ async def on_group_forward(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if message is None:
         return
     ctx = context_of(context)
-    if _joined_album(ctx, message):
-        return
     # unasked: during shutdown it is simply not checked
-    if message.media_group_id is not None:
-        if not ctx.work.spawn(_album(ctx, message, unasked=True)):
-            ctx.albums.discard(message)
+    if await _in_album(ctx, message, partial(_album, ctx, message, unasked=True)):
         return
     rules = await _auto_check(ctx, message)
     if rules is None:

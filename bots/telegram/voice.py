@@ -10,11 +10,10 @@ refuses a file in no format it transcribes, or a damaged one, with one sentence)
 from __future__ import annotations
 
 import datetime as dt
-import logging
 from dataclasses import dataclass
+from functools import partial
 
 from telegram import Bot, Message
-from telegram.error import BadRequest, TelegramError
 from telegram.ext.filters import MessageFilter
 
 from bots.service.audio import (
@@ -24,7 +23,7 @@ from bots.service.audio import (
     refuse_declared,
     too_large,
 )
-from zofia_engine.errors import InvalidPostError
+from bots.telegram.files import download_file
 
 __all__ = [
     "AUDIO_DOCUMENT",
@@ -34,8 +33,6 @@ __all__ = [
     "refuse_voice",
     "voice_of",
 ]
-
-log = logging.getLogger(__name__)
 
 NOT_DOWNLOADED = "I could not download the voice note from Telegram; please send it again."
 
@@ -105,20 +102,6 @@ async def download_voice(bot: Bot, file: VoiceFile, settings: AudioSettings) -> 
             refusal of a file over 20 MB, or the bytes received).
         InvalidPostError: Telegram did not give it.
     """
-    cap = settings.max_bytes
-    try:
-        found = await bot.get_file(file.file_id)
-        if found.file_size is not None and found.file_size > cap:
-            raise too_large(found.file_size, settings)
-        data = bytes(await found.download_as_bytearray())
-    except BadRequest as exc:
-        if "too big" in exc.message.lower():  # bots cannot download over 20 MB
-            raise too_large("over 20 MB", settings) from None
-        log.warning("could not download voice note %s: %s", file.file_id, exc)
-        raise InvalidPostError(NOT_DOWNLOADED) from None
-    except (TelegramError, RuntimeError) as exc:  # RuntimeError: no file_path given
-        log.warning("could not download voice note %s: %s", file.file_id, exc)
-        raise InvalidPostError(NOT_DOWNLOADED) from None
-    if len(data) > cap:
-        raise too_large(len(data), settings)
+    refusal = partial(too_large, settings=settings)
+    data = await download_file(bot, file.file_id, settings.max_bytes, refusal, NOT_DOWNLOADED)
     return PostAudio(data=data, media_type=file.media_type, duration_s=file.duration_s)

@@ -14,13 +14,13 @@ from pydantic import BaseModel, ConfigDict
 __all__ = [
     "AnswerReading",
     "PartCheck",
-    "PartKindName",
+    "PartKind",
     "PartOutcome",
     "SearchRound",
     "SecondReading",
 ]
 
-PartKindName = Literal[
+PartKind = Literal[
     "place",
     "person",
     "organisation",
@@ -44,7 +44,7 @@ class PartCheck(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: PartKindName
+    kind: PartKind
     claimed: str
     found: str = ""
     outcome: PartOutcome = "unstated"

@@ -20,8 +20,8 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Literal
 
+from ...records.reading import PartKind
 from ...retrieval.ner.parser import Parsed, Phrase, Word
 from .names import name_key
 from .phrases import RANK, with_phrases
@@ -39,17 +39,6 @@ __all__ = [
     "subject_words",
 ]
 
-PartKind = Literal[
-    "place",
-    "person",
-    "organisation",
-    "nationality",
-    "date",
-    "number",
-    "name",
-    "category",
-    "ordinal",
-]
 
 #: spaCy's OntoNotes labels → the kind of part they name.
 KIND_OF_LABEL: dict[str, PartKind] = {
@@ -205,17 +194,6 @@ def _passive_of_a_thing(words: tuple[Word, ...], verb: int) -> bool:
         and (w.dep == "agent" or (w.dep == "nsubjpass" and w.text.casefold() not in _PRONOUNS))
         for w in words
     )
-
-
-def _subtree(words: tuple[Word, ...], top: int, *, skip: tuple[str, ...] = ()) -> set[int]:
-    kept, frontier = {top}, [top]
-    while frontier:
-        at = frontier.pop()
-        for i, w in enumerate(words):
-            if w.head == at and i != at and i not in kept and w.dep not in skip:
-                kept.add(i)
-                frontier.append(i)
-    return kept
 
 
 def subject_words(parsed: Parsed) -> tuple[int, int, int] | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ...config import FactCheckSettings
-from ...errors import ConfigError
 from .base import FactCheckBackend
 from .google import GoogleFactCheck
 
@@ -11,28 +10,12 @@ __all__ = ["build_factcheck_backends"]
 
 
 def build_factcheck_backends(settings: FactCheckSettings) -> list[FactCheckBackend]:
-    """One backend per entry of ``settings.backends``, in that order.
-
-    A name listed twice gives one backend. An empty list (the default) gives no
-    backends: the offline configuration.
-
-    Args:
-        settings: the fact-check settings.
-
-    Returns:
-        The backends, not yet connected; close each with ``aclose()``.
+    """One backend per name in ``settings.backends``, in that order, not yet connected
+    (close each with ``aclose()``); a name listed twice gives one. An empty list (the
+    default) gives none: the offline configuration.
 
     Raises:
-        ConfigError: a backend's settings are incomplete, or its name is unknown.
+        ConfigError: a backend's settings are incomplete.
     """
-    backends: list[FactCheckBackend] = []
-    seen: set[str] = set()
-    for name in settings.backends:
-        if name in seen:
-            continue
-        seen.add(name)
-        if name == "google":
-            backends.append(GoogleFactCheck.from_settings(settings))
-        else:  # pragma: no cover - the settings' Literal type rules this out
-            raise ConfigError(f"factcheck.backends: unknown backend {name!r}")
-    return backends
+    makers = {"google": GoogleFactCheck.from_settings}
+    return [makers[name](settings) for name in dict.fromkeys(settings.backends)]

@@ -68,29 +68,16 @@ class GoogleFactCheck(FactCheckBackend):
 
     @classmethod
     def from_settings(cls, settings: FactCheckSettings) -> GoogleFactCheck:
-        """Build the backend from the ``[factcheck]`` and ``[factcheck.google]`` settings.
-
-        Args:
-            settings: the fact-check settings.
-
-        Returns:
-            A backend with the configured key, URL, timeout, retries and rate.
-        """
+        """The backend with the key, URL, timeout, retries and rate of the
+        ``[factcheck]`` and ``[factcheck.google]`` settings."""
         google = settings.google
         return cls(google.api_key, base_url=google.base_url, **paced(settings, google))
 
     def params(self, query: FactCheckQuery) -> dict[str, str | int]:
-        """The request's query-string parameters for ``query``, without the key.
-
-        Args:
-            query: the look-up to run.
-
-        Returns:
-            ``query`` (the text, cut at a word to 500 characters), ``languageCode``
-            when the language is known, and ``pageSize``: ``max_results`` claims,
-            four times that (at most 25) with a cutoff, since later reviews are
-            dropped from the answer.
-        """
+        """The request's query-string parameters for ``query``, without the key: ``query``
+        (the text, cut at a word to 500 characters), ``languageCode`` when the language is
+        known, and ``pageSize``: ``max_results`` claims, four times that (at most 25) with a
+        cutoff, since later reviews are dropped from the answer."""
         size = query.max_results * (CUTOFF_OVERFETCH if query.cutoff else 1)
         params: dict[str, str | int] = {
             "query": cut_at_word(" ".join(query.text.split()), MAX_QUERY_CHARS),

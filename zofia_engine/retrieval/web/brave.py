@@ -66,29 +66,16 @@ class BraveSearch(SearchBackend):
 
     @classmethod
     def from_settings(cls, web: WebSettings) -> BraveSearch:
-        """Build the backend from the ``[web]`` and ``[web.brave]`` settings.
-
-        Args:
-            web: the open-web settings.
-
-        Returns:
-            A backend with the configured key, URL, timeout, retries and rate.
-        """
+        """The backend with the key, URL, timeout, retries and rate of the ``[web]`` and
+        ``[web.brave]`` settings."""
         return cls(web.brave.api_key, base_url=web.brave.base_url, **paced(web, web.brave))
 
     def params(self, query: WebQuery) -> dict[str, str | int]:
-        """The request's query-string parameters for ``query``.
-
-        Args:
-            query: the search to run.
-
-        Returns:
-            Brave's parameters. ``q`` is eq. 6 with Wikipedia excluded, cut to
-            Brave's 400 characters / 50 words by dropping trailing keywords;
-            ``count`` asks for twice ``max_results`` (at most 20) so that dropping
-            excluded domains still leaves enough hits; ``search_lang`` is the post's
-            language when Brave takes its code (:data:`SEARCH_LANGS`).
-        """
+        """Brave's query-string parameters for ``query``. ``q`` is eq. 6 with Wikipedia
+        excluded, cut to Brave's 400 characters / 50 words by dropping trailing keywords;
+        ``count`` asks for twice ``max_results`` (at most 20) so that dropping excluded
+        domains still leaves enough hits; ``search_lang`` is the post's language when
+        Brave takes its code (:data:`SEARCH_LANGS`)."""
         params: dict[str, str | int] = {
             "q": _fit_query(query.keywords, query.exact, query.any_of),
             "count": min(MAX_COUNT, max(1, query.max_results * 2)),

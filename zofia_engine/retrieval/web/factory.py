@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...config import WebSettings
-from ...errors import ConfigError
 from .base import SearchBackend
 from .brave import BraveSearch
 from .corpus import CorpusSearch
@@ -13,32 +14,16 @@ __all__ = ["build_search_backends"]
 
 
 def build_search_backends(web: WebSettings) -> list[SearchBackend]:
-    """One backend per entry of ``web.backends``, in that order.
-
-    A name listed twice gives one backend. An empty list gives no backends (the
-    offline configuration).
-
-    Args:
-        web: the open-web settings.
-
-    Returns:
-        The backends, not yet connected; close each with ``aclose()``.
+    """One backend per name in ``web.backends``, in that order, not yet connected (close
+    each with ``aclose()``); a name listed twice gives one. An empty list gives none:
+    the offline configuration.
 
     Raises:
-        ConfigError: a backend's settings are incomplete, or its name is unknown.
+        ConfigError: a backend's settings are incomplete.
     """
-    backends: list[SearchBackend] = []
-    seen: set[str] = set()
-    for name in web.backends:
-        if name in seen:
-            continue
-        seen.add(name)
-        if name == "brave":
-            backends.append(BraveSearch.from_settings(web))
-        elif name == "searxng":
-            backends.append(SearxngSearch.from_settings(web))
-        elif name == "corpus":
-            backends.append(CorpusSearch.from_settings(web))
-        else:  # pragma: no cover - the settings' Literal type rules this out
-            raise ConfigError(f"web.backends: unknown backend {name!r}")
-    return backends
+    makers: dict[str, Callable[[WebSettings], SearchBackend]] = {
+        "brave": BraveSearch.from_settings,
+        "searxng": SearxngSearch.from_settings,
+        "corpus": CorpusSearch.from_settings,
+    }
+    return [makers[name](web) for name in dict.fromkeys(web.backends)]

@@ -57,26 +57,14 @@ class SearxngSearch(SearchBackend):
 
     @classmethod
     def from_settings(cls, web: WebSettings) -> SearxngSearch:
-        """Build the backend from the ``[web]`` and ``[web.searxng]`` settings.
-
-        Args:
-            web: the open-web settings.
-
-        Returns:
-            A backend with the configured URL, categories, timeout, retries and rate.
-        """
+        """The backend with the URL, categories, timeout, retries and rate of the
+        ``[web]`` and ``[web.searxng]`` settings."""
         searxng = web.searxng
         return cls(searxng.base_url, categories=searxng.categories, **paced(web, searxng))
 
     def params(self, query: WebQuery) -> dict[str, str | int]:
-        """The request's query-string parameters for ``query``.
-
-        Args:
-            query: the search to run.
-
-        Returns:
-            SearXNG's parameters (no date parameter: the cutoff is applied afterwards).
-        """
+        """SearXNG's query-string parameters for ``query`` (no date parameter: the
+        cutoff is applied afterwards)."""
         return {
             "q": compose_query(query.keywords, query.exact, query.any_of) + WIKIPEDIA_EXCLUSION,
             "format": "json",

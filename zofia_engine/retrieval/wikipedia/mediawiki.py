@@ -112,14 +112,8 @@ class MediaWikiBackend(WikipediaBackend):
 
     @classmethod
     def from_settings(cls, wiki: WikipediaSettings) -> MediaWikiBackend:
-        """Build the backend from the ``[wikipedia]`` settings.
-
-        Args:
-            wiki: the Wikipedia section; its ``mediawiki`` table names the endpoint.
-
-        Returns:
-            A backend that has not opened any connection yet.
-        """
+        """The backend of the ``[wikipedia]`` settings (its ``mediawiki`` table names the
+        endpoint), with no connection opened yet."""
         mediawiki = wiki.mediawiki
         return cls(mediawiki.api_url, user_agent=mediawiki.user_agent, **paced(wiki, mediawiki))
 

@@ -165,14 +165,8 @@ class OfflineWikipedia(WikipediaBackend):
 
     @classmethod
     def from_settings(cls, wiki: WikipediaSettings) -> OfflineWikipedia:
-        """Build the backend from the ``[wikipedia]`` settings.
-
-        Args:
-            wiki: the Wikipedia section; ``offline.path`` picks the file.
-
-        Returns:
-            A backend whose file has been found but not read yet.
-        """
+        """The backend of the ``[wikipedia]`` settings (``offline.path`` picks the file),
+        its file found but not read yet."""
         return cls(wiki.offline.path or None)
 
     @property
