@@ -3,10 +3,10 @@
     ZofiaError
      ├── ConfigError            a setting is unknown, mistyped or missing
      ├── ModelUnavailableError  a model or its package is not installed
-     └── SourceError            a retrieval backend did not deliver
-          ├── SourceRateLimitedError   HTTP 429 after every retry
-          ├── SourceTimeoutError       no answer within the timeout
-          └── SourceResponseError      bad status, or a body that is not the API's format
+     ├── SourceError            a retrieval backend did not deliver
+     │    ├── SourceRateLimitedError   HTTP 429 after every retry
+     │    ├── SourceTimeoutError       no answer within the timeout
+     │    └── SourceResponseError      bad status, or a body that is not the API's format
      ├── LLMError               a language-model call did not deliver
      │    ├── LLMRateLimitedError      HTTP 429 after every retry
      │    ├── LLMTimeoutError          no answer within the timeout
