@@ -27,7 +27,7 @@ from .agents.parts.reader import about_its_subject
 from .agents.quotes import Haystack
 from .agents.reading import ReadingRules, read_claims, read_claims_by_model
 from .agents.stance import stances_read
-from .agents.tree import grow_tree
+from .agents.tree import TreeReading
 from .agents.weighing import Weighing, reversed_marked
 from .config import EngineSettings
 from .images.analysis import ImageEvidence
@@ -176,7 +176,8 @@ class EvidenceReading:
                 model, self.panel, claims, encoder, rules, min_probability=least
             ), None
         if self.full and self.settings.tree.enabled:
-            return await grow_tree(self.session, self.panel, claims, encoder, a, self.settings.tree)
+            tree = TreeReading(self.session, self.panel, encoder, a, self.settings.tree)
+            return await tree.grow(claims)
         # A claim a fact-checker's answer in the evidence answers is read against it.
         held = await asyncio.to_thread(self.answers, claims)
         rest = [c for c, answer in zip(claims, held, strict=True) if answer is None]

@@ -185,7 +185,7 @@ def check(
             allow_private_urls,
             images,
         )
-        return await _checked(settings, post, err, origin=origin, ablate=ablate, recheck=recheck)
+        return await _checked(settings, post, err, ablate=ablate, recheck=recheck)
 
     try:
         report, card, note = asyncio.run(run())
@@ -199,7 +199,7 @@ def check(
 
 
 async def _checked(
-    settings: Settings, post: Post, err: Console, *, origin: str, ablate: str, recheck: bool
+    settings: Settings, post: Post, err: Console, *, ablate: str, recheck: bool
 ) -> tuple[Report, VerdictCard | None, str]:
     """``post`` checked, its progress shown on ``err``: the report, its verdict card and
     a note saying which stored check it is. An ablation (``ablate`` other than ``full``)
@@ -230,7 +230,7 @@ async def _checked(
                 async for event in handle.events():
                     show(event)
                 outcome = await handle.result()
-    card = verdict_card(outcome, origin=origin, published=post.published)
+    card = verdict_card(outcome, origin=post.origin, published=post.published)
     return outcome.report, card, _stored_note(outcome)
 
 

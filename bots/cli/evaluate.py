@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,40 +91,44 @@ def _runner(
     return runner, models, checker
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """The items a run checks, in order, drawn from ``dataset`` with ``limit`` and
+    ``seed`` (:func:`~zofia_engine.evaluation.sample_items`), and the mapping their
+    verdicts are scored with."""
+
+    items: list[EvalItem]
+    mapping: LabelMapping
+    dataset: str
+    limit: int | None
+    seed: int
+
+
 def _header(
-    settings: Settings,
-    items: list[EvalItem],
-    mapping: LabelMapping,
-    source: tuple[str, int | None, int],
-    models: dict[str, str],
-    *,
-    mode: str,
-    ablation: str,
+    settings: Settings, sample: _Sample, models: dict[str, str], *, mode: str, ablation: str
 ) -> RunHeader:
     """What this run is, written before its items: its key (what makes two results
-    comparable), the method's settings, the models and the sample; ``source``: the
-    dataset, the sample's limit and its seed."""
+    comparable), the method's settings, the models and the sample."""
     method = method_settings(settings.engine)
+    labels = sample.mapping.name
     return RunHeader(
-        run_key=run_key(mode, ablation, mapping.name, models, method),
+        run_key=run_key(mode, ablation, labels, models, method),
         method=method,
         mode=mode,
         ablation=ablation,
-        labels=mapping.name,
+        labels=labels,
         models=models,
-        sample=[item.id for item in items],
+        sample=[item.id for item in sample.items],
         started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        dataset=source[0],
-        limit=source[1],
-        seed=source[2],
+        dataset=sample.dataset,
+        limit=sample.limit,
+        seed=sample.seed,
     )
 
 
 async def _run(
     settings: Settings,
-    items: list[EvalItem],
-    mapping: LabelMapping,
-    source: tuple[str, int | None, int],
+    sample: _Sample,
     baseline: bool,
     ablate: str,
     log: ResultLog,
@@ -135,7 +140,8 @@ async def _run(
     mode = "only-llm" if baseline else "full"
     ablation = "none" if baseline else ablate
     runner, models, checker = _runner(settings, baseline, ablate)
-    header = _header(settings, items, mapping, source, models, mode=mode, ablation=ablation)
+    header = _header(settings, sample, models, mode=mode, ablation=ablation)
+    items = sample.items
     async with runner:
         with err.status("loading models…"):
             await runner.load()
@@ -160,7 +166,7 @@ async def _run(
                 checker,
                 log,
                 header,
-                mapping,
+                sample.mapping,
                 concurrency=concurrency,
                 rerun=rerun,
                 retry_errors=retry_errors,
@@ -272,9 +278,7 @@ def eval_command(
         records = asyncio.run(
             _run(
                 settings,
-                sample,
-                mapping,
-                (str(dataset), limit, seed),
+                _Sample(sample, mapping, str(dataset), limit, seed),
                 baseline is not None,
                 ablate,
                 log,

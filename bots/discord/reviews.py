@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -135,7 +136,7 @@ async def start_review(
         return
     words = words_for(found[0].language)  # the chat's language, as the check was answered in
     said = choose_sentence(found[1].verdict, words)
-    choices = Choices(ctx, interaction, check_id, view_of, words)
+    choices = Choices(Reviewing(ctx, interaction, check_id, view_of, words))
     try:
         await interaction.followup.send(said, view=choices, ephemeral=True)
     except discord.HTTPException:
@@ -148,20 +149,32 @@ def _review_key(press: discord.Interaction[Any], check_id: str) -> tuple[int, st
     return (press.channel_id or 0, check_id, press.user.id)
 
 
+@dataclass(frozen=True)
+class Reviewing:
+    """A review under way, from the press on a card's Review to the form's submission.
+
+    Args:
+        ctx: the bot's context.
+        card: the press on the card's Review (its interaction edits the card).
+        check_id: the check reviewed.
+        view_of: the card's buttons, to draw the edited card with.
+        words: the chat's, as the check was answered in.
+    """
+
+    ctx: DiscordContext
+    card: discord.Interaction[Any]
+    check_id: str
+    view_of: ViewOf
+    words: Words = ENGLISH
+
+
 class Choices(discord.ui.View):
     """The private select: the verdict the check should have, or Confirm, in ``words``."""
 
-    def __init__(
-        self,
-        ctx: DiscordContext,
-        card: discord.Interaction[Any],
-        check_id: str,
-        view_of: ViewOf,
-        words: Words = ENGLISH,
-    ) -> None:
+    def __init__(self, reviewing: Reviewing) -> None:
         super().__init__(timeout=REVIEW_TIMEOUT_S)
-        self.ctx, self.card, self.check_id, self.view_of = ctx, card, check_id, view_of
-        self.words = words
+        self.reviewing = reviewing
+        words = reviewing.words
         options = [discord.SelectOption(label=choice_label(v, words), value=v) for v in CHOICES]
         self.select: discord.ui.Select[Choices] = discord.ui.Select(
             placeholder=words("The verdict it should have"), options=options
@@ -170,34 +183,27 @@ class Choices(discord.ui.View):
         self.add_item(self.select)
 
     async def on_timeout(self) -> None:
-        self.ctx.reviews.close(_review_key(self.card, self.check_id))
+        r = self.reviewing
+        r.ctx.reviews.close(_review_key(r.card, r.check_id))
 
     async def _chosen(self, interaction: discord.Interaction[Any]) -> None:
-        if not may_review(self.ctx, interaction, self.card.channel_id):
-            await interaction.response.send_message(self.words(REFUSED), ephemeral=True)
+        r = self.reviewing
+        if not may_review(r.ctx, interaction, r.card.channel_id):
+            await interaction.response.send_message(r.words(REFUSED), ephemeral=True)
             return
-        choice = self.select.values[0]
-        note = Note(self.ctx, self.card, self.check_id, choice, self.view_of, self.words)
-        await interaction.response.send_modal(note)
+        await interaction.response.send_modal(Note(r, self.select.values[0]))
 
 
 class Note(discord.ui.Modal, title="Review"):
     """The form for the review's note and link, in ``words``; its submission saves the
     review."""
 
-    def __init__(
-        self,
-        ctx: DiscordContext,
-        card: discord.Interaction[Any],
-        check_id: str,
-        choice: str,
-        view_of: ViewOf,
-        words: Words = ENGLISH,
-    ) -> None:
+    def __init__(self, reviewing: Reviewing, choice: str) -> None:
+        words = reviewing.words
         title = words("Review: {choice}", choice=choice_label(choice, words))
         super().__init__(title=title, timeout=REVIEW_TIMEOUT_S)
-        self.ctx, self.card, self.check_id, self.choice = ctx, card, check_id, choice
-        self.view_of, self.words = view_of, words
+        self.ctx, self.card, self.check_id = reviewing.ctx, reviewing.card, reviewing.check_id
+        self.choice, self.view_of, self.words = choice, reviewing.view_of, words
         self.note: discord.ui.TextInput[Note] = discord.ui.TextInput(
             label=words("Why, in a few words"),
             style=discord.TextStyle.paragraph,

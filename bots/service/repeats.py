@@ -17,8 +17,10 @@ from storage.other_chats import may_answer
 from storage.rows import CheckRow
 from storage.store import CheckStore
 from zofia_engine.ports import TextEncoder
+from zofia_engine.post import ReadPost
 
 from .near import NearDuplicateIndex, canonical_text, same_particulars
+from .records import Admission
 from .settings import ServiceSettings
 
 __all__ = ["NearRepeats", "post_vector"]
@@ -82,20 +84,15 @@ class NearRepeats:
         return await asyncio.to_thread(post_vector, self.encoder, text)
 
     def original(
-        self,
-        vector: np.ndarray,
-        text: str,
-        language: str,
-        since: dt.datetime,
-        platform: str,
-        chat: str,
+        self, vector: np.ndarray, read: ReadPost, since: dt.datetime, asker: Admission
     ) -> tuple[CheckRow, float] | None:
-        """The stored check ``text`` repeats, with the cosine, or ``None``: the nearest
-        in the same reply language, stored since ``since``, that may answer ``chat`` on
-        ``platform`` (:func:`~storage.other_chats.may_answer`); a few nearer ones in
-        other languages or chats are passed over. The vectors other processes stored
-        since the last search are taken in first (:meth:`catch_up`). Blocking: run it in
-        a worker thread."""
+        """The stored check the post ``read`` repeats, with the cosine, or ``None``: the
+        nearest in the post's reply language, stored since ``since``, that may answer
+        the chat ``asker`` asks in (:func:`~storage.other_chats.may_answer`); a few
+        nearer ones in other languages or chats are passed over. ``vector`` is the
+        post's (:func:`post_vector`). The vectors other processes stored since the last
+        search are taken in first (:meth:`catch_up`). Blocking: run it in a worker
+        thread."""
         self.catch_up()
         passed: set[str] = set()
         for _ in range(_NEAR_CANDIDATES):
@@ -106,7 +103,8 @@ class NearRepeats:
                 return None
             original = self.store.checks.get(near[0])
             if original is not None and (
-                original.language != language or not may_answer(original, platform, chat)
+                original.language != read.post.language
+                or not may_answer(original, asker.platform, asker.chat)
             ):
                 passed.add(near[0])
                 continue
@@ -115,7 +113,7 @@ class NearRepeats:
                 or original.created_at < since
                 or original.post_text is None
                 # Cosine misses an inserted "not" or a changed number: a different claim.
-                or not same_particulars(original.post_text, text)
+                or not same_particulars(original.post_text, read.text)
             ):
                 return None
             return original, near[1]

@@ -43,9 +43,7 @@ async def answer_from_store(
         return None, None
     vector = await repeats.vector(text)
     # The index search and the word alignment are CPU work: off the event loop.
-    near = await asyncio.to_thread(
-        repeats.original, vector, text, post.language, since, who.platform, who.chat
-    )
+    near = await asyncio.to_thread(repeats.original, vector, intake.read, since, who)
     if near is not None:
         return await _answer(store, record, near[0], "near", near[1]), vector
     return None, vector

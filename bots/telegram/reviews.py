@@ -62,7 +62,7 @@ from bots.chat.reviews import (
 )
 from bots.render.sentences import error_sentence, review_refusal
 from bots.render.words import ENGLISH, N_, Words, chat_language, translated_languages, words_for
-from bots.service.records import CheckNotFoundError, CheckRow, Requester, ReviewRequest
+from bots.service.records import CheckNotFoundError, Requester, ReviewRequest
 from bots.service.refusals import ReviewRefused
 
 from .buttons import GONE, NOT_FOUND
@@ -180,7 +180,9 @@ async def _route(
         _open(context).close((message.chat.id, row.id))
         await message.edit_text(words(CANCELLED))
         return ""
-    await _ask_note(context, message, row, query.from_user, choice, words)
+    card = message.reply_to_message
+    draft = Draft(row.id, query.from_user.id, choice, card.message_id if card else 0, 0.0)
+    await _ask_note(context, message, draft, query.from_user, words)
     return ""
 
 
@@ -229,20 +231,14 @@ def _prompt_words(text: str) -> Words | None:
 
 
 async def _ask_note(
-    context: ContextTypes.DEFAULT_TYPE,
-    choices: Message,
-    row: CheckRow,
-    user: User,
-    choice: str,
-    words: Words,
+    context: ContextTypes.DEFAULT_TYPE, choices: Message, draft: Draft, user: User, words: Words
 ) -> None:
-    """The choice is made: say so on the choices, and ask the reviewer for the note."""
-    card = choices.reply_to_message
-    word = choice_label(choice, words)
+    """The choice of ``draft`` is made (by ``user``, on the ``choices``): say so on the
+    choices, and ask the reviewer for the note."""
+    word = choice_label(draft.verdict, words)
     await choices.edit_text(words("Review: {choice}.", choice=word))
     text, force = _prompt(choices.chat, user, words)
     prompt = await choices.reply_html(text, do_quote=True, reply_markup=force)
-    draft = Draft(row.id, user.id, choice, card.message_id if card else 0, 0.0)
     wait_for_note(context, prompt, draft)
 
 

@@ -26,7 +26,7 @@ FUNCTION_LINES = 60
 MOST_PARAMETERS = 5
 #: how many functions of production code may still take more (83 before issue 46; its
 #: aim is 40): lower it when a change takes some away, never raise it
-MANY_PARAMETERS_CEILING = 50
+MANY_PARAMETERS_CEILING = 40
 
 #: ``path`` (a module) or ``path::qualified.name`` (a function) → why it may be longer
 EXCEPTIONS: dict[str, str] = {}

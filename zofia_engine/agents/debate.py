@@ -35,6 +35,7 @@ __all__ = [
     "DebateOutcome",
     "Moderator",
     "RoundHook",
+    "Speakers",
     "TurnEditor",
     "hold_debate",
     "hold_opening_round",
@@ -87,14 +88,32 @@ def shown(turn: DebateTurn) -> list[ChatMessage]:
     return [turn_message(turn)] if turn.status == "ok" and not turn.repeated else []
 
 
+@dataclass(frozen=True)
+class Speakers:
+    """What every turn of one debate is asked with: the session and the panel's context
+    (the moderator's), and the ids a turn may cite (``post``, evidence ids, analysis
+    ids)."""
+
+    session: CheckSession
+    panel: PanelContext
+    citable: list[str]
+
+    @classmethod
+    def of(cls, moderator: Moderator, citable: list[str]) -> Speakers:
+        return cls(moderator.session, moderator.panel, citable)
+
+    def cited(self, cites: Sequence[str]) -> list[str]:
+        """``cites`` that name something citable, each once, in order."""
+        known = set(self.citable)
+        return list(dict.fromkeys(c for c in cites if c in known))
+
+
 async def _argue(
-    session: CheckSession,
-    panel: PanelContext,
+    speakers: Speakers,
     material: list[ChatMessage],
     side: Literal["pro", "con"],
     round_no: int,
     opponent: DebateTurn | None,
-    citable: list[str],
 ) -> DebateTurn:
     other = "con" if side == "pro" else "pro"
     last = opponent.argument if opponent is not None and opponent.status == "ok" else ""
@@ -106,24 +125,23 @@ async def _argue(
         max_words=MAX_WORDS,
     )
     try:
-        answer = await session.ask(
+        answer = await speakers.session.ask(
             "debater",
             f"debate:{side}:{round_no}",
-            panel.conversation(*material, task=task),
+            speakers.panel.conversation(*material, task=task),
             DebaterReply,
             max_tokens=MAX_TOKENS,
-            enums={"cites": citable},
+            enums={"cites": speakers.citable},
         )
     except StepFailed as exc:
         return DebateTurn(round=round_no, side=side, status="failed", error=exc.reason)
     reply = answer.value
-    known = set(citable)
     return DebateTurn(
         round=round_no,
         side=side,
         rebuttal=reply.rebuttal.strip() if last else "",
         argument=reply.argument.strip(),
-        cites=list(dict.fromkeys(c for c in reply.cites if c in known)),
+        cites=speakers.cited(reply.cites),
     )
 
 
@@ -272,15 +290,15 @@ async def hold_debate(
 
     The debate also ends after a round in which both sides only repeated themselves.
     """
-    session, panel = moderator.session, moderator.panel
+    speakers = Speakers.of(moderator, citable)
     debate = Debate(style="zofia", max_rounds=max_rounds)
     material = list(pool)
     con_turn: DebateTurn | None = None
     edit = moderator.editor.turn
     for round_no in range(1, max_rounds + 1):
-        pro_turn = edit(await _argue(session, panel, material, "pro", round_no, con_turn, citable))
+        pro_turn = edit(await _argue(speakers, material, "pro", round_no, con_turn))
         material += shown(pro_turn)
-        con_turn = edit(await _argue(session, panel, material, "con", round_no, pro_turn, citable))
+        con_turn = edit(await _argue(speakers, material, "con", round_no, pro_turn))
         material += shown(con_turn)
         if moderator.round_over(debate, [pro_turn, con_turn]):
             break
@@ -303,12 +321,11 @@ async def hold_opening_round(
     the debate held when no claim was settled, so that the card still has the panel's
     lean, both sides' case and what would settle it (``no_evidence``), or when the
     evidence settled the core claim, which decides the verdict (``settled``)."""
-    session, panel = moderator.session, moderator.panel
+    speakers = Speakers.of(moderator, citable)
     debate = Debate(style="zofia", max_rounds=1)
     material = list(pool)
     said = await asyncio.gather(
-        _argue(session, panel, material, "pro", 1, None, citable),
-        _argue(session, panel, material, "con", 1, None, citable),
+        _argue(speakers, material, "pro", 1, None), _argue(speakers, material, "con", 1, None)
     )
     turns = [moderator.editor.turn(t) for t in said]
     material += [m for t in turns for m in shown(t)]

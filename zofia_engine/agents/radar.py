@@ -18,11 +18,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.base import ChatMessage
-from ..llm.session import Answer, CheckSession, answer_or_failed
+from ..llm.session import Answer, answer_or_failed
 from ..prompting import render
 from ..report import Debate, DebateTurn
-from .context import PanelContext
-from .debate import DebateOutcome, Moderator, shown
+from .debate import DebateOutcome, Moderator, Speakers, shown
 
 __all__ = ["MAX_RADAR_ROUNDS", "hold_radar_debate", "phases"]
 
@@ -55,57 +54,49 @@ def phases(max_rounds: int) -> list[Phase]:
 
 
 async def _speak(
-    session: CheckSession,
-    panel: PanelContext,
-    material: list[ChatMessage],
-    role: Role,
-    phase: Phase,
-    round_no: int,
-    opponent: DebateTurn | None,
-    citable: list[str],
+    speakers: Speakers, material: list[ChatMessage], turn: DebateTurn, opponent: DebateTurn | None
 ) -> DebateTurn:
+    """``turn`` (its round, its role as its side, its phase) taken, answering
+    ``opponent``'s last argument."""
     last = opponent.argument if opponent is not None and opponent.status == "ok" else ""
-    task = render("radar_debater", role=role, phase=phase, opponent=last, max_words=MAX_WORDS)
+    task = render(
+        "radar_debater", role=turn.side, phase=turn.phase, opponent=last, max_words=MAX_WORDS
+    )
     answer = await answer_or_failed(
-        DebateTurn(round=round_no, side=role, phase=phase),
-        session.ask(
+        turn,
+        speakers.session.ask(
             "debater",
-            f"debate:{role}:{round_no}",
-            panel.conversation(*material, task=task),
+            f"debate:{turn.side}:{turn.round}",
+            speakers.panel.conversation(*material, task=task),
             RadarReply,
             max_tokens=MAX_TOKENS,
-            enums={"cites": citable},
+            enums={"cites": speakers.citable},
         ),
     )
     if not isinstance(answer, Answer):
         return answer
-    known = set(citable)
-    return DebateTurn(
-        round=round_no,
-        side=role,
-        phase=phase,
-        argument=answer.value.argument.strip(),
-        cites=list(dict.fromkeys(c for c in answer.value.cites if c in known)),
-    )
+    update = {
+        "argument": answer.value.argument.strip(),
+        "cites": speakers.cited(answer.value.cites),
+    }
+    return turn.model_copy(update=update)
 
 
 async def hold_radar_debate(
     moderator: Moderator, pool: list[ChatMessage], citable: list[str], *, max_rounds: int
 ) -> DebateOutcome:
     """The Politician and the Scientist over the evidence pool ``pool``."""
-    session, panel, edit = moderator.session, moderator.panel, moderator.editor.turn
+    speakers, edit = Speakers.of(moderator, citable), moderator.editor.turn
     plan = phases(max_rounds)
     debate = Debate(style="radar", max_rounds=len(plan))
     material = list(pool)
     last: dict[Role, DebateTurn | None] = {"politician": None, "scientist": None}
     for round_no, phase in enumerate(plan, start=1):
+        politician = DebateTurn(round=round_no, side="politician", phase=phase)
+        scientist = DebateTurn(round=round_no, side="scientist", phase=phase)
         said = await asyncio.gather(
-            _speak(
-                session, panel, material, "politician", phase, round_no, last["scientist"], citable
-            ),
-            _speak(
-                session, panel, material, "scientist", phase, round_no, last["politician"], citable
-            ),
+            _speak(speakers, material, politician, last["scientist"]),
+            _speak(speakers, material, scientist, last["politician"]),
         )
         politician, scientist = edit(said[0]), edit(said[1])
         last = {"politician": politician, "scientist": scientist}

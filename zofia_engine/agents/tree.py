@@ -30,7 +30,7 @@ from .claim_tree import ClaimTree, decision_of
 from .context import PanelContext
 from .reading import MAX_CITED, ReaderQuestion, ask_reader, reading_of, unread
 
-__all__ = ["DecomposeReply", "NodeReply", "grow_tree"]
+__all__ = ["DecomposeReply", "NodeReply", "TreeReading"]
 
 NODE_TOKENS = 320
 SPLIT_TOKENS = 300
@@ -103,67 +103,69 @@ async def _split(
     return subs if len(subs) >= MIN_SPLIT else []
 
 
-async def grow_tree(
-    session: CheckSession,
-    panel: PanelContext,
-    extracted: Sequence[ClaimResult],
-    encoder: TextEncoder,
-    agents: AgentSettings,
-    settings: TreeSettings,
-) -> tuple[list[ClaimResult], TreeSummary]:
-    """The tree over ``extracted`` (the core claim first), read over the check's numbered
-    sentences (``panel.readable``): every node's claim, depth first, and the root's
-    summary."""
-    tree = ClaimTree(extracted[0], settings)
-    judges = _Judges(session, panel, encoder, agents, settings)
-    pending = [tree.root_id, *tree.add_children(tree.root_id, extracted[1:])]
-    if len(extracted) == 1:  # no sub-claims: the root's first split is asked for below
-        tree.root.expanded = False
-    evaluations, stopped_by = 0, ""
-    next_id = len(extracted)
-    while True:
-        batch = tree.pruned(pending)[: settings.max_evaluations - evaluations]
-        pending = []
-        if batch:
-            await judges.batch(tree, batch)
-            evaluations += len(batch)
-            tree.aggregate()
-        if tree.decisive(tree.root_id):
-            stopped_by = "decisive"
-            break
-        if tree.converged():
-            stopped_by = "converged"
-            break
-        if evaluations >= settings.max_evaluations:
-            stopped_by = "budget"
-            break
-        node = tree.next_to_split()
-        if node is None:
-            stopped_by = "exhausted"
-            break
-        subs = await _split(session, panel, node.claim, next_id)
-        next_id += len(subs)
-        pending = tree.add_children(node.id, subs)
-    root = tree.root
-    summary = TreeSummary(
-        veracity=root.v,
-        reliability=root.r,
-        decision=decision_of(root.v, settings),
-        evaluations=evaluations,
-        stopped_by=stopped_by,
-    )
-    return tree.claims(), summary
-
-
 @dataclass(frozen=True)
-class _Judges:
-    """What judging a node needs, the same for every node of one check's tree."""
+class TreeReading:
+    """ToE's tree of one check's claims, read over the check's numbered sentences
+    (``panel.readable``): what growing it and judging its nodes need, the same for every
+    node.
+
+    Args:
+        session: the check's LLM session.
+        panel: the check's shared material.
+        encoder: the sentence encoder (a node's closest sentences).
+        agents: ``[agents]`` (the cosine a sentence and a citation need).
+        settings: ``[tree]``.
+    """
 
     session: CheckSession
     panel: PanelContext
     encoder: TextEncoder
     agents: AgentSettings
     settings: TreeSettings
+
+    async def grow(self, extracted: Sequence[ClaimResult]) -> tuple[list[ClaimResult], TreeSummary]:
+        """The tree over ``extracted`` (the core claim first), read over the check's numbered
+        sentences (``panel.readable``): every node's claim, depth first, and the root's
+        summary."""
+        settings = self.settings
+        tree = ClaimTree(extracted[0], settings)
+        pending = [tree.root_id, *tree.add_children(tree.root_id, extracted[1:])]
+        if len(extracted) == 1:  # no sub-claims: the root's first split is asked for below
+            tree.root.expanded = False
+        evaluations, stopped_by = 0, ""
+        next_id = len(extracted)
+        while True:
+            batch = tree.pruned(pending)[: settings.max_evaluations - evaluations]
+            pending = []
+            if batch:
+                await self.batch(tree, batch)
+                evaluations += len(batch)
+                tree.aggregate()
+            if tree.decisive(tree.root_id):
+                stopped_by = "decisive"
+                break
+            if tree.converged():
+                stopped_by = "converged"
+                break
+            if evaluations >= settings.max_evaluations:
+                stopped_by = "budget"
+                break
+            node = tree.next_to_split()
+            if node is None:
+                stopped_by = "exhausted"
+                break
+            subs = await _split(self.session, self.panel, node.claim, next_id)
+            next_id += len(subs)
+            pending = tree.add_children(node.id, subs)
+        root = tree.root
+        summary = TreeSummary(
+            veracity=root.v,
+            reliability=root.r,
+            decision=decision_of(root.v, settings),
+            evaluations=evaluations,
+            stopped_by=stopped_by,
+        )
+        return tree.claims(), summary
 
     async def batch(self, tree: ClaimTree, batch: list[str]) -> None:
         """Judge the nodes of ``batch`` (siblings) at once, over one shared list of

@@ -186,22 +186,18 @@ def _now() -> str:
 
 
 async def _check_one(
-    item: EvalItem,
-    checker: CheckFunction,
-    mapping: LabelMapping,
-    key: str,
-    mode: str,
-    ablation: str,
+    item: EvalItem, checker: CheckFunction, mapping: LabelMapping, header: RunHeader
 ) -> ItemRecord:
+    """``item`` checked, as a record of the run ``header`` opens."""
     post = Post(text=item.text, published=item.published)
     started = time.perf_counter()
     base: dict[str, Any] = {
-        "run_key": key,
+        "run_key": header.run_key,
         "id": item.id,
         "gold": item.gold,
         "raw_label": item.raw_label,
-        "mode": mode,
-        "ablation": ablation,
+        "mode": header.mode,
+        "ablation": header.ablation,
     }
     try:
         report = await checker(post)
@@ -273,7 +269,7 @@ async def evaluate(
 
     async def one(item: EvalItem) -> None:
         async with gate:
-            record = await _check_one(item, checker, mapping, key, header.mode, header.ablation)
+            record = await _check_one(item, checker, mapping, header)
         log.append(record)
         results[item.id] = record
         if on_done is not None:

@@ -68,10 +68,12 @@ async def examine_images(
             "no reverse image search configured: where the images appeared before is unknown"
         )
 
+    asked = session if vision else None  # no vision model: no session to ask it in
+
     async def one(image: PostImage, finding: ImageFinding) -> ImageFinding:
         # The read image: its bytes are the cleaned ones, what the models are shown.
         looked, seen = await asyncio.gather(
-            _look(vision, session, shared, image, finding.index, out.notes),
+            _look(asked, shared, image, finding.index, out.notes),
             _search(reverse, image, max_results, finding.index, out.notes),
         )
         return finding.model_copy(update={"vision": looked, "sightings": seen})
@@ -83,14 +85,15 @@ async def examine_images(
 
 
 async def _look(
-    enabled: bool,
-    session: CheckSession,
+    session: CheckSession | None,
     shared: tuple[ChatMessage, ...],
     image: PostImage,
     n: int,
     notes: list[str],
 ) -> VisionFinding | None:
-    if not enabled:
+    """What the vision model asked in ``session`` sees in image ``n``; ``None`` when
+    there is none (``session`` is ``None``) or it failed, noted in ``notes``."""
+    if session is None:
         return None
     try:
         return await look_at(session, shared, image, n)
