@@ -139,6 +139,8 @@ def timed_comparisons(source: str) -> list[int]:
 def timed_lines(tree: ast.Module) -> list[int]:
     """The lines of the file ``tree`` was parsed from that compare a difference of clock
     readings."""
+    if not any(_reads_clock(node) for node in ast.walk(tree)):
+        return []  # no clock is read, so nothing holds a reading or a difference of them
     clocks = _Clocks(tree)
     return sorted(
         node.lineno
