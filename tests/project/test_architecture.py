@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.project.sources import syntax_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 assert (ROOT / "pyproject.toml").is_file(), ROOT  # else every scan below finds nothing
 PACKAGES = ("zofia_engine", "storage", "bots")
@@ -30,7 +32,7 @@ def _imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The project modules ``module`` imports, TYPE_CHECKING imports included."""
     found = set()
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(syntax_tree(path)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -265,7 +267,7 @@ def _database_leaks(path: Path) -> list[str]:
     which engine it is (``is_postgres(…)``)."""
     where = str(path.relative_to(ROOT))
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(syntax_tree(path)):
         raw = (
             isinstance(node, ast.Attribute)
             and node.attr == "db"

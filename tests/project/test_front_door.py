@@ -12,6 +12,7 @@ import ast
 import inspect
 from pathlib import Path
 
+from tests.project.sources import syntax_tree
 from tests.project.test_architecture import ROOT, _graph
 
 from zofia_engine.ports import Checker
@@ -97,7 +98,7 @@ def test_no_parameter_is_named_queued() -> None:
     found = [
         f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"
         for path in _files()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(syntax_tree(path))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and "queued" in [a.arg for a in (*node.args.args, *node.args.kwonlyargs)]
     ]
@@ -131,7 +132,7 @@ def _mutable(value: ast.expr) -> bool:
 def _hidden_state(path: Path) -> list[str]:
     """A module-level name bound to a mutable value that is no constant (constants are
     UPPER_CASE, read and never changed), and every ``global`` statement."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = syntax_tree(path)
     where = path.relative_to(ROOT)
     found = [f"{where}:{n.lineno} global" for n in ast.walk(tree) if isinstance(n, ast.Global)]
     for node in tree.body:

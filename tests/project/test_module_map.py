@@ -14,6 +14,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from tests.project.sources import syntax_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 assert (ROOT / "pyproject.toml").is_file(), ROOT  # else every scan below finds nothing
 PACKAGES = ("zofia_engine", "storage", "bots")
@@ -34,7 +36,7 @@ packages depend on each other, read [Architecture](architecture.md).
 
 def _summary(path: Path) -> str:
     """The first sentence of the module's docstring, on one line (``""``: none)."""
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    doc = ast.get_docstring(syntax_tree(path)) or ""
     text = " ".join(doc.split())
     # reStructuredText to Markdown: ``x`` and :role:`~a.b.x` are `x`.
     text = re.sub(r":\w+:`~?\.?([^`]*?)`", lambda m: f"`{m.group(1).rsplit('.', 1)[-1]}`", text)

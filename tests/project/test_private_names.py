@@ -29,6 +29,8 @@ import functools
 from collections.abc import Iterable
 from pathlib import Path
 
+from tests.project.sources import syntax_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 assert (ROOT / "pyproject.toml").is_file(), ROOT  # else every scan below finds nothing
 OURS = ("zofia_engine", "storage", "bots")
@@ -65,7 +67,7 @@ def _defined(trees: Iterable[ast.Module]) -> frozenset[str]:
 def _our_privates() -> frozenset[str]:
     """The private names our packages define."""
     paths = (path for package in OURS for path in (ROOT / package).rglob("*.py"))
-    return _defined(ast.parse(path.read_text(encoding="utf-8")) for path in paths)
+    return _defined(syntax_tree(path) for path in paths)
 
 
 def _imported(tree: ast.Module) -> set[str]:
@@ -116,7 +118,7 @@ def _reaches(node: ast.AST, bound: set[str], reachable: frozenset[str]) -> str |
 
 def violations(path: Path) -> list[tuple[int, str]]:
     """(line, name) for each place the test file reaches into a private name of ours."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = syntax_tree(path)
     bound, reachable = _imported(tree), _our_privates() - _defined([tree])
     found = {
         (getattr(node, "lineno", 0), _reaches(node, bound, reachable)) for node in ast.walk(tree)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.project.sources import syntax_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 assert (ROOT / "pyproject.toml").is_file(), ROOT  # else every scan below finds nothing
 PACKAGES = ("zofia_engine", "storage", "bots", "bench")
@@ -57,7 +59,7 @@ def _oversized() -> dict[str, int]:
             text = path.read_text(encoding="utf-8")
             if (lines := len(text.splitlines())) > MODULE_LINES:
                 over[where] = lines
-            for name, length in _functions(ast.parse(text)):
+            for name, length in _functions(syntax_tree(path)):
                 if length > FUNCTION_LINES:
                     over[f"{where}::{name}"] = length
     return over
@@ -76,7 +78,7 @@ def many_parameters(packages: tuple[str, ...] = PACKAGES[:3]) -> list[str]:
         f"{path.relative_to(ROOT).as_posix()}:{node.lineno} {node.name}"
         for package in packages
         for path in sorted((ROOT / package).rglob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(syntax_tree(path))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and len(_parameters(node)) > MOST_PARAMETERS
     ]
