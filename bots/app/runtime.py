@@ -20,7 +20,6 @@ from bots.service.local import LocalDelivery
 from bots.service.queue.corrections import queue_corrections
 from bots.service.queue.delivery import QueuedDelivery
 from bots.service.records import QueueDue
-from bots.web.app import site_beside_bot
 from storage.opening import open_store
 from storage.store import CheckStore
 from zofia_engine.errors import ZofiaError
@@ -166,6 +165,9 @@ async def serving_with_site(
     settings: Settings, *, engine: Engine | None = None
 ) -> AsyncIterator[CheckService]:
     """A bot's :func:`running_service`, with the report site served beside it."""
+    # Imported here: the CLI's checks and reviews use this module and serve no site.
+    from bots.web.app import site_beside_bot
+
     async with (
         running_service(settings, engine=engine) as service,
         site_beside_bot(

@@ -35,7 +35,7 @@ __all__ = [
     "DebateOutcome",
     "Moderator",
     "RoundHook",
-    "Speakers",
+    "TurnBrief",
     "TurnEditor",
     "hold_debate",
     "hold_opening_round",
@@ -89,7 +89,7 @@ def shown(turn: DebateTurn) -> list[ChatMessage]:
 
 
 @dataclass(frozen=True)
-class Speakers:
+class TurnBrief:
     """What every turn of one debate is asked with: the session and the panel's context
     (the moderator's), and the ids a turn may cite (``post``, evidence ids, analysis
     ids)."""
@@ -99,7 +99,7 @@ class Speakers:
     citable: list[str]
 
     @classmethod
-    def of(cls, moderator: Moderator, citable: list[str]) -> Speakers:
+    def of(cls, moderator: Moderator, citable: list[str]) -> TurnBrief:
         return cls(moderator.session, moderator.panel, citable)
 
     def cited(self, cites: Sequence[str]) -> list[str]:
@@ -109,7 +109,7 @@ class Speakers:
 
 
 async def _argue(
-    speakers: Speakers,
+    brief: TurnBrief,
     material: list[ChatMessage],
     side: Literal["pro", "con"],
     round_no: int,
@@ -125,13 +125,13 @@ async def _argue(
         max_words=MAX_WORDS,
     )
     try:
-        answer = await speakers.session.ask(
+        answer = await brief.session.ask(
             "debater",
             f"debate:{side}:{round_no}",
-            speakers.panel.conversation(*material, task=task),
+            brief.panel.conversation(*material, task=task),
             DebaterReply,
             max_tokens=MAX_TOKENS,
-            enums={"cites": speakers.citable},
+            enums={"cites": brief.citable},
         )
     except StepFailed as exc:
         return DebateTurn(round=round_no, side=side, status="failed", error=exc.reason)
@@ -141,7 +141,7 @@ async def _argue(
         side=side,
         rebuttal=reply.rebuttal.strip() if last else "",
         argument=reply.argument.strip(),
-        cites=speakers.cited(reply.cites),
+        cites=brief.cited(reply.cites),
     )
 
 
@@ -290,15 +290,15 @@ async def hold_debate(
 
     The debate also ends after a round in which both sides only repeated themselves.
     """
-    speakers = Speakers.of(moderator, citable)
+    brief = TurnBrief.of(moderator, citable)
     debate = Debate(style="zofia", max_rounds=max_rounds)
     material = list(pool)
     con_turn: DebateTurn | None = None
     edit = moderator.editor.turn
     for round_no in range(1, max_rounds + 1):
-        pro_turn = edit(await _argue(speakers, material, "pro", round_no, con_turn))
+        pro_turn = edit(await _argue(brief, material, "pro", round_no, con_turn))
         material += shown(pro_turn)
-        con_turn = edit(await _argue(speakers, material, "con", round_no, pro_turn))
+        con_turn = edit(await _argue(brief, material, "con", round_no, pro_turn))
         material += shown(con_turn)
         if moderator.round_over(debate, [pro_turn, con_turn]):
             break
@@ -321,11 +321,11 @@ async def hold_opening_round(
     the debate held when no claim was settled, so that the card still has the panel's
     lean, both sides' case and what would settle it (``no_evidence``), or when the
     evidence settled the core claim, which decides the verdict (``settled``)."""
-    speakers = Speakers.of(moderator, citable)
+    brief = TurnBrief.of(moderator, citable)
     debate = Debate(style="zofia", max_rounds=1)
     material = list(pool)
     said = await asyncio.gather(
-        _argue(speakers, material, "pro", 1, None), _argue(speakers, material, "con", 1, None)
+        _argue(brief, material, "pro", 1, None), _argue(brief, material, "con", 1, None)
     )
     turns = [moderator.editor.turn(t) for t in said]
     material += [m for t in turns for m in shown(t)]

@@ -21,7 +21,7 @@ from ..llm.base import ChatMessage
 from ..llm.session import Answer, answer_or_failed
 from ..prompting import render
 from ..report import Debate, DebateTurn
-from .debate import DebateOutcome, Moderator, Speakers, shown
+from .debate import DebateOutcome, Moderator, TurnBrief, shown
 
 __all__ = ["MAX_RADAR_ROUNDS", "hold_radar_debate", "phases"]
 
@@ -54,7 +54,7 @@ def phases(max_rounds: int) -> list[Phase]:
 
 
 async def _speak(
-    speakers: Speakers, material: list[ChatMessage], turn: DebateTurn, opponent: DebateTurn | None
+    brief: TurnBrief, material: list[ChatMessage], turn: DebateTurn, opponent: DebateTurn | None
 ) -> DebateTurn:
     """``turn`` (its round, its role as its side, its phase) taken, answering
     ``opponent``'s last argument."""
@@ -64,20 +64,20 @@ async def _speak(
     )
     answer = await answer_or_failed(
         turn,
-        speakers.session.ask(
+        brief.session.ask(
             "debater",
             f"debate:{turn.side}:{turn.round}",
-            speakers.panel.conversation(*material, task=task),
+            brief.panel.conversation(*material, task=task),
             RadarReply,
             max_tokens=MAX_TOKENS,
-            enums={"cites": speakers.citable},
+            enums={"cites": brief.citable},
         ),
     )
     if not isinstance(answer, Answer):
         return answer
     update = {
         "argument": answer.value.argument.strip(),
-        "cites": speakers.cited(answer.value.cites),
+        "cites": brief.cited(answer.value.cites),
     }
     return turn.model_copy(update=update)
 
@@ -86,7 +86,7 @@ async def hold_radar_debate(
     moderator: Moderator, pool: list[ChatMessage], citable: list[str], *, max_rounds: int
 ) -> DebateOutcome:
     """The Politician and the Scientist over the evidence pool ``pool``."""
-    speakers, edit = Speakers.of(moderator, citable), moderator.editor.turn
+    brief, edit = TurnBrief.of(moderator, citable), moderator.editor.turn
     plan = phases(max_rounds)
     debate = Debate(style="radar", max_rounds=len(plan))
     material = list(pool)
@@ -95,8 +95,8 @@ async def hold_radar_debate(
         politician = DebateTurn(round=round_no, side="politician", phase=phase)
         scientist = DebateTurn(round=round_no, side="scientist", phase=phase)
         said = await asyncio.gather(
-            _speak(speakers, material, politician, last["scientist"]),
-            _speak(speakers, material, scientist, last["politician"]),
+            _speak(brief, material, politician, last["scientist"]),
+            _speak(brief, material, scientist, last["politician"]),
         )
         politician, scientist = edit(said[0]), edit(said[1])
         last = {"politician": politician, "scientist": scientist}
