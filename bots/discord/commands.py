@@ -27,7 +27,6 @@ import discord
 from discord import app_commands
 
 from bots.chat.turns import Ticket
-from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT, cooldown_sentence
 from bots.render.words import chat_language, words_for
 
@@ -41,7 +40,7 @@ from .guild_settings import (
     language_choices,
     save_guild_settings,
 )
-from .help import factcheck_help
+from .help import factcheck_help, privacy
 from .images import is_image, message_images
 from .posts import message_origin, message_text
 from .text_files import NOT_TEXT, is_text_file, text_file_of
@@ -345,12 +344,6 @@ async def factcheck_settings(
         return
     now = await guild_settings(ctx.service, chat, ctx.settings)
     await interaction.followup.send(now.describe(), ephemeral=True)
-
-
-async def privacy(interaction: discord.Interaction[Any]) -> None:
-    """What the bot stores, for how long, and how to have it deleted (only you see it)."""
-    days = retention_days_of(context_of(interaction).service.retention)
-    await interaction.response.send_message(privacy_text(days), ephemeral=True)
 
 
 def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands.ContextMenu]:

@@ -2,7 +2,9 @@
 a short false post and the card the bot gives it, rendered by
 :func:`~.render.verdict_embed` from the report shipped with the package
 (:mod:`bots.chat.examples`), marked "Example:", with one line on what a card's buttons
-do in its footer. Only whoever asked sees it; nothing is checked.
+do in its footer. ``/privacy``: what the bot stores (:mod:`bots.render.privacy`). Both
+are said in the asker's Discord language when the bot has its words, and only whoever
+asked sees them; nothing is checked.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from typing import Any
 import discord
 
 from bots.chat.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
+from bots.render.privacy import privacy_text, retention_days_of
+from bots.render.splitting import split_text
 from bots.render.words import ENGLISH, Words, chat_language, words_for
 
-from .render import NONE, escape, verdict_embed
+from .context import context_of
+from .render import MESSAGE_LIMIT, NONE, escape, verdict_embed
 
-__all__ = ["HELP", "example_message", "factcheck_help"]
+__all__ = ["HELP", "example_message", "factcheck_help", "privacy"]
 
 HELP = (
     "**ZoFia checks whether a post is true, false, misleading or unproven.**\n"
@@ -52,3 +57,15 @@ async def factcheck_help(interaction: discord.Interaction[Any]) -> None:
     await interaction.response.send_message(
         content, embed=embed, ephemeral=True, allowed_mentions=NONE
     )
+
+
+async def privacy(interaction: discord.Interaction[Any]) -> None:
+    """What the bot stores, for how long, and how to have it deleted (only you see it),
+    in the asker's Discord language: in more than one message when a language says it in
+    more than Discord's 2,000 characters (French does; English is one)."""
+    days = retention_days_of(context_of(interaction).service.retention)
+    words = words_for(chat_language(None, interaction.locale.value))
+    first, *rest = split_text(privacy_text(days, words), MESSAGE_LIMIT)
+    await interaction.response.send_message(first, ephemeral=True)
+    for more in rest:
+        await interaction.followup.send(more, ephemeral=True)

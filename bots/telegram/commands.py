@@ -33,7 +33,7 @@ from bots.render.words import translated_languages
 from .context import PLATFORM, chat_language_of, context_of
 from .deliveries import REACTION
 from .first_run import show_example
-from .inputs import AUTO_CHECK
+from .inputs import AUTO_CHECK, chat_words
 from .share_links import SHARE_PREFIX
 from .shared import open_shared
 
@@ -139,12 +139,14 @@ async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/privacy``: what is stored, for how long, and how to have it deleted."""
+    """``/privacy``: what is stored, for how long, and how to have it deleted, in the
+    chat's language (English when its setting cannot be read)."""
     message = update.effective_message
     if message is None:
         return
-    days = retention_days_of(context_of(context).service.retention)
-    await message.reply_text(privacy_text(days), do_quote=message.chat.type != ChatType.PRIVATE)
+    ctx = context_of(context)
+    said = privacy_text(retention_days_of(ctx.service.retention), await chat_words(ctx, message))
+    await message.reply_text(said, do_quote=message.chat.type != ChatType.PRIVATE)
 
 
 def language_list() -> str:

@@ -3,14 +3,14 @@ about a card, or a post to check; anything else (a voice note, a sticker, a vide
 document) gets the one sentence the bots say for what they cannot check.
 
 - ``/privacy``: what is stored, for how long, how to have it deleted (the bots' one
-  privacy text, English as on every platform); ``/language <name>``: the chat's language
+  privacy text, in the chat's language); ``/language <name>``: the chat's language
   (the card's words and the panel's); ``/help``: what the tipline does.
 - A reply to one of the bot's cards asks about its check (a follow-up, as a reply to a
   card does on Telegram).
 - A text, a link, a picture with or without its caption, or a voice note starts a check.
 
-What the tipline says itself (the help, the language set or not known) is said in the
-chat's language, as the cards are.
+What the tipline says itself (the help, the privacy text, the language set or not
+known) is said in the chat's language, as the cards are.
 
 Each message's work runs in a task of its own (:meth:`~bots.chat.in_flight.InFlight.spawn`),
 so the webhook answers Meta at once; a shutdown waits for it.
@@ -105,7 +105,8 @@ async def _command(
     """Answer a command, in the chat's ``language``; ``False`` for a text that only starts
     with "/" (checked)."""
     if command == "/privacy":
-        await _say(ctx, inbound, privacy_text(retention_days_of(ctx.service.retention)))
+        days = retention_days_of(ctx.service.retention)
+        await _say(ctx, inbound, privacy_text(days, words_for(language)))
     elif command == "/help":
         await _say(ctx, inbound, words_for(language)(HELP))
     elif command == "/language":

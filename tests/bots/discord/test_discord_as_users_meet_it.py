@@ -27,6 +27,8 @@ from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.commands import MAX_TEXT
 from bots.discord.text_files import NOT_TEXT
+from bots.render.privacy import privacy_text
+from bots.render.words import words_for
 
 pytest_plugins = ["tests.peers.fixtures.discord_fixtures"]
 
@@ -241,3 +243,30 @@ async def test_a_dms_requests_are_answered_in_turn_saying_how_many_are_ahead(
         for payload in payloads:
             await discord_api.wait_for(_card_shown(payload), timeout=30)
     assert [post.text for post in checker.runs] == posts  # in the order they came
+
+
+# ---- issue 48: /privacy in the asker's language ------------------------------------------------
+
+
+async def test_privacy_is_said_in_the_askers_discord_language_in_messages_that_fit(
+    discord_api: FakeDiscord, start_bot: StartBot
+) -> None:
+    """A French asker's /privacy is the French text with the deployment's 30 days, only
+    for them; it is longer than one Discord message, so it comes as the reply and a
+    follow-up, each within 2,000 characters, cut between paragraphs."""
+    french = privacy_text(30, words_for("French"))
+    assert len(french) > 2000  # else the test below proves nothing of the cut
+    async with start_bot():
+        payload = discord_api.slash("privacy", {}, user_id=ANN)
+        payload["locale"] = "fr"
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        webhook = f"/webhooks/{FakeDiscord.APP_ID}/{payload['token']}"
+        await discord_api.wait_for(lambda c: c.method == "POST" and c.path.startswith(webhook))
+        reply = discord_api.calls_to("POST", f"/interactions/{payload['id']}/")[0]
+        follow_ups = discord_api.calls_to("POST", webhook)
+    parts = [reply.body["data"], *(call.body for call in follow_ups)]
+    assert "\n\n".join(part["content"] for part in parts) == french
+    assert "après 30 jours" in french and "after 30 days" not in french
+    assert all(len(part["content"]) <= 2000 for part in parts)
+    assert [part["flags"] for part in parts] == [EPHEMERAL] * len(parts) == [EPHEMERAL] * 2
+    assert not discord_api.calls_to("POST", "/channels/")  # nothing posted in a channel

@@ -33,6 +33,7 @@ from babel.messages.pofile import read_po
 
 import bots
 from bots.render.languages import LANGUAGE_TAGS
+from bots.render.privacy import PRIVACY_TITLE, privacy_paragraphs, privacy_text
 from bots.render.words import DOMAIN, LOCALES, translated_languages, words_for
 
 #: how the code wraps a string (bots/render/words.py): words("…"), words.plural("…",
@@ -236,3 +237,23 @@ def test_the_checks_catch_a_broken_catalogue() -> None:
     assert blanks("%(name)s and %d, 100%%") == {"%(name)s", "%d"}
     with pytest.raises(ValueError):
         blanks("один {count")
+
+
+@pytest.mark.parametrize("path", _catalogues(), ids=lambda path: path.parts[-3])
+def test_a_catalogue_says_the_privacy_text_with_its_days(path: Path) -> None:
+    """/privacy's text is in every catalogue: its title and each paragraph translated,
+    the retention's days in each plural form (the days agree with the number), and the
+    text of a deployment that keeps checks until they are deleted."""
+    name = next(name for name, code in translated_languages().items() if code == path.parts[-3])
+    words = words_for(name)
+    wrapped = _wrapped()
+    assert PRIVACY_TITLE in wrapped and words(PRIVACY_TITLE) != PRIVACY_TITLE
+    for days in (1, 2, 5, 11, 21, 45, 100, 365):  # every language's every plural form
+        english, said = privacy_paragraphs(days), privacy_paragraphs(days, words)
+        assert len(said) == len(english) == 6
+        assert [mine == theirs for mine, theirs in zip(said, english, strict=True)] == [False] * 6
+        # "after N days … no check for N days", and "deleted after N days" again.
+        assert [p.count(str(days)) for p in said] == [0, 2, 0, 0, 1, 0], (days, said)
+    kept = privacy_paragraphs(None, words)
+    assert not set(kept) & set(privacy_paragraphs(None)) and "{" not in "".join(kept)
+    assert privacy_text(30, words).startswith(words(PRIVACY_TITLE) + "\n\n")

@@ -28,6 +28,10 @@ from tests.peers.fakes.fake_checker import FakeChecker, Gate
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
 from tests.peers.servers.telegram_peer import FakeBotAPI, channel, group, user
 
+from bots.render.languages import LANGUAGE_KEY
+from bots.render.privacy import privacy_text
+from bots.render.words import words_for
+
 ANN = user(731, "Ann", "ann_r")
 CHAT = {"id": ANN["id"], "type": "private", "first_name": "Ann"}
 GROUP = group(-100731, "Rumour mill")
@@ -224,3 +228,33 @@ async def test_a_card_whose_checking_message_was_deleted_comes_in_a_new_reply(
     edits = [c for c in peer.calls if c.method == "editMessageText" and _is_card(c.params)]
     assert [c.error for c in edits] == ["Bad Request: message to edit not found"]  # once
     assert shown == [(str(card["message_id"]),)]  # a correction reaches the new card
+
+
+# ---- issue 48: /privacy in the chat's language -------------------------------------------------
+
+
+async def test_privacy_is_said_in_the_chats_language_with_the_configured_days(
+    start: Start,
+) -> None:
+    """A French asker's /privacy is the French text, with the deployment's 45 days; a
+    group that set German gets German whatever the asker's app says; English stays
+    English."""
+    anne = user(735, "Anne") | {"language_code": "fr"}
+    chat = {"id": anne["id"], "type": "private", "first_name": "Anne"}
+    async with start(FakeChecker(), storage={"retention_days": 45}) as (peer, service):
+        await service.chats.set_settings("telegram", str(GROUP["id"]), {LANGUAGE_KEY: "German"})
+        for where, who in ((chat, anne), (GROUP, anne), (CHAT, ANN)):
+            peer.send(where, who, "/privacy")
+        said = await peer.wait_for(
+            lambda: (
+                [peer.bot_messages(c["id"]) for c in (chat, GROUP, CHAT)]
+                if all(peer.bot_messages(c["id"]) for c in (chat, GROUP, CHAT))
+                else None
+            )
+        )
+    (french,), (german,), (english,) = ([m["text"] for m in told] for told in said)
+    assert french == privacy_text(45, words_for("French"))
+    assert french.startswith("Confidentialité : ce que ce bot") and "après 45 jours" in french
+    assert "after 45 days" not in french
+    assert german == privacy_text(45, words_for("German")) and "Nach 45 Tagen" in german
+    assert english == privacy_text(45) and "after 45 days" in english

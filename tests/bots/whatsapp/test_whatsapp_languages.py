@@ -1,8 +1,8 @@
 """What the WhatsApp tipline says itself, in the chat's language, through the fake Cloud
 API: a chat that set ``/language French`` gets the tipline's own sentences (the help,
-the language set, a check not found, who may review, a download that failed) from the
-French catalogue, and a chat that set none gets them in English. The catalogues' own
-completeness is tests/bots/render/test_catalogues.py's."""
+the language set, ``/privacy``, a check not found, who may review, a download that
+failed) from the French catalogue, and a chat that set none gets them in English. The
+catalogues' own completeness is tests/bots/render/test_catalogues.py's."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.peers.fixtures.whatsapp_setup import ANN, Running, running_tipline
 from tests.peers.servers.whatsapp_peer import Sent
 
+from bots.render.privacy import privacy_text
 from bots.render.words import ENGLISH, words_for
 from bots.whatsapp.buttons import NOT_FOUND, REFUSED
 from bots.whatsapp.check_flow import NOT_DOWNLOADED, VOICE_NOT_DOWNLOADED
@@ -53,6 +54,8 @@ async def test_a_french_chat_gets_the_tiplines_own_sentences_in_french(tmp_path:
         await _french(run, BOB)
         helped = await _answer(run, BOB, await cloud.text(BOB, "/help"))
         assert helped.text == FRENCH(HELP) and "message vocal" in helped.text
+        private = await _answer(run, BOB, await cloud.text(BOB, "/privacy"))
+        assert private.text == privacy_text(30, FRENCH) and "après 30 jours" in private.text
         unknown = await _answer(run, BOB, await cloud.text(BOB, "/language klingon"))
         assert unknown.text.startswith("'klingon' n'est pas une langue")
         debate = next(i for i, title in card.buttons if title == "Debate")
@@ -75,3 +78,5 @@ async def test_a_chat_that_set_no_language_gets_them_in_english(tmp_path: Path) 
         assert said.text == NOT_DOWNLOADED
         helped = await _answer(run, BOB, await cloud.text(BOB, "/help"))
         assert helped.text == HELP
+        private = await _answer(run, BOB, await cloud.text(BOB, "/privacy"))
+        assert private.text == privacy_text(30) and "after 30 days" in private.text
