@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from zofia_engine.post import ReadPost
 from zofia_engine.records.audio import Transcript
 from zofia_engine.records.images import ImageFinding
 
@@ -36,6 +37,18 @@ class MediaReading:
     findings: tuple[ImageFinding, ...] = ()
     heard: Transcript | None = None
     caption: bool = True
+
+    @classmethod
+    def of(cls, read: ReadPost) -> MediaReading:
+        """What ``read`` found besides its text."""
+        return cls(read.findings, read.heard, read.caption)
+
+    def onto(self, read: ReadPost) -> ReadPost:
+        """``read`` (the same post read again from its stored text) with what was found
+        when it was first read."""
+        return read.model_copy(
+            update={"findings": self.findings, "heard": self.heard, "caption": self.caption}
+        )
 
 
 class MediaReadings(StorePart):

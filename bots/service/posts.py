@@ -142,8 +142,7 @@ def keep_media_reading(store: CheckStore, row: CheckRow, read: ReadPost) -> None
     check ``row`` runs (a post with neither keeps nothing; a repeat runs nothing: it
     keeps nothing) (blocking)."""
     if (read.findings or read.heard is not None) and row.repeat_of is None:
-        reading = MediaReading(read.findings, read.heard, read.caption)
-        store.media_readings.keep(row.id, reading)
+        store.media_readings.keep(row.id, MediaReading.of(read))
 
 
 async def read_stored(checker: Checker, post: Post, reading: MediaReading | None) -> ReadPost:
@@ -151,7 +150,4 @@ async def read_stored(checker: Checker, post: Post, reading: MediaReading | None
     heard in its voice note (``reading``: :meth:`store.media_readings.get
     <storage.media_readings.MediaReadings.get>`)."""
     read = await checker.read(post)
-    if reading is None:
-        return read
-    update = {"findings": reading.findings, "heard": reading.heard, "caption": reading.caption}
-    return read.model_copy(update=update)
+    return read if reading is None else reading.onto(read)
