@@ -59,7 +59,7 @@ from lib.settle_metrics import (
 )
 from lib.smoke import sample_file, smoke_args
 from quality_corpus import build_corpus, write_config
-from settle import _router, check_one
+from settle import check_one, model_router
 
 from zofia_engine.config import EngineSettings, load_config
 from zofia_engine.engine import Engine
@@ -132,7 +132,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     if args.fresh and out.exists():
         out.unlink()
     result: dict[str, Any] = {"mode": mode, "split": args.split, "cached": bool(args.cache)}
-    async with Engine(settings, llm=_router(args, settings, CACHE / "llm")) as engine:
+    async with Engine(settings, llm=model_router(args, settings, CACHE / "llm")) as engine:
         await engine.load()
         records = await run_items(engine, settings, items, out, args)
     result.update(figures(records, bool(args.cache)))

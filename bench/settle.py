@@ -76,7 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from claims.bank import bank, sample
-from lib.resumed import run_resumed
+from lib.resumed import append_record, read_records, run_resumed
 from lib.settle_metrics import (
     agreement,
     by_group,
@@ -207,16 +207,13 @@ async def repeated(
     many of them went from true to false or back. Each run's verdict is appended to
     ``out`` (claim and verdict only), so a stopped run resumes."""
     runs: dict[str, list[str]] = {}
-    if out.exists():
-        for line in out.read_text().splitlines():
-            record = json.loads(line)
-            runs.setdefault(record["claim"], []).append(record["verdict"])
+    for record in read_records(out):
+        runs.setdefault(record["claim"], []).append(record["verdict"])
     for item in items:
         while len(runs.setdefault(item["claim"], [])) < 3:
             report, _ = await check_one(engine, settings, item["claim"], reading)
             runs[item["claim"]].append(report.verdict)
-            with out.open("a") as f:
-                f.write(json.dumps({"claim": item["claim"], "verdict": report.verdict}) + "\n")
+            append_record(out, {"claim": item["claim"], "verdict": report.verdict})
     runs = {item["claim"]: runs[item["claim"]] for item in items}
     flips = sum(1 for v in runs.values() if {"true", "false"} <= set(v))
     return agreement(runs), flips
@@ -230,7 +227,7 @@ def _settings(args: argparse.Namespace) -> EngineSettings:
     return load_config(args.config)  # the file, if any, and ZOFIA__SECTION__KEY overrides
 
 
-def _router(
+def model_router(
     args: argparse.Namespace, settings: EngineSettings, cache: Path = SEALED / "llm"
 ) -> LLMRouter | None:
     """The scripted panel (``--smoke``), the model's replies kept on disk in ``cache``
@@ -275,7 +272,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.fresh and out.exists():
         out.unlink()
-    router = _router(args, settings)
+    router = model_router(args, settings)
     result: dict[str, Any] = {"mode": mode, "split": args.split, "cached": bool(args.cache)}
     async with Engine(settings, llm=router) as engine:
         await engine.load()
@@ -293,7 +290,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     if args.no_baseline:
         result.update({"only_llm_accuracy": None, "only_llm_macro_f1": None})
     else:
-        result.update(await only_llm(settings, items, _router(args, settings)))
+        result.update(await only_llm(settings, items, model_router(args, settings)))
     result["pass3"], result["pass3_flips"] = pass3 if pass3 else (None, None)
     result["pass3_items"] = len(sample3)
     if args.split == "test":

@@ -41,7 +41,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from settle import DATA, EVAL, _router, _settings, items_of
+from settle import DATA, EVAL, _settings, items_of, model_router
 
 from zofia_engine.engine import Engine
 from zofia_engine.post import Post
@@ -129,7 +129,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     settings = _settings(args)
     items = items_of(args, 2 if args.smoke else args.limit, args.seed)
     profiles = []
-    async with Engine(settings, llm=_router(args, settings)) as engine:
+    async with Engine(settings, llm=model_router(args, settings)) as engine:
         await engine.load()
         for item in items:
             profiles.append(profile_of(await engine.check(Post(text=item["claim"]))))

@@ -9,9 +9,22 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["run_resumed"]
+__all__ = ["append_record", "read_records", "run_resumed"]
 
 Record = dict[str, Any]
+
+
+def read_records(out: Path) -> list[Record]:
+    """The records ``out`` holds, in order (none when it does not exist yet)."""
+    if not out.exists():
+        return []
+    return [json.loads(text) for text in out.read_text("utf-8").splitlines()]
+
+
+def append_record(out: Path, record: Record) -> None:
+    """Append ``record`` to ``out`` as one line, at once, so a stopped run keeps it."""
+    with out.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 async def run_resumed(
@@ -27,18 +40,13 @@ async def run_resumed(
     ``key``), or made by ``check`` and appended there. ``done_only`` keeps only the items
     already in ``out`` and checks none; ``line`` (record, item) is printed on stderr for
     each item checked."""
-    done: dict[Any, Record] = {}
-    if out.exists():
-        for text in out.read_text("utf-8").splitlines():
-            record = json.loads(text)
-            done[record[key]] = record
+    done = {record[key]: record for record in read_records(out)}
     if done_only:
         items = [item for item in items if item[key] in done]
     for item in items:
         if item[key] not in done:
             record = done[item[key]] = await check(item)
-            with out.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            append_record(out, record)
             if line is not None:
                 print(line(record, item), file=sys.stderr, flush=True)
     return [done[item[key]] for item in items]

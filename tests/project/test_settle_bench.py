@@ -14,6 +14,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "lib"))
+
+from resumed import run_resumed  # noqa: E402
+from settle_metrics import agreement, calibration_table, verdict_metrics  # noqa: E402
+
 KEYS = {
     "items",
     "coverage",
@@ -50,9 +55,6 @@ def test_the_settle_bench_prints_every_target_key() -> None:
 
 
 def test_the_metrics_count_abstentions_and_confident_errors() -> None:
-    sys.path.insert(0, str(ROOT / "bench" / "lib"))
-    from settle_metrics import agreement, verdict_metrics
-
     records: list[dict[str, object]] = [
         {"gold": "true", "verdict": "true", "confidence": 0.9, "check_s": 10.0},
         {"gold": "false", "verdict": "true", "confidence": 0.8, "check_s": 20.0},
@@ -70,9 +72,6 @@ def test_the_metrics_count_abstentions_and_confident_errors() -> None:
 
 
 def test_the_calibration_table_bins_part_readings_and_gives_whole_readings_one_bin() -> None:
-    sys.path.insert(0, str(ROOT / "bench" / "lib"))
-    from settle_metrics import calibration_table
-
     parts = {"read_by": "parts", "core_label": "refutes"}
     records = [
         dict(parts, restated=0.2, gold="false"),
@@ -89,9 +88,6 @@ def test_the_calibration_table_bins_part_readings_and_gives_whole_readings_one_b
 
 
 def test_a_second_run_resumes_from_the_records_and_checks_nothing_twice(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "bench" / "lib"))
-    from resumed import run_resumed
-
     checked: list[str] = []
 
     async def check(item: dict[str, object]) -> dict[str, object]:
