@@ -46,7 +46,7 @@ from bots.chat.corrections import card_of
 from bots.chat.reviews import CHOICES, OPEN_S, choice_label, choose_sentence, save_review
 from bots.render.card import VerdictCard
 from bots.render.sentences import review_refusal
-from bots.render.words import ENGLISH, N_, Words, words_for
+from bots.render.words import N_, Words, words_for
 from bots.service.records import MAX_LINK, CheckNotFoundError, Requester, ReviewRequest
 from bots.service.refusals import ReviewRefused
 
@@ -165,7 +165,7 @@ class Reviewing:
     card: discord.Interaction[Any]
     check_id: str
     view_of: ViewOf
-    words: Words = ENGLISH
+    words: Words
 
 
 class Choices(discord.ui.View):
@@ -202,8 +202,7 @@ class Note(discord.ui.Modal, title="Review"):
         words = reviewing.words
         title = words("Review: {choice}", choice=choice_label(choice, words))
         super().__init__(title=title, timeout=REVIEW_TIMEOUT_S)
-        self.ctx, self.card, self.check_id = reviewing.ctx, reviewing.card, reviewing.check_id
-        self.choice, self.view_of, self.words = choice, reviewing.view_of, words
+        self.reviewing, self.choice = reviewing, choice
         self.note: discord.ui.TextInput[Note] = discord.ui.TextInput(
             label=words("Why, in a few words"),
             style=discord.TextStyle.paragraph,
@@ -217,8 +216,9 @@ class Note(discord.ui.Modal, title="Review"):
         self.add_item(self.link)
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
-        if not may_review(self.ctx, interaction, self.card.channel_id):
-            await interaction.response.send_message(self.words(REFUSED), ephemeral=True)
+        r = self.reviewing
+        if not may_review(r.ctx, interaction, r.card.channel_id):
+            await interaction.response.send_message(r.words(REFUSED), ephemeral=True)
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
         said = await self._save(interaction)
@@ -226,16 +226,17 @@ class Note(discord.ui.Modal, title="Review"):
 
     async def _save(self, interaction: discord.Interaction[Any]) -> str:
         """Store the review and edit the card; what to tell the reviewer."""
-        ctx, words = self.ctx, self.words
-        review = _review_key(self.card, self.check_id)
+        r = self.reviewing
+        ctx, words = r.ctx, r.words
+        review = _review_key(r.card, r.check_id)
         ctx.reviews.close(review)  # the review ends here, unless its note is asked again
-        found = await stored_check(ctx, self.check_id, self.card)
+        found = await stored_check(ctx, r.check_id, r.card)
         if found is None:
             return words(NOT_FOUND)
         # The server: its moderators review for it.
-        moderator = Requester(PLATFORM, str(interaction.user.id), chat_of(self.card))
+        moderator = Requester(PLATFORM, str(interaction.user.id), chat_of(r.card))
         note, link = self.note.value.strip(), self.link.value.strip()
-        request = ReviewRequest(self.check_id, moderator, self.choice, note, link)
+        request = ReviewRequest(r.check_id, moderator, self.choice, note, link)
         try:
             said = await save_review(ctx.service, request, found[1].verdict, words)
         except CheckNotFoundError:
@@ -251,13 +252,12 @@ class Note(discord.ui.Modal, title="Review"):
 
     async def _edit_card(self) -> None:
         """The card Review was pressed on, as it now reads, while its press can edit it."""
-        state = await self.ctx.service.card_state(self.check_id)
+        r = self.reviewing
+        state = await r.ctx.service.card_state(r.check_id)
         card = None if state is None else card_of(state)
-        if card is None or self.card.is_expired():
+        if card is None or r.card.is_expired():
             return
         try:
-            await self.card.edit_original_response(
-                embed=verdict_embed(card), view=self.view_of(card)
-            )
+            await r.card.edit_original_response(embed=verdict_embed(card), view=r.view_of(card))
         except discord.HTTPException as exc:
-            log.info("the reviewed card of check %s was not edited: %s", self.check_id, exc.text)
+            log.info("the reviewed card of check %s was not edited: %s", r.check_id, exc.text)
