@@ -12,15 +12,14 @@ than a post may have, is refused before a byte is downloaded.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 
-import aiohttp
 import discord
 
 from bots.service.images import looks_like_image, refuse_declared
-from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
+
+from .attachments import download
 
 __all__ = [
     "download_images",
@@ -28,8 +27,6 @@ __all__ = [
     "message_images",
     "refuse_before_download",
 ]
-
-log = logging.getLogger(__name__)
 
 NOT_DOWNLOADED = "I could not download the image from Discord; please send it again."
 
@@ -62,12 +59,4 @@ async def download_images(images: Sequence[discord.Attachment]) -> list[tuple[by
     Raises:
         InvalidPostError: Discord did not give an image (deleted, expired, unreachable).
     """
-    downloaded = []
-    for image in images:
-        try:
-            data = await image.read()
-        except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
-            log.warning("could not download attachment %s: %s", image.id, exc)
-            raise InvalidPostError(NOT_DOWNLOADED) from None
-        downloaded.append((data, image.content_type or ""))
-    return downloaded
+    return [(await download(image, NOT_DOWNLOADED), image.content_type or "") for image in images]

@@ -13,13 +13,12 @@ with a note on the card that the post was cut.
 
 from __future__ import annotations
 
-import logging
-
-import aiohttp
 import discord
 
 from bots.service.images import looks_like_image
 from zofia_engine.errors import InvalidPostError
+
+from .attachments import download
 
 __all__ = [
     "MAX_TEXT_BYTES",
@@ -29,8 +28,6 @@ __all__ = [
     "refuse_text_file",
     "text_file_of",
 ]
-
-log = logging.getLogger(__name__)
 
 #: the largest text file read (Discord declares its size): 50,000 characters and more
 MAX_TEXT_BYTES = 200_000
@@ -75,11 +72,7 @@ async def read_text_file(attachment: discord.Attachment) -> str:
         InvalidPostError: it could not be downloaded, is larger than it declared, or is
             not UTF-8 text.
     """
-    try:
-        data = await attachment.read()
-    except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
-        log.warning("could not download attachment %s: %s", attachment.id, exc)
-        raise InvalidPostError(NOT_DOWNLOADED) from None
+    data = await download(attachment, NOT_DOWNLOADED)
     if len(data) > MAX_TEXT_BYTES:
         raise InvalidPostError(TOO_LARGE)
     try:

@@ -8,9 +8,6 @@ transcribes or a damaged one.
 
 from __future__ import annotations
 
-import logging
-
-import aiohttp
 import discord
 
 from bots.service.audio import (
@@ -20,11 +17,10 @@ from bots.service.audio import (
     refuse_declared,
     too_large,
 )
-from zofia_engine.errors import InvalidPostError
+
+from .attachments import download
 
 __all__ = ["NOT_DOWNLOADED", "download_voice", "message_voice", "refuse_voice"]
-
-log = logging.getLogger(__name__)
 
 NOT_DOWNLOADED = "I could not download the voice note from Discord; please send it again."
 
@@ -54,11 +50,7 @@ async def download_voice(attachment: discord.Attachment, settings: AudioSettings
         AudioRefusedError: more bytes came than the cap.
         InvalidPostError: Discord did not give it (deleted, expired, unreachable).
     """
-    try:
-        data = await attachment.read()
-    except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:
-        log.warning("could not download attachment %s: %s", attachment.id, exc)
-        raise InvalidPostError(NOT_DOWNLOADED) from None
+    data = await download(attachment, NOT_DOWNLOADED)
     if len(data) > settings.max_bytes:
         raise too_large(len(data), settings)
     kind = attachment.content_type or ""

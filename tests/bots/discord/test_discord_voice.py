@@ -25,6 +25,7 @@ from tests.peers.servers.transcription_peer import FakeTranscription
 
 from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
+from bots.discord.voice import NOT_DOWNLOADED
 from zofia_engine.audio.reader import HEARD_MARKER, VoiceReader
 from zofia_engine.audio_settings import AudioSettings
 
@@ -135,3 +136,18 @@ async def test_a_voice_message_past_the_caps_is_refused_undownloaded(
     )
     assert large_said == "The voice note is 2 MB; voice notes up to 1 MB are transcribed."
     assert discord_api.downloads == [] and transcription.requests == [] and checker.reads == []
+
+
+async def test_a_voice_message_gone_from_the_cdn_gets_one_sentence_and_no_check(
+    discord_api: FakeDiscord,
+    transcription: FakeTranscription,
+    checker: FakeChecker,
+    start_bot: StartBot,
+) -> None:
+    expired = _voice_message(discord_api, voice("en.ogg"), duration_secs=5.0)
+    discord_api.files.clear()  # the CDN answers 404, as for a deleted or expired file
+    async with start_bot():
+        said = await _said(discord_api, discord_api.message_command("Fact-check", expired))
+    assert said == NOT_DOWNLOADED
+    assert discord_api.downloads == [yarl.URL(expired["attachments"][0]["url"]).path]
+    assert transcription.requests == [] and checker.reads == []
