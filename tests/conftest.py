@@ -2,16 +2,45 @@
 
 from __future__ import annotations
 
+import os
+import ssl
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
+import httpx._transports.default as httpx_transports
 import pytest
 
 from tests.peers.servers.pg_server import PostgresServer
 
 # The store's clock and database fixtures, for every test file that uses the store.
 pytest_plugins = ["tests.peers.fixtures.store_fixtures"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_tls_context_per_session() -> Iterator[None]:
+    """Every httpx client (two per Telegram bot, one per OpenAI or search client) builds
+    its TLS context from certifi's bundle, about 30 ms of CPU each, though every test
+    speaks plain HTTP on 127.0.0.1. The default context (``verify=True``, no client
+    certificate) is made once a session and shared, as one process could share it; any
+    other is made as httpx makes it."""
+    make = httpx.create_ssl_context  # the one httpx's transports call
+    made: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
+
+    def shared(verify: Any = True, cert: Any = None, trust_env: bool = True) -> ssl.SSLContext:
+        if verify is not True or cert is not None:
+            return make(verify=verify, cert=cert, trust_env=trust_env)
+        env = os.environ
+        key = (trust_env, env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR"))
+        if key not in made:
+            made[key] = make(verify=True, trust_env=trust_env)
+        return made[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(httpx_transports, "create_ssl_context", shared)
+        yield
 
 
 @pytest.fixture(scope="session")
