@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import ssl
 import uuid
@@ -9,8 +10,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-import httpx._transports.default as httpx_transports
 import pytest
 
 from tests.peers.servers.pg_server import PostgresServer
@@ -19,14 +18,15 @@ from tests.peers.servers.pg_server import PostgresServer
 pytest_plugins = ["tests.peers.fixtures.store_fixtures"]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _one_tls_context_per_session() -> Iterator[None]:
-    """Every httpx client (two per Telegram bot, one per OpenAI or search client) builds
-    its TLS context from certifi's bundle, about 30 ms of CPU each, though every test
-    speaks plain HTTP on 127.0.0.1. The default context (``verify=True``, no client
-    certificate) is made once a session and shared, as one process could share it; any
-    other is made as httpx makes it."""
-    make = httpx.create_ssl_context  # the one httpx's transports call
+#: the HTTP clients whose transports make a TLS context per client: httpx (the Telegram
+#: bot, the search and page clients) and httpx2 (the openai client's)
+HTTPX_LIKE = ("httpx", "httpx2")
+
+
+def _shared_contexts(make: Callable[..., ssl.SSLContext]) -> Callable[..., ssl.SSLContext]:
+    """``make`` (an httpx-like ``create_ssl_context``), with its default context
+    (``verify=True``, no client certificate) made once for each ``trust_env`` and
+    certificate variables, and any other made as ``make`` makes it."""
     made: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
 
     def shared(verify: Any = True, cert: Any = None, trust_env: bool = True) -> ssl.SSLContext:
@@ -38,8 +38,23 @@ def _one_tls_context_per_session() -> Iterator[None]:
             made[key] = make(verify=True, trust_env=trust_env)
         return made[key]
 
+    return shared
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_tls_context_per_session() -> Iterator[None]:
+    """Every httpx or httpx2 client (two per Telegram bot, one per OpenAI or search
+    client) builds its TLS context from a CA bundle, 30 to 45 ms of CPU each, though every
+    test speaks plain HTTP on 127.0.0.1. The default context is made once a session and
+    shared, as one process could share it."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(httpx_transports, "create_ssl_context", shared)
+        for name in HTTPX_LIKE:
+            try:
+                transports = importlib.import_module(f"{name}._transports.default")
+            except ImportError:
+                continue
+            make = importlib.import_module(name).create_ssl_context  # what transports call
+            patch.setattr(transports, "create_ssl_context", _shared_contexts(make))
         yield
 
 
