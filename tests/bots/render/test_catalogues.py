@@ -19,6 +19,7 @@ Each catalogue must:
 
 from __future__ import annotations
 
+import functools
 import gettext
 import re
 import string
@@ -54,13 +55,21 @@ Message = str | tuple[str, ...] | list[str]  # as Babel types an id: a plural's 
 
 
 def _wrapped() -> list[Message]:
-    """Every string the code wraps, in bots/, as Babel extracts it."""
+    """Every string the code wraps, in bots/, as Babel extracts it (a new list each call,
+    of one extraction a session)."""
+    return list(_extracted())
+
+
+@functools.cache
+def _extracted() -> tuple[Message, ...]:
+    """Babel's extraction of every file of bots/ (about 0.4 s), made once: nineteen tests
+    read it, and none changes the code it reads."""
     found: list[Message] = []
     for path in sorted(Path(bots.__file__).parent.rglob("*.py")):
         for _, message, _, _ in extract_from_file("python", str(path), keywords=KEYWORDS):
             if message not in found:
                 found.append(message)
-    return found
+    return tuple(found)
 
 
 def _catalogues() -> list[Path]:

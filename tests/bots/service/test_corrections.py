@@ -516,11 +516,11 @@ async def test_a_correction_survives_an_outage_of_the_bot_api(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The Bot API answers 502 Bad Gateway for a while (minutes, in a deployment: the
-    backoff starts at a minute and doubles; here at 10 ms): the correction is tried again
+    backoff starts at a minute and doubles; here at 1 ms): the correction is tried again
     and again, more often than the five tries that used to give it up, and reaches the
     chat once the API is back, once."""
     monkeypatch.setattr(corrections, "POLL_S", 0.01)
-    monkeypatch.setattr(corrections, "FIRST_BACKOFF", dt.timedelta(milliseconds=10))
+    monkeypatch.setattr(corrections, "FIRST_BACKOFF", dt.timedelta(milliseconds=1))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("ZOFIA_CONFIG", raising=False)
     monkeypatch.setenv("ZOFIA__STORAGE__PATH", str(tmp_path / "zofia.db"))

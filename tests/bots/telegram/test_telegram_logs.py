@@ -76,7 +76,8 @@ async def test_no_raw_chat_or_user_id_reaches_the_log_of_a_whole_session(
     async with FakeBotAPI(admins={ANN["id"]}) as peer:
         settings = telegram_settings(peer, tmp_path, telegram={"chat_cooldown_s": 600})
         checker = FakeChecker(verdict="unproven")
-        async with fake_bot(settings, checker, group_max_rate=0) as service:
+        # The cooldown's refusal said once its burst's window (50 ms) is over, not 1.5 s.
+        async with fake_bot(settings, checker, group_max_rate=0, refusal_window_s=0.05) as service:
             # A private chat: the first run, a post and its card, its buttons, a question.
             chat = private(ANN)
             peer.send(chat, ANN, "/start")

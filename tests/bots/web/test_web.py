@@ -30,6 +30,7 @@ from tests.factories import (
     stored_check,
 )
 from tests.peers.fakes.fake_checker import scripted_report
+from tests.peers.fixtures.store_fixtures import migrated_copy
 
 from bots.app.settings import Settings
 from bots.cli import main
@@ -54,9 +55,8 @@ Client = Callable[..., Any]
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[CheckStore]:
-    settings = Settings.model_validate(
-        {"storage": {"path": str(tmp_path / "zofia.db"), "secret": SECRET}}
-    )
+    path = migrated_copy(tmp_path / "zofia.db")  # a new store, migrated once a session
+    settings = Settings.model_validate({"storage": {"path": str(path), "secret": SECRET}})
     opened, _ = open_store(settings.storage)
     yield opened
     opened.close()

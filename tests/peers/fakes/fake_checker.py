@@ -18,6 +18,7 @@ import inspect
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -49,6 +50,7 @@ from zofia_engine.report import (
 )
 
 from ..fixtures.images import shared_ocr
+from ..fixtures.store_fixtures import migrated_copy
 
 __all__ = [
     "FakeChecker",
@@ -280,7 +282,11 @@ async def fake_service(
 ) -> AsyncIterator[CheckService]:
     """The real check service over the store ``settings`` name, checking with ``checker``
     and :class:`HashingEncoder` (its store on ``clock``, if given: the limits' windows pass
-    when the test moves it); started, then closed with its database."""
+    when the test moves it); started, then closed with its database. A new SQLite store
+    starts as a copy of the session's migrated one."""
+    where = "" if settings.storage.is_postgres else settings.storage.sqlite_path
+    if where and where != ":memory:":
+        migrated_copy(Path(where).expanduser())
     service = build_service(settings, checker, HashingEncoder(), clock=clock)
     await service.start()
     try:
