@@ -21,7 +21,7 @@ import discord
 from bots.render import links
 from bots.render.card import Link, VerdictCard
 from bots.render.sections import Section
-from bots.render.splitting import pack, split_text
+from bots.render.splitting import first_piece, pack, split_text
 from bots.render.words import ENGLISH, Words
 
 __all__ = [
@@ -67,7 +67,7 @@ def shorten(text: str, limit: int) -> str:
     """``text`` escaped, cut at a sentence or word so that it fits ``limit``, with "…"."""
     if _escaped_length(text) <= limit:
         return escape(text)
-    first = split_text(text, limit - 1, _escaped_length)[0]
+    first = first_piece(text, limit - 1, _escaped_length)
     return escape(first) + "…"
 
 

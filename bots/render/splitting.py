@@ -4,9 +4,9 @@ sentences and words; and packing rendered parts into as few messages as fit."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["pack", "split_text"]
+__all__ = ["first_piece", "pack", "split_text"]
 
 # Paragraphs, then lines, then sentences, then words: (pattern, what joins the pieces).
 _CUTS = (
@@ -17,60 +17,83 @@ _CUTS = (
 )
 
 
-def _hard_cut(text: str, limit: int, measure: Callable[[str], int]) -> list[str]:
-    pieces = []
+def _hard_cut(text: str, limit: int, measure: Callable[[str], int]) -> Iterator[str]:
     while text:
-        low, high = 1, len(text)
+        low, high = 1, min(len(text), limit)  # measure(s) >= len(s): no longer prefix fits
         while low < high:  # the longest prefix that fits (measure grows with length)
             middle = (low + high + 1) // 2
             if measure(text[:middle]) <= limit:
                 low = middle
             else:
                 high = middle - 1
-        pieces.append(text[:low])
+        yield text[:low]
         text = text[low:]
-    return pieces
 
 
-def split_text(
-    text: str, limit: int, measure: Callable[[str], int] = len, *, _level: int = 0
-) -> list[str]:
-    """Cut ``text`` into pieces with ``measure(piece) <= limit``, at paragraph
-    boundaries where possible, then at lines, sentences and words, and only as a
-    last resort inside a word.
+def _within(limit: int, measure: Callable[[str], int]) -> Callable[[str], bool]:
+    """Whether a piece fits; one longer than ``limit`` is not measured (the measure of a
+    long post is an escape of all of it)."""
+    return lambda piece: len(piece) <= limit and measure(piece) <= limit
 
-    ``measure`` is the length the platform counts, e.g. the length after
-    escaping for HTML.
 
-    Raises:
-        ValueError: ``limit`` is below 1.
-    """
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
-    if measure(text) <= limit:
-        return [text] if text else []
-    if _level == len(_CUTS):
-        return _hard_cut(text, limit, measure)
-    pattern, joiner = _CUTS[_level]
-    pieces: list[str] = []
+def _pieces(text: str, limit: int, measure: Callable[[str], int], level: int) -> Iterator[str]:
+    """The pieces of :func:`split_text`, each given as soon as it is known: taking the first
+    costs about ``limit`` characters of measuring, not the whole text's."""
+    fits = _within(limit, measure)
+    if fits(text):
+        if text:
+            yield text
+        return
+    if level == len(_CUTS):
+        yield from _hard_cut(text, limit, measure)
+        return
+    pattern, joiner = _CUTS[level]
     current = ""
     for unit in pattern.split(text):
         if not unit:
             continue
         candidate = f"{current}{joiner}{unit}" if current else unit
-        if measure(candidate) <= limit:
+        if fits(candidate):
             current = candidate
             continue
         if current:
-            pieces.append(current)
-        if measure(unit) <= limit:
+            yield current
+        if fits(unit):
             current = unit
-        else:
-            *done, current = split_text(unit, limit, measure, _level=_level + 1)
-            pieces.extend(done)
+            continue
+        inner = _pieces(unit, limit, measure, level + 1)
+        current = next(inner, "")  # a unit of white space alone has none
+        for piece in inner:  # all but the unit's last piece are done
+            yield current
+            current = piece
     if current:
-        pieces.append(current)
-    return pieces
+        yield current
+
+
+def split_text(text: str, limit: int, measure: Callable[[str], int] = len) -> list[str]:
+    """Cut ``text`` into pieces with ``measure(piece) <= limit``, at paragraph
+    boundaries where possible, then at lines, sentences and words, and only as a
+    last resort inside a word.
+
+    ``measure`` is the length the platform counts, e.g. the length after
+    escaping for HTML, and never less than ``len(piece)``.
+
+    Raises:
+        ValueError: ``limit`` is below 1.
+    """
+    return list(_checked(text, limit, measure))
+
+
+def first_piece(text: str, limit: int, measure: Callable[[str], int] = len) -> str:
+    """The first piece :func:`split_text` would cut (``""`` for an empty text), without
+    cutting the rest: what a card shows of a long text before its "…"."""
+    return next(_checked(text, limit, measure), "")
+
+
+def _checked(text: str, limit: int, measure: Callable[[str], int]) -> Iterator[str]:
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    return _pieces(text, limit, measure, 0)
 
 
 def pack(

@@ -18,7 +18,7 @@ from telegram.constants import MessageLimit
 from bots.render.card import MAX_LINKS, Link, VerdictCard
 from bots.render.links import safe_url
 from bots.render.sections import Section
-from bots.render.splitting import pack, split_text
+from bots.render.splitting import first_piece, pack, split_text
 from bots.render.words import ENGLISH, N_, Words
 
 __all__ = [
@@ -84,7 +84,7 @@ def clip_text(text: str, limit: int) -> str:
     quoted = quote_text(text)
     if html_length(quoted) <= limit:
         return quoted
-    low, high = 0, len(text)
+    low, high = 0, min(len(text), limit)  # the markup is never shorter than the text
     while low < high:  # the longest prefix that fits with the ellipsis
         middle = (low + high + 1) // 2
         if html_length(quote_text(text[:middle])) + 1 <= limit:
@@ -167,7 +167,7 @@ def card_html(card: VerdictCard) -> str:
     # A summary too long for one card (a runaway model): keep the head, say where the rest is.
     more = " … " + quote_text(words("(see Debate)"))
     room = MAX_MESSAGE - html_length(text) + html_length(summary) - html_length(more)
-    cut = split_text(card.summary, max(room, 100), lambda s: html_length(quote_text(s)))[0]
+    cut = first_piece(card.summary, max(room, 100), lambda s: html_length(quote_text(s)))
     return "\n".join([*before, quote_text(cut) + more, *after])
 
 

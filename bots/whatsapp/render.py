@@ -19,7 +19,7 @@ import re
 from bots.render import links
 from bots.render.card import Link, VerdictCard
 from bots.render.sections import Section
-from bots.render.splitting import pack, split_text
+from bots.render.splitting import first_piece, pack, split_text
 from bots.render.words import ENGLISH, N_, Words
 
 __all__ = [
@@ -59,7 +59,7 @@ def shorten(text: str, limit: int) -> str:
     text = plain(text)
     if len(text) <= limit:
         return text
-    return split_text(text, max(1, limit - 1))[0] + "…"
+    return first_piece(text, max(1, limit - 1)) + "…"
 
 
 def _link_lines(found: tuple[Link, ...]) -> list[str]:
