@@ -280,7 +280,7 @@ def canonical_text(text: str) -> str:
     different. Use it on both sides: for the stored vectors and for the query.
     """
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(" " if _decoration(c) else c for c in text)
+    text = text.translate({ord(c): " " for c in set(text) if _decoration(c)})
     previous = None
     while previous != text:
         previous = text
