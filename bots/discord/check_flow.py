@@ -289,21 +289,22 @@ async def check_interaction(
     check starts (the text, an image's or a voice note's declared size is refused, or
     limits apply)."""
     images, text_file, voice = asked.images, asked.text_file, asked.voice
+    words = words_for(opening.language)
 
     def refuse() -> None:
         """A file too large, too many images, or a voice note too large or too long, is
         refused before it costs anything."""
         if text_file is not None:
-            refuse_text_file(text_file)
+            refuse_text_file(text_file, words)
         if images:
             refuse_before_download(images, ctx.images)
         if voice is not None:
             refuse_voice(voice, ctx.audio)
 
     async def fetch() -> Fetched:
-        more = await read_text_file(text_file) if text_file is not None else ""
-        audio = await download_voice(voice, ctx.audio) if voice is not None else None
-        return Fetched(more, tuple(await download_images(images)), audio)
+        more = await read_text_file(text_file, words) if text_file is not None else ""
+        audio = await download_voice(voice, ctx.audio, words) if voice is not None else None
+        return Fetched(more, tuple(await download_images(images, words)), audio)
 
     message = Msg(
         asked.text,
@@ -321,7 +322,6 @@ async def check_interaction(
         # A DM's requests are answered in turn, as a private chat's are on Telegram.
         ticket=opening.ticket,
     )
-    words = words_for(opening.language)
     screen = DiscordScreen(ctx, interaction, ephemeral=opening.private, words=words)
     interval = ctx.settings.progress_interval_s
     await run_check(ctx.service, check, screen, progress_interval_s=interval)

@@ -28,7 +28,7 @@ from discord import app_commands
 
 from bots.chat.turns import Ticket
 from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT, cooldown_sentence
-from bots.render.words import chat_language, words_for
+from bots.render.words import N_, chat_language, words_for
 
 from .chats import chat_of
 from .check_flow import Asked, Opening, check_interaction, finish
@@ -69,21 +69,25 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 EVERYWHERE = {"guilds": True, "dms": True, "private_channels": True}
-NOT_HERE = "I can only check messages from this server."
-OTHER_CHANNEL = (
+# Each said in the requester's language (``words(NOT_HERE)``).
+NOT_HERE = N_("I can only check messages from this server.")
+OTHER_CHANNEL = N_(
     "I can only check messages linked from their own channel: run /factcheck there, "
     "or use Apps → Fact-check on the message."
 )
-NOT_FOUND = "That message was not found."
+NOT_FOUND = N_("That message was not found.")
 #: a message with no text, no image and nothing else to see (an embed alone, say)
-NO_TEXT_SEEN = (
+NO_TEXT_SEEN = N_(
     "That message has no text I can see. Open its menu (Apps → Fact-check) instead, or "
     "paste its text into /factcheck."
 )
-CANNOT_READ = (
+CANNOT_READ = N_(
     "I cannot read that channel. Use Apps → Fact-check on the message, "
     "or paste its text into /factcheck."
 )
+ONE_OR_OTHER = N_("Give either the post (`text`, `image`, `file`) or a `message_link`.")
+NOT_A_LINK = N_("That is not a Discord message link (Copy Message Link gives one).")
+ADMINS_ONLY = N_("Only server admins (Manage Server) can change these settings.")
 
 
 class MessageLink(NamedTuple):
@@ -240,8 +244,9 @@ async def _check_message(
     if not text.strip() and not images and text_file is None and voice is None:
         ctx.cooldowns.release(opening.chat, opening.claim)
         unreadable = message.stickers or message.attachments  # a sticker, a video…
-        content = words_for(opening.language)(UNSUPPORTED_INPUT) if unreadable else NO_TEXT_SEEN
-        await finish(interaction, content=content, ephemeral=opening.private)
+        content = UNSUPPORTED_INPUT if unreadable else NO_TEXT_SEEN
+        said = words_for(opening.language)(content)
+        await finish(interaction, content=said, ephemeral=opening.private)
         return
     published = message.created_at.date()
     origin = message_origin(message, words_for(opening.language))
@@ -265,27 +270,20 @@ async def factcheck(
     """Fact-check a post: paste its text, attach its image, or link to a message."""
     ctx = context_of(interaction)
     post_given = text is not None or image is not None or file is not None
-    if post_given == (message_link is not None):
-        await interaction.response.send_message(
-            "Give either the post (`text`, `image`, `file`) or a `message_link`.",
-            ephemeral=True,
-        )
-        return
-    if file is not None and not is_text_file(file):
-        await interaction.response.send_message(NOT_TEXT, ephemeral=True)
-        return
     link = parse_message_link(message_link) if message_link is not None else None
-    if message_link is not None and link is None:
-        await interaction.response.send_message(
-            "That is not a Discord message link (Copy Message Link gives one).", ephemeral=True
-        )
-        return
     refused = _refusal(link, interaction) if link is not None else None
     if image is not None and not is_image(image):  # a video, a voice message, a file
-        # Said before the server's language is read: in the requester's.
-        refused = words_for(_language(interaction))(UNSUPPORTED_INPUT)
+        refused = UNSUPPORTED_INPUT
+    if message_link is not None and link is None:
+        refused = NOT_A_LINK
+    if file is not None and not is_text_file(file):
+        refused = NOT_TEXT
+    if post_given == (message_link is not None):
+        refused = ONE_OR_OTHER
     if refused is not None:
-        await interaction.response.send_message(refused, ephemeral=True)
+        # Said before the server's language is read: in the requester's.
+        said = words_for(_language(interaction))(refused)
+        await interaction.response.send_message(said, ephemeral=True)
         return
     async with opened_check(ctx, interaction) as opening:
         if opening is None:
@@ -298,7 +296,8 @@ async def factcheck(
         found = await _linked_message(interaction, link)
         if isinstance(found, str):
             ctx.cooldowns.release(opening.chat, opening.claim)
-            await finish(interaction, content=found, ephemeral=opening.private)
+            said = words_for(opening.language)(found)
+            await finish(interaction, content=said, ephemeral=opening.private)
             return
         await _check_message(ctx, interaction, found, opening)
 
@@ -328,9 +327,8 @@ async def factcheck_settings(
     ctx = context_of(interaction)
     permissions = interaction.permissions
     if interaction.guild_id is None or not permissions.manage_guild:
-        await interaction.response.send_message(
-            "Only server admins (Manage Server) can change these settings.", ephemeral=True
-        )
+        said = words_for(_language(interaction))(ADMINS_ONLY)
+        await interaction.response.send_message(said, ephemeral=True)
         return
     chat = chat_of(interaction)
     await interaction.response.defer(thinking=True, ephemeral=True)  # before the store

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import discord
 
+from bots.render.words import ENGLISH, N_, Words
 from bots.service.images import looks_like_image, refuse_declared
 from zofia_engine.image_settings import ImageSettings
 
@@ -28,7 +29,7 @@ __all__ = [
     "refuse_before_download",
 ]
 
-NOT_DOWNLOADED = "I could not download the image from Discord; please send it again."
+NOT_DOWNLOADED = N_("I could not download the image from Discord; please send it again.")
 
 
 def is_image(attachment: discord.Attachment) -> bool:
@@ -51,12 +52,16 @@ def refuse_before_download(images: Sequence[discord.Attachment], settings: Image
     refuse_declared([image.size for image in images], settings)
 
 
-async def download_images(images: Sequence[discord.Attachment]) -> list[tuple[bytes, str]]:
-    """The bytes and declared media type of each image, downloaded from Discord's CDN.
+async def download_images(
+    images: Sequence[discord.Attachment], words: Words = ENGLISH
+) -> list[tuple[bytes, str]]:
+    """The bytes and declared media type of each image, downloaded from Discord's CDN
+    (a failed download said in ``words``, the chat's language).
 
     Call :func:`refuse_before_download` first: nothing here looks at the sizes.
 
     Raises:
         InvalidPostError: Discord did not give an image (deleted, expired, unreachable).
     """
-    return [(await download(image, NOT_DOWNLOADED), image.content_type or "") for image in images]
+    failed = words(NOT_DOWNLOADED)
+    return [(await download(image, failed), image.content_type or "") for image in images]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import discord
 
+from bots.render.words import ENGLISH, N_, Words
 from bots.service.images import looks_like_image
 from zofia_engine.errors import InvalidPostError
 
@@ -31,13 +32,13 @@ __all__ = [
 
 #: the largest text file read (Discord declares its size): 50,000 characters and more
 MAX_TEXT_BYTES = 200_000
-NOT_TEXT = (
+NOT_TEXT = N_(
     "The file option takes the post's text as a .txt file (UTF-8); for an image of the "
     "post, use the image option."
 )
-TOO_LARGE = "That text file is over 200 KB; send the post's first part as a .txt file."
-UNREADABLE = "That file is not text I can read: send the post's text as a .txt file (UTF-8)."
-NOT_DOWNLOADED = "I could not download the text file from Discord; please send it again."
+TOO_LARGE = N_("That text file is over 200 KB; send the post's first part as a .txt file.")
+UNREADABLE = N_("That file is not text I can read: send the post's text as a .txt file (UTF-8).")
+NOT_DOWNLOADED = N_("I could not download the text file from Discord; please send it again.")
 
 
 def is_text_file(attachment: discord.Attachment) -> bool:
@@ -54,31 +55,33 @@ def text_file_of(message: discord.Message) -> discord.Attachment | None:
     return next((a for a in message.attachments if is_text_file(a)), None)
 
 
-def refuse_text_file(attachment: discord.Attachment) -> None:
-    """Refuse, from what Discord declares, a file too large to read.
+def refuse_text_file(attachment: discord.Attachment, words: Words = ENGLISH) -> None:
+    """Refuse, from what Discord declares, a file too large to read (said in ``words``,
+    the chat's language).
 
     Raises:
         InvalidPostError: it declares more than :data:`MAX_TEXT_BYTES`.
     """
     if attachment.size > MAX_TEXT_BYTES:
-        raise InvalidPostError(TOO_LARGE)
+        raise InvalidPostError(words(TOO_LARGE))
 
 
-async def read_text_file(attachment: discord.Attachment) -> str:
+async def read_text_file(attachment: discord.Attachment, words: Words = ENGLISH) -> str:
     """The text of ``attachment``, downloaded from Discord's CDN and read as UTF-8 (a
-    byte-order mark dropped). Call :func:`refuse_text_file` first.
+    byte-order mark dropped), its refusals said in ``words`` (the chat's language).
+    Call :func:`refuse_text_file` first.
 
     Raises:
         InvalidPostError: it could not be downloaded, is larger than it declared, or is
             not UTF-8 text.
     """
-    data = await download(attachment, NOT_DOWNLOADED)
+    data = await download(attachment, words(NOT_DOWNLOADED))
     if len(data) > MAX_TEXT_BYTES:
-        raise InvalidPostError(TOO_LARGE)
+        raise InvalidPostError(words(TOO_LARGE))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise InvalidPostError(UNREADABLE) from None
+        raise InvalidPostError(words(UNREADABLE)) from None
     if "\x00" in text:
-        raise InvalidPostError(UNREADABLE)
+        raise InvalidPostError(words(UNREADABLE))
     return text

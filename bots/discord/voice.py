@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import discord
 
+from bots.render.words import ENGLISH, N_, Words
 from bots.service.audio import (
     AudioSettings,
     PostAudio,
@@ -22,7 +23,7 @@ from .attachments import download
 
 __all__ = ["NOT_DOWNLOADED", "download_voice", "message_voice", "refuse_voice"]
 
-NOT_DOWNLOADED = "I could not download the voice note from Discord; please send it again."
+NOT_DOWNLOADED = N_("I could not download the voice note from Discord; please send it again.")
 
 
 def message_voice(message: discord.Message) -> discord.Attachment | None:
@@ -42,15 +43,18 @@ def refuse_voice(attachment: discord.Attachment, settings: AudioSettings) -> Non
     refuse_declared(attachment.size, attachment.duration, settings)
 
 
-async def download_voice(attachment: discord.Attachment, settings: AudioSettings) -> PostAudio:
+async def download_voice(
+    attachment: discord.Attachment, settings: AudioSettings, words: Words = ENGLISH
+) -> PostAudio:
     """The voice note's bytes, downloaded from Discord's CDN (call :func:`refuse_voice`
-    first), with its declared media type and duration.
+    first), with its declared media type and duration; a failed download said in
+    ``words`` (the chat's language).
 
     Raises:
         AudioRefusedError: more bytes came than the cap.
         InvalidPostError: Discord did not give it (deleted, expired, unreachable).
     """
-    data = await download(attachment, NOT_DOWNLOADED)
+    data = await download(attachment, words(NOT_DOWNLOADED))
     if len(data) > settings.max_bytes:
         raise too_large(len(data), settings)
     kind = attachment.content_type or ""

@@ -324,8 +324,10 @@ def _check_request(
         if not asked.unasked:  # downloading and reading or hearing takes a moment
             await screen.open_reading(len(images), voice=voice is not None)
         bot = target.get_bot()
-        audio = await download_voice(bot, voice, ctx.audio) if voice is not None else None
-        return Fetched(images=tuple(await download_images(bot, images, ctx.images)), audio=audio)
+        words = screen.words
+        audio = await download_voice(bot, voice, ctx.audio, words) if voice is not None else None
+        found = await download_images(bot, images, ctx.images, words)
+        return Fetched(images=tuple(found), audio=audio)
 
     origin, published = forwarded_from(target, screen.words)
     message = Msg(

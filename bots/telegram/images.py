@@ -18,6 +18,7 @@ from functools import partial
 from telegram import Bot, Document, Message
 from telegram.ext.filters import MessageFilter
 
+from bots.render.words import ENGLISH, N_, Words
 from bots.service.images import (
     looks_like_image,
     refuse_declared,
@@ -37,7 +38,7 @@ __all__ = [
     "image_of",
 ]
 
-NOT_DOWNLOADED = "I could not download the image from Telegram; please send it again."
+NOT_DOWNLOADED = N_("I could not download the image from Telegram; please send it again.")
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def has_image(message: Message) -> bool:
 
 
 async def download_images(
-    bot: Bot, messages: Sequence[Message], settings: ImageSettings
+    bot: Bot, messages: Sequence[Message], settings: ImageSettings, words: Words = ENGLISH
 ) -> list[tuple[bytes, str]]:
     """The images of ``messages`` (a message, or an album's), downloaded, each as
     ``(bytes, media type)`` for :func:`bots.service.posts.post_from_message`.
@@ -104,7 +105,8 @@ async def download_images(
     any of them declares more than ``settings.max_bytes``.
 
     Raises:
-        InvalidPostError: too many images, or Telegram did not give one.
+        InvalidPostError: too many images, or Telegram did not give one (said in
+            ``words``, the chat's language).
         ImageRefusedError: an image is too large.
     """
     cap = settings.max_bytes
@@ -114,7 +116,7 @@ async def download_images(
     images = []
     for n, file in enumerate(files, 1):
         refusal = partial(too_large_file, settings=settings, n=n, of=of, what=file.what)
-        data = await download_file(bot, file.file_id, cap, refusal, NOT_DOWNLOADED)
+        data = await download_file(bot, file.file_id, cap, refusal, words(NOT_DOWNLOADED))
         images.append((data, file.media_type))
     return images
 

@@ -16,6 +16,7 @@ from functools import partial
 from telegram import Bot, Message
 from telegram.ext.filters import MessageFilter
 
+from bots.render.words import ENGLISH, N_, Words
 from bots.service.audio import (
     AudioSettings,
     PostAudio,
@@ -34,7 +35,7 @@ __all__ = [
     "voice_of",
 ]
 
-NOT_DOWNLOADED = "I could not download the voice note from Telegram; please send it again."
+NOT_DOWNLOADED = N_("I could not download the voice note from Telegram; please send it again.")
 
 
 @dataclass(frozen=True)
@@ -93,15 +94,19 @@ def refuse_voice(file: VoiceFile, settings: AudioSettings) -> None:
     refuse_declared(file.file_size, file.duration_s, settings)
 
 
-async def download_voice(bot: Bot, file: VoiceFile, settings: AudioSettings) -> PostAudio:
+async def download_voice(
+    bot: Bot, file: VoiceFile, settings: AudioSettings, words: Words = ENGLISH
+) -> PostAudio:
     """The voice note ``file``, downloaded within ``[audio] max_bytes``: Telegram's
     ``getFile`` is asked its size first, and nothing is downloaded past the cap.
 
     Raises:
         AudioRefusedError: it is larger than the cap (by ``getFile``'s size, Telegram's
             refusal of a file over 20 MB, or the bytes received).
-        InvalidPostError: Telegram did not give it.
+        InvalidPostError: Telegram did not give it (said in ``words``, the chat's
+            language).
     """
     refusal = partial(too_large, settings=settings)
-    data = await download_file(bot, file.file_id, settings.max_bytes, refusal, NOT_DOWNLOADED)
+    failed = words(NOT_DOWNLOADED)
+    data = await download_file(bot, file.file_id, settings.max_bytes, refusal, failed)
     return PostAudio(data=data, media_type=file.media_type, duration_s=file.duration_s)

@@ -18,6 +18,8 @@ from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
 
 from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
+from bots.discord.commands import NOT_A_LINK, ONE_OR_OTHER
+from bots.discord.text_files import NOT_TEXT
 from bots.render.sentences import UNSUPPORTED_INPUT
 from bots.render.words import words_for
 
@@ -136,4 +138,33 @@ async def test_a_video_as_the_image_is_refused_in_the_requesters_discord_languag
         await discord_api.wait_for(_answered(payload), timeout=30)
     german = words_for("German")(UNSUPPORTED_INPUT)
     assert german != UNSUPPORTED_INPUT and _said(discord_api, payload) == [german]
+    assert checker.runs == [] and discord_api.downloads == []
+
+
+@pytest.mark.parametrize(
+    ("options", "sentence"),
+    [
+        ({}, ONE_OR_OTHER),
+        ({"message_link": "https://example.com/news/1"}, NOT_A_LINK),
+        ({"file": "pdf"}, NOT_TEXT),
+    ],
+)
+async def test_a_malformed_factcheck_is_refused_in_the_requesters_discord_language(
+    discord_api: FakeDiscord,
+    checker: FakeChecker,
+    start_bot: StartBot,
+    options: dict[str, Any],
+    sentence: str,
+) -> None:
+    if options.get("file") == "pdf":
+        options = {
+            "file": discord_api.attachment(b"%PDF-1.7", "post.pdf", content_type="application/pdf")
+        }
+    async with start_bot():
+        payload = discord_api.slash("factcheck", options)
+        payload["locale"] = "fr"
+        await discord_api.dispatch("INTERACTION_CREATE", payload)
+        await discord_api.wait_for(_answered(payload), timeout=30)
+    french = words_for("French")(sentence)
+    assert french != sentence and _said(discord_api, payload) == [french]
     assert checker.runs == [] and discord_api.downloads == []

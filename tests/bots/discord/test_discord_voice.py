@@ -26,6 +26,7 @@ from tests.peers.servers.transcription_peer import FakeTranscription
 from bots.app.settings import Settings
 from bots.discord.client import FactCheckBot
 from bots.discord.voice import NOT_DOWNLOADED
+from bots.render.words import words_for
 from zofia_engine.audio.reader import HEARD_MARKER, VoiceReader
 from zofia_engine.audio_settings import AudioSettings
 
@@ -150,4 +151,22 @@ async def test_a_voice_message_gone_from_the_cdn_gets_one_sentence_and_no_check(
         said = await _said(discord_api, discord_api.message_command("Fact-check", expired))
     assert said == NOT_DOWNLOADED
     assert discord_api.downloads == [yarl.URL(expired["attachments"][0]["url"]).path]
+    assert transcription.requests == [] and checker.reads == []
+
+
+async def test_a_voice_message_gone_from_the_cdn_is_refused_in_the_askers_language(
+    discord_api: FakeDiscord,
+    transcription: FakeTranscription,
+    checker: FakeChecker,
+    start_bot: StartBot,
+) -> None:
+    expired = _voice_message(discord_api, voice("en.ogg"), duration_secs=5.0)
+    discord_api.files.clear()  # the CDN answers 404, as for a deleted or expired file
+    payload = discord_api.message_command("Fact-check", expired)
+    payload["locale"] = "fr"  # a server that set no language: the asker's client's
+    async with start_bot():
+        said = await _said(discord_api, payload)
+    french = words_for("French")(NOT_DOWNLOADED)
+    assert french != NOT_DOWNLOADED and said == french
+    assert said.startswith("Je n'ai pas pu télécharger le message vocal depuis Discord")
     assert transcription.requests == [] and checker.reads == []

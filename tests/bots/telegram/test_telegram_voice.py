@@ -24,8 +24,10 @@ from tests.peers.fixtures.telegram_setup import fake_bot, telegram_settings
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 from tests.peers.servers.transcription_peer import FakeTranscription
 
+from bots.render.words import words_for
 from bots.service.checks import CheckService
 from bots.telegram.check_flow import LISTENING
+from bots.telegram.voice import NOT_DOWNLOADED
 from zofia_engine.audio.reader import HEARD_MARKER, VoiceReader
 from zofia_engine.audio_settings import AudioSettings
 
@@ -176,3 +178,21 @@ async def test_an_unasked_voice_note_past_a_cap_in_a_group_says_nothing(
     await bot.peer.wait_for(quiet)
     assert bot.peer.bot_messages(GROUP["id"]) == [] and bot.peer.downloads == []
     assert bot.checks() == []
+
+
+async def test_a_voice_note_telegram_does_not_give_is_refused_in_the_askers_language(
+    bot: Bot,
+) -> None:
+    """A voice note whose file Telegram no longer gives (``getFile`` refuses its id): one
+    sentence, in the asker's app language when the chat set none (French here)."""
+    french_ann = ANN | {"language_code": "fr"}
+    note = bot.peer.voice(voice("en.ogg"), duration=5)
+    bot.peer.files.clear()  # getFile: "invalid file_id", as for a file Telegram dropped
+    bot.peer.send(CHAT, french_ann, voice=note)
+    listening = words_for("French")(LISTENING)
+    said = await bot.peer.wait_for(
+        lambda: [m for m in bot.peer.bot_messages(CHAT["id"]) if m["text"] != listening], 30
+    )
+    french = words_for("French")(NOT_DOWNLOADED)
+    assert french != NOT_DOWNLOADED and [m["text"] for m in said] == [french]
+    assert bot.peer.downloads == [] and bot.transcription.requests == [] and bot.checks() == []
