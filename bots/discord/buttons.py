@@ -22,7 +22,7 @@ import discord
 
 from bots.render.card import VerdictCard
 from bots.render.sections import section
-from bots.render.words import ENGLISH, N_, Words
+from bots.render.words import ENGLISH, N_, Words, chat_language, words_for
 from bots.service.records import Requester
 
 from .chats import PLATFORM, stored_check
@@ -34,7 +34,10 @@ __all__ = ["CheckButton", "card_view", "verdict_view"]
 
 log = logging.getLogger(__name__)
 
-NOT_FOUND = "That check was not found."
+# Said in the check's language once it is read, else in the presser's Discord language.
+NOT_FOUND = N_("That check was not found.")
+VOTED = N_("Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}")
+POSTED = N_("Already posted in the thread: {where}")
 THREAD_EXISTS = 160004
 
 _LOOKS = {
@@ -118,13 +121,17 @@ async def _vote(
     await interaction.response.defer(ephemeral=True, thinking=True)  # before any read
     found = await stored_check(ctx, check_id, interaction)
     if found is None:
-        await interaction.followup.send(NOT_FOUND, ephemeral=True)
+        await interaction.followup.send(_pressers(interaction)(NOT_FOUND), ephemeral=True)
         return
     voter = Requester(PLATFORM, str(interaction.user.id))
     up, down = await ctx.service.chats.vote(found[0], voter, vote)
-    await interaction.followup.send(
-        f"Thanks for the feedback. Votes so far: 👍 {up} · 👎 {down}", ephemeral=True
-    )
+    said = words_for(found[0].language)(VOTED, up=up, down=down)
+    await interaction.followup.send(said, ephemeral=True)
+
+
+def _pressers(interaction: discord.Interaction[Any]) -> Words:
+    """The words of whoever pressed, before the check is read: their Discord language."""
+    return words_for(chat_language(None, interaction.locale.value))
 
 
 async def _thread(
@@ -168,7 +175,7 @@ async def _open_section(
     await interaction.response.defer(ephemeral=True, thinking=True)
     found = await stored_check(ctx, check_id, interaction)
     if found is None:
-        await interaction.followup.send(NOT_FOUND, ephemeral=True)
+        await interaction.followup.send(_pressers(interaction)(NOT_FOUND), ephemeral=True)
         return
     row, report = found
     part = section(kind, report)
@@ -180,9 +187,8 @@ async def _open_section(
         # the thread started from the card has the card's id.
         if not await chats.claim_mark(row.id, kind, card.id):
             where = await chats.mark(row.id, kind) or card.id
-            await interaction.followup.send(
-                f"Already posted in the thread: <#{int(where)}>", ephemeral=True
-            )
+            said = words_for(row.language)(POSTED, where=f"<#{int(where)}>")
+            await interaction.followup.send(said, ephemeral=True)
             return
         thread = await _thread(interaction, check_id)
         if thread is not None and await _post_to_thread(thread, part.title, messages, check_id):

@@ -83,14 +83,18 @@ async def _show(
 
 
 async def _tell_privately(
-    interaction: discord.Interaction[Any], content: str | None, embed: discord.Embed | None
+    interaction: discord.Interaction[Any],
+    content: str | None,
+    embed: discord.Embed | None,
+    words: Words,
 ) -> None:
     """The last word of an expired private reply, as a DM to the requester (without the
-    buttons: they answer only in the server the check was made in)."""
+    buttons: they answer only in the server the check was made in), a card introduced
+    in ``words``."""
     log.info("interaction %s expired; its private answer goes to a DM", interaction.id)
     try:
         await interaction.user.send(
-            content=content or LATE_PRIVATE,
+            content=content or words(LATE_PRIVATE),
             embed=embed or discord.utils.MISSING,
             allowed_mentions=NONE,
         )
@@ -105,10 +109,11 @@ async def finish(
     content: str | None = None,
     embed: discord.Embed | None = None,
     view: discord.ui.View | None = None,
+    words: Words = ENGLISH,
 ) -> None:
     """Show the last word: in the deferred response, else as a message in the channel,
-    or, when the response was ``ephemeral``, in a DM to the requester. A response
-    someone deleted gets nothing more."""
+    or, when the response was ``ephemeral``, in a DM to the requester (a card with a
+    line in ``words``). A response someone deleted gets nothing more."""
     try:
         if await _show(interaction, content=content, embed=embed, view=view):
             return
@@ -118,7 +123,7 @@ async def finish(
         log.info("the response to interaction %s was deleted; nothing more is said", interaction.id)
         return
     if ephemeral:
-        await _tell_privately(interaction, content, embed)
+        await _tell_privately(interaction, content, embed, words)
         return
     channel = interaction.channel
     if not isinstance(channel, discord.abc.Messageable):
@@ -201,6 +206,7 @@ class DiscordScreen:
             embed=verdict_embed(card),
             view=card_view(self.ctx, card),
             ephemeral=self.ephemeral,
+            words=card.words,
         )
         # Where the card is (and the token that can edit it), for a moderator's correction.
         place = CardPlace(

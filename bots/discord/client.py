@@ -16,6 +16,8 @@ import discord
 from discord import app_commands
 
 from bots.chat.turns import Turns
+from bots.render.sentences import error_sentence
+from bots.render.words import chat_language, words_for
 from bots.service.checks import CheckService
 from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
@@ -102,7 +104,8 @@ class FactCheckBot(discord.AutoShardedClient):
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
         log.error("command failed", exc_info=error)
-        text = "Something went wrong on our side; the error was logged."
+        # Nothing is read: said in the user's Discord language.
+        text = error_sentence(error, words_for(chat_language(None, interaction.locale.value)))
         try:
             if interaction.response.is_done():
                 await interaction.followup.send(text, ephemeral=True)

@@ -22,7 +22,7 @@ import discord
 from bots.chat.check_flow import card_for
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
-from bots.render.words import words_for
+from bots.render.words import N_, words_for
 from bots.service.records import CardPlace, CardState, CheckFailedError, Claim, Failed
 
 from .buttons import card_view
@@ -46,7 +46,7 @@ INVALID_WEBHOOK_TOKEN = 50027
 UNKNOWN_WEBHOOK = 10015
 #: Discord's code for a message that is not there (a response or a card was deleted)
 UNKNOWN_MESSAGE = 10008
-LATE_PRIVATE = (
+LATE_PRIVATE = N_(
     "Your fact-check took longer than Discord keeps a private reply open, so here is its answer."
 )
 
@@ -150,7 +150,8 @@ async def _post_late(
     user = discord.Object(int(target["user_id"]))
     if target.get("ephemeral"):
         dm = await bot.create_dm(user)
-        await dm.send(content=content or LATE_PRIVATE, embed=embed or discord.utils.MISSING)
+        late = words_for(str(target.get("language") or ""))(LATE_PRIVATE)
+        await dm.send(content=content or late, embed=embed or discord.utils.MISSING)
         return
     channel = bot.get_partial_messageable(int(target["channel_id"]))
     mention = f"<@{user.id}> " if content is None else ""

@@ -46,7 +46,7 @@ from bots.chat.corrections import card_of
 from bots.chat.reviews import CHOICES, OPEN_S, choice_label, choose_sentence, save_review
 from bots.render.card import VerdictCard
 from bots.render.sentences import review_refusal
-from bots.render.words import N_, Words, words_for
+from bots.render.words import N_, Words, chat_language, words_for
 from bots.service.records import MAX_LINK, CheckNotFoundError, Requester, ReviewRequest
 from bots.service.refusals import ReviewRefused
 
@@ -66,7 +66,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # Said in the chat's language once the check is read (``words(REFUSED)``); a press
-# refused before anything is read is answered in English.
+# refused before anything is read is answered in the presser's Discord language.
 REFUSED = N_(
     "Only members who can manage messages across this server, or reviewers named in the "
     "bot's settings, can review a verdict."
@@ -122,8 +122,9 @@ async def start_review(
     ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, view_of: ViewOf
 ) -> None:
     """Review pressed on a card: refuse, or offer the choices privately."""
+    pressers = words_for(chat_language(None, interaction.locale.value))
     if not may_review(ctx, interaction, await card_channel(ctx, interaction, check_id)):
-        await interaction.response.send_message(REFUSED, ephemeral=True)
+        await interaction.response.send_message(pressers(REFUSED), ephemeral=True)
         return
     await interaction.response.defer()  # a deferred update: this interaction edits the card
     review = _review_key(interaction, check_id)
@@ -132,7 +133,7 @@ async def start_review(
     found = await stored_check(ctx, check_id, interaction)
     if found is None:
         ctx.reviews.close(review)
-        await interaction.followup.send(NOT_FOUND, ephemeral=True)
+        await interaction.followup.send(pressers(NOT_FOUND), ephemeral=True)
         return
     words = words_for(found[0].language)  # the chat's language, as the check was answered in
     said = choose_sentence(found[1].verdict, words)

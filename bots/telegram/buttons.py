@@ -20,7 +20,7 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bots.render.sections import already_shown, section
 from bots.render.sentences import error_sentence
-from bots.render.words import words_for
+from bots.render.words import N_, Words, chat_language, words_for
 from bots.service.records import CheckRow, Requester
 
 from .card_edits import card_buttons
@@ -31,9 +31,15 @@ __all__ = ["GONE", "NOT_FOUND", "button_handlers"]
 
 log = logging.getLogger(__name__)
 
-NOT_FOUND = "This check was not found in this chat."
+# Said in the check's language once it is read, else in the tapper's app language.
+NOT_FOUND = N_("This check was not found in this chat.")
 #: a tap on a card whose message was deleted, or is too old for the bot to reach
-GONE = "This card is gone: forward the post again."
+GONE = N_("This card is gone: forward the post again.")
+NOT_YOURS = N_("Only the person who asked can cancel this check.")
+NOT_RUNNING = N_("This check is no longer running.")
+CANCELLING = N_("Cancelling…")
+VOTED = N_("Thanks, your vote is recorded.")
+EXPIRED = N_("The details of this check have expired.")
 _DATA = re.compile(r"(?P<action>[a-z]):(?P<check_id>[A-Za-z0-9_-]{1,32})")
 
 #: what a button does after its query is answered (posting a section), if anything
@@ -63,32 +69,34 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
     match = _DATA.fullmatch(query.data or "")
     message = query.message
     action = BUTTON_ACTIONS.get(match["action"]) if match else None
+    tappers = words_for(chat_language(None, query.from_user.language_code))
     if match is None or action is None or message is None:
-        return NOT_FOUND, True, None
+        return tappers(NOT_FOUND), True, None
     row = await ctx.service.chats.check(match["check_id"], PLATFORM, str(message.chat.id))
     if row is None:
         where = ctx.log_chat(message.chat.id)
         log.info("button for an unknown or foreign check in chat %s", where)
-        return NOT_FOUND, True, None
+        return tappers(NOT_FOUND), True, None
+    words = words_for(row.language)
     if action == "cancel":
-        return (*_cancel(ctx, row, query.from_user.id), None)
+        return (*_cancel(ctx, row, query.from_user.id, words), None)
     # Telegram names a deleted or too old message with date 0: is_accessible says so.
     if not message.is_accessible or not isinstance(message, Message):
         log.info("button on an inaccessible card in chat %s", ctx.log_chat(message.chat.id))
-        return GONE, True, None
+        return words(GONE), True, None
     if action in ("up", "down"):
         return (*await _vote(ctx, row, query, 1 if action == "up" else -1), None)
     return await _open(ctx, row, message, action)
 
 
-def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int) -> tuple[str, bool]:
+def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int, words: Words) -> tuple[str, bool]:
     if ctx.user_hash(user_id) != row.requester:
-        return "Only the person who asked can cancel this check.", True
+        return words(NOT_YOURS), True
     handle = ctx.service.handle(row.id)
     if handle is None or handle.done:
-        return "This check is no longer running.", False
+        return words(NOT_RUNNING), False
     handle.cancel()
-    return "Cancelling…", False
+    return words(CANCELLING), False
 
 
 async def _vote(
@@ -102,7 +110,7 @@ async def _vote(
     except BadRequest as exc:
         if "not modified" not in exc.message.lower():  # the same vote again: nothing changes
             raise
-    return "Thanks, your vote is recorded.", False
+    return words_for(row.language)(VOTED), False
 
 
 async def _open(
@@ -121,7 +129,7 @@ async def _open(
     found = await ctx.service.report_for(row.id)
     if found is None:
         await chats.set_mark(row.id, kind, None)
-        return "The details of this check have expired.", True, None
+        return words_for(row.language)(EXPIRED), True, None
     messages = section_messages(section(kind, found[1]))
     return "", False, partial(_post, ctx, row.id, kind, card, messages)
 

@@ -28,7 +28,7 @@ from bots.render.languages import (
 )
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import listed
-from bots.render.words import translated_languages
+from bots.render.words import N_, translated_languages
 
 from .context import PLATFORM, chat_language_of, context_of
 from .deliveries import REACTION
@@ -94,6 +94,8 @@ LANGUAGE_LIST = (
     "(/settings language {example}); English resets it."
 )
 #: why a chat with no language set is answered in the asker's
+#: a group member who is not an admin asking to change a setting
+ADMINS_ONLY = N_("Only a chat admin can change the settings.")
 FROM_APP = " (no language is set for this chat: each asker's Telegram language)"
 
 BOT_COMMANDS = [
@@ -173,7 +175,8 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     message = update.effective_message
     if message is None:
         return
-    chats = context_of(context).service.chats
+    ctx = context_of(context)
+    chats = ctx.service.chats
     chat = str(message.chat_id)
     private = message.chat.type == ChatType.PRIVATE
     args = context.args or []
@@ -183,7 +186,8 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         return
     changing = ("autocheck", "confidence", "language")
     if wanted in changing and not private and not await _is_admin(update, context):
-        await message.reply_text("Only a chat admin can change the settings.", do_quote=True)
+        said = (await chat_words(ctx, message))(ADMINS_ONLY)
+        await message.reply_text(said, do_quote=True)
         return
     if wanted == "autocheck" and not private and len(args) == 2 and args[1] in ("on", "off"):
         await chats.set_settings(PLATFORM, chat, {AUTO_CHECK: args[1] == "on"})

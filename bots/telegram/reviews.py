@@ -161,20 +161,21 @@ async def _route(
     """What a tap does; the sentence to answer it with (``""``: none)."""
     match = _DATA.fullmatch(query.data or "")
     message = query.message
+    # Nothing is read for a refusal: it is said in the tapper's app's language.
+    tappers = words_for(chat_language(None, query.from_user.language_code))
     if match is None or message is None:
-        return NOT_FOUND
+        return tappers(NOT_FOUND)
     check_id, chat_id = match["check_id"], str(message.chat.id)
     choice = CHOICES.get(match["choice"])  # None: Review itself
     if not await may_review(ctx, context.bot, message.chat, query.from_user.id):
-        # Nothing is read for a refusal: it is said in the tapper's app's language.
-        return words_for(chat_language(None, query.from_user.language_code))(REFUSED)
+        return tappers(REFUSED)
     if not message.is_accessible or not isinstance(message, Message):
-        return GONE
+        return tappers(GONE)
     if choice is None:  # Review itself: offer the choices, once while they are open
-        return await _offer(ctx, context, message, check_id)
+        return await _offer(ctx, context, message, check_id, tappers)
     row = await ctx.service.chats.check(check_id, PLATFORM, chat_id)
     if row is None:
-        return NOT_FOUND
+        return tappers(NOT_FOUND)
     words = words_for(row.language)  # the chat's language, as the check was answered in
     if choice == "cancel":
         _open(context).close((message.chat.id, row.id))
@@ -187,7 +188,11 @@ async def _route(
 
 
 async def _offer(
-    ctx: TelegramContext, context: ContextTypes.DEFAULT_TYPE, card: Message, check_id: str
+    ctx: TelegramContext,
+    context: ContextTypes.DEFAULT_TYPE,
+    card: Message,
+    check_id: str,
+    tappers: Words,
 ) -> str:
     """Review tapped by a reviewer: the choices, in a reply to the card, unless they are
     open already (then nothing is read or posted); the sentence to answer the tap with."""
@@ -200,7 +205,7 @@ async def _offer(
         row, report = found or (None, None)
         if row is None or report is None:
             _open(context).close(review)
-            return NOT_FOUND if row is None else words_for(row.language)(DETAILS_EXPIRED)
+            return tappers(NOT_FOUND) if row is None else words_for(row.language)(DETAILS_EXPIRED)
         words = words_for(row.language)  # the chat's, as the check was answered in
         said = choose_sentence(report.verdict, words)
         await card.reply_text(said, do_quote=True, reply_markup=choice_keyboard(check_id, words))
@@ -295,7 +300,7 @@ async def _save(
     try:
         said = await save_review(ctx.service, request, found[1].verdict, words)
     except CheckNotFoundError:
-        await message.reply_text(NOT_FOUND, do_quote=True)
+        await message.reply_text(words(NOT_FOUND), do_quote=True)
         return
     except ReviewRefused as exc:
         if exc.kind in ("reviewer_limit", "check_limit", "no_verdict", "chat_reviews_off"):

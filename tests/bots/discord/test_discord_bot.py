@@ -335,6 +335,10 @@ async def test_a_forged_or_foreign_check_id_is_not_found(
             assert reply.body["flags"] == 64  # ephemeral
         press = discord_api.button(vote, message)
         assert await _answer_of(discord_api, press) == "That check was not found."
+        # Nothing of the check is read: a presser whose Discord is French is told in French.
+        french = discord_api.button(forged, message)
+        french["locale"] = "fr"
+        assert await _answer_of(discord_api, french) == "Cette vérification est introuvable."
         assert bot.service.store.feedback.counts(handle.check_id) == (0, 0)
         assert not discord_api.calls_to("POST", f"/channels/{discord_api.CHANNEL_ID}/messages/")
 

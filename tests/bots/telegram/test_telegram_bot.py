@@ -374,6 +374,10 @@ async def test_a_forged_or_foreign_callback_id_gets_not_found(harness: Harness) 
         for data in (f"d:{ann_id}", "e:AAAAAAAAAAAAAAAA", "x:" + ann_id, "garbage", "u:" + ann_id):
             answer = await answer_to(peer, peer.press(bob_card, data, BOB))
             assert answer.params["text"] == NOT_FOUND
+        # Nothing of the check is read: a tapper whose app is French is told in French.
+        french_bob = BOB | {"language_code": "fr"}
+        answer = await answer_to(peer, peer.press(bob_card, f"d:{ann_id}", french_bob))
+        assert answer.params["text"] == "Cette vérification est introuvable dans cette discussion."
     assert replies_to(peer, bob_card) == []
 
 
