@@ -32,7 +32,7 @@ from bots.chat.check_flow import CheckRequest, card_target, run_check
 from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
-from bots.render.words import ENGLISH, Words, words_for
+from bots.render.words import ENGLISH, Words, chat_language, words_for
 from bots.service.records import CardPlace, Fetched
 from bots.service.records import Message as Msg
 from bots.service.refusals import RateLimitedError
@@ -83,18 +83,16 @@ async def _show(
 
 
 async def _tell_privately(
-    interaction: discord.Interaction[Any],
-    content: str | None,
-    embed: discord.Embed | None,
-    words: Words,
+    interaction: discord.Interaction[Any], content: str | None, embed: discord.Embed | None
 ) -> None:
     """The last word of an expired private reply, as a DM to the requester (without the
     buttons: they answer only in the server the check was made in), a card introduced
-    in ``words``."""
+    in the requester's Discord language (the DM is theirs)."""
     log.info("interaction %s expired; its private answer goes to a DM", interaction.id)
+    late = words_for(chat_language(None, interaction.locale.value))(LATE_PRIVATE)
     try:
         await interaction.user.send(
-            content=content or words(LATE_PRIVATE),
+            content=content or late,
             embed=embed or discord.utils.MISSING,
             allowed_mentions=NONE,
         )
@@ -109,11 +107,10 @@ async def finish(
     content: str | None = None,
     embed: discord.Embed | None = None,
     view: discord.ui.View | None = None,
-    words: Words = ENGLISH,
 ) -> None:
     """Show the last word: in the deferred response, else as a message in the channel,
-    or, when the response was ``ephemeral``, in a DM to the requester (a card with a
-    line in ``words``). A response someone deleted gets nothing more."""
+    or, when the response was ``ephemeral``, in a DM to the requester. A response
+    someone deleted gets nothing more."""
     try:
         if await _show(interaction, content=content, embed=embed, view=view):
             return
@@ -123,7 +120,7 @@ async def finish(
         log.info("the response to interaction %s was deleted; nothing more is said", interaction.id)
         return
     if ephemeral:
-        await _tell_privately(interaction, content, embed, words)
+        await _tell_privately(interaction, content, embed)
         return
     channel = interaction.channel
     if not isinstance(channel, discord.abc.Messageable):
@@ -206,7 +203,6 @@ class DiscordScreen:
             embed=verdict_embed(card),
             view=card_view(self.ctx, card),
             ephemeral=self.ephemeral,
-            words=card.words,
         )
         # Where the card is (and the token that can edit it), for a moderator's correction.
         place = CardPlace(

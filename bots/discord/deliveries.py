@@ -150,7 +150,7 @@ async def _post_late(
     user = discord.Object(int(target["user_id"]))
     if target.get("ephemeral"):
         dm = await bot.create_dm(user)
-        late = words_for(str(target.get("language") or ""))(LATE_PRIVATE)
+        late = words_for(str(target.get("language") or ""))(LATE_PRIVATE)  # the check's
         await dm.send(content=content or late, embed=embed or discord.utils.MISSING)
         return
     channel = bot.get_partial_messageable(int(target["channel_id"]))
