@@ -69,7 +69,8 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 EVERYWHERE = {"guilds": True, "dms": True, "private_channels": True}
-# Each said in the requester's language (``words(NOT_HERE)``).
+# Each said in words (``words(NOT_HERE)``): the requester's Discord language when refused
+# before the server's settings are read, else the check's.
 NOT_HERE = N_("I can only check messages from this server.")
 OTHER_CHANNEL = N_(
     "I can only check messages linked from their own channel: run /factcheck there, "
