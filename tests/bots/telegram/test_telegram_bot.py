@@ -505,6 +505,10 @@ async def test_auto_check_in_a_group_is_for_admins_to_turn_on(harness: Harness) 
         peer.send(GROUP, BOB, "/settings autocheck on")
         refused = await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
         assert refused[0]["text"] == "Only a chat admin can change the settings."
+        # The group set no language: a member whose app is French is refused in French.
+        peer.send(GROUP, BOB | {"language_code": "fr"}, "/settings autocheck on")
+        french = "Seul un administrateur de la discussion peut modifier les réglages."
+        await peer.wait_for(lambda: peer.bot_messages(GROUP["id"])[-1]["text"] == french)
         peer.send(GROUP, ANN, "/settings autocheck on")
         await peer.wait_for(lambda: "is on" in peer.bot_messages(GROUP["id"])[-1]["text"])
         assert (await service.chats.settings("telegram", str(GROUP["id"]), {"auto_check": None}))[
