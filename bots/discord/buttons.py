@@ -22,11 +22,11 @@ import discord
 
 from bots.render.card import VerdictCard
 from bots.render.sections import section
-from bots.render.words import ENGLISH, N_, Words, chat_language, words_for
+from bots.render.words import ENGLISH, N_, Words, words_for
 from bots.service.records import Requester
 
 from .chats import PLATFORM, stored_check
-from .context import DiscordContext, context_of
+from .context import DiscordContext, askers_words, context_of
 from .render import NONE, section_messages, thread_name
 from .reviews import start_review
 
@@ -121,17 +121,12 @@ async def _vote(
     await interaction.response.defer(ephemeral=True, thinking=True)  # before any read
     found = await stored_check(ctx, check_id, interaction)
     if found is None:
-        await interaction.followup.send(_pressers(interaction)(NOT_FOUND), ephemeral=True)
+        await interaction.followup.send(askers_words(interaction)(NOT_FOUND), ephemeral=True)
         return
     voter = Requester(PLATFORM, str(interaction.user.id))
     up, down = await ctx.service.chats.vote(found[0], voter, vote)
     said = words_for(found[0].language)(VOTED, up=up, down=down)
     await interaction.followup.send(said, ephemeral=True)
-
-
-def _pressers(interaction: discord.Interaction[Any]) -> Words:
-    """The words of whoever pressed, before the check is read: their Discord language."""
-    return words_for(chat_language(None, interaction.locale.value))
 
 
 async def _thread(
@@ -175,7 +170,7 @@ async def _open_section(
     await interaction.response.defer(ephemeral=True, thinking=True)
     found = await stored_check(ctx, check_id, interaction)
     if found is None:
-        await interaction.followup.send(_pressers(interaction)(NOT_FOUND), ephemeral=True)
+        await interaction.followup.send(askers_words(interaction)(NOT_FOUND), ephemeral=True)
         return
     row, report = found
     part = section(kind, report)

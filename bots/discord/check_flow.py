@@ -32,14 +32,14 @@ from bots.chat.check_flow import CheckRequest, card_target, run_check
 from bots.chat.turns import Ticket
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence, waiting_sentence
-from bots.render.words import ENGLISH, Words, chat_language, words_for
+from bots.render.words import ENGLISH, Words, words_for
 from bots.service.records import CardPlace, Fetched
 from bots.service.records import Message as Msg
 from bots.service.refusals import RateLimitedError
 
 from .buttons import card_view
 from .chats import PLATFORM, requester_of
-from .context import DiscordContext
+from .context import DiscordContext, askers_words
 from .deliveries import (
     INTERACTION_LIFETIME,
     INVALID_WEBHOOK_TOKEN,
@@ -89,7 +89,7 @@ async def _tell_privately(
     buttons: they answer only in the server the check was made in), a card introduced
     in the requester's Discord language (the DM is theirs)."""
     log.info("interaction %s expired; its private answer goes to a DM", interaction.id)
-    late = words_for(chat_language(None, interaction.locale.value))(LATE_PRIVATE)
+    late = askers_words(interaction)(LATE_PRIVATE)
     try:
         await interaction.user.send(
             content=content or late,

@@ -17,14 +17,13 @@ from discord import app_commands
 
 from bots.chat.turns import Turns
 from bots.render.sentences import error_sentence
-from bots.render.words import chat_language, words_for
 from bots.service.checks import CheckService
 from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 
 from .buttons import CheckButton
 from .commands import build_commands
-from .context import DiscordContext
+from .context import DiscordContext, askers_words
 from .follow_ups import on_follow_up
 from .settings import DiscordSettings
 
@@ -105,7 +104,7 @@ class FactCheckBot(discord.AutoShardedClient):
     ) -> None:
         log.error("command failed", exc_info=error)
         # Nothing is read: said in the user's Discord language.
-        text = error_sentence(error, words_for(chat_language(None, interaction.locale.value)))
+        text = error_sentence(error, askers_words(interaction))
         try:
             if interaction.response.is_done():
                 await interaction.followup.send(text, ephemeral=True)

@@ -32,7 +32,7 @@ from bots.render.words import N_, chat_language, words_for
 
 from .chats import chat_of
 from .check_flow import Asked, Opening, check_interaction, finish
-from .context import DiscordContext, context_of
+from .context import DiscordContext, askers_words, context_of
 from .guild_settings import (
     MAX_COOLDOWN_S,
     MAX_LANGUAGE,
@@ -166,7 +166,7 @@ async def opened_check(
 async def _restarting(interaction: discord.Interaction[Any]) -> None:
     """Tell the requester, privately, that the bot is restarting (a shutdown has begun),
     in their Discord language: a bot shutting down reads no store."""
-    said = words_for(_language(interaction))(RESTARTING)
+    said = askers_words(interaction)(RESTARTING)
     try:
         await interaction.response.send_message(said, ephemeral=True)
     except discord.HTTPException as exc:
@@ -283,7 +283,7 @@ async def factcheck(
         refused = ONE_OR_OTHER
     if refused is not None:
         # Said before the server's language is read: in the requester's.
-        said = words_for(_language(interaction))(refused)
+        said = askers_words(interaction)(refused)
         await interaction.response.send_message(said, ephemeral=True)
         return
     async with opened_check(ctx, interaction) as opening:
@@ -328,7 +328,7 @@ async def factcheck_settings(
     ctx = context_of(interaction)
     permissions = interaction.permissions
     if interaction.guild_id is None or not permissions.manage_guild:
-        said = words_for(_language(interaction))(ADMINS_ONLY)
+        said = askers_words(interaction)(ADMINS_ONLY)
         await interaction.response.send_message(said, ephemeral=True)
         return
     chat = chat_of(interaction)

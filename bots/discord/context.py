@@ -14,13 +14,14 @@ from bots.chat.in_flight import InFlight
 from bots.chat.reviews import OpenReviews
 from bots.chat.turns import Turns
 from bots.render.links import report_url
+from bots.render.words import Words, chat_language, words_for
 from bots.service.checks import CheckService
 from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
 
-__all__ = ["DiscordContext", "context_of"]
+__all__ = ["DiscordContext", "askers_words", "context_of"]
 
 
 @dataclass
@@ -66,3 +67,9 @@ def context_of(interaction: discord.Interaction[Any]) -> DiscordContext:
     if not isinstance(context, DiscordContext):
         raise TypeError("the interaction did not come through the fact-check client")
     return context
+
+
+def askers_words(interaction: discord.Interaction[Any]) -> Words:
+    """The words of whoever sent ``interaction``, before any chat setting is read: their
+    Discord client's language when the bot has words for it, else English."""
+    return words_for(chat_language(None, interaction.locale.value))

@@ -16,9 +16,9 @@ import discord
 from bots.chat.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.splitting import split_text
-from bots.render.words import ENGLISH, Words, chat_language, words_for
+from bots.render.words import ENGLISH, Words
 
-from .context import context_of
+from .context import askers_words, context_of
 from .render import MESSAGE_LIMIT, NONE, escape, verdict_embed
 
 __all__ = ["HELP", "example_message", "factcheck_help", "privacy"]
@@ -52,7 +52,7 @@ def example_message(words: Words = ENGLISH) -> tuple[str, discord.Embed]:
 
 async def factcheck_help(interaction: discord.Interaction[Any]) -> None:
     """What the bot does, with an example of a post and its card (only you see it)."""
-    words = words_for(chat_language(None, interaction.locale.value))
+    words = askers_words(interaction)
     content, embed = example_message(words)
     await interaction.response.send_message(
         content, embed=embed, ephemeral=True, allowed_mentions=NONE
@@ -64,7 +64,7 @@ async def privacy(interaction: discord.Interaction[Any]) -> None:
     in the asker's Discord language: in more than one message when a language says it in
     more than Discord's 2,000 characters (French does; English is one)."""
     days = retention_days_of(context_of(interaction).service.retention)
-    words = words_for(chat_language(None, interaction.locale.value))
+    words = askers_words(interaction)
     first, *rest = split_text(privacy_text(days, words), MESSAGE_LIMIT)
     await interaction.response.send_message(first, ephemeral=True)
     for more in rest:

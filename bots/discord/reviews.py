@@ -46,12 +46,12 @@ from bots.chat.corrections import card_of
 from bots.chat.reviews import CHOICES, OPEN_S, choice_label, choose_sentence, save_review
 from bots.render.card import VerdictCard
 from bots.render.sentences import review_refusal
-from bots.render.words import N_, Words, chat_language, words_for
+from bots.render.words import N_, Words, words_for
 from bots.service.records import MAX_LINK, CheckNotFoundError, Requester, ReviewRequest
 from bots.service.refusals import ReviewRefused
 
 from .chats import PLATFORM, chat_of, stored_check
-from .context import DiscordContext
+from .context import DiscordContext, askers_words
 from .render import NONE, verdict_embed
 
 __all__ = [
@@ -122,7 +122,7 @@ async def start_review(
     ctx: DiscordContext, interaction: discord.Interaction[Any], check_id: str, view_of: ViewOf
 ) -> None:
     """Review pressed on a card: refuse, or offer the choices privately."""
-    pressers = words_for(chat_language(None, interaction.locale.value))
+    pressers = askers_words(interaction)
     if not may_review(ctx, interaction, await card_channel(ctx, interaction, check_id)):
         await interaction.response.send_message(pressers(REFUSED), ephemeral=True)
         return
