@@ -272,15 +272,19 @@ async def factcheck(
     ctx = context_of(interaction)
     post_given = text is not None or image is not None or file is not None
     link = parse_message_link(message_link) if message_link is not None else None
-    refused = _refusal(link, interaction) if link is not None else None
-    if image is not None and not is_image(image):  # a video, a voice message, a file
-        refused = UNSUPPORTED_INPUT
-    if message_link is not None and link is None:
-        refused = NOT_A_LINK
-    if file is not None and not is_text_file(file):
-        refused = NOT_TEXT
-    if post_given == (message_link is not None):
-        refused = ONE_OR_OTHER
+    refused = (  # the first that holds
+        ONE_OR_OTHER
+        if post_given == (message_link is not None)
+        else NOT_TEXT
+        if file is not None and not is_text_file(file)
+        else NOT_A_LINK
+        if message_link is not None and link is None
+        else UNSUPPORTED_INPUT  # a video, a voice message, a file as the image
+        if image is not None and not is_image(image)
+        else _refusal(link, interaction)
+        if link is not None
+        else None
+    )
     if refused is not None:
         # Said before the server's language is read: in the requester's.
         said = askers_words(interaction)(refused)
