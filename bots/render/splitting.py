@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["first_piece", "pack", "split_text"]
+__all__ = ["first_piece", "longest_prefix", "pack", "split_text"]
 
 # Paragraphs, then lines, then sentences, then words: (pattern, what joins the pieces).
 _CUTS = (
@@ -17,17 +17,27 @@ _CUTS = (
 )
 
 
+def longest_prefix(
+    text: str, limit: int, measure: Callable[[str], int], *, at_least: int = 0
+) -> int:
+    """The length of the longest prefix of ``text`` whose ``measure`` is within ``limit``
+    (``at_least``, if none is); ``measure`` grows with the length and is never below it,
+    so no prefix longer than ``limit`` is measured."""
+    low, high = at_least, max(at_least, min(len(text), limit))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if measure(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def _hard_cut(text: str, limit: int, measure: Callable[[str], int]) -> Iterator[str]:
     while text:
-        low, high = 1, min(len(text), limit)  # measure(s) >= len(s): no longer prefix fits
-        while low < high:  # the longest prefix that fits (measure grows with length)
-            middle = (low + high + 1) // 2
-            if measure(text[:middle]) <= limit:
-                low = middle
-            else:
-                high = middle - 1
-        yield text[:low]
-        text = text[low:]
+        cut = longest_prefix(text, limit, measure, at_least=1)
+        yield text[:cut]
+        text = text[cut:]
 
 
 def _within(limit: int, measure: Callable[[str], int]) -> Callable[[str], bool]:

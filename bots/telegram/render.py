@@ -18,7 +18,7 @@ from telegram.constants import MessageLimit
 from bots.render.card import MAX_LINKS, Link, VerdictCard
 from bots.render.links import safe_url
 from bots.render.sections import Section
-from bots.render.splitting import first_piece, pack, split_text
+from bots.render.splitting import first_piece, longest_prefix, pack, split_text
 from bots.render.words import ENGLISH, N_, Words
 
 __all__ = [
@@ -84,14 +84,8 @@ def clip_text(text: str, limit: int) -> str:
     quoted = quote_text(text)
     if html_length(quoted) <= limit:
         return quoted
-    low, high = 0, min(len(text), limit)  # the markup is never shorter than the text
-    while low < high:  # the longest prefix that fits with the ellipsis
-        middle = (low + high + 1) // 2
-        if html_length(quote_text(text[:middle])) + 1 <= limit:
-            low = middle
-        else:
-            high = middle - 1
-    return quote_text(text[:low].rstrip()) + "…"
+    cut = longest_prefix(text, limit - 1, lambda s: html_length(quote_text(s)))
+    return quote_text(text[:cut].rstrip()) + "…"
 
 
 def safe_href(url: str) -> str:
