@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.base import ChatMessage, Completion
-from ..llm.session import CheckSession, StepFailed
+from ..llm.session import Answer, CheckSession, StepFailed
 from ..llm.token_odds import option_probabilities
 from ..prompting import render
 from ..report import OUTCOMES, JudgeRuling, Outcome
@@ -56,6 +56,10 @@ class FinalReply(BaseModel):
 
     verdict: Outcome
     reason: str
+
+
+#: what the judge is asked for: a round's ruling or the final one
+R = TypeVar("R", JudgeReply, FinalReply)
 
 
 @dataclass(frozen=True)
@@ -103,24 +107,9 @@ async def round_ruling(
 ) -> Judged:
     """The judge after ``round_no``: the outcome now and stop or continue. A failed call
     reads as ``continue``. ``settled``: what the evidence settled, as the judge is told."""
-    task = render(
-        "judge",
-        rounds=round_no,
-        max_rounds=max_rounds,
-        max_words=MAX_WORDS,
-        settled=settled.any,
-        findings=settled.findings,
-        allowed=settled.allowed,
-    )
     try:
-        answer = await session.ask(
-            "judge",
-            f"debate:judge:{round_no}",
-            panel.conversation(*material, task=task),
-            JudgeReply,
-            max_tokens=MAX_TOKENS,
-            top_logprobs=TOP_LOGPROBS,
-            enums={"verdict": list(settled.allowed)},
+        answer = await _ask(
+            session, panel, material, settled, JudgeReply, "judge", round_no, max_rounds
         )
     except StepFailed as exc:
         failed = JudgeRuling(round=round_no, decision=None, status="failed", error=exc.reason)
@@ -150,24 +139,8 @@ async def final_ruling(
 ) -> Judged:
     """The ruling the judge must give: at the round cap, or when there was no debate.
     ``settled`` as for :func:`round_ruling`."""
-    task = render(
-        "judge_final",
-        rounds=rounds,
-        max_words=MAX_WORDS,
-        settled=settled.any,
-        findings=settled.findings,
-        allowed=settled.allowed,
-    )
     try:
-        answer = await session.ask(
-            "judge",
-            "debate:judge:final",
-            panel.conversation(*material, task=task),
-            FinalReply,
-            max_tokens=MAX_TOKENS,
-            top_logprobs=TOP_LOGPROBS,
-            enums={"verdict": list(settled.allowed)},
-        )
+        answer = await _ask(session, panel, material, settled, FinalReply, "judge_final", rounds)
     except StepFailed as exc:
         failed = JudgeRuling(
             round=rounds, decision=None, forced=True, status="failed", error=exc.reason
@@ -185,3 +158,37 @@ async def final_ruling(
         probabilities=outcomes,
     )
     return Judged(ruling, outcomes, completion)
+
+
+async def _ask(
+    session: CheckSession,
+    panel: PanelContext,
+    material: Sequence[ChatMessage],
+    settled: EvidenceSettled,
+    reply: type[R],
+    prompt: Literal["judge", "judge_final"],
+    rounds: int,
+    max_rounds: int | None = None,
+) -> Answer[R]:
+    """The judge asked after ``rounds`` rounds: ``prompt`` ``judge`` (stop or go on, with
+    the cap ``max_rounds``) or ``judge_final`` (rule now), its verdict held to what the
+    evidence allows."""
+    final = prompt == "judge_final"
+    task = render(
+        prompt,
+        rounds=rounds,
+        max_rounds=max_rounds,
+        max_words=MAX_WORDS,
+        settled=settled.any,
+        findings=settled.findings,
+        allowed=settled.allowed,
+    )
+    return await session.ask(
+        "judge",
+        "debate:judge:final" if final else f"debate:judge:{rounds}",
+        panel.conversation(*material, task=task),
+        reply,
+        max_tokens=MAX_TOKENS,
+        top_logprobs=TOP_LOGPROBS,
+        enums={"verdict": list(settled.allowed)},
+    )
