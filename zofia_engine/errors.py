@@ -13,7 +13,10 @@
      │    ├── LLMResponseError         an error status, or a reply that is not the API's format
      │    │    └── LLMConfigError      the server refused the request as configured
      │    └── LLMBudgetExceededError   the check spent its call or token budget
-     └── InvalidPostError       the post cannot be checked (empty, unreadable URL)
+     └── InvalidPostError       the post cannot be checked (empty, unreadable URL): its
+                                ``kind`` (a :class:`PostRefusal`) and ``values`` say why,
+                                ``str()`` says it in English; ``bots/render`` words it
+                                in a chat's language from the kind and values
 
 Third-party errors (aiohttp, json, tenacity) are translated at the boundary
 where they happen, with the original kept as ``__cause__``.
@@ -21,7 +24,11 @@ where they happen, with the original kept as ``__cause__``.
 
 from __future__ import annotations
 
+import string
+from enum import StrEnum
+
 __all__ = [
+    "POST_REFUSALS",
     "ConfigError",
     "InvalidPostError",
     "LLMBudgetExceededError",
@@ -31,6 +38,7 @@ __all__ = [
     "LLMResponseError",
     "LLMTimeoutError",
     "ModelUnavailableError",
+    "PostRefusal",
     "SourceError",
     "SourceRateLimitedError",
     "SourceResponseError",
@@ -107,5 +115,100 @@ class LLMBudgetExceededError(LLMError):
     """The check has used up its LLM call or token budget."""
 
 
+class PostRefusal(StrEnum):
+    """Why the engine refused a post: one kind per sentence (:data:`POST_REFUSALS`)."""
+
+    #: a sentence said already (by the platform code, in the chat's language, or an
+    #: image's or voice note's refusal, in English): its one value is ``sentence``
+    SAID = "said"
+    EMPTY = "empty"
+    IMAGES_OFF = "images_off"
+    NO_TEXT_IN_IMAGES = "no_text_in_images"
+    TOO_MANY_IMAGES = "too_many_images"
+    NO_WORDS_HEARD = "no_words_heard"
+    UNREACHABLE = "unreachable"
+    NOT_WEB = "not_web"
+    NOT_A_URL = "not_a_url"
+    PAGE_TOO_LARGE = "page_too_large"
+    ERROR_STATUS = "error_status"
+    NOT_A_PAGE = "not_a_page"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    TOO_COMPLEX = "too_complex"
+    NO_ARTICLE = "no_article"
+
+
+#: each refusal's sentence in English (logs, the CLI, the HTTP API), its values as blanks
+POST_REFUSALS: dict[PostRefusal, str] = {
+    PostRefusal.SAID: "{sentence}",
+    PostRefusal.EMPTY: "The post is empty: send the text of a post, a caption or a link to check.",
+    PostRefusal.IMAGES_OFF: "Images are not checked here; send the claim as text.",
+    PostRefusal.NO_TEXT_IN_IMAGES: (
+        "I found no text to check in the image; add a caption that says what it claims, "
+        "or send the claim as text."
+    ),
+    PostRefusal.TOO_MANY_IMAGES: "The post has {count} images; up to {max_images} are checked.",
+    PostRefusal.NO_WORDS_HEARD: (
+        "I heard no words in the voice note; send it again where it is quieter, or send the "
+        "claim as text."
+    ),
+    PostRefusal.UNREACHABLE: "{url} could not be fetched.",
+    PostRefusal.NOT_WEB: "{url} is not an http or https URL; only web pages can be fetched.",
+    PostRefusal.NOT_A_URL: "{url} is not a valid URL.",
+    PostRefusal.PAGE_TOO_LARGE: "The page at {url} is larger than {max_bytes:,} bytes.",
+    PostRefusal.ERROR_STATUS: "{url} answered {status} {reason}.",
+    PostRefusal.NOT_A_PAGE: (
+        "{url} is {content_type}; only HTML and plain-text pages and images can be checked."
+    ),
+    PostRefusal.TOO_MANY_REDIRECTS: "{url} redirected more than {max_redirects} times; giving up.",
+    PostRefusal.TOO_COMPLEX: "The page at {url} is too complex to read.",
+    PostRefusal.NO_ARTICLE: "No article text found at {url}.",
+}
+
+
+def refusal_blanks(kind: PostRefusal) -> frozenset[str]:
+    """The values the sentence of ``kind`` needs (its blanks' names)."""
+    return frozenset(
+        name for _, name, _, _ in string.Formatter().parse(POST_REFUSALS[kind]) if name
+    )
+
+
 class InvalidPostError(ZofiaError):
-    """The post cannot be checked; the message says why in one sentence."""
+    """The post cannot be checked, for a reason of a :class:`PostRefusal` kind.
+
+    ``InvalidPostError(PostRefusal.TOO_MANY_IMAGES, count=5, max_images=4)`` carries its
+    ``kind`` and ``values``; ``str()`` is its English sentence (:data:`POST_REFUSALS`),
+    and ``bots/render`` words it in a chat's language from the two. A sentence said
+    already, ``InvalidPostError("Le fichier est trop gros.")`` (the platform code's, in
+    the chat's language, or an image's or voice note's refusal), is of the kind
+    :attr:`PostRefusal.SAID`, its one value ``sentence``, and is said as it is.
+
+    Raises:
+        TypeError: ``kind`` is neither a :class:`PostRefusal` nor a sentence, or the
+            values are not exactly the blanks its sentence needs (a sentence said
+            already takes none): a refusal fails where it is raised, not in a chat.
+    """
+
+    def __init__(self, kind: PostRefusal | str, /, **values: object) -> None:
+        if not isinstance(kind, str):
+            raise TypeError(f"a post's refusal is a PostRefusal or a sentence, not {kind!r}")
+        if not isinstance(kind, PostRefusal):
+            if values:
+                raise TypeError(f"a sentence said already takes no values: {sorted(values)}")
+            kind, values = PostRefusal.SAID, {"sentence": kind}
+        needed = refusal_blanks(kind)
+        if set(values) != needed:
+            raise TypeError(f"{kind} needs the values {sorted(needed)}, not {sorted(values)}")
+        super().__init__(POST_REFUSALS[kind].format(**values))
+        self.kind = kind
+        self.values = values
+
+    def __reduce__(self) -> tuple[object, ...]:  # a copy or a pickle keeps the kind
+        return _refusal, (type(self), self.kind, self.values)
+
+
+def _refusal(
+    cls: type[InvalidPostError], kind: PostRefusal, values: dict[str, object]
+) -> InvalidPostError:
+    if kind is PostRefusal.SAID:
+        return cls(str(values["sentence"]))
+    return cls(kind, **values)

@@ -29,7 +29,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from .bounded_work import KillablePool, WorkTimeoutError
-from .errors import InvalidPostError, ModelUnavailableError
+from .errors import POST_REFUSALS, InvalidPostError, ModelUnavailableError, PostRefusal
 from .image_settings import ImageSettings
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
 from .records.images import ACCEPTED
@@ -58,7 +58,7 @@ _IMAGE_TYPES = frozenset(ACCEPTED.values())
 MAX_IMAGE_BYTES = ImageSettings().max_bytes
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: what the sender of a link is told of every refusal for where it points
-UNREACHABLE = "{} could not be fetched."
+UNREACHABLE = POST_REFUSALS[PostRefusal.UNREACHABLE]
 #: how the fetcher names itself to the sites it reads
 USER_AGENT = "zofia-factcheck/0.1"
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
@@ -129,14 +129,14 @@ def _unreachable(asked: object, why: str) -> InvalidPostError:
     """The one refusal of a link for where it points (:data:`UNREACHABLE`, naming the
     link as it was ``asked``); ``why`` goes to the log."""
     log.info("fetching %s refused: %s", asked, why)
-    return InvalidPostError(UNREACHABLE.format(asked))
+    return InvalidPostError(PostRefusal.UNREACHABLE, url=str(asked))
 
 
 def _check_target(url: URL, allow_private: bool, asked: URL) -> None:
     """Refuse a URL (a hop on the way to ``asked``) before any connection: bad scheme, or
     a local name or IP literal."""
     if url.scheme not in ("http", "https"):
-        raise InvalidPostError(f"{url} is not an http or https URL; only web pages can be fetched.")
+        raise InvalidPostError(PostRefusal.NOT_WEB, url=str(url))
     host = (url.host or "").rstrip(".").lower()
     address = _literal_address(host)
     kind = refusal_kind(str(address)) if address else None
@@ -174,7 +174,7 @@ class GuardedResolver(AbstractResolver):
 
 async def _read_capped(resp: aiohttp.ClientResponse, max_bytes: int, url: URL) -> bytes:
     """The body, streamed; refused as soon as it is known to exceed ``max_bytes``."""
-    too_large = InvalidPostError(f"The page at {url} is larger than {max_bytes:,} bytes.")
+    too_large = InvalidPostError(PostRefusal.PAGE_TOO_LARGE, url=str(url), max_bytes=max_bytes)
     if (resp.content_length or 0) > max_bytes:
         raise too_large
     body = bytearray()
@@ -202,11 +202,17 @@ async def _download(
                         current = current.join(URL(location))
                         continue
                     if resp.status >= 300:
-                        raise InvalidPostError(f"{current} answered {resp.status} {resp.reason}.")
+                        raise InvalidPostError(
+                            PostRefusal.ERROR_STATUS,
+                            url=str(current),
+                            status=resp.status,
+                            reason=resp.reason or "",
+                        )
                     ctype = resp.content_type if "Content-Type" in resp.headers else "text/html"
                     if ctype not in _CONTENT_TYPES | _IMAGE_TYPES:
-                        why = "only HTML and plain-text pages and images can be checked"
-                        raise InvalidPostError(f"{current} is {ctype}; {why}.")
+                        raise InvalidPostError(
+                            PostRefusal.NOT_A_PAGE, url=str(current), content_type=ctype
+                        )
                     cap = MAX_IMAGE_BYTES if ctype in _IMAGE_TYPES else max_bytes
                     body = await _read_capped(resp, cap, current)
                     return current, body, ctype, resp.charset
@@ -219,12 +225,14 @@ async def _download(
             why = f"the host name of {current} could not be resolved"
         raise _unreachable(url, why) from exc
     except ValueError as exc:  # aiohttp.InvalidURL included
-        raise InvalidPostError(f"{current} is not a valid URL.") from exc
+        raise InvalidPostError(PostRefusal.NOT_A_URL, url=str(current)) from exc
     except aiohttp.ClientError as exc:  # refused, reset, unreachable: the log tells which
         raise _unreachable(url, f"fetching {current} failed: {exc!r}") from exc
     finally:
         await resolver.close()
-    raise InvalidPostError(f"{url} redirected more than {max_redirects} times; giving up.")
+    raise InvalidPostError(
+        PostRefusal.TOO_MANY_REDIRECTS, url=str(url), max_redirects=max_redirects
+    )
 
 
 def _decode(body: bytes, declared: str | None, ctype: str) -> str:
@@ -287,7 +295,7 @@ async def fetch_article(
     try:
         start = URL(url.strip())
     except (ValueError, TypeError) as exc:
-        raise InvalidPostError(f"{url} is not a valid URL.") from exc
+        raise InvalidPostError(PostRefusal.NOT_A_URL, url=str(url)) from exc
     _check_target(start, allow_private, start)
     accept = "text/html,application/xhtml+xml,text/plain,image/jpeg,image/png,image/webp,image/gif"
     headers = {"User-Agent": USER_AGENT, "Accept": accept}
@@ -310,9 +318,9 @@ async def fetch_article(
                 _extract, html, str(final), timeout_s=EXTRACT_TIMEOUT_S
             )
         except (WorkTimeoutError, MemoryError) as exc:
-            raise InvalidPostError(f"The page at {url} is too complex to read.") from exc
+            raise InvalidPostError(PostRefusal.TOO_COMPLEX, url=str(url)) from exc
     if not text:
-        raise InvalidPostError(f"No article text found at {url}.")
+        raise InvalidPostError(PostRefusal.NO_ARTICLE, url=str(url))
     text = cut_at_word(text, MAX_POST_CHARS)
     site = site or final.host or ""
     return FetchedArticle(url, str(final), title, text, published, site)

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from html.parser import HTMLParser
 
-from .errors import InvalidPostError
+from .errors import POST_REFUSALS, InvalidPostError, PostRefusal
 
 __all__ = [
     "EMPTY_POST",
@@ -27,7 +27,7 @@ __all__ = [
     "without_symbols",
 ]
 
-EMPTY_POST = "The post is empty: send the text of a post, a caption or a link to check."
+EMPTY_POST = POST_REFUSALS[PostRefusal.EMPTY]
 
 _TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(?:\s[^<>]*)?/?>")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -179,7 +179,7 @@ def checkable_text(text: str) -> tuple[str, list[str]]:
     """
     text, notes = clean_post(text)
     if not text:
-        raise InvalidPostError(EMPTY_POST)
+        raise InvalidPostError(PostRefusal.EMPTY)
     return text, notes
 
 

@@ -19,6 +19,7 @@ from zofia_engine.report import EvidenceItem
 from zofia_engine.text import counted
 
 from .links import safe_url
+from .post_refusals import post_refusal
 from .words import ENGLISH, N_, Words
 
 __all__ = [
@@ -214,12 +215,12 @@ OVERDUE = N_(
 def error_sentence(exc: BaseException, words: Words = ENGLISH) -> str:
     """One sentence a chat user can act on. What failed inside (hosts, ports, error
     bodies, key fragments) belongs in the log, which the caller writes. A limit's
-    refusal says which limit and when it frees up (:func:`refusal_sentence`); a refused
-    post's own sentence is said as it is (English)."""
+    refusal says which limit and when it frees up (:func:`refusal_sentence`); the engine's
+    refusal of a post is worded from its kind (:func:`~.post_refusals.post_refusal`)."""
     if isinstance(exc, RateLimitedError):
         return refusal_sentence(exc.refusal, words)
     if isinstance(exc, InvalidPostError):
-        return str(exc)
+        return post_refusal(exc, words)
     if isinstance(exc, CheckFailedError):
         return words(
             "The check could not finish: a service it relies on failed. The bot's operator "

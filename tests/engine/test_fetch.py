@@ -95,7 +95,7 @@ async def refusal(url: str, **kwargs: Any) -> InvalidPostError:
 
 def unreachable(error: InvalidPostError, url: str) -> bool:
     """Whether ``error`` is the one sentence for a link that cannot be reached."""
-    return str(error) == UNREACHABLE.format(yarl.URL(url))
+    return str(error) == UNREACHABLE.format(url=yarl.URL(url))
 
 
 # --- the address table ---------------------------------------------------------------
@@ -423,4 +423,4 @@ async def test_private_unknown_and_closed_hosts_get_one_sentence(
         f"http://127.0.0.1:{port}/admin",
     ]
     said = {str(await refusal(url, timeout_s=5)).replace(url, "<link>") for url in urls}
-    assert said == {UNREACHABLE.format("<link>")}
+    assert said == {UNREACHABLE.format(url="<link>")}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from ..audio_settings import AudioSettings
-from ..errors import InvalidPostError, ModelUnavailableError
+from ..errors import POST_REFUSALS, InvalidPostError, ModelUnavailableError, PostRefusal
 from ..images.reader import ImageReader
 from ..post import Post, ReadPost
 from ..records.audio import Transcript
@@ -31,10 +31,7 @@ log = logging.getLogger(__name__)
 
 #: the line that opens the words heard in a voice note, in the post's text
 HEARD_MARKER = "[Heard in the voice note]"
-NO_WORDS = (
-    "I heard no words in the voice note; send it again where it is quieter, or send the "
-    "claim as text."
-)
+NO_WORDS = POST_REFUSALS[PostRefusal.NO_WORDS_HEARD]
 
 
 def transcriber_for(settings: AudioSettings) -> Transcriber | None:
@@ -102,7 +99,7 @@ class VoiceReader:
             raise AudioRefusedError(NEEDS_SERVER) from None
         text = clean_post(heard.text)[0].strip()
         if not text:
-            raise InvalidPostError(NO_WORDS)
+            raise InvalidPostError(PostRefusal.NO_WORDS_HEARD)
         return Transcript(
             sha256=audio.sha256,
             bytes=len(audio.data),

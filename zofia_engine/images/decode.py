@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..errors import InvalidPostError
+from ..errors import InvalidPostError, PostRefusal
 from ..records.images import ACCEPTED
 
 __all__ = [
@@ -72,7 +72,7 @@ def too_large(size: str, max_bytes: int, *, which: str = "The image") -> ImageRe
 
 def too_many(count: int, max_images: int) -> InvalidPostError:
     """The refusal of a post with more images than a post may have."""
-    return InvalidPostError(f"The post has {count} images; up to {max_images} are checked.")
+    return InvalidPostError(PostRefusal.TOO_MANY_IMAGES, count=count, max_images=max_images)
 
 
 def _looks_like_svg(data: bytes) -> bool:

@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 
 from ..bounded_work import BoundedThreads
-from ..errors import InvalidPostError
+from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal
 from ..image_settings import ImageSettings
 from ..post import Post, PostImage, ReadPost
 from ..records.images import ImageFinding
@@ -23,10 +23,7 @@ __all__ = ["NO_TEXT", "ImageReader", "image_marker"]
 
 log = logging.getLogger(__name__)
 
-NO_TEXT = (
-    "I found no text to check in the image; add a caption that says what it claims, "
-    "or send the claim as text."
-)
+NO_TEXT = POST_REFUSALS[PostRefusal.NO_TEXT_IN_IMAGES]
 
 
 def image_marker(index: int) -> str:
@@ -87,7 +84,7 @@ class ImageReader:
         if not s.enabled:  # the caption alone, if there is one
             if post.text.strip():
                 return ReadPost.of(post.model_copy(update={"images": ()}))
-            raise InvalidPostError("Images are not checked here; send the claim as text.")
+            raise InvalidPostError(PostRefusal.IMAGES_OFF)
         if len(post.images) > s.max_images:
             raise too_many(len(post.images), s.max_images)
         read = [
@@ -105,7 +102,7 @@ class ImageReader:
                 blocks.append(f"{image_marker(n)}\n{text}")
             findings.append(_finding(n, done, text))
         if not any(b for b in blocks):
-            raise InvalidPostError(NO_TEXT)
+            raise InvalidPostError(PostRefusal.NO_TEXT_IN_IMAGES)
         # Validated again, so that the caption and the images' text keep the length cap.
         fields = post.model_dump(exclude={"text", "images", "original_chars"})
         images = tuple(PostImage(data=d.image.data, media_type=d.image.media_type) for d in read)
