@@ -382,3 +382,15 @@ async def test_a_held_refusal_waits_for_the_card_to_be_on_screen(fails: bool) ->
 
 async def _nothing(*_: object) -> None:
     """Where a card is shown is not recorded here."""
+
+
+async def test_a_french_user_gets_the_engine_s_refusal_of_a_link_in_french(start: Start) -> None:
+    """The engine refuses a link to a loopback address; a French asker reads why in
+    French, worded by render/ from the refusal's kind, the link as it was sent."""
+    anne = {**user(705, "Anne"), "language_code": "fr"}
+    chat = {"id": anne["id"], "type": "private", "first_name": "Anne"}
+    link = "http://127.0.0.1:9/story"
+    async with start({"user_per_minute": 100}, refusal_window_s=0) as peer:
+        peer.send(chat, anne, link)
+        await peer.wait_for(lambda: _texts(peer, anne["id"]))
+    assert _texts(peer, anne["id"]) == [f"Impossible de récupérer {link}."]

@@ -1,0 +1,119 @@
+"""The engine's refusal of a post, typed (``InvalidPostError(PostRefusal.KIND,
+**values)``) and worded by render/ in the chat's language: a refusal that is raised
+wrong fails where it is raised; every kind has its sentence in render/, with the
+engine's blanks, and says in English exactly what ``str()`` says."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import string
+
+import pytest
+
+from bots.render.post_refusals import POST_REFUSED
+from bots.render.sentences import error_sentence
+from bots.render.words import ENGLISH, words_for
+from zofia_engine.errors import POST_REFUSALS, InvalidPostError, PostRefusal, refusal_blanks
+from zofia_engine.images.decode import ImageRefusedError, too_many
+
+#: a value for every blank a refusal's sentence may have
+SAMPLE: dict[str, object] = {
+    "url": "https://example.org/story",
+    "count": 5,
+    "max_images": 4,
+    "max_bytes": 5_000_000,
+    "status": 404,
+    "reason": "Not Found",
+    "content_type": "application/pdf",
+    "max_redirects": 10,
+}
+TYPED = [kind for kind in PostRefusal if kind is not PostRefusal.SAID]
+
+
+def _refusal(kind: PostRefusal) -> InvalidPostError:
+    return InvalidPostError(kind, **{name: SAMPLE[name] for name in refusal_blanks(kind)})
+
+
+def _blanks(sentence: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(sentence) if name}
+
+
+def test_every_kind_has_a_sentence_in_the_engine_and_in_render() -> None:
+    assert set(POST_REFUSALS) == set(PostRefusal)
+    assert set(POST_REFUSED) == set(TYPED)
+    for kind in TYPED:
+        assert _blanks(POST_REFUSED[kind]) == refusal_blanks(kind), kind
+
+
+@pytest.mark.parametrize("kind", TYPED)
+def test_english_render_says_what_str_says(kind: PostRefusal) -> None:
+    refused = _refusal(kind)
+    assert refused.kind is kind
+    assert error_sentence(refused, ENGLISH) == error_sentence(refused) == str(refused)
+
+
+@pytest.mark.parametrize("kind", TYPED)
+def test_each_kind_is_said_in_french_with_its_values(kind: PostRefusal) -> None:
+    refused = _refusal(kind)
+    french = error_sentence(refused, words_for("French"))
+    assert french != str(refused)
+    if "url" in refused.values:
+        assert str(SAMPLE["url"]) in french
+
+
+def test_a_number_is_written_as_the_chat_s_language_writes_it() -> None:
+    refused = _refusal(PostRefusal.PAGE_TOO_LARGE)
+    assert "5,000,000 bytes" in str(refused)
+    assert "5.000.000 Bytes" in error_sentence(refused, words_for("German"))
+
+
+def test_the_engine_s_refusals_keep_their_english_sentences() -> None:
+    assert str(too_many(5, 4)) == "The post has 5 images; up to 4 are checked."
+    assert too_many(5, 4).values == {"count": 5, "max_images": 4}
+    url = SAMPLE["url"]
+    assert str(_refusal(PostRefusal.UNREACHABLE)) == f"{url} could not be fetched."
+
+
+def test_a_sentence_said_already_is_said_as_it_is() -> None:
+    said = InvalidPostError("Le fichier est trop gros.")
+    assert said.kind is PostRefusal.SAID
+    assert said.values == {"sentence": "Le fichier est trop gros."}
+    assert error_sentence(said, words_for("Russian")) == "Le fichier est trop gros."
+    image = ImageRefusedError("The image is damaged or cut short; send it again.")
+    assert error_sentence(image, words_for("French")) == str(image)
+
+
+@pytest.mark.parametrize(
+    ("kind", "values"),
+    [
+        (PostRefusal.TOO_MANY_IMAGES, {"count": 5}),  # a value missing
+        (PostRefusal.EMPTY, {"url": "https://example.org"}),  # a value it has no blank for
+        (PostRefusal.UNREACHABLE, {"link": "https://example.org"}),  # a misnamed value
+        ("The post is empty.", {"count": 1}),  # a sentence said already takes none
+    ],
+)
+def test_a_refusal_raised_with_the_wrong_values_fails_where_it_is_raised(
+    kind: PostRefusal | str, values: dict[str, object]
+) -> None:
+    with pytest.raises(TypeError, match="values"):
+        InvalidPostError(kind, **values)
+
+
+@pytest.mark.parametrize("kind", [None, 404, ["empty"]])
+def test_a_refusal_of_a_wrongly_typed_kind_fails_where_it_is_raised(kind: object) -> None:
+    with pytest.raises(TypeError, match="PostRefusal or a sentence"):
+        InvalidPostError(kind)  # type: ignore[arg-type]
+
+
+def test_a_copied_or_pickled_refusal_keeps_its_kind_and_values() -> None:
+    refused = _refusal(PostRefusal.ERROR_STATUS)
+    for again in (copy.copy(refused), pickle.loads(pickle.dumps(refused))):
+        assert type(again) is InvalidPostError
+        assert (again.kind, again.values, str(again)) == (
+            refused.kind,
+            refused.values,
+            str(refused),
+        )
+    image = pickle.loads(pickle.dumps(ImageRefusedError("Too big.")))
+    assert type(image) is ImageRefusedError and str(image) == "Too big."
