@@ -107,10 +107,10 @@ async def round_ruling(
 ) -> Judged:
     """The judge after ``round_no``: the outcome now and stop or continue. A failed call
     reads as ``continue``. ``settled``: what the evidence settled, as the judge is told."""
+    task = _task("judge", settled, rounds=round_no, max_rounds=max_rounds)
+    conversation = panel.conversation(*material, task=task)
     try:
-        answer = await _ask(
-            session, panel, material, settled, JudgeReply, "judge", round_no, max_rounds
-        )
+        answer = await _ask(session, conversation, f"debate:judge:{round_no}", JudgeReply, settled)
     except StepFailed as exc:
         failed = JudgeRuling(round=round_no, decision=None, status="failed", error=exc.reason)
         return Judged(failed)
@@ -139,8 +139,9 @@ async def final_ruling(
 ) -> Judged:
     """The ruling the judge must give: at the round cap, or when there was no debate.
     ``settled`` as for :func:`round_ruling`."""
+    conversation = panel.conversation(*material, task=_task("judge_final", settled, rounds=rounds))
     try:
-        answer = await _ask(session, panel, material, settled, FinalReply, "judge_final", rounds)
+        answer = await _ask(session, conversation, "debate:judge:final", FinalReply, settled)
     except StepFailed as exc:
         failed = JudgeRuling(
             round=rounds, decision=None, forced=True, status="failed", error=exc.reason
@@ -160,35 +161,29 @@ async def final_ruling(
     return Judged(ruling, outcomes, completion)
 
 
+def _task(prompt: Literal["judge", "judge_final"], settled: EvidenceSettled, **values: int) -> str:
+    """The judge's task: ``prompt`` (``judge``: stop or go on; ``judge_final``: rule now)
+    with what the evidence settled and ``values`` (the rounds so far, the cap)."""
+    told = {"settled": settled.any, "findings": settled.findings, "allowed": settled.allowed}
+    return render(prompt, max_words=MAX_WORDS, **told, **values)
+
+
 async def _ask(
     session: CheckSession,
-    panel: PanelContext,
-    material: Sequence[ChatMessage],
-    settled: EvidenceSettled,
+    conversation: list[ChatMessage],
+    step: str,
     reply: type[R],
-    prompt: Literal["judge", "judge_final"],
-    rounds: int,
-    max_rounds: int | None = None,
+    settled: EvidenceSettled,
 ) -> Answer[R]:
-    """The judge asked after ``rounds`` rounds: ``prompt`` ``judge`` (stop or go on, with
-    the cap ``max_rounds``) or ``judge_final`` (rule now), its verdict held to what the
-    evidence allows."""
-    final = prompt == "judge_final"
-    task = render(
-        prompt,
-        rounds=rounds,
-        max_rounds=max_rounds,
-        max_words=MAX_WORDS,
-        settled=settled.any,
-        findings=settled.findings,
-        allowed=settled.allowed,
-    )
+    """The judge asked ``conversation`` as ``step``, its verdict held to what the evidence
+    allows."""
+    enums = {"verdict": list(settled.allowed)}
     return await session.ask(
         "judge",
-        "debate:judge:final" if final else f"debate:judge:{rounds}",
-        panel.conversation(*material, task=task),
+        step,
+        conversation,
         reply,
         max_tokens=MAX_TOKENS,
         top_logprobs=TOP_LOGPROBS,
-        enums={"verdict": list(settled.allowed)},
+        enums=enums,
     )
