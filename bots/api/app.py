@@ -31,7 +31,7 @@ from bots.service.refusals import RateLimitedError
 from bots.service.webhooks import CallPolicy, Webhooks, target_refusal
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from bots.web.clients import ClientLimits
-from zofia_engine.errors import InvalidPostError
+from zofia_engine.errors import InvalidPostError, PostRefusal
 from zofia_engine.image_settings import ImageSettings
 
 from .bodies import BODIES, Bodies
@@ -40,7 +40,7 @@ from .checks import Followers, read_state, submit, vote_state, webhook_body
 from .keys import KEY_NAME, KNOWN_KEYS, KnownKeys, authenticated
 from .models import Accepted, CheckState, Problem, VoteState, WebhookIn, WebhookSet
 from .openapi import OPENAPI_PATH, openapi_document
-from .refusal import Refusal
+from .refusal import Refusal, refused_post
 from .settings import ApiSettings
 
 __all__ = ["ApiConfig", "build_app", "serving_api"]
@@ -80,8 +80,18 @@ _CONFIG: web.AppKey[ApiConfig] = web.AppKey("config", ApiConfig)
 _FOLLOWERS: web.AppKey[Followers] = web.AppKey("followers", Followers)
 
 
-def _problem(status: int, sentence: str, headers: dict[str, str] | None = None) -> web.Response:
-    return _answer(Problem(error=sentence), status, headers)
+#: what the API answers in
+_JSON = "application/json"
+
+
+def _problem(
+    status: int,
+    sentence: str,
+    headers: dict[str, str] | None = None,
+    reason: PostRefusal | None = None,
+) -> web.Response:
+    body = Problem(error=sentence, reason=reason).model_dump_json(exclude_none=True)
+    return web.Response(text=body, status=status, content_type=_JSON, headers=headers)
 
 
 @web.middleware
@@ -89,7 +99,7 @@ async def _refusals(request: web.Request, handler: Handler) -> web.StreamRespons
     try:
         return await handler(request)
     except Refusal as refusal:
-        refused = _problem(refusal.status, str(refusal), refusal.headers)
+        refused = _problem(refusal.status, str(refusal), refusal.headers, refusal.reason)
         if request.can_read_body:
             # A body refused unread is not read to its end (aiohttp would read and drop
             # up to 10 s of it to keep the connection): the connection closes instead.
@@ -115,7 +125,7 @@ def _answer(
     model: BaseModel, status: int = 200, headers: dict[str, str] | None = None
 ) -> web.Response:
     body = model.model_dump_json()
-    return web.Response(text=body, status=status, content_type="application/json", headers=headers)
+    return web.Response(text=body, status=status, content_type=_JSON, headers=headers)
 
 
 def _check_id(request: web.Request) -> str:
@@ -135,7 +145,7 @@ async def _take(request: web.Request, route: str) -> web.Response:
         wait = str(max(1, math.ceil(exc.retry_after_s)))
         raise Refusal(429, error_sentence(exc), {"Retry-After": wait}) from None
     except InvalidPostError as exc:
-        raise Refusal(422, error_sentence(exc)) from None
+        raise refused_post(exc) from None
     request.app[_FOLLOWERS].follow(handle)
     state = await _read(request, handle.check_id, route)
     if state.status in ("done", "failed"):  # a repeat, answered from the store

@@ -21,7 +21,6 @@ import os
 from aiohttp import web
 from pydantic import ValidationError
 
-from bots.render.sentences import error_sentence
 from bots.service.images import size_words
 from zofia_engine.bounded_work import KillablePool
 from zofia_engine.errors import InvalidPostError
@@ -30,7 +29,7 @@ from zofia_engine.image_settings import ImageSettings
 from .bounds import BodySlots
 from .checks import post_images
 from .models import CheckIn
-from .refusal import Refusal
+from .refusal import Refusal, refused_post
 from .settings import ApiSettings
 
 __all__ = [
@@ -100,7 +99,7 @@ class Bodies:
                 work = self.workers.run(parse_aside, raw, self.caps, timeout_s=PARSE_TIMEOUT_S)
                 return await work
             except InvalidPostError as exc:  # images refused, or a parse past its time
-                raise Refusal(422, error_sentence(exc)) from None
+                raise refused_post(exc) from None
             except MemoryError:
                 raise too_large from None
 

@@ -14,6 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from bots.render.languages import LANGUAGE_TAGS, language_name
 from bots.render.links import safe_url
 from bots.render.votes import Category
+from zofia_engine.errors import PostRefusal
 from zofia_engine.report import Verdict
 
 __all__ = [
@@ -234,3 +235,10 @@ class Problem(_Model):
     """A refusal or a failure, in one sentence."""
 
     error: str
+    reason: PostRefusal | None = Field(
+        default=None,
+        description=(
+            "Why the engine refused the post (422 only, and only when it has a kind): "
+            "a code to act on or to word in the client's own language."
+        ),
+    )

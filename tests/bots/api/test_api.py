@@ -192,8 +192,10 @@ async def test_a_key_sees_only_its_own_checks(tmp_path: Path) -> None:
         assert status == 404
 
 
-def _one_sentence(body: Any) -> str:
-    assert list(body) == ["error"]
+def _one_sentence(body: Any, reason: str | None = None) -> str:
+    """The refusal's sentence; ``reason``: the engine's kind it must name (none else)."""
+    assert list(body) == (["error"] if reason is None else ["error", "reason"])
+    assert body.get("reason") == reason
     sentence = str(body["error"])
     assert sentence.endswith(".") and "\n" not in sentence and "Traceback" not in sentence
     return sentence
@@ -215,17 +217,19 @@ async def test_bad_input_gets_one_sentence_and_costs_nothing(tmp_path: Path) -> 
             (400, {"data": b'{"text": "\xff"}', "headers": AS_JSON}, "UTF-8"),
             (413, {"json": {"text": "word " * 30_000}}, "over 100 kB"),
             (413, {"data": _chunks(150_000), "headers": AS_JSON}, "over 100 kB"),
-            (422, {"json": {"images": [{"data": "aGk="}] * 5}}, "up to 4"),
         ]
         for status, request, words in cases:
             got, body, _ = await api.call("POST", "/v1/checks", **request)
             assert got == status, (request, body)
             assert words in _one_sentence(body), body
+        too_many = {"json": {"images": [{"data": "aGk="}] * 5}}
+        got, body, _ = await api.call("POST", "/v1/checks", **too_many)
+        assert got == 422 and "up to 4" in _one_sentence(body, "too_many_images")
         assert api.count("attempts") == 0 and api.count("checks") == 0  # nothing counted
         # A link the bots would not fetch either counts, as there, and is said in a sentence.
         payload = {"url": "http://127.0.0.1:9/private"}
         status, body, _ = await api.call("POST", "/v1/checks", json=payload)
-        assert status == 422 and _one_sentence(body)
+        assert status == 422 and _one_sentence(body, "unreachable")
         assert api.count("attempts") == 1 and api.count("checks") == 0
         status, body, _ = await api.call("GET", "/v1/nothing-here")
         assert status == 404 and "openapi" in _one_sentence(body)
