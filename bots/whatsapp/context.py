@@ -5,13 +5,11 @@ the handlers import it, the tipline holds it, nothing imports back."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from bots.chat.in_flight import InFlight
-from bots.chat.turns import Turns
+from bots.chat.context import ChatContext
 from bots.render.languages import LANGUAGE_KEY
-from bots.render.links import report_url
 from bots.render.words import chat_language
-from bots.service.checks import CheckService
 from bots.service.records import Requester
 from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
@@ -36,37 +34,19 @@ class MediaCaps:
 
 
 @dataclass
-class WhatsAppContext:
-    """The tipline's state for one run.
+class WhatsAppContext(ChatContext):
+    """The tipline's state for one run (:class:`~bots.chat.context.ChatContext`; a
+    user's chat is named by their number, ``wa_id``).
 
     Args:
-        service: the started check service.
         outbox: sends to users, minding their window.
         settings: the ``[whatsapp]`` section.
-        images: the engine's ``[images]`` caps.
-        public_url: ``[site] public_url``: the report pages' address; empty, the cards
-            have no link.
     """
 
-    service: CheckService
+    platform: ClassVar[str] = PLATFORM
+
     outbox: Outbox
     settings: WhatsAppSettings
-    images: ImageSettings = field(default_factory=ImageSettings)
-    public_url: str = ""
-    #: the ``[audio]`` caps of a voice note
-    audio: AudioSettings = field(default_factory=AudioSettings)
-    #: the checks running, waited for at shutdown
-    work: InFlight = field(default_factory=InFlight)
-    #: each user's requests, answered in turn
-    turns: Turns = field(default_factory=Turns)
-
-    def log_chat(self, wa_id: str) -> str:
-        """A user as a log line names them: their keyed hash, never the number."""
-        return self.service.namer.log_name(PLATFORM, wa_id)
-
-    def report_url(self, check_id: str) -> str:
-        """The check's report page, or ``""`` when no public address is set."""
-        return report_url(self.public_url, check_id)
 
     @staticmethod
     def requester(wa_id: str) -> Requester:

@@ -1,0 +1,55 @@
+"""What every platform's context holds: the check service, the engine's caps on images
+and voice notes, the report pages' address, the work in flight and each user's turns;
+and how it names a chat in a log line and links a check's report page. Each platform's
+context (``bots.telegram.context``, ``bots.discord.context``, ``bots.whatsapp.context``)
+adds its own settings and state."""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, field
+from typing import ClassVar
+
+from bots.render.links import report_url
+from bots.service.checks import CheckService
+from zofia_engine.audio_settings import AudioSettings
+from zofia_engine.image_settings import ImageSettings
+
+from .in_flight import InFlight
+from .turns import Turns
+
+__all__ = ["ChatContext"]
+
+
+@dataclass
+class ChatContext:
+    """A bot's state for one run.
+
+    Args:
+        service: the started check service.
+        images: the engine's ``[images]`` caps (an image refused before a download).
+        audio: the engine's ``[audio]`` caps (a voice note refused before a download).
+        public_url: ``[site] public_url``: where the report pages are; empty, the cards
+            have no "Full report" link.
+    """
+
+    #: the platform's name, as the store and the logs know it
+    platform: ClassVar[str]
+
+    service: CheckService
+    _: KW_ONLY
+    images: ImageSettings = field(default_factory=ImageSettings)
+    audio: AudioSettings = field(default_factory=AudioSettings)
+    public_url: str = ""
+    #: the checks and answers running, waited for at shutdown
+    work: InFlight = field(default_factory=InFlight)
+    #: each user's private requests, answered in turn (``[service] private_in_flight``
+    #: at once: the bot's runtime sizes it)
+    turns: Turns = field(default_factory=Turns)
+
+    def log_chat(self, chat_id: object) -> str:
+        """A chat as a log line names it: its keyed hash, never its id."""
+        return self.service.namer.log_name(self.platform, chat_id)
+
+    def report_url(self, check_id: str) -> str:
+        """The check's report page, or ``""`` when no public address is set."""
+        return report_url(self.public_url, check_id)
