@@ -33,7 +33,6 @@ from bots.app.deliveries import delivering
 from bots.app.runtime import StartupError, run_until_stopped, serving_with_site, stop_on_signals
 from bots.app.settings import Settings
 from bots.chat.corrections import sender
-from bots.chat.turns import Turns
 from bots.service.checks import CheckService
 from bots.telegram.buttons import button_handlers
 from bots.telegram.commands import BOT_COMMANDS, command_handlers
@@ -206,7 +205,6 @@ async def running_bot(
         images=settings.engine.images,
         audio=settings.engine.audio,
         public_url=settings.site.public_url,
-        turns=Turns(service.settings.private_in_flight),
     )
     application = build_application(ctx, token, base_url=config.base_url, rate_limiter=rate_limiter)
     async with application:  # initialising it asks getMe who the bot is

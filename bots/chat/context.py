@@ -43,8 +43,11 @@ class ChatContext:
     #: the checks and answers running, waited for at shutdown
     work: InFlight = field(default_factory=InFlight)
     #: each user's private requests, answered in turn (``[service] private_in_flight``
-    #: at once: the bot's runtime sizes it)
-    turns: Turns = field(default_factory=Turns)
+    #: at once)
+    turns: Turns = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.turns = Turns(self.service.settings.private_in_flight)
 
     def log_chat(self, chat_id: object) -> str:
         """A chat as a log line names it: its keyed hash, never its id."""

@@ -15,7 +15,6 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bots.chat.turns import Turns
 from bots.render.sentences import error_sentence
 from bots.service.checks import CheckService
 from zofia_engine.audio_settings import AudioSettings
@@ -64,7 +63,6 @@ class FactCheckBot(discord.AutoShardedClient):
             images=images or ImageSettings(),
             audio=audio or AudioSettings(),
             public_url=public_url,
-            turns=Turns(service.settings.private_in_flight),
         )
         self.tree: app_commands.CommandTree[FactCheckBot] = app_commands.CommandTree(self)
         self.tree.on_error = self._on_command_error  # type: ignore[method-assign]

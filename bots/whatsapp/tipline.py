@@ -11,7 +11,6 @@ from typing import Self
 import aiohttp
 from aiohttp import web
 
-from bots.chat.turns import Turns
 from bots.service.checks import CheckService
 
 from .cloud import CloudAPI
@@ -93,7 +92,6 @@ class WhatsAppTipline:
             images=self.images,
             audio=self.audio,
             public_url=self.public_url,
-            turns=Turns(self.service.settings.private_in_flight),
         )
         app = webhook_app(
             settings.path,
