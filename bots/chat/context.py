@@ -1,14 +1,15 @@
 """What every platform's context holds: the check service, the engine's caps on images
 and voice notes, the report pages' address, the work in flight and each user's turns;
-and how it names a chat in a log line and links a check's report page. Each platform's
-context (``bots.telegram.context``, ``bots.discord.context``, ``bots.whatsapp.context``)
-adds its own settings and state."""
+how it names a chat in a log line, links a check's report page and reads a chat's
+language setting. Each platform's context (``bots.telegram.context``,
+``bots.discord.context``, ``bots.whatsapp.context``) adds its own settings and state."""
 
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
+from bots.render.languages import LANGUAGE_KEY
 from bots.render.links import report_url
 from bots.service.checks import CheckService
 from zofia_engine.audio_settings import AudioSettings
@@ -56,3 +57,9 @@ class ChatContext:
     def report_url(self, check_id: str) -> str:
         """The check's report page, or ``""`` when no public address is set."""
         return report_url(self.public_url, check_id)
+
+    async def language_setting(self, chat_id: str) -> str | None:
+        """The chat's ``/language`` setting (``""``: English); ``None`` when it never set
+        one. The store's call may raise."""
+        found = await self.service.chats.settings(self.platform, chat_id, {LANGUAGE_KEY: None})
+        return None if found[LANGUAGE_KEY] is None else str(found[LANGUAGE_KEY])

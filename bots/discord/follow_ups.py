@@ -27,7 +27,6 @@ import logging
 import discord
 
 from bots.chat.follow_ups import ASKING, Said, ask, named_answer, question_text, say_now
-from bots.render.languages import LANGUAGE_KEY
 from bots.render.sentences import RESTARTING, source_label
 from bots.render.words import ENGLISH
 from bots.service.records import FollowUp, Requester
@@ -174,9 +173,9 @@ async def _answer(
     async def language() -> str:
         """The chat's language; where it never set one, the check's (a message carries
         no locale: the check's is its asker's, or the server's when it was asked)."""
-        found = await ctx.service.chats.settings(PLATFORM, chat, {LANGUAGE_KEY: None})
-        if found[LANGUAGE_KEY] is not None:
-            return str(found[LANGUAGE_KEY])
+        setting = await ctx.language_setting(chat)
+        if setting is not None:
+            return setting
         row = await ctx.service.chats.check(check_id, PLATFORM, chat)
         return row.language if row is not None else ""
 

@@ -15,7 +15,6 @@ from telegram.ext import CallbackContext
 
 from bots.chat.context import ChatContext
 from bots.chat.cooldowns import Cooldowns
-from bots.render.languages import LANGUAGE_KEY
 from bots.render.words import ENGLISH, Words, chat_language
 
 from .admins import ChatAdmins
@@ -95,5 +94,4 @@ def chat_language_of(message: Message, setting: str | None) -> str:
 
 async def read_chat_language(ctx: TelegramContext, message: Message) -> str:
     """:func:`chat_language_of`, its setting read from the store (which may raise)."""
-    found = await ctx.service.chats.settings(PLATFORM, str(message.chat_id), {LANGUAGE_KEY: None})
-    return chat_language_of(message, found[LANGUAGE_KEY])
+    return chat_language_of(message, await ctx.language_setting(str(message.chat_id)))

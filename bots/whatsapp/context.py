@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from bots.chat.context import ChatContext
-from bots.render.languages import LANGUAGE_KEY
 from bots.render.words import chat_language
 from bots.service.records import Requester
 from zofia_engine.audio_settings import AudioSettings
@@ -55,8 +54,7 @@ class WhatsAppContext(ChatContext):
 
     async def language(self, wa_id: str) -> str:
         """The chat's language: its ``/language`` setting, else English."""
-        found = await self.service.chats.settings(PLATFORM, wa_id, {LANGUAGE_KEY: None})
-        return chat_language(found[LANGUAGE_KEY], None)
+        return chat_language(await self.language_setting(wa_id), None)
 
     async def card_sent(self, wa_id: str, message_id: str, check_id: str) -> None:
         """Remember that ``message_id`` shows check ``check_id`` (a reply to it asks about
