@@ -115,17 +115,7 @@ class CheckRun:
         self.dropped = Dropped()
         text = read.text
         self.notes: list[Note] = [note(change, "cleaned") for change in read.cleaned]
-        agents = settings.agents
-        self.panel = PanelContext(
-            text,
-            published=post.published,
-            origin=post.origin,
-            url=post.url,
-            language=post.language,
-            max_post_chars=agents.max_post_chars,
-            max_evidence_chars=agents.max_evidence_chars,
-            post_language=detect_language(text),
-        )
+        self.panel = PanelContext.of_post(text, post, settings.agents, detect_language(text))
         encoder = retrieval.encoder
         self.reading = EvidenceReading(
             settings,
@@ -143,7 +133,7 @@ class CheckRun:
         if post.original_chars:
             self.notes.append(notes.post_cut(post.original_chars, len(post.text)))
         if self.panel.truncated:
-            self.notes.append(notes.models_cut(agents.max_post_chars))
+            self.notes.append(notes.models_cut(self.panel.max_post_chars))
         self.notes += [notes.left_out(part) for part in ablation.removed]
 
     async def run(self) -> Report:

@@ -15,11 +15,13 @@ from typing import Literal
 
 from ..llm.base import ChatMessage
 from ..llm.special_tokens import defuse
+from ..post import Post
 from ..prompting import render
 from ..records.stage1 import Stage1Result, WebResult, WikipediaEntry
 from ..report import EvidenceItem
 from ..retrieval.credibility import counts_against
 from ..retrieval.ner.sentences import sentence_spans
+from ..stage2_settings import AgentSettings
 from ..text import clip
 from .evidence_sentences import READ_SOURCES, SentenceList
 
@@ -194,6 +196,22 @@ class PanelContext:
     sentences: list[str] = field(default_factory=list)
     readable: SentenceList = field(default_factory=SentenceList.empty)
     post_language: str = ""
+
+    @classmethod
+    def of_post(
+        cls, text: str, post: Post, agents: AgentSettings, post_language: str = ""
+    ) -> PanelContext:
+        """The material of ``post`` (``text``: its cleaned text), cut as ``[agents]`` says."""
+        return cls(
+            text,
+            published=post.published,
+            origin=post.origin,
+            url=post.url,
+            language=post.language,
+            max_post_chars=agents.max_post_chars,
+            max_evidence_chars=agents.max_evidence_chars,
+            post_language=post_language,
+        )
 
     def __post_init__(self) -> None:
         self.truncated = len(self.text) > self.max_post_chars

@@ -83,15 +83,7 @@ class OnlyLLMBaseline:
         started = time.perf_counter()
         text, cleaned = checkable_text(post.text)
         found = [note(change, "cleaned") for change in cleaned]
-        a = self.settings.agents
-        panel = PanelContext(
-            text,
-            published=post.published,
-            origin=post.origin,
-            url=post.url,
-            language=post.language,
-            max_post_chars=a.max_post_chars,
-        )
+        panel = PanelContext.of_post(text, post, self.settings.agents)
         session = self.llm.session()
         confidence = Confidence(basis="unavailable: no ruling was made")
         try:
