@@ -23,9 +23,9 @@ from typing import Any, ClassVar, Protocol
 from bots.render.card import VerdictCard, verdict_card
 from bots.render.progress import follow_progress
 from bots.render.sentences import INTERRUPTED, OVERDUE, RESTARTING, error_sentence
-from bots.render.words import words_for
+from bots.render.words import Words, words_for
 from bots.service.checks import CheckHandle, CheckService
-from bots.service.records import Message, Outcome, Requester
+from bots.service.records import CheckFailedError, Failed, Message, Outcome, Requester
 from bots.service.refusals import RateLimitedError
 from zofia_engine.errors import InvalidPostError, ZofiaError
 from zofia_engine.post import ProgressEvent
@@ -39,8 +39,10 @@ __all__ = [
     "Screen",
     "card_for",
     "card_target",
+    "failure_for",
     "run_check",
     "shutting_down",
+    "target_words",
 ]
 
 log = logging.getLogger(__name__)
@@ -340,8 +342,18 @@ def card_for(outcome: Outcome, target: Mapping[str, Any]) -> VerdictCard:
         origin=str(target.get("origin") or ""),
         published=dt.date.fromisoformat(published) if published else None,
         checks_left=left if isinstance(left, int) else None,
-        words=words_for(str(target.get("language") or "")),
+        words=target_words(target),
     )
+
+
+def failure_for(failed: Failed, target: Mapping[str, Any]) -> str:
+    """What a deliver job posts for a check that failed, in :func:`target_words`."""
+    return error_sentence(CheckFailedError(failed.reason), target_words(target))
+
+
+def target_words(target: Mapping[str, Any]) -> Words:
+    """The words of a deliver job's ``target``: its chat's language, else English."""
+    return words_for(str(target.get("language") or ""))
 
 
 async def _failed(

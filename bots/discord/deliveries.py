@@ -19,11 +19,10 @@ from typing import Any
 
 import discord
 
-from bots.chat.check_flow import card_for
+from bots.chat.check_flow import card_for, failure_for, target_words
 from bots.render.card import VerdictCard
-from bots.render.sentences import error_sentence
-from bots.render.words import N_, words_for
-from bots.service.records import CardPlace, CardState, CheckFailedError, Claim, Failed
+from bots.render.words import N_
+from bots.service.records import CardPlace, CardState, Claim, Failed
 
 from .buttons import card_view
 from .chats import PLATFORM
@@ -83,8 +82,7 @@ async def post_delivered(
     card: VerdictCard | None = None
     outcome = found.outcome
     if isinstance(outcome, Failed):
-        words = words_for(str(target.get("language") or ""))
-        content = escape(error_sentence(CheckFailedError(outcome.reason), words))
+        content = escape(failure_for(outcome, target))
     else:
         card = card_for(outcome, target)
         content = None
@@ -150,7 +148,7 @@ async def _post_late(
     user = discord.Object(int(target["user_id"]))
     if target.get("ephemeral"):
         dm = await bot.create_dm(user)
-        late = words_for(str(target.get("language") or ""))(LATE_PRIVATE)  # the check's
+        late = target_words(target)(LATE_PRIVATE)  # the check's
         await dm.send(content=content or late, embed=embed or discord.utils.MISSING)
         return
     channel = bot.get_partial_messageable(int(target["channel_id"]))

@@ -18,12 +18,10 @@ from telegram import Bot, InlineKeyboardMarkup, ReplyParameters
 from telegram.constants import ReactionEmoji
 from telegram.error import BadRequest, TelegramError
 
-from bots.chat.check_flow import card_for
+from bots.chat.check_flow import card_for, failure_for
 from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, min_confidence_of, unasked_gets_card
 from bots.render.card import VerdictCard
-from bots.render.sentences import error_sentence
-from bots.render.words import words_for
-from bots.service.records import CardPlace, CardState, CheckFailedError, Claim, Failed
+from bots.service.records import CardPlace, CardState, Claim, Failed
 
 from .card_edits import card_message, edit_card, uneditable
 from .context import PLATFORM, TelegramContext
@@ -85,8 +83,7 @@ async def post_delivered(ctx: TelegramContext, bot: Bot, claim: Claim, found: Ca
     if isinstance(outcome, Failed):
         if target.get("unasked"):
             return
-        words = words_for(str(target.get("language") or ""))
-        text = quote_text(error_sentence(CheckFailedError(outcome.reason), words))
+        text = quote_text(failure_for(outcome, target))
     else:
         if target.get("unasked"):
             least = min_confidence_of(target.get("min_confidence"))

@@ -29,11 +29,10 @@ from telegram.constants import ParseMode
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop, BaseHandler, ContextTypes, MessageHandler, filters
 
-from bots.chat.check_flow import CheckRequest, card_for, card_target
+from bots.chat.check_flow import CheckRequest, card_for, card_target, failure_for
 from bots.render.card import VerdictCard
 from bots.render.sentences import error_sentence
-from bots.render.words import words_for
-from bots.service.records import CardState, CheckFailedError, Claim, Failed
+from bots.service.records import CardState, Claim, Failed
 from bots.service.refusals import RateLimitedError
 
 from .check_flow import Asked, TelegramScreen, check_message
@@ -167,8 +166,7 @@ async def post_delivered_or_guest(
         await post_delivered(ctx, bot, claim, found)
         return
     if isinstance(found.outcome, Failed):
-        words = words_for(str(target.get("language") or ""))
-        sentence = error_sentence(CheckFailedError(found.outcome.reason), words)
+        sentence = failure_for(found.outcome, target)
         await answer_guest(bot, query_id, quote_text(sentence), sentence)
         return
     card = card_for(found.outcome, target)

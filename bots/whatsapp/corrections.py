@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import logging
 
-from bots.chat.check_flow import card_for
+from bots.chat.check_flow import card_for, failure_for
 from bots.chat.corrections import Notice
-from bots.render.sentences import error_sentence
-from bots.render.words import words_for
-from bots.service.records import CardState, ChatGoneError, CheckFailedError, Claim, Failed
+from bots.service.records import CardState, ChatGoneError, Claim, Failed
 
 from .cards import check_reference, send_card
 from .cloud import GraphError
@@ -79,8 +77,7 @@ async def post_delivered(ctx: WhatsAppContext, claim: Claim, found: CardState) -
         return
     outcome = found.outcome
     if isinstance(outcome, Failed):
-        words = words_for(str(target.get("language") or ""))
-        sentence = error_sentence(CheckFailedError(outcome.reason), words)
+        sentence = failure_for(outcome, target)
         await ctx.outbox.text(to, sentence, reply_to=reply_to)
         return
     await send_card(ctx, to, card_for(outcome, target), reply_to=reply_to)
