@@ -234,7 +234,8 @@ async def _answer(
         early = _Early()
         if live:
             events = early.watch(handle.events())
-            await follow_progress(events, screen.show_progress, progress_interval_s)
+            words = words_for(request.language)
+            await follow_progress(events, screen.show_progress, progress_interval_s, words)
         elif request.unasked and not reached.queued and not handle.done:
             async for _ in early.watch(handle.events()):  # a quiet group decides from it
                 pass

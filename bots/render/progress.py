@@ -15,38 +15,52 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from zofia_engine.post import ProgressEvent
 
+from .words import ENGLISH, N_, Words
+
 __all__ = ["STAGE_NAMES", "describe_event", "follow_progress", "progress_lines"]
 
+#: a step of a check, in words (said in the chat's language with ``words(...)``)
 STAGE_NAMES = {
-    "triage": "triage",
-    "retrieval": "entity-guided retrieval",
-    "linguist": "linguist (5 dimensions)",
-    "expert": "domain expert",
-    "claims": "claim verification",
-    "search": "searching again",
-    "evidence": "fact-checks and sources",
-    "debate": "debate",
-    "verdict": "verdict",
+    "triage": N_("triage"),
+    "retrieval": N_("entity-guided retrieval"),
+    "linguist": N_("linguist (5 dimensions)"),
+    "expert": N_("domain expert"),
+    "claims": N_("claim verification"),
+    "search": N_("searching again"),
+    "evidence": N_("fact-checks and sources"),
+    "debate": N_("debate"),
+    "verdict": N_("verdict"),
 }
 _MARKS = {"finished": "✓", "failed": "✗", "round": "•", "verdict_ready": "✓"}
+#: a step's line by what happened to it
+_STEP_LINES = {
+    "started": N_("{step} started"),
+    "finished": N_("{step} finished"),
+    "failed": N_("{step} failed"),
+}
 
 
-def describe_event(event: ProgressEvent) -> str:
-    """One line for a progress event: ``debate round 2: judge says false``."""
-    name = STAGE_NAMES.get(event.stage, event.stage)
+def describe_event(event: ProgressEvent, words: Words = ENGLISH) -> str:
+    """One line for a progress event: ``debate round 2: judge says false``, in ``words``
+    (the engine's own detail, "7 entities, 12 documents", is shown as it wrote it)."""
+    name = words(STAGE_NAMES[event.stage]) if event.stage in STAGE_NAMES else event.stage
     if event.kind == "round" and event.detail == "continue":
-        return f"debate round {event.round}: the judge asks for another round"
+        return words("debate round {round}: the judge asks for another round", round=event.round)
     if event.kind == "round":
-        return f"debate round {event.round}: judge says {event.detail}"
+        return words(
+            "debate round {round}: judge says {call}", round=event.round, call=event.detail
+        )
     if event.kind == "verdict_ready":
-        return f"verdict: {event.detail}; the panel is writing its explanation"
-    detail = event.detail
-    return f"{name} {event.kind}" + (f" ({detail})" if detail else "")
+        return words(
+            "verdict: {verdict}; the panel is writing its explanation", verdict=event.detail
+        )
+    line = words(_STEP_LINES[event.kind], step=name)
+    return line + (f" ({event.detail})" if event.detail else "")
 
 
-def progress_lines(events: Sequence[ProgressEvent]) -> list[str]:
+def progress_lines(events: Sequence[ProgressEvent], words: Words = ENGLISH) -> list[str]:
     """One line per finished step, and the step now running last, e.g.
-    ``✓ entity-guided retrieval finished (7 entities, 12 documents)``."""
+    ``✓ entity-guided retrieval finished (7 entities, 12 documents)``, in ``words``."""
     lines = []
     running: dict[str, ProgressEvent] = {}
     for event in events:
@@ -55,8 +69,8 @@ def progress_lines(events: Sequence[ProgressEvent]) -> list[str]:
             continue
         if event.kind != "round":
             running.pop(event.stage, None)
-        lines.append(f"{_MARKS[event.kind]} {describe_event(event)}")
-    lines.extend(f"… {describe_event(event)}" for event in running.values())
+        lines.append(f"{_MARKS[event.kind]} {describe_event(event, words)}")
+    lines.extend(f"… {describe_event(event, words)}" for event in running.values())
     return lines
 
 
@@ -64,6 +78,7 @@ async def follow_progress(
     events: AsyncIterator[ProgressEvent],
     show: Callable[[list[str]], Awaitable[bool]],
     interval_s: float,
+    words: Words = ENGLISH,
 ) -> None:
     """Show ``events`` (as :func:`progress_lines`) with ``show`` until they end; the
     last edit is done, or queued, when this returns (Telegram's ``show`` queues its edit
@@ -76,6 +91,7 @@ async def follow_progress(
         show: shows the lines; ``False`` once nothing more can be shown (the events are
             still read to their end).
         interval_s: the least time between two edits.
+        words: the chat's words, the lines' language.
     """
     seen: list[ProgressEvent] = []
     changed, closing = asyncio.Event(), asyncio.Event()
@@ -87,7 +103,7 @@ async def follow_progress(
             if closing.is_set():
                 return
             changed.clear()
-            lines = progress_lines(seen)
+            lines = progress_lines(seen, words)
             if lines != shown:
                 if not await show(lines):
                     return
