@@ -173,7 +173,7 @@ async def _open_section(
         await interaction.followup.send(askers_words(interaction)(NOT_FOUND), ephemeral=True)
         return
     row, report = found
-    part = section(kind, report)
+    part = section(kind, report, words_for(row.language))
     messages = section_messages(part)
     chats = ctx.service.chats
     card = interaction.message

@@ -14,19 +14,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bots.service.records import seen_elsewhere
-from zofia_engine.report import ClaimResult, DebateTurn, EvidenceItem, JudgeRuling, Report
-from zofia_engine.retrieval.credibility import counts_against
+from zofia_engine.report import DebateTurn, EvidenceItem, JudgeRuling, Report
 
+from .claim_blocks import TREE_STOPS, claim_blocks, claim_scores, claim_status
 from .sentences import (
     CITED_WORDS,
     cite_line,
-    counted,
     listed,
     named_sources,
     passage_once,
     source_name,
     source_site,
 )
+from .words import ENGLISH, N_, Words
 
 __all__ = [
     "DEBATE_STOPS",
@@ -65,121 +65,145 @@ class Section:
 
 #: a debater's side, in words
 SIDE_NAMES = {
-    "pro": "For (true)",
-    "con": "Against (false or misleading)",
-    "politician": "Politician",
-    "scientist": "Scientist",
+    "pro": N_("For (true)"),
+    "con": N_("Against (false or misleading)"),
+    "politician": N_("Politician"),
+    "scientist": N_("Scientist"),
 }
 
 
 #: why a debate ended, in words
 DEBATE_STOPS = {
-    "no_evidence": "One round only: no claim was settled by the evidence, so more rounds "
-    "could not change the verdict.",
-    "settled": "One round only: the evidence settled the core claim, so more rounds could "
-    "not change the verdict.",
-    "repetition": "Both sides only repeated what had been said.",
-    "probabilities": "The judge was sure enough to stop.",
-    "judge": "The judge said it had heard enough.",
+    "no_evidence": N_(
+        "One round only: no claim was settled by the evidence, so more rounds "
+        "could not change the verdict."
+    ),
+    "settled": N_(
+        "One round only: the evidence settled the core claim, so more rounds could "
+        "not change the verdict."
+    ),
+    "repetition": N_("Both sides only repeated what had been said."),
+    "probabilities": N_("The judge was sure enough to stop."),
+    "judge": N_("The judge said it had heard enough."),
 }
 
 #: why a report has no linguist or expert findings (``Analyses.held`` false), by what
 #: the evidence settled (``Debate.stopped_by``)
 _PANEL_NOT_ASKED = {
-    "settled": "The linguist and the domain expert were not asked: the evidence settled "
-    "the core claim, so their analyses could not change the verdict.",
-    "": "The linguist and the domain expert were not asked: no claim was settled by the "
-    "evidence, so their analyses could not change the verdict.",
+    "settled": N_(
+        "The linguist and the domain expert were not asked: the evidence settled "
+        "the core claim, so their analyses could not change the verdict."
+    ),
+    "": N_(
+        "The linguist and the domain expert were not asked: no claim was settled by the "
+        "evidence, so their analyses could not change the verdict."
+    ),
 }
 
 
-def panel_not_asked(report: Report) -> str:
+def panel_not_asked(report: Report, words: Words = ENGLISH) -> str:
     """Why the report has no linguist or expert findings; ``""`` when it has them."""
     if report.analyses.held:
         return ""
-    return _PANEL_NOT_ASKED.get(report.debate.stopped_by, _PANEL_NOT_ASKED[""])
+    return words(_PANEL_NOT_ASKED.get(report.debate.stopped_by, _PANEL_NOT_ASKED[""]))
 
 
-def _debate(report: Report) -> tuple[Block, ...]:
+#: what a turn that said nothing new, failed or was skipped shows instead
+_TURN_GAPS = {
+    "repeated": N_("(nothing new: this turn repeated what had been said)"),
+    "failed": N_("(this turn failed)"),
+    "skipped": N_("(this turn was skipped)"),
+}
+
+
+def _debate(report: Report, words: Words) -> tuple[Block, ...]:
     blocks = []
     for entry in report.debate.timeline():
         if isinstance(entry, JudgeRuling):
-            blocks.append(_ruling(entry, report))
+            blocks.append(_ruling(entry, report, words))
             continue
         body = "\n\n".join(
-            named_sources(part, report.evidence)
+            named_sources(part, report.evidence, words)
             for part in (entry.rebuttal, entry.argument)
             if part
         )
-        if entry.status == "ok" and entry.repeated:
-            body = "(nothing new: this turn repeated what had been said)"
-        elif entry.status != "ok":
-            body = f"(this turn {'failed' if entry.status == 'failed' else 'was skipped'})"
+        gap = "repeated" if entry.status == "ok" and entry.repeated else entry.status
+        if gap != "ok":
+            body = words(_TURN_GAPS[gap])
         elif entry.cites:
-            body += _citations(entry, report)
-        phase = f", {entry.phase}" if entry.phase else ""
-        blocks.append(Block(f"Round {entry.round} · {SIDE_NAMES[entry.side]}{phase}", body))
-    ended = DEBATE_STOPS.get(report.debate.stopped_by)
-    if ended is None and report.debate.forced and report.debate.held:
-        ended = f"The round limit ({report.debate.max_rounds}) was reached."
+            body += _citations(entry, report, words)
+        side = words(SIDE_NAMES[entry.side])
+        heading = words("Round {round} · {side}", round=entry.round, side=side)
+        blocks.append(Block(heading + (f", {entry.phase}" if entry.phase else ""), body))
+    ended = (
+        words(DEBATE_STOPS[report.debate.stopped_by])
+        if report.debate.stopped_by in DEBATE_STOPS
+        else ""
+    )
+    if not ended and report.debate.forced and report.debate.held:
+        ended = words("The round limit ({count}) was reached.", count=report.debate.max_rounds)
     if ended and report.debate.held:
-        blocks.append(Block("Why the debate ended", ended))
+        blocks.append(Block(words("Why the debate ended"), ended))
     if not report.analyses.held:
-        blocks.append(Block("Why the panel was not asked", panel_not_asked(report)))
+        blocks.append(Block(words("Why the panel was not asked"), panel_not_asked(report, words)))
     return tuple(blocks)
 
 
 #: the judge's decision, in words
-_DECISIONS = {"continue": "another round", None: "no ruling"}
+_DECISIONS = {"continue": N_("another round"), None: N_("no ruling")}
 
 
-def _ruling(entry: JudgeRuling, report: Report) -> Block:
-    decision = _DECISIONS.get(entry.decision, entry.decision)
-    forced = " (forced at the round limit)" if entry.forced else ""
-    body = (
-        named_sources(entry.reason, report.evidence)
-        if entry.status == "ok"
-        else "(the judge's step failed)"
-    )
-    return Block(f"Round {entry.round} · Judge: {decision}{forced}", body)
+def _ruling(entry: JudgeRuling, report: Report, words: Words) -> Block:
+    said = _DECISIONS.get(entry.decision)
+    decision = words(said) if said is not None else str(entry.decision)
+    heading = words("Round {round} · Judge: {decision}", round=entry.round, decision=decision)
+    if entry.forced:
+        heading += " " + words("(forced at the round limit)")
+    if entry.status != "ok":
+        return Block(heading, words("(the judge's step failed)"))
+    return Block(heading, named_sources(entry.reason, report.evidence, words))
 
 
-def _citations(turn: DebateTurn, report: Report) -> str:
+def _citations(turn: DebateTurn, report: Report, words: Words) -> str:
     """What a turn cites, by who said it ("the post", "the domain expert") and each
     source by its title, site and link."""
     by_id = {item.id: item for item in report.evidence}
-    who = [CITED_WORDS[c] for c in turn.cites if c in CITED_WORDS]
+    who = [words(CITED_WORDS[c]) for c in turn.cites if c in CITED_WORDS]
     sources = [by_id[c] for c in turn.cites if c in by_id]
     if sources:
-        who.append("this source" if len(sources) == 1 else "these sources")
+        who.append(words(N_("this source") if len(sources) == 1 else N_("these sources")))
     if not who:
         return ""
+    cited = listed(who, words("and"))
     if not sources:
-        return f"\n\nCites {listed(who)}."
-    return f"\n\nCites {listed(who)}:" + "".join(f"\n• {cite_line(item)}" for item in sources)
+        return "\n\n" + words("Cites {who}.", who=cited)
+    lines = "".join(f"\n• {cite_line(item, words)}" for item in sources)
+    return "\n\n" + words("Cites {who}:", who=cited) + lines
 
 
-def _images(report: Report) -> list[Block]:
+def _images(report: Report, words: Words) -> list[Block]:
     """Each image of the post: the text read from it and what was not done."""
     blocks = []
     for image in report.images:
-        heading = f"Image {image.index} ({image.width}×{image.height})"
-        body = f"Text read from it:\n{image.text}" if image.text else "No text was found in it."
+        size = {"index": image.index, "width": image.width, "height": image.height}
+        heading = words("Image {index} ({width}×{height})", **size)
+        read = words("Text read from it:")
+        body = f"{read}\n{image.text}" if image.text else words("No text was found in it.")
         if image.notes:
             body += "\n\n" + "; ".join(image.notes).capitalize() + "."
         blocks.append(Block(heading, body, ""))
     return blocks
 
 
-def _evidence(report: Report) -> tuple[Block, ...]:
-    blocks = _images(report)
+def _evidence(report: Report, words: Words) -> tuple[Block, ...]:
+    blocks = _images(report, words)
     for item in report.evidence:
-        heading = " ".join(item.title.split()) or source_name(item)
+        heading = " ".join(item.title.split()) or source_name(item, words)
         passage = passage_once(item.text)
-        body = "\n".join(part for part in (_about(item), passage) if part)
+        body = "\n".join(part for part in (_about(item, words), passage) if part)
         sentence = item.stance.sentence if item.stance is not None else ""
         if sentence and len(passage) > LONG_PASSAGE:  # a short passage shows it at a glance
-            body += f"\n\nThe sentence that shows it: “{sentence}”"
+            body += "\n\n" + words("The sentence that shows it: “{sentence}”", sentence=sentence)
         blocks.append(Block(heading, body, item.url))
     return tuple(blocks)
 
@@ -188,44 +212,50 @@ def _evidence(report: Report) -> tuple[Block, ...]:
 LONG_PASSAGE = 600
 #: a document's stance on the post's core claim, in words
 STANCE_WORDS = {
-    "supports": "supports the post's core claim",
-    "refutes": "contradicts the post's core claim",
-    "neutral": "takes no side on the post's core claim",
+    "supports": N_("supports the post's core claim"),
+    "refutes": N_("contradicts the post's core claim"),
+    "neutral": N_("takes no side on the post's core claim"),
+}
+#: how a document was found, when not by the first search
+_FOUND_BY = {
+    "counter": N_("found by the search for rebuttals"),
+    "planned": N_("found by a second search"),
 }
 
 
-def _about(item: EvidenceItem) -> str:
+def _about(item: EvidenceItem, words: Words) -> str:
     """A document in one line, for a reader: its source, its date, its stance in words,
     its quality; the domain only when there is one ("reuters.com · 2026-11-03 ·
     contradicts the post's core claim · high quality")."""
     parts = []
     if item.source == "factcheck":
-        parts.append(f"published fact-check by {source_name(item)} · rated “{item.rating}”")
+        by = source_name(item, words)
+        parts.append(
+            words("published fact-check by {by} · rated “{rating}”", by=by, rating=item.rating)
+        )
     elif item.source == "image":
-        parts.append(_image_finding(item))
+        parts.append(_image_finding(item, words))
     else:
-        parts.append(source_site(item))
+        parts.append(source_site(item, words))
     if item.published is not None:
         parts.append(item.published.isoformat())
     if item.stance is not None and item.stance.status == "ok":
-        parts.append(STANCE_WORDS[item.stance.label])
+        parts.append(words(STANCE_WORDS[item.stance.label]))
     if item.credibility is not None and item.source != "factcheck":
         parts.append(item.credibility.words)
-    if item.query == "counter":
-        parts.append("found by the search for rebuttals")
-    if item.query == "planned":
-        parts.append("found by a second search")
+    if item.query in _FOUND_BY:
+        parts.append(words(_FOUND_BY[item.query]))
     if item.reversed:
-        parts.append("its support counts against the post")
+        parts.append(words("its support counts against the post"))
     return " · ".join(part for part in parts if part)
 
 
-def _image_finding(item: EvidenceItem) -> str:
+def _image_finding(item: EvidenceItem, words: Words = ENGLISH) -> str:
     if item.label_lead:
-        return "the image carries these words · a lead, not a rating"
+        return words("the image carries these words · a lead, not a rating")
     if item.rating:
-        return f"a finding on the post's image · points to “{item.rating}”"
-    return "a finding on the post's image"
+        return words("a finding on the post's image · points to “{rating}”", rating=item.rating)
+    return words("a finding on the post's image")
 
 
 def evidence_weight(item: EvidenceItem) -> str:
@@ -250,126 +280,61 @@ def evidence_weight(item: EvidenceItem) -> str:
     return " · ".join(parts)
 
 
-def _claims(report: Report) -> tuple[Block, ...]:
-    """Each claim with its status in words; in a tree of claims, indented by depth, and
-    the tree's outcome when it agrees with the verdict."""
-    blocks = _tree(report)
-    by_id = {item.id: item for item in report.evidence}
-    for claim in report.claims:
-        kind = "Core claim" if claim.kind == "core" else "Sub-claim"
-        indent = "  " * claim.depth + ("└ " if claim.depth else "")
-        dimension = f" ({claim.dimension})" if claim.dimension else ""
-        parts = [claim.text]
-        if claim.reason:
-            parts.append(named_sources(claim.reason, report.evidence))
-        if claim.status == "failed":
-            parts.append("Its reading failed; the verdict used the rest.")
-        for quote in claim.quotes:
-            item = by_id.get(quote.evidence_id)
-            parts.append(f"“{quote.text}”" + (f"\n— {cite_line(item)}" if item else ""))
-        status = claim_status(claim, report.evidence)
-        blocks.append(Block(f"{indent}{kind}{dimension} · {status}", "\n\n".join(parts)))
-    return tuple(blocks)
-
-
-def _tree(report: Report) -> list[Block]:
-    """The tree of claims' outcome, in words; shown only when it agrees with the verdict
-    (a tree that reads "true" beside an unproven card would contradict it)."""
-    t = report.tree
-    if t is None or t.veracity is None:
-        return []
-    agrees = t.decision == report.verdict or (t.decision is None and report.verdict == "unproven")
-    if not agrees:
-        return []
-    outcome = f"read {t.decision}" if t.decision else "settle nothing"
-    why = TREE_STOPS.get(t.stopped_by, "")
-    body = (
-        f"Taken together, the claim and its parts {outcome}, after "
-        f"{counted(t.evaluations, 'judgement')}" + (f" ({why})." if why else ".")
-    )
-    return [Block(f"Tree of claims · {t.decision or 'not settled'}", body)]
-
-
-def claim_status(claim: ClaimResult, evidence: list[EvidenceItem]) -> str:
-    """A claim's status in words: "supported by reuters.com", "contradicted by
-    Wikipedia (Springfield)", "not settled" …"""
-    if claim.status == "failed":
-        return "could not be read"
-    if claim.status == "skipped" or claim.label is None:
-        return "not read"
-    by_id = {item.id: item for item in evidence}
-    sources = [by_id[q.evidence_id] for q in claim.quotes if q.evidence_id in by_id]
-    names = listed(list(dict.fromkeys(source_name(item) for item in sources))) or "a source"
-    if claim.label == "refutes" and claim.quotes:
-        return f"contradicted by {names}"
-    if claim.label == "supports" and claim.quotes:
-        counting = [
-            item
-            for item in sources
-            if item.credibility is None or not counts_against("supports", item.credibility)
-        ]
-        if sources and not counting:
-            return f"supported only by {names}, whose support does not count"
-        return f"supported by {names}"
-    return "not settled"
-
-
-#: why the tree of claims stopped, in words
-TREE_STOPS = {
-    "decisive": "the core claim was settled",
-    "converged": "it stopped changing",
-    "budget": "the budget of judgements was spent",
-    "exhausted": "nothing was left to split",
-}
-
-
-def claim_scores(claim: ClaimResult) -> str:
-    """A claim's veracity v and reliability r: its own, and from its parts when split
-    (for the report page; the chat's Claims thread says the claim's status in words)."""
-    if claim.veracity is None or claim.reliability is None:
-        return ""
-    own = f"v {claim.veracity:.2f} · r {claim.reliability:.2f}"
-    tv, tr = claim.tree_veracity, claim.tree_reliability
-    if tv is not None and tr is not None and (tv, tr) != (claim.veracity, claim.reliability):
-        own += f"; from its parts v {tv:.2f} · r {tr:.2f}"
-    return own
+def _claims(report: Report, words: Words) -> tuple[Block, ...]:
+    return tuple(Block(heading, body) for heading, body in claim_blocks(report, words))
 
 
 _EMPTY = {
-    "debate": "The debate did not run for this check.",
-    "evidence": "No evidence was retrieved for this post.",
-    "claims": "No claims were extracted from this post.",
+    "debate": N_("The debate did not run for this check."),
+    "evidence": N_("No evidence was retrieved for this post."),
+    "claims": N_("No claims were extracted from this post."),
 }
-_TITLES = {"debate": "Debate", "evidence": "Evidence", "claims": "Claims"}
+#: a section's title (the words of its button)
+_TITLES = {"debate": N_("Debate"), "evidence": N_("Evidence"), "claims": N_("Claims")}
 #: what an empty section says of a check first asked in another chat (storage.other_chats)
-_ELSEWHERE = (
-    "This post was first checked in another chat: {what} stay there. Here, a check shows "
-    "its verdict, its summary and its sources."
-)
-_WHAT = {"debate": "its debate and analyses", "evidence": "its findings", "claims": "its claims"}
-_ALREADY = {"debate": "The debate is", "evidence": "The evidence is", "claims": "The claims are"}
-_BUILDERS: dict[str, Callable[[Report], tuple[Block, ...]]] = {
+_ELSEWHERE = {
+    "debate": N_(
+        "This post was first checked in another chat: its debate and analyses stay there. "
+        "Here, a check shows its verdict, its summary and its sources."
+    ),
+    "evidence": N_(
+        "This post was first checked in another chat: its findings stay there. Here, a "
+        "check shows its verdict, its summary and its sources."
+    ),
+    "claims": N_(
+        "This post was first checked in another chat: its claims stay there. Here, a check "
+        "shows its verdict, its summary and its sources."
+    ),
+}
+_ALREADY = {
+    "debate": N_("The debate is already in this thread."),
+    "evidence": N_("The evidence is already in this thread."),
+    "claims": N_("The claims are already in this thread."),
+}
+_BUILDERS: dict[str, Callable[[Report, Words], tuple[Block, ...]]] = {
     "debate": _debate,
     "evidence": _evidence,
     "claims": _claims,
 }
 
 
-def section(kind: str, report: Report) -> Section:
-    """The Debate, Evidence or Claims section of a report.
+def section(kind: str, report: Report, words: Words = ENGLISH) -> Section:
+    """The Debate, Evidence or Claims section of a report, its fixed words in ``words``
+    (the report's own text as it was written).
 
     Raises:
         ValueError: ``kind`` is not one of :data:`SECTION_KINDS`.
     """
     if kind not in _BUILDERS:
         raise ValueError(f"unknown section {kind!r}; choose one of {', '.join(SECTION_KINDS)}")
-    blocks = _BUILDERS[kind](report)
+    blocks = _BUILDERS[kind](report, words)
     if not blocks and seen_elsewhere(report):
-        blocks = (Block("Not shown here", _ELSEWHERE.format(what=_WHAT[kind])),)
-    return Section(kind, _TITLES[kind], blocks or (Block("Nothing here", _EMPTY[kind]),))
+        blocks = (Block(words("Not shown here"), words(_ELSEWHERE[kind])),)
+    empty = Block(words("Nothing here"), words(_EMPTY[kind]))
+    return Section(kind, words(_TITLES[kind]), blocks or (empty,))
 
 
-def already_shown(kind: str) -> str:
+def already_shown(kind: str, words: Words = ENGLISH) -> str:
     """What a second tap on a section's button is told: "The claims are already in this
     thread."."""
-    return f"{_ALREADY.get(kind, f'The {kind} is')} already in this thread."
+    return words(_ALREADY[kind])

@@ -48,12 +48,12 @@ __all__ = [
 
 #: what a debater may cite besides a source, by who said it
 CITED_WORDS = {
-    "post": "the post",
-    "linguist": "the linguist",
-    "expert": "the domain expert",
-    "claims": "the claims as read",
-    "tree": "the tree of claims",
-    "stances": "each source's stance",
+    "post": N_("the post"),
+    "linguist": N_("the linguist"),
+    "expert": N_("the domain expert"),
+    "claims": N_("the claims as read"),
+    "tree": N_("the tree of claims"),
+    "stances": N_("each source's stance"),
 }
 
 
@@ -119,10 +119,10 @@ def source_label(item: EvidenceItem, words: Words = ENGLISH) -> str:
     return f"{title} ({where})"
 
 
-def cite_line(item: EvidenceItem) -> str:
+def cite_line(item: EvidenceItem, words: Words = ENGLISH) -> str:
     """A source by its title and site, then its address when it may be linked."""
-    url = safe_url(item.url)
-    return f"{source_label(item)}: {url}" if url else source_label(item)
+    url, label = safe_url(item.url), source_label(item, words)
+    return f"{label}: {url}" if url else label
 
 
 # An evidence id as the panel writes it in its text: "web-3", "[wiki-1]", "img-1-label".

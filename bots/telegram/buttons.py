@@ -123,14 +123,14 @@ async def _open(
     so of two taps handled at the same time, by this process or by another replica on
     the same store, one posts the section and the other points back to it.
     """
-    chats = ctx.service.chats
+    chats, words = ctx.service.chats, words_for(row.language)
     if not await chats.claim_mark(row.id, kind, []):  # opened; the message ids follow
-        return already_shown(kind), False, None
+        return already_shown(kind, words), False, None
     found = await ctx.service.report_for(row.id)
     if found is None:
         await chats.set_mark(row.id, kind, None)
-        return words_for(row.language)(EXPIRED), True, None
-    messages = section_messages(section(kind, found[1]))
+        return words(EXPIRED), True, None
+    messages = section_messages(section(kind, found[1], words))
     return "", False, partial(_post, ctx, row.id, kind, card, messages)
 
 

@@ -74,7 +74,8 @@ async def _section(ctx: WhatsAppContext, inbound: Inbound, check_id: str, kind: 
     if found is None or found[1] is None:
         await _say(ctx, inbound, NOT_FOUND)
         return
-    for n, text in enumerate(section_messages(section(kind, found[1]))):
+    part = section(kind, found[1], words_for(found[0].language))
+    for n, text in enumerate(section_messages(part)):
         await ctx.outbox.text(inbound.sender, text, reply_to=inbound.id if n == 0 else "")
 
 

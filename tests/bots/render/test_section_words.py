@@ -4,8 +4,19 @@
 from __future__ import annotations
 
 from bots.render.progress import progress_lines
+from bots.render.sections import already_shown, section
 from bots.render.words import words_for
 from zofia_engine.post import ProgressEvent
+from zofia_engine.report import (
+    ClaimResult,
+    Confidence,
+    Debate,
+    DebateTurn,
+    EvidenceItem,
+    JudgeRuling,
+    Quote,
+    Report,
+)
 
 
 def test_progress_lines_are_in_the_chats_language() -> None:
@@ -28,3 +39,63 @@ def test_progress_lines_are_in_the_chats_language() -> None:
     assert progress_lines([ready], words_for("French")) == [
         "✓ verdict : false ; le panel rédige son explication"
     ]
+
+
+def _report() -> Report:
+    source = EvidenceItem(
+        id="web-1",
+        source="web",
+        provider="web:fake",
+        title="City council minutes",
+        url="https://council.example.org/minutes",
+        text="The council passed no such law.",
+    )
+    turns = [
+        DebateTurn(round=1, side="pro", argument="It is real.", cites=["post"]),
+        DebateTurn(round=1, side="con", argument="The minutes show no law.", cites=["web-1"]),
+    ]
+    claim = ClaimResult(
+        id="c0",
+        kind="core",
+        text="The mayor banned bicycles.",
+        label="refutes",
+        quotes=[Quote(text="passed no such law", evidence_id="web-1")],
+    )
+    return Report(
+        verdict="false",
+        confidence=Confidence(value=0.8, basis="scripted"),
+        summary="The minutes refute it.",
+        evidence=[source],
+        claims=[claim],
+        debate=Debate(
+            turns=turns,
+            rulings=[JudgeRuling(round=1, decision="false", reason="The minutes refute it.")],
+            rounds=1,
+            max_rounds=5,
+            decided_in_round=1,
+            stopped_by="judge",
+        ),
+    )
+
+
+def test_a_section_says_its_fixed_words_in_the_chats_language() -> None:
+    french = words_for("French")
+    debate = section("debate", _report(), french)
+    assert debate.title == "Débat"
+    headings = [block.heading for block in debate.blocks]
+    assert headings[:3] == [
+        "Tour 1 · Pour (vrai)",
+        "Tour 1 · Contre (faux ou trompeur)",
+        "Tour 1 · Juge : false",
+    ]
+    assert "Pourquoi le débat s'est arrêté" in headings
+    assert debate.blocks[0].body == "It is real.\n\nCite la publication."  # its own words kept
+    assert "Cite cette source :" in debate.blocks[1].body
+    claims = section("claims", _report(), french)
+    assert claims.blocks[0].heading == "Affirmation principale · contredite par council.example.org"
+    german = section("evidence", _report().model_copy(update={"evidence": []}), words_for("German"))
+    assert (german.title, german.blocks[0].heading) == ("Belege", "Hier ist nichts")
+    assert german.blocks[0].body == "Für diesen Beitrag wurden keine Belege gefunden."
+    assert already_shown("claims", french) == "Les affirmations sont déjà dans ce fil."
+    # English stays the code's own words.
+    assert section("debate", _report()).blocks[0].heading == "Round 1 · For (true)"
