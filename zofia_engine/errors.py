@@ -41,12 +41,15 @@ __all__ = [
     "LLMTimeoutError",
     "ModelUnavailableError",
     "PostRefusal",
+    "SizeOver",
     "SourceError",
     "SourceRateLimitedError",
     "SourceResponseError",
     "SourceTimeoutError",
     "ZofiaError",
+    "duration_parts",
     "duration_words",
+    "size_parts",
     "size_words",
 ]
 
@@ -254,15 +257,35 @@ POST_REFUSALS: dict[PostRefusal, str] = {
 }
 
 
+class SizeOver(int):
+    """A size known only to be over this many bytes (a platform's refusal of a larger
+    file): written "over 20 MB"."""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return SizeOver, (int(self),)
+
+
+def size_parts(n: int) -> tuple[str, str]:
+    """A byte count as a whole number and its unit: ``("31", "MB")``, ``("870", "kB")``."""
+    return (f"{n / 1_000_000:.0f}", "MB") if n >= 1_000_000 else (f"{n / 1000:.0f}", "kB")
+
+
 def size_words(n: int) -> str:
     """A byte count in words: ``"31 MB"``, ``"870 kB"``."""
-    return f"{n / 1_000_000:.0f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
+    return " ".join(size_parts(n))
+
+
+def duration_parts(seconds: float) -> tuple[int, int]:
+    """A duration as whole minutes and seconds, rounded up (so a duration over a cap
+    never reads as the cap)."""
+    minutes, rest = divmod(math.ceil(seconds), 60)
+    return minutes, rest
 
 
 def duration_words(seconds: float) -> str:
     """A duration in words: ``"45 seconds"``, ``"5 minutes"``, ``"7 minutes 30 seconds"``
     (whole seconds, rounded up, so a duration over a cap never reads as the cap)."""
-    minutes, rest = divmod(math.ceil(seconds), 60)
+    minutes, rest = duration_parts(seconds)
     parts = []
     if minutes:
         parts.append(f"{minutes} minute" + ("s" if minutes != 1 else ""))
@@ -272,11 +295,13 @@ def duration_words(seconds: float) -> str:
 
 
 class _English(string.Formatter):
-    """``str.format`` that also writes ``{size:size}`` (bytes, or a size in words
-    already, "over 20 MB") and ``{duration:duration}`` (seconds) in English words."""
+    """``str.format`` that also writes ``{size:size}`` (bytes: "31 MB", "over 20 MB")
+    and ``{duration:duration}`` (seconds) in English words."""
 
     def format_field(self, value: object, format_spec: str) -> str:
         if format_spec == "size":
+            if isinstance(value, SizeOver):
+                return f"over {size_words(value)}"
             return size_words(value) if isinstance(value, int) else str(value)
         if format_spec == "duration" and isinstance(value, int | float):
             return duration_words(value)
@@ -301,10 +326,10 @@ class InvalidPostError(ZofiaError):
     and ``bots/render`` words it in a chat's language from the two. A sentence said
     already, ``InvalidPostError("Le fichier est trop gros.")`` (the platform code's, in
     the chat's language), is of the kind :attr:`PostRefusal.SAID`, its one value
-    ``sentence``, and is said as it is. A size (``{size:size}``) is a number of bytes (or
-    a size in words already, "over 20 MB"), a duration (``{duration:duration}``) a number
-    of seconds: ``str()`` writes them in English words (:func:`size_words`,
-    :func:`duration_words`), render/ in the chat's language.
+    ``sentence``, and is said as it is. A size (``{size:size}``) is a number of bytes (a
+    :class:`SizeOver` for "over 20 MB"; a size in words is said as it is), a duration
+    (``{duration:duration}``) a number of seconds: ``str()`` writes them in English
+    words (:func:`size_words`, :func:`duration_words`), render/ in the chat's language.
 
     Raises:
         TypeError: ``kind`` is neither a :class:`PostRefusal` nor a sentence, or the

@@ -83,8 +83,8 @@ class AudioFile:
 
 
 def too_large(size: int | str, settings: AudioSettings) -> AudioRefusedError:
-    """The refusal of a voice note of ``size`` bytes (or a size in words, "over 20 MB"),
-    over ``max_bytes``."""
+    """The refusal of a voice note of ``size`` bytes (a :class:`~..errors.SizeOver` if
+    only a bound is known), over ``max_bytes``."""
     return AudioRefusedError(PostRefusal.VOICE_TOO_LARGE, size=size, max_size=settings.max_bytes)
 
 

@@ -61,8 +61,8 @@ class CleanImage:
 def too_large(
     size: int | str, max_bytes: int, *, what: str = "image", n: int = 1, of: int = 1
 ) -> ImageRefusedError:
-    """The refusal of an image of ``size`` bytes (or a size in words, ``"over 20 MB"``),
-    image ``n`` of ``of``, sent as an ``"image"`` or a ``"file"`` (a document)."""
+    """The refusal of an image of ``size`` bytes (a :class:`~..errors.SizeOver` if only
+    a bound is known), image ``n`` of ``of``, sent as an ``"image"`` or a ``"file"``."""
     if of > 1:
         kind = PostRefusal.NTH_FILE_TOO_LARGE if what == "file" else PostRefusal.NTH_IMAGE_TOO_LARGE
         return ImageRefusedError(kind, size=size, max_size=max_bytes, n=n, of=of)
