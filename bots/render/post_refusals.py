@@ -1,8 +1,8 @@
 """The engine's refusal of a post (:class:`~zofia_engine.errors.InvalidPostError`), said
 in the chat's language: one sentence per :class:`~zofia_engine.errors.PostRefusal` kind,
-its values filled in (a number as the language writes it, a size and a duration in its
-words, one image's refusal among several said in it too). A sentence said already (the
-kind ``SAID``: the platform code's own) is said as it is."""
+its values filled in (a number, a size, a duration as the language writes them). One
+image's refusal among several is said in it too; a sentence said already (the kind
+``SAID``: the platform code's own) is said as it is."""
 
 from __future__ import annotations
 
