@@ -222,7 +222,7 @@ async def test_bad_input_gets_one_sentence_and_costs_nothing(tmp_path: Path) -> 
             got, body, _ = await api.call("POST", "/v1/checks", **request)
             assert got == status, (request, body)
             assert words in _one_sentence(body), body
-        too_many = {"json": {"images": [{"data": "aGk="}] * 5}}
+        too_many: dict[str, Any] = {"json": {"images": [{"data": "aGk="}] * 5}}
         got, body, _ = await api.call("POST", "/v1/checks", **too_many)
         assert got == 422 and "up to 4" in _one_sentence(body, "too_many_images")
         assert api.count("attempts") == 0 and api.count("checks") == 0  # nothing counted
