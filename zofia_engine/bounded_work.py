@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from .errors import InvalidPostError
+from .errors import InvalidPostError, PostRefusal
 
 __all__ = ["BoundedThreads", "KillablePool", "WorkBusyError", "WorkTimeoutError"]
 
@@ -49,7 +49,7 @@ class WorkTimeoutError(InvalidPostError):
 class _Gate:
     """Counts the jobs under way and waiting; refuses one past ``workers + waiting``."""
 
-    def __init__(self, workers: int, waiting: int, busy: str) -> None:
+    def __init__(self, workers: int, waiting: int, busy: PostRefusal | str) -> None:
         self.limit = workers + waiting
         self.busy = busy
         self.held = 0
@@ -79,11 +79,19 @@ class BoundedThreads:
 
     Args:
         name: the threads' name prefix.
-        busy: the sentence a refused job gets.
-        too_slow: the sentence a job past its time limit gets.
+        busy: the refusal a refused job gets (its kind, or a sentence).
+        too_slow: the refusal a job past its time limit gets (its kind, or a sentence).
     """
 
-    def __init__(self, name: str, *, workers: int, waiting: int, busy: str, too_slow: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        workers: int,
+        waiting: int,
+        busy: PostRefusal | str,
+        too_slow: PostRefusal | str,
+    ) -> None:
         self._gate = _Gate(workers, waiting, busy)
         self._threads = ThreadPoolExecutor(workers, thread_name_prefix=name)
         self.too_slow = too_slow
@@ -124,13 +132,19 @@ class KillablePool:
     ``waiting`` jobs queued behind them; a job past its limit has its process killed.
 
     Args:
-        busy: the sentence a refused job gets.
-        too_slow: the sentence a job past its time limit gets.
+        busy: the refusal a refused job gets (its kind, or a sentence).
+        too_slow: the refusal a job past its time limit gets (its kind, or a sentence).
         max_memory: the address space each worker process may take, in bytes.
     """
 
     def __init__(
-        self, *, workers: int, waiting: int, busy: str, too_slow: str, max_memory: int
+        self,
+        *,
+        workers: int,
+        waiting: int,
+        busy: PostRefusal | str,
+        too_slow: PostRefusal | str,
+        max_memory: int,
     ) -> None:
         self._gate = _Gate(workers, waiting, busy)
         # Free slots, each a process pool of one (None: not started yet), and the jobs

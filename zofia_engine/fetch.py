@@ -47,7 +47,7 @@ EXTRACT_TIMEOUT_S = 20.0
 EXTRACTION = KillablePool(
     workers=2,
     waiting=8,
-    busy="Too many links are being read right now; please send this one again in a minute.",
+    busy=PostRefusal.LINKS_BUSY,
     too_slow="The page is too complex to read.",
     max_memory=1 << 30,
 )

@@ -43,9 +43,7 @@ def too_large_file(
 ) -> ImageRefusedError:
     """The refusal of file ``n`` of ``of`` whose size (in bytes, or in words) is over the
     cap."""
-    which = f"Image {n} of {of}: the {what}" if of > 1 else f"The {what}"
-    words = size if isinstance(size, str) else size_words(size)
-    return too_large(words, settings.max_bytes, which=which)
+    return too_large(size, settings.max_bytes, what=what, n=n, of=of)
 
 
 def refuse_declared(

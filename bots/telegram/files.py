@@ -11,7 +11,7 @@ from collections.abc import Callable
 from telegram import Bot
 from telegram.error import BadRequest, TelegramError
 
-from zofia_engine.errors import InvalidPostError
+from zofia_engine.errors import InvalidPostError, SizeOver
 
 __all__ = ["download_file"]
 
@@ -26,7 +26,7 @@ async def download_file(
     Raises:
         Exception: ``too_large(size)`` when it is larger than the cap (by ``getFile``'s
             size, Telegram's refusal of a file over 20 MB, or the bytes received); the
-            size is in bytes, or the words ``"over 20 MB"``.
+            size is in bytes (a :class:`~zofia_engine.errors.SizeOver` for Telegram's 20 MB).
         InvalidPostError: Telegram did not give it; the sentence ``failed``.
     """
     try:
@@ -36,7 +36,7 @@ async def download_file(
         data = bytes(await found.download_as_bytearray())
     except BadRequest as exc:
         if "too big" in exc.message.lower():  # bots cannot download over 20 MB
-            raise too_large("over 20 MB") from None
+            raise too_large(SizeOver(20_000_000)) from None
         log.warning("could not download file %s: %s", file_id, exc)
         raise InvalidPostError(failed) from None
     except (TelegramError, RuntimeError) as exc:  # RuntimeError: no file_path given

@@ -29,9 +29,9 @@ import numpy as np
 
 from ..audio_settings import AudioSettings
 from ..bounded_work import BoundedThreads
-from ..errors import ModelUnavailableError
+from ..errors import ModelUnavailableError, PostRefusal
 from ..llm.gguf import assemble, verify_sha256
-from .probe import DAMAGED, AudioFile, AudioRefusedError
+from .probe import AudioFile, AudioRefusedError
 from .transcriber import Heard, iso_language
 
 __all__ = [
@@ -125,9 +125,9 @@ def decode_capped(data: bytes, max_duration_s: float) -> np.ndarray[Any, np.dtyp
                     break
     except (av.FFmpegError, IndexError, ValueError) as exc:
         log.info("a voice note could not be decoded: %r", exc)
-        raise AudioRefusedError(DAMAGED) from None
+        raise AudioRefusedError(PostRefusal.VOICE_DAMAGED) from None
     if not kept:
-        raise AudioRefusedError(DAMAGED)
+        raise AudioRefusedError(PostRefusal.VOICE_DAMAGED)
     return np.concatenate(chunks).astype(np.float32) / np.float32(32768.0)
 
 
@@ -146,10 +146,8 @@ class EmbeddedTranscriber:
             "zofia-audio",
             workers=1,
             waiting=settings.max_waiting,
-            busy="Too many voice notes are being transcribed right now; please send this one "
-            "again in a minute.",
-            too_slow="The voice note took too long to transcribe; send a shorter one, or its "
-            "words as text.",
+            busy=PostRefusal.VOICES_BUSY,
+            too_slow=PostRefusal.VOICE_TOO_SLOW,
         )
 
     def load(self) -> None:

@@ -27,8 +27,7 @@ from mutagen.oggvorbis import OggVorbis
 from mutagen.wave import WAVE
 
 from ..audio_settings import AudioSettings
-from ..errors import InvalidPostError
-from ..images.decode import size_words
+from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal, duration_words
 from ..records.audio import AUDIO_FORMATS
 
 __all__ = [
@@ -44,11 +43,8 @@ __all__ = [
     "too_long",
 ]
 
-UNREADABLE = (
-    "I can transcribe voice notes and audio files in OGG, MP3, M4A, WAV or FLAC, not this "
-    "file; send the claim as text."
-)
-DAMAGED = "The voice note is damaged or cut short; send it again."
+UNREADABLE = POST_REFUSALS[PostRefusal.VOICE_UNREADABLE]
+DAMAGED = POST_REFUSALS[PostRefusal.VOICE_DAMAGED]
 
 # The classes that read each format's header, tried in order.
 _READERS: dict[str, tuple[type[mutagen.FileType], ...]] = {
@@ -86,34 +82,16 @@ class AudioFile:
         return f"voice.{self.format}"
 
 
-def duration_words(seconds: float) -> str:
-    """A duration in words: ``"45 seconds"``, ``"5 minutes"``, ``"7 minutes 30 seconds"``
-    (whole seconds, rounded up, so a duration over a cap never reads as the cap)."""
-    total = math.ceil(seconds)
-    minutes, rest = divmod(total, 60)
-    parts = []
-    if minutes:
-        parts.append(f"{minutes} minute" + ("s" if minutes != 1 else ""))
-    if rest or not minutes:
-        parts.append(f"{rest} second" + ("s" if rest != 1 else ""))
-    return " ".join(parts)
-
-
 def too_large(size: int | str, settings: AudioSettings) -> AudioRefusedError:
-    """The refusal of a voice note of ``size`` bytes (or a size in words, "over 20 MB"),
-    over ``max_bytes``."""
-    said = size_words(size) if isinstance(size, int) else size
-    return AudioRefusedError(
-        f"The voice note is {said}; voice notes up to "
-        f"{size_words(settings.max_bytes)} are transcribed."
-    )
+    """The refusal of a voice note of ``size`` bytes (a :class:`~..errors.SizeOver` if
+    only a bound is known), over ``max_bytes``."""
+    return AudioRefusedError(PostRefusal.VOICE_TOO_LARGE, size=size, max_size=settings.max_bytes)
 
 
 def too_long(seconds: float, settings: AudioSettings) -> AudioRefusedError:
     """The refusal of a voice note of ``seconds``, over ``max_duration_s``."""
     return AudioRefusedError(
-        f"The voice note is {duration_words(seconds)} long; voice notes up to "
-        f"{duration_words(settings.max_duration_s)} are transcribed."
+        PostRefusal.VOICE_TOO_LONG, duration=seconds, max_duration=settings.max_duration_s
     )
 
 
@@ -153,7 +131,7 @@ def _declared_duration(data: bytes, fmt: str) -> float:
             continue
         if isinstance(length, int | float) and math.isfinite(length) and length > 0:
             return float(length)
-    raise AudioRefusedError(DAMAGED)
+    raise AudioRefusedError(PostRefusal.VOICE_DAMAGED)
 
 
 def probe(data: bytes, settings: AudioSettings) -> AudioFile:
@@ -168,7 +146,7 @@ def probe(data: bytes, settings: AudioSettings) -> AudioFile:
         raise too_large(len(data), settings)
     fmt = sniff(data)
     if fmt is None:
-        raise AudioRefusedError(UNREADABLE)
+        raise AudioRefusedError(PostRefusal.VOICE_UNREADABLE)
     duration = _declared_duration(data, fmt)
     if duration > settings.max_duration_s:
         raise too_long(duration, settings)

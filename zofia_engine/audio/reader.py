@@ -16,7 +16,7 @@ from ..post import Post, ReadPost
 from ..records.audio import Transcript
 from ..text import clean_post
 from .probe import AudioRefusedError, probe, refuse_declared
-from .transcriber import NEEDS_SERVER, NOT_TRANSCRIBED, Transcriber, TranscriptionFailedError
+from .transcriber import Transcriber, TranscriptionFailedError
 
 __all__ = [
     "HEARD_MARKER",
@@ -86,7 +86,7 @@ class VoiceReader:
                 it took too long (one sentence each).
         """
         if self.transcriber is None:
-            raise AudioRefusedError(NOT_TRANSCRIBED)
+            raise AudioRefusedError(PostRefusal.VOICES_OFF)
         refuse_declared(None, declared_s, self.settings)
         audio = probe(data, self.settings)  # the caps, before anything is sent
         try:
@@ -96,7 +96,7 @@ class VoiceReader:
             raise
         except ModelUnavailableError as exc:  # the offline model is not installed here
             log.error("voice notes cannot be transcribed offline: %s", exc)
-            raise AudioRefusedError(NEEDS_SERVER) from None
+            raise AudioRefusedError(PostRefusal.VOICE_NEEDS_SERVER) from None
         text = clean_post(heard.text)[0].strip()
         if not text:
             raise InvalidPostError(PostRefusal.NO_WORDS_HEARD)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..errors import InvalidPostError
+from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal
 from .probe import AudioFile
 
 __all__ = [
@@ -19,15 +19,10 @@ __all__ = [
 ]
 
 #: what a voice note gets where voice notes are not transcribed (``[audio] backend = "none"``)
-NOT_TRANSCRIBED = (
-    "Voice notes are not transcribed here; send the claim as text, a link to it, or an image of it."
-)
+NOT_TRANSCRIBED = POST_REFUSALS[PostRefusal.VOICES_OFF]
 #: what a voice note gets where the offline model is not installed (``embedded`` without
 #: the ``local`` extra): voice notes then need a transcription server
-NEEDS_SERVER = (
-    "Voice notes need a transcription server, and none is set up here; send the claim as "
-    "text, a link to it, or an image of it."
-)
+NEEDS_SERVER = POST_REFUSALS[PostRefusal.VOICE_NEEDS_SERVER]
 
 
 class TranscriptionFailedError(InvalidPostError):
@@ -35,13 +30,10 @@ class TranscriptionFailedError(InvalidPostError):
     message is one sentence for the user, ``detail`` what failed, for the log. The voice
     note is not lost: nothing was recorded of it, and it may be sent again as it is."""
 
-    SENTENCE = (
-        "I could not transcribe the voice note just now; please send it again in a few "
-        "minutes, or send its words as text."
-    )
+    SENTENCE = POST_REFUSALS[PostRefusal.VOICE_NOT_TRANSCRIBED]
 
     def __init__(self, detail: str) -> None:
-        super().__init__(self.SENTENCE)
+        super().__init__(PostRefusal.VOICE_NOT_TRANSCRIBED)
         self.detail = detail
 
 

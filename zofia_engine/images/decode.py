@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..errors import InvalidPostError, PostRefusal
+from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal, size_words
 from ..records.images import ACCEPTED
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DAMAGED = "The image is damaged or cut short; send it again."
+DAMAGED = POST_REFUSALS[PostRefusal.IMAGE_DAMAGED]
 #: Images thinner than this, or longer than MAX_ASPECT times their width, hold no
 #: readable post (and stall the text detector); a JPEG is decoded at up to MAX_SIDE.
 MIN_SIDE = 16
@@ -58,16 +58,16 @@ class CleanImage:
     note: str = ""
 
 
-def size_words(n: int) -> str:
-    """A byte count in words: ``"31 MB"``, ``"870 kB"``."""
-    return f"{n / 1_000_000:.0f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} kB"
-
-
-def too_large(size: str, max_bytes: int, *, which: str = "The image") -> ImageRefusedError:
-    """The refusal of an image of ``size`` (in words: ``"31 MB"``, ``"over 20 MB"``)."""
-    return ImageRefusedError(
-        f"{which} is {size}; images up to {size_words(max_bytes)} are checked."
-    )
+def too_large(
+    size: int | str, max_bytes: int, *, what: str = "image", n: int = 1, of: int = 1
+) -> ImageRefusedError:
+    """The refusal of an image of ``size`` bytes (a :class:`~..errors.SizeOver` if only
+    a bound is known), image ``n`` of ``of``, sent as an ``"image"`` or a ``"file"``."""
+    if of > 1:
+        kind = PostRefusal.NTH_FILE_TOO_LARGE if what == "file" else PostRefusal.NTH_IMAGE_TOO_LARGE
+        return ImageRefusedError(kind, size=size, max_size=max_bytes, n=n, of=of)
+    kind = PostRefusal.FILE_TOO_LARGE if what == "file" else PostRefusal.IMAGE_TOO_LARGE
+    return ImageRefusedError(kind, size=size, max_size=max_bytes)
 
 
 def too_many(count: int, max_images: int) -> InvalidPostError:
@@ -89,11 +89,9 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
             reads as JPEG, PNG, WebP or GIF, or cut short.
     """
     if len(data) > max_bytes:
-        raise too_large(size_words(len(data)), max_bytes)
+        raise too_large(len(data), max_bytes)
     if _looks_like_svg(data):
-        raise ImageRefusedError(
-            "SVG drawings are not checked; send the image as PNG, JPEG, WebP or GIF."
-        )
+        raise ImageRefusedError(PostRefusal.IMAGE_SVG)
     image = _opened(data)
     with image:
         _check_dimensions(image, max_pixels)
@@ -110,7 +108,7 @@ def clean_image(data: bytes, *, max_bytes: int, max_pixels: int) -> CleanImage:
                 rgb.thumbnail((MAX_SIDE, MAX_SIDE))
         except Exception as exc:  # any decoder's failure, out of memory included
             log.info("an image could not be decoded: %r", exc)
-            raise ImageRefusedError(DAMAGED) from None
+            raise ImageRefusedError(PostRefusal.IMAGE_DAMAGED) from None
     rgb.info.clear()  # nothing of the file's own (a JPEG comment, ICC, XMP) goes on
     lossy = source in ("JPEG", "WEBP")
     out = io.BytesIO()
@@ -140,12 +138,10 @@ def _opened(data: bytes) -> Image.Image:
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             return Image.open(io.BytesIO(data), formats=list(ACCEPTED))
     except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise ImageRefusedError(
-            "This file is not an image I can read; send a PNG, JPEG, WebP or GIF."
-        ) from None
+        raise ImageRefusedError(PostRefusal.NOT_AN_IMAGE) from None
     except Exception as exc:  # a header cut short, or any other decoder's failure
         log.info("an image's header could not be read: %r", exc)
-        raise ImageRefusedError(DAMAGED) from None
+        raise ImageRefusedError(PostRefusal.IMAGE_DAMAGED) from None
 
 
 def _check_dimensions(image: Image.Image, max_pixels: int) -> None:
@@ -158,14 +154,14 @@ def _check_dimensions(image: Image.Image, max_pixels: int) -> None:
     pixels = image.width * image.height
     if pixels > max_pixels:
         raise ImageRefusedError(
-            f"The image is {pixels / 1e6:.0f} megapixels; images up to "
-            f"{max_pixels / 1e6:.0f} megapixels are checked."
+            PostRefusal.IMAGE_TOO_MANY_PIXELS,
+            megapixels=round(pixels / 1e6),
+            max_megapixels=round(max_pixels / 1e6),
         )
     short, long = sorted(image.size)
     if short < MIN_SIDE or long > MAX_ASPECT * short:
         raise ImageRefusedError(
-            f"The image is {image.width}×{image.height} pixels, too long or thin to "
-            "read; send the part that matters."
+            PostRefusal.IMAGE_OUT_OF_SHAPE, width=image.width, height=image.height
         )
 
 

@@ -58,9 +58,8 @@ class ImageReader:
             "zofia-images",
             workers=1,
             waiting=settings.max_waiting,
-            busy="Too many images are being read right now; please send this one again "
-            "in a minute.",
-            too_slow="The image took too long to read; send a smaller one, or its text.",
+            busy=PostRefusal.IMAGES_BUSY,
+            too_slow=PostRefusal.IMAGE_TOO_SLOW,
         )
 
     def load(self) -> None:
@@ -119,7 +118,7 @@ class ImageReader:
             )
         except ImageRefusedError as exc:
             if of > 1:
-                raise ImageRefusedError(f"Image {n} of {of}: {exc}") from None
+                raise ImageRefusedError(PostRefusal.NTH_IMAGE, n=n, of=of, refusal=exc) from None
             raise
         if self.ocr is None:
             return _Read(image, None)

@@ -14,8 +14,18 @@ import pytest
 from bots.render.post_refusals import POST_REFUSED
 from bots.render.sentences import error_sentence
 from bots.render.words import ENGLISH, words_for
-from zofia_engine.errors import POST_REFUSALS, InvalidPostError, PostRefusal, refusal_blanks
-from zofia_engine.images.decode import ImageRefusedError, too_many
+from zofia_engine.audio.probe import AudioRefusedError, too_long
+from zofia_engine.audio.transcriber import TranscriptionFailedError
+from zofia_engine.audio_settings import AudioSettings
+from zofia_engine.bounded_work import WorkBusyError
+from zofia_engine.errors import (
+    POST_REFUSALS,
+    InvalidPostError,
+    PostRefusal,
+    SizeOver,
+    refusal_blanks,
+)
+from zofia_engine.images.decode import ImageRefusedError, too_large, too_many
 
 #: a value for every blank a refusal's sentence may have
 SAMPLE: dict[str, object] = {
@@ -27,6 +37,17 @@ SAMPLE: dict[str, object] = {
     "reason": "Not Found",
     "content_type": "application/pdf",
     "max_redirects": 10,
+    "size": 31_000_000,
+    "max_size": 10_000_000,
+    "n": 2,
+    "of": 3,
+    "refusal": ImageRefusedError(PostRefusal.IMAGE_DAMAGED),
+    "megapixels": 60,
+    "max_megapixels": 40,
+    "width": 5000,
+    "height": 12,
+    "duration": 450.2,
+    "max_duration": 300.0,
 }
 TYPED = [kind for kind in PostRefusal if kind is not PostRefusal.SAID]
 
@@ -117,3 +138,58 @@ def test_a_copied_or_pickled_refusal_keeps_its_kind_and_values() -> None:
         )
     image = pickle.loads(pickle.dumps(ImageRefusedError("Too big.")))
     assert type(image) is ImageRefusedError and str(image) == "Too big."
+
+
+def test_sizes_and_durations_are_written_in_the_chat_s_language() -> None:
+    image = too_large(31_000_000, 10_000_000)
+    assert str(image) == "The image is 31 MB; images up to 10 MB are checked."
+    french = error_sentence(image, words_for("French"))
+    assert "31 Mo" in french and "10 Mo" in french
+    small = too_large(870_000, 500_000, what="file")
+    assert str(small) == "The file is 870 kB; images up to 500 kB are checked."
+    assert "870 ko" in error_sentence(small, words_for("French"))
+    voice = too_long(450.2, AudioSettings(max_duration_s=300))
+    assert str(voice) == (
+        "The voice note is 7 minutes 31 seconds long; voice notes up to 5 minutes are transcribed."
+    )
+    assert "7 Minuten 31 Sekunden" in error_sentence(voice, words_for("German"))
+    assert "7 минут 31 секунда" in error_sentence(voice, words_for("Russian"))
+    assert "5 минут" in error_sentence(voice, words_for("Russian"))
+
+
+def test_a_size_known_only_as_a_bound_is_said_as_one() -> None:
+    over = too_large(SizeOver(20_000_000), 10_000_000, what="file")
+    assert str(over) == "The file is over 20 MB; images up to 10 MB are checked."
+    assert "plus de 20 Mo" in error_sentence(over, words_for("French"))
+    again = pickle.loads(pickle.dumps(over))
+    assert type(again.values["size"]) is SizeOver and str(again) == str(over)
+
+
+def test_one_image_of_several_is_named_and_its_own_refusal_said_in_the_language() -> None:
+    inner = ImageRefusedError(PostRefusal.IMAGE_DAMAGED)
+    refused = ImageRefusedError(PostRefusal.NTH_IMAGE, n=2, of=3, refusal=inner)
+    assert str(refused) == "Image 2 of 3: The image is damaged or cut short; send it again."
+    assert error_sentence(refused, words_for("French")) == (
+        "Image 2 sur 3 : L'image est endommagée ou tronquée ; envoyez-la de nouveau."
+    )
+    again = pickle.loads(pickle.dumps(refused))
+    kept = again.values["refusal"]
+    assert type(again) is ImageRefusedError and isinstance(kept, ImageRefusedError)
+    assert kept.kind is inner.kind
+    nth = too_large(11_000_000, 10_000_000, n=2, of=2)
+    assert str(nth) == "Image 2 of 2: the image is 11 MB; images up to 10 MB are checked."
+
+
+@pytest.mark.parametrize(
+    ("refused", "kind"),
+    [
+        (TranscriptionFailedError("down"), PostRefusal.VOICE_NOT_TRANSCRIBED),
+        (AudioRefusedError(PostRefusal.VOICES_OFF), PostRefusal.VOICES_OFF),
+        (WorkBusyError(PostRefusal.IMAGES_BUSY), PostRefusal.IMAGES_BUSY),
+    ],
+)
+def test_the_subclasses_keep_their_type_and_say_their_kind(
+    refused: InvalidPostError, kind: PostRefusal
+) -> None:
+    assert refused.kind is kind and str(refused) == POST_REFUSALS[kind]
+    assert error_sentence(refused, words_for("Italian")) != str(refused)

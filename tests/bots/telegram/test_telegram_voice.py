@@ -196,3 +196,35 @@ async def test_a_voice_note_telegram_does_not_give_is_refused_in_the_askers_lang
     french = words_for("French")(NOT_DOWNLOADED)
     assert french != NOT_DOWNLOADED and [m["text"] for m in said] == [french]
     assert bot.peer.downloads == [] and bot.transcription.requests == [] and bot.checks() == []
+
+
+@pytest.mark.parametrize(
+    ("note", "sentence"),
+    [
+        (  # refused from what Telegram declares, before any download
+            {"duration": 61},
+            "La note vocale dure 1 minute 1 seconde ; les notes vocales sont transcrites "
+            "jusqu'à 1 minute.",
+        ),
+        (  # downloaded, and refused by the engine's reading of its bytes
+            {"data": b"These are not the bytes of a voice note at all.\n" * 4},
+            "Je sais transcrire les notes vocales et les fichiers audio en OGG, MP3, M4A, WAV "
+            "ou FLAC, pas ce fichier ; envoyez l'affirmation sous forme de texte.",
+        ),
+    ],
+)
+async def test_the_engine_s_refusal_of_a_voice_note_is_said_in_the_askers_language(
+    bot: Bot, note: dict[str, Any], sentence: str
+) -> None:
+    """A French asker's voice note past the duration cap, or not audio at all, is refused
+    in French, worded by render/ from the refusal's kind (its duration in French words);
+    nothing is sent to the transcriber, nothing stored."""
+    french_ann = ANN | {"language_code": "fr"}
+    data = note.get("data", voice("en.ogg"))
+    bot.peer.send(CHAT, french_ann, voice=bot.peer.voice(data, duration=note.get("duration", 5)))
+    listening = words_for("French")(LISTENING)
+    said = await bot.peer.wait_for(
+        lambda: [m for m in bot.peer.bot_messages(CHAT["id"]) if m["text"] != listening], 30
+    )
+    assert [m["text"] for m in said] == [sentence]
+    assert bot.transcription.requests == [] and bot.checks() == []
