@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from .errors import InvalidPostError, PostRefusal
+from .errors import InvalidPostError
+from .refusals import PostRefusal
 
 __all__ = ["BoundedThreads", "KillablePool", "WorkBusyError", "WorkTimeoutError"]
 

@@ -29,10 +29,11 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
 from .bounded_work import KillablePool, WorkTimeoutError
-from .errors import POST_REFUSALS, InvalidPostError, ModelUnavailableError, PostRefusal
+from .errors import InvalidPostError, ModelUnavailableError
 from .image_settings import ImageSettings
 from .post import MAX_POST_CHARS, Post, PostImage, cut_at_word
 from .records.images import ACCEPTED
+from .refusals import POST_REFUSALS, PostRefusal
 
 __all__ = ["UNREACHABLE", "FetchedArticle", "GuardedResolver", "fetch_article", "refusal_kind"]
 

@@ -11,7 +11,8 @@ import re
 import unicodedata
 from html.parser import HTMLParser
 
-from .errors import POST_REFUSALS, InvalidPostError, PostRefusal
+from .errors import InvalidPostError
+from .refusals import POST_REFUSALS, PostRefusal
 
 __all__ = [
     "EMPTY_POST",

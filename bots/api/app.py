@@ -31,8 +31,9 @@ from bots.service.refusals import RateLimitedError
 from bots.service.webhooks import CallPolicy, Webhooks, target_refusal
 from bots.web.app import ACCESS_LOG_FORMAT, CHECK_ID
 from bots.web.clients import ClientLimits
-from zofia_engine.errors import InvalidPostError, PostRefusal
+from zofia_engine.errors import InvalidPostError
 from zofia_engine.image_settings import ImageSettings
+from zofia_engine.refusals import PostRefusal
 
 from .bodies import BODIES, Bodies
 from .bounds import address_limit

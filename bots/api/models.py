@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from bots.render.languages import LANGUAGE_TAGS, language_name
 from bots.render.links import safe_url
 from bots.render.votes import Category
-from zofia_engine.errors import PostRefusal
+from zofia_engine.refusals import PostRefusal
 from zofia_engine.report import Verdict
 
 __all__ = [

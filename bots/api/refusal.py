@@ -9,7 +9,8 @@ also says why as a code a client can act on or translate: ``{"error": …, "reas
 
 from __future__ import annotations
 
-from zofia_engine.errors import InvalidPostError, PostRefusal
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.refusals import PostRefusal
 
 from ..render.sentences import error_sentence
 

@@ -1,25 +1,20 @@
 """The engine's refusal of a post (:class:`~zofia_engine.errors.InvalidPostError`), said
-in the chat's language: one sentence per :class:`~zofia_engine.errors.PostRefusal` kind,
+in the chat's language: one sentence per :class:`~zofia_engine.refusals.PostRefusal` kind,
 its values filled in (a number, a size, a duration as the language writes them). One
 image's refusal among several is said in it too; a sentence said already (the kind
 ``SAID``: the platform code's own) is said as it is."""
 
 from __future__ import annotations
 
-from zofia_engine.errors import (
-    InvalidPostError,
-    PostRefusal,
-    SizeOver,
-    duration_parts,
-    size_parts,
-)
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.refusals import PostRefusal, SizeOver, duration_parts, size_parts
 
 from .words import ENGLISH, N_, Words
 
 __all__ = ["POST_REFUSED", "post_refusal"]
 
 #: each kind's sentence, as the catalogues translate it (the same English and the same
-#: blanks as the engine's :data:`~zofia_engine.errors.POST_REFUSALS`)
+#: blanks as the engine's :data:`~zofia_engine.refusals.POST_REFUSALS`)
 POST_REFUSED: dict[PostRefusal, str] = {
     PostRefusal.EMPTY: N_(
         "The post is empty: send the text of a post, a caption or a link to check."
@@ -145,7 +140,7 @@ def _value(name: str, value: object, words: Words) -> object:
 
 def size_in(n: int, words: Words) -> str:
     """A byte count in ``words``' language, rounded as the engine's English rounds it
-    (:func:`~zofia_engine.errors.size_words`): "31 MB", "31 Mo"."""
+    (:func:`~zofia_engine.refusals.size_words`): "31 MB", "31 Mo"."""
     if isinstance(n, SizeOver):
         return words(N_("over {size}"), size=size_in(int(n), words))
     number, unit = size_parts(n)
@@ -156,7 +151,7 @@ def size_in(n: int, words: Words) -> str:
 
 def duration_in(seconds: float, words: Words) -> str:
     """A duration in ``words``' language, in whole seconds rounded up as the engine's
-    English does (:func:`~zofia_engine.errors.duration_words`): "7 minutes 30 seconds"."""
+    English does (:func:`~zofia_engine.refusals.duration_words`): "7 minutes 30 seconds"."""
     minutes, rest = duration_parts(seconds)
     parts = []
     if minutes:

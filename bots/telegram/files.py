@@ -11,7 +11,8 @@ from collections.abc import Callable
 from telegram import Bot
 from telegram.error import BadRequest, TelegramError
 
-from zofia_engine.errors import InvalidPostError, SizeOver
+from zofia_engine.errors import InvalidPostError
+from zofia_engine.refusals import SizeOver
 
 __all__ = ["download_file"]
 
@@ -26,7 +27,7 @@ async def download_file(
     Raises:
         Exception: ``too_large(size)`` when it is larger than the cap (by ``getFile``'s
             size, Telegram's refusal of a file over 20 MB, or the bytes received); the
-            size is in bytes (a :class:`~zofia_engine.errors.SizeOver` for Telegram's 20 MB).
+            size is in bytes (a :class:`~zofia_engine.refusals.SizeOver` for Telegram's 20 MB).
         InvalidPostError: Telegram did not give it; the sentence ``failed``.
     """
     try:

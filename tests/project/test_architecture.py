@@ -137,6 +137,7 @@ INNER_LAYERS = {
     "zofia_engine": [
         {
             "errors",
+            "refusals",
             "settings_base",
             "text",
             "snippets",

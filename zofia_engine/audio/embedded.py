@@ -29,8 +29,9 @@ import numpy as np
 
 from ..audio_settings import AudioSettings
 from ..bounded_work import BoundedThreads
-from ..errors import ModelUnavailableError, PostRefusal
+from ..errors import ModelUnavailableError
 from ..llm.gguf import assemble, verify_sha256
+from ..refusals import PostRefusal
 from .probe import AudioFile, AudioRefusedError
 from .transcriber import Heard, iso_language
 

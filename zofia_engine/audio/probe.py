@@ -27,8 +27,9 @@ from mutagen.oggvorbis import OggVorbis
 from mutagen.wave import WAVE
 
 from ..audio_settings import AudioSettings
-from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal, duration_words
+from ..errors import InvalidPostError
 from ..records.audio import AUDIO_FORMATS
+from ..refusals import POST_REFUSALS, PostRefusal, duration_words
 
 __all__ = [
     "DAMAGED",
@@ -83,7 +84,7 @@ class AudioFile:
 
 
 def too_large(size: int | str, settings: AudioSettings) -> AudioRefusedError:
-    """The refusal of a voice note of ``size`` bytes (a :class:`~..errors.SizeOver` if
+    """The refusal of a voice note of ``size`` bytes (a :class:`~..refusals.SizeOver` if
     only a bound is known), over ``max_bytes``."""
     return AudioRefusedError(PostRefusal.VOICE_TOO_LARGE, size=size, max_size=settings.max_bytes)
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 
 from ..audio_settings import AudioSettings
-from ..errors import POST_REFUSALS, InvalidPostError, ModelUnavailableError, PostRefusal
+from ..errors import InvalidPostError, ModelUnavailableError
 from ..images.reader import ImageReader
 from ..post import Post, ReadPost
 from ..records.audio import Transcript
+from ..refusals import POST_REFUSALS, PostRefusal
 from ..text import clean_post
 from .probe import AudioRefusedError, probe, refuse_declared
 from .transcriber import Transcriber, TranscriptionFailedError

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal
+from ..errors import InvalidPostError
+from ..refusals import POST_REFUSALS, PostRefusal
 from .probe import AudioFile
 
 __all__ = [

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal, size_words
+from ..errors import InvalidPostError
 from ..records.images import ACCEPTED
+from ..refusals import POST_REFUSALS, PostRefusal, size_words
 
 __all__ = [
     "ACCEPTED",
@@ -61,7 +62,7 @@ class CleanImage:
 def too_large(
     size: int | str, max_bytes: int, *, what: str = "image", n: int = 1, of: int = 1
 ) -> ImageRefusedError:
-    """The refusal of an image of ``size`` bytes (a :class:`~..errors.SizeOver` if only
+    """The refusal of an image of ``size`` bytes (a :class:`~..refusals.SizeOver` if only
     a bound is known), image ``n`` of ``of``, sent as an ``"image"`` or a ``"file"``."""
     if of > 1:
         kind = PostRefusal.NTH_FILE_TOO_LARGE if what == "file" else PostRefusal.NTH_IMAGE_TOO_LARGE

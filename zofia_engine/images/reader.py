@@ -10,10 +10,11 @@ import logging
 from dataclasses import dataclass
 
 from ..bounded_work import BoundedThreads
-from ..errors import POST_REFUSALS, InvalidPostError, PostRefusal
+from ..errors import InvalidPostError
 from ..image_settings import ImageSettings
 from ..post import Post, PostImage, ReadPost
 from ..records.images import ImageFinding
+from ..refusals import POST_REFUSALS, PostRefusal
 from ..text import clean_post
 from .decode import CleanImage, ImageRefusedError, clean_image, too_many
 from .labels import find_labels

@@ -18,14 +18,9 @@ from zofia_engine.audio.probe import AudioRefusedError, too_long
 from zofia_engine.audio.transcriber import TranscriptionFailedError
 from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.bounded_work import WorkBusyError
-from zofia_engine.errors import (
-    POST_REFUSALS,
-    InvalidPostError,
-    PostRefusal,
-    SizeOver,
-    refusal_blanks,
-)
+from zofia_engine.errors import InvalidPostError
 from zofia_engine.images.decode import ImageRefusedError, too_large, too_many
+from zofia_engine.refusals import POST_REFUSALS, PostRefusal, SizeOver, refusal_blanks
 
 #: a value for every blank a refusal's sentence may have
 SAMPLE: dict[str, object] = {
