@@ -9,6 +9,8 @@ also says why as a code a client can act on or translate: ``{"error": …, "reas
 
 from __future__ import annotations
 
+from typing import cast
+
 from zofia_engine.errors import InvalidPostError
 from zofia_engine.refusals import PostRefusal
 
@@ -40,8 +42,12 @@ class Refusal(Exception):
 
 def refused_post(exc: InvalidPostError) -> Refusal:
     """A 422 for a post the engine refused: its sentence, and its kind as the reason
-    (none for a sentence said already, which has no kind of its own)."""
-    reason = None if exc.kind is PostRefusal.SAID else exc.kind
+    (none for a sentence said already, which has no kind of its own; for one image of
+    several, that image's own)."""
+    refused = exc
+    while refused.kind is PostRefusal.NTH_IMAGE:
+        refused = cast("InvalidPostError", refused.values["refusal"])
+    reason = None if refused.kind is PostRefusal.SAID else refused.kind
     return Refusal(422, error_sentence(exc), reason=reason)
 
 

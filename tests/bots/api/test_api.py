@@ -274,6 +274,10 @@ async def test_images_come_base64_within_the_caps_and_are_read_by_the_engine(
         # The field's first name, "pictures", is still taken.
         await api.take("/v1/checks", {"text": "Is this real too?", "pictures": [image(small)]})
         assert len(checker.runs) == 2 and len(checker.runs[1].images) == 1
+        # A damaged image among several: the reason is its own kind, not the wrapper's.
+        payload["images"] = [image(small), image(small[: len(small) // 2])]  # read: counted
+        status, body, _ = await api.call("POST", "/v1/checks", json=payload)
+        assert status == 422 and "Image 2 of 2" in _one_sentence(body, "image_damaged")
 
 
 async def test_a_key_has_its_own_share_of_the_queue_with_retry_after(tmp_path: Path) -> None:
