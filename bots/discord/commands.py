@@ -346,7 +346,8 @@ async def factcheck_settings(
         await interaction.followup.send(f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True)
         return
     now = await guild_settings(ctx.service, chat, ctx.settings)
-    await interaction.followup.send(now.describe(), ephemeral=True)
+    words = words_for(chat_language(now.language, interaction.locale.value))
+    await interaction.followup.send(now.describe(words), ephemeral=True)
 
 
 def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands.ContextMenu]:

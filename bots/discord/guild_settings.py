@@ -21,7 +21,7 @@ from bots.render.languages import (
     languages_matching,
     own_name,
 )
-from bots.render.words import translated_languages
+from bots.render.words import ENGLISH, N_, Words, translated_languages
 from bots.service.checks import CheckService
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
@@ -39,6 +39,15 @@ __all__ = [
 #: the most choices Discord shows an option at a time
 MAX_CHOICES = 25
 
+#: ``/factcheck-settings``' readout, a sentence a setting
+COOLDOWN = N_("Cooldown between checks: {seconds} s.")
+SHOWN_TO_ASKER = N_("Verdicts are shown only to whoever asked.")
+SHOWN_TO_CHANNEL = N_("Verdicts are shown to the whole channel.")
+WRITES_IN = N_("The panel writes in {language}.")
+WRITES_IN_ASKERS = N_(
+    "The panel writes in each asker's Discord language (English when I do not have it)."
+)
+
 
 @dataclass(frozen=True)
 class GuildSettings:
@@ -52,16 +61,15 @@ class GuildSettings:
     ephemeral: bool
     language: str | None = None
 
-    def describe(self) -> str:
-        seen = "only to whoever asked" if self.ephemeral else "to the whole channel"
+    def describe(self, words: Words = ENGLISH) -> str:
+        """The settings as ``/factcheck-settings`` shows them, in ``words``."""
+        seen = words(SHOWN_TO_ASKER if self.ephemeral else SHOWN_TO_CHANNEL)
         if self.language is None:
-            language = "each asker's Discord language (English when I do not have it)"
+            language = words(WRITES_IN_ASKERS)
         else:
-            language = self.language or "English"
-        return (
-            f"Cooldown between checks: {self.cooldown_s:g} s. Verdicts are shown {seen}. "
-            f"The panel writes in {language}."
-        )
+            language = words(WRITES_IN, language=self.language or ENGLISH_NAME)
+        cooldown = words(COOLDOWN, seconds=f"{self.cooldown_s:g}")
+        return f"{cooldown} {seen} {language}"
 
 
 async def guild_settings(
