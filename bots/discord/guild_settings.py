@@ -21,7 +21,7 @@ from bots.render.languages import (
     languages_matching,
     own_name,
 )
-from bots.render.words import ENGLISH, N_, Words, translated_languages
+from bots.render.words import ENGLISH, N_, Words, language_named, translated_languages
 from bots.service.checks import CheckService
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
@@ -67,7 +67,7 @@ class GuildSettings:
         if self.language is None:
             language = words(WRITES_IN_ASKERS)
         else:
-            language = words(WRITES_IN, language=self.language or ENGLISH_NAME)
+            language = words(WRITES_IN, language=language_named(self.language, words))
         cooldown = words(COOLDOWN, seconds=f"{self.cooldown_s:g}")
         return f"{cooldown} {seen} {language}"
 

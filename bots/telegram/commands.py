@@ -28,7 +28,14 @@ from bots.render.languages import (
 )
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import listed
-from bots.render.words import ENGLISH, N_, Words, translated_languages, words_for
+from bots.render.words import (
+    ENGLISH,
+    N_,
+    Words,
+    language_named,
+    translated_languages,
+    words_for,
+)
 
 from .context import PLATFORM, chat_language_of, context_of
 from .deliveries import REACTION
@@ -221,7 +228,7 @@ def settings_html(now: dict[str, Any], language: str, *, group: bool) -> str:
     words = words_for(language)
     text = words(
         LANGUAGE_HELP,
-        language=html.escape(language or ENGLISH_NAME),
+        language=html.escape(language_named(language, words)),
         why=words(FROM_APP) if now[LANGUAGE_KEY] is None else "",
         translated=listed(sorted(translated_languages()), words("and")),
     )
