@@ -13,11 +13,11 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bots.chat.setting_refusals import COOLDOWN_OUT_OF_RANGE, SettingRefused, parse_language
 from bots.render.languages import (
     ENGLISH_NAME,
     LANGUAGE_KEY,
     MAX_LANGUAGE,
-    language_name,
     languages_matching,
     own_name,
 )
@@ -97,13 +97,13 @@ async def save_guild_settings(
     """Store the settings given (``None`` leaves one as it is; ``language=""`` is English).
 
     Raises:
-        ValueError: the cooldown is negative or above :data:`MAX_COOLDOWN_S`, or the
+        SettingRefused: the cooldown is negative or above :data:`MAX_COOLDOWN_S`, or the
             language is not one the bot can answer in.
     """
     # Everything is checked before anything is stored: a refusal changes nothing.
     if cooldown_s is not None and not 0 <= cooldown_s <= MAX_COOLDOWN_S:
-        raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
-    name = language_name(language) if language is not None else None
+        raise SettingRefused(COOLDOWN_OUT_OF_RANGE, most=f"{MAX_COOLDOWN_S:g}")
+    name = parse_language(language) if language is not None else None
     values: dict[str, Any] = {"cooldown_s": cooldown_s, "ephemeral": ephemeral, LANGUAGE_KEY: name}
     await service.chats.set_settings(
         PLATFORM, chat, {key: value for key, value in values.items() if value is not None}

@@ -19,10 +19,10 @@ from bots.chat.quiet import (
     min_confidence_of,
     parse_min_confidence,
 )
+from bots.chat.setting_refusals import SettingRefused, parse_language
 from bots.render.languages import (
     ENGLISH_NAME,
     LANGUAGE_KEY,
-    language_name,
     languages_matching,
     own_name,
 )
@@ -116,10 +116,10 @@ BOT_COMMANDS = [
 
 
 #: the settings set from free text: the chat setting's key and what reads the text
-#: (a ValueError's message is the sentence the admin gets)
+#: (a :class:`~bots.chat.setting_refusals.SettingRefused` says what the admin is told)
 _PARSED: dict[str, tuple[str, Callable[[str], object]]] = {
     "confidence": (QUIET_MIN_CONFIDENCE, parse_min_confidence),
-    "language": (LANGUAGE_KEY, language_name),
+    "language": (LANGUAGE_KEY, parse_language),
 }
 
 
@@ -210,9 +210,9 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         key, parse = _PARSED[wanted]
         try:
             value = parse(" ".join(args[1:]))
-        except ValueError as exc:
-            said = str(exc)
-            await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
+        except SettingRefused as exc:
+            said = exc.said(await chat_words(ctx, message))
+            await message.reply_text(said, do_quote=True)
             return
         await chats.set_settings(PLATFORM, chat, {key: value})
     defaults = {LANGUAGE_KEY: None, AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}

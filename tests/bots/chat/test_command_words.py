@@ -15,16 +15,19 @@ import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from tests.peers.fakes.fake_checker import FakeChecker, fake_service
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
 from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 
 from bots.app.settings import Settings
-from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE
+from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, parse_min_confidence
+from bots.chat.setting_refusals import SettingRefused
 from bots.discord.client import FactCheckBot
 from bots.discord.guild_settings import SHOWN_TO_CHANNEL
-from bots.render.words import words_for
+from bots.render.words import ENGLISH, words_for
 from bots.telegram.commands import AUTO_CHECK_OFF, HELP, START
 from bots.telegram.first_run import first_run_html
 
@@ -48,8 +51,17 @@ async def test_a_french_app_gets_start_help_and_the_settings_in_french(tmp_path:
         peer.send(GROUP, AMELIE, "/settings")
         await peer.wait_for(lambda: len(peer.bot_messages(AMELIE["id"])) == 4)
         await peer.wait_for(lambda: peer.bot_messages(GROUP["id"]))
+        peer.send(CHAT, AMELIE, "/settings language Klingon")
+        refused = await peer.wait_for(lambda: peer.bot_messages(AMELIE["id"])[4:])
         await handled(peer, service)
-    shown = sorted(peer.html[(CHAT["id"], m["message_id"])] for m in peer.bot_messages(CHAT["id"]))
+    # A name it does not know: refused in French, the names kept as the command takes them.
+    assert refused[0]["text"].startswith(
+        "'Klingon' n'est pas une langue dans laquelle je peux répondre ; "
+        "choisissez-en une parmi : English, Arabic,"
+    )
+    shown = sorted(
+        peer.html[(CHAT["id"], m["message_id"])] for m in peer.bot_messages(CHAT["id"])[:4]
+    )
     # /start and /help, each followed by the example in the same words (in either order:
     # the two commands are handled at once).
     assert shown == sorted([FRENCH(START), FRENCH(HELP), *[first_run_html(FRENCH)] * 2])
@@ -71,6 +83,18 @@ async def test_a_french_app_gets_start_help_and_the_settings_in_french(tmp_path:
     assert "/settings language NAME (English revient à l'anglais" in said
     assert "Auto-check" not in said and "The panel" not in said
     assert checker.runs == []
+
+
+def test_a_confidence_refused_is_said_in_the_askers_words_and_logged_in_english() -> None:
+    for typed, french in [
+        ("lots", "Donnez la confiance en pourcentage, par exemple 70%, et non 'lots'."),
+        ("150%", "La confiance doit être comprise entre 0% et 100%, et non '150%'."),
+    ]:
+        with pytest.raises(SettingRefused) as refused:
+            parse_min_confidence(typed)
+        assert refused.value.said(FRENCH) == french
+        assert str(refused.value) == refused.value.said(ENGLISH)
+        assert str(refused.value).startswith("The confidence" if "%" in typed else "Give the")
 
 
 # ---- Discord -----------------------------------------------------------------------------
@@ -101,18 +125,21 @@ async def test_a_french_client_gets_the_servers_settings_in_french_until_one_is_
     checker = FakeChecker()
     async with _discord(tmp_path, checker):
         said = []
-        for options in ({}, {"language": "German"}):
+        for options in ({}, {"cooldown_s": 5.0, "language": "Klingon"}, {"language": "German"}):
             payload = discord_api.slash("factcheck-settings", options)
             payload["locale"] = "fr"
             await discord_api.dispatch("INTERACTION_CREATE", payload)
             follow = functools.partial(_followed_up, payload["token"])
             said.append(str((await discord_api.wait_for(follow)).body["content"]))
-    unset, german = said
+    unset, klingon, german = said
     # No language set: the asker's French, naming what the panel writes in as the setting.
     assert unset.startswith("Délai entre deux vérifications : 0 s. ")
     assert FRENCH(SHOWN_TO_CHANNEL) in unset
     assert "dans la langue Discord de chaque personne qui demande" in unset
-    # Set to German: the server's setting wins over the asker's client.
+    # A name it does not know: refused in the asker's French, and nothing is changed.
+    assert klingon.startswith("'Klingon' n'est pas une langue dans laquelle je peux répondre")
+    # Set to German: the server's setting wins over the asker's client (the cooldown is
+    # still 0 s: the refusal stored nothing).
     assert german.startswith("Wartezeit zwischen Prüfungen: 0 s. ")
     assert german.endswith("Das Gremium schreibt auf Deutsch.")
     assert checker.runs == []
