@@ -44,7 +44,7 @@ from .inputs import AUTO_CHECK, chat_words
 from .share_links import SHARE_PREFIX
 from .shared import open_shared
 
-__all__ = ["BOT_COMMANDS", "HELP", "START", "command_handlers"]
+__all__ = ["BOT_COMMANDS", "HELP", "START", "bot_commands", "command_handlers"]
 
 HELP = N_(
     "<b>ZoFia checks whether a post is true, false, misleading or unproven.</b>\n\n"
@@ -107,12 +107,22 @@ ADMINS_ONLY = N_("Only a chat admin can change the settings.")
 #: why a chat with no language set is answered in the asker's (said inside LANGUAGE_HELP)
 FROM_APP = N_(" (no language is set for this chat: each asker's Telegram language)")
 
-BOT_COMMANDS = [
-    BotCommand("check", "check a post (reply to it) or the text that follows"),
-    BotCommand("help", "what the bot does and how to ask it"),
-    BotCommand("privacy", "what is stored, for how long, and how to delete it"),
-    BotCommand("settings", "the reply language; auto-check of forwards in a group (admins)"),
-]
+#: the command menu: each command and what it does
+_MENU = {
+    "check": N_("check a post (reply to it) or the text that follows"),
+    "help": N_("what the bot does and how to ask it"),
+    "privacy": N_("what is stored, for how long, and how to delete it"),
+    "settings": N_("the reply language; auto-check of forwards in a group (admins)"),
+}
+
+
+def bot_commands(words: Words = ENGLISH) -> list[BotCommand]:
+    """The command menu, its descriptions in ``words`` (Telegram shows an app the menu
+    set for its language, else the default one)."""
+    return [BotCommand(command, words(said)) for command, said in _MENU.items()]
+
+
+BOT_COMMANDS = bot_commands()
 
 
 #: the settings set from free text: the chat setting's key and what reads the text

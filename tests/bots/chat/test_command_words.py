@@ -27,7 +27,7 @@ from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, parse_min_confidence
 from bots.chat.setting_refusals import SettingRefused
 from bots.discord.client import FactCheckBot
 from bots.discord.guild_settings import SHOWN_TO_CHANNEL
-from bots.render.words import ENGLISH, words_for
+from bots.render.words import ENGLISH, translated_languages, words_for
 from bots.telegram.commands import AUTO_CHECK_OFF, HELP, START
 from bots.telegram.first_run import first_run_html
 
@@ -54,6 +54,14 @@ async def test_a_french_app_gets_start_help_and_the_settings_in_french(tmp_path:
         peer.send(CHAT, AMELIE, "/settings language Klingon")
         refused = await peer.wait_for(lambda: peer.bot_messages(AMELIE["id"])[4:])
         await handled(peer, service)
+        menus = {
+            c.params.get("language_code"): c.params["commands"] for c in peer.sent("setMyCommands")
+        }
+    # Telegram shows a French app the French menu; any other, the English one.
+    french_menu = {c["command"]: c["description"] for c in menus["fr"]}
+    assert french_menu["help"] == "ce que fait le bot et comment le solliciter"
+    assert [c["command"] for c in menus["fr"]] == [c["command"] for c in menus[None]]
+    assert set(menus) == {None, *translated_languages().values()}
     # A name it does not know: refused in French, the names kept as the command takes them.
     assert refused[0]["text"].startswith(
         "'Klingon' n'est pas une langue dans laquelle je peux répondre ; "
