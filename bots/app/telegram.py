@@ -33,9 +33,10 @@ from bots.app.deliveries import delivering
 from bots.app.runtime import StartupError, run_until_stopped, serving_with_site, stop_on_signals
 from bots.app.settings import Settings
 from bots.chat.corrections import sender
+from bots.render.words import translated_languages, words_for
 from bots.service.checks import CheckService
 from bots.telegram.buttons import button_handlers
-from bots.telegram.commands import BOT_COMMANDS, command_handlers
+from bots.telegram.commands import BOT_COMMANDS, bot_commands, command_handlers
 from bots.telegram.context import PLATFORM, TelegramContext
 from bots.telegram.corrections import send_correction
 from bots.telegram.follow_ups import follow_up_handlers
@@ -215,6 +216,9 @@ async def running_bot(
         await _take_updates(updater, config, token, service.secret, poll_timeout_s)
         try:
             await application.bot.set_my_commands(BOT_COMMANDS)
+            for language, tag in translated_languages().items():  # each app's own menu
+                menu = bot_commands(words_for(language))
+                await application.bot.set_my_commands(menu, language_code=tag)
         except Exception as exc:  # a convenience for the chat menu, not a reason to stop
             log.warning("could not set the command menu: %s", exc)
         try:

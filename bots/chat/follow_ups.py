@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bots.render.sentences import error_sentence, named_sources, source_name
+from bots.render.words import ENGLISH, N_, words_for
 from bots.service.checks import CheckService
 from bots.service.records import CheckNotFoundError, FollowUp, NoReportError, Requester
 from bots.service.refusals import RateLimitedError
@@ -41,12 +42,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: a mention of the bot in reply to a card, with no question in it
-ASK_HOW = (
+ASK_HOW = N_(
     "Ask your question in your reply to the card, such as “why?”, “which source?” or "
     "“what is true then?”."
 )
 #: a question about a check that is not one of this chat's (or no check at all)
-NOT_FOUND = "This check was not found in this chat."
+NOT_FOUND = N_("This check was not found in this chat.")
 
 # A bracketed group of ids as the answer cites them: "[web-1]", "[web-1, wiki-2]".
 _ID_GROUP = re.compile(r"\[([^\[\]\n]{1,120})\]")
@@ -125,28 +126,30 @@ async def ask(
     language: str | Awaitable[str] = "",
 ) -> FollowUp | Said:
     """Ask ``question`` about check ``check_id`` for ``requester``: the answer, or the
-    one sentence the asker gets instead: a limit reached, or the day's budget spent (when
-    to try again), a check not of this chat ("not found"), a check with no report (still
-    running, failed or expired), or anything else (the error is logged, the sentence
-    says so).
+    one sentence the asker gets instead, in the reply language (English when it could
+    not be read): a limit reached, or the day's budget spent (when to try again), a check
+    not of this chat ("not found"), a check with no report (still running, failed or
+    expired), or anything else (the error is logged, the sentence says so).
 
     Args:
         language: the reply language (``""``: English), or the store read that gives it
             (awaited here, so that its failure is said like any other).
     """
     chat = service.namer.log_name(requester.platform, requester.chat_id)  # never its id
+    words = ENGLISH
     try:
         if not isinstance(language, str):
             language = await language
+        words = words_for(language)
         return await service.follow_up(check_id, question, requester, language=language)
     except RateLimitedError as exc:
         log.info("follow-up in chat %s refused: %s", chat, exc)
-        return Said(error_sentence(exc), "refused", exc.retry_after_s)
+        return Said(error_sentence(exc, words), "refused", exc.retry_after_s)
     except CheckNotFoundError:
         log.info("follow-up on an unknown or foreign check in chat %s", chat)
-        return Said(NOT_FOUND, "fixed")
+        return Said(words(NOT_FOUND), "fixed")
     except NoReportError as exc:
         return Said(str(exc), "fixed")
     except Exception as exc:
         log.exception("follow-up on check %s failed", check_id)
-        return Said(error_sentence(exc), "failed")
+        return Said(error_sentence(exc, words), "failed")

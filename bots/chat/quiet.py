@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from zofia_engine.report import Report
 
+from .setting_refusals import NOT_A_PERCENTAGE, PERCENTAGE_OUT_OF_RANGE, SettingRefused
+
 __all__ = [
     "ALARMS",
     "DEFAULT_MIN_CONFIDENCE",
@@ -93,15 +95,15 @@ def parse_min_confidence(text: str) -> float:
     """What a chat admin typed as the least confidence: ``70%``, ``70`` or ``0.7``.
 
     Raises:
-        ValueError: not a number from 0 to 100 percent, in one sentence.
+        SettingRefused: not a number from 0 to 100 percent, in one sentence.
     """
     cleaned = text.strip().removesuffix("%").strip()
     try:
         value = float(cleaned)
     except ValueError:
-        raise ValueError(f"give the confidence as a percentage, like 70%, not {text!r}") from None
+        raise SettingRefused(NOT_A_PERCENTAGE, example="70%", text=repr(text)) from None
     if value > 1 or text.strip().endswith("%"):
         value /= 100
     if not 0.0 <= value <= 1.0:  # also refuses nan
-        raise ValueError(f"the confidence must be from 0% to 100%, not {text!r}")
+        raise SettingRefused(PERCENTAGE_OUT_OF_RANGE, least="0%", most="100%", text=repr(text))
     return round(value, 4)

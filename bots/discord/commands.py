@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import discord
 from discord import app_commands
 
+from bots.chat.setting_refusals import SettingRefused
 from bots.chat.turns import Ticket
 from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT, cooldown_sentence
 from bots.render.words import N_, chat_language, words_for
@@ -341,12 +342,12 @@ async def factcheck_settings(
         await save_guild_settings(
             ctx.service, chat, cooldown_s=cooldown_s, ephemeral=ephemeral, language=language
         )
-    except ValueError as exc:
-        reason = str(exc).rstrip(".")
-        await interaction.followup.send(f"{reason[:1].upper()}{reason[1:]}.", ephemeral=True)
+    except SettingRefused as exc:  # said before the settings are read: the asker's words
+        await interaction.followup.send(exc.said(askers_words(interaction)), ephemeral=True)
         return
     now = await guild_settings(ctx.service, chat, ctx.settings)
-    await interaction.followup.send(now.describe(), ephemeral=True)
+    words = words_for(chat_language(now.language, interaction.locale.value))
+    await interaction.followup.send(now.describe(words), ephemeral=True)
 
 
 def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands.ContextMenu]:

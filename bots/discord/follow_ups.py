@@ -26,9 +26,9 @@ import logging
 
 import discord
 
-from bots.chat.follow_ups import ASKING, Said, ask, named_answer, question_text, say_now
+from bots.chat.follow_ups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
 from bots.render.sentences import RESTARTING, source_label
-from bots.render.words import ENGLISH
+from bots.render.words import ENGLISH, words_for
 from bots.service.records import FollowUp, Requester
 from zofia_engine.report import EvidenceItem
 
@@ -160,6 +160,27 @@ async def _said_now(ctx: DiscordContext, message: discord.Message, said: Said) -
     return now
 
 
+async def _language(ctx: DiscordContext, chat: str, check_id: str) -> str:
+    """The chat's language; where it never set one, the check's (a message carries no
+    locale: the check's is its asker's, or the server's when it was asked)."""
+    setting = await ctx.language_setting(chat)
+    if setting is not None:
+        return setting
+    row = await ctx.service.chats.check(check_id, PLATFORM, chat)
+    return row.language if row is not None else ""
+
+
+async def _ask_how(ctx: DiscordContext, message: discord.Message, check_id: str) -> str:
+    """How to ask, in :func:`_language` (English when it cannot be read: a courtesy)."""
+    chat = _chat(message)
+    try:
+        words = words_for(await _language(ctx, chat, check_id))
+    except Exception:
+        log.warning("could not read the language of chat %s", ctx.log_chat(chat), exc_info=True)
+        words = ENGLISH
+    return words(ASK_HOW)
+
+
 async def _answer(
     ctx: DiscordContext, message: discord.Message, check_id: str, question: str
 ) -> None:
@@ -170,16 +191,9 @@ async def _answer(
     with contextlib.suppress(discord.HTTPException):  # a courtesy while the model answers
         await message.channel.typing()
 
-    async def language() -> str:
-        """The chat's language; where it never set one, the check's (a message carries
-        no locale: the check's is its asker's, or the server's when it was asked)."""
-        setting = await ctx.language_setting(chat)
-        if setting is not None:
-            return setting
-        row = await ctx.service.chats.check(check_id, PLATFORM, chat)
-        return row.language if row is not None else ""
-
-    got = await ask(ctx.service, check_id, question, requester, language=language())
+    got = await ask(
+        ctx.service, check_id, question, requester, language=_language(ctx, chat, check_id)
+    )
     if isinstance(got, FollowUp):
         await _reply(ctx, message, follow_up_message(got))
     elif await _said_now(ctx, message, got):
@@ -204,7 +218,7 @@ async def on_follow_up(ctx: DiscordContext, bot_id: int, message: discord.Messag
     question = question_text(message.content, mentions)
     if not question:
         if await _said_now(ctx, message, ASKING):
-            await _reply(ctx, message, escape(ASKING.text))
+            await _reply(ctx, message, escape(await _ask_how(ctx, message, check_id)))
         return
     with ctx.work.hold() as taken:  # a shutdown waits for the answer, or turns it away
         if not taken:

@@ -13,15 +13,15 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bots.chat.setting_refusals import COOLDOWN_OUT_OF_RANGE, SettingRefused, parse_language
 from bots.render.languages import (
     ENGLISH_NAME,
     LANGUAGE_KEY,
     MAX_LANGUAGE,
-    language_name,
     languages_matching,
     own_name,
 )
-from bots.render.words import translated_languages
+from bots.render.words import ENGLISH, N_, Words, language_named, translated_languages
 from bots.service.checks import CheckService
 
 from .settings import MAX_COOLDOWN_S, PLATFORM, DiscordSettings
@@ -39,6 +39,15 @@ __all__ = [
 #: the most choices Discord shows an option at a time
 MAX_CHOICES = 25
 
+#: ``/factcheck-settings``' readout, a sentence a setting
+COOLDOWN = N_("Cooldown between checks: {seconds} s.")
+SHOWN_TO_ASKER = N_("Verdicts are shown only to whoever asked.")
+SHOWN_TO_CHANNEL = N_("Verdicts are shown to the whole channel.")
+WRITES_IN = N_("The panel writes in {language}.")
+WRITES_IN_ASKERS = N_(
+    "The panel writes in each asker's Discord language (English when I do not have it)."
+)
+
 
 @dataclass(frozen=True)
 class GuildSettings:
@@ -52,16 +61,15 @@ class GuildSettings:
     ephemeral: bool
     language: str | None = None
 
-    def describe(self) -> str:
-        seen = "only to whoever asked" if self.ephemeral else "to the whole channel"
+    def describe(self, words: Words = ENGLISH) -> str:
+        """The settings as ``/factcheck-settings`` shows them, in ``words``."""
+        seen = words(SHOWN_TO_ASKER if self.ephemeral else SHOWN_TO_CHANNEL)
         if self.language is None:
-            language = "each asker's Discord language (English when I do not have it)"
+            language = words(WRITES_IN_ASKERS)
         else:
-            language = self.language or "English"
-        return (
-            f"Cooldown between checks: {self.cooldown_s:g} s. Verdicts are shown {seen}. "
-            f"The panel writes in {language}."
-        )
+            language = words(WRITES_IN, language=language_named(self.language, words))
+        cooldown = words(COOLDOWN, seconds=f"{self.cooldown_s:g}")
+        return f"{cooldown} {seen} {language}"
 
 
 async def guild_settings(
@@ -89,13 +97,13 @@ async def save_guild_settings(
     """Store the settings given (``None`` leaves one as it is; ``language=""`` is English).
 
     Raises:
-        ValueError: the cooldown is negative or above :data:`MAX_COOLDOWN_S`, or the
+        SettingRefused: the cooldown is negative or above :data:`MAX_COOLDOWN_S`, or the
             language is not one the bot can answer in.
     """
     # Everything is checked before anything is stored: a refusal changes nothing.
     if cooldown_s is not None and not 0 <= cooldown_s <= MAX_COOLDOWN_S:
-        raise ValueError(f"the cooldown must be between 0 and {MAX_COOLDOWN_S:g} seconds")
-    name = language_name(language) if language is not None else None
+        raise SettingRefused(COOLDOWN_OUT_OF_RANGE, most=f"{MAX_COOLDOWN_S:g}")
+    name = parse_language(language) if language is not None else None
     values: dict[str, Any] = {"cooldown_s": cooldown_s, "ephemeral": ephemeral, LANGUAGE_KEY: name}
     await service.chats.set_settings(
         PLATFORM, chat, {key: value for key, value in values.items() if value is not None}

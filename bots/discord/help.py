@@ -16,14 +16,14 @@ import discord
 from bots.chat.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.splitting import split_text
-from bots.render.words import ENGLISH, Words
+from bots.render.words import ENGLISH, N_, Words
 
 from .context import askers_words, context_of
 from .render import MESSAGE_LIMIT, NONE, escape, verdict_embed
 
 __all__ = ["HELP", "example_message", "factcheck_help", "privacy"]
 
-HELP = (
+HELP = N_(
     "**ZoFia checks whether a post is true, false, misleading or unproven.**\n"
     "`/factcheck`: paste a post's text, attach an image of it, or link a message of this "
     'server; or open a message\'s menu, Apps → Fact-check. A "Checking…" message comes at '
@@ -40,7 +40,7 @@ def example_message(words: Words = ENGLISH) -> tuple[str, discord.Embed]:
     embed.set_footer(text=words(BUTTONS))  # in place of the check id: it is no check
     content = "\n".join(
         [
-            HELP,
+            words(HELP),
             "",
             f"**{escape(words(EXAMPLE))}** {escape(words(ASKED))}",
             f"> {escape(FIRST_RUN_POST)}",

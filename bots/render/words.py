@@ -30,7 +30,7 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_decimal, format_percent
 from babel.support import Translations
 
-from .languages import LANGUAGE_TAGS
+from .languages import ENGLISH_NAME, LANGUAGE_TAGS, own_name
 
 __all__ = [
     "DOMAIN",
@@ -40,6 +40,7 @@ __all__ = [
     "Words",
     "catalogue_path",
     "chat_language",
+    "language_named",
     "locale_language",
     "translated_languages",
     "words_for",
@@ -151,3 +152,12 @@ def chat_language(setting: str | None, locale: str | None) -> str:
         locale: the asker's platform locale, if known.
     """
     return str(setting) if setting is not None else locale_language(locale)
+
+
+def language_named(language: str, words: Words) -> str:
+    """The chat's ``language`` (a stored name; ``""``: English) as a readout in ``words``
+    names it: by its own name when ``words`` are its words ("français"), else by its
+    English name, the one the settings take ("Japanese")."""
+    if words.tag != "en" and LANGUAGE_TAGS.get(language) == words.tag:
+        return own_name(language)
+    return language or ENGLISH_NAME

@@ -19,16 +19,23 @@ from bots.chat.quiet import (
     min_confidence_of,
     parse_min_confidence,
 )
+from bots.chat.setting_refusals import SettingRefused, parse_language
 from bots.render.languages import (
     ENGLISH_NAME,
     LANGUAGE_KEY,
-    language_name,
     languages_matching,
     own_name,
 )
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import listed
-from bots.render.words import N_, translated_languages
+from bots.render.words import (
+    ENGLISH,
+    N_,
+    Words,
+    language_named,
+    translated_languages,
+    words_for,
+)
 
 from .context import PLATFORM, chat_language_of, context_of
 from .deliveries import REACTION
@@ -37,34 +44,34 @@ from .inputs import AUTO_CHECK, chat_words
 from .share_links import SHARE_PREFIX
 from .shared import open_shared
 
-__all__ = ["BOT_COMMANDS", "HELP", "START", "command_handlers"]
+__all__ = ["BOT_COMMANDS", "HELP", "START", "bot_commands", "command_handlers"]
 
-HELP = """<b>ZoFia checks whether a post is true, false, misleading or unproven.</b>
-
-<b>In this chat</b>: forward me a post, or send its text, a link, or an image or \
-screenshot of it (an album is one post); /check TEXT works too.
-<b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can \
-make me check every forwarded post with /settings autocheck on; I then reply only to \
-a false or misleading post or a scam, and mark the others with a 👀 reaction.
-
-<b>What you get</b>: a "Checking…" message at once, showing each step as it finishes, \
-then the verdict card in its place, in about a minute on the built-in model (a few \
-minutes when the evidence settles the post and the whole panel debates it). The verdict \
-is one of:
-✅ <b>True</b>: the evidence found supports the post.
-❌ <b>False</b>: the evidence contradicts it.
-⚠️ <b>Misleading</b>: right in its facts, but missing context that changes what a \
-reader would conclude.
-❔ <b>Unproven</b>: nothing found settles it either way; the card says which way the \
-panel leaned and what would settle it.
-A post with no fact to check, satire or a scam is named as such. The card also shows \
-how sure the judge was, a summary and the strongest sources. Its buttons open the \
-debate, the evidence and the claims, and let you say whether the verdict was right.
-
-<b>What is stored</b>: /privacy says what is kept, for how long, and how to have it deleted."""
+HELP = N_(
+    "<b>ZoFia checks whether a post is true, false, misleading or unproven.</b>\n\n"
+    "<b>In this chat</b>: forward me a post, or send its text, a link, or an image or "
+    "screenshot of it (an album is one post); /check TEXT works too.\n"
+    "<b>In a group</b>: reply to a post with /check, or mention me in the reply. An admin can "
+    "make me check every forwarded post with /settings autocheck on; I then reply only to "
+    "a false or misleading post or a scam, and mark the others with a 👀 reaction.\n\n"
+    '<b>What you get</b>: a "Checking…" message at once, showing each step as it finishes, '
+    "then the verdict card in its place, in about a minute on the built-in model (a few "
+    "minutes when the evidence settles the post and the whole panel debates it). The verdict "
+    "is one of:\n"
+    "✅ <b>True</b>: the evidence found supports the post.\n"
+    "❌ <b>False</b>: the evidence contradicts it.\n"
+    "⚠️ <b>Misleading</b>: right in its facts, but missing context that changes what a "
+    "reader would conclude.\n"
+    "❔ <b>Unproven</b>: nothing found settles it either way; the card says which way the "
+    "panel leaned and what would settle it.\n"
+    "A post with no fact to check, satire or a scam is named as such. The card also shows "
+    "how sure the judge was, a summary and the strongest sources. Its buttons open the "
+    "debate, the evidence and the claims, and let you say whether the verdict was right.\n\n"
+    "<b>What is stored</b>: /privacy says what is kept, for how long, and how to have it "
+    "deleted."
+)
 
 #: ``/start``: three lines, what the bot does, what comes when, and that an AI answers
-START = (
+START = N_(
     "I check whether a post is true, false, misleading or unproven, from the sources I find.\n"
     "Forward me a post, or send its text, a link or a screenshot (in a group, reply to it "
     'with /check): "Checking…" comes at once, then the verdict card in its place.\n'
@@ -72,45 +79,57 @@ START = (
     "/help says more; /privacy, what is stored."
 )
 
-SETTINGS_HELP = (
-    "Auto-check of forwarded posts is <b>{state}</b> in this chat.\n"
+#: a group's auto-check switch, as ``/settings`` shows it
+AUTO_CHECK_ON = N_("Auto-check of forwarded posts is <b>on</b> in this chat.")
+AUTO_CHECK_OFF = N_("Auto-check of forwarded posts is <b>off</b> in this chat.")
+SETTINGS_HELP = N_(
     "An admin can change it with /settings autocheck on (or off).\n"
     "Auto-check replies with a card only to a false or misleading post or a scam "
     "it is at least <b>{confidence}</b> sure of (or one a moderator reviewed); "
     "other posts get a {reaction} reaction. An admin can change it with "
-    "/settings confidence 70% (default {default}).\n"
+    "/settings confidence {example} (default {default}).\n"
 )
-LANGUAGE_HELP = (
+LANGUAGE_HELP = N_(
     "The panel writes its summary and debate in <b>{language}</b> here{why}; "
     "change it with /settings language NAME (English resets it; /settings language "
     "alone lists them). The card's own words follow it in {translated}, else they are "
     "English."
 )
 #: ``/settings language`` alone: every language a chat can pick
-LANGUAGE_LIST = (
+LANGUAGE_LIST = N_(
     "<b>The card's words and the panel</b>: {worded}.\n"
     "<b>The panel only</b> (the card's words are then English): {others}.\n"
     "Set one with /settings language NAME, by its English name or its own "
     "(/settings language {example}); English resets it."
 )
-#: why a chat with no language set is answered in the asker's
 #: a group member who is not an admin asking to change a setting
 ADMINS_ONLY = N_("Only a chat admin can change the settings.")
-FROM_APP = " (no language is set for this chat: each asker's Telegram language)"
+#: why a chat with no language set is answered in the asker's (said inside LANGUAGE_HELP)
+FROM_APP = N_(" (no language is set for this chat: each asker's Telegram language)")
 
-BOT_COMMANDS = [
-    BotCommand("check", "check a post (reply to it) or the text that follows"),
-    BotCommand("help", "what the bot does and how to ask it"),
-    BotCommand("privacy", "what is stored, for how long, and how to delete it"),
-    BotCommand("settings", "the reply language; auto-check of forwards in a group (admins)"),
-]
+#: the command menu: each command and what it does
+_MENU = {
+    "check": N_("check a post (reply to it) or the text that follows"),
+    "help": N_("what the bot does and how to ask it"),
+    "privacy": N_("what is stored, for how long, and how to delete it"),
+    "settings": N_("the reply language; auto-check of forwards in a group (admins)"),
+}
+
+
+def bot_commands(words: Words = ENGLISH) -> list[BotCommand]:
+    """The command menu, its descriptions in ``words`` (Telegram shows an app the menu
+    set for its language, else the default one)."""
+    return [BotCommand(command, words(said)) for command, said in _MENU.items()]
+
+
+BOT_COMMANDS = bot_commands()
 
 
 #: the settings set from free text: the chat setting's key and what reads the text
-#: (a ValueError's message is the sentence the admin gets)
+#: (a :class:`~bots.chat.setting_refusals.SettingRefused` says what the admin is told)
 _PARSED: dict[str, tuple[str, Callable[[str], object]]] = {
     "confidence": (QUIET_MIN_CONFIDENCE, parse_min_confidence),
-    "language": (LANGUAGE_KEY, language_name),
+    "language": (LANGUAGE_KEY, parse_language),
 }
 
 
@@ -126,8 +145,9 @@ async def on_start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if private and argument.startswith(SHARE_PREFIX):
         await open_shared(ctx, message, argument)
         return
-    await message.reply_text(START, do_quote=not private)
-    await show_example(ctx, message)
+    words = await chat_words(ctx, message)
+    await message.reply_text(words(START), do_quote=not private)
+    await show_example(message, words)
 
 
 async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -136,8 +156,10 @@ async def on_help(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     if message is None:
         return
-    await message.reply_html(HELP, do_quote=message.chat.type != ChatType.PRIVATE)
-    await show_example(context_of(context), message)
+    ctx = context_of(context)
+    words = await chat_words(ctx, message)
+    await message.reply_html(words(HELP), do_quote=message.chat.type != ChatType.PRIVATE)
+    await show_example(message, words)
 
 
 async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -151,9 +173,9 @@ async def on_privacy(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     await message.reply_text(said, do_quote=message.chat.type != ChatType.PRIVATE)
 
 
-def language_list() -> str:
+def language_list(words: Words = ENGLISH) -> str:
     """``/settings language`` alone: the languages a chat can pick, in HTML, those the
-    card has words for first, each by its English name and its own."""
+    card has words for first, each by its English name and its own, said in ``words``."""
     worded = set(translated_languages()) | {ENGLISH_NAME}
 
     def named(name: str) -> str:
@@ -161,7 +183,8 @@ def language_list() -> str:
         return html.escape(name if own == name else f"{name} ({own})")
 
     every = languages_matching("", translated_languages())
-    return LANGUAGE_LIST.format(
+    return words(
+        LANGUAGE_LIST,
         worded=", ".join(named(name) for name in every if name in worded),
         others=", ".join(named(name) for name in every if name not in worded),
         example=html.escape(own_name("Portuguese")),
@@ -182,7 +205,9 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     args = context.args or []
     wanted = args[0].lower() if args else ""
     if wanted == "language" and len(args) == 1:  # a list, for anyone: nothing changes
-        await message.reply_html(language_list(), do_quote=not private)
+        await message.reply_html(
+            language_list(await chat_words(ctx, message)), do_quote=not private
+        )
         return
     changing = ("autocheck", "confidence", "language")
     if wanted in changing and not private and not await _is_admin(update, context):
@@ -195,30 +220,39 @@ async def on_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         key, parse = _PARSED[wanted]
         try:
             value = parse(" ".join(args[1:]))
-        except ValueError as exc:
-            said = str(exc)
-            await message.reply_text(f"{said[:1].upper()}{said[1:]}.", do_quote=True)
+        except SettingRefused as exc:
+            said = exc.said(await chat_words(ctx, message))
+            await message.reply_text(said, do_quote=True)
             return
         await chats.set_settings(PLATFORM, chat, {key: value})
     defaults = {LANGUAGE_KEY: None, AUTO_CHECK: False, QUIET_MIN_CONFIDENCE: DEFAULT_MIN_CONFIDENCE}
     now = await chats.settings(PLATFORM, chat, defaults)
-    language = chat_language_of(message, now[LANGUAGE_KEY])
-    text = LANGUAGE_HELP.format(
-        language=html.escape(language or "English"),
-        why=FROM_APP if now[LANGUAGE_KEY] is None else "",
-        translated=listed(sorted(translated_languages()), "and"),
-    )
-    if not private:
-        text = (
-            SETTINGS_HELP.format(
-                state="on" if now[AUTO_CHECK] else "off",
-                confidence=f"{min_confidence_of(now[QUIET_MIN_CONFIDENCE]):.0%}",
-                reaction=REACTION,
-                default=f"{DEFAULT_MIN_CONFIDENCE:.0%}",
-            )
-            + text
-        )
+    text = settings_html(now, chat_language_of(message, now[LANGUAGE_KEY]), group=not private)
     await message.reply_html(text, do_quote=not private)
+
+
+def settings_html(now: dict[str, Any], language: str, *, group: bool) -> str:
+    """``/settings``' readout of the settings ``now``, in HTML, in the chat's
+    ``language`` (its setting, else the asker's app's): the language the panel writes
+    in and why, and in a group the auto-check switch and how sure it must be."""
+    words = words_for(language)
+    text = words(
+        LANGUAGE_HELP,
+        language=html.escape(language_named(language, words)),
+        why=words(FROM_APP) if now[LANGUAGE_KEY] is None else "",
+        translated=listed(sorted(translated_languages()), words("and")),
+    )
+    if not group:
+        return text
+    switch = words(AUTO_CHECK_ON if now[AUTO_CHECK] else AUTO_CHECK_OFF)
+    readout = words(
+        SETTINGS_HELP,
+        confidence=words.percent(min_confidence_of(now[QUIET_MIN_CONFIDENCE])),
+        reaction=REACTION,
+        example=words.percent(0.7),
+        default=words.percent(DEFAULT_MIN_CONFIDENCE),
+    )
+    return f"{switch}\n{readout}{text}"
 
 
 async def _is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:

@@ -6,19 +6,14 @@ on what a card's buttons do. Nothing is checked: no engine, no store row.
 
 from __future__ import annotations
 
-import logging
-
 from telegram import Message
 
 from bots.chat.examples import ANSWERED, ASKED, BUTTONS, EXAMPLE, FIRST_RUN_POST, first_run_card
-from bots.render.words import ENGLISH, Words, words_for
+from bots.render.words import ENGLISH, Words
 
-from .context import TelegramContext, chat_language_of, read_chat_language
 from .render import NO_PREVIEW, card_html, quote_text
 
 __all__ = ["first_run_html", "show_example"]
-
-log = logging.getLogger(__name__)
 
 
 def first_run_html(words: Words = ENGLISH) -> str:
@@ -36,15 +31,7 @@ def first_run_html(words: Words = ENGLISH) -> str:
     )
 
 
-async def show_example(ctx: TelegramContext, message: Message) -> None:
-    """Reply to ``message`` with the example, in its chat's language (the sender's app's
-    when the chat's setting cannot be read: the example still comes)."""
-    try:
-        language = await read_chat_language(ctx, message)
-    except Exception:  # a courtesy: the example is worth more than the setting
-        where = ctx.log_chat(message.chat_id)
-        log.warning("could not read the language of chat %s", where, exc_info=True)
-        language = chat_language_of(message, None)
-    await message.reply_html(
-        first_run_html(words_for(language)), do_quote=False, link_preview_options=NO_PREVIEW
-    )
+async def show_example(message: Message, words: Words) -> None:
+    """Reply to ``message`` with the example, in ``words`` (the chat's, as the ``/start``
+    or ``/help`` it follows)."""
+    await message.reply_html(first_run_html(words), do_quote=False, link_preview_options=NO_PREVIEW)

@@ -33,7 +33,7 @@ from bots.service.records import FollowUp, Requester
 from zofia_engine.report import EvidenceItem
 
 from .context import PLATFORM, TelegramContext, context_of, read_chat_language
-from .inputs import asker_of, restarting
+from .inputs import asker_of, chat_words, restarting
 from .render import BUTTON_ACTIONS, NO_PREVIEW, clip_text, quote_text, safe_href
 
 __all__ = ["ASK_HOW", "card_check_id", "follow_up_handlers", "follow_up_html"]
@@ -152,7 +152,8 @@ async def on_follow_up(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     ctx = context_of(context)
     if not question:
         if _said_now(ctx, message, ASKING):
-            await message.reply_text(ASK_HOW, do_quote=True)
+            said = (await chat_words(ctx, message))(ASK_HOW)
+            await message.reply_text(said, do_quote=True)
         return
     if not ctx.work.spawn(_answer(ctx, message, check_id, question)):
         await message.reply_text(restarting(message), do_quote=True)  # shutdown has begun

@@ -21,10 +21,11 @@ from __future__ import annotations
 import logging
 
 from bots.chat.follow_ups import ask, named_answer
-from bots.render.languages import LANGUAGE_KEY, LANGUAGES, language_name
+from bots.chat.setting_refusals import UNKNOWN_LANGUAGE, unknown_language
+from bots.render.languages import LANGUAGE_KEY, language_name
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT
-from bots.render.words import N_, Words, translated_languages, words_for
+from bots.render.words import N_, words_for
 from bots.service.records import FollowUp
 
 from .buttons import on_press
@@ -46,11 +47,6 @@ HELP = N_(
 )
 #: the reply to ``/language <name>``, in the language just set
 LANGUAGE_SET = N_("Language: {name}.")
-#: the reply to ``/language <name>`` with a name not known
-UNKNOWN_LANGUAGE = N_(
-    "{name} is not a language I can answer in; choose one of {languages}. The card's own "
-    "words are in {translated}."
-)
 
 
 async def on_message(ctx: WhatsAppContext, inbound: Inbound) -> None:
@@ -126,17 +122,6 @@ async def _set_language(ctx: WhatsAppContext, inbound: Inbound, text: str, langu
         return
     await ctx.service.chats.set_settings(PLATFORM, inbound.sender, {LANGUAGE_KEY: name})
     await _say(ctx, inbound, words_for(name)(LANGUAGE_SET, name=name or "English"))
-
-
-def unknown_language(text: str, words: Words) -> str:
-    """The sentence for a ``/language`` name not known (the names stay English: they are
-    what the command takes)."""
-    return words(
-        UNKNOWN_LANGUAGE,
-        name=repr(text.strip()[:40]),
-        languages=", ".join(["English", *LANGUAGES]),
-        translated=", ".join(["English", *translated_languages()]),
-    )
 
 
 async def _follow_up(ctx: WhatsAppContext, inbound: Inbound, check_id: str, language: str) -> None:

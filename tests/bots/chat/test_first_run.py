@@ -180,6 +180,10 @@ async def test_factcheck_help_shows_the_example_to_the_asker_alone(
     assert "components" not in english["data"]  # no buttons to tap on an example
     assert french["data"]["embeds"][0]["title"] == "❌ Faux"
     assert "**Exemple :**" in french["data"]["content"]
+    # The help above the example is the asker's language too, its markdown kept.
+    said = words_for("French")(DISCORD_HELP)
+    assert french["data"]["content"].startswith(said) and said != DISCORD_HELP
+    assert "`/factcheck` : collez le texte d'une publication" in said
     assert checker.runs == [] and stored == []
 
 

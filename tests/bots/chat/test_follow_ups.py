@@ -37,6 +37,8 @@ from tests.peers.servers.openai_peer import FakeOpenAI
 from tests.peers.servers.telegram_peer import BOT_USERNAME, FakeBotAPI, group, user
 
 from bots.app.settings import Settings
+from bots.chat.follow_ups import Said, ask
+from bots.render.words import words_for
 from bots.service.checks import CheckService
 from bots.service.records import NO_REPORT, NoReportError, Requester
 from bots.service.refusals import RateLimitedError
@@ -420,6 +422,25 @@ async def test_in_a_group_only_a_reply_that_mentions_the_bot_is_a_question(
     assert "council's minutes" in answer and how == ASK_HOW
     assert _replies_to(peer, chatter) == []
     assert checker.questions == ["which source?"] and len(checker.runs) == 1
+
+
+async def test_the_how_to_ask_and_not_found_sentences_are_the_askers_language(
+    start: Start, checker: FakeChecker
+) -> None:
+    french_ann = ANN | {"language_code": "fr"}
+    async with start(user_per_minute=100) as (peer, service):
+        peer.send(CHAT, french_ann, POST)
+        card = await _card(peer, ANN["id"])
+        await _answered(service)
+        bare = peer.send(CHAT, french_ann, f"@{BOT_USERNAME}", reply_to=card)
+        how = (await _answer_to(peer, bare))["text"]
+        elsewhere = Requester("telegram", "1001", "chat-2")
+        not_here = await ask(service, "no-such-check", "why?", elsewhere, language="French")
+    assert how == words_for("French")(ASK_HOW) != ASK_HOW
+    assert how.startswith("Posez votre question dans votre réponse au verdict")
+    assert isinstance(not_here, Said) and not_here.kind == "fixed"
+    assert not_here.text == "Cette vérification est introuvable dans cette discussion."
+    assert checker.questions == []
 
 
 async def test_an_unanswerable_question_gets_the_fixed_sentence(

@@ -583,7 +583,8 @@ async def test_the_servers_language_reaches_the_panel(
                 "cooldown_s"
             ] is None
         ok = discord_api.slash("factcheck-settings", {"language": "French"})
-        assert "The panel writes in French" in await _answer_of(discord_api, ok)
+        # The readout is said in the language just set, which it names in its own words.
+        assert "Le panel écrit en français." in await _answer_of(discord_api, ok)
         await _check(discord_api, discord_api.slash("factcheck", {"text": POST}))
         systems = {body["messages"][0]["content"] for body in panel.requests}
         # The part reader's questions are answered in the passage's own words or a fixed

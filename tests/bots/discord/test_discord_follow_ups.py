@@ -33,6 +33,7 @@ from bots.app.settings import Settings
 from bots.chat.follow_ups import ASK_HOW, NOT_FOUND
 from bots.discord.client import FactCheckBot
 from bots.discord.render import escape
+from bots.render.words import words_for
 from bots.service.checks import CheckService
 from bots.service.records import NO_REPORT
 from bots.service.shown import report_of
@@ -360,3 +361,25 @@ async def test_in_a_server_a_fixed_sentence_is_said_once_per_cooldown(start: Sta
     assert how == [escape(ASK_HOW)]
     assert expired == [escape(NO_REPORT)]
     assert run.checker.questions == [] and run.openai.requests == []
+
+
+async def test_a_server_set_to_french_is_told_how_to_ask_in_french(start: Start) -> None:
+    """A message carries no locale: the sentences are the server's setting's language."""
+    async with start() as run:
+        chat = str(run.api.GUILD_ID)
+        await run.service.chats.set_settings("discord", chat, {"language": "French"})
+        card = await _card(run)
+        mention = f"<@{run.api.BOT_ID}>"
+        bare = _reply_to(run.api, card, mention)
+        await _handled(run, bare)
+        forged = dict(card, id=str(run.api.snowflake()))
+        forged["components"] = run.api.action_row("zf:debate:nosuchcheck")
+        unknown = _reply_to(run.api, forged, f"{mention} pourquoi ?", user_id=BOB_ID)
+        await _handled(run, unknown)
+    french = words_for("French")
+    (how,) = _answers(run.api, bare)
+    assert how.body["content"] == escape(french(ASK_HOW)) != escape(ASK_HOW)
+    assert how.body["content"].startswith("Posez votre question dans votre réponse au verdict")
+    (not_found,) = _answers(run.api, unknown)
+    assert not_found.body["content"] == "Cette vérification est introuvable dans cette discussion."
+    assert run.openai.requests == [] and run.checker.questions == []

@@ -166,7 +166,8 @@ async def test_settings_language_lists_them_all_and_takes_a_languages_own_name(
     assert listed[0] == language_list().replace("<b>", "").replace("</b>", "")
     assert all(name in listed[0] for name in LANGUAGES)
     assert stored == "Portuguese"
-    assert "in Portuguese here" in _texts(peer, ADMIN["id"])[1]
+    # The readout is said in the language just set, which it names in its own words.
+    assert "o debate em português;" in _texts(peer, ADMIN["id"])[1]
 
 
 async def test_a_portuguese_telegram_user_gets_the_card_buttons_and_refusals_in_portuguese(

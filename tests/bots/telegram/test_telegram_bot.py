@@ -567,7 +567,9 @@ async def test_the_chats_language_reaches_the_panel(harness: Harness) -> None:
             "language"
         ] is None
         peer.send(chat, ANN, "/settings language French")
-        await peer.wait_for(lambda: "in French here" in peer.bot_messages(ANN["id"])[-1]["text"])
+        # The readout is said in the language just set, which it names in its own words.
+        said = "Le panel écrit son résumé et son débat en français ici ;"
+        await peer.wait_for(lambda: said in peer.bot_messages(ANN["id"])[-1]["text"])
         assert (await service.chats.settings("telegram", str(ANN["id"]), {"language": None}))[
             "language"
         ] == "French"
