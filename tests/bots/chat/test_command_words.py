@@ -10,22 +10,19 @@ command here checks anything.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker
+from tests.peers.fixtures.discord_setup import quick_discord_bot
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
-from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
+from tests.peers.servers.discord_peer import Call, FakeDiscord
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 
-from bots.app.settings import Settings
 from bots.chat.quiet import DEFAULT_MIN_CONFIDENCE, parse_min_confidence
 from bots.chat.setting_refusals import SettingRefused
-from bots.discord.client import FactCheckBot
 from bots.discord.guild_settings import SHOWN_TO_CHANNEL
 from bots.render.words import ENGLISH, translated_languages, words_for
 from bots.telegram.commands import AUTO_CHECK_OFF, HELP, START
@@ -108,21 +105,6 @@ def test_a_confidence_refused_is_said_in_the_askers_words_and_logged_in_english(
 # ---- Discord -----------------------------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def _discord(tmp_path: Path, checker: FakeChecker) -> AsyncIterator[FactCheckBot]:
-    settings = Settings.model_validate(
-        {
-            "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
-            "discord": {"progress_interval_s": 0, "guild_cooldown_s": 0},
-        }
-    )
-    async with (
-        fake_service(settings, checker) as service,
-        running_client(FactCheckBot(settings.discord, service)) as bot,
-    ):
-        yield bot
-
-
 def _followed_up(token: str, call: Call) -> bool:
     return "/webhooks/" in call.path and f"/{token}" in call.path and call.method == "POST"
 
@@ -131,7 +113,7 @@ async def test_a_french_client_gets_the_servers_settings_in_french_until_one_is_
     discord_api: FakeDiscord, tmp_path: Path
 ) -> None:
     checker = FakeChecker()
-    async with _discord(tmp_path, checker):
+    async with quick_discord_bot(tmp_path, checker):
         said = []
         for options in ({}, {"cooldown_s": 5.0, "language": "Klingon"}, {"language": "German"}):
             payload = discord_api.slash("factcheck-settings", options)

@@ -24,15 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.peers.fakes.fake_checker import FakeChecker, fake_service
+from tests.peers.fakes.fake_checker import FakeChecker
+from tests.peers.fixtures.discord_setup import quick_discord_bot
 from tests.peers.fixtures.telegram_setup import fake_bot, handled, telegram_settings
-from tests.peers.servers.discord_peer import Call, FakeDiscord, running_client
+from tests.peers.servers.discord_peer import Call, FakeDiscord
 from tests.peers.servers.telegram_peer import FakeBotAPI, group, user
 from tests.project.test_doc_cards import WRITE, discord_text, fenced, telegram_text
 
-from bots.app.settings import Settings
 from bots.chat.examples import BUTTONS, FIRST_RUN_POST, first_run_card, first_run_report
-from bots.discord.client import FactCheckBot
 from bots.discord.help import HELP as DISCORD_HELP
 from bots.discord.help import example_message
 from bots.render.words import words_for
@@ -136,26 +135,11 @@ async def test_a_german_user_gets_the_example_in_german(tmp_path: Path) -> None:
 # ---- Discord -----------------------------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def _discord(tmp_path: Path, checker: FakeChecker) -> AsyncIterator[FactCheckBot]:
-    settings = Settings.model_validate(
-        {
-            "storage": {"path": str(tmp_path / "zofia.db"), "secret": "s3cret-for-tests-only"},
-            "discord": {"progress_interval_s": 0, "guild_cooldown_s": 0},
-        }
-    )
-    async with (
-        fake_service(settings, checker) as service,
-        running_client(FactCheckBot(settings.discord, service)) as bot,
-    ):
-        yield bot
-
-
 async def test_factcheck_help_shows_the_example_to_the_asker_alone(
     discord_api: FakeDiscord, tmp_path: Path
 ) -> None:
     checker = FakeChecker()
-    async with _discord(tmp_path, checker) as bot:
+    async with quick_discord_bot(tmp_path, checker) as bot:
         payloads = [
             discord_api.slash("factcheck-help", {}),
             discord_api.slash("factcheck-help", {}),

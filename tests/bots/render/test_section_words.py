@@ -3,18 +3,13 @@
 
 from __future__ import annotations
 
+from tests.peers.fakes.fake_checker import scripted_report
+
 from bots.render.progress import progress_lines
 from bots.render.sections import already_shown, section
 from bots.render.words import words_for
-from zofia_engine.post import ProgressEvent
+from zofia_engine.post import Post, ProgressEvent
 from zofia_engine.report import (
-    ClaimResult,
-    Confidence,
-    Debate,
-    DebateTurn,
-    EvidenceItem,
-    JudgeRuling,
-    Quote,
     Report,
 )
 
@@ -42,39 +37,11 @@ def test_progress_lines_are_in_the_chats_language() -> None:
 
 
 def _report() -> Report:
-    source = EvidenceItem(
-        id="web-1",
-        source="web",
-        provider="web:fake",
-        title="City council minutes",
-        url="https://council.example.org/minutes",
-        text="The council passed no such law.",
-    )
-    turns = [
-        DebateTurn(round=1, side="pro", argument="It is real.", cites=["post"]),
-        DebateTurn(round=1, side="con", argument="The minutes show no law.", cites=["web-1"]),
-    ]
-    claim = ClaimResult(
-        id="c0",
-        kind="core",
-        text="The mayor banned bicycles.",
-        label="refutes",
-        quotes=[Quote(text="passed no such law", evidence_id="web-1")],
-    )
-    return Report(
-        verdict="false",
-        confidence=Confidence(value=0.8, basis="scripted"),
-        summary="The minutes refute it.",
-        evidence=[source],
-        claims=[claim],
-        debate=Debate(
-            turns=turns,
-            rulings=[JudgeRuling(round=1, decision="false", reason="The minutes refute it.")],
-            rounds=1,
-            max_rounds=5,
-            decided_in_round=1,
-            stopped_by="judge",
-        ),
+    """A false verdict on one post, with evidence, a refuted core claim and one round
+    that the judge stopped."""
+    report = scripted_report(Post(text="The mayor banned bicycles."))
+    return report.model_copy(
+        update={"debate": report.debate.model_copy(update={"stopped_by": "judge"})}
     )
 
 
@@ -89,7 +56,9 @@ def test_a_section_says_its_fixed_words_in_the_chats_language() -> None:
         "Tour 1 · Juge : false",
     ]
     assert "Pourquoi le débat s'est arrêté" in headings
-    assert debate.blocks[0].body == "It is real.\n\nCite la publication."  # its own words kept
+    assert (
+        debate.blocks[0].body == "The post names a real city.\n\nCite la publication."
+    )  # its own words kept
     assert "Cite cette source :" in debate.blocks[1].body
     claims = section("claims", _report(), french)
     assert claims.blocks[0].heading == "Affirmation principale · contredite par council.example.org"
