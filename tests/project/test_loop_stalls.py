@@ -204,7 +204,7 @@ async def test_discord_interactions_are_acknowledged_while_the_store_is_held(
                 "type": 5,
                 "data": {"flags": 64},
             }
-            await discord_api.wait_for(_followup(admin, "writes in French"), 30)
+            await discord_api.wait_for(_followup(admin, "Le panel écrit en français."), 30)
             if voted is not None:
                 await discord_api.wait_for(_followup(payloads[2], "Thanks"), 30)
             await held.done()
