@@ -63,6 +63,7 @@ from bots.service.corrections import correct
 from bots.service.naming import ChatNamer
 from bots.service.records import Outcome
 from bots.service.refusals import Limit, Refusal
+from bots.telegram.commands import FROM_APP
 from bots.telegram.render import card_html, card_keyboard, progress_html
 from bots.telegram.reviews import choice_keyboard
 from storage.database import open_database
@@ -652,7 +653,8 @@ async def test_a_german_post_in_a_french_chat_is_searched_in_german_and_answered
     peer = bot.peer
     async with bot.running(_stage1(bot, ner, encoder, offline_wiki)):
         peer.send(_private(ANN), ANN, "/settings language French")
-        await peer.wait_for(lambda: "in French here" in _said(peer, ANN["id"]))
+        # the readout follows the language just set: French, naming it in French
+        await peer.wait_for(lambda: "en français ici" in _said(peer, ANN["id"]))
         peer.send(_private(ANN), ANN, GERMAN_POST)
         card = await peer.wait_for(lambda: _card(peer, ANN["id"]), ENGINE_S)
     # The panel was asked to write in French, every call of the check.
@@ -684,7 +686,7 @@ async def test_a_german_telegram_user_in_a_chat_with_no_language_gets_german_wor
     async with bot.running(_stage1(bot, ner, encoder, offline_wiki)):
         peer.send(_private(DORA), DORA, "/settings")
         said = await peer.wait_for(lambda: _said(peer, DORA["id"]))
-        assert "in German here (no language is set for this chat" in said
+        assert "auf Deutsch" in said and words_for("German")(FROM_APP).strip() in said
         peer.send(_private(DORA), DORA, GERMAN_POST)
         card = await peer.wait_for(lambda: _card(peer, DORA["id"]), ENGINE_S)
         # Another asker in another chat, with no language anywhere: English.
