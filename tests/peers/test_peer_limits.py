@@ -103,6 +103,10 @@ async def test_the_discord_peer_refuses_a_modal_and_a_command_past_their_limits(
     status, answer = await _discord(discord_api, "PUT", commands, [command])
     assert (status, answer["code"]) == (400, 50035)
     text["max_length"] = 6000
+    text["description_localizations"] = {"fr": "x" * 101}  # as long as a description may be
+    status, answer = await _discord(discord_api, "PUT", commands, [command])
+    assert status == 400 and "description_localizations.fr" in str(answer["errors"])
+    text["description_localizations"] = {"fr": "Le texte."}
     assert (await _discord(discord_api, "PUT", commands, [command]))[0] == 200
     with pytest.raises(ClientRefused, match="6001 characters"):
         await discord_api.dispatch(

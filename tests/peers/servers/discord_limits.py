@@ -58,6 +58,17 @@ def _too_long(what: str, text: Any, limit: int, *, least: int = 0) -> list[str]:
     return []
 
 
+def _localized_errors(at: str, thing: dict[str, Any]) -> list[str]:
+    """A command's or an option's ``description_localizations``: each as long as its
+    ``description`` may be (Discord refuses the whole command otherwise)."""
+    said = thing.get("description_localizations") or {}
+    return [
+        e
+        for locale, text in said.items()
+        for e in _too_long(f"{at}description_localizations.{locale}", text, COMMAND_DESCRIPTION)
+    ]
+
+
 def _embed_errors(embed: dict[str, Any], at: str) -> tuple[list[str], int]:
     """What is wrong with one embed, and how many characters it counts."""
     errors: list[str] = []
@@ -176,6 +187,7 @@ def _option_errors(option: dict[str, Any], at: str) -> tuple[list[str], int]:
     errors += _too_long(
         f"{at}.description", option.get("description"), COMMAND_DESCRIPTION, least=1
     )
+    errors += _localized_errors(f"{at}.", option)
     for key in ("min_length", "max_length"):
         if key in option and not 0 <= int(option[key]) <= STRING_OPTION_LENGTH:
             errors.append(f"{at}.{key}: must be between 0 and {STRING_OPTION_LENGTH}")
@@ -193,6 +205,7 @@ def command_errors(command: dict[str, Any]) -> list[str]:
     errors = _too_long("name", command.get("name"), COMMAND_NAME, least=1)
     least = 1 if slash else 0
     errors += _too_long("description", command.get("description"), COMMAND_DESCRIPTION, least=least)
+    errors += _localized_errors("", command)
     options = command.get("options") or []
     if len(options) > COMMAND_OPTIONS:
         errors.append(f"options: must be {COMMAND_OPTIONS} or fewer in length")
