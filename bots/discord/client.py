@@ -4,7 +4,8 @@ The client needs no privileged intent: slash commands, the message menu and butt
 all arrive as interactions, and the messages it reads (follow-up questions, :mod:`.follow_ups`)
 are DMs and replies that mention it, whose text Discord gives without Message Content.
 Commands are synced in :meth:`FactCheckBot.setup_hook`, to the ``dev_guild`` alone when one
-is set (instant, for development) and globally otherwise.
+is set (instant, for development) and globally otherwise, their descriptions in each language
+the card has words for (:mod:`.translator`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .commands import build_commands
 from .context import DiscordContext, askers_words
 from .follow_ups import on_follow_up
 from .settings import DiscordSettings
+from .translator import DescriptionWords
 
 __all__ = ["FactCheckBot"]
 
@@ -75,6 +77,7 @@ class FactCheckBot(discord.AutoShardedClient):
         self.add_dynamic_items(CheckButton)
         for command in build_commands():
             self.tree.add_command(command)
+        await self.tree.set_translator(DescriptionWords())  # read when syncing
         dev_guild = self.context.settings.dev_guild
         if dev_guild:
             guild = discord.Object(id=dev_guild)

@@ -257,10 +257,10 @@ async def _check_message(
 
 
 @app_commands.describe(
-    text="The post's text (or a link to an article); with an image, its caption.",
-    image="An image of the post (a screenshot, a camera shot with text on it).",
-    message_link="A link to a message in this server.",
-    file="A post too long to paste (over 4,000 characters), as a .txt file.",
+    text=N_("The post's text (or a link to an article); with an image, its caption."),
+    image=N_("An image of the post (a screenshot, a camera shot with text on it)."),
+    message_link=N_("A link to a message in this server."),
+    file=N_("A post too long to paste (over 4,000 characters), as a .txt file."),
 )
 async def factcheck(
     interaction: discord.Interaction[Any],
@@ -319,9 +319,9 @@ async def fact_check_message(
 
 
 @app_commands.describe(
-    cooldown_s="Least seconds between two checks started here.",
-    ephemeral="Show verdicts only to whoever asked.",
-    language="The language the panel writes in and the card's words follow (English resets).",
+    cooldown_s=N_("Least seconds between two checks started here."),
+    ephemeral=N_("Show verdicts only to whoever asked."),
+    language=N_("The language the panel writes in and the card's words follow (English resets)."),
 )
 async def factcheck_settings(
     interaction: discord.Interaction[Any],
@@ -354,7 +354,7 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
     """Fresh command objects for a client's tree (one set per client)."""
     slash: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="factcheck",
-        description="Fact-check a post: paste its text, attach its image, or link a message.",
+        description=N_("Fact-check a post: paste its text, attach its image, or link a message."),
         callback=factcheck,
     )
     menu = app_commands.ContextMenu(name="Fact-check", callback=fact_check_message)
@@ -363,7 +363,7 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
         app_commands.allowed_contexts(**EVERYWHERE)(command)
     settings: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="factcheck-settings",
-        description="Show or change this server's fact-check settings (admins).",
+        description=N_("Show or change this server's fact-check settings (admins)."),
         callback=factcheck_settings,
     )
     settings.default_permissions = discord.Permissions(manage_guild=True)
@@ -372,12 +372,12 @@ def build_commands() -> list[app_commands.Command[Any, ..., None] | app_commands
     app_commands.allowed_contexts(guilds=True, dms=False, private_channels=False)(settings)
     told: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="privacy",
-        description="What the fact-check bot stores, for how long, and how to delete it.",
+        description=N_("What the fact-check bot stores, for how long, and how to delete it."),
         callback=privacy,
     )
     helped: app_commands.Command[Any, ..., None] = app_commands.Command(
         name="factcheck-help",
-        description="What the fact-check bot does, with an example of a post and its card.",
+        description=N_("What the fact-check bot does, with an example of a post and its card."),
         callback=factcheck_help,
     )
     for command in (told, helped):

@@ -133,3 +133,31 @@ async def test_a_french_client_gets_the_servers_settings_in_french_until_one_is_
     assert german.startswith("Wartezeit zwischen Prüfungen: 0 s. ")
     assert german.endswith("Das Gremium schreibt auf Deutsch.")
     assert checker.runs == []
+
+
+async def test_discord_describes_the_commands_in_each_client_language(
+    discord_api: FakeDiscord, tmp_path: Path
+) -> None:
+    async with quick_discord_bot(tmp_path, FakeChecker()):
+        synced = discord_api.calls_to("PUT", f"/applications/{discord_api.APP_ID}/commands")
+    commands = {c["name"]: c for c in synced[0].body}
+    factcheck = commands["factcheck"]
+    # The English stays the description; a French client reads the French one.
+    assert factcheck["description"].startswith("Fact-check a post: paste its text")
+    assert factcheck["description_localizations"]["fr"] == FRENCH(factcheck["description"])
+    assert factcheck["description_localizations"]["fr"].startswith("Vérifier une publication")
+    options = {o["name"]: o for o in factcheck["options"]}
+    link = options["message_link"]
+    assert link["description"] == "A link to a message in this server."
+    assert link["description_localizations"]["fr"] == FRENCH(link["description"])
+    assert link["description_localizations"]["fr"] != link["description"]
+    # Every description, in each locale of the card's languages Discord has (no Arabic);
+    # names stay as typed, and the message command has no description to translate.
+    locales = {"de", "es-ES", "es-419", "fr", "hi", "id", "it", "pt-BR", "ru"}
+    described = [c for c in commands.values() if c.get("type", 1) == 1]
+    described += [o for c in described for o in c.get("options") or []]
+    assert len(described) == 11
+    for each in described:
+        assert set(each["description_localizations"]) == locales, each["name"]
+        assert not each.get("name_localizations"), each["name"]
+    assert not commands["Fact-check"].get("description_localizations")
