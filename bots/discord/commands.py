@@ -256,6 +256,27 @@ async def _check_message(
     await check_interaction(ctx, interaction, opening, asked)
 
 
+def _read_request(
+    interaction: discord.Interaction[Any],
+    text: str | None,
+    image: discord.Attachment | None,
+    message_link: str | None,
+    file: discord.Attachment | None,
+) -> tuple[MessageLink | None, str | None]:
+    """``/factcheck``'s message link, parsed, and why the request is refused before
+    anything is read (``None``: it is not): the first that holds."""
+    link = parse_message_link(message_link) if message_link is not None else None
+    if (text is not None or image is not None or file is not None) == (message_link is not None):
+        return link, ONE_OR_OTHER
+    if file is not None and not is_text_file(file):
+        return link, NOT_TEXT
+    if message_link is not None and link is None:
+        return link, NOT_A_LINK
+    if image is not None and not is_image(image):
+        return link, UNSUPPORTED_INPUT  # a video, a voice message, a file as the image
+    return link, _refusal(link, interaction) if link is not None else None
+
+
 @app_commands.describe(
     text=N_("The post's text (or a link to an article); with an image, its caption."),
     image=N_("An image of the post (a screenshot, a camera shot with text on it)."),
@@ -271,21 +292,7 @@ async def factcheck(
 ) -> None:
     """Fact-check a post: paste its text, attach its image, or link to a message."""
     ctx = context_of(interaction)
-    post_given = text is not None or image is not None or file is not None
-    link = parse_message_link(message_link) if message_link is not None else None
-    refused = (  # the first that holds
-        ONE_OR_OTHER
-        if post_given == (message_link is not None)
-        else NOT_TEXT
-        if file is not None and not is_text_file(file)
-        else NOT_A_LINK
-        if message_link is not None and link is None
-        else UNSUPPORTED_INPUT  # a video, a voice message, a file as the image
-        if image is not None and not is_image(image)
-        else _refusal(link, interaction)
-        if link is not None
-        else None
-    )
+    link, refused = _read_request(interaction, text, image, message_link, file)
     if refused is not None:
         # Said before the server's language is read: in the requester's.
         said = askers_words(interaction)(refused)
@@ -346,7 +353,7 @@ async def factcheck_settings(
         await interaction.followup.send(exc.said(askers_words(interaction)), ephemeral=True)
         return
     now = await guild_settings(ctx.service, chat, ctx.settings)
-    words = words_for(chat_language(now.language, interaction.locale.value))
+    words = words_for(_language(interaction, now.language))
     await interaction.followup.send(now.describe(words), ephemeral=True)
 
 
