@@ -20,11 +20,11 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
 
 from bots.render.sections import already_shown, section
 from bots.render.sentences import error_sentence
-from bots.render.words import N_, Words, chat_language, words_for
+from bots.render.words import N_, Words, words_for
 from bots.service.records import CheckRow, Requester
 
 from .card_edits import card_buttons
-from .context import PLATFORM, TelegramContext, context_of
+from .context import PLATFORM, TelegramContext, context_of, tappers_words
 from .render import BUTTON_ACTIONS, NO_PREVIEW, section_messages
 
 __all__ = ["GONE", "NOT_FOUND", "button_handlers"]
@@ -69,7 +69,7 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
     match = _DATA.fullmatch(query.data or "")
     message = query.message
     action = BUTTON_ACTIONS.get(match["action"]) if match else None
-    tappers = words_for(chat_language(None, query.from_user.language_code))
+    tappers = tappers_words(query.from_user)
     if match is None or action is None or message is None:
         return tappers(NOT_FOUND), True, None
     row = await ctx.service.chats.check(match["check_id"], PLATFORM, str(message.chat.id))
@@ -85,8 +85,8 @@ async def _route(ctx: TelegramContext, query: CallbackQuery) -> tuple[str, bool,
         log.info("button on an inaccessible card in chat %s", ctx.log_chat(message.chat.id))
         return words(GONE), True, None
     if action in ("up", "down"):
-        return (*await _vote(ctx, row, query, 1 if action == "up" else -1), None)
-    return await _open(ctx, row, message, action)
+        return (*await _vote(ctx, row, query, 1 if action == "up" else -1, words), None)
+    return await _open(ctx, row, message, action, words)
 
 
 def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int, words: Words) -> tuple[str, bool]:
@@ -100,21 +100,19 @@ def _cancel(ctx: TelegramContext, row: CheckRow, user_id: int, words: Words) -> 
 
 
 async def _vote(
-    ctx: TelegramContext, row: CheckRow, query: CallbackQuery, vote: int
+    ctx: TelegramContext, row: CheckRow, query: CallbackQuery, vote: int, words: Words
 ) -> tuple[str, bool]:
     votes = await ctx.service.chats.vote(row, Requester(PLATFORM, str(query.from_user.id)), vote)
     try:
-        await query.edit_message_reply_markup(
-            card_buttons(ctx, row.id, votes, words_for(row.language))
-        )
+        await query.edit_message_reply_markup(card_buttons(ctx, row.id, votes, words))
     except BadRequest as exc:
         if "not modified" not in exc.message.lower():  # the same vote again: nothing changes
             raise
-    return words_for(row.language)(VOTED), False
+    return words(VOTED), False
 
 
 async def _open(
-    ctx: TelegramContext, row: CheckRow, card: Message, kind: str
+    ctx: TelegramContext, row: CheckRow, card: Message, kind: str, words: Words
 ) -> tuple[str, bool, FollowUp]:
     """Mark a section opened and return how to post it as replies to the card, once: a
     second tap, even while the first one's messages go out, points back to it.
@@ -123,7 +121,7 @@ async def _open(
     so of two taps handled at the same time, by this process or by another replica on
     the same store, one posts the section and the other points back to it.
     """
-    chats, words = ctx.service.chats, words_for(row.language)
+    chats = ctx.service.chats
     if not await chats.claim_mark(row.id, kind, []):  # opened; the message ids follow
         return already_shown(kind, words), False, None
     found = await ctx.service.report_for(row.id)

@@ -10,12 +10,12 @@ import logging
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar
 
-from telegram import Message
+from telegram import Message, User
 from telegram.ext import CallbackContext
 
 from bots.chat.context import ChatContext
 from bots.chat.cooldowns import Cooldowns
-from bots.render.words import ENGLISH, Words, chat_language
+from bots.render.words import ENGLISH, Words, chat_language, words_for
 
 from .admins import ChatAdmins
 from .images import Albums
@@ -90,6 +90,12 @@ def chat_language_of(message: Message, setting: str | None) -> str:
     of whoever sent ``message`` (:func:`~bots.render.words.chat_language`)."""
     sender = message.from_user
     return chat_language(setting, sender.language_code if sender else None)
+
+
+def tappers_words(user: User) -> Words:
+    """The words of whoever tapped a button, before anything of its check is read: their
+    Telegram app's language, when the bot has its words."""
+    return words_for(chat_language(None, user.language_code))
 
 
 async def read_chat_language(ctx: TelegramContext, message: Message) -> str:

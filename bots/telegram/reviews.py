@@ -61,13 +61,13 @@ from bots.chat.reviews import (
     save_review,
 )
 from bots.render.sentences import error_sentence, review_refusal
-from bots.render.words import ENGLISH, N_, Words, chat_language, translated_languages, words_for
+from bots.render.words import ENGLISH, N_, Words, translated_languages, words_for
 from bots.service.records import CheckNotFoundError, Requester, ReviewRequest
 from bots.service.refusals import ReviewRefused
 
 from .buttons import GONE, NOT_FOUND
 from .card_edits import card_message, edit_card
-from .context import PLATFORM, TelegramContext, context_of
+from .context import PLATFORM, TelegramContext, context_of, tappers_words
 from .render import quote_text
 from .review_drafts import Draft, drafts_of, wait_for_note
 
@@ -162,7 +162,7 @@ async def _route(
     match = _DATA.fullmatch(query.data or "")
     message = query.message
     # Nothing is read for a refusal: it is said in the tapper's app's language.
-    tappers = words_for(chat_language(None, query.from_user.language_code))
+    tappers = tappers_words(query.from_user)
     if match is None or message is None:
         return tappers(NOT_FOUND)
     check_id, chat_id = match["check_id"], str(message.chat.id)
