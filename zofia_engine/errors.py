@@ -146,8 +146,9 @@ class InvalidPostError(ZofiaError):
         self.kind = kind
         self.values = values
 
-    def __reduce__(self) -> tuple[object, ...]:  # a copy or a pickle keeps the kind
-        return _refusal, (type(self), self.kind, self.values)
+    def __reduce__(self) -> tuple[object, ...]:
+        # A copy or a pickle keeps the kind, and a subclass's own fields (its state).
+        return _refusal, (type(self), self.kind, self.values), self.__dict__
 
 
 def _refusal(

@@ -6,6 +6,7 @@ carries a kind and its values; ``bots/render`` words them in a chat's language.
 
 from __future__ import annotations
 
+import functools
 import math
 import string
 from collections.abc import Mapping
@@ -219,8 +220,10 @@ def english(kind: PostRefusal, values: Mapping[str, object]) -> str:
     return _ENGLISH.format(POST_REFUSALS[kind], **values)
 
 
+@functools.cache
 def refusal_blanks(kind: PostRefusal) -> frozenset[str]:
-    """The values the sentence of ``kind`` needs (its blanks' names)."""
+    """The values the sentence of ``kind`` needs (its blanks' names), read from its
+    sentence once."""
     return frozenset(
         name for _, name, _, _ in string.Formatter().parse(POST_REFUSALS[kind]) if name
     )

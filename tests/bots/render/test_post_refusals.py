@@ -133,6 +133,10 @@ def test_a_copied_or_pickled_refusal_keeps_its_kind_and_values() -> None:
         )
     image = pickle.loads(pickle.dumps(ImageRefusedError("Too big.")))
     assert type(image) is ImageRefusedError and str(image) == "Too big."
+    # A subclass's own fields go with it (the transcriber's failure, for the log).
+    failed = pickle.loads(pickle.dumps(TranscriptionFailedError("server down")))
+    assert type(failed) is TranscriptionFailedError and failed.detail == "server down"
+    assert failed.kind is PostRefusal.VOICE_NOT_TRANSCRIBED
 
 
 def test_sizes_and_durations_are_written_in_the_chat_s_language() -> None:
