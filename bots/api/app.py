@@ -81,18 +81,13 @@ _CONFIG: web.AppKey[ApiConfig] = web.AppKey("config", ApiConfig)
 _FOLLOWERS: web.AppKey[Followers] = web.AppKey("followers", Followers)
 
 
-#: what the API answers in
-_JSON = "application/json"
-
-
 def _problem(
     status: int,
     sentence: str,
     headers: dict[str, str] | None = None,
     reason: PostRefusal | None = None,
 ) -> web.Response:
-    body = Problem(error=sentence, reason=reason).model_dump_json(exclude_none=True)
-    return web.Response(text=body, status=status, content_type=_JSON, headers=headers)
+    return _answer(Problem(error=sentence, reason=reason), status, headers, exclude_none=True)
 
 
 @web.middleware
@@ -123,10 +118,15 @@ async def _secure(request: web.Request, response: web.StreamResponse) -> None:
 
 
 def _answer(
-    model: BaseModel, status: int = 200, headers: dict[str, str] | None = None
+    model: BaseModel,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    *,
+    exclude_none: bool = False,
 ) -> web.Response:
-    body = model.model_dump_json()
-    return web.Response(text=body, status=status, content_type=_JSON, headers=headers)
+    """``model`` as the JSON body (``exclude_none``: a field left unset is left out)."""
+    body = model.model_dump_json(exclude_none=exclude_none)
+    return web.Response(text=body, status=status, content_type="application/json", headers=headers)
 
 
 def _check_id(request: web.Request) -> str:
