@@ -20,7 +20,6 @@ __all__ = [
     "UNKNOWN_LANGUAGE",
     "SettingRefused",
     "parse_language",
-    "unknown_language",
 ]
 
 #: a language name not known (the names stay English: they are what the commands take)
@@ -52,11 +51,6 @@ class SettingRefused(ValueError):
     def said(self, words: Words) -> str:
         """The refusal in ``words``."""
         return words(self.message, **self.values)
-
-
-def unknown_language(text: str, words: Words) -> str:
-    """The sentence for a language name not known, in ``words``."""
-    return SettingRefused(UNKNOWN_LANGUAGE, **_unknown(text)).said(words)
 
 
 def parse_language(text: str) -> str:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 
 from bots.chat.follow_ups import ask, named_answer
-from bots.chat.setting_refusals import UNKNOWN_LANGUAGE, unknown_language
-from bots.render.languages import LANGUAGE_KEY, language_name
+from bots.chat.setting_refusals import SettingRefused, parse_language
+from bots.render.languages import LANGUAGE_KEY
 from bots.render.privacy import privacy_text, retention_days_of
 from bots.render.sentences import RESTARTING, UNSUPPORTED_INPUT
 from bots.render.words import N_, words_for
@@ -35,7 +35,7 @@ from .inbound import Inbound
 from .render import TEXT_LIMIT, plain
 from .settings import PLATFORM
 
-__all__ = ["HELP", "LANGUAGE_SET", "UNKNOWN_LANGUAGE", "on_message"]
+__all__ = ["HELP", "LANGUAGE_SET", "on_message"]
 
 log = logging.getLogger(__name__)
 
@@ -116,9 +116,9 @@ async def _set_language(ctx: WhatsAppContext, inbound: Inbound, text: str, langu
     """``/language <name>``: the chat's language set and said in it, or one sentence, in
     the chat's current ``language``, naming those it can be."""
     try:
-        name = language_name(text)
-    except ValueError:
-        await _say(ctx, inbound, unknown_language(text, words_for(language)))
+        name = parse_language(text)
+    except SettingRefused as exc:
+        await _say(ctx, inbound, exc.said(words_for(language)))
         return
     await ctx.service.chats.set_settings(PLATFORM, inbound.sender, {LANGUAGE_KEY: name})
     await _say(ctx, inbound, words_for(name)(LANGUAGE_SET, name=name or "English"))

@@ -11,11 +11,12 @@ from pathlib import Path
 from tests.peers.fixtures.whatsapp_setup import ANN, Running, running_tipline
 from tests.peers.servers.whatsapp_peer import Sent
 
+from bots.chat.setting_refusals import UNKNOWN_LANGUAGE
 from bots.render.privacy import privacy_text
 from bots.render.words import ENGLISH, words_for
 from bots.whatsapp.buttons import NOT_FOUND, REFUSED
 from bots.whatsapp.check_flow import NOT_DOWNLOADED, VOICE_NOT_DOWNLOADED
-from bots.whatsapp.handlers import HELP, LANGUAGE_SET, UNKNOWN_LANGUAGE
+from bots.whatsapp.handlers import HELP, LANGUAGE_SET
 
 POST = "The mayor of Springfield has banned bicycles from every street in the city."
 BOB = "15551230003"
