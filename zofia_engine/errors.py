@@ -122,7 +122,7 @@ class InvalidPostError(ZofiaError):
     already, ``InvalidPostError("Le fichier est trop gros.")`` (the platform code's, in
     the chat's language), is of the kind :attr:`PostRefusal.SAID`, its one value
     ``sentence``, and is said as it is. A size (``{size:size}``) is a number of bytes (a
-    :class:`SizeOver` for "over 20 MB"; a size in words is said as it is), a duration
+    :class:`SizeOver` for "over 20 MB"), a duration
     (``{duration:duration}``) a number of seconds: ``str()`` writes them in English
     words (:func:`size_words`, :func:`duration_words`), render/ in the chat's language.
 

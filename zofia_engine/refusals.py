@@ -164,9 +164,6 @@ class SizeOver(int):
     """A size known only to be over this many bytes (a platform's refusal of a larger
     file): written "over 20 MB"."""
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return SizeOver, (int(self),)
-
 
 def size_parts(n: int) -> tuple[str, str]:
     """A byte count as a whole number and its unit: ``("31", "MB")``, ``("870", "kB")``."""

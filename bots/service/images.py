@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from zofia_engine.image_settings import ImageSettings
-from zofia_engine.images.decode import ImageRefusedError, size_words, too_large, too_many
+from zofia_engine.images.decode import size_words, too_large, too_many
 from zofia_engine.images.reader import NO_TEXT
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
     "looks_like_image",
     "refuse_declared",
     "size_words",
-    "too_large_file",
+    "too_large",
 ]
 
 #: names a file may have to be taken for an image whatever its declared media type
@@ -36,14 +36,6 @@ def looks_like_image(media_type: str | None, filename: str | None) -> bool:
     """A file sent as ``image/*`` or named like an image."""
     kind = (media_type or "").split(";")[0].strip().lower()
     return kind.startswith("image/") or (filename or "").lower().endswith(IMAGE_SUFFIXES)
-
-
-def too_large_file(
-    size: int | str, settings: ImageSettings, n: int, of: int, what: str = "image"
-) -> ImageRefusedError:
-    """The refusal of file ``n`` of ``of`` whose size (in bytes, or in words) is over the
-    cap."""
-    return too_large(size, settings.max_bytes, what=what, n=n, of=of)
 
 
 def refuse_declared(
@@ -64,4 +56,4 @@ def refuse_declared(
     words = [what] * len(sizes) if isinstance(what, str) else list(what)
     for n, (size, word) in enumerate(zip(sizes, words, strict=True), 1):
         if size is not None and size > settings.max_bytes:
-            raise too_large_file(size, settings, n, len(sizes), word)
+            raise too_large(size, settings.max_bytes, what=word, n=n, of=len(sizes))

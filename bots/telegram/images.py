@@ -19,11 +19,7 @@ from telegram import Bot, Document, Message
 from telegram.ext.filters import MessageFilter
 
 from bots.render.words import ENGLISH, N_, Words
-from bots.service.images import (
-    looks_like_image,
-    refuse_declared,
-    too_large_file,
-)
+from bots.service.images import looks_like_image, refuse_declared, too_large
 from bots.telegram.files import download_file
 from zofia_engine.image_settings import ImageSettings
 
@@ -115,7 +111,7 @@ async def download_images(
     of = len(files)
     images = []
     for n, file in enumerate(files, 1):
-        refusal = partial(too_large_file, settings=settings, n=n, of=of, what=file.what)
+        refusal = partial(too_large, max_bytes=cap, what=file.what, n=n, of=of)
         data = await download_file(bot, file.file_id, cap, refusal, words(NOT_DOWNLOADED))
         images.append((data, file.media_type))
     return images

@@ -83,7 +83,7 @@ class AudioFile:
         return f"voice.{self.format}"
 
 
-def too_large(size: int | str, settings: AudioSettings) -> AudioRefusedError:
+def too_large(size: int, settings: AudioSettings) -> AudioRefusedError:
     """The refusal of a voice note of ``size`` bytes (a :class:`~..refusals.SizeOver` if
     only a bound is known), over ``max_bytes``."""
     return AudioRefusedError(PostRefusal.VOICE_TOO_LARGE, size=size, max_size=settings.max_bytes)

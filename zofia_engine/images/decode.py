@@ -60,7 +60,7 @@ class CleanImage:
 
 
 def too_large(
-    size: int | str, max_bytes: int, *, what: str = "image", n: int = 1, of: int = 1
+    size: int, max_bytes: int, *, what: str = "image", n: int = 1, of: int = 1
 ) -> ImageRefusedError:
     """The refusal of an image of ``size`` bytes (a :class:`~..refusals.SizeOver` if only
     a bound is known), image ``n`` of ``of``, sent as an ``"image"`` or a ``"file"``."""
