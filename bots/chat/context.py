@@ -6,11 +6,14 @@ language setting. Each platform's context (``bots.telegram.context``,
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
 from bots.render.languages import LANGUAGE_KEY
 from bots.render.links import report_url
+from bots.render.words import ENGLISH, Words, words_for
 from bots.service.checks import CheckService
 from zofia_engine.audio_settings import AudioSettings
 from zofia_engine.image_settings import ImageSettings
@@ -19,6 +22,8 @@ from .in_flight import InFlight
 from .turns import Turns
 
 __all__ = ["ChatContext"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -63,3 +68,13 @@ class ChatContext:
         one. The store's call may raise."""
         found = await self.service.chats.settings(self.platform, chat_id, {LANGUAGE_KEY: None})
         return None if found[LANGUAGE_KEY] is None else str(found[LANGUAGE_KEY])
+
+    async def courtesy_words(self, chat_id: object, language: Awaitable[str]) -> Words:
+        """The words of ``language``, the chat's as read from the store; English when it
+        cannot be read (logged): for courtesy sentences, which should not fail."""
+        try:
+            return words_for(await language)
+        except Exception:
+            where = self.log_chat(chat_id)
+            log.warning("could not read the language of chat %s", where, exc_info=True)
+            return ENGLISH

@@ -28,7 +28,7 @@ import discord
 
 from bots.chat.follow_ups import ASK_HOW, ASKING, Said, ask, named_answer, question_text, say_now
 from bots.render.sentences import RESTARTING, source_label
-from bots.render.words import ENGLISH, words_for
+from bots.render.words import ENGLISH
 from bots.service.records import FollowUp, Requester
 from zofia_engine.report import EvidenceItem
 
@@ -173,11 +173,7 @@ async def _language(ctx: DiscordContext, chat: str, check_id: str) -> str:
 async def _ask_how(ctx: DiscordContext, message: discord.Message, check_id: str) -> str:
     """How to ask, in :func:`_language` (English when it cannot be read: a courtesy)."""
     chat = _chat(message)
-    try:
-        words = words_for(await _language(ctx, chat, check_id))
-    except Exception:
-        log.warning("could not read the language of chat %s", ctx.log_chat(chat), exc_info=True)
-        words = ENGLISH
+    words = await ctx.courtesy_words(chat, _language(ctx, chat, check_id))
     return words(ASK_HOW)
 
 

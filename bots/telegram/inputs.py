@@ -29,7 +29,7 @@ from bots.render.sentences import (
     cooldown_reason,
     cooldown_sentence,
 )
-from bots.render.words import ENGLISH, N_, Words, words_for
+from bots.render.words import N_, Words, words_for
 
 from .check_flow import AUTO_CHECK, Asked, ChatRules, chat_rules, check_message
 from .context import (
@@ -67,12 +67,7 @@ log = logging.getLogger(__name__)
 async def chat_words(ctx: TelegramContext, message: Message) -> Words:
     """The words of the chat ``message`` is in (:func:`~.context.chat_language_of`). A
     store that cannot be read gets English: these are courtesy sentences."""
-    try:
-        return words_for(await read_chat_language(ctx, message))
-    except Exception:
-        where = ctx.log_chat(message.chat_id)
-        log.warning("could not read the language of chat %s", where, exc_info=True)
-        return ENGLISH
+    return await ctx.courtesy_words(message.chat_id, read_chat_language(ctx, message))
 
 
 async def _say(ctx: TelegramContext, message: Message, sentence: str) -> None:
